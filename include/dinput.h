@@ -1,0 +1,610 @@
+/*
+ * dinput.h — the stable C API of dinput, distributed input pipelines for ML training.
+ *
+ * dinput builds input pipelines (datasets), distributes them over the replicas of a
+ * strategy (auto-sharding across workers, splitting each global batch among replicas,
+ * partial batches at the end of data) and iterates them. It follows the semantics of
+ * TensorFlow's tf.data and tf.distribute distributed input.
+ *
+ * CONVENTIONS
+ *  - Every object is an opaque handle `dinput_<object>_t`. Functions are named
+ *    `dinput_<object>_<verb>`. Out-parameters come first and are named `out`.
+ *  - Every call that can fail returns a `dinput_status_t`; DINPUT_OK (0) is success. On
+ *    failure `*out` is left NULL (for pointer outputs) and a message naming what is wrong
+ *    is available from dinput_last_error_message() on the same thread, until that thread's
+ *    next failing call.
+ *  - End of data is DINPUT_OUT_OF_RANGE, as in TensorFlow. An empty optional is not an error.
+ *  - OWNERSHIP: every handle returned through `out` is owned by the caller and released
+ *    with the matching `dinput_<object>_free`, which accepts NULL. Objects keep the objects
+ *    they were made from alive (an iterator keeps its dataset, a dataset its inputs, a
+ *    distributed dataset its strategy), so handles can be freed in any order. Pointers
+ *    returned directly (not through `out`) are BORROWED: their documentation says what
+ *    invalidates them.
+ *  - Arguments passed as `const T *` are only read during the call unless stated.
+ *    Handles passed to constructors are retained internally (the caller still frees its own).
+ *  - No C++ exception, abort or exit leaves the library; failures are status codes.
+ *
+ * THREADING
+ *  - The library is thread-safe for distinct handles. Immutable objects (tensors, elements,
+ *    specs, datasets, options, strategies, distributed datasets, per-replica values,
+ *    optionals) may be shared and read from several threads at once.
+ *  - Iterators are used by one consumer thread at a time (calls on one iterator must not
+ *    overlap); the library may produce ahead on its own background threads.
+ *  - Callbacks (generator, map, filter, dataset_fn, value_fn, run) may be called from library
+ *    threads, and several at once where the documentation says so (parallel map, run).
+ *    A callback reports failure by returning a status other than DINPUT_OK; it may first
+ *    call dinput_error_set() to give the message that reaches the caller.
+ */
+#ifndef DINPUT_H
+#define DINPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DINPUT_VERSION_MAJOR 0
+#define DINPUT_VERSION_MINOR 1
+#define DINPUT_VERSION_PATCH 0
+/* MAJOR*10000 + MINOR*100 + PATCH, for compile-time checks. */
+#define DINPUT_VERSION_NUMBER \
+  (DINPUT_VERSION_MAJOR * 10000 + DINPUT_VERSION_MINOR * 100 + DINPUT_VERSION_PATCH)
+
+#if defined(DINPUT_BUILDING_LIBRARY) && defined(__GNUC__)
+#define DINPUT_API __attribute__((visibility("default")))
+#else
+#define DINPUT_API
+#endif
+
+/* ------------------------------------------------------------------------------------- */
+/* Status codes, errors, version                                                          */
+/* ------------------------------------------------------------------------------------- */
+
+/* The canonical status codes (the same numbers as TensorFlow/absl). Append-only. */
+typedef enum dinput_status_t {
+  DINPUT_OK = 0,
+  DINPUT_CANCELLED = 1,
+  DINPUT_UNKNOWN = 2,
+  DINPUT_INVALID_ARGUMENT = 3,
+  DINPUT_DEADLINE_EXCEEDED = 4,
+  DINPUT_NOT_FOUND = 5,
+  DINPUT_ALREADY_EXISTS = 6,
+  DINPUT_PERMISSION_DENIED = 7,
+  DINPUT_RESOURCE_EXHAUSTED = 8,
+  DINPUT_FAILED_PRECONDITION = 9,
+  DINPUT_ABORTED = 10,
+  DINPUT_OUT_OF_RANGE = 11,
+  DINPUT_UNIMPLEMENTED = 12,
+  DINPUT_INTERNAL = 13,
+  DINPUT_UNAVAILABLE = 14,
+  DINPUT_DATA_LOSS = 15,
+  DINPUT_UNAUTHENTICATED = 16
+} dinput_status_t;
+
+/* Static name of a code, e.g. "INVALID_ARGUMENT"; "UNKNOWN_STATUS" for other values. */
+DINPUT_API const char *dinput_status_name(dinput_status_t code);
+
+/* Message of the last failing call on this thread ("" if none). Borrowed: valid until the
+ * next dinput call on this thread. */
+DINPUT_API const char *dinput_last_error_message(void);
+
+/* Code of the last failing call on this thread (DINPUT_OK if none). */
+DINPUT_API dinput_status_t dinput_last_error_code(void);
+
+/* Sets this thread's last error. Meant for callbacks: call it before returning a failing
+ * status so that the message reaches the caller of get_next. message may be NULL. */
+DINPUT_API void dinput_error_set(dinput_status_t code, const char *message);
+
+/* Clears this thread's last error. */
+DINPUT_API void dinput_error_clear(void);
+
+/* Run-time version string "MAJOR.MINOR.PATCH" (static). */
+DINPUT_API const char *dinput_version(void);
+
+/* Run-time version number, same encoding as DINPUT_VERSION_NUMBER. */
+DINPUT_API int dinput_version_number(void);
+
+/* Static JSON text describing the build: version, compiler, and for each optional component
+ * (cuda, nccl, gloo, zstd, zlib) whether it was compiled in and whether it is usable now,
+ * e.g. {"version":"0.1.0","cuda":{"compiled":true,"available":false,"devices":0},...}. */
+DINPUT_API const char *dinput_build_info(void);
+
+/* ------------------------------------------------------------------------------------- */
+/* Data types and tensors                                                                 */
+/* ------------------------------------------------------------------------------------- */
+
+/* Element data types. Append-only. DINPUT_BYTES: each scalar is a byte string. */
+typedef enum dinput_dtype_t {
+  DINPUT_DTYPE_INVALID = 0,
+  DINPUT_BOOL = 1,
+  DINPUT_INT8 = 2,
+  DINPUT_INT16 = 3,
+  DINPUT_INT32 = 4,
+  DINPUT_INT64 = 5,
+  DINPUT_UINT8 = 6,
+  DINPUT_UINT16 = 7,
+  DINPUT_UINT32 = 8,
+  DINPUT_UINT64 = 9,
+  DINPUT_FLOAT16 = 10,
+  DINPUT_BFLOAT16 = 11,
+  DINPUT_FLOAT32 = 12,
+  DINPUT_FLOAT64 = 13,
+  DINPUT_BYTES = 14
+} dinput_dtype_t;
+
+/* Static name ("int64", "float32", "bytes", ...); "invalid" for unknown values. */
+DINPUT_API const char *dinput_dtype_name(dinput_dtype_t dtype);
+
+/* Size of one scalar in bytes; 0 for DINPUT_BYTES and invalid values. */
+DINPUT_API size_t dinput_dtype_size(dinput_dtype_t dtype);
+
+/* Parses a dtype name as printed by dinput_dtype_name. Returns DINPUT_DTYPE_INVALID when
+ * the name is unknown. */
+DINPUT_API dinput_dtype_t dinput_dtype_from_name(const char *name);
+
+/* An unknown dimension in a shape (in specs only; tensors have known shapes). */
+#define DINPUT_UNKNOWN_DIM (-1)
+
+/* An immutable dense tensor: dtype, shape, data (in host memory for now). */
+typedef struct dinput_tensor dinput_tensor_t;
+
+/* Creates a tensor of a fixed-size dtype with a copy of `data`, which must hold exactly
+ * product(shape) * dinput_dtype_size(dtype) bytes (`nbytes`). data may be NULL when nbytes
+ * is 0, or to get a tensor of zeros (then nbytes is ignored). rank 0 is a scalar (shape may
+ * be NULL). Errors: INVALID_ARGUMENT for DINPUT_BYTES (use dinput_tensor_new_bytes), an
+ * invalid dtype, a negative dimension, or a size mismatch. */
+DINPUT_API dinput_status_t dinput_tensor_new(dinput_tensor_t **out, dinput_dtype_t dtype,
+                                             const int64_t *shape, int rank, const void *data,
+                                             size_t nbytes);
+
+/* Creates a DINPUT_BYTES tensor from product(shape) strings, copied. lengths[i] is the length
+ * of strings[i]; lengths may be NULL for NUL-terminated strings. */
+DINPUT_API dinput_status_t dinput_tensor_new_bytes(dinput_tensor_t **out, const int64_t *shape,
+                                                   int rank, const char *const *strings,
+                                                   const size_t *lengths);
+
+/* A new handle to the same tensor (no copy of the data). */
+DINPUT_API dinput_status_t dinput_tensor_ref(dinput_tensor_t **out, const dinput_tensor_t *tensor);
+
+DINPUT_API void dinput_tensor_free(dinput_tensor_t *tensor);
+
+/* Accessors. On a NULL tensor they return DINPUT_DTYPE_INVALID, -1, NULL or 0. */
+DINPUT_API dinput_dtype_t dinput_tensor_dtype(const dinput_tensor_t *tensor);
+DINPUT_API int dinput_tensor_rank(const dinput_tensor_t *tensor);
+/* Borrowed array of rank dimensions; valid while the tensor handle lives. */
+DINPUT_API const int64_t *dinput_tensor_shape(const dinput_tensor_t *tensor);
+/* Dimension i, or -1 when i is out of range. */
+DINPUT_API int64_t dinput_tensor_dim(const dinput_tensor_t *tensor, int i);
+/* Number of scalars: the product of the shape (1 for a scalar). */
+DINPUT_API int64_t dinput_tensor_num_elements(const dinput_tensor_t *tensor);
+/* Payload bytes: num_elements * dtype size; for DINPUT_BYTES the sum of string lengths. */
+DINPUT_API size_t dinput_tensor_byte_size(const dinput_tensor_t *tensor);
+/* Borrowed pointer to the row-major data of a fixed-size dtype, valid while the tensor
+ * handle lives; NULL for DINPUT_BYTES. The data must not be modified. */
+DINPUT_API const void *dinput_tensor_data(const dinput_tensor_t *tensor);
+
+/* Typed access: copies the data into `dst` (capacity `dst_bytes`) after checking that the
+ * tensor's dtype is `expected`. INVALID_ARGUMENT names both dtypes on a mismatch, or the
+ * sizes when dst is too small. */
+DINPUT_API dinput_status_t dinput_tensor_copy_to(const dinput_tensor_t *tensor,
+                                                 dinput_dtype_t expected, void *dst,
+                                                 size_t dst_bytes);
+
+/* String `index` (row-major) of a DINPUT_BYTES tensor. *out points into the tensor (borrowed,
+ * not NUL-terminated, valid while the tensor handle lives). */
+DINPUT_API dinput_status_t dinput_tensor_string(const char **out, size_t *out_len,
+                                                const dinput_tensor_t *tensor, int64_t index);
+
+struct DLManagedTensor; /* from dlpack/dlpack.h */
+
+/* Exports the tensor as a DLPack tensor without copying. The caller owns *out and must call
+ * (*out)->deleter(*out) when done; the data stays valid until then, whatever else is freed.
+ * The data must be treated as read-only. bool is exported as uint8 (DLPack < 0.8 has no bool
+ * code). Errors: INVALID_ARGUMENT for DINPUT_BYTES tensors. */
+DINPUT_API dinput_status_t dinput_tensor_to_dlpack(struct DLManagedTensor **out,
+                                                   const dinput_tensor_t *tensor);
+
+/* ------------------------------------------------------------------------------------- */
+/* Elements: tuples of tensors                                                            */
+/* ------------------------------------------------------------------------------------- */
+
+typedef struct dinput_element dinput_element_t;
+
+/* Creates an element from `count` tensors (the element takes its own references). */
+DINPUT_API dinput_status_t dinput_element_new(dinput_element_t **out,
+                                              const dinput_tensor_t *const *tensors, size_t count);
+DINPUT_API void dinput_element_free(dinput_element_t *element);
+/* Number of components (0 for NULL). */
+DINPUT_API size_t dinput_element_size(const dinput_element_t *element);
+/* Borrowed component i, valid while the element lives; NULL when out of range. Use
+ * dinput_tensor_ref to keep it longer. */
+DINPUT_API const dinput_tensor_t *dinput_element_get(const dinput_element_t *element, size_t i);
+
+/* ------------------------------------------------------------------------------------- */
+/* Element specs                                                                          */
+/* ------------------------------------------------------------------------------------- */
+
+/* The spec of an element: per component a dtype and a shape whose dimensions may be unknown
+ * (DINPUT_UNKNOWN_DIM). */
+typedef struct dinput_spec dinput_spec_t;
+
+DINPUT_API dinput_status_t dinput_spec_new(dinput_spec_t **out);
+/* Appends a component. Dimensions must be >= 0 or DINPUT_UNKNOWN_DIM. */
+DINPUT_API dinput_status_t dinput_spec_add(dinput_spec_t *spec, dinput_dtype_t dtype,
+                                           const int64_t *shape, int rank);
+DINPUT_API void dinput_spec_free(dinput_spec_t *spec);
+DINPUT_API size_t dinput_spec_size(const dinput_spec_t *spec);
+DINPUT_API dinput_dtype_t dinput_spec_dtype(const dinput_spec_t *spec, size_t i);
+/* Rank of component i, -1 when out of range. */
+DINPUT_API int dinput_spec_rank(const dinput_spec_t *spec, size_t i);
+/* Borrowed dimensions of component i, valid while the spec lives; NULL when out of range. */
+DINPUT_API const int64_t *dinput_spec_shape(const dinput_spec_t *spec, size_t i);
+
+/* ------------------------------------------------------------------------------------- */
+/* Dataset options                                                                        */
+/* ------------------------------------------------------------------------------------- */
+
+/* How distribute_dataset shards a dataset across workers (values as in TensorFlow). */
+typedef enum dinput_auto_shard_policy_t {
+  DINPUT_AUTO_SHARD_OFF = -1,
+  DINPUT_AUTO_SHARD_AUTO = 0,
+  DINPUT_AUTO_SHARD_FILE = 1,
+  DINPUT_AUTO_SHARD_DATA = 2,
+  DINPUT_AUTO_SHARD_HINT = 3
+} dinput_auto_shard_policy_t;
+
+typedef struct dinput_options dinput_options_t;
+
+DINPUT_API dinput_status_t dinput_options_new(dinput_options_t **out);
+DINPUT_API void dinput_options_free(dinput_options_t *options);
+/* Default DINPUT_AUTO_SHARD_AUTO. */
+DINPUT_API dinput_status_t dinput_options_set_auto_shard_policy(dinput_options_t *options,
+                                                                dinput_auto_shard_policy_t policy);
+DINPUT_API dinput_auto_shard_policy_t dinput_options_auto_shard_policy(
+    const dinput_options_t *options);
+
+/* ------------------------------------------------------------------------------------- */
+/* Datasets                                                                               */
+/* ------------------------------------------------------------------------------------- */
+
+/* An immutable dataset: a node of a pipeline graph. Building one does no work. */
+typedef struct dinput_dataset dinput_dataset_t;
+
+/* Releases user_data when the last dataset (or iterator) using a callback is gone. */
+typedef void (*dinput_free_fn)(void *user_data);
+
+/* Cardinality values besides counts. */
+#define DINPUT_INFINITE_CARDINALITY (-1)
+#define DINPUT_UNKNOWN_CARDINALITY (-2)
+/* count for dinput_dataset_repeat: forever. */
+#define DINPUT_REPEAT_FOREVER (-1)
+/* Placeholder for dinput_dataset_shard, replaced by (num_workers, worker_index) under the
+ * HINT auto-shard policy. */
+#define DINPUT_SHARD_HINT (-1)
+/* buffer_size for dinput_dataset_prefetch / num_parallel_calls for map: chosen by dinput. */
+#define DINPUT_AUTOTUNE (-1)
+
+DINPUT_API void dinput_dataset_free(dinput_dataset_t *dataset);
+/* Number of elements, DINPUT_INFINITE_CARDINALITY or DINPUT_UNKNOWN_CARDINALITY
+ * (DINPUT_UNKNOWN_CARDINALITY for NULL). */
+DINPUT_API int64_t dinput_dataset_cardinality(const dinput_dataset_t *dataset);
+DINPUT_API dinput_status_t dinput_dataset_element_spec(dinput_spec_t **out,
+                                                       const dinput_dataset_t *dataset);
+/* Short name of the node ("range", "batch", ...), static; "" for NULL. */
+DINPUT_API const char *dinput_dataset_name(const dinput_dataset_t *dataset);
+
+/* -- sources -- */
+
+/* int64 scalars start, start+step, ... up to (excluding) stop. step must not be 0. */
+DINPUT_API dinput_status_t dinput_dataset_range(dinput_dataset_t **out, int64_t start,
+                                                int64_t stop, int64_t step);
+/* One element: `element` itself. */
+DINPUT_API dinput_status_t dinput_dataset_from_tensors(dinput_dataset_t **out,
+                                                       const dinput_element_t *element);
+/* The slices of `element` along its first dimension; every component must have rank >= 1
+ * and the same leading size. */
+DINPUT_API dinput_status_t dinput_dataset_from_tensor_slices(dinput_dataset_t **out,
+                                                             const dinput_element_t *element);
+
+/* Generator callbacks. For each new iterator the library calls init(&state, user_data)
+ * (init may be NULL: state is then user_data), then next(&element, state) until next returns
+ * DINPUT_OUT_OF_RANGE (end of data) or another failing status (error), and finally
+ * finalize(state) (may be NULL). next transfers ownership of *out to the library. Elements
+ * must match the declared spec, else get_next fails with INVALID_ARGUMENT. Calls for one
+ * iterator never overlap, but may come from a library thread. */
+typedef dinput_status_t (*dinput_generator_init_fn)(void **state, void *user_data);
+typedef dinput_status_t (*dinput_generator_next_fn)(dinput_element_t **out, void *state);
+typedef void (*dinput_generator_finalize_fn)(void *state);
+
+DINPUT_API dinput_status_t dinput_dataset_from_generator(
+    dinput_dataset_t **out, const dinput_spec_t *spec, dinput_generator_init_fn init,
+    dinput_generator_next_fn next, dinput_generator_finalize_fn finalize, void *user_data,
+    dinput_free_fn free_user_data);
+
+/* One DINPUT_BYTES scalar per line of each file, files read in order. "\n" and "\r\n" end a
+ * line; the last line needs no newline. A file source for FILE auto-sharding. */
+DINPUT_API dinput_status_t dinput_dataset_text_lines(dinput_dataset_t **out,
+                                                     const char *const *files, size_t num_files);
+
+/* -- transforms -- (every transform keeps its input alive) */
+
+/* Stacks batch_size consecutive elements along a new first dimension. The last batch may be
+ * shorter unless drop_remainder is non-zero. batch_size must be >= 1. Elements of a batch must
+ * have equal shapes. */
+DINPUT_API dinput_status_t dinput_dataset_batch(dinput_dataset_t **out,
+                                                const dinput_dataset_t *input, int64_t batch_size,
+                                                int drop_remainder);
+/* Splits each element along its first dimension into rows. */
+DINPUT_API dinput_status_t dinput_dataset_unbatch(dinput_dataset_t **out,
+                                                  const dinput_dataset_t *input);
+/* count >= 0, or DINPUT_REPEAT_FOREVER. */
+DINPUT_API dinput_status_t dinput_dataset_repeat(dinput_dataset_t **out,
+                                                 const dinput_dataset_t *input, int64_t count);
+/* The first count elements (count -1: all). */
+DINPUT_API dinput_status_t dinput_dataset_take(dinput_dataset_t **out,
+                                               const dinput_dataset_t *input, int64_t count);
+/* All but the first count elements (count -1: skips everything). */
+DINPUT_API dinput_status_t dinput_dataset_skip(dinput_dataset_t **out,
+                                               const dinput_dataset_t *input, int64_t count);
+/* Keeps elements i with i % num_shards == index. Both may be DINPUT_SHARD_HINT (together). */
+DINPUT_API dinput_status_t dinput_dataset_shard(dinput_dataset_t **out,
+                                                const dinput_dataset_t *input, int64_t num_shards,
+                                                int64_t index);
+/* Shuffles with a buffer of buffer_size elements. seed < 0: a random seed per dataset.
+ * With reshuffle_each_iteration, each new iterator uses a different (seed-derived) order. */
+DINPUT_API dinput_status_t dinput_dataset_shuffle(dinput_dataset_t **out,
+                                                  const dinput_dataset_t *input,
+                                                  int64_t buffer_size, int64_t seed,
+                                                  int reshuffle_each_iteration);
+
+/* map callback: computes *out from in. *out is owned by the library afterwards; in is
+ * borrowed for the call. With num_parallel_calls > 1 it runs concurrently on library threads. */
+typedef dinput_status_t (*dinput_map_fn)(dinput_element_t **out, const dinput_element_t *in,
+                                         void *user_data);
+/* Applies fn to each element. out_spec is the spec of fn's results (NULL: the same as the
+ * input's); a result that does not match it fails get_next with INVALID_ARGUMENT.
+ * num_parallel_calls: 1 (or 0) for sequential, > 1 or DINPUT_AUTOTUNE for a thread pool;
+ * results keep the input order unless deterministic is 0. */
+DINPUT_API dinput_status_t dinput_dataset_map(dinput_dataset_t **out,
+                                              const dinput_dataset_t *input, dinput_map_fn fn,
+                                              const dinput_spec_t *out_spec,
+                                              int64_t num_parallel_calls, int deterministic,
+                                              void *user_data, dinput_free_fn free_user_data);
+
+/* filter callback: sets *keep to non-zero to keep the element. */
+typedef dinput_status_t (*dinput_filter_fn)(int *keep, const dinput_element_t *in,
+                                            void *user_data);
+DINPUT_API dinput_status_t dinput_dataset_filter(dinput_dataset_t **out,
+                                                 const dinput_dataset_t *input,
+                                                 dinput_filter_fn fn, void *user_data,
+                                                 dinput_free_fn free_user_data);
+/* Pairs each element with its int64 index: the result has 1 + n components (index first). */
+DINPUT_API dinput_status_t dinput_dataset_enumerate(dinput_dataset_t **out,
+                                                    const dinput_dataset_t *input, int64_t start);
+/* Produces up to buffer_size elements ahead on a background thread (DINPUT_AUTOTUNE: 2;
+ * 0: no prefetch). */
+DINPUT_API dinput_status_t dinput_dataset_prefetch(dinput_dataset_t **out,
+                                                   const dinput_dataset_t *input,
+                                                   int64_t buffer_size);
+/* Regroups the rows of batched input into batches whose sizes cycle through sizes[0..n),
+ * like unbatch().batch(k) with k cycling. Sizes may be 0 (an empty batch); at least one must
+ * be positive. */
+DINPUT_API dinput_status_t dinput_dataset_rebatch(dinput_dataset_t **out,
+                                                  const dinput_dataset_t *input,
+                                                  const int64_t *sizes, size_t num_sizes,
+                                                  int drop_remainder);
+/* The same data with the given options (copied). */
+DINPUT_API dinput_status_t dinput_dataset_with_options(dinput_dataset_t **out,
+                                                       const dinput_dataset_t *input,
+                                                       const dinput_options_t *options);
+
+/* ------------------------------------------------------------------------------------- */
+/* Iterators and optionals                                                                */
+/* ------------------------------------------------------------------------------------- */
+
+typedef struct dinput_iterator dinput_iterator_t;
+/* An optional value: holds an element (from dinput_iterator_get_next_as_optional) or a
+ * per-replica value (from dinput_dist_iterator_get_next_as_optional), or nothing. */
+typedef struct dinput_optional dinput_optional_t;
+
+/* Starts iterating the dataset from its beginning (a new epoch). */
+DINPUT_API dinput_status_t dinput_dataset_iterator(dinput_iterator_t **out,
+                                                   const dinput_dataset_t *dataset);
+/* Frees the iterator, stopping its background threads first. */
+DINPUT_API void dinput_iterator_free(dinput_iterator_t *iterator);
+/* The next element; DINPUT_OUT_OF_RANGE at the end (and on every later call). After any
+ * other error the iterator is finished: later calls repeat the error. */
+DINPUT_API dinput_status_t dinput_iterator_get_next(dinput_element_t **out,
+                                                    dinput_iterator_t *iterator);
+/* The next element as an optional (empty at the end); errors as for get_next. */
+DINPUT_API dinput_status_t dinput_iterator_get_next_as_optional(dinput_optional_t **out,
+                                                                dinput_iterator_t *iterator);
+DINPUT_API dinput_status_t dinput_iterator_element_spec(dinput_spec_t **out,
+                                                        const dinput_iterator_t *iterator);
+
+DINPUT_API void dinput_optional_free(dinput_optional_t *optional);
+/* 1 when the optional holds a value, 0 when empty or NULL. */
+DINPUT_API int dinput_optional_has_value(const dinput_optional_t *optional);
+/* The element held by the optional (a new handle). INVALID_ARGUMENT when empty or when it
+ * holds a per-replica value. */
+DINPUT_API dinput_status_t dinput_optional_get_value(dinput_element_t **out,
+                                                     const dinput_optional_t *optional);
+
+/* ------------------------------------------------------------------------------------- */
+/* Strategies and distribution                                                            */
+/* ------------------------------------------------------------------------------------- */
+
+/* How workers exchange the small values the distributed iterator and reduce need. */
+typedef struct dinput_collective dinput_collective_t;
+/* A set of replica devices: W workers x R replicas; each handle is one worker's view. */
+typedef struct dinput_strategy dinput_strategy_t;
+typedef struct dinput_input_options dinput_input_options_t;
+typedef struct dinput_dist_dataset dinput_dist_dataset_t;
+typedef struct dinput_dist_iterator dinput_dist_iterator_t;
+/* One value per local replica (an element each). */
+typedef struct dinput_per_replica dinput_per_replica_t;
+typedef struct dinput_input_context dinput_input_context_t;
+typedef struct dinput_value_context dinput_value_context_t;
+typedef struct dinput_replica_context dinput_replica_context_t;
+
+/* An in-process collective joining num_workers workers that run as threads of this
+ * process. Each worker's strategy uses the same collective with its own worker_index.
+ * timeout_ms bounds every collective wait (0: 60000); a worker that does not arrive in time
+ * makes the wait fail with DEADLINE_EXCEEDED. */
+DINPUT_API dinput_status_t dinput_collective_new_in_process(dinput_collective_t **out,
+                                                            int num_workers, int64_t timeout_ms);
+DINPUT_API void dinput_collective_free(dinput_collective_t *collective);
+DINPUT_API int dinput_collective_num_workers(const dinput_collective_t *collective);
+
+/* A single-worker strategy over `num_devices` devices named "CPU:k" or "GPU:k" (also
+ * "/cpu:0", "/job:worker/device:GPU:1" forms are accepted). num_devices 0 gives the default
+ * strategy: one replica on CPU:0. Device names must be distinct. */
+DINPUT_API dinput_status_t dinput_strategy_new(dinput_strategy_t **out,
+                                               const char *const *devices, size_t num_devices);
+/* Worker `worker_index` of a multi-worker strategy whose workers are joined by `collective`.
+ * Every worker has the given local devices (R = num_devices; 0 means CPU:0). */
+DINPUT_API dinput_status_t dinput_strategy_new_multi_worker(dinput_strategy_t **out,
+                                                            dinput_collective_t *collective,
+                                                            int worker_index,
+                                                            const char *const *devices,
+                                                            size_t num_devices);
+/* Like dinput_strategy_new_multi_worker with num_replicas_in_sync CPU replicas in total:
+ * INVALID_ARGUMENT when it is not divisible by the number of workers. */
+DINPUT_API dinput_status_t dinput_strategy_new_multi_worker_cpu(dinput_strategy_t **out,
+                                                                dinput_collective_t *collective,
+                                                                int worker_index,
+                                                                int num_replicas_in_sync);
+DINPUT_API void dinput_strategy_free(dinput_strategy_t *strategy);
+/* N = W * R (0 for NULL). */
+DINPUT_API int dinput_strategy_num_replicas_in_sync(const dinput_strategy_t *strategy);
+DINPUT_API int dinput_strategy_num_local_replicas(const dinput_strategy_t *strategy);
+DINPUT_API int dinput_strategy_num_workers(const dinput_strategy_t *strategy);
+DINPUT_API int dinput_strategy_worker_index(const dinput_strategy_t *strategy);
+/* Canonical name ("CPU:0", "GPU:1") of local replica i, static for the strategy's life;
+ * NULL when out of range. */
+DINPUT_API const char *dinput_strategy_device(const dinput_strategy_t *strategy, int i);
+
+/* Replication of input pipelines (as tf.distribute.InputReplicationMode). */
+typedef enum dinput_replication_mode_t {
+  DINPUT_REPLICATION_PER_WORKER = 0,
+  DINPUT_REPLICATION_PER_REPLICA = 1
+} dinput_replication_mode_t;
+
+/* Input options (as tf.distribute.InputOptions). Defaults: fetch_to_device 1,
+ * replication_mode PER_WORKER, place_dataset_on_device 0, per_replica_buffer_size 1. */
+DINPUT_API dinput_status_t dinput_input_options_new(dinput_input_options_t **out);
+DINPUT_API void dinput_input_options_free(dinput_input_options_t *options);
+DINPUT_API dinput_status_t dinput_input_options_set_fetch_to_device(dinput_input_options_t *o,
+                                                                    int enable);
+DINPUT_API dinput_status_t dinput_input_options_set_replication_mode(
+    dinput_input_options_t *o, dinput_replication_mode_t mode);
+DINPUT_API dinput_status_t dinput_input_options_set_place_dataset_on_device(
+    dinput_input_options_t *o, int enable);
+/* >= 0; 0 disables the per-replica buffer. */
+DINPUT_API dinput_status_t dinput_input_options_set_per_replica_buffer_size(
+    dinput_input_options_t *o, int64_t size);
+
+/* Distributes a dataset batched by the global batch size (experimental_distribute_dataset):
+ * auto-shards it across workers by the dataset's auto_shard_policy, splits each global batch
+ * among the replicas and prefetches. options may be NULL (defaults). */
+DINPUT_API dinput_status_t dinput_strategy_distribute_dataset(
+    dinput_dist_dataset_t **out, const dinput_strategy_t *strategy,
+    const dinput_dataset_t *dataset, const dinput_input_options_t *options);
+
+/* dataset_fn: returns the (already sharded and per-replica batched) dataset of one input
+ * pipeline. Called once per worker (PER_WORKER) or per local replica (PER_REPLICA), from the
+ * calling thread of dinput_strategy_distribute_datasets_from_function. */
+typedef dinput_status_t (*dinput_dataset_fn)(dinput_dataset_t **out,
+                                             const dinput_input_context_t *context,
+                                             void *user_data);
+DINPUT_API dinput_status_t dinput_strategy_distribute_datasets_from_function(
+    dinput_dist_dataset_t **out, const dinput_strategy_t *strategy, dinput_dataset_fn fn,
+    void *user_data, dinput_free_fn free_user_data, const dinput_input_options_t *options);
+
+DINPUT_API int dinput_input_context_num_input_pipelines(const dinput_input_context_t *c);
+DINPUT_API int dinput_input_context_input_pipeline_id(const dinput_input_context_t *c);
+DINPUT_API int dinput_input_context_num_replicas_in_sync(const dinput_input_context_t *c);
+/* global_batch_size / num_replicas_in_sync; INVALID_ARGUMENT when it does not divide. */
+DINPUT_API dinput_status_t dinput_input_context_get_per_replica_batch_size(
+    int64_t *out, const dinput_input_context_t *c, int64_t global_batch_size);
+
+DINPUT_API void dinput_dist_dataset_free(dinput_dist_dataset_t *dataset);
+/* The per-replica element spec (batch dimension unknown when partial batches can occur). */
+DINPUT_API dinput_status_t dinput_dist_dataset_element_spec(dinput_spec_t **out,
+                                                            const dinput_dist_dataset_t *dataset);
+/* A new iterator (a new epoch). In a multi-worker strategy every worker must create its
+ * iterators in the same order, since their steps are matched through the collective. */
+DINPUT_API dinput_status_t dinput_dist_dataset_iterator(dinput_dist_iterator_t **out,
+                                                        const dinput_dist_dataset_t *dataset);
+DINPUT_API void dinput_dist_iterator_free(dinput_dist_iterator_t *iterator);
+/* One step: an element per local replica; replicas without data get an empty (0-row) batch;
+ * DINPUT_OUT_OF_RANGE when no replica on any worker has data. */
+DINPUT_API dinput_status_t dinput_dist_iterator_get_next(dinput_per_replica_t **out,
+                                                         dinput_dist_iterator_t *iterator);
+DINPUT_API dinput_status_t dinput_dist_iterator_get_next_as_optional(
+    dinput_optional_t **out, dinput_dist_iterator_t *iterator);
+DINPUT_API dinput_status_t dinput_dist_iterator_element_spec(
+    dinput_spec_t **out, const dinput_dist_iterator_t *iterator);
+
+/* The per-replica value held by an optional (a new handle). INVALID_ARGUMENT when empty or
+ * when it holds a plain element. */
+DINPUT_API dinput_status_t dinput_optional_get_per_replica(dinput_per_replica_t **out,
+                                                           const dinput_optional_t *optional);
+
+DINPUT_API void dinput_per_replica_free(dinput_per_replica_t *value);
+/* Number of local replicas in the value (0 for NULL). */
+DINPUT_API size_t dinput_per_replica_size(const dinput_per_replica_t *value);
+/* Borrowed element of local replica i (local_results order), valid while the value lives;
+ * NULL when out of range. */
+DINPUT_API const dinput_element_t *dinput_per_replica_get(const dinput_per_replica_t *value,
+                                                          size_t i);
+/* Creates a per-replica value from one element per local replica. */
+DINPUT_API dinput_status_t dinput_per_replica_new(dinput_per_replica_t **out,
+                                                  const dinput_element_t *const *elements,
+                                                  size_t count);
+
+/* value_fn: the value of one replica, called once per local replica in replica order. */
+typedef dinput_status_t (*dinput_value_fn)(dinput_element_t **out,
+                                           const dinput_value_context_t *context,
+                                           void *user_data);
+DINPUT_API dinput_status_t dinput_strategy_distribute_values_from_function(
+    dinput_per_replica_t **out, const dinput_strategy_t *strategy, dinput_value_fn fn,
+    void *user_data);
+DINPUT_API int dinput_value_context_replica_id_in_sync_group(const dinput_value_context_t *c);
+DINPUT_API int dinput_value_context_num_replicas_in_sync(const dinput_value_context_t *c);
+
+/* run callback: computes replica context's result from its slice of the arguments (args
+ * is NULL when run was given no arguments). Called concurrently, once per local replica. */
+typedef dinput_status_t (*dinput_replica_fn)(dinput_element_t **out,
+                                             const dinput_replica_context_t *context,
+                                             const dinput_element_t *args, void *user_data);
+DINPUT_API dinput_status_t dinput_strategy_run(dinput_per_replica_t **out,
+                                               const dinput_strategy_t *strategy,
+                                               dinput_replica_fn fn,
+                                               const dinput_per_replica_t *args, void *user_data);
+DINPUT_API int dinput_replica_context_replica_id_in_sync_group(const dinput_replica_context_t *c);
+DINPUT_API int dinput_replica_context_num_replicas_in_sync(const dinput_replica_context_t *c);
+/* Canonical device name of the replica, e.g. "CPU:1". */
+DINPUT_API const char *dinput_replica_context_device(const dinput_replica_context_t *c);
+
+typedef enum dinput_reduce_op_t { DINPUT_REDUCE_SUM = 0, DINPUT_REDUCE_MEAN = 1 } dinput_reduce_op_t;
+/* axis for dinput_strategy_reduce: element-wise across replicas only. */
+#define DINPUT_AXIS_NONE (-1)
+
+/* Reduces a per-replica value across all replicas of all workers, component by component.
+ * axis DINPUT_AXIS_NONE: element-wise (shapes must match); axis 0: also over the first
+ * dimension (MEAN divides by the total number of rows). Numeric components are reduced in
+ * float64 and returned as float64 for MEAN, in their own dtype for SUM. Every worker gets the
+ * same result. */
+DINPUT_API dinput_status_t dinput_strategy_reduce(dinput_element_t **out,
+                                                  const dinput_strategy_t *strategy,
+                                                  dinput_reduce_op_t op,
+                                                  const dinput_per_replica_t *value, int axis);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* DINPUT_H */

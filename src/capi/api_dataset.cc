@@ -1,0 +1,269 @@
+// Dataset options, dataset constructors, iterators and optionals.
+#include "capi/callbacks.h"
+#include "capi/firewall.h"
+#include "capi/handles.h"
+#include "data/datasets.h"
+#include "io/file_sources.h"
+
+using namespace dinput;
+
+struct dinput_iterator {
+  DatasetPtr dataset;  // keeps the graph alive for the iterator's whole life
+  StickyIterator it;
+};
+
+namespace {
+
+// The shared tail of every transform: check the input and output, build, hand out.
+template <typename Make>
+dinput_status_t make_dataset(const char* fn, dinput_dataset_t** out, const dinput_dataset_t* input, Make&& make) {
+  return capi::guard([&] {
+    if (!out) raise(Code::kInvalidArgument, fn, ": argument 'out' is NULL");
+    *out = nullptr;
+    if (!input) raise(Code::kInvalidArgument, fn, ": argument 'input' is NULL");
+    *out = capi::new_handle<dinput_dataset>(make(input->ds));
+  });
+}
+
+dinput_status_t make_source(dinput_dataset_t** out, const std::function<DatasetPtr()>& make) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    *out = capi::new_handle<dinput_dataset>(make());
+  });
+}
+
+ElementSpec spec_or_empty(const dinput_spec_t* spec) { return spec ? spec->spec : ElementSpec(); }
+
+}  // namespace
+
+extern "C" {
+
+// ---- options ----
+
+DINPUT_API dinput_status_t dinput_options_new(dinput_options_t** out) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    *out = capi::new_handle<dinput_options>();
+  });
+}
+
+DINPUT_API void dinput_options_free(dinput_options_t* options) { capi::free_handle(options); }
+
+DINPUT_API dinput_status_t dinput_options_set_auto_shard_policy(dinput_options_t* options,
+                                                                dinput_auto_shard_policy_t policy) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE(options);
+    int p = static_cast<int>(policy);
+    DINPUT_CHECK_ARG(p >= -1 && p <= 3, "dinput_options_set_auto_shard_policy: invalid policy ", p,
+                     " (expected OFF=-1, AUTO=0, FILE=1, DATA=2 or HINT=3)");
+    options->options.auto_shard_policy = static_cast<AutoShardPolicy>(p);
+  });
+}
+
+DINPUT_API dinput_auto_shard_policy_t dinput_options_auto_shard_policy(const dinput_options_t* options) {
+  return options ? static_cast<dinput_auto_shard_policy_t>(options->options.auto_shard_policy) : DINPUT_AUTO_SHARD_AUTO;
+}
+
+// ---- datasets ----
+
+DINPUT_API void dinput_dataset_free(dinput_dataset_t* dataset) { capi::free_handle(dataset); }
+
+DINPUT_API int64_t dinput_dataset_cardinality(const dinput_dataset_t* dataset) {
+  if (!dataset) return DINPUT_UNKNOWN_CARDINALITY;
+  return capi::guard_value<int64_t>(DINPUT_UNKNOWN_CARDINALITY, [&] { return dataset->ds->cardinality(); });
+}
+
+DINPUT_API dinput_status_t dinput_dataset_element_spec(dinput_spec_t** out, const dinput_dataset_t* dataset) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(dataset);
+    *out = capi::new_handle<dinput_spec>(dataset->ds->element_spec());
+  });
+}
+
+DINPUT_API const char* dinput_dataset_name(const dinput_dataset_t* dataset) {
+  return dataset ? dataset->ds->name() : "";
+}
+
+DINPUT_API dinput_status_t dinput_dataset_range(dinput_dataset_t** out, int64_t start, int64_t stop, int64_t step) {
+  return make_source(out, [&] { return make_range(start, stop, step); });
+}
+
+DINPUT_API dinput_status_t dinput_dataset_from_tensors(dinput_dataset_t** out, const dinput_element_t* element) {
+  return make_source(out, [&] {
+    if (!element) raise(Code::kInvalidArgument, "dinput_dataset_from_tensors: argument 'element' is NULL");
+    return make_from_tensors(capi::to_element(*element));
+  });
+}
+
+DINPUT_API dinput_status_t dinput_dataset_from_tensor_slices(dinput_dataset_t** out, const dinput_element_t* element) {
+  return make_source(out, [&] {
+    if (!element) raise(Code::kInvalidArgument, "dinput_dataset_from_tensor_slices: argument 'element' is NULL");
+    return make_from_tensor_slices(capi::to_element(*element));
+  });
+}
+
+DINPUT_API dinput_status_t dinput_dataset_from_generator(dinput_dataset_t** out, const dinput_spec_t* spec,
+                                                         dinput_generator_init_fn init, dinput_generator_next_fn next,
+                                                         dinput_generator_finalize_fn finalize, void* user_data,
+                                                         dinput_free_fn free_user_data) {
+  // Own user_data from the start, so that it is released even when the call fails.
+  auto owned = std::make_shared<capi::UserData>(user_data, free_user_data);
+  return make_source(out, [&] {
+    if (!spec) raise(Code::kInvalidArgument, "dinput_dataset_from_generator: argument 'spec' is NULL");
+    if (!next) raise(Code::kInvalidArgument, "dinput_dataset_from_generator: argument 'next' is NULL");
+    return make_from_generator(spec->spec, capi::make_c_generator(init, next, finalize, owned));
+  });
+}
+
+DINPUT_API dinput_status_t dinput_dataset_text_lines(dinput_dataset_t** out, const char* const* files,
+                                                     size_t num_files) {
+  return make_source(out, [&] {
+    if (num_files > 0 && !files) raise(Code::kInvalidArgument, "dinput_dataset_text_lines: argument 'files' is NULL");
+    std::vector<std::string> names;
+    for (size_t i = 0; i < num_files; ++i) {
+      if (!files[i]) raise(Code::kInvalidArgument, "dinput_dataset_text_lines: files[", i, "] is NULL");
+      names.emplace_back(files[i]);
+    }
+    return make_text_lines(std::move(names));
+  });
+}
+
+DINPUT_API dinput_status_t dinput_dataset_batch(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                                int64_t batch_size, int drop_remainder) {
+  return make_dataset(__func__, out, input, [&](DatasetPtr in) { return make_batch(in, batch_size, drop_remainder != 0); });
+}
+
+DINPUT_API dinput_status_t dinput_dataset_unbatch(dinput_dataset_t** out, const dinput_dataset_t* input) {
+  return make_dataset(__func__, out, input, [&](DatasetPtr in) { return make_unbatch(in); });
+}
+
+DINPUT_API dinput_status_t dinput_dataset_repeat(dinput_dataset_t** out, const dinput_dataset_t* input, int64_t count) {
+  return make_dataset(__func__, out, input, [&](DatasetPtr in) { return make_repeat(in, count); });
+}
+
+DINPUT_API dinput_status_t dinput_dataset_take(dinput_dataset_t** out, const dinput_dataset_t* input, int64_t count) {
+  return make_dataset(__func__, out, input, [&](DatasetPtr in) { return make_take(in, count); });
+}
+
+DINPUT_API dinput_status_t dinput_dataset_skip(dinput_dataset_t** out, const dinput_dataset_t* input, int64_t count) {
+  return make_dataset(__func__, out, input, [&](DatasetPtr in) { return make_skip(in, count); });
+}
+
+DINPUT_API dinput_status_t dinput_dataset_shard(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                                int64_t num_shards, int64_t index) {
+  return make_dataset(__func__, out, input, [&](DatasetPtr in) { return make_shard(in, num_shards, index); });
+}
+
+DINPUT_API dinput_status_t dinput_dataset_shuffle(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                                  int64_t buffer_size, int64_t seed, int reshuffle_each_iteration) {
+  return make_dataset(__func__, out, input,
+                      [&](DatasetPtr in) { return make_shuffle(in, buffer_size, seed, reshuffle_each_iteration != 0); });
+}
+
+DINPUT_API dinput_status_t dinput_dataset_map(dinput_dataset_t** out, const dinput_dataset_t* input, dinput_map_fn fn,
+                                              const dinput_spec_t* out_spec, int64_t num_parallel_calls,
+                                              int deterministic, void* user_data, dinput_free_fn free_user_data) {
+  auto owned = std::make_shared<capi::UserData>(user_data, free_user_data);
+  return make_dataset(__func__, out, input, [&](DatasetPtr in) {
+    if (!fn) raise(Code::kInvalidArgument, "dinput_dataset_map: argument 'fn' is NULL");
+    return make_map(in, capi::make_c_map(fn, owned), spec_or_empty(out_spec), num_parallel_calls, deterministic != 0);
+  });
+}
+
+DINPUT_API dinput_status_t dinput_dataset_filter(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                                 dinput_filter_fn fn, void* user_data, dinput_free_fn free_user_data) {
+  auto owned = std::make_shared<capi::UserData>(user_data, free_user_data);
+  return make_dataset(__func__, out, input, [&](DatasetPtr in) {
+    if (!fn) raise(Code::kInvalidArgument, "dinput_dataset_filter: argument 'fn' is NULL");
+    return make_filter(in, capi::make_c_filter(fn, owned));
+  });
+}
+
+DINPUT_API dinput_status_t dinput_dataset_enumerate(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                                    int64_t start) {
+  return make_dataset(__func__, out, input, [&](DatasetPtr in) { return make_enumerate(in, start); });
+}
+
+DINPUT_API dinput_status_t dinput_dataset_prefetch(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                                   int64_t buffer_size) {
+  return make_dataset(__func__, out, input, [&](DatasetPtr in) { return make_prefetch(in, buffer_size); });
+}
+
+DINPUT_API dinput_status_t dinput_dataset_rebatch(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                                  const int64_t* sizes, size_t num_sizes, int drop_remainder) {
+  return make_dataset(__func__, out, input, [&](DatasetPtr in) {
+    if (num_sizes > 0 && !sizes) raise(Code::kInvalidArgument, "dinput_dataset_rebatch: argument 'sizes' is NULL");
+    return make_rebatch(in, std::vector<int64_t>(sizes, sizes + num_sizes), drop_remainder != 0);
+  });
+}
+
+DINPUT_API dinput_status_t dinput_dataset_with_options(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                                       const dinput_options_t* options) {
+  return make_dataset(__func__, out, input, [&](DatasetPtr in) {
+    if (!options) raise(Code::kInvalidArgument, "dinput_dataset_with_options: argument 'options' is NULL");
+    return make_with_options(in, options->options);
+  });
+}
+
+// ---- iterators ----
+
+DINPUT_API dinput_status_t dinput_dataset_iterator(dinput_iterator_t** out, const dinput_dataset_t* dataset) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(dataset);
+    *out = capi::new_handle<dinput_iterator>(dataset->ds, StickyIterator(dataset->ds->make_iterator(IteratorContext{})));
+  });
+}
+
+DINPUT_API void dinput_iterator_free(dinput_iterator_t* iterator) { capi::free_handle(iterator); }
+
+DINPUT_API dinput_status_t dinput_iterator_get_next(dinput_element_t** out, dinput_iterator_t* iterator) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(iterator);
+    Element e;
+    if (!iterator->it.next(e)) raise(Code::kOutOfRange, "End of sequence");
+    *out = capi::new_handle<dinput_element>(capi::to_handle(std::move(e)));
+  });
+}
+
+DINPUT_API dinput_status_t dinput_iterator_get_next_as_optional(dinput_optional_t** out, dinput_iterator_t* iterator) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(iterator);
+    Element e;
+    dinput_optional opt;
+    if (iterator->it.next(e)) opt.element = capi::to_handle(std::move(e));
+    *out = capi::new_handle<dinput_optional>(std::move(opt));
+  });
+}
+
+DINPUT_API dinput_status_t dinput_iterator_element_spec(dinput_spec_t** out, const dinput_iterator_t* iterator) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(iterator);
+    *out = capi::new_handle<dinput_spec>(iterator->dataset->element_spec());
+  });
+}
+
+// ---- optionals ----
+
+DINPUT_API void dinput_optional_free(dinput_optional_t* optional) { capi::free_handle(optional); }
+
+DINPUT_API int dinput_optional_has_value(const dinput_optional_t* o) {
+  return o && (o->element.has_value() || o->per_replica.has_value()) ? 1 : 0;
+}
+
+DINPUT_API dinput_status_t dinput_optional_get_value(dinput_element_t** out, const dinput_optional_t* optional) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(optional);
+    if (optional->per_replica)
+      raise(Code::kInvalidArgument, "dinput_optional_get_value: the optional holds a per-replica value; use dinput_optional_get_per_replica");
+    if (!optional->element) raise(Code::kInvalidArgument, "dinput_optional_get_value: the optional is empty (no value)");
+    *out = capi::new_handle<dinput_element>(*optional->element);
+  });
+}
+
+}  // extern "C"

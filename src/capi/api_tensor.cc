@@ -1,0 +1,243 @@
+// Tensors, elements, specs and DLPack export.
+#include <dlpack/dlpack.h>
+
+#include <cstring>
+
+#include "capi/firewall.h"
+#include "capi/handles.h"
+
+using namespace dinput;
+
+namespace dinput::capi {
+
+Element to_element(const dinput_element& handle) {
+  Element e;
+  e.reserve(handle.parts.size());
+  for (const auto& p : handle.parts) e.push_back(p.t);
+  return e;
+}
+
+dinput_element to_handle(Element&& element) {
+  dinput_element h;
+  h.parts.reserve(element.size());
+  for (auto& t : element) h.parts.push_back(dinput_tensor{std::move(t)});
+  return h;
+}
+
+}  // namespace dinput::capi
+
+namespace {
+
+Shape checked_shape(const char* fn, const int64_t* shape, int rank) {
+  if (rank < 0) raise(Code::kInvalidArgument, fn, ": rank must be >= 0, got ", rank);
+  if (rank > 0 && !shape) raise(Code::kInvalidArgument, fn, ": argument 'shape' is NULL but rank is ", rank);
+  for (int i = 0; i < rank; ++i)
+    if (shape[i] < 0) raise(Code::kInvalidArgument, fn, ": dimension ", i, " is negative (", shape[i], ")");
+  return Shape(shape, rank);
+}
+
+}  // namespace
+
+extern "C" {
+
+DINPUT_API dinput_status_t dinput_tensor_new(dinput_tensor_t** out, dinput_dtype_t dtype, const int64_t* shape,
+                                             int rank, const void* data, size_t nbytes) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    DType dt = static_cast<DType>(dtype);
+    DINPUT_CHECK_ARG(dtype_valid(dt), "dinput_tensor_new: invalid dtype ", static_cast<int>(dtype));
+    DINPUT_CHECK_ARG(dt != DType::kBytes, "dinput_tensor_new: bytes tensors are made with dinput_tensor_new_bytes");
+    Shape s = checked_shape(__func__, shape, rank);
+    size_t expected = static_cast<size_t>(s.num_elements()) * dtype_size(dt);
+    if (data == nullptr) {
+      *out = capi::new_handle<dinput_tensor>(Tensor::zeros(dt, s));
+      return;
+    }
+    DINPUT_CHECK_ARG(nbytes == expected, "dinput_tensor_new: a ", dtype_name(dt), s.to_string(), " tensor needs ",
+                     expected, " bytes of data, got ", nbytes);
+    Tensor t = Tensor::allocate(dt, s);
+    if (expected) std::memcpy(t.mutable_data(), data, expected);
+    *out = capi::new_handle<dinput_tensor>(std::move(t));
+  });
+}
+
+DINPUT_API dinput_status_t dinput_tensor_new_bytes(dinput_tensor_t** out, const int64_t* shape, int rank,
+                                                   const char* const* strings, const size_t* lengths) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    Shape s = checked_shape(__func__, shape, rank);
+    int64_t n = s.num_elements();
+    if (n > 0) DINPUT_REQUIRE(strings);
+    Tensor t = Tensor::allocate(DType::kBytes, s);
+    for (int64_t i = 0; i < n; ++i) {
+      if (!strings[i]) raise(Code::kInvalidArgument, __func__, ": strings[", i, "] is NULL");
+      size_t len = lengths ? lengths[i] : std::strlen(strings[i]);
+      t.mutable_string(i).assign(strings[i], len);
+    }
+    *out = capi::new_handle<dinput_tensor>(std::move(t));
+  });
+}
+
+DINPUT_API dinput_status_t dinput_tensor_ref(dinput_tensor_t** out, const dinput_tensor_t* tensor) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(tensor);
+    *out = capi::new_handle<dinput_tensor>(tensor->t);
+  });
+}
+
+DINPUT_API void dinput_tensor_free(dinput_tensor_t* tensor) { capi::free_handle(tensor); }
+
+DINPUT_API dinput_dtype_t dinput_tensor_dtype(const dinput_tensor_t* t) {
+  return t ? static_cast<dinput_dtype_t>(t->t.dtype()) : DINPUT_DTYPE_INVALID;
+}
+DINPUT_API int dinput_tensor_rank(const dinput_tensor_t* t) { return t ? t->t.rank() : -1; }
+DINPUT_API const int64_t* dinput_tensor_shape(const dinput_tensor_t* t) { return t ? t->t.shape().data() : nullptr; }
+DINPUT_API int64_t dinput_tensor_dim(const dinput_tensor_t* t, int i) {
+  return t && i >= 0 && i < t->t.rank() ? t->t.dim(i) : -1;
+}
+DINPUT_API int64_t dinput_tensor_num_elements(const dinput_tensor_t* t) { return t ? t->t.num_elements() : 0; }
+DINPUT_API size_t dinput_tensor_byte_size(const dinput_tensor_t* t) { return t ? t->t.byte_size() : 0; }
+DINPUT_API const void* dinput_tensor_data(const dinput_tensor_t* t) {
+  return t && t->t.dtype() != DType::kBytes ? t->t.data() : nullptr;
+}
+
+DINPUT_API dinput_status_t dinput_tensor_copy_to(const dinput_tensor_t* tensor, dinput_dtype_t expected, void* dst,
+                                                 size_t dst_bytes) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE(tensor);
+    const Tensor& t = tensor->t;
+    DINPUT_CHECK_ARG(static_cast<DType>(expected) == t.dtype(), "dinput_tensor_copy_to: the tensor is ",
+                     t.describe(), ", not ", dtype_name(static_cast<DType>(expected)));
+    DINPUT_CHECK_ARG(t.dtype() != DType::kBytes, "dinput_tensor_copy_to: bytes tensors are read with dinput_tensor_string");
+    size_t need = t.byte_size();
+    DINPUT_CHECK_ARG(dst_bytes >= need, "dinput_tensor_copy_to: the tensor ", t.describe(), " has ", need,
+                     " bytes but the destination holds ", dst_bytes);
+    if (need) {
+      DINPUT_REQUIRE(dst);
+      std::memcpy(dst, t.data(), need);
+    }
+  });
+}
+
+DINPUT_API dinput_status_t dinput_tensor_string(const char** out, size_t* out_len, const dinput_tensor_t* tensor,
+                                                int64_t index) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(out_len);
+    *out_len = 0;
+    DINPUT_REQUIRE(tensor);
+    const Tensor& t = tensor->t;
+    DINPUT_CHECK_ARG(t.dtype() == DType::kBytes, "dinput_tensor_string: the tensor is ", t.describe(), ", not bytes");
+    if (index < 0 || index >= t.num_elements())
+      raise(Code::kOutOfRange, "dinput_tensor_string: index ", index, " is outside a tensor of ", t.num_elements(),
+            " strings");
+    std::string_view s = t.string(index);
+    *out = s.data();
+    *out_len = s.size();
+  });
+}
+
+DINPUT_API dinput_status_t dinput_tensor_to_dlpack(struct DLManagedTensor** out, const dinput_tensor_t* tensor) {
+  struct Context {
+    Tensor tensor;  // keeps the buffer alive until the consumer's deleter runs
+    std::vector<int64_t> shape;
+    DLManagedTensor managed;
+  };
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(tensor);
+    const Tensor& t = tensor->t;
+    DLDataType dl{};
+    dl.lanes = 1;
+    dl.bits = static_cast<uint8_t>(dtype_size(t.dtype()) * 8);
+    switch (t.dtype()) {
+      case DType::kBool: dl.code = kDLUInt; break;
+      case DType::kInt8: case DType::kInt16: case DType::kInt32: case DType::kInt64: dl.code = kDLInt; break;
+      case DType::kUInt8: case DType::kUInt16: case DType::kUInt32: case DType::kUInt64: dl.code = kDLUInt; break;
+      case DType::kFloat16: case DType::kFloat32: case DType::kFloat64: dl.code = kDLFloat; break;
+      case DType::kBFloat16: dl.code = kDLBfloat; break;
+      default:
+        raise(Code::kInvalidArgument, "dinput_tensor_to_dlpack: ", t.describe(),
+              " cannot be exported: DLPack has no type for variable-length byte strings");
+    }
+    auto ctx = std::make_unique<Context>();
+    ctx->tensor = t;
+    ctx->shape.assign(t.shape().data(), t.shape().data() + t.rank());
+    DLTensor& d = ctx->managed.dl_tensor;
+    d.data = const_cast<void*>(t.data());
+    d.device = DLDevice{kDLCPU, 0};
+    d.ndim = t.rank();
+    d.dtype = dl;
+    d.shape = ctx->shape.empty() ? nullptr : ctx->shape.data();
+    d.strides = nullptr;  // compact row-major
+    d.byte_offset = 0;
+    ctx->managed.manager_ctx = ctx.get();
+    ctx->managed.deleter = [](DLManagedTensor* self) {
+      if (self) std::unique_ptr<Context> owned(static_cast<Context*>(self->manager_ctx));
+    };
+    *out = &ctx.release()->managed;
+  });
+}
+
+// ---- elements ----
+
+DINPUT_API dinput_status_t dinput_element_new(dinput_element_t** out, const dinput_tensor_t* const* tensors,
+                                              size_t count) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    if (count > 0) DINPUT_REQUIRE(tensors);
+    dinput_element e;
+    e.parts.reserve(count);
+    for (size_t i = 0; i < count; ++i) {
+      if (!tensors[i]) raise(Code::kInvalidArgument, "dinput_element_new: tensors[", i, "] is NULL");
+      e.parts.push_back(*tensors[i]);
+    }
+    *out = capi::new_handle<dinput_element>(std::move(e));
+  });
+}
+
+DINPUT_API void dinput_element_free(dinput_element_t* element) { capi::free_handle(element); }
+
+DINPUT_API size_t dinput_element_size(const dinput_element_t* e) { return e ? e->parts.size() : 0; }
+
+DINPUT_API const dinput_tensor_t* dinput_element_get(const dinput_element_t* e, size_t i) {
+  return e && i < e->parts.size() ? &e->parts[i] : nullptr;
+}
+
+// ---- specs ----
+
+DINPUT_API dinput_status_t dinput_spec_new(dinput_spec_t** out) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    *out = capi::new_handle<dinput_spec>();
+  });
+}
+
+DINPUT_API dinput_status_t dinput_spec_add(dinput_spec_t* spec, dinput_dtype_t dtype, const int64_t* shape, int rank) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE(spec);
+    DType dt = static_cast<DType>(dtype);
+    DINPUT_CHECK_ARG(dtype_valid(dt), "dinput_spec_add: invalid dtype ", static_cast<int>(dtype));
+    DINPUT_CHECK_ARG(rank >= 0, "dinput_spec_add: rank must be >= 0, got ", rank);
+    if (rank > 0) DINPUT_REQUIRE(shape);
+    for (int i = 0; i < rank; ++i)
+      DINPUT_CHECK_ARG(shape[i] >= 0 || shape[i] == DINPUT_UNKNOWN_DIM, "dinput_spec_add: dimension ", i, " is ",
+                       shape[i], "; use a size >= 0 or DINPUT_UNKNOWN_DIM");
+    spec->spec.push_back({dt, Shape(shape, rank)});
+  });
+}
+
+DINPUT_API void dinput_spec_free(dinput_spec_t* spec) { capi::free_handle(spec); }
+DINPUT_API size_t dinput_spec_size(const dinput_spec_t* s) { return s ? s->spec.size() : 0; }
+DINPUT_API dinput_dtype_t dinput_spec_dtype(const dinput_spec_t* s, size_t i) {
+  return s && i < s->spec.size() ? static_cast<dinput_dtype_t>(s->spec[i].dtype) : DINPUT_DTYPE_INVALID;
+}
+DINPUT_API int dinput_spec_rank(const dinput_spec_t* s, size_t i) {
+  return s && i < s->spec.size() ? s->spec[i].shape.rank() : -1;
+}
+DINPUT_API const int64_t* dinput_spec_shape(const dinput_spec_t* s, size_t i) {
+  return s && i < s->spec.size() ? s->spec[i].shape.data() : nullptr;
+}
+
+}  // extern "C"

@@ -1,0 +1,110 @@
+#include "capi/callbacks.h"
+
+#include "capi/firewall.h"
+
+namespace dinput::capi {
+
+void check_callback(dinput_status_t status, const char* what) {
+  if (status == DINPUT_OK) return;
+  std::string message = last_error_code() != DINPUT_OK && !last_error_message().empty()
+                            ? last_error_message()
+                            : str_cat(what, " failed with status ", dinput_status_name(status));
+  throw Error(to_code(status), message);
+}
+
+Element take_element(dinput_element_t* handle, const char* what) {
+  if (!handle) raise(Code::kInvalidArgument, what, " returned DINPUT_OK without an element");
+  std::unique_ptr<dinput_element> owned(handle);
+  return to_element(*owned);
+}
+
+namespace {
+
+class CGeneratorSource;
+
+class CGeneratorInstance final : public GeneratorInstance {
+ public:
+  CGeneratorInstance(std::shared_ptr<const CGeneratorSource> source, void* state)
+      : source_(std::move(source)), state_(state) {}
+  ~CGeneratorInstance() override;
+  bool next(Element& out) override;
+
+ private:
+  std::shared_ptr<const CGeneratorSource> source_;
+  void* state_;
+};
+
+class CGeneratorSource final : public GeneratorSource, public std::enable_shared_from_this<CGeneratorSource> {
+ public:
+  CGeneratorSource(dinput_generator_init_fn init, dinput_generator_next_fn next, dinput_generator_finalize_fn finalize,
+                   std::shared_ptr<UserData> user_data)
+      : init_(init), next_(next), finalize_(finalize), user_data_(std::move(user_data)) {}
+
+  std::unique_ptr<GeneratorInstance> open() const override {
+    void* state = user_data_->get();
+    if (init_) {
+      clear_last_error();
+      check_callback(init_(&state, user_data_->get()), "the generator's init callback");
+    }
+    return std::make_unique<CGeneratorInstance>(shared_from_this(), state);
+  }
+
+  dinput_generator_next_fn next_fn() const { return next_; }
+  dinput_generator_finalize_fn finalize_fn() const { return finalize_; }
+
+ private:
+  dinput_generator_init_fn init_;
+  dinput_generator_next_fn next_;
+  dinput_generator_finalize_fn finalize_;
+  std::shared_ptr<UserData> user_data_;
+};
+
+CGeneratorInstance::~CGeneratorInstance() {
+  if (source_->finalize_fn()) source_->finalize_fn()(state_);
+}
+
+bool CGeneratorInstance::next(Element& out) {
+  dinput_element_t* produced = nullptr;
+  clear_last_error();
+  dinput_status_t st = source_->next_fn()(&produced, state_);
+  if (st == DINPUT_OUT_OF_RANGE) {
+    dinput_element_free(produced);
+    return false;
+  }
+  if (st != DINPUT_OK) dinput_element_free(produced);
+  check_callback(st, "the generator's next callback");
+  out = take_element(produced, "the generator's next callback");
+  return true;
+}
+
+}  // namespace
+
+std::shared_ptr<const GeneratorSource> make_c_generator(dinput_generator_init_fn init, dinput_generator_next_fn next,
+                                                       dinput_generator_finalize_fn finalize,
+                                                       std::shared_ptr<UserData> user_data) {
+  return std::make_shared<CGeneratorSource>(init, next, finalize, std::move(user_data));
+}
+
+std::shared_ptr<const MapFn> make_c_map(dinput_map_fn fn, std::shared_ptr<UserData> user_data) {
+  return std::make_shared<const MapFn>([fn, user_data](const Element& in) {
+    dinput_element in_handle = to_handle(Element(in));
+    dinput_element_t* produced = nullptr;
+    clear_last_error();
+    dinput_status_t st = fn(&produced, &in_handle, user_data->get());
+    if (st != DINPUT_OK) dinput_element_free(produced);
+    check_callback(st, "the map function");
+    return take_element(produced, "the map function");
+  });
+}
+
+std::shared_ptr<const PredicateFn> make_c_filter(dinput_filter_fn fn, std::shared_ptr<UserData> user_data) {
+  return std::make_shared<const PredicateFn>([fn, user_data](const Element& in) {
+    dinput_element in_handle = to_handle(Element(in));
+    int keep = 0;
+    clear_last_error();
+    check_callback(fn(&keep, &in_handle, user_data->get()), "the filter predicate");
+    return keep != 0;
+  });
+}
+
+}  // namespace dinput::capi

@@ -1,0 +1,42 @@
+// Adapters that turn the C callbacks of dinput.h into the core's C++ function types. They
+// own the user_data (released through free_user_data when the last user is gone) and turn a
+// failing callback's status and message into a dinput::Error.
+#pragma once
+
+#include <memory>
+
+#include "capi/handles.h"
+#include "data/datasets.h"
+
+namespace dinput::capi {
+
+// Owns user_data; calls free_user_data exactly once, when the last holder goes.
+class UserData {
+ public:
+  UserData(void* data, dinput_free_fn free_fn) : data_(data), free_(free_fn) {}
+  ~UserData() {
+    if (free_) free_(data_);
+  }
+  UserData(const UserData&) = delete;
+  UserData& operator=(const UserData&) = delete;
+  void* get() const { return data_; }
+
+ private:
+  void* data_;
+  dinput_free_fn free_;
+};
+
+// Clears this thread's last error before a callback runs and, when it fails, raises its
+// status with the message it set (or a generic one naming `what`).
+void check_callback(dinput_status_t status, const char* what);
+
+// Takes ownership of an element handle a callback returned.
+Element take_element(dinput_element_t* handle, const char* what);
+
+std::shared_ptr<const GeneratorSource> make_c_generator(dinput_generator_init_fn init, dinput_generator_next_fn next,
+                                                       dinput_generator_finalize_fn finalize,
+                                                       std::shared_ptr<UserData> user_data);
+std::shared_ptr<const MapFn> make_c_map(dinput_map_fn fn, std::shared_ptr<UserData> user_data);
+std::shared_ptr<const PredicateFn> make_c_filter(dinput_filter_fn fn, std::shared_ptr<UserData> user_data);
+
+}  // namespace dinput::capi

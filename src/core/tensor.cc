@@ -1,0 +1,56 @@
+#include "core/tensor.h"
+
+#include "core/status.h"
+
+namespace dinput {
+
+Tensor Tensor::allocate(DType dtype, const Shape& shape) {
+  DINPUT_CHECK_ARG(dtype_valid(dtype), "invalid dtype ", static_cast<int>(dtype));
+  for (int i = 0; i < shape.rank(); ++i)
+    DINPUT_CHECK_ARG(shape[i] >= 0, "dimension ", i, " of shape ", shape.to_string(), " is negative");
+  int64_t n = shape.num_elements();
+  if (dtype == DType::kBytes) return Tensor(dtype, shape, allocate_strings(static_cast<size_t>(n)), 0);
+  return Tensor(dtype, shape, allocate_host(static_cast<size_t>(n) * dtype_size(dtype)), 0);
+}
+
+Tensor Tensor::zeros(DType dtype, const Shape& shape) {
+  if (dtype == DType::kBytes) return allocate(dtype, shape);
+  DINPUT_CHECK_ARG(dtype_valid(dtype), "invalid dtype ", static_cast<int>(dtype));
+  for (int i = 0; i < shape.rank(); ++i)
+    DINPUT_CHECK_ARG(shape[i] >= 0, "dimension ", i, " of shape ", shape.to_string(), " is negative");
+  size_t bytes = static_cast<size_t>(shape.num_elements()) * dtype_size(dtype);
+  return Tensor(dtype, shape, allocate_host(bytes, /*zero=*/true), 0);
+}
+
+size_t Tensor::byte_size() const {
+  if (!defined()) return 0;
+  int64_t n = num_elements();
+  if (dtype_ != DType::kBytes) return static_cast<size_t>(n) * dtype_size(dtype_);
+  size_t total = 0;
+  for (int64_t i = 0; i < n; ++i) total += string(i).size();
+  return total;
+}
+
+size_t Tensor::row_bytes() const {
+  if (rank() == 0) return dtype_size(dtype_);
+  return static_cast<size_t>(shape_.drop_first().num_elements()) * dtype_size(dtype_);
+}
+
+Tensor Tensor::slice(int64_t begin, int64_t end) const {
+  if (rank() < 1) raise(Code::kInvalidArgument, "cannot slice a scalar tensor");
+  if (begin < 0 || end < begin || end > shape_[0])
+    raise(Code::kInvalidArgument, "slice [", begin, ",", end, ") is outside a tensor of ", shape_[0], " rows");
+  int64_t row_elems = shape_.drop_first().num_elements();
+  size_t step = dtype_ == DType::kBytes ? static_cast<size_t>(row_elems)
+                                         : static_cast<size_t>(row_elems) * dtype_size(dtype_);
+  return Tensor(dtype_, shape_.with_first(end - begin), buffer_, offset_ + static_cast<size_t>(begin) * step);
+}
+
+Tensor Tensor::row(int64_t i) const {
+  Tensor one = slice(i, i + 1);
+  return Tensor(dtype_, shape_.drop_first(), one.buffer_, one.offset_);
+}
+
+std::string Tensor::describe() const { return std::string(dtype_name(dtype_)) + shape_.to_string(); }
+
+}  // namespace dinput

@@ -1,0 +1,68 @@
+// A dense tensor: dtype, shape and a view into a shared buffer. Tensors are immutable once
+// handed out; slicing along the first dimension shares the buffer (zero-copy).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/buffer.h"
+#include "core/dtype.h"
+#include "core/shape.h"
+
+namespace dinput {
+
+class Tensor {
+ public:
+  Tensor() = default;
+
+  // A fresh tensor to fill in (fixed-size dtypes: uninitialised bytes; bytes: empty strings).
+  static Tensor allocate(DType dtype, const Shape& shape);
+  static Tensor zeros(DType dtype, const Shape& shape);
+  // Wraps an existing buffer; `offset` is in bytes (fixed-size dtypes) or strings (bytes).
+  Tensor(DType dtype, Shape shape, std::shared_ptr<Buffer> buffer, size_t offset)
+      : dtype_(dtype), shape_(std::move(shape)), buffer_(std::move(buffer)), offset_(offset) {}
+
+  bool defined() const { return buffer_ != nullptr; }
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int rank() const { return shape_.rank(); }
+  int64_t dim(int i) const { return shape_[i]; }
+  int64_t num_elements() const { return shape_.num_elements(); }
+  // Payload bytes: for bytes tensors, the sum of the string lengths.
+  size_t byte_size() const;
+  // Bytes of one row (the slice at a fixed first index) for fixed-size dtypes.
+  size_t row_bytes() const;
+
+  const void* data() const { return static_cast<const char*>(buffer_->data()) + offset_; }
+  void* mutable_data() { return static_cast<char*>(buffer_->data()) + offset_; }
+  template <typename T>
+  const T* data_as() const { return static_cast<const T*>(data()); }
+  template <typename T>
+  T* mutable_data_as() { return static_cast<T*>(mutable_data()); }
+
+  std::string_view string(int64_t i) const { return (*buffer_->strings())[offset_ + i]; }
+  std::string& mutable_string(int64_t i) { return (*buffer_->strings())[offset_ + i]; }
+
+  // Rows [begin, end) along the first dimension, sharing the buffer. Requires rank >= 1.
+  Tensor slice(int64_t begin, int64_t end) const;
+  // Row i with the first dimension removed, sharing the buffer.
+  Tensor row(int64_t i) const;
+  // The same data seen with another shape of the same number of elements.
+  Tensor reshaped(const Shape& shape) const { return Tensor(dtype_, shape, buffer_, offset_); }
+
+  const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
+  size_t offset() const { return offset_; }
+
+  // "int64[2,3]" — used in error messages.
+  std::string describe() const;
+
+ private:
+  DType dtype_ = DType::kInvalid;
+  Shape shape_;
+  std::shared_ptr<Buffer> buffer_;
+  size_t offset_ = 0;
+};
+
+}  // namespace dinput

@@ -1,0 +1,69 @@
+#include "core/tensor_ops.h"
+
+#include <cstring>
+
+#include "core/status.h"
+
+namespace dinput {
+
+Tensor stack(const std::vector<Tensor>& rows, size_t component) {
+  if (rows.empty()) raise(Code::kInternal, "stack of no tensors");
+  const Tensor& first = rows[0];
+  for (size_t i = 1; i < rows.size(); ++i) {
+    if (rows[i].dtype() != first.dtype() || rows[i].shape() != first.shape())
+      raise(Code::kInvalidArgument, "Cannot batch tensors with different shapes in component ", component,
+            ". First element had shape ", first.describe(), " and element ", i, " had shape ",
+            rows[i].describe(), ".");
+  }
+  Tensor out = Tensor::allocate(first.dtype(), first.shape().prepend(static_cast<int64_t>(rows.size())));
+  if (first.dtype() == DType::kBytes) {
+    int64_t per_row = first.num_elements();
+    int64_t k = 0;
+    for (const auto& r : rows)
+      for (int64_t j = 0; j < per_row; ++j) out.mutable_string(k++) = std::string(r.string(j));
+    return out;
+  }
+  size_t bytes = first.byte_size();
+  char* dst = out.mutable_data_as<char>();
+  for (const auto& r : rows) {
+    std::memcpy(dst, r.data(), bytes);
+    dst += bytes;
+  }
+  return out;
+}
+
+Tensor concat(const std::vector<Tensor>& parts) {
+  if (parts.empty()) raise(Code::kInternal, "concat of no tensors");
+  if (parts.size() == 1) return parts[0];
+  const Tensor& first = parts[0];
+  Shape inner = first.shape().drop_first();
+  int64_t rows = 0;
+  for (const auto& p : parts) {
+    if (p.dtype() != first.dtype() || p.rank() != first.rank() || p.shape().drop_first() != inner)
+      raise(Code::kInvalidArgument, "Cannot concatenate ", first.describe(), " and ", p.describe());
+    rows += p.dim(0);
+  }
+  Tensor out = Tensor::allocate(first.dtype(), first.shape().with_first(rows));
+  if (first.dtype() == DType::kBytes) {
+    int64_t k = 0;
+    for (const auto& p : parts)
+      for (int64_t j = 0; j < p.num_elements(); ++j) out.mutable_string(k++) = std::string(p.string(j));
+    return out;
+  }
+  char* dst = out.mutable_data_as<char>();
+  for (const auto& p : parts) {
+    size_t b = p.byte_size();
+    if (b) std::memcpy(dst, p.data(), b);
+    dst += b;
+  }
+  return out;
+}
+
+Tensor empty_rows(DType dtype, const Shape& like) {
+  Shape s = like;
+  for (int i = 0; i < s.rank(); ++i)
+    if (i == 0 || s[i] < 0) s[i] = 0;
+  return Tensor::zeros(dtype, s);
+}
+
+}  // namespace dinput

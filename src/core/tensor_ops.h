@@ -1,0 +1,21 @@
+// Building batches out of rows and rows out of batches: the copies the pipeline makes.
+#pragma once
+
+#include <vector>
+
+#include "core/element.h"
+
+namespace dinput {
+
+// Stacks equally shaped tensors along a new first dimension. INVALID_ARGUMENT names the
+// component and both shapes when they differ (component is used only for the message).
+Tensor stack(const std::vector<Tensor>& rows, size_t component);
+
+// Concatenates tensors of equal dtype and equal shapes after the first dimension.
+Tensor concat(const std::vector<Tensor>& parts);
+
+// A tensor with zero rows: shape `like` with the first dimension 0 (a scalar spec gives a
+// scalar zero). Unknown inner dimensions become 0.
+Tensor empty_rows(DType dtype, const Shape& like);
+
+}  // namespace dinput

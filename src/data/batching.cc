@@ -1,0 +1,184 @@
+// batch, unbatch and rebatch: moving rows between elements.
+#include <algorithm>
+
+#include "data/nodes.h"
+#include "data/row_reader.h"
+
+namespace dinput {
+
+// ---- batch ----
+
+BatchDataset::BatchDataset(DatasetPtr input, int64_t batch_size, bool drop_remainder)
+    : UnaryDataset(std::move(input)), batch_size_(batch_size), drop_remainder_(drop_remainder) {
+  for (const auto& s : input_->element_spec())
+    spec_.push_back({s.dtype, s.shape.prepend(drop_remainder ? batch_size : kUnknownDim)});
+}
+
+int64_t BatchDataset::cardinality() const {
+  int64_t n = input_->cardinality();
+  if (n < 0) return n;
+  return drop_remainder_ ? n / batch_size_ : (n + batch_size_ - 1) / batch_size_;
+}
+
+DatasetPtr BatchDataset::with_inputs(std::vector<DatasetPtr> inputs) const {
+  return std::make_shared<BatchDataset>(inputs.at(0), batch_size_, drop_remainder_);
+}
+
+namespace {
+
+class BatchIterator final : public Iterator {
+ public:
+  BatchIterator(std::unique_ptr<Iterator> input, int64_t batch_size, bool drop_remainder)
+      : input_(std::move(input)), batch_size_(batch_size), drop_remainder_(drop_remainder) {}
+
+  bool next(Element& out) override {
+    if (done_) return false;
+    int64_t rows = input_->next_batch(batch_size_, out);
+    if (rows < batch_size_) done_ = true;
+    if (rows == 0 || (drop_remainder_ && rows < batch_size_)) return false;
+    return true;
+  }
+
+ private:
+  std::unique_ptr<Iterator> input_;
+  int64_t batch_size_;
+  bool drop_remainder_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Iterator> BatchDataset::make_iterator(const IteratorContext& ctx) const {
+  return std::make_unique<BatchIterator>(input_->make_iterator(ctx), batch_size_, drop_remainder_);
+}
+
+DatasetPtr make_batch(DatasetPtr input, int64_t batch_size, bool drop_remainder) {
+  DINPUT_CHECK_ARG(input != nullptr, "batch: no input dataset");
+  DINPUT_CHECK_ARG(batch_size > 0, "batch: batch_size must be greater than zero, got ", batch_size);
+  return std::make_shared<BatchDataset>(std::move(input), batch_size, drop_remainder);
+}
+
+// ---- unbatch ----
+
+namespace {
+
+class UnbatchDataset final : public UnaryDataset {
+ public:
+  explicit UnbatchDataset(DatasetPtr input) : UnaryDataset(std::move(input)) {
+    for (size_t i = 0; i < input_->element_spec().size(); ++i) {
+      const auto& s = input_->element_spec()[i];
+      DINPUT_CHECK_ARG(s.shape.rank() >= 1, "unbatch: component ", i, " of the input is a scalar (",
+                       to_string(s), "); every component needs rank >= 1");
+      spec_.push_back({s.dtype, s.shape.drop_first()});
+    }
+  }
+  const char* name() const override { return "unbatch"; }
+  const ElementSpec& element_spec() const override { return spec_; }
+  int64_t cardinality() const override {
+    int64_t n = input_->cardinality();
+    return n == kInfiniteCardinality || n == 0 ? n : kUnknownCardinality;
+  }
+  DatasetPtr with_inputs(std::vector<DatasetPtr> inputs) const override {
+    return std::make_shared<UnbatchDataset>(inputs.at(0));
+  }
+
+  class Iter final : public Iterator {
+   public:
+    explicit Iter(std::unique_ptr<Iterator> input) : input_(std::move(input)), rows_(input_.get(), "unbatch") {}
+    bool next(Element& out) override {
+      if (!rows_.take(1, out)) return false;
+      for (auto& t : out) t = t.reshaped(t.shape().drop_first());
+      return true;
+    }
+    int64_t next_batch(int64_t n, Element& out) override {
+      Element piece;
+      if (!rows_.take(n, piece)) return 0;
+      int64_t got = piece[0].dim(0);
+      out = std::move(piece);
+      return got;
+    }
+
+   private:
+    std::unique_ptr<Iterator> input_;
+    RowReader rows_;
+  };
+  std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override {
+    return std::make_unique<Iter>(input_->make_iterator(ctx));
+  }
+
+ private:
+  ElementSpec spec_;
+};
+
+class RebatchDataset final : public UnaryDataset {
+ public:
+  RebatchDataset(DatasetPtr input, std::vector<int64_t> sizes, bool drop_remainder)
+      : UnaryDataset(std::move(input)), sizes_(std::move(sizes)), drop_remainder_(drop_remainder) {
+    bool all_equal = std::all_of(sizes_.begin(), sizes_.end(), [&](int64_t s) { return s == sizes_[0]; });
+    for (size_t i = 0; i < input_->element_spec().size(); ++i) {
+      const auto& s = input_->element_spec()[i];
+      DINPUT_CHECK_ARG(s.shape.rank() >= 1, "rebatch: component ", i, " of the input is a scalar (",
+                       to_string(s), "); rebatch needs batched input");
+      spec_.push_back({s.dtype, s.shape.with_first(all_equal && drop_remainder_ ? sizes_[0] : kUnknownDim)});
+    }
+  }
+  const char* name() const override { return "rebatch"; }
+  const ElementSpec& element_spec() const override { return spec_; }
+  int64_t cardinality() const override {
+    int64_t n = input_->cardinality();
+    return n == kInfiniteCardinality ? n : kUnknownCardinality;
+  }
+  DatasetPtr with_inputs(std::vector<DatasetPtr> inputs) const override {
+    return std::make_shared<RebatchDataset>(inputs.at(0), sizes_, drop_remainder_);
+  }
+
+  class Iter final : public Iterator {
+   public:
+    Iter(std::unique_ptr<Iterator> input, const std::vector<int64_t>& sizes, bool drop)
+        : input_(std::move(input)), rows_(input_.get(), "rebatch"), sizes_(sizes), drop_(drop) {}
+    bool next(Element& out) override {
+      int64_t want = sizes_[index_];
+      index_ = (index_ + 1) % sizes_.size();
+      if (want == 0) return rows_.empty_piece(out);
+      if (!rows_.take(want, out)) return false;
+      if (drop_ && out[0].dim(0) < want) return false;
+      return true;
+    }
+
+   private:
+    std::unique_ptr<Iterator> input_;
+    RowReader rows_;
+    std::vector<int64_t> sizes_;
+    bool drop_;
+    size_t index_ = 0;
+  };
+  std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override {
+    return std::make_unique<Iter>(input_->make_iterator(ctx), sizes_, drop_remainder_);
+  }
+
+ private:
+  std::vector<int64_t> sizes_;
+  bool drop_remainder_;
+  ElementSpec spec_;
+};
+
+}  // namespace
+
+DatasetPtr make_unbatch(DatasetPtr input) {
+  DINPUT_CHECK_ARG(input != nullptr, "unbatch: no input dataset");
+  return std::make_shared<UnbatchDataset>(std::move(input));
+}
+
+DatasetPtr make_rebatch(DatasetPtr input, std::vector<int64_t> sizes, bool drop_remainder) {
+  DINPUT_CHECK_ARG(input != nullptr, "rebatch: no input dataset");
+  DINPUT_CHECK_ARG(!sizes.empty(), "rebatch: batch_sizes must not be empty");
+  bool positive = false;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    DINPUT_CHECK_ARG(sizes[i] >= 0, "rebatch: batch_sizes[", i, "] is negative (", sizes[i], ")");
+    positive |= sizes[i] > 0;
+  }
+  DINPUT_CHECK_ARG(positive, "rebatch: at least one of batch_sizes must be greater than zero");
+  return std::make_shared<RebatchDataset>(std::move(input), std::move(sizes), drop_remainder);
+}
+
+}  // namespace dinput

@@ -1,0 +1,61 @@
+// A dataset is an immutable node of a pipeline graph: a source, or a transform of its
+// inputs. Building one does no work; make_iterator() instantiates the chain of iterators.
+// Because the graph is inspectable and nodes can be rebuilt with other inputs, distribution
+// rewrites it (auto-sharding, batch-size detection) instead of special-casing iterators.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/element.h"
+#include "data/iterator.h"
+#include "data/options.h"
+
+namespace dinput {
+
+constexpr int64_t kInfiniteCardinality = -1;
+constexpr int64_t kUnknownCardinality = -2;
+
+class Dataset;
+using DatasetPtr = std::shared_ptr<const Dataset>;
+
+// What an iterator needs to know about where it runs. Distribution fills in the worker so
+// that SHARD_HINT placeholders can be resolved.
+struct IteratorContext {
+  bool shard_hints_resolved = false;
+};
+
+class Dataset : public std::enable_shared_from_this<Dataset> {
+ public:
+  virtual ~Dataset() = default;
+
+  // Short node name as in the chain syntax: "range", "batch", ...
+  virtual const char* name() const = 0;
+  virtual const ElementSpec& element_spec() const = 0;
+  virtual int64_t cardinality() const = 0;
+  virtual std::vector<DatasetPtr> inputs() const { return {}; }
+  // The same node over other inputs (same count as inputs()). Sources return themselves.
+  virtual DatasetPtr with_inputs(std::vector<DatasetPtr> inputs) const = 0;
+  virtual std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const = 0;
+
+  // Options in effect at this node: the nearest with_options() on the way to the sources.
+  virtual const Options& options() const;
+
+  DatasetPtr ptr() const { return shared_from_this(); }
+};
+
+// Convenience for single-input transforms.
+class UnaryDataset : public Dataset {
+ public:
+  explicit UnaryDataset(DatasetPtr input) : input_(std::move(input)) {}
+  std::vector<DatasetPtr> inputs() const override { return {input_}; }
+  const Options& options() const override { return input_->options(); }
+  const DatasetPtr& input() const { return input_; }
+
+ protected:
+  DatasetPtr input_;
+};
+
+}  // namespace dinput

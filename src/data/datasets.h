@@ -1,0 +1,59 @@
+// Factories for every dataset node. They validate their arguments (INVALID_ARGUMENT naming
+// the argument) and never do any work on data.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/dataset.h"
+
+namespace dinput {
+
+// --- sources ---
+DatasetPtr make_range(int64_t start, int64_t stop, int64_t step);
+DatasetPtr make_from_tensors(Element element);
+DatasetPtr make_from_tensor_slices(Element element);
+
+// A generator: open() is called once per iterator and yields that iterator's elements.
+class GeneratorInstance {
+ public:
+  virtual ~GeneratorInstance() = default;
+  virtual bool next(Element& out) = 0;
+};
+class GeneratorSource {
+ public:
+  virtual ~GeneratorSource() = default;
+  virtual std::unique_ptr<GeneratorInstance> open() const = 0;
+};
+DatasetPtr make_from_generator(ElementSpec spec, std::shared_ptr<const GeneratorSource> source);
+
+// --- transforms ---
+DatasetPtr make_batch(DatasetPtr input, int64_t batch_size, bool drop_remainder);
+DatasetPtr make_unbatch(DatasetPtr input);
+DatasetPtr make_rebatch(DatasetPtr input, std::vector<int64_t> sizes, bool drop_remainder);
+DatasetPtr make_repeat(DatasetPtr input, int64_t count);
+DatasetPtr make_take(DatasetPtr input, int64_t count);
+DatasetPtr make_skip(DatasetPtr input, int64_t count);
+constexpr int64_t kShardHint = -1;
+DatasetPtr make_shard(DatasetPtr input, int64_t num_shards, int64_t index);
+// seed < 0: random per dataset.
+DatasetPtr make_shuffle(DatasetPtr input, int64_t buffer_size, int64_t seed, bool reshuffle_each_iteration);
+
+using MapFn = std::function<Element(const Element&)>;
+using PredicateFn = std::function<bool(const Element&)>;
+constexpr int64_t kAutotune = -1;
+// out_spec empty: the input's spec. num_parallel_calls <= 1: sequential.
+DatasetPtr make_map(DatasetPtr input, std::shared_ptr<const MapFn> fn, ElementSpec out_spec,
+                    int64_t num_parallel_calls, bool deterministic);
+DatasetPtr make_filter(DatasetPtr input, std::shared_ptr<const PredicateFn> fn);
+DatasetPtr make_enumerate(DatasetPtr input, int64_t start);
+DatasetPtr make_prefetch(DatasetPtr input, int64_t buffer_size);
+DatasetPtr make_with_options(DatasetPtr input, const Options& options);
+
+// Threads used for AUTOTUNE'd parallelism.
+int default_parallelism();
+
+}  // namespace dinput

@@ -1,0 +1,54 @@
+// Iterators produce elements one at a time. They report the end by returning false and
+// failures by throwing dinput::Error.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "core/element.h"
+#include "core/status.h"
+
+namespace dinput {
+
+class Iterator {
+ public:
+  virtual ~Iterator() = default;
+  // Fills `out` and returns true, or returns false at the end of data.
+  virtual bool next(Element& out) = 0;
+
+  // Up to `n` consecutive elements stacked along a new first dimension, returning the
+  // number of rows; fewer than `n` only when the data ends, 0 at the end. The default pulls
+  // elements one at a time and copies them; sources override it to fill or slice batches
+  // directly, which is what makes batch() cheap.
+  virtual int64_t next_batch(int64_t n, Element& out);
+};
+
+// Gives an iterator the behaviour users rely on at the API surface: once it has ended it
+// stays ended, and once it has failed every later call repeats the same error (a half-done
+// pipeline must not resume silently and lose elements).
+class StickyIterator {
+ public:
+  explicit StickyIterator(std::unique_ptr<Iterator> inner) : inner_(std::move(inner)) {}
+
+  bool next(Element& out) {
+    if (error_) throw *error_;
+    if (ended_) return false;
+    try {
+      if (inner_->next(out)) return true;
+      ended_ = true;
+      inner_.reset();  // release sources and threads as soon as the data is done
+      return false;
+    } catch (const Error& e) {
+      error_ = e;
+      inner_.reset();
+      throw;
+    }
+  }
+
+ private:
+  std::unique_ptr<Iterator> inner_;
+  bool ended_ = false;
+  std::optional<Error> error_;
+};
+
+}  // namespace dinput

@@ -1,0 +1,159 @@
+// map: a user function applied to every element, sequentially or on a thread pool.
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "data/nodes.h"
+#include "data/thread_pool.h"
+
+namespace dinput {
+
+int default_parallelism() {
+  unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 2 : static_cast<int>(n);
+}
+
+namespace {
+
+class MapDataset final : public UnaryDataset {
+ public:
+  MapDataset(DatasetPtr input, std::shared_ptr<const MapFn> fn, ElementSpec out_spec, int64_t parallel, bool deterministic)
+      : UnaryDataset(std::move(input)), fn_(std::move(fn)), spec_(std::move(out_spec)),
+        parallel_(parallel), deterministic_(deterministic) {}
+  const char* name() const override { return "map"; }
+  const ElementSpec& element_spec() const override { return spec_; }
+  int64_t cardinality() const override { return input_->cardinality(); }
+  DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override {
+    return std::make_shared<MapDataset>(in.at(0), fn_, spec_, parallel_, deterministic_);
+  }
+  std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override;
+
+  const MapFn& fn() const { return *fn_; }
+  const ElementSpec& spec() const { return spec_; }
+
+ private:
+  std::shared_ptr<const MapFn> fn_;
+  ElementSpec spec_;
+  int64_t parallel_;
+  bool deterministic_;
+};
+
+Element map_one(const MapDataset& ds, const Element& in) {
+  Element out = ds.fn()(in);
+  check_matches(ds.spec(), out, "the map function");
+  return out;
+}
+
+class SequentialMapIterator final : public Iterator {
+ public:
+  SequentialMapIterator(std::shared_ptr<const MapDataset> ds, std::unique_ptr<Iterator> input)
+      : ds_(std::move(ds)), input_(std::move(input)) {}
+  bool next(Element& out) override {
+    Element in;
+    if (!input_->next(in)) return false;
+    out = map_one(*ds_, in);
+    return true;
+  }
+
+ private:
+  std::shared_ptr<const MapDataset> ds_;
+  std::unique_ptr<Iterator> input_;
+};
+
+// Reads input on the consumer's thread (input iterators are single-consumer) and keeps up
+// to 2x the pool size of function calls in flight. With `deterministic` results come back
+// in input order; otherwise whichever finishes first.
+class ParallelMapIterator final : public Iterator {
+ public:
+  ParallelMapIterator(std::shared_ptr<const MapDataset> ds, std::unique_ptr<Iterator> input, int threads, bool deterministic)
+      : ds_(std::move(ds)), input_(std::move(input)), deterministic_(deterministic),
+        max_in_flight_(static_cast<size_t>(threads) * 2),
+        pool_(std::make_unique<ThreadPool>(threads)) {}
+
+  ~ParallelMapIterator() override { pool_.reset(); }  // join workers before slots go away
+
+  bool next(Element& out) override {
+    while (!input_done_ && in_flight_.size() < max_in_flight_) {
+      Element in;
+      if (!input_->next(in)) {
+        input_done_ = true;
+        break;
+      }
+      auto slot = std::make_shared<Slot>();
+      in_flight_.push_back(slot);
+      pool_->submit([this, slot, in = std::move(in)]() mutable {
+        Element result;
+        std::exception_ptr error;
+        try {
+          result = map_one(*ds_, in);
+        } catch (...) {
+          error = std::current_exception();
+        }
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          slot->result = std::move(result);
+          slot->error = error;
+          slot->done = true;
+        }
+        cv_.notify_all();
+      });
+    }
+    if (in_flight_.empty()) return false;
+    std::unique_lock<std::mutex> lock(mu_);
+    auto ready = in_flight_.begin();
+    cv_.wait(lock, [&] {
+      if (deterministic_) return in_flight_.front()->done;
+      for (ready = in_flight_.begin(); ready != in_flight_.end(); ++ready)
+        if ((*ready)->done) return true;
+      return false;
+    });
+    if (deterministic_) ready = in_flight_.begin();
+    std::shared_ptr<Slot> slot = *ready;
+    in_flight_.erase(ready);
+    lock.unlock();
+    if (slot->error) std::rethrow_exception(slot->error);
+    out = std::move(slot->result);
+    return true;
+  }
+
+ private:
+  struct Slot {
+    bool done = false;
+    Element result;
+    std::exception_ptr error;
+  };
+
+  std::shared_ptr<const MapDataset> ds_;
+  std::unique_ptr<Iterator> input_;
+  bool deterministic_;
+  size_t max_in_flight_;
+  bool input_done_ = false;
+  std::deque<std::shared_ptr<Slot>> in_flight_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::unique_ptr<ThreadPool> pool_;  // last: its workers use the members above
+};
+
+std::unique_ptr<Iterator> MapDataset::make_iterator(const IteratorContext& ctx) const {
+  auto self = std::static_pointer_cast<const MapDataset>(ptr());
+  int64_t threads = parallel_ == kAutotune ? default_parallelism() : parallel_;
+  if (threads <= 1) return std::make_unique<SequentialMapIterator>(self, input_->make_iterator(ctx));
+  return std::make_unique<ParallelMapIterator>(self, input_->make_iterator(ctx), static_cast<int>(threads), deterministic_);
+}
+
+}  // namespace
+
+DatasetPtr make_map(DatasetPtr input, std::shared_ptr<const MapFn> fn, ElementSpec out_spec,
+                    int64_t num_parallel_calls, bool deterministic) {
+  DINPUT_CHECK_ARG(input != nullptr, "map: no input dataset");
+  DINPUT_CHECK_ARG(fn != nullptr && *fn, "map: no function given");
+  DINPUT_CHECK_ARG(num_parallel_calls >= -1, "map: num_parallel_calls must be >= 1 or AUTOTUNE (-1), got ",
+                   num_parallel_calls);
+  DINPUT_CHECK_ARG(num_parallel_calls <= 1024, "map: num_parallel_calls ", num_parallel_calls, " is more than 1024 threads");
+  if (out_spec.empty()) out_spec = input->element_spec();
+  return std::make_shared<MapDataset>(std::move(input), std::move(fn), std::move(out_spec), num_parallel_calls, deterministic);
+}
+
+}  // namespace dinput

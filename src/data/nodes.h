@@ -1,0 +1,88 @@
+// The dataset nodes that graph rewrites look into (distribution detects the global batch
+// size from batch nodes, resolves shard hints, and moves shuffles on file lists). The rest
+// of the nodes are private to their .cc files and built through data/datasets.h.
+#pragma once
+
+#include <atomic>
+
+#include "data/datasets.h"
+
+namespace dinput {
+
+class BatchDataset final : public UnaryDataset {
+ public:
+  BatchDataset(DatasetPtr input, int64_t batch_size, bool drop_remainder);
+  const char* name() const override { return "batch"; }
+  const ElementSpec& element_spec() const override { return spec_; }
+  int64_t cardinality() const override;
+  DatasetPtr with_inputs(std::vector<DatasetPtr> inputs) const override;
+  std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override;
+
+  int64_t batch_size() const { return batch_size_; }
+  bool drop_remainder() const { return drop_remainder_; }
+
+ private:
+  int64_t batch_size_;
+  bool drop_remainder_;
+  ElementSpec spec_;
+};
+
+class ShardDataset final : public UnaryDataset {
+ public:
+  ShardDataset(DatasetPtr input, int64_t num_shards, int64_t index);
+  const char* name() const override { return "shard"; }
+  const ElementSpec& element_spec() const override { return input_->element_spec(); }
+  int64_t cardinality() const override;
+  DatasetPtr with_inputs(std::vector<DatasetPtr> inputs) const override;
+  std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override;
+
+  bool is_hint() const { return num_shards_ == kShardHint; }
+  int64_t num_shards() const { return num_shards_; }
+  int64_t index() const { return index_; }
+
+ private:
+  int64_t num_shards_;
+  int64_t index_;
+};
+
+class ShuffleDataset final : public UnaryDataset {
+ public:
+  ShuffleDataset(DatasetPtr input, int64_t buffer_size, uint64_t seed, bool reshuffle);
+  const char* name() const override { return "shuffle"; }
+  const ElementSpec& element_spec() const override { return input_->element_spec(); }
+  int64_t cardinality() const override { return input_->cardinality(); }
+  DatasetPtr with_inputs(std::vector<DatasetPtr> inputs) const override;
+  std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override;
+
+  int64_t buffer_size() const { return buffer_size_; }
+
+ private:
+  int64_t buffer_size_;
+  uint64_t seed_;
+  bool reshuffle_;
+  // Each new iterator of a reshuffling dataset draws a new (seed-derived) order.
+  mutable std::shared_ptr<std::atomic<uint64_t>> epoch_;
+};
+
+class OptionsDataset final : public UnaryDataset {
+ public:
+  OptionsDataset(DatasetPtr input, const Options& options) : UnaryDataset(std::move(input)), options_(options) {}
+  const char* name() const override { return "with_options"; }
+  const ElementSpec& element_spec() const override { return input_->element_spec(); }
+  int64_t cardinality() const override { return input_->cardinality(); }
+  DatasetPtr with_inputs(std::vector<DatasetPtr> inputs) const override;
+  std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override;
+  const Options& options() const override { return options_; }
+
+ private:
+  Options options_;
+};
+
+// A source that reads a list of files. FILE auto-sharding rewrites its file list.
+class FileSource : public Dataset {
+ public:
+  virtual const std::vector<std::string>& files() const = 0;
+  virtual DatasetPtr with_files(std::vector<std::string> files) const = 0;
+};
+
+}  // namespace dinput

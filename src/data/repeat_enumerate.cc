@@ -1,0 +1,159 @@
+// repeat, enumerate and with_options: transforms that keep the elements and change how many
+// there are, what they carry along, or the options of the pipeline.
+#include "core/tensor_ops.h"
+#include "data/nodes.h"
+
+namespace dinput {
+
+namespace {
+
+class RepeatDataset final : public UnaryDataset {
+ public:
+  RepeatDataset(DatasetPtr input, int64_t count) : UnaryDataset(std::move(input)), count_(count) {}
+  const char* name() const override { return "repeat"; }
+  const ElementSpec& element_spec() const override { return input_->element_spec(); }
+  int64_t cardinality() const override {
+    int64_t n = input_->cardinality();
+    if (count_ == 0 || n == 0) return 0;
+    if (n < 0) return n;
+    if (count_ < 0) return kInfiniteCardinality;
+    return n > INT64_MAX / count_ ? kInfiniteCardinality : n * count_;
+  }
+  DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override { return std::make_shared<RepeatDataset>(in.at(0), count_); }
+
+  class Iter final : public Iterator {
+   public:
+    Iter(DatasetPtr input, IteratorContext ctx, int64_t count) : input_(std::move(input)), ctx_(ctx), left_(count) {}
+    bool next(Element& out) override {
+      while (start_epoch()) {
+        if (current_->next(out)) {
+          produced_in_epoch_ = true;
+          return true;
+        }
+        end_epoch();
+      }
+      return false;
+    }
+    // Batches may span epochs, as in tf.data: `range(3).repeat(2).batch(4)` gives [0,1,2,0].
+    int64_t next_batch(int64_t n, Element& out) override {
+      std::vector<Element> parts;
+      int64_t got = 0;
+      while (got < n && start_epoch()) {
+        Element part;
+        int64_t k = current_->next_batch(n - got, part);
+        if (k > 0) {
+          produced_in_epoch_ = true;
+          got += k;
+          parts.push_back(std::move(part));
+        }
+        if (got < n) end_epoch();
+      }
+      if (parts.size() == 1) {
+        out = std::move(parts[0]);
+      } else if (!parts.empty()) {
+        out.resize(parts[0].size());
+        std::vector<Tensor> column(parts.size());
+        for (size_t c = 0; c < out.size(); ++c) {
+          for (size_t p = 0; p < parts.size(); ++p) column[p] = std::move(parts[p].at(c));
+          out[c] = concat(column);
+        }
+      }
+      return got;
+    }
+
+   private:
+    bool start_epoch() {
+      if (current_) return true;
+      if (left_ == 0) return false;
+      current_ = input_->make_iterator(ctx_);
+      produced_in_epoch_ = false;
+      return true;
+    }
+    void end_epoch() {
+      current_.reset();
+      if (left_ > 0) --left_;
+      // An input that produced nothing would make repeat-forever spin; it ends instead.
+      if (!produced_in_epoch_) left_ = 0;
+    }
+    DatasetPtr input_;
+    IteratorContext ctx_;
+    int64_t left_;  // -1: forever
+    std::unique_ptr<Iterator> current_;
+    bool produced_in_epoch_ = false;
+  };
+  std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override {
+    return std::make_unique<Iter>(input_, ctx, count_);
+  }
+
+ private:
+  int64_t count_;
+};
+
+class EnumerateDataset final : public UnaryDataset {
+ public:
+  EnumerateDataset(DatasetPtr input, int64_t start) : UnaryDataset(std::move(input)), start_(start) {
+    spec_.push_back({DType::kInt64, Shape()});
+    for (const auto& s : input_->element_spec()) spec_.push_back(s);
+  }
+  const char* name() const override { return "enumerate"; }
+  const ElementSpec& element_spec() const override { return spec_; }
+  int64_t cardinality() const override { return input_->cardinality(); }
+  DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override { return std::make_shared<EnumerateDataset>(in.at(0), start_); }
+
+  class Iter final : public Iterator {
+   public:
+    Iter(std::unique_ptr<Iterator> input, int64_t start) : input_(std::move(input)), next_index_(start) {}
+    bool next(Element& out) override {
+      Element in;
+      if (!input_->next(in)) return false;
+      Tensor index = Tensor::allocate(DType::kInt64, Shape());
+      *index.mutable_data_as<int64_t>() = next_index_++;
+      out.clear();
+      out.reserve(in.size() + 1);
+      out.push_back(std::move(index));
+      for (auto& t : in) out.push_back(std::move(t));
+      return true;
+    }
+
+   private:
+    std::unique_ptr<Iterator> input_;
+    int64_t next_index_;
+  };
+  std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override {
+    return std::make_unique<Iter>(input_->make_iterator(ctx), start_);
+  }
+
+ private:
+  int64_t start_;
+  ElementSpec spec_;
+};
+
+}  // namespace
+
+DatasetPtr OptionsDataset::with_inputs(std::vector<DatasetPtr> in) const {
+  return std::make_shared<OptionsDataset>(in.at(0), options_);
+}
+
+std::unique_ptr<Iterator> OptionsDataset::make_iterator(const IteratorContext& ctx) const {
+  return input_->make_iterator(ctx);
+}
+
+DatasetPtr make_repeat(DatasetPtr input, int64_t count) {
+  DINPUT_CHECK_ARG(input != nullptr, "repeat: no input dataset");
+  DINPUT_CHECK_ARG(count >= -1, "repeat: count must be >= -1 (-1 repeats forever), got ", count);
+  return std::make_shared<RepeatDataset>(std::move(input), count);
+}
+
+DatasetPtr make_enumerate(DatasetPtr input, int64_t start) {
+  DINPUT_CHECK_ARG(input != nullptr, "enumerate: no input dataset");
+  return std::make_shared<EnumerateDataset>(std::move(input), start);
+}
+
+DatasetPtr make_with_options(DatasetPtr input, const Options& options) {
+  DINPUT_CHECK_ARG(input != nullptr, "with_options: no input dataset");
+  int p = static_cast<int>(options.auto_shard_policy);
+  DINPUT_CHECK_ARG(p >= -1 && p <= 3, "with_options: invalid auto_shard_policy ", p);
+  return std::make_shared<OptionsDataset>(std::move(input), options);
+}
+
+}  // namespace dinput

@@ -1,0 +1,82 @@
+#include "data/row_reader.h"
+
+#include <vector>
+
+#include "core/tensor_ops.h"
+
+namespace dinput {
+
+int64_t leading_rows(const Element& element, const char* what) {
+  if (element.empty()) raise(Code::kInvalidArgument, what, ": elements have no components");
+  for (size_t c = 0; c < element.size(); ++c) {
+    if (element[c].rank() < 1)
+      raise(Code::kInvalidArgument, what,
+            ": Expected a dataset whose elements have rank >= 1 but found a dataset whose elements are "
+            "scalars. Fix the issue by adding the `batch` transformation to the dataset.");
+    if (element[c].dim(0) != element[0].dim(0))
+      raise(Code::kInvalidArgument, what, ": all components of an element must have the same leading size, but component 0 has ",
+            element[0].dim(0), " rows and component ", c, " has ", element[c].dim(0), " (element ",
+            describe(element), ")");
+  }
+  return element[0].dim(0);
+}
+
+void RowReader::load(Element&& batch) {
+  rows_ = leading_rows(batch, what_);
+  current_ = std::move(batch);
+  pos_ = 0;
+}
+
+bool RowReader::ensure_rows() {
+  while (pos_ >= rows_) {
+    if (done_) return false;
+    Element batch;
+    if (!input_->next(batch)) {
+      done_ = true;
+      return false;
+    }
+    load(std::move(batch));
+  }
+  return true;
+}
+
+bool RowReader::exhausted() { return !ensure_rows(); }
+
+bool RowReader::take(int64_t n, Element& out) {
+  if (!ensure_rows()) return false;
+  const int64_t avail = rows_ - pos_;
+  if (n <= avail) {  // the common case: no copy
+    out.resize(current_.size());
+    for (size_t c = 0; c < current_.size(); ++c) out[c] = current_[c].slice(pos_, pos_ + n);
+    pos_ += n;
+    return true;
+  }
+  std::vector<Element> parts;
+  int64_t got = 0;
+  while (got < n && ensure_rows()) {
+    int64_t k = std::min(n - got, rows_ - pos_);
+    Element part(current_.size());
+    for (size_t c = 0; c < current_.size(); ++c) part[c] = current_[c].slice(pos_, pos_ + k);
+    if (!parts.empty() && parts[0].size() != part.size())
+      raise(Code::kInvalidArgument, what_, ": input batches have different numbers of components");
+    parts.push_back(std::move(part));
+    pos_ += k;
+    got += k;
+  }
+  out.resize(parts[0].size());
+  std::vector<Tensor> column(parts.size());
+  for (size_t c = 0; c < out.size(); ++c) {
+    for (size_t p = 0; p < parts.size(); ++p) column[p] = std::move(parts[p][c]);
+    out[c] = concat(column);
+  }
+  return true;
+}
+
+bool RowReader::empty_piece(Element& out) {
+  if (!ensure_rows()) return false;
+  out.resize(current_.size());
+  for (size_t c = 0; c < current_.size(); ++c) out[c] = current_[c].slice(pos_, pos_);
+  return true;
+}
+
+}  // namespace dinput

@@ -1,0 +1,40 @@
+// Reads the rows of a stream of batches as one continuous stream, handing out groups of
+// rows as zero-copy slices when a group lies within one input batch (and a concatenation
+// when it spans several). unbatch, rebatch and the distributed balanced split use it.
+#pragma once
+
+#include <cstdint>
+
+#include "data/iterator.h"
+
+namespace dinput {
+
+class RowReader {
+ public:
+  // `what` names the consumer in error messages ("rebatch", "unbatch", ...).
+  RowReader(Iterator* input, const char* what) : input_(input), what_(what) {}
+
+  // Up to n rows (fewer only at the end of the input). Returns false when no row is left.
+  bool take(int64_t n, Element& out);
+  // An element with zero rows shaped like the current input batch; false if the input has
+  // no more data (so the shape of an empty piece is never guessed).
+  bool empty_piece(Element& out);
+  bool exhausted();
+
+ private:
+  bool ensure_rows();  // loads the next non-empty batch if the current one is used up
+  void load(Element&& batch);
+
+  Iterator* input_;
+  const char* what_;
+  Element current_;
+  int64_t rows_ = 0;
+  int64_t pos_ = 0;
+  bool done_ = false;
+};
+
+// The number of rows of a batched element: its components' common first dimension.
+// INVALID_ARGUMENT for scalars or components with different first dimensions.
+int64_t leading_rows(const Element& element, const char* what);
+
+}  // namespace dinput

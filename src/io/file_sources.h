@@ -1,0 +1,14 @@
+// Sources that read files. Each is a FileSource, so FILE auto-sharding can split its list.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "data/dataset.h"
+
+namespace dinput {
+
+// One bytes scalar per line; "\n" or "\r\n" ends a line, the last line needs none.
+DatasetPtr make_text_lines(std::vector<std::string> files);
+
+}  // namespace dinput

@@ -1,10 +1,5 @@
 // prefetch: a background thread keeps up to `buffer_size` elements ready.
-#include <condition_variable>
-#include <deque>
-#include <exception>
-#include <mutex>
-#include <thread>
-
+#include "data/background_producer.h"
 #include "data/nodes.h"
 
 namespace dinput {
@@ -14,68 +9,12 @@ namespace {
 class PrefetchIterator final : public Iterator {
  public:
   PrefetchIterator(std::unique_ptr<Iterator> input, size_t capacity)
-      : input_(std::move(input)), capacity_(capacity), thread_([this] { produce(); }) {}
-
-  ~PrefetchIterator() override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      cancelled_ = true;
-    }
-    space_.notify_all();
-    thread_.join();
-  }
-
-  bool next(Element& out) override {
-    std::unique_lock<std::mutex> lock(mu_);
-    ready_.wait(lock, [this] { return !queue_.empty() || finished_; });
-    if (queue_.empty()) {
-      if (error_) std::rethrow_exception(error_);
-      return false;
-    }
-    out = std::move(queue_.front());
-    queue_.pop_front();
-    lock.unlock();
-    space_.notify_one();
-    return true;
-  }
+      : input_(std::move(input)), producer_([this](Element& e) { return input_->next(e); }, capacity) {}
+  bool next(Element& out) override { return producer_.next(out); }
 
  private:
-  void produce() {
-    try {
-      for (;;) {
-        {
-          std::unique_lock<std::mutex> lock(mu_);
-          space_.wait(lock, [this] { return cancelled_ || queue_.size() < capacity_; });
-          if (cancelled_) break;
-        }
-        Element e;
-        if (!input_->next(e)) break;
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          queue_.push_back(std::move(e));
-        }
-        ready_.notify_one();
-      }
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(mu_);
-      error_ = std::current_exception();
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      finished_ = true;
-    }
-    ready_.notify_all();
-  }
-
   std::unique_ptr<Iterator> input_;
-  size_t capacity_;
-  std::mutex mu_;
-  std::condition_variable ready_, space_;
-  std::deque<Element> queue_;
-  bool finished_ = false;
-  bool cancelled_ = false;
-  std::exception_ptr error_;
-  std::thread thread_;  // last: it starts in the constructor and uses everything above
+  BackgroundProducer<Element> producer_;  // after input_: its thread reads input_
 };
 
 class PrefetchDataset final : public UnaryDataset {

@@ -1,0 +1,395 @@
+// Collectives, strategies, input options, distributed datasets and iterators, per-replica
+// values, run and reduce.
+#include "capi/callbacks.h"
+#include "capi/firewall.h"
+#include "capi/handles.h"
+#include "collective/in_process.h"
+#include "distribute/dist_dataset.h"
+#include "distribute/replica_ops.h"
+
+using namespace dinput;
+
+struct dinput_collective {
+  std::shared_ptr<Collective> collective;
+};
+struct dinput_strategy {
+  std::shared_ptr<const Strategy> strategy;
+};
+struct dinput_input_options {
+  InputOptions options;
+};
+struct dinput_dist_dataset {
+  DistributedDatasetPtr dataset;
+};
+struct dinput_dist_iterator {
+  std::unique_ptr<DistributedIterator> it;
+};
+struct dinput_input_context {
+  InputContext ctx;
+};
+struct dinput_value_context {
+  ReplicaContext ctx;
+};
+struct dinput_replica_context {
+  ReplicaContext ctx;
+};
+
+namespace {
+
+std::vector<std::string> device_names(const char* fn, const char* const* devices, size_t n) {
+  if (n > 0 && !devices) raise(Code::kInvalidArgument, fn, ": argument 'devices' is NULL");
+  std::vector<std::string> names;
+  for (size_t i = 0; i < n; ++i) {
+    if (!devices[i]) raise(Code::kInvalidArgument, fn, ": devices[", i, "] is NULL");
+    names.emplace_back(devices[i]);
+  }
+  return names;
+}
+
+std::vector<Element> to_elements(const dinput_per_replica& value) {
+  std::vector<Element> out;
+  out.reserve(value.replicas.size());
+  for (const auto& e : value.replicas) out.push_back(capi::to_element(e));
+  return out;
+}
+
+dinput_per_replica to_per_replica(std::vector<Element>&& values) {
+  dinput_per_replica pr;
+  pr.replicas.reserve(values.size());
+  for (auto& e : values) pr.replicas.push_back(capi::to_handle(std::move(e)));
+  return pr;
+}
+
+const InputOptions& options_or_default(const dinput_input_options_t* o) {
+  static const InputOptions kDefaults;
+  return o ? o->options : kDefaults;
+}
+
+}  // namespace
+
+extern "C" {
+
+// ---- collectives and strategies ----
+
+DINPUT_API dinput_status_t dinput_collective_new_in_process(dinput_collective_t** out, int num_workers,
+                                                            int64_t timeout_ms) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    *out = capi::new_handle<dinput_collective>(make_in_process_collective(num_workers, timeout_ms));
+  });
+}
+
+DINPUT_API void dinput_collective_free(dinput_collective_t* c) { capi::free_handle(c); }
+
+DINPUT_API int dinput_collective_num_workers(const dinput_collective_t* c) {
+  return c ? c->collective->num_workers() : 0;
+}
+
+DINPUT_API dinput_status_t dinput_strategy_new(dinput_strategy_t** out, const char* const* devices,
+                                               size_t num_devices) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    *out = capi::new_handle<dinput_strategy>(make_strategy(device_names(__func__, devices, num_devices), nullptr, 0));
+  });
+}
+
+DINPUT_API dinput_status_t dinput_strategy_new_multi_worker(dinput_strategy_t** out, dinput_collective_t* collective,
+                                                            int worker_index, const char* const* devices,
+                                                            size_t num_devices) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(collective);
+    *out = capi::new_handle<dinput_strategy>(
+        make_strategy(device_names(__func__, devices, num_devices), collective->collective, worker_index));
+  });
+}
+
+DINPUT_API dinput_status_t dinput_strategy_new_multi_worker_cpu(dinput_strategy_t** out,
+                                                                dinput_collective_t* collective, int worker_index,
+                                                                int num_replicas_in_sync) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(collective);
+    const int W = collective->collective->num_workers();
+    DINPUT_CHECK_ARG(num_replicas_in_sync >= 1, "num_replicas_in_sync must be >= 1, got ", num_replicas_in_sync);
+    if (num_replicas_in_sync % W != 0)
+      raise(Code::kInvalidArgument, "tf.distribute expects every worker to have the same number of replicas: ",
+            num_replicas_in_sync, " replicas cannot be split evenly over ", W, " workers");
+    std::vector<std::string> names;
+    for (int r = 0; r < num_replicas_in_sync / W; ++r) names.push_back("CPU:" + std::to_string(r));
+    *out = capi::new_handle<dinput_strategy>(make_strategy(names, collective->collective, worker_index));
+  });
+}
+
+DINPUT_API void dinput_strategy_free(dinput_strategy_t* s) { capi::free_handle(s); }
+DINPUT_API int dinput_strategy_num_replicas_in_sync(const dinput_strategy_t* s) {
+  return s ? s->strategy->num_replicas_in_sync() : 0;
+}
+DINPUT_API int dinput_strategy_num_local_replicas(const dinput_strategy_t* s) {
+  return s ? s->strategy->num_local_replicas() : 0;
+}
+DINPUT_API int dinput_strategy_num_workers(const dinput_strategy_t* s) { return s ? s->strategy->num_workers() : 0; }
+DINPUT_API int dinput_strategy_worker_index(const dinput_strategy_t* s) { return s ? s->strategy->worker_index() : 0; }
+DINPUT_API const char* dinput_strategy_device(const dinput_strategy_t* s, int i) {
+  if (!s || i < 0 || i >= s->strategy->num_local_replicas()) return nullptr;
+  return s->strategy->device_names()[static_cast<size_t>(i)].c_str();
+}
+
+// ---- input options ----
+
+DINPUT_API dinput_status_t dinput_input_options_new(dinput_input_options_t** out) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    *out = capi::new_handle<dinput_input_options>();
+  });
+}
+DINPUT_API void dinput_input_options_free(dinput_input_options_t* o) { capi::free_handle(o); }
+DINPUT_API dinput_status_t dinput_input_options_set_fetch_to_device(dinput_input_options_t* o, int enable) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE(o);
+    o->options.fetch_to_device = enable != 0;
+  });
+}
+DINPUT_API dinput_status_t dinput_input_options_set_replication_mode(dinput_input_options_t* o,
+                                                                     dinput_replication_mode_t mode) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE(o);
+    DINPUT_CHECK_ARG(mode == DINPUT_REPLICATION_PER_WORKER || mode == DINPUT_REPLICATION_PER_REPLICA,
+                     "dinput_input_options_set_replication_mode: invalid mode ", static_cast<int>(mode));
+    o->options.replication_mode = static_cast<ReplicationMode>(mode);
+  });
+}
+DINPUT_API dinput_status_t dinput_input_options_set_place_dataset_on_device(dinput_input_options_t* o, int enable) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE(o);
+    o->options.place_dataset_on_device = enable != 0;
+  });
+}
+DINPUT_API dinput_status_t dinput_input_options_set_per_replica_buffer_size(dinput_input_options_t* o, int64_t size) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE(o);
+    DINPUT_CHECK_ARG(size >= 0, "dinput_input_options_set_per_replica_buffer_size: size must be >= 0, got ", size);
+    o->options.per_replica_buffer_size = size;
+  });
+}
+
+// ---- distributed datasets ----
+
+DINPUT_API dinput_status_t dinput_strategy_distribute_dataset(dinput_dist_dataset_t** out,
+                                                              const dinput_strategy_t* strategy,
+                                                              const dinput_dataset_t* dataset,
+                                                              const dinput_input_options_t* options) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(strategy);
+    DINPUT_REQUIRE(dataset);
+    *out = capi::new_handle<dinput_dist_dataset>(
+        distribute_dataset(strategy->strategy, dataset->ds, options_or_default(options)));
+  });
+}
+
+DINPUT_API dinput_status_t dinput_strategy_distribute_datasets_from_function(
+    dinput_dist_dataset_t** out, const dinput_strategy_t* strategy, dinput_dataset_fn fn, void* user_data,
+    dinput_free_fn free_user_data, const dinput_input_options_t* options) {
+  // dataset_fn is only called during this call, so user_data is released before it returns.
+  capi::UserData owned(user_data, free_user_data);
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(strategy);
+    DINPUT_REQUIRE(fn);
+    DatasetFn call = [&](const InputContext& ctx) {
+      dinput_input_context handle{ctx};
+      dinput_dataset_t* produced = nullptr;
+      capi::clear_last_error();
+      dinput_status_t st = fn(&produced, &handle, owned.get());
+      std::unique_ptr<dinput_dataset> taken(produced);
+      capi::check_callback(st, "dataset_fn");
+      if (!taken) raise(Code::kInvalidArgument, "dataset_fn returned DINPUT_OK without a dataset");
+      return taken->ds;
+    };
+    *out = capi::new_handle<dinput_dist_dataset>(
+        distribute_datasets_from_function(strategy->strategy, call, options_or_default(options)));
+  });
+}
+
+DINPUT_API int dinput_input_context_num_input_pipelines(const dinput_input_context_t* c) {
+  return c ? c->ctx.num_input_pipelines : 0;
+}
+DINPUT_API int dinput_input_context_input_pipeline_id(const dinput_input_context_t* c) {
+  return c ? c->ctx.input_pipeline_id : 0;
+}
+DINPUT_API int dinput_input_context_num_replicas_in_sync(const dinput_input_context_t* c) {
+  return c ? c->ctx.num_replicas_in_sync : 0;
+}
+DINPUT_API dinput_status_t dinput_input_context_get_per_replica_batch_size(int64_t* out,
+                                                                           const dinput_input_context_t* c,
+                                                                           int64_t global_batch_size) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE(out);
+    *out = 0;
+    DINPUT_REQUIRE(c);
+    *out = c->ctx.per_replica_batch_size(global_batch_size);
+  });
+}
+
+DINPUT_API void dinput_dist_dataset_free(dinput_dist_dataset_t* d) { capi::free_handle(d); }
+
+DINPUT_API dinput_status_t dinput_dist_dataset_element_spec(dinput_spec_t** out, const dinput_dist_dataset_t* d) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(d);
+    *out = capi::new_handle<dinput_spec>(d->dataset->element_spec());
+  });
+}
+
+DINPUT_API dinput_status_t dinput_dist_dataset_iterator(dinput_dist_iterator_t** out, const dinput_dist_dataset_t* d) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(d);
+    *out = capi::new_handle<dinput_dist_iterator>(std::make_unique<DistributedIterator>(d->dataset));
+  });
+}
+
+DINPUT_API void dinput_dist_iterator_free(dinput_dist_iterator_t* it) { capi::free_handle(it); }
+
+DINPUT_API dinput_status_t dinput_dist_iterator_get_next(dinput_per_replica_t** out, dinput_dist_iterator_t* it) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(it);
+    std::vector<Element> step;
+    if (!it->it->next(step)) raise(Code::kOutOfRange, "End of sequence");
+    *out = capi::new_handle<dinput_per_replica>(to_per_replica(std::move(step)));
+  });
+}
+
+DINPUT_API dinput_status_t dinput_dist_iterator_get_next_as_optional(dinput_optional_t** out,
+                                                                     dinput_dist_iterator_t* it) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(it);
+    std::vector<Element> step;
+    dinput_optional opt;
+    if (it->it->next(step)) opt.per_replica = to_per_replica(std::move(step));
+    *out = capi::new_handle<dinput_optional>(std::move(opt));
+  });
+}
+
+DINPUT_API dinput_status_t dinput_dist_iterator_element_spec(dinput_spec_t** out, const dinput_dist_iterator_t* it) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(it);
+    *out = capi::new_handle<dinput_spec>(it->it->dataset().element_spec());
+  });
+}
+
+DINPUT_API dinput_status_t dinput_optional_get_per_replica(dinput_per_replica_t** out,
+                                                           const dinput_optional_t* optional) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(optional);
+    if (optional->element)
+      raise(Code::kInvalidArgument, "dinput_optional_get_per_replica: the optional holds an element; use dinput_optional_get_value");
+    if (!optional->per_replica)
+      raise(Code::kInvalidArgument, "dinput_optional_get_per_replica: the optional is empty (no value)");
+    *out = capi::new_handle<dinput_per_replica>(*optional->per_replica);
+  });
+}
+
+// ---- per-replica values ----
+
+DINPUT_API void dinput_per_replica_free(dinput_per_replica_t* v) { capi::free_handle(v); }
+DINPUT_API size_t dinput_per_replica_size(const dinput_per_replica_t* v) { return v ? v->replicas.size() : 0; }
+DINPUT_API const dinput_element_t* dinput_per_replica_get(const dinput_per_replica_t* v, size_t i) {
+  return v && i < v->replicas.size() ? &v->replicas[i] : nullptr;
+}
+
+DINPUT_API dinput_status_t dinput_per_replica_new(dinput_per_replica_t** out, const dinput_element_t* const* elements,
+                                                  size_t count) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    if (count > 0) DINPUT_REQUIRE(elements);
+    dinput_per_replica pr;
+    for (size_t i = 0; i < count; ++i) {
+      if (!elements[i]) raise(Code::kInvalidArgument, "dinput_per_replica_new: elements[", i, "] is NULL");
+      pr.replicas.push_back(*elements[i]);
+    }
+    *out = capi::new_handle<dinput_per_replica>(std::move(pr));
+  });
+}
+
+DINPUT_API dinput_status_t dinput_strategy_distribute_values_from_function(dinput_per_replica_t** out,
+                                                                           const dinput_strategy_t* strategy,
+                                                                           dinput_value_fn fn, void* user_data) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(strategy);
+    DINPUT_REQUIRE(fn);
+    auto values = distribute_values(*strategy->strategy, [&](const ReplicaContext& ctx) {
+      dinput_value_context handle{ctx};
+      dinput_element_t* produced = nullptr;
+      capi::clear_last_error();
+      dinput_status_t st = fn(&produced, &handle, user_data);
+      if (st != DINPUT_OK) dinput_element_free(produced);
+      capi::check_callback(st, "value_fn");
+      return capi::take_element(produced, "value_fn");
+    });
+    *out = capi::new_handle<dinput_per_replica>(to_per_replica(std::move(values)));
+  });
+}
+
+DINPUT_API int dinput_value_context_replica_id_in_sync_group(const dinput_value_context_t* c) {
+  return c ? c->ctx.replica_id_in_sync_group : 0;
+}
+DINPUT_API int dinput_value_context_num_replicas_in_sync(const dinput_value_context_t* c) {
+  return c ? c->ctx.num_replicas_in_sync : 0;
+}
+
+DINPUT_API dinput_status_t dinput_strategy_run(dinput_per_replica_t** out, const dinput_strategy_t* strategy,
+                                               dinput_replica_fn fn, const dinput_per_replica_t* args,
+                                               void* user_data) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(strategy);
+    DINPUT_REQUIRE(fn);
+    std::vector<Element> arg_values;
+    if (args) arg_values = to_elements(*args);
+    auto results = run_on_replicas(
+        *strategy->strategy,
+        [&](const ReplicaContext& ctx, const Element* replica_args) {
+          dinput_replica_context handle{ctx};
+          dinput_element arg_handle;
+          if (replica_args) arg_handle = capi::to_handle(Element(*replica_args));
+          dinput_element_t* produced = nullptr;
+          capi::clear_last_error();
+          dinput_status_t st = fn(&produced, &handle, replica_args ? &arg_handle : nullptr, user_data);
+          if (st != DINPUT_OK) dinput_element_free(produced);
+          capi::check_callback(st, "the replica function");
+          return capi::take_element(produced, "the replica function");
+        },
+        args ? &arg_values : nullptr);
+    *out = capi::new_handle<dinput_per_replica>(to_per_replica(std::move(results)));
+  });
+}
+
+DINPUT_API int dinput_replica_context_replica_id_in_sync_group(const dinput_replica_context_t* c) {
+  return c ? c->ctx.replica_id_in_sync_group : 0;
+}
+DINPUT_API int dinput_replica_context_num_replicas_in_sync(const dinput_replica_context_t* c) {
+  return c ? c->ctx.num_replicas_in_sync : 0;
+}
+DINPUT_API const char* dinput_replica_context_device(const dinput_replica_context_t* c) {
+  return c && c->ctx.device ? c->ctx.device->c_str() : nullptr;
+}
+
+DINPUT_API dinput_status_t dinput_strategy_reduce(dinput_element_t** out, const dinput_strategy_t* strategy,
+                                                  dinput_reduce_op_t op, const dinput_per_replica_t* value, int axis) {
+  return capi::guard([&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(strategy);
+    DINPUT_REQUIRE(value);
+    Element result = reduce(*strategy->strategy, static_cast<ReduceOp>(op), to_elements(*value), axis);
+    *out = capi::new_handle<dinput_element>(capi::to_handle(std::move(result)));
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,44 @@
+// How the workers of a multi-worker strategy exchange the small values that keep them in
+// step: the per-step "who still has data" count of the distributed iterator, reduce
+// results, and error messages. Backends implement one primitive, all_gather; the rest is
+// built on it (the payloads are a few bytes, so gathering is as cheap as reducing).
+//
+// Operations are matched across workers by (channel, sequence number): the k-th operation a
+// worker makes on a channel meets the k-th operation of every other worker on that channel.
+// Channel 0 belongs to the strategy (reduce); each distributed iterator opens its own channel
+// so that iterators of different epochs cannot cross their steps.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace dinput {
+
+class Collective {
+ public:
+  virtual ~Collective() = default;
+  virtual int num_workers() const = 0;
+  // Every worker's payload, in worker order. DEADLINE_EXCEEDED when a worker does not arrive
+  // within the backend's timeout.
+  virtual std::vector<std::string> all_gather(int worker, uint64_t channel, std::string payload) = 0;
+
+  std::vector<int64_t> all_reduce_sum(int worker, uint64_t channel, const std::vector<int64_t>& values);
+  std::vector<double> all_reduce_sum(int worker, uint64_t channel, const std::vector<double>& values);
+  void barrier(int worker, uint64_t channel);
+
+  // The k-th call by a worker returns the same channel id on every worker.
+  uint64_t open_channel(int worker);
+
+  // A worker index may be held by one strategy at a time; claim returns false if taken.
+  bool claim_worker(int worker);
+  void release_worker(int worker);
+
+ private:
+  std::mutex mu_;
+  std::vector<uint64_t> channels_opened_;
+  std::vector<bool> claimed_;
+};
+
+}  // namespace dinput

@@ -1,0 +1,44 @@
+#include "collective/in_process.h"
+
+#include "core/status.h"
+
+namespace dinput {
+
+InProcessCollective::InProcessCollective(int num_workers, std::chrono::milliseconds timeout)
+    : num_workers_(num_workers), timeout_(timeout) {}
+
+std::vector<std::string> InProcessCollective::all_gather(int worker, uint64_t channel, std::string payload) {
+  if (worker < 0 || worker >= num_workers_)
+    raise(Code::kInvalidArgument, "collective: worker index ", worker, " is outside [0, ", num_workers_, ")");
+  std::unique_lock<std::mutex> lock(mu_);
+  uint64_t seq = next_seq_[{channel, worker}]++;
+  auto key = std::make_pair(channel, seq);
+  Round& round = rounds_[key];
+  if (round.payloads.empty()) {
+    round.payloads.resize(static_cast<size_t>(num_workers_));
+    round.arrived.resize(static_cast<size_t>(num_workers_), false);
+  }
+  round.payloads[static_cast<size_t>(worker)] = std::move(payload);
+  round.arrived[static_cast<size_t>(worker)] = true;
+  if (++round.count == num_workers_) cv_.notify_all();
+  bool complete = cv_.wait_for(lock, timeout_, [&] { return round.count == num_workers_; });
+  if (!complete) {
+    std::string missing;
+    for (int w = 0; w < num_workers_; ++w)
+      if (!round.arrived[static_cast<size_t>(w)]) missing += (missing.empty() ? "" : ", ") + std::to_string(w);
+    raise(Code::kDeadlineExceeded, "collective: worker ", worker, " waited ", timeout_.count(),
+          " ms for worker(s) ", missing, " (channel ", channel, ", step ", seq,
+          "); a worker stopped iterating or never started");
+  }
+  std::vector<std::string> result = round.payloads;
+  if (++round.departed == num_workers_) rounds_.erase(key);
+  return result;
+}
+
+std::shared_ptr<Collective> make_in_process_collective(int num_workers, int64_t timeout_ms) {
+  DINPUT_CHECK_ARG(num_workers >= 1, "collective: num_workers must be >= 1, got ", num_workers);
+  DINPUT_CHECK_ARG(timeout_ms >= 0, "collective: timeout_ms must be >= 0, got ", timeout_ms);
+  return std::make_shared<InProcessCollective>(num_workers, std::chrono::milliseconds(timeout_ms == 0 ? 60000 : timeout_ms));
+}
+
+}  // namespace dinput

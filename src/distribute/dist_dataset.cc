@@ -1,0 +1,247 @@
+#include "distribute/dist_dataset.h"
+
+#include <cstring>
+
+#include "core/tensor_ops.h"
+#include "data/background_producer.h"
+#include "data/datasets.h"
+#include "distribute/auto_shard.h"
+#include "distribute/graph.h"
+#include "distribute/split.h"
+
+namespace dinput {
+
+int64_t InputContext::per_replica_batch_size(int64_t global_batch_size) const {
+  DINPUT_CHECK_ARG(global_batch_size >= 0, "global_batch_size must be >= 0, got ", global_batch_size);
+  if (global_batch_size % num_replicas_in_sync != 0)
+    raise(Code::kInvalidArgument, "The `global_batch_size` ", global_batch_size,
+          " is not divisible by `num_replicas_in_sync` ", num_replicas_in_sync);
+  return global_batch_size / num_replicas_in_sync;
+}
+
+namespace {
+
+// Until the GPU layer lands, values can only be delivered to host memory.
+void check_devices(const Strategy& strategy, const InputOptions& options) {
+  if (!options.fetch_to_device && !options.place_dataset_on_device) return;
+  for (const auto& d : strategy.devices())
+    if (d.type == DeviceType::kGPU)
+      raise(Code::kFailedPrecondition, "device ", d.name(),
+            ": this build of dinput has no CUDA support, so values cannot be fetched to a GPU (set fetch_to_device "
+            "to false to keep them in host memory)");
+}
+
+// The spec of one replica's piece: the batch dimension becomes unknown wherever pieces can
+// differ in size (partial batches, several workers).
+ElementSpec piece_spec(const ElementSpec& spec, int num_workers, int64_t num_replicas) {
+  if (num_replicas == 1) return spec;
+  ElementSpec out = spec;
+  for (auto& s : out) {
+    if (s.shape.rank() == 0) continue;
+    int64_t b = s.shape[0];
+    s.shape[0] = (num_workers == 1 && b >= 0 && b % num_replicas == 0) ? b / num_replicas : kUnknownDim;
+  }
+  return out;
+}
+
+void check_batched(const ElementSpec& spec) {
+  for (const auto& s : spec)
+    if (s.shape.rank() == 0)
+      raise(Code::kInvalidArgument,
+            "Expected a dataset whose elements have rank >= 1 but found a dataset whose elements are scalars. Fix the "
+            "issue by adding the `batch` transformation to the dataset.");
+}
+
+}  // namespace
+
+DistributedDatasetPtr distribute_dataset(std::shared_ptr<const Strategy> strategy, const DatasetPtr& dataset,
+                                         const InputOptions& options) {
+  DINPUT_CHECK_ARG(dataset != nullptr, "distribute_dataset: no dataset given");
+  validate(options, InputApi::kDistributeDataset);
+  check_devices(*strategy, options);
+  const int W = strategy->num_workers(), w = strategy->worker_index(), R = strategy->num_local_replicas();
+  const int64_t N = strategy->num_replicas_in_sync();
+  if (N > 1) check_batched(dataset->element_spec());
+
+  ShardPlan shard = auto_shard(dataset, W, w);
+  DistributedDataset::Plan plan;
+  plan.deferred = shard.deferred;
+  plan.piece_spec = piece_spec(shard.dataset->element_spec(), W, N);
+  const int64_t G = detect_global_batch_size(shard.dataset);
+  if (N == 1) {
+    plan.split = DistributedDataset::Split::kNone;
+  } else if (shard.applied == AutoShardPolicy::kData || G < 0) {
+    plan.split = DistributedDataset::Split::kEven;
+    plan.even_pieces = N;
+    if (shard.applied == AutoShardPolicy::kData) {
+      for (int r = 0; r < R; ++r) plan.even_keep.push_back(w + static_cast<int64_t>(r) * W);
+    } else {
+      for (int64_t i = 0; i < N; ++i) plan.even_keep.push_back(i);
+    }
+  } else {
+    plan.split = DistributedDataset::Split::kBalanced;
+    plan.balanced_sizes = balanced_sizes(G, W, R, w);
+  }
+  // R elements are prefetched before splitting so that every replica's next piece is ready.
+  plan.pipelines.push_back(make_prefetch(shard.dataset, R));
+  return std::make_shared<const DistributedDataset>(std::move(strategy), options, std::move(plan));
+}
+
+DistributedDatasetPtr distribute_datasets_from_function(std::shared_ptr<const Strategy> strategy,
+                                                        const DatasetFn& dataset_fn, const InputOptions& options) {
+  validate(options, InputApi::kFromFunction);
+  check_devices(*strategy, options);
+  const int W = strategy->num_workers(), R = strategy->num_local_replicas();
+  const int N = strategy->num_replicas_in_sync();
+  DistributedDataset::Plan plan;
+  auto call = [&](const InputContext& ctx) {
+    DatasetPtr ds = dataset_fn(ctx);
+    if (!ds) raise(Code::kInvalidArgument, "dataset_fn returned no dataset for input pipeline ", ctx.input_pipeline_id);
+    plan.pipelines.push_back(std::move(ds));
+  };
+  if (options.replication_mode == ReplicationMode::kPerWorker) {
+    call(InputContext{W, strategy->worker_index(), N});
+  } else {
+    for (int r = 0; r < R; ++r) call(InputContext{N, strategy->replica_id(r), N});
+  }
+  ElementSpec spec = plan.pipelines[0]->element_spec();
+  for (size_t i = 1; i < plan.pipelines.size(); ++i) {
+    const ElementSpec& other = plan.pipelines[i]->element_spec();
+    if (other.size() != spec.size())
+      raise(Code::kInvalidArgument, "dataset_fn returned datasets with different element specs: ", to_string(spec),
+            " and ", to_string(other));
+    spec = merge_specs(spec, other);
+  }
+  if (N > 1)
+    for (auto& s : spec)
+      if (s.shape.rank() > 0) s.shape[0] = kUnknownDim;
+  plan.piece_spec = spec;
+  plan.split = DistributedDataset::Split::kNone;
+  return std::make_shared<const DistributedDataset>(std::move(strategy), options, std::move(plan));
+}
+
+// ---- iterator ----
+
+struct DistributedIterator::Buffer {
+  explicit Buffer(DistributedIterator* it, size_t capacity)
+      : producer([it](LocalStep& step) { return it->produce_step(step); }, capacity) {}
+  BackgroundProducer<LocalStep> producer;
+};
+
+DistributedIterator::DistributedIterator(DistributedDatasetPtr dataset) : dataset_(std::move(dataset)) {
+  const Strategy& s = dataset_->strategy();
+  if (s.collective()) channel_ = s.collective()->open_channel(s.worker_index());
+  int64_t depth = dataset_->options().per_replica_buffer_size;
+  if (depth > 0) buffer_ = std::make_unique<Buffer>(this, static_cast<size_t>(depth));
+}
+
+DistributedIterator::~DistributedIterator() { release(); }
+
+void DistributedIterator::release() {
+  buffer_.reset();  // first: its thread reads the sources
+  sources_.clear();
+}
+
+void DistributedIterator::open_sources() {
+  const auto& plan = dataset_->plan();
+  if (plan.deferred) throw *plan.deferred;
+  for (const auto& pipeline : plan.pipelines) {
+    std::unique_ptr<Iterator> it = pipeline->make_iterator(IteratorContext{});
+    switch (plan.split) {
+      case DistributedDataset::Split::kNone: break;
+      case DistributedDataset::Split::kEven: it = make_even_split(std::move(it), plan.even_pieces, plan.even_keep); break;
+      case DistributedDataset::Split::kBalanced: it = make_balanced_split(std::move(it), plan.balanced_sizes); break;
+    }
+    sources_.push_back(std::move(it));
+  }
+  source_done_.assign(sources_.size(), false);
+  sources_open_ = true;
+}
+
+bool DistributedIterator::produce_step(LocalStep& step) {
+  if (!sources_open_) open_sources();
+  const int R = dataset_->strategy().num_local_replicas();
+  step.pieces.assign(static_cast<size_t>(R), Element());
+  step.count = 0;
+  for (int r = 0; r < R; ++r) {
+    // PER_WORKER: the replicas take consecutive pieces of the worker's one source.
+    size_t src = sources_.size() == 1 ? 0 : static_cast<size_t>(r);
+    if (source_done_[src]) continue;
+    if (sources_[src]->next(step.pieces[static_cast<size_t>(r)])) ++step.count;
+    else source_done_[src] = true;
+  }
+  return step.count > 0;
+}
+
+bool DistributedIterator::fetch_step(LocalStep& step) {
+  return buffer_ ? buffer_->producer.next(step) : produce_step(step);
+}
+
+int64_t DistributedIterator::agree(int64_t local_count, const std::optional<Error>& local_error) {
+  const Strategy& s = dataset_->strategy();
+  Collective* collective = s.collective();
+  if (!collective) {
+    if (local_error) throw *local_error;
+    return local_count;
+  }
+  // Payload: count (8 bytes), status code (4 bytes), message.
+  std::string payload(12, '\0');
+  int32_t code = local_error ? static_cast<int32_t>(local_error->code()) : 0;
+  std::memcpy(&payload[0], &local_count, 8);
+  std::memcpy(&payload[8], &code, 4);
+  if (local_error) payload += local_error->what();
+  std::vector<std::string> all = collective->all_gather(s.worker_index(), channel_, std::move(payload));
+  int64_t total = 0;
+  for (const auto& p : all) {
+    if (p.size() < 12) raise(Code::kInternal, "malformed step report from a worker");
+    int64_t count;
+    int32_t c;
+    std::memcpy(&count, p.data(), 8);
+    std::memcpy(&c, p.data() + 8, 4);
+    // Every worker raises the same error: that of the lowest-numbered failing worker.
+    if (c != 0) throw Error(static_cast<Code>(c), p.substr(12));
+    total += count;
+  }
+  return total;
+}
+
+bool DistributedIterator::next(std::vector<Element>& out) {
+  if (error_) throw *error_;
+  if (ended_) return false;
+  LocalStep step;
+  std::optional<Error> local_error;
+  try {
+    if (!fetch_step(step)) step.count = 0;
+  } catch (const Error& e) {
+    local_error = e;
+  } catch (const std::bad_alloc&) {
+    local_error = Error(Code::kResourceExhausted, "out of memory while producing input");
+  } catch (const std::exception& e) {
+    local_error = Error(Code::kInternal, str_cat("internal error while producing input: ", e.what()));
+  }
+  int64_t total = 0;
+  try {
+    total = agree(step.count, local_error);
+  } catch (const Error& e) {
+    error_ = e;
+    release();  // the other pipelines stop
+    throw;
+  }
+  if (total == 0) {
+    ended_ = true;
+    release();
+    return false;
+  }
+  const ElementSpec& spec = dataset_->element_spec();
+  const size_t R = static_cast<size_t>(dataset_->strategy().num_local_replicas());
+  step.pieces.resize(R);
+  for (auto& piece : step.pieces) {
+    if (!piece.empty()) continue;
+    // A replica without data this step gets a dummy batch with zero rows.
+    for (const auto& s : spec) piece.push_back(empty_rows(s.dtype, s.shape));
+  }
+  out = std::move(step.pieces);
+  return true;
+}
+
+}  // namespace dinput

@@ -1,0 +1,104 @@
+// Distributed datasets and their iterators (SPEC.md §3, §4, §6).
+//
+// A distributed dataset is one worker's plan: its input pipeline(s) after auto-sharding,
+// how their elements become per-replica pieces, and the spec of a piece. Its iterator builds
+// "local steps" (one piece or nothing per local replica) — ahead of the consumer on a
+// background thread when per_replica_buffer_size > 0 — and at every get_next agrees with
+// the other workers, through the collective, whether any replica anywhere still has data.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "core/status.h"
+#include "data/dataset.h"
+#include "distribute/input_options.h"
+#include "distribute/strategy.h"
+
+namespace dinput {
+
+struct InputContext {
+  int num_input_pipelines;
+  int input_pipeline_id;
+  int num_replicas_in_sync;
+  int64_t per_replica_batch_size(int64_t global_batch_size) const;
+};
+
+class DistributedDataset : public std::enable_shared_from_this<DistributedDataset> {
+ public:
+  enum class Split { kNone, kEven, kBalanced };
+
+  struct Plan {
+    std::vector<DatasetPtr> pipelines;   // one (PER_WORKER) or one per local replica
+    Split split = Split::kNone;
+    int64_t even_pieces = 0;             // kEven: pieces per input batch
+    std::vector<int64_t> even_keep;      // kEven: which of them this worker keeps
+    std::vector<int64_t> balanced_sizes; // kBalanced
+    ElementSpec piece_spec;
+    std::optional<Error> deferred;       // raised by the first get_next
+  };
+
+  DistributedDataset(std::shared_ptr<const Strategy> strategy, InputOptions options, Plan plan)
+      : strategy_(std::move(strategy)), options_(options), plan_(std::move(plan)) {}
+
+  const Strategy& strategy() const { return *strategy_; }
+  const InputOptions& options() const { return options_; }
+  const Plan& plan() const { return plan_; }
+  const ElementSpec& element_spec() const { return plan_.piece_spec; }
+
+ private:
+  std::shared_ptr<const Strategy> strategy_;
+  InputOptions options_;
+  Plan plan_;
+};
+
+using DistributedDatasetPtr = std::shared_ptr<const DistributedDataset>;
+
+// experimental_distribute_dataset.
+DistributedDatasetPtr distribute_dataset(std::shared_ptr<const Strategy> strategy, const DatasetPtr& dataset,
+                                         const InputOptions& options);
+
+// distribute_datasets_from_function: dataset_fn is called here, once per input pipeline.
+using DatasetFn = std::function<DatasetPtr(const InputContext&)>;
+DistributedDatasetPtr distribute_datasets_from_function(std::shared_ptr<const Strategy> strategy,
+                                                        const DatasetFn& dataset_fn, const InputOptions& options);
+
+class DistributedIterator {
+ public:
+  explicit DistributedIterator(DistributedDatasetPtr dataset);
+  ~DistributedIterator();
+  DistributedIterator(const DistributedIterator&) = delete;
+  DistributedIterator& operator=(const DistributedIterator&) = delete;
+
+  // One element per local replica; false once no replica on any worker has data. Ended and
+  // failed states are sticky, as for dataset iterators.
+  bool next(std::vector<Element>& out);
+  const DistributedDataset& dataset() const { return *dataset_; }
+
+ private:
+  struct LocalStep {
+    std::vector<Element> pieces;  // an empty Element: this replica has no data
+    int64_t count = 0;            // replicas with data
+  };
+  bool produce_step(LocalStep& step);
+  bool fetch_step(LocalStep& step);
+  void open_sources();
+  // The number of replicas with data over all workers; raises the error of the first
+  // failing worker on every worker.
+  int64_t agree(int64_t local_count, const std::optional<Error>& local_error);
+  void release();
+
+  DistributedDatasetPtr dataset_;
+  uint64_t channel_ = 0;
+  std::vector<std::unique_ptr<Iterator>> sources_;  // one per pipeline, after splitting
+  bool sources_open_ = false;
+  std::vector<bool> source_done_;
+  struct Buffer;
+  std::unique_ptr<Buffer> buffer_;  // after sources_: its thread reads them
+  bool ended_ = false;
+  std::optional<Error> error_;
+};
+
+}  // namespace dinput

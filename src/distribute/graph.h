@@ -1,0 +1,23 @@
+// Walking and rewriting dataset graphs. Rewrites rebuild only the nodes on the path to a
+// change, so the untouched parts of a graph (and their shuffle epoch counters) are shared.
+#pragma once
+
+#include <functional>
+
+#include "data/dataset.h"
+
+namespace dinput {
+
+// Calls visit on every node, inputs before the node that reads them.
+void for_each_node(const DatasetPtr& root, const std::function<void(const Dataset&)>& visit);
+
+// Replaces each node by replace(node-with-rewritten-inputs); replace returns its argument
+// to keep a node.
+DatasetPtr rewrite_graph(const DatasetPtr& root, const std::function<DatasetPtr(const DatasetPtr&)>& replace);
+
+// The global batch size: the batch_size of the last batch() on the way from the output to
+// the sources, walking only through nodes that keep whole batches (prefetch, take, skip,
+// repeat, shuffle, with_options). -1 when unknown.
+int64_t detect_global_batch_size(const DatasetPtr& root);
+
+}  // namespace dinput

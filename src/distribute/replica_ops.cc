@@ -1,0 +1,176 @@
+#include "distribute/replica_ops.h"
+
+#include <cmath>
+#include <exception>
+#include <thread>
+
+#include "core/half.h"
+#include "core/status.h"
+
+namespace dinput {
+
+std::vector<Element> distribute_values(const Strategy& strategy, const std::function<Element(const ReplicaContext&)>& fn) {
+  std::vector<Element> out;
+  for (int r = 0; r < strategy.num_local_replicas(); ++r)
+    out.push_back(fn(ReplicaContext{strategy.replica_id(r), strategy.num_replicas_in_sync(),
+                                    &strategy.device_names()[static_cast<size_t>(r)]}));
+  return out;
+}
+
+std::vector<Element> run_on_replicas(const Strategy& strategy,
+                                     const std::function<Element(const ReplicaContext&, const Element* args)>& fn,
+                                     const std::vector<Element>* args) {
+  const size_t R = static_cast<size_t>(strategy.num_local_replicas());
+  if (args && args->size() != R)
+    raise(Code::kInvalidArgument, "run: the arguments have ", args->size(), " replica value(s) but the strategy has ",
+          R, " local replica(s)");
+  std::vector<Element> results(R);
+  std::vector<std::exception_ptr> errors(R);
+  auto call = [&](size_t r) {
+    try {
+      ReplicaContext ctx{strategy.replica_id(static_cast<int>(r)), strategy.num_replicas_in_sync(),
+                         &strategy.device_names()[r]};
+      results[r] = fn(ctx, args ? &(*args)[r] : nullptr);
+    } catch (...) {
+      errors[r] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t r = 1; r < R; ++r) threads.emplace_back(call, r);
+  call(0);  // replica 0 on the caller's thread
+  for (auto& t : threads) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return results;
+}
+
+namespace {
+
+bool is_integral(DType d) {
+  switch (d) {
+    case DType::kBool: case DType::kInt8: case DType::kInt16: case DType::kInt32: case DType::kInt64:
+    case DType::kUInt8: case DType::kUInt16: case DType::kUInt32: case DType::kUInt64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+int64_t read_int(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::kBool: return t.data_as<uint8_t>()[i] != 0;
+    case DType::kInt8: return t.data_as<int8_t>()[i];
+    case DType::kInt16: return t.data_as<int16_t>()[i];
+    case DType::kInt32: return t.data_as<int32_t>()[i];
+    case DType::kInt64: return t.data_as<int64_t>()[i];
+    case DType::kUInt8: return t.data_as<uint8_t>()[i];
+    case DType::kUInt16: return t.data_as<uint16_t>()[i];
+    case DType::kUInt32: return t.data_as<uint32_t>()[i];
+    case DType::kUInt64: return static_cast<int64_t>(t.data_as<uint64_t>()[i]);
+    default: raise(Code::kInternal, "read_int on ", t.describe());
+  }
+}
+
+double read_double(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::kFloat16: return half_to_float(t.data_as<uint16_t>()[i]);
+    case DType::kBFloat16: return bfloat16_to_float(t.data_as<uint16_t>()[i]);
+    case DType::kFloat32: return t.data_as<float>()[i];
+    case DType::kFloat64: return t.data_as<double>()[i];
+    default: return static_cast<double>(read_int(t, i));
+  }
+}
+
+void write_value(Tensor& t, int64_t i, double d, int64_t v) {
+  switch (t.dtype()) {
+    case DType::kInt8: t.mutable_data_as<int8_t>()[i] = static_cast<int8_t>(v); break;
+    case DType::kInt16: t.mutable_data_as<int16_t>()[i] = static_cast<int16_t>(v); break;
+    case DType::kInt32: t.mutable_data_as<int32_t>()[i] = static_cast<int32_t>(v); break;
+    case DType::kInt64: t.mutable_data_as<int64_t>()[i] = v; break;
+    case DType::kUInt8: t.mutable_data_as<uint8_t>()[i] = static_cast<uint8_t>(v); break;
+    case DType::kUInt16: t.mutable_data_as<uint16_t>()[i] = static_cast<uint16_t>(v); break;
+    case DType::kUInt32: t.mutable_data_as<uint32_t>()[i] = static_cast<uint32_t>(v); break;
+    case DType::kUInt64: t.mutable_data_as<uint64_t>()[i] = static_cast<uint64_t>(v); break;
+    case DType::kFloat16: t.mutable_data_as<uint16_t>()[i] = float_to_half(static_cast<float>(d)); break;
+    case DType::kBFloat16: t.mutable_data_as<uint16_t>()[i] = float_to_bfloat16(static_cast<float>(d)); break;
+    case DType::kFloat32: t.mutable_data_as<float>()[i] = static_cast<float>(d); break;
+    case DType::kFloat64: t.mutable_data_as<double>()[i] = d; break;
+    default: raise(Code::kInternal, "write_value on ", t.describe());
+  }
+}
+
+Tensor reduce_component(const Strategy& strategy, ReduceOp op, const std::vector<Element>& values, size_t c, int axis) {
+  const Tensor& first = values[0][c];
+  const DType dtype = first.dtype();
+  if (dtype == DType::kBytes) raise(Code::kInvalidArgument, "reduce: component ", c, " is bytes, which cannot be summed");
+  const bool integral = is_integral(dtype);
+  Shape shape;
+  if (axis == kAxisNone) {
+    shape = first.shape();
+  } else {
+    if (first.rank() < 1) raise(Code::kInvalidArgument, "reduce: axis 0 needs rank >= 1 but component ", c, " is a scalar");
+    shape = first.shape().drop_first();
+  }
+  for (size_t r = 0; r < values.size(); ++r) {
+    const Tensor& t = values[r][c];
+    bool same = t.dtype() == dtype &&
+                (axis == kAxisNone ? t.shape() == shape : t.rank() >= 1 && t.shape().drop_first() == shape);
+    if (!same)
+      raise(Code::kInvalidArgument, "reduce: replica ", r, " has component ", c, " as ", t.describe(),
+            " but replica 0 has ", first.describe());
+  }
+  const int64_t n = shape.num_elements();
+  std::vector<int64_t> ints(integral ? static_cast<size_t>(n) : 0, 0);
+  std::vector<double> doubles(integral ? 0 : static_cast<size_t>(n), 0.0);
+  int64_t rows = 0;
+  for (const auto& replica : values) {
+    const Tensor& t = replica[c];
+    const int64_t k = axis == kAxisNone ? 1 : t.dim(0);
+    rows += k;
+    for (int64_t row = 0; row < k; ++row)
+      for (int64_t i = 0; i < n; ++i) {
+        if (integral) ints[static_cast<size_t>(i)] += read_int(t, row * n + i);
+        else doubles[static_cast<size_t>(i)] += read_double(t, row * n + i);
+      }
+  }
+  if (Collective* coll = strategy.collective()) {
+    ints.push_back(rows);
+    ints = coll->all_reduce_sum(strategy.worker_index(), 0, ints);
+    rows = ints.back();
+    ints.pop_back();
+    if (!integral) doubles = coll->all_reduce_sum(strategy.worker_index(), 0, doubles);
+  }
+  const double divisor = op == ReduceOp::kSum ? 1.0
+                         : axis == kAxisNone  ? static_cast<double>(strategy.num_replicas_in_sync())
+                                              : static_cast<double>(rows);
+  DType out_dtype = dtype;
+  if (dtype == DType::kBool || (integral && op == ReduceOp::kMean))
+    out_dtype = op == ReduceOp::kMean ? DType::kFloat64 : DType::kInt64;
+  Tensor out = Tensor::allocate(out_dtype, shape);
+  for (int64_t i = 0; i < n; ++i) {
+    double d = integral ? static_cast<double>(ints[static_cast<size_t>(i)]) : doubles[static_cast<size_t>(i)];
+    if (op == ReduceOp::kMean) d /= divisor;
+    write_value(out, i, d, integral ? ints[static_cast<size_t>(i)] : static_cast<int64_t>(d));
+  }
+  return out;
+}
+
+}  // namespace
+
+Element reduce(const Strategy& strategy, ReduceOp op, const std::vector<Element>& per_replica, int axis) {
+  DINPUT_CHECK_ARG(axis == kAxisNone || axis == 0, "reduce: axis must be DINPUT_AXIS_NONE (-1) or 0, got ", axis);
+  DINPUT_CHECK_ARG(op == ReduceOp::kSum || op == ReduceOp::kMean, "reduce: invalid op ", static_cast<int>(op));
+  const size_t R = static_cast<size_t>(strategy.num_local_replicas());
+  if (per_replica.size() != R)
+    raise(Code::kInvalidArgument, "reduce: the value has ", per_replica.size(), " replica(s) but the strategy has ", R,
+          " local replica(s)");
+  for (size_t r = 1; r < R; ++r)
+    if (per_replica[r].size() != per_replica[0].size())
+      raise(Code::kInvalidArgument, "reduce: replica ", r, " has ", per_replica[r].size(),
+            " component(s) but replica 0 has ", per_replica[0].size());
+  Element out;
+  for (size_t c = 0; c < per_replica[0].size(); ++c) out.push_back(reduce_component(strategy, op, per_replica, c, axis));
+  return out;
+}
+
+}  // namespace dinput

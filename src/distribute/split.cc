@@ -1,0 +1,82 @@
+#include "distribute/split.h"
+
+#include <algorithm>
+#include <deque>
+
+#include "data/row_reader.h"
+
+namespace dinput {
+
+namespace {
+
+class EvenSplitIterator final : public Iterator {
+ public:
+  EvenSplitIterator(std::unique_ptr<Iterator> input, int64_t num_pieces, std::vector<int64_t> keep)
+      : input_(std::move(input)), num_pieces_(num_pieces), keep_(std::move(keep)) {}
+
+  bool next(Element& out) override {
+    while (pending_.empty()) {
+      Element batch;
+      if (!input_->next(batch)) return false;
+      const int64_t rows = leading_rows(batch, "distribute_dataset");
+      const int64_t per_piece = (rows + num_pieces_ - 1) / num_pieces_;
+      for (int64_t i : keep_) {
+        int64_t begin = std::min(i * per_piece, rows);
+        int64_t end = std::min(begin + per_piece, rows);
+        Element piece(batch.size());
+        for (size_t c = 0; c < batch.size(); ++c) piece[c] = batch[c].slice(begin, end);
+        pending_.push_back(std::move(piece));
+      }
+    }
+    out = std::move(pending_.front());
+    pending_.pop_front();
+    return true;
+  }
+
+ private:
+  std::unique_ptr<Iterator> input_;
+  int64_t num_pieces_;
+  std::vector<int64_t> keep_;
+  std::deque<Element> pending_;
+};
+
+class BalancedSplitIterator final : public Iterator {
+ public:
+  BalancedSplitIterator(std::unique_ptr<Iterator> input, std::vector<int64_t> sizes)
+      : input_(std::move(input)), rows_(input_.get(), "distribute_dataset"), sizes_(std::move(sizes)) {}
+
+  bool next(Element& out) override {
+    int64_t want = sizes_[index_];
+    index_ = (index_ + 1) % sizes_.size();
+    if (want == 0) return rows_.empty_piece(out);
+    return rows_.take(want, out);
+  }
+
+ private:
+  std::unique_ptr<Iterator> input_;
+  RowReader rows_;
+  std::vector<int64_t> sizes_;
+  size_t index_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Iterator> make_even_split(std::unique_ptr<Iterator> input, int64_t num_pieces, std::vector<int64_t> keep) {
+  return std::make_unique<EvenSplitIterator>(std::move(input), num_pieces, std::move(keep));
+}
+
+std::unique_ptr<Iterator> make_balanced_split(std::unique_ptr<Iterator> input, std::vector<int64_t> sizes) {
+  return std::make_unique<BalancedSplitIterator>(std::move(input), std::move(sizes));
+}
+
+std::vector<int64_t> balanced_sizes(int64_t global_batch_size, int num_workers, int replicas_per_worker, int worker) {
+  const int64_t n = static_cast<int64_t>(num_workers) * replicas_per_worker;
+  const int64_t floor = global_batch_size / n;
+  const int64_t num_ceil = global_batch_size - n * floor;
+  std::vector<int64_t> sizes(static_cast<size_t>(n), floor);
+  for (int64_t i = 0; i < num_ceil; ++i) sizes[static_cast<size_t>(i)] = floor + 1;
+  std::rotate(sizes.begin(), sizes.begin() + (static_cast<int64_t>(worker) * replicas_per_worker) % n, sizes.end());
+  return sizes;
+}
+
+}  // namespace dinput

@@ -1,0 +1,28 @@
+// Splitting each worker's batches into per-replica pieces (SPEC.md §3.2). Both splitters
+// are iterators whose elements are pieces; a step hands R consecutive pieces to the R local
+// replicas. Pieces are zero-copy slices of the input batches whenever they lie within one.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "data/iterator.h"
+
+namespace dinput {
+
+// Even split ("legacy" rebatch): every input batch of b rows becomes num_pieces pieces of
+// ceil(b / num_pieces) rows (the last ones shorter or empty). Only the pieces whose index is
+// in `keep` (ascending, < num_pieces) are produced, in that order: DATA sharding keeps worker
+// w's pieces w, w+W, ...; otherwise all of them.
+std::unique_ptr<Iterator> make_even_split(std::unique_ptr<Iterator> input, int64_t num_pieces, std::vector<int64_t> keep);
+
+// Balanced split ("V2" rebatch): the stream of rows regrouped into pieces whose sizes cycle
+// through `sizes` (like unbatch().batch(k) with k cycling); a size of 0 is an empty piece.
+std::unique_ptr<Iterator> make_balanced_split(std::unique_ptr<Iterator> input, std::vector<int64_t> sizes);
+
+// The size list of worker `worker` for global batch size G over W workers of R replicas:
+// worker 0 gets [floor+1]*num_ceil + [floor]*(N-num_ceil), worker w that list rotated left
+// by w*R.
+std::vector<int64_t> balanced_sizes(int64_t global_batch_size, int num_workers, int replicas_per_worker, int worker);
+
+}  // namespace dinput

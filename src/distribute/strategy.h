@@ -1,0 +1,42 @@
+// A strategy is one worker's view of W workers x R replica devices. Replica ids are
+// worker_index * R + local_index; num_replicas_in_sync is W * R.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "collective/collective.h"
+#include "distribute/device.h"
+
+namespace dinput {
+
+class Strategy {
+ public:
+  // collective may be null for a single-worker strategy.
+  Strategy(std::vector<Device> devices, std::shared_ptr<Collective> collective, int worker_index);
+  ~Strategy();
+  Strategy(const Strategy&) = delete;
+  Strategy& operator=(const Strategy&) = delete;
+
+  int num_workers() const { return collective_ ? collective_->num_workers() : 1; }
+  int worker_index() const { return worker_index_; }
+  int num_local_replicas() const { return static_cast<int>(devices_.size()); }
+  int num_replicas_in_sync() const { return num_workers() * num_local_replicas(); }
+  int replica_id(int local) const { return worker_index_ * num_local_replicas() + local; }
+  const std::vector<Device>& devices() const { return devices_; }
+  const std::vector<std::string>& device_names() const { return names_; }
+  // Null for a single worker: nothing to exchange.
+  Collective* collective() const { return collective_.get(); }
+
+ private:
+  std::vector<Device> devices_;
+  std::vector<std::string> names_;
+  std::shared_ptr<Collective> collective_;
+  int worker_index_;
+};
+
+// devices empty -> CPU:0. Names must be distinct.
+std::shared_ptr<const Strategy> make_strategy(const std::vector<std::string>& devices,
+                                              std::shared_ptr<Collective> collective, int worker_index);
+
+}  // namespace dinput

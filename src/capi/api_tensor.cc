@@ -8,24 +8,6 @@
 
 using namespace dinput;
 
-namespace dinput::capi {
-
-Element to_element(const dinput_element& handle) {
-  Element e;
-  e.reserve(handle.parts.size());
-  for (const auto& p : handle.parts) e.push_back(p.t);
-  return e;
-}
-
-dinput_element to_handle(Element&& element) {
-  dinput_element h;
-  h.parts.reserve(element.size());
-  for (auto& t : element) h.parts.push_back(dinput_tensor{std::move(t)});
-  return h;
-}
-
-}  // namespace dinput::capi
-
 namespace {
 
 Shape checked_shape(const char* fn, const int64_t* shape, int rank) {
@@ -191,7 +173,7 @@ DINPUT_API dinput_status_t dinput_element_new(dinput_element_t** out, const dinp
     e.parts.reserve(count);
     for (size_t i = 0; i < count; ++i) {
       if (!tensors[i]) raise(Code::kInvalidArgument, "dinput_element_new: tensors[", i, "] is NULL");
-      e.parts.push_back(*tensors[i]);
+      e.parts.push_back(tensors[i]->t);
     }
     *out = capi::new_handle<dinput_element>(std::move(e));
   });
@@ -202,7 +184,7 @@ DINPUT_API void dinput_element_free(dinput_element_t* element) { capi::free_hand
 DINPUT_API size_t dinput_element_size(const dinput_element_t* e) { return e ? e->parts.size() : 0; }
 
 DINPUT_API const dinput_tensor_t* dinput_element_get(const dinput_element_t* e, size_t i) {
-  return e && i < e->parts.size() ? &e->parts[i] : nullptr;
+  return e && i < e->parts.size() ? capi::as_handle(e->parts[i]) : nullptr;
 }
 
 // ---- specs ----

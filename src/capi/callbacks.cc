@@ -15,7 +15,7 @@ void check_callback(dinput_status_t status, const char* what) {
 Element take_element(dinput_element_t* handle, const char* what) {
   if (!handle) raise(Code::kInvalidArgument, what, " returned DINPUT_OK without an element");
   std::unique_ptr<dinput_element> owned(handle);
-  return to_element(*owned);
+  return std::move(owned->parts);
 }
 
 namespace {

@@ -39,7 +39,6 @@ class RangeDataset final : public Dataset {
       if (remaining_ == 0) return false;
       out.assign(1, int64_scalar(next_));
       advance(1);
-      --remaining_;
       return true;
     }
     int64_t next_batch(int64_t n, Element& out) override {

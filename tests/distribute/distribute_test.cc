@@ -1,0 +1,376 @@
+// SPEC.md §3-§6 examples, auto-sharding policies, options and error propagation.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "data/nodes.h"
+#include "distribute/graph.h"
+#include "distribute/split.h"
+#include "harness.h"
+#include "io/file_sources.h"
+
+namespace dinput::testing {
+namespace {
+
+DatasetPtr range_batch(int64_t n, int64_t b, bool drop = false) { return make_batch(make_range(0, n, 1), b, drop); }
+
+std::string single(DatasetPtr ds, int N, InputOptions opts = {}) {
+  auto runs = run_workers(1, N, [&](auto s) { return distribute_dataset(s, ds, opts); });
+  EXPECT_EQ(runs[0].error, "");
+  return notation(runs[0]);
+}
+
+// ---- SPEC.md §3.3: single worker, AUTO -> DATA (even split) ----
+
+TEST(SpecExamples, EvenSplit) {
+  EXPECT_EQ(single(range_batch(6, 4), 2), "[0,1] | [2,3] ; [4] | [5]");
+  EXPECT_EQ(single(range_batch(4, 4), 5), "[0] | [1] | [2] | [3] | []");
+  EXPECT_EQ(single(range_batch(8, 4), 3), "[0,1] | [2,3] | [] ; [4,5] | [6,7] | []");
+  EXPECT_EQ(single(range_batch(9, 4), 2), "[0,1] | [2,3] ; [4,5] | [6,7] ; [8] | []");
+  EXPECT_EQ(single(range_batch(9, 4), 4), "[0] | [1] | [2] | [3] ; [4] | [5] | [6] | [7] ; [8] | [] | [] | []");
+}
+
+TEST(SpecExamples, FromTensorsRepeat100Batch16On4Replicas) {
+  Tensor one = Tensor::allocate(DType::kFloat32, Shape{1});
+  *one.mutable_data_as<float>() = 1.0f;
+  DatasetPtr ds = make_batch(make_repeat(make_from_tensors({one, one}), 100), 16, false);
+  auto strategy = make_strategy({"CPU:0", "CPU:1", "CPU:2", "CPU:3"}, nullptr, 0);
+  DistributedIterator it(distribute_dataset(strategy, ds, {}));
+  std::vector<Element> step;
+  int steps = 0;
+  while (it.next(step)) {
+    const int64_t rows = steps < 6 ? 4 : 1;
+    for (const auto& piece : step) {
+      ASSERT_EQ(piece.size(), 2u);
+      EXPECT_EQ(piece[0].shape(), (Shape{rows, 1}));
+      EXPECT_EQ(piece[1].shape(), (Shape{rows, 1}));
+    }
+    ++steps;
+  }
+  EXPECT_EQ(steps, 7);
+}
+
+TEST(SpecExamples, RepeatForeverOn2Replicas) {
+  Tensor t = Tensor::allocate(DType::kInt64, Shape{4});
+  for (int i = 0; i < 4; ++i) t.mutable_data_as<int64_t>()[i] = i + 1;
+  DatasetPtr ds = make_batch(make_repeat(make_from_tensor_slices({t}), -1), 4, false);
+  auto strategy = make_strategy({"CPU:0", "CPU:1"}, nullptr, 0);
+  DistributedIterator it(distribute_dataset(strategy, ds, {}));
+  std::vector<Element> step;
+  for (int s = 0; s < 50; ++s) {
+    ASSERT_TRUE(it.next(step));
+    EXPECT_EQ(values_of(step[0]), (std::vector<int64_t>{1, 2}));
+    EXPECT_EQ(values_of(step[1]), (std::vector<int64_t>{3, 4}));
+  }
+}
+
+// ---- SPEC.md §3.3: balanced split under OFF ----
+
+TEST(SpecExamples, BalancedSplit) {
+  auto off = [](DatasetPtr d) { return with_policy(std::move(d), AutoShardPolicy::kOff); };
+  EXPECT_EQ(single(off(range_batch(8, 4)), 2), "[0,1] | [2,3] ; [4,5] | [6,7]");
+  EXPECT_EQ(single(off(range_batch(5, 4)), 2), "[0,1] | [2,3] ; [4] | []");
+  EXPECT_EQ(single(off(range_batch(8, 4)), 3), "[0,1] | [2] | [3] ; [4,5] | [6] | [7]");
+}
+
+TEST(SpecExamples, OffTwoWorkersSeeEverything) {
+  auto runs = run_workers(2, 1, [](auto s) { return distribute_dataset(s, with_policy(range_batch(12, 8), AutoShardPolicy::kOff), {}); });
+  for (const auto& run : runs) {
+    EXPECT_EQ(run.error, "");
+    EXPECT_EQ(notation(run), "[0,1,2,3] ; [4,5,6,7] ; [8,9,10,11]");
+  }
+}
+
+TEST(SpecExamples, BalancedSizesRotatePerWorker) {
+  EXPECT_EQ(balanced_sizes(10, 1, 4, 0), (std::vector<int64_t>{3, 3, 2, 2}));
+  EXPECT_EQ(balanced_sizes(10, 2, 2, 1), (std::vector<int64_t>{2, 2, 3, 3}));
+  EXPECT_EQ(balanced_sizes(1, 1, 2, 0), (std::vector<int64_t>{1, 0}));
+}
+
+// ---- SPEC.md §3.4: auto-sharding ----
+
+TEST(AutoShard, DataTwoWorkers) {
+  TempFiles files;
+  files.add(iota(0, 12));
+  auto runs = run_workers(2, 1, [&](auto s) {
+    return distribute_dataset(s, with_policy(make_batch(make_text_lines(files.files()), 4, false), AutoShardPolicy::kData), {});
+  });
+  EXPECT_EQ(notation(runs[0]), "[0,1] ; [4,5] ; [8,9]");
+  EXPECT_EQ(notation(runs[1]), "[2,3] ; [6,7] ; [10,11]");
+}
+
+TEST(AutoShard, OffOneFileTwoWorkers) {
+  TempFiles files;
+  files.add(iota(0, 12));
+  auto runs = run_workers(2, 1, [&](auto s) {
+    return distribute_dataset(s, with_policy(make_batch(make_text_lines(files.files()), 4, false), AutoShardPolicy::kOff), {});
+  });
+  for (const auto& run : runs) EXPECT_EQ(notation(run), "[0,1] ; [2,3] ; [4,5] ; [6,7] ; [8,9] ; [10,11]");
+}
+
+TEST(AutoShard, FileTwoFilesTwoWorkers) {
+  TempFiles files;
+  files.add(iota(0, 6));
+  files.add(iota(6, 12));
+  for (auto policy : {AutoShardPolicy::kFile, AutoShardPolicy::kAuto}) {
+    auto runs = run_workers(2, 1, [&](auto s) {
+      return distribute_dataset(s, with_policy(make_batch(make_text_lines(files.files()), 4, false), policy), {});
+    });
+    EXPECT_EQ(notation(runs[0]), "[0,1] ; [2,3] ; [4,5]");
+    EXPECT_EQ(notation(runs[1]), "[6,7] ; [8,9] ; [10,11]");
+  }
+}
+
+TEST(AutoShard, FileWithTooFewFilesFailsAtIteration) {
+  TempFiles files;
+  files.add(iota(0, 12));
+  auto runs = run_workers(2, 1, [&](auto s) {
+    return distribute_dataset(s, with_policy(make_batch(make_text_lines(files.files()), 4, false), AutoShardPolicy::kFile), {});
+  });
+  for (const auto& run : runs) {
+    EXPECT_NE(run.error.find("INVALID_ARGUMENT: Could not apply FILE based sharding: the dataset only has 1 file(s), "
+                             "which is not enough for the required 2 shards/workers."),
+              std::string::npos)
+        << run.error;
+    EXPECT_NE(run.error.find("DATA or OFF"), std::string::npos);
+  }
+}
+
+TEST(AutoShard, AutoWithTooFewFilesFallsBackToData) {
+  TempFiles files;
+  files.add(iota(0, 12));
+  auto runs = run_workers(2, 1, [&](auto s) {
+    return distribute_dataset(s, make_batch(make_text_lines(files.files()), 4, false), {});
+  });
+  EXPECT_EQ(notation(runs[0]), "[0,1] ; [4,5] ; [8,9]");
+  EXPECT_EQ(notation(runs[1]), "[2,3] ; [6,7] ; [10,11]");
+}
+
+TEST(AutoShard, FileWithoutFileSourceIsNotFound) {
+  auto strategy = make_strategy({}, nullptr, 0);
+  try {
+    distribute_dataset(strategy, with_policy(range_batch(8, 4), AutoShardPolicy::kFile), {});
+    FAIL() << "expected NOT_FOUND";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::kNotFound);
+    EXPECT_EQ(std::string(e.what()), "Found an unshardable source dataset: range");
+  }
+}
+
+TEST(AutoShard, HintReplacesPlaceholders) {
+  auto runs = run_workers(2, 1, [](auto s) {
+    DatasetPtr ds = make_batch(make_shard(make_range(0, 8, 1), kShardHint, kShardHint), 2, false);
+    return distribute_dataset(s, with_policy(ds, AutoShardPolicy::kHint), {});
+  });
+  // Each worker batches its shard by G = 2 and the balanced split gives each replica G/N = 1 row.
+  EXPECT_EQ(notation(runs[0]), "[0] ; [2] ; [4] ; [6]");
+  EXPECT_EQ(notation(runs[1]), "[1] ; [3] ; [5] ; [7]");
+}
+
+TEST(AutoShard, HintOutsideDistributionFails) {
+  DatasetPtr ds = make_shard(make_range(0, 8, 1), kShardHint, kShardHint);
+  try {
+    ds->make_iterator({});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::kFailedPrecondition);
+  }
+}
+
+TEST(BatchSize, DetectedThroughBatchKeepingNodes) {
+  EXPECT_EQ(detect_global_batch_size(make_prefetch(make_repeat(range_batch(8, 4), 2), 1)), 4);
+  EXPECT_EQ(detect_global_batch_size(make_shuffle(make_take(range_batch(8, 4, true), 1), 3, 1, true)), 4);
+  EXPECT_EQ(detect_global_batch_size(make_unbatch(range_batch(8, 4))), -1);
+  EXPECT_EQ(detect_global_batch_size(make_rebatch(range_batch(8, 4), {2}, false)), -1);
+  EXPECT_EQ(detect_global_batch_size(make_range(0, 3, 1)), -1);
+}
+
+// ---- SPEC.md §6: partial batches across workers ----
+
+TEST(PartialBatches, TwoWorkersData) {
+  auto runs = run_workers(2, 1, [](auto s) { return distribute_dataset(s, range_batch(9, 2), {}); });
+  EXPECT_EQ(notation(runs[0]), "[0] ; [2] ; [4] ; [6] ; [8]");
+  EXPECT_EQ(notation(runs[1]), "[1] ; [3] ; [5] ; [7] ; []");
+}
+
+TEST(PartialBatches, DummyKeepsKnownInnerDimensions) {
+  Tensor t = Tensor::zeros(DType::kFloat32, Shape{5, 3});
+  DatasetPtr ds = make_batch(make_from_tensor_slices({t}), 4, false);  // (None, 3)
+  auto strategy = make_strategy({"CPU:0", "CPU:1", "CPU:2", "CPU:3"}, nullptr, 0);
+  DistributedIterator it(distribute_dataset(strategy, ds, {}));
+  std::vector<Element> step;
+  ASSERT_TRUE(it.next(step));
+  ASSERT_TRUE(it.next(step));  // the batch of 1 row
+  EXPECT_EQ(step[0][0].shape(), (Shape{1, 3}));
+  for (int r = 1; r < 4; ++r) {
+    EXPECT_EQ(step[r][0].shape(), (Shape{0, 3}));
+    EXPECT_EQ(step[r][0].dtype(), DType::kFloat32);
+  }
+  EXPECT_FALSE(it.next(step));
+  EXPECT_FALSE(it.next(step));  // stays ended
+}
+
+TEST(ElementSpec, UnknownBatchDimensionPerReplica) {
+  auto strategy = make_strategy({"CPU:0", "CPU:1"}, nullptr, 0);
+  auto dist = distribute_dataset(strategy, range_batch(10, 2), {});
+  EXPECT_EQ(to_string(dist->element_spec()), "(int64[None])");
+  auto exact = distribute_dataset(strategy, range_batch(10, 2, true), {});
+  EXPECT_EQ(to_string(exact->element_spec()), "(int64[1])");
+}
+
+// ---- errors ----
+
+void expect_error(Code code, const std::string& fragment, const std::function<void()>& fn) {
+  try {
+    fn();
+    FAIL() << "expected " << code_name(code) << " containing '" << fragment << "'";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(Errors, ScalarsCannotBeRebatched) {
+  auto strategy = make_strategy({"CPU:0", "CPU:1"}, nullptr, 0);
+  expect_error(Code::kInvalidArgument, "Fix the issue by adding the `batch` transformation",
+               [&] { distribute_dataset(strategy, make_range(0, 5, 1), {}); });
+}
+
+TEST(Errors, ComponentsWithDifferentLeadingSizes) {
+  Tensor a = Tensor::zeros(DType::kInt64, Shape{4});
+  Tensor b = Tensor::zeros(DType::kInt64, Shape{3});
+  auto strategy = make_strategy({"CPU:0", "CPU:1"}, nullptr, 0);
+  DistributedIterator it(distribute_dataset(strategy, make_from_tensors({a, b}), {}));
+  std::vector<Element> step;
+  expect_error(Code::kInvalidArgument, "same leading size", [&] { it.next(step); });
+  expect_error(Code::kInvalidArgument, "same leading size", [&] { it.next(step); });  // sticky
+}
+
+TEST(Errors, PerReplicaBatchSizeNotDivisible) {
+  InputContext ctx{1, 0, 3};
+  EXPECT_EQ(ctx.per_replica_batch_size(9), 3);
+  expect_error(Code::kInvalidArgument, "The `global_batch_size` 10 is not divisible by `num_replicas_in_sync` 3",
+               [&] { ctx.per_replica_batch_size(10); });
+}
+
+TEST(Errors, InputOptionCombinations) {
+  auto strategy = make_strategy({"CPU:0"}, nullptr, 0);
+  auto fn = [](const InputContext&) { return range_batch(4, 2); };
+  InputOptions per_replica;
+  per_replica.replication_mode = ReplicationMode::kPerReplica;
+  expect_error(Code::kUnimplemented, "only supported by distribute_datasets_from_function",
+               [&] { distribute_dataset(strategy, range_batch(4, 2), per_replica); });
+  InputOptions place;
+  place.place_dataset_on_device = true;
+  expect_error(Code::kInvalidArgument, "requires replication_mode PER_REPLICA",
+               [&] { distribute_datasets_from_function(strategy, fn, place); });
+  InputOptions both = per_replica;
+  both.place_dataset_on_device = true;
+  expect_error(Code::kInvalidArgument, "cannot both be set", [&] { distribute_datasets_from_function(strategy, fn, both); });
+  both.fetch_to_device = false;
+  EXPECT_NO_THROW(distribute_datasets_from_function(strategy, fn, both));
+}
+
+TEST(Errors, GpuWithoutCudaIsAClearError) {
+  auto strategy = make_strategy({"GPU:0", "CPU:0"}, nullptr, 0);
+  expect_error(Code::kFailedPrecondition, "GPU:0", [&] { distribute_dataset(strategy, range_batch(9, 4), {}); });
+  InputOptions host;
+  host.fetch_to_device = false;
+  auto runs = run_workers(1, 2, [&](auto) { return distribute_dataset(strategy, range_batch(9, 4), host); });
+  EXPECT_EQ(notation(runs[0]), "[0,1] | [2,3] ; [4,5] | [6,7] ; [8] | []");
+}
+
+TEST(Errors, DevicesAreValidated) {
+  expect_error(Code::kInvalidArgument, "invalid device name 'TPU:0'", [] { make_strategy({"TPU:0"}, nullptr, 0); });
+  expect_error(Code::kInvalidArgument, "listed twice", [] { make_strategy({"CPU:0", "/cpu:0"}, nullptr, 0); });
+  auto s = make_strategy({"/job:worker/replica:0/task:0/device:GPU:1", "cpu:3"}, nullptr, 0);
+  EXPECT_EQ(s->device_names(), (std::vector<std::string>{"GPU:1", "CPU:3"}));
+}
+
+TEST(Errors, WorkerIndexClaimedOnce) {
+  auto c = make_in_process_collective(2, 1000);
+  auto s = make_strategy({}, c, 0);
+  expect_error(Code::kAlreadyExists, "worker 0", [&] { make_strategy({}, c, 0); });
+  s.reset();
+  EXPECT_NO_THROW(make_strategy({}, c, 0));
+  expect_error(Code::kInvalidArgument, "worker_index", [&] { make_strategy({}, c, 2); });
+}
+
+// A map that fails on worker 1's third element must stop every worker with that error.
+TEST(Errors, CallbackFailureInOneWorkerReachesAll) {
+  auto started = std::chrono::steady_clock::now();
+  auto runs = run_workers(3, 2, [](std::shared_ptr<const Strategy> s) {
+    int worker = s->worker_index();
+    auto fn = std::make_shared<const MapFn>([worker](const Element& e) -> Element {
+      if (worker == 1 && e[0].data_as<int64_t>()[0] >= 2) raise(Code::kAborted, "map failed on worker 1");
+      return e;
+    });
+    DatasetPtr ds = make_batch(make_map(make_range(0, 1000, 1), fn, {}, 1, true), 6, false);
+    return distribute_dataset(s, with_policy(ds, AutoShardPolicy::kOff), {});
+  });
+  for (const auto& run : runs) EXPECT_EQ(run.error, "ABORTED: map failed on worker 1");
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
+}
+
+TEST(Errors, AbsentWorkerTimesOut) {
+  auto c = make_in_process_collective(2, 200);
+  auto s = make_strategy({}, c, 0);
+  DistributedIterator it(distribute_dataset(s, range_batch(4, 2), {}));
+  std::vector<Element> step;
+  expect_error(Code::kDeadlineExceeded, "worker(s) 1", [&] { it.next(step); });
+}
+
+TEST(Lifetime, IteratorOutlivesDatasetAndStrategy) {
+  auto strategy = make_strategy({"CPU:0", "CPU:1"}, nullptr, 0);
+  auto dist = distribute_dataset(strategy, range_batch(4, 4), {});
+  DistributedIterator it(dist);
+  dist.reset();
+  strategy.reset();
+  std::vector<Element> step;
+  ASSERT_TRUE(it.next(step));
+  EXPECT_EQ(values_of(step[1]), (std::vector<int64_t>{2, 3}));
+}
+
+// ---- SPEC.md §4: distribute_datasets_from_function ----
+
+TEST(FromFunction, PerWorkerContextsAndDequeueOrder) {
+  std::vector<std::string> contexts(2);
+  auto runs = run_workers(2, 2, [&](auto s) {
+    return distribute_datasets_from_function(
+        s,
+        [&](const InputContext& ctx) {
+          contexts[static_cast<size_t>(ctx.input_pipeline_id)] =
+              str_cat(ctx.num_input_pipelines, "/", ctx.input_pipeline_id, "/", ctx.num_replicas_in_sync, "/",
+                      ctx.per_replica_batch_size(8));
+          return make_batch(make_shard(make_range(0, 10, 1), ctx.num_input_pipelines, ctx.input_pipeline_id),
+                            ctx.per_replica_batch_size(8), false);
+        },
+        {});
+  });
+  EXPECT_EQ(contexts[0], "2/0/4/2");
+  EXPECT_EQ(contexts[1], "2/1/4/2");
+  EXPECT_EQ(notation(runs[0]), "[0,2] | [4,6] ; [8] | []");
+  EXPECT_EQ(notation(runs[1]), "[1,3] | [5,7] ; [9] | []");
+}
+
+TEST(FromFunction, PerReplicaPipelines) {
+  InputOptions o;
+  o.replication_mode = ReplicationMode::kPerReplica;
+  o.fetch_to_device = false;
+  std::vector<int> ids;
+  auto runs = run_workers(1, 3, [&](auto s) {
+    return distribute_datasets_from_function(
+        s,
+        [&](const InputContext& ctx) {
+          ids.push_back(ctx.input_pipeline_id);
+          EXPECT_EQ(ctx.num_input_pipelines, 3);
+          return make_batch(make_range(ctx.input_pipeline_id * 10, ctx.input_pipeline_id * 10 + 1 + ctx.input_pipeline_id, 1), 1, false);
+        },
+        o);
+  });
+  EXPECT_EQ(ids, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(notation(runs[0]), "[0] | [10] | [20] ; [] | [11] | [21] ; [] | [] | [22]");
+}
+
+}  // namespace
+}  // namespace dinput::testing

@@ -4,6 +4,7 @@
 // them; destroying the producer cancels it and joins the thread.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -33,16 +34,25 @@ class BackgroundProducer {
   BackgroundProducer& operator=(const BackgroundProducer&) = delete;
 
   bool next(T& out) {
+    // A fast producer usually has the next item ready or nearly so: a short spin is much
+    // cheaper than sleeping on the condition variable and being woken (a futex round trip).
+    for (int i = 0; i < kSpins && available_.load(std::memory_order_acquire) == 0; ++i) relax();
     std::unique_lock<std::mutex> lock(mu_);
-    ready_.wait(lock, [this] { return !queue_.empty() || finished_; });
+    if (queue_.empty() && !finished_) {
+      consumer_waiting_ = true;
+      ready_.wait(lock, [this] { return !queue_.empty() || finished_; });
+      consumer_waiting_ = false;
+    }
     if (queue_.empty()) {
       if (error_) std::rethrow_exception(error_);
       return false;
     }
     out = std::move(queue_.front());
     queue_.pop_front();
+    available_.fetch_sub(1, std::memory_order_release);
+    bool wake = producer_waiting_;
     lock.unlock();
-    space_.notify_one();
+    if (wake) space_.notify_one();
     return true;
   }
 
@@ -52,16 +62,23 @@ class BackgroundProducer {
       for (;;) {
         {
           std::unique_lock<std::mutex> lock(mu_);
-          space_.wait(lock, [this] { return cancelled_ || queue_.size() < capacity_; });
+          if (!cancelled_ && queue_.size() >= capacity_) {
+            producer_waiting_ = true;
+            space_.wait(lock, [this] { return cancelled_ || queue_.size() < capacity_; });
+            producer_waiting_ = false;
+          }
           if (cancelled_) break;
         }
         T item;
         if (!produce_(item)) break;
+        bool wake;
         {
           std::lock_guard<std::mutex> lock(mu_);
           queue_.push_back(std::move(item));
+          available_.fetch_add(1, std::memory_order_release);
+          wake = consumer_waiting_;
         }
-        ready_.notify_one();
+        if (wake) ready_.notify_one();
       }
     } catch (...) {
       std::lock_guard<std::mutex> lock(mu_);
@@ -70,9 +87,19 @@ class BackgroundProducer {
     {
       std::lock_guard<std::mutex> lock(mu_);
       finished_ = true;
+      available_.fetch_add(1, std::memory_order_release);  // ends the consumer's spin
     }
     ready_.notify_all();
   }
+
+  static void relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    std::this_thread::yield();
+#endif
+  }
+  static constexpr int kSpins = 64;  // about 1-2 us: longer spins only steal the producer's core
 
   std::function<bool(T&)> produce_;
   size_t capacity_;
@@ -81,6 +108,9 @@ class BackgroundProducer {
   std::deque<T> queue_;
   bool finished_ = false;
   bool cancelled_ = false;
+  bool consumer_waiting_ = false;  // notify only a side that sleeps: a futex wake is costly
+  bool producer_waiting_ = false;
+  std::atomic<size_t> available_{0};
   std::exception_ptr error_;
   std::thread thread_;  // last: it starts in the constructor and uses everything above
 };

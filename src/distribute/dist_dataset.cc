@@ -83,7 +83,9 @@ DistributedDatasetPtr distribute_dataset(std::shared_ptr<const Strategy> strateg
     plan.balanced_sizes = balanced_sizes(G, W, R, w);
   }
   // R elements are prefetched before splitting so that every replica's next piece is ready.
-  plan.pipelines.push_back(make_prefetch(shard.dataset, R));
+  // With a per-replica buffer, the iterator's step producer already runs on its own thread
+  // and reads ahead; a second thread would only add a hand-off per batch.
+  plan.pipelines.push_back(options.per_replica_buffer_size > 0 ? shard.dataset : make_prefetch(shard.dataset, R));
   return std::make_shared<const DistributedDataset>(std::move(strategy), options, std::move(plan));
 }
 
@@ -131,8 +133,11 @@ struct DistributedIterator::Buffer {
 DistributedIterator::DistributedIterator(DistributedDatasetPtr dataset) : dataset_(std::move(dataset)) {
   const Strategy& s = dataset_->strategy();
   if (s.collective()) channel_ = s.collective()->open_channel(s.worker_index());
+  // Steps are produced ahead on one background thread: per_replica_buffer_size steps ready
+  // for the consumer, plus the one being split (which stands in for the R elements
+  // distribute_dataset prefetches before splitting).
   int64_t depth = dataset_->options().per_replica_buffer_size;
-  if (depth > 0) buffer_ = std::make_unique<Buffer>(this, static_cast<size_t>(depth));
+  if (depth > 0) buffer_ = std::make_unique<Buffer>(this, static_cast<size_t>(depth) + 1);
 }
 
 DistributedIterator::~DistributedIterator() { release(); }

@@ -23,7 +23,7 @@ DINPUT_API const char* dinput_last_error_message(void) { return capi::last_error
 DINPUT_API dinput_status_t dinput_last_error_code(void) { return capi::last_error_code(); }
 
 DINPUT_API void dinput_error_set(dinput_status_t code, const char* message) {
-  capi::guard([&] { capi::set_last_error(code, message ? message : ""); });
+  capi::guard(__func__, [&] { capi::set_last_error(code, message ? message : ""); });
 }
 
 DINPUT_API void dinput_error_clear(void) { capi::clear_last_error(); }

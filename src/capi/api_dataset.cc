@@ -17,7 +17,7 @@ namespace {
 // The shared tail of every transform: check the input and output, build, hand out.
 template <typename Make>
 dinput_status_t make_dataset(const char* fn, dinput_dataset_t** out, const dinput_dataset_t* input, Make&& make) {
-  return capi::guard([&] {
+  return capi::guard(fn, [&] {
     if (!out) raise(Code::kInvalidArgument, fn, ": argument 'out' is NULL");
     *out = nullptr;
     if (!input) raise(Code::kInvalidArgument, fn, ": argument 'input' is NULL");
@@ -25,8 +25,8 @@ dinput_status_t make_dataset(const char* fn, dinput_dataset_t** out, const dinpu
   });
 }
 
-dinput_status_t make_source(dinput_dataset_t** out, const std::function<DatasetPtr()>& make) {
-  return capi::guard([&] {
+dinput_status_t make_source(const char* fn, dinput_dataset_t** out, const std::function<DatasetPtr()>& make) {
+  return capi::guard(fn, [&] {
     DINPUT_REQUIRE_OUT(out);
     *out = capi::new_handle<dinput_dataset>(make());
   });
@@ -41,7 +41,7 @@ extern "C" {
 // ---- options ----
 
 DINPUT_API dinput_status_t dinput_options_new(dinput_options_t** out) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     *out = capi::new_handle<dinput_options>();
   });
@@ -51,7 +51,7 @@ DINPUT_API void dinput_options_free(dinput_options_t* options) { capi::free_hand
 
 DINPUT_API dinput_status_t dinput_options_set_auto_shard_policy(dinput_options_t* options,
                                                                 dinput_auto_shard_policy_t policy) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(options);
     int p = static_cast<int>(policy);
     DINPUT_CHECK_ARG(p >= -1 && p <= 3, "dinput_options_set_auto_shard_policy: invalid policy ", p,
@@ -74,7 +74,7 @@ DINPUT_API int64_t dinput_dataset_cardinality(const dinput_dataset_t* dataset) {
 }
 
 DINPUT_API dinput_status_t dinput_dataset_element_spec(dinput_spec_t** out, const dinput_dataset_t* dataset) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(dataset);
     *out = capi::new_handle<dinput_spec>(dataset->ds->element_spec());
@@ -86,18 +86,18 @@ DINPUT_API const char* dinput_dataset_name(const dinput_dataset_t* dataset) {
 }
 
 DINPUT_API dinput_status_t dinput_dataset_range(dinput_dataset_t** out, int64_t start, int64_t stop, int64_t step) {
-  return make_source(out, [&] { return make_range(start, stop, step); });
+  return make_source(__func__, out, [&] { return make_range(start, stop, step); });
 }
 
 DINPUT_API dinput_status_t dinput_dataset_from_tensors(dinput_dataset_t** out, const dinput_element_t* element) {
-  return make_source(out, [&] {
+  return make_source(__func__, out, [&] {
     if (!element) raise(Code::kInvalidArgument, "dinput_dataset_from_tensors: argument 'element' is NULL");
     return make_from_tensors(capi::to_element(*element));
   });
 }
 
 DINPUT_API dinput_status_t dinput_dataset_from_tensor_slices(dinput_dataset_t** out, const dinput_element_t* element) {
-  return make_source(out, [&] {
+  return make_source(__func__, out, [&] {
     if (!element) raise(Code::kInvalidArgument, "dinput_dataset_from_tensor_slices: argument 'element' is NULL");
     return make_from_tensor_slices(capi::to_element(*element));
   });
@@ -109,7 +109,7 @@ DINPUT_API dinput_status_t dinput_dataset_from_generator(dinput_dataset_t** out,
                                                          dinput_free_fn free_user_data) {
   // Own user_data from the start, so that it is released even when the call fails.
   auto owned = std::make_shared<capi::UserData>(user_data, free_user_data);
-  return make_source(out, [&] {
+  return make_source(__func__, out, [&] {
     if (!spec) raise(Code::kInvalidArgument, "dinput_dataset_from_generator: argument 'spec' is NULL");
     if (!next) raise(Code::kInvalidArgument, "dinput_dataset_from_generator: argument 'next' is NULL");
     return make_from_generator(spec->spec, capi::make_c_generator(init, next, finalize, owned));
@@ -118,7 +118,7 @@ DINPUT_API dinput_status_t dinput_dataset_from_generator(dinput_dataset_t** out,
 
 DINPUT_API dinput_status_t dinput_dataset_text_lines(dinput_dataset_t** out, const char* const* files,
                                                      size_t num_files) {
-  return make_source(out, [&] {
+  return make_source(__func__, out, [&] {
     if (num_files > 0 && !files) raise(Code::kInvalidArgument, "dinput_dataset_text_lines: argument 'files' is NULL");
     std::vector<std::string> names;
     for (size_t i = 0; i < num_files; ++i) {
@@ -209,7 +209,7 @@ DINPUT_API dinput_status_t dinput_dataset_with_options(dinput_dataset_t** out, c
 // ---- iterators ----
 
 DINPUT_API dinput_status_t dinput_dataset_iterator(dinput_iterator_t** out, const dinput_dataset_t* dataset) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(dataset);
     *out = capi::new_handle<dinput_iterator>(dataset->ds, StickyIterator(dataset->ds->make_iterator(IteratorContext{})));
@@ -219,7 +219,7 @@ DINPUT_API dinput_status_t dinput_dataset_iterator(dinput_iterator_t** out, cons
 DINPUT_API void dinput_iterator_free(dinput_iterator_t* iterator) { capi::free_handle(iterator); }
 
 DINPUT_API dinput_status_t dinput_iterator_get_next(dinput_element_t** out, dinput_iterator_t* iterator) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(iterator);
     Element e;
@@ -229,7 +229,7 @@ DINPUT_API dinput_status_t dinput_iterator_get_next(dinput_element_t** out, dinp
 }
 
 DINPUT_API dinput_status_t dinput_iterator_get_next_as_optional(dinput_optional_t** out, dinput_iterator_t* iterator) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(iterator);
     Element e;
@@ -240,7 +240,7 @@ DINPUT_API dinput_status_t dinput_iterator_get_next_as_optional(dinput_optional_
 }
 
 DINPUT_API dinput_status_t dinput_iterator_element_spec(dinput_spec_t** out, const dinput_iterator_t* iterator) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(iterator);
     *out = capi::new_handle<dinput_spec>(iterator->dataset->element_spec());
@@ -256,7 +256,7 @@ DINPUT_API int dinput_optional_has_value(const dinput_optional_t* o) {
 }
 
 DINPUT_API dinput_status_t dinput_optional_get_value(dinput_element_t** out, const dinput_optional_t* optional) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(optional);
     if (optional->per_replica)

@@ -73,7 +73,7 @@ extern "C" {
 
 DINPUT_API dinput_status_t dinput_collective_new_in_process(dinput_collective_t** out, int num_workers,
                                                             int64_t timeout_ms) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     *out = capi::new_handle<dinput_collective>(make_in_process_collective(num_workers, timeout_ms));
   });
@@ -87,27 +87,27 @@ DINPUT_API int dinput_collective_num_workers(const dinput_collective_t* c) {
 
 DINPUT_API dinput_status_t dinput_strategy_new(dinput_strategy_t** out, const char* const* devices,
                                                size_t num_devices) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
-    *out = capi::new_handle<dinput_strategy>(make_strategy(device_names(__func__, devices, num_devices), nullptr, 0));
+    *out = capi::new_handle<dinput_strategy>(make_strategy(device_names(capi::current_function(), devices, num_devices), nullptr, 0));
   });
 }
 
 DINPUT_API dinput_status_t dinput_strategy_new_multi_worker(dinput_strategy_t** out, dinput_collective_t* collective,
                                                             int worker_index, const char* const* devices,
                                                             size_t num_devices) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(collective);
     *out = capi::new_handle<dinput_strategy>(
-        make_strategy(device_names(__func__, devices, num_devices), collective->collective, worker_index));
+        make_strategy(device_names(capi::current_function(), devices, num_devices), collective->collective, worker_index));
   });
 }
 
 DINPUT_API dinput_status_t dinput_strategy_new_multi_worker_cpu(dinput_strategy_t** out,
                                                                 dinput_collective_t* collective, int worker_index,
                                                                 int num_replicas_in_sync) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(collective);
     const int W = collective->collective->num_workers();
@@ -138,21 +138,21 @@ DINPUT_API const char* dinput_strategy_device(const dinput_strategy_t* s, int i)
 // ---- input options ----
 
 DINPUT_API dinput_status_t dinput_input_options_new(dinput_input_options_t** out) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     *out = capi::new_handle<dinput_input_options>();
   });
 }
 DINPUT_API void dinput_input_options_free(dinput_input_options_t* o) { capi::free_handle(o); }
 DINPUT_API dinput_status_t dinput_input_options_set_fetch_to_device(dinput_input_options_t* o, int enable) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(o);
     o->options.fetch_to_device = enable != 0;
   });
 }
 DINPUT_API dinput_status_t dinput_input_options_set_replication_mode(dinput_input_options_t* o,
                                                                      dinput_replication_mode_t mode) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(o);
     DINPUT_CHECK_ARG(mode == DINPUT_REPLICATION_PER_WORKER || mode == DINPUT_REPLICATION_PER_REPLICA,
                      "dinput_input_options_set_replication_mode: invalid mode ", static_cast<int>(mode));
@@ -160,13 +160,13 @@ DINPUT_API dinput_status_t dinput_input_options_set_replication_mode(dinput_inpu
   });
 }
 DINPUT_API dinput_status_t dinput_input_options_set_place_dataset_on_device(dinput_input_options_t* o, int enable) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(o);
     o->options.place_dataset_on_device = enable != 0;
   });
 }
 DINPUT_API dinput_status_t dinput_input_options_set_per_replica_buffer_size(dinput_input_options_t* o, int64_t size) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(o);
     DINPUT_CHECK_ARG(size >= 0, "dinput_input_options_set_per_replica_buffer_size: size must be >= 0, got ", size);
     o->options.per_replica_buffer_size = size;
@@ -179,7 +179,7 @@ DINPUT_API dinput_status_t dinput_strategy_distribute_dataset(dinput_dist_datase
                                                               const dinput_strategy_t* strategy,
                                                               const dinput_dataset_t* dataset,
                                                               const dinput_input_options_t* options) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(strategy);
     DINPUT_REQUIRE(dataset);
@@ -193,7 +193,7 @@ DINPUT_API dinput_status_t dinput_strategy_distribute_datasets_from_function(
     dinput_free_fn free_user_data, const dinput_input_options_t* options) {
   // dataset_fn is only called during this call, so user_data is released before it returns.
   capi::UserData owned(user_data, free_user_data);
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(strategy);
     DINPUT_REQUIRE(fn);
@@ -224,7 +224,7 @@ DINPUT_API int dinput_input_context_num_replicas_in_sync(const dinput_input_cont
 DINPUT_API dinput_status_t dinput_input_context_get_per_replica_batch_size(int64_t* out,
                                                                            const dinput_input_context_t* c,
                                                                            int64_t global_batch_size) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(out);
     *out = 0;
     DINPUT_REQUIRE(c);
@@ -235,7 +235,7 @@ DINPUT_API dinput_status_t dinput_input_context_get_per_replica_batch_size(int64
 DINPUT_API void dinput_dist_dataset_free(dinput_dist_dataset_t* d) { capi::free_handle(d); }
 
 DINPUT_API dinput_status_t dinput_dist_dataset_element_spec(dinput_spec_t** out, const dinput_dist_dataset_t* d) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(d);
     *out = capi::new_handle<dinput_spec>(d->dataset->element_spec());
@@ -243,7 +243,7 @@ DINPUT_API dinput_status_t dinput_dist_dataset_element_spec(dinput_spec_t** out,
 }
 
 DINPUT_API dinput_status_t dinput_dist_dataset_iterator(dinput_dist_iterator_t** out, const dinput_dist_dataset_t* d) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(d);
     *out = capi::new_handle<dinput_dist_iterator>(std::make_unique<DistributedIterator>(d->dataset));
@@ -253,7 +253,7 @@ DINPUT_API dinput_status_t dinput_dist_dataset_iterator(dinput_dist_iterator_t**
 DINPUT_API void dinput_dist_iterator_free(dinput_dist_iterator_t* it) { capi::free_handle(it); }
 
 DINPUT_API dinput_status_t dinput_dist_iterator_get_next(dinput_per_replica_t** out, dinput_dist_iterator_t* it) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(it);
     std::vector<Element> step;
@@ -264,7 +264,7 @@ DINPUT_API dinput_status_t dinput_dist_iterator_get_next(dinput_per_replica_t** 
 
 DINPUT_API dinput_status_t dinput_dist_iterator_get_next_as_optional(dinput_optional_t** out,
                                                                      dinput_dist_iterator_t* it) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(it);
     std::vector<Element> step;
@@ -275,7 +275,7 @@ DINPUT_API dinput_status_t dinput_dist_iterator_get_next_as_optional(dinput_opti
 }
 
 DINPUT_API dinput_status_t dinput_dist_iterator_element_spec(dinput_spec_t** out, const dinput_dist_iterator_t* it) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(it);
     *out = capi::new_handle<dinput_spec>(it->it->dataset().element_spec());
@@ -284,7 +284,7 @@ DINPUT_API dinput_status_t dinput_dist_iterator_element_spec(dinput_spec_t** out
 
 DINPUT_API dinput_status_t dinput_optional_get_per_replica(dinput_per_replica_t** out,
                                                            const dinput_optional_t* optional) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(optional);
     if (optional->element)
@@ -305,7 +305,7 @@ DINPUT_API const dinput_element_t* dinput_per_replica_get(const dinput_per_repli
 
 DINPUT_API dinput_status_t dinput_per_replica_new(dinput_per_replica_t** out, const dinput_element_t* const* elements,
                                                   size_t count) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     if (count > 0) DINPUT_REQUIRE(elements);
     dinput_per_replica pr;
@@ -320,7 +320,7 @@ DINPUT_API dinput_status_t dinput_per_replica_new(dinput_per_replica_t** out, co
 DINPUT_API dinput_status_t dinput_strategy_distribute_values_from_function(dinput_per_replica_t** out,
                                                                            const dinput_strategy_t* strategy,
                                                                            dinput_value_fn fn, void* user_data) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(strategy);
     DINPUT_REQUIRE(fn);
@@ -347,7 +347,7 @@ DINPUT_API int dinput_value_context_num_replicas_in_sync(const dinput_value_cont
 DINPUT_API dinput_status_t dinput_strategy_run(dinput_per_replica_t** out, const dinput_strategy_t* strategy,
                                                dinput_replica_fn fn, const dinput_per_replica_t* args,
                                                void* user_data) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(strategy);
     DINPUT_REQUIRE(fn);
@@ -383,7 +383,7 @@ DINPUT_API const char* dinput_replica_context_device(const dinput_replica_contex
 
 DINPUT_API dinput_status_t dinput_strategy_reduce(dinput_element_t** out, const dinput_strategy_t* strategy,
                                                   dinput_reduce_op_t op, const dinput_per_replica_t* value, int axis) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(strategy);
     DINPUT_REQUIRE(value);

@@ -15,7 +15,10 @@ Shape checked_shape(const char* fn, const int64_t* shape, int rank) {
   if (rank > 0 && !shape) raise(Code::kInvalidArgument, fn, ": argument 'shape' is NULL but rank is ", rank);
   for (int i = 0; i < rank; ++i)
     if (shape[i] < 0) raise(Code::kInvalidArgument, fn, ": dimension ", i, " is negative (", shape[i], ")");
-  return Shape(shape, rank);
+  Shape s(shape, rank);
+  if (s.checked_num_elements() < 0)
+    raise(Code::kInvalidArgument, fn, ": shape ", s.to_string(), " has more elements than int64 can count");
+  return s;
 }
 
 }  // namespace
@@ -24,17 +27,20 @@ extern "C" {
 
 DINPUT_API dinput_status_t dinput_tensor_new(dinput_tensor_t** out, dinput_dtype_t dtype, const int64_t* shape,
                                              int rank, const void* data, size_t nbytes) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DType dt = static_cast<DType>(dtype);
     DINPUT_CHECK_ARG(dtype_valid(dt), "dinput_tensor_new: invalid dtype ", static_cast<int>(dtype));
     DINPUT_CHECK_ARG(dt != DType::kBytes, "dinput_tensor_new: bytes tensors are made with dinput_tensor_new_bytes");
-    Shape s = checked_shape(__func__, shape, rank);
-    size_t expected = static_cast<size_t>(s.num_elements()) * dtype_size(dt);
+    Shape s = checked_shape(capi::current_function(), shape, rank);
     if (data == nullptr) {
       *out = capi::new_handle<dinput_tensor>(Tensor::zeros(dt, s));
       return;
     }
+    // Compare sizes before allocating, so a wrong shape is a clear error and never a huge allocation.
+    size_t expected = 0;
+    if (__builtin_mul_overflow(static_cast<size_t>(s.checked_num_elements()), dtype_size(dt), &expected))
+      raise(Code::kInvalidArgument, "dinput_tensor_new: a ", dtype_name(dt), s.to_string(), " tensor is too large");
     DINPUT_CHECK_ARG(nbytes == expected, "dinput_tensor_new: a ", dtype_name(dt), s.to_string(), " tensor needs ",
                      expected, " bytes of data, got ", nbytes);
     Tensor t = Tensor::allocate(dt, s);
@@ -45,14 +51,14 @@ DINPUT_API dinput_status_t dinput_tensor_new(dinput_tensor_t** out, dinput_dtype
 
 DINPUT_API dinput_status_t dinput_tensor_new_bytes(dinput_tensor_t** out, const int64_t* shape, int rank,
                                                    const char* const* strings, const size_t* lengths) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
-    Shape s = checked_shape(__func__, shape, rank);
+    Shape s = checked_shape(capi::current_function(), shape, rank);
     int64_t n = s.num_elements();
     if (n > 0) DINPUT_REQUIRE(strings);
     Tensor t = Tensor::allocate(DType::kBytes, s);
     for (int64_t i = 0; i < n; ++i) {
-      if (!strings[i]) raise(Code::kInvalidArgument, __func__, ": strings[", i, "] is NULL");
+      if (!strings[i]) raise(Code::kInvalidArgument, capi::current_function(), ": strings[", i, "] is NULL");
       size_t len = lengths ? lengths[i] : std::strlen(strings[i]);
       t.mutable_string(i).assign(strings[i], len);
     }
@@ -61,7 +67,7 @@ DINPUT_API dinput_status_t dinput_tensor_new_bytes(dinput_tensor_t** out, const 
 }
 
 DINPUT_API dinput_status_t dinput_tensor_ref(dinput_tensor_t** out, const dinput_tensor_t* tensor) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(tensor);
     *out = capi::new_handle<dinput_tensor>(tensor->t);
@@ -86,7 +92,7 @@ DINPUT_API const void* dinput_tensor_data(const dinput_tensor_t* t) {
 
 DINPUT_API dinput_status_t dinput_tensor_copy_to(const dinput_tensor_t* tensor, dinput_dtype_t expected, void* dst,
                                                  size_t dst_bytes) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(tensor);
     const Tensor& t = tensor->t;
     DINPUT_CHECK_ARG(static_cast<DType>(expected) == t.dtype(), "dinput_tensor_copy_to: the tensor is ",
@@ -104,7 +110,7 @@ DINPUT_API dinput_status_t dinput_tensor_copy_to(const dinput_tensor_t* tensor, 
 
 DINPUT_API dinput_status_t dinput_tensor_string(const char** out, size_t* out_len, const dinput_tensor_t* tensor,
                                                 int64_t index) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(out_len);
     *out_len = 0;
@@ -126,7 +132,7 @@ DINPUT_API dinput_status_t dinput_tensor_to_dlpack(struct DLManagedTensor** out,
     std::vector<int64_t> shape;
     DLManagedTensor managed;
   };
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(tensor);
     const Tensor& t = tensor->t;
@@ -166,7 +172,7 @@ DINPUT_API dinput_status_t dinput_tensor_to_dlpack(struct DLManagedTensor** out,
 
 DINPUT_API dinput_status_t dinput_element_new(dinput_element_t** out, const dinput_tensor_t* const* tensors,
                                               size_t count) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     if (count > 0) DINPUT_REQUIRE(tensors);
     dinput_element e;
@@ -190,14 +196,14 @@ DINPUT_API const dinput_tensor_t* dinput_element_get(const dinput_element_t* e, 
 // ---- specs ----
 
 DINPUT_API dinput_status_t dinput_spec_new(dinput_spec_t** out) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     *out = capi::new_handle<dinput_spec>();
   });
 }
 
 DINPUT_API dinput_status_t dinput_spec_add(dinput_spec_t* spec, dinput_dtype_t dtype, const int64_t* shape, int rank) {
-  return capi::guard([&] {
+  return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(spec);
     DType dt = static_cast<DType>(dtype);
     DINPUT_CHECK_ARG(dtype_valid(dt), "dinput_spec_add: invalid dtype ", static_cast<int>(dtype));

@@ -13,6 +13,11 @@ LastError& last_error() {
 }
 }  // namespace
 
+const char*& current_function() {
+  thread_local const char* fn = "dinput";
+  return fn;
+}
+
 dinput_status_t set_last_error(dinput_status_t code, std::string message) {
   LastError& e = last_error();
   e.code = code;

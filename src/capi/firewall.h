@@ -20,8 +20,21 @@ inline dinput_status_t to_status(Code code) { return static_cast<dinput_status_t
 // Status codes coming from user callbacks may be anything; unknown values become UNKNOWN.
 Code to_code(dinput_status_t status);
 
+// The exported function running on this thread, for messages about its arguments. Saved and
+// restored, since callbacks may call into the library from inside a call.
+const char*& current_function();
+class ApiScope {
+ public:
+  explicit ApiScope(const char* fn) : saved_(current_function()) { current_function() = fn; }
+  ~ApiScope() { current_function() = saved_; }
+
+ private:
+  const char* saved_;
+};
+
 template <typename Body>
-dinput_status_t guard(Body&& body) noexcept {
+dinput_status_t guard(const char* fn, Body&& body) noexcept {
+  ApiScope scope(fn);
   try {
     body();
     return DINPUT_OK;
@@ -52,7 +65,8 @@ T guard_value(T fallback, Body&& body) noexcept {
 #define DINPUT_REQUIRE(arg)                                                                   \
   do {                                                                                        \
     if ((arg) == nullptr)                                                                     \
-      ::dinput::raise(::dinput::Code::kInvalidArgument, __func__, ": argument '" #arg "' is NULL"); \
+      ::dinput::raise(::dinput::Code::kInvalidArgument, ::dinput::capi::current_function(),      \
+                      ": argument '" #arg "' is NULL");                                          \
   } while (0)
 
 // Checks `out` and clears *out so that a failing call always leaves it NULL.

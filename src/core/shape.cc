@@ -52,6 +52,13 @@ int64_t Shape::num_elements() const {
   return n;
 }
 
+int64_t Shape::checked_num_elements() const {
+  int64_t n = 1;
+  for (int i = 0; i < rank_; ++i)
+    if (__builtin_mul_overflow(n, (*this)[i], &n)) return -1;
+  return n;
+}
+
 bool Shape::fully_known() const {
   for (int i = 0; i < rank_; ++i)
     if ((*this)[i] < 0) return false;

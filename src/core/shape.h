@@ -39,6 +39,8 @@ class Shape {
 
   // Product of the dimensions (1 for a scalar); only meaningful when fully known.
   int64_t num_elements() const;
+  // The product, or -1 when it does not fit in int64 (shapes that come from users).
+  int64_t checked_num_elements() const;
   bool fully_known() const;
 
   bool operator==(const Shape& other) const;

@@ -1,24 +1,34 @@
 #include "core/tensor.h"
 
+#include <algorithm>
+
 #include "core/status.h"
 
 namespace dinput {
 
-Tensor Tensor::allocate(DType dtype, const Shape& shape) {
+namespace {
+// Validates a shape for allocation and returns its number of elements.
+int64_t checked_elements(DType dtype, const Shape& shape) {
   DINPUT_CHECK_ARG(dtype_valid(dtype), "invalid dtype ", static_cast<int>(dtype));
   for (int i = 0; i < shape.rank(); ++i)
     DINPUT_CHECK_ARG(shape[i] >= 0, "dimension ", i, " of shape ", shape.to_string(), " is negative");
-  int64_t n = shape.num_elements();
+  int64_t n = shape.checked_num_elements();
+  int64_t bytes;
+  if (n < 0 || __builtin_mul_overflow(n, static_cast<int64_t>(std::max<size_t>(dtype_size(dtype), 1)), &bytes))
+    raise(Code::kInvalidArgument, "a ", dtype_name(dtype), shape.to_string(), " tensor is too large to address");
+  return n;
+}
+}  // namespace
+
+Tensor Tensor::allocate(DType dtype, const Shape& shape) {
+  int64_t n = checked_elements(dtype, shape);
   if (dtype == DType::kBytes) return Tensor(dtype, shape, allocate_strings(static_cast<size_t>(n)), 0);
   return Tensor(dtype, shape, allocate_host(static_cast<size_t>(n) * dtype_size(dtype)), 0);
 }
 
 Tensor Tensor::zeros(DType dtype, const Shape& shape) {
   if (dtype == DType::kBytes) return allocate(dtype, shape);
-  DINPUT_CHECK_ARG(dtype_valid(dtype), "invalid dtype ", static_cast<int>(dtype));
-  for (int i = 0; i < shape.rank(); ++i)
-    DINPUT_CHECK_ARG(shape[i] >= 0, "dimension ", i, " of shape ", shape.to_string(), " is negative");
-  size_t bytes = static_cast<size_t>(shape.num_elements()) * dtype_size(dtype);
+  size_t bytes = static_cast<size_t>(checked_elements(dtype, shape)) * dtype_size(dtype);
   return Tensor(dtype, shape, allocate_host(bytes, /*zero=*/true), 0);
 }
 

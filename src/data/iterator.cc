@@ -1,5 +1,6 @@
 #include "data/iterator.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "core/tensor_ops.h"
@@ -8,7 +9,7 @@ namespace dinput {
 
 int64_t Iterator::next_batch(int64_t n, Element& out) {
   std::vector<Element> rows;
-  rows.reserve(static_cast<size_t>(n));
+  rows.reserve(static_cast<size_t>(std::min<int64_t>(n, 1024)));  // n may be huge; rows arrive one by one
   Element e;
   while (static_cast<int64_t>(rows.size()) < n && next(e)) rows.push_back(std::move(e));
   if (rows.empty()) return 0;

@@ -456,6 +456,11 @@ typedef struct dinput_replica_context dinput_replica_context_t;
 DINPUT_API dinput_status_t dinput_collective_new_in_process(dinput_collective_t **out,
                                                             int num_workers, int64_t timeout_ms);
 DINPUT_API void dinput_collective_free(dinput_collective_t *collective);
+/* Fails every pending and future collective wait of every worker with `code` (not DINPUT_OK)
+ * and `message`: a worker that cannot continue (say, its dataset failed to build) releases
+ * its peers at once instead of leaving them to time out. Irreversible. */
+DINPUT_API dinput_status_t dinput_collective_abort(dinput_collective_t *collective, dinput_status_t code,
+                                                   const char *message);
 DINPUT_API int dinput_collective_num_workers(const dinput_collective_t *collective);
 
 /* A single-worker strategy over `num_devices` devices named "CPU:k" or "GPU:k" (also
@@ -531,6 +536,12 @@ DINPUT_API dinput_status_t dinput_input_context_get_per_replica_batch_size(
     int64_t *out, const dinput_input_context_t *c, int64_t global_batch_size);
 
 DINPUT_API void dinput_dist_dataset_free(dinput_dist_dataset_t *dataset);
+/* How this worker's input is distributed, as static JSON text borrowed for the dataset's life:
+ * {"policy":"DATA","split":"even","global_batch_size":4,"num_replicas_in_sync":2,
+ *  "num_workers":1,"worker_index":0} — policy is the one applied (AUTO resolved; "NONE" for
+ * distribute_datasets_from_function), split is "none", "even" or "balanced", and
+ * global_batch_size is -1 when unknown. "" for NULL. */
+DINPUT_API const char *dinput_dist_dataset_plan(const dinput_dist_dataset_t *dataset);
 /* The per-replica element spec (batch dimension unknown when partial batches can occur). */
 DINPUT_API dinput_status_t dinput_dist_dataset_element_spec(dinput_spec_t **out,
                                                             const dinput_dist_dataset_t *dataset);

@@ -44,7 +44,8 @@ DINPUT_API const char* dinput_build_info(void) {
 #elif defined(__GNUC__)
     s += ",\"compiler\":\"gcc " __VERSION__ "\"";
 #endif
-    for (const char* component : {"cuda", "nccl", "gloo", "zstd", "zlib"})
+    s += ",\"cuda\":{\"compiled\":false,\"available\":false,\"devices\":0}";
+    for (const char* component : {"nccl", "gloo", "zstd", "zlib"})
       s += std::string(",\"") + component + "\":{\"compiled\":false,\"available\":false}";
     s += ",\"dlpack\":{\"compiled\":true,\"available\":true}}";
     return s;

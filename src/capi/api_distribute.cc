@@ -81,6 +81,14 @@ DINPUT_API dinput_status_t dinput_collective_new_in_process(dinput_collective_t*
 
 DINPUT_API void dinput_collective_free(dinput_collective_t* c) { capi::free_handle(c); }
 
+DINPUT_API dinput_status_t dinput_collective_abort(dinput_collective_t* c, dinput_status_t code, const char* message) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE(c);
+    DINPUT_CHECK_ARG(code != DINPUT_OK, "dinput_collective_abort: code must be a failure status, not DINPUT_OK");
+    c->collective->abort(Error(capi::to_code(code), message ? message : "the collective was aborted"));
+  });
+}
+
 DINPUT_API int dinput_collective_num_workers(const dinput_collective_t* c) {
   return c ? c->collective->num_workers() : 0;
 }
@@ -233,6 +241,10 @@ DINPUT_API dinput_status_t dinput_input_context_get_per_replica_batch_size(int64
 }
 
 DINPUT_API void dinput_dist_dataset_free(dinput_dist_dataset_t* d) { capi::free_handle(d); }
+
+DINPUT_API const char* dinput_dist_dataset_plan(const dinput_dist_dataset_t* d) {
+  return d ? d->dataset->plan().description.c_str() : "";
+}
 
 DINPUT_API dinput_status_t dinput_dist_dataset_element_spec(dinput_spec_t** out, const dinput_dist_dataset_t* d) {
   return capi::guard(__func__, [&] {

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "core/status.h"
+
 namespace dinput {
 
 class Collective {
@@ -23,6 +25,9 @@ class Collective {
   // Every worker's payload, in worker order. DEADLINE_EXCEEDED when a worker does not arrive
   // within the backend's timeout.
   virtual std::vector<std::string> all_gather(int worker, uint64_t channel, std::string payload) = 0;
+  // Makes every pending and future operation fail with `error` on every worker: a worker
+  // that cannot go on releases its peers at once instead of leaving them to time out.
+  virtual void abort(const Error& error) = 0;
 
   std::vector<int64_t> all_reduce_sum(int worker, uint64_t channel, const std::vector<int64_t>& values);
   std::vector<double> all_reduce_sum(int worker, uint64_t channel, const std::vector<double>& values);

@@ -11,6 +11,7 @@ std::vector<std::string> InProcessCollective::all_gather(int worker, uint64_t ch
   if (worker < 0 || worker >= num_workers_)
     raise(Code::kInvalidArgument, "collective: worker index ", worker, " is outside [0, ", num_workers_, ")");
   std::unique_lock<std::mutex> lock(mu_);
+  if (aborted_) throw *aborted_;
   uint64_t seq = next_seq_[{channel, worker}]++;
   auto key = std::make_pair(channel, seq);
   Round& round = rounds_[key];
@@ -21,7 +22,8 @@ std::vector<std::string> InProcessCollective::all_gather(int worker, uint64_t ch
   round.payloads[static_cast<size_t>(worker)] = std::move(payload);
   round.arrived[static_cast<size_t>(worker)] = true;
   if (++round.count == num_workers_) cv_.notify_all();
-  bool complete = cv_.wait_for(lock, timeout_, [&] { return round.count == num_workers_; });
+  bool complete = cv_.wait_for(lock, timeout_, [&] { return round.count == num_workers_ || aborted_; });
+  if (aborted_ && round.count != num_workers_) throw *aborted_;
   if (!complete) {
     std::string missing;
     for (int w = 0; w < num_workers_; ++w)
@@ -33,6 +35,14 @@ std::vector<std::string> InProcessCollective::all_gather(int worker, uint64_t ch
   std::vector<std::string> result = round.payloads;
   if (++round.departed == num_workers_) rounds_.erase(key);
   return result;
+}
+
+void InProcessCollective::abort(const Error& error) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!aborted_) aborted_ = error;
+  }
+  cv_.notify_all();
 }
 
 std::shared_ptr<Collective> make_in_process_collective(int num_workers, int64_t timeout_ms) {

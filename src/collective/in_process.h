@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "collective/collective.h"
 
@@ -16,6 +17,7 @@ class InProcessCollective final : public Collective {
   InProcessCollective(int num_workers, std::chrono::milliseconds timeout);
   int num_workers() const override { return num_workers_; }
   std::vector<std::string> all_gather(int worker, uint64_t channel, std::string payload) override;
+  void abort(const Error& error) override;
 
  private:
   struct Round {
@@ -26,6 +28,7 @@ class InProcessCollective final : public Collective {
   };
 
   int num_workers_;
+  std::optional<Error> aborted_;
   std::chrono::milliseconds timeout_;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -17,7 +17,8 @@ BatchDataset::BatchDataset(DatasetPtr input, int64_t batch_size, bool drop_remai
 int64_t BatchDataset::cardinality() const {
   int64_t n = input_->cardinality();
   if (n < 0) return n;
-  return drop_remainder_ ? n / batch_size_ : (n + batch_size_ - 1) / batch_size_;
+  // n / b rounded up without forming n + b - 1, which overflows for huge batch sizes.
+  return n / batch_size_ + (!drop_remainder_ && n % batch_size_ != 0 ? 1 : 0);
 }
 
 DatasetPtr BatchDataset::with_inputs(std::vector<DatasetPtr> inputs) const {

@@ -66,8 +66,9 @@ ShardPlan auto_shard(const DatasetPtr& dataset, int num_workers, int worker_inde
       break;
   }
 
-  SourceSurvey survey = survey_sources(dataset);
   const bool explicit_file = policy == AutoShardPolicy::kFile;
+  if (explicit_file && num_workers == 1) return plan;  // one worker reads every file: nothing to shard
+  SourceSurvey survey = survey_sources(dataset);
   if (survey.unshardable || survey.file_sources.empty()) {
     std::string name = survey.unshardable ? survey.unshardable->name() : dataset->name();
     if (explicit_file) raise(Code::kNotFound, "Found an unshardable source dataset: ", name);
@@ -77,7 +78,7 @@ ShardPlan auto_shard(const DatasetPtr& dataset, int num_workers, int worker_inde
     return plan;
   }
   if (num_workers == 1) {
-    plan.applied = AutoShardPolicy::kFile;  // one worker reads every file: nothing to rewrite
+    plan.applied = AutoShardPolicy::kFile;  // AUTO over files on one worker: FILE, a no-op
     return plan;
   }
   size_t files = min_file_count(survey);

@@ -52,6 +52,20 @@ void check_batched(const ElementSpec& spec) {
             "issue by adding the `batch` transformation to the dataset.");
 }
 
+const char* split_name(DistributedDataset::Split split) {
+  switch (split) {
+    case DistributedDataset::Split::kEven: return "even";
+    case DistributedDataset::Split::kBalanced: return "balanced";
+    default: return "none";
+  }
+}
+
+std::string describe_plan(const char* policy, const DistributedDataset::Plan& plan, int64_t G, const Strategy& s) {
+  return str_cat("{\"policy\":\"", policy, "\",\"split\":\"", split_name(plan.split), "\",\"global_batch_size\":", G,
+                 ",\"num_replicas_in_sync\":", s.num_replicas_in_sync(), ",\"num_workers\":", s.num_workers(),
+                 ",\"worker_index\":", s.worker_index(), "}");
+}
+
 }  // namespace
 
 DistributedDatasetPtr distribute_dataset(std::shared_ptr<const Strategy> strategy, const DatasetPtr& dataset,
@@ -86,6 +100,7 @@ DistributedDatasetPtr distribute_dataset(std::shared_ptr<const Strategy> strateg
   // With a per-replica buffer, the iterator's step producer already runs on its own thread
   // and reads ahead; a second thread would only add a hand-off per batch.
   plan.pipelines.push_back(options.per_replica_buffer_size > 0 ? shard.dataset : make_prefetch(shard.dataset, R));
+  plan.description = describe_plan(policy_name(shard.applied), plan, G, *strategy);
   return std::make_shared<const DistributedDataset>(std::move(strategy), options, std::move(plan));
 }
 
@@ -119,6 +134,7 @@ DistributedDatasetPtr distribute_datasets_from_function(std::shared_ptr<const St
       if (s.shape.rank() > 0) s.shape[0] = kUnknownDim;
   plan.piece_spec = spec;
   plan.split = DistributedDataset::Split::kNone;
+  plan.description = describe_plan("NONE", plan, -1, *strategy);
   return std::make_shared<const DistributedDataset>(std::move(strategy), options, std::move(plan));
 }
 

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/status.h"
@@ -38,6 +39,7 @@ class DistributedDataset : public std::enable_shared_from_this<DistributedDatase
     std::vector<int64_t> balanced_sizes; // kBalanced
     ElementSpec piece_spec;
     std::optional<Error> deferred;       // raised by the first get_next
+    std::string description;             // JSON, for dinput_dist_dataset_plan
   };
 
   DistributedDataset(std::shared_ptr<const Strategy> strategy, InputOptions options, Plan plan)

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <thread>
 
 #include "data/nodes.h"
 #include "distribute/graph.h"
@@ -147,14 +148,24 @@ TEST(AutoShard, AutoWithTooFewFilesFallsBackToData) {
 }
 
 TEST(AutoShard, FileWithoutFileSourceIsNotFound) {
-  auto strategy = make_strategy({}, nullptr, 0);
-  try {
-    distribute_dataset(strategy, with_policy(range_batch(8, 4), AutoShardPolicy::kFile), {});
-    FAIL() << "expected NOT_FOUND";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), Code::kNotFound);
-    EXPECT_EQ(std::string(e.what()), "Found an unshardable source dataset: range");
-  }
+  auto runs = run_workers(2, 1, [](auto s) {
+    return distribute_dataset(s, with_policy(range_batch(8, 4), AutoShardPolicy::kFile), {});
+  });
+  for (const auto& run : runs) EXPECT_EQ(run.error, "NOT_FOUND: Found an unshardable source dataset: range");
+}
+
+TEST(AutoShard, FileOnOneWorkerIsANoOp) {
+  EXPECT_EQ(single(with_policy(range_batch(4, 2), AutoShardPolicy::kFile), 2), "[0] | [1] ; [2] | [3]");
+}
+
+TEST(AutoShard, PlanNamesTheAppliedPolicyAndSplit) {
+  auto strategy = make_strategy({"CPU:0", "CPU:1"}, nullptr, 0);
+  EXPECT_EQ(distribute_dataset(strategy, range_batch(8, 4), {})->plan().description,
+            "{\"policy\":\"DATA\",\"split\":\"even\",\"global_batch_size\":4,\"num_replicas_in_sync\":2,"
+            "\"num_workers\":1,\"worker_index\":0}");
+  EXPECT_NE(distribute_dataset(strategy, with_policy(range_batch(8, 4), AutoShardPolicy::kOff), {})
+                ->plan().description.find("\"split\":\"balanced\""),
+            std::string::npos);
 }
 
 TEST(AutoShard, HintReplacesPlaceholders) {
@@ -318,6 +329,21 @@ TEST(Errors, AbsentWorkerTimesOut) {
   DistributedIterator it(distribute_dataset(s, range_batch(4, 2), {}));
   std::vector<Element> step;
   expect_error(Code::kDeadlineExceeded, "worker(s) 1", [&] { it.next(step); });
+}
+
+TEST(Errors, AbortReleasesWaitingWorkersAtOnce) {
+  auto c = make_in_process_collective(2, 60000);
+  auto s = make_strategy({}, c, 0);
+  DistributedIterator it(distribute_dataset(s, range_batch(4, 2), {}));
+  auto started = std::chrono::steady_clock::now();
+  std::thread aborter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    c->abort(Error(Code::kCancelled, "worker 1 could not build its dataset"));
+  });
+  std::vector<Element> step;
+  expect_error(Code::kCancelled, "worker 1 could not build its dataset", [&] { it.next(step); });
+  aborter.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
 }
 
 TEST(Lifetime, IteratorOutlivesDatasetAndStrategy) {

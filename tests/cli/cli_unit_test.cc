@@ -1,0 +1,317 @@
+// Unit tests of the dinput tool's pieces that do not need the library: the
+// chain-syntax parser and the JSON number/string formatting.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "chain_parser.h"
+#include "json_format.h"
+
+namespace dinput_tool {
+namespace {
+
+Pipeline MustParse(const std::string &text) {
+  Pipeline pipeline;
+  ParseError error;
+  EXPECT_TRUE(ParsePipeline(text, &pipeline, &error))
+      << text << ": " << error.message;
+  return pipeline;
+}
+
+std::string ErrorOf(const std::string &text) {
+  Pipeline pipeline;
+  ParseError error;
+  EXPECT_FALSE(ParsePipeline(text, &pipeline, &error)) << text;
+  return error.message;
+}
+
+TEST(ChainParser, SourceAndMethods) {
+  Pipeline p =
+      MustParse("range(8).shuffle(4, seed=1).batch(2, drop_remainder=True)");
+  ASSERT_EQ(p.calls.size(), 3u);
+  EXPECT_EQ(p.calls[0].name, "range");
+  EXPECT_EQ(p.calls[0].pos, 0u);
+  ASSERT_EQ(p.calls[0].args.size(), 1u);
+  EXPECT_EQ(p.calls[0].args[0].value.kind, Value::Kind::kInt);
+  EXPECT_EQ(p.calls[0].args[0].value.int_value, 8);
+  EXPECT_EQ(p.calls[1].name, "shuffle");
+  EXPECT_EQ(p.calls[1].pos, 9u);
+  ASSERT_EQ(p.calls[1].args.size(), 2u);
+  EXPECT_EQ(p.calls[1].args[1].keyword, "seed");
+  EXPECT_EQ(p.calls[1].args[1].value.int_value, 1);
+  EXPECT_EQ(p.calls[2].args[1].keyword, "drop_remainder");
+  EXPECT_EQ(p.calls[2].args[1].value.kind, Value::Kind::kBool);
+  EXPECT_TRUE(p.calls[2].args[1].value.bool_value);
+}
+
+TEST(ChainParser, WhitespaceAndTrailingCommas) {
+  Pipeline p = MustParse("  range( 1 , 5 , ) \n . batch ( 2 , )  ");
+  ASSERT_EQ(p.calls.size(), 2u);
+  EXPECT_EQ(p.calls[0].args.size(), 2u);
+  EXPECT_EQ(p.calls[1].args.size(), 1u);
+}
+
+TEST(ChainParser, Numbers) {
+  Pipeline p = MustParse("f(-3, +4, 1_000, 2.5, -1e3, .5, 5., "
+                         "9223372036854775807, -9223372036854775808)");
+  const auto &a = p.calls[0].args;
+  ASSERT_EQ(a.size(), 9u);
+  EXPECT_EQ(a[0].value.int_value, -3);
+  EXPECT_EQ(a[1].value.int_value, 4);
+  EXPECT_EQ(a[2].value.int_value, 1000);
+  EXPECT_EQ(a[3].value.kind, Value::Kind::kFloat);
+  EXPECT_DOUBLE_EQ(a[3].value.float_value, 2.5);
+  EXPECT_DOUBLE_EQ(a[4].value.float_value, -1000.0);
+  EXPECT_DOUBLE_EQ(a[5].value.float_value, 0.5);
+  EXPECT_DOUBLE_EQ(a[6].value.float_value, 5.0);
+  EXPECT_EQ(a[7].value.int_value, INT64_MAX);
+  EXPECT_EQ(a[8].value.int_value, INT64_MIN);
+}
+
+TEST(ChainParser, IntegerOverflow) {
+  EXPECT_EQ(ErrorOf("range(9223372036854775808)"),
+            "integer literal '9223372036854775808' at position 6 is out of the "
+            "int64 range");
+  EXPECT_EQ(ErrorOf("range(-9223372036854775809)"),
+            "integer literal '-9223372036854775809' at position 6 is out of "
+            "the int64 range");
+}
+
+TEST(ChainParser, Strings) {
+  Pipeline p = MustParse(
+      R"(f('a"b', "c'd", "\n\t\\\x41\101", b"\xff", "\u00e9", "x" 'y'))");
+  const auto &a = p.calls[0].args;
+  ASSERT_EQ(a.size(), 6u);
+  EXPECT_EQ(a[0].value.text, "a\"b");
+  EXPECT_EQ(a[1].value.text, "c'd");
+  EXPECT_EQ(a[2].value.text, "\n\t\\AA");
+  EXPECT_EQ(a[3].value.text, "\xff");
+  EXPECT_EQ(a[4].value.text, "\xc3\xa9");
+  EXPECT_EQ(a[5].value.text, "xy");
+}
+
+TEST(ChainParser, ListsTuplesAndGrouping) {
+  Pipeline p = MustParse(
+      "from_tensors(([1.],[1.])).f((1,), (2), (), [[1, 2], [3, 4]], [])");
+  const Value &pair = p.calls[0].args[0].value;
+  EXPECT_EQ(pair.kind, Value::Kind::kTuple);
+  ASSERT_EQ(pair.items.size(), 2u);
+  EXPECT_EQ(pair.items[0].kind, Value::Kind::kList);
+  EXPECT_EQ(pair.items[0].items[0].kind, Value::Kind::kFloat);
+  const auto &a = p.calls[1].args;
+  EXPECT_EQ(a[0].value.kind, Value::Kind::kTuple);
+  EXPECT_EQ(a[0].value.items.size(), 1u);
+  EXPECT_EQ(a[1].value.kind, Value::Kind::kInt); // (2) is only grouping
+  EXPECT_EQ(a[1].value.pos, p.calls[1].args[1].pos);
+  EXPECT_EQ(a[2].value.kind, Value::Kind::kTuple);
+  EXPECT_TRUE(a[2].value.items.empty());
+  EXPECT_EQ(a[3].value.items[1].items[0].int_value, 3);
+  EXPECT_EQ(a[4].value.kind, Value::Kind::kList);
+}
+
+TEST(ChainParser, NamesAndPlaceholders) {
+  Pipeline p = MustParse(
+      "range(8).shard(SHARD_HINT, SHARD_HINT).prefetch(tf.data.AUTOTUNE)"
+      ".with_options(auto_shard_policy=AutoShardPolicy.OFF).batch($per_replica_"
+      "batch_size(64))"
+      ".take($num_input_pipelines).repeat(None)");
+  EXPECT_EQ(p.calls[1].args[0].value.kind, Value::Kind::kName);
+  EXPECT_EQ(p.calls[1].args[0].value.text, "SHARD_HINT");
+  EXPECT_EQ(p.calls[2].args[0].value.text, "tf.data.AUTOTUNE");
+  EXPECT_EQ(p.calls[3].args[0].value.text, "AutoShardPolicy.OFF");
+  const Value &g = p.calls[4].args[0].value;
+  EXPECT_EQ(g.kind, Value::Kind::kPlaceholder);
+  EXPECT_EQ(g.text, "per_replica_batch_size");
+  ASSERT_EQ(g.items.size(), 1u);
+  EXPECT_EQ(g.items[0].int_value, 64);
+  EXPECT_EQ(p.calls[5].args[0].value.kind, Value::Kind::kPlaceholder);
+  EXPECT_TRUE(p.calls[5].args[0].value.items.empty());
+  EXPECT_EQ(p.calls[6].args[0].value.kind, Value::Kind::kNone);
+}
+
+TEST(ChainParser, SyntaxErrorsNameExpectedAndFound) {
+  EXPECT_EQ(ErrorOf(""), "syntax error at position 0: expected a function "
+                         "name, found end of input");
+  EXPECT_EQ(
+      ErrorOf("range(6).batch(4"),
+      "syntax error at position 16: expected ',' or ')', found end of input");
+  EXPECT_EQ(ErrorOf("range(6)..batch(4)"),
+            "syntax error at position 9: expected a function name, found '.'");
+  EXPECT_EQ(ErrorOf("range(6) batch(4)"),
+            "syntax error at position 9: expected '.' or end of input, found "
+            "'batch'");
+  EXPECT_EQ(
+      ErrorOf("range(6)).batch(2)"),
+      "syntax error at position 8: expected '.' or end of input, found ')'");
+  EXPECT_EQ(
+      ErrorOf("range(6).batch(4) @"),
+      "syntax error at position 18: expected '.' or end of input, found '@'");
+  EXPECT_EQ(ErrorOf("range"),
+            "syntax error at position 5: expected '(', found end of input");
+  EXPECT_EQ(
+      ErrorOf("range(,)"),
+      "syntax error at position 6: expected an argument or ')', found ','");
+  EXPECT_EQ(ErrorOf("f(x=)"),
+            "syntax error at position 4: expected a value, found ')'");
+  EXPECT_EQ(ErrorOf("f([1,2)"),
+            "syntax error at position 6: expected ',' or ']', found ')'");
+  EXPECT_EQ(ErrorOf("f(-x)"),
+            "syntax error at position 3: expected a number, found 'x'");
+  EXPECT_EQ(
+      ErrorOf("text_lines(\"abc"),
+      "syntax error at position 15: expected closing \", found end of input");
+  EXPECT_EQ(ErrorOf("f(a=1, 2)"),
+            "syntax error at position 7: expected a keyword argument "
+            "(positional arguments "
+            "cannot follow keyword arguments) or ')', found '2'");
+  EXPECT_EQ(ErrorOf("f(\"\\x4\")"), "syntax error at position 3: expected two "
+                                    "hex digits after \\x, found '\"'");
+  EXPECT_EQ(ErrorOf("f(12abc)"), "syntax error at position 4: expected ',' or "
+                                 "a closing bracket after a number, "
+                                 "found 'a'");
+  EXPECT_EQ(ErrorOf("f(\xc3\xa9)"),
+            "syntax error at position 2: expected an argument or ')', "
+            "found byte 0xC3");
+  EXPECT_EQ(ErrorOf("f($)"),
+            "syntax error at position 3: expected a placeholder name after "
+            "'$', found ')'");
+}
+
+TEST(ChainParser, EarlierSyntaxErrorWinsOverLaterLexicalError) {
+  EXPECT_EQ(
+      ErrorOf("range(6) x(\"unterminated"),
+      "syntax error at position 9: expected '.' or end of input, found 'x'");
+}
+
+TEST(ChainParser, DeepNestingIsAnErrorNotACrash) {
+  std::string deep = "f(" + std::string(100000, '[') + ")";
+  std::string message = ErrorOf(deep);
+  EXPECT_EQ(message,
+            "syntax error at position " + std::to_string(2 + kMaxNestingDepth) +
+                ": expected at most " + std::to_string(kMaxNestingDepth) +
+                " nested brackets, found '['");
+}
+
+TEST(ChainParser, GarbageNeverCrashes) {
+  const char *inputs[] = {"(",
+                          ")",
+                          "[[",
+                          "range((",
+                          "f(1,,2)",
+                          "f(\"\\",
+                          "f('\\u12",
+                          "f(b'x",
+                          "f(1e)",
+                          "f(1e+)",
+                          "....",
+                          "f()()",
+                          "f().g",
+                          "$x",
+                          "f(--1)",
+                          "f(\x01)",
+                          "f(\"\n\")",
+                          "f(a.)",
+                          "f(a..b)",
+                          "f(1_)",
+                          "f(1__0)",
+                          "f(0x10)",
+                          "f('\\U00110000')",
+                          "f(\"\\777\")"};
+  for (const char *input : inputs) {
+    Pipeline pipeline;
+    ParseError error;
+    if (!ParsePipeline(input, &pipeline, &error)) {
+      EXPECT_EQ(error.message.find('\n'), std::string::npos) << input;
+      EXPECT_FALSE(error.message.empty()) << input;
+    }
+  }
+}
+
+std::string Double(double v) {
+  std::string s;
+  AppendDouble(&s, v);
+  return s;
+}
+std::string Float(float v) {
+  std::string s;
+  AppendFloat32(&s, v);
+  return s;
+}
+
+TEST(JsonFormat, FloatsLikePythonRepr) {
+  EXPECT_EQ(Double(1.0), "1.0");
+  EXPECT_EQ(Double(0.5), "0.5");
+  EXPECT_EQ(Double(-0.0), "-0.0");
+  EXPECT_EQ(Double(0.0), "0.0");
+  EXPECT_EQ(Double(123456.0), "123456.0");
+  EXPECT_EQ(Double(1e15), "1000000000000000.0");
+  EXPECT_EQ(Double(1e16), "1e+16");
+  EXPECT_EQ(Double(1.5e16), "1.5e+16");
+  EXPECT_EQ(Double(0.0001), "0.0001");
+  EXPECT_EQ(Double(0.00001), "1e-05");
+  EXPECT_EQ(Double(-2.5e-5), "-2.5e-05");
+  EXPECT_EQ(Double(0.1), "0.1");
+  EXPECT_EQ(Double(1e300), "1e+300");
+  EXPECT_EQ(Double(NAN), "NaN");
+  EXPECT_EQ(Double(INFINITY), "Infinity");
+  EXPECT_EQ(Double(-INFINITY), "-Infinity");
+  // float32 uses the shortest text that reads back as the same float32.
+  EXPECT_EQ(Float(0.1f), "0.1");
+  EXPECT_EQ(Float(1.0f), "1.0");
+  EXPECT_EQ(Float(16777216.0f), "16777216.0");
+  EXPECT_EQ(Float(1e16f), "1e+16");
+  EXPECT_EQ(Float(3.4028235e38f), "3.4028235e+38");
+}
+
+TEST(JsonFormat, HalfPrecision) {
+  std::string s;
+  AppendFloat16(&s, 0x3C00); // 1.0
+  EXPECT_EQ(s, "1.0");
+  s.clear();
+  AppendFloat16(&s, 0x2E66); // nearest half to 0.1
+  EXPECT_EQ(s, "0.1");
+  s.clear();
+  AppendFloat16(&s, 0x7BFF); // largest half, 65504, shortest as numpy prints it
+  EXPECT_EQ(s, "65500.0");
+  s.clear();
+  AppendFloat16(&s, 0x0001); // smallest subnormal, 2^-24
+  EXPECT_EQ(s, "6e-08");
+  s.clear();
+  AppendFloat16(&s, 0xFC00);
+  EXPECT_EQ(s, "-Infinity");
+  s.clear();
+  AppendBFloat16(&s, 0x3F80); // 1.0
+  EXPECT_EQ(s, "1.0");
+  s.clear();
+  AppendBFloat16(&s, 0x3DCD); // nearest bfloat16 to 0.1
+  EXPECT_EQ(s, "0.1");
+  EXPECT_EQ(Float16ToFloat(0xC000), -2.0f);
+  EXPECT_EQ(BFloat16ToFloat(0x4040), 3.0f);
+}
+
+std::string Json(const std::string &bytes) {
+  std::string s;
+  AppendJsonString(&s, bytes);
+  return s;
+}
+
+TEST(JsonFormat, Strings) {
+  EXPECT_EQ(Json("abc"), "\"abc\"");
+  EXPECT_EQ(Json("a\"b\\c"), "\"a\\\"b\\\\c\"");
+  EXPECT_EQ(Json("\n\r\t\b\f"), "\"\\n\\r\\t\\b\\f\"");
+  EXPECT_EQ(Json(std::string("\x01\0", 2)), "\"\\u0001\\u0000\"");
+  EXPECT_EQ(Json("\xc3\xa9"), "\"\xc3\xa9\""); // valid UTF-8 is kept
+  EXPECT_EQ(Json("\xe2\x82\xac"), "\"\xe2\x82\xac\"");
+  EXPECT_EQ(Json("\xf0\x9f\x98\x80"), "\"\xf0\x9f\x98\x80\"");
+  // Invalid bytes become lone surrogates \udcXX (Python's surrogateescape).
+  EXPECT_EQ(Json("\xff"), "\"\\udcff\"");
+  EXPECT_EQ(Json("a\xc3"), "\"a\\udcc3\"");          // truncated sequence
+  EXPECT_EQ(Json("\xc0\xaf"), "\"\\udcc0\\udcaf\""); // overlong
+  EXPECT_EQ(Json("\xed\xa0\x80"),
+            "\"\\udced\\udca0\\udc80\""); // encoded surrogate
+}
+
+} // namespace
+} // namespace dinput_tool

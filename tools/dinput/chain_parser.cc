@@ -1,0 +1,608 @@
+#include "chain_parser.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <utility>
+
+namespace dinput_tool {
+
+namespace {
+
+struct Token {
+  // kInvalid: a character that starts no token; kError: a malformed token (its message is
+  // in `text`). Both end the token stream.
+  enum class Kind { kName, kInt, kFloat, kString, kPunct, kInvalid, kEnd, kError };
+  Kind kind = Kind::kEnd;
+  size_t pos = 0;
+  std::string source;  // the token's text as written (for messages and numbers)
+  std::string text;    // kName: the name; kString: the decoded bytes; kError: the message
+  char punct = 0;      // kPunct
+};
+
+bool IsNameStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool IsNameChar(char c) { return IsNameStart(c) || (c >= '0' && c <= '9'); }
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string SyntaxError(size_t pos, const std::string &expected, const std::string &found) {
+  return "syntax error at position " + std::to_string(pos) + ": expected " + expected + ", found " +
+         found;
+}
+
+// How a character of the input is shown in a message: printable ASCII quoted, anything else
+// by its byte value, so that a message is always one printable line.
+std::string DescribeChar(char c) {
+  unsigned char u = static_cast<unsigned char>(c);
+  if (u >= 0x20 && u < 0x7f) return std::string("'") + c + "'";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "byte 0x%02X", u);
+  return buf;
+}
+
+std::string Quote(const std::string &source) {
+  constexpr size_t kMaxShown = 32;
+  std::string shown;
+  for (char c : source.substr(0, kMaxShown)) {
+    unsigned char u = static_cast<unsigned char>(c);
+    shown += (u >= 0x20 && u < 0x7f) ? c : '?';
+  }
+  if (source.size() > kMaxShown) shown += "...";
+  return "'" + shown + "'";
+}
+
+std::string Describe(const Token &token) {
+  switch (token.kind) {
+    case Token::Kind::kEnd:
+      return "end of input";
+    case Token::Kind::kString:
+      return "a string";
+    case Token::Kind::kInvalid:
+      return DescribeChar(token.source[0]);
+    default:
+      return Quote(token.source);
+  }
+}
+
+void AppendUtf8(std::string *out, uint32_t cp) {
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// Splits the whole text into tokens. A lexical error becomes a final kError token rather
+// than failing at once, so that an earlier syntax error is still reported first.
+class Lexer {
+ public:
+  explicit Lexer(const std::string &text) : text_(text) {}
+
+  std::vector<Token> Run() {
+    std::vector<Token> tokens;
+    for (;;) {
+      Token token = NextToken();
+      Token::Kind kind = token.kind;
+      tokens.push_back(std::move(token));
+      if (kind == Token::Kind::kEnd || kind == Token::Kind::kError ||
+          kind == Token::Kind::kInvalid) {
+        return tokens;
+      }
+    }
+  }
+
+ private:
+  char At(size_t i) const { return i < text_.size() ? text_[i] : '\0'; }
+
+  Token Error(size_t pos, std::string message) {
+    Token token;
+    token.kind = Token::Kind::kError;
+    token.pos = pos;
+    token.text = std::move(message);
+    return token;
+  }
+
+  Token NextToken() {
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' ||
+                                   text_[pos_] == '\n' || text_[pos_] == '\r')) {
+      ++pos_;
+    }
+    Token token;
+    token.pos = pos_;
+    if (pos_ >= text_.size()) return token;  // kEnd
+    char c = text_[pos_];
+    // A `b` or `B` right before a quote is a Python bytes prefix, not a name.
+    if ((c == 'b' || c == 'B') && (At(pos_ + 1) == '\'' || At(pos_ + 1) == '"')) {
+      ++pos_;
+      return LexString(token.pos, /*bytes_literal=*/true);
+    }
+    if (IsNameStart(c)) {
+      size_t start = pos_;
+      while (pos_ < text_.size() && IsNameChar(text_[pos_])) ++pos_;
+      token.kind = Token::Kind::kName;
+      token.source = text_.substr(start, pos_ - start);
+      token.text = token.source;
+      return token;
+    }
+    if (IsDigit(c) || (c == '.' && IsDigit(At(pos_ + 1)))) return LexNumber();
+    if (c == '\'' || c == '"') return LexString(token.pos, /*bytes_literal=*/false);
+    static const std::string kPunct = "()[],.=-+$";
+    if (kPunct.find(c) != std::string::npos) {
+      ++pos_;
+      token.kind = Token::Kind::kPunct;
+      token.punct = c;
+      token.source = std::string(1, c);
+      return token;
+    }
+    token.kind = Token::Kind::kInvalid;
+    token.source = std::string(1, c);
+    return token;
+  }
+
+  // Python number syntax: digits with optional `_` separators, an optional fraction and
+  // exponent. Any of '.', 'e' makes it a float.
+  Token LexNumber() {
+    Token token;
+    token.pos = pos_;
+    size_t start = pos_;
+    bool is_float = false;
+    auto digits = [&]() {
+      while (IsDigit(At(pos_)) ||
+             (At(pos_) == '_' && IsDigit(At(pos_ + 1)) && pos_ > start && IsDigit(At(pos_ - 1)))) {
+        ++pos_;
+      }
+    };
+    digits();
+    if (At(pos_) == '.') {
+      is_float = true;
+      ++pos_;
+      digits();
+    }
+    if (At(pos_) == 'e' || At(pos_) == 'E') {
+      size_t exp = pos_ + 1;
+      if (At(exp) == '+' || At(exp) == '-') ++exp;
+      if (IsDigit(At(exp))) {
+        is_float = true;
+        pos_ = exp;
+        digits();
+      }
+    }
+    token.kind = is_float ? Token::Kind::kFloat : Token::Kind::kInt;
+    token.source = text_.substr(start, pos_ - start);
+    for (char ch : token.source) {
+      if (ch != '_') token.text.push_back(ch);
+    }
+    if (IsNameChar(At(pos_))) {
+      // "12abc" is not a number followed by a name in Python either.
+      return Error(pos_, SyntaxError(pos_, "',' or a closing bracket after a number",
+                                     DescribeChar(At(pos_))));
+    }
+    return token;
+  }
+
+  Token LexString(size_t token_pos, bool bytes_literal) {
+    Token token;
+    token.kind = Token::Kind::kString;
+    token.pos = token_pos;
+    char quote = text_[pos_++];
+    for (;;) {
+      if (pos_ >= text_.size()) {
+        return Error(pos_, SyntaxError(pos_, std::string("closing ") + quote, "end of input"));
+      }
+      char c = text_[pos_];
+      if (c == quote) {
+        ++pos_;
+        break;
+      }
+      if (c == '\n') {
+        return Error(pos_, SyntaxError(pos_, std::string("closing ") + quote, "end of line"));
+      }
+      if (c != '\\') {
+        token.text.push_back(c);
+        ++pos_;
+        continue;
+      }
+      size_t escape_pos = pos_;
+      char e = At(pos_ + 1);
+      pos_ += 2;
+      switch (e) {
+        case '\\':
+          token.text.push_back('\\');
+          break;
+        case '\'':
+          token.text.push_back('\'');
+          break;
+        case '"':
+          token.text.push_back('"');
+          break;
+        case 'n':
+          token.text.push_back('\n');
+          break;
+        case 't':
+          token.text.push_back('\t');
+          break;
+        case 'r':
+          token.text.push_back('\r');
+          break;
+        case 'a':
+          token.text.push_back('\a');
+          break;
+        case 'b':
+          token.text.push_back('\b');
+          break;
+        case 'f':
+          token.text.push_back('\f');
+          break;
+        case 'v':
+          token.text.push_back('\v');
+          break;
+        case '\n':
+          break;  // line continuation
+        case '\0':
+          if (escape_pos + 1 >= text_.size()) {
+            return Error(
+                escape_pos + 1,
+                SyntaxError(escape_pos + 1, std::string("closing ") + quote, "end of input"));
+          }
+          token.text.push_back('\\');
+          token.text.push_back('\0');
+          break;
+        case 'x': {
+          int hi = HexValue(At(pos_)), lo = HexValue(At(pos_ + 1));
+          if (hi < 0 || lo < 0) {
+            size_t bad = hi < 0 ? pos_ : pos_ + 1;
+            return Error(escape_pos,
+                         SyntaxError(escape_pos, "two hex digits after \\x",
+                                     bad < text_.size() ? DescribeChar(At(bad)) : "end of input"));
+          }
+          token.text.push_back(static_cast<char>(hi * 16 + lo));
+          pos_ += 2;
+          break;
+        }
+        case 'u':
+        case 'U': {
+          if (bytes_literal) {  // as in Python, \u means nothing in a bytes literal
+            token.text.push_back('\\');
+            token.text.push_back(e);
+            break;
+          }
+          int count = e == 'u' ? 4 : 8;
+          uint32_t cp = 0;
+          for (int i = 0; i < count; ++i) {
+            int v = HexValue(At(pos_ + i));
+            if (v < 0) {
+              return Error(
+                  escape_pos,
+                  SyntaxError(
+                      escape_pos, std::to_string(count) + " hex digits after \\" + e,
+                      pos_ + i < text_.size() ? DescribeChar(At(pos_ + i)) : "end of input"));
+            }
+            cp = cp * 16 + static_cast<uint32_t>(v);
+          }
+          if (cp > 0x10FFFF) {
+            return Error(escape_pos, SyntaxError(escape_pos, "a code point up to \\U0010FFFF",
+                                                 Quote(text_.substr(escape_pos, count + 2))));
+          }
+          AppendUtf8(&token.text, cp);
+          pos_ += count;
+          break;
+        }
+        default:
+          if (e >= '0' && e <= '7') {  // octal escape, up to three digits
+            int value = e - '0';
+            for (int i = 0; i < 2 && At(pos_) >= '0' && At(pos_) <= '7'; ++i) {
+              value = value * 8 + (At(pos_++) - '0');
+            }
+            token.text.push_back(static_cast<char>(value & 0xFF));
+          } else {
+            // Python keeps unknown escapes as written.
+            token.text.push_back('\\');
+            token.text.push_back(e);
+          }
+      }
+    }
+    token.source = text_.substr(token_pos, pos_ - token_pos);
+    return token;
+  }
+
+  const std::string &text_;
+  size_t pos_ = 0;
+};
+
+class Parser {
+ public:
+  explicit Parser(std::vector<Token> tokens) : tokens_(std::move(tokens)) {}
+
+  bool ParsePipeline(Pipeline *out, ParseError *error) {
+    error_ = error;
+    Call call;
+    if (!ParseCall(&call)) return false;
+    out->calls.push_back(std::move(call));
+    while (!AtEnd()) {
+      if (!IsPunct('.')) return Fail("'.' or end of input");
+      ++index_;
+      Call next;
+      if (!ParseCall(&next)) return false;
+      out->calls.push_back(std::move(next));
+    }
+    return true;
+  }
+
+ private:
+  const Token &Peek(size_t ahead = 0) const {
+    size_t i = index_ + ahead;
+    return i < tokens_.size() ? tokens_[i] : tokens_.back();
+  }
+  bool AtEnd() const { return Peek().kind == Token::Kind::kEnd; }
+  bool IsPunct(char c, size_t ahead = 0) const {
+    return Peek(ahead).kind == Token::Kind::kPunct && Peek(ahead).punct == c;
+  }
+
+  // Reports "expected <expected>, found <current token>", unless the current token is a
+  // lexical error, whose own message is more precise.
+  bool Fail(const std::string &expected) {
+    const Token &token = Peek();
+    if (token.kind == Token::Kind::kError) {
+      error_->pos = token.pos;
+      error_->message = token.text;
+    } else {
+      error_->pos = token.pos;
+      error_->message = SyntaxError(token.pos, expected, Describe(token));
+    }
+    return false;
+  }
+
+  bool FailAt(size_t pos, std::string message) {
+    error_->pos = pos;
+    error_->message = std::move(message);
+    return false;
+  }
+
+  bool ParseCall(Call *call) {
+    if (Peek().kind != Token::Kind::kName) return Fail("a function name");
+    call->name = Peek().text;
+    call->pos = Peek().pos;
+    ++index_;
+    if (!IsPunct('(')) return Fail("'('");
+    ++index_;
+    bool seen_keyword = false;
+    for (;;) {
+      if (IsPunct(')')) {
+        ++index_;
+        return true;
+      }
+      Argument arg;
+      arg.pos = Peek().pos;
+      if (Peek().kind == Token::Kind::kName && IsPunct('=', 1)) {
+        arg.keyword = Peek().text;
+        index_ += 2;
+        seen_keyword = true;
+        if (!ParseValue(&arg.value, 0, "a value")) return false;
+      } else {
+        if (seen_keyword && Peek().kind != Token::Kind::kError) {
+          // Python rejects f(a=1, 2) as a syntax error too.
+          return Fail(
+              "a keyword argument (positional arguments cannot follow keyword "
+              "arguments) or ')'");
+        }
+        if (!ParseValue(&arg.value, 0, "an argument or ')'")) return false;
+      }
+      call->args.push_back(std::move(arg));
+      if (IsPunct(',')) {
+        ++index_;
+      } else if (!IsPunct(')')) {
+        return Fail("',' or ')'");
+      }
+    }
+  }
+
+  // Parses comma-separated values up to `close`, allowing a trailing comma. Sets
+  // *saw_comma when at least one comma was read (it decides between (x) and (x,)).
+  bool ParseSequence(std::vector<Value> *items, char close, int depth, bool *saw_comma) {
+    const std::string closing = std::string("'") + close + "'";
+    *saw_comma = false;
+    for (;;) {
+      if (IsPunct(close)) {
+        ++index_;
+        return true;
+      }
+      Value item;
+      if (!ParseValue(&item, depth, "a value or " + closing)) return false;
+      items->push_back(std::move(item));
+      if (IsPunct(',')) {
+        *saw_comma = true;
+        ++index_;
+      } else if (!IsPunct(close)) {
+        return Fail("',' or " + closing);
+      }
+    }
+  }
+
+  bool ParseValue(Value *value, int depth, const std::string &expected) {
+    const Token &token = Peek();
+    value->pos = token.pos;
+    if (token.kind == Token::Kind::kPunct) {
+      switch (token.punct) {
+        case '-':
+        case '+':
+          return ParseSignedNumber(value);
+        case '[':
+        case '(': {
+          if (depth >= kMaxNestingDepth) {
+            return Fail("at most " + std::to_string(kMaxNestingDepth) + " nested brackets");
+          }
+          char close = token.punct == '[' ? ']' : ')';
+          bool is_list = token.punct == '[';
+          ++index_;
+          std::vector<Value> items;
+          bool saw_comma = false;
+          if (!ParseSequence(&items, close, depth + 1, &saw_comma)) return false;
+          if (!is_list && items.size() == 1 && !saw_comma) {
+            size_t pos = value->pos;
+            *value = std::move(items[0]);  // (x) is only grouping
+            value->pos = pos;
+            return true;
+          }
+          value->kind = is_list ? Value::Kind::kList : Value::Kind::kTuple;
+          value->items = std::move(items);
+          return true;
+        }
+        case '$':
+          return ParsePlaceholder(value, depth);
+        default:
+          break;
+      }
+      return Fail(expected);
+    }
+    switch (token.kind) {
+      case Token::Kind::kInt:
+      case Token::Kind::kFloat:
+        return ParseSignedNumber(value);
+      case Token::Kind::kString:
+        value->kind = Value::Kind::kString;
+        value->text = token.text;
+        ++index_;
+        // Adjacent string literals concatenate, as in Python.
+        while (Peek().kind == Token::Kind::kString) {
+          value->text += Peek().text;
+          ++index_;
+        }
+        return true;
+      case Token::Kind::kName:
+        return ParseName(value);
+      default:
+        return Fail(expected);
+    }
+  }
+
+  bool ParseName(Value *value) {
+    std::string name = Peek().text;
+    ++index_;
+    bool dotted = false;
+    while (IsPunct('.')) {
+      ++index_;
+      if (Peek().kind != Token::Kind::kName) return Fail("a name after '.'");
+      name += "." + Peek().text;
+      dotted = true;
+      ++index_;
+    }
+    if (!dotted && (name == "True" || name == "False")) {
+      value->kind = Value::Kind::kBool;
+      value->bool_value = name == "True";
+    } else if (!dotted && name == "None") {
+      value->kind = Value::Kind::kNone;
+    } else {
+      value->kind = Value::Kind::kName;
+      value->text = name;
+    }
+    return true;
+  }
+
+  bool ParsePlaceholder(Value *value, int depth) {
+    ++index_;  // '$'
+    if (Peek().kind != Token::Kind::kName) return Fail("a placeholder name after '$'");
+    value->kind = Value::Kind::kPlaceholder;
+    value->text = Peek().text;
+    ++index_;
+    if (IsPunct('(')) {
+      ++index_;
+      bool saw_comma = false;
+      if (!ParseSequence(&value->items, ')', depth + 1, &saw_comma)) return false;
+    }
+    return true;
+  }
+
+  bool ParseSignedNumber(Value *value) {
+    bool negative = false;
+    size_t start = Peek().pos;
+    if (Peek().kind == Token::Kind::kPunct) {
+      negative = Peek().punct == '-';
+      ++index_;
+      if (Peek().kind != Token::Kind::kInt && Peek().kind != Token::Kind::kFloat) {
+        return Fail("a number");
+      }
+    }
+    const Token &number = Peek();
+    ++index_;
+    if (number.kind == Token::Kind::kFloat) {
+      value->kind = Value::Kind::kFloat;
+      // strtod gives +-inf beyond the double range, which is what Python does too.
+      double magnitude = std::strtod(number.text.c_str(), nullptr);
+      value->float_value = negative ? -magnitude : magnitude;
+      return true;
+    }
+    // Accumulate the magnitude as unsigned so that -9223372036854775808 is representable.
+    uint64_t magnitude = 0;
+    const uint64_t limit =
+        negative ? uint64_t{1} << 63 : static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+    for (char c : number.text) {
+      uint64_t digit = static_cast<uint64_t>(c - '0');
+      if (magnitude > (limit - digit) / 10) {
+        std::string written = (negative ? "-" : "") + number.source;
+        return FailAt(start, "integer literal " + Quote(written) + " at position " +
+                                 std::to_string(start) + " is out of the int64 range");
+      }
+      magnitude = magnitude * 10 + digit;
+    }
+    value->kind = Value::Kind::kInt;
+    value->int_value =
+        negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
+    return true;
+  }
+
+  std::vector<Token> tokens_;
+  size_t index_ = 0;
+  ParseError *error_ = nullptr;
+};
+
+}  // namespace
+
+bool ParsePipeline(const std::string &text, Pipeline *out, ParseError *error) {
+  Pipeline pipeline;
+  Parser parser(Lexer(text).Run());
+  if (!parser.ParsePipeline(&pipeline, error)) return false;
+  *out = std::move(pipeline);
+  return true;
+}
+
+const char *DescribeKind(Value::Kind kind) {
+  switch (kind) {
+    case Value::Kind::kInt:
+      return "an integer";
+    case Value::Kind::kFloat:
+      return "a float";
+    case Value::Kind::kString:
+      return "a string";
+    case Value::Kind::kBool:
+      return "a bool";
+    case Value::Kind::kNone:
+      return "None";
+    case Value::Kind::kList:
+      return "a list";
+    case Value::Kind::kTuple:
+      return "a tuple";
+    case Value::Kind::kName:
+      return "a name";
+    case Value::Kind::kPlaceholder:
+      return "a placeholder";
+  }
+  return "a value";
+}
+
+}  // namespace dinput_tool

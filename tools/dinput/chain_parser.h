@@ -1,0 +1,75 @@
+// Parser of the tf.data chain syntax used on the command line, e.g.
+//   range(10).shuffle(4, seed=1).batch(2, drop_remainder=True)
+// A pipeline is a source call followed by `.method(...)` calls. Arguments are positional or
+// `keyword=value`, with Python-like literals. The parser knows nothing about which functions
+// exist: that is the builder's table, so adding a function never touches the grammar.
+//
+// Grammar:
+//   pipeline := call ('.' call)* END
+//   call     := NAME '(' [arg (',' arg)* [',']] ')'
+//   arg      := NAME '=' value | value
+//   value    := ['-'|'+'] (INT | FLOAT) | STRING | NAME ('.' NAME)*
+//             | '[' [value (',' value)* [',']] ']'
+//             | '(' ')' | '(' value ')' | '(' value ',' [value (',' value)* [',']] ')'
+//             | '$' NAME ['(' [value (',' value)* [',']] ')']
+// NAME covers True, False and None, which become their own value kinds. `(x)` is just x;
+// `(x,)` is a one-element tuple, as in Python. `$name(...)` is a placeholder of a dataset_fn
+// template (--from-function), resolved later.
+#ifndef DINPUT_TOOL_CHAIN_PARSER_H_
+#define DINPUT_TOOL_CHAIN_PARSER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dinput_tool {
+
+struct Value {
+  enum class Kind { kInt, kFloat, kString, kBool, kNone, kList, kTuple, kName, kPlaceholder };
+
+  Kind kind = Kind::kNone;
+  size_t pos = 0;            // 0-based offset of the value in the pipeline text
+  int64_t int_value = 0;     // kInt
+  double float_value = 0;    // kFloat
+  bool bool_value = false;   // kBool
+  std::string text;          // kString (decoded bytes), kName (dotted), kPlaceholder (name)
+  std::vector<Value> items;  // kList, kTuple, kPlaceholder (its arguments)
+};
+
+struct Argument {
+  std::string keyword;  // empty for a positional argument
+  size_t pos = 0;
+  Value value;
+};
+
+struct Call {
+  std::string name;
+  size_t pos = 0;
+  std::vector<Argument> args;
+};
+
+struct Pipeline {
+  std::vector<Call> calls;  // calls[0] is the source, the rest are applied in order
+};
+
+struct ParseError {
+  size_t pos = 0;
+  // A complete sentence without the status name, e.g.
+  // "syntax error at position 3: expected '(', found end of input".
+  std::string message;
+};
+
+// Nesting of brackets deeper than this is rejected, so that hostile input cannot exhaust
+// the stack of the recursive descent.
+constexpr int kMaxNestingDepth = 64;
+
+// Returns true and fills *out, or returns false and fills *error.
+bool ParsePipeline(const std::string &text, Pipeline *out, ParseError *error);
+
+// Human-readable kind of a value for error messages ("an integer", "a string", ...).
+const char *DescribeKind(Value::Kind kind);
+
+}  // namespace dinput_tool
+
+#endif  // DINPUT_TOOL_CHAIN_PARSER_H_

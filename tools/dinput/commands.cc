@@ -1,0 +1,350 @@
+#include "commands.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "chain_parser.h"
+#include "distribution.h"
+#include "json_format.h"
+#include "json_writer.h"
+
+namespace dinput_tool {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Where bench stores the sum of the bytes it read, so that the reads cannot be optimised
+// away.
+volatile uint64_t g_checksum_sink = 0;
+
+Status Parse(const std::string &text, Pipeline *pipeline) {
+  ParseError error;
+  if (!ParsePipeline(text, pipeline, &error)) return InvalidArgument(error.message);
+  return OkStatus();
+}
+
+// ---- run -------------------------------------------------------------------------------
+
+struct WorkerLines {
+  std::vector<std::string> steps;
+  std::string end;
+};
+
+Status AppendReplicas(std::string *out, const dinput_per_replica_t *value, bool shapes) {
+  out->push_back('[');
+  const size_t replicas = dinput_per_replica_size(value);
+  for (size_t r = 0; r < replicas; ++r) {
+    if (r) out->push_back(',');
+    const dinput_element_t *element = dinput_per_replica_get(value, r);
+    out->push_back('[');
+    const size_t components = dinput_element_size(element);
+    for (size_t c = 0; c < components; ++c) {
+      if (c) out->push_back(',');
+      const dinput_tensor_t *tensor = dinput_element_get(element, c);
+      if (shapes) {
+        AppendShape(out, dinput_tensor_shape(tensor), dinput_tensor_rank(tensor));
+      } else {
+        DINPUT_TOOL_RETURN_IF_ERROR(AppendTensorValues(out, tensor));
+      }
+    }
+    out->push_back(']');
+  }
+  out->push_back(']');
+  return OkStatus();
+}
+
+std::string EndLine(int worker, bool ended, int64_t steps) {
+  return "{\"worker\":" + std::to_string(worker) + ",\"end\":\"" +
+         (ended ? "OUT_OF_RANGE" : "STEPS_LIMIT") + "\",\"steps\":" + std::to_string(steps) + "}";
+}
+
+Status Run(const CliOptions &options, const Pipeline &pipeline, std::string *text) {
+  std::vector<WorkerLines> lines(static_cast<size_t>(options.workers));
+  Status status =
+      ForEachWorker(options, pipeline, !options.has_steps, [&](const Worker &worker) -> Status {
+        WorkerLines &mine = lines[static_cast<size_t>(worker.index)];
+        DistIteratorPtr iterator;
+        DINPUT_TOOL_RETURN_IF_ERROR(NewIterator(worker.dataset, &iterator));
+        Stepper stepper(iterator.get(), options.optional);
+        int64_t step = 0;
+        bool ended = false;
+        while (!options.has_steps || step < options.steps) {
+          PerReplicaPtr value;
+          DINPUT_TOOL_RETURN_IF_ERROR(stepper.Next(&value));
+          if (!value) {
+            ended = true;
+            break;
+          }
+          std::string line = "{\"worker\":" + std::to_string(worker.index) +
+                             ",\"step\":" + std::to_string(step) + ",\"replicas\":";
+          DINPUT_TOOL_RETURN_IF_ERROR(AppendReplicas(&line, value.get(), options.shapes));
+          line.push_back('}');
+          mine.steps.push_back(std::move(line));
+          ++step;
+        }
+        mine.end = EndLine(worker.index, ended, step);
+        return OkStatus();
+      });
+  DINPUT_TOOL_RETURN_IF_ERROR(status);
+  // Step by step, worker 0 first, as a reader of one worker's log would pair them up.
+  size_t max_steps = 0;
+  for (const WorkerLines &w : lines) max_steps = std::max(max_steps, w.steps.size());
+  for (size_t s = 0; s < max_steps; ++s) {
+    for (const WorkerLines &w : lines) {
+      if (s < w.steps.size()) *text += w.steps[s] + "\n";
+    }
+  }
+  for (const WorkerLines &w : lines) *text += w.end + "\n";
+  return OkStatus();
+}
+
+// ---- spec ------------------------------------------------------------------------------
+
+Status Spec(const CliOptions &options, const Pipeline &pipeline, std::string *text) {
+  std::vector<std::string> specs(static_cast<size_t>(options.workers));
+  Status status = ForEachWorker(options, pipeline, false, [&](const Worker &worker) -> Status {
+    dinput_spec_t *raw = nullptr;
+    dinput_status_t code = dinput_dist_dataset_element_spec(&raw, worker.dataset);
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_dist_dataset_element_spec");
+    SpecPtr spec(raw);
+    std::string &out = specs[static_cast<size_t>(worker.index)];
+    out = "{\"num_replicas_in_sync\":" +
+          std::to_string(dinput_strategy_num_replicas_in_sync(worker.strategy)) +
+          ",\"components\":";
+    AppendSpecComponents(&out, spec.get());
+    out.push_back('}');
+    return OkStatus();
+  });
+  DINPUT_TOOL_RETURN_IF_ERROR(status);
+  // Every worker has the same per-replica spec; worker 0's stands for all.
+  *text = specs[0] + "\n";
+  return OkStatus();
+}
+
+// ---- bench -----------------------------------------------------------------------------
+
+struct BenchTotals {
+  std::atomic<int64_t> steps{0};
+  std::atomic<int64_t> rows{0};
+  std::atomic<int64_t> bytes{0};
+};
+
+// Reads every byte of the tensor, so that the benchmark measures data that really arrived
+// rather than only buffer handles.
+Status Touch(const dinput_tensor_t *tensor, uint64_t *checksum) {
+  if (dinput_tensor_dtype(tensor) == DINPUT_BYTES) {
+    const int64_t n = dinput_tensor_num_elements(tensor);
+    for (int64_t i = 0; i < n; ++i) {
+      const char *s = nullptr;
+      size_t len = 0;
+      dinput_status_t code = dinput_tensor_string(&s, &len, tensor, i);
+      if (code != DINPUT_OK) return LibraryError(code, "dinput_tensor_string");
+      for (size_t j = 0; j < len; ++j) *checksum += static_cast<unsigned char>(s[j]);
+    }
+    return OkStatus();
+  }
+  const unsigned char *data = static_cast<const unsigned char *>(dinput_tensor_data(tensor));
+  const size_t size = dinput_tensor_byte_size(tensor);
+  if (data == nullptr) return OkStatus();
+  size_t i = 0;
+  for (; i + sizeof(uint64_t) <= size; i += sizeof(uint64_t)) {
+    uint64_t word;
+    std::memcpy(&word, data + i, sizeof word);
+    *checksum += word;
+  }
+  for (; i < size; ++i) *checksum += data[i];
+  return OkStatus();
+}
+
+// Shows progress on stderr while the benchmark runs, only when stderr is a terminal, so
+// that logs and pipes get just the final JSON line.
+class ProgressLine {
+ public:
+  ProgressLine(const BenchTotals &totals, Clock::time_point start)
+      : totals_(totals), start_(start) {
+    if (isatty(STDERR_FILENO)) thread_ = std::thread([this] { Loop(); });
+  }
+  ~ProgressLine() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+    std::fputs("\r\033[K", stderr);
+    std::fflush(stderr);
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!wake_.wait_for(lock, std::chrono::milliseconds(500), [this] { return done_; })) {
+      double seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+      int64_t rows = totals_.rows.load();
+      std::fprintf(stderr, "\r\033[Kbench: %lld steps, %lld rows, %.1f MB, %.0f rows/s",
+                   static_cast<long long>(totals_.steps.load()), static_cast<long long>(rows),
+                   static_cast<double>(totals_.bytes.load()) / 1e6,
+                   seconds > 0 ? static_cast<double>(rows) / seconds : 0.0);
+      std::fflush(stderr);
+    }
+  }
+
+  const BenchTotals &totals_;
+  Clock::time_point start_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+Status Bench(const CliOptions &options, const Pipeline &pipeline, std::string *text) {
+  BenchTotals totals;
+  std::mutex time_mutex;
+  bool have_times = false;
+  Clock::time_point first_start, last_end;
+  std::atomic<uint64_t> checksum{0};
+  const Clock::time_point launch = Clock::now();
+  Status status;
+  {
+    ProgressLine progress(totals, launch);
+    status = ForEachWorker(options, pipeline, !options.has_steps, [&](const Worker &worker) {
+      Clock::time_point start = Clock::now();
+      DistIteratorPtr iterator;
+      DINPUT_TOOL_RETURN_IF_ERROR(NewIterator(worker.dataset, &iterator));
+      Stepper stepper(iterator.get(), options.optional);
+      uint64_t sum = 0;
+      for (int64_t step = 0; !options.has_steps || step < options.steps; ++step) {
+        PerReplicaPtr value;
+        DINPUT_TOOL_RETURN_IF_ERROR(stepper.Next(&value));
+        if (!value) break;
+        int64_t rows = 0, bytes = 0;
+        for (size_t r = 0; r < dinput_per_replica_size(value.get()); ++r) {
+          const dinput_element_t *element = dinput_per_replica_get(value.get(), r);
+          for (size_t c = 0; c < dinput_element_size(element); ++c) {
+            const dinput_tensor_t *tensor = dinput_element_get(element, c);
+            // Rows are counted once per replica, from the first component (all
+            // components of an element share the leading size); a scalar is one row.
+            if (c == 0) rows += dinput_tensor_rank(tensor) > 0 ? dinput_tensor_dim(tensor, 0) : 1;
+            bytes += static_cast<int64_t>(dinput_tensor_byte_size(tensor));
+            DINPUT_TOOL_RETURN_IF_ERROR(Touch(tensor, &sum));
+          }
+        }
+        totals.steps += 1;
+        totals.rows += rows;
+        totals.bytes += bytes;
+      }
+      Clock::time_point end = Clock::now();
+      checksum += sum;
+      std::lock_guard<std::mutex> lock(time_mutex);
+      if (!have_times || start < first_start) first_start = start;
+      if (!have_times || end > last_end) last_end = end;
+      have_times = true;
+      return OkStatus();
+    });
+  }
+  DINPUT_TOOL_RETURN_IF_ERROR(status);
+  g_checksum_sink = checksum.load();
+  double seconds = have_times ? std::chrono::duration<double>(last_end - first_start).count() : 0;
+  // A rate over a zero interval would be infinite, which JSON cannot express.
+  double divisor = seconds > 0 ? seconds : 1e-9;
+  const double rows = static_cast<double>(totals.rows.load());
+  const double bytes = static_cast<double>(totals.bytes.load());
+  std::string &out = *text;
+  out = "{\"rows\":" + std::to_string(totals.rows.load()) +
+        ",\"bytes\":" + std::to_string(totals.bytes.load()) + ",\"seconds\":";
+  AppendDouble(&out, seconds);
+  out += ",\"rows_per_s\":";
+  AppendDouble(&out, rows / divisor);
+  out += ",\"bytes_per_s\":";
+  AppendDouble(&out, bytes / divisor);
+  out += "}\n";
+  return OkStatus();
+}
+
+}  // namespace
+
+Status RunCommand(const CliOptions &options, std::string *stdout_text) {
+  Pipeline pipeline;
+  DINPUT_TOOL_RETURN_IF_ERROR(Parse(options.pipeline, &pipeline));
+  switch (options.command) {
+    case Command::kRun:
+      return Run(options, pipeline, stdout_text);
+    case Command::kSpec:
+      return Spec(options, pipeline, stdout_text);
+    case Command::kBench:
+      return Bench(options, pipeline, stdout_text);
+  }
+  return Status{DINPUT_INTERNAL, "unknown command"};
+}
+
+std::string VersionText() {
+  return std::string("dinput ") + dinput_version() + "\n" + dinput_build_info() + "\n";
+}
+
+std::string UsageText() {
+  return R"(usage: dinput COMMAND [options] PIPELINE
+
+Commands:
+  run PIPELINE     distribute the pipeline and print every step as JSON lines
+  spec PIPELINE    print the per-replica element spec as one JSON object
+  bench PIPELINE   iterate one epoch (or --steps K), reading every byte; print throughput
+  help             print this text
+  --version        print the version and, on a second line, the build info as JSON
+
+PIPELINE is written in tf.data's chain syntax, e.g.
+  'range(8).batch(4)'
+  'from_tensors(([1.],[1.])).repeat(100).batch(16)'
+  'text_lines(["a.txt","b.txt"]).shuffle(100, seed=1).batch(32, drop_remainder=True)'
+Sources: range(stop) | range(start, stop[, step]), from_tensors(x), from_tensor_slices(x),
+  text_lines(files). Transformations: batch(n, drop_remainder=False), repeat(count=None),
+  shuffle(n, seed=None, reshuffle_each_iteration=True), shard(n, i) or
+  shard(SHARD_HINT, SHARD_HINT), take(n), skip(n), enumerate(start=0), unbatch(),
+  rebatch(sizes, drop_remainder=False), prefetch(n or AUTOTUNE),
+  with_options(auto_shard_policy=OFF|AUTO|FILE|DATA|HINT).
+Literals: ints (int64), floats (float32), strings (bytes), True/False (bool), nested lists
+  (shapes), tuples for elements of several components, None.
+
+Options of run, spec and bench:
+  --replicas N         N CPU replicas in sync in total (divided among the workers)
+  --devices D,D,...    each worker's replica devices, e.g. CPU:0,GPU:0
+  --workers W          simulate W workers in this process (in-process collective)
+  --timeout-ms T       how long a worker waits for the others at a step (default 60000)
+  --policy P           auto_shard_policy: OFF, AUTO, FILE, DATA or HINT
+  --from-function      PIPELINE is a dataset_fn template: $num_input_pipelines,
+                       $input_pipeline_id, $num_replicas_in_sync and
+                       $per_replica_batch_size(G) take each input pipeline's values
+  --no-fetch-to-device keep the values in host memory
+Options of run and bench:
+  --steps K            stop after K steps (required for infinite pipelines)
+  --optional           iterate with get_next_as_optional instead of get_next
+Options of run:
+  --shapes             print each component's shape, e.g. [0,3], instead of its values
+
+Output of run, one JSON object per line:
+  {"worker":W,"step":S,"replicas":[R0,R1,...]}   per step, workers in order; each Ri is the
+      list of replica i's components, each a tensor as nested arrays (bytes as strings;
+      bytes that are not UTF-8 appear as \udcXX, Python's surrogateescape convention)
+  {"worker":W,"end":"OUT_OF_RANGE","steps":K}    per worker, when the data ended
+  {"worker":W,"end":"STEPS_LIMIT","steps":K}     per worker, when --steps K stopped it
+Output of spec: {"num_replicas_in_sync":N,"components":[{"dtype":"int64","shape":[null]}]}
+  (null: an unknown dimension).
+Output of bench: {"rows":E,"bytes":B,"seconds":S,"rows_per_s":...,"bytes_per_s":...}
+  (rows: leading-dimension rows over all replicas and workers; bytes: their payload); a
+  progress line is shown on stderr when it is a terminal.
+
+On failure the exit status is 1, nothing is printed on stdout, and one line
+"<STATUS_NAME>: <message>" (e.g. "INVALID_ARGUMENT: ...") is printed on stderr.
+)";
+}
+
+}  // namespace dinput_tool

@@ -1,0 +1,55 @@
+// Everything between a parsed pipeline and a distributed dataset: strategies (one per
+// simulated worker), the in-process collective that joins them, distribute_dataset or
+// distribute_datasets_from_function, and stepping a distributed iterator.
+#ifndef DINPUT_TOOL_DISTRIBUTION_H_
+#define DINPUT_TOOL_DISTRIBUTION_H_
+
+#include <cstdint>
+#include <functional>
+
+#include "chain_parser.h"
+#include "cli_options.h"
+#include "handles.h"
+#include "status.h"
+
+namespace dinput_tool {
+
+struct Worker {
+  int index = 0;
+  const dinput_strategy_t *strategy = nullptr;
+  const dinput_dist_dataset_t *dataset = nullptr;
+};
+
+using WorkerJob = std::function<Status(const Worker &worker)>;
+
+// Distributes the pipeline for every worker and runs `job` once per worker. With one worker
+// the job runs on the calling thread; with W > 1 each worker has its own thread, since the
+// workers' iterators wait for each other through the collective at every step. The first
+// failing worker aborts the collective, so its peers stop waiting at once; that worker's
+// error is returned after every thread has finished.
+// `require_finite`: an infinite pipeline is an error (the caller has no step limit).
+Status ForEachWorker(const CliOptions &options, const Pipeline &pipeline, bool require_finite,
+                     const WorkerJob &job);
+
+// Writes status.Line() to stderr and exits with status 1 without running destructors: only
+// for a worker thread that cannot even be created while others already wait for it.
+[[noreturn]] void ExitWithError(const Status &status);
+
+// Steps a distributed iterator with get_next or get_next_as_optional.
+class Stepper {
+ public:
+  Stepper(dinput_dist_iterator_t *iterator, bool use_optional)
+      : iterator_(iterator), use_optional_(use_optional) {}
+  // Sets *out to the next step's value, or leaves it empty at the end of the data.
+  Status Next(PerReplicaPtr *out);
+
+ private:
+  dinput_dist_iterator_t *iterator_;
+  bool use_optional_;
+};
+
+Status NewIterator(const dinput_dist_dataset_t *dataset, DistIteratorPtr *out);
+
+}  // namespace dinput_tool
+
+#endif  // DINPUT_TOOL_DISTRIBUTION_H_

@@ -1,0 +1,254 @@
+#include "json_format.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace dinput_tool {
+
+namespace {
+
+const char kHex[] = "0123456789abcdef";
+
+void AppendEscapedCodeUnit(std::string *out, unsigned value) {
+  out->append("\\u");
+  for (int shift = 12; shift >= 0; shift -= 4) out->push_back(kHex[(value >> shift) & 0xF]);
+}
+
+// Length of the valid UTF-8 sequence starting at s[0], or 0 when it is not valid (overlong
+// forms, surrogates and code points past U+10FFFF are invalid, as in Python's decoder).
+size_t Utf8SequenceLength(const unsigned char *s, size_t n) {
+  unsigned char c = s[0];
+  size_t len;
+  uint32_t cp;
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+    cp = c & 0x1F;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    cp = c & 0x0F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (n < len) return 0;
+  for (size_t i = 1; i < len; ++i) {
+    if ((s[i] & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (s[i] & 0x3F);
+  }
+  if (len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) return 0;
+  if (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) return 0;
+  return len;
+}
+
+// Writes the shortest digits `digits` (no dot) with decimal exponent `exp` (the value is
+// d.ddd x 10^exp) the way Python's float repr does: positional notation when
+// -4 <= exp < 16, scientific otherwise, and always with a '.' or an 'e'.
+void AppendPythonRepr(std::string *out, bool negative, const std::string &digits, int exp) {
+  if (negative) out->push_back('-');
+  if (exp >= -4 && exp < 16) {
+    if (exp >= 0) {
+      size_t int_len = static_cast<size_t>(exp) + 1;
+      if (digits.size() <= int_len) {
+        out->append(digits);
+        out->append(int_len - digits.size(), '0');
+        out->append(".0");
+      } else {
+        out->append(digits, 0, int_len);
+        out->push_back('.');
+        out->append(digits, int_len, std::string::npos);
+      }
+    } else {
+      out->append("0.");
+      out->append(static_cast<size_t>(-exp - 1), '0');
+      out->append(digits);
+    }
+    return;
+  }
+  out->push_back(digits[0]);
+  if (digits.size() > 1) {
+    out->push_back('.');
+    out->append(digits, 1, std::string::npos);
+  }
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+  out->append(buf);
+}
+
+// Splits scientific text such as "-1.25e+02" into sign, digits "125" and exponent 2.
+void AppendFromScientific(std::string *out, const char *text) {
+  bool negative = false;
+  if (*text == '-') {
+    negative = true;
+    ++text;
+  }
+  std::string digits;
+  const char *p = text;
+  for (; *p != '\0' && *p != 'e' && *p != 'E'; ++p) {
+    if (*p != '.') digits.push_back(*p);
+  }
+  int exp = (*p != '\0') ? std::atoi(p + 1) : 0;
+  // "%.*e" may leave trailing zeros; the shortest form has none.
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+  AppendPythonRepr(out, negative, digits, exp);
+}
+
+bool AppendNonFinite(std::string *out, double value) {
+  if (std::isnan(value)) {
+    out->append("NaN");
+    return true;
+  }
+  if (std::isinf(value)) {
+    out->append(value < 0 ? "-Infinity" : "Infinity");
+    return true;
+  }
+  return false;
+}
+
+template <typename T>
+void AppendShortest(std::string *out, T value) {
+  if (AppendNonFinite(out, static_cast<double>(value))) return;
+  char buf[64];
+  auto result = std::to_chars(buf, buf + sizeof buf - 1, value, std::chars_format::scientific);
+  *result.ptr = '\0';
+  AppendFromScientific(out, buf);
+}
+
+uint32_t FloatBits(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
+float BitsToFloat(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// Round-to-nearest-even conversions, used to find the shortest decimal text that reads
+// back as the same 16-bit value.
+uint16_t FloatToFloat16(float f) {
+  uint32_t x = FloatBits(f);
+  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
+  x &= 0x7FFFFFFF;
+  if (x >= 0x7F800000) return sign | (x > 0x7F800000 ? 0x7E00 : 0x7C00);
+  if (x >= 0x477FF000) return sign | 0x7C00;      // rounds past the largest half
+  if (x < 0x38800000) {                           // below 2^-14: subnormal half
+    float scaled = BitsToFloat(x) * 16777216.0f;  // exact: times 2^24
+    return sign | static_cast<uint16_t>(std::nearbyint(scaled));
+  }
+  uint32_t half = (((x >> 23) - 112) << 10) | ((x >> 13) & 0x3FF);
+  uint32_t rest = x & 0x1FFF;
+  if (rest > 0x1000 || (rest == 0x1000 && (half & 1))) ++half;
+  return static_cast<uint16_t>(sign | half);
+}
+
+uint16_t FloatToBFloat16(float f) {
+  uint32_t x = FloatBits(f);
+  if ((x & 0x7FFFFFFF) > 0x7F800000) return static_cast<uint16_t>((x >> 16) | 0x40);
+  uint32_t bias = 0x7FFF + ((x >> 16) & 1);
+  return static_cast<uint16_t>((x + bias) >> 16);
+}
+
+void AppendShortest16(std::string *out, uint16_t bits, float (*to_float)(uint16_t),
+                      uint16_t (*from_float)(float)) {
+  float value = to_float(bits);
+  if (AppendNonFinite(out, value)) return;
+  char buf[64];
+  for (int precision = 1; precision <= 9; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*e", precision - 1, static_cast<double>(value));
+    if (from_float(std::strtof(buf, nullptr)) == bits) break;
+  }
+  AppendFromScientific(out, buf);
+}
+
+}  // namespace
+
+void AppendJsonString(std::string *out, const char *data, size_t size) {
+  const unsigned char *s = reinterpret_cast<const unsigned char *>(data);
+  out->push_back('"');
+  size_t i = 0;
+  while (i < size) {
+    unsigned char c = s[i];
+    switch (c) {
+      case '"':
+        out->append("\\\"");
+        ++i;
+        continue;
+      case '\\':
+        out->append("\\\\");
+        ++i;
+        continue;
+      case '\n':
+        out->append("\\n");
+        ++i;
+        continue;
+      case '\r':
+        out->append("\\r");
+        ++i;
+        continue;
+      case '\t':
+        out->append("\\t");
+        ++i;
+        continue;
+      case '\b':
+        out->append("\\b");
+        ++i;
+        continue;
+      case '\f':
+        out->append("\\f");
+        ++i;
+        continue;
+      default:
+        break;
+    }
+    if (c < 0x20) {
+      AppendEscapedCodeUnit(out, c);
+      ++i;
+      continue;
+    }
+    size_t len = Utf8SequenceLength(s + i, size - i);
+    if (len == 0) {
+      AppendEscapedCodeUnit(out, 0xDC00u | c);
+      ++i;
+      continue;
+    }
+    out->append(data + i, len);
+    i += len;
+  }
+  out->push_back('"');
+}
+
+void AppendDouble(std::string *out, double value) { AppendShortest(out, value); }
+
+void AppendFloat32(std::string *out, float value) { AppendShortest(out, value); }
+
+void AppendFloat16(std::string *out, uint16_t bits) {
+  AppendShortest16(out, bits, Float16ToFloat, FloatToFloat16);
+}
+
+void AppendBFloat16(std::string *out, uint16_t bits) {
+  AppendShortest16(out, bits, BFloat16ToFloat, FloatToBFloat16);
+}
+
+float Float16ToFloat(uint16_t bits) {
+  uint32_t sign = static_cast<uint32_t>(bits & 0x8000) << 16;
+  uint32_t exp = (bits >> 10) & 0x1F;
+  uint32_t mant = bits & 0x3FF;
+  if (exp == 0) {
+    float magnitude = std::ldexp(static_cast<float>(mant), -24);
+    return sign ? -magnitude : magnitude;
+  }
+  if (exp == 31) return BitsToFloat(sign | 0x7F800000 | (mant << 13));
+  return BitsToFloat(sign | ((exp + 112) << 23) | (mant << 13));
+}
+
+float BFloat16ToFloat(uint16_t bits) { return BitsToFloat(static_cast<uint32_t>(bits) << 16); }
+
+}  // namespace dinput_tool

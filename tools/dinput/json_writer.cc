@@ -1,0 +1,158 @@
+#include "json_writer.h"
+
+#include <cstring>
+
+#include "json_format.h"
+
+namespace dinput_tool {
+
+namespace {
+
+template <typename T>
+T Load(const unsigned char *p) {
+  T value;
+  std::memcpy(&value, p, sizeof value);  // the buffer need not be aligned for T
+  return value;
+}
+
+class TensorWriter {
+ public:
+  TensorWriter(std::string *out, const dinput_tensor_t *tensor)
+      : out_(out),
+        tensor_(tensor),
+        dtype_(dinput_tensor_dtype(tensor)),
+        rank_(dinput_tensor_rank(tensor)),
+        dims_(dinput_tensor_shape(tensor)),
+        data_(static_cast<const unsigned char *>(dinput_tensor_data(tensor))),
+        item_size_(dinput_dtype_size(dtype_)) {}
+
+  Status Write() {
+    if (rank_ < 0 || (rank_ > 0 && dims_ == nullptr)) {
+      return Status{DINPUT_INTERNAL, "a tensor returned by the library has no shape"};
+    }
+    if (dtype_ != DINPUT_BYTES && data_ == nullptr && dinput_tensor_num_elements(tensor_) > 0) {
+      return Status{DINPUT_INTERNAL, "a tensor returned by the library has no host data"};
+    }
+    int64_t index = 0;
+    return WriteLevel(0, &index);
+  }
+
+ private:
+  Status WriteLevel(int level, int64_t *index) {
+    if (level == rank_) return WriteScalar((*index)++);
+    out_->push_back('[');
+    for (int64_t i = 0; i < dims_[level]; ++i) {
+      if (i) out_->push_back(',');
+      DINPUT_TOOL_RETURN_IF_ERROR(WriteLevel(level + 1, index));
+    }
+    out_->push_back(']');
+    return OkStatus();
+  }
+
+  Status WriteScalar(int64_t index) {
+    const unsigned char *p = data_ + index * static_cast<int64_t>(item_size_);
+    switch (dtype_) {
+      case DINPUT_BOOL:
+        out_->append(p[0] ? "true" : "false");
+        break;
+      case DINPUT_INT8:
+        out_->append(std::to_string(Load<int8_t>(p)));
+        break;
+      case DINPUT_INT16:
+        out_->append(std::to_string(Load<int16_t>(p)));
+        break;
+      case DINPUT_INT32:
+        out_->append(std::to_string(Load<int32_t>(p)));
+        break;
+      case DINPUT_INT64:
+        out_->append(std::to_string(Load<int64_t>(p)));
+        break;
+      case DINPUT_UINT8:
+        out_->append(std::to_string(Load<uint8_t>(p)));
+        break;
+      case DINPUT_UINT16:
+        out_->append(std::to_string(Load<uint16_t>(p)));
+        break;
+      case DINPUT_UINT32:
+        out_->append(std::to_string(Load<uint32_t>(p)));
+        break;
+      case DINPUT_UINT64:
+        out_->append(std::to_string(Load<uint64_t>(p)));
+        break;
+      case DINPUT_FLOAT16:
+        AppendFloat16(out_, Load<uint16_t>(p));
+        break;
+      case DINPUT_BFLOAT16:
+        AppendBFloat16(out_, Load<uint16_t>(p));
+        break;
+      case DINPUT_FLOAT32:
+        AppendFloat32(out_, Load<float>(p));
+        break;
+      case DINPUT_FLOAT64:
+        AppendDouble(out_, Load<double>(p));
+        break;
+      case DINPUT_BYTES: {
+        const char *s = nullptr;
+        size_t len = 0;
+        dinput_status_t code = dinput_tensor_string(&s, &len, tensor_, index);
+        if (code != DINPUT_OK) return LibraryError(code, "dinput_tensor_string");
+        AppendJsonString(out_, s, len);
+        break;
+      }
+      default:
+        return Status{DINPUT_INTERNAL,
+                      std::string("cannot print a tensor of dtype ") + dinput_dtype_name(dtype_)};
+    }
+    return OkStatus();
+  }
+
+  std::string *out_;
+  const dinput_tensor_t *tensor_;
+  dinput_dtype_t dtype_;
+  int rank_;
+  const int64_t *dims_;
+  const unsigned char *data_;
+  size_t item_size_;
+};
+
+}  // namespace
+
+Status AppendTensorValues(std::string *out, const dinput_tensor_t *tensor) {
+  if (tensor == nullptr) return Status{DINPUT_INTERNAL, "the library returned a null tensor"};
+  return TensorWriter(out, tensor).Write();
+}
+
+void AppendShape(std::string *out, const int64_t *dims, int rank) {
+  out->push_back('[');
+  for (int i = 0; i < rank; ++i) {
+    if (i) out->push_back(',');
+    if (dims[i] == DINPUT_UNKNOWN_DIM) {
+      out->append("null");
+    } else {
+      out->append(std::to_string(dims[i]));
+    }
+  }
+  out->push_back(']');
+}
+
+void AppendSpecComponents(std::string *out, const dinput_spec_t *spec) {
+  out->push_back('[');
+  const size_t n = dinput_spec_size(spec);
+  for (size_t i = 0; i < n; ++i) {
+    if (i) out->push_back(',');
+    out->append("{\"dtype\":");
+    AppendJsonString(out, dinput_dtype_name(dinput_spec_dtype(spec, i)));
+    out->append(",\"shape\":");
+    int rank = dinput_spec_rank(spec, i);
+    const int64_t *dims = dinput_spec_shape(spec, i);
+    if (rank < 0 || (rank > 0 && dims == nullptr)) {
+      out->append("null");  // an unknown rank
+    } else {
+      AppendShape(out, dims, rank);
+    }
+    out->push_back('}');
+  }
+  out->push_back(']');
+}
+
+}  // namespace dinput_tool

@@ -1,0 +1,81 @@
+// dinput: the command-line front end of the library (see DESIGN.md section 4 and
+// `dinput help`). It uses the library only through the C API in dinput.h.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+
+#include "cli_options.h"
+#include "commands.h"
+#include "status.h"
+
+namespace {
+
+using dinput_tool::Status;
+
+int Fail(const Status &status) {
+  std::fprintf(stderr, "%s\n", status.Line().c_str());
+  return 1;
+}
+
+int Print(const std::string &text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  if (std::fflush(stdout) != 0) {
+    return Fail(Status{DINPUT_UNAVAILABLE, "could not write the output to stdout"});
+  }
+  return 0;
+}
+
+bool AsksForHelp(int argc, char **argv) {
+  for (int i = 2; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") == 0) return false;
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) return true;
+  }
+  return false;
+}
+
+int Main(int argc, char **argv) {
+  if (argc < 2) {
+    return Fail(dinput_tool::InvalidArgument("missing command; run 'dinput help' for usage"));
+  }
+  const std::string command = argv[1];
+  if (command == "--version" || command == "version") {
+    return Print(dinput_tool::VersionText());
+  }
+  if (command == "--help" || command == "-h" || command == "help" || AsksForHelp(argc, argv)) {
+    return Print(dinput_tool::UsageText());
+  }
+  dinput_tool::Command parsed;
+  if (command == "run") {
+    parsed = dinput_tool::Command::kRun;
+  } else if (command == "spec") {
+    parsed = dinput_tool::Command::kSpec;
+  } else if (command == "bench") {
+    parsed = dinput_tool::Command::kBench;
+  } else if (command == "inspect" || command == "write" || command == "convert") {
+    return Fail(dinput_tool::Unimplemented("'" + command + "' is not implemented yet"));
+  } else {
+    return Fail(dinput_tool::InvalidArgument("unknown command '" + command +
+                                             "'; run 'dinput help' for usage"));
+  }
+  dinput_tool::CliOptions options;
+  Status status = dinput_tool::ParseCliOptions(parsed, argc - 2, argv + 2, &options);
+  if (!status.ok()) return Fail(status);
+  std::string text;
+  status = dinput_tool::RunCommand(options, &text);
+  if (!status.ok()) return Fail(status);
+  return Print(text);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::bad_alloc &) {
+    return Fail(Status{DINPUT_RESOURCE_EXHAUSTED, "out of memory"});
+  } catch (const std::exception &e) {
+    return Fail(Status{DINPUT_INTERNAL, e.what()});
+  }
+}

@@ -1,0 +1,42 @@
+// Turns a parsed chain (see chain_parser.h) into a dataset through the C API. Which
+// functions exist, their parameters and how each maps onto a dinput_dataset_* call is one
+// table in pipeline_builder.cc.
+#ifndef DINPUT_TOOL_PIPELINE_BUILDER_H_
+#define DINPUT_TOOL_PIPELINE_BUILDER_H_
+
+#include <cstdint>
+#include <functional>
+
+#include "chain_parser.h"
+#include "handles.h"
+#include "status.h"
+
+namespace dinput_tool {
+
+// What a dataset_fn template (--from-function) can refer to: the accessors of one input
+// pipeline's dinput_input_context_t.
+struct InputPipelineInfo {
+  int64_t num_input_pipelines = 1;
+  int64_t input_pipeline_id = 0;
+  int64_t num_replicas_in_sync = 1;
+  std::function<Status(int64_t global_batch_size, int64_t *out)> per_replica_batch_size;
+};
+
+// Checks every `$name(...)` placeholder of the pipeline: known name, right arguments.
+// `allowed` is false outside --from-function, where any placeholder is an error.
+Status CheckPlaceholders(const Pipeline &pipeline, bool allowed);
+
+// Returns a copy of the pipeline with every placeholder replaced by its integer value for
+// one input pipeline. Errors of get_per_replica_batch_size are returned unchanged.
+Status ResolvePlaceholders(const Pipeline &pipeline, const InputPipelineInfo &info, Pipeline *out);
+
+// Builds the dataset. The pipeline must not contain placeholders any more.
+Status BuildDataset(const Pipeline &pipeline, DatasetPtr *out);
+
+// Parses an auto-shard policy name: OFF, AUTO, FILE, DATA, HINT (any case), optionally
+// qualified as AutoShardPolicy.X or tf.data.experimental.AutoShardPolicy.X.
+bool ParseAutoShardPolicy(const std::string &name, dinput_auto_shard_policy_t *out);
+
+}  // namespace dinput_tool
+
+#endif  // DINPUT_TOOL_PIPELINE_BUILDER_H_

@@ -264,6 +264,11 @@ DINPUT_API dinput_status_t dinput_options_set_auto_shard_policy(dinput_options_t
                                                                 dinput_auto_shard_policy_t policy);
 DINPUT_API dinput_auto_shard_policy_t dinput_options_auto_shard_policy(
     const dinput_options_t *options);
+/* Default 0: a corrupt record (bad CRC, truncated) fails get_next with DINPUT_DATA_LOSS
+ * naming the file and byte offset. Non-zero: readers skip corrupt records and count them in
+ * the iterator statistic "corrupt_records_skipped" (a truncated or corrupt compressed stream
+ * still ends that file's data). Applies to the readers upstream of the with_options node. */
+DINPUT_API dinput_status_t dinput_options_set_skip_corrupt_records(dinput_options_t *options, int enable);
 
 /* ------------------------------------------------------------------------------------- */
 /* Datasets                                                                               */
@@ -328,6 +333,40 @@ DINPUT_API dinput_status_t dinput_dataset_from_generator(
 DINPUT_API dinput_status_t dinput_dataset_text_lines(dinput_dataset_t **out,
                                                      const char *const *files, size_t num_files);
 
+/* Compression of a record file. Append-only. ZSTD: the whole file is one zstd stream (so
+ * `zstd -d` yields a plain record file); GZIP: one gzip stream. */
+typedef enum dinput_compression_t {
+  DINPUT_COMPRESSION_NONE = 0,
+  DINPUT_COMPRESSION_ZSTD = 1,
+  DINPUT_COMPRESSION_GZIP = 2
+} dinput_compression_t;
+
+/* One DINPUT_BYTES scalar per record of TFRecord-framed files (u64 length, masked CRC32C of
+ * the length, data, masked CRC32C of the data), read in order; both CRCs of every record are
+ * verified. buffer_size: read buffer in bytes (0: a default). A bad CRC or a truncated record
+ * is DINPUT_DATA_LOSS naming the file and byte offset (see
+ * dinput_options_set_skip_corrupt_records); a missing file NOT_FOUND; an unreadable one
+ * PERMISSION_DENIED. A file source for FILE auto-sharding. */
+DINPUT_API dinput_status_t dinput_dataset_records(dinput_dataset_t **out, const char *const *files,
+                                                  size_t num_files, dinput_compression_t compression,
+                                                  int64_t buffer_size);
+
+/* One DINPUT_BYTES scalar of record_bytes bytes per record of each file, after skipping
+ * header_bytes at the start and footer_bytes at the end. A file whose body is not a multiple
+ * of record_bytes is DINPUT_DATA_LOSS naming the file and the size. A file source. */
+DINPUT_API dinput_status_t dinput_dataset_fixed_length_records(dinput_dataset_t **out,
+                                                               const char *const *files, size_t num_files,
+                                                               int64_t record_bytes, int64_t header_bytes,
+                                                               int64_t footer_bytes);
+
+/* The names (DINPUT_BYTES scalars) of the files matching any of the glob patterns, matched
+ * now. Sorted, unless shuffle is non-zero: then shuffled by seed (seed < 0: random), in a new
+ * order for each iterator. NOT_FOUND when nothing matches. A file source: FILE auto-sharding
+ * splits this list, so a reader fed by it (through dinput_dataset_interleave) reads only
+ * the worker's files; the shuffle then applies to the worker's share. */
+DINPUT_API dinput_status_t dinput_dataset_list_files(dinput_dataset_t **out, const char *const *patterns,
+                                                     size_t num_patterns, int shuffle, int64_t seed);
+
 /* -- transforms -- (every transform keeps its input alive) */
 
 /* Stacks batch_size consecutive elements along a new first dimension. The last batch may be
@@ -380,6 +419,25 @@ DINPUT_API dinput_status_t dinput_dataset_filter(dinput_dataset_t **out,
                                                  const dinput_dataset_t *input,
                                                  dinput_filter_fn fn, void *user_data,
                                                  dinput_free_fn free_user_data);
+/* interleave callback: the dataset to read for one input element (for example a record
+ * reader for one file name). *out is owned by the library afterwards. */
+typedef dinput_status_t (*dinput_interleave_fn)(dinput_dataset_t **out, const dinput_element_t *in,
+                                                void *user_data);
+/* For each input element, fn gives a dataset; up to cycle_length of them are read at once,
+ * taking block_length consecutive elements from each in turn (as tf.data's interleave).
+ * out_spec is the spec of the datasets fn returns (required). cycle_length: >= 1 or
+ * DINPUT_AUTOTUNE; block_length >= 1; num_parallel_calls: 1 (or 0) reads the open datasets
+ * on the calling thread, > 1 or DINPUT_AUTOTUNE reads them ahead on library threads (fn then
+ * runs there too). With deterministic 0 a reader that has no element ready is passed over
+ * instead of waited for. */
+DINPUT_API dinput_status_t dinput_dataset_interleave(dinput_dataset_t **out,
+                                                     const dinput_dataset_t *input,
+                                                     dinput_interleave_fn fn,
+                                                     const dinput_spec_t *out_spec,
+                                                     int64_t cycle_length, int64_t block_length,
+                                                     int64_t num_parallel_calls, int deterministic,
+                                                     void *user_data, dinput_free_fn free_user_data);
+
 /* Pairs each element with its int64 index: the result has 1 + n components (index first). */
 DINPUT_API dinput_status_t dinput_dataset_enumerate(dinput_dataset_t **out,
                                                     const dinput_dataset_t *input, int64_t start);
@@ -423,6 +481,11 @@ DINPUT_API dinput_status_t dinput_iterator_get_next_as_optional(dinput_optional_
                                                                 dinput_iterator_t *iterator);
 DINPUT_API dinput_status_t dinput_iterator_element_spec(dinput_spec_t **out,
                                                         const dinput_iterator_t *iterator);
+/* A counter of the iterator's work so far: "records" (records read by file readers),
+ * "record_bytes" (their payload bytes), "corrupt_records_skipped". NOT_FOUND for other
+ * names. */
+DINPUT_API dinput_status_t dinput_iterator_statistic(int64_t *out, const dinput_iterator_t *iterator,
+                                                     const char *name);
 
 DINPUT_API void dinput_optional_free(dinput_optional_t *optional);
 /* 1 when the optional holds a value, 0 when empty or NULL. */
@@ -431,6 +494,29 @@ DINPUT_API int dinput_optional_has_value(const dinput_optional_t *optional);
  * holds a per-replica value. */
 DINPUT_API dinput_status_t dinput_optional_get_value(dinput_element_t **out,
                                                      const dinput_optional_t *optional);
+
+/* ------------------------------------------------------------------------------------- */
+/* Record files: writing                                                                  */
+/* ------------------------------------------------------------------------------------- */
+
+/* Writes TFRecord-framed files that TensorFlow and dinput_dataset_records read. Not
+ * thread-safe: one writer is used by one thread at a time. */
+typedef struct dinput_record_writer dinput_record_writer_t;
+
+/* Creates (or truncates) `path`. level: the zstd level (1..19; 0: default 3) or the gzip
+ * level (1..9; 0: default 6); ignored for NONE. */
+DINPUT_API dinput_status_t dinput_record_writer_open(dinput_record_writer_t **out, const char *path,
+                                                     dinput_compression_t compression, int level);
+/* Appends one record of `size` bytes (data may be NULL when size is 0). */
+DINPUT_API dinput_status_t dinput_record_writer_write(dinput_record_writer_t *writer, const void *data,
+                                                      size_t size);
+/* Pushes buffered records to the file (a flushed zstd/gzip stream stays open for more). */
+DINPUT_API dinput_status_t dinput_record_writer_flush(dinput_record_writer_t *writer);
+/* Finishes the stream and closes the file, reporting any error; later writes fail with
+ * FAILED_PRECONDITION. Closing twice is OK. */
+DINPUT_API dinput_status_t dinput_record_writer_close(dinput_record_writer_t *writer);
+/* Closes (if still open; an error is then lost — call close first to see it) and frees. */
+DINPUT_API void dinput_record_writer_free(dinput_record_writer_t *writer);
 
 /* ------------------------------------------------------------------------------------- */
 /* Strategies and distribution                                                            */
@@ -558,6 +644,10 @@ DINPUT_API dinput_status_t dinput_dist_iterator_get_next_as_optional(
     dinput_optional_t **out, dinput_dist_iterator_t *iterator);
 DINPUT_API dinput_status_t dinput_dist_iterator_element_spec(
     dinput_spec_t **out, const dinput_dist_iterator_t *iterator);
+/* The statistics of dinput_iterator_statistic for this worker's input pipelines. */
+DINPUT_API dinput_status_t dinput_dist_iterator_statistic(int64_t *out,
+                                                          const dinput_dist_iterator_t *iterator,
+                                                          const char *name);
 
 /* The per-replica value held by an optional (a new handle). INVALID_ARGUMENT when empty or
  * when it holds a plain element. */

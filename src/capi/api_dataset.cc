@@ -9,6 +9,7 @@ using namespace dinput;
 
 struct dinput_iterator {
   DatasetPtr dataset;  // keeps the graph alive for the iterator's whole life
+  std::shared_ptr<IteratorStats> stats;
   StickyIterator it;
 };
 
@@ -61,7 +62,14 @@ DINPUT_API dinput_status_t dinput_options_set_auto_shard_policy(dinput_options_t
 }
 
 DINPUT_API dinput_auto_shard_policy_t dinput_options_auto_shard_policy(const dinput_options_t* options) {
-  return options ? static_cast<dinput_auto_shard_policy_t>(options->options.auto_shard_policy) : DINPUT_AUTO_SHARD_AUTO;
+  return options ? static_cast<dinput_auto_shard_policy_t>(options->options.policy()) : DINPUT_AUTO_SHARD_AUTO;
+}
+
+DINPUT_API dinput_status_t dinput_options_set_skip_corrupt_records(dinput_options_t* options, int enable) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE(options);
+    options->options.skip_corrupt_records = enable != 0;
+  });
 }
 
 // ---- datasets ----
@@ -212,7 +220,8 @@ DINPUT_API dinput_status_t dinput_dataset_iterator(dinput_iterator_t** out, cons
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(dataset);
-    *out = capi::new_handle<dinput_iterator>(dataset->ds, StickyIterator(dataset->ds->make_iterator(IteratorContext{})));
+    IteratorContext ctx;
+    *out = capi::new_handle<dinput_iterator>(dataset->ds, ctx.stats, StickyIterator(dataset->ds->make_iterator(ctx)));
   });
 }
 
@@ -244,6 +253,16 @@ DINPUT_API dinput_status_t dinput_iterator_element_spec(dinput_spec_t** out, con
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(iterator);
     *out = capi::new_handle<dinput_spec>(iterator->dataset->element_spec());
+  });
+}
+
+DINPUT_API dinput_status_t dinput_iterator_statistic(int64_t* out, const dinput_iterator_t* iterator, const char* name) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE(out);
+    *out = 0;
+    DINPUT_REQUIRE(iterator);
+    DINPUT_REQUIRE(name);
+    *out = read_statistic(*iterator->stats, name);
   });
 }
 

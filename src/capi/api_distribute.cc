@@ -294,6 +294,17 @@ DINPUT_API dinput_status_t dinput_dist_iterator_element_spec(dinput_spec_t** out
   });
 }
 
+DINPUT_API dinput_status_t dinput_dist_iterator_statistic(int64_t* out, const dinput_dist_iterator_t* it,
+                                                          const char* name) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE(out);
+    *out = 0;
+    DINPUT_REQUIRE(it);
+    DINPUT_REQUIRE(name);
+    *out = read_statistic(it->it->stats(), name);
+  });
+}
+
 DINPUT_API dinput_status_t dinput_optional_get_per_replica(dinput_per_replica_t** out,
                                                            const dinput_optional_t* optional) {
   return capi::guard(__func__, [&] {

@@ -60,7 +60,7 @@ DINPUT_API dinput_status_t dinput_tensor_new_bytes(dinput_tensor_t** out, const 
     for (int64_t i = 0; i < n; ++i) {
       if (!strings[i]) raise(Code::kInvalidArgument, capi::current_function(), ": strings[", i, "] is NULL");
       size_t len = lengths ? lengths[i] : std::strlen(strings[i]);
-      t.mutable_string(i).assign(strings[i], len);
+      t.set_string(i, std::string_view(strings[i], len));
     }
     *out = capi::new_handle<dinput_tensor>(std::move(t));
   });

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dinput {
@@ -23,8 +24,8 @@ class Buffer {
   MemoryKind kind() const { return kind_; }
   int device() const { return device_; }  // CUDA ordinal for kDevice, else -1
 
-  // Only the string buffer holds variable-length strings; others return nullptr.
-  virtual std::vector<std::string>* strings() { return nullptr; }
+  // Only the storage of bytes tensors holds strings; others return nullptr.
+  virtual class BytesStorage* bytes() { return nullptr; }
 
  protected:
   Buffer(void* data, size_t size, MemoryKind kind, int device)
@@ -40,7 +41,42 @@ class Buffer {
 // consumers), uninitialised unless `zero`.
 std::shared_ptr<Buffer> allocate_host(size_t bytes, bool zero = false);
 
-// Storage for `count` strings of a bytes tensor.
+// One string of a bytes tensor: a view of bytes kept alive by the storage that holds it.
+struct ByteString {
+  const char* data = "";
+  size_t size = 0;
+  std::string_view view() const { return std::string_view(data, size); }
+};
+
+// The storage of a bytes tensor: one ByteString per scalar. A string either points into a
+// buffer the storage keeps alive (a reader's buffer or a memory-mapped file: no copy), or
+// into the storage's own arena (strings made by copying). Batching and slicing bytes
+// tensors copy only these views, never the bytes.
+class BytesStorage final : public Buffer {
+ public:
+  explicit BytesStorage(size_t count) : Buffer(nullptr, 0, MemoryKind::kHost, -1), items_(count) {}
+  BytesStorage* bytes() override { return this; }
+
+  const ByteString& at(size_t i) const { return items_[i]; }
+  size_t count() const { return items_.size(); }
+  // Copies s into the arena.
+  void set_copy(size_t i, std::string_view s);
+  // Points at bytes that `owner` keeps alive (owner may be null for static data).
+  void set_view(size_t i, const char* data, size_t size, const std::shared_ptr<const Buffer>& owner);
+  // Points at string j of `other`, keeping what holds it alive.
+  void set_from(size_t i, const BytesStorage& other, size_t j, const std::shared_ptr<Buffer>& other_buffer);
+
+ private:
+  void keep(const std::shared_ptr<const Buffer>& owner);
+
+  std::vector<ByteString> items_;
+  std::vector<std::shared_ptr<const Buffer>> owners_;
+  std::vector<std::unique_ptr<char[]>> arena_;
+  char* arena_next_ = nullptr;
+  size_t arena_left_ = 0;
+};
+
+// Storage for `count` empty strings of a bytes tensor.
 std::shared_ptr<Buffer> allocate_strings(size_t count);
 
 }  // namespace dinput

@@ -42,8 +42,19 @@ class Tensor {
   template <typename T>
   T* mutable_data_as() { return static_cast<T*>(mutable_data()); }
 
-  std::string_view string(int64_t i) const { return (*buffer_->strings())[offset_ + i]; }
-  std::string& mutable_string(int64_t i) { return (*buffer_->strings())[offset_ + i]; }
+  // Strings of a bytes tensor (row-major index).
+  std::string_view string(int64_t i) const { return storage().at(offset_ + static_cast<size_t>(i)).view(); }
+  // Copies `s` in as string i of a tensor being built.
+  void set_string(int64_t i, std::string_view s) { storage().set_copy(offset_ + static_cast<size_t>(i), s); }
+  // Makes string i a view of bytes that `owner` keeps alive (no copy).
+  void set_string_view(int64_t i, const char* data, size_t size, const std::shared_ptr<const Buffer>& owner) {
+    storage().set_view(offset_ + static_cast<size_t>(i), data, size, owner);
+  }
+  // Makes string i the same bytes as string j of `other` (no copy).
+  void set_string_from(int64_t i, const Tensor& other, int64_t j) {
+    storage().set_from(offset_ + static_cast<size_t>(i), other.storage(), other.offset_ + static_cast<size_t>(j),
+                       other.buffer_);
+  }
 
   // Rows [begin, end) along the first dimension, sharing the buffer. Requires rank >= 1.
   Tensor slice(int64_t begin, int64_t end) const;
@@ -59,6 +70,8 @@ class Tensor {
   std::string describe() const;
 
  private:
+  BytesStorage& storage() const { return *buffer_->bytes(); }
+
   DType dtype_ = DType::kInvalid;
   Shape shape_;
   std::shared_ptr<Buffer> buffer_;

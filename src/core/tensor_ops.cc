@@ -20,7 +20,7 @@ Tensor stack(const std::vector<Tensor>& rows, size_t component) {
     int64_t per_row = first.num_elements();
     int64_t k = 0;
     for (const auto& r : rows)
-      for (int64_t j = 0; j < per_row; ++j) out.mutable_string(k++) = std::string(r.string(j));
+      for (int64_t j = 0; j < per_row; ++j) out.set_string_from(k++, r, j);
     return out;
   }
   size_t bytes = first.byte_size();
@@ -47,7 +47,7 @@ Tensor concat(const std::vector<Tensor>& parts) {
   if (first.dtype() == DType::kBytes) {
     int64_t k = 0;
     for (const auto& p : parts)
-      for (int64_t j = 0; j < p.num_elements(); ++j) out.mutable_string(k++) = std::string(p.string(j));
+      for (int64_t j = 0; j < p.num_elements(); ++j) out.set_string_from(k++, p, j);
     return out;
   }
   char* dst = out.mutable_data_as<char>();

@@ -4,6 +4,7 @@
 // rewrites it (auto-sharding, batch-size detection) instead of special-casing iterators.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -21,10 +22,23 @@ constexpr int64_t kUnknownCardinality = -2;
 class Dataset;
 using DatasetPtr = std::shared_ptr<const Dataset>;
 
-// What an iterator needs to know about where it runs. Distribution fills in the worker so
-// that SHARD_HINT placeholders can be resolved.
+// Counters of an iterator's work, shared by every iterator of one pipeline instance and
+// read through dinput_iterator_statistic.
+struct IteratorStats {
+  std::atomic<int64_t> records{0};
+  std::atomic<int64_t> record_bytes{0};
+  std::atomic<int64_t> corrupt_records_skipped{0};
+};
+
+// The counter called `name` ("records", "record_bytes", "corrupt_records_skipped");
+// NOT_FOUND for other names.
+int64_t read_statistic(const IteratorStats& stats, const std::string& name);
+
+// What an iterator needs to know about where it runs: the options of the with_options()
+// nodes downstream of it, and where to count its work.
 struct IteratorContext {
-  bool shard_hints_resolved = false;
+  Options options;
+  std::shared_ptr<IteratorStats> stats = std::make_shared<IteratorStats>();
 };
 
 class Dataset : public std::enable_shared_from_this<Dataset> {

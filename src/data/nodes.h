@@ -72,10 +72,11 @@ class OptionsDataset final : public UnaryDataset {
   int64_t cardinality() const override { return input_->cardinality(); }
   DatasetPtr with_inputs(std::vector<DatasetPtr> inputs) const override;
   std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override;
-  const Options& options() const override { return options_; }
+  const Options& options() const override { return merged_; }
 
  private:
   Options options_;
+  Options merged_ = options_.over(input_->options());  // these fields over the upstream ones
 };
 
 // A source that reads a list of files. FILE auto-sharding rewrites its file list.

@@ -1,5 +1,6 @@
 #include "data/options.h"
 
+#include "core/status.h"
 #include "data/dataset.h"
 
 namespace dinput {
@@ -13,6 +14,14 @@ const char* policy_name(AutoShardPolicy policy) {
     case AutoShardPolicy::kHint: return "HINT";
   }
   return "UNKNOWN";
+}
+
+int64_t read_statistic(const IteratorStats& stats, const std::string& name) {
+  if (name == "records") return stats.records.load(std::memory_order_relaxed);
+  if (name == "record_bytes") return stats.record_bytes.load(std::memory_order_relaxed);
+  if (name == "corrupt_records_skipped") return stats.corrupt_records_skipped.load(std::memory_order_relaxed);
+  raise(Code::kNotFound, "no iterator statistic named '", name,
+        "' (known: records, record_bytes, corrupt_records_skipped)");
 }
 
 const Options& Dataset::options() const {

@@ -135,7 +135,10 @@ DatasetPtr OptionsDataset::with_inputs(std::vector<DatasetPtr> in) const {
 }
 
 std::unique_ptr<Iterator> OptionsDataset::make_iterator(const IteratorContext& ctx) const {
-  return input_->make_iterator(ctx);
+  // Options set downstream (closer to the output) win over these.
+  IteratorContext inner = ctx;
+  inner.options = ctx.options.over(options_);
+  return input_->make_iterator(inner);
 }
 
 DatasetPtr make_repeat(DatasetPtr input, int64_t count) {
@@ -151,8 +154,10 @@ DatasetPtr make_enumerate(DatasetPtr input, int64_t start) {
 
 DatasetPtr make_with_options(DatasetPtr input, const Options& options) {
   DINPUT_CHECK_ARG(input != nullptr, "with_options: no input dataset");
-  int p = static_cast<int>(options.auto_shard_policy);
-  DINPUT_CHECK_ARG(p >= -1 && p <= 3, "with_options: invalid auto_shard_policy ", p);
+  if (options.auto_shard_policy) {
+    int p = static_cast<int>(*options.auto_shard_policy);
+    DINPUT_CHECK_ARG(p >= -1 && p <= 3, "with_options: invalid auto_shard_policy ", p);
+  }
   return std::make_shared<OptionsDataset>(std::move(input), options);
 }
 

@@ -52,7 +52,7 @@ size_t min_file_count(const SourceSurvey& s) {
 }  // namespace
 
 ShardPlan auto_shard(const DatasetPtr& dataset, int num_workers, int worker_index) {
-  AutoShardPolicy policy = dataset->options().auto_shard_policy;
+  AutoShardPolicy policy = dataset->options().policy();
   ShardPlan plan{dataset, policy, std::nullopt};
   switch (policy) {
     case AutoShardPolicy::kOff:

@@ -167,7 +167,9 @@ void DistributedIterator::open_sources() {
   const auto& plan = dataset_->plan();
   if (plan.deferred) throw *plan.deferred;
   for (const auto& pipeline : plan.pipelines) {
-    std::unique_ptr<Iterator> it = pipeline->make_iterator(IteratorContext{});
+    IteratorContext ctx;
+    ctx.stats = stats_;
+    std::unique_ptr<Iterator> it = pipeline->make_iterator(ctx);
     switch (plan.split) {
       case DistributedDataset::Split::kNone: break;
       case DistributedDataset::Split::kEven: it = make_even_split(std::move(it), plan.even_pieces, plan.even_keep); break;

@@ -78,6 +78,7 @@ class DistributedIterator {
   // failed states are sticky, as for dataset iterators.
   bool next(std::vector<Element>& out);
   const DistributedDataset& dataset() const { return *dataset_; }
+  const IteratorStats& stats() const { return *stats_; }
 
  private:
   struct LocalStep {
@@ -93,6 +94,7 @@ class DistributedIterator {
   void release();
 
   DistributedDatasetPtr dataset_;
+  std::shared_ptr<IteratorStats> stats_ = std::make_shared<IteratorStats>();
   uint64_t channel_ = 0;
   std::vector<std::unique_ptr<Iterator>> sources_;  // one per pipeline, after splitting
   bool sources_open_ = false;

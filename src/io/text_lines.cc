@@ -48,7 +48,7 @@ class TextLinesDataset final : public FileSource {
         if (len && line_[len - 1] == '\n') --len;
         if (len && line_[len - 1] == '\r') --len;
         Tensor t = Tensor::allocate(DType::kBytes, Shape());
-        t.mutable_string(0).assign(line_, len);
+        t.set_string(0, std::string_view(line_, len));
         out.assign(1, std::move(t));
         return true;
       }

@@ -427,9 +427,9 @@ typedef dinput_status_t (*dinput_interleave_fn)(dinput_dataset_t **out, const di
  * taking block_length consecutive elements from each in turn (as tf.data's interleave).
  * out_spec is the spec of the datasets fn returns (required). cycle_length: >= 1 or
  * DINPUT_AUTOTUNE; block_length >= 1; num_parallel_calls: 1 (or 0) reads the open datasets
- * on the calling thread, > 1 or DINPUT_AUTOTUNE reads them ahead on library threads (fn then
- * runs there too). With deterministic 0 a reader that has no element ready is passed over
- * instead of waited for. */
+ * on the consumer's thread, > 1 or DINPUT_AUTOTUNE reads each open dataset ahead on a library
+ * thread of its own (fn itself is called on the consumer's thread). With deterministic 0 a
+ * reader that has no element ready is passed over instead of waited for. */
 DINPUT_API dinput_status_t dinput_dataset_interleave(dinput_dataset_t **out,
                                                      const dinput_dataset_t *input,
                                                      dinput_interleave_fn fn,

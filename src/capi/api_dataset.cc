@@ -137,6 +137,19 @@ DINPUT_API dinput_status_t dinput_dataset_text_lines(dinput_dataset_t** out, con
   });
 }
 
+DINPUT_API dinput_status_t dinput_dataset_list_files(dinput_dataset_t** out, const char* const* patterns,
+                                                     size_t num_patterns, int shuffle, int64_t seed) {
+  return make_source(__func__, out, [&] {
+    if (num_patterns > 0 && !patterns) raise(Code::kInvalidArgument, "dinput_dataset_list_files: argument 'patterns' is NULL");
+    std::vector<std::string> list;
+    for (size_t i = 0; i < num_patterns; ++i) {
+      if (!patterns[i]) raise(Code::kInvalidArgument, "dinput_dataset_list_files: patterns[", i, "] is NULL");
+      list.emplace_back(patterns[i]);
+    }
+    return make_list_files(list, shuffle != 0, seed);
+  });
+}
+
 DINPUT_API dinput_status_t dinput_dataset_batch(dinput_dataset_t** out, const dinput_dataset_t* input,
                                                 int64_t batch_size, int drop_remainder) {
   return make_dataset(__func__, out, input, [&](DatasetPtr in) { return make_batch(in, batch_size, drop_remainder != 0); });
@@ -185,6 +198,20 @@ DINPUT_API dinput_status_t dinput_dataset_filter(dinput_dataset_t** out, const d
   return make_dataset(__func__, out, input, [&](DatasetPtr in) {
     if (!fn) raise(Code::kInvalidArgument, "dinput_dataset_filter: argument 'fn' is NULL");
     return make_filter(in, capi::make_c_filter(fn, owned));
+  });
+}
+
+DINPUT_API dinput_status_t dinput_dataset_interleave(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                                     dinput_interleave_fn fn, const dinput_spec_t* out_spec,
+                                                     int64_t cycle_length, int64_t block_length,
+                                                     int64_t num_parallel_calls, int deterministic, void* user_data,
+                                                     dinput_free_fn free_user_data) {
+  auto owned = std::make_shared<capi::UserData>(user_data, free_user_data);
+  return make_dataset(__func__, out, input, [&](DatasetPtr in) {
+    if (!fn) raise(Code::kInvalidArgument, "dinput_dataset_interleave: argument 'fn' is NULL");
+    if (!out_spec) raise(Code::kInvalidArgument, "dinput_dataset_interleave: argument 'out_spec' is NULL");
+    return make_interleave(in, capi::make_c_interleave(fn, owned), out_spec->spec, cycle_length, block_length,
+                           num_parallel_calls, deterministic != 0);
   });
 }
 

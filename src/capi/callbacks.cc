@@ -107,4 +107,17 @@ std::shared_ptr<const PredicateFn> make_c_filter(dinput_filter_fn fn, std::share
   });
 }
 
+std::shared_ptr<const InterleaveFn> make_c_interleave(dinput_interleave_fn fn, std::shared_ptr<UserData> user_data) {
+  return std::make_shared<const InterleaveFn>([fn, user_data](const Element& in) {
+    dinput_element in_handle = to_handle(Element(in));
+    dinput_dataset_t* produced = nullptr;
+    clear_last_error();
+    dinput_status_t st = fn(&produced, &in_handle, user_data->get());
+    std::unique_ptr<dinput_dataset> taken(produced);
+    check_callback(st, "the interleave function");
+    if (!taken) raise(Code::kInvalidArgument, "the interleave function returned DINPUT_OK without a dataset");
+    return taken->ds;
+  });
+}
+
 }  // namespace dinput::capi

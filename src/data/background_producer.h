@@ -33,6 +33,24 @@ class BackgroundProducer {
   BackgroundProducer(const BackgroundProducer&) = delete;
   BackgroundProducer& operator=(const BackgroundProducer&) = delete;
 
+  enum class Poll { kItem, kEmpty, kEnd };
+  // The next item if one is ready, without waiting; kEnd at the end (errors are rethrown).
+  Poll try_next(T& out) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (queue_.empty()) {
+      if (!finished_) return Poll::kEmpty;
+      if (error_) std::rethrow_exception(error_);
+      return Poll::kEnd;
+    }
+    out = std::move(queue_.front());
+    queue_.pop_front();
+    available_.fetch_sub(1, std::memory_order_release);
+    bool wake = producer_waiting_;
+    lock.unlock();
+    if (wake) space_.notify_one();
+    return Poll::kItem;
+  }
+
   bool next(T& out) {
     // A fast producer usually has the next item ready or nearly so: a short spin is much
     // cheaper than sleeping on the condition variable and being woken (a futex round trip).

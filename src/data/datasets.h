@@ -50,6 +50,13 @@ DatasetPtr make_map(DatasetPtr input, std::shared_ptr<const MapFn> fn, ElementSp
                     int64_t num_parallel_calls, bool deterministic);
 DatasetPtr make_filter(DatasetPtr input, std::shared_ptr<const PredicateFn> fn);
 DatasetPtr make_enumerate(DatasetPtr input, int64_t start);
+// For each input element fn gives a dataset; cycle_length of them are read in turn,
+// block_length elements at a time. num_parallel_calls > 1 (or kAutotune) reads the open
+// datasets ahead on background threads; non-deterministic order then passes over readers
+// that have nothing ready.
+using InterleaveFn = std::function<DatasetPtr(const Element&)>;
+DatasetPtr make_interleave(DatasetPtr input, std::shared_ptr<const InterleaveFn> fn, ElementSpec out_spec,
+                           int64_t cycle_length, int64_t block_length, int64_t num_parallel_calls, bool deterministic);
 DatasetPtr make_prefetch(DatasetPtr input, int64_t buffer_size);
 DatasetPtr make_with_options(DatasetPtr input, const Options& options);
 

@@ -1,0 +1,97 @@
+// list_files: the names of the files matching glob patterns, matched when the dataset is
+// built. It is a file source: FILE auto-sharding splits the matched list, so readers fed by
+// it through interleave read only the worker's files, and the shuffle applies afterwards to
+// the worker's share (the shuffle-after-shard rule holds by construction).
+#include <glob.h>
+
+#include <algorithm>
+#include <random>
+
+#include "data/nodes.h"
+#include "io/file_sources.h"
+
+namespace dinput {
+
+namespace {
+
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+class ListFilesDataset final : public FileSource {
+ public:
+  ListFilesDataset(std::vector<std::string> files, bool shuffle, uint64_t seed,
+                   std::shared_ptr<std::atomic<uint64_t>> epoch)
+      : files_(std::move(files)), shuffle_(shuffle), seed_(seed), epoch_(std::move(epoch)),
+        spec_{{DType::kBytes, Shape()}} {}
+  const char* name() const override { return "list_files"; }
+  const ElementSpec& element_spec() const override { return spec_; }
+  int64_t cardinality() const override { return static_cast<int64_t>(files_.size()); }
+  DatasetPtr with_inputs(std::vector<DatasetPtr>) const override { return ptr(); }
+  const std::vector<std::string>& files() const override { return files_; }
+  DatasetPtr with_files(std::vector<std::string> files) const override {
+    return std::make_shared<ListFilesDataset>(std::move(files), shuffle_, seed_, epoch_);
+  }
+
+  class Iter final : public Iterator {
+   public:
+    explicit Iter(std::vector<std::string> names) : names_(std::move(names)) {}
+    bool next(Element& out) override {
+      if (pos_ >= names_.size()) return false;
+      Tensor t = Tensor::allocate(DType::kBytes, Shape());
+      t.set_string(0, names_[pos_++]);
+      out.assign(1, std::move(t));
+      return true;
+    }
+
+   private:
+    std::vector<std::string> names_;
+    size_t pos_ = 0;
+  };
+  std::unique_ptr<Iterator> make_iterator(const IteratorContext&) const override {
+    std::vector<std::string> names = files_;
+    if (shuffle_) {
+      // A new order for each iterator (epoch), reproducible for a given seed.
+      std::mt19937_64 rng(mix(seed_ ^ mix(epoch_->fetch_add(1))));
+      std::shuffle(names.begin(), names.end(), rng);
+    }
+    return std::make_unique<Iter>(std::move(names));
+  }
+
+ private:
+  std::vector<std::string> files_;
+  bool shuffle_;
+  uint64_t seed_;
+  std::shared_ptr<std::atomic<uint64_t>> epoch_;
+  ElementSpec spec_;
+};
+
+}  // namespace
+
+DatasetPtr make_list_files(const std::vector<std::string>& patterns, bool shuffle, int64_t seed) {
+  DINPUT_CHECK_ARG(!patterns.empty(), "list_files: no file pattern given");
+  std::vector<std::string> files;
+  for (const auto& pattern : patterns) {
+    glob_t g{};
+    int rc = ::glob(pattern.c_str(), GLOB_ERR | GLOB_NOSORT, nullptr, &g);
+    if (rc == 0)
+      for (size_t i = 0; i < g.gl_pathc; ++i) files.emplace_back(g.gl_pathv[i]);
+    ::globfree(&g);
+    if (rc == GLOB_NOSPACE) raise(Code::kResourceExhausted, "list_files: out of memory matching '", pattern, "'");
+    if (rc == GLOB_ABORTED) raise(Code::kPermissionDenied, "list_files: cannot read a directory of '", pattern, "'");
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  if (files.empty()) {
+    std::string all;
+    for (const auto& p : patterns) all += (all.empty() ? "'" : ", '") + p + "'";
+    raise(Code::kNotFound, "list_files: No files matched pattern: ", all);
+  }
+  uint64_t s = seed >= 0 ? static_cast<uint64_t>(seed) : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
+  return std::make_shared<ListFilesDataset>(std::move(files), shuffle, s, std::make_shared<std::atomic<uint64_t>>(0));
+}
+
+}  // namespace dinput

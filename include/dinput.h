@@ -182,8 +182,26 @@ DINPUT_API int64_t dinput_tensor_num_elements(const dinput_tensor_t *tensor);
 /* Payload bytes: num_elements * dtype size; for DINPUT_BYTES the sum of string lengths. */
 DINPUT_API size_t dinput_tensor_byte_size(const dinput_tensor_t *tensor);
 /* Borrowed pointer to the row-major data of a fixed-size dtype, valid while the tensor
- * handle lives; NULL for DINPUT_BYTES. The data must not be modified. */
+ * handle lives; NULL for DINPUT_BYTES. The data must not be modified. For a CUDA tensor
+ * (see dinput_tensor_device_type) this is a device pointer: order GPU work after the copy
+ * that fills it with dinput_tensor_cuda_wait (dinput_cuda.h), and keep the handle until that
+ * work is done, since its memory is reused once the last handle is freed. */
 DINPUT_API const void *dinput_tensor_data(const dinput_tensor_t *tensor);
+
+/* Where a tensor's data lives. The numbers are DLPack's device types. Append-only. */
+typedef enum dinput_device_type_t {
+  DINPUT_DEVICE_CPU = 1,
+  DINPUT_DEVICE_CUDA = 2,
+  DINPUT_DEVICE_CUDA_HOST = 3 /* page-locked host memory */
+} dinput_device_type_t;
+
+/* The tensor's device type (DINPUT_DEVICE_CPU for NULL). */
+DINPUT_API dinput_device_type_t dinput_tensor_device_type(const dinput_tensor_t *tensor);
+/* The CUDA device ordinal of a DINPUT_DEVICE_CUDA tensor; -1 otherwise. */
+DINPUT_API int dinput_tensor_device_index(const dinput_tensor_t *tensor);
+/* A tensor in host memory with the same values: for a CUDA tensor a copy (waiting for the
+ * copy that fills it), for a host tensor a new handle to the same data. */
+DINPUT_API dinput_status_t dinput_tensor_to_host(dinput_tensor_t **out, const dinput_tensor_t *tensor);
 
 /* Typed access: copies the data into `dst` (capacity `dst_bytes`) after checking that the
  * tensor's dtype is `expected`. INVALID_ARGUMENT names both dtypes on a mismatch, or the
@@ -202,7 +220,9 @@ struct DLManagedTensor; /* from dlpack/dlpack.h */
 /* Exports the tensor as a DLPack tensor without copying. The caller owns *out and must call
  * (*out)->deleter(*out) when done; the data stays valid until then, whatever else is freed.
  * The data must be treated as read-only. bool is exported as uint8 (DLPack < 0.8 has no bool
- * code). Errors: INVALID_ARGUMENT for DINPUT_BYTES tensors. */
+ * code). CUDA tensors are exported as kDLCUDA with their device id, page-locked ones as
+ * kDLCUDAHost; the consumer must order its reads after dinput_tensor_cuda_wait.
+ * Errors: INVALID_ARGUMENT for DINPUT_BYTES tensors. */
 DINPUT_API dinput_status_t dinput_tensor_to_dlpack(struct DLManagedTensor **out,
                                                    const dinput_tensor_t *tensor);
 

@@ -5,6 +5,7 @@
 
 #include "capi/firewall.h"
 #include "capi/handles.h"
+#include "device/gpu.h"
 
 using namespace dinput;
 
@@ -103,7 +104,8 @@ DINPUT_API dinput_status_t dinput_tensor_copy_to(const dinput_tensor_t* tensor, 
                      " bytes but the destination holds ", dst_bytes);
     if (need) {
       DINPUT_REQUIRE(dst);
-      std::memcpy(dst, t.data(), need);
+      Tensor host = gpu::copy_to_host(t);  // the same tensor when it is in host memory
+      std::memcpy(dst, host.data(), need);
     }
   });
 }
@@ -154,7 +156,11 @@ DINPUT_API dinput_status_t dinput_tensor_to_dlpack(struct DLManagedTensor** out,
     ctx->shape.assign(t.shape().data(), t.shape().data() + t.rank());
     DLTensor& d = ctx->managed.dl_tensor;
     d.data = const_cast<void*>(t.data());
-    d.device = DLDevice{kDLCPU, 0};
+    switch (t.buffer()->kind()) {
+      case MemoryKind::kDevice: d.device = DLDevice{kDLCUDA, t.buffer()->device()}; break;
+      case MemoryKind::kPinnedHost: d.device = DLDevice{kDLCUDAHost, 0}; break;
+      default: d.device = DLDevice{kDLCPU, 0}; break;
+    }
     d.ndim = t.rank();
     d.dtype = dl;
     d.shape = ctx->shape.empty() ? nullptr : ctx->shape.data();

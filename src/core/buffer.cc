@@ -17,9 +17,12 @@ class HostBuffer final : public Buffer {
   ~HostBuffer() override { std::free(data_); }
 };
 
-}  // namespace
+HostAllocator& thread_host_allocator() {
+  thread_local HostAllocator allocator = nullptr;
+  return allocator;
+}
 
-std::shared_ptr<Buffer> allocate_host(size_t bytes, bool zero) {
+std::shared_ptr<Buffer> aligned_host(size_t bytes, bool zero) {
   // aligned_alloc needs a size that is a multiple of the alignment; never ask for 0 bytes
   // so that data() of an empty tensor is still a valid, unique pointer.
   size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
@@ -33,6 +36,19 @@ std::shared_ptr<Buffer> allocate_host(size_t bytes, bool zero) {
     std::free(p);
     throw;
   }
+}
+
+}  // namespace
+
+ScopedHostAllocator::ScopedHostAllocator(HostAllocator allocator) : saved_(thread_host_allocator()) {
+  thread_host_allocator() = allocator;
+}
+
+ScopedHostAllocator::~ScopedHostAllocator() { thread_host_allocator() = saved_; }
+
+std::shared_ptr<Buffer> allocate_host(size_t bytes, bool zero) {
+  if (HostAllocator a = thread_host_allocator()) return a(bytes, zero);
+  return aligned_host(bytes, zero);
 }
 
 std::shared_ptr<Buffer> allocate_strings(size_t count) { return std::make_shared<BytesStorage>(count); }

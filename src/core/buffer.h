@@ -41,6 +41,21 @@ class Buffer {
 // consumers), uninitialised unless `zero`.
 std::shared_ptr<Buffer> allocate_host(size_t bytes, bool zero = false);
 
+// Where allocate_host takes memory on the calling thread while a scope is active. The GPU
+// layer points the producer thread of a distributed iterator that feeds GPUs at its pinned
+// pool, so batches bound for a device are born page-locked and need no staging copy.
+using HostAllocator = std::shared_ptr<Buffer> (*)(size_t bytes, bool zero);
+class ScopedHostAllocator {
+ public:
+  explicit ScopedHostAllocator(HostAllocator allocator);
+  ~ScopedHostAllocator();
+  ScopedHostAllocator(const ScopedHostAllocator&) = delete;
+  ScopedHostAllocator& operator=(const ScopedHostAllocator&) = delete;
+
+ private:
+  HostAllocator saved_;
+};
+
 // One string of a bytes tensor: a view of bytes kept alive by the storage that holds it.
 struct ByteString {
   const char* data = "";

@@ -5,6 +5,7 @@
 #include "core/tensor_ops.h"
 #include "data/background_producer.h"
 #include "data/datasets.h"
+#include "device/gpu.h"
 #include "distribute/auto_shard.h"
 #include "distribute/graph.h"
 #include "distribute/split.h"
@@ -21,14 +22,17 @@ int64_t InputContext::per_replica_batch_size(int64_t global_batch_size) const {
 
 namespace {
 
-// Until the GPU layer lands, values can only be delivered to host memory.
+// A GPU that is to hold data must exist; with fetch_to_device off, GPU:k is only a name.
 void check_devices(const Strategy& strategy, const InputOptions& options) {
   if (!options.fetch_to_device && !options.place_dataset_on_device) return;
-  for (const auto& d : strategy.devices())
-    if (d.type == DeviceType::kGPU)
-      raise(Code::kFailedPrecondition, "device ", d.name(),
-            ": this build of dinput has no CUDA support, so values cannot be fetched to a GPU (set fetch_to_device "
-            "to false to keep them in host memory)");
+  for (const auto& d : strategy.devices()) {
+    if (d.type != DeviceType::kGPU) continue;
+    try {
+      gpu::require_device(d.index);
+    } catch (const Error& e) {
+      raise(e.code(), e.what(), " (set fetch_to_device to false to keep values in host memory)");
+    }
+  }
 }
 
 // The spec of one replica's piece: the batch dimension becomes unknown wherever pieces can
@@ -148,6 +152,9 @@ struct DistributedIterator::Buffer {
 
 DistributedIterator::DistributedIterator(DistributedDatasetPtr dataset) : dataset_(std::move(dataset)) {
   const Strategy& s = dataset_->strategy();
+  const InputOptions& o = dataset_->options();
+  for (const auto& d : s.devices())
+    feeds_gpu_ |= d.type == DeviceType::kGPU && (o.fetch_to_device || o.place_dataset_on_device);
   if (s.collective()) channel_ = s.collective()->open_channel(s.worker_index());
   // Steps are produced ahead on one background thread: per_replica_buffer_size steps ready
   // for the consumer, plus the one being split (which stands in for the R elements
@@ -182,6 +189,8 @@ void DistributedIterator::open_sources() {
 }
 
 bool DistributedIterator::produce_step(LocalStep& step) {
+  // Batches bound for GPUs are allocated page-locked, so their copies need no staging.
+  ScopedHostAllocator pinned(feeds_gpu_ ? gpu::pinned_host_allocator() : nullptr);
   if (!sources_open_) open_sources();
   const int R = dataset_->strategy().num_local_replicas();
   step.pieces.assign(static_cast<size_t>(R), Element());
@@ -193,7 +202,16 @@ bool DistributedIterator::produce_step(LocalStep& step) {
     if (sources_[src]->next(step.pieces[static_cast<size_t>(r)])) ++step.count;
     else source_done_[src] = true;
   }
+  for (int r = 0; r < R; ++r) place_on_device(step.pieces[static_cast<size_t>(r)], r);
   return step.count > 0;
+}
+
+void DistributedIterator::place_on_device(Element& piece, int replica) const {
+  const InputOptions& o = dataset_->options();
+  const Device& device = dataset_->strategy().devices()[static_cast<size_t>(replica)];
+  if (device.type != DeviceType::kGPU || !(o.fetch_to_device || o.place_dataset_on_device)) return;
+  // Asynchronous: the copy overlaps the consumer's work; the tensors carry a ready event.
+  for (auto& t : piece) t = gpu::copy_to_device(t, device.index);
 }
 
 bool DistributedIterator::fetch_step(LocalStep& step) {
@@ -258,10 +276,12 @@ bool DistributedIterator::next(std::vector<Element>& out) {
   const ElementSpec& spec = dataset_->element_spec();
   const size_t R = static_cast<size_t>(dataset_->strategy().num_local_replicas());
   step.pieces.resize(R);
-  for (auto& piece : step.pieces) {
+  for (size_t r = 0; r < R; ++r) {
+    Element& piece = step.pieces[r];
     if (!piece.empty()) continue;
-    // A replica without data this step gets a dummy batch with zero rows.
+    // A replica without data this step gets a dummy batch with zero rows, on its device.
     for (const auto& s : spec) piece.push_back(empty_rows(s.dtype, s.shape));
+    place_on_device(piece, static_cast<int>(r));
   }
   out = std::move(step.pieces);
   return true;

@@ -86,6 +86,7 @@ class DistributedIterator {
     int64_t count = 0;            // replicas with data
   };
   bool produce_step(LocalStep& step);
+  void place_on_device(Element& piece, int replica) const;
   bool fetch_step(LocalStep& step);
   void open_sources();
   // The number of replicas with data over all workers; raises the error of the first
@@ -96,6 +97,7 @@ class DistributedIterator {
   DistributedDatasetPtr dataset_;
   std::shared_ptr<IteratorStats> stats_ = std::make_shared<IteratorStats>();
   uint64_t channel_ = 0;
+  bool feeds_gpu_ = false;
   std::vector<std::unique_ptr<Iterator>> sources_;  // one per pipeline, after splitting
   bool sources_open_ = false;
   std::vector<bool> source_done_;

@@ -6,6 +6,8 @@
 
 #include "core/half.h"
 #include "core/status.h"
+#include "device/gpu.h"
+#include "device/nccl.h"
 
 namespace dinput {
 
@@ -157,10 +159,56 @@ Tensor reduce_component(const Strategy& strategy, ReduceOp op, const std::vector
 
 }  // namespace
 
-Element reduce(const Strategy& strategy, ReduceOp op, const std::vector<Element>& per_replica, int axis) {
+namespace {
+
+// Values on GPU replicas: an element-wise sum over distinct local GPUs goes through NCCL when
+// it is available (one worker; the result comes back to the host), everything else is
+// copied to the host and reduced there.
+Element reduce_on_gpus(const Strategy& strategy, ReduceOp op, const std::vector<Element>& per_replica, int axis,
+                       bool* done) {
+  *done = false;
+  std::vector<int> devices;
+  for (const auto& d : strategy.devices()) {
+    if (d.type != DeviceType::kGPU) return {};
+    devices.push_back(d.index);
+  }
+  if (axis != kAxisNone || strategy.collective() || !gpu::nccl().loaded || devices.size() < 2) return {};
+  for (const auto& replica : per_replica)
+    for (size_t c = 0; c < replica.size(); ++c)
+      if (replica[c].buffer()->kind() != MemoryKind::kDevice || !gpu::nccl_supports(replica[c].dtype()) ||
+          replica[c].dtype() != per_replica[0][c].dtype() || replica[c].shape() != per_replica[0][c].shape())
+        return {};
+  Element out;
+  for (size_t c = 0; c < per_replica[0].size(); ++c) {
+    std::vector<Tensor> column;
+    for (const auto& replica : per_replica) column.push_back(replica[c]);
+    Tensor sum = gpu::nccl_sum_to_host(column, devices);
+    // The host path finishes the job (MEAN's division and its dtype rules) on the one summed value.
+    std::vector<Element> single(per_replica.size());
+    single[0] = {sum};
+    for (size_t r = 1; r < single.size(); ++r) single[r] = {Tensor::zeros(sum.dtype(), sum.shape())};
+    out.push_back(reduce_component(strategy, op, single, 0, axis));
+  }
+  *done = true;
+  return out;
+}
+
+}  // namespace
+
+Element reduce(const Strategy& strategy, ReduceOp op, const std::vector<Element>& per_replica_in, int axis) {
   DINPUT_CHECK_ARG(axis == kAxisNone || axis == 0, "reduce: axis must be DINPUT_AXIS_NONE (-1) or 0, got ", axis);
   DINPUT_CHECK_ARG(op == ReduceOp::kSum || op == ReduceOp::kMean, "reduce: invalid op ", static_cast<int>(op));
   const size_t R = static_cast<size_t>(strategy.num_local_replicas());
+  if (per_replica_in.size() != R)
+    raise(Code::kInvalidArgument, "reduce: the value has ", per_replica_in.size(), " replica(s) but the strategy has ", R,
+          " local replica(s)");
+  bool on_gpus = false;
+  Element via_nccl = reduce_on_gpus(strategy, op, per_replica_in, axis, &on_gpus);
+  if (on_gpus) return via_nccl;
+  // Host path: values on GPUs are copied to the host first.
+  std::vector<Element> per_replica = per_replica_in;
+  for (auto& replica : per_replica)
+    for (auto& t : replica) t = gpu::copy_to_host(t);
   if (per_replica.size() != R)
     raise(Code::kInvalidArgument, "reduce: the value has ", per_replica.size(), " replica(s) but the strategy has ", R,
           " local replica(s)");

@@ -1,5 +1,7 @@
 #include "commands.h"
 
+#include "host_tensor.h"
+
 #include <unistd.h>
 
 #include <atomic>
@@ -140,7 +142,10 @@ struct BenchTotals {
 
 // Reads every byte of the tensor, so that the benchmark measures data that really arrived
 // rather than only buffer handles.
-Status Touch(const dinput_tensor_t *tensor, uint64_t *checksum) {
+Status Touch(const dinput_tensor_t *delivered, uint64_t *checksum) {
+  HostTensor host;
+  DINPUT_TOOL_RETURN_IF_ERROR(host.Open(delivered));
+  const dinput_tensor_t *tensor = host.get();
   if (dinput_tensor_dtype(tensor) == DINPUT_BYTES) {
     const int64_t n = dinput_tensor_num_elements(tensor);
     for (int64_t i = 0; i < n; ++i) {

@@ -1,5 +1,7 @@
 #include "json_writer.h"
 
+#include "host_tensor.h"
+
 #include <cstring>
 
 #include "json_format.h"
@@ -119,7 +121,9 @@ class TensorWriter {
 
 Status AppendTensorValues(std::string *out, const dinput_tensor_t *tensor) {
   if (tensor == nullptr) return Status{DINPUT_INTERNAL, "the library returned a null tensor"};
-  return TensorWriter(out, tensor).Write();
+  HostTensor host;
+  DINPUT_TOOL_RETURN_IF_ERROR(host.Open(tensor));
+  return TensorWriter(out, host.get()).Write();
 }
 
 void AppendShape(std::string *out, const int64_t *dims, int rank) {

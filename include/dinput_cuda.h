@@ -1,0 +1,40 @@
+/*
+ * dinput_cuda.h — the CUDA-typed part of the dinput C API.
+ *
+ * Kept apart from dinput.h so that programs and bindings that never touch CUDA types need
+ * no CUDA headers. Tensors that a distributed iterator delivers to GPU replicas (fetch_to_device,
+ * the default) are filled by an asynchronous copy on a copy stream of dinput's; before a
+ * kernel on the consumer's stream reads one, order that stream after the copy with
+ * dinput_tensor_cuda_wait (or dinput_element_cuda_wait for a whole element). These calls
+ * never block the host. Host tensors need no waiting: the calls are no-ops for them.
+ *
+ * In a build of dinput without CUDA support these functions exist and succeed as no-ops,
+ * since no tensor can then live on a GPU.
+ */
+#ifndef DINPUT_CUDA_H
+#define DINPUT_CUDA_H
+
+#include <cuda_runtime_api.h>
+
+#include "dinput.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Makes `stream` wait (on the device, without blocking the host) until the copy that fills
+ * `tensor` has finished. */
+DINPUT_API dinput_status_t dinput_tensor_cuda_wait(const dinput_tensor_t *tensor, cudaStream_t stream);
+
+/* dinput_tensor_cuda_wait for every component of the element. */
+DINPUT_API dinput_status_t dinput_element_cuda_wait(const dinput_element_t *element, cudaStream_t stream);
+
+/* The event that completes with the copy filling `tensor`, or NULL for host tensors and
+ * tensors whose data was ready at once. Borrowed: valid while the tensor handle lives. */
+DINPUT_API dinput_status_t dinput_tensor_cuda_ready_event(cudaEvent_t *out, const dinput_tensor_t *tensor);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* DINPUT_CUDA_H */

@@ -52,6 +52,15 @@ extern "C" {
 #define DINPUT_VERSION_NUMBER \
   (DINPUT_VERSION_MAJOR * 10000 + DINPUT_VERSION_MINOR * 100 + DINPUT_VERSION_PATCH)
 
+/* Enums are int-sized in both languages. In C++ they are declared with int as their
+ * underlying type, so any int a C caller passes is a valid value for the library to check
+ * (an out-of-range value of an enum without a fixed type is undefined behaviour in C++). */
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define DINPUT_ENUM(name) enum name : int
+#else
+#define DINPUT_ENUM(name) enum name
+#endif
+
 #if defined(DINPUT_BUILDING_LIBRARY) && defined(__GNUC__)
 #define DINPUT_API __attribute__((visibility("default")))
 #else
@@ -63,7 +72,7 @@ extern "C" {
 /* ------------------------------------------------------------------------------------- */
 
 /* The canonical status codes (the same numbers as TensorFlow/absl). Append-only. */
-typedef enum dinput_status_t {
+typedef DINPUT_ENUM(dinput_status_t) {
   DINPUT_OK = 0,
   DINPUT_CANCELLED = 1,
   DINPUT_UNKNOWN = 2,
@@ -116,7 +125,7 @@ DINPUT_API const char *dinput_build_info(void);
 /* ------------------------------------------------------------------------------------- */
 
 /* Element data types. Append-only. DINPUT_BYTES: each scalar is a byte string. */
-typedef enum dinput_dtype_t {
+typedef DINPUT_ENUM(dinput_dtype_t) {
   DINPUT_DTYPE_INVALID = 0,
   DINPUT_BOOL = 1,
   DINPUT_INT8 = 2,
@@ -189,7 +198,7 @@ DINPUT_API size_t dinput_tensor_byte_size(const dinput_tensor_t *tensor);
 DINPUT_API const void *dinput_tensor_data(const dinput_tensor_t *tensor);
 
 /* Where a tensor's data lives. The numbers are DLPack's device types. Append-only. */
-typedef enum dinput_device_type_t {
+typedef DINPUT_ENUM(dinput_device_type_t) {
   DINPUT_DEVICE_CPU = 1,
   DINPUT_DEVICE_CUDA = 2,
   DINPUT_DEVICE_CUDA_HOST = 3 /* page-locked host memory */
@@ -267,7 +276,7 @@ DINPUT_API const int64_t *dinput_spec_shape(const dinput_spec_t *spec, size_t i)
 /* ------------------------------------------------------------------------------------- */
 
 /* How distribute_dataset shards a dataset across workers (values as in TensorFlow). */
-typedef enum dinput_auto_shard_policy_t {
+typedef DINPUT_ENUM(dinput_auto_shard_policy_t) {
   DINPUT_AUTO_SHARD_OFF = -1,
   DINPUT_AUTO_SHARD_AUTO = 0,
   DINPUT_AUTO_SHARD_FILE = 1,
@@ -355,7 +364,7 @@ DINPUT_API dinput_status_t dinput_dataset_text_lines(dinput_dataset_t **out,
 
 /* Compression of a record file. Append-only. ZSTD: the whole file is one zstd stream (so
  * `zstd -d` yields a plain record file); GZIP: one gzip stream. */
-typedef enum dinput_compression_t {
+typedef DINPUT_ENUM(dinput_compression_t) {
   DINPUT_COMPRESSION_NONE = 0,
   DINPUT_COMPRESSION_ZSTD = 1,
   DINPUT_COMPRESSION_GZIP = 2
@@ -598,7 +607,7 @@ DINPUT_API int dinput_strategy_worker_index(const dinput_strategy_t *strategy);
 DINPUT_API const char *dinput_strategy_device(const dinput_strategy_t *strategy, int i);
 
 /* Replication of input pipelines (as tf.distribute.InputReplicationMode). */
-typedef enum dinput_replication_mode_t {
+typedef DINPUT_ENUM(dinput_replication_mode_t) {
   DINPUT_REPLICATION_PER_WORKER = 0,
   DINPUT_REPLICATION_PER_REPLICA = 1
 } dinput_replication_mode_t;
@@ -710,7 +719,7 @@ DINPUT_API int dinput_replica_context_num_replicas_in_sync(const dinput_replica_
 /* Canonical device name of the replica, e.g. "CPU:1". */
 DINPUT_API const char *dinput_replica_context_device(const dinput_replica_context_t *c);
 
-typedef enum dinput_reduce_op_t { DINPUT_REDUCE_SUM = 0, DINPUT_REDUCE_MEAN = 1 } dinput_reduce_op_t;
+typedef DINPUT_ENUM(dinput_reduce_op_t) { DINPUT_REDUCE_SUM = 0, DINPUT_REDUCE_MEAN = 1 } dinput_reduce_op_t;
 /* axis for dinput_strategy_reduce: element-wise across replicas only. */
 #define DINPUT_AXIS_NONE (-1)
 

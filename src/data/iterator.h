@@ -2,8 +2,8 @@
 // failures by throwing dinput::Error.
 #pragma once
 
+#include <exception>
 #include <memory>
-#include <optional>
 
 #include "core/element.h"
 #include "core/status.h"
@@ -31,15 +31,17 @@ class StickyIterator {
   explicit StickyIterator(std::unique_ptr<Iterator> inner) : inner_(std::move(inner)) {}
 
   bool next(Element& out) {
-    if (error_) throw *error_;
+    if (error_) std::rethrow_exception(error_);
     if (ended_) return false;
     try {
       if (inner_->next(out)) return true;
       ended_ = true;
       inner_.reset();  // release sources and threads as soon as the data is done
       return false;
-    } catch (const Error& e) {
-      error_ = e;
+    } catch (...) {
+      // Any failure (out of memory too) finishes the iterator: resuming would skip the
+      // element that was being produced.
+      error_ = std::current_exception();
       inner_.reset();
       throw;
     }
@@ -48,7 +50,7 @@ class StickyIterator {
  private:
   std::unique_ptr<Iterator> inner_;
   bool ended_ = false;
-  std::optional<Error> error_;
+  std::exception_ptr error_;
 };
 
 }  // namespace dinput

@@ -1,0 +1,573 @@
+// White-box tests of src/core: dtypes, shapes, buffers, tensors (zero-copy slicing),
+// stack/concat and element specs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/buffer.h"
+#include "core/dtype.h"
+#include "core/element.h"
+#include "core/half.h"
+#include "core/shape.h"
+#include "core/status.h"
+#include "core/tensor.h"
+#include "core/tensor_ops.h"
+
+namespace dinput {
+namespace {
+
+Tensor int64_vector(const std::vector<int64_t>& values) {
+  Tensor t = Tensor::allocate(DType::kInt64, Shape{static_cast<int64_t>(values.size())});
+  if (!values.empty()) std::memcpy(t.mutable_data(), values.data(), values.size() * sizeof(int64_t));
+  return t;
+}
+
+Tensor int64_matrix(int64_t rows, int64_t cols) {
+  Tensor t = Tensor::allocate(DType::kInt64, Shape{rows, cols});
+  for (int64_t i = 0; i < rows * cols; ++i) t.mutable_data_as<int64_t>()[i] = i;
+  return t;
+}
+
+Tensor bytes_vector(const std::vector<std::string>& values) {
+  Tensor t = Tensor::allocate(DType::kBytes, Shape{static_cast<int64_t>(values.size())});
+  for (size_t i = 0; i < values.size(); ++i) t.set_string(static_cast<int64_t>(i), values[i]);
+  return t;
+}
+
+std::vector<int64_t> values_of(const Tensor& t) {
+  const int64_t* p = t.data_as<int64_t>();
+  return std::vector<int64_t>(p, p + t.num_elements());
+}
+
+std::vector<std::string> strings_of(const Tensor& t) {
+  std::vector<std::string> out;
+  for (int64_t i = 0; i < t.num_elements(); ++i) out.emplace_back(t.string(i));
+  return out;
+}
+
+// Runs `fn`, which must throw dinput::Error, and returns it.
+template <typename Fn>
+Error error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected a dinput::Error";
+  return Error(Code::kOk, "");
+}
+
+// ---- status -------------------------------------------------------------------------
+
+TEST(Status, CodeNamesMatchTheCanonicalNames) {
+  const char* names[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+                         "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+                         "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+                         "UNAUTHENTICATED"};
+  for (int c = 0; c <= 16; ++c) EXPECT_STREQ(code_name(static_cast<Code>(c)), names[c]) << c;
+  EXPECT_STREQ(code_name(static_cast<Code>(99)), "UNKNOWN_STATUS");
+}
+
+TEST(Status, RaiseThrowsErrorWithCodeAndConcatenatedMessage) {
+  Error e = error_of([] { raise(Code::kNotFound, "file ", 3, " of ", std::string("x")); });
+  EXPECT_EQ(e.code(), Code::kNotFound);
+  EXPECT_STREQ(e.what(), "file 3 of x");
+}
+
+// ---- dtype --------------------------------------------------------------------------
+
+TEST(DType, NamesAndSizesRoundTrip) {
+  struct Row {
+    DType dtype;
+    const char* name;
+    size_t size;
+  } rows[] = {{DType::kBool, "bool", 1},        {DType::kInt8, "int8", 1},       {DType::kInt16, "int16", 2},
+              {DType::kInt32, "int32", 4},      {DType::kInt64, "int64", 8},     {DType::kUInt8, "uint8", 1},
+              {DType::kUInt16, "uint16", 2},    {DType::kUInt32, "uint32", 4},   {DType::kUInt64, "uint64", 8},
+              {DType::kFloat16, "float16", 2},  {DType::kBFloat16, "bfloat16", 2}, {DType::kFloat32, "float32", 4},
+              {DType::kFloat64, "float64", 8},  {DType::kBytes, "bytes", 0}};
+  for (const auto& r : rows) {
+    EXPECT_TRUE(dtype_valid(r.dtype)) << r.name;
+    EXPECT_STREQ(dtype_name(r.dtype), r.name);
+    EXPECT_EQ(dtype_size(r.dtype), r.size) << r.name;
+    EXPECT_EQ(dtype_from_name(r.name), r.dtype) << r.name;
+  }
+}
+
+TEST(DType, InvalidValuesAreRejected) {
+  EXPECT_FALSE(dtype_valid(DType::kInvalid));
+  EXPECT_FALSE(dtype_valid(static_cast<DType>(15)));
+  EXPECT_FALSE(dtype_valid(static_cast<DType>(-3)));
+  EXPECT_STREQ(dtype_name(static_cast<DType>(42)), "invalid");
+  EXPECT_EQ(dtype_size(static_cast<DType>(42)), 0u);
+  EXPECT_EQ(dtype_from_name("float"), DType::kInvalid);
+  EXPECT_EQ(dtype_from_name("INT64"), DType::kInvalid);  // names are exact, lower case
+  EXPECT_EQ(dtype_from_name(""), DType::kInvalid);
+}
+
+// ---- shape --------------------------------------------------------------------------
+
+TEST(Shape, BasicsAndToString) {
+  Shape scalar;
+  EXPECT_EQ(scalar.rank(), 0);
+  EXPECT_EQ(scalar.num_elements(), 1);  // a scalar holds one value
+  EXPECT_EQ(scalar.to_string(), "[]");
+  Shape s{2, 3};
+  EXPECT_EQ(s.rank(), 2);
+  EXPECT_EQ(s.num_elements(), 6);
+  EXPECT_EQ(s.to_string(), "[2,3]");
+  EXPECT_TRUE(s.fully_known());
+  Shape partial{kUnknownDim, 3};
+  EXPECT_FALSE(partial.fully_known());
+  EXPECT_EQ(partial.to_string(), "[None,3]");
+  EXPECT_EQ((Shape{0, 5}).num_elements(), 0);
+}
+
+TEST(Shape, PrependDropFirstWithFirst) {
+  Shape s{2, 3};
+  EXPECT_EQ(s.prepend(4), (Shape{4, 2, 3}));
+  EXPECT_EQ(s.drop_first(), (Shape{3}));
+  EXPECT_EQ(s.with_first(7), (Shape{7, 3}));
+  EXPECT_EQ(Shape().prepend(5), (Shape{5}));
+  EXPECT_EQ(Shape().drop_first(), Shape());
+  EXPECT_EQ(Shape().with_first(5), Shape());  // no first dimension to replace
+  EXPECT_EQ(s, (Shape{2, 3}));                // the originals are untouched
+}
+
+TEST(Shape, EqualityComparesRankAndDims) {
+  EXPECT_EQ((Shape{1, 2}), (Shape{1, 2}));
+  EXPECT_NE((Shape{1, 2}), (Shape{2, 1}));
+  EXPECT_NE((Shape{1}), (Shape{1, 1}));
+  EXPECT_NE(Shape(), (Shape{1}));
+  EXPECT_EQ(Shape(), Shape());
+}
+
+// Shapes longer than the inline capacity move to the heap; every operation must work the
+// same on both sides of that boundary.
+TEST(Shape, RanksBeyondInlineCapacity) {
+  const int big = Shape::kInlineRank + 3;
+  std::vector<int64_t> dims;
+  for (int i = 0; i < big; ++i) dims.push_back(i + 1);
+  Shape s(dims.data(), big);
+  EXPECT_EQ(s.rank(), big);
+  for (int i = 0; i < big; ++i) EXPECT_EQ(s[i], i + 1);
+
+  Shape grown;
+  for (int i = 0; i < big; ++i) grown.push_back(i + 1);  // crosses the boundary while growing
+  EXPECT_EQ(grown, s);
+
+  Shape copy = s;
+  copy[big - 1] = 100;
+  EXPECT_EQ(s[big - 1], big);  // deep copy, not shared storage
+  Shape assigned{1};
+  assigned = s;
+  EXPECT_EQ(assigned, s);
+
+  Shape dropped = s.drop_first();
+  EXPECT_EQ(dropped.rank(), big - 1);
+  EXPECT_EQ(dropped[0], 2);
+  Shape prepended = s.prepend(0);
+  EXPECT_EQ(prepended.rank(), big + 1);
+  EXPECT_EQ(prepended[big], big);
+
+  // Exactly at the boundary: kInlineRank dims inline, then prepend moves to the heap.
+  Shape edge(dims.data(), Shape::kInlineRank);
+  EXPECT_EQ(edge.prepend(9)[0], 9);
+  EXPECT_EQ(edge.prepend(9)[Shape::kInlineRank], Shape::kInlineRank);
+  EXPECT_EQ(s.num_elements(), 362880);  // 9!
+}
+
+// Element counts that do not fit in int64 must be detected, never wrapped: a wrapped count
+// would put a tiny buffer behind a huge shape.
+TEST(Shape, CheckedNumElementsDetectsOverflow) {
+  EXPECT_EQ((Shape{3, 4}).checked_num_elements(), 12);
+  EXPECT_EQ(Shape().checked_num_elements(), 1);
+  EXPECT_EQ((Shape{INT64_MAX}).checked_num_elements(), INT64_MAX);
+  EXPECT_EQ((Shape{0, INT64_MAX, INT64_MAX}).checked_num_elements(), 0);
+  EXPECT_LT((Shape{int64_t{1} << 32, int64_t{1} << 32}).checked_num_elements(), 0);
+  EXPECT_LT((Shape{INT64_MAX, 2}).checked_num_elements(), 0);
+}
+
+// ---- buffer -------------------------------------------------------------------------
+
+TEST(Buffer, HostBuffersAre64ByteAlignedAndSized) {
+  for (size_t n : {size_t{0}, size_t{1}, size_t{63}, size_t{64}, size_t{65}, size_t{1000}}) {
+    auto b = allocate_host(n);
+    ASSERT_NE(b->data(), nullptr) << n;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(b->data()) % 64, 0u) << n;
+    EXPECT_EQ(b->size(), n);
+    EXPECT_EQ(b->kind(), MemoryKind::kHost);
+    EXPECT_EQ(b->device(), -1);
+    EXPECT_EQ(b->bytes(), nullptr);
+  }
+}
+
+TEST(Buffer, EmptyBuffersStillHaveDistinctPointers) {
+  auto a = allocate_host(0);
+  auto b = allocate_host(0);
+  EXPECT_NE(a->data(), b->data());
+}
+
+TEST(Buffer, ZeroedAllocation) {
+  auto b = allocate_host(200, /*zero=*/true);
+  const unsigned char* p = static_cast<const unsigned char*>(b->data());
+  for (size_t i = 0; i < 200; ++i) ASSERT_EQ(p[i], 0) << i;
+}
+
+TEST(Buffer, StringStorageStartsWithEmptyStrings) {
+  auto b = allocate_strings(3);
+  ASSERT_NE(b->bytes(), nullptr);
+  EXPECT_EQ(b->bytes()->count(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(b->bytes()->at(i).view().empty());
+}
+
+// Copied strings live in the storage's arena: many small ones and one larger than an arena
+// chunk must all keep their contents as more are added.
+TEST(Buffer, StringStorageCopiesIntoItsArena) {
+  const size_t n = 500;
+  auto b = allocate_strings(n);
+  std::string big(10000, 'b');
+  for (size_t i = 0; i < n; ++i) {
+    std::string s = i == 250 ? big : std::to_string(i) + std::string(i % 13, 'x');
+    b->bytes()->set_copy(i, s);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    std::string expected = i == 250 ? big : std::to_string(i) + std::string(i % 13, 'x');
+    ASSERT_EQ(b->bytes()->at(i).view(), expected) << i;
+  }
+}
+
+// ---- tensor -------------------------------------------------------------------------
+
+TEST(Tensor, AllocateAndDescribe) {
+  Tensor t = Tensor::allocate(DType::kFloat32, Shape{2, 3});
+  EXPECT_TRUE(t.defined());
+  EXPECT_EQ(t.dtype(), DType::kFloat32);
+  EXPECT_EQ(t.rank(), 2);
+  EXPECT_EQ(t.num_elements(), 6);
+  EXPECT_EQ(t.byte_size(), 24u);
+  EXPECT_EQ(t.row_bytes(), 12u);
+  EXPECT_EQ(t.describe(), "float32[2,3]");
+  EXPECT_FALSE(Tensor().defined());
+  EXPECT_EQ(Tensor().byte_size(), 0u);
+  Tensor scalar = Tensor::allocate(DType::kInt16, Shape());
+  EXPECT_EQ(scalar.byte_size(), 2u);
+  EXPECT_EQ(scalar.row_bytes(), 2u);
+}
+
+TEST(Tensor, ZerosAreZero) {
+  Tensor t = Tensor::zeros(DType::kInt64, Shape{5});
+  EXPECT_EQ(values_of(t), std::vector<int64_t>(5, 0));
+  Tensor b = Tensor::zeros(DType::kBytes, Shape{2});
+  EXPECT_EQ(strings_of(b), (std::vector<std::string>{"", ""}));
+}
+
+TEST(Tensor, AllocateRejectsNegativeDimsAndInvalidDtype) {
+  Error e = error_of([] { Tensor::allocate(DType::kInt32, Shape{2, -3}); });
+  EXPECT_EQ(e.code(), Code::kInvalidArgument);
+  EXPECT_NE(std::string(e.what()).find("dimension 1"), std::string::npos) << e.what();
+  EXPECT_EQ(error_of([] { Tensor::allocate(DType::kInvalid, Shape{1}); }).code(), Code::kInvalidArgument);
+  EXPECT_EQ(error_of([] { Tensor::zeros(DType::kInt8, Shape{-1}); }).code(), Code::kInvalidArgument);
+}
+
+TEST(Tensor, SizesBeyondWhatCanBeAddressedAreRejected) {
+  // 2^61 int64 values are 2^64 bytes: the element count fits, the byte count does not.
+  for (Shape s : {Shape{int64_t{1} << 61}, Shape{int64_t{1} << 32, int64_t{1} << 32}}) {
+    Error e = error_of([&] { Tensor::allocate(DType::kInt64, s); });
+    EXPECT_EQ(e.code(), Code::kInvalidArgument) << s.to_string();
+    EXPECT_EQ(error_of([&] { Tensor::zeros(DType::kInt64, s); }).code(), Code::kInvalidArgument) << s.to_string();
+  }
+  EXPECT_EQ(error_of([] { Tensor::allocate(DType::kBytes, Shape{INT64_MAX, 4}); }).code(), Code::kInvalidArgument);
+}
+
+TEST(Tensor, BytesPayloadIsTheSumOfStringLengths) {
+  Tensor t = bytes_vector({"ab", "", "cde"});
+  EXPECT_EQ(t.byte_size(), 5u);
+  EXPECT_EQ(t.string(2), "cde");
+}
+
+// Slicing along the first dimension must be a view of the same buffer (zero-copy): the
+// distributed split relies on it.
+TEST(Tensor, SliceSharesTheBuffer) {
+  Tensor m = int64_matrix(4, 3);
+  Tensor s = m.slice(1, 3);
+  EXPECT_EQ(s.shape(), (Shape{2, 3}));
+  EXPECT_EQ(s.buffer(), m.buffer());
+  EXPECT_EQ(s.data(), static_cast<const char*>(m.data()) + 3 * sizeof(int64_t));
+  EXPECT_EQ(values_of(s), (std::vector<int64_t>{3, 4, 5, 6, 7, 8}));
+
+  Tensor empty = m.slice(4, 4);
+  EXPECT_EQ(empty.shape(), (Shape{0, 3}));
+  EXPECT_EQ(empty.byte_size(), 0u);
+
+  Tensor nested = s.slice(1, 2);  // a slice of a slice keeps the accumulated offset
+  EXPECT_EQ(nested.buffer(), m.buffer());
+  EXPECT_EQ(values_of(nested), (std::vector<int64_t>{6, 7, 8}));
+}
+
+TEST(Tensor, RowSharesTheBufferAndDropsTheFirstDim) {
+  Tensor m = int64_matrix(3, 2);
+  Tensor r = m.row(2);
+  EXPECT_EQ(r.shape(), (Shape{2}));
+  EXPECT_EQ(r.buffer(), m.buffer());
+  EXPECT_EQ(r.data(), static_cast<const char*>(m.data()) + 4 * sizeof(int64_t));
+  EXPECT_EQ(values_of(r), (std::vector<int64_t>{4, 5}));
+
+  Tensor v = int64_vector({10, 20, 30});
+  Tensor s = v.row(1);
+  EXPECT_EQ(s.rank(), 0);
+  EXPECT_EQ(*s.data_as<int64_t>(), 20);
+  EXPECT_EQ(s.buffer(), v.buffer());
+}
+
+TEST(Tensor, BytesSliceAndRowShareTheStrings) {
+  Tensor t = bytes_vector({"a", "bb", "ccc", "dddd"});
+  Tensor s = t.slice(1, 3);
+  EXPECT_EQ(s.buffer(), t.buffer());
+  EXPECT_EQ(strings_of(s), (std::vector<std::string>{"bb", "ccc"}));
+  EXPECT_EQ(s.byte_size(), 5u);
+  Tensor r = s.row(1);
+  EXPECT_EQ(r.rank(), 0);
+  EXPECT_EQ(r.string(0), "ccc");
+  EXPECT_EQ(r.buffer(), t.buffer());
+}
+
+TEST(Tensor, SliceBoundsAreChecked) {
+  Tensor v = int64_vector({1, 2, 3});
+  for (auto [b, e] : std::vector<std::pair<int64_t, int64_t>>{{-1, 1}, {2, 1}, {0, 4}, {4, 4}}) {
+    Error err = error_of([&] { v.slice(b, e); });
+    EXPECT_EQ(err.code(), Code::kInvalidArgument) << b << "," << e;
+  }
+  EXPECT_EQ(error_of([&] { v.row(3); }).code(), Code::kInvalidArgument);
+  Tensor scalar = Tensor::allocate(DType::kInt64, Shape());
+  EXPECT_EQ(error_of([&] { scalar.slice(0, 0); }).code(), Code::kInvalidArgument);
+}
+
+TEST(Tensor, ReshapedSharesTheBuffer) {
+  Tensor m = int64_matrix(2, 3);
+  Tensor r = m.reshaped(Shape{3, 2});
+  EXPECT_EQ(r.data(), m.data());
+  EXPECT_EQ(r.shape(), (Shape{3, 2}));
+}
+
+// ---- stack / concat / empty_rows ----------------------------------------------------
+
+TEST(TensorOps, StackBuildsANewLeadingDimension) {
+  Tensor out = stack({int64_vector({1, 2}), int64_vector({3, 4}), int64_vector({5, 6})}, 0);
+  EXPECT_EQ(out.shape(), (Shape{3, 2}));
+  EXPECT_EQ(values_of(out), (std::vector<int64_t>{1, 2, 3, 4, 5, 6}));
+}
+
+TEST(TensorOps, StackScalarsAndBytes) {
+  Tensor a = int64_vector({7, 8}).row(0), b = int64_vector({7, 8}).row(1);
+  Tensor out = stack({a, b}, 0);
+  EXPECT_EQ(out.shape(), (Shape{2}));
+  EXPECT_EQ(values_of(out), (std::vector<int64_t>{7, 8}));
+
+  Tensor x = bytes_vector({"x", "yy"});
+  Tensor s = stack({x, bytes_vector({"", "zzz"})}, 1);
+  EXPECT_EQ(s.dtype(), DType::kBytes);
+  EXPECT_EQ(s.shape(), (Shape{2, 2}));
+  EXPECT_EQ(strings_of(s), (std::vector<std::string>{"x", "yy", "", "zzz"}));
+  // Stacking copies: the result owns new storage, so the inputs may go away.
+  EXPECT_NE(s.buffer(), x.buffer());
+}
+
+// Batching bytes copies the string views, not the bytes, and the result keeps the bytes
+// alive after the inputs are gone (the sanitizer build checks the reads below).
+TEST(TensorOps, StackAndConcatOfBytesShareTheStringsAndKeepThemAlive) {
+  Tensor a = bytes_vector({"first string", "second"});
+  Tensor b = bytes_vector({"third one here", ""});
+  const char* a0 = a.string(0).data();
+  const char* b0 = b.string(0).data();
+  Tensor stacked = stack({a, b}, 0);
+  Tensor joined = concat({a.slice(1, 2), b});
+  EXPECT_EQ(stacked.string(0).data(), a0);
+  EXPECT_EQ(stacked.string(2).data(), b0);
+  EXPECT_EQ(joined.string(1).data(), b0);
+  // A batch of rows of a batch: the views are followed back to the original bytes.
+  Tensor again = stack({stacked.row(1), stacked.row(0)}, 0);
+  EXPECT_EQ(again.string(2).data(), a0);
+  a = Tensor();
+  b = Tensor();
+  stacked = Tensor();
+  EXPECT_EQ(strings_of(joined), (std::vector<std::string>{"second", "third one here", ""}));
+  EXPECT_EQ(strings_of(again), (std::vector<std::string>{"third one here", "", "first string", "second"}));
+}
+
+TEST(TensorOps, StackShapeMismatchNamesBothShapesAndTheComponent) {
+  Error e = error_of([] { stack({int64_vector({1, 2}), int64_vector({1, 2, 3})}, 4); });
+  EXPECT_EQ(e.code(), Code::kInvalidArgument);
+  std::string msg = e.what();
+  EXPECT_NE(msg.find("int64[2]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("int64[3]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("component 4"), std::string::npos) << msg;
+}
+
+TEST(TensorOps, StackDtypeMismatchIsRejected) {
+  Tensor f = Tensor::zeros(DType::kFloat32, Shape{2});
+  Error e = error_of([&] { stack({int64_vector({1, 2}), f}, 0); });
+  EXPECT_EQ(e.code(), Code::kInvalidArgument);
+  EXPECT_NE(std::string(e.what()).find("float32[2]"), std::string::npos) << e.what();
+}
+
+TEST(TensorOps, ConcatJoinsRows) {
+  Tensor out = concat({int64_matrix(2, 2), int64_matrix(1, 2).slice(0, 1), int64_matrix(3, 2).slice(1, 3)});
+  EXPECT_EQ(out.shape(), (Shape{5, 2}));
+  EXPECT_EQ(values_of(out), (std::vector<int64_t>{0, 1, 2, 3, 0, 1, 2, 3, 4, 5}));
+}
+
+TEST(TensorOps, ConcatOfOnePartIsZeroCopy) {
+  Tensor m = int64_matrix(2, 2);
+  Tensor out = concat({m});
+  EXPECT_EQ(out.data(), m.data());
+}
+
+TEST(TensorOps, ConcatBytesAndEmptyParts) {
+  Tensor out = concat({bytes_vector({"a"}), bytes_vector({}), bytes_vector({"b", "c"})});
+  EXPECT_EQ(strings_of(out), (std::vector<std::string>{"a", "b", "c"}));
+  Tensor ints = concat({int64_vector({}), int64_vector({4})});
+  EXPECT_EQ(values_of(ints), (std::vector<int64_t>{4}));
+}
+
+TEST(TensorOps, ConcatMismatchNamesBothTensors) {
+  Error e = error_of([] { concat({int64_matrix(2, 2), int64_matrix(2, 3)}); });
+  EXPECT_EQ(e.code(), Code::kInvalidArgument);
+  std::string msg = e.what();
+  EXPECT_NE(msg.find("int64[2,2]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("int64[2,3]"), std::string::npos) << msg;
+  EXPECT_EQ(error_of([] { concat({int64_vector({1}), Tensor::zeros(DType::kInt32, Shape{1})}); }).code(),
+            Code::kInvalidArgument);
+}
+
+// The dummy batch of a replica without data: (None,3) and (4,3) both become (0,3); a
+// scalar spec becomes a scalar 0 (SPEC §6).
+TEST(TensorOps, EmptyRows) {
+  Tensor a = empty_rows(DType::kFloat32, Shape{kUnknownDim, 3});
+  EXPECT_EQ(a.shape(), (Shape{0, 3}));
+  EXPECT_EQ(a.dtype(), DType::kFloat32);
+  EXPECT_EQ(empty_rows(DType::kInt64, Shape{4, 3}).shape(), (Shape{0, 3}));
+  EXPECT_EQ(empty_rows(DType::kInt64, Shape{4, kUnknownDim}).shape(), (Shape{0, 0}));
+  Tensor s = empty_rows(DType::kInt32, Shape());
+  EXPECT_EQ(s.rank(), 0);
+  EXPECT_EQ(*s.data_as<int32_t>(), 0);
+  EXPECT_EQ(empty_rows(DType::kBytes, Shape{kUnknownDim}).shape(), (Shape{0}));
+}
+
+// ---- float16 / bfloat16 ------------------------------------------------------------
+
+TEST(Half, KnownValues) {
+  EXPECT_EQ(float_to_half(0.0f), 0x0000);
+  EXPECT_EQ(float_to_half(-0.0f), 0x8000);
+  EXPECT_EQ(float_to_half(1.0f), 0x3c00);
+  EXPECT_EQ(float_to_half(-2.0f), 0xc000);
+  EXPECT_EQ(float_to_half(65504.0f), 0x7bff);               // the largest finite half
+  EXPECT_EQ(float_to_half(65520.0f), 0x7c00);               // rounds to infinity
+  EXPECT_EQ(float_to_half(INFINITY), 0x7c00);
+  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -24)), 0x0001);  // the smallest subnormal
+  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -14)), 0x0400);  // the smallest normal
+  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -26)), 0x0000);  // underflows to zero
+  // Round to nearest even at a tie: 2049 lies between 2048 and 2050 (spacing 2).
+  EXPECT_EQ(half_to_float(float_to_half(2049.0f)), 2048.0f);
+  EXPECT_EQ(half_to_float(float_to_half(2051.0f)), 2052.0f);
+  EXPECT_EQ(half_to_float(float_to_half(2049.5f)), 2050.0f);
+  EXPECT_TRUE(std::isnan(half_to_float(float_to_half(NAN))));
+  EXPECT_EQ(half_to_float(0x7c00), INFINITY);
+  EXPECT_EQ(half_to_float(0xfc00), -INFINITY);
+  EXPECT_EQ(half_to_float(0x3555), 0.333251953125f);  // (1 + 341/1024) * 2^-2
+}
+
+// Every half value converts to float and back to itself (NaNs stay NaN).
+TEST(Half, EveryValueRoundTrips) {
+  for (uint32_t h = 0; h <= 0xffff; ++h) {
+    float f = half_to_float(static_cast<uint16_t>(h));
+    if (std::isnan(f)) {
+      EXPECT_EQ(h & 0x7c00, 0x7c00u) << h;
+      EXPECT_TRUE(std::isnan(half_to_float(float_to_half(f)))) << h;
+      continue;
+    }
+    ASSERT_EQ(float_to_half(f), h) << "half 0x" << std::hex << h << " -> " << f;
+  }
+}
+
+TEST(BFloat16, KnownValuesAndRounding) {
+  EXPECT_EQ(float_to_bfloat16(1.0f), 0x3f80);
+  EXPECT_EQ(float_to_bfloat16(-1.0f), 0xbf80);
+  EXPECT_EQ(bfloat16_to_float(0x3f80), 1.0f);
+  EXPECT_EQ(bfloat16_to_float(0x4049), 3.140625f);
+  // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties go to the even mantissa (1).
+  EXPECT_EQ(float_to_bfloat16(1.0f + std::ldexp(1.0f, -8)), 0x3f80);
+  EXPECT_EQ(float_to_bfloat16(1.0f + 3 * std::ldexp(1.0f, -8)), 0x3f82);
+  EXPECT_EQ(float_to_bfloat16(1.0f + std::ldexp(1.0f, -7)), 0x3f81);
+  EXPECT_EQ(float_to_bfloat16(INFINITY), 0x7f80);
+  EXPECT_TRUE(std::isnan(bfloat16_to_float(float_to_bfloat16(NAN))));
+  for (uint32_t b = 0; b <= 0xffff; ++b) {
+    float f = bfloat16_to_float(static_cast<uint16_t>(b));
+    if (!std::isnan(f)) {
+      ASSERT_EQ(float_to_bfloat16(f), b) << b;
+    }
+  }
+}
+
+// ---- element specs ------------------------------------------------------------------
+
+TEST(ElementSpec, SpecOfAndToString) {
+  Element e{int64_vector({1, 2}), Tensor::zeros(DType::kFloat32, Shape{4, 1})};
+  ElementSpec spec = spec_of(e);
+  ASSERT_EQ(spec.size(), 2u);
+  EXPECT_EQ(spec[0], (TensorSpec{DType::kInt64, Shape{2}}));
+  EXPECT_EQ(to_string(spec), "(int64[2], float32[4,1])");
+  EXPECT_EQ(describe(e), "(int64[2], float32[4,1])");
+  EXPECT_EQ(to_string(ElementSpec{{DType::kInt64, Shape{kUnknownDim}}}), "(int64[None])");
+  EXPECT_EQ(to_string(ElementSpec{}), "()");
+}
+
+TEST(ElementSpec, Compatibility) {
+  Tensor t = int64_matrix(2, 3);
+  EXPECT_TRUE(is_compatible({DType::kInt64, Shape{2, 3}}, t));
+  EXPECT_TRUE(is_compatible({DType::kInt64, Shape{kUnknownDim, 3}}, t));
+  EXPECT_TRUE(is_compatible({DType::kInt64, Shape{kUnknownDim, kUnknownDim}}, t));
+  EXPECT_FALSE(is_compatible({DType::kInt64, Shape{3, 3}}, t));               // known dim differs
+  EXPECT_FALSE(is_compatible({DType::kInt64, Shape{kUnknownDim}}, t));        // rank differs
+  EXPECT_FALSE(is_compatible({DType::kInt32, Shape{2, 3}}, t));               // dtype differs
+  EXPECT_FALSE(is_compatible({DType::kInt64, Shape{2, 3, kUnknownDim}}, t));  // rank differs
+}
+
+TEST(ElementSpec, CheckMatchesNamesWhatComponentAndSpecs) {
+  ElementSpec spec{{DType::kInt64, Shape{kUnknownDim}}, {DType::kFloat32, Shape{}}};
+  Element good{int64_vector({1, 2, 3}), Tensor::zeros(DType::kFloat32, Shape{})};
+  EXPECT_NO_THROW(check_matches(spec, good, "the producer"));
+
+  Element bad{int64_vector({1}), Tensor::zeros(DType::kFloat64, Shape{})};
+  Error e = error_of([&] { check_matches(spec, bad, "the producer"); });
+  EXPECT_EQ(e.code(), Code::kInvalidArgument);
+  std::string msg = e.what();
+  EXPECT_NE(msg.find("the producer"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("component 1"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("float64[]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("float32[]"), std::string::npos) << msg;
+
+  Element short_element{int64_vector({1})};
+  Error count = error_of([&] { check_matches(spec, short_element, "gen"); });
+  EXPECT_EQ(count.code(), Code::kInvalidArgument);
+  EXPECT_NE(std::string(count.what()).find("1 component"), std::string::npos) << count.what();
+}
+
+TEST(ElementSpec, MergeMakesDifferingDimsUnknown) {
+  ElementSpec a{{DType::kInt64, Shape{4, 3}}, {DType::kBytes, Shape{}}};
+  ElementSpec b{{DType::kInt64, Shape{2, 3}}, {DType::kBytes, Shape{}}};
+  ElementSpec m = merge_specs(a, b);
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0], (TensorSpec{DType::kInt64, Shape{kUnknownDim, 3}}));
+  EXPECT_EQ(m[1], (TensorSpec{DType::kBytes, Shape{}}));
+  EXPECT_EQ(merge_specs(a, a), a);
+  // Merging is symmetric in the dimensions it forgets.
+  EXPECT_EQ(merge_specs(b, a), m);
+}
+
+}  // namespace
+}  // namespace dinput

@@ -163,7 +163,8 @@ typedef struct dinput_tensor dinput_tensor_t;
  * product(shape) * dinput_dtype_size(dtype) bytes (`nbytes`). data may be NULL when nbytes
  * is 0, or to get a tensor of zeros (then nbytes is ignored). rank 0 is a scalar (shape may
  * be NULL). Errors: INVALID_ARGUMENT for DINPUT_BYTES (use dinput_tensor_new_bytes), an
- * invalid dtype, a negative dimension, or a size mismatch. */
+ * invalid dtype, a negative dimension, a size mismatch, or a DINPUT_BOOL byte other than
+ * 0 or 1. */
 DINPUT_API dinput_status_t dinput_tensor_new(dinput_tensor_t **out, dinput_dtype_t dtype,
                                              const int64_t *shape, int rank, const void *data,
                                              size_t nbytes);
@@ -245,6 +246,8 @@ typedef struct dinput_element dinput_element_t;
 DINPUT_API dinput_status_t dinput_element_new(dinput_element_t **out,
                                               const dinput_tensor_t *const *tensors, size_t count);
 DINPUT_API void dinput_element_free(dinput_element_t *element);
+/* A new handle to the same element (no copy of the data). */
+DINPUT_API dinput_status_t dinput_element_ref(dinput_element_t **out, const dinput_element_t *element);
 /* Number of components (0 for NULL). */
 DINPUT_API size_t dinput_element_size(const dinput_element_t *element);
 /* Borrowed component i, valid while the element lives; NULL when out of range. Use
@@ -321,6 +324,8 @@ typedef void (*dinput_free_fn)(void *user_data);
 #define DINPUT_AUTOTUNE (-1)
 
 DINPUT_API void dinput_dataset_free(dinput_dataset_t *dataset);
+/* A new handle to the same (immutable) dataset. */
+DINPUT_API dinput_status_t dinput_dataset_ref(dinput_dataset_t **out, const dinput_dataset_t *dataset);
 /* Number of elements, DINPUT_INFINITE_CARDINALITY or DINPUT_UNKNOWN_CARDINALITY
  * (DINPUT_UNKNOWN_CARDINALITY for NULL). */
 DINPUT_API int64_t dinput_dataset_cardinality(const dinput_dataset_t *dataset);
@@ -684,6 +689,8 @@ DINPUT_API dinput_status_t dinput_optional_get_per_replica(dinput_per_replica_t 
                                                            const dinput_optional_t *optional);
 
 DINPUT_API void dinput_per_replica_free(dinput_per_replica_t *value);
+/* A new handle to the same per-replica value (no copy of the data). */
+DINPUT_API dinput_status_t dinput_per_replica_ref(dinput_per_replica_t **out, const dinput_per_replica_t *value);
 /* Number of local replicas in the value (0 for NULL). */
 DINPUT_API size_t dinput_per_replica_size(const dinput_per_replica_t *value);
 /* Borrowed element of local replica i (local_results order), valid while the value lives;

@@ -76,6 +76,14 @@ DINPUT_API dinput_status_t dinput_options_set_skip_corrupt_records(dinput_option
 
 DINPUT_API void dinput_dataset_free(dinput_dataset_t* dataset) { capi::free_handle(dataset); }
 
+DINPUT_API dinput_status_t dinput_dataset_ref(dinput_dataset_t** out, const dinput_dataset_t* dataset) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(dataset);
+    *out = capi::new_handle<dinput_dataset>(dataset->ds);
+  });
+}
+
 DINPUT_API int64_t dinput_dataset_cardinality(const dinput_dataset_t* dataset) {
   if (!dataset) return DINPUT_UNKNOWN_CARDINALITY;
   return capi::guard_value<int64_t>(DINPUT_UNKNOWN_CARDINALITY, [&] { return dataset->ds->cardinality(); });

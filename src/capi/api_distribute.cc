@@ -321,6 +321,14 @@ DINPUT_API dinput_status_t dinput_optional_get_per_replica(dinput_per_replica_t*
 // ---- per-replica values ----
 
 DINPUT_API void dinput_per_replica_free(dinput_per_replica_t* v) { capi::free_handle(v); }
+
+DINPUT_API dinput_status_t dinput_per_replica_ref(dinput_per_replica_t** out, const dinput_per_replica_t* value) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(value);
+    *out = capi::new_handle<dinput_per_replica>(*value);
+  });
+}
 DINPUT_API size_t dinput_per_replica_size(const dinput_per_replica_t* v) { return v ? v->replicas.size() : 0; }
 DINPUT_API const dinput_element_t* dinput_per_replica_get(const dinput_per_replica_t* v, size_t i) {
   return v && i < v->replicas.size() ? &v->replicas[i] : nullptr;

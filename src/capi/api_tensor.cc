@@ -44,6 +44,13 @@ DINPUT_API dinput_status_t dinput_tensor_new(dinput_tensor_t** out, dinput_dtype
       raise(Code::kInvalidArgument, "dinput_tensor_new: a ", dtype_name(dt), s.to_string(), " tensor is too large");
     DINPUT_CHECK_ARG(nbytes == expected, "dinput_tensor_new: a ", dtype_name(dt), s.to_string(), " tensor needs ",
                      expected, " bytes of data, got ", nbytes);
+    if (dt == DType::kBool) {
+      // Consumers compare bools with 0 and 1; any other byte would read as neither.
+      const unsigned char* b = static_cast<const unsigned char*>(data);
+      for (size_t i = 0; i < expected; ++i)
+        DINPUT_CHECK_ARG(b[i] <= 1, "dinput_tensor_new: bool element ", i, " is ", static_cast<int>(b[i]),
+                         "; bool values must be 0 or 1");
+    }
     Tensor t = Tensor::allocate(dt, s);
     if (expected) std::memcpy(t.mutable_data(), data, expected);
     *out = capi::new_handle<dinput_tensor>(std::move(t));
@@ -192,6 +199,14 @@ DINPUT_API dinput_status_t dinput_element_new(dinput_element_t** out, const dinp
 }
 
 DINPUT_API void dinput_element_free(dinput_element_t* element) { capi::free_handle(element); }
+
+DINPUT_API dinput_status_t dinput_element_ref(dinput_element_t** out, const dinput_element_t* element) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(element);
+    *out = capi::new_handle<dinput_element>(*element);
+  });
+}
 
 DINPUT_API size_t dinput_element_size(const dinput_element_t* e) { return e ? e->parts.size() : 0; }
 

@@ -84,6 +84,13 @@ static void test_new_rejects_bad_input(void) {
   CHECK_STATUS(dinput_tensor_new(&t, DINPUT_INT32, NULL, 2, NULL, 0), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("'shape'");
   CHECK(t == NULL);
+  {
+    /* A bool byte other than 0 or 1 would read as neither true nor false. */
+    const unsigned char flags[2] = {1, 7};
+    const int64_t two[1] = {2};
+    CHECK_STATUS(dinput_tensor_new(&t, DINPUT_BOOL, two, 1, flags, 2), DINPUT_INVALID_ARGUMENT);
+    CHECK(strstr(dinput_last_error_message(), "bool element 1 is 7") != NULL);
+  }
 }
 
 /* A shape whose byte size does not fit in size_t (2^61 int64 values = 2^64 bytes) cannot be

@@ -1,0 +1,46 @@
+package dinput
+
+import "testing"
+
+// Micro-benchmarks of the binding's own per-call costs, with no pipeline behind them: what a
+// distributed loop pays per replica and step on top of the library
+// (go test -run - -bench .).
+
+// benchValue is a per-replica value of two replicas sharing one 128-row int64 element.
+func benchValue() *PerReplica {
+	x := must(NewVector(make([]int64, 128)))
+	e := must(NewElement(x))
+	return must(NewPerReplica(e, e))
+}
+
+// A Tensor handle per read: one call to make it (plus a finalizer), one to copy, one to free.
+func BenchmarkPerReplicaTensorCopyClose(b *testing.B) {
+	v := benchValue()
+	buf := make([]int64, 128)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t, _ := v.Tensor(i&1, 0)
+		CopyValues(buf, t)
+		t.Close()
+	}
+}
+
+// AppendValues: one call per read, no handle.
+func BenchmarkAppendValues(b *testing.B) {
+	v := benchValue()
+	buf := make([]int64, 0, 128)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		buf, _ = AppendValues(buf[:0], v, i&1, 0)
+	}
+}
+
+// The floor: one fallible call (thread lock, cgo call, status check) copying one value.
+func BenchmarkCopyOneValue(b *testing.B) {
+	x := must(NewVector([]int64{1}))
+	buf := make([]int64, 1)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		CopyValues(buf, x)
+	}
+}

@@ -1,0 +1,408 @@
+package dinput
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"runtime/cgo"
+	"strconv"
+	"unsafe"
+)
+
+// Dataset is an immutable input pipeline: a node of a graph of sources and transforms.
+// Building one does no work; an Iterator runs it. A derived dataset keeps its input alive
+// inside the library, so the input may be closed as soon as the derived one exists.
+type Dataset struct {
+	ref ref[C.dinput_dataset_t]
+}
+
+func wrapDataset(p *C.dinput_dataset_t) *Dataset {
+	d := &Dataset{}
+	d.ref.p = p
+	runtime.SetFinalizer(d, (*Dataset).Close)
+	return d
+}
+
+// Close releases the dataset. It is idempotent.
+func (d *Dataset) Close() error {
+	if d == nil {
+		return nil
+	}
+	if p := d.ref.take(); p != nil {
+		C.dinput_dataset_free(p)
+	}
+	runtime.SetFinalizer(d, nil)
+	return nil
+}
+
+// newDataset runs a source constructor.
+func newDataset(f func(out **C.dinput_dataset_t) C.dinput_status_t) (*Dataset, error) {
+	var out *C.dinput_dataset_t
+	if err := call(func() C.dinput_status_t { return f(&out) }); err != nil {
+		return nil, err
+	}
+	return wrapDataset(out), nil
+}
+
+// derive runs a transform with d as its input.
+func (d *Dataset) derive(f func(out **C.dinput_dataset_t, in *C.dinput_dataset_t) C.dinput_status_t) (*Dataset, error) {
+	if d == nil {
+		return nil, closedError("Dataset")
+	}
+	p := d.ref.acquire()
+	defer d.ref.release()
+	if p == nil {
+		return nil, closedError("Dataset")
+	}
+	ds, err := newDataset(func(out **C.dinput_dataset_t) C.dinput_status_t { return f(out, p) })
+	runtime.KeepAlive(d)
+	return ds, err
+}
+
+// Cardinality returns the number of elements, InfiniteCardinality or UnknownCardinality
+// (also for a closed dataset).
+func (d *Dataset) Cardinality() int64 {
+	if d == nil {
+		return UnknownCardinality
+	}
+	p := d.ref.acquire()
+	defer d.ref.release()
+	return int64(C.dinput_dataset_cardinality(p)) // NULL gives UNKNOWN
+}
+
+// Name returns the short name of the dataset's node ("range", "batch", ...); "" when closed.
+func (d *Dataset) Name() string {
+	if d == nil {
+		return ""
+	}
+	p := d.ref.acquire()
+	defer d.ref.release()
+	return C.GoString(C.dinput_dataset_name(p))
+}
+
+// ElementSpec returns the spec of the dataset's elements.
+func (d *Dataset) ElementSpec() (Spec, error) {
+	if d == nil {
+		return nil, closedError("Dataset")
+	}
+	p := d.ref.acquire()
+	defer d.ref.release()
+	if p == nil {
+		return nil, closedError("Dataset")
+	}
+	var out *C.dinput_spec_t
+	if err := call(func() C.dinput_status_t { return C.dinput_dataset_element_spec(&out, p) }); err != nil {
+		return nil, err
+	}
+	runtime.KeepAlive(d)
+	return specFromC(out), nil
+}
+
+// ---- sources ----
+
+// Range returns the int64 scalars start, start+step, ... up to (excluding) stop; step must
+// not be 0.
+func Range(start, stop, step int64) (*Dataset, error) {
+	return newDataset(func(out **C.dinput_dataset_t) C.dinput_status_t {
+		return C.dinput_dataset_range(out, C.int64_t(start), C.int64_t(stop), C.int64_t(step))
+	})
+}
+
+// FromTensors returns a dataset of one element: e itself.
+func FromTensors(e *Element) (*Dataset, error) { return fromElement(e, false) }
+
+// FromTensorSlices returns the slices of e along its first dimension; every component must
+// have rank >= 1 and the same leading size.
+func FromTensorSlices(e *Element) (*Dataset, error) { return fromElement(e, true) }
+
+func fromElement(e *Element, slices bool) (*Dataset, error) {
+	if e == nil {
+		return nil, closedError("Element")
+	}
+	p := e.ref.acquire()
+	defer e.ref.release()
+	if p == nil {
+		return nil, closedError("Element")
+	}
+	ds, err := newDataset(func(out **C.dinput_dataset_t) C.dinput_status_t {
+		if slices {
+			return C.dinput_dataset_from_tensor_slices(out, p)
+		}
+		return C.dinput_dataset_from_tensors(out, p)
+	})
+	runtime.KeepAlive(e)
+	return ds, err
+}
+
+// TextLines returns one bytes scalar per line of each file, files read in order ("\n" and
+// "\r\n" end a line). It is a file source for FILE auto-sharding.
+func TextLines(files ...string) (*Dataset, error) {
+	// The array of C strings lives in C memory: cgo does not allow passing Go memory that
+	// holds pointers.
+	n := len(files)
+	arr := (**C.char)(C.calloc(C.size_t(n+1), C.size_t(unsafe.Sizeof(uintptr(0)))))
+	defer C.free(unsafe.Pointer(arr))
+	names := unsafe.Slice(arr, n+1)
+	for i, f := range files {
+		names[i] = C.CString(f)
+	}
+	defer func() {
+		for _, s := range names[:n] {
+			C.free(unsafe.Pointer(s))
+		}
+	}()
+	return newDataset(func(out **C.dinput_dataset_t) C.dinput_status_t {
+		return C.dinput_dataset_text_lines(out, arr, C.size_t(n))
+	})
+}
+
+// GeneratorFunc returns the next element of one iteration of a generator dataset. It
+// returns io.EOF (or an error matching ErrOutOfRange) at the end of the data; any other
+// error fails the iteration with its message. The element is copied by reference into the
+// pipeline, so the function may return the same Element more than once.
+type GeneratorFunc func() (*Element, error)
+
+// FromGenerator returns a dataset whose elements a Go function produces. start is called
+// once per new iterator and returns the GeneratorFunc of that iteration (typically a closure
+// over its state); calls to it never overlap but may come from a library thread. Elements
+// must match spec, else the iteration fails with InvalidArgument.
+func FromGenerator(spec Spec, start func() (GeneratorFunc, error)) (*Dataset, error) {
+	if start == nil {
+		return nil, invalidArgument("FromGenerator: start is nil")
+	}
+	cspec, err := spec.toC()
+	if err != nil {
+		return nil, err
+	}
+	defer C.dinput_spec_free(cspec)
+	// From here on the library owns the handle: it calls dgoFreeHandle when the last
+	// dataset or iterator using the generator is gone, and also when the call fails.
+	h := cgo.NewHandle(start)
+	return newDataset(func(out **C.dinput_dataset_t) C.dinput_status_t {
+		return C.dgo_dataset_from_generator(out, cspec, C.uintptr_t(h))
+	})
+}
+
+// ---- transforms ----
+
+// Batch stacks n consecutive elements along a new first dimension. The last batch may be
+// shorter unless dropRemainder. n must be >= 1.
+func (d *Dataset) Batch(n int64, dropRemainder bool) (*Dataset, error) {
+	return d.derive(func(out **C.dinput_dataset_t, in *C.dinput_dataset_t) C.dinput_status_t {
+		return C.dinput_dataset_batch(out, in, C.int64_t(n), cBool(dropRemainder))
+	})
+}
+
+// Unbatch splits each element along its first dimension into rows.
+func (d *Dataset) Unbatch() (*Dataset, error) {
+	return d.derive(func(out **C.dinput_dataset_t, in *C.dinput_dataset_t) C.dinput_status_t {
+		return C.dinput_dataset_unbatch(out, in)
+	})
+}
+
+// Repeat repeats the dataset count times (RepeatForever: without end).
+func (d *Dataset) Repeat(count int64) (*Dataset, error) {
+	return d.derive(func(out **C.dinput_dataset_t, in *C.dinput_dataset_t) C.dinput_status_t {
+		return C.dinput_dataset_repeat(out, in, C.int64_t(count))
+	})
+}
+
+// Take keeps the first count elements (-1: all).
+func (d *Dataset) Take(count int64) (*Dataset, error) {
+	return d.derive(func(out **C.dinput_dataset_t, in *C.dinput_dataset_t) C.dinput_status_t {
+		return C.dinput_dataset_take(out, in, C.int64_t(count))
+	})
+}
+
+// Skip drops the first count elements (-1: all of them).
+func (d *Dataset) Skip(count int64) (*Dataset, error) {
+	return d.derive(func(out **C.dinput_dataset_t, in *C.dinput_dataset_t) C.dinput_status_t {
+		return C.dinput_dataset_skip(out, in, C.int64_t(count))
+	})
+}
+
+// Shard keeps elements i with i % numShards == index. Both may be ShardHint (together).
+func (d *Dataset) Shard(numShards, index int64) (*Dataset, error) {
+	return d.derive(func(out **C.dinput_dataset_t, in *C.dinput_dataset_t) C.dinput_status_t {
+		return C.dinput_dataset_shard(out, in, C.int64_t(numShards), C.int64_t(index))
+	})
+}
+
+// Shuffle shuffles with a buffer of bufferSize elements. A negative seed draws a random seed
+// per dataset; with reshuffleEachIteration every new iterator uses a different order.
+func (d *Dataset) Shuffle(bufferSize, seed int64, reshuffleEachIteration bool) (*Dataset, error) {
+	return d.derive(func(out **C.dinput_dataset_t, in *C.dinput_dataset_t) C.dinput_status_t {
+		return C.dinput_dataset_shuffle(out, in, C.int64_t(bufferSize), C.int64_t(seed), cBool(reshuffleEachIteration))
+	})
+}
+
+// Enumerate pairs each element with its int64 index (counting from start): the result has
+// the index as its first component, followed by the element's components.
+func (d *Dataset) Enumerate(start int64) (*Dataset, error) {
+	return d.derive(func(out **C.dinput_dataset_t, in *C.dinput_dataset_t) C.dinput_status_t {
+		return C.dinput_dataset_enumerate(out, in, C.int64_t(start))
+	})
+}
+
+// Prefetch produces up to bufferSize elements ahead on a background thread (Autotune: the
+// library chooses; 0: no prefetch).
+func (d *Dataset) Prefetch(bufferSize int64) (*Dataset, error) {
+	return d.derive(func(out **C.dinput_dataset_t, in *C.dinput_dataset_t) C.dinput_status_t {
+		return C.dinput_dataset_prefetch(out, in, C.int64_t(bufferSize))
+	})
+}
+
+// Rebatch regroups the rows of batched input into batches whose sizes cycle through sizes,
+// like Unbatch().Batch(k) with k cycling. Sizes may be 0; at least one must be positive.
+func (d *Dataset) Rebatch(sizes []int64, dropRemainder bool) (*Dataset, error) {
+	ds, err := d.derive(func(out **C.dinput_dataset_t, in *C.dinput_dataset_t) C.dinput_status_t {
+		return C.dinput_dataset_rebatch(out, in, shapePtr(sizes), C.size_t(len(sizes)), cBool(dropRemainder))
+	})
+	runtime.KeepAlive(sizes)
+	return ds, err
+}
+
+// AutoShardPolicy says how DistributeDataset shards a dataset across workers (the values
+// of TensorFlow's tf.data.experimental.AutoShardPolicy).
+type AutoShardPolicy int
+
+// The auto-shard policies.
+const (
+	AutoShardOff  AutoShardPolicy = -1
+	AutoShardAuto AutoShardPolicy = 0
+	AutoShardFile AutoShardPolicy = 1
+	AutoShardData AutoShardPolicy = 2
+	AutoShardHint AutoShardPolicy = 3
+)
+
+func (p AutoShardPolicy) String() string {
+	switch p {
+	case AutoShardOff:
+		return "OFF"
+	case AutoShardAuto:
+		return "AUTO"
+	case AutoShardFile:
+		return "FILE"
+	case AutoShardData:
+		return "DATA"
+	case AutoShardHint:
+		return "HINT"
+	}
+	return "AutoShardPolicy(" + strconv.Itoa(int(p)) + ")"
+}
+
+// Options are a dataset's options (tf.data.Options). The zero value is the default.
+type Options struct {
+	AutoShardPolicy AutoShardPolicy
+}
+
+// WithOptions returns the same data with the given options.
+func (d *Dataset) WithOptions(o Options) (*Dataset, error) {
+	if !o.AutoShardPolicy.valid() {
+		return nil, invalidArgument("WithOptions: unknown auto-shard policy %d", int(o.AutoShardPolicy))
+	}
+	var opts *C.dinput_options_t
+	if err := call(func() C.dinput_status_t { return C.dinput_options_new(&opts) }); err != nil {
+		return nil, err
+	}
+	defer C.dinput_options_free(opts)
+	if err := call(func() C.dinput_status_t {
+		return C.dinput_options_set_auto_shard_policy(opts, C.dinput_auto_shard_policy_t(o.AutoShardPolicy))
+	}); err != nil {
+		return nil, err
+	}
+	return d.derive(func(out **C.dinput_dataset_t, in *C.dinput_dataset_t) C.dinput_status_t {
+		return C.dinput_dataset_with_options(out, in, opts)
+	})
+}
+
+// MapFunc computes an output element from an input element. The input is lent for the
+// call only: it reads as closed afterwards (tensors taken from it stay valid). The result
+// is shared into the pipeline by reference, so the function keeps ownership of it.
+type MapFunc func(in *Element) (*Element, error)
+
+// MapOptions tune Map; the zero value (or nil) is a sequential, order-keeping map whose
+// results have the input's spec.
+type MapOptions struct {
+	// OutSpec is the spec of the function's results; nil means the input's spec. A result
+	// that does not match fails the iteration with InvalidArgument.
+	OutSpec Spec
+	// NumParallelCalls is 0 or 1 for sequential calls, more than 1 (or Autotune) for a
+	// pool of library threads calling the function concurrently.
+	NumParallelCalls int64
+	// Nondeterministic lets parallel results come out of input order.
+	Nondeterministic bool
+}
+
+// Map applies fn to each element.
+func (d *Dataset) Map(fn MapFunc, opts *MapOptions) (*Dataset, error) {
+	if fn == nil {
+		return nil, invalidArgument("Map: fn is nil")
+	}
+	if opts == nil {
+		opts = &MapOptions{}
+	}
+	var cspec *C.dinput_spec_t
+	if opts.OutSpec != nil {
+		var err error
+		if cspec, err = opts.OutSpec.toC(); err != nil {
+			return nil, err
+		}
+		defer C.dinput_spec_free(cspec)
+	}
+	return d.deriveWithHandle(fn, func(out **C.dinput_dataset_t, in *C.dinput_dataset_t, h C.uintptr_t) C.dinput_status_t {
+		return C.dgo_dataset_map(out, in, cspec, C.int64_t(opts.NumParallelCalls), cBool(!opts.Nondeterministic), h)
+	})
+}
+
+// FilterFunc reports whether to keep an element (lent for the call, as for MapFunc).
+type FilterFunc func(in *Element) (bool, error)
+
+// Filter keeps the elements for which fn returns true.
+func (d *Dataset) Filter(fn FilterFunc) (*Dataset, error) {
+	if fn == nil {
+		return nil, invalidArgument("Filter: fn is nil")
+	}
+	return d.deriveWithHandle(fn, func(out **C.dinput_dataset_t, in *C.dinput_dataset_t, h C.uintptr_t) C.dinput_status_t {
+		return C.dgo_dataset_filter(out, in, h)
+	})
+}
+
+// deriveWithHandle is derive for transforms that take a Go callback: the cgo.Handle is made
+// only once the input is known to be open, because from the C call on the library owns it
+// (it calls dgoFreeHandle when the last user is gone, and also when the call fails).
+func (d *Dataset) deriveWithHandle(fn any, f func(out **C.dinput_dataset_t, in *C.dinput_dataset_t, h C.uintptr_t) C.dinput_status_t) (*Dataset, error) {
+	if d == nil {
+		return nil, closedError("Dataset")
+	}
+	p := d.ref.acquire()
+	defer d.ref.release()
+	if p == nil {
+		return nil, closedError("Dataset")
+	}
+	h := cgo.NewHandle(fn)
+	ds, err := newDataset(func(out **C.dinput_dataset_t) C.dinput_status_t { return f(out, p, C.uintptr_t(h)) })
+	runtime.KeepAlive(d)
+	return ds, err
+}
+
+// Iterator starts iterating the dataset from its beginning (a new epoch).
+func (d *Dataset) Iterator() (*Iterator, error) {
+	if d == nil {
+		return nil, closedError("Dataset")
+	}
+	p := d.ref.acquire()
+	defer d.ref.release()
+	if p == nil {
+		return nil, closedError("Dataset")
+	}
+	var out *C.dinput_iterator_t
+	if err := call(func() C.dinput_status_t { return C.dinput_dataset_iterator(&out, p) }); err != nil {
+		return nil, err
+	}
+	runtime.KeepAlive(d)
+	return wrapIterator(out), nil
+}

@@ -1,0 +1,652 @@
+package dinput
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"runtime"
+	"runtime/cgo"
+	"unsafe"
+)
+
+// ReplicationMode says how input pipelines are replicated (tf.distribute.InputReplicationMode).
+type ReplicationMode int
+
+// The replication modes.
+const (
+	ReplicationPerWorker  ReplicationMode = 0
+	ReplicationPerReplica ReplicationMode = 1
+)
+
+// InputOptions are the options of distributed input (tf.distribute.InputOptions). Pass nil
+// for the defaults, or start from DefaultInputOptions: the zero value is not the default
+// (it turns fetching to devices and the per-replica buffer off).
+type InputOptions struct {
+	// FetchToDevice copies each replica's values to its device (default true); false keeps
+	// them in host memory.
+	FetchToDevice bool
+	// ReplicationMode is ReplicationPerWorker (default) or ReplicationPerReplica
+	// (DistributeDatasetsFromFunction only).
+	ReplicationMode ReplicationMode
+	// PlaceDatasetOnDevice runs the pipeline on the device (ReplicationPerReplica only;
+	// default false).
+	PlaceDatasetOnDevice bool
+	// PerReplicaBufferSize is the number of batches kept ahead per replica (default 1; 0
+	// disables the buffer).
+	PerReplicaBufferSize int64
+}
+
+// DefaultInputOptions returns the default input options.
+func DefaultInputOptions() InputOptions {
+	return InputOptions{FetchToDevice: true, ReplicationMode: ReplicationPerWorker, PerReplicaBufferSize: 1}
+}
+
+// toC builds the C options; nil for nil options (the library's defaults). The caller frees.
+func (o *InputOptions) toC() (*C.dinput_input_options_t, error) {
+	if o == nil {
+		return nil, nil
+	}
+	if !o.ReplicationMode.valid() {
+		return nil, invalidArgument("InputOptions: unknown replication mode %d", int(o.ReplicationMode))
+	}
+	var out *C.dinput_input_options_t
+	err := call(func() C.dinput_status_t {
+		return C.dgo_input_options(&out, cBool(o.FetchToDevice), C.int(o.ReplicationMode),
+			cBool(o.PlaceDatasetOnDevice), C.int64_t(o.PerReplicaBufferSize))
+	})
+	return out, err
+}
+
+// DistributeDataset distributes a dataset batched by the global batch size
+// (experimental_distribute_dataset): it auto-shards it across workers by the dataset's
+// AutoShardPolicy, splits each global batch among the replicas and prefetches. options may
+// be nil.
+func (s *Strategy) DistributeDataset(ds *Dataset, options *InputOptions) (*DistributedDataset, error) {
+	if ds == nil {
+		return nil, closedError("Dataset")
+	}
+	copts, err := options.toC()
+	if err != nil {
+		return nil, err
+	}
+	defer C.dinput_input_options_free(copts)
+	sp, err := s.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer s.ref.release()
+	dp := ds.ref.acquire()
+	defer ds.ref.release()
+	if dp == nil {
+		return nil, closedError("Dataset")
+	}
+	var out *C.dinput_dist_dataset_t
+	err = call(func() C.dinput_status_t { return C.dinput_strategy_distribute_dataset(&out, sp, dp, copts) })
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(ds)
+	if err != nil {
+		return nil, err
+	}
+	return wrapDistributedDataset(out), nil
+}
+
+// InputContext describes one input pipeline to a DatasetFunc. It is valid during the call
+// only: PerReplicaBatchSize fails with ErrClosed afterwards.
+type InputContext struct {
+	// NumInputPipelines is the number of input pipelines (workers, or replicas in
+	// ReplicationPerReplica mode); InputPipelineID is this one's index.
+	NumInputPipelines int
+	InputPipelineID   int
+	NumReplicasInSync int
+	ref               ref[C.dinput_input_context_t]
+}
+
+// PerReplicaBatchSize returns globalBatchSize / NumReplicasInSync; InvalidArgument when it
+// does not divide.
+func (c *InputContext) PerReplicaBatchSize(globalBatchSize int64) (int64, error) {
+	if c == nil {
+		return 0, closedError("InputContext")
+	}
+	p := c.ref.acquire()
+	defer c.ref.release()
+	if p == nil {
+		return 0, closedError("InputContext")
+	}
+	var out C.int64_t
+	err := call(func() C.dinput_status_t {
+		return C.dinput_input_context_get_per_replica_batch_size(&out, p, C.int64_t(globalBatchSize))
+	})
+	return int64(out), err
+}
+
+// DatasetFunc returns the dataset of one input pipeline, already sharded and batched by the
+// per-replica batch size. It is called from the goroutine of
+// DistributeDatasetsFromFunction, once per worker (ReplicationPerWorker) or local replica
+// (ReplicationPerReplica).
+// The returned dataset stays the caller's: the library takes its own reference.
+type DatasetFunc func(ctx *InputContext) (*Dataset, error)
+
+// DistributeDatasetsFromFunction calls fn once per input pipeline and distributes the
+// datasets it returns; the library neither shards nor rebatches them. options may be nil.
+func (s *Strategy) DistributeDatasetsFromFunction(fn DatasetFunc, options *InputOptions) (*DistributedDataset, error) {
+	if fn == nil {
+		return nil, invalidArgument("DistributeDatasetsFromFunction: fn is nil")
+	}
+	copts, err := options.toC()
+	if err != nil {
+		return nil, err
+	}
+	defer C.dinput_input_options_free(copts)
+	sp, err := s.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer s.ref.release()
+	h := cgo.NewHandle(fn) // the library releases it (dgoFreeHandle) before the call returns
+	var out *C.dinput_dist_dataset_t
+	err = call(func() C.dinput_status_t {
+		return C.dgo_distribute_datasets_from_function(&out, sp, C.uintptr_t(h), copts)
+	})
+	runtime.KeepAlive(s)
+	if err != nil {
+		return nil, err
+	}
+	return wrapDistributedDataset(out), nil
+}
+
+// ValueContext describes the replica a ValueFunc computes a value for.
+type ValueContext struct {
+	ReplicaIDInSyncGroup int
+	NumReplicasInSync    int
+}
+
+// ValueFunc returns the value of one replica. The result stays the caller's.
+type ValueFunc func(ctx ValueContext) (*Element, error)
+
+// DistributeValuesFromFunction calls fn once per local replica, in replica order, and makes
+// a per-replica value of the results.
+func (s *Strategy) DistributeValuesFromFunction(fn ValueFunc) (*PerReplica, error) {
+	if fn == nil {
+		return nil, invalidArgument("DistributeValuesFromFunction: fn is nil")
+	}
+	sp, err := s.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer s.ref.release()
+	// This call takes no free function: user_data is used only during it.
+	h := cgo.NewHandle(fn)
+	defer h.Delete()
+	var out *C.dinput_per_replica_t
+	err = call(func() C.dinput_status_t { return C.dgo_distribute_values_from_function(&out, sp, C.uintptr_t(h)) })
+	runtime.KeepAlive(s)
+	if err != nil {
+		return nil, err
+	}
+	return wrapPerReplica(out), nil
+}
+
+// ReplicaContext describes the replica a ReplicaFunc runs for.
+type ReplicaContext struct {
+	ReplicaIDInSyncGroup int
+	NumReplicasInSync    int
+	// Device is the canonical name of the replica's device, e.g. "CPU:1".
+	Device string
+}
+
+// ReplicaFunc computes one replica's result from its slice of the arguments (args is nil
+// when Run was given none; it is lent for the call only, like a MapFunc's input). Run calls
+// it concurrently, once per local replica. The result stays the caller's.
+type ReplicaFunc func(ctx ReplicaContext, args *Element) (*Element, error)
+
+// Run calls fn once per local replica, concurrently, with that replica's element of args
+// (which may be nil), and makes a per-replica value of the results.
+func (s *Strategy) Run(fn ReplicaFunc, args *PerReplica) (*PerReplica, error) {
+	if fn == nil {
+		return nil, invalidArgument("Run: fn is nil")
+	}
+	sp, err := s.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer s.ref.release()
+	var ap *C.dinput_per_replica_t
+	if args != nil {
+		ap = args.ref.acquire()
+		defer args.ref.release()
+		if ap == nil {
+			return nil, closedError("PerReplica")
+		}
+	}
+	h := cgo.NewHandle(fn)
+	defer h.Delete()
+	var out *C.dinput_per_replica_t
+	err = call(func() C.dinput_status_t { return C.dgo_strategy_run(&out, sp, ap, C.uintptr_t(h)) })
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(args)
+	if err != nil {
+		return nil, err
+	}
+	return wrapPerReplica(out), nil
+}
+
+// ReduceOp is a reduction across replicas.
+type ReduceOp int
+
+// The reductions.
+const (
+	ReduceSum  ReduceOp = 0
+	ReduceMean ReduceOp = 1
+)
+
+// Reduce reduces a per-replica value across all replicas of all workers, component by
+// component. axis AxisNone reduces element-wise (shapes must match); axis 0 also reduces over
+// the first dimension (Mean divides by the total number of rows). Sums keep their dtype;
+// means are float64. Every worker gets the same result.
+func (s *Strategy) Reduce(op ReduceOp, value *PerReplica, axis int) (*Element, error) {
+	if value == nil {
+		return nil, closedError("PerReplica")
+	}
+	if !op.valid() {
+		return nil, invalidArgument("Reduce: unknown reduce op %d", int(op))
+	}
+	sp, err := s.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer s.ref.release()
+	vp := value.ref.acquire()
+	defer value.ref.release()
+	if vp == nil {
+		return nil, closedError("PerReplica")
+	}
+	var out *C.dinput_element_t
+	err = call(func() C.dinput_status_t {
+		return C.dinput_strategy_reduce(&out, sp, C.dinput_reduce_op_t(op), vp, C.int(axis))
+	})
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(value)
+	if err != nil {
+		return nil, err
+	}
+	return wrapElement(out), nil
+}
+
+// DistributedDataset is a dataset distributed over the replicas of a strategy.
+type DistributedDataset struct {
+	ref  ref[C.dinput_dist_dataset_t]
+	plan string
+}
+
+func wrapDistributedDataset(p *C.dinput_dist_dataset_t) *DistributedDataset {
+	d := &DistributedDataset{plan: C.GoString(C.dinput_dist_dataset_plan(p))}
+	d.ref.p = p
+	runtime.SetFinalizer(d, (*DistributedDataset).Close)
+	return d
+}
+
+// Close releases the distributed dataset (its iterators keep it alive). Idempotent.
+func (d *DistributedDataset) Close() error {
+	if d == nil {
+		return nil
+	}
+	if p := d.ref.take(); p != nil {
+		C.dinput_dist_dataset_free(p)
+	}
+	runtime.SetFinalizer(d, nil)
+	return nil
+}
+
+// Plan returns how this worker's input is distributed, as JSON, e.g.
+// {"policy":"DATA","split":"even","global_batch_size":4,"num_replicas_in_sync":2,
+// "num_workers":1,"worker_index":0}.
+func (d *DistributedDataset) Plan() string {
+	if d == nil {
+		return ""
+	}
+	return d.plan
+}
+
+// ElementSpec returns the per-replica element spec (the batch dimension is unknown when
+// partial batches can occur).
+func (d *DistributedDataset) ElementSpec() (Spec, error) {
+	if d == nil {
+		return nil, closedError("DistributedDataset")
+	}
+	p := d.ref.acquire()
+	defer d.ref.release()
+	if p == nil {
+		return nil, closedError("DistributedDataset")
+	}
+	var out *C.dinput_spec_t
+	if err := call(func() C.dinput_status_t { return C.dinput_dist_dataset_element_spec(&out, p) }); err != nil {
+		return nil, err
+	}
+	runtime.KeepAlive(d)
+	return specFromC(out), nil
+}
+
+// Iterator returns a new iterator (a new epoch). In a multi-worker strategy every worker
+// must create its iterators in the same order: their steps are matched through the
+// collective.
+func (d *DistributedDataset) Iterator() (*DistributedIterator, error) {
+	if d == nil {
+		return nil, closedError("DistributedDataset")
+	}
+	p := d.ref.acquire()
+	defer d.ref.release()
+	if p == nil {
+		return nil, closedError("DistributedDataset")
+	}
+	var out *C.dinput_dist_iterator_t
+	if err := call(func() C.dinput_status_t { return C.dinput_dist_dataset_iterator(&out, p) }); err != nil {
+		return nil, err
+	}
+	runtime.KeepAlive(d)
+	it := &DistributedIterator{}
+	it.ref.p = out
+	runtime.SetFinalizer(it, (*DistributedIterator).Close)
+	return it, nil
+}
+
+// DistributedIterator iterates a DistributedDataset: each step is a PerReplica value with
+// one element per local replica. It serves one goroutine at a time. See the package
+// documentation for its two styles.
+type DistributedIterator struct {
+	ref ref[C.dinput_dist_iterator_t]
+	cur *PerReplica
+	err error
+}
+
+// Close releases the iterator (and the current Value). Idempotent.
+func (it *DistributedIterator) Close() error {
+	if it == nil {
+		return nil
+	}
+	if p := it.ref.take(); p != nil {
+		C.dinput_dist_iterator_free(p)
+	}
+	it.cur.Close()
+	it.cur = nil
+	runtime.SetFinalizer(it, nil)
+	return nil
+}
+
+// GetNext returns the next step, owned by the caller. Replicas without data get an empty
+// (0-row) batch; the error matches ErrOutOfRange when no replica on any worker has data.
+func (it *DistributedIterator) GetNext() (*PerReplica, error) {
+	if it == nil {
+		return nil, closedError("DistributedIterator")
+	}
+	p := it.ref.acquire()
+	defer it.ref.release()
+	if p == nil {
+		return nil, closedError("DistributedIterator")
+	}
+	var out *C.dinput_per_replica_t
+	var size C.size_t
+	err := call(func() C.dinput_status_t { return C.dgo_dist_iterator_get_next(&out, &size, p) })
+	runtime.KeepAlive(it)
+	if err != nil {
+		return nil, err
+	}
+	return wrapPerReplicaSized(out, int(size)), nil
+}
+
+// GetNextAsOptional returns the next step as an Optional holding a PerReplica, empty at the
+// end of the data.
+func (it *DistributedIterator) GetNextAsOptional() (*Optional, error) {
+	if it == nil {
+		return nil, closedError("DistributedIterator")
+	}
+	p := it.ref.acquire()
+	defer it.ref.release()
+	if p == nil {
+		return nil, closedError("DistributedIterator")
+	}
+	var out *C.dinput_optional_t
+	err := call(func() C.dinput_status_t { return C.dinput_dist_iterator_get_next_as_optional(&out, p) })
+	runtime.KeepAlive(it)
+	if err != nil {
+		return nil, err
+	}
+	return wrapOptional(out), nil
+}
+
+// ElementSpec returns the per-replica element spec.
+func (it *DistributedIterator) ElementSpec() (Spec, error) {
+	if it == nil {
+		return nil, closedError("DistributedIterator")
+	}
+	p := it.ref.acquire()
+	defer it.ref.release()
+	if p == nil {
+		return nil, closedError("DistributedIterator")
+	}
+	var out *C.dinput_spec_t
+	if err := call(func() C.dinput_status_t { return C.dinput_dist_iterator_element_spec(&out, p) }); err != nil {
+		return nil, err
+	}
+	runtime.KeepAlive(it)
+	return specFromC(out), nil
+}
+
+// Next advances to the next step, closing the previous Value. It returns false at the end of
+// the data or on an error; Err tells them apart.
+func (it *DistributedIterator) Next() bool {
+	if it == nil {
+		return false
+	}
+	it.cur.Close()
+	it.cur = nil
+	if it.err != nil {
+		return false
+	}
+	v, err := it.GetNext()
+	if err != nil {
+		it.err = err
+		return false
+	}
+	it.cur = v
+	return true
+}
+
+// Value returns the current step. It belongs to the iterator and is closed by the next call
+// to Next (tensors taken from it stay valid); nil before the first Next and after the last.
+func (it *DistributedIterator) Value() *PerReplica {
+	if it == nil {
+		return nil
+	}
+	return it.cur
+}
+
+// Err returns the error that stopped Next, or nil when it stopped at the end of the data.
+func (it *DistributedIterator) Err() error {
+	if it == nil || errors.Is(it.err, ErrOutOfRange) {
+		return nil
+	}
+	return it.err
+}
+
+// PerReplica holds one element per local replica (in replica order, like TensorFlow's
+// local_results).
+type PerReplica struct {
+	ref ref[C.dinput_per_replica_t]
+	n   int
+}
+
+func wrapPerReplica(p *C.dinput_per_replica_t) *PerReplica {
+	return wrapPerReplicaSized(p, int(C.dinput_per_replica_size(p)))
+}
+
+func wrapPerReplicaSized(p *C.dinput_per_replica_t, n int) *PerReplica {
+	v := &PerReplica{n: n}
+	v.ref.p = p
+	runtime.SetFinalizer(v, (*PerReplica).Close)
+	return v
+}
+
+// NewPerReplica returns a per-replica value of one element per local replica.
+func NewPerReplica(elements ...*Element) (*PerReplica, error) {
+	ptrs := make([]*C.dinput_element_t, len(elements))
+	for i, e := range elements {
+		if e == nil {
+			return nil, invalidArgument("NewPerReplica: element %d is nil", i)
+		}
+		if j := indexOf(elements[:i], e); j >= 0 {
+			ptrs[i] = ptrs[j] // locked once, as in NewElement
+			continue
+		}
+		p := e.ref.acquire()
+		defer e.ref.release()
+		if p == nil {
+			return nil, invalidArgument("NewPerReplica: element %d is closed", i)
+		}
+		ptrs[i] = p
+	}
+	var parts **C.dinput_element_t
+	if len(ptrs) > 0 {
+		parts = &ptrs[0]
+	}
+	var out *C.dinput_per_replica_t
+	err := call(func() C.dinput_status_t { return C.dinput_per_replica_new(&out, parts, C.size_t(len(ptrs))) })
+	runtime.KeepAlive(elements)
+	if err != nil {
+		return nil, err
+	}
+	return wrapPerReplica(out), nil
+}
+
+// Close releases the value; elements and tensors taken from it stay valid. Idempotent.
+func (v *PerReplica) Close() error {
+	if v == nil {
+		return nil
+	}
+	if p := v.ref.take(); p != nil {
+		C.dinput_per_replica_free(p)
+	}
+	runtime.SetFinalizer(v, nil)
+	return nil
+}
+
+// Len returns the number of local replicas in the value.
+func (v *PerReplica) Len() int {
+	if v == nil {
+		return 0
+	}
+	return v.n
+}
+
+// Element returns the element of local replica i, as a new handle.
+func (v *PerReplica) Element(replica int) (*Element, error) {
+	if v == nil {
+		return nil, closedError("PerReplica")
+	}
+	if replica < 0 {
+		return nil, invalidArgument("replica %d is out of range for a per-replica value of %d replica(s)", replica, v.n)
+	}
+	p := v.ref.acquire()
+	defer v.ref.release()
+	if p == nil {
+		return nil, closedError("PerReplica")
+	}
+	var out *C.dinput_element_t
+	err := call(func() C.dinput_status_t { return C.dgo_per_replica_element(&out, p, C.size_t(replica)) })
+	runtime.KeepAlive(v)
+	if err != nil {
+		return nil, err
+	}
+	return wrapElement(out), nil
+}
+
+// LocalResults returns the elements of all local replicas, in replica order.
+func (v *PerReplica) LocalResults() ([]*Element, error) {
+	if v == nil {
+		return nil, closedError("PerReplica")
+	}
+	out := make([]*Element, v.n)
+	for i := range out {
+		e, err := v.Element(i)
+		if err != nil {
+			for _, done := range out[:i] {
+				done.Close()
+			}
+			return nil, err
+		}
+		out[i] = e
+	}
+	return out, nil
+}
+
+// Tensor returns component `component` of replica `replica`'s element as a new handle, in
+// one call into C: the shortcut for reading steps in a loop.
+func (v *PerReplica) Tensor(replica, component int) (*Tensor, error) {
+	if v == nil {
+		return nil, closedError("PerReplica")
+	}
+	if replica < 0 || component < 0 {
+		return nil, invalidArgument("replica %d, component %d: negative index", replica, component)
+	}
+	p := v.ref.acquire()
+	defer v.ref.release()
+	if p == nil {
+		return nil, closedError("PerReplica")
+	}
+	var out *C.dinput_tensor_t
+	var info C.dgo_tensor_info
+	err := call(func() C.dinput_status_t {
+		return C.dgo_per_replica_tensor(&out, &info, p, C.size_t(replica), C.size_t(component))
+	})
+	runtime.KeepAlive(v)
+	if err != nil {
+		return nil, err
+	}
+	return wrapTensor(out, info), nil
+}
+
+// AppendValues appends the data of component `component` of replica `replica`'s element to
+// dst and returns the extended slice, like strconv.AppendInt. The tensor's dtype must be
+// DTypeOf[T] (else InvalidArgument naming both). It makes no Tensor handle and, when dst has
+// room, costs one call into C: the fast way to read every step of a distributed iterator
+// into a reused buffer (dst[:0]).
+func AppendValues[T Scalar](dst []T, v *PerReplica, replica, component int) ([]T, error) {
+	if v == nil {
+		return dst, closedError("PerReplica")
+	}
+	if replica < 0 || component < 0 {
+		return dst, invalidArgument("replica %d, component %d: negative index", replica, component)
+	}
+	p := v.ref.acquire()
+	defer v.ref.release()
+	if p == nil {
+		return dst, closedError("PerReplica")
+	}
+	want := C.dinput_dtype_t(DTypeOf[T]())
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	for {
+		free := dst[len(dst):cap(dst)]
+		var n C.int64_t
+		err := call(func() C.dinput_status_t {
+			return C.dgo_per_replica_copy(p, C.size_t(replica), C.size_t(component), want,
+				sliceData(free), C.size_t(len(free)*size), &n)
+		})
+		runtime.KeepAlive(v)
+		if err != nil {
+			return dst, err
+		}
+		if int(n) <= len(free) {
+			out := dst[:len(dst)+int(n)]
+			normalizeBools(out[len(dst):])
+			return out, nil
+		}
+		// Too small: nothing was copied; grow and copy again (at most once, since the
+		// value is immutable).
+		grown := make([]T, len(dst), len(dst)+int(n))
+		copy(grown, dst)
+		dst = grown
+	}
+}

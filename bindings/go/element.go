@@ -1,0 +1,179 @@
+package dinput
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"strings"
+)
+
+// Element is one dataset element: an ordered tuple of tensors (its components).
+type Element struct {
+	ref ref[C.dinput_element_t]
+	n   int
+	// borrowed marks an element lent by the library for the length of a callback: it is
+	// never freed by Go, and the trampoline clears it when the callback returns.
+	borrowed bool
+}
+
+// wrapElement takes ownership of an owned handle.
+func wrapElement(p *C.dinput_element_t) *Element {
+	e := &Element{n: int(C.dinput_element_size(p))}
+	e.ref.p = p
+	runtime.SetFinalizer(e, (*Element).Close)
+	return e
+}
+
+// borrowElement wraps a handle the library lends to a callback; see Element.borrowed.
+func borrowElement(p *C.dinput_element_t) *Element {
+	e := &Element{n: int(C.dinput_element_size(p)), borrowed: true}
+	e.ref.p = p
+	return e
+}
+
+// NewElement returns an element of the given tensors (the element keeps its own references:
+// the tensors may be closed afterwards).
+func NewElement(tensors ...*Tensor) (*Element, error) {
+	ptrs := make([]*C.dinput_tensor_t, len(tensors))
+	for i, t := range tensors {
+		if t == nil {
+			return nil, invalidArgument("NewElement: tensor %d is nil", i)
+		}
+		if j := indexOf(tensors[:i], t); j >= 0 {
+			// Read-lock each tensor once: a second RLock by the same goroutine would
+			// deadlock against a Close waiting in between.
+			ptrs[i] = ptrs[j]
+			continue
+		}
+		p := t.ref.acquire()
+		defer t.ref.release()
+		if p == nil {
+			return nil, invalidArgument("NewElement: tensor %d is closed", i)
+		}
+		ptrs[i] = p
+	}
+	var parts **C.dinput_tensor_t
+	if len(ptrs) > 0 {
+		parts = &ptrs[0]
+	}
+	var out *C.dinput_element_t
+	err := call(func() C.dinput_status_t { return C.dinput_element_new(&out, parts, C.size_t(len(ptrs))) })
+	runtime.KeepAlive(tensors)
+	if err != nil {
+		return nil, err
+	}
+	return wrapElement(out), nil
+}
+
+// indexOf returns the index of x in s, or -1.
+func indexOf[T comparable](s []T, x T) int {
+	for i, v := range s {
+		if v == x {
+			return i
+		}
+	}
+	return -1
+}
+
+// Close releases the element. It is idempotent; tensors taken from it stay valid.
+func (e *Element) Close() error {
+	if e == nil {
+		return nil
+	}
+	if p := e.ref.take(); p != nil && !e.borrowed {
+		C.dinput_element_free(p)
+	}
+	runtime.SetFinalizer(e, nil)
+	return nil
+}
+
+// Len returns the number of components (0 for a nil Element).
+func (e *Element) Len() int {
+	if e == nil {
+		return 0
+	}
+	return e.n
+}
+
+// Tensor returns component i as a new Tensor handle, valid independently of the element.
+func (e *Element) Tensor(i int) (*Tensor, error) {
+	if e == nil {
+		return nil, closedError("Element")
+	}
+	if i < 0 {
+		return nil, invalidArgument("component %d is out of range for an element of %d component(s)", i, e.n)
+	}
+	p := e.ref.acquire()
+	defer e.ref.release()
+	if p == nil {
+		return nil, closedError("Element")
+	}
+	var out *C.dinput_tensor_t
+	var info C.dgo_tensor_info
+	err := call(func() C.dinput_status_t { return C.dgo_element_tensor(&out, &info, p, C.size_t(i)) })
+	runtime.KeepAlive(e)
+	if err != nil {
+		return nil, err
+	}
+	return wrapTensor(out, info), nil
+}
+
+// Tensors returns every component as new Tensor handles.
+func (e *Element) Tensors() ([]*Tensor, error) {
+	if e == nil || e.closed() {
+		return nil, closedError("Element")
+	}
+	out := make([]*Tensor, e.n)
+	for i := range out {
+		t, err := e.Tensor(i)
+		if err != nil {
+			for _, done := range out[:i] {
+				done.Close()
+			}
+			return nil, err
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+func (e *Element) closed() bool {
+	closed := e.ref.acquire() == nil
+	e.ref.release()
+	return closed
+}
+
+// String describes the element's components, e.g. "(int64[2], float32[2,3])".
+func (e *Element) String() string {
+	ts, err := e.Tensors()
+	if err != nil {
+		return "<closed element>"
+	}
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = t.String()
+		t.Close()
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+// cloneHandle returns a new owned C handle holding the same tensors, for handing an element
+// to the library (which takes ownership of callback results) while the Go Element stays
+// usable. It is cheap: the tensors are shared, not copied.
+func (e *Element) cloneHandle() (*C.dinput_element_t, error) {
+	if e == nil {
+		return nil, closedError("Element")
+	}
+	p := e.ref.acquire()
+	defer e.ref.release()
+	if p == nil {
+		return nil, closedError("Element")
+	}
+	var out *C.dinput_element_t
+	err := call(func() C.dinput_status_t { return C.dgo_element_clone(&out, p) })
+	runtime.KeepAlive(e)
+	return out, err
+}

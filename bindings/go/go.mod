@@ -1,0 +1,3 @@
+module github.com/dinput/dinput/bindings/go
+
+go 1.19

@@ -1,0 +1,206 @@
+package dinput
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"runtime"
+)
+
+// Iterator iterates a Dataset. It serves one goroutine at a time; the library may produce
+// ahead on background threads. See the package documentation for its two styles.
+type Iterator struct {
+	ref ref[C.dinput_iterator_t]
+	// The scanner-style state: the current element (owned by the iterator) and the error
+	// that ended the loop.
+	cur *Element
+	err error
+}
+
+func wrapIterator(p *C.dinput_iterator_t) *Iterator {
+	it := &Iterator{}
+	it.ref.p = p
+	runtime.SetFinalizer(it, (*Iterator).Close)
+	return it
+}
+
+// Close stops the iterator's background threads and releases it (and the current Value).
+// It is idempotent.
+func (it *Iterator) Close() error {
+	if it == nil {
+		return nil
+	}
+	if p := it.ref.take(); p != nil {
+		C.dinput_iterator_free(p)
+	}
+	it.cur.Close()
+	it.cur = nil
+	runtime.SetFinalizer(it, nil)
+	return nil
+}
+
+// GetNext returns the next element, owned by the caller. At the end of the data (and on
+// every later call) the error matches ErrOutOfRange; after any other error the iterator is
+// finished and repeats that error.
+func (it *Iterator) GetNext() (*Element, error) {
+	if it == nil {
+		return nil, closedError("Iterator")
+	}
+	p := it.ref.acquire()
+	defer it.ref.release()
+	if p == nil {
+		return nil, closedError("Iterator")
+	}
+	var out *C.dinput_element_t
+	err := call(func() C.dinput_status_t { return C.dinput_iterator_get_next(&out, p) })
+	runtime.KeepAlive(it)
+	if err != nil {
+		return nil, err
+	}
+	return wrapElement(out), nil
+}
+
+// GetNextAsOptional returns the next element as an Optional, empty at the end of the data.
+func (it *Iterator) GetNextAsOptional() (*Optional, error) {
+	if it == nil {
+		return nil, closedError("Iterator")
+	}
+	p := it.ref.acquire()
+	defer it.ref.release()
+	if p == nil {
+		return nil, closedError("Iterator")
+	}
+	var out *C.dinput_optional_t
+	err := call(func() C.dinput_status_t { return C.dinput_iterator_get_next_as_optional(&out, p) })
+	runtime.KeepAlive(it)
+	if err != nil {
+		return nil, err
+	}
+	return wrapOptional(out), nil
+}
+
+// ElementSpec returns the spec of the elements.
+func (it *Iterator) ElementSpec() (Spec, error) {
+	if it == nil {
+		return nil, closedError("Iterator")
+	}
+	p := it.ref.acquire()
+	defer it.ref.release()
+	if p == nil {
+		return nil, closedError("Iterator")
+	}
+	var out *C.dinput_spec_t
+	if err := call(func() C.dinput_status_t { return C.dinput_iterator_element_spec(&out, p) }); err != nil {
+		return nil, err
+	}
+	runtime.KeepAlive(it)
+	return specFromC(out), nil
+}
+
+// Next advances to the next element, closing the previous Value. It returns false at the
+// end of the data or on an error; Err tells them apart.
+func (it *Iterator) Next() bool {
+	if it == nil {
+		return false
+	}
+	it.cur.Close()
+	it.cur = nil
+	if it.err != nil {
+		return false
+	}
+	e, err := it.GetNext()
+	if err != nil {
+		it.err = err
+		return false
+	}
+	it.cur = e
+	return true
+}
+
+// Value returns the current element. It belongs to the iterator and is closed by the next
+// call to Next (tensors taken from it stay valid); nil before the first Next and after the
+// last.
+func (it *Iterator) Value() *Element {
+	if it == nil {
+		return nil
+	}
+	return it.cur
+}
+
+// Err returns the error that stopped Next, or nil when it stopped at the end of the data.
+func (it *Iterator) Err() error {
+	if it == nil || errors.Is(it.err, ErrOutOfRange) {
+		return nil
+	}
+	return it.err
+}
+
+// Optional holds an element (from Iterator.GetNextAsOptional), a per-replica value (from
+// DistributedIterator.GetNextAsOptional), or nothing.
+type Optional struct {
+	ref      ref[C.dinput_optional_t]
+	hasValue bool
+}
+
+func wrapOptional(p *C.dinput_optional_t) *Optional {
+	o := &Optional{hasValue: C.dinput_optional_has_value(p) != 0}
+	o.ref.p = p
+	runtime.SetFinalizer(o, (*Optional).Close)
+	return o
+}
+
+// Close releases the optional; values taken from it stay valid. It is idempotent.
+func (o *Optional) Close() error {
+	if o == nil {
+		return nil
+	}
+	if p := o.ref.take(); p != nil {
+		C.dinput_optional_free(p)
+	}
+	runtime.SetFinalizer(o, nil)
+	return nil
+}
+
+// HasValue reports whether the optional holds a value (false for a nil Optional).
+func (o *Optional) HasValue() bool { return o != nil && o.hasValue }
+
+// Element returns the element held by the optional, as a new handle the caller owns.
+// InvalidArgument when the optional is empty or holds a per-replica value.
+func (o *Optional) Element() (*Element, error) {
+	if o == nil {
+		return nil, closedError("Optional")
+	}
+	p := o.ref.acquire()
+	defer o.ref.release()
+	if p == nil {
+		return nil, closedError("Optional")
+	}
+	var out *C.dinput_element_t
+	if err := call(func() C.dinput_status_t { return C.dinput_optional_get_value(&out, p) }); err != nil {
+		return nil, err
+	}
+	runtime.KeepAlive(o)
+	return wrapElement(out), nil
+}
+
+// PerReplica returns the per-replica value held by the optional, as a new handle the caller
+// owns. InvalidArgument when the optional is empty or holds a plain element.
+func (o *Optional) PerReplica() (*PerReplica, error) {
+	if o == nil {
+		return nil, closedError("Optional")
+	}
+	p := o.ref.acquire()
+	defer o.ref.release()
+	if p == nil {
+		return nil, closedError("Optional")
+	}
+	var out *C.dinput_per_replica_t
+	if err := call(func() C.dinput_status_t { return C.dinput_optional_get_per_replica(&out, p) }); err != nil {
+		return nil, err
+	}
+	runtime.KeepAlive(o)
+	return wrapPerReplica(out), nil
+}

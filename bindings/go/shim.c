@@ -1,0 +1,225 @@
+// C side of the Go binding: small helpers that save cgo round trips on hot paths, and the
+// trampolines that adapt dinput's callback signatures (const pointers, void *user_data) to the
+// Go functions exported from callbacks.go (plain pointers, the cgo.Handle as an integer).
+#include <stdio.h>
+#include <string.h>
+
+#include "_cgo_export.h"
+#include "shim.h"
+
+dgo_tensor_info dgo_tensor_describe(const dinput_tensor_t *t) {
+  dgo_tensor_info info;
+  info.dtype = (int)dinput_tensor_dtype(t);
+  info.rank = dinput_tensor_rank(t);
+  info.shape = dinput_tensor_shape(t);
+  return info;
+}
+
+static dinput_status_t component_out_of_range(const dinput_element_t *e, size_t index) {
+  char msg[128];
+  snprintf(msg, sizeof msg, "component %zu is out of range for an element of %zu component(s)",
+           index, dinput_element_size(e));
+  dinput_error_set(DINPUT_INVALID_ARGUMENT, msg);
+  return DINPUT_INVALID_ARGUMENT;
+}
+
+dinput_status_t dgo_element_tensor(dinput_tensor_t **out, dgo_tensor_info *info,
+                                   const dinput_element_t *e, size_t index) {
+  const dinput_tensor_t *t = dinput_element_get(e, index);
+  if (!t) {
+    *out = NULL;
+    return component_out_of_range(e, index);
+  }
+  dinput_status_t st = dinput_tensor_ref(out, t);
+  if (st == DINPUT_OK) *info = dgo_tensor_describe(*out);
+  return st;
+}
+
+dinput_status_t dgo_element_clone(dinput_element_t **out, const dinput_element_t *e) {
+  size_t n = dinput_element_size(e);
+  const dinput_tensor_t *small[16];
+  const dinput_tensor_t **parts = small;
+  if (n > 16) {
+    parts = (const dinput_tensor_t **)malloc(n * sizeof *parts);
+    if (!parts) {
+      *out = NULL;
+      dinput_error_set(DINPUT_RESOURCE_EXHAUSTED, "out of memory copying an element");
+      return DINPUT_RESOURCE_EXHAUSTED;
+    }
+  }
+  for (size_t i = 0; i < n; i++) parts[i] = dinput_element_get(e, i);
+  dinput_status_t st = dinput_element_new(out, parts, n);
+  if (parts != small) free(parts);
+  return st;
+}
+
+static dinput_status_t replica_out_of_range(const dinput_per_replica_t *v, size_t replica) {
+  char msg[128];
+  snprintf(msg, sizeof msg, "replica %zu is out of range for a per-replica value of %zu replica(s)",
+           replica, dinput_per_replica_size(v));
+  dinput_error_set(DINPUT_INVALID_ARGUMENT, msg);
+  return DINPUT_INVALID_ARGUMENT;
+}
+
+dinput_status_t dgo_per_replica_element(dinput_element_t **out, const dinput_per_replica_t *v,
+                                        size_t replica) {
+  const dinput_element_t *e = dinput_per_replica_get(v, replica);
+  if (!e) {
+    *out = NULL;
+    return replica_out_of_range(v, replica);
+  }
+  return dgo_element_clone(out, e);
+}
+
+dinput_status_t dgo_per_replica_tensor(dinput_tensor_t **out, dgo_tensor_info *info,
+                                       const dinput_per_replica_t *v, size_t replica,
+                                       size_t component) {
+  const dinput_element_t *e = dinput_per_replica_get(v, replica);
+  if (!e) {
+    *out = NULL;
+    return replica_out_of_range(v, replica);
+  }
+  return dgo_element_tensor(out, info, e, component);
+}
+
+dinput_status_t dgo_dist_iterator_get_next(dinput_per_replica_t **out, size_t *size,
+                                           dinput_dist_iterator_t *it) {
+  dinput_status_t st = dinput_dist_iterator_get_next(out, it);
+  *size = st == DINPUT_OK ? dinput_per_replica_size(*out) : 0;
+  return st;
+}
+
+dinput_status_t dgo_per_replica_copy(const dinput_per_replica_t *v, size_t replica,
+                                     size_t component, dinput_dtype_t expected, void *dst,
+                                     size_t dst_bytes, int64_t *num_elements) {
+  *num_elements = 0;
+  const dinput_element_t *e = dinput_per_replica_get(v, replica);
+  if (!e) return replica_out_of_range(v, replica);
+  const dinput_tensor_t *t = dinput_element_get(e, component);
+  if (!t) return component_out_of_range(e, component);
+  int64_t n = dinput_tensor_num_elements(t);
+  /* A mismatched dtype must fail even for an empty tensor or a short buffer, so the size
+   * shortcut below only applies once the dtype matches. */
+  if (dinput_tensor_dtype(t) == expected && expected != DINPUT_BYTES) {
+    *num_elements = n;
+    if ((size_t)n * dinput_dtype_size(expected) > dst_bytes) return DINPUT_OK;
+    if (n == 0) return DINPUT_OK;
+  }
+  return dinput_tensor_copy_to(t, expected, dst, dst_bytes);
+}
+
+dinput_status_t dgo_tensor_strings(const dinput_tensor_t *t, size_t *lengths, char *data,
+                                   size_t data_cap) {
+  int64_t n = dinput_tensor_num_elements(t);
+  size_t used = 0;
+  for (int64_t i = 0; i < n; i++) {
+    const char *s;
+    size_t len;
+    dinput_status_t st = dinput_tensor_string(&s, &len, t, i);
+    if (st != DINPUT_OK) return st;
+    if (len > data_cap - used) {
+      dinput_error_set(DINPUT_INTERNAL, "the strings of a bytes tensor exceed its byte size");
+      return DINPUT_INTERNAL;
+    }
+    if (len) memcpy(data + used, s, len);
+    used += len;
+    lengths[i] = len;
+  }
+  return DINPUT_OK;
+}
+
+/* ---- trampolines ---- */
+
+static void free_handle(void *user_data) { dgoFreeHandle((uintptr_t)user_data); }
+
+static dinput_status_t generator_init(void **state, void *user_data) {
+  uintptr_t s = 0;
+  dinput_status_t st = dgoGeneratorInit(&s, (uintptr_t)user_data);
+  *state = (void *)s;
+  return st;
+}
+
+static dinput_status_t generator_next(dinput_element_t **out, void *state) {
+  return dgoGeneratorNext(out, (uintptr_t)state);
+}
+
+static void generator_finalize(void *state) { dgoGeneratorFinalize((uintptr_t)state); }
+
+static dinput_status_t map_fn(dinput_element_t **out, const dinput_element_t *in, void *user_data) {
+  return dgoMap(out, (dinput_element_t *)in, (uintptr_t)user_data);
+}
+
+static dinput_status_t filter_fn(int *keep, const dinput_element_t *in, void *user_data) {
+  return dgoFilter(keep, (dinput_element_t *)in, (uintptr_t)user_data);
+}
+
+static dinput_status_t dataset_fn(dinput_dataset_t **out, const dinput_input_context_t *ctx,
+                                  void *user_data) {
+  return dgoDatasetFn(out, (dinput_input_context_t *)ctx, (uintptr_t)user_data);
+}
+
+static dinput_status_t value_fn(dinput_element_t **out, const dinput_value_context_t *ctx,
+                                void *user_data) {
+  return dgoValueFn(out, (dinput_value_context_t *)ctx, (uintptr_t)user_data);
+}
+
+static dinput_status_t replica_fn(dinput_element_t **out, const dinput_replica_context_t *ctx,
+                                  const dinput_element_t *args, void *user_data) {
+  return dgoReplicaFn(out, (dinput_replica_context_t *)ctx, (dinput_element_t *)args,
+                      (uintptr_t)user_data);
+}
+
+dinput_status_t dgo_dataset_from_generator(dinput_dataset_t **out, const dinput_spec_t *spec,
+                                           uintptr_t handle) {
+  return dinput_dataset_from_generator(out, spec, generator_init, generator_next,
+                                       generator_finalize, (void *)handle, free_handle);
+}
+
+dinput_status_t dgo_dataset_map(dinput_dataset_t **out, const dinput_dataset_t *input,
+                                const dinput_spec_t *out_spec, int64_t num_parallel_calls,
+                                int deterministic, uintptr_t handle) {
+  return dinput_dataset_map(out, input, map_fn, out_spec, num_parallel_calls, deterministic,
+                            (void *)handle, free_handle);
+}
+
+dinput_status_t dgo_dataset_filter(dinput_dataset_t **out, const dinput_dataset_t *input,
+                                   uintptr_t handle) {
+  return dinput_dataset_filter(out, input, filter_fn, (void *)handle, free_handle);
+}
+
+dinput_status_t dgo_distribute_datasets_from_function(dinput_dist_dataset_t **out,
+                                                      const dinput_strategy_t *strategy,
+                                                      uintptr_t handle,
+                                                      const dinput_input_options_t *options) {
+  return dinput_strategy_distribute_datasets_from_function(out, strategy, dataset_fn,
+                                                           (void *)handle, free_handle, options);
+}
+
+dinput_status_t dgo_distribute_values_from_function(dinput_per_replica_t **out,
+                                                    const dinput_strategy_t *strategy,
+                                                    uintptr_t handle) {
+  return dinput_strategy_distribute_values_from_function(out, strategy, value_fn, (void *)handle);
+}
+
+dinput_status_t dgo_strategy_run(dinput_per_replica_t **out, const dinput_strategy_t *strategy,
+                                 const dinput_per_replica_t *args, uintptr_t handle) {
+  return dinput_strategy_run(out, strategy, replica_fn, args, (void *)handle);
+}
+
+dinput_status_t dgo_input_options(dinput_input_options_t **out, int fetch_to_device,
+                                  int replication_mode, int place_dataset_on_device,
+                                  int64_t per_replica_buffer_size) {
+  dinput_input_options_t *o = NULL;
+  dinput_status_t st = dinput_input_options_new(&o);
+  if (st == DINPUT_OK) st = dinput_input_options_set_fetch_to_device(o, fetch_to_device);
+  if (st == DINPUT_OK)
+    st = dinput_input_options_set_replication_mode(o, (dinput_replication_mode_t)replication_mode);
+  if (st == DINPUT_OK) st = dinput_input_options_set_place_dataset_on_device(o, place_dataset_on_device);
+  if (st == DINPUT_OK) st = dinput_input_options_set_per_replica_buffer_size(o, per_replica_buffer_size);
+  if (st != DINPUT_OK) {
+    dinput_input_options_free(o);
+    o = NULL;
+  }
+  *out = o;
+  return st;
+}

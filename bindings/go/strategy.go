@@ -1,0 +1,245 @@
+package dinput
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"time"
+	"unsafe"
+)
+
+// Collective joins the workers of a multi-worker strategy; they exchange the small values
+// the distributed iterator and Reduce need through it. This release has the in-process
+// collective: the workers are goroutines (or threads) of one process.
+type Collective struct {
+	ref        ref[C.dinput_collective_t]
+	numWorkers int
+}
+
+// NewInProcessCollective returns a collective joining numWorkers workers of this process.
+// Every collective wait is bounded by timeout (0: one minute); a worker that does not
+// arrive in time makes the wait fail with DeadlineExceeded.
+func NewInProcessCollective(numWorkers int, timeout time.Duration) (*Collective, error) {
+	var out *C.dinput_collective_t
+	if err := call(func() C.dinput_status_t {
+		return C.dinput_collective_new_in_process(&out, C.int(numWorkers), C.int64_t(timeout.Milliseconds()))
+	}); err != nil {
+		return nil, err
+	}
+	c := &Collective{numWorkers: int(C.dinput_collective_num_workers(out))}
+	c.ref.p = out
+	runtime.SetFinalizer(c, (*Collective).Close)
+	return c, nil
+}
+
+// Close releases the collective (strategies made with it keep it alive). Idempotent.
+func (c *Collective) Close() error {
+	if c == nil {
+		return nil
+	}
+	if p := c.ref.take(); p != nil {
+		C.dinput_collective_free(p)
+	}
+	runtime.SetFinalizer(c, nil)
+	return nil
+}
+
+// NumWorkers returns the number of workers the collective joins.
+func (c *Collective) NumWorkers() int {
+	if c == nil {
+		return 0
+	}
+	return c.numWorkers
+}
+
+// Abort fails every pending and future wait of every worker with code (not OK) and message,
+// so that a worker that cannot continue releases its peers at once. Irreversible.
+func (c *Collective) Abort(code Code, message string) error {
+	if c == nil {
+		return closedError("Collective")
+	}
+	p := c.ref.acquire()
+	defer c.ref.release()
+	if p == nil {
+		return closedError("Collective")
+	}
+	if !code.valid() {
+		return invalidArgument("Abort: unknown status code %d", int(code))
+	}
+	msg := C.CString(message)
+	defer C.free(unsafe.Pointer(msg))
+	err := call(func() C.dinput_status_t { return C.dinput_collective_abort(p, C.dinput_status_t(code), msg) })
+	runtime.KeepAlive(c)
+	return err
+}
+
+// Strategy is a set of replica devices: W workers x R local replicas, seen from one worker.
+// Its topology is read once at creation, so the accessors need no call into C.
+type Strategy struct {
+	ref               ref[C.dinput_strategy_t]
+	numReplicasInSync int
+	numWorkers        int
+	workerIndex       int
+	devices           []string
+}
+
+func wrapStrategy(p *C.dinput_strategy_t) *Strategy {
+	s := &Strategy{
+		numReplicasInSync: int(C.dinput_strategy_num_replicas_in_sync(p)),
+		numWorkers:        int(C.dinput_strategy_num_workers(p)),
+		workerIndex:       int(C.dinput_strategy_worker_index(p)),
+	}
+	n := int(C.dinput_strategy_num_local_replicas(p))
+	s.devices = make([]string, n)
+	for i := range s.devices {
+		s.devices[i] = C.GoString(C.dinput_strategy_device(p, C.int(i)))
+	}
+	s.ref.p = p
+	runtime.SetFinalizer(s, (*Strategy).Close)
+	return s
+}
+
+// cStrings copies Go strings into a C array of C strings; free releases them all.
+func cStrings(strs []string) (arr **C.char, free func()) {
+	if len(strs) == 0 {
+		return nil, func() {}
+	}
+	mem := C.calloc(C.size_t(len(strs)), C.size_t(unsafe.Sizeof(uintptr(0))))
+	items := unsafe.Slice((**C.char)(mem), len(strs))
+	for i, s := range strs {
+		items[i] = C.CString(s)
+	}
+	return (**C.char)(mem), func() {
+		for _, s := range items {
+			C.free(unsafe.Pointer(s))
+		}
+		C.free(mem)
+	}
+}
+
+// NewStrategy returns a single-worker strategy over the given devices, named "CPU:k" or
+// "GPU:k" ("/cpu:0" and "/job:worker/device:GPU:1" forms are accepted). No devices gives the
+// default strategy: one replica on CPU:0.
+func NewStrategy(devices ...string) (*Strategy, error) {
+	arr, free := cStrings(devices)
+	defer free()
+	var out *C.dinput_strategy_t
+	if err := call(func() C.dinput_status_t { return C.dinput_strategy_new(&out, arr, C.size_t(len(devices))) }); err != nil {
+		return nil, err
+	}
+	return wrapStrategy(out), nil
+}
+
+// NewMultiWorkerStrategy returns worker workerIndex of a multi-worker strategy whose workers
+// are joined by collective; every worker has the given local devices (none: CPU:0).
+func NewMultiWorkerStrategy(collective *Collective, workerIndex int, devices ...string) (*Strategy, error) {
+	if collective == nil {
+		return nil, closedError("Collective")
+	}
+	cp := collective.ref.acquire()
+	defer collective.ref.release()
+	if cp == nil {
+		return nil, closedError("Collective")
+	}
+	arr, free := cStrings(devices)
+	defer free()
+	var out *C.dinput_strategy_t
+	err := call(func() C.dinput_status_t {
+		return C.dinput_strategy_new_multi_worker(&out, cp, C.int(workerIndex), arr, C.size_t(len(devices)))
+	})
+	runtime.KeepAlive(collective)
+	if err != nil {
+		return nil, err
+	}
+	return wrapStrategy(out), nil
+}
+
+// NewMultiWorkerCPUStrategy is NewMultiWorkerStrategy with numReplicasInSync CPU replicas in
+// total; InvalidArgument when that is not divisible by the number of workers.
+func NewMultiWorkerCPUStrategy(collective *Collective, workerIndex, numReplicasInSync int) (*Strategy, error) {
+	if collective == nil {
+		return nil, closedError("Collective")
+	}
+	cp := collective.ref.acquire()
+	defer collective.ref.release()
+	if cp == nil {
+		return nil, closedError("Collective")
+	}
+	var out *C.dinput_strategy_t
+	err := call(func() C.dinput_status_t {
+		return C.dinput_strategy_new_multi_worker_cpu(&out, cp, C.int(workerIndex), C.int(numReplicasInSync))
+	})
+	runtime.KeepAlive(collective)
+	if err != nil {
+		return nil, err
+	}
+	return wrapStrategy(out), nil
+}
+
+// Close releases the strategy (distributed datasets made with it keep it alive). Idempotent.
+func (s *Strategy) Close() error {
+	if s == nil {
+		return nil
+	}
+	if p := s.ref.take(); p != nil {
+		C.dinput_strategy_free(p)
+	}
+	runtime.SetFinalizer(s, nil)
+	return nil
+}
+
+// NumReplicasInSync returns N = W * R.
+func (s *Strategy) NumReplicasInSync() int {
+	if s == nil {
+		return 0
+	}
+	return s.numReplicasInSync
+}
+
+// NumLocalReplicas returns R, the replicas of this worker.
+func (s *Strategy) NumLocalReplicas() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.devices)
+}
+
+// NumWorkers returns W.
+func (s *Strategy) NumWorkers() int {
+	if s == nil {
+		return 0
+	}
+	return s.numWorkers
+}
+
+// WorkerIndex returns this worker's index.
+func (s *Strategy) WorkerIndex() int {
+	if s == nil {
+		return 0
+	}
+	return s.workerIndex
+}
+
+// Devices returns the canonical names ("CPU:0", "GPU:1") of the local replicas, in order.
+func (s *Strategy) Devices() []string {
+	if s == nil {
+		return nil
+	}
+	return append([]string(nil), s.devices...)
+}
+
+// acquire read-locks the strategy for a call; see ref.acquire.
+func (s *Strategy) acquire() (*C.dinput_strategy_t, error) {
+	if s == nil {
+		return nil, closedError("Strategy")
+	}
+	p := s.ref.acquire()
+	if p == nil {
+		s.ref.release()
+		return nil, closedError("Strategy")
+	}
+	return p, nil
+}

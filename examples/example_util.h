@@ -7,14 +7,14 @@
 #include <stdlib.h>
 
 /* Every dinput call returns a status; the examples stop at the first failure and show it. */
-static void check(dinput_status_t status) {
+static inline void check(dinput_status_t status) {
   if (status != DINPUT_OK) {
     fprintf(stderr, "%s: %s\n", dinput_status_name(status), dinput_last_error_message());
     exit(1);
   }
 }
 
-static void print_scalar(const dinput_tensor_t *t, int64_t i) {
+static inline void print_scalar(const dinput_tensor_t *t, int64_t i) {
   const void *p = dinput_tensor_data(t);
   switch (dinput_tensor_dtype(t)) {
     case DINPUT_INT64: printf("%lld", (long long)((const int64_t *)p)[i]); break;
@@ -33,7 +33,7 @@ static void print_scalar(const dinput_tensor_t *t, int64_t i) {
 }
 
 /* Prints dimension `dim` onwards of the rows starting at scalar `offset`: [[1 2] [3 4]]. */
-static void print_dims(const dinput_tensor_t *t, int dim, int64_t offset) {
+static inline void print_dims(const dinput_tensor_t *t, int dim, int64_t offset) {
   int rank = dinput_tensor_rank(t);
   if (dim == rank) {
     print_scalar(t, offset);
@@ -49,10 +49,10 @@ static void print_dims(const dinput_tensor_t *t, int dim, int64_t offset) {
   printf("]");
 }
 
-static void print_tensor(const dinput_tensor_t *t) { print_dims(t, 0, 0); }
+static inline void print_tensor(const dinput_tensor_t *t) { print_dims(t, 0, 0); }
 
 /* Prints the first component of every replica: ([0 1], [2 3]) — like local_results. */
-static void print_local_results(const dinput_per_replica_t *value, size_t component) {
+static inline void print_local_results(const dinput_per_replica_t *value, size_t component) {
   printf("(");
   for (size_t r = 0; r < dinput_per_replica_size(value); r++) {
     if (r) printf(", ");
@@ -61,14 +61,14 @@ static void print_local_results(const dinput_per_replica_t *value, size_t compon
   printf(")");
 }
 
-static void print_shape(const dinput_tensor_t *t) {
+static inline void print_shape(const dinput_tensor_t *t) {
   printf("(");
   for (int d = 0; d < dinput_tensor_rank(t); d++) printf(d ? ", %lld" : "%lld", (long long)dinput_tensor_dim(t, d));
   printf(dinput_tensor_rank(t) == 1 ? ",)" : ")");
 }
 
 /* A CPU strategy of n replicas: CPU:0 .. CPU:n-1. */
-static dinput_strategy_t *cpu_strategy(int n) {
+static inline dinput_strategy_t *cpu_strategy(int n) {
   static const char *names[] = {"CPU:0", "CPU:1", "CPU:2", "CPU:3", "CPU:4", "CPU:5", "CPU:6", "CPU:7"};
   dinput_strategy_t *s = NULL;
   check(dinput_strategy_new(&s, names, (size_t)(n > 8 ? 8 : n)));
@@ -76,7 +76,7 @@ static dinput_strategy_t *cpu_strategy(int n) {
 }
 
 /* from_tensors(([1.], [1.])): one element of two float32 [1] tensors. */
-static dinput_dataset_t *features_and_labels(void) {
+static inline dinput_dataset_t *features_and_labels(void) {
   const int64_t shape[1] = {1};
   const float one = 1.0f;
   dinput_tensor_t *f = NULL, *l = NULL;
@@ -94,7 +94,7 @@ static dinput_dataset_t *features_and_labels(void) {
 }
 
 /* A float32 tensor shaped like `like` whose values are a*x + b*y elementwise (y may be NULL). */
-static dinput_tensor_t *affine(const dinput_tensor_t *x, float a, const dinput_tensor_t *y, float b) {
+static inline dinput_tensor_t *affine(const dinput_tensor_t *x, float a, const dinput_tensor_t *y, float b) {
   int64_t n = dinput_tensor_num_elements(x);
   float *v = (float *)malloc(sizeof(float) * (size_t)(n ? n : 1));
   const float *px = (const float *)dinput_tensor_data(x);
@@ -104,6 +104,16 @@ static dinput_tensor_t *affine(const dinput_tensor_t *x, float a, const dinput_t
   check(dinput_tensor_new(&out, DINPUT_FLOAT32, dinput_tensor_shape(x), dinput_tensor_rank(x), v, sizeof(float) * (size_t)n));
   free(v);
   return out;
+}
+
+/* A replica function for run() that returns its input's first component: the tutorial's
+ * `strategy.run(lambda x: x, args=(x,))`. */
+static inline dinput_status_t identity(dinput_element_t **out, const dinput_replica_context_t *ctx,
+                                const dinput_element_t *x, void *user_data) {
+  (void)ctx;
+  (void)user_data;
+  const dinput_tensor_t *parts[1] = {dinput_element_get(x, 0)};
+  return dinput_element_new(out, parts, 1);
 }
 
 #endif

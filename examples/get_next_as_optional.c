@@ -6,14 +6,6 @@
  * the fourth finds the optional empty and leaves the loop. */
 #include "example_util.h"
 
-static dinput_status_t identity(dinput_element_t **out, const dinput_replica_context_t *ctx,
-                                const dinput_element_t *x, void *user_data) {
-  (void)ctx;
-  (void)user_data;
-  const dinput_tensor_t *parts[1] = {dinput_element_get(x, 0)};
-  return dinput_element_new(out, parts, 1);
-}
-
 int main(int argc, char **argv) {
   const int global_batch_size = 4, steps_per_loop = 5;
   const char *default_devices[2] = {"CPU:0", "CPU:1"};

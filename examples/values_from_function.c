@@ -18,14 +18,6 @@ static dinput_status_t value_fn(dinput_element_t **out, const dinput_value_conte
   return st;
 }
 
-static dinput_status_t identity(dinput_element_t **out, const dinput_replica_context_t *ctx,
-                                const dinput_element_t *x, void *user_data) {
-  (void)ctx;
-  (void)user_data;
-  const dinput_tensor_t *parts[1] = {dinput_element_get(x, 0)};
-  return dinput_element_new(out, parts, 1);
-}
-
 int main(void) {
   dinput_strategy_t *strategy = cpu_strategy(2);
   dinput_per_replica_t *distributed_values = NULL;

@@ -1,19 +1,12 @@
 // shuffle: a buffer of elements from which a seeded generator picks the next one.
 #include <random>
 
+#include "core/seed.h"
 #include "data/nodes.h"
 
 namespace dinput {
 
 namespace {
-
-// splitmix64: decorrelates (seed, epoch) pairs into generator seeds.
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 class ShuffleIterator final : public Iterator {
  public:
@@ -66,14 +59,13 @@ DatasetPtr ShuffleDataset::with_inputs(std::vector<DatasetPtr> in) const {
 
 std::unique_ptr<Iterator> ShuffleDataset::make_iterator(const IteratorContext& ctx) const {
   uint64_t epoch = reshuffle_ ? epoch_->fetch_add(1) : 0;
-  return std::make_unique<ShuffleIterator>(input_->make_iterator(ctx), buffer_size_, mix(seed_ ^ mix(epoch)));
+  return std::make_unique<ShuffleIterator>(input_->make_iterator(ctx), buffer_size_, epoch_seed(seed_, epoch));
 }
 
 DatasetPtr make_shuffle(DatasetPtr input, int64_t buffer_size, int64_t seed, bool reshuffle_each_iteration) {
   DINPUT_CHECK_ARG(input != nullptr, "shuffle: no input dataset");
   DINPUT_CHECK_ARG(buffer_size > 0, "shuffle: buffer_size must be greater than zero, got ", buffer_size);
-  uint64_t s = seed >= 0 ? static_cast<uint64_t>(seed) : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
-  return std::make_shared<ShuffleDataset>(std::move(input), buffer_size, s, reshuffle_each_iteration);
+  return std::make_shared<ShuffleDataset>(std::move(input), buffer_size, seed_or_random(seed), reshuffle_each_iteration);
 }
 
 }  // namespace dinput

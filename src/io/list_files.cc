@@ -7,19 +7,13 @@
 #include <algorithm>
 #include <random>
 
+#include "core/seed.h"
 #include "data/nodes.h"
 #include "io/file_sources.h"
 
 namespace dinput {
 
 namespace {
-
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 class ListFilesDataset final : public FileSource {
  public:
@@ -55,7 +49,7 @@ class ListFilesDataset final : public FileSource {
     std::vector<std::string> names = files_;
     if (shuffle_) {
       // A new order for each iterator (epoch), reproducible for a given seed.
-      std::mt19937_64 rng(mix(seed_ ^ mix(epoch_->fetch_add(1))));
+      std::mt19937_64 rng(epoch_seed(seed_, epoch_->fetch_add(1)));
       std::shuffle(names.begin(), names.end(), rng);
     }
     return std::make_unique<Iter>(std::move(names));
@@ -90,8 +84,8 @@ DatasetPtr make_list_files(const std::vector<std::string>& patterns, bool shuffl
     for (const auto& p : patterns) all += (all.empty() ? "'" : ", '") + p + "'";
     raise(Code::kNotFound, "list_files: No files matched pattern: ", all);
   }
-  uint64_t s = seed >= 0 ? static_cast<uint64_t>(seed) : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
-  return std::make_shared<ListFilesDataset>(std::move(files), shuffle, s, std::make_shared<std::atomic<uint64_t>>(0));
+  return std::make_shared<ListFilesDataset>(std::move(files), shuffle, seed_or_random(seed),
+                                            std::make_shared<std::atomic<uint64_t>>(0));
 }
 
 }  // namespace dinput

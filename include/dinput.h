@@ -570,7 +570,9 @@ typedef struct dinput_value_context dinput_value_context_t;
 typedef struct dinput_replica_context dinput_replica_context_t;
 
 /* An in-process collective joining num_workers workers that run as threads of this
- * process. Each worker's strategy uses the same collective with its own worker_index.
+ * process. Each worker's strategy uses the same collective with its own worker_index; the
+ * handle is meant to be used by all those threads at once (and dinput_collective_abort may
+ * be called from any thread), so it is passed non-const but is thread-safe.
  * timeout_ms bounds every collective wait (0: 60000); a worker that does not arrive in time
  * makes the wait fail with DEADLINE_EXCEEDED. */
 DINPUT_API dinput_status_t dinput_collective_new_in_process(dinput_collective_t **out,
@@ -702,7 +704,8 @@ DINPUT_API dinput_status_t dinput_per_replica_new(dinput_per_replica_t **out,
                                                   const dinput_element_t *const *elements,
                                                   size_t count);
 
-/* value_fn: the value of one replica, called once per local replica in replica order. */
+/* value_fn: the value of one replica, called once per local replica in replica order, on the
+ * thread that calls dinput_strategy_distribute_values_from_function, during that call only. */
 typedef dinput_status_t (*dinput_value_fn)(dinput_element_t **out,
                                            const dinput_value_context_t *context,
                                            void *user_data);
@@ -731,10 +734,13 @@ typedef DINPUT_ENUM(dinput_reduce_op_t) { DINPUT_REDUCE_SUM = 0, DINPUT_REDUCE_M
 #define DINPUT_AXIS_NONE (-1)
 
 /* Reduces a per-replica value across all replicas of all workers, component by component.
- * axis DINPUT_AXIS_NONE: element-wise (shapes must match); axis 0: also over the first
- * dimension (MEAN divides by the total number of rows). Numeric components are reduced in
- * float64 and returned as float64 for MEAN, in their own dtype for SUM. Every worker gets the
- * same result. */
+ * axis DINPUT_AXIS_NONE: element-wise (shapes must match; MEAN divides by
+ * num_replicas_in_sync); axis 0: also over the first dimension (MEAN divides by the total
+ * number of rows). Result dtypes: SUM keeps the component's dtype (bool sums to int64; integer
+ * sums are exact); MEAN keeps floating dtypes and gives float64 for integer and bool
+ * components. Values on GPUs are summed with NCCL when it is available (one worker,
+ * element-wise), else copied to the host. The result is in host memory, and every worker
+ * gets the same one. */
 DINPUT_API dinput_status_t dinput_strategy_reduce(dinput_element_t **out,
                                                   const dinput_strategy_t *strategy,
                                                   dinput_reduce_op_t op,

@@ -1,0 +1,118 @@
+"""
+    Dinput
+
+Julia binding of dinput: distributed input pipelines for ML training with the semantics of
+TensorFlow's `tf.data` and `tf.distribute` distributed input, over dinput's C ABI.
+
+```julia
+using Dinput
+strategy = Strategy(["CPU:0", "CPU:1"])
+dist = distribute_dataset(strategy, batch(Dataset(0:8), 4))   # range(9).batch(4)
+for step in dist                                              # one epoch
+    println([Array(replica[1]) for replica in step])          # [[0, 1], [2, 3]] ...
+end
+```
+
+Conventions:
+
+- Every dinput object is a Julia object owning one C handle. It is released by its finalizer,
+  or at once with `close(x)` (idempotent; any later use throws a [`DinputError`](@ref) with
+  code `:FAILED_PRECONDITION`).
+- Failures throw [`DinputError`](@ref) with the status code as a `Symbol` and the library's
+  message.
+- Tensors keep dinput's dimensions: `size(Tensor(a)) == size(a)` and `t[i, j]` of the C
+  row-major tensor is `Array(t)[i+1, j+1]` (see [`Tensor`](@ref)).
+- Julia callbacks (generators, `map`, `filter`, `interleave`, dataset and value functions,
+  `run`) may be called on dinput's own threads; this needs Julia ≥ 1.9. On older Julia the
+  binding refuses the configurations that would do so (see the README, "Threads").
+
+The raw C functions are in the submodule `Dinput.LibDinput`.
+"""
+module Dinput
+
+using Libdl
+using Random
+
+include("libdinput.jl")
+
+include("errors.jl")
+include("handles.jl")
+include("tensors.jl")
+include("elements.jl")
+include("callbacks.jl")
+include("datasets.jl")
+include("iterators.jl")
+include("distribute.jl")
+include("records.jl")
+
+export DinputError
+export Tensor, dtype, unsafe_array
+export Element, TensorSpec, element_spec
+export Options, auto_shard_policy
+export Dataset, cardinality, from_tensors, from_tensor_slices, from_generator, text_lines,
+    records, fixed_length_records, list_files, batch, unbatch, take, shard, interleave,
+    prefetch, rebatch, with_options
+export DatasetIterator, DistributedIterator, Optional, iterator, get_next, get_next_as_optional,
+    has_value, get_value, statistic
+export Collective, abort!, Strategy, InputOptions, DistributedDataset, PerReplica,
+    InputContext, ValueContext, ReplicaContext, distribute_dataset,
+    distribute_datasets_from_function, distribute_values_from_function, local_results,
+    replica_context, per_replica_batch_size, num_replicas_in_sync, num_local_replicas,
+    num_workers, worker_index, devices, plan
+export RecordWriter
+
+"""
+    Dinput.version() -> VersionNumber
+
+The version of the loaded dinput library.
+"""
+version() = VersionNumber(_cstring(LibDinput.dinput_version()))
+
+"""
+    Dinput.build_info() -> String
+
+JSON text describing the loaded library's build: version, compiler and, for each optional
+component (cuda, nccl, gloo, zstd, zlib), whether it was compiled in and is usable.
+"""
+build_info() = _cstring(LibDinput.dinput_build_info())
+
+# The binding is written against this version of include/dinput.h.
+const HEADER_VERSION = VersionNumber(LibDinput.DINPUT_VERSION_MAJOR,
+                                     LibDinput.DINPUT_VERSION_MINOR,
+                                     LibDinput.DINPUT_VERSION_PATCH)
+
+function _check_library()
+    lib = LibDinput.libdinput
+    env = get(ENV, "DINPUT_LIB", nothing)
+    if env !== nothing && env != lib
+        # `ccall` binds to a constant library name, fixed when this package was precompiled;
+        # going on would silently use the old library.
+        error("""
+            DINPUT_LIB is "$env" but Dinput was precompiled with "$lib".
+            Recompile it with the new value set, then restart Julia:
+                Base.compilecache(Base.identify_package("Dinput"))""")
+    end
+    if Libdl.dlopen_e(lib) == C_NULL
+        error("""
+            Dinput cannot load the dinput library "$lib". Set DINPUT_LIB to its path before
+            the first `using Dinput` (for example DINPUT_LIB=/path/to/build/src/libdinput.so),
+            or put its directory on LD_LIBRARY_PATH (DYLD_LIBRARY_PATH on macOS).""")
+    end
+    v = version()
+    # Same major version, and at least the minor version whose functions we call.
+    if v.major != HEADER_VERSION.major || v.minor < HEADER_VERSION.minor
+        error("Dinput $(HEADER_VERSION.major).$(HEADER_VERSION.minor) needs dinput " *
+              "$(HEADER_VERSION.major).$(HEADER_VERSION.minor).x or a later minor version; " *
+              "\"$lib\" is $v")
+    end
+    return nothing
+end
+
+function __init__()
+    _check_library()
+    # Iterators may have producer threads that call Julia; stop them before Julia exits.
+    atexit(_release_iterators_at_exit)
+    return nothing
+end
+
+end # module Dinput

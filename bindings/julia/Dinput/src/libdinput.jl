@@ -1,0 +1,649 @@
+# The raw C ABI: one Julia function per DINPUT_API function of include/dinput.h, with the
+# same name and arguments, and the header's constants. Nothing here checks statuses or
+# manages lifetimes; that is the job of the safe layer (the rest of src/). Handles are
+# passed as `Ptr{Cvoid}`: any object with a `Base.unsafe_convert(Ptr{Cvoid}, x)` method can
+# be given, and `ccall` keeps it rooted for the duration of the call.
+#
+# tools/check_abi.mjs checks every `ccall` below against the header (argument count, types,
+# return type), so keep the literal `ccall((:name, libdinput), Ret, (Types...), args...)` form.
+"""
+    Dinput.LibDinput
+
+Low-level `ccall` wrappers of the dinput C ABI (`include/dinput.h`), one per function, with
+the header's names. Statuses are returned as `Cint`; out-parameters are `Ref`s or arrays.
+Prefer the safe API of [`Dinput`](@ref).
+"""
+module LibDinput
+
+"""
+    libdinput
+
+The shared library that every `ccall` of this module binds to: `ENV["DINPUT_LIB"]` as it
+was when Dinput was precompiled, else `"libdinput"` (found by the dynamic loader through
+`LD_LIBRARY_PATH`, `DYLD_LIBRARY_PATH`, the system paths or `Libdl.DL_LOAD_PATH`).
+`ccall` needs a constant library name, so it is fixed at precompile time;
+`Dinput.__init__` refuses to load when `DINPUT_LIB` has changed since (see the README).
+"""
+const libdinput = get(ENV, "DINPUT_LIB", "libdinput")
+
+"""
+    @gcsafe_ccall((:name, libdinput), RetType, (ArgTypes...), args...)
+
+A `ccall` during which the garbage collector may run on other threads.
+
+A Julia thread blocked inside a plain `ccall` stays "GC-unsafe": a collection started by any
+other thread waits for it. dinput calls that wait for other threads (a background producer,
+replicas of `run`, the workers of a collective) would then deadlock as soon as one of those
+threads runs Julia code that allocates. This macro converts the arguments first (which may
+allocate), then switches the thread to GC-safe (`jl_gc_safe_enter`) around the call itself.
+The callee may call back into Julia: the `@cfunction` wrapper switches back to GC-unsafe for
+the duration of the callback. The function pointer is looked up with `cglobal` before the
+switch, so no symbol resolution (which uses Julia locks) happens in the GC-safe region.
+"""
+macro gcsafe_ccall(target, rettype, argtypes, args...)
+    Meta.isexpr(argtypes, :tuple) ||
+        error("@gcsafe_ccall: the argument types must be a literal tuple")
+    types = argtypes.args
+    length(types) == length(args) ||
+        error("@gcsafe_ccall: $(length(types)) argument types but $(length(args)) arguments")
+    converted = [gensym("arg") for _ in args]
+    raw = [gensym("raw") for _ in args]
+    fptr, state, result = gensym("fptr"), gensym("state"), gensym("result")
+    body = Expr(:block)
+    for (c, T, a) in zip(converted, types, args)
+        push!(body.args, :($c = Base.cconvert($T, $a)))
+    end
+    push!(body.args, :($fptr = cglobal($target)))
+    inner = Expr(:block)
+    for (r, T, c) in zip(raw, types, converted)
+        push!(inner.args, :($r = Base.unsafe_convert($T, $c)))
+    end
+    push!(inner.args, :($state = ccall(:jl_gc_safe_enter, Int8, ())))
+    push!(inner.args, :($result = ccall($fptr, $rettype, ($(types...),), $(raw...))))
+    push!(inner.args, :(ccall(:jl_gc_safe_leave, Cvoid, (Int8,), $state)))
+    push!(inner.args, result)
+    push!(body.args, :(Base.GC.@preserve $(converted...) $inner))
+    # Everything, including the names of the caller's arguments and types, belongs to the
+    # caller (this module): the generated locals are gensyms, so escaping the whole is safe.
+    return esc(body)
+end
+
+# ---------------------------------------------------------------------------------------
+# Constants (values checked against the header by tools/check_abi.mjs)
+# ---------------------------------------------------------------------------------------
+
+const DINPUT_VERSION_MAJOR = 0
+const DINPUT_VERSION_MINOR = 1
+const DINPUT_VERSION_PATCH = 0
+
+# Special values of the header's #defines.
+const DINPUT_UNKNOWN_DIM = -1
+const DINPUT_INFINITE_CARDINALITY = -1
+const DINPUT_UNKNOWN_CARDINALITY = -2
+const DINPUT_REPEAT_FOREVER = -1
+const DINPUT_SHARD_HINT = -1
+const DINPUT_AUTOTUNE = -1
+const DINPUT_AXIS_NONE = -1
+
+# dinput_status_t
+const DINPUT_OK = Cint(0)
+const DINPUT_CANCELLED = Cint(1)
+const DINPUT_UNKNOWN = Cint(2)
+const DINPUT_INVALID_ARGUMENT = Cint(3)
+const DINPUT_DEADLINE_EXCEEDED = Cint(4)
+const DINPUT_NOT_FOUND = Cint(5)
+const DINPUT_ALREADY_EXISTS = Cint(6)
+const DINPUT_PERMISSION_DENIED = Cint(7)
+const DINPUT_RESOURCE_EXHAUSTED = Cint(8)
+const DINPUT_FAILED_PRECONDITION = Cint(9)
+const DINPUT_ABORTED = Cint(10)
+const DINPUT_OUT_OF_RANGE = Cint(11)
+const DINPUT_UNIMPLEMENTED = Cint(12)
+const DINPUT_INTERNAL = Cint(13)
+const DINPUT_UNAVAILABLE = Cint(14)
+const DINPUT_DATA_LOSS = Cint(15)
+const DINPUT_UNAUTHENTICATED = Cint(16)
+
+# dinput_dtype_t
+const DINPUT_DTYPE_INVALID = Cint(0)
+const DINPUT_BOOL = Cint(1)
+const DINPUT_INT8 = Cint(2)
+const DINPUT_INT16 = Cint(3)
+const DINPUT_INT32 = Cint(4)
+const DINPUT_INT64 = Cint(5)
+const DINPUT_UINT8 = Cint(6)
+const DINPUT_UINT16 = Cint(7)
+const DINPUT_UINT32 = Cint(8)
+const DINPUT_UINT64 = Cint(9)
+const DINPUT_FLOAT16 = Cint(10)
+const DINPUT_BFLOAT16 = Cint(11)
+const DINPUT_FLOAT32 = Cint(12)
+const DINPUT_FLOAT64 = Cint(13)
+const DINPUT_BYTES = Cint(14)
+
+# dinput_device_type_t (DLPack's device types)
+const DINPUT_DEVICE_CPU = Cint(1)
+const DINPUT_DEVICE_CUDA = Cint(2)
+const DINPUT_DEVICE_CUDA_HOST = Cint(3)
+
+# dinput_auto_shard_policy_t
+const DINPUT_AUTO_SHARD_OFF = Cint(-1)
+const DINPUT_AUTO_SHARD_AUTO = Cint(0)
+const DINPUT_AUTO_SHARD_FILE = Cint(1)
+const DINPUT_AUTO_SHARD_DATA = Cint(2)
+const DINPUT_AUTO_SHARD_HINT = Cint(3)
+
+# dinput_compression_t
+const DINPUT_COMPRESSION_NONE = Cint(0)
+const DINPUT_COMPRESSION_ZSTD = Cint(1)
+const DINPUT_COMPRESSION_GZIP = Cint(2)
+
+# dinput_replication_mode_t
+const DINPUT_REPLICATION_PER_WORKER = Cint(0)
+const DINPUT_REPLICATION_PER_REPLICA = Cint(1)
+
+# dinput_reduce_op_t
+const DINPUT_REDUCE_SUM = Cint(0)
+const DINPUT_REDUCE_MEAN = Cint(1)
+
+# ---------------------------------------------------------------------------------------
+# Status codes, errors, version
+# ---------------------------------------------------------------------------------------
+
+dinput_status_name(code) = ccall((:dinput_status_name, libdinput), Ptr{UInt8}, (Cint,), code)
+dinput_last_error_message() = ccall((:dinput_last_error_message, libdinput), Ptr{UInt8}, ())
+dinput_last_error_code() = ccall((:dinput_last_error_code, libdinput), Cint, ())
+dinput_error_set(code, message) =
+    ccall((:dinput_error_set, libdinput), Cvoid, (Cint, Cstring), code, message)
+dinput_error_clear() = ccall((:dinput_error_clear, libdinput), Cvoid, ())
+dinput_version() = ccall((:dinput_version, libdinput), Ptr{UInt8}, ())
+dinput_version_number() = ccall((:dinput_version_number, libdinput), Cint, ())
+dinput_build_info() = ccall((:dinput_build_info, libdinput), Ptr{UInt8}, ())
+
+# ---------------------------------------------------------------------------------------
+# Data types and tensors
+# ---------------------------------------------------------------------------------------
+
+dinput_dtype_name(dtype) = ccall((:dinput_dtype_name, libdinput), Ptr{UInt8}, (Cint,), dtype)
+dinput_dtype_size(dtype) = ccall((:dinput_dtype_size, libdinput), Csize_t, (Cint,), dtype)
+dinput_dtype_from_name(name) =
+    ccall((:dinput_dtype_from_name, libdinput), Cint, (Cstring,), name)
+function dinput_tensor_new(out, dtype, shape, rank, data, nbytes)
+    ccall((:dinput_tensor_new, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Cint, Ptr{Int64}, Cint, Ptr{Cvoid}, Csize_t),
+        out, dtype, shape, rank, data, nbytes)
+end
+function dinput_tensor_new_bytes(out, shape, rank, strings, lengths)
+    ccall((:dinput_tensor_new_bytes, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Int64}, Cint, Ptr{Ptr{UInt8}}, Ptr{Csize_t}),
+        out, shape, rank, strings, lengths)
+end
+dinput_tensor_ref(out, tensor) =
+    ccall((:dinput_tensor_ref, libdinput), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, tensor)
+dinput_tensor_free(tensor) =
+    ccall((:dinput_tensor_free, libdinput), Cvoid, (Ptr{Cvoid},), tensor)
+dinput_tensor_dtype(tensor) =
+    ccall((:dinput_tensor_dtype, libdinput), Cint, (Ptr{Cvoid},), tensor)
+dinput_tensor_rank(tensor) =
+    ccall((:dinput_tensor_rank, libdinput), Cint, (Ptr{Cvoid},), tensor)
+dinput_tensor_shape(tensor) =
+    ccall((:dinput_tensor_shape, libdinput), Ptr{Int64}, (Ptr{Cvoid},), tensor)
+dinput_tensor_dim(tensor, i) =
+    ccall((:dinput_tensor_dim, libdinput), Int64, (Ptr{Cvoid}, Cint), tensor, i)
+dinput_tensor_num_elements(tensor) =
+    ccall((:dinput_tensor_num_elements, libdinput), Int64, (Ptr{Cvoid},), tensor)
+dinput_tensor_byte_size(tensor) =
+    ccall((:dinput_tensor_byte_size, libdinput), Csize_t, (Ptr{Cvoid},), tensor)
+dinput_tensor_data(tensor) =
+    ccall((:dinput_tensor_data, libdinput), Ptr{Cvoid}, (Ptr{Cvoid},), tensor)
+dinput_tensor_device_type(tensor) =
+    ccall((:dinput_tensor_device_type, libdinput), Cint, (Ptr{Cvoid},), tensor)
+dinput_tensor_device_index(tensor) =
+    ccall((:dinput_tensor_device_index, libdinput), Cint, (Ptr{Cvoid},), tensor)
+# Waits for the device-to-host copy of a CUDA tensor: GC-safe like the other waits.
+function dinput_tensor_to_host(out, tensor)
+    @gcsafe_ccall((:dinput_tensor_to_host, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
+        out, tensor)
+end
+function dinput_tensor_copy_to(tensor, expected, dst, dst_bytes)
+    ccall((:dinput_tensor_copy_to, libdinput), Cint,
+        (Ptr{Cvoid}, Cint, Ptr{Cvoid}, Csize_t),
+        tensor, expected, dst, dst_bytes)
+end
+function dinput_tensor_string(out, out_len, tensor, index)
+    ccall((:dinput_tensor_string, libdinput), Cint,
+        (Ptr{Ptr{UInt8}}, Ptr{Csize_t}, Ptr{Cvoid}, Int64),
+        out, out_len, tensor, index)
+end
+function dinput_tensor_to_dlpack(out, tensor)
+    ccall((:dinput_tensor_to_dlpack, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
+        out, tensor)
+end
+
+# ---------------------------------------------------------------------------------------
+# Elements: tuples of tensors
+# ---------------------------------------------------------------------------------------
+
+function dinput_element_new(out, tensors, count)
+    ccall((:dinput_element_new, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Ptr{Cvoid}}, Csize_t),
+        out, tensors, count)
+end
+dinput_element_free(element) =
+    ccall((:dinput_element_free, libdinput), Cvoid, (Ptr{Cvoid},), element)
+dinput_element_ref(out, element) =
+    ccall((:dinput_element_ref, libdinput), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, element)
+dinput_element_size(element) =
+    ccall((:dinput_element_size, libdinput), Csize_t, (Ptr{Cvoid},), element)
+dinput_element_get(element, i) =
+    ccall((:dinput_element_get, libdinput), Ptr{Cvoid}, (Ptr{Cvoid}, Csize_t), element, i)
+
+# ---------------------------------------------------------------------------------------
+# Element specs
+# ---------------------------------------------------------------------------------------
+
+dinput_spec_new(out) = ccall((:dinput_spec_new, libdinput), Cint, (Ptr{Ptr{Cvoid}},), out)
+function dinput_spec_add(spec, dtype, shape, rank)
+    ccall((:dinput_spec_add, libdinput), Cint,
+        (Ptr{Cvoid}, Cint, Ptr{Int64}, Cint),
+        spec, dtype, shape, rank)
+end
+dinput_spec_free(spec) = ccall((:dinput_spec_free, libdinput), Cvoid, (Ptr{Cvoid},), spec)
+dinput_spec_size(spec) = ccall((:dinput_spec_size, libdinput), Csize_t, (Ptr{Cvoid},), spec)
+dinput_spec_dtype(spec, i) =
+    ccall((:dinput_spec_dtype, libdinput), Cint, (Ptr{Cvoid}, Csize_t), spec, i)
+dinput_spec_rank(spec, i) =
+    ccall((:dinput_spec_rank, libdinput), Cint, (Ptr{Cvoid}, Csize_t), spec, i)
+dinput_spec_shape(spec, i) =
+    ccall((:dinput_spec_shape, libdinput), Ptr{Int64}, (Ptr{Cvoid}, Csize_t), spec, i)
+
+# ---------------------------------------------------------------------------------------
+# Dataset options
+# ---------------------------------------------------------------------------------------
+
+dinput_options_new(out) = ccall((:dinput_options_new, libdinput), Cint, (Ptr{Ptr{Cvoid}},), out)
+dinput_options_free(options) =
+    ccall((:dinput_options_free, libdinput), Cvoid, (Ptr{Cvoid},), options)
+function dinput_options_set_auto_shard_policy(options, policy)
+    ccall((:dinput_options_set_auto_shard_policy, libdinput), Cint,
+        (Ptr{Cvoid}, Cint),
+        options, policy)
+end
+dinput_options_auto_shard_policy(options) =
+    ccall((:dinput_options_auto_shard_policy, libdinput), Cint, (Ptr{Cvoid},), options)
+function dinput_options_set_skip_corrupt_records(options, enable)
+    ccall((:dinput_options_set_skip_corrupt_records, libdinput), Cint,
+        (Ptr{Cvoid}, Cint),
+        options, enable)
+end
+
+# ---------------------------------------------------------------------------------------
+# Datasets
+# ---------------------------------------------------------------------------------------
+
+dinput_dataset_free(dataset) =
+    ccall((:dinput_dataset_free, libdinput), Cvoid, (Ptr{Cvoid},), dataset)
+dinput_dataset_ref(out, dataset) =
+    ccall((:dinput_dataset_ref, libdinput), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, dataset)
+dinput_dataset_cardinality(dataset) =
+    ccall((:dinput_dataset_cardinality, libdinput), Int64, (Ptr{Cvoid},), dataset)
+function dinput_dataset_element_spec(out, dataset)
+    ccall((:dinput_dataset_element_spec, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
+        out, dataset)
+end
+dinput_dataset_name(dataset) =
+    ccall((:dinput_dataset_name, libdinput), Ptr{UInt8}, (Ptr{Cvoid},), dataset)
+function dinput_dataset_range(out, start, stop, step)
+    ccall((:dinput_dataset_range, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Int64, Int64, Int64),
+        out, start, stop, step)
+end
+function dinput_dataset_from_tensors(out, element)
+    ccall((:dinput_dataset_from_tensors, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
+        out, element)
+end
+function dinput_dataset_from_tensor_slices(out, element)
+    ccall((:dinput_dataset_from_tensor_slices, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
+        out, element)
+end
+function dinput_dataset_from_generator(out, spec, init, next_fn, finalize_fn, user_data,
+                                       free_user_data)
+    ccall((:dinput_dataset_from_generator, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid},
+         Ptr{Cvoid}),
+        out, spec, init, next_fn, finalize_fn, user_data, free_user_data)
+end
+function dinput_dataset_text_lines(out, files, num_files)
+    ccall((:dinput_dataset_text_lines, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Ptr{UInt8}}, Csize_t),
+        out, files, num_files)
+end
+function dinput_dataset_records(out, files, num_files, compression, buffer_size)
+    ccall((:dinput_dataset_records, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Ptr{UInt8}}, Csize_t, Cint, Int64),
+        out, files, num_files, compression, buffer_size)
+end
+function dinput_dataset_fixed_length_records(out, files, num_files, record_bytes, header_bytes,
+                                             footer_bytes)
+    ccall((:dinput_dataset_fixed_length_records, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Ptr{UInt8}}, Csize_t, Int64, Int64, Int64),
+        out, files, num_files, record_bytes, header_bytes, footer_bytes)
+end
+function dinput_dataset_list_files(out, patterns, num_patterns, shuffle, seed)
+    @gcsafe_ccall((:dinput_dataset_list_files, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Ptr{UInt8}}, Csize_t, Cint, Int64),
+        out, patterns, num_patterns, shuffle, seed)
+end
+function dinput_dataset_batch(out, input, batch_size, drop_remainder)
+    ccall((:dinput_dataset_batch, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64, Cint),
+        out, input, batch_size, drop_remainder)
+end
+dinput_dataset_unbatch(out, input) =
+    ccall((:dinput_dataset_unbatch, libdinput), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, input)
+function dinput_dataset_repeat(out, input, count)
+    ccall((:dinput_dataset_repeat, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64),
+        out, input, count)
+end
+function dinput_dataset_take(out, input, count)
+    ccall((:dinput_dataset_take, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64),
+        out, input, count)
+end
+function dinput_dataset_skip(out, input, count)
+    ccall((:dinput_dataset_skip, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64),
+        out, input, count)
+end
+function dinput_dataset_shard(out, input, num_shards, index)
+    ccall((:dinput_dataset_shard, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64, Int64),
+        out, input, num_shards, index)
+end
+function dinput_dataset_shuffle(out, input, buffer_size, seed, reshuffle_each_iteration)
+    ccall((:dinput_dataset_shuffle, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64, Int64, Cint),
+        out, input, buffer_size, seed, reshuffle_each_iteration)
+end
+function dinput_dataset_map(out, input, fn, out_spec, num_parallel_calls, deterministic,
+                            user_data, free_user_data)
+    ccall((:dinput_dataset_map, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Int64, Cint, Ptr{Cvoid},
+         Ptr{Cvoid}),
+        out, input, fn, out_spec, num_parallel_calls, deterministic, user_data, free_user_data)
+end
+function dinput_dataset_filter(out, input, fn, user_data, free_user_data)
+    ccall((:dinput_dataset_filter, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}),
+        out, input, fn, user_data, free_user_data)
+end
+function dinput_dataset_interleave(out, input, fn, out_spec, cycle_length, block_length,
+                                   num_parallel_calls, deterministic, user_data, free_user_data)
+    ccall((:dinput_dataset_interleave, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Int64, Int64, Int64, Cint,
+         Ptr{Cvoid}, Ptr{Cvoid}),
+        out, input, fn, out_spec, cycle_length, block_length, num_parallel_calls,
+        deterministic, user_data, free_user_data)
+end
+function dinput_dataset_enumerate(out, input, start)
+    ccall((:dinput_dataset_enumerate, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64),
+        out, input, start)
+end
+function dinput_dataset_prefetch(out, input, buffer_size)
+    ccall((:dinput_dataset_prefetch, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64),
+        out, input, buffer_size)
+end
+function dinput_dataset_rebatch(out, input, sizes, num_sizes, drop_remainder)
+    ccall((:dinput_dataset_rebatch, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Int64}, Csize_t, Cint),
+        out, input, sizes, num_sizes, drop_remainder)
+end
+function dinput_dataset_with_options(out, input, options)
+    ccall((:dinput_dataset_with_options, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}),
+        out, input, options)
+end
+
+# ---------------------------------------------------------------------------------------
+# Iterators and optionals
+# ---------------------------------------------------------------------------------------
+
+function dinput_dataset_iterator(out, dataset)
+    @gcsafe_ccall((:dinput_dataset_iterator, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
+        out, dataset)
+end
+dinput_iterator_free(iterator) =
+    @gcsafe_ccall((:dinput_iterator_free, libdinput), Cvoid, (Ptr{Cvoid},), iterator)
+function dinput_iterator_get_next(out, iterator)
+    @gcsafe_ccall((:dinput_iterator_get_next, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
+        out, iterator)
+end
+function dinput_iterator_get_next_as_optional(out, iterator)
+    @gcsafe_ccall((:dinput_iterator_get_next_as_optional, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
+        out, iterator)
+end
+function dinput_iterator_element_spec(out, iterator)
+    ccall((:dinput_iterator_element_spec, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
+        out, iterator)
+end
+function dinput_iterator_statistic(out, iterator, name)
+    ccall((:dinput_iterator_statistic, libdinput), Cint,
+        (Ptr{Int64}, Ptr{Cvoid}, Cstring),
+        out, iterator, name)
+end
+dinput_optional_free(optional) =
+    ccall((:dinput_optional_free, libdinput), Cvoid, (Ptr{Cvoid},), optional)
+dinput_optional_has_value(optional) =
+    ccall((:dinput_optional_has_value, libdinput), Cint, (Ptr{Cvoid},), optional)
+function dinput_optional_get_value(out, optional)
+    ccall((:dinput_optional_get_value, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
+        out, optional)
+end
+
+# ---------------------------------------------------------------------------------------
+# Record files: writing
+# ---------------------------------------------------------------------------------------
+
+function dinput_record_writer_open(out, path, compression, level)
+    ccall((:dinput_record_writer_open, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Cstring, Cint, Cint),
+        out, path, compression, level)
+end
+function dinput_record_writer_write(writer, data, size)
+    ccall((:dinput_record_writer_write, libdinput), Cint,
+        (Ptr{Cvoid}, Ptr{Cvoid}, Csize_t),
+        writer, data, size)
+end
+dinput_record_writer_flush(writer) =
+    @gcsafe_ccall((:dinput_record_writer_flush, libdinput), Cint, (Ptr{Cvoid},), writer)
+dinput_record_writer_close(writer) =
+    @gcsafe_ccall((:dinput_record_writer_close, libdinput), Cint, (Ptr{Cvoid},), writer)
+dinput_record_writer_free(writer) =
+    @gcsafe_ccall((:dinput_record_writer_free, libdinput), Cvoid, (Ptr{Cvoid},), writer)
+
+# ---------------------------------------------------------------------------------------
+# Strategies and distribution
+# ---------------------------------------------------------------------------------------
+
+function dinput_collective_new_in_process(out, num_workers, timeout_ms)
+    ccall((:dinput_collective_new_in_process, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Cint, Int64),
+        out, num_workers, timeout_ms)
+end
+dinput_collective_free(collective) =
+    ccall((:dinput_collective_free, libdinput), Cvoid, (Ptr{Cvoid},), collective)
+function dinput_collective_abort(collective, code, message)
+    ccall((:dinput_collective_abort, libdinput), Cint,
+        (Ptr{Cvoid}, Cint, Cstring),
+        collective, code, message)
+end
+dinput_collective_num_workers(collective) =
+    ccall((:dinput_collective_num_workers, libdinput), Cint, (Ptr{Cvoid},), collective)
+function dinput_strategy_new(out, devices, num_devices)
+    ccall((:dinput_strategy_new, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Ptr{UInt8}}, Csize_t),
+        out, devices, num_devices)
+end
+function dinput_strategy_new_multi_worker(out, collective, worker_index, devices, num_devices)
+    ccall((:dinput_strategy_new_multi_worker, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Cint, Ptr{Ptr{UInt8}}, Csize_t),
+        out, collective, worker_index, devices, num_devices)
+end
+function dinput_strategy_new_multi_worker_cpu(out, collective, worker_index,
+                                              num_replicas_in_sync)
+    ccall((:dinput_strategy_new_multi_worker_cpu, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Cint, Cint),
+        out, collective, worker_index, num_replicas_in_sync)
+end
+dinput_strategy_free(strategy) =
+    ccall((:dinput_strategy_free, libdinput), Cvoid, (Ptr{Cvoid},), strategy)
+dinput_strategy_num_replicas_in_sync(strategy) =
+    ccall((:dinput_strategy_num_replicas_in_sync, libdinput), Cint, (Ptr{Cvoid},), strategy)
+dinput_strategy_num_local_replicas(strategy) =
+    ccall((:dinput_strategy_num_local_replicas, libdinput), Cint, (Ptr{Cvoid},), strategy)
+dinput_strategy_num_workers(strategy) =
+    ccall((:dinput_strategy_num_workers, libdinput), Cint, (Ptr{Cvoid},), strategy)
+dinput_strategy_worker_index(strategy) =
+    ccall((:dinput_strategy_worker_index, libdinput), Cint, (Ptr{Cvoid},), strategy)
+dinput_strategy_device(strategy, i) =
+    ccall((:dinput_strategy_device, libdinput), Ptr{UInt8}, (Ptr{Cvoid}, Cint), strategy, i)
+dinput_input_options_new(out) =
+    ccall((:dinput_input_options_new, libdinput), Cint, (Ptr{Ptr{Cvoid}},), out)
+dinput_input_options_free(options) =
+    ccall((:dinput_input_options_free, libdinput), Cvoid, (Ptr{Cvoid},), options)
+function dinput_input_options_set_fetch_to_device(o, enable)
+    ccall((:dinput_input_options_set_fetch_to_device, libdinput), Cint,
+        (Ptr{Cvoid}, Cint),
+        o, enable)
+end
+function dinput_input_options_set_replication_mode(o, mode)
+    ccall((:dinput_input_options_set_replication_mode, libdinput), Cint,
+        (Ptr{Cvoid}, Cint),
+        o, mode)
+end
+function dinput_input_options_set_place_dataset_on_device(o, enable)
+    ccall((:dinput_input_options_set_place_dataset_on_device, libdinput), Cint,
+        (Ptr{Cvoid}, Cint),
+        o, enable)
+end
+function dinput_input_options_set_per_replica_buffer_size(o, size)
+    ccall((:dinput_input_options_set_per_replica_buffer_size, libdinput), Cint,
+        (Ptr{Cvoid}, Int64),
+        o, size)
+end
+function dinput_strategy_distribute_dataset(out, strategy, dataset, options)
+    @gcsafe_ccall((:dinput_strategy_distribute_dataset, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}),
+        out, strategy, dataset, options)
+end
+function dinput_strategy_distribute_datasets_from_function(out, strategy, fn, user_data,
+                                                           free_user_data, options)
+    @gcsafe_ccall((:dinput_strategy_distribute_datasets_from_function, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}),
+        out, strategy, fn, user_data, free_user_data, options)
+end
+dinput_input_context_num_input_pipelines(c) =
+    ccall((:dinput_input_context_num_input_pipelines, libdinput), Cint, (Ptr{Cvoid},), c)
+dinput_input_context_input_pipeline_id(c) =
+    ccall((:dinput_input_context_input_pipeline_id, libdinput), Cint, (Ptr{Cvoid},), c)
+dinput_input_context_num_replicas_in_sync(c) =
+    ccall((:dinput_input_context_num_replicas_in_sync, libdinput), Cint, (Ptr{Cvoid},), c)
+function dinput_input_context_get_per_replica_batch_size(out, c, global_batch_size)
+    ccall((:dinput_input_context_get_per_replica_batch_size, libdinput), Cint,
+        (Ptr{Int64}, Ptr{Cvoid}, Int64),
+        out, c, global_batch_size)
+end
+dinput_dist_dataset_free(dataset) =
+    ccall((:dinput_dist_dataset_free, libdinput), Cvoid, (Ptr{Cvoid},), dataset)
+dinput_dist_dataset_plan(dataset) =
+    ccall((:dinput_dist_dataset_plan, libdinput), Ptr{UInt8}, (Ptr{Cvoid},), dataset)
+function dinput_dist_dataset_element_spec(out, dataset)
+    ccall((:dinput_dist_dataset_element_spec, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
+        out, dataset)
+end
+function dinput_dist_dataset_iterator(out, dataset)
+    @gcsafe_ccall((:dinput_dist_dataset_iterator, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
+        out, dataset)
+end
+dinput_dist_iterator_free(iterator) =
+    @gcsafe_ccall((:dinput_dist_iterator_free, libdinput), Cvoid, (Ptr{Cvoid},), iterator)
+function dinput_dist_iterator_get_next(out, iterator)
+    @gcsafe_ccall((:dinput_dist_iterator_get_next, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
+        out, iterator)
+end
+function dinput_dist_iterator_get_next_as_optional(out, iterator)
+    @gcsafe_ccall((:dinput_dist_iterator_get_next_as_optional, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
+        out, iterator)
+end
+function dinput_dist_iterator_element_spec(out, iterator)
+    ccall((:dinput_dist_iterator_element_spec, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
+        out, iterator)
+end
+function dinput_dist_iterator_statistic(out, iterator, name)
+    ccall((:dinput_dist_iterator_statistic, libdinput), Cint,
+        (Ptr{Int64}, Ptr{Cvoid}, Cstring),
+        out, iterator, name)
+end
+function dinput_optional_get_per_replica(out, optional)
+    ccall((:dinput_optional_get_per_replica, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
+        out, optional)
+end
+dinput_per_replica_free(value) =
+    ccall((:dinput_per_replica_free, libdinput), Cvoid, (Ptr{Cvoid},), value)
+dinput_per_replica_ref(out, value) =
+    ccall((:dinput_per_replica_ref, libdinput), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, value)
+dinput_per_replica_size(value) =
+    ccall((:dinput_per_replica_size, libdinput), Csize_t, (Ptr{Cvoid},), value)
+dinput_per_replica_get(value, i) =
+    ccall((:dinput_per_replica_get, libdinput), Ptr{Cvoid}, (Ptr{Cvoid}, Csize_t), value, i)
+function dinput_per_replica_new(out, elements, count)
+    ccall((:dinput_per_replica_new, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Ptr{Cvoid}}, Csize_t),
+        out, elements, count)
+end
+function dinput_strategy_distribute_values_from_function(out, strategy, fn, user_data)
+    @gcsafe_ccall((:dinput_strategy_distribute_values_from_function, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}),
+        out, strategy, fn, user_data)
+end
+dinput_value_context_replica_id_in_sync_group(c) =
+    ccall((:dinput_value_context_replica_id_in_sync_group, libdinput), Cint, (Ptr{Cvoid},), c)
+dinput_value_context_num_replicas_in_sync(c) =
+    ccall((:dinput_value_context_num_replicas_in_sync, libdinput), Cint, (Ptr{Cvoid},), c)
+function dinput_strategy_run(out, strategy, fn, args, user_data)
+    @gcsafe_ccall((:dinput_strategy_run, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}),
+        out, strategy, fn, args, user_data)
+end
+dinput_replica_context_replica_id_in_sync_group(c) =
+    ccall((:dinput_replica_context_replica_id_in_sync_group, libdinput), Cint, (Ptr{Cvoid},), c)
+dinput_replica_context_num_replicas_in_sync(c) =
+    ccall((:dinput_replica_context_num_replicas_in_sync, libdinput), Cint, (Ptr{Cvoid},), c)
+dinput_replica_context_device(c) =
+    ccall((:dinput_replica_context_device, libdinput), Ptr{UInt8}, (Ptr{Cvoid},), c)
+function dinput_strategy_reduce(out, strategy, op, value, axis)
+    @gcsafe_ccall((:dinput_strategy_reduce, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Cint, Ptr{Cvoid}, Cint),
+        out, strategy, op, value, axis)
+end
+
+end # module LibDinput

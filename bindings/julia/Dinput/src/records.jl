@@ -1,0 +1,81 @@
+# Writing TFRecord files (read them back with `records`).
+
+"""
+    RecordWriter(path; compression=:none, level=0)
+    RecordWriter(f, path; compression=:none, level=0)
+
+Creates (or truncates) a TFRecord file that TensorFlow and [`records`](@ref) read.
+`compression` is `:none`, `:zstd` or `:gzip`; `level` the zstd (1–19) or gzip (1–9) level,
+0 for the default. `write(w, data)` appends one record (a `String` or bytes); `close(w)`
+finishes the file and throws if that fails, so close explicitly: the finalizer also closes,
+but cannot report errors. The form with `f` calls `f(w)` and closes `w` afterwards.
+
+```julia
+RecordWriter("data.tfrecord") do w
+    write(w, "first record")
+    write(w, UInt8[1, 2, 3])
+end
+```
+
+Not thread-safe: one task writes at a time.
+"""
+mutable struct RecordWriter <: Handle
+    ptr::Ptr{Cvoid}
+    function RecordWriter(ptr::Ptr{Cvoid})
+        w = new(ptr)
+        finalizer(_finalize, w)
+        return w
+    end
+end
+
+_free(::RecordWriter, p::Ptr{Cvoid}) = LibDinput.dinput_record_writer_free(p)
+
+function RecordWriter(path::AbstractString; compression::Symbol=:none, level::Integer=0)
+    code = _compression_code(compression)
+    return RecordWriter(_out(o -> LibDinput.dinput_record_writer_open(o, path, code, level)))
+end
+
+RecordWriter(f::Function, path::AbstractString; kwargs...) =
+    with(f, RecordWriter(path; kwargs...))
+
+"""
+    write(w::RecordWriter, data) -> Int
+
+Appends one record holding `data` (an `AbstractString` or an `AbstractVector{UInt8}`);
+returns its length in bytes.
+"""
+Base.write(w::RecordWriter, data::String) = _write_record(w, data)
+Base.write(w::RecordWriter, data::Vector{UInt8}) = _write_record(w, data)
+Base.write(w::RecordWriter, data::AbstractString) = _write_record(w, String(data))
+Base.write(w::RecordWriter, data::AbstractVector{UInt8}) = _write_record(w, Vector{UInt8}(data))
+
+function _write_record(w::RecordWriter, data::Union{String,Vector{UInt8}})
+    GC.@preserve data begin
+        check(LibDinput.dinput_record_writer_write(w, pointer(data), sizeof(data)))
+    end
+    return sizeof(data)
+end
+
+"""
+    flush(w::RecordWriter)
+
+Pushes buffered records to the file (a compressed stream stays open for more).
+"""
+Base.flush(w::RecordWriter) = check(LibDinput.dinput_record_writer_flush(w))
+
+"""
+    close(w::RecordWriter)
+
+Finishes the file (the end of a compressed stream) and closes it, throwing a `DinputError`
+if that fails; then releases the writer. Closing twice is allowed.
+"""
+function Base.close(w::RecordWriter)
+    p = w.ptr
+    p == C_NULL && return nothing
+    w.ptr = C_NULL
+    status = LibDinput.dinput_record_writer_close(p)
+    err = status == LibDinput.DINPUT_OK ? nothing : _status_error(status)
+    LibDinput.dinput_record_writer_free(p)
+    err === nothing || throw(err)
+    return nothing
+end

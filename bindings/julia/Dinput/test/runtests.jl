@@ -1,0 +1,565 @@
+# The Julia binding's test suite. Run with the library on DINPUT_LIB (see the README):
+#   DINPUT_LIB=/path/to/libdinput.so julia -t 2 --project=bindings/julia/Dinput \
+#       -e 'using Pkg; Pkg.test()'
+# With one Julia thread the multi-worker test is skipped; before Julia 1.9 the cases that
+# need callbacks on dinput's threads check that the binding refuses them instead.
+using Dinput
+using Random
+using Test
+
+const CPU2 = ["CPU:0", "CPU:1"]
+
+# Component `c` of every replica's element, as arrays.
+replica_values(step::PerReplica, c::Int=1) = [Array(e[c]) for e in local_results(step)]
+
+# The exception `f()` throws, or nothing.
+caught(f) = try
+    f()
+    nothing
+catch err
+    err
+end
+
+is_error(err, code::Symbol) = err isa DinputError && err.code == code
+
+@testset "Dinput" begin
+
+@testset "library" begin
+    @test Dinput.version() isa VersionNumber
+    @test Dinput.version().major == Dinput.HEADER_VERSION.major
+    @test occursin("\"version\"", Dinput.build_info())
+    for (name, code) in Dinput.STATUS_CODES
+        @test Dinput.status_name(code) == name
+        @test Dinput.status_code(name) == code
+    end
+    @test_throws ArgumentError Dinput.status_code(:NOPE)
+end
+
+@testset "tensors" begin
+    t = Tensor([1 2 3; 4 5 6])
+    @test dtype(t) == :int64
+    @test eltype(t) == Int64
+    @test size(t) == (2, 3)
+    @test size(t, 1) == 2 && size(t, 3) == 1
+    @test ndims(t) == 2
+    @test length(t) == 6
+    @test sizeof(t) == 48
+    @test Array(t) == [1 2 3; 4 5 6]
+    @test Array{Int64,2}(t) == [1 2 3; 4 5 6]
+    # dinput's memory is row-major: C's t[0][1] (2) is the second value, and the zero-copy
+    # view has the dimensions reversed.
+    GC.@preserve t begin
+        raw = unsafe_array(t)
+        @test size(raw) == (3, 2)
+        @test vec(raw) == [1, 2, 3, 4, 5, 6]
+        @test raw[2, 1] == 2
+    end
+    @test is_error(caught(() -> Array{Float32}(t)), :INVALID_ARGUMENT)
+    @test is_error(caught(() -> Array{String}(t)), :INVALID_ARGUMENT)
+    @test_throws DimensionMismatch Array{Int64,1}(t)
+    @test_throws ArgumentError Array{Int128}(t)
+
+    cube = reshape(collect(Int32, 1:24), 2, 3, 4)
+    @test Array(Tensor(cube)) == cube
+    @test Array(Tensor(view(cube, :, 2, :))) == cube[:, 2, :]
+    for T in (Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64,
+              Float16, Float32, Float64)
+        v = T[zero(T), one(T)]
+        tv = Tensor(v)
+        @test eltype(tv) == T
+        @test Array(tv) == v
+        @test Array{T}(tv) == v
+    end
+    @test Array(Tensor(BitVector([true, false]))) == [true, false]
+
+    s = Tensor(3.5)
+    @test ndims(s) == 0 && size(s) == () && length(s) == 1
+    @test s[] == 3.5
+    @test_throws ArgumentError t[]
+
+    bf = Tensor(UInt16[0x3f80, 0x4000]; dtype=:bfloat16)
+    @test dtype(bf) == :bfloat16
+    @test eltype(bf) == UInt16
+    @test Array(bf) == UInt16[0x3f80, 0x4000]
+    @test is_error(caught(() -> Array{Float32}(bf)), :INVALID_ARGUMENT)
+    @test_throws ArgumentError Tensor(Int32[1]; dtype=:float32)
+    @test_throws ArgumentError Tensor([1]; dtype=:no_such_dtype)
+
+    strs = Tensor(["a", "bc", "", "d\0e"])
+    @test dtype(strs) == :bytes
+    @test eltype(strs) == String
+    @test size(strs) == (4,)
+    @test sizeof(strs) == 6
+    @test Array(strs) == ["a", "bc", "", "d\0e"]
+    @test Array{Vector{UInt8}}(strs) ==
+          [Vector{UInt8}("a"), Vector{UInt8}("bc"), UInt8[], UInt8[0x64, 0x00, 0x65]]
+    @test Array(Tensor(["a" "b"; "c" "d"])) == ["a" "b"; "c" "d"]
+    @test Tensor("scalar")[] == "scalar"
+    @test Array(Tensor([UInt8[1, 2], UInt8[]])) == [String(UInt8[1, 2]), ""]
+    @test is_error(caught(() -> Array{Int64}(strs)), :INVALID_ARGUMENT)
+    @test_throws ArgumentError unsafe_array(strs)
+    @test_throws ArgumentError Tensor(Any[1, 2])
+
+    @test Dinput.device_type(t) == :cpu
+    @test Dinput.device_index(t) == -1
+    @test Array(Dinput.to_host(t)) == Array(t)
+    p = Dinput.unsafe_to_dlpack(Tensor(Float32[1, 2]))
+    @test p != C_NULL
+    Dinput.dlpack_delete(p)
+    @test is_error(caught(() -> Dinput.unsafe_to_dlpack(strs)), :INVALID_ARGUMENT)
+    @test occursin("int64", sprint(show, t))
+
+    close(t)
+    @test !isopen(t)
+    close(t)                                   # idempotent
+    @test is_error(caught(() -> size(t)), :FAILED_PRECONDITION)
+    @test is_error(caught(() -> Array(t)), :FAILED_PRECONDITION)
+    @test sprint(show, t) == "Tensor(<closed>)"
+end
+
+@testset "elements and specs" begin
+    e = Element([1, 2, 3], 4.0f0, "x")
+    @test length(e) == 3
+    @test Array(e[1]) == [1, 2, 3]
+    @test e[2][] == 4.0f0
+    @test e[end][] == "x"
+    a, b, c = e
+    @test a isa Tensor && dtype(b) == :float32 && dtype(c) == :bytes
+    @test_throws BoundsError e[4]
+    @test length(Element()) == 0
+    shared = Tensor([7])
+    e2 = Element((shared, [8]))
+    close(shared)                              # the element holds its own reference
+    @test Array(e2[1]) == [7]
+    e3 = copy(e2)
+    close(e2)
+    @test Array(e3[2]) == [8]
+    @test occursin("Element(", sprint(show, e2))
+
+    @test TensorSpec(Float32, (nothing, 3)) == TensorSpec(:float32, [-1, 3])
+    @test TensorSpec(Float32, (nothing, 3)).shape == [Dinput.UNKNOWN_DIM, 3]
+    @test TensorSpec(String, ()).dtype == :bytes
+    @test TensorSpec(UInt16, (2,)) != TensorSpec(:bfloat16, (2,))
+    @test_throws ArgumentError TensorSpec(:nope, ())
+    @test sprint(show, TensorSpec(Int64, (nothing,))) == "TensorSpec(:int64, (nothing,))"
+end
+
+@testset "datasets" begin
+    ds = Dataset(0:5)
+    @test cardinality(ds) == 6
+    @test element_spec(ds) == [TensorSpec(Int64, ())]
+    @test Dinput.name(ds) == "range"
+    @test [x[1][] for x in ds] == collect(0:5)
+    @test [x[1][] for x in ds] == collect(0:5)                # every loop is a new epoch
+    @test [x[1][] for x in Dataset(0:2:8)] == [0, 2, 4, 6, 8]
+    @test [x[1][] for x in Dataset(8:-3:0)] == [8, 5, 2]
+    @test isempty(collect(Dataset(3:2)))
+
+    b = batch(Dataset(0:8), 4)                                 # range(9).batch(4)
+    @test [Array(x[1]) for x in b] == [[0, 1, 2, 3], [4, 5, 6, 7], [8]]
+    @test element_spec(b) == [TensorSpec(Int64, (nothing,))]
+    @test element_spec(batch(Dataset(0:8), 4; drop_remainder=true)) == [TensorSpec(Int64, (4,))]
+    @test [Array(x[1]) for x in batch(Dataset(0:8), 4; drop_remainder=true)] == [0:3, 4:7]
+    @test [x[1][] for x in unbatch(b)] == collect(0:8)
+    @test [Array(x[1]) for x in rebatch(b, [1, 3])] == [[0], [1, 2, 3], [4], [5, 6, 7], [8]]
+    @test [x[1][] for x in take(skip(Dataset(0:9), 2), 3)] == [2, 3, 4]
+    @test [x[1][] for x in shard(Dataset(0:9), 3, 1)] == [1, 4, 7]
+    @test [x[1][] for x in repeat(Dataset(0:1), 3)] == [0, 1, 0, 1, 0, 1]
+    @test cardinality(repeat(Dataset(0:1))) == Dinput.INFINITE_CARDINALITY
+    @test [x[1][] for x in take(repeat(Dataset(0:1)), 5)] == [0, 1, 0, 1, 0]
+    @test [x[1][] for x in prefetch(Dataset(0:3), 2)] == [0, 1, 2, 3]
+
+    shuffled = shuffle(Dataset(0:9), 10; seed=7, reshuffle_each_iteration=false)
+    order = [x[1][] for x in shuffled]
+    @test sort(order) == collect(0:9)
+    @test [x[1][] for x in shuffled] == order
+
+    en = enumerate(Dataset(10:12); start=5)
+    @test [(i[], x[]) for (i, x) in en] == [(5, 10), (6, 11), (7, 12)]
+
+    ft = from_tensors(Float32[1], Float32[1])                  # from_tensors(([1.], [1.]))
+    @test cardinality(ft) == 1
+    @test [(Array(x[1]), Array(x[2])) for x in ft] == [(Float32[1], Float32[1])]
+    sl = from_tensor_slices([1 2; 3 4], ["a", "b"])            # rows, with a label each
+    @test [(Array(x[1]), x[2][]) for x in sl] == [([1, 2], "a"), ([3, 4], "b")]
+    @test [x[1][] for x in from_tensor_slices([1, 2, 3, 4])] == [1, 2, 3, 4]
+
+    opts = Options(auto_shard_policy=:off)
+    @test auto_shard_policy(opts) == :off
+    @test auto_shard_policy(Options()) == :auto
+    @test_throws ArgumentError Options(auto_shard_policy=:sideways)
+    @test [x[1][] for x in with_options(Dataset(0:2); auto_shard_policy=:data)] == [0, 1, 2]
+    @test occursin("batch", sprint(show, b))
+end
+
+@testset "iterators" begin
+    ds = Dataset(0:1)
+    iterator(ds) do it
+        @test get_next(it)[1][] == 0
+        @test get_next(it)[1][] == 1
+        @test is_error(caught(() -> get_next(it)), :OUT_OF_RANGE)
+        @test is_error(caught(() -> get_next(it)), :OUT_OF_RANGE)   # and on every later call
+    end
+    it = iterator(ds)
+    o = get_next_as_optional(it)
+    @test has_value(o)
+    @test get_value(o)[1][] == 0
+    @test [x[1][] for x in it] == [1]                          # the rest of this epoch
+    o = get_next_as_optional(it)
+    @test !has_value(o)
+    @test is_error(caught(() -> get_value(o)), :INVALID_ARGUMENT)
+    @test element_spec(it) == [TensorSpec(Int64, ())]
+    @test statistic(it, "records") == 0
+    @test is_error(caught(() -> statistic(it, "nope")), :NOT_FOUND)
+    close(it)
+    close(it)
+    @test is_error(caught(() -> get_next(it)), :FAILED_PRECONDITION)
+end
+
+@testset "from_generator" begin
+    spec = TensorSpec(Float32, (4,))
+    calls = Ref(0)
+    ds = from_generator(spec) do
+        calls[] += 1
+        (fill(Float32(i), 4) for i in 1:3)
+    end
+    @test element_spec(ds) == [spec]
+    @test [Array(x[1]) for x in ds] == [fill(Float32(i), 4) for i in 1:3]
+    @test length(collect(ds)) == 3
+    @test calls[] == 2                                         # once per epoch
+
+    pairs = from_generator([(1, "one"), (2, "two")],
+                           (TensorSpec(Int64, ()), TensorSpec(String, ())))
+    @test [(x[1][], x[2][]) for x in pairs] == [(1, "one"), (2, "two")]
+
+    wrong = from_generator(() -> [Float64[1, 2]], spec)       # float64 [2] against float32 [4]
+    @test is_error(caught(() -> collect(wrong)), :INVALID_ARGUMENT)
+
+    failing = from_generator(spec) do
+        (i < 2 ? zeros(Float32, 4) : error("generator broke at $i") for i in 1:3)
+    end
+    err = caught(() -> collect(failing))
+    @test err isa DinputError
+    @test occursin("generator broke at 2", err.message)
+end
+
+@testset "map and filter" begin
+    doubled = map(x -> 2 * x[1][], Dataset(0:4))
+    @test [x[1][] for x in doubled] == [0, 2, 4, 6, 8]
+    halves = map(x -> (x[1][], Float32(x[1][]) / 2), Dataset(1:2);
+                 spec=(TensorSpec(Int64, ()), TensorSpec(Float32, ())))
+    @test [(x[1][], x[2][]) for x in halves] == [(1, 0.5f0), (2, 1.0f0)]
+    @test [x[1][] for x in map(identity, Dataset(0:2))] == [0, 1, 2]
+    kept = filter(x -> iseven(x[1][]), Dataset(0:9))
+    @test [x[1][] for x in kept] == [0, 2, 4, 6, 8]
+
+    # a callback that throws: the pipeline fails with its message
+    bad = map(x -> x[1][] < 1 ? x : error("boom at $(x[1][])"), Dataset(0:3))
+    err = caught(() -> collect(bad))
+    @test err isa DinputError
+    @test err.code == :UNKNOWN
+    @test occursin("boom at 1", err.message)
+    @test is_error(caught(() -> collect(filter(x -> 1, Dataset(0:2)))), :INVALID_ARGUMENT)
+    rethrown = map(x -> throw(DinputError(:DATA_LOSS, "custom failure")), Dataset(0:1))
+    err = caught(() -> collect(rethrown))
+    @test is_error(err, :DATA_LOSS) && occursin("custom failure", err.message)
+    mismatch = map(x -> 1.5, Dataset(0:1); spec=TensorSpec(Int64, ()))
+    @test is_error(caught(() -> collect(mismatch)), :INVALID_ARGUMENT)
+
+    # the element passed to a callback is valid during the call only
+    saved = Ref{Any}(nothing)
+    kept = Ref{Any}(nothing)
+    collect(map(x -> (saved[] = x; kept[] = copy(x); x), Dataset(5:5)))
+    @test is_error(caught(() -> length(saved[])), :FAILED_PRECONDITION)
+    @test kept[][1][] == 5                     # copy(x) is a handle of its own
+
+    if Dinput.FOREIGN_THREAD_CALLBACKS
+        parallel = map(x -> x[1][] + 1, Dataset(0:99); num_parallel_calls=4)
+        @test [x[1][] for x in parallel] == collect(1:100)
+        ahead = prefetch(map(x -> x[1][] * 3, Dataset(0:9)), 2)
+        @test [x[1][] for x in ahead] == collect(0:3:27)
+    else
+        @test is_error(caught(() -> map(x -> x, Dataset(0:1); num_parallel_calls=2)),
+                       :UNIMPLEMENTED)
+        @test is_error(caught(() -> prefetch(map(x -> x, Dataset(0:1)))), :UNIMPLEMENTED)
+    end
+end
+
+@testset "distribute_dataset" begin
+    strategy = Strategy(CPU2)
+    @test num_replicas_in_sync(strategy) == 2
+    @test num_local_replicas(strategy) == 2
+    @test num_workers(strategy) == 1
+    @test worker_index(strategy) == 0
+    @test devices(strategy) == CPU2
+    @test devices(Strategy()) == ["CPU:0"]
+    @test is_error(caught(() -> Strategy(["CPU:0", "CPU:0"])), :INVALID_ARGUMENT)
+
+    # range(6).batch(4) on 2 replicas: [0,1] | [2,3] ; [4] | [5]
+    dist = distribute_dataset(strategy, batch(Dataset(0:5), 4))
+    @test [replica_values(step) for step in dist] == [[[0, 1], [2, 3]], [[4], [5]]]
+    @test [replica_values(step) for step in dist] == [[[0, 1], [2, 3]], [[4], [5]]]
+
+    # range(9).batch(4) with get_next_as_optional: the loop stops at the empty optional
+    dist = distribute_dataset(strategy, batch(Dataset(0:8), 4))
+    steps = []
+    iterator(dist) do it
+        for _ in 1:5
+            optional = get_next_as_optional(it)
+            has_value(optional) || break
+            push!(steps, replica_values(get_value(optional)))
+        end
+        @test is_error(caught(() -> get_next(it)), :OUT_OF_RANGE)
+    end
+    @test steps == [[[0, 1], [2, 3]], [[4, 5], [6, 7]], [[8], Int[]]]
+    @test occursin("\"policy\":\"DATA\"", plan(dist))
+
+    # partial batches: range(9).batch(4) on 4 replicas
+    dist4 = distribute_dataset(Strategy(["CPU:$i" for i in 0:3]), batch(Dataset(0:8), 4))
+    steps = collect(dist4)
+    @test length(steps) == 3
+    @test replica_values(steps[2]) == [[4], [5], [6], [7]]
+    @test replica_values(steps[3]) == [[8], Int[], Int[], Int[]]
+    @test [size(e[1]) for e in local_results(steps[3])] == [(1,), (0,), (0,), (0,)]
+
+    @test element_spec(distribute_dataset(strategy, batch(Dataset(0:9), 2))) ==
+          [TensorSpec(Int64, (nothing,))]
+    scalars = caught(() -> collect(distribute_dataset(strategy, Dataset(0:3))))
+    @test is_error(scalars, :INVALID_ARGUMENT)
+
+    # the balanced split of the OFF policy
+    off = with_options(batch(Dataset(0:7), 4); auto_shard_policy=:off)
+    dist3 = distribute_dataset(Strategy(["CPU:0", "CPU:1", "CPU:2"]), off)
+    @test [replica_values(s) for s in dist3] == [[[0, 1], [2], [3]], [[4, 5], [6], [7]]]
+    @test occursin("\"split\":\"balanced\"", plan(dist3))
+
+    # two components: from_tensors(([1.], [1.])).repeat(100).batch(16) on 2 replicas
+    pairs = batch(repeat(from_tensors(Float32[1], Float32[1]), 100), 16)
+    shapes = [[(size(e[1]), size(e[2])) for e in local_results(s)]
+              for s in distribute_dataset(strategy, pairs)]
+    @test length(shapes) == 7
+    @test shapes[1] == [((8, 1), (8, 1)), ((8, 1), (8, 1))]
+    @test shapes[7] == [((2, 1), (2, 1)), ((2, 1), (2, 1))]
+
+    if Dinput.FOREIGN_THREAD_CALLBACKS
+        mapped = batch(map(x -> x[1][] > 2 ? error("late failure") : x, Dataset(0:7)), 2)
+        err = caught(() -> collect(distribute_dataset(strategy, mapped)))
+        @test err isa DinputError && occursin("late failure", err.message)
+        gen = from_generator(() -> ([i, i + 1] for i in 0:2:6), TensorSpec(Int64, (2,)))
+        @test [replica_values(s) for s in distribute_dataset(strategy, gen)] ==
+              [[[0], [1]], [[2], [3]], [[4], [5]], [[6], [7]]]
+    else
+        mapped = map(identity, Dataset(0:1))
+        @test is_error(caught(() -> distribute_dataset(strategy, mapped)), :UNIMPLEMENTED)
+    end
+end
+
+@testset "restore order" begin
+    # range(24).enumerate().batch(6): run doubles the values, the index restores the order
+    strategy = Strategy(CPU2)
+    dist = distribute_dataset(strategy, batch(enumerate(Dataset(0:23)), 6))
+    predict(x) = (Array(x[1]), 2 .* Array(x[2]))
+    result = Dict{Int,Int}()
+    for step in dist
+        outputs = if Dinput.FOREIGN_THREAD_CALLBACKS
+            run(predict, strategy, step)
+        else
+            PerReplica([predict(x) for x in local_results(step)])
+        end
+        for e in local_results(outputs)
+            for (i, v) in zip(Array(e[1]), Array(e[2]))
+                result[i] = v
+            end
+        end
+    end
+    @test result == Dict(i => 2i for i in 0:23)
+end
+
+@testset "distribute_datasets_from_function" begin
+    strategy = Strategy(CPU2)
+    contexts = InputContext[]
+    dist = distribute_datasets_from_function(strategy) do ctx
+        push!(contexts, ctx)
+        per_replica = per_replica_batch_size(ctx, 16)
+        ds = batch(repeat(from_tensors(Float32[1], Float32[1]), 64), 16)
+        ds = shard(ds, ctx.num_input_pipelines, ctx.input_pipeline_id)
+        prefetch(batch(ds, per_replica), 2)
+    end
+    @test length(contexts) == 1
+    ctx = contexts[1]
+    @test (ctx.num_input_pipelines, ctx.input_pipeline_id, ctx.num_replicas_in_sync) == (1, 0, 2)
+    @test is_error(caught(() -> per_replica_batch_size(ctx, 16)), :FAILED_PRECONDITION)
+    steps = collect(dist)
+    @test length(steps) == 1
+    @test [size(e[1]) for e in local_results(steps[1])] == [(4, 16, 1), (0, 0, 1)]
+    @test occursin("\"policy\":\"NONE\"", plan(dist))
+
+    indivisible(ctx) = batch(Dataset(0:1), per_replica_batch_size(ctx, 3))    # 3 over 2 replicas
+    err = caught(() -> distribute_datasets_from_function(indivisible, strategy))
+    @test is_error(err, :INVALID_ARGUMENT) && occursin("divisible", err.message)
+    not_a_dataset = caught(() -> distribute_datasets_from_function(ctx -> 42, strategy))
+    @test is_error(not_a_dataset, :INVALID_ARGUMENT)
+
+    # per_replica_buffer_size=0 reads on the caller's thread: Julia generators work everywhere
+    unbuffered = InputOptions(per_replica_buffer_size=0)
+    @test unbuffered.per_replica_buffer_size == 0
+    gen = distribute_datasets_from_function(strategy; options=unbuffered) do ctx
+        from_generator(() -> ([i, i + 1] for i in 0:2:6), TensorSpec(Int64, (2,)))
+    end
+    @test [replica_values(s) for s in gen] == [[[0, 1], [2, 3]], [[4, 5], [6, 7]]]
+    @test_throws ArgumentError InputOptions(replication_mode=:per_thread)
+    @test is_error(caught(() -> InputOptions(per_replica_buffer_size=-1)), :INVALID_ARGUMENT)
+end
+
+@testset "distribute_values_from_function, run and reduce" begin
+    strategy = Strategy(CPU2)
+    ids = distribute_values_from_function(ctx -> Float32(ctx.replica_id_in_sync_group), strategy)
+    @test [e[1][] for e in local_results(ids)] == [0.0f0, 1.0f0]
+    sizes = distribute_values_from_function(ctx -> ctx.num_replicas_in_sync, strategy)
+    @test [e[1][] for e in sizes] == [2, 2]
+    one_each = distribute_values_from_function(_ -> 1.0f0, strategy)
+    @test length(one_each) == 2
+
+    @test reduce(:sum, strategy, one_each)[1][] == 2.0f0
+    @test Float64(reduce(:mean, strategy, one_each)[1][]) ≈ 1.0
+    @test is_error(caught(() -> reduce(:sum, strategy, one_each; dims=1)), :INVALID_ARGUMENT)
+    @test_throws ArgumentError reduce(:max, strategy, one_each)
+    @test is_error(caught(replica_context), :FAILED_PRECONDITION)
+
+    single = Strategy()
+    doubled = run(x -> 2 * x[1][], single, distribute_values_from_function(_ -> 21, single))
+    @test [e[1][] for e in doubled] == [42]
+
+    if Dinput.FOREIGN_THREAD_CALLBACKS
+        for _ in 1:4
+            @test [e[1][] for e in run(x -> x, strategy, one_each)] == [1.0f0, 1.0f0]
+        end
+        placed = run(strategy) do
+            ctx = replica_context()
+            (ctx.replica_id_in_sync_group, ctx.device)
+        end
+        @test [(e[1][], e[2][]) for e in placed] == [(0, "CPU:0"), (1, "CPU:1")]
+        losses = run(() -> 0.1f0, strategy)                    # 0.1 per replica, summed: 0.2
+        @test reduce(:sum, strategy, losses)[1][] ≈ 0.2f0
+        err = caught(() -> run(x -> error("replica failed"), strategy, one_each))
+        @test err isa DinputError && occursin("replica failed", err.message)
+    else
+        @test is_error(caught(() -> run(x -> x, strategy, one_each)), :UNIMPLEMENTED)
+    end
+end
+
+@testset "multi-worker" begin
+    collective = Collective(2; timeout_ms=5000)
+    @test num_workers(collective) == 2
+    @test is_error(caught(() -> Strategy(collective, 0; num_replicas_in_sync=3)), :INVALID_ARGUMENT)
+    if Threads.nthreads() >= 2
+        # W=2, R=1, range(9).batch(2), DATA: w0 [0];[2];[4];[6];[8] || w1 [1];[3];[5];[7];[]
+        tasks = map(0:1) do w
+            Threads.@spawn begin
+                s = Strategy(collective, w; num_replicas_in_sync=2)
+                @assert num_workers(s) == 2 && worker_index(s) == w
+                [replica_values(step) for step in distribute_dataset(s, batch(Dataset(0:8), 2))]
+            end
+        end
+        results = fetch.(tasks)
+        @test results[1] == [[[0]], [[2]], [[4]], [[6]], [[8]]]
+        @test results[2] == [[[1]], [[3]], [[5]], [[7]], [Int[]]]
+    else
+        @info "multi-worker iteration skipped: it needs 2 Julia threads (julia -t 2)"
+    end
+    # a worker that cannot continue releases the others at once
+    lonely = Collective(2; timeout_ms=5000)
+    s0 = Strategy(lonely, 0; num_replicas_in_sync=2)
+    abort!(lonely, :ABORTED, "worker 1 cannot continue")
+    err = caught(() -> collect(distribute_dataset(s0, batch(Dataset(0:8), 2))))
+    @test is_error(err, :ABORTED) && occursin("cannot continue", err.message)
+end
+
+@testset "record files" begin
+    mktempdir() do dir
+        path = joinpath(dir, "data.tfrecord")
+        RecordWriter(path) do w
+            @test write(w, "first record") == 12
+            @test write(w, UInt8[1, 2, 3]) == 3
+            write(w, "")
+            flush(w)
+        end
+        ds = records(path)
+        @test [x[1][] for x in ds] == ["first record", "\x01\x02\x03", ""]
+        iterator(ds) do it
+            @test length(collect(it)) == 3
+            @test statistic(it, "records") == 3
+        end
+        w = RecordWriter(path)
+        close(w)
+        close(w)
+        @test is_error(caught(() -> write(w, "late")), :FAILED_PRECONDITION)
+        if occursin("\"zstd\":{\"compiled\":true,\"available\":true", Dinput.build_info())
+            zpath = joinpath(dir, "data.tfrecord.zst")
+            RecordWriter(w -> write(w, "compressed"), zpath; compression=:zstd)
+            @test [x[1][] for x in records(zpath; compression=:zstd)] == ["compressed"]
+        end
+
+        text = joinpath(dir, "lines.txt")
+        write(text, "alpha\r\nbeta\ngamma")
+        @test [x[1][] for x in text_lines(text)] == ["alpha", "beta", "gamma"]
+        @test is_error(caught(() -> collect(text_lines(joinpath(dir, "missing.txt")))), :NOT_FOUND)
+
+        fixed = joinpath(dir, "fixed.bin")
+        write(fixed, "HDRabcdefFT")
+        @test [x[1][] for x in fixed_length_records(fixed, 3; header_bytes=3, footer_bytes=2)] ==
+              ["abc", "def"]
+
+        @test [basename(x[1][]) for x in list_files(joinpath(dir, "*.txt"))] == ["lines.txt"]
+        @test is_error(caught(() -> list_files(joinpath(dir, "*.none"))), :NOT_FOUND)
+        names = list_files(joinpath(dir, "*.txt"))
+        lines = interleave(names, TensorSpec(String, ()); cycle_length=1) do x
+            text_lines(x[1][])
+        end
+        @test [x[1][] for x in lines] == ["alpha", "beta", "gamma"]
+    end
+end
+
+@testset "errors and lifetimes" begin
+    err = caught(() -> batch(Dataset(0:5), 0))
+    @test err isa DinputError
+    @test err.code == :INVALID_ARGUMENT
+    @test occursin("batch", err.message)
+    @test sprint(showerror, err) == "DinputError(:INVALID_ARGUMENT): " * err.message
+
+    ds = Dataset(0:3)
+    close(ds)
+    @test !isopen(ds)
+    close(ds)
+    @test is_error(caught(() -> cardinality(ds)), :FAILED_PRECONDITION)
+    @test is_error(caught(() -> batch(ds, 2)), :FAILED_PRECONDITION)
+    @test is_error(caught(() -> collect(ds)), :FAILED_PRECONDITION)
+    @test is_error(caught(() -> map(identity, ds)), :FAILED_PRECONDITION)
+    @test sprint(show, ds) == "Dataset(<closed>)"
+
+    base = Dataset(0:3)
+    pairs = batch(base, 2)
+    close(base)                                 # what was made from it stays valid
+    @test [Array(x[1]) for x in pairs] == [[0, 1], [2, 3]]
+
+    @test Dinput.with(s -> num_replicas_in_sync(s), Strategy(CPU2)) == 2
+    kept = Strategy(CPU2)
+    Dinput.with(kept) do s
+        @test isopen(s)
+    end
+    @test !isopen(kept)
+
+    # iterators left to the garbage collector are freed when the next one is made
+    ahead = prefetch(Dataset(0:999), 8)
+    for _ in 1:20
+        for x in ahead
+            break
+        end
+    end
+    GC.gc()
+    GC.gc()
+    @test [x[1][] for x in take(ahead, 3)] == [0, 1, 2]
+    @test isempty(Dinput.PENDING_FREES)
+end
+
+end # @testset "Dinput"

@@ -1,0 +1,732 @@
+//! Raw FFI declarations of dinput's C ABI, `include/dinput.h`, written by hand.
+//!
+//! Everything here mirrors the header one to one: the opaque handle types, the enum values,
+//! the macro constants, the callback typedefs and every `DINPUT_API` function, in the
+//! header's order and with its parameter names. The safe layer is the `dinput` crate; read
+//! the header (or that crate) for what each function does, who owns what, and which
+//! pointers are borrowed.
+//!
+//! How C types are written here:
+//! - C enums are `c_int` type aliases with one `pub const` per value (as libgit2-sys does),
+//!   never Rust enums: the library may return a value this crate does not know (the enums
+//!   are append-only), and a Rust enum holding an undeclared value is undefined behaviour.
+//!   Every enum of dinput.h fits in an `int`, which is how C compilers lay them out.
+//! - Opaque handles are zero-sized `#[repr(C)]` structs that are `!Send`, `!Sync` and
+//!   `!Unpin`, so that they can only be used behind pointers; the safe layer decides which
+//!   wrappers may cross threads.
+//! - Callback typedefs are `Option<unsafe extern "C" fn ...>` so that NULL is `None`.
+//!
+//! `tests/header.rs` parses dinput.h and this file and checks that both declare the same
+//! functions with the same parameter and return types, and the same constants with the same
+//! values.
+#![no_std]
+#![allow(non_camel_case_types, non_upper_case_globals)] // C names, kept as in the headers
+
+use core::ffi::{c_char, c_int, c_void};
+use core::marker::{PhantomData, PhantomPinned};
+
+// ---------------------------------------------------------------------------------------
+// Version macros
+// ---------------------------------------------------------------------------------------
+
+pub const DINPUT_VERSION_MAJOR: c_int = 0;
+pub const DINPUT_VERSION_MINOR: c_int = 1;
+pub const DINPUT_VERSION_PATCH: c_int = 0;
+/// MAJOR*10000 + MINOR*100 + PATCH of the header these declarations were written from.
+pub const DINPUT_VERSION_NUMBER: c_int =
+    DINPUT_VERSION_MAJOR * 10000 + DINPUT_VERSION_MINOR * 100 + DINPUT_VERSION_PATCH;
+
+// ---------------------------------------------------------------------------------------
+// Status codes
+// ---------------------------------------------------------------------------------------
+
+pub type dinput_status_t = c_int;
+pub const DINPUT_OK: dinput_status_t = 0;
+pub const DINPUT_CANCELLED: dinput_status_t = 1;
+pub const DINPUT_UNKNOWN: dinput_status_t = 2;
+pub const DINPUT_INVALID_ARGUMENT: dinput_status_t = 3;
+pub const DINPUT_DEADLINE_EXCEEDED: dinput_status_t = 4;
+pub const DINPUT_NOT_FOUND: dinput_status_t = 5;
+pub const DINPUT_ALREADY_EXISTS: dinput_status_t = 6;
+pub const DINPUT_PERMISSION_DENIED: dinput_status_t = 7;
+pub const DINPUT_RESOURCE_EXHAUSTED: dinput_status_t = 8;
+pub const DINPUT_FAILED_PRECONDITION: dinput_status_t = 9;
+pub const DINPUT_ABORTED: dinput_status_t = 10;
+pub const DINPUT_OUT_OF_RANGE: dinput_status_t = 11;
+pub const DINPUT_UNIMPLEMENTED: dinput_status_t = 12;
+pub const DINPUT_INTERNAL: dinput_status_t = 13;
+pub const DINPUT_UNAVAILABLE: dinput_status_t = 14;
+pub const DINPUT_DATA_LOSS: dinput_status_t = 15;
+pub const DINPUT_UNAUTHENTICATED: dinput_status_t = 16;
+
+// ---------------------------------------------------------------------------------------
+// Data types
+// ---------------------------------------------------------------------------------------
+
+pub type dinput_dtype_t = c_int;
+pub const DINPUT_DTYPE_INVALID: dinput_dtype_t = 0;
+pub const DINPUT_BOOL: dinput_dtype_t = 1;
+pub const DINPUT_INT8: dinput_dtype_t = 2;
+pub const DINPUT_INT16: dinput_dtype_t = 3;
+pub const DINPUT_INT32: dinput_dtype_t = 4;
+pub const DINPUT_INT64: dinput_dtype_t = 5;
+pub const DINPUT_UINT8: dinput_dtype_t = 6;
+pub const DINPUT_UINT16: dinput_dtype_t = 7;
+pub const DINPUT_UINT32: dinput_dtype_t = 8;
+pub const DINPUT_UINT64: dinput_dtype_t = 9;
+pub const DINPUT_FLOAT16: dinput_dtype_t = 10;
+pub const DINPUT_BFLOAT16: dinput_dtype_t = 11;
+pub const DINPUT_FLOAT32: dinput_dtype_t = 12;
+pub const DINPUT_FLOAT64: dinput_dtype_t = 13;
+pub const DINPUT_BYTES: dinput_dtype_t = 14;
+
+/// An unknown dimension in a shape (in specs only; tensors have known shapes).
+pub const DINPUT_UNKNOWN_DIM: i64 = -1;
+
+/// Where a tensor's data lives (DLPack's device type numbers).
+pub type dinput_device_type_t = c_int;
+pub const DINPUT_DEVICE_CPU: dinput_device_type_t = 1;
+pub const DINPUT_DEVICE_CUDA: dinput_device_type_t = 2;
+/// Page-locked host memory.
+pub const DINPUT_DEVICE_CUDA_HOST: dinput_device_type_t = 3;
+
+// ---------------------------------------------------------------------------------------
+// Other enums and macro constants
+// ---------------------------------------------------------------------------------------
+
+pub type dinput_auto_shard_policy_t = c_int;
+pub const DINPUT_AUTO_SHARD_OFF: dinput_auto_shard_policy_t = -1;
+pub const DINPUT_AUTO_SHARD_AUTO: dinput_auto_shard_policy_t = 0;
+pub const DINPUT_AUTO_SHARD_FILE: dinput_auto_shard_policy_t = 1;
+pub const DINPUT_AUTO_SHARD_DATA: dinput_auto_shard_policy_t = 2;
+pub const DINPUT_AUTO_SHARD_HINT: dinput_auto_shard_policy_t = 3;
+
+pub const DINPUT_INFINITE_CARDINALITY: i64 = -1;
+pub const DINPUT_UNKNOWN_CARDINALITY: i64 = -2;
+pub const DINPUT_REPEAT_FOREVER: i64 = -1;
+pub const DINPUT_SHARD_HINT: i64 = -1;
+pub const DINPUT_AUTOTUNE: i64 = -1;
+
+pub type dinput_replication_mode_t = c_int;
+pub const DINPUT_REPLICATION_PER_WORKER: dinput_replication_mode_t = 0;
+pub const DINPUT_REPLICATION_PER_REPLICA: dinput_replication_mode_t = 1;
+
+pub type dinput_reduce_op_t = c_int;
+pub const DINPUT_REDUCE_SUM: dinput_reduce_op_t = 0;
+pub const DINPUT_REDUCE_MEAN: dinput_reduce_op_t = 1;
+
+pub const DINPUT_AXIS_NONE: c_int = -1;
+
+pub type dinput_compression_t = c_int;
+pub const DINPUT_COMPRESSION_NONE: dinput_compression_t = 0;
+pub const DINPUT_COMPRESSION_ZSTD: dinput_compression_t = 1;
+pub const DINPUT_COMPRESSION_GZIP: dinput_compression_t = 2;
+
+// ---------------------------------------------------------------------------------------
+// Opaque handles
+// ---------------------------------------------------------------------------------------
+
+macro_rules! opaque {
+    ($($(#[$doc:meta])* $name:ident => $alias:ident;)*) => {$(
+        $(#[$doc])*
+        #[repr(C)]
+        pub struct $name {
+            _data: [u8; 0],
+            // Raw pointer: !Send + !Sync; PhantomPinned: !Unpin (the library owns the memory).
+            _marker: PhantomData<(*mut u8, PhantomPinned)>,
+        }
+        pub type $alias = $name;
+    )*};
+}
+
+opaque! {
+    /// An immutable dense tensor.
+    dinput_tensor => dinput_tensor_t;
+    /// A tuple of tensors.
+    dinput_element => dinput_element_t;
+    /// Per component a dtype and a shape with possibly unknown dimensions.
+    dinput_spec => dinput_spec_t;
+    /// Dataset options (the auto-shard policy).
+    dinput_options => dinput_options_t;
+    /// An immutable node of a pipeline graph.
+    dinput_dataset => dinput_dataset_t;
+    /// Iterates a dataset; one consumer at a time.
+    dinput_iterator => dinput_iterator_t;
+    /// Holds an element, a per-replica value, or nothing.
+    dinput_optional => dinput_optional_t;
+    /// How workers exchange the values the distributed iterator and reduce need.
+    dinput_collective => dinput_collective_t;
+    /// One worker's view of W workers x R replica devices.
+    dinput_strategy => dinput_strategy_t;
+    /// tf.distribute.InputOptions.
+    dinput_input_options => dinput_input_options_t;
+    /// A dataset distributed over a strategy's replicas.
+    dinput_dist_dataset => dinput_dist_dataset_t;
+    /// Iterates a distributed dataset; one consumer at a time.
+    dinput_dist_iterator => dinput_dist_iterator_t;
+    /// One element per local replica.
+    dinput_per_replica => dinput_per_replica_t;
+    /// Passed to a dataset_fn, valid during the call.
+    dinput_input_context => dinput_input_context_t;
+    /// Passed to a value_fn, valid during the call.
+    dinput_value_context => dinput_value_context_t;
+    /// Passed to a run callback, valid during the call.
+    dinput_replica_context => dinput_replica_context_t;
+    /// Writes TFRecord-framed files; one thread at a time.
+    dinput_record_writer => dinput_record_writer_t;
+}
+
+// ---------------------------------------------------------------------------------------
+// DLPack (dlpack/dlpack.h)
+// ---------------------------------------------------------------------------------------
+// dinput.h only forward-declares `struct DLManagedTensor`; the layout below is DLPack's
+// (unchanged from DLPack 0.5 through 1.x for DLManagedTensor), written out so that a Rust
+// caller can read the exported tensor and call its deleter.
+
+/// DLPack device type (`kDLCPU` = 1, `kDLCUDA` = 2, ...).
+pub type DLDeviceType = c_int;
+pub const kDLCPU: DLDeviceType = 1;
+pub const kDLCUDA: DLDeviceType = 2;
+pub const kDLCUDAHost: DLDeviceType = 3;
+
+/// DLPack data type codes (the `code` field of [`DLDataType`]).
+pub const kDLInt: u8 = 0;
+pub const kDLUInt: u8 = 1;
+pub const kDLFloat: u8 = 2;
+pub const kDLOpaqueHandle: u8 = 3;
+pub const kDLBfloat: u8 = 4;
+pub const kDLComplex: u8 = 5;
+pub const kDLBool: u8 = 6;
+
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct DLDevice {
+    pub device_type: DLDeviceType,
+    pub device_id: i32,
+}
+
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct DLDataType {
+    pub code: u8,
+    pub bits: u8,
+    pub lanes: u16,
+}
+
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct DLTensor {
+    pub data: *mut c_void,
+    pub device: DLDevice,
+    pub ndim: i32,
+    pub dtype: DLDataType,
+    pub shape: *mut i64,
+    pub strides: *mut i64,
+    pub byte_offset: u64,
+}
+
+#[repr(C)]
+#[derive(Debug)]
+pub struct DLManagedTensor {
+    pub dl_tensor: DLTensor,
+    pub manager_ctx: *mut c_void,
+    pub deleter: Option<unsafe extern "C" fn(self_: *mut DLManagedTensor)>,
+}
+
+// ---------------------------------------------------------------------------------------
+// Callback typedefs
+// ---------------------------------------------------------------------------------------
+
+pub type dinput_free_fn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
+
+pub type dinput_generator_init_fn =
+    Option<unsafe extern "C" fn(state: *mut *mut c_void, user_data: *mut c_void) -> dinput_status_t>;
+pub type dinput_generator_next_fn =
+    Option<unsafe extern "C" fn(out: *mut *mut dinput_element_t, state: *mut c_void) -> dinput_status_t>;
+pub type dinput_generator_finalize_fn = Option<unsafe extern "C" fn(state: *mut c_void)>;
+
+pub type dinput_map_fn = Option<
+    unsafe extern "C" fn(
+        out: *mut *mut dinput_element_t,
+        in_: *const dinput_element_t,
+        user_data: *mut c_void,
+    ) -> dinput_status_t,
+>;
+
+pub type dinput_filter_fn = Option<
+    unsafe extern "C" fn(keep: *mut c_int, in_: *const dinput_element_t, user_data: *mut c_void) -> dinput_status_t,
+>;
+
+pub type dinput_interleave_fn = Option<
+    unsafe extern "C" fn(
+        out: *mut *mut dinput_dataset_t,
+        in_: *const dinput_element_t,
+        user_data: *mut c_void,
+    ) -> dinput_status_t,
+>;
+
+pub type dinput_dataset_fn = Option<
+    unsafe extern "C" fn(
+        out: *mut *mut dinput_dataset_t,
+        context: *const dinput_input_context_t,
+        user_data: *mut c_void,
+    ) -> dinput_status_t,
+>;
+
+pub type dinput_value_fn = Option<
+    unsafe extern "C" fn(
+        out: *mut *mut dinput_element_t,
+        context: *const dinput_value_context_t,
+        user_data: *mut c_void,
+    ) -> dinput_status_t,
+>;
+
+pub type dinput_replica_fn = Option<
+    unsafe extern "C" fn(
+        out: *mut *mut dinput_element_t,
+        context: *const dinput_replica_context_t,
+        args: *const dinput_element_t,
+        user_data: *mut c_void,
+    ) -> dinput_status_t,
+>;
+
+// ---------------------------------------------------------------------------------------
+// Functions, in the order of dinput.h
+// ---------------------------------------------------------------------------------------
+
+extern "C" {
+    // -- status codes, errors, version --
+    pub fn dinput_status_name(code: dinput_status_t) -> *const c_char;
+    pub fn dinput_last_error_message() -> *const c_char;
+    pub fn dinput_last_error_code() -> dinput_status_t;
+    pub fn dinput_error_set(code: dinput_status_t, message: *const c_char);
+    pub fn dinput_error_clear();
+    pub fn dinput_version() -> *const c_char;
+    pub fn dinput_version_number() -> c_int;
+    pub fn dinput_build_info() -> *const c_char;
+
+    // -- data types and tensors --
+    pub fn dinput_dtype_name(dtype: dinput_dtype_t) -> *const c_char;
+    pub fn dinput_dtype_size(dtype: dinput_dtype_t) -> usize;
+    pub fn dinput_dtype_from_name(name: *const c_char) -> dinput_dtype_t;
+    pub fn dinput_tensor_new(
+        out: *mut *mut dinput_tensor_t,
+        dtype: dinput_dtype_t,
+        shape: *const i64,
+        rank: c_int,
+        data: *const c_void,
+        nbytes: usize,
+    ) -> dinput_status_t;
+    pub fn dinput_tensor_new_bytes(
+        out: *mut *mut dinput_tensor_t,
+        shape: *const i64,
+        rank: c_int,
+        strings: *const *const c_char,
+        lengths: *const usize,
+    ) -> dinput_status_t;
+    pub fn dinput_tensor_ref(out: *mut *mut dinput_tensor_t, tensor: *const dinput_tensor_t) -> dinput_status_t;
+    pub fn dinput_tensor_free(tensor: *mut dinput_tensor_t);
+    pub fn dinput_tensor_dtype(tensor: *const dinput_tensor_t) -> dinput_dtype_t;
+    pub fn dinput_tensor_rank(tensor: *const dinput_tensor_t) -> c_int;
+    pub fn dinput_tensor_shape(tensor: *const dinput_tensor_t) -> *const i64;
+    pub fn dinput_tensor_dim(tensor: *const dinput_tensor_t, i: c_int) -> i64;
+    pub fn dinput_tensor_num_elements(tensor: *const dinput_tensor_t) -> i64;
+    pub fn dinput_tensor_byte_size(tensor: *const dinput_tensor_t) -> usize;
+    pub fn dinput_tensor_data(tensor: *const dinput_tensor_t) -> *const c_void;
+    pub fn dinput_tensor_device_type(tensor: *const dinput_tensor_t) -> dinput_device_type_t;
+    pub fn dinput_tensor_device_index(tensor: *const dinput_tensor_t) -> c_int;
+    pub fn dinput_tensor_to_host(out: *mut *mut dinput_tensor_t, tensor: *const dinput_tensor_t) -> dinput_status_t;
+    pub fn dinput_tensor_copy_to(
+        tensor: *const dinput_tensor_t,
+        expected: dinput_dtype_t,
+        dst: *mut c_void,
+        dst_bytes: usize,
+    ) -> dinput_status_t;
+    pub fn dinput_tensor_string(
+        out: *mut *const c_char,
+        out_len: *mut usize,
+        tensor: *const dinput_tensor_t,
+        index: i64,
+    ) -> dinput_status_t;
+    pub fn dinput_tensor_to_dlpack(out: *mut *mut DLManagedTensor, tensor: *const dinput_tensor_t) -> dinput_status_t;
+
+    // -- elements --
+    pub fn dinput_element_new(
+        out: *mut *mut dinput_element_t,
+        tensors: *const *const dinput_tensor_t,
+        count: usize,
+    ) -> dinput_status_t;
+    pub fn dinput_element_free(element: *mut dinput_element_t);
+    pub fn dinput_element_ref(out: *mut *mut dinput_element_t, element: *const dinput_element_t) -> dinput_status_t;
+    pub fn dinput_element_size(element: *const dinput_element_t) -> usize;
+    pub fn dinput_element_get(element: *const dinput_element_t, i: usize) -> *const dinput_tensor_t;
+
+    // -- element specs --
+    pub fn dinput_spec_new(out: *mut *mut dinput_spec_t) -> dinput_status_t;
+    pub fn dinput_spec_add(
+        spec: *mut dinput_spec_t,
+        dtype: dinput_dtype_t,
+        shape: *const i64,
+        rank: c_int,
+    ) -> dinput_status_t;
+    pub fn dinput_spec_free(spec: *mut dinput_spec_t);
+    pub fn dinput_spec_size(spec: *const dinput_spec_t) -> usize;
+    pub fn dinput_spec_dtype(spec: *const dinput_spec_t, i: usize) -> dinput_dtype_t;
+    pub fn dinput_spec_rank(spec: *const dinput_spec_t, i: usize) -> c_int;
+    pub fn dinput_spec_shape(spec: *const dinput_spec_t, i: usize) -> *const i64;
+
+    // -- dataset options --
+    pub fn dinput_options_new(out: *mut *mut dinput_options_t) -> dinput_status_t;
+    pub fn dinput_options_free(options: *mut dinput_options_t);
+    pub fn dinput_options_set_auto_shard_policy(
+        options: *mut dinput_options_t,
+        policy: dinput_auto_shard_policy_t,
+    ) -> dinput_status_t;
+    pub fn dinput_options_auto_shard_policy(options: *const dinput_options_t) -> dinput_auto_shard_policy_t;
+    pub fn dinput_options_set_skip_corrupt_records(options: *mut dinput_options_t, enable: c_int) -> dinput_status_t;
+
+    // -- datasets --
+    pub fn dinput_dataset_free(dataset: *mut dinput_dataset_t);
+    pub fn dinput_dataset_ref(out: *mut *mut dinput_dataset_t, dataset: *const dinput_dataset_t) -> dinput_status_t;
+    pub fn dinput_dataset_cardinality(dataset: *const dinput_dataset_t) -> i64;
+    pub fn dinput_dataset_element_spec(
+        out: *mut *mut dinput_spec_t,
+        dataset: *const dinput_dataset_t,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_name(dataset: *const dinput_dataset_t) -> *const c_char;
+
+    // sources
+    pub fn dinput_dataset_range(out: *mut *mut dinput_dataset_t, start: i64, stop: i64, step: i64) -> dinput_status_t;
+    pub fn dinput_dataset_from_tensors(
+        out: *mut *mut dinput_dataset_t,
+        element: *const dinput_element_t,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_from_tensor_slices(
+        out: *mut *mut dinput_dataset_t,
+        element: *const dinput_element_t,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_from_generator(
+        out: *mut *mut dinput_dataset_t,
+        spec: *const dinput_spec_t,
+        init: dinput_generator_init_fn,
+        next: dinput_generator_next_fn,
+        finalize: dinput_generator_finalize_fn,
+        user_data: *mut c_void,
+        free_user_data: dinput_free_fn,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_text_lines(
+        out: *mut *mut dinput_dataset_t,
+        files: *const *const c_char,
+        num_files: usize,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_records(
+        out: *mut *mut dinput_dataset_t,
+        files: *const *const c_char,
+        num_files: usize,
+        compression: dinput_compression_t,
+        buffer_size: i64,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_fixed_length_records(
+        out: *mut *mut dinput_dataset_t,
+        files: *const *const c_char,
+        num_files: usize,
+        record_bytes: i64,
+        header_bytes: i64,
+        footer_bytes: i64,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_list_files(
+        out: *mut *mut dinput_dataset_t,
+        patterns: *const *const c_char,
+        num_patterns: usize,
+        shuffle: c_int,
+        seed: i64,
+    ) -> dinput_status_t;
+
+    // transforms
+    pub fn dinput_dataset_batch(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        batch_size: i64,
+        drop_remainder: c_int,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_unbatch(out: *mut *mut dinput_dataset_t, input: *const dinput_dataset_t) -> dinput_status_t;
+    pub fn dinput_dataset_repeat(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        count: i64,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_take(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        count: i64,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_skip(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        count: i64,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_shard(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        num_shards: i64,
+        index: i64,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_shuffle(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        buffer_size: i64,
+        seed: i64,
+        reshuffle_each_iteration: c_int,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_map(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        fn_: dinput_map_fn,
+        out_spec: *const dinput_spec_t,
+        num_parallel_calls: i64,
+        deterministic: c_int,
+        user_data: *mut c_void,
+        free_user_data: dinput_free_fn,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_filter(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        fn_: dinput_filter_fn,
+        user_data: *mut c_void,
+        free_user_data: dinput_free_fn,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_interleave(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        fn_: dinput_interleave_fn,
+        out_spec: *const dinput_spec_t,
+        cycle_length: i64,
+        block_length: i64,
+        num_parallel_calls: i64,
+        deterministic: c_int,
+        user_data: *mut c_void,
+        free_user_data: dinput_free_fn,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_enumerate(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        start: i64,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_prefetch(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        buffer_size: i64,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_rebatch(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        sizes: *const i64,
+        num_sizes: usize,
+        drop_remainder: c_int,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_with_options(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        options: *const dinput_options_t,
+    ) -> dinput_status_t;
+
+    // -- iterators and optionals --
+    pub fn dinput_dataset_iterator(
+        out: *mut *mut dinput_iterator_t,
+        dataset: *const dinput_dataset_t,
+    ) -> dinput_status_t;
+    pub fn dinput_iterator_free(iterator: *mut dinput_iterator_t);
+    pub fn dinput_iterator_get_next(
+        out: *mut *mut dinput_element_t,
+        iterator: *mut dinput_iterator_t,
+    ) -> dinput_status_t;
+    pub fn dinput_iterator_get_next_as_optional(
+        out: *mut *mut dinput_optional_t,
+        iterator: *mut dinput_iterator_t,
+    ) -> dinput_status_t;
+    pub fn dinput_iterator_element_spec(
+        out: *mut *mut dinput_spec_t,
+        iterator: *const dinput_iterator_t,
+    ) -> dinput_status_t;
+    pub fn dinput_iterator_statistic(
+        out: *mut i64,
+        iterator: *const dinput_iterator_t,
+        name: *const c_char,
+    ) -> dinput_status_t;
+    pub fn dinput_optional_free(optional: *mut dinput_optional_t);
+    pub fn dinput_optional_has_value(optional: *const dinput_optional_t) -> c_int;
+    pub fn dinput_optional_get_value(
+        out: *mut *mut dinput_element_t,
+        optional: *const dinput_optional_t,
+    ) -> dinput_status_t;
+
+    // -- record files: writing --
+    pub fn dinput_record_writer_open(
+        out: *mut *mut dinput_record_writer_t,
+        path: *const c_char,
+        compression: dinput_compression_t,
+        level: c_int,
+    ) -> dinput_status_t;
+    pub fn dinput_record_writer_write(
+        writer: *mut dinput_record_writer_t,
+        data: *const c_void,
+        size: usize,
+    ) -> dinput_status_t;
+    pub fn dinput_record_writer_flush(writer: *mut dinput_record_writer_t) -> dinput_status_t;
+    pub fn dinput_record_writer_close(writer: *mut dinput_record_writer_t) -> dinput_status_t;
+    pub fn dinput_record_writer_free(writer: *mut dinput_record_writer_t);
+
+    // -- strategies and distribution --
+    pub fn dinput_collective_new_in_process(
+        out: *mut *mut dinput_collective_t,
+        num_workers: c_int,
+        timeout_ms: i64,
+    ) -> dinput_status_t;
+    pub fn dinput_collective_free(collective: *mut dinput_collective_t);
+    pub fn dinput_collective_abort(
+        collective: *mut dinput_collective_t,
+        code: dinput_status_t,
+        message: *const c_char,
+    ) -> dinput_status_t;
+    pub fn dinput_collective_num_workers(collective: *const dinput_collective_t) -> c_int;
+
+    pub fn dinput_strategy_new(
+        out: *mut *mut dinput_strategy_t,
+        devices: *const *const c_char,
+        num_devices: usize,
+    ) -> dinput_status_t;
+    pub fn dinput_strategy_new_multi_worker(
+        out: *mut *mut dinput_strategy_t,
+        collective: *mut dinput_collective_t,
+        worker_index: c_int,
+        devices: *const *const c_char,
+        num_devices: usize,
+    ) -> dinput_status_t;
+    pub fn dinput_strategy_new_multi_worker_cpu(
+        out: *mut *mut dinput_strategy_t,
+        collective: *mut dinput_collective_t,
+        worker_index: c_int,
+        num_replicas_in_sync: c_int,
+    ) -> dinput_status_t;
+    pub fn dinput_strategy_free(strategy: *mut dinput_strategy_t);
+    pub fn dinput_strategy_num_replicas_in_sync(strategy: *const dinput_strategy_t) -> c_int;
+    pub fn dinput_strategy_num_local_replicas(strategy: *const dinput_strategy_t) -> c_int;
+    pub fn dinput_strategy_num_workers(strategy: *const dinput_strategy_t) -> c_int;
+    pub fn dinput_strategy_worker_index(strategy: *const dinput_strategy_t) -> c_int;
+    pub fn dinput_strategy_device(strategy: *const dinput_strategy_t, i: c_int) -> *const c_char;
+
+    pub fn dinput_input_options_new(out: *mut *mut dinput_input_options_t) -> dinput_status_t;
+    pub fn dinput_input_options_free(options: *mut dinput_input_options_t);
+    pub fn dinput_input_options_set_fetch_to_device(o: *mut dinput_input_options_t, enable: c_int) -> dinput_status_t;
+    pub fn dinput_input_options_set_replication_mode(
+        o: *mut dinput_input_options_t,
+        mode: dinput_replication_mode_t,
+    ) -> dinput_status_t;
+    pub fn dinput_input_options_set_place_dataset_on_device(
+        o: *mut dinput_input_options_t,
+        enable: c_int,
+    ) -> dinput_status_t;
+    pub fn dinput_input_options_set_per_replica_buffer_size(
+        o: *mut dinput_input_options_t,
+        size: i64,
+    ) -> dinput_status_t;
+
+    pub fn dinput_strategy_distribute_dataset(
+        out: *mut *mut dinput_dist_dataset_t,
+        strategy: *const dinput_strategy_t,
+        dataset: *const dinput_dataset_t,
+        options: *const dinput_input_options_t,
+    ) -> dinput_status_t;
+    pub fn dinput_strategy_distribute_datasets_from_function(
+        out: *mut *mut dinput_dist_dataset_t,
+        strategy: *const dinput_strategy_t,
+        fn_: dinput_dataset_fn,
+        user_data: *mut c_void,
+        free_user_data: dinput_free_fn,
+        options: *const dinput_input_options_t,
+    ) -> dinput_status_t;
+
+    pub fn dinput_input_context_num_input_pipelines(c: *const dinput_input_context_t) -> c_int;
+    pub fn dinput_input_context_input_pipeline_id(c: *const dinput_input_context_t) -> c_int;
+    pub fn dinput_input_context_num_replicas_in_sync(c: *const dinput_input_context_t) -> c_int;
+    pub fn dinput_input_context_get_per_replica_batch_size(
+        out: *mut i64,
+        c: *const dinput_input_context_t,
+        global_batch_size: i64,
+    ) -> dinput_status_t;
+
+    pub fn dinput_dist_dataset_free(dataset: *mut dinput_dist_dataset_t);
+    pub fn dinput_dist_dataset_plan(dataset: *const dinput_dist_dataset_t) -> *const c_char;
+    pub fn dinput_dist_dataset_element_spec(
+        out: *mut *mut dinput_spec_t,
+        dataset: *const dinput_dist_dataset_t,
+    ) -> dinput_status_t;
+    pub fn dinput_dist_dataset_iterator(
+        out: *mut *mut dinput_dist_iterator_t,
+        dataset: *const dinput_dist_dataset_t,
+    ) -> dinput_status_t;
+    pub fn dinput_dist_iterator_free(iterator: *mut dinput_dist_iterator_t);
+    pub fn dinput_dist_iterator_get_next(
+        out: *mut *mut dinput_per_replica_t,
+        iterator: *mut dinput_dist_iterator_t,
+    ) -> dinput_status_t;
+    pub fn dinput_dist_iterator_get_next_as_optional(
+        out: *mut *mut dinput_optional_t,
+        iterator: *mut dinput_dist_iterator_t,
+    ) -> dinput_status_t;
+    pub fn dinput_dist_iterator_element_spec(
+        out: *mut *mut dinput_spec_t,
+        iterator: *const dinput_dist_iterator_t,
+    ) -> dinput_status_t;
+    pub fn dinput_dist_iterator_statistic(
+        out: *mut i64,
+        iterator: *const dinput_dist_iterator_t,
+        name: *const c_char,
+    ) -> dinput_status_t;
+
+    pub fn dinput_optional_get_per_replica(
+        out: *mut *mut dinput_per_replica_t,
+        optional: *const dinput_optional_t,
+    ) -> dinput_status_t;
+
+    pub fn dinput_per_replica_free(value: *mut dinput_per_replica_t);
+    pub fn dinput_per_replica_ref(
+        out: *mut *mut dinput_per_replica_t,
+        value: *const dinput_per_replica_t,
+    ) -> dinput_status_t;
+    pub fn dinput_per_replica_size(value: *const dinput_per_replica_t) -> usize;
+    pub fn dinput_per_replica_get(value: *const dinput_per_replica_t, i: usize) -> *const dinput_element_t;
+    pub fn dinput_per_replica_new(
+        out: *mut *mut dinput_per_replica_t,
+        elements: *const *const dinput_element_t,
+        count: usize,
+    ) -> dinput_status_t;
+
+    pub fn dinput_strategy_distribute_values_from_function(
+        out: *mut *mut dinput_per_replica_t,
+        strategy: *const dinput_strategy_t,
+        fn_: dinput_value_fn,
+        user_data: *mut c_void,
+    ) -> dinput_status_t;
+    pub fn dinput_value_context_replica_id_in_sync_group(c: *const dinput_value_context_t) -> c_int;
+    pub fn dinput_value_context_num_replicas_in_sync(c: *const dinput_value_context_t) -> c_int;
+
+    pub fn dinput_strategy_run(
+        out: *mut *mut dinput_per_replica_t,
+        strategy: *const dinput_strategy_t,
+        fn_: dinput_replica_fn,
+        args: *const dinput_per_replica_t,
+        user_data: *mut c_void,
+    ) -> dinput_status_t;
+    pub fn dinput_replica_context_replica_id_in_sync_group(c: *const dinput_replica_context_t) -> c_int;
+    pub fn dinput_replica_context_num_replicas_in_sync(c: *const dinput_replica_context_t) -> c_int;
+    pub fn dinput_replica_context_device(c: *const dinput_replica_context_t) -> *const c_char;
+
+    pub fn dinput_strategy_reduce(
+        out: *mut *mut dinput_element_t,
+        strategy: *const dinput_strategy_t,
+        op: dinput_reduce_op_t,
+        value: *const dinput_per_replica_t,
+        axis: c_int,
+    ) -> dinput_status_t;
+}

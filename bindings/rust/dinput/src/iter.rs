@@ -1,0 +1,262 @@
+//! Dataset iterators, distributed iterators and optionals.
+//!
+//! Iterators have one consumer at a time (dinput.h): they are `Send` (a consumer may move to
+//! another thread) but not `Sync`, and `get_next` takes `&mut self`. The library may produce
+//! ahead on its own threads meanwhile.
+//!
+//! Both iterators implement [`std::iter::Iterator`]: items are `Ok(value)` until the end of
+//! data (OUT_OF_RANGE), which ends the iteration; an error is yielded once as `Err`, after
+//! which the iteration ends too (the C iterator would repeat the error forever, so a
+//! `collect()` must not spin on it).
+
+use std::fmt;
+use std::ptr::NonNull;
+
+use dinput_sys as sys;
+
+use crate::distribute::PerReplica;
+use crate::element::{Element, Spec};
+use crate::error::{c_string, check, out_handle, Code, Result};
+
+/// Iterates a dataset (`Dataset::iter`).
+pub struct Iterator {
+    raw: NonNull<sys::dinput_iterator_t>,
+    finished: bool,
+}
+
+// SAFETY: dinput.h: an iterator is used by one consumer thread at a time (calls must not
+// overlap), which `&mut self` on every consuming call ensures; it may move between threads.
+// Not Sync: calls through `&self` from two threads must not overlap with `get_next`.
+unsafe impl Send for Iterator {}
+
+impl Drop for Iterator {
+    fn drop(&mut self) {
+        // SAFETY: self owns the handle; freeing stops the background threads first.
+        unsafe { sys::dinput_iterator_free(self.raw.as_ptr()) }
+    }
+}
+
+impl fmt::Debug for Iterator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("dinput::Iterator").field("finished", &self.finished).finish()
+    }
+}
+
+fn statistic_name(name: &str) -> Result<std::ffi::CString> {
+    c_string(name, "statistic name")
+}
+
+impl Iterator {
+    /// # Safety
+    /// `raw` must be a live iterator handle that the caller owns and gives up.
+    pub(crate) unsafe fn from_owned(raw: NonNull<sys::dinput_iterator_t>) -> Iterator {
+        Iterator { raw, finished: false }
+    }
+
+    pub fn as_raw(&self) -> *mut sys::dinput_iterator_t {
+        self.raw.as_ptr()
+    }
+
+    /// The next element; `Err` with [`Code::OutOfRange`] at the end (as TensorFlow's
+    /// `get_next`), and on every later call.
+    pub fn get_next(&mut self) -> Result<Element> {
+        // SAFETY: self.raw is live and exclusively borrowed; out is a valid out-parameter.
+        let raw = out_handle(|out| unsafe { sys::dinput_iterator_get_next(out, self.raw.as_ptr()) })?;
+        // SAFETY: a new element handle we own.
+        Ok(unsafe { Element::from_raw(raw.as_ptr()) }.expect("non-null"))
+    }
+
+    /// The next element as an optional, empty at the end.
+    pub fn get_next_as_optional(&mut self) -> Result<Optional> {
+        // SAFETY: as in get_next.
+        let raw = out_handle(|out| unsafe { sys::dinput_iterator_get_next_as_optional(out, self.raw.as_ptr()) })?;
+        Ok(Optional { raw })
+    }
+
+    pub fn element_spec(&self) -> Result<Spec> {
+        // SAFETY: self.raw is live; only reads (and &self cannot overlap &mut self calls).
+        let raw = out_handle(|out| unsafe { sys::dinput_iterator_element_spec(out, self.raw.as_ptr()) })?;
+        // SAFETY: a new spec handle we own.
+        Ok(unsafe { Spec::from_owned(raw) })
+    }
+
+    /// A counter of the iterator's work so far: "records", "record_bytes",
+    /// "corrupt_records_skipped" (NOT_FOUND for other names).
+    pub fn statistic(&self, name: &str) -> Result<i64> {
+        let name = statistic_name(name)?;
+        let mut value = 0i64;
+        // SAFETY: out and name are valid for the call; self.raw is live.
+        check(unsafe { sys::dinput_iterator_statistic(&mut value, self.raw.as_ptr(), name.as_ptr()) })?;
+        Ok(value)
+    }
+}
+
+impl std::iter::Iterator for Iterator {
+    type Item = Result<Element>;
+
+    fn next(&mut self) -> Option<Result<Element>> {
+        if self.finished {
+            return None;
+        }
+        match self.get_next() {
+            Ok(element) => Some(Ok(element)),
+            Err(e) => {
+                self.finished = true;
+                (e.code != Code::OutOfRange).then_some(Err(e))
+            }
+        }
+    }
+}
+
+impl std::iter::FusedIterator for Iterator {}
+
+/// Iterates a distributed dataset: one [`PerReplica`] value per step.
+pub struct DistIterator {
+    raw: NonNull<sys::dinput_dist_iterator_t>,
+    finished: bool,
+}
+
+// SAFETY: as for Iterator: one consumer at a time, enforced by &mut self.
+unsafe impl Send for DistIterator {}
+
+impl Drop for DistIterator {
+    fn drop(&mut self) {
+        // SAFETY: self owns the handle.
+        unsafe { sys::dinput_dist_iterator_free(self.raw.as_ptr()) }
+    }
+}
+
+impl fmt::Debug for DistIterator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DistIterator").field("finished", &self.finished).finish()
+    }
+}
+
+impl DistIterator {
+    /// # Safety
+    /// `raw` must be a live distributed iterator handle that the caller owns and gives up.
+    pub(crate) unsafe fn from_owned(raw: NonNull<sys::dinput_dist_iterator_t>) -> DistIterator {
+        DistIterator { raw, finished: false }
+    }
+
+    pub fn as_raw(&self) -> *mut sys::dinput_dist_iterator_t {
+        self.raw.as_ptr()
+    }
+
+    /// One step: an element per local replica (an empty batch for replicas without data);
+    /// `Err` with [`Code::OutOfRange`] when no replica on any worker has data.
+    pub fn get_next(&mut self) -> Result<PerReplica> {
+        // SAFETY: self.raw is live and exclusively borrowed; out is a valid out-parameter.
+        let raw = out_handle(|out| unsafe { sys::dinput_dist_iterator_get_next(out, self.raw.as_ptr()) })?;
+        // SAFETY: a new per-replica handle we own.
+        Ok(unsafe { PerReplica::from_owned(raw) })
+    }
+
+    /// One step as an optional, empty at the end.
+    pub fn get_next_as_optional(&mut self) -> Result<Optional> {
+        // SAFETY: as in get_next.
+        let raw = out_handle(|out| unsafe { sys::dinput_dist_iterator_get_next_as_optional(out, self.raw.as_ptr()) })?;
+        Ok(Optional { raw })
+    }
+
+    /// The per-replica element spec.
+    pub fn element_spec(&self) -> Result<Spec> {
+        // SAFETY: self.raw is live; only reads.
+        let raw = out_handle(|out| unsafe { sys::dinput_dist_iterator_element_spec(out, self.raw.as_ptr()) })?;
+        // SAFETY: a new spec handle we own.
+        Ok(unsafe { Spec::from_owned(raw) })
+    }
+
+    /// The statistics of [`Iterator::statistic`] for this worker's input pipelines.
+    pub fn statistic(&self, name: &str) -> Result<i64> {
+        let name = statistic_name(name)?;
+        let mut value = 0i64;
+        // SAFETY: out and name are valid for the call; self.raw is live.
+        check(unsafe { sys::dinput_dist_iterator_statistic(&mut value, self.raw.as_ptr(), name.as_ptr()) })?;
+        Ok(value)
+    }
+}
+
+impl std::iter::Iterator for DistIterator {
+    type Item = Result<PerReplica>;
+
+    fn next(&mut self) -> Option<Result<PerReplica>> {
+        if self.finished {
+            return None;
+        }
+        match self.get_next() {
+            Ok(value) => Some(Ok(value)),
+            Err(e) => {
+                self.finished = true;
+                (e.code != Code::OutOfRange).then_some(Err(e))
+            }
+        }
+    }
+}
+
+impl std::iter::FusedIterator for DistIterator {}
+
+/// An optional value from `get_next_as_optional`: an element (dataset iterators), a
+/// per-replica value (distributed iterators), or nothing at the end of data.
+pub struct Optional {
+    raw: NonNull<sys::dinput_optional_t>,
+}
+
+// SAFETY: dinput.h lists optionals among the immutable objects that may be shared.
+unsafe impl Send for Optional {}
+// SAFETY: as above.
+unsafe impl Sync for Optional {}
+
+impl Drop for Optional {
+    fn drop(&mut self) {
+        // SAFETY: self owns the handle.
+        unsafe { sys::dinput_optional_free(self.raw.as_ptr()) }
+    }
+}
+
+impl fmt::Debug for Optional {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Optional").field("has_value", &self.has_value()).finish()
+    }
+}
+
+impl Optional {
+    pub fn has_value(&self) -> bool {
+        // SAFETY: self.raw is live.
+        unsafe { sys::dinput_optional_has_value(self.raw.as_ptr()) != 0 }
+    }
+
+    /// The element held (INVALID_ARGUMENT when empty or holding a per-replica value).
+    pub fn value(&self) -> Result<Element> {
+        // SAFETY: self.raw is live; out is a valid out-parameter.
+        let raw = out_handle(|out| unsafe { sys::dinput_optional_get_value(out, self.raw.as_ptr()) })?;
+        // SAFETY: a new element handle we own.
+        Ok(unsafe { Element::from_raw(raw.as_ptr()) }.expect("non-null"))
+    }
+
+    /// The per-replica value held (INVALID_ARGUMENT when empty or holding an element).
+    pub fn per_replica(&self) -> Result<PerReplica> {
+        // SAFETY: self.raw is live; out is a valid out-parameter.
+        let raw = out_handle(|out| unsafe { sys::dinput_optional_get_per_replica(out, self.raw.as_ptr()) })?;
+        // SAFETY: a new per-replica handle we own.
+        Ok(unsafe { PerReplica::from_owned(raw) })
+    }
+
+    /// `Some(element)`, or `None` when empty.
+    pub fn into_value(self) -> Result<Option<Element>> {
+        if self.has_value() {
+            self.value().map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// `Some(per-replica value)`, or `None` when empty.
+    pub fn into_per_replica(self) -> Result<Option<PerReplica>> {
+        if self.has_value() {
+            self.per_replica().map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+}

@@ -1,0 +1,143 @@
+//! The Rust binding's cost per element: one epoch of `range(N).batch(256)` distributed over 2
+//! CPU replicas (distribute_dataset), reading every value, through the safe layer.
+//!
+//! For a ratio measured in the same process and run, the same loop is also timed through the
+//! raw `dinput-sys` calls (exactly the C benchmark's loop, bench/bench_distribute.c
+//! dist_range_pass); the C program itself is bench/run.sh's business. Each figure is the
+//! median of 5 epochs after one warm-up epoch.
+//!
+//! Usage: cargo run --release --offline --example bench [-- --quick | -- --n N]
+//! Output: one JSON line:
+//!   {"bench":"rust_range_batch256_2replicas","ns_per_elem":...,"raw_ffi_ns_per_elem":...,...}
+use std::hint::black_box;
+use std::time::Instant;
+
+use dinput::{sys, Dataset, DistDataset, Strategy};
+
+const RUNS: usize = 5;
+const BATCH: i64 = 256;
+const REPLICAS: usize = 2;
+
+/// Kept out of line, like the C benchmark's bench_sum_i64, so both sides run the same loop.
+#[inline(never)]
+fn sum_i64(v: &[i64]) -> i64 {
+    v.iter().sum()
+}
+
+/// One epoch through the safe API; nanoseconds per element.
+fn safe_pass(dist: &DistDataset, n: i64) -> dinput::Result<f64> {
+    let mut it = dist.iter()?;
+    let (mut sum, mut count) = (0i64, 0i64);
+    let t0 = Instant::now();
+    for step in &mut it {
+        let step = step?;
+        for replica in step.iter() {
+            let values = replica.tensor(0)?.as_slice::<i64>()?;
+            sum += sum_i64(values);
+            count += values.len() as i64;
+        }
+    }
+    let ns = t0.elapsed().as_nanos() as f64;
+    check_total(sum, count, n);
+    black_box(sum);
+    Ok(ns / n as f64)
+}
+
+/// One epoch through the raw declarations, call for call the C benchmark's loop.
+fn raw_pass(dist: &DistDataset, n: i64) -> f64 {
+    let mut it: *mut sys::dinput_dist_iterator_t = std::ptr::null_mut();
+    // SAFETY: dist is live; `it` is a valid out-parameter.
+    assert_eq!(unsafe { sys::dinput_dist_dataset_iterator(&mut it, dist.as_raw()) }, sys::DINPUT_OK);
+    let (mut sum, mut count) = (0i64, 0i64);
+    let t0 = Instant::now();
+    loop {
+        let mut pv: *mut sys::dinput_per_replica_t = std::ptr::null_mut();
+        // SAFETY: `it` is a live iterator used by this thread only; pv a valid out-parameter.
+        let status = unsafe { sys::dinput_dist_iterator_get_next(&mut pv, it) };
+        if status == sys::DINPUT_OUT_OF_RANGE {
+            break;
+        }
+        assert_eq!(status, sys::DINPUT_OK, "dinput_dist_iterator_get_next failed");
+        for r in 0..REPLICAS {
+            // SAFETY: pv is a live per-replica value of REPLICAS elements; the borrowed
+            // element and tensor stay valid until pv is freed below; an int64 tensor's data
+            // holds num_elements values.
+            unsafe {
+                let t = sys::dinput_element_get(sys::dinput_per_replica_get(pv, r), 0);
+                let k = sys::dinput_tensor_num_elements(t);
+                if k > 0 {
+                    let data = sys::dinput_tensor_data(t) as *const i64;
+                    sum += sum_i64(std::slice::from_raw_parts(data, k as usize));
+                }
+                count += k;
+            }
+        }
+        // SAFETY: pv is owned here and freed once.
+        unsafe { sys::dinput_per_replica_free(pv) };
+    }
+    let ns = t0.elapsed().as_nanos() as f64;
+    // SAFETY: `it` is owned here and freed once.
+    unsafe { sys::dinput_dist_iterator_free(it) };
+    check_total(sum, count, n);
+    black_box(sum);
+    ns / n as f64
+}
+
+/// A benchmark that lost or duplicated values would report nonsense: stop instead.
+fn check_total(sum: i64, count: i64, n: i64) {
+    if count != n || sum != n * (n - 1) / 2 {
+        eprintln!("bench: {count} values summing to {sum}, expected {n} values summing to {}", n * (n - 1) / 2);
+        std::process::exit(2);
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        0.5 * (v[m - 1] + v[m])
+    }
+}
+
+fn main() -> dinput::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut n: i64 = 1 << 24; // as bench_distribute.c's distribute.scale
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--quick" => n = 4096,
+            "--n" if i + 1 < args.len() => {
+                i += 1;
+                n = args[i].parse().expect("--n takes a number");
+            }
+            other => {
+                eprintln!("usage: bench [--quick | --n N] (unknown argument {other})");
+                std::process::exit(2);
+            }
+        }
+        i += 1;
+    }
+
+    let strategy = Strategy::cpu(REPLICAS)?;
+    let dataset = Dataset::range(0, n, 1)?.batch(BATCH, false)?;
+    let dist = strategy.distribute_dataset(&dataset, None)?;
+
+    safe_pass(&dist, n)?; // warm-up: threads, allocator
+    raw_pass(&dist, n);
+    let (mut safe, mut raw) = (Vec::new(), Vec::new());
+    for _ in 0..RUNS {
+        safe.push(safe_pass(&dist, n)?);
+        raw.push(raw_pass(&dist, n));
+    }
+    let (safe, raw) = (median(safe), median(raw));
+    println!(
+        "{{\"bench\":\"rust_range_batch256_2replicas\",\"ns_per_elem\":{safe:.3},\"raw_ffi_ns_per_elem\":{raw:.3},\
+         \"ratio_vs_raw\":{:.2},\"n\":{n},\"batch\":{BATCH},\"replicas\":{REPLICAS},\"runs\":{RUNS},\
+         \"dinput_version\":\"{}\"}}",
+        safe / raw,
+        dinput::version()
+    );
+    Ok(())
+}

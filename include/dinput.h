@@ -309,7 +309,10 @@ DINPUT_API dinput_status_t dinput_options_set_skip_corrupt_records(dinput_option
 /* An immutable dataset: a node of a pipeline graph. Building one does no work. */
 typedef struct dinput_dataset dinput_dataset_t;
 
-/* Releases user_data when the last dataset (or iterator) using a callback is gone. */
+/* Releases user_data when the last dataset (or iterator) using a callback is gone. A function
+ * that takes user_data with a dinput_free_fn owns it from the call on: if the call fails,
+ * free_user_data has already been called when it returns, so the caller must not free
+ * user_data itself in either case. */
 typedef void (*dinput_free_fn)(void *user_data);
 
 /* Cardinality values besides counts. */

@@ -72,6 +72,20 @@ std::string describe_plan(const char* policy, const DistributedDataset::Plan& pl
 
 }  // namespace
 
+bool feeds_gpu(const Strategy& strategy, const InputOptions& options) {
+  if (!options.fetch_to_device && !options.place_dataset_on_device) return false;
+  for (const auto& d : strategy.devices())
+    if (d.type == DeviceType::kGPU) return true;
+  return false;
+}
+
+// The per-replica buffer exists to overlap copies to devices with the consumer's work. CPU
+// replicas receive views of host batches, with nothing to copy: a buffer thread there would
+// cost a thread hand-off per step and overlap nothing the prefetch does not already overlap.
+bool uses_step_buffer(const Strategy& strategy, const InputOptions& options) {
+  return options.per_replica_buffer_size > 0 && feeds_gpu(strategy, options);
+}
+
 DistributedDatasetPtr distribute_dataset(std::shared_ptr<const Strategy> strategy, const DatasetPtr& dataset,
                                          const InputOptions& options) {
   DINPUT_CHECK_ARG(dataset != nullptr, "distribute_dataset: no dataset given");
@@ -101,9 +115,9 @@ DistributedDatasetPtr distribute_dataset(std::shared_ptr<const Strategy> strateg
     plan.balanced_sizes = balanced_sizes(G, W, R, w);
   }
   // R elements are prefetched before splitting so that every replica's next piece is ready.
-  // With a per-replica buffer, the iterator's step producer already runs on its own thread
-  // and reads ahead; a second thread would only add a hand-off per batch.
-  plan.pipelines.push_back(options.per_replica_buffer_size > 0 ? shard.dataset : make_prefetch(shard.dataset, R));
+  // When the iterator's step producer runs on its own thread (a per-replica buffer for GPU
+  // replicas) it already reads ahead; a second thread would only add a hand-off per batch.
+  plan.pipelines.push_back(uses_step_buffer(*strategy, options) ? shard.dataset : make_prefetch(shard.dataset, R));
   plan.description = describe_plan(policy_name(shard.applied), plan, G, *strategy);
   return std::make_shared<const DistributedDataset>(std::move(strategy), options, std::move(plan));
 }
@@ -152,15 +166,13 @@ struct DistributedIterator::Buffer {
 
 DistributedIterator::DistributedIterator(DistributedDatasetPtr dataset) : dataset_(std::move(dataset)) {
   const Strategy& s = dataset_->strategy();
-  const InputOptions& o = dataset_->options();
-  for (const auto& d : s.devices())
-    feeds_gpu_ |= d.type == DeviceType::kGPU && (o.fetch_to_device || o.place_dataset_on_device);
+  feeds_gpu_ = feeds_gpu(s, dataset_->options());
   if (s.collective()) channel_ = s.collective()->open_channel(s.worker_index());
   // Steps are produced ahead on one background thread: per_replica_buffer_size steps ready
   // for the consumer, plus the one being split (which stands in for the R elements
   // distribute_dataset prefetches before splitting).
-  int64_t depth = dataset_->options().per_replica_buffer_size;
-  if (depth > 0) buffer_ = std::make_unique<Buffer>(this, static_cast<size_t>(depth) + 1);
+  if (uses_step_buffer(s, dataset_->options()))
+    buffer_ = std::make_unique<Buffer>(this, static_cast<size_t>(dataset_->options().per_replica_buffer_size) + 1);
 }
 
 DistributedIterator::~DistributedIterator() { release(); }

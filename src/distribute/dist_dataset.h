@@ -58,6 +58,11 @@ class DistributedDataset : public std::enable_shared_from_this<DistributedDatase
 
 using DistributedDatasetPtr = std::shared_ptr<const DistributedDataset>;
 
+// Whether a strategy's replicas receive data on GPUs under these options.
+bool feeds_gpu(const Strategy& strategy, const InputOptions& options);
+// Whether steps are produced ahead on a thread of their own (per-replica buffer for GPUs).
+bool uses_step_buffer(const Strategy& strategy, const InputOptions& options);
+
 // experimental_distribute_dataset.
 DistributedDatasetPtr distribute_dataset(std::shared_ptr<const Strategy> strategy, const DatasetPtr& dataset,
                                          const InputOptions& options);

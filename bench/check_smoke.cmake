@@ -1,0 +1,30 @@
+# Runs a benchmark with --quick and checks its output: every stdout line is a JSON object
+# with a "bench" name, at least one line is printed, and every "zero_copy" is true.
+# Timings and "pass" are deliberately not checked (see sources.cmake).
+# Usage: cmake -DEXE=path/to/bench -P check_smoke.cmake
+execute_process(COMMAND ${EXE} --quick
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${EXE} --quick exited with ${rc}\nstdout:\n${out}\nstderr:\n${err}")
+endif()
+string(REPLACE ";" "\\;" out "${out}")
+string(REPLACE "\n" ";" lines "${out}")
+set(count 0)
+foreach(line IN LISTS lines)
+  if(line STREQUAL "")
+    continue()
+  endif()
+  string(JSON name ERROR_VARIABLE jerr GET "${line}" bench)
+  if(jerr)
+    message(FATAL_ERROR "not a JSON object with a \"bench\" name: ${line}\n${jerr}")
+  endif()
+  string(JSON zc ERROR_VARIABLE zerr GET "${line}" zero_copy)
+  if(NOT zerr AND NOT zc STREQUAL "ON")
+    message(FATAL_ERROR "${name}: replica pieces are not zero-copy views of the batch: ${line}")
+  endif()
+  math(EXPR count "${count} + 1")
+  message(STATUS "${line}")
+endforeach()
+if(count EQUAL 0)
+  message(FATAL_ERROR "${EXE} --quick printed no measurement\nstderr:\n${err}")
+endif()

@@ -1,0 +1,20 @@
+# Benchmark targets. Each is a C program that uses only dinput.h and compares dinput with a
+# baseline measured in the same run; bench/run.sh builds them in Release and runs them.
+set(DINPUT_BENCHMARKS bench_core bench_distribute)
+foreach(name ${DINPUT_BENCHMARKS})
+  add_executable(${name} ${CMAKE_CURRENT_SOURCE_DIR}/${name}.c)
+  target_link_libraries(${name} PRIVATE dinput)
+  target_compile_options(${name} PRIVATE -Wall -Wextra)
+endforeach()
+
+# A smoke run of each benchmark with tiny sizes, so they cannot rot. It checks only that the
+# program succeeds and prints well-formed JSON (and that the rebatch pieces are zero-copy):
+# timings on a shared CI machine are not something a test can assert.
+# (add_test does nothing unless the top level enabled testing.)
+foreach(name ${DINPUT_BENCHMARKS})
+  string(REPLACE "bench_" "" short ${name})
+  add_test(NAME bench.smoke.${short}
+           COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:${name}>
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/check_smoke.cmake)
+  set_tests_properties(bench.smoke.${short} PROPERTIES TIMEOUT 120 LABELS bench)
+endforeach()

@@ -5,16 +5,22 @@
 
 namespace dinput {
 
-void raise_file_error(const char* what, const std::string& path, int err) {
-  Code code = Code::kUnknown;
+Code file_error_code(int err) {
   switch (err) {
-    case ENOENT: case ENOTDIR: code = Code::kNotFound; break;
-    case EACCES: case EPERM: code = Code::kPermissionDenied; break;
-    case EISDIR: code = Code::kFailedPrecondition; break;
-    case ENOMEM: code = Code::kResourceExhausted; break;
-    default: code = Code::kDataLoss; break;
+    case ENOENT: case ENOTDIR: return Code::kNotFound;
+    case EACCES: case EPERM: case EROFS: return Code::kPermissionDenied;
+    case EISDIR: return Code::kFailedPrecondition;
+    case ENOMEM: case ENOSPC: case EDQUOT: case EFBIG: case EMFILE: case ENFILE: return Code::kResourceExhausted;
+    default: return Code::kDataLoss;
   }
-  raise(code, what, ": cannot read '", path, "': ", std::strerror(err));
+}
+
+void raise_file_error(const char* what, const std::string& path, int err) {
+  raise_file_error(what, "read", path, err);
+}
+
+void raise_file_error(const char* what, const char* verb, const std::string& path, int err) {
+  raise(file_error_code(err), what, ": cannot ", verb, " '", path, "': ", std::strerror(err));
 }
 
 }  // namespace dinput

@@ -131,6 +131,49 @@ TEST(ChainParser, NamesAndPlaceholders) {
   EXPECT_EQ(p.calls[6].args[0].value.kind, Value::Kind::kNone);
 }
 
+TEST(ChainParser, CallsAsValues) {
+  Pipeline p = MustParse(
+      "list_files(\"*.rec\").interleave(records(compression=\"ZSTD\"), cycle_length=2)"
+      ".interleave(text_lines).interleave(fixed_length_records(16, footer_bytes=1))"
+      ".interleave(tf.f())");
+  ASSERT_EQ(p.calls.size(), 5u);
+  const Value &reader = p.calls[1].args[0].value;
+  EXPECT_EQ(reader.kind, Value::Kind::kCall);
+  EXPECT_EQ(reader.text, "records");
+  EXPECT_EQ(reader.pos, 31u);
+  ASSERT_EQ(reader.args.size(), 1u);
+  EXPECT_EQ(reader.args[0].keyword, "compression");
+  EXPECT_EQ(reader.args[0].value.text, "ZSTD");
+  EXPECT_EQ(p.calls[1].args[1].keyword, "cycle_length");
+  EXPECT_EQ(p.calls[2].args[0].value.kind, Value::Kind::kName);
+  const Value &fixed = p.calls[3].args[0].value;
+  EXPECT_EQ(fixed.kind, Value::Kind::kCall);
+  ASSERT_EQ(fixed.args.size(), 2u);
+  EXPECT_TRUE(fixed.args[0].keyword.empty());
+  EXPECT_EQ(fixed.args[0].value.int_value, 16);
+  EXPECT_EQ(fixed.args[1].keyword, "footer_bytes");
+  const Value &dotted = p.calls[4].args[0].value;
+  EXPECT_EQ(dotted.kind, Value::Kind::kCall);
+  EXPECT_EQ(dotted.text, "tf.f");
+  EXPECT_TRUE(dotted.args.empty());
+  EXPECT_STREQ(DescribeKind(Value::Kind::kCall), "a call");
+}
+
+TEST(ChainParser, CallValueErrors) {
+  EXPECT_EQ(ErrorOf("f(g(1)"),
+            "syntax error at position 6: expected ',' or ')', found end of input");
+  EXPECT_EQ(ErrorOf("f(g(a=1, 2))"),
+            "syntax error at position 9: expected a keyword argument (positional arguments "
+            "cannot follow keyword arguments) or ')', found '2'");
+  std::string deep = "f(";
+  for (int i = 0; i < 100000; ++i) deep += "g(";
+  // Each "g(" is two characters; the '(' of the first call too deep is reported.
+  const size_t too_deep = 2 + 2 * kMaxNestingDepth + 1;
+  EXPECT_EQ(ErrorOf(deep), "syntax error at position " + std::to_string(too_deep) +
+                               ": expected at most " + std::to_string(kMaxNestingDepth) +
+                               " nested brackets, found '('");
+}
+
 TEST(ChainParser, SyntaxErrorsNameExpectedAndFound) {
   EXPECT_EQ(ErrorOf(""), "syntax error at position 0: expected a function "
                          "name, found end of input");

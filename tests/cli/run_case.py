@@ -11,8 +11,12 @@ line "<STATUS_NAME>: <message>".
 """
 
 import argparse
+import gzip
 import json
 import os
+import re
+import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -31,6 +35,8 @@ def case(name, args, pipeline, **expect):
     error_contains=(STATUS, text) ... starts with "STATUS: " and contains text
     needs_gpu=True       skipped unless the build info says a CUDA device is usable
     command=NAME         subcommand (default "run"); pipeline None: no pipeline argument
+    script=fn(ctx)       a case of several commands (see Script): fn runs them in a temporary
+                         directory and raises CaseFailure; args and pipeline are unused
     """
     assert name not in CASES, name
     CASES[name] = dict(args=args, pipeline=pipeline, **expect)
@@ -367,12 +373,435 @@ case("pipeline.unexpected_keyword", [], "range(6).batch(4, foo=1)",
      error_prefix=("INVALID_ARGUMENT", "batch(): unexpected keyword argument 'foo' at position 18"))
 case("pipeline.range_without_arguments", [], "range()",
      error_prefix=("INVALID_ARGUMENT", "range(): missing required argument"))
-case("pipeline.records_unimplemented", [], 'records(["a.rec"]).batch(2)',
-     error=("UNIMPLEMENTED", "records() is not implemented yet in the dinput tool"))
-case("pipeline.interleave_unimplemented", [], 'list_files("*.rec").interleave(records)',
-     error=("UNIMPLEMENTED", "list_files() is not implemented yet in the dinput tool"))
 case("pipeline.library_rejects_batch_size", [], "range(6).batch(0)",
      error_prefix=("INVALID_ARGUMENT", ""))
+
+
+# ---- record files (DESIGN.md section 5) ----------------------------------------------------
+#
+# Reference files are framed here, independently of the library, so that the cases also check
+# that dinput reads and writes TFRecord framing byte for byte: u64 length, masked CRC32C of the
+# length, data, masked CRC32C of the data, little-endian.
+
+
+class CaseFailure(Exception):
+    pass
+
+
+def _crc32c_table():
+    table = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+CRC32C_TABLE = _crc32c_table()
+
+
+def masked_crc32c(data):
+    c = 0xFFFFFFFF
+    for b in data:
+        c = CRC32C_TABLE[(c ^ b) & 0xFF] ^ (c >> 8)
+    c ^= 0xFFFFFFFF
+    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def tfrecord_bytes(records):
+    out = bytearray()
+    for record in records:
+        length = struct.pack("<Q", len(record))
+        out += length + struct.pack("<I", masked_crc32c(length))
+        out += record + struct.pack("<I", masked_crc32c(record))
+    return bytes(out)
+
+
+def record_offsets(records):
+    """Byte offset of each record's header in a plain file."""
+    offsets, at = [], 0
+    for record in records:
+        offsets.append(at)
+        at += 16 + len(record)
+    return offsets
+
+
+class Script:
+    """Runs the tool several times in one temporary directory, checking the CLI contract of
+    every run; the case fails with the first CaseFailure."""
+
+    def __init__(self, tool, directory):
+        self.tool = tool
+        self.dir = directory
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def write_file(self, name, data):
+        with open(self.path(name), "wb") as f:
+            f.write(data)
+        return self.path(name)
+
+    def read_file(self, name):
+        with open(self.path(name), "rb") as f:
+            return f.read()
+
+    def call(self, *args, stdin=None):
+        argv = [self.tool] + list(args)
+        proc = subprocess.run(argv, input=stdin, capture_output=True, timeout=60, cwd=self.dir)
+        out = proc.stdout.decode("utf-8", "surrogateescape")
+        err = proc.stderr.decode("utf-8", "surrogateescape")
+        print("$ " + " ".join(argv))
+        print("exit status %d\nstdout:\n%sstderr:\n%s" % (proc.returncode, out, err))
+        return proc.returncode, out, err
+
+    def ok(self, *args, stdin=None):
+        """Runs a command that must succeed; returns its stdout lines parsed as JSON."""
+        code, out, err = self.call(*args, stdin=stdin)
+        if code != 0 or err:
+            raise CaseFailure("%s: exit status %d, stderr %r; expected success"
+                              % (args[0], code, err))
+        try:
+            return [json.loads(line) for line in out.splitlines()]
+        except ValueError as e:
+            raise CaseFailure("%s: stdout is not one JSON value per line: %s" % (args[0], e))
+
+    def fails(self, status, *args):
+        """Runs a command that must fail with `status`; returns its one stderr line."""
+        code, out, err = self.call(*args)
+        lines = err.splitlines()
+        if code != 1 or out or len(lines) != 1 or not lines[0].startswith(status + ": "):
+            raise CaseFailure("%s: expected exit status 1, empty stdout and one stderr line "
+                              "'%s: ...'; got %d, %r, %r" % (args[0], status, code, out, err))
+        return lines[0]
+
+    def records(self, pipeline, *options):
+        """The bytes records of a single-worker `run` of pipeline, in order."""
+        lines = self.ok("run", *options, pipeline)
+        values = []
+        for line in lines[:-1]:
+            for replica in line["replicas"]:
+                component = replica[0]
+                for value in component if isinstance(component, list) else [component]:
+                    values.append(value.encode("utf-8", "surrogateescape"))
+        return values
+
+
+def expect_equal(what, got, expected):
+    if not strict_equal(got, expected):
+        raise CaseFailure("%s: got %r, expected %r" % (what, got, expected))
+
+
+def q(text):
+    """A string literal of the chain syntax."""
+    return json.dumps(text)
+
+
+def script_case(name, fn, **extra):
+    case(name, [], None, script=fn, **extra)
+
+
+# Lines as `write --lines` sees them: an empty line, a "\r\n" end, UTF-8, a long line, and a
+# last line without its newline.
+LINES_TEXT = "alpha\n\nbeta\r\ngr\u00fc\u00df\n" + "x" * 3000 + "\nlast"
+LINES = [b"alpha", b"", b"beta", "gr\u00fc\u00df".encode(), b"x" * 3000, b"last"]
+
+
+def make_write_inspect(compression):
+    def run(ctx):
+        text = ctx.write_file("in.txt", LINES_TEXT.encode())
+        out = ctx.path("out.rec")
+        payload = sum(len(x) for x in LINES)
+        expect_equal("write", ctx.ok("write", "--compression", compression, "--lines", text, out),
+                     [{"records": len(LINES), "bytes": payload, "output": out}])
+        expect_equal("inspect", ctx.ok("inspect", out),
+                     [{"file": out, "compression": compression, "records": len(LINES),
+                       "payload_bytes": payload, "smallest": 0, "largest": 3000}])
+        expect_equal("run", ctx.records("records(%s, compression=%s).batch(4)"
+                                         % (q(out), q(compression.lower()))), LINES)
+        data = ctx.read_file("out.rec")
+        if compression == "NONE":
+            expect_equal("the bytes of the NONE file", data, tfrecord_bytes(LINES))
+        elif compression == "GZIP":
+            expect_equal("gunzip of the GZIP file", gzip.decompress(data), tfrecord_bytes(LINES))
+        else:
+            expect_equal("first bytes of the ZSTD file", data[:4], b"\x28\xb5\x2f\xfd")
+    return run
+
+
+for _c in ("NONE", "ZSTD", "GZIP"):
+    script_case("records.write_inspect_" + _c.lower(), make_write_inspect(_c))
+
+
+def write_lines_from_stdin(ctx):
+    out = ctx.path("out.rec")
+    expect_equal("write", ctx.ok("write", "--lines", "-", out, stdin=b"a\nbb\n"),
+                 [{"records": 2, "bytes": 3, "output": out}])
+    expect_equal("run", ctx.records("records(%s)" % q(out)), [b"a", b"bb"])
+
+
+script_case("records.write_lines_stdin", write_lines_from_stdin)
+
+
+def write_chunks(ctx):
+    data = bytes(range(48, 58))  # "0123456789": 10 bytes in chunks of 4
+    src = ctx.write_file("in.bin", data)
+    out = ctx.path("out.rec")
+    expect_equal("write", ctx.ok("write", "--compression", "GZIP", "--level", "9",
+                                 "--chunk-size", "4", src, out),
+                 [{"records": 3, "bytes": 10, "output": out}])
+    expect_equal("inspect", ctx.ok("inspect", out),
+                 [{"file": out, "compression": "GZIP", "records": 3, "payload_bytes": 10,
+                   "smallest": 2, "largest": 4}])
+    expect_equal("run", ctx.records("records(%s, %s)" % (q(out), q("GZIP"))),
+                 [b"0123", b"4567", b"89"])
+
+
+script_case("records.write_chunks", write_chunks)
+
+
+def inspect_empty_and_several(ctx):
+    empty = ctx.write_file("empty.rec", b"")
+    plain = ctx.write_file("plain.rec", tfrecord_bytes([b"abc", b"de"]))
+    expect_equal("inspect", ctx.ok("inspect", empty, plain),
+                 [{"file": empty, "compression": "NONE", "records": 0, "payload_bytes": 0,
+                   "smallest": None, "largest": None},
+                  {"file": plain, "compression": "NONE", "records": 2, "payload_bytes": 5,
+                   "smallest": 2, "largest": 3}])
+
+
+script_case("records.inspect_empty_and_several", inspect_empty_and_several)
+
+
+def convert_chain(ctx):
+    records = [b"r%d" % i * (i + 1) for i in range(20)]
+    original = ctx.write_file("a.rec", tfrecord_bytes(records))
+    steps = [("a.rec", "b.zst", "NONE", "ZSTD"), ("b.zst", "c.gz", "ZSTD", "GZIP"),
+             ("c.gz", "d.rec", "GZIP", "NONE")]
+    payload = sum(len(r) for r in records)
+    expected_run = ctx.records("records(%s).batch(8)" % q(original))
+    expect_equal("run over the original", expected_run, records)
+    for src, dst, was, becomes in steps:
+        expect_equal("convert " + src, ctx.ok("convert", "--compression", becomes,
+                                              ctx.path(src), ctx.path(dst)),
+                     [{"records": len(records), "bytes": payload, "output": ctx.path(dst),
+                       "input_compression": was, "compression": becomes}])
+        expect_equal("run over " + dst,
+                     ctx.records("records(%s, compression=%s).batch(8)" % (q(ctx.path(dst)),
+                                                                           q(becomes))),
+                     expected_run)
+    expect_equal("the bytes after NONE->ZSTD->GZIP->NONE", ctx.read_file("d.rec"),
+                 ctx.read_file("a.rec"))
+    expect_equal("inspect --compression", ctx.ok("inspect", "--compression", "gzip",
+                                                  ctx.path("c.gz"))[0]["compression"], "GZIP")
+    # --input-compression overrides the detection.
+    expect_equal("convert --input-compression",
+                 ctx.ok("convert", "--input-compression", "gzip", ctx.path("c.gz"),
+                        ctx.path("e.rec"))[0]["input_compression"], "GZIP")
+
+
+script_case("records.convert_chain", convert_chain)
+
+
+def zstd_d_gives_plain_file(ctx):
+    if shutil.which("zstd") is None:
+        print("skipped: the zstd command is not installed")
+        raise SkipCase()
+    text = ctx.write_file("in.txt", LINES_TEXT.encode())
+    ctx.ok("write", "--compression", "ZSTD", "--level", "19", "--lines", text, ctx.path("a.zst"))
+    proc = subprocess.run(["zstd", "-d", "-q", ctx.path("a.zst"), "-o", ctx.path("plain.rec")],
+                          capture_output=True, timeout=60)
+    if proc.returncode != 0:
+        raise CaseFailure("zstd -d failed: %r" % proc.stderr)
+    plain = ctx.path("plain.rec")
+    expect_equal("inspect", ctx.ok("inspect", plain),
+                 [{"file": plain, "compression": "NONE", "records": len(LINES),
+                   "payload_bytes": sum(len(x) for x in LINES), "smallest": 0, "largest": 3000}])
+    expect_equal("run", ctx.records("records(%s).batch(10)" % q(plain)), LINES)
+    expect_equal("the bytes of zstd -d's output", ctx.read_file("plain.rec"),
+                 tfrecord_bytes(LINES))
+
+
+script_case("records.zstd_d_gives_plain_file", zstd_d_gives_plain_file)
+
+
+def corrupt_file(ctx, name, records, index):
+    """A plain file of `records` whose record `index` has one flipped data byte; returns its
+    path, the record's offset and the flipped byte's offset."""
+    data = bytearray(tfrecord_bytes(records))
+    start = record_offsets(records)[index]
+    flipped = start + 12 + len(records[index]) // 2
+    data[flipped] ^= 0x40
+    return ctx.write_file(name, bytes(data)), start, flipped
+
+
+def expect_names_offset(line, path, first, last):
+    if path not in line:
+        raise CaseFailure("the DATA_LOSS line does not name %s: %s" % (path, line))
+    if not any(first <= int(n) <= last for n in re.findall(r"\d+", line.replace(path, ""))):
+        raise CaseFailure("the DATA_LOSS line names no offset from %d to %d: %s"
+                          % (first, last, line))
+
+
+def inspect_corrupt(ctx):
+    records = [b"first", b"second record", b"third"]
+    good = ctx.write_file("good.rec", tfrecord_bytes(records))
+    bad, start, flipped = corrupt_file(ctx, "bad.rec", records, 1)
+    # The good file's line is not printed either: a failed run prints nothing on stdout.
+    line = ctx.fails("DATA_LOSS", "inspect", good, bad)
+    expect_names_offset(line, bad, start, flipped)
+    # convert reads with the same checks, and leaves no partial output behind.
+    ctx.fails("DATA_LOSS", "convert", "--compression", "ZSTD", bad, ctx.path("out.zst"))
+    if os.path.exists(ctx.path("out.zst")):
+        raise CaseFailure("convert left a partial output file after DATA_LOSS")
+
+
+script_case("records.inspect_corrupt", inspect_corrupt)
+
+
+def skip_corrupt_records(ctx):
+    records = [b"r%d" % i for i in range(6)]
+    bad, start, flipped = corrupt_file(ctx, "bad.rec", records, 2)
+    expect_equal("run with skip_corrupt_records",
+                 ctx.records("records(%s).with_options(skip_corrupt_records=True).batch(10)"
+                             % q(bad)),
+                 [b"r0", b"r1", b"r3", b"r4", b"r5"])
+    line = ctx.fails("DATA_LOSS", "run", "records(%s).batch(10)" % q(bad))
+    expect_names_offset(line, bad, start, flipped)
+    # The option also reaches the readers that interleave() makes, and only the bad record
+    # is lost: the good file beside it is read whole.
+    ctx.write_file("good.rec", tfrecord_bytes([b"g0", b"g1"]))
+    expect_equal("interleave with skip_corrupt_records",
+                 ctx.records("list_files(%s).interleave(records, cycle_length=2)"
+                             ".with_options(skip_corrupt_records=True).batch(10)"
+                             % q(ctx.dir + "/*.rec")),
+                 [b"r0", b"g0", b"r1", b"g1", b"r3", b"r4", b"r5"])
+
+
+script_case("records.skip_corrupt_records", skip_corrupt_records)
+
+
+def file_policy_interleave(ctx):
+    # Four files of three records each: with FILE sharding worker w reads files w and w+2,
+    # interleaved one record at a time.
+    for i in range(4):
+        ctx.write_file("f%d.rec" % i, tfrecord_bytes([b"f%d-%d" % (i, j) for j in range(3)]))
+    pipeline = "list_files(%s).interleave(records, cycle_length=2).batch(4)" % q(
+        ctx.dir + "/*.rec")
+    lines = ctx.ok("run", "--workers", "2", "--policy", "FILE", pipeline)
+    expect_equal("run", lines, multi_worker([
+        [r(["f0-%d" % j, "f2-%d" % j]) for j in range(3)],
+        [r(["f1-%d" % j, "f3-%d" % j]) for j in range(3)]]))
+
+
+script_case("records.list_files_interleave_file_policy", file_policy_interleave)
+
+
+def interleave_reader_options(ctx):
+    # ZSTD files read through interleave(records(compression=...)): the order of tf.data's
+    # interleave with cycle_length=3, block_length=2 (a finished file's slot takes the next
+    # file when the cycle comes back to it).
+    for i in range(4):
+        src = ctx.write_file("f%d.txt" % i, b"".join(b"f%d-%d\n" % (i, j) for j in range(3)))
+        ctx.ok("write", "--compression", "ZSTD", "--lines", src, ctx.path("f%d.zst" % i))
+    got = ctx.records("list_files(%s).interleave(records(compression=%s), cycle_length=3, "
+                      "block_length=2).batch(20)" % (q(ctx.dir + "/*.zst"), q("ZSTD")))
+    expect_equal("run", got, [b"f0-0", b"f0-1", b"f1-0", b"f1-1", b"f2-0", b"f2-1", b"f0-2",
+                              b"f1-2", b"f2-2", b"f3-0", b"f3-1", b"f3-2"])
+    # A list of patterns, text_lines as the reader, parallel reading kept deterministic.
+    got = ctx.records("list_files([%s, %s]).interleave(text_lines, cycle_length=2, "
+                      "num_parallel_calls=AUTOTUNE).batch(20)"
+                      % (q(ctx.path("f1.txt")), q(ctx.path("f0.txt"))))
+    expect_equal("text_lines", got, [b"f0-0", b"f1-0", b"f0-1", b"f1-1", b"f0-2", b"f1-2"])
+
+
+script_case("records.interleave_reader_options", interleave_reader_options)
+
+
+def fixed_length(ctx):
+    path = ctx.write_file("fl.bin", b"HDR" + b"abcdefgh" + b"F")
+    expect_equal("fixed_length_records",
+                 ctx.records("fixed_length_records(%s, 2, header_bytes=3, footer_bytes=1)"
+                             ".batch(8)" % q(path)),
+                 [b"ab", b"cd", b"ef", b"gh"])
+    expect_equal("through interleave",
+                 ctx.records("from_tensor_slices([%s, %s]).interleave(fixed_length_records("
+                             "record_bytes=4, header_bytes=3, footer_bytes=1), cycle_length=2)"
+                             ".batch(8)" % (q(path), q(path))),
+                 [b"abcd", b"abcd", b"efgh", b"efgh"])
+    line = ctx.fails("DATA_LOSS", "run",
+                     "fixed_length_records(%s, record_bytes=3, header_bytes=3, footer_bytes=1)"
+                     % q(path))
+    if path not in line:
+        raise CaseFailure("the DATA_LOSS line does not name the file: " + line)
+
+
+script_case("records.fixed_length_header_footer", fixed_length)
+
+
+def write_convert_refusals(ctx):
+    text = ctx.write_file("in.txt", b"a\nb\n")
+    rec = ctx.path("a.rec")
+    ctx.ok("write", "--lines", text, rec)
+    before = ctx.read_file("a.rec")
+    # An OUTPUT that is the input would be truncated before it is read.
+    ctx.fails("INVALID_ARGUMENT", "convert", "--compression", "GZIP", rec, rec)
+    ctx.fails("INVALID_ARGUMENT", "write", "--lines", text, text)
+    expect_equal("a.rec after the refusals", ctx.read_file("a.rec"), before)
+    # A missing input leaves OUTPUT alone.
+    ctx.fails("NOT_FOUND", "write", "--lines", ctx.path("missing.txt"), rec)
+    ctx.fails("NOT_FOUND", "convert", ctx.path("missing.rec"), ctx.path("b.rec"))
+    ctx.fails("NOT_FOUND", "inspect", ctx.path("missing.rec"))
+    expect_equal("a.rec after a missing input", ctx.read_file("a.rec"), before)
+    # The writer checks the level before it creates the file.
+    line = ctx.fails("INVALID_ARGUMENT", "write", "--compression", "ZSTD", "--level", "99",
+                     "--lines", text, ctx.path("c.rec"))
+    if "99" not in line or os.path.exists(ctx.path("c.rec")):
+        raise CaseFailure("a bad --level must be named and create no file: " + line)
+
+
+script_case("records.write_convert_refusals", write_convert_refusals)
+
+case("records.missing_file", [], 'records("no_such_dir/missing.rec").batch(2)',
+     error_contains=("NOT_FOUND", "no_such_dir/missing.rec"))
+case("records.list_files_no_match", [], 'list_files("no_such_dir/*.rec")',
+     error_contains=("NOT_FOUND", "no_such_dir/*.rec"))
+case("records.bad_compression", [], 'records("a.rec", compression="LZ4")',
+     error=("INVALID_ARGUMENT",
+            'records(): argument \'compression\' must be one of "NONE", "ZSTD", "GZIP" (any '
+            'case), "" or None, got "LZ4"; usage: records(filenames, compression=None, '
+            'buffer_size=None)'))
+case("records.interleave_needs_file_names", [], "range(3).interleave(records)",
+     error_prefix=("INVALID_ARGUMENT",
+                   "interleave(): the input must be a dataset of file names (bytes scalars)"))
+case("records.interleave_reader_takes_no_files", [],
+     'from_tensor_slices(["a.rec"]).interleave(records(["a.rec"]))',
+     error=("INVALID_ARGUMENT",
+            "records() inside interleave() at position 41 takes no files: interleave reads "
+            "each file name of its input with its own records()"))
+case("records.interleave_unknown_reader", [], 'from_tensor_slices(["a"]).interleave(range)',
+     error_prefix=("INVALID_ARGUMENT", "interleave(): argument 'map_func' must be a reader"))
+case("records.interleave_fixed_length_needs_record_bytes", [],
+     'from_tensor_slices(["a"]).interleave(fixed_length_records)',
+     error_prefix=("INVALID_ARGUMENT",
+                   "fixed_length_records(): missing required argument 'record_bytes'"))
+case("records.with_options_empty", [], "range(3).with_options()",
+     error_prefix=("INVALID_ARGUMENT", "with_options(): give at least one option"))
+case("records.write_needs_input", [], None, command="write",
+     error=("INVALID_ARGUMENT",
+            "write needs --lines FILE or --chunk-size N FILE; usage: dinput write "
+            "[--compression NONE|ZSTD|GZIP] [--level N] (--lines FILE | --chunk-size N FILE) "
+            "OUTPUT"))
+case("records.write_level_needs_compression", ["--level", "3", "--lines", "-", "out.rec"], None,
+     command="write",
+     error=("INVALID_ARGUMENT", "--level applies to --compression ZSTD or GZIP only"))
+case("records.convert_bad_compression", ["--compression", "lz4", "a", "b"], None,
+     command="convert",
+     error=("INVALID_ARGUMENT", "--compression expects NONE, ZSTD or GZIP, got 'lz4'"))
+case("records.inspect_needs_file", [], None, command="inspect",
+     error=("INVALID_ARGUMENT",
+            "missing FILE; usage: dinput inspect [--compression NONE|ZSTD|GZIP] FILE..."))
 
 
 # ---- the runner -----------------------------------------------------------------------------
@@ -422,8 +851,27 @@ def run_tool(tool, spec, files):
     return argv, proc
 
 
+class SkipCase(Exception):
+    pass
+
+
+def check_script(spec, tool):
+    with tempfile.TemporaryDirectory() as directory:
+        try:
+            spec["script"](Script(tool, directory))
+        except SkipCase:
+            return SKIP
+        except CaseFailure as e:
+            print("FAILED:\n- %s" % e)
+            return 1
+    print("passed")
+    return 0
+
+
 def check_case(name, tool, version):
     spec = CASES[name]
+    if "script" in spec:
+        return check_script(spec, tool)
     if spec.get("needs_gpu") and not gpu_available(tool):
         print("skipped: no usable CUDA device in the build info")
         return SKIP

@@ -339,7 +339,8 @@ TEST(Tensor, BytesSliceAndRowShareTheStrings) {
 TEST(Tensor, SliceBoundsAreChecked) {
   Tensor v = int64_vector({1, 2, 3});
   for (auto [b, e] : std::vector<std::pair<int64_t, int64_t>>{{-1, 1}, {2, 1}, {0, 4}, {4, 4}}) {
-    Error err = error_of([&] { v.slice(b, e); });
+    const int64_t begin = b, end = e;  // C++17 lambdas cannot capture structured bindings (clang)
+    Error err = error_of([&] { v.slice(begin, end); });
     EXPECT_EQ(err.code(), Code::kInvalidArgument) << b << "," << e;
   }
   EXPECT_EQ(error_of([&] { v.row(3); }).code(), Code::kInvalidArgument);

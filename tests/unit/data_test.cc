@@ -597,7 +597,8 @@ TEST(Shard, KeepsEveryNthElement) {
 TEST(Shard, ArgumentsAreValidated) {
   auto r = make_range(0, 10, 1);
   for (auto [num, index] : std::vector<std::pair<int64_t, int64_t>>{{0, 0}, {-2, 0}, {3, 3}, {3, -2}, {3, 7}}) {
-    Error e = error_of([&] { make_shard(r, num, index); });
+    const int64_t shards = num, shard = index;  // C++17 lambdas cannot capture structured bindings (clang)
+    Error e = error_of([&] { make_shard(r, shards, shard); });
     EXPECT_EQ(e.code(), Code::kInvalidArgument) << num << "," << index;
   }
   Error only_one = error_of([&] { make_shard(r, kShardHint, 0); });

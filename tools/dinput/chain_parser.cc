@@ -381,6 +381,11 @@ class Parser {
     ++index_;
     if (!IsPunct('(')) return Fail("'('");
     ++index_;
+    return ParseArguments(&call->args, 0);
+  }
+
+  // Parses the arguments of a call after its '(' up to and including the ')'.
+  bool ParseArguments(std::vector<Argument> *args, int depth) {
     bool seen_keyword = false;
     for (;;) {
       if (IsPunct(')')) {
@@ -393,7 +398,7 @@ class Parser {
         arg.keyword = Peek().text;
         index_ += 2;
         seen_keyword = true;
-        if (!ParseValue(&arg.value, 0, "a value")) return false;
+        if (!ParseValue(&arg.value, depth, "a value")) return false;
       } else {
         if (seen_keyword && Peek().kind != Token::Kind::kError) {
           // Python rejects f(a=1, 2) as a syntax error too.
@@ -401,9 +406,9 @@ class Parser {
               "a keyword argument (positional arguments cannot follow keyword "
               "arguments) or ')'");
         }
-        if (!ParseValue(&arg.value, 0, "an argument or ')'")) return false;
+        if (!ParseValue(&arg.value, depth, "an argument or ')'")) return false;
       }
-      call->args.push_back(std::move(arg));
+      args->push_back(std::move(arg));
       if (IsPunct(',')) {
         ++index_;
       } else if (!IsPunct(')')) {
@@ -485,13 +490,13 @@ class Parser {
         }
         return true;
       case Token::Kind::kName:
-        return ParseName(value);
+        return ParseName(value, depth);
       default:
         return Fail(expected);
     }
   }
 
-  bool ParseName(Value *value) {
+  bool ParseName(Value *value, int depth) {
     std::string name = Peek().text;
     ++index_;
     bool dotted = false;
@@ -501,6 +506,15 @@ class Parser {
       name += "." + Peek().text;
       dotted = true;
       ++index_;
+    }
+    if (IsPunct('(')) {  // a call used as a value, e.g. records(compression="ZSTD")
+      if (depth >= kMaxNestingDepth) {
+        return Fail("at most " + std::to_string(kMaxNestingDepth) + " nested brackets");
+      }
+      ++index_;
+      value->kind = Value::Kind::kCall;
+      value->text = name;
+      return ParseArguments(&value->args, depth + 1);
     }
     if (!dotted && (name == "True" || name == "False")) {
       value->kind = Value::Kind::kBool;
@@ -601,6 +615,8 @@ const char *DescribeKind(Value::Kind kind) {
       return "a name";
     case Value::Kind::kPlaceholder:
       return "a placeholder";
+    case Value::Kind::kCall:
+      return "a call";
   }
   return "a value";
 }

@@ -3,12 +3,15 @@
 // A pipeline is a source call followed by `.method(...)` calls. Arguments are positional or
 // `keyword=value`, with Python-like literals. The parser knows nothing about which functions
 // exist: that is the builder's table, so adding a function never touches the grammar.
+// A call may also appear as a value, e.g. interleave(records(compression="ZSTD")): it stands
+// for a function the builder applies later (here, a reader for each file name).
 //
 // Grammar:
 //   pipeline := call ('.' call)* END
-//   call     := NAME '(' [arg (',' arg)* [',']] ')'
+//   call     := NAME '(' args ')'
+//   args     := [arg (',' arg)* [',']]
 //   arg      := NAME '=' value | value
-//   value    := ['-'|'+'] (INT | FLOAT) | STRING | NAME ('.' NAME)*
+//   value    := ['-'|'+'] (INT | FLOAT) | STRING | NAME ('.' NAME)* ['(' args ')']
 //             | '[' [value (',' value)* [',']] ']'
 //             | '(' ')' | '(' value ')' | '(' value ',' [value (',' value)* [',']] ')'
 //             | '$' NAME ['(' [value (',' value)* [',']] ')']
@@ -25,16 +28,23 @@
 
 namespace dinput_tool {
 
+struct Argument;
+
 struct Value {
-  enum class Kind { kInt, kFloat, kString, kBool, kNone, kList, kTuple, kName, kPlaceholder };
+  enum class Kind {
+    kInt, kFloat, kString, kBool, kNone, kList, kTuple, kName, kPlaceholder, kCall
+  };
 
   Kind kind = Kind::kNone;
   size_t pos = 0;            // 0-based offset of the value in the pipeline text
   int64_t int_value = 0;     // kInt
   double float_value = 0;    // kFloat
   bool bool_value = false;   // kBool
-  std::string text;          // kString (decoded bytes), kName (dotted), kPlaceholder (name)
+  std::string text;  // kString (decoded bytes), kName (dotted), kPlaceholder, kCall (name)
   std::vector<Value> items;  // kList, kTuple, kPlaceholder (its arguments)
+  // kCall: the call's arguments. (std::vector may hold the still incomplete Argument since
+  // C++17; Argument is complete before any member of this vector is used.)
+  std::vector<Argument> args;
 };
 
 struct Argument {

@@ -16,21 +16,6 @@ namespace {
 constexpr int64_t kMaxReplicas = 65536;
 constexpr int64_t kMaxWorkers = 1024;
 
-Status ParseInteger(const std::string &option, const std::string &text, int64_t min, int64_t max,
-                    int64_t *out) {
-  const char *s = text.c_str();
-  char *end = nullptr;
-  errno = 0;
-  long long value = std::strtoll(s, &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE || value < min || value > max ||
-      std::strchr(" \t\n+", text[0]) != nullptr) {
-    return InvalidArgument(option + " expects an integer from " + std::to_string(min) + " to " +
-                           std::to_string(max) + ", got '" + text + "'");
-  }
-  *out = value;
-  return OkStatus();
-}
-
 std::vector<std::string> SplitDevices(const std::string &text) {
   std::vector<std::string> devices;
   size_t start = 0;
@@ -47,6 +32,21 @@ std::vector<std::string> SplitDevices(const std::string &text) {
 }
 
 }  // namespace
+
+Status ParseInteger(const std::string &option, const std::string &text, int64_t min, int64_t max,
+                    int64_t *out) {
+  const char *s = text.c_str();
+  char *end = nullptr;
+  errno = 0;
+  long long value = std::strtoll(s, &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE || value < min || value > max ||
+      std::strchr(" \t\n+", text[0]) != nullptr) {
+    return InvalidArgument(option + " expects an integer from " + std::to_string(min) + " to " +
+                           std::to_string(max) + ", got '" + text + "'");
+  }
+  *out = value;
+  return OkStatus();
+}
 
 const char *CommandName(Command command) {
   switch (command) {

@@ -36,6 +36,11 @@ Status ParseCliOptions(Command command, int argc, char **argv, CliOptions *out);
 
 const char *CommandName(Command command);
 
+// Parses the value of an integer option: decimal, within [min, max], else an
+// INVALID_ARGUMENT naming the option and the range.
+Status ParseInteger(const std::string &option, const std::string &text, int64_t min, int64_t max,
+                    int64_t *out);
+
 }  // namespace dinput_tool
 
 #endif  // DINPUT_TOOL_CLI_OPTIONS_H_

@@ -297,12 +297,23 @@ std::string VersionText() {
 }
 
 std::string UsageText() {
-  return R"(usage: dinput COMMAND [options] PIPELINE
+  return R"(usage: dinput COMMAND [options] ARGS
 
 Commands:
   run PIPELINE     distribute the pipeline and print every step as JSON lines
   spec PIPELINE    print the per-replica element spec as one JSON object
   bench PIPELINE   iterate one epoch (or --steps K), reading every byte; print throughput
+  write [--compression C] [--level N] (--lines FILE | --chunk-size N FILE) OUTPUT
+                   make a record file: one record per line of FILE (the line end, "\n" or
+                   "\r\n", stripped; FILE '-' is stdin), or one per N-byte chunk of FILE
+                   (the last chunk may be shorter)
+  convert [--compression C] [--level N] [--input-compression C] INPUT OUTPUT
+                   re-write a record file with compression C; INPUT's compression is
+                   detected from its first bytes (zstd or gzip magic, else NONE) unless
+                   --input-compression gives it
+  inspect [--compression C] FILE...
+                   read every record of each file, checking every CRC; print its
+                   compression (detected as for convert, unless given) and record sizes
   help             print this text
   --version        print the version and, on a second line, the build info as JSON
 
@@ -310,12 +321,27 @@ PIPELINE is written in tf.data's chain syntax, e.g.
   'range(8).batch(4)'
   'from_tensors(([1.],[1.])).repeat(100).batch(16)'
   'text_lines(["a.txt","b.txt"]).shuffle(100, seed=1).batch(32, drop_remainder=True)'
+  'records(["a.rec","b.rec"], compression="ZSTD").batch(256)'
+  'list_files("data/*.rec").interleave(records(compression="ZSTD"), cycle_length=4).batch(64)'
 Sources: range(stop) | range(start, stop[, step]), from_tensors(x), from_tensor_slices(x),
-  text_lines(files). Transformations: batch(n, drop_remainder=False), repeat(count=None),
+  text_lines(files), records(files, compression=None, buffer_size=None),
+  fixed_length_records(files, record_bytes, header_bytes=0, footer_bytes=0),
+  list_files(patterns, shuffle=False, seed=None). files and patterns: a string or a list
+  of strings. compression: "NONE", "ZSTD" or "GZIP" (any case; None or "" is NONE).
+  list_files gives the sorted names of the matching files; unlike tf.data, whose default
+  is shuffle=True, it shuffles only when asked (shuffle=True, with seed=S for a repeatable
+  order), so that the same command prints the same output every time.
+Transformations: batch(n, drop_remainder=False), repeat(count=None),
   shuffle(n, seed=None, reshuffle_each_iteration=True), shard(n, i) or
   shard(SHARD_HINT, SHARD_HINT), take(n), skip(n), enumerate(start=0), unbatch(),
   rebatch(sizes, drop_remainder=False), prefetch(n or AUTOTUNE),
-  with_options(auto_shard_policy=OFF|AUTO|FILE|DATA|HINT).
+  interleave(READER, cycle_length=AUTOTUNE, block_length=1, num_parallel_calls=None,
+  deterministic=True) over a dataset of file names (e.g. list_files), where READER is
+  records, text_lines, or a reader called with its options but no files, e.g.
+  records(compression="ZSTD") or fixed_length_records(record_bytes=16): each file name
+  is read by its own reader. with_options(auto_shard_policy=OFF|AUTO|FILE|DATA|HINT,
+  skip_corrupt_records=False): skip_corrupt_records=True makes the readers before it skip
+  records with a bad CRC instead of failing with DATA_LOSS.
 Literals: ints (int64), floats (float32), strings (bytes), True/False (bool), nested lists
   (shapes), tuples for elements of several components, None.
 
@@ -334,6 +360,11 @@ Options of run and bench:
   --optional           iterate with get_next_as_optional instead of get_next
 Options of run:
   --shapes             print each component's shape, e.g. [0,3], instead of its values
+Options of write and convert:
+  --compression C      NONE (default), ZSTD or GZIP: the compression of OUTPUT
+  --level N            ZSTD 1..19 (default 3) or GZIP 1..9 (default 6); 0: the default
+OUTPUT is created or truncated (it must not be the input itself); if the command fails,
+  the partial OUTPUT is removed.
 
 Output of run, one JSON object per line:
   {"worker":W,"step":S,"replicas":[R0,R1,...]}   per step, workers in order; each Ri is the
@@ -346,9 +377,15 @@ Output of spec: {"num_replicas_in_sync":N,"components":[{"dtype":"int64","shape"
 Output of bench: {"rows":E,"bytes":B,"seconds":S,"rows_per_s":...,"bytes_per_s":...}
   (rows: leading-dimension rows over all replicas and workers; bytes: their payload); a
   progress line is shown on stderr when it is a terminal.
+Output of write: {"records":N,"bytes":B,"output":"..."} (B: the records' payload bytes).
+Output of convert: the same, with "input_compression" and "compression" added.
+Output of inspect, one line per file: {"file":"...","compression":"ZSTD","records":N,
+  "payload_bytes":B,"smallest":S,"largest":L} (S and L: record sizes in bytes, null for a
+  file without records).
 
 On failure the exit status is 1, nothing is printed on stdout, and one line
-"<STATUS_NAME>: <message>" (e.g. "INVALID_ARGUMENT: ...") is printed on stderr.
+"<STATUS_NAME>: <message>" (e.g. "INVALID_ARGUMENT: ...") is printed on stderr. A damaged
+record file fails with DATA_LOSS naming the file and the byte offset of the damage.
 )";
 }
 

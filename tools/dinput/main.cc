@@ -8,6 +8,7 @@
 
 #include "cli_options.h"
 #include "commands.h"
+#include "record_commands.h"
 #include "status.h"
 
 namespace {
@@ -53,8 +54,11 @@ int Main(int argc, char **argv) {
     parsed = dinput_tool::Command::kSpec;
   } else if (command == "bench") {
     parsed = dinput_tool::Command::kBench;
-  } else if (command == "inspect" || command == "write" || command == "convert") {
-    return Fail(dinput_tool::Unimplemented("'" + command + "' is not implemented yet"));
+  } else if (dinput_tool::IsRecordCommand(command)) {
+    std::string text;
+    Status status = dinput_tool::RunRecordCommand(command, argc - 2, argv + 2, &text);
+    if (!status.ok()) return Fail(status);
+    return Print(text);
   } else {
     return Fail(dinput_tool::InvalidArgument("unknown command '" + command +
                                              "'; run 'dinput help' for usage"));

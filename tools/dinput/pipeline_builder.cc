@@ -2,10 +2,13 @@
 
 #include <cctype>
 #include <cstring>
+#include <exception>
 #include <initializer_list>
+#include <new>
 #include <utility>
 #include <vector>
 
+#include "compression.h"
 #include "tensor_literal.h"
 
 namespace dinput_tool {
@@ -112,13 +115,16 @@ class Args {
     return TypeError(name, wanted, *v);
   }
 
-  Status Bool(const char *name, bool *out, bool fallback) const {
+  // A bool argument; absent (or None, when `none_ok`) gives `fallback`.
+  Status Bool(const char *name, bool *out, bool fallback, bool none_ok = false) const {
     const Value *v = Get(name);
-    if (v == nullptr) {
+    if (v == nullptr || (none_ok && v->kind == Value::Kind::kNone)) {
       *out = fallback;
       return OkStatus();
     }
-    if (v->kind != Value::Kind::kBool) return TypeError(name, "True or False", *v);
+    if (v->kind != Value::Kind::kBool) {
+      return TypeError(name, none_ok ? "True, False or None" : "True or False", *v);
+    }
     *out = v->bool_value;
     return OkStatus();
   }
@@ -180,7 +186,7 @@ struct FunctionSpec {
   const char *usage;
   Passing passing;
   std::vector<Param> params;
-  BuildFn build;  // nullptr: in the chain syntax, but not implemented yet
+  BuildFn build;
 };
 
 // `made` is passed by address because the call that fills it is another argument of the
@@ -226,19 +232,152 @@ Status BuildFromTensorSlices(const Args &args, const dinput_dataset_t *, Dataset
               out);
 }
 
-Status BuildTextLines(const Args &args, const dinput_dataset_t *, DatasetPtr *out) {
-  std::vector<std::string> files;
-  DINPUT_TOOL_RETURN_IF_ERROR(args.Strings("filenames", &files));
-  std::vector<const char *> names;
-  for (const std::string &f : files) {
-    if (f.find('\0') != std::string::npos) {
-      return args.Error("filenames", "must not contain a NUL byte");
+// ---- file readers ----------------------------------------------------------------------
+
+// The readers of files. Each is a source when given its files, and the READER of
+// interleave() without them: there each file name of interleave's input becomes the only
+// file of one reader.
+enum class ReaderKind { kRecords, kTextLines, kFixedLengthRecords };
+
+// A reader's options: everything but its files.
+struct ReaderConfig {
+  ReaderKind kind = ReaderKind::kRecords;
+  dinput_compression_t compression = DINPUT_COMPRESSION_NONE;
+  int64_t buffer_size = 0;  // 0: the library's default
+  int64_t record_bytes = 0;
+  int64_t header_bytes = 0;
+  int64_t footer_bytes = 0;
+};
+
+bool ReaderKindOf(const std::string &name, ReaderKind *out) {
+  static const std::pair<const char *, ReaderKind> kReaders[] = {
+      {"records", ReaderKind::kRecords},
+      {"text_lines", ReaderKind::kTextLines},
+      {"fixed_length_records", ReaderKind::kFixedLengthRecords},
+  };
+  for (const auto &reader : kReaders) {
+    if (name == reader.first) {
+      *out = reader.second;
+      return true;
     }
-    names.push_back(f.c_str());
   }
+  return false;
+}
+
+// An integer >= `min`; absent or None gives `fallback`.
+Status IntAtLeast(const Args &args, const char *name, int64_t min, int64_t fallback,
+                  int64_t *out) {
+  DINPUT_TOOL_RETURN_IF_ERROR(args.Int(name, out, {}, true, fallback));
+  if (*out < min) {
+    return args.Error(name, "must be >= " + std::to_string(min) + ", got " + std::to_string(*out));
+  }
+  return OkStatus();
+}
+
+Status ParseReaderConfig(ReaderKind kind, const Args &args, ReaderConfig *out) {
+  ReaderConfig config;
+  config.kind = kind;
+  switch (kind) {
+    case ReaderKind::kRecords: {
+      const Value *v = args.Get("compression");
+      if (v != nullptr && v->kind != Value::Kind::kNone) {
+        if (v->kind != Value::Kind::kString) {
+          return args.TypeError("compression", kCompressionChoices, *v);
+        }
+        if (!ParseCompression(v->text, &config.compression)) {
+          return args.Error("compression", std::string("must be one of ") + kCompressionChoices +
+                                               ", got \"" + v->text + "\"");
+        }
+      }
+      DINPUT_TOOL_RETURN_IF_ERROR(IntAtLeast(args, "buffer_size", 0, 0, &config.buffer_size));
+      break;
+    }
+    case ReaderKind::kFixedLengthRecords:
+      DINPUT_TOOL_RETURN_IF_ERROR(args.Int("record_bytes", &config.record_bytes));
+      if (config.record_bytes < 1) {
+        return args.Error("record_bytes",
+                          "must be >= 1, got " + std::to_string(config.record_bytes));
+      }
+      DINPUT_TOOL_RETURN_IF_ERROR(IntAtLeast(args, "header_bytes", 0, 0, &config.header_bytes));
+      DINPUT_TOOL_RETURN_IF_ERROR(IntAtLeast(args, "footer_bytes", 0, 0, &config.footer_bytes));
+      break;
+    case ReaderKind::kTextLines:
+      break;
+  }
+  *out = config;
+  return OkStatus();
+}
+
+// The argument `name`: a string or a list of strings, none with a NUL byte (the C API takes
+// NUL-terminated names).
+Status FileNames(const Args &args, const char *name, std::vector<std::string> *out) {
+  DINPUT_TOOL_RETURN_IF_ERROR(args.Strings(name, out));
+  for (const std::string &f : *out) {
+    if (f.find('\0') != std::string::npos) return args.Error(name, "must not contain a NUL byte");
+  }
+  return OkStatus();
+}
+
+Status MakeReader(const ReaderConfig &config, const std::vector<std::string> &files,
+                  DatasetPtr *out) {
+  std::vector<const char *> names;
+  for (const std::string &f : files) names.push_back(f.c_str());
   dinput_dataset_t *made = nullptr;
-  return Made(dinput_dataset_text_lines(&made, names.data(), names.size()), &made, "text_lines",
-              out);
+  switch (config.kind) {
+    case ReaderKind::kRecords:
+      return Made(dinput_dataset_records(&made, names.data(), names.size(), config.compression,
+                                         config.buffer_size),
+                  &made, "records", out);
+    case ReaderKind::kTextLines:
+      return Made(dinput_dataset_text_lines(&made, names.data(), names.size()), &made,
+                  "text_lines", out);
+    case ReaderKind::kFixedLengthRecords:
+      return Made(dinput_dataset_fixed_length_records(&made, names.data(), names.size(),
+                                                      config.record_bytes, config.header_bytes,
+                                                      config.footer_bytes),
+                  &made, "fixed_length_records", out);
+  }
+  return Status{DINPUT_INTERNAL, "unknown reader"};
+}
+
+Status BuildReaderSource(ReaderKind kind, const Args &args, DatasetPtr *out) {
+  std::vector<std::string> files;
+  DINPUT_TOOL_RETURN_IF_ERROR(FileNames(args, "filenames", &files));
+  ReaderConfig config;
+  DINPUT_TOOL_RETURN_IF_ERROR(ParseReaderConfig(kind, args, &config));
+  return MakeReader(config, files, out);
+}
+
+Status BuildTextLines(const Args &args, const dinput_dataset_t *, DatasetPtr *out) {
+  return BuildReaderSource(ReaderKind::kTextLines, args, out);
+}
+
+Status BuildRecords(const Args &args, const dinput_dataset_t *, DatasetPtr *out) {
+  return BuildReaderSource(ReaderKind::kRecords, args, out);
+}
+
+Status BuildFixedLengthRecords(const Args &args, const dinput_dataset_t *, DatasetPtr *out) {
+  return BuildReaderSource(ReaderKind::kFixedLengthRecords, args, out);
+}
+
+Status BuildListFiles(const Args &args, const dinput_dataset_t *, DatasetPtr *out) {
+  std::vector<std::string> patterns;
+  DINPUT_TOOL_RETURN_IF_ERROR(FileNames(args, "file_pattern", &patterns));
+  // Unlike tf.data (whose default is shuffle=True), the tool lists files sorted unless asked
+  // to shuffle: a command line is expected to print the same output every time it runs.
+  bool shuffle = false;
+  DINPUT_TOOL_RETURN_IF_ERROR(args.Bool("shuffle", &shuffle, false, true));
+  int64_t seed = -1;
+  DINPUT_TOOL_RETURN_IF_ERROR(args.Int("seed", &seed, {}, true, -1));
+  if (args.Get("seed") != nullptr && args.Get("seed")->kind == Value::Kind::kInt && seed < 0) {
+    // The C API reserves negative seeds for "random"; an explicit seed must be honoured.
+    return args.Error("seed", "must be >= 0 or None");
+  }
+  std::vector<const char *> names;
+  for (const std::string &p : patterns) names.push_back(p.c_str());
+  dinput_dataset_t *made = nullptr;
+  return Made(dinput_dataset_list_files(&made, names.data(), names.size(), shuffle ? 1 : 0, seed),
+              &made, "list_files", out);
 }
 
 Status BuildBatch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
@@ -324,20 +463,175 @@ Status BuildPrefetch(const Args &args, const dinput_dataset_t *input, DatasetPtr
 }
 
 Status BuildWithOptions(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
-  const Value *v = args.Get("auto_shard_policy");
-  dinput_auto_shard_policy_t policy;
-  if ((v->kind != Value::Kind::kName && v->kind != Value::Kind::kString) ||
-      !ParseAutoShardPolicy(v->text, &policy)) {
-    return args.TypeError("auto_shard_policy", "one of OFF, AUTO, FILE, DATA, HINT", *v);
+  const Value *policy_value = args.Get("auto_shard_policy");
+  const Value *skip_value = args.Get("skip_corrupt_records");
+  if (policy_value == nullptr && skip_value == nullptr) {
+    return InvalidArgument(
+        "with_options(): give at least one option; usage: with_options(auto_shard_policy=OFF|"
+        "AUTO|FILE|DATA|HINT, skip_corrupt_records=False)");
   }
   dinput_options_t *raw = nullptr;
   dinput_status_t code = dinput_options_new(&raw);
   if (code != DINPUT_OK) return LibraryError(code, "dinput_options_new");
   OptionsPtr options(raw);
-  code = dinput_options_set_auto_shard_policy(options.get(), policy);
-  if (code != DINPUT_OK) return LibraryError(code, "dinput_options_set_auto_shard_policy");
+  // Only the options written are set: the library merges options per field, so an option
+  // left out keeps the value an earlier with_options() gave it.
+  if (policy_value != nullptr) {
+    dinput_auto_shard_policy_t policy;
+    if ((policy_value->kind != Value::Kind::kName && policy_value->kind != Value::Kind::kString) ||
+        !ParseAutoShardPolicy(policy_value->text, &policy)) {
+      return args.TypeError("auto_shard_policy", "one of OFF, AUTO, FILE, DATA, HINT",
+                            *policy_value);
+    }
+    code = dinput_options_set_auto_shard_policy(options.get(), policy);
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_options_set_auto_shard_policy");
+  }
+  if (skip_value != nullptr) {
+    bool skip = false;
+    DINPUT_TOOL_RETURN_IF_ERROR(args.Bool("skip_corrupt_records", &skip, false));
+    code = dinput_options_set_skip_corrupt_records(options.get(), skip ? 1 : 0);
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_options_set_skip_corrupt_records");
+  }
   dinput_dataset_t *made = nullptr;
   return Made(dinput_dataset_with_options(&made, input, options.get()), &made, "with_options", out);
+}
+
+const FunctionSpec *FindFunction(const std::string &name);
+Status Bind(const FunctionSpec &spec, const Call &call, Args *args);
+
+// The READER argument of interleave(): a reader's bare name or a call of it without files.
+Status ParseInterleaveReader(const Args &args, ReaderConfig *out) {
+  const Value &v = *args.Get("map_func");
+  const std::string wanted =
+      "a reader: records, text_lines or fixed_length_records(record_bytes=N), optionally "
+      "called with its options but no files, e.g. records(compression=\"ZSTD\")";
+  ReaderKind kind;
+  if ((v.kind != Value::Kind::kName && v.kind != Value::Kind::kCall) ||
+      !ReaderKindOf(v.text, &kind)) {
+    if (v.kind == Value::Kind::kName || v.kind == Value::Kind::kCall) {
+      return args.Error("map_func", "must be " + wanted + ", got '" + v.text + "' at position " +
+                                        std::to_string(v.pos));
+    }
+    return args.TypeError("map_func", wanted, v);
+  }
+  // Bind the reader's own arguments as if it were called without its first parameter, the
+  // files, which interleave supplies: records("ZSTD") is records(compression="ZSTD").
+  const FunctionSpec *source = FindFunction(v.text);
+  FunctionSpec reader = *source;
+  reader.params.erase(reader.params.begin());
+  std::string usage = std::string(source->usage);
+  size_t files = usage.find("filenames, ");
+  if (files != std::string::npos) usage.erase(files, std::strlen("filenames, "));
+  files = usage.find("filenames");
+  if (files != std::string::npos) usage.erase(files, std::strlen("filenames"));
+  usage = "interleave(" + usage + ", ...) (interleave gives the reader its files)";
+  reader.usage = usage.c_str();
+  Call call;
+  call.name = v.text;
+  call.pos = v.pos;
+  call.args = v.args;
+  for (const Argument &arg : call.args) {
+    // Files given by keyword, or positionally where no option of the reader takes a list
+    // or (except records' compression) a string, are files: say so rather than report a
+    // type error of the option they would bind to.
+    const bool first = &arg == &call.args.front() && arg.keyword.empty();
+    const bool looks_like_files =
+        first && (arg.value.kind == Value::Kind::kList || arg.value.kind == Value::Kind::kTuple ||
+                  (arg.value.kind == Value::Kind::kString && kind != ReaderKind::kRecords) ||
+                  kind == ReaderKind::kTextLines);
+    if (arg.keyword == "filenames" || looks_like_files) {
+      return InvalidArgument(v.text + "() inside interleave() at position " +
+                             std::to_string(v.pos) +
+                             " takes no files: interleave reads each file name of its input "
+                             "with its own " +
+                             v.text + "()");
+    }
+  }
+  Args reader_args(v.text, usage);
+  DINPUT_TOOL_RETURN_IF_ERROR(Bind(reader, call, &reader_args));
+  return ParseReaderConfig(kind, reader_args, out);
+}
+
+// interleave()'s callback: the reader of the one file named by `in`. Nothing may throw out
+// of a callback into the library, hence the catch.
+dinput_status_t ReaderForFile(dinput_dataset_t **out, const dinput_element_t *in,
+                              void *user_data) {
+  try {
+    const ReaderConfig &config = *static_cast<const ReaderConfig *>(user_data);
+    const char *name = nullptr;
+    size_t size = 0;
+    dinput_status_t code = dinput_tensor_string(&name, &size, dinput_element_get(in, 0), 0);
+    if (code != DINPUT_OK) return ReportToLibrary(LibraryError(code, "dinput_tensor_string"));
+    std::string file(name, size);
+    if (file.find('\0') != std::string::npos) {
+      return ReportToLibrary(
+          InvalidArgument("interleave(): a file name of the input contains a NUL byte"));
+    }
+    DatasetPtr reader;
+    Status status = MakeReader(config, {file}, &reader);
+    if (!status.ok()) return ReportToLibrary(status);
+    *out = reader.release();
+    return DINPUT_OK;
+  } catch (const std::bad_alloc &) {
+    return ReportToLibrary(Status{DINPUT_RESOURCE_EXHAUSTED, "out of memory"});
+  } catch (const std::exception &e) {
+    return ReportToLibrary(Status{DINPUT_INTERNAL, e.what()});
+  }
+}
+
+void FreeReaderConfig(void *user_data) { delete static_cast<ReaderConfig *>(user_data); }
+
+// Fails unless the elements of `input` are file names: bytes scalars.
+Status CheckFileNameInput(const dinput_dataset_t *input) {
+  dinput_spec_t *raw = nullptr;
+  dinput_status_t code = dinput_dataset_element_spec(&raw, input);
+  if (code != DINPUT_OK) return LibraryError(code, "dinput_dataset_element_spec");
+  SpecPtr spec(raw);
+  if (dinput_spec_size(spec.get()) == 1 && dinput_spec_dtype(spec.get(), 0) == DINPUT_BYTES &&
+      dinput_spec_rank(spec.get(), 0) == 0) {
+    return OkStatus();
+  }
+  std::string got;
+  for (size_t i = 0; i < dinput_spec_size(spec.get()); ++i) {
+    if (i) got += ", ";
+    got += std::string(dinput_dtype_name(dinput_spec_dtype(spec.get(), i))) + " of rank " +
+           std::to_string(dinput_spec_rank(spec.get(), i));
+  }
+  return InvalidArgument(
+      "interleave(): the input must be a dataset of file names (bytes scalars), e.g. "
+      "list_files(...) or from_tensor_slices([\"a.rec\", \"b.rec\"]); its elements are (" +
+      got + ")");
+}
+
+Status BuildInterleave(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+  ReaderConfig config;
+  DINPUT_TOOL_RETURN_IF_ERROR(ParseInterleaveReader(args, &config));
+  int64_t cycle_length = 0, block_length = 0, num_parallel_calls = 0;
+  DINPUT_TOOL_RETURN_IF_ERROR(
+      args.Int("cycle_length", &cycle_length, {kAutotune}, true, DINPUT_AUTOTUNE));
+  DINPUT_TOOL_RETURN_IF_ERROR(args.Int("block_length", &block_length, {}, true, 1));
+  // None, as in tf.data, reads the open files one after another on the consumer's thread.
+  DINPUT_TOOL_RETURN_IF_ERROR(
+      args.Int("num_parallel_calls", &num_parallel_calls, {kAutotune}, true, 1));
+  bool deterministic = true;
+  DINPUT_TOOL_RETURN_IF_ERROR(args.Bool("deterministic", &deterministic, true, true));
+  DINPUT_TOOL_RETURN_IF_ERROR(CheckFileNameInput(input));
+
+  dinput_spec_t *raw_spec = nullptr;
+  dinput_status_t code = dinput_spec_new(&raw_spec);
+  if (code != DINPUT_OK) return LibraryError(code, "dinput_spec_new");
+  SpecPtr spec(raw_spec);
+  code = dinput_spec_add(spec.get(), DINPUT_BYTES, nullptr, 0);  // every reader gives bytes scalars
+  if (code != DINPUT_OK) return LibraryError(code, "dinput_spec_add");
+
+  // The library owns the config from here on, also when the call fails (it then frees it),
+  // so the tool never frees it itself.
+  ReaderConfig *user_data = new ReaderConfig(config);
+  dinput_dataset_t *made = nullptr;
+  return Made(dinput_dataset_interleave(&made, input, ReaderForFile, spec.get(), cycle_length,
+                                        block_length, num_parallel_calls, deterministic ? 1 : 0,
+                                        user_data, FreeReaderConfig),
+              &made, "interleave", out);
 }
 
 const std::vector<FunctionSpec> &Functions() {
@@ -369,22 +663,23 @@ const std::vector<FunctionSpec> &Functions() {
        BuildTextLines},
       {"records",
        Role::kSource,
-       "records(filenames, compression=None)",
+       "records(filenames, compression=None, buffer_size=None)",
        Passing::kAny,
-       {{"filenames", true}, {"compression", false}},
-       nullptr},
+       {{"filenames", true}, {"compression", false}, {"buffer_size", false}},
+       BuildRecords},
       {"fixed_length_records",
        Role::kSource,
-       "fixed_length_records(filenames, record_bytes)",
+       "fixed_length_records(filenames, record_bytes, header_bytes=0, footer_bytes=0)",
        Passing::kAny,
-       {{"filenames", true}, {"record_bytes", true}},
-       nullptr},
+       {{"filenames", true}, {"record_bytes", true}, {"header_bytes", false},
+        {"footer_bytes", false}},
+       BuildFixedLengthRecords},
       {"list_files",
        Role::kSource,
-       "list_files(file_pattern, shuffle=None, seed=None)",
+       "list_files(file_pattern, shuffle=False, seed=None)",
        Passing::kAny,
        {{"file_pattern", true}, {"shuffle", false}, {"seed", false}},
-       nullptr},
+       BuildListFiles},
       // transformations
       {"batch",
        Role::kTransform,
@@ -433,15 +728,21 @@ const std::vector<FunctionSpec> &Functions() {
        BuildPrefetch},
       {"interleave",
        Role::kTransform,
-       "interleave(records|text_lines, cycle_length=None, block_length=None)",
+       "interleave(READER, cycle_length=AUTOTUNE, block_length=1, num_parallel_calls=None, "
+       "deterministic=True) with READER records, text_lines or a call of a reader without "
+       "files, e.g. records(compression=\"ZSTD\") or fixed_length_records(record_bytes=16)",
        Passing::kAny,
-       {{"map_func", true}, {"cycle_length", false}, {"block_length", false}},
-       nullptr},
+       {{"map_func", true},
+        {"cycle_length", false},
+        {"block_length", false},
+        {"num_parallel_calls", false},
+        {"deterministic", false}},
+       BuildInterleave},
       {"with_options",
        Role::kTransform,
-       "with_options(auto_shard_policy=OFF|AUTO|FILE|DATA|HINT)",
+       "with_options(auto_shard_policy=OFF|AUTO|FILE|DATA|HINT, skip_corrupt_records=False)",
        Passing::kKeywordOnly,
-       {{"auto_shard_policy", true}},
+       {{"auto_shard_policy", false}, {"skip_corrupt_records", false}},
        BuildWithOptions},
   };
   return kFunctions;
@@ -557,12 +858,14 @@ Status CheckValue(const Value &v, bool allowed) {
                            "$num_replicas_in_sync, $per_replica_batch_size(G)");
   }
   for (const Value &item : v.items) DINPUT_TOOL_RETURN_IF_ERROR(CheckValue(item, allowed));
+  for (const Argument &arg : v.args) DINPUT_TOOL_RETURN_IF_ERROR(CheckValue(arg.value, allowed));
   return OkStatus();
 }
 
 Status ResolveValue(Value *v, const InputPipelineInfo &info) {
   if (v->kind != Value::Kind::kPlaceholder) {
     for (Value &item : v->items) DINPUT_TOOL_RETURN_IF_ERROR(ResolveValue(&item, info));
+    for (Argument &arg : v->args) DINPUT_TOOL_RETURN_IF_ERROR(ResolveValue(&arg.value, info));
     return OkStatus();
   }
   int64_t resolved = 0;
@@ -651,9 +954,6 @@ Status BuildDataset(const Pipeline &pipeline, DatasetPtr *out) {
                              " is a source and cannot be applied to a dataset; "
                              "transformations: " +
                              NamesWithRole(Role::kTransform));
-    }
-    if (spec->build == nullptr) {
-      return Unimplemented(call.name + "() is not implemented yet in the dinput tool");
     }
     Args args(call.name, spec->usage);
     DINPUT_TOOL_RETURN_IF_ERROR(Bind(*spec, call, &args));

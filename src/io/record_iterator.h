@@ -1,0 +1,24 @@
+// The iterator shared by the file sources whose elements are records of files (records,
+// fixed_length_records, text_lines): it opens the files in order, turns each record view
+// into a bytes scalar without copying its bytes, and keeps the iterator statistics.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/dataset.h"
+#include "io/record_reader.h"
+
+namespace dinput {
+
+// Opens one file of the list (errors name the file).
+using OpenRecordSource = std::function<std::unique_ptr<RecordSource>(const std::string& path)>;
+
+// Counts every delivered record in stats->records and its bytes in stats->record_bytes,
+// and the sources' skipped records in stats->corrupt_records_skipped.
+std::unique_ptr<Iterator> make_record_iterator(std::vector<std::string> files, OpenRecordSource open,
+                                               std::shared_ptr<IteratorStats> stats);
+
+}  // namespace dinput

@@ -1,0 +1,113 @@
+// Readers of one record file: TFRecord framing over a (decompressed) chunk stream, and
+// fixed-length records. They yield records as views into the stream's buffers; the
+// datasets (records_dataset.cc) wrap the views into bytes tensors.
+//
+// TFRecord framing, little-endian:
+//   uint64 length | uint32 masked_crc32c(length) | byte data[length] | uint32 masked_crc32c(data)
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/buffer.h"
+#include "io/compression.h"
+#include "io/input_stream.h"
+
+namespace dinput {
+
+constexpr size_t kRecordHeaderBytes = 12;  // length + its CRC
+constexpr size_t kRecordFooterBytes = 4;   // CRC of the data
+
+struct RecordView {
+  const char* data = nullptr;
+  size_t size = 0;
+  // What keeps `data` alive. The pointer itself is only valid until the reader's next call:
+  // take a copy of the shared_ptr (or give it to BytesStorage::set_view) before that.
+  const std::shared_ptr<const Buffer>* owner = nullptr;
+  // The record spanned chunks and was copied into a buffer of its own (owner holds just it).
+  bool copied = false;
+};
+
+class RecordSource {
+ public:
+  virtual ~RecordSource() = default;
+  // The next good record, or false at the end of the file's data. Corrupt data is
+  // DATA_LOSS naming the file and the record's byte offset, unless the reader skips
+  // corrupt records: then they are counted (take_skipped) and reading goes on where the
+  // framing allows it.
+  virtual bool next(RecordView& out) = 0;
+  // Corrupt records skipped since the last call.
+  int64_t take_skipped() {
+    int64_t n = skipped_;
+    skipped_ = 0;
+    return n;
+  }
+
+ protected:
+  int64_t skipped_ = 0;
+};
+
+// TFRecord framing over a chunk stream. `path` names the file in messages; `stream` is
+// nullptr for a plain file, or "zstd"/"gzip" when the offsets are in a decompressed stream
+// (messages then say so). With skip_corrupt: a record whose data CRC is wrong is skipped and
+// reading continues with the next record (the framing is intact); a wrong length CRC, a
+// truncated record or a corrupt compressed stream ends the file and counts as one record.
+class RecordParser final : public RecordSource {
+ public:
+  RecordParser(std::string path, std::unique_ptr<ChunkSource> input, const char* stream, bool skip_corrupt);
+  bool next(RecordView& out) override;
+  // Offset in the (decompressed) stream of the next record.
+  uint64_t offset() const { return base_ + pos_; }
+
+ private:
+  enum class Step { kRecord, kSkipped, kEnd };
+  Step step(uint64_t start, RecordView& out);
+  // DATA_LOSS with `message`, or (skipping) count the record and go on with the next
+  // record or, when the framing is lost (`ends_file`), with the next file.
+  Step fail(bool ends_file, const std::string& message);
+  // Moves to the next chunk; false at the end of the stream.
+  bool advance();
+  // Copies up to n bytes, crossing chunks; fewer only at the end of the stream.
+  size_t gather(char* dst, size_t n);
+  // Gathers a record's data and footer that run past the current chunk into pieces_;
+  // false (with *have = the bytes found) when the stream ends first.
+  bool collect(uint64_t len, uint64_t* have);
+  size_t avail() const { return cur_.size - pos_; }
+  // Prefetches the current chunk from `end` (the end of the record being read) a little
+  // way ahead.
+  void prefetch_ahead(const char* end);
+  std::string where(uint64_t offset) const;
+  const char* medium() const;
+  void close();
+
+  std::string path_;
+  std::unique_ptr<ChunkSource> input_;
+  const char* stream_;
+  bool skip_corrupt_;
+  bool done_ = false;
+  Chunk cur_;
+  size_t pos_ = 0;
+  uint64_t base_ = 0;               // stream offset of cur_.data
+  const char* prefetched_ = nullptr;  // lines of cur_ below this were prefetched
+  std::vector<Chunk> pieces_;       // a record being gathered across chunks
+  std::shared_ptr<const Buffer> spill_;  // the last record copied out of pieces_
+};
+
+// A record file: the file's chunks, decompressed, parsed. Opening errors (NOT_FOUND,
+// PERMISSION_DENIED, ...) name the file. buffer_size 0: kDefaultChunkBytes.
+std::unique_ptr<RecordSource> open_record_file(const std::string& path, Compression compression,
+                                               size_t buffer_size, bool skip_corrupt,
+                                               std::shared_ptr<ChunkPool> pool = nullptr);
+
+// Fixed-length records: header_bytes are skipped at the start and footer_bytes at the end,
+// the rest is cut into records of record_bytes. A file whose body is not a multiple of
+// record_bytes is DATA_LOSS naming the file and its size; with skip_corrupt the whole
+// records are read and the incomplete tail counts as one skipped record.
+std::unique_ptr<RecordSource> open_fixed_length_file(const std::string& path, uint64_t record_bytes,
+                                                     uint64_t header_bytes, uint64_t footer_bytes,
+                                                     bool skip_corrupt);
+
+}  // namespace dinput

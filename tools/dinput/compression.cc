@@ -1,0 +1,34 @@
+#include "compression.h"
+
+#include <cctype>
+
+namespace dinput_tool {
+
+bool ParseCompression(const std::string &name, dinput_compression_t *out) {
+  std::string upper = name;
+  for (char &c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (upper.empty() || upper == "NONE") {
+    *out = DINPUT_COMPRESSION_NONE;
+  } else if (upper == "ZSTD") {
+    *out = DINPUT_COMPRESSION_ZSTD;
+  } else if (upper == "GZIP") {
+    *out = DINPUT_COMPRESSION_GZIP;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+const char *CompressionName(dinput_compression_t compression) {
+  switch (compression) {
+    case DINPUT_COMPRESSION_NONE:
+      return "NONE";
+    case DINPUT_COMPRESSION_ZSTD:
+      return "ZSTD";
+    case DINPUT_COMPRESSION_GZIP:
+      return "GZIP";
+  }
+  return "UNKNOWN";
+}
+
+}  // namespace dinput_tool

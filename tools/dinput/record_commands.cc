@@ -1,0 +1,518 @@
+#include "record_commands.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "cli_options.h"
+#include "compression.h"
+#include "handles.h"
+#include "json_format.h"
+
+namespace dinput_tool {
+
+namespace {
+
+constexpr const char *kWriteUsage =
+    "usage: dinput write [--compression NONE|ZSTD|GZIP] [--level N] "
+    "(--lines FILE | --chunk-size N FILE) OUTPUT";
+constexpr const char *kConvertUsage =
+    "usage: dinput convert [--compression NONE|ZSTD|GZIP] [--level N] "
+    "[--input-compression NONE|ZSTD|GZIP] INPUT OUTPUT";
+constexpr const char *kInspectUsage =
+    "usage: dinput inspect [--compression NONE|ZSTD|GZIP] FILE...";
+
+// A chunk is held in memory whole; the cap keeps a typo from asking for terabytes.
+constexpr int64_t kMaxChunkSize = int64_t{1} << 30;
+
+// ---- arguments -------------------------------------------------------------------------
+
+struct OptionDef {
+  const char *name;
+  bool takes_value;
+};
+
+struct ParsedArgs {
+  std::vector<std::pair<std::string, std::string>> options;  // in order; later ones win
+  std::vector<std::string> positionals;
+
+  const std::string *Find(const char *name) const {
+    const std::string *found = nullptr;
+    for (const auto &option : options) {
+      if (option.first == name) found = &option.second;
+    }
+    return found;
+  }
+};
+
+// The same conventions as run/spec/bench: `--name value` or `--name=value`, options before
+// or after the operands, `--` ends the options, and a lone `-` is an operand (stdin).
+Status ParseArgs(const std::string &command, int argc, char **argv,
+                 std::initializer_list<OptionDef> known, ParsedArgs *out) {
+  bool options_ended = false;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (options_ended || arg.size() < 2 || arg.compare(0, 2, "--") != 0) {
+      out->positionals.push_back(arg);
+      continue;
+    }
+    if (arg == "--") {
+      options_ended = true;
+      continue;
+    }
+    std::string name = arg, value;
+    bool has_value = false;
+    size_t eq = arg.find('=');
+    if (eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      has_value = true;
+    }
+    const OptionDef *def = nullptr;
+    for (const OptionDef &d : known) {
+      if (name == d.name) def = &d;
+    }
+    if (def == nullptr) {
+      return InvalidArgument("unknown option " + name + " for '" + command +
+                             "' (see dinput help)");
+    }
+    if (def->takes_value && !has_value) {
+      if (i + 1 >= argc) return InvalidArgument(name + " needs a value");
+      value = argv[++i];
+    } else if (!def->takes_value && has_value) {
+      return InvalidArgument(name + " takes no value");
+    }
+    out->options.emplace_back(name, value);
+  }
+  return OkStatus();
+}
+
+Status CompressionOption(const ParsedArgs &args, const char *name, dinput_compression_t fallback,
+                         dinput_compression_t *out, bool *given = nullptr) {
+  const std::string *value = args.Find(name);
+  if (given != nullptr) *given = value != nullptr;
+  if (value == nullptr) {
+    *out = fallback;
+    return OkStatus();
+  }
+  // "" means NONE in the chain syntax, but an empty option value is more likely a mistake.
+  if (value->empty() || !ParseCompression(*value, out)) {
+    return InvalidArgument(std::string(name) + " expects NONE, ZSTD or GZIP, got '" + *value +
+                           "'");
+  }
+  return OkStatus();
+}
+
+// --level: passed to the writer, which checks its range for the compression chosen.
+Status LevelOption(const ParsedArgs &args, dinput_compression_t compression, int *out) {
+  const std::string *value = args.Find("--level");
+  *out = 0;
+  if (value == nullptr) return OkStatus();
+  if (compression == DINPUT_COMPRESSION_NONE) {
+    // The writer would ignore it; saying so beats silently writing an uncompressed file.
+    return InvalidArgument("--level applies to --compression ZSTD or GZIP only");
+  }
+  int64_t level = 0;
+  DINPUT_TOOL_RETURN_IF_ERROR(ParseInteger("--level", *value, 0, INT_MAX, &level));
+  *out = static_cast<int>(level);
+  return OkStatus();
+}
+
+// ---- files -----------------------------------------------------------------------------
+
+// Errors of the tool's own file access, coded as the library codes its own.
+Status FileError(const char *verb, const std::string &path, int err) {
+  dinput_status_t code;
+  switch (err) {
+    case ENOENT:
+    case ENOTDIR:
+      code = DINPUT_NOT_FOUND;
+      break;
+    case EACCES:
+    case EPERM:
+    case EROFS:
+      code = DINPUT_PERMISSION_DENIED;
+      break;
+    case EISDIR:
+      code = DINPUT_FAILED_PRECONDITION;
+      break;
+    case ENOMEM:
+    case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
+    case EMFILE:
+    case ENFILE:
+      code = DINPUT_RESOURCE_EXHAUSTED;
+      break;
+    default:
+      code = DINPUT_DATA_LOSS;
+  }
+  return Status{code, std::string("cannot ") + verb + " '" + path + "': " + std::strerror(err)};
+}
+
+// An input file opened by the tool itself; "-" is stdin.
+class InputFile {
+ public:
+  ~InputFile() {
+    if (file_ != nullptr && file_ != stdin) std::fclose(file_);
+  }
+
+  Status Open(const std::string &path) {
+    if (path == "-") {
+      file_ = stdin;
+      name_ = "stdin";
+      return OkStatus();
+    }
+    name_ = path;
+    file_ = std::fopen(path.c_str(), "rb");
+    if (file_ == nullptr) return FileError("open", path, errno);
+    return OkStatus();
+  }
+
+  FILE *get() const { return file_; }
+  const std::string &name() const { return name_; }
+  Status ReadError() const { return FileError("read", name_, errno); }
+
+ private:
+  FILE *file_ = nullptr;
+  std::string name_;
+};
+
+// Opening the writer truncates OUTPUT, so an OUTPUT that is the input itself would be
+// emptied before a byte of it is read.
+Status CheckNotInput(const struct stat &input, const std::string &output) {
+  struct stat st;
+  if (::stat(output.c_str(), &st) != 0) return OkStatus();  // does not exist yet
+  if (st.st_dev == input.st_dev && st.st_ino == input.st_ino) {
+    return InvalidArgument("OUTPUT '" + output +
+                           "' is the input file itself; write to another file");
+  }
+  return OkStatus();
+}
+
+Status CheckOutputName(const std::string &output) {
+  if (output == "-") {
+    return InvalidArgument("OUTPUT must be a file: record files are not written to stdout");
+  }
+  if (output.empty()) return InvalidArgument("OUTPUT must not be empty");
+  return OkStatus();
+}
+
+// The compression of a record file from its first bytes: the zstd frame magic, the gzip
+// magic, else NONE (a plain file starts with a record length, which has no magic).
+Status DetectCompression(const std::string &path, dinput_compression_t *out) {
+  FILE *file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) return FileError("open", path, errno);
+  unsigned char head[4] = {0, 0, 0, 0};
+  size_t n = std::fread(head, 1, sizeof head, file);
+  int err = errno;
+  bool failed = std::ferror(file) != 0;
+  std::fclose(file);
+  if (failed) return FileError("read", path, err);
+  static const unsigned char kZstd[4] = {0x28, 0xB5, 0x2F, 0xFD};
+  static const unsigned char kGzip[2] = {0x1F, 0x8B};
+  if (n >= 4 && std::memcmp(head, kZstd, 4) == 0) {
+    *out = DINPUT_COMPRESSION_ZSTD;
+  } else if (n >= 2 && std::memcmp(head, kGzip, 2) == 0) {
+    *out = DINPUT_COMPRESSION_GZIP;
+  } else {
+    *out = DINPUT_COMPRESSION_NONE;
+  }
+  return OkStatus();
+}
+
+// ---- reading and writing records ---------------------------------------------------------
+
+// Reads the records of one file through dinput_dataset_records, so that every CRC is
+// verified by the library and damage is reported as the library reports it.
+class RecordSource {
+ public:
+  Status Open(const std::string &path, dinput_compression_t compression) {
+    const char *name = path.c_str();
+    dinput_dataset_t *dataset = nullptr;
+    dinput_status_t code = dinput_dataset_records(&dataset, &name, 1, compression, 0);
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_dataset_records");
+    DatasetPtr owned(dataset);
+    dinput_iterator_t *iterator = nullptr;
+    code = dinput_dataset_iterator(&iterator, owned.get());
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_dataset_iterator");
+    iterator_.reset(iterator);
+    return OkStatus();
+  }
+
+  // The next record, valid until the next call; *end at the end of the file.
+  Status Next(const char **data, size_t *size, bool *end) {
+    element_.reset();
+    dinput_element_t *element = nullptr;
+    dinput_status_t code = dinput_iterator_get_next(&element, iterator_.get());
+    *end = code == DINPUT_OUT_OF_RANGE;
+    if (*end) return OkStatus();
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_iterator_get_next");
+    element_.reset(element);
+    code = dinput_tensor_string(data, size, dinput_element_get(element, 0), 0);
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_tensor_string");
+    return OkStatus();
+  }
+
+ private:
+  IteratorPtr iterator_;
+  ElementPtr element_;
+};
+
+// A record file being written. Unless Close succeeds, the partial file is removed on
+// destruction: a cut-off record file would only fail later, with DATA_LOSS, far from the
+// command that made it.
+class RecordSink {
+ public:
+  ~RecordSink() {
+    if (!writer_ || closed_) return;
+    writer_.reset();
+    struct stat st;
+    if (::lstat(path_.c_str(), &st) == 0 && S_ISREG(st.st_mode)) ::unlink(path_.c_str());
+  }
+
+  Status Open(const std::string &path, dinput_compression_t compression, int level) {
+    path_ = path;
+    dinput_record_writer_t *writer = nullptr;
+    dinput_status_t code = dinput_record_writer_open(&writer, path.c_str(), compression, level);
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_record_writer_open");
+    writer_.reset(writer);
+    return OkStatus();
+  }
+
+  Status Write(const char *data, size_t size) {
+    dinput_status_t code = dinput_record_writer_write(writer_.get(), data, size);
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_record_writer_write");
+    records_ += 1;
+    bytes_ += static_cast<int64_t>(size);
+    return OkStatus();
+  }
+
+  Status Close() {
+    dinput_status_t code = dinput_record_writer_close(writer_.get());
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_record_writer_close");
+    closed_ = true;
+    return OkStatus();
+  }
+
+  // {"records":N,"bytes":B,"output":"..." (without the closing brace, for callers to extend).
+  std::string Summary() const {
+    std::string out = "{\"records\":" + std::to_string(records_) +
+                      ",\"bytes\":" + std::to_string(bytes_) + ",\"output\":";
+    AppendJsonString(&out, path_);
+    return out;
+  }
+
+ private:
+  RecordWriterPtr writer_;
+  std::string path_;
+  bool closed_ = false;
+  int64_t records_ = 0;
+  int64_t bytes_ = 0;
+};
+
+// One record per line. The line end ("\n", or "\r\n" as text_lines() also reads it) is not
+// part of the record; a last line without one is still a record.
+Status WriteLines(const InputFile &in, RecordSink *sink) {
+  char *line = nullptr;
+  size_t capacity = 0;
+  std::unique_ptr<char *, void (*)(char **)> release(&line, [](char **p) { std::free(*p); });
+  for (;;) {
+    errno = 0;
+    ssize_t n = ::getline(&line, &capacity, in.get());
+    if (n < 0) break;
+    size_t size = static_cast<size_t>(n);
+    if (size > 0 && line[size - 1] == '\n') {
+      --size;
+      if (size > 0 && line[size - 1] == '\r') --size;
+    }
+    DINPUT_TOOL_RETURN_IF_ERROR(sink->Write(line, size));
+  }
+  if (std::ferror(in.get())) return in.ReadError();
+  return OkStatus();
+}
+
+// One record per chunk_size bytes; the last chunk holds what is left.
+Status WriteChunks(const InputFile &in, int64_t chunk_size, RecordSink *sink) {
+  std::vector<char> buffer(static_cast<size_t>(chunk_size));
+  for (;;) {
+    errno = 0;
+    size_t n = std::fread(buffer.data(), 1, buffer.size(), in.get());
+    if (n > 0) DINPUT_TOOL_RETURN_IF_ERROR(sink->Write(buffer.data(), n));
+    if (n < buffer.size()) break;  // fread is only short at the end or on an error
+  }
+  if (std::ferror(in.get())) return in.ReadError();
+  return OkStatus();
+}
+
+// ---- the subcommands -------------------------------------------------------------------
+
+Status Write(int argc, char **argv, std::string *text) {
+  ParsedArgs args;
+  DINPUT_TOOL_RETURN_IF_ERROR(ParseArgs("write", argc, argv,
+                                        {{"--compression", true},
+                                         {"--level", true},
+                                         {"--lines", true},
+                                         {"--chunk-size", true}},
+                                        &args));
+  dinput_compression_t compression;
+  DINPUT_TOOL_RETURN_IF_ERROR(
+      CompressionOption(args, "--compression", DINPUT_COMPRESSION_NONE, &compression));
+  int level = 0;
+  DINPUT_TOOL_RETURN_IF_ERROR(LevelOption(args, compression, &level));
+  const std::string *lines = args.Find("--lines");
+  const std::string *chunk_option = args.Find("--chunk-size");
+  if ((lines == nullptr) == (chunk_option == nullptr)) {
+    return InvalidArgument(std::string(lines ? "--lines and --chunk-size cannot be used together"
+                                             : "write needs --lines FILE or --chunk-size N FILE") +
+                           "; " + kWriteUsage);
+  }
+  int64_t chunk_size = 0;
+  if (chunk_option != nullptr) {
+    DINPUT_TOOL_RETURN_IF_ERROR(
+        ParseInteger("--chunk-size", *chunk_option, 1, kMaxChunkSize, &chunk_size));
+  }
+  // --lines names its input; with --chunk-size the input is the first operand.
+  const size_t operands = lines != nullptr ? 1 : 2;
+  if (args.positionals.size() != operands) {
+    return InvalidArgument(std::string("expected ") +
+                           (operands == 1 ? "one operand, OUTPUT" : "two operands, FILE OUTPUT") +
+                           ", got " + std::to_string(args.positionals.size()) + "; " +
+                           kWriteUsage);
+  }
+  const std::string input_path = lines != nullptr ? *lines : args.positionals[0];
+  const std::string &output = args.positionals.back();
+  DINPUT_TOOL_RETURN_IF_ERROR(CheckOutputName(output));
+
+  // The input is opened before the output, so that a wrong input name leaves OUTPUT as it was.
+  InputFile in;
+  DINPUT_TOOL_RETURN_IF_ERROR(in.Open(input_path));
+  struct stat input_stat;
+  if (::fstat(fileno(in.get()), &input_stat) == 0) {
+    DINPUT_TOOL_RETURN_IF_ERROR(CheckNotInput(input_stat, output));
+  }
+  RecordSink sink;
+  DINPUT_TOOL_RETURN_IF_ERROR(sink.Open(output, compression, level));
+  if (lines != nullptr) {
+    DINPUT_TOOL_RETURN_IF_ERROR(WriteLines(in, &sink));
+  } else {
+    DINPUT_TOOL_RETURN_IF_ERROR(WriteChunks(in, chunk_size, &sink));
+  }
+  DINPUT_TOOL_RETURN_IF_ERROR(sink.Close());
+  *text = sink.Summary() + "}\n";
+  return OkStatus();
+}
+
+Status Convert(int argc, char **argv, std::string *text) {
+  ParsedArgs args;
+  DINPUT_TOOL_RETURN_IF_ERROR(ParseArgs("convert", argc, argv,
+                                        {{"--compression", true},
+                                         {"--level", true},
+                                         {"--input-compression", true}},
+                                        &args));
+  dinput_compression_t compression, input_compression;
+  bool input_given = false;
+  DINPUT_TOOL_RETURN_IF_ERROR(
+      CompressionOption(args, "--compression", DINPUT_COMPRESSION_NONE, &compression));
+  DINPUT_TOOL_RETURN_IF_ERROR(CompressionOption(args, "--input-compression",
+                                                DINPUT_COMPRESSION_NONE, &input_compression,
+                                                &input_given));
+  int level = 0;
+  DINPUT_TOOL_RETURN_IF_ERROR(LevelOption(args, compression, &level));
+  if (args.positionals.size() != 2) {
+    return InvalidArgument("expected two operands, INPUT OUTPUT, got " +
+                           std::to_string(args.positionals.size()) + "; " + kConvertUsage);
+  }
+  const std::string &input = args.positionals[0];
+  const std::string &output = args.positionals[1];
+  DINPUT_TOOL_RETURN_IF_ERROR(CheckOutputName(output));
+  struct stat input_stat;
+  if (::stat(input.c_str(), &input_stat) != 0) return FileError("open", input, errno);
+  DINPUT_TOOL_RETURN_IF_ERROR(CheckNotInput(input_stat, output));
+  if (!input_given) DINPUT_TOOL_RETURN_IF_ERROR(DetectCompression(input, &input_compression));
+
+  RecordSource source;
+  DINPUT_TOOL_RETURN_IF_ERROR(source.Open(input, input_compression));
+  RecordSink sink;
+  DINPUT_TOOL_RETURN_IF_ERROR(sink.Open(output, compression, level));
+  for (;;) {
+    const char *data = nullptr;
+    size_t size = 0;
+    bool end = false;
+    DINPUT_TOOL_RETURN_IF_ERROR(source.Next(&data, &size, &end));
+    if (end) break;
+    DINPUT_TOOL_RETURN_IF_ERROR(sink.Write(data, size));
+  }
+  DINPUT_TOOL_RETURN_IF_ERROR(sink.Close());
+  *text = sink.Summary() + ",\"input_compression\":\"" + CompressionName(input_compression) +
+          "\",\"compression\":\"" + CompressionName(compression) + "\"}\n";
+  return OkStatus();
+}
+
+Status Inspect(int argc, char **argv, std::string *text) {
+  ParsedArgs args;
+  DINPUT_TOOL_RETURN_IF_ERROR(
+      ParseArgs("inspect", argc, argv, {{"--compression", true}}, &args));
+  dinput_compression_t forced;
+  bool force = false;
+  DINPUT_TOOL_RETURN_IF_ERROR(
+      CompressionOption(args, "--compression", DINPUT_COMPRESSION_NONE, &forced, &force));
+  if (args.positionals.empty()) {
+    return InvalidArgument(std::string("missing FILE; ") + kInspectUsage);
+  }
+  std::string out;
+  for (const std::string &path : args.positionals) {
+    dinput_compression_t compression = forced;
+    if (!force) DINPUT_TOOL_RETURN_IF_ERROR(DetectCompression(path, &compression));
+    RecordSource source;
+    DINPUT_TOOL_RETURN_IF_ERROR(source.Open(path, compression));
+    int64_t records = 0, bytes = 0;
+    size_t smallest = 0, largest = 0;
+    for (;;) {
+      const char *data = nullptr;
+      size_t size = 0;
+      bool end = false;
+      DINPUT_TOOL_RETURN_IF_ERROR(source.Next(&data, &size, &end));
+      if (end) break;
+      smallest = records == 0 || size < smallest ? size : smallest;
+      largest = size > largest ? size : largest;
+      records += 1;
+      bytes += static_cast<int64_t>(size);
+    }
+    out += "{\"file\":";
+    AppendJsonString(&out, path);
+    out += std::string(",\"compression\":\"") + CompressionName(compression) +
+           "\",\"records\":" + std::to_string(records) +
+           ",\"payload_bytes\":" + std::to_string(bytes);
+    // A file without records has no smallest or largest record.
+    out += ",\"smallest\":" + (records ? std::to_string(smallest) : std::string("null"));
+    out += ",\"largest\":" + (records ? std::to_string(largest) : std::string("null")) + "}\n";
+  }
+  *text = std::move(out);
+  return OkStatus();
+}
+
+}  // namespace
+
+bool IsRecordCommand(const std::string &command) {
+  return command == "write" || command == "convert" || command == "inspect";
+}
+
+Status RunRecordCommand(const std::string &command, int argc, char **argv,
+                        std::string *stdout_text) {
+  if (command == "write") return Write(argc, argv, stdout_text);
+  if (command == "convert") return Convert(argc, argv, stdout_text);
+  if (command == "inspect") return Inspect(argc, argv, stdout_text);
+  return Status{DINPUT_INTERNAL, "unknown record command '" + command + "'"};
+}
+
+}  // namespace dinput_tool

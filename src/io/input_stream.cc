@@ -305,21 +305,67 @@ class CompressedInput {
   size_t rest_ = 0;
 };
 
+
+// What the decompressors share: compressed input, pooled output chunks, and the rule that
+// bytes decoded before a stream error are delivered first (the records in them carry their
+// own CRCs) and the error at the next call.
+class DecodedChunks : public ChunkSource {
+ protected:
+  DecodedChunks(std::unique_ptr<ChunkSource> in, size_t input_limit, size_t chunk, std::shared_ptr<ChunkPool> pool)
+      : in_(std::move(in), input_limit), out_(chunk, std::move(pool)) {}
+
+  // Raises a deferred error, or says whether there may be more output.
+  bool more() {
+    if (error_) throw_error();
+    return !done_;
+  }
+  // Hands out the `produced` bytes of the current output chunk, or ends the stream.
+  bool deliver(Chunk& out, size_t produced, bool input_ended) {
+    if (produced > 0) {
+      out = out_.take(produced, input_ended || error_);
+      return true;
+    }
+    done_ = true;
+    out_.release();
+    if (error_) throw_error();
+    return false;
+  }
+  void fail(StreamCorrupt error) {
+    error_ = std::make_unique<StreamCorrupt>(std::move(error));
+    done_ = true;
+    in_.release();
+  }
+
+  CompressedInput in_;
+  ChunkBuffer out_;
+  bool maybe_pending_ = false;  // the last call filled the output: the decoder may hold more
+
+ private:
+  [[noreturn]] void throw_error() {
+    out_.release();
+    StreamCorrupt e = *error_;
+    error_.reset();
+    throw e;
+  }
+
+  bool done_ = false;
+  std::unique_ptr<StreamCorrupt> error_;  // found after some output: raised at the next call
+};
+
 #ifdef DINPUT_HAVE_ZSTD
 
 // The whole file is one zstd stream of one or more frames (as `zstd` writes, or `cat` of
 // several .zst files). Skippable frames are passed over by libzstd.
-class ZstdChunks final : public ChunkSource {
+class ZstdChunks final : public DecodedChunks {
  public:
   ZstdChunks(std::unique_ptr<ChunkSource> in, size_t chunk, std::shared_ptr<ChunkPool> pool)
-      : in_(std::move(in), SIZE_MAX), out_(chunk, std::move(pool)), dctx_(ZSTD_createDCtx()) {
+      : DecodedChunks(std::move(in), SIZE_MAX, chunk, std::move(pool)), dctx_(ZSTD_createDCtx()) {
     if (!dctx_) throw std::bad_alloc();
   }
   ~ZstdChunks() override { ZSTD_freeDCtx(dctx_); }
 
   bool next(Chunk& out) override {
-    if (error_) throw_error();
-    if (done_) return false;
+    if (!more()) return false;
     ZSTD_outBuffer ob{out_.acquire(), out_.size(), 0};
     bool input_ended = false;
     while (ob.pos < ob.size) {
@@ -347,39 +393,13 @@ class ZstdChunks final : public ChunkSource {
       if (ib_.pos != in_before || ob.pos != out_before) in_frame_ = r != 0;
       maybe_pending_ = ob.pos == ob.size;
     }
-    // Bytes decoded before an error are good as far as the stream knows (the records in
-    // them carry their own CRCs): they are delivered first, the error at the next call.
-    if (ob.pos > 0) {
-      out = out_.take(ob.pos, input_ended || error_);
-      return true;
-    }
-    done_ = true;
-    out_.release();
-    if (error_) throw_error();
-    return false;
+    return deliver(out, ob.pos, input_ended);
   }
 
  private:
-  void fail(StreamCorrupt error) {
-    error_ = std::make_unique<StreamCorrupt>(std::move(error));
-    done_ = true;
-    in_.release();
-  }
-  [[noreturn]] void throw_error() {
-    out_.release();
-    StreamCorrupt e = *error_;
-    error_.reset();
-    throw e;
-  }
-
-  CompressedInput in_;
-  ChunkBuffer out_;
   ZSTD_DCtx* dctx_;
   ZSTD_inBuffer ib_{nullptr, 0, 0};
-  bool maybe_pending_ = false;
   bool in_frame_ = false;
-  bool done_ = false;
-  std::unique_ptr<StreamCorrupt> error_;  // found after some output: raised at the next call
 };
 
 #endif  // DINPUT_HAVE_ZSTD
@@ -388,10 +408,10 @@ class ZstdChunks final : public ChunkSource {
 
 // One gzip member, or several concatenated (as `cat a.gz b.gz` and gzip itself accept).
 // Bytes after a member that do not start another member are corrupt data.
-class GzipChunks final : public ChunkSource {
+class GzipChunks final : public DecodedChunks {
  public:
   GzipChunks(std::unique_ptr<ChunkSource> in, size_t chunk, std::shared_ptr<ChunkPool> pool)
-      : in_(std::move(in), size_t{1} << 30), out_(std::min<size_t>(chunk, size_t{1} << 30), std::move(pool)) {
+      : DecodedChunks(std::move(in), size_t{1} << 30, std::min<size_t>(chunk, size_t{1} << 30), std::move(pool)) {
     // 15 + 16: a 32 KiB window and a gzip header and trailer (not raw deflate or zlib).
     int rc = inflateInit2(&zs_, 15 + 16);
     if (rc == Z_MEM_ERROR) throw std::bad_alloc();
@@ -400,8 +420,7 @@ class GzipChunks final : public ChunkSource {
   ~GzipChunks() override { inflateEnd(&zs_); }
 
   bool next(Chunk& out) override {
-    if (error_) throw_error();
-    if (done_) return false;
+    if (!more()) return false;
     char* dst = out_.acquire();
     zs_.next_out = reinterpret_cast<Bytef*>(dst);
     zs_.avail_out = static_cast<uInt>(out_.size());
@@ -436,38 +455,12 @@ class GzipChunks final : public ChunkSource {
         break;
       }
     }
-    // As for zstd: what was inflated before an error is delivered first.
-    size_t produced = out_.size() - zs_.avail_out;
-    if (produced > 0) {
-      out = out_.take(produced, input_ended || error_);
-      return true;
-    }
-    done_ = true;
-    out_.release();
-    if (error_) throw_error();
-    return false;
+    return deliver(out, out_.size() - zs_.avail_out, input_ended);
   }
 
  private:
-  void fail(StreamCorrupt error) {
-    error_ = std::make_unique<StreamCorrupt>(std::move(error));
-    done_ = true;
-    in_.release();
-  }
-  [[noreturn]] void throw_error() {
-    out_.release();
-    StreamCorrupt e = *error_;
-    error_.reset();
-    throw e;
-  }
-
-  CompressedInput in_;
-  ChunkBuffer out_;
   z_stream zs_{};
-  bool maybe_pending_ = false;
   bool in_member_ = false;
-  bool done_ = false;
-  std::unique_ptr<StreamCorrupt> error_;  // found after some output: raised at the next call
 };
 
 #endif  // DINPUT_HAVE_ZLIB

@@ -24,7 +24,7 @@ namespace {
 
 // A GPU that is to hold data must exist; with fetch_to_device off, GPU:k is only a name.
 void check_devices(const Strategy& strategy, const InputOptions& options) {
-  if (!options.fetch_to_device && !options.place_dataset_on_device) return;
+  if (!feeds_gpu(strategy, options)) return;
   for (const auto& d : strategy.devices()) {
     if (d.type != DeviceType::kGPU) continue;
     try {

@@ -6,7 +6,6 @@ package dinput
 import "C"
 
 import (
-	"errors"
 	"runtime"
 	"runtime/cgo"
 	"unsafe"
@@ -356,9 +355,8 @@ func (d *DistributedDataset) Iterator() (*DistributedIterator, error) {
 // one element per local replica. It serves one goroutine at a time. See the package
 // documentation for its two styles.
 type DistributedIterator struct {
-	ref ref[C.dinput_dist_iterator_t]
-	cur *PerReplica
-	err error
+	ref  ref[C.dinput_dist_iterator_t]
+	scan scanState[*PerReplica]
 }
 
 // Close releases the iterator (and the current Value). Idempotent.
@@ -369,8 +367,7 @@ func (it *DistributedIterator) Close() error {
 	if p := it.ref.take(); p != nil {
 		C.dinput_dist_iterator_free(p)
 	}
-	it.cur.Close()
-	it.cur = nil
+	it.scan.drop()
 	runtime.SetFinalizer(it, nil)
 	return nil
 }
@@ -440,18 +437,7 @@ func (it *DistributedIterator) Next() bool {
 	if it == nil {
 		return false
 	}
-	it.cur.Close()
-	it.cur = nil
-	if it.err != nil {
-		return false
-	}
-	v, err := it.GetNext()
-	if err != nil {
-		it.err = err
-		return false
-	}
-	it.cur = v
-	return true
+	return it.scan.next(it.GetNext)
 }
 
 // Value returns the current step. It belongs to the iterator and is closed by the next call
@@ -460,15 +446,15 @@ func (it *DistributedIterator) Value() *PerReplica {
 	if it == nil {
 		return nil
 	}
-	return it.cur
+	return it.scan.cur
 }
 
 // Err returns the error that stopped Next, or nil when it stopped at the end of the data.
 func (it *DistributedIterator) Err() error {
-	if it == nil || errors.Is(it.err, ErrOutOfRange) {
+	if it == nil {
 		return nil
 	}
-	return it.err
+	return it.scan.failure()
 }
 
 // PerReplica holds one element per local replica (in replica order, like TensorFlow's

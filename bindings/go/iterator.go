@@ -13,11 +13,46 @@ import (
 // Iterator iterates a Dataset. It serves one goroutine at a time; the library may produce
 // ahead on background threads. See the package documentation for its two styles.
 type Iterator struct {
-	ref ref[C.dinput_iterator_t]
-	// The scanner-style state: the current element (owned by the iterator) and the error
-	// that ended the loop.
-	cur *Element
+	ref  ref[C.dinput_iterator_t]
+	scan scanState[*Element]
+}
+
+// scanState is the scanner-style state shared by Iterator and DistributedIterator: the
+// current value (owned by the iterator) and the error that ended the loop.
+type scanState[V interface{ Close() error }] struct {
+	cur V
 	err error
+}
+
+// drop closes the current value; V's Close accepts a nil receiver.
+func (s *scanState[V]) drop() {
+	s.cur.Close()
+	var none V
+	s.cur = none
+}
+
+// next closes the current value and takes the next one from get; false at the end or on
+// an error, which stops every later call too.
+func (s *scanState[V]) next(get func() (V, error)) bool {
+	s.drop()
+	if s.err != nil {
+		return false
+	}
+	v, err := get()
+	if err != nil {
+		s.err = err
+		return false
+	}
+	s.cur = v
+	return true
+}
+
+// failure is the error that stopped the loop, or nil when it stopped at the end of the data.
+func (s *scanState[V]) failure() error {
+	if errors.Is(s.err, ErrOutOfRange) {
+		return nil
+	}
+	return s.err
 }
 
 func wrapIterator(p *C.dinput_iterator_t) *Iterator {
@@ -36,8 +71,7 @@ func (it *Iterator) Close() error {
 	if p := it.ref.take(); p != nil {
 		C.dinput_iterator_free(p)
 	}
-	it.cur.Close()
-	it.cur = nil
+	it.scan.drop()
 	runtime.SetFinalizer(it, nil)
 	return nil
 }
@@ -106,18 +140,7 @@ func (it *Iterator) Next() bool {
 	if it == nil {
 		return false
 	}
-	it.cur.Close()
-	it.cur = nil
-	if it.err != nil {
-		return false
-	}
-	e, err := it.GetNext()
-	if err != nil {
-		it.err = err
-		return false
-	}
-	it.cur = e
-	return true
+	return it.scan.next(it.GetNext)
 }
 
 // Value returns the current element. It belongs to the iterator and is closed by the next
@@ -127,15 +150,15 @@ func (it *Iterator) Value() *Element {
 	if it == nil {
 		return nil
 	}
-	return it.cur
+	return it.scan.cur
 }
 
 // Err returns the error that stopped Next, or nil when it stopped at the end of the data.
 func (it *Iterator) Err() error {
-	if it == nil || errors.Is(it.err, ErrOutOfRange) {
+	if it == nil {
 		return nil
 	}
-	return it.err
+	return it.scan.failure()
 }
 
 // Optional holds an element (from Iterator.GetNextAsOptional), a per-replica value (from

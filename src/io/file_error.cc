@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/quote.h"
+
 namespace dinput {
 
 Code file_error_code(int err) {
@@ -20,7 +22,7 @@ void raise_file_error(const char* what, const std::string& path, int err) {
 }
 
 void raise_file_error(const char* what, const char* verb, const std::string& path, int err) {
-  raise(file_error_code(err), what, ": cannot ", verb, " '", path, "': ", std::strerror(err));
+  raise(file_error_code(err), what, ": cannot ", verb, " ", quoted(path), ": ", std::strerror(err));
 }
 
 }  // namespace dinput

@@ -12,6 +12,7 @@
 #include "core/dtype.h"
 #include "core/element.h"
 #include "core/half.h"
+#include "core/quote.h"
 #include "core/shape.h"
 #include "core/status.h"
 #include "core/tensor.h"
@@ -79,6 +80,18 @@ TEST(Status, RaiseThrowsErrorWithCodeAndConcatenatedMessage) {
 }
 
 // ---- dtype --------------------------------------------------------------------------
+
+// Issue 14 item 18: file names with newlines or terminal escapes were printed raw.
+TEST(Quote, ControlBytesAreEscapedAndPrintableTextIsKept) {
+  EXPECT_EQ(quoted("data/a.rec"), "'data/a.rec'");
+  EXPECT_EQ(quoted("a\nb"), "'a\\nb'");
+  EXPECT_EQ(quoted(std::string("x\ny\tz\r", 6)), "'x\\ny\\tz\\r'");
+  EXPECT_EQ(quoted("\x1b[31mred"), "'\\x1b[31mred'");
+  EXPECT_EQ(quoted(std::string("nul\0end", 7)), "'nul\\x00end'");
+  EXPECT_EQ(quoted("it's"), "'it\\'s'");
+  EXPECT_EQ(quoted("\x7f"), "'\\x7f'");
+  EXPECT_EQ(quoted("caf\xc3\xa9"), "'caf\xc3\xa9'");  // UTF-8 kept
+}
 
 TEST(DType, NamesAndSizesRoundTrip) {
   struct Row {

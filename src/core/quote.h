@@ -12,5 +12,9 @@ namespace dinput {
 // \n, \t, \r or \xNN, and a backslash or single quote preceded by a backslash. Bytes of
 // 0x80 and above pass unchanged, so UTF-8 names stay readable.
 std::string quoted(std::string_view text);
+// Exact-match overloads: without them, a std::string argument would find std::quoted of
+// <iomanip> through argument-dependent lookup, and that template would win.
+inline std::string quoted(const std::string& text) { return quoted(std::string_view(text)); }
+inline std::string quoted(const char* text) { return quoted(std::string_view(text)); }
 
 }  // namespace dinput

@@ -18,3 +18,15 @@ foreach(name ${DINPUT_BENCHMARKS})
                    -P ${CMAKE_CURRENT_SOURCE_DIR}/check_smoke.cmake)
   set_tests_properties(bench.smoke.${short} PROPERTIES TIMEOUT 120 LABELS bench)
 endforeach()
+
+# The soak test (bench/soak/soak.c): the W1 pipeline over in-process workers with random
+# worker restarts, checking exactly-once delivery in every completed epoch. Its real run
+# lasts 30 minutes (bench/README.md); CTest runs a few seconds of it on small files, which
+# still fails on any duplicate, loss, hang or leaked file descriptor.
+add_executable(soak ${CMAKE_CURRENT_SOURCE_DIR}/soak/soak.c)
+target_link_libraries(soak PRIVATE dinput Threads::Threads)
+target_compile_options(soak PRIVATE -Wall -Wextra)
+add_test(NAME bench.smoke.soak
+         COMMAND soak --dir ${CMAKE_CURRENT_BINARY_DIR} --minutes 0.05 --workers 2 --replicas 2
+                 --files 4 --records 300 --record-bytes 64 --restart-percent 40 --seed 7)
+set_tests_properties(bench.smoke.soak PROPERTIES TIMEOUT 120 LABELS bench)

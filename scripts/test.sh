@@ -5,11 +5,21 @@
 #     packaging, examples, distribution, record files, fuzz corpora, bindings, and the GPU
 #     tests (which report SKIP without a GPU);
 #  2. the asan preset (Debug, AddressSanitizer + UBSan, build-asan/): the library's own test
-#     suites again, with leak detection.
-# Made for 2 cores: everything uses -j2. Every stage runs; the exit status says if any failed.
+#     suites again, with leak detection;
+#  3. the tsan preset (ThreadSanitizer, CPU-only: DINPUT_WITH_CUDA=OFF, build-tsan/): the
+#     library's own suites again, which also proves the build without CUDA;
+#  4. the fuzz preset (clang, libFuzzer, build-fuzz/): every fuzz target runs for 60 s on a
+#     copy of its corpus (fuzz/README.md says how to keep what it finds).
+# Made for 2 cores: everything uses -j2, and ccache (when installed) lets the stages share
+# what they compile alike. Every stage runs; the exit status says if any failed.
+# DINPUT_SKIP_SANITIZERS=1 skips stages 2-4 (a quick local run).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/install-deps.sh
+
+if command -v ccache >/dev/null 2>&1; then
+  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_CUDA_COMPILER_LAUNCHER=ccache
+fi
 
 status=0
 start=$(date +%s)
@@ -22,15 +32,30 @@ cmake --build --preset default -j2
 echo "== default preset: all tests $(elapsed)"
 ctest --preset default --output-on-failure -j2 || status=1
 
+# The library's own test suites (CTest names ^(unit|capi|distribute|io)\.), which the
+# sanitizer stages build and run.
+suite_targets=(unit_core unit_data unit_io capi_errors capi_tensors capi_datasets capi_callbacks capi_files
+               capi_enum_values distribute_test io_test)
+
 if [ "${DINPUT_SKIP_SANITIZERS:-0}" != "1" ]; then
   echo "== asan preset: configure and build the library's test suites $(elapsed)"
   cmake --preset asan
-  asan_targets=(unit_core unit_data unit_io capi_errors capi_tensors capi_datasets capi_callbacks capi_files
-                capi_enum_values distribute_test io_test)
-  cmake --build --preset asan -j2 --target "${asan_targets[@]}"
+  cmake --build --preset asan -j2 --target "${suite_targets[@]}"
   echo "== asan preset: unit, C API, distribution and record-file tests $(elapsed)"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --preset asan -R '^(unit|capi|distribute|io)\.' --output-on-failure -j2 || status=1
+
+  echo "== tsan preset (CPU-only): configure and build the library, the tool and the test suites $(elapsed)"
+  cmake --preset tsan
+  cmake --build --preset tsan -j2 --target dinput dinput_tool "${suite_targets[@]}"
+  echo "== tsan preset: unit, C API, distribution and record-file tests $(elapsed)"
+  ctest --preset tsan --output-on-failure -j2 || status=1
+
+  echo "== fuzz preset: configure and build the libFuzzer targets $(elapsed)"
+  cmake --preset fuzz
+  cmake --build --preset fuzz -j2 --target fuzz_record_reader fuzz_chain_parser fuzz_dist_iterator
+  echo "== fuzz preset: each target for 60 s $(elapsed)"
+  ctest --preset fuzz --output-on-failure || status=1
 fi
 
 echo "== done $(elapsed): $([ "$status" -eq 0 ] && echo success || echo FAILED)"

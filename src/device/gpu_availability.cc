@@ -1,4 +1,5 @@
 // Probing for CUDA at run time: the same build runs with and without a driver or GPU.
+#include "core/status.h"
 #include "device/gpu.h"
 
 #ifdef DINPUT_HAVE_CUDA

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/status.h"
 #include "device/gpu.h"
 #include "device/gpu_buffers.h"
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 
+#include "core/status.h"
 #include "device/gpu.h"
 
 #if defined(DINPUT_HAVE_CUDA) && defined(DINPUT_HAVE_NCCL_HEADER)

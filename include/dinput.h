@@ -540,19 +540,35 @@ DINPUT_API dinput_status_t dinput_optional_get_value(dinput_element_t **out,
  * thread-safe: one writer is used by one thread at a time. */
 typedef struct dinput_record_writer dinput_record_writer_t;
 
-/* Creates (or truncates) `path`. level: the zstd level (1..19; 0: default 3) or the gzip
- * level (1..9; 0: default 6); ignored for NONE. */
+/* Starts a record file at `path`. The records go to a temporary file in the same directory
+ * (named ".NAME.tmp-..."), which dinput_record_writer_close syncs and renames over `path`:
+ * a file already at `path` keeps its old contents until close succeeds, and after any
+ * failure (a failed write or close, dinput_record_writer_discard) the temporary is removed
+ * and `path` is unchanged. A symbolic link to a file is followed (the file is replaced, the
+ * link stays); the replacement keeps the replaced file's permission bits. A path that is not
+ * a regular file (a device, a FIFO) is written directly. level: the zstd level (1..19; 0:
+ * default 3) or the gzip level (1..9; 0: default 6); ignored for NONE. Errors name `path`:
+ * NOT_FOUND for a missing directory, PERMISSION_DENIED for a directory that cannot be
+ * written to, FAILED_PRECONDITION for a directory. */
 DINPUT_API dinput_status_t dinput_record_writer_open(dinput_record_writer_t **out, const char *path,
                                                      dinput_compression_t compression, int level);
 /* Appends one record of `size` bytes (data may be NULL when size is 0). */
 DINPUT_API dinput_status_t dinput_record_writer_write(dinput_record_writer_t *writer, const void *data,
                                                       size_t size);
-/* Pushes buffered records to the file (a flushed zstd/gzip stream stays open for more). */
+/* Pushes buffered records to the (temporary) file; a flushed zstd/gzip stream stays open for
+ * more. The records appear at `path` only at close. */
 DINPUT_API dinput_status_t dinput_record_writer_flush(dinput_record_writer_t *writer);
-/* Finishes the stream and closes the file, reporting any error; later writes fail with
- * FAILED_PRECONDITION. Closing twice is OK. */
+/* Finishes the stream, syncs and closes the file and puts it at `path`, reporting any error
+ * (then `path` is unchanged); later writes fail with FAILED_PRECONDITION. Closing twice is
+ * OK. */
 DINPUT_API dinput_status_t dinput_record_writer_close(dinput_record_writer_t *writer);
-/* Closes (if still open; an error is then lost — call close first to see it) and frees. */
+/* Abandons the file: the temporary is removed and `path` keeps what it held before. For
+ * when the records turn out to be wrong (say, their source is damaged). The writer is then
+ * closed: later writes fail with FAILED_PRECONDITION, close does nothing. Never fails for
+ * a non-NULL writer (INVALID_ARGUMENT for NULL). */
+DINPUT_API dinput_status_t dinput_record_writer_discard(dinput_record_writer_t *writer);
+/* Closes (if still open; what was written then replaces `path`, and an error is lost — call
+ * close first to see it) and frees. */
 DINPUT_API void dinput_record_writer_free(dinput_record_writer_t *writer);
 
 /* ------------------------------------------------------------------------------------- */

@@ -92,6 +92,13 @@ DINPUT_API dinput_status_t dinput_record_writer_close(dinput_record_writer_t* wr
   });
 }
 
+DINPUT_API dinput_status_t dinput_record_writer_discard(dinput_record_writer_t* writer) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE(writer);
+    writer->writer->discard();
+  });
+}
+
 DINPUT_API void dinput_record_writer_free(dinput_record_writer_t* writer) {
   // The destructor closes a writer that is still open, swallowing the error as documented.
   capi::free_handle(writer);

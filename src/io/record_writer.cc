@@ -1,6 +1,5 @@
 #include "io/record_writer.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -208,23 +207,16 @@ RecordWriter::RecordWriter(std::string path, Compression compression, int level)
     DINPUT_CHECK_ARG(level >= 0 && level <= 9, kWhat, ": the gzip level must be 1..9 (0: the default 6), got ", level);
     if (level == 0) level = 6;
   }
-  do {
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  } while (fd_ < 0 && errno == EINTR);
-  if (fd_ < 0) raise_file_error(kWhat, "create", path_, errno);
-  try {
-    switch (compression) {
+  file_ = std::make_unique<OutputFile>(kWhat, path_);
+  const int fd = file_->fd();
+  switch (compression) {
 #ifdef DINPUT_HAVE_ZSTD
-      case Compression::kZstd: encoder_ = std::make_unique<ZstdEncoder>(fd_, path_, level); break;
+    case Compression::kZstd: encoder_ = std::make_unique<ZstdEncoder>(fd, path_, level); break;
 #endif
 #ifdef DINPUT_HAVE_ZLIB
-      case Compression::kGzip: encoder_ = std::make_unique<GzipEncoder>(fd_, path_, level); break;
+    case Compression::kGzip: encoder_ = std::make_unique<GzipEncoder>(fd, path_, level); break;
 #endif
-      default: encoder_ = std::make_unique<PlainEncoder>(fd_, path_); break;
-    }
-  } catch (...) {
-    ::close(fd_);
-    throw;
+    default: encoder_ = std::make_unique<PlainEncoder>(fd, path_); break;
   }
 }
 
@@ -285,13 +277,23 @@ void RecordWriter::close() {
     }
   }
   encoder_.reset();
-  // close() can report a deferred write error (NFS, quotas); EINTR still closes on Linux.
-  if (::close(fd_) != 0 && errno != EINTR && !failed_) {
-    int err = errno;
-    failed_ = Error(file_error_code(err), str_cat(kWhat, ": cannot close '", path_, "': ", std::strerror(err)));
+  if (failed_) {
+    file_->discard();  // a file with a failed write would only fail later, far from here
+    throw *failed_;
   }
-  fd_ = -1;
-  if (failed_) throw *failed_;
+  try {
+    file_->commit();
+  } catch (const Error& e) {
+    failed_ = e;
+    throw;
+  }
+}
+
+void RecordWriter::discard() noexcept {
+  if (closed_) return;
+  closed_ = true;
+  encoder_.reset();
+  file_->discard();
 }
 
 }  // namespace dinput

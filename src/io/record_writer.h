@@ -10,16 +10,20 @@
 
 #include "core/status.h"
 #include "io/compression.h"
+#include "io/output_file.h"
 
 namespace dinput {
 
 class RecordWriter {
  public:
-  // Creates (or truncates) `path`. level: zstd 1..19 (0: 3), gzip 1..9 (0: 6); ignored for
-  // kNone. INVALID_ARGUMENT for a bad level, UNIMPLEMENTED for a compression this build
-  // lacks (both checked before the file is touched); file errors name the file.
+  // Writes to a temporary file beside `path` (see output_file.h): a file already at `path`
+  // keeps its contents until close() succeeds, and is never left half-written. level: zstd
+  // 1..19 (0: 3), gzip 1..9 (0: 6); ignored for kNone. INVALID_ARGUMENT for a bad level,
+  // UNIMPLEMENTED for a compression this build lacks (both checked before any file is
+  // touched); file errors name the file.
   RecordWriter(std::string path, Compression compression, int level);
-  // Closes if still open; an error is then lost (call close() to see it).
+  // Closes if still open (an error is then lost: call close() to see it), so that what was
+  // written replaces `path`; after a failed write the temporary file is removed instead.
   ~RecordWriter();
   RecordWriter(const RecordWriter&) = delete;
   RecordWriter& operator=(const RecordWriter&) = delete;
@@ -30,9 +34,15 @@ class RecordWriter {
   // Hands buffered records to the operating system; a compressed stream is flushed so that
   // everything written so far can be decompressed, and stays open for more records.
   void flush();
-  // Ends the compressed stream, writes what is buffered and closes the file, reporting any
-  // error (including one from an earlier write). Closing again does nothing.
+  // Ends the compressed stream, writes what is buffered, syncs and closes the file and
+  // renames it over `path`, reporting any error (including one from an earlier write); on
+  // an error the temporary file is removed and `path` is unchanged. Closing again does
+  // nothing.
   void close();
+  // Closes without keeping anything: the temporary file is removed and `path` keeps what
+  // it held before (for a path written directly, such as a device, what was already handed
+  // to it stays written). Never throws; later calls are FAILED_PRECONDITION.
+  void discard() noexcept;
 
   bool closed() const { return closed_; }
   const std::string& path() const { return path_; }
@@ -45,7 +55,7 @@ class RecordWriter {
   void guarded(Body&& body);
 
   std::string path_;
-  int fd_ = -1;
+  std::unique_ptr<OutputFile> file_;
   std::unique_ptr<Encoder> encoder_;
   bool closed_ = false;
   std::optional<Error> failed_;  // the first I/O error, repeated by later calls

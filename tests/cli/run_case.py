@@ -660,6 +660,50 @@ def inspect_corrupt(ctx):
 script_case("records.inspect_corrupt", inspect_corrupt)
 
 
+def leftovers(ctx):
+    """Hidden temporary files the writer left in the case's directory."""
+    return sorted(n for n in os.listdir(ctx.dir) if ".tmp-" in n)
+
+
+def existing_output_survives(ctx):
+    """A failed convert or write leaves an existing OUTPUT byte for byte as it was, and no
+    temporary file: the output is replaced only when the new file is complete."""
+    records = [b"first", b"second record", b"third"]
+    bad, _, _ = corrupt_file(ctx, "bad.rec", records, 2)
+    important = ctx.write_file("important.rec", tfrecord_bytes([b"keep", b"me"]))
+    before = ctx.read_file("important.rec")
+    for compression in ("NONE", "ZSTD", "GZIP"):
+        ctx.fails("DATA_LOSS", "convert", "--compression", compression, bad, important)
+        expect_equal("important.rec after convert --compression %s of a damaged file"
+                     % compression, ctx.read_file("important.rec"), before)
+    # A damaged compressed input: the good records before the damage are not written over it.
+    packed = ctx.path("packed.zst")
+    ctx.ok("convert", "--compression", "ZSTD", ctx.write_file(
+        "good.rec", tfrecord_bytes(records)), packed)
+    data = bytearray(ctx.read_file("packed.zst"))
+    ctx.write_file("cut.zst", bytes(data[:len(data) - 6]))
+    ctx.fails("DATA_LOSS", "convert", ctx.path("cut.zst"), important)
+    expect_equal("important.rec after convert of a truncated zstd file",
+                 ctx.read_file("important.rec"), before)
+    # write: an input that fails while being read (a directory) after OUTPUT was opened.
+    ctx.fails("FAILED_PRECONDITION", "write", "--lines", ctx.dir, important)
+    expect_equal("important.rec after a failed write", ctx.read_file("important.rec"), before)
+    expect_equal("temporary files left", leftovers(ctx), [])
+    # A successful convert replaces it, keeps its permission bits, and follows a symlink.
+    os.chmod(important, 0o640)
+    os.symlink("important.rec", ctx.path("link.rec"))
+    ctx.ok("convert", ctx.path("good.rec"), ctx.path("link.rec"))
+    expect_equal("important.rec after a good convert", ctx.read_file("important.rec"),
+                 tfrecord_bytes(records))
+    if not os.path.islink(ctx.path("link.rec")):
+        raise CaseFailure("convert replaced the symbolic link instead of its target")
+    expect_equal("mode", oct(os.stat(important).st_mode & 0o777), oct(0o640))
+    expect_equal("temporary files left", leftovers(ctx), [])
+
+
+script_case("records.existing_output_survives_failure", existing_output_survives)
+
+
 def skip_corrupt_records(ctx):
     records = [b"r%d" % i for i in range(6)]
     bad, start, flipped = corrupt_file(ctx, "bad.rec", records, 2)

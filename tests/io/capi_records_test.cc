@@ -93,6 +93,26 @@ TEST_F(CApiRecords, FreeClosesAnOpenWriter) {
   }
 }
 
+// discard() abandons the file: an existing output keeps its bytes, a new one never appears.
+TEST_F(CApiRecords, DiscardKeepsTheExistingOutput) {
+  std::string p = path("keep.rec");
+  {
+    std::FILE* f = std::fopen(p.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fputs("precious", f);
+    std::fclose(f);
+  }
+  dinput_record_writer_t* w = nullptr;
+  ASSERT_EQ(dinput_record_writer_open(&w, p.c_str(), DINPUT_COMPRESSION_NONE, 0), DINPUT_OK);
+  EXPECT_EQ(dinput_record_writer_write(w, "partial", 7), DINPUT_OK);
+  EXPECT_EQ(dinput_record_writer_discard(w), DINPUT_OK);
+  EXPECT_EQ(dinput_record_writer_write(w, "x", 1), DINPUT_FAILED_PRECONDITION);
+  EXPECT_EQ(dinput_record_writer_close(w), DINPUT_OK);
+  dinput_record_writer_free(w);
+  EXPECT_EQ(read_file(p), "precious");
+  EXPECT_EQ(dinput_record_writer_discard(nullptr), DINPUT_INVALID_ARGUMENT);
+}
+
 TEST_F(CApiRecords, WriterArgumentErrors) {
   dinput_record_writer_t* w = reinterpret_cast<dinput_record_writer_t*>(1);
   EXPECT_EQ(dinput_record_writer_open(&w, nullptr, DINPUT_COMPRESSION_NONE, 0), DINPUT_INVALID_ARGUMENT);

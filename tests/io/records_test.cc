@@ -1,6 +1,7 @@
 // Record files: framing against hand-built bytes, the writer's bytes, round trips through
 // every compression, interoperability with the zstd and gzip commands, every kind of
 // corruption with its exact message, skipping corrupt records, and file errors.
+#include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -33,6 +34,16 @@ class Records : public IoTest {
     return p;
   }
   static bool supported(Compression c) { return compression_supported(c); }
+  // Names in the test's directory that contain `part`.
+  std::vector<std::string> files_matching(const std::string& part) const {
+    std::vector<std::string> out;
+    if (DIR* d = opendir(dir_.c_str())) {
+      while (dirent* e = readdir(d))
+        if (std::string(e->d_name).find(part) != std::string::npos) out.push_back(e->d_name);
+      closedir(d);
+    }
+    return out;
+  }
 };
 
 const std::vector<std::string> kSmall = {"", "a", "hello world", std::string(1000, 'x'), std::string("\0\1\2", 3)};
@@ -414,13 +425,82 @@ INSTANTIATE_TEST_SUITE_P(Compressions, RoundTrip,
                          ::testing::Values(Compression::kNone, Compression::kZstd, Compression::kGzip),
                          [](const auto& info) { return std::string(compression_name(info.param)); });
 
-TEST_F(Records, AFlushedPlainFileIsReadableWhileOpen) {
-  std::string p = path("open.rec");
+// The records go to a temporary file beside the output, which replaces the output only when
+// close() succeeds: until then a file already there keeps its contents.
+TEST_F(Records, TheOutputIsReplacedOnlyAtClose) {
+  std::string p = write("out.rec", "old contents");
   RecordWriter w(p, Compression::kNone, 0);
   w.write("a", 1);
   w.flush();
-  EXPECT_EQ(read_all(make_records({p}, Compression::kNone, 0)), (std::vector<std::string>{"a"}));
+  EXPECT_EQ(read_file(p), "old contents");
+  std::vector<std::string> temps = files_matching(".out.rec.tmp-");
+  ASSERT_EQ(temps.size(), 1u);
+  EXPECT_EQ(read_file(path(temps[0])), frame_all({"a"}));  // flushed: in the temporary file
   w.close();
+  EXPECT_EQ(read_file(p), frame_all({"a"}));
+  EXPECT_TRUE(files_matching(".tmp-").empty());
+}
+
+TEST_F(Records, DiscardLeavesTheOutputAsItWas) {
+  for (Compression c : {Compression::kNone, Compression::kZstd, Compression::kGzip}) {
+    if (!supported(c)) continue;
+    std::string p = write("keep.rec", frame_all({"precious"}));
+    {
+      RecordWriter w(p, c, 0);
+      w.write("partial", 7);
+      w.discard();
+      EXPECT_TRUE(w.closed());
+      EXPECT_THROW(w.write("x", 1), Error);
+      EXPECT_NO_THROW(w.close());  // nothing left to close
+      w.discard();                 // twice is fine
+    }
+    EXPECT_EQ(read_file(p), frame_all({"precious"}));
+    // A new file that is discarded never appears.
+    {
+      RecordWriter w(path("new.rec"), c, 0);
+      w.write("x", 1);
+      w.discard();
+    }
+    EXPECT_NE(access(path("new.rec").c_str(), F_OK), 0);
+    EXPECT_TRUE(files_matching(".tmp-").empty());
+  }
+}
+
+// A write that fails (here: the temporary's directory is gone, so the rename cannot
+// happen) leaves the output as it was and reports the error naming it.
+TEST_F(Records, AFailedCloseLeavesTheOutputAsItWas) {
+  ASSERT_EQ(mkdir(path("sub").c_str(), 0755), 0);
+  std::string p = path("sub/out.rec");
+  RecordWriter w(p, Compression::kNone, 0);
+  w.write("a", 1);
+  ASSERT_EQ(run("rm -rf '" + path("sub") + "'"), 0);
+  try {
+    w.close();
+    FAIL() << "close succeeded without its directory";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::kNotFound) << e.what();
+    EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(w.close());  // closing again does nothing
+}
+
+// The destructor closes (as dinput_record_writer_free does): what was written replaces the
+// output. A symbolic link is followed, and the replaced file's permission bits are kept.
+TEST_F(Records, ReplacesTheTargetOfALinkAndKeepsItsMode) {
+  std::string target = write("target.rec", "old");
+  ASSERT_EQ(chmod(target.c_str(), 0604), 0);
+  ASSERT_EQ(symlink("target.rec", path("link.rec").c_str()), 0);
+  {
+    RecordWriter w(path("link.rec"), Compression::kNone, 0);
+    w.write("new", 3);
+  }
+  struct stat st;
+  ASSERT_EQ(lstat(path("link.rec").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(read_file(target), frame_all({"new"}));
+  ASSERT_EQ(stat(target.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0604u);
+  EXPECT_TRUE(files_matching(".tmp-").empty());
 }
 
 // ---- the writer's errors ----

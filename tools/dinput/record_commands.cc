@@ -187,8 +187,8 @@ class InputFile {
   std::string name_;
 };
 
-// Opening the writer truncates OUTPUT, so an OUTPUT that is the input itself would be
-// emptied before a byte of it is read.
+// Reading and writing the same file is almost always a slip of the fingers (the writer would
+// replace the input with itself at best), so it is refused.
 Status CheckNotInput(const struct stat &input, const std::string &output) {
   struct stat st;
   if (::stat(output.c_str(), &st) != 0) return OkStatus();  // does not exist yet
@@ -268,16 +268,14 @@ class RecordSource {
   ElementPtr element_;
 };
 
-// A record file being written. Unless Close succeeds, the partial file is removed on
-// destruction: a cut-off record file would only fail later, with DATA_LOSS, far from the
-// command that made it.
+// A record file being written. The library writes it to a temporary file and puts it at
+// the output path only when Close succeeds; unless it does, the writer is discarded on
+// destruction, so that an existing OUTPUT keeps its contents and no cut-off record file
+// (which would only fail later, with DATA_LOSS, far from the command that made it) is left.
 class RecordSink {
  public:
   ~RecordSink() {
-    if (!writer_ || closed_) return;
-    writer_.reset();
-    struct stat st;
-    if (::lstat(path_.c_str(), &st) == 0 && S_ISREG(st.st_mode)) ::unlink(path_.c_str());
+    if (writer_ && !closed_) dinput_record_writer_discard(writer_.get());
   }
 
   Status Open(const std::string &path, dinput_compression_t compression, int level) {

@@ -297,10 +297,25 @@ DINPUT_API dinput_status_t dinput_options_set_auto_shard_policy(dinput_options_t
 DINPUT_API dinput_auto_shard_policy_t dinput_options_auto_shard_policy(
     const dinput_options_t *options);
 /* Default 0: a corrupt record (bad CRC, truncated) fails get_next with DINPUT_DATA_LOSS
- * naming the file and byte offset. Non-zero: readers skip corrupt records and count them in
- * the iterator statistic "corrupt_records_skipped" (a truncated or corrupt compressed stream
- * still ends that file's data). Applies to the readers upstream of the with_options node. */
+ * naming the file and byte offset. Non-zero: readers skip corrupt records and go on. A bad
+ * data CRC skips that record; a bad length CRC makes the reader scan forward for the next
+ * valid header (a resynchronization); a truncated record or a corrupt compressed stream ends
+ * that file's data. The iterator statistics count them: "corrupt_records_skipped" is 1 per
+ * record with a bad data CRC or over max_record_bytes, per resynchronization (however many
+ * records the damaged bytes held) and per file ended early; "corrupt_bytes_skipped" is every
+ * byte of the (decompressed) data read and not delivered. Applies to the readers upstream of
+ * the with_options node. */
 DINPUT_API dinput_status_t dinput_options_set_skip_corrupt_records(dinput_options_t *options, int enable);
+/* The largest record (data bytes) the record readers accept; default 256 MiB
+ * (268435456), at most 2^56. A length field claiming more is DINPUT_DATA_LOSS naming the
+ * file, the offset and the claim, raised before any memory is taken for it, so a damaged or
+ * hostile file (a "decompression bomb") cannot exhaust memory; with skip_corrupt_records the
+ * record is skipped instead. A record is held in memory once, in a buffer of its size.
+ * INVALID_ARGUMENT for max_bytes outside 1..2^56. Applies to the readers upstream of the
+ * with_options node. */
+DINPUT_API dinput_status_t dinput_options_set_max_record_bytes(dinput_options_t *options, int64_t max_bytes);
+/* The limit in effect (the default when unset or options is NULL). */
+DINPUT_API int64_t dinput_options_max_record_bytes(const dinput_options_t *options);
 
 /* ------------------------------------------------------------------------------------- */
 /* Datasets                                                                               */
@@ -519,8 +534,9 @@ DINPUT_API dinput_status_t dinput_iterator_get_next_as_optional(dinput_optional_
 DINPUT_API dinput_status_t dinput_iterator_element_spec(dinput_spec_t **out,
                                                         const dinput_iterator_t *iterator);
 /* A counter of the iterator's work so far: "records" (records read by file readers),
- * "record_bytes" (their payload bytes), "corrupt_records_skipped". NOT_FOUND for other
- * names. */
+ * "record_bytes" (their payload bytes), "corrupt_records_skipped" and
+ * "corrupt_bytes_skipped" (see dinput_options_set_skip_corrupt_records). NOT_FOUND for
+ * other names. */
 DINPUT_API dinput_status_t dinput_iterator_statistic(int64_t *out, const dinput_iterator_t *iterator,
                                                      const char *name);
 

@@ -72,6 +72,20 @@ DINPUT_API dinput_status_t dinput_options_set_skip_corrupt_records(dinput_option
   });
 }
 
+DINPUT_API dinput_status_t dinput_options_set_max_record_bytes(dinput_options_t* options, int64_t max_bytes) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE(options);
+    DINPUT_CHECK_ARG(max_bytes > 0 && max_bytes <= kMaxMaxRecordBytes,
+                     "dinput_options_set_max_record_bytes: max_bytes must be 1..", kMaxMaxRecordBytes, ", got ",
+                     max_bytes);
+    options->options.max_record_bytes = max_bytes;
+  });
+}
+
+DINPUT_API int64_t dinput_options_max_record_bytes(const dinput_options_t* options) {
+  return options ? static_cast<int64_t>(options->options.record_limit()) : kDefaultMaxRecordBytes;
+}
+
 // ---- datasets ----
 
 DINPUT_API void dinput_dataset_free(dinput_dataset_t* dataset) { capi::free_handle(dataset); }

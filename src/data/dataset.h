@@ -28,10 +28,13 @@ struct IteratorStats {
   std::atomic<int64_t> records{0};
   std::atomic<int64_t> record_bytes{0};
   std::atomic<int64_t> corrupt_records_skipped{0};
+  // Every byte of the files' (decompressed) data read and not delivered in a record because
+  // of damage; see docs/records.md for how records and bytes are counted.
+  std::atomic<int64_t> corrupt_bytes_skipped{0};
 };
 
-// The counter called `name` ("records", "record_bytes", "corrupt_records_skipped");
-// NOT_FOUND for other names.
+// The counter called `name` ("records", "record_bytes", "corrupt_records_skipped",
+// "corrupt_bytes_skipped"); NOT_FOUND for other names.
 int64_t read_statistic(const IteratorStats& stats, const std::string& name);
 
 // What an iterator needs to know about where it runs: the options of the with_options()

@@ -20,8 +20,9 @@ int64_t read_statistic(const IteratorStats& stats, const std::string& name) {
   if (name == "records") return stats.records.load(std::memory_order_relaxed);
   if (name == "record_bytes") return stats.record_bytes.load(std::memory_order_relaxed);
   if (name == "corrupt_records_skipped") return stats.corrupt_records_skipped.load(std::memory_order_relaxed);
+  if (name == "corrupt_bytes_skipped") return stats.corrupt_bytes_skipped.load(std::memory_order_relaxed);
   raise(Code::kNotFound, "no iterator statistic named '", name,
-        "' (known: records, record_bytes, corrupt_records_skipped)");
+        "' (known: records, record_bytes, corrupt_records_skipped, corrupt_bytes_skipped)");
 }
 
 const Options& Dataset::options() const {

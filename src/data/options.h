@@ -3,6 +3,7 @@
 // the output overrides only the fields it sets.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 
 namespace dinput {
@@ -12,18 +13,29 @@ enum class AutoShardPolicy : int { kOff = -1, kAuto = 0, kFile = 1, kData = 2, k
 
 const char* policy_name(AutoShardPolicy policy);
 
+// The largest record a reader accepts unless max_record_bytes says otherwise: a length
+// field claiming more is DATA_LOSS before anything is allocated, so a damaged or hostile
+// file (a "decompression bomb") cannot make a reader take gigabytes of memory.
+constexpr int64_t kDefaultMaxRecordBytes = int64_t{256} << 20;
+// The largest limit that can be set: far beyond any real record, and small enough that a
+// record's size plus its framing never overflows.
+constexpr int64_t kMaxMaxRecordBytes = int64_t{1} << 56;
+
 struct Options {
   std::optional<AutoShardPolicy> auto_shard_policy;
   std::optional<bool> skip_corrupt_records;
+  std::optional<int64_t> max_record_bytes;
 
   AutoShardPolicy policy() const { return auto_shard_policy.value_or(AutoShardPolicy::kAuto); }
   bool skip_corrupt() const { return skip_corrupt_records.value_or(false); }
+  uint64_t record_limit() const { return static_cast<uint64_t>(max_record_bytes.value_or(kDefaultMaxRecordBytes)); }
 
   // The fields set here, and the others from `base`.
   Options over(const Options& base) const {
     Options out = base;
     if (auto_shard_policy) out.auto_shard_policy = auto_shard_policy;
     if (skip_corrupt_records) out.skip_corrupt_records = skip_corrupt_records;
+    if (max_record_bytes) out.max_record_bytes = max_record_bytes;
     return out;
   }
 };

@@ -58,6 +58,7 @@ class FileRecordIterator final : public Iterator {
     Tensor tensor;
     size_t size;
     int64_t skipped_before;  // corrupt records skipped between the previous record and this one
+    int64_t skipped_bytes_before;  // and their bytes
   };
 
   Tensor deliver() {
@@ -65,6 +66,8 @@ class FileRecordIterator final : public Iterator {
     stats_->records.fetch_add(1, std::memory_order_relaxed);
     stats_->record_bytes.fetch_add(static_cast<int64_t>(r.size), std::memory_order_relaxed);
     if (r.skipped_before) stats_->corrupt_records_skipped.fetch_add(r.skipped_before, std::memory_order_relaxed);
+    if (r.skipped_bytes_before)
+      stats_->corrupt_bytes_skipped.fetch_add(r.skipped_bytes_before, std::memory_order_relaxed);
     return std::move(r.tensor);
   }
 
@@ -74,9 +77,11 @@ class FileRecordIterator final : public Iterator {
     pos_ = 0;
     if (!error_ && !finished_) parse_group();
     if (!ready_.empty()) return true;
-    if (skipped_) {
+    if (skipped_ || skipped_bytes_) {
       stats_->corrupt_records_skipped.fetch_add(skipped_, std::memory_order_relaxed);
+      stats_->corrupt_bytes_skipped.fetch_add(skipped_bytes_, std::memory_order_relaxed);
       skipped_ = 0;
+      skipped_bytes_ = 0;
     }
     if (error_) std::rethrow_exception(error_);
     return false;
@@ -97,6 +102,7 @@ class FileRecordIterator final : public Iterator {
         RecordView view;
         bool got = source_->next(view);
         skipped_ += source_->take_skipped();
+        skipped_bytes_ += source_->take_skipped_bytes();
         if (!got) {
           source_.reset();  // close the file now, not at the next file's open
           continue;
@@ -104,14 +110,15 @@ class FileRecordIterator final : public Iterator {
         if (view.copied) {
           Tensor t = Tensor::allocate(DType::kBytes, Shape());
           t.set_string_view(0, view.data, view.size, *view.owner);
-          ready_.push_back(Ready{std::move(t), view.size, skipped_});
+          ready_.push_back(Ready{std::move(t), view.size, skipped_, skipped_bytes_});
         } else {
           if (!storage) storage = std::make_shared<BytesStorage>(kGroup);
           storage->set_view(used, view.data, view.size, *view.owner);
-          ready_.push_back(Ready{Tensor(DType::kBytes, Shape(), storage, used), view.size, skipped_});
+          ready_.push_back(Ready{Tensor(DType::kBytes, Shape(), storage, used), view.size, skipped_, skipped_bytes_});
           ++used;
         }
         skipped_ = 0;
+        skipped_bytes_ = 0;
       }
     } catch (...) {
       // Delivered after the records parsed before it; the source is done for.
@@ -128,6 +135,7 @@ class FileRecordIterator final : public Iterator {
   std::vector<Ready> ready_;
   size_t pos_ = 0;
   int64_t skipped_ = 0;  // skipped since the last parsed record
+  int64_t skipped_bytes_ = 0;
   bool finished_ = false;
   std::exception_ptr error_;
 };

@@ -17,7 +17,8 @@ namespace dinput {
 using OpenRecordSource = std::function<std::unique_ptr<RecordSource>(const std::string& path)>;
 
 // Counts every delivered record in stats->records and its bytes in stats->record_bytes,
-// and the sources' skipped records in stats->corrupt_records_skipped.
+// and the sources' skipped records and bytes in stats->corrupt_records_skipped and
+// stats->corrupt_bytes_skipped.
 std::unique_ptr<Iterator> make_record_iterator(std::vector<std::string> files, OpenRecordSource open,
                                                std::shared_ptr<IteratorStats> stats);
 

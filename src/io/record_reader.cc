@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/quote.h"
 #include "core/status.h"
 #include "io/crc32c.h"
 
@@ -32,33 +33,62 @@ std::string hex32(uint32_t v) {
   return buf;
 }
 
+// A length as the file states it; a claim of 2^63 or more is most likely a negative number
+// written as unsigned, and the hex form shows that.
+std::string claim(uint64_t len) {
+  if (len < (uint64_t{1} << 63)) return str_cat(len);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(len));
+  return str_cat(len, " (", buf, ")");
+}
+
 }  // namespace
 
 RecordParser::RecordParser(std::string path, std::unique_ptr<ChunkSource> input, const char* stream,
-                           bool skip_corrupt)
-    : path_(std::move(path)), input_(std::move(input)), stream_(stream), skip_corrupt_(skip_corrupt) {}
+                           bool skip_corrupt, uint64_t max_record_bytes)
+    : path_(std::move(path)), input_(std::move(input)), stream_(stream), skip_corrupt_(skip_corrupt),
+      max_record_bytes_(std::min<uint64_t>(max_record_bytes, static_cast<uint64_t>(kMaxMaxRecordBytes))) {}
 
 bool RecordParser::next(RecordView& out) {
   spill_.reset();  // the previous copied record now lives on in its tensor only
   while (!done_) {
-    const uint64_t start = offset();
+    uint64_t start = offset();
+    const char* pending = nullptr;
+    if (have_pending_) {
+      have_pending_ = false;
+      start = pending_start_;
+      pending = pending_;
+    }
     Step s;
     try {
-      s = step(start, out);
+      s = step(start, pending, out);
     } catch (const StreamCorrupt& e) {
-      pieces_.clear();
-      s = fail(true, str_cat("records: ", e.truncated() ? "truncated " : "corrupt ", stream_ ? stream_ : "", " stream in '",
-                             path_, "', in the record at byte offset ", start, " of the decompressed stream: ", e.what()));
+      // What was read of the stream from this record on is lost with it.
+      const uint64_t lost = offset() > start ? offset() - start : 0;
+      s = fail(true, lost,
+               str_cat("records: ", e.truncated() ? "truncated " : "corrupt ", stream_ ? stream_ : "", " stream in ",
+                       quoted(path_), ", in the record at byte offset ", start, " of the decompressed stream: ",
+                       e.what()));
+    } catch (const std::bad_alloc&) {
+      close();
+      raise(Code::kResourceExhausted, "records: out of memory for the record ", where(start));
     }
     if (s == Step::kRecord) return true;
   }
   return false;
 }
 
-RecordParser::Step RecordParser::step(uint64_t start, RecordView& out) {
+bool RecordParser::plausible(const char* header) const {
+  const uint64_t len = load_le64(header);
+  return len <= max_record_bytes_ && load_le32(header + 8) == crc32c::mask(crc32c::value(header, 8));
+}
+
+RecordParser::Step RecordParser::step(uint64_t start, const char* pending, RecordView& out) {
   char header_copy[kRecordHeaderBytes];
   const char* header;
-  if (avail() >= kRecordHeaderBytes) {  // the common case: no copy
+  if (pending) {
+    header = pending;
+  } else if (avail() >= kRecordHeaderBytes) {  // the common case: no copy
     header = cur_.data + pos_;
     pos_ += kRecordHeaderBytes;
   } else {
@@ -68,19 +98,36 @@ RecordParser::Step RecordParser::step(uint64_t start, RecordView& out) {
       return Step::kEnd;
     }
     if (got < kRecordHeaderBytes)
-      return fail(true, str_cat("records: truncated record ", where(start), ": the ", medium(), " ends ", got,
-                                " bytes into the record's 12-byte header"));
+      return fail(true, got, str_cat("records: truncated record ", where(start), ": the ", medium(), " ends ", got,
+                                     " bytes into the record's 12-byte header"));
     header = header_copy;
   }
 
   const uint64_t len = load_le64(header);
   const uint32_t stored_len_crc = load_le32(header + 8);
   const uint32_t len_crc = crc32c::mask(crc32c::value(header, 8));
-  if (stored_len_crc != len_crc)
-    return fail(true, str_cat("records: corrupt record ", where(start),
-                              ": the CRC of its length field does not match (stored ", hex32(stored_len_crc),
-                              ", computed ", hex32(len_crc), "), so the rest of the ", medium(),
-                              " cannot be framed"));
+  if (stored_len_crc != len_crc) {
+    const std::string message =
+        str_cat("records: corrupt record ", where(start), ": the CRC of its length field does not match (stored ",
+                hex32(stored_len_crc), ", computed ", hex32(len_crc), "), so the rest of the ", medium(),
+                " cannot be framed");
+    if (!skip_corrupt_) return fail(true, 0, message);
+    if (resync(header)) return Step::kSkipped;  // counted by resync
+    close();
+    return Step::kEnd;
+  }
+  if (len > max_record_bytes_) {
+    // Checked before anything is allocated or read: the length may be a lie.
+    const std::string message =
+        str_cat("records: record ", where(start), " claims ", claim(len), " data bytes, more than the limit of ",
+                max_record_bytes_, " (max_record_bytes; raise it with dinput_options_set_max_record_bytes if "
+                "records this large are expected)");
+    if (!skip_corrupt_) return fail(true, 0, message);
+    // The framing is intact: pass over the record without keeping it.
+    const uint64_t want = len + kRecordFooterBytes;
+    const uint64_t passed = pass(want);
+    return fail(passed < want, kRecordHeaderBytes + passed, message);
+  }
 
   uint32_t stored_crc, crc;
   if (len <= avail() && avail() - len >= kRecordFooterBytes) {  // the record lies in this chunk: a view
@@ -96,26 +143,17 @@ RecordParser::Step RecordParser::step(uint64_t start, RecordView& out) {
     out.owner = &cur_.owner;
     out.copied = false;
   } else {
-    uint64_t have = 0;
-    if (!collect(len, &have))
-      return fail(true, str_cat("records: truncated record ", where(start), ": the ", medium(), " ends ",
-                                have + kRecordHeaderBytes, " bytes into a record of ", len, " data bytes (",
-                                len + kRecordHeaderBytes + kRecordFooterBytes, " bytes with its framing)"));
-    // All len + 4 bytes are in memory in pieces_, so len fits in size_t.
+    // One buffer of the record's size (at most max_record_bytes), filled as the chunks
+    // arrive, each chunk released once copied: the record is in memory once. The memory
+    // is only touched as data arrives, so a short stream behind a large claim costs little.
     auto copy = allocate_host(static_cast<size_t>(len));
-    char* dst = static_cast<char*>(copy->data());
     char footer[kRecordFooterBytes];
-    size_t left = static_cast<size_t>(len), footer_pos = 0;
-    for (const Chunk& piece : pieces_) {
-      size_t to_data = std::min(left, piece.size);
-      if (to_data) std::memcpy(dst, piece.data, to_data);
-      dst += to_data;
-      left -= to_data;
-      size_t to_footer = piece.size - to_data;
-      if (to_footer) std::memcpy(footer + footer_pos, piece.data + to_data, to_footer);
-      footer_pos += to_footer;
-    }
-    pieces_.clear();
+    uint64_t have = 0;
+    if (!collect(static_cast<char*>(copy->data()), len, footer, &have))
+      return fail(true, kRecordHeaderBytes + have,
+                  str_cat("records: truncated record ", where(start), ": the ", medium(), " ends ",
+                          have + kRecordHeaderBytes, " bytes into a record of ", len, " data bytes (",
+                          len + kRecordHeaderBytes + kRecordFooterBytes, " bytes with its framing)"));
     stored_crc = load_le32(footer);
     spill_ = std::move(copy);
     out.data = static_cast<const char*>(spill_->data());
@@ -125,22 +163,85 @@ RecordParser::Step RecordParser::step(uint64_t start, RecordView& out) {
     crc = crc32c::mask(crc32c::value(out.data, out.size));
   }
 
-  if (crc != stored_crc)
-    return fail(false, str_cat("records: corrupt record ", where(start), ": the CRC of its ", len,
-                               " data bytes does not match (stored ", hex32(stored_crc), ", computed ", hex32(crc),
-                               ")"));
+  if (crc != stored_crc) {
+    spill_.reset();
+    return fail(false, len + kRecordHeaderBytes + kRecordFooterBytes,
+                str_cat("records: corrupt record ", where(start), ": the CRC of its ", len,
+                        " data bytes does not match (stored ", hex32(stored_crc), ", computed ", hex32(crc), ")"));
+  }
   return Step::kRecord;
 }
 
-RecordParser::Step RecordParser::fail(bool ends_file, const std::string& message) {
+RecordParser::Step RecordParser::fail(bool ends_file, uint64_t bytes, const std::string& message) {
   if (!skip_corrupt_) {
     close();
     throw Error(Code::kDataLoss, message);
   }
-  ++skipped_;
-  if (!ends_file) return Step::kSkipped;
+  if (!ends_file) {
+    count_skip(1, bytes);
+    return Step::kSkipped;
+  }
   close();
+  count_skip(1, bytes);
   return Step::kEnd;
+}
+
+bool RecordParser::resync(const char* header) {
+  // The candidates are the offsets start + 1, start + 2, ...; `carry` holds the bytes from
+  // the next candidate on that came from chunks already left (fewer than a header), so
+  // that a header split across chunks (of any size) is still found.
+  char carry[kRecordHeaderBytes];
+  size_t k = kRecordHeaderBytes - 1;
+  std::memcpy(carry, header + 1, k);
+  uint64_t skipped = 1;
+  for (;;) {
+    while (k > 0) {  // candidates starting in the carry
+      const size_t need = kRecordHeaderBytes - k;
+      if (avail() < need) {
+        std::memcpy(carry + k, cur_.data + pos_, avail());
+        k += avail();
+        pos_ = cur_.size;
+        if (!advance()) {
+          count_skip(1, skipped + k);  // the stream ends in bytes too few for a header
+          return false;
+        }
+        continue;
+      }
+      char h[kRecordHeaderBytes];
+      std::memcpy(h, carry, k);
+      std::memcpy(h + k, cur_.data + pos_, need);
+      if (plausible(h)) {
+        std::memcpy(pending_, h, kRecordHeaderBytes);
+        pending_start_ = offset() - k;
+        pos_ += need;
+        have_pending_ = true;
+        count_skip(1, skipped);
+        return true;
+      }
+      std::memmove(carry, carry + 1, --k);
+      ++skipped;
+    }
+    while (avail() >= kRecordHeaderBytes) {  // candidates inside the chunk
+      const char* h = cur_.data + pos_;
+      if (plausible(h)) {
+        std::memcpy(pending_, h, kRecordHeaderBytes);
+        pending_start_ = offset();
+        pos_ += kRecordHeaderBytes;
+        have_pending_ = true;
+        count_skip(1, skipped);
+        return true;
+      }
+      ++pos_;
+      ++skipped;
+    }
+    k = avail();
+    std::memcpy(carry, cur_.data + pos_, k);
+    pos_ = cur_.size;
+    if (!advance()) {
+      count_skip(1, skipped + k);
+      return false;
+    }
+  }
 }
 
 void RecordParser::prefetch_ahead(const char* end) {
@@ -182,32 +283,36 @@ size_t RecordParser::gather(char* dst, size_t n) {
   }
 }
 
-bool RecordParser::collect(uint64_t len, uint64_t* have) {
-  // The pieces hold only bytes the stream actually has, so a corrupt (but CRC-valid) huge
-  // length costs no more memory than the rest of the stream, and nothing is allocated for
-  // the record until all of it has arrived.
-  const uint64_t need = len > UINT64_MAX - kRecordFooterBytes ? UINT64_MAX : len + kRecordFooterBytes;
-  pieces_.clear();
+bool RecordParser::collect(char* data, uint64_t len, char* footer, uint64_t* have) {
+  const uint64_t need = len + kRecordFooterBytes;  // no overflow: len <= kMaxMaxRecordBytes
   *have = 0;
   for (;;) {
-    const size_t a = avail();
-    if (a) {
-      size_t take = static_cast<uint64_t>(a) < need - *have ? a : static_cast<size_t>(need - *have);
-      pieces_.push_back(Chunk{cur_.data + pos_, take, cur_.owner});
-      pos_ += take;
-      *have += take;
-      if (*have == need) return true;
-    }
-    if (!advance()) {
-      pieces_.clear();
-      return false;
-    }
+    const size_t take = static_cast<size_t>(std::min<uint64_t>(avail(), need - *have));
+    const char* src = cur_.data + pos_;
+    // The part of these bytes that is data, then the part that is footer.
+    const size_t to_data = *have < len ? static_cast<size_t>(std::min<uint64_t>(take, len - *have)) : 0;
+    if (to_data) std::memcpy(data + *have, src, to_data);
+    if (take > to_data) std::memcpy(footer + (*have + to_data - len), src + to_data, take - to_data);
+    pos_ += take;
+    *have += take;
+    if (*have == need) return true;
+    if (!advance()) return false;
+  }
+}
+
+uint64_t RecordParser::pass(uint64_t n) {
+  uint64_t passed = 0;
+  for (;;) {
+    const size_t take = static_cast<size_t>(std::min<uint64_t>(avail(), n - passed));
+    pos_ += take;
+    passed += take;
+    if (passed == n || !advance()) return passed;
   }
 }
 
 std::string RecordParser::where(uint64_t offset) const {
-  if (stream_) return str_cat("at byte offset ", offset, " of the decompressed ", stream_, " stream of '", path_, "'");
-  return str_cat("at byte offset ", offset, " of '", path_, "'");
+  if (stream_) return str_cat("at byte offset ", offset, " of the decompressed ", stream_, " stream of ", quoted(path_));
+  return str_cat("at byte offset ", offset, " of ", quoted(path_));
 }
 
 const char* RecordParser::medium() const { return stream_ ? "decompressed stream" : "file"; }
@@ -218,12 +323,12 @@ void RecordParser::close() {
   input_.reset();
   cur_ = Chunk{};
   pos_ = 0;
-  pieces_.clear();
+  have_pending_ = false;
 }
 
 std::unique_ptr<RecordSource> open_record_file(const std::string& path, Compression compression,
                                                size_t buffer_size, bool skip_corrupt,
-                                               std::shared_ptr<ChunkPool> pool) {
+                                               std::shared_ptr<ChunkPool> pool, uint64_t max_record_bytes) {
   check_compression("records", compression);
   auto chunks = open_file_chunks("records", path, buffer_size, pool);
   const char* stream = nullptr;
@@ -231,7 +336,7 @@ std::unique_ptr<RecordSource> open_record_file(const std::string& path, Compress
     chunks = decompress(compression, std::move(chunks), buffer_size, std::move(pool));
     stream = compression == Compression::kZstd ? "zstd" : "gzip";
   }
-  return std::make_unique<RecordParser>(path, std::move(chunks), stream, skip_corrupt);
+  return std::make_unique<RecordParser>(path, std::move(chunks), stream, skip_corrupt, max_record_bytes);
 }
 
 // ---- fixed-length records ----
@@ -245,6 +350,7 @@ class FixedLengthReader final : public RecordSource {
       : file_(read_whole_file("fixed_length_records", path)), record_bytes_(record_bytes) {
     const uint64_t size = file_->size();
     std::string problem;
+    uint64_t lost = size;  // the bytes a problem makes unreadable
     if (header_bytes > size || footer_bytes > size - header_bytes) {
       problem = str_cat("fixed_length_records: the size of '", path, "' (", size,
                         " bytes) is smaller than header_bytes (", header_bytes, ") plus footer_bytes (", footer_bytes,
@@ -252,6 +358,7 @@ class FixedLengthReader final : public RecordSource {
     } else {
       const uint64_t body = size - header_bytes - footer_bytes;
       count_ = body / record_bytes;
+      lost = body % record_bytes;
       if (body % record_bytes != 0)
         problem = str_cat("fixed_length_records: the size of '", path, "' (", size, " bytes) minus header_bytes (",
                           header_bytes, ") and footer_bytes (", footer_bytes, ") is not a multiple of record_bytes (",
@@ -261,7 +368,10 @@ class FixedLengthReader final : public RecordSource {
     }
     if (!problem.empty()) {
       if (!skip_corrupt) throw Error(Code::kDataLoss, problem);
-      tail_skipped_ = 1;  // counted when the reader gets there, after the whole records
+      // Counted when the reader gets there, after the whole records: the incomplete tail,
+      // or the whole file when it cannot hold its header and footer.
+      tail_skipped_ = 1;
+      tail_bytes_ = lost;
     }
   }
 
@@ -274,8 +384,9 @@ class FixedLengthReader final : public RecordSource {
       ++index_;
       return true;
     }
-    skipped_ += tail_skipped_;
+    count_skip(tail_skipped_, tail_bytes_);
     tail_skipped_ = 0;
+    tail_bytes_ = 0;
     return false;
   }
 
@@ -286,6 +397,7 @@ class FixedLengthReader final : public RecordSource {
   uint64_t count_ = 0;
   uint64_t index_ = 0;
   int64_t tail_skipped_ = 0;
+  uint64_t tail_bytes_ = 0;
 };
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/buffer.h"
+#include "data/options.h"
 #include "io/compression.h"
 #include "io/input_stream.h"
 
@@ -39,42 +40,75 @@ class RecordSource {
   // corrupt records: then they are counted (take_skipped) and reading goes on where the
   // framing allows it.
   virtual bool next(RecordView& out) = 0;
-  // Corrupt records skipped since the last call.
+  // Corrupt records skipped since the last call (how they are counted: docs/records.md).
   int64_t take_skipped() {
     int64_t n = skipped_;
     skipped_ = 0;
     return n;
   }
+  // Bytes skipped since the last call: every byte of the (decompressed) stream that was read
+  // and not delivered as part of a record.
+  int64_t take_skipped_bytes() {
+    int64_t n = skipped_bytes_;
+    skipped_bytes_ = 0;
+    return n;
+  }
 
  protected:
+  void count_skip(int64_t records, uint64_t bytes) {
+    skipped_ += records;
+    skipped_bytes_ += static_cast<int64_t>(bytes);
+  }
   int64_t skipped_ = 0;
+  int64_t skipped_bytes_ = 0;
 };
 
 // TFRecord framing over a chunk stream. `path` names the file in messages; `stream` is
 // nullptr for a plain file, or "zstd"/"gzip" when the offsets are in a decompressed stream
-// (messages then say so). With skip_corrupt: a record whose data CRC is wrong is skipped and
-// reading continues with the next record (the framing is intact); a wrong length CRC, a
-// truncated record or a corrupt compressed stream ends the file and counts as one record.
+// (messages then say so). A record whose length claims more than max_record_bytes is
+// DATA_LOSS before anything is allocated for it; below that, a record that spans chunks is
+// assembled in one buffer of its size as its bytes arrive (one copy, never two).
+//
+// With skip_corrupt, reading goes on after damage:
+//   - a wrong data CRC, or a record longer than max_record_bytes: that record is skipped
+//     (its framing is intact, so the next record follows it);
+//   - a wrong length CRC: the framing is lost; the reader scans forward byte by byte for
+//     the next header whose length CRC is right and whose length is within the limit, and
+//     goes on from there (a resynchronization; the bytes in between count as one record);
+//   - a truncated record, or a corrupt compressed stream: the file's data ends there
+//     (one record).
+// take_skipped counts one record for each of these, take_skipped_bytes every byte read and
+// not delivered.
 class RecordParser final : public RecordSource {
  public:
-  RecordParser(std::string path, std::unique_ptr<ChunkSource> input, const char* stream, bool skip_corrupt);
+  RecordParser(std::string path, std::unique_ptr<ChunkSource> input, const char* stream, bool skip_corrupt,
+               uint64_t max_record_bytes = kDefaultMaxRecordBytes);
   bool next(RecordView& out) override;
   // Offset in the (decompressed) stream of the next record.
   uint64_t offset() const { return base_ + pos_; }
 
  private:
   enum class Step { kRecord, kSkipped, kEnd };
-  Step step(uint64_t start, RecordView& out);
-  // DATA_LOSS with `message`, or (skipping) count the record and go on with the next
-  // record or, when the framing is lost (`ends_file`), with the next file.
-  Step fail(bool ends_file, const std::string& message);
+  // Reads the header at `start` (or uses `pending`, a header found by resync), then the record.
+  Step step(uint64_t start, const char* pending, RecordView& out);
+  // DATA_LOSS with `message`, or (skipping) count a record of `bytes` and go on with the
+  // next record or, when the stream cannot go on (`ends_file`), end the file.
+  Step fail(bool ends_file, uint64_t bytes, const std::string& message);
+  // After a wrong length CRC in `header` (at offset S): scans from S + 1 for the next
+  // plausible header. True with the header in pending_ (consumed from the stream) and its
+  // offset in pending_start_; false when the stream ends first. Counts the skipped bytes.
+  bool resync(const char* header);
+  bool plausible(const char* header) const;
   // Moves to the next chunk; false at the end of the stream.
   bool advance();
   // Copies up to n bytes, crossing chunks; fewer only at the end of the stream.
   size_t gather(char* dst, size_t n);
-  // Gathers a record's data and footer that run past the current chunk into pieces_;
-  // false (with *have = the bytes found) when the stream ends first.
-  bool collect(uint64_t len, uint64_t* have);
+  // Copies a record's data that runs past the current chunk into `data` and its footer into
+  // `footer` as the bytes arrive; false (with *have = the bytes found) when the stream ends
+  // first.
+  bool collect(char* data, uint64_t len, char* footer, uint64_t* have);
+  // Passes over n bytes without keeping them; the bytes passed.
+  uint64_t pass(uint64_t n);
   size_t avail() const { return cur_.size - pos_; }
   // Prefetches the current chunk from `end` (the end of the record being read) a little
   // way ahead.
@@ -87,20 +121,24 @@ class RecordParser final : public RecordSource {
   std::unique_ptr<ChunkSource> input_;
   const char* stream_;
   bool skip_corrupt_;
+  uint64_t max_record_bytes_;
   bool done_ = false;
   Chunk cur_;
   size_t pos_ = 0;
   uint64_t base_ = 0;               // stream offset of cur_.data
   const char* prefetched_ = nullptr;  // lines of cur_ below this were prefetched
-  std::vector<Chunk> pieces_;       // a record being gathered across chunks
-  std::shared_ptr<const Buffer> spill_;  // the last record copied out of pieces_
+  std::shared_ptr<const Buffer> spill_;  // the last record copied out of several chunks
+  bool have_pending_ = false;       // resync found a header: pending_ holds it
+  char pending_[kRecordHeaderBytes];
+  uint64_t pending_start_ = 0;
 };
 
 // A record file: the file's chunks, decompressed, parsed. Opening errors (NOT_FOUND,
 // PERMISSION_DENIED, ...) name the file. buffer_size 0: kDefaultChunkBytes.
 std::unique_ptr<RecordSource> open_record_file(const std::string& path, Compression compression,
                                                size_t buffer_size, bool skip_corrupt,
-                                               std::shared_ptr<ChunkPool> pool = nullptr);
+                                               std::shared_ptr<ChunkPool> pool = nullptr,
+                                               uint64_t max_record_bytes = kDefaultMaxRecordBytes);
 
 // Fixed-length records: header_bytes are skipped at the start and footer_bytes at the end,
 // the rest is cut into records of record_bytes. A file whose body is not a multiple of

@@ -27,12 +27,15 @@ class RecordsDataset final : public FileSource {
     Compression compression = compression_;
     size_t buffer_size = buffer_size_;
     bool skip = ctx.options.skip_corrupt();
+    uint64_t max_record = ctx.options.record_limit();
     // One pool per iterator, so that the chunks of one file are reused for the next (plain
     // regular files are mapped and need no chunks; compressed files and pipes do).
     auto pool = make_chunk_pool(buffer_size);
     return make_record_iterator(
         files_,
-        [=](const std::string& path) { return open_record_file(path, compression, buffer_size, skip, pool); },
+        [=](const std::string& path) {
+          return open_record_file(path, compression, buffer_size, skip, pool, max_record);
+        },
         ctx.stats);
   }
 

@@ -18,7 +18,7 @@ class CApiRecords : public IoTest {
   std::string last_error() const { return dinput_last_error_message(); }
 
   // Reads every record through the C API; statistics after the end in *stats.
-  std::vector<std::string> read(dinput_dataset_t* ds, dinput_status_t* end, int64_t stats[3]) {
+  std::vector<std::string> read(dinput_dataset_t* ds, dinput_status_t* end, int64_t stats[4]) {
     std::vector<std::string> out;
     dinput_iterator_t* it = nullptr;
     EXPECT_EQ(dinput_dataset_iterator(&it, ds), DINPUT_OK);
@@ -32,8 +32,8 @@ class CApiRecords : public IoTest {
       dinput_element_free(e);
     }
     *end = st;
-    const char* names[3] = {"records", "record_bytes", "corrupt_records_skipped"};
-    for (int i = 0; i < 3; ++i) EXPECT_EQ(dinput_iterator_statistic(&stats[i], it, names[i]), DINPUT_OK);
+    const char* names[4] = {"records", "record_bytes", "corrupt_records_skipped", "corrupt_bytes_skipped"};
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(dinput_iterator_statistic(&stats[i], it, names[i]), DINPUT_OK);
     dinput_iterator_free(it);
     return out;
   }
@@ -61,7 +61,7 @@ TEST_F(CApiRecords, WriteThenRead) {
   ASSERT_EQ(dinput_dataset_records(&ds, files, 1, DINPUT_COMPRESSION_NONE, 0), DINPUT_OK);
   EXPECT_STREQ(dinput_dataset_name(ds), "records");
   dinput_status_t end;
-  int64_t stats[3];
+  int64_t stats[4];
   EXPECT_EQ(read(ds, &end, stats), (std::vector<std::string>{"hello", ""}));
   EXPECT_EQ(end, DINPUT_OUT_OF_RANGE);
   EXPECT_EQ(stats[0], 2);
@@ -87,7 +87,7 @@ TEST_F(CApiRecords, FreeClosesAnOpenWriter) {
     dinput_dataset_t* ds = nullptr;
     ASSERT_EQ(dinput_dataset_records(&ds, files, 1, c, 0), DINPUT_OK);
     dinput_status_t end;
-    int64_t stats[3];
+    int64_t stats[4];
     EXPECT_EQ(read(ds, &end, stats), (std::vector<std::string>{"kept"}));
     dinput_dataset_free(ds);
   }
@@ -195,7 +195,7 @@ TEST_F(CApiRecords, SkipCorruptRecordsThroughOptions) {
   ASSERT_EQ(dinput_dataset_records(&ds, files, 3, DINPUT_COMPRESSION_NONE, 0), DINPUT_OK);
 
   dinput_status_t end;
-  int64_t stats[3];
+  int64_t stats[4];
   auto strict = read(ds, &end, stats);
   EXPECT_EQ(strict, (std::vector<std::string>{"r0"}));
   EXPECT_EQ(end, DINPUT_DATA_LOSS);
@@ -212,8 +212,36 @@ TEST_F(CApiRecords, SkipCorruptRecordsThroughOptions) {
   EXPECT_EQ(stats[0], 5);
   EXPECT_EQ(stats[1], 10);
   EXPECT_EQ(stats[2], 2);
+  EXPECT_EQ(stats[3], static_cast<int64_t>(rec + 5));  // r1 whole, and the 5 bytes of c1 that are there
   dinput_options_free(opts);
   dinput_dataset_free(skipping);
+  dinput_dataset_free(ds);
+}
+
+TEST_F(CApiRecords, MaxRecordBytesOption) {
+  dinput_options_t* opts = nullptr;
+  ASSERT_EQ(dinput_options_new(&opts), DINPUT_OK);
+  EXPECT_EQ(dinput_options_max_record_bytes(opts), int64_t{256} << 20);
+  EXPECT_EQ(dinput_options_max_record_bytes(nullptr), int64_t{256} << 20);
+  EXPECT_EQ(dinput_options_set_max_record_bytes(opts, 0), DINPUT_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("max_bytes"), std::string::npos) << last_error();
+  EXPECT_EQ(dinput_options_set_max_record_bytes(opts, (int64_t{1} << 56) + 1), DINPUT_INVALID_ARGUMENT);
+  EXPECT_EQ(dinput_options_set_max_record_bytes(nullptr, 5), DINPUT_INVALID_ARGUMENT);
+  ASSERT_EQ(dinput_options_set_max_record_bytes(opts, 3), DINPUT_OK);
+  EXPECT_EQ(dinput_options_max_record_bytes(opts), 3);
+
+  auto p = write("sizes.rec", frame_all({"abc", "defg"}));
+  const char* files[] = {p.c_str()};
+  dinput_dataset_t* ds = nullptr;
+  ASSERT_EQ(dinput_dataset_records(&ds, files, 1, DINPUT_COMPRESSION_NONE, 0), DINPUT_OK);
+  dinput_dataset_t* limited = nullptr;
+  ASSERT_EQ(dinput_dataset_with_options(&limited, ds, opts), DINPUT_OK);
+  dinput_status_t end;
+  int64_t stats[4];
+  EXPECT_EQ(read(limited, &end, stats), (std::vector<std::string>{"abc"}));
+  EXPECT_EQ(end, DINPUT_DATA_LOSS);
+  dinput_options_free(opts);
+  dinput_dataset_free(limited);
   dinput_dataset_free(ds);
 }
 

@@ -56,6 +56,7 @@ TEST_F(FixedLength, BadSizeIsDataLossNamingFileAndSize) {
   IteratorContext ctx = context(true);
   EXPECT_EQ(read_all(make_fixed_length_records({p, small, p}, 4, 2, 1), ctx), (std::vector<std::string>{"abcd", "abcd"}));
   EXPECT_EQ(ctx.stats->corrupt_records_skipped.load(), 3);
+  EXPECT_EQ(ctx.stats->corrupt_bytes_skipped.load(), 2 + 2 + 2);  // p's tail twice, all of small
 }
 
 TEST_F(FixedLength, ArgumentsAndMissingFiles) {

@@ -147,9 +147,11 @@ TEST_F(Records, StatisticsCountRecordsAndBytes) {
 // ---- the parser over chunk streams: every chunking gives the same records and errors ----
 
 std::vector<std::string> parse(const std::string& bytes, size_t chunk, bool skip, std::string* error,
-                               int64_t* skipped = nullptr) {
+                               int64_t* skipped = nullptr, int64_t* skipped_bytes = nullptr,
+                               uint64_t max_record_bytes = kDefaultMaxRecordBytes) {
   auto holder = std::make_shared<std::string>(bytes);
-  RecordParser parser("mem", memory_chunks(holder->data(), holder->size(), nullptr, chunk), nullptr, skip);
+  RecordParser parser("mem", memory_chunks(holder->data(), holder->size(), nullptr, chunk), nullptr, skip,
+                      max_record_bytes);
   std::vector<std::string> out;
   try {
     RecordView v;
@@ -158,6 +160,7 @@ std::vector<std::string> parse(const std::string& bytes, size_t chunk, bool skip
     *error = e.what();
   }
   if (skipped) *skipped = parser.take_skipped();
+  if (skipped_bytes) *skipped_bytes = parser.take_skipped_bytes();
   return out;
 }
 
@@ -256,14 +259,63 @@ TEST_F(Records, TruncatedInTheHeaderTheDataAndTheFooter) {
   }
 }
 
-// A length field that claims more than the file holds is a truncation, not an allocation.
-TEST_F(Records, AHugeClaimedLengthIsATruncation) {
+// A length field that claims more than max_record_bytes is DATA_LOSS naming the file, the
+// offset and the claim, before anything is read or allocated for it.
+TEST_F(Records, AHugeClaimedLengthIsOverTheLimit) {
   std::string len = le(uint64_t{1} << 62, 8);
   std::string bytes = len + le(masked(bitwise_crc32c(len.data(), 8)), 4) + "short";
   auto p = write("huge.rec", bytes);
   auto o = read_until_error(make_records({p}, Compression::kNone, 64));
   EXPECT_EQ(o.code, Code::kDataLoss);
-  EXPECT_NE(o.message.find("truncated record at byte offset 0 of '" + p + "'"), std::string::npos) << o.message;
+  EXPECT_EQ(o.message, "records: record at byte offset 0 of '" + p +
+                           "' claims 4611686018427387904 data bytes, more than the limit of 268435456 "
+                           "(max_record_bytes; raise it with dinput_options_set_max_record_bytes if records this "
+                           "large are expected)");
+}
+
+// Below the limit, a claim that the file does not hold is a truncation; the message gives
+// the claim and its framing without wrapping around.
+TEST_F(Records, AClaimBeyondTheDataIsATruncation) {
+  std::string len = le(1000, 8);
+  auto p = write("short.rec", len + le(masked(bitwise_crc32c(len.data(), 8)), 4) + "short");
+  auto o = read_until_error(make_records({p}, Compression::kNone, 0));
+  EXPECT_EQ(o.code, Code::kDataLoss);
+  EXPECT_EQ(o.message, "records: truncated record at byte offset 0 of '" + p +
+                           "': the file ends 17 bytes into a record of 1000 data bytes (1016 bytes with its framing)");
+}
+
+// A length of 2^64 - 1 (a -1 written as unsigned) is shown as what it is, not wrapped.
+TEST_F(Records, AnAllOnesLengthIsShownAsTheFileStatesIt) {
+  std::string len = le(UINT64_MAX, 8);
+  auto p = write("ones.rec", frame_all({"ok"}) + len + le(masked(bitwise_crc32c(len.data(), 8)), 4) + "x");
+  IteratorContext ctx;
+  ctx.options.max_record_bytes = kMaxMaxRecordBytes;  // the largest limit there is
+  auto o = read_until_error(make_records({p}, Compression::kNone, 0), ctx);
+  EXPECT_EQ(o.records, (std::vector<std::string>{"ok"}));
+  EXPECT_NE(o.message.find("at byte offset 18 of '" + p + "' claims 18446744073709551615 (0xffffffffffffffff) data "
+                           "bytes, more than the limit of 72057594037927936"),
+            std::string::npos)
+      << o.message;
+}
+
+// The limit is an option: a record just over it fails, at it reads; skipping passes over
+// an oversized record (its framing is intact) and counts it with all its bytes.
+TEST_F(Records, MaxRecordBytesOption) {
+  auto p = write("sizes.rec", frame_all({"a", std::string(100, 'b'), "c"}));
+  IteratorContext at100;
+  at100.options.max_record_bytes = 100;
+  EXPECT_EQ(read_all(make_records({p}, Compression::kNone, 0), at100).size(), 3u);
+  IteratorContext at99;
+  at99.options.max_record_bytes = 99;
+  auto o = read_until_error(make_records({p}, Compression::kNone, 0), at99);
+  EXPECT_EQ(o.records, (std::vector<std::string>{"a"}));
+  EXPECT_NE(o.message.find("at byte offset 17 of '" + p + "' claims 100 data bytes, more than the limit of 99"),
+            std::string::npos) << o.message;
+  IteratorContext skip = context(true);
+  skip.options.max_record_bytes = 99;
+  EXPECT_EQ(read_all(make_records({p}, Compression::kNone, 0), skip), (std::vector<std::string>{"a", "c"}));
+  EXPECT_EQ(skip.stats->corrupt_records_skipped.load(), 1);
+  EXPECT_EQ(skip.stats->corrupt_bytes_skipped.load(), 116);
 }
 
 // ---- skipping corrupt records ----
@@ -277,7 +329,7 @@ TEST_F(Records, SkipCorruptRecords) {
   std::string data_crc = good;  // records 3 and 6 have bad data CRCs: skipped, reading goes on
   data_crc[3 * rec + 12] ^= 1;
   data_crc[6 * rec + 12] ^= 1;
-  std::string len_crc = good;  // record 5 has a bad length CRC: the rest of the file is lost
+  std::string len_crc = good;  // record 5 has a bad length CRC: the reader finds record 6
   len_crc[5 * rec + 9] ^= 1;
   std::string truncated = good.substr(0, 7 * rec + 3);  // ends inside record 7
 
@@ -291,17 +343,60 @@ TEST_F(Records, SkipCorruptRecords) {
   std::vector<std::string> expected;
   for (int i = 0; i < 10; ++i)
     if (i != 3 && i != 6) expected.push_back(records[i]);
-  for (int i = 0; i < 5; ++i) expected.push_back(records[i]);
+  for (int i = 0; i < 10; ++i)
+    if (i != 5) expected.push_back(records[i]);
   for (int i = 0; i < 7; ++i) expected.push_back(records[i]);
   expected.push_back("last");
   EXPECT_EQ(got, expected);
   EXPECT_EQ(ctx.stats->corrupt_records_skipped.load(), 2 + 1 + 1);
+  // a: two whole records; b: record 5 up to record 6; c: the 3 header bytes of record 7.
+  EXPECT_EQ(ctx.stats->corrupt_bytes_skipped.load(), static_cast<int64_t>(2 * rec + rec + 3));
+  EXPECT_EQ(read_statistic(*ctx.stats, "corrupt_bytes_skipped"), static_cast<int64_t>(3 * rec + 3));
   EXPECT_EQ(ctx.stats->records.load(), static_cast<int64_t>(expected.size()));
 
   // Without the option the first corrupt record fails the iteration.
   auto o = read_until_error(make_records({a, b, c, d}, Compression::kNone, 0));
   EXPECT_EQ(o.records.size(), 3u);
   EXPECT_EQ(o.code, Code::kDataLoss);
+}
+
+// One flipped bit in a length field loses exactly that record: the reader scans forward to
+// the next valid header (for every chunking, also with the header split across chunks) and
+// counts one record and its bytes. It used to end the file there and count 1 for 2 lost.
+TEST(RecordParser, AFlippedLengthBitLosesOnlyThatRecord) {
+  std::vector<std::string> records = {"first", std::string(40, 'x'), "third", "", "fifth"};
+  const std::string good = frame_all(records);
+  const size_t second = frame("first").size();
+  for (int bit : {0, 5, 63}) {
+    std::string bytes = good;
+    bytes[second + bit / 8] ^= static_cast<char>(1 << (bit % 8));
+    std::vector<std::string> expected = {"first", "third", "", "fifth"};
+    for (size_t chunk : {size_t{0}, size_t{1}, size_t{5}, size_t{11}, size_t{12}, size_t{13}, size_t{64}}) {
+      std::string error;
+      int64_t skipped = -1, skipped_bytes = -1;
+      EXPECT_EQ(parse(bytes, chunk, true, &error, &skipped, &skipped_bytes), expected) << bit << " " << chunk;
+      EXPECT_EQ(error, "");
+      EXPECT_EQ(skipped, 1) << chunk;
+      EXPECT_EQ(skipped_bytes, static_cast<int64_t>(frame(records[1]).size())) << chunk;
+    }
+  }
+}
+
+// Garbage between records: one resynchronization, every garbage byte counted; garbage at
+// the end that holds no header: one record, all its bytes.
+TEST(RecordParser, GarbageIsSkippedAndCountedByTheByte) {
+  const std::string garbage = random_bytes(1000, 7);
+  std::string bytes = frame_all({"a"});
+  std::string damaged = frame_all({"zz"});
+  damaged[0] ^= 1;  // a bad length CRC starts the garbage
+  bytes += damaged + garbage + frame_all({"b"}) + damaged + garbage;
+  for (size_t chunk : {size_t{0}, size_t{3}, size_t{100}}) {
+    std::string error;
+    int64_t skipped = -1, skipped_bytes = -1;
+    EXPECT_EQ(parse(bytes, chunk, true, &error, &skipped, &skipped_bytes), (std::vector<std::string>{"a", "b"}));
+    EXPECT_EQ(skipped, 2);
+    EXPECT_EQ(skipped_bytes, static_cast<int64_t>(2 * (damaged.size() + garbage.size())));
+  }
 }
 
 // Skipped records are counted when the reader gets to them, not when parsed ahead.

@@ -726,6 +726,64 @@ def skip_corrupt_records(ctx):
 script_case("records.skip_corrupt_records", skip_corrupt_records)
 
 
+def skip_corrupt_counts(ctx):
+    """One flipped bit in a length field loses exactly that record, and inspect/convert
+    --skip-corrupt count it (records and bytes) on stdout and warn on stderr."""
+    records = [b"r%d" % i for i in range(6)]
+    data = bytearray(tfrecord_bytes(records))
+    data[record_offsets(records)[2] + 3] ^= 0x10  # a bit of r2's length field
+    bad = ctx.write_file("bad.rec", bytes(data))
+    expect_names_offset(ctx.fails("DATA_LOSS", "inspect", bad), bad, 36, 48)
+    code, out, err = ctx.call("inspect", "--skip-corrupt", bad)
+    expect_equal("inspect --skip-corrupt exit status", code, 0)
+    expect_equal("inspect --skip-corrupt", [json.loads(line) for line in out.splitlines()],
+                 [{"file": bad, "compression": "NONE", "records": 5, "payload_bytes": 10,
+                   "smallest": 2, "largest": 2, "corrupt_records_skipped": 1,
+                   "corrupt_bytes_skipped": 18}])
+    expect_equal("inspect --skip-corrupt stderr", err,
+                 'warning: skipped 1 corrupt record (18 bytes) in "%s"\n' % bad)
+    out_path = ctx.path("out.rec")
+    code, out, err = ctx.call("convert", "--skip-corrupt", bad, out_path)
+    expect_equal("convert --skip-corrupt exit status", code, 0)
+    expect_equal("convert --skip-corrupt", json.loads(out),
+                 {"records": 5, "bytes": 10, "output": out_path, "input_compression": "NONE",
+                  "compression": "NONE", "corrupt_records_skipped": 1,
+                  "corrupt_bytes_skipped": 18})
+    expect_equal("convert --skip-corrupt output", ctx.read_file("out.rec"),
+                 tfrecord_bytes([r for i, r in enumerate(records) if i != 2]))
+    if "bad.rec" not in err:
+        raise CaseFailure("convert --skip-corrupt printed no warning naming the file: %r" % err)
+    # A clean file: the counts are 0 and nothing is printed on stderr.
+    expect_equal("inspect --skip-corrupt of a good file", ctx.ok("inspect", "--skip-corrupt", out_path),
+                 [{"file": out_path, "compression": "NONE", "records": 5, "payload_bytes": 10,
+                   "smallest": 2, "largest": 2, "corrupt_records_skipped": 0,
+                   "corrupt_bytes_skipped": 0}])
+
+
+script_case("records.skip_corrupt_counts", skip_corrupt_counts)
+
+
+def skippable_zstd_frames(ctx):
+    """A zstd file may hold skippable frames (user data; the first frame too): inspect detects
+    the file as ZSTD, reads its records and reports the frames instead of calling it corrupt."""
+    records = [b"alpha", b"beta", b"gamma"]
+    plain = ctx.write_file("plain.rec", tfrecord_bytes(records))
+    ctx.ok("convert", "--compression", "ZSTD", plain, ctx.path("z.zst"))
+    def skippable(nibble, payload):
+        return struct.pack("<II", 0x184D2A50 + nibble, len(payload)) + payload
+    data = (skippable(0, b"metadata") + ctx.read_file("z.zst") + skippable(15, b"")
+            + ctx.read_file("z.zst"))
+    path = ctx.write_file("framed.zst", data)
+    expect_equal("inspect", ctx.ok("inspect", path),
+                 [{"file": path, "compression": "ZSTD", "records": 6, "payload_bytes": 28,
+                   "smallest": 4, "largest": 5, "skippable_frames": 2, "skippable_bytes": 24}])
+    expect_equal("run", ctx.records('records(%s, compression="ZSTD").batch(8)' % q(path)),
+                 records + records)
+
+
+script_case("records.skippable_zstd_frames", skippable_zstd_frames)
+
+
 def file_policy_interleave(ctx):
     # Four files of three records each: with FILE sharding worker w reads files w and w+2,
     # interleaved one record at a time.
@@ -845,7 +903,8 @@ case("records.convert_bad_compression", ["--compression", "lz4", "a", "b"], None
      error=("INVALID_ARGUMENT", "--compression expects NONE, ZSTD or GZIP, got 'lz4'"))
 case("records.inspect_needs_file", [], None, command="inspect",
      error=("INVALID_ARGUMENT",
-            "missing FILE; usage: dinput inspect [--compression NONE|ZSTD|GZIP] FILE..."))
+            "missing FILE; usage: dinput inspect [--compression NONE|ZSTD|GZIP] [--skip-corrupt] "
+            "FILE..."))
 
 
 # ---- the runner -----------------------------------------------------------------------------

@@ -307,13 +307,16 @@ Commands:
                    make a record file: one record per line of FILE (the line end, "\n" or
                    "\r\n", stripped; FILE '-' is stdin), or one per N-byte chunk of FILE
                    (the last chunk may be shorter)
-  convert [--compression C] [--level N] [--input-compression C] INPUT OUTPUT
+  convert [--compression C] [--level N] [--input-compression C] [--skip-corrupt] INPUT OUTPUT
                    re-write a record file with compression C; INPUT's compression is
                    detected from its first bytes (zstd or gzip magic, else NONE) unless
                    --input-compression gives it
-  inspect [--compression C] FILE...
+  inspect [--compression C] [--skip-corrupt] FILE...
                    read every record of each file, checking every CRC; print its
                    compression (detected as for convert, unless given) and record sizes
+  --skip-corrupt   (convert, inspect) skip damaged records instead of failing; the counts
+                   are added to the output ("corrupt_records_skipped",
+                   "corrupt_bytes_skipped") and a warning line per damaged file goes to stderr
   help             print this text
   --version        print the version and, on a second line, the build info as JSON
 
@@ -363,8 +366,8 @@ Options of run:
 Options of write and convert:
   --compression C      NONE (default), ZSTD or GZIP: the compression of OUTPUT
   --level N            ZSTD 1..19 (default 3) or GZIP 1..9 (default 6); 0: the default
-OUTPUT is created or truncated (it must not be the input itself); if the command fails,
-  the partial OUTPUT is removed.
+OUTPUT is written to a temporary file beside it and renamed over it only when complete (it
+  must not be the input itself): if the command fails, an existing OUTPUT is left as it was.
 
 Output of run, one JSON object per line:
   {"worker":W,"step":S,"replicas":[R0,R1,...]}   per step, workers in order; each Ri is the
@@ -381,7 +384,8 @@ Output of write: {"records":N,"bytes":B,"output":"..."} (B: the records' payload
 Output of convert: the same, with "input_compression" and "compression" added.
 Output of inspect, one line per file: {"file":"...","compression":"ZSTD","records":N,
   "payload_bytes":B,"smallest":S,"largest":L} (S and L: record sizes in bytes, null for a
-  file without records).
+  file without records); a zstd file with skippable frames (user data that holds no
+  records) adds "skippable_frames" and "skippable_bytes".
 
 On failure the exit status is 1, nothing is printed on stdout, and one line
 "<STATUS_NAME>: <message>" (e.g. "INVALID_ARGUMENT: ...") is printed on stderr. A damaged

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -27,9 +28,9 @@ constexpr const char *kWriteUsage =
     "(--lines FILE | --chunk-size N FILE) OUTPUT";
 constexpr const char *kConvertUsage =
     "usage: dinput convert [--compression NONE|ZSTD|GZIP] [--level N] "
-    "[--input-compression NONE|ZSTD|GZIP] INPUT OUTPUT";
+    "[--input-compression NONE|ZSTD|GZIP] [--skip-corrupt] INPUT OUTPUT";
 constexpr const char *kInspectUsage =
-    "usage: dinput inspect [--compression NONE|ZSTD|GZIP] FILE...";
+    "usage: dinput inspect [--compression NONE|ZSTD|GZIP] [--skip-corrupt] FILE...";
 
 // A chunk is held in memory whole; the cap keeps a typo from asking for terabytes.
 constexpr int64_t kMaxChunkSize = int64_t{1} << 30;
@@ -207,8 +208,20 @@ Status CheckOutputName(const std::string &output) {
   return OkStatus();
 }
 
-// The compression of a record file from its first bytes: the zstd frame magic, the gzip
-// magic, else NONE (a plain file starts with a record length, which has no magic).
+// zstd's magic numbers, little-endian: a data frame, and the 16 skippable-frame magics
+// 0x184D2A50..0x184D2A5F (frames of user data that decoders pass over).
+constexpr uint32_t kZstdMagic = 0xFD2FB528u;
+
+bool IsSkippableMagic(uint32_t magic) { return (magic & 0xFFFFFFF0u) == 0x184D2A50u; }
+
+uint32_t LoadLe32(const unsigned char *p) {
+  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
+         static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
+}
+
+// The compression of a record file from its first bytes: a zstd frame magic (a data frame,
+// or a skippable frame, which a zstd file may start with), the gzip magic, else NONE (a
+// plain file starts with a record length, which has no magic).
 Status DetectCompression(const std::string &path, dinput_compression_t *out) {
   FILE *file = std::fopen(path.c_str(), "rb");
   if (file == nullptr) return FileError("open", path, errno);
@@ -218,9 +231,8 @@ Status DetectCompression(const std::string &path, dinput_compression_t *out) {
   bool failed = std::ferror(file) != 0;
   std::fclose(file);
   if (failed) return FileError("read", path, err);
-  static const unsigned char kZstd[4] = {0x28, 0xB5, 0x2F, 0xFD};
   static const unsigned char kGzip[2] = {0x1F, 0x8B};
-  if (n >= 4 && std::memcmp(head, kZstd, 4) == 0) {
+  if (n >= 4 && (LoadLe32(head) == kZstdMagic || IsSkippableMagic(LoadLe32(head)))) {
     *out = DINPUT_COMPRESSION_ZSTD;
   } else if (n >= 2 && std::memcmp(head, kGzip, 2) == 0) {
     *out = DINPUT_COMPRESSION_GZIP;
@@ -230,18 +242,79 @@ Status DetectCompression(const std::string &path, dinput_compression_t *out) {
   return OkStatus();
 }
 
+// The frames of a zstd file, walked by their headers (RFC 8878): data frames and skippable
+// frames. The data itself is checked by the library when the records are read; this only
+// counts, and stops quietly at anything it cannot walk (the read then reports the damage).
+struct ZstdFrames {
+  int64_t data = 0;
+  int64_t skippable = 0;
+  int64_t skippable_bytes = 0;
+};
+
+ZstdFrames CountZstdFrames(FILE *file) {
+  ZstdFrames frames;
+  auto read_exact = [file](unsigned char *p, size_t n) { return std::fread(p, 1, n, file) == n; };
+  auto skip = [file](uint64_t n) {
+    return n <= static_cast<uint64_t>(LONG_MAX) && std::fseek(file, static_cast<long>(n), SEEK_CUR) == 0;
+  };
+  unsigned char b[8];
+  while (read_exact(b, 4)) {
+    const uint32_t magic = LoadLe32(b);
+    if (IsSkippableMagic(magic)) {
+      if (!read_exact(b, 4)) return frames;
+      const uint32_t size = LoadLe32(b);
+      if (!skip(size)) return frames;
+      frames.skippable += 1;
+      frames.skippable_bytes += 8 + static_cast<int64_t>(size);
+      continue;
+    }
+    if (magic != kZstdMagic || !read_exact(b, 1)) return frames;
+    const unsigned fhd = b[0];
+    const unsigned fcs_flag = fhd >> 6, single_segment = (fhd >> 5) & 1, checksum = (fhd >> 2) & 1;
+    static const int kDidBytes[4] = {0, 1, 2, 4};
+    static const int kFcsBytes[4] = {0, 2, 4, 8};
+    const int header_rest = (single_segment ? 0 : 1) + kDidBytes[fhd & 3] +
+                            (fcs_flag == 0 ? (single_segment ? 1 : 0) : kFcsBytes[fcs_flag]);
+    if (!skip(static_cast<uint64_t>(header_rest))) return frames;
+    for (;;) {  // blocks: a 3-byte header (last flag, type, size), then the content
+      if (!read_exact(b, 3)) return frames;
+      const uint32_t header = static_cast<uint32_t>(b[0]) | static_cast<uint32_t>(b[1]) << 8 |
+                              static_cast<uint32_t>(b[2]) << 16;
+      const uint32_t type = (header >> 1) & 3, size = header >> 3;
+      if (type == 3) return frames;  // reserved: damage
+      if (!skip(type == 1 ? 1 : size)) return frames;  // RLE blocks hold one byte
+      if (header & 1) break;
+    }
+    if (checksum && !skip(4)) return frames;
+    frames.data += 1;
+  }
+  return frames;
+}
+
 // ---- reading and writing records ---------------------------------------------------------
 
 // Reads the records of one file through dinput_dataset_records, so that every CRC is
 // verified by the library and damage is reported as the library reports it.
 class RecordSource {
  public:
-  Status Open(const std::string &path, dinput_compression_t compression) {
+  // skip_corrupt: the library skips damaged records (see Skipped) instead of failing.
+  Status Open(const std::string &path, dinput_compression_t compression, bool skip_corrupt) {
     const char *name = path.c_str();
     dinput_dataset_t *dataset = nullptr;
     dinput_status_t code = dinput_dataset_records(&dataset, &name, 1, compression, 0);
     if (code != DINPUT_OK) return LibraryError(code, "dinput_dataset_records");
     DatasetPtr owned(dataset);
+    if (skip_corrupt) {
+      dinput_options_t *options = nullptr;
+      code = dinput_options_new(&options);
+      if (code != DINPUT_OK) return LibraryError(code, "dinput_options_new");
+      OptionsPtr owned_options(options);
+      code = dinput_options_set_skip_corrupt_records(options, 1);
+      if (code != DINPUT_OK) return LibraryError(code, "dinput_options_set_skip_corrupt_records");
+      code = dinput_dataset_with_options(&dataset, owned.get(), options);
+      if (code != DINPUT_OK) return LibraryError(code, "dinput_dataset_with_options");
+      owned.reset(dataset);
+    }
     dinput_iterator_t *iterator = nullptr;
     code = dinput_dataset_iterator(&iterator, owned.get());
     if (code != DINPUT_OK) return LibraryError(code, "dinput_dataset_iterator");
@@ -260,6 +333,17 @@ class RecordSource {
     element_.reset(element);
     code = dinput_tensor_string(data, size, dinput_element_get(element, 0), 0);
     if (code != DINPUT_OK) return LibraryError(code, "dinput_tensor_string");
+    return OkStatus();
+  }
+
+  // The damaged records skipped so far and their bytes (the library's statistics).
+  Status Skipped(int64_t *records, int64_t *bytes) const {
+    dinput_status_t code =
+        dinput_iterator_statistic(records, iterator_.get(), "corrupt_records_skipped");
+    if (code == DINPUT_OK) {
+      code = dinput_iterator_statistic(bytes, iterator_.get(), "corrupt_bytes_skipped");
+    }
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_iterator_statistic");
     return OkStatus();
   }
 
@@ -354,6 +438,25 @@ Status WriteChunks(const InputFile &in, int64_t chunk_size, RecordSink *sink) {
 
 // ---- the subcommands -------------------------------------------------------------------
 
+// With --skip-corrupt: the skip counts as JSON fields for stdout, and a warning for stderr
+// when anything was skipped (printed only once the command has succeeded, so that a failure
+// still prints its one line).
+Status SkipReport(const RecordSource &source, const std::string &path, std::string *fields,
+                  std::string *warnings) {
+  int64_t records = 0, bytes = 0;
+  DINPUT_TOOL_RETURN_IF_ERROR(source.Skipped(&records, &bytes));
+  *fields = ",\"corrupt_records_skipped\":" + std::to_string(records) +
+            ",\"corrupt_bytes_skipped\":" + std::to_string(bytes);
+  if (records > 0 || bytes > 0) {
+    std::string name;
+    AppendJsonString(&name, path);
+    *warnings += "warning: skipped " + std::to_string(records) + " corrupt record" +
+                 (records == 1 ? "" : "s") + " (" + std::to_string(bytes) + " bytes) in " + name +
+                 "\n";
+  }
+  return OkStatus();
+}
+
 Status Write(int argc, char **argv, std::string *text) {
   ParsedArgs args;
   DINPUT_TOOL_RETURN_IF_ERROR(ParseArgs("write", argc, argv,
@@ -415,8 +518,10 @@ Status Convert(int argc, char **argv, std::string *text) {
   DINPUT_TOOL_RETURN_IF_ERROR(ParseArgs("convert", argc, argv,
                                         {{"--compression", true},
                                          {"--level", true},
-                                         {"--input-compression", true}},
+                                         {"--input-compression", true},
+                                         {"--skip-corrupt", false}},
                                         &args));
+  const bool skip_corrupt = args.Find("--skip-corrupt") != nullptr;
   dinput_compression_t compression, input_compression;
   bool input_given = false;
   DINPUT_TOOL_RETURN_IF_ERROR(
@@ -439,7 +544,7 @@ Status Convert(int argc, char **argv, std::string *text) {
   if (!input_given) DINPUT_TOOL_RETURN_IF_ERROR(DetectCompression(input, &input_compression));
 
   RecordSource source;
-  DINPUT_TOOL_RETURN_IF_ERROR(source.Open(input, input_compression));
+  DINPUT_TOOL_RETURN_IF_ERROR(source.Open(input, input_compression, skip_corrupt));
   RecordSink sink;
   DINPUT_TOOL_RETURN_IF_ERROR(sink.Open(output, compression, level));
   for (;;) {
@@ -450,16 +555,20 @@ Status Convert(int argc, char **argv, std::string *text) {
     if (end) break;
     DINPUT_TOOL_RETURN_IF_ERROR(sink.Write(data, size));
   }
+  std::string skip_fields, warnings;
+  if (skip_corrupt) DINPUT_TOOL_RETURN_IF_ERROR(SkipReport(source, input, &skip_fields, &warnings));
   DINPUT_TOOL_RETURN_IF_ERROR(sink.Close());
   *text = sink.Summary() + ",\"input_compression\":\"" + CompressionName(input_compression) +
-          "\",\"compression\":\"" + CompressionName(compression) + "\"}\n";
+          "\",\"compression\":\"" + CompressionName(compression) + "\"" + skip_fields + "}\n";
+  std::fputs(warnings.c_str(), stderr);
   return OkStatus();
 }
 
 Status Inspect(int argc, char **argv, std::string *text) {
   ParsedArgs args;
   DINPUT_TOOL_RETURN_IF_ERROR(
-      ParseArgs("inspect", argc, argv, {{"--compression", true}}, &args));
+      ParseArgs("inspect", argc, argv, {{"--compression", true}, {"--skip-corrupt", false}}, &args));
+  const bool skip_corrupt = args.Find("--skip-corrupt") != nullptr;
   dinput_compression_t forced;
   bool force = false;
   DINPUT_TOOL_RETURN_IF_ERROR(
@@ -467,12 +576,12 @@ Status Inspect(int argc, char **argv, std::string *text) {
   if (args.positionals.empty()) {
     return InvalidArgument(std::string("missing FILE; ") + kInspectUsage);
   }
-  std::string out;
+  std::string out, warnings;
   for (const std::string &path : args.positionals) {
     dinput_compression_t compression = forced;
     if (!force) DINPUT_TOOL_RETURN_IF_ERROR(DetectCompression(path, &compression));
     RecordSource source;
-    DINPUT_TOOL_RETURN_IF_ERROR(source.Open(path, compression));
+    DINPUT_TOOL_RETURN_IF_ERROR(source.Open(path, compression, skip_corrupt));
     int64_t records = 0, bytes = 0;
     size_t smallest = 0, largest = 0;
     for (;;) {
@@ -493,9 +602,29 @@ Status Inspect(int argc, char **argv, std::string *text) {
            ",\"payload_bytes\":" + std::to_string(bytes);
     // A file without records has no smallest or largest record.
     out += ",\"smallest\":" + (records ? std::to_string(smallest) : std::string("null"));
-    out += ",\"largest\":" + (records ? std::to_string(largest) : std::string("null")) + "}\n";
+    out += ",\"largest\":" + (records ? std::to_string(largest) : std::string("null"));
+    if (compression == DINPUT_COMPRESSION_ZSTD) {
+      // Skippable frames hold no records; they are reported so that bytes the records do not
+      // account for are not mistaken for damage.
+      FILE *file = std::fopen(path.c_str(), "rb");
+      if (file != nullptr) {
+        ZstdFrames frames = CountZstdFrames(file);
+        std::fclose(file);
+        if (frames.skippable > 0) {
+          out += ",\"skippable_frames\":" + std::to_string(frames.skippable) +
+                 ",\"skippable_bytes\":" + std::to_string(frames.skippable_bytes);
+        }
+      }
+    }
+    if (skip_corrupt) {
+      std::string fields;
+      DINPUT_TOOL_RETURN_IF_ERROR(SkipReport(source, path, &fields, &warnings));
+      out += fields;
+    }
+    out += "}\n";
   }
   *text = std::move(out);
+  std::fputs(warnings.c_str(), stderr);
   return OkStatus();
 }
 

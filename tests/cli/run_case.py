@@ -763,6 +763,27 @@ def skip_corrupt_counts(ctx):
 script_case("records.skip_corrupt_counts", skip_corrupt_counts)
 
 
+def max_record_bytes_option(ctx):
+    """with_options(max_record_bytes=N): a record longer than N is DATA_LOSS naming the file,
+    offset and claim; with skip_corrupt_records it is skipped."""
+    path = ctx.write_file("sizes.rec", tfrecord_bytes([b"a", b"b" * 100, b"c"]))
+    line = ctx.fails("DATA_LOSS", "run",
+                     "records(%s).with_options(max_record_bytes=99).batch(4)" % q(path))
+    if "claims 100 data bytes, more than the limit of 99" not in line or path not in line:
+        raise CaseFailure("the DATA_LOSS line lacks the claim, limit or file: " + line)
+    expect_names_offset(line, path, 17, 17)
+    expect_equal("skipping the large record",
+                 ctx.records("records(%s).with_options(max_record_bytes=99, "
+                             "skip_corrupt_records=True).batch(4)" % q(path)), [b"a", b"c"])
+    expect_equal("at the limit", ctx.records(
+        "records(%s).with_options(max_record_bytes=100).batch(4)" % q(path)),
+        [b"a", b"b" * 100, b"c"])
+    ctx.fails("INVALID_ARGUMENT", "run", "records(%s).with_options(max_record_bytes=0)" % q(path))
+
+
+script_case("records.max_record_bytes_option", max_record_bytes_option)
+
+
 def skippable_zstd_frames(ctx):
     """A zstd file may hold skippable frames (user data; the first frame too): inspect detects
     the file as ZSTD, reads its records and reports the frames instead of calling it corrupt."""

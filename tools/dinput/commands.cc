@@ -343,8 +343,9 @@ Transformations: batch(n, drop_remainder=False), repeat(count=None),
   records, text_lines, or a reader called with its options but no files, e.g.
   records(compression="ZSTD") or fixed_length_records(record_bytes=16): each file name
   is read by its own reader. with_options(auto_shard_policy=OFF|AUTO|FILE|DATA|HINT,
-  skip_corrupt_records=False): skip_corrupt_records=True makes the readers before it skip
-  records with a bad CRC instead of failing with DATA_LOSS.
+  skip_corrupt_records=False, max_record_bytes=268435456): skip_corrupt_records=True makes
+  the readers before it skip records with a bad CRC instead of failing with DATA_LOSS;
+  max_record_bytes is the largest record they accept (a larger length is DATA_LOSS).
 Literals: ints (int64), floats (float32), strings (bytes), True/False (bool), nested lists
   (shapes), tuples for elements of several components, None.
 

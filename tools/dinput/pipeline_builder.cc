@@ -465,10 +465,11 @@ Status BuildPrefetch(const Args &args, const dinput_dataset_t *input, DatasetPtr
 Status BuildWithOptions(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
   const Value *policy_value = args.Get("auto_shard_policy");
   const Value *skip_value = args.Get("skip_corrupt_records");
-  if (policy_value == nullptr && skip_value == nullptr) {
+  const Value *max_record_value = args.Get("max_record_bytes");
+  if (policy_value == nullptr && skip_value == nullptr && max_record_value == nullptr) {
     return InvalidArgument(
         "with_options(): give at least one option; usage: with_options(auto_shard_policy=OFF|"
-        "AUTO|FILE|DATA|HINT, skip_corrupt_records=False)");
+        "AUTO|FILE|DATA|HINT, skip_corrupt_records=False, max_record_bytes=268435456)");
   }
   dinput_options_t *raw = nullptr;
   dinput_status_t code = dinput_options_new(&raw);
@@ -491,6 +492,12 @@ Status BuildWithOptions(const Args &args, const dinput_dataset_t *input, Dataset
     DINPUT_TOOL_RETURN_IF_ERROR(args.Bool("skip_corrupt_records", &skip, false));
     code = dinput_options_set_skip_corrupt_records(options.get(), skip ? 1 : 0);
     if (code != DINPUT_OK) return LibraryError(code, "dinput_options_set_skip_corrupt_records");
+  }
+  if (max_record_value != nullptr) {
+    int64_t max_bytes = 0;
+    DINPUT_TOOL_RETURN_IF_ERROR(args.Int("max_record_bytes", &max_bytes));
+    code = dinput_options_set_max_record_bytes(options.get(), max_bytes);
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_options_set_max_record_bytes");
   }
   dinput_dataset_t *made = nullptr;
   return Made(dinput_dataset_with_options(&made, input, options.get()), &made, "with_options", out);
@@ -740,9 +747,10 @@ const std::vector<FunctionSpec> &Functions() {
        BuildInterleave},
       {"with_options",
        Role::kTransform,
-       "with_options(auto_shard_policy=OFF|AUTO|FILE|DATA|HINT, skip_corrupt_records=False)",
+       "with_options(auto_shard_policy=OFF|AUTO|FILE|DATA|HINT, skip_corrupt_records=False, "
+       "max_record_bytes=268435456)",
        Passing::kKeywordOnly,
-       {{"auto_shard_policy", false}, {"skip_corrupt_records", false}},
+       {{"auto_shard_policy", false}, {"skip_corrupt_records", false}, {"max_record_bytes", false}},
        BuildWithOptions},
   };
   return kFunctions;

@@ -41,6 +41,7 @@ std::string temp_name(const std::string& target, int attempt) {
 }  // namespace
 
 OutputFile::OutputFile(const char* what, std::string path) : what_(what), path_(std::move(path)) {
+  if (path_.empty()) raise_file_error(what_, "create", path_, ENOENT);  // as open("") would say
   struct stat st;
   const bool exists = ::stat(path_.c_str(), &st) == 0;
   if (exists && !S_ISREG(st.st_mode)) {

@@ -621,6 +621,12 @@ TEST_F(Records, WriterErrors) {
   if (supported(Compression::kGzip)) {
     EXPECT_THROW(RecordWriter(path("g"), Compression::kGzip, 10), Error);
   }
+  try {
+    RecordWriter w("", Compression::kNone, 0);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::kNotFound) << e.what();
+  }
   // A rejected level does not create (or truncate) the file.
   EXPECT_NE(access(path("z").c_str(), F_OK), 0);
   RecordWriter ok(path("n"), Compression::kNone, 12345);  // the level is ignored for NONE

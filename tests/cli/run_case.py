@@ -456,12 +456,13 @@ class Script:
         print("exit status %d\nstdout:\n%sstderr:\n%s" % (proc.returncode, out, err))
         return proc.returncode, out, err
 
-    def ok(self, *args, stdin=None):
-        """Runs a command that must succeed; returns its stdout lines parsed as JSON."""
+    def ok(self, *args, stdin=None, stderr=""):
+        """Runs a command that must succeed, printing `stderr` (by default nothing) on
+        stderr; returns its stdout lines parsed as JSON."""
         code, out, err = self.call(*args, stdin=stdin)
-        if code != 0 or err:
-            raise CaseFailure("%s: exit status %d, stderr %r; expected success"
-                              % (args[0], code, err))
+        if code != 0 or err != stderr:
+            raise CaseFailure("%s: exit status %d, stderr %r; expected success with stderr %r"
+                              % (args[0], code, err, stderr))
         try:
             return [json.loads(line) for line in out.splitlines()]
         except ValueError as e:
@@ -476,9 +477,9 @@ class Script:
                               "'%s: ...'; got %d, %r, %r" % (args[0], status, code, out, err))
         return lines[0]
 
-    def records(self, pipeline, *options):
+    def records(self, pipeline, *options, stderr=""):
         """The bytes records of a single-worker `run` of pipeline, in order."""
-        lines = self.ok("run", *options, pipeline)
+        lines = self.ok("run", *options, pipeline, stderr=stderr)
         values = []
         for line in lines[:-1]:
             for replica in line["replicas"]:
@@ -707,9 +708,11 @@ script_case("records.existing_output_survives_failure", existing_output_survives
 def skip_corrupt_records(ctx):
     records = [b"r%d" % i for i in range(6)]
     bad, start, flipped = corrupt_file(ctx, "bad.rec", records, 2)
+    # run reports what was skipped on stderr, after the output.
     expect_equal("run with skip_corrupt_records",
                  ctx.records("records(%s).with_options(skip_corrupt_records=True).batch(10)"
-                             % q(bad)),
+                             % q(bad), stderr="warning: worker 0 skipped 1 corrupt record "
+                             "(18 bytes)\n"),
                  [b"r0", b"r1", b"r3", b"r4", b"r5"])
     line = ctx.fails("DATA_LOSS", "run", "records(%s).batch(10)" % q(bad))
     expect_names_offset(line, bad, start, flipped)
@@ -719,7 +722,8 @@ def skip_corrupt_records(ctx):
     expect_equal("interleave with skip_corrupt_records",
                  ctx.records("list_files(%s).interleave(records, cycle_length=2)"
                              ".with_options(skip_corrupt_records=True).batch(10)"
-                             % q(ctx.dir + "/*.rec")),
+                             % q(ctx.dir + "/*.rec"), stderr="warning: worker 0 skipped 1 "
+                             "corrupt record (18 bytes)\n"),
                  [b"r0", b"g0", b"r1", b"g1", b"r3", b"r4", b"r5"])
 
 
@@ -774,7 +778,9 @@ def max_record_bytes_option(ctx):
     expect_names_offset(line, path, 17, 17)
     expect_equal("skipping the large record",
                  ctx.records("records(%s).with_options(max_record_bytes=99, "
-                             "skip_corrupt_records=True).batch(4)" % q(path)), [b"a", b"c"])
+                             "skip_corrupt_records=True).batch(4)" % q(path),
+                             stderr="warning: worker 0 skipped 1 corrupt record (116 bytes)\n"),
+                 [b"a", b"c"])
     expect_equal("at the limit", ctx.records(
         "records(%s).with_options(max_record_bytes=100).batch(4)" % q(path)),
         [b"a", b"b" * 100, b"c"])

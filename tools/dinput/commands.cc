@@ -17,6 +17,7 @@
 #include "distribution.h"
 #include "json_format.h"
 #include "json_writer.h"
+#include "record_commands.h"
 
 namespace dinput_tool {
 
@@ -39,6 +40,7 @@ Status Parse(const std::string &text, Pipeline *pipeline) {
 struct WorkerLines {
   std::vector<std::string> steps;
   std::string end;
+  std::string warning;  // skipped corrupt records, for stderr
 };
 
 Status AppendReplicas(std::string *out, const dinput_per_replica_t *value, bool shapes) {
@@ -94,6 +96,7 @@ Status Run(const CliOptions &options, const Pipeline &pipeline, std::string *tex
           ++step;
         }
         mine.end = EndLine(worker.index, ended, step);
+        mine.warning = SkipWarning(iterator.get(), worker.index);
         return OkStatus();
       });
   DINPUT_TOOL_RETURN_IF_ERROR(status);
@@ -106,6 +109,7 @@ Status Run(const CliOptions &options, const Pipeline &pipeline, std::string *tex
     }
   }
   for (const WorkerLines &w : lines) *text += w.end + "\n";
+  for (const WorkerLines &w : lines) std::fputs(w.warning.c_str(), stderr);
   return OkStatus();
 }
 
@@ -345,7 +349,8 @@ Transformations: batch(n, drop_remainder=False), repeat(count=None),
   is read by its own reader. with_options(auto_shard_policy=OFF|AUTO|FILE|DATA|HINT,
   skip_corrupt_records=False, max_record_bytes=268435456): skip_corrupt_records=True makes
   the readers before it skip records with a bad CRC instead of failing with DATA_LOSS;
-  max_record_bytes is the largest record they accept (a larger length is DATA_LOSS).
+  max_record_bytes is the largest record they accept (a larger length is DATA_LOSS); run
+  reports skipped records on stderr, one warning line per worker that skipped any.
 Literals: ints (int64), floats (float32), strings (bytes), True/False (bool), nested lists
   (shapes), tuples for elements of several components, None.
 

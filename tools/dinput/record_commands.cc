@@ -630,6 +630,18 @@ Status Inspect(int argc, char **argv, std::string *text) {
 
 }  // namespace
 
+std::string SkipWarning(const dinput_dist_iterator_t *iterator, int worker) {
+  int64_t records = 0, bytes = 0;
+  if (dinput_dist_iterator_statistic(&records, iterator, "corrupt_records_skipped") != DINPUT_OK ||
+      dinput_dist_iterator_statistic(&bytes, iterator, "corrupt_bytes_skipped") != DINPUT_OK ||
+      (records == 0 && bytes == 0)) {
+    return "";
+  }
+  return "warning: worker " + std::to_string(worker) + " skipped " + std::to_string(records) +
+         " corrupt record" + (records == 1 ? "" : "s") + " (" + std::to_string(bytes) +
+         " bytes)\n";
+}
+
 bool IsRecordCommand(const std::string &command) {
   return command == "write" || command == "convert" || command == "inspect";
 }

@@ -279,6 +279,18 @@ function dinput_options_set_skip_corrupt_records(options, enable)
         options, enable)
 end
 
+function dinput_options_set_max_record_bytes(options, max_bytes)
+    ccall((:dinput_options_set_max_record_bytes, libdinput), Cint,
+        (Ptr{Cvoid}, Int64),
+        options, max_bytes)
+end
+
+function dinput_options_max_record_bytes(options)
+    ccall((:dinput_options_max_record_bytes, libdinput), Int64,
+        (Ptr{Cvoid},),
+        options)
+end
+
 # ---------------------------------------------------------------------------------------
 # Datasets
 # ---------------------------------------------------------------------------------------
@@ -471,6 +483,8 @@ dinput_record_writer_flush(writer) =
     @gcsafe_ccall((:dinput_record_writer_flush, libdinput), Cint, (Ptr{Cvoid},), writer)
 dinput_record_writer_close(writer) =
     @gcsafe_ccall((:dinput_record_writer_close, libdinput), Cint, (Ptr{Cvoid},), writer)
+dinput_record_writer_discard(writer) =
+    @gcsafe_ccall((:dinput_record_writer_discard, libdinput), Cint, (Ptr{Cvoid},), writer)
 dinput_record_writer_free(writer) =
     @gcsafe_ccall((:dinput_record_writer_free, libdinput), Cvoid, (Ptr{Cvoid},), writer)
 

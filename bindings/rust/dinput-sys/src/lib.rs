@@ -384,6 +384,8 @@ extern "C" {
     ) -> dinput_status_t;
     pub fn dinput_options_auto_shard_policy(options: *const dinput_options_t) -> dinput_auto_shard_policy_t;
     pub fn dinput_options_set_skip_corrupt_records(options: *mut dinput_options_t, enable: c_int) -> dinput_status_t;
+    pub fn dinput_options_set_max_record_bytes(options: *mut dinput_options_t, max_bytes: i64) -> dinput_status_t;
+    pub fn dinput_options_max_record_bytes(options: *const dinput_options_t) -> i64;
 
     // -- datasets --
     pub fn dinput_dataset_free(dataset: *mut dinput_dataset_t);
@@ -574,6 +576,7 @@ extern "C" {
     ) -> dinput_status_t;
     pub fn dinput_record_writer_flush(writer: *mut dinput_record_writer_t) -> dinput_status_t;
     pub fn dinput_record_writer_close(writer: *mut dinput_record_writer_t) -> dinput_status_t;
+    pub fn dinput_record_writer_discard(writer: *mut dinput_record_writer_t) -> dinput_status_t;
     pub fn dinput_record_writer_free(writer: *mut dinput_record_writer_t);
 
     // -- strategies and distribution --

@@ -2,6 +2,9 @@
 // every compression, interoperability with the zstd and gzip commands, every kind of
 // corruption with its exact message, skipping corrupt records, and file errors.
 #include <dirent.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -577,6 +580,38 @@ TEST_F(Records, AFailedCloseLeavesTheOutputAsItWas) {
     EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
   }
   EXPECT_NO_THROW(w.close());  // closing again does nothing
+}
+
+// A write that fails part-way (the file size limit: EFBIG, as a full disk would give
+// ENOSPC) leaves the output as it was, removes the temporary file, and names the output.
+// In a child process, so that the limit and the ignored SIGXFSZ stay there.
+TEST_F(Records, AWriteFailingPartWayLeavesTheOutputAsItWas) {
+  const std::string p = write("keep.rec", frame_all({"precious"}));
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    signal(SIGXFSZ, SIG_IGN);
+    rlimit limit{1 << 20, 1 << 20};
+    setrlimit(RLIMIT_FSIZE, &limit);
+    int rc = 10;
+    try {
+      RecordWriter w(p, Compression::kNone, 0);
+      std::string big(4 << 20, 'b');
+      w.write(big.data(), big.size());
+      w.close();
+      rc = 11;  // the limit did not bite
+    } catch (const Error& e) {
+      const bool named = std::string(e.what()).find(p) != std::string::npos;
+      rc = e.code() == Code::kResourceExhausted && named ? 0 : 12;
+    }
+    _exit(rc);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(read_file(p), frame_all({"precious"}));
+  EXPECT_TRUE(files_matching(".tmp-").empty());
 }
 
 // The destructor closes (as dinput_record_writer_free does): what was written replaces the

@@ -29,7 +29,10 @@
  *    specs, datasets, options, strategies, distributed datasets, per-replica values,
  *    optionals) may be shared and read from several threads at once.
  *  - Iterators are used by one consumer thread at a time (calls on one iterator must not
- *    overlap); the library may produce ahead on its own background threads.
+ *    overlap); the library may produce ahead on its own background threads. A get_next or
+ *    get_next_as_optional call (plain or distributed) that overlaps another one on the same
+ *    iterator is refused with DINPUT_FAILED_PRECONDITION ("already in use by another
+ *    thread"); it consumes nothing and leaves the iterator usable.
  *  - Callbacks (generator, map, filter, dataset_fn, value_fn, run) may be called from library
  *    threads, and several at once where the documentation says so (parallel map, run).
  *    A callback reports failure by returning a status other than DINPUT_OK; it may first

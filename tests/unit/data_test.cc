@@ -1191,5 +1191,40 @@ TEST(Sticky, TransformsStayEnded) {
   EXPECT_EQ(endless_after(map_fn(r, [](const Element& in) { return in; }, {}, 3, false)), 10);
 }
 
+// ---- deep pipelines ---------------------------------------------------------------------
+
+// A chain of a million take()s used to overflow the stack when freed and when iterated.
+// Building stops with a clear error at the depth limit; the deepest allowed pipeline
+// iterates, and the whole chain frees without recursing.
+TEST(DeepPipeline, AMillionTakesStopAtTheLimitAndFree) {
+  DatasetPtr ds = make_range(0, 5, 1);
+  std::string message;
+  Code code = Code::kOk;
+  for (int i = 0; i < 1000000; ++i) {
+    try {
+      ds = make_take(ds, 3);
+    } catch (const Error& e) {
+      code = e.code();
+      message = e.what();
+      break;
+    }
+  }
+  EXPECT_EQ(code, Code::kInvalidArgument);
+  EXPECT_NE(message.find("pipeline is 10001 operations deep; the limit is 10000"), std::string::npos) << message;
+  EXPECT_EQ(ds->depth(), kMaxPipelineDepth);
+  EXPECT_EQ(ds->cardinality(), 3);
+  EXPECT_EQ(flat(ds), (std::vector<int64_t>{0, 1, 2}));
+  ds.reset();
+}
+
+// Nodes still owned elsewhere survive the iterative free of a chain that shares them.
+TEST(DeepPipeline, FreeingAChainKeepsSharedNodes) {
+  DatasetPtr base = make_take(make_range(0, 5, 1), 4);
+  DatasetPtr chain = base;
+  for (int i = 0; i < 5000; ++i) chain = make_skip(chain, 0);
+  chain.reset();
+  EXPECT_EQ(flat(base), (std::vector<int64_t>{0, 1, 2, 3}));
+}
+
 }  // namespace
 }  // namespace dinput

@@ -418,7 +418,9 @@ DINPUT_API dinput_status_t dinput_dataset_batch(dinput_dataset_t **out,
 /* Splits each element along its first dimension into rows. */
 DINPUT_API dinput_status_t dinput_dataset_unbatch(dinput_dataset_t **out,
                                                   const dinput_dataset_t *input);
-/* count >= 0, or DINPUT_REPEAT_FOREVER. */
+/* count >= 0, or DINPUT_REPEAT_FOREVER. As in tf.data, repeating forever an input that may be
+ * non-empty (of UNKNOWN cardinality too) has DINPUT_INFINITE_CARDINALITY; only an input of
+ * cardinality 0 gives 0. (When one pass over the input yields nothing, iteration still ends.) */
 DINPUT_API dinput_status_t dinput_dataset_repeat(dinput_dataset_t **out,
                                                  const dinput_dataset_t *input, int64_t count);
 /* The first count elements (count -1: all). */

@@ -12,11 +12,14 @@ class RepeatDataset final : public UnaryDataset {
   RepeatDataset(DatasetPtr input, int64_t count) : UnaryDataset(std::move(input)), count_(count) {}
   const char* name() const override { return "repeat"; }
   const ElementSpec& element_spec() const override { return input_->element_spec(); }
+  // As in tf.data: repeating forever an input that may be non-empty (UNKNOWN included) is
+  // INFINITE, so that `records(...).repeat()` is caught as endless; only an input known to
+  // be empty gives 0. (At run time an input epoch that yields nothing still ends the repeat.)
   int64_t cardinality() const override {
     int64_t n = input_->cardinality();
     if (count_ == 0 || n == 0) return 0;
-    if (n < 0) return n;
     if (count_ < 0) return kInfiniteCardinality;
+    if (n < 0) return n;
     return n > INT64_MAX / count_ ? kInfiniteCardinality : n * count_;
   }
   DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override { return std::make_shared<RepeatDataset>(in.at(0), count_); }

@@ -220,6 +220,11 @@ case("options.multi_worker_steps_limit", W2 + ["--steps", "2"], "range(9).batch(
 case("options.infinite_needs_steps", ["--replicas", "2"],
      "from_tensor_slices([1,2,3,4]).repeat().batch(4)",
      error=("INVALID_ARGUMENT", "the pipeline is infinite; pass --steps K to stop after K steps"))
+# tf.data's rule: repeat() of an input of UNKNOWN size (a file source) is infinite too.
+case("options.infinite_unknown_input_needs_steps", [], "text_lines([{ALL}]).repeat()",
+     error=("INVALID_ARGUMENT", "the pipeline is infinite; pass --steps K to stop after K steps"))
+case("options.infinite_unknown_input_with_steps", ["--steps", "2"], "text_lines([{ALL}]).repeat()",
+     lines=single_worker([[["0"]], [["1"]]], end="STEPS_LIMIT"))
 # The default strategy has one replica: nothing is rebatched, so scalars are fine.
 case("options.default_strategy_scalars", [], "range(3)",
      lines=single_worker([[[0]], [[1]], [[2]]]))

@@ -510,6 +510,20 @@ TEST(Repeat, ForeverOverAnEmptyInputTerminates) {
   EXPECT_TRUE(collect(make_batch(make_repeat(nothing, -1), 4, false), 10).empty());
 }
 
+// tf.data's rule: repeat() of an input that may be non-empty is INFINITE, also when the
+// input's size is UNKNOWN; a finite count keeps UNKNOWN unknown.
+TEST(Repeat, ForeverOfAnUnknownInputIsInfinite) {
+  auto unknown = make_filter(make_range(0, 5, 1), std::make_shared<const PredicateFn>([](const Element&) { return true; }));
+  ASSERT_EQ(unknown->cardinality(), kUnknownCardinality);
+  EXPECT_EQ(make_repeat(unknown, -1)->cardinality(), kInfiniteCardinality);
+  EXPECT_EQ(make_batch(make_repeat(unknown, -1), 4, false)->cardinality(), kInfiniteCardinality);
+  EXPECT_EQ(make_repeat(unknown, 3)->cardinality(), kUnknownCardinality);
+  EXPECT_EQ(make_repeat(unknown, 0)->cardinality(), 0);
+  EXPECT_EQ(make_repeat(make_repeat(make_range(0, 2, 1), -1), -1)->cardinality(), kInfiniteCardinality);
+  EXPECT_EQ(make_repeat(make_repeat(make_range(0, 2, 1), -1), 2)->cardinality(), kInfiniteCardinality);
+  EXPECT_EQ(make_repeat(make_take(unknown, 0), -1)->cardinality(), 0);
+}
+
 TEST(Repeat, NegativeCountBelowForeverIsRejected) {
   Error e = error_of([] { make_repeat(make_range(0, 3, 1), -2); });
   EXPECT_EQ(e.code(), Code::kInvalidArgument);

@@ -225,6 +225,10 @@ case("options.infinite_unknown_input_needs_steps", [], "text_lines([{ALL}]).repe
      error=("INVALID_ARGUMENT", "the pipeline is infinite; pass --steps K to stop after K steps"))
 case("options.infinite_unknown_input_with_steps", ["--steps", "2"], "text_lines([{ALL}]).repeat()",
      lines=single_worker([[["0"]], [["1"]]], end="STEPS_LIMIT"))
+# enumerate's index never wraps: the element after INT64_MAX is an error, not INT64_MIN.
+case("options.enumerate_overflow", [], "range(2).enumerate(9223372036854775807)",
+     error=("INVALID_ARGUMENT", "enumerate: the index of element 1 (counting from 0) would be "
+            "9223372036854775807 + 1, which overflows int64 (start=9223372036854775807)"))
 # The default strategy has one replica: nothing is rebatched, so scalars are fine.
 case("options.default_strategy_scalars", [], "range(3)",
      lines=single_worker([[[0]], [[1]], [[2]]]))

@@ -862,6 +862,24 @@ TEST(Filter, PredicateErrorsPropagate) {
 
 // ---- enumerate --------------------------------------------------------------------------
 
+// Indexes end at INT64_MAX: the element after it fails instead of getting INT64_MIN (UB).
+TEST(Enumerate, IndexOverflowIsAnError) {
+  auto last = collect(make_enumerate(make_range(0, 1, 1), INT64_MAX));
+  ASSERT_EQ(last.size(), 1u);
+  EXPECT_EQ(*last[0][0].data_as<int64_t>(), INT64_MAX);
+  auto ds = make_enumerate(make_range(0, 5, 1), INT64_MAX - 1);
+  auto it = iterate(ds);
+  Element e;
+  ASSERT_TRUE(it->next(e));
+  EXPECT_EQ(*e[0].data_as<int64_t>(), INT64_MAX - 1);
+  ASSERT_TRUE(it->next(e));
+  EXPECT_EQ(*e[0].data_as<int64_t>(), INT64_MAX);
+  Error err = error_of([&] { it->next(e); });
+  EXPECT_EQ(err.code(), Code::kInvalidArgument);
+  EXPECT_NE(std::string(err.what()).find("overflows int64"), std::string::npos) << err.what();
+  EXPECT_NE(std::string(err.what()).find("element 2 "), std::string::npos) << err.what();
+}
+
 TEST(Enumerate, PrependsAnInt64Index) {
   auto ds = make_enumerate(make_from_tensor_slices({int64_vector({10, 20, 30})}), 5);
   EXPECT_STREQ(ds->name(), "enumerate");

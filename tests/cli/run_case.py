@@ -362,6 +362,12 @@ case("syntax.positional_after_keyword", [], "range(8).batch(drop_remainder=True,
 case("syntax.int_overflow", [], "range(99999999999999999999)",
      error=(SYNTAX, "integer literal '99999999999999999999' at position 6 is out of the int64 "
                     "range"))
+# A float literal that is infinite as a float32 is refused instead of printing Infinity.
+case("syntax.float32_overflow", [], "from_tensors([1e39])",
+     error=(SYNTAX, "float literal '1e39' at position 14 is out of the float32 range "
+                    "(largest magnitude about 3.4028235e38)"))
+case("syntax.float32_largest_and_underflow", [], "from_tensors([3.4028235e38, -1e-50])",
+     lines=single_worker([[[[3.4028235e+38, -0.0]]]]))
 case("pipeline.unknown_function", [], "range(6).foo(1)",
      error_prefix=("INVALID_ARGUMENT", "unknown function 'foo' at position 9"))
 case("pipeline.unknown_source", [], "foo(1)",

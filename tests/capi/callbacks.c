@@ -673,6 +673,83 @@ static void test_concurrent_iterator_use(void) {
   dinput_spec_free(spec);
 }
 
+/* The same check on a distributed iterator: of two overlapping get_next calls on one
+ * handle, exactly one runs and the other is refused with FAILED_PRECONDITION. (Its step
+ * producer may start the gated map before either call, so which of the two is refused is
+ * up to the scheduler; the other call still gets its step.) */
+struct dist_caller {
+  struct gate *gate;
+  dinput_dist_iterator_t *it;
+  int wait_for_gate;
+  dinput_status_t status;
+  char message[256];
+};
+
+static void *call_dist(void *arg) {
+  struct dist_caller *c = (struct dist_caller *)arg;
+  dinput_per_replica_t *v = NULL;
+  if (c->wait_for_gate) {
+    struct timespec pause = {0, 50 * 1000 * 1000};
+    pthread_mutex_lock(&c->gate->mu);
+    while (!c->gate->entered) pthread_cond_wait(&c->gate->cv, &c->gate->mu);
+    pthread_mutex_unlock(&c->gate->mu);
+    nanosleep(&pause, NULL); /* let the other call get under way */
+  }
+  c->status = dinput_dist_iterator_get_next(&v, c->it);
+  snprintf(c->message, sizeof c->message, "%s", dinput_last_error_message());
+  dinput_per_replica_free(v);
+  if (c->wait_for_gate) {
+    pthread_mutex_lock(&c->gate->mu);
+    c->gate->attempted = 1;
+    pthread_cond_broadcast(&c->gate->cv);
+    pthread_mutex_unlock(&c->gate->mu);
+  }
+  return NULL;
+}
+
+static void test_concurrent_dist_iterator_use(void) {
+  dinput_dataset_t *r = NULL, *m = NULL;
+  dinput_strategy_t *strategy = NULL;
+  dinput_dist_dataset_t *dist = NULL;
+  dinput_dist_iterator_t *it = NULL;
+  dinput_spec_t *spec = scalar_int64_spec();
+  struct gate g;
+  struct dist_caller a, b;
+  pthread_t ta, tb;
+  int refused;
+
+  memset(&g, 0, sizeof g);
+  pthread_mutex_init(&g.mu, NULL);
+  pthread_cond_init(&g.cv, NULL);
+  CHECK_OK(dinput_dataset_range(&r, 0, 100, 1));
+  CHECK_OK(dinput_dataset_map(&m, r, gated_identity, spec, 1, 1, &g, NULL));
+  CHECK_OK(dinput_strategy_new(&strategy, NULL, 0));
+  CHECK_OK(dinput_strategy_distribute_dataset(&dist, strategy, m, NULL));
+  CHECK_OK(dinput_dist_dataset_iterator(&it, dist));
+  memset(&a, 0, sizeof a);
+  memset(&b, 0, sizeof b);
+  a.gate = b.gate = &g;
+  a.it = b.it = it;
+  b.wait_for_gate = 1;
+  CHECK(pthread_create(&ta, NULL, call_dist, &a) == 0);
+  CHECK(pthread_create(&tb, NULL, call_dist, &b) == 0);
+  pthread_join(tb, NULL);
+  pthread_join(ta, NULL);
+  refused = (a.status == DINPUT_FAILED_PRECONDITION) + (b.status == DINPUT_FAILED_PRECONDITION);
+  CHECK(refused == 1);
+  CHECK((a.status == DINPUT_OK) + (b.status == DINPUT_OK) == 1);
+  CHECK(strstr(a.status == DINPUT_FAILED_PRECONDITION ? a.message : b.message,
+               "already in use by another thread") != NULL);
+  if (refused != 1) fprintf(stderr, "dist calls: %s (%s), %s (%s)\n", dinput_status_name(a.status), a.message,
+                            dinput_status_name(b.status), b.message);
+  dinput_dist_iterator_free(it);
+  dinput_dist_dataset_free(dist);
+  dinput_strategy_free(strategy);
+  dinput_dataset_free(m);
+  dinput_dataset_free(r);
+  dinput_spec_free(spec);
+}
+
 int main(void) {
   test_generator_lifecycle();
   test_generator_without_init();
@@ -681,5 +758,6 @@ int main(void) {
   test_filter_callbacks();
   test_user_data_freed_when_constructors_fail();
   test_concurrent_iterator_use();
+  test_concurrent_dist_iterator_use();
   return check_finish_();
 }

@@ -29,7 +29,10 @@
  *    specs, datasets, options, strategies, distributed datasets, per-replica values,
  *    optionals) may be shared and read from several threads at once.
  *  - Iterators are used by one consumer thread at a time (calls on one iterator must not
- *    overlap); the library may produce ahead on its own background threads.
+ *    overlap); the library may produce ahead on its own background threads. A get_next or
+ *    get_next_as_optional call (plain or distributed) that overlaps another one on the same
+ *    iterator is refused with DINPUT_FAILED_PRECONDITION ("already in use by another
+ *    thread"); it consumes nothing and leaves the iterator usable.
  *  - Callbacks (generator, map, filter, dataset_fn, value_fn, run) may be called from library
  *    threads, and several at once where the documentation says so (parallel map, run).
  *    A callback reports failure by returning a status other than DINPUT_OK; it may first
@@ -430,7 +433,9 @@ DINPUT_API dinput_status_t dinput_dataset_batch(dinput_dataset_t **out,
 /* Splits each element along its first dimension into rows. */
 DINPUT_API dinput_status_t dinput_dataset_unbatch(dinput_dataset_t **out,
                                                   const dinput_dataset_t *input);
-/* count >= 0, or DINPUT_REPEAT_FOREVER. */
+/* count >= 0, or DINPUT_REPEAT_FOREVER. As in tf.data, repeating forever an input that may be
+ * non-empty (of UNKNOWN cardinality too) has DINPUT_INFINITE_CARDINALITY; only an input of
+ * cardinality 0 gives 0. (When one pass over the input yields nothing, iteration still ends.) */
 DINPUT_API dinput_status_t dinput_dataset_repeat(dinput_dataset_t **out,
                                                  const dinput_dataset_t *input, int64_t count);
 /* The first count elements (count -1: all). */

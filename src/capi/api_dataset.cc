@@ -2,6 +2,7 @@
 #include "capi/callbacks.h"
 #include "capi/firewall.h"
 #include "capi/handles.h"
+#include "capi/in_use.h"
 #include "data/datasets.h"
 #include "io/file_sources.h"
 
@@ -11,6 +12,7 @@ struct dinput_iterator {
   DatasetPtr dataset;  // keeps the graph alive for the iterator's whole life
   std::shared_ptr<IteratorStats> stats;
   StickyIterator it;
+  capi::InUseFlag in_use;  // set while a get_next call runs on this handle
 };
 
 namespace {
@@ -270,7 +272,8 @@ DINPUT_API dinput_status_t dinput_dataset_iterator(dinput_iterator_t** out, cons
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(dataset);
     IteratorContext ctx;
-    *out = capi::new_handle<dinput_iterator>(dataset->ds, ctx.stats, StickyIterator(dataset->ds->make_iterator(ctx)));
+    *out = capi::new_handle<dinput_iterator>(dataset->ds, ctx.stats, StickyIterator(dataset->ds->make_iterator(ctx)),
+                                             capi::InUseFlag{});
   });
 }
 
@@ -280,6 +283,7 @@ DINPUT_API dinput_status_t dinput_iterator_get_next(dinput_element_t** out, dinp
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(iterator);
+    capi::InUseScope busy(iterator->in_use, "dinput_iterator_get_next");
     Element e;
     if (!iterator->it.next(e)) raise(Code::kOutOfRange, "End of sequence");
     *out = capi::new_handle<dinput_element>(capi::to_handle(std::move(e)));
@@ -290,6 +294,7 @@ DINPUT_API dinput_status_t dinput_iterator_get_next_as_optional(dinput_optional_
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(iterator);
+    capi::InUseScope busy(iterator->in_use, "dinput_iterator_get_next_as_optional");
     Element e;
     dinput_optional opt;
     if (iterator->it.next(e)) opt.element = capi::to_handle(std::move(e));

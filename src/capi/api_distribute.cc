@@ -3,6 +3,7 @@
 #include "capi/callbacks.h"
 #include "capi/firewall.h"
 #include "capi/handles.h"
+#include "capi/in_use.h"
 #include "collective/in_process.h"
 #include "distribute/dist_dataset.h"
 #include "distribute/replica_ops.h"
@@ -23,6 +24,7 @@ struct dinput_dist_dataset {
 };
 struct dinput_dist_iterator {
   std::unique_ptr<DistributedIterator> it;
+  capi::InUseFlag in_use;  // set while a get_next call runs on this handle
 };
 struct dinput_input_context {
   InputContext ctx;
@@ -258,7 +260,8 @@ DINPUT_API dinput_status_t dinput_dist_dataset_iterator(dinput_dist_iterator_t**
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(d);
-    *out = capi::new_handle<dinput_dist_iterator>(std::make_unique<DistributedIterator>(d->dataset));
+    *out = capi::new_handle<dinput_dist_iterator>(std::make_unique<DistributedIterator>(d->dataset),
+                                                  capi::InUseFlag{});
   });
 }
 
@@ -268,6 +271,7 @@ DINPUT_API dinput_status_t dinput_dist_iterator_get_next(dinput_per_replica_t** 
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(it);
+    capi::InUseScope busy(it->in_use, "dinput_dist_iterator_get_next");
     std::vector<Element> step;
     if (!it->it->next(step)) raise(Code::kOutOfRange, "End of sequence");
     *out = capi::new_handle<dinput_per_replica>(to_per_replica(std::move(step)));
@@ -279,6 +283,7 @@ DINPUT_API dinput_status_t dinput_dist_iterator_get_next_as_optional(dinput_opti
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(it);
+    capi::InUseScope busy(it->in_use, "dinput_dist_iterator_get_next_as_optional");
     std::vector<Element> step;
     dinput_optional opt;
     if (it->it->next(step)) opt.per_replica = to_per_replica(std::move(step));

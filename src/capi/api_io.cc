@@ -38,14 +38,16 @@ Compression to_compression(const char* fn, dinput_compression_t compression) {
 
 }  // namespace
 
+// Inside a guard() body `__func__` is the lambda's "operator()"; messages use
+// capi::current_function(), the exported function that guard() recorded.
 extern "C" {
 
 DINPUT_API dinput_status_t dinput_dataset_records(dinput_dataset_t** out, const char* const* files, size_t num_files,
                                                   dinput_compression_t compression, int64_t buffer_size) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
-    auto names = file_list(__func__, files, num_files);
-    *out = capi::new_handle<dinput_dataset>(make_records(std::move(names), to_compression(__func__, compression), buffer_size));
+    auto names = file_list(capi::current_function(), files, num_files);
+    *out = capi::new_handle<dinput_dataset>(make_records(std::move(names), to_compression(capi::current_function(), compression), buffer_size));
   });
 }
 
@@ -54,7 +56,7 @@ DINPUT_API dinput_status_t dinput_dataset_fixed_length_records(dinput_dataset_t*
                                                                int64_t header_bytes, int64_t footer_bytes) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
-    auto names = file_list(__func__, files, num_files);
+    auto names = file_list(capi::current_function(), files, num_files);
     *out = capi::new_handle<dinput_dataset>(
         make_fixed_length_records(std::move(names), record_bytes, header_bytes, footer_bytes));
   });
@@ -65,7 +67,7 @@ DINPUT_API dinput_status_t dinput_record_writer_open(dinput_record_writer_t** ou
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(path);
-    Compression c = to_compression(__func__, compression);
+    Compression c = to_compression(capi::current_function(), compression);
     *out = capi::new_handle<dinput_record_writer>(std::make_unique<RecordWriter>(path, c, level));
   });
 }
@@ -73,7 +75,7 @@ DINPUT_API dinput_status_t dinput_record_writer_open(dinput_record_writer_t** ou
 DINPUT_API dinput_status_t dinput_record_writer_write(dinput_record_writer_t* writer, const void* data, size_t size) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(writer);
-    if (size > 0 && !data) raise(Code::kInvalidArgument, __func__, ": argument 'data' is NULL but size is ", size);
+    if (size > 0 && !data) raise(Code::kInvalidArgument, capi::current_function(), ": argument 'data' is NULL but size is ", size);
     writer->writer->write(data, size);
   });
 }

@@ -18,6 +18,10 @@ namespace dinput {
 
 constexpr int64_t kInfiniteCardinality = -1;
 constexpr int64_t kUnknownCardinality = -2;
+// The most operations (nodes) a pipeline may have along its longest path from the output
+// to a source. Iterator creation, iteration and cardinality walk that path recursively, so
+// an unbounded chain would overflow the stack; a deeper pipeline is refused when built.
+constexpr int64_t kMaxPipelineDepth = 10000;
 
 class Dataset;
 using DatasetPtr = std::shared_ptr<const Dataset>;
@@ -59,20 +63,29 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
 
   // Options in effect at this node: the nearest with_options() on the way to the sources.
   virtual const Options& options() const;
+  // Operations on the longest path from this node to a source, this node included.
+  virtual int64_t depth() const { return 1; }
 
   DatasetPtr ptr() const { return shared_from_this(); }
 };
 
 // Convenience for single-input transforms.
+// Refuses (INVALID_ARGUMENT) a pipeline deeper than kMaxPipelineDepth.
 class UnaryDataset : public Dataset {
  public:
-  explicit UnaryDataset(DatasetPtr input) : input_(std::move(input)) {}
+  explicit UnaryDataset(DatasetPtr input);
+  // Frees a chain of inputs that only this node owns one node at a time, not recursively.
+  ~UnaryDataset() override;
   std::vector<DatasetPtr> inputs() const override { return {input_}; }
   const Options& options() const override { return input_->options(); }
+  int64_t depth() const override { return depth_; }
   const DatasetPtr& input() const { return input_; }
 
  protected:
   DatasetPtr input_;
+
+ private:
+  int64_t depth_;
 };
 
 }  // namespace dinput

@@ -12,11 +12,14 @@ class RepeatDataset final : public UnaryDataset {
   RepeatDataset(DatasetPtr input, int64_t count) : UnaryDataset(std::move(input)), count_(count) {}
   const char* name() const override { return "repeat"; }
   const ElementSpec& element_spec() const override { return input_->element_spec(); }
+  // As in tf.data: repeating forever an input that may be non-empty (UNKNOWN included) is
+  // INFINITE, so that `records(...).repeat()` is caught as endless; only an input known to
+  // be empty gives 0. (At run time an input epoch that yields nothing still ends the repeat.)
   int64_t cardinality() const override {
     int64_t n = input_->cardinality();
     if (count_ == 0 || n == 0) return 0;
-    if (n < 0) return n;
     if (count_ < 0) return kInfiniteCardinality;
+    if (n < 0) return n;
     return n > INT64_MAX / count_ ? kInfiniteCardinality : n * count_;
   }
   DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override { return std::make_shared<RepeatDataset>(in.at(0), count_); }
@@ -102,12 +105,23 @@ class EnumerateDataset final : public UnaryDataset {
 
   class Iter final : public Iterator {
    public:
-    Iter(std::unique_ptr<Iterator> input, int64_t start) : input_(std::move(input)), next_index_(start) {}
+    Iter(std::unique_ptr<Iterator> input, int64_t start) : input_(std::move(input)), start_(start), next_index_(start) {}
     bool next(Element& out) override {
       Element in;
       if (!input_->next(in)) return false;
+      // The element after index INT64_MAX has no index: fail rather than wrap to INT64_MIN.
+      // Not OUT_OF_RANGE, which get_next uses for a normal end and would hide the rest.
+      if (past_max_)
+        raise(Code::kInvalidArgument, "enumerate: the index of element ",
+              static_cast<uint64_t>(INT64_MAX) - static_cast<uint64_t>(start_) + 1,
+              " (counting from 0) would be ", INT64_MAX, " + 1, which overflows int64 (start=", start_, ")");
       Tensor index = Tensor::allocate(DType::kInt64, Shape());
-      *index.mutable_data_as<int64_t>() = next_index_++;
+      *index.mutable_data_as<int64_t>() = next_index_;
+      if (next_index_ == INT64_MAX) {
+        past_max_ = true;
+      } else {
+        ++next_index_;
+      }
       out.clear();
       out.reserve(in.size() + 1);
       out.push_back(std::move(index));
@@ -117,7 +131,9 @@ class EnumerateDataset final : public UnaryDataset {
 
    private:
     std::unique_ptr<Iterator> input_;
+    int64_t start_;
     int64_t next_index_;
+    bool past_max_ = false;
   };
   std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override {
     return std::make_unique<Iter>(input_->make_iterator(ctx), start_);

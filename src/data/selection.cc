@@ -12,6 +12,7 @@ class TakeDataset final : public UnaryDataset {
   const ElementSpec& element_spec() const override { return input_->element_spec(); }
   int64_t cardinality() const override {
     int64_t n = input_->cardinality();
+    if (count_ == 0) return 0;  // known empty, whatever the input
     if (count_ < 0) return n;
     if (n == kInfiniteCardinality) return count_;
     if (n == kUnknownCardinality) return n;

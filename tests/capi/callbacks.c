@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
 #include "dinput.h"
@@ -502,6 +503,253 @@ static void test_user_data_freed_when_constructors_fail(void) {
   dinput_dataset_free(r);
 }
 
+/* ---- one iterator used from two threads at once (a documented misuse) ----
+ * The second, overlapping call must fail with FAILED_PRECONDITION rather than run the
+ * (not thread-safe) iterators underneath concurrently. */
+
+struct gate {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int entered;   /* the first map call is running */
+  int attempted; /* the other thread has made its overlapping call */
+};
+
+static dinput_status_t gated_identity(dinput_element_t **out, const dinput_element_t *in, void *user_data) {
+  struct gate *g = (struct gate *)user_data;
+  struct timespec deadline;
+  int64_t v = 0;
+  dinput_tensor_t *t = NULL;
+  pthread_mutex_lock(&g->mu);
+  if (!g->entered) {
+    g->entered = 1;
+    pthread_cond_broadcast(&g->cv);
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 10; /* never hang the test if the other call does not return */
+    while (!g->attempted && pthread_cond_timedwait(&g->cv, &g->mu, &deadline) == 0) {
+    }
+  }
+  pthread_mutex_unlock(&g->mu);
+  if (dinput_tensor_copy_to(dinput_element_get(in, 0), DINPUT_INT64, &v, sizeof v) != DINPUT_OK)
+    return dinput_last_error_code();
+  t = make_int64(&v, 1, 0);
+  *out = make_element(&t, 1);
+  return DINPUT_OK;
+}
+
+struct second_caller {
+  struct gate *gate;
+  dinput_iterator_t *it;
+  dinput_status_t status;
+  char message[256];
+};
+
+static void *call_while_first_runs(void *arg) {
+  struct second_caller *s = (struct second_caller *)arg;
+  dinput_element_t *e = NULL;
+  pthread_mutex_lock(&s->gate->mu);
+  while (!s->gate->entered) pthread_cond_wait(&s->gate->cv, &s->gate->mu);
+  pthread_mutex_unlock(&s->gate->mu);
+  s->status = dinput_iterator_get_next(&e, s->it);
+  snprintf(s->message, sizeof s->message, "%s", dinput_last_error_message());
+  dinput_element_free(e);
+  pthread_mutex_lock(&s->gate->mu);
+  s->gate->attempted = 1;
+  pthread_cond_broadcast(&s->gate->cv);
+  pthread_mutex_unlock(&s->gate->mu);
+  return NULL;
+}
+
+#define HAMMER_N 100000
+
+struct hammer {
+  dinput_iterator_t *it;
+  int64_t *values;
+  int64_t count;
+  int64_t busy;     /* FAILED_PRECONDITION answers */
+  int other_errors; /* anything but OK, FAILED_PRECONDITION and the end */
+};
+
+static void *hammer_iterator(void *arg) {
+  struct hammer *h = (struct hammer *)arg;
+  dinput_element_t *e = NULL;
+  for (;;) {
+    dinput_status_t st = dinput_iterator_get_next(&e, h->it);
+    if (st == DINPUT_OUT_OF_RANGE) break;
+    if (st == DINPUT_FAILED_PRECONDITION) {
+      ++h->busy;
+      continue;
+    }
+    if (st != DINPUT_OK || h->count >= HAMMER_N) {
+      ++h->other_errors;
+      dinput_element_free(e);
+      break;
+    }
+    dinput_tensor_copy_to(dinput_element_get(e, 0), DINPUT_INT64, &h->values[h->count++], sizeof(int64_t));
+    dinput_element_free(e);
+  }
+  return NULL;
+}
+
+static void test_concurrent_iterator_use(void) {
+  dinput_dataset_t *r = NULL, *s = NULL, *m = NULL;
+  dinput_iterator_t *it = NULL;
+  dinput_element_t *e = NULL;
+  dinput_spec_t *spec = scalar_int64_spec();
+  struct gate g;
+  struct second_caller second;
+  struct hammer h[2];
+  pthread_t thread, threads[2];
+  char *seen = NULL;
+  int64_t i, total = 0, duplicates = 0;
+  int k;
+
+  /* Deterministic: the second call is made while the first is inside the map callback. */
+  memset(&g, 0, sizeof g);
+  pthread_mutex_init(&g.mu, NULL);
+  pthread_cond_init(&g.cv, NULL);
+  CHECK_OK(dinput_dataset_range(&r, 0, 1000, 1));
+  CHECK_OK(dinput_dataset_shuffle(&s, r, 100, 3, 1));
+  CHECK_OK(dinput_dataset_map(&m, s, gated_identity, spec, 1, 1, &g, NULL));
+  CHECK_OK(dinput_dataset_iterator(&it, m));
+  memset(&second, 0, sizeof second);
+  second.gate = &g;
+  second.it = it;
+  CHECK(pthread_create(&thread, NULL, call_while_first_runs, &second) == 0);
+  CHECK_OK(dinput_iterator_get_next(&e, it));
+  pthread_join(thread, NULL);
+  CHECK(second.status == DINPUT_FAILED_PRECONDITION);
+  CHECK(strstr(second.message, "already in use by another thread") != NULL);
+  if (strstr(second.message, "already in use by another thread") == NULL)
+    fprintf(stderr, "second caller's message: %s\n", second.message);
+  dinput_element_free(e);
+  /* The iterator is unharmed: the refused call consumed nothing. */
+  {
+    int64_t n = 1;
+    while (dinput_iterator_get_next(&e, it) == DINPUT_OK) {
+      ++n;
+      dinput_element_free(e);
+    }
+    CHECK(n == 1000);
+  }
+  dinput_iterator_free(it);
+  dinput_dataset_free(m);
+  dinput_dataset_free(s);
+  dinput_dataset_free(r);
+  it = NULL;
+  r = s = NULL;
+
+  /* Hammering: two threads pull from one shuffled iterator as fast as they can. Every
+   * element must come out exactly once (a refused call loses nothing), and nothing crashes. */
+  CHECK_OK(dinput_dataset_range(&r, 0, HAMMER_N, 1));
+  CHECK_OK(dinput_dataset_shuffle(&s, r, 1000, 5, 1));
+  CHECK_OK(dinput_dataset_iterator(&it, s));
+  for (k = 0; k < 2; ++k) {
+    memset(&h[k], 0, sizeof h[k]);
+    h[k].it = it;
+    h[k].values = (int64_t *)calloc(HAMMER_N, sizeof(int64_t));
+    CHECK(pthread_create(&threads[k], NULL, hammer_iterator, &h[k]) == 0);
+  }
+  for (k = 0; k < 2; ++k) pthread_join(threads[k], NULL);
+  seen = (char *)calloc(HAMMER_N, 1);
+  for (k = 0; k < 2; ++k) {
+    CHECK(h[k].other_errors == 0);
+    for (i = 0; i < h[k].count; ++i) {
+      int64_t v = h[k].values[i];
+      if (v < 0 || v >= HAMMER_N || seen[v]) {
+        ++duplicates;
+      } else {
+        seen[v] = 1;
+      }
+    }
+    total += h[k].count;
+    free(h[k].values);
+  }
+  CHECK(duplicates == 0);
+  CHECK(total == HAMMER_N);
+  free(seen);
+  dinput_iterator_free(it);
+  dinput_dataset_free(s);
+  dinput_dataset_free(r);
+  dinput_spec_free(spec);
+}
+
+/* The same check on a distributed iterator: of two overlapping get_next calls on one
+ * handle, exactly one runs and the other is refused with FAILED_PRECONDITION. (Its step
+ * producer may start the gated map before either call, so which of the two is refused is
+ * up to the scheduler; the other call still gets its step.) */
+struct dist_caller {
+  struct gate *gate;
+  dinput_dist_iterator_t *it;
+  int wait_for_gate;
+  dinput_status_t status;
+  char message[256];
+};
+
+static void *call_dist(void *arg) {
+  struct dist_caller *c = (struct dist_caller *)arg;
+  dinput_per_replica_t *v = NULL;
+  if (c->wait_for_gate) {
+    struct timespec pause = {0, 50 * 1000 * 1000};
+    pthread_mutex_lock(&c->gate->mu);
+    while (!c->gate->entered) pthread_cond_wait(&c->gate->cv, &c->gate->mu);
+    pthread_mutex_unlock(&c->gate->mu);
+    nanosleep(&pause, NULL); /* let the other call get under way */
+  }
+  c->status = dinput_dist_iterator_get_next(&v, c->it);
+  snprintf(c->message, sizeof c->message, "%s", dinput_last_error_message());
+  dinput_per_replica_free(v);
+  if (c->wait_for_gate) {
+    pthread_mutex_lock(&c->gate->mu);
+    c->gate->attempted = 1;
+    pthread_cond_broadcast(&c->gate->cv);
+    pthread_mutex_unlock(&c->gate->mu);
+  }
+  return NULL;
+}
+
+static void test_concurrent_dist_iterator_use(void) {
+  dinput_dataset_t *r = NULL, *m = NULL;
+  dinput_strategy_t *strategy = NULL;
+  dinput_dist_dataset_t *dist = NULL;
+  dinput_dist_iterator_t *it = NULL;
+  dinput_spec_t *spec = scalar_int64_spec();
+  struct gate g;
+  struct dist_caller a, b;
+  pthread_t ta, tb;
+  int refused;
+
+  memset(&g, 0, sizeof g);
+  pthread_mutex_init(&g.mu, NULL);
+  pthread_cond_init(&g.cv, NULL);
+  CHECK_OK(dinput_dataset_range(&r, 0, 100, 1));
+  CHECK_OK(dinput_dataset_map(&m, r, gated_identity, spec, 1, 1, &g, NULL));
+  CHECK_OK(dinput_strategy_new(&strategy, NULL, 0));
+  CHECK_OK(dinput_strategy_distribute_dataset(&dist, strategy, m, NULL));
+  CHECK_OK(dinput_dist_dataset_iterator(&it, dist));
+  memset(&a, 0, sizeof a);
+  memset(&b, 0, sizeof b);
+  a.gate = b.gate = &g;
+  a.it = b.it = it;
+  b.wait_for_gate = 1;
+  CHECK(pthread_create(&ta, NULL, call_dist, &a) == 0);
+  CHECK(pthread_create(&tb, NULL, call_dist, &b) == 0);
+  pthread_join(tb, NULL);
+  pthread_join(ta, NULL);
+  refused = (a.status == DINPUT_FAILED_PRECONDITION) + (b.status == DINPUT_FAILED_PRECONDITION);
+  CHECK(refused == 1);
+  CHECK((a.status == DINPUT_OK) + (b.status == DINPUT_OK) == 1);
+  CHECK(strstr(a.status == DINPUT_FAILED_PRECONDITION ? a.message : b.message,
+               "already in use by another thread") != NULL);
+  if (refused != 1) fprintf(stderr, "dist calls: %s (%s), %s (%s)\n", dinput_status_name(a.status), a.message,
+                            dinput_status_name(b.status), b.message);
+  dinput_dist_iterator_free(it);
+  dinput_dist_dataset_free(dist);
+  dinput_strategy_free(strategy);
+  dinput_dataset_free(m);
+  dinput_dataset_free(r);
+  dinput_spec_free(spec);
+}
+
 int main(void) {
   test_generator_lifecycle();
   test_generator_without_init();
@@ -509,5 +757,7 @@ int main(void) {
   test_map_callbacks();
   test_filter_callbacks();
   test_user_data_freed_when_constructors_fail();
+  test_concurrent_iterator_use();
+  test_concurrent_dist_iterator_use();
   return check_finish_();
 }

@@ -292,6 +292,33 @@ static void test_messages_name_the_function(void) {
   CHECK_MSG("dinput_tensor_new");
   CHECK_STATUS(dinput_dataset_batch(NULL, NULL, 1, 0), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("dinput_dataset_batch");
+  /* Checks made inside the body of a call name the exported function too, never the
+   * lambda the body runs in ("operator()"). */
+  {
+    dinput_dataset_t *ds = NULL;
+    const char *files[1] = {NULL};
+    const char *one[1] = {"x.rec"};
+    CHECK_STATUS(dinput_dataset_records(&ds, NULL, 1, DINPUT_COMPRESSION_NONE, 0), DINPUT_INVALID_ARGUMENT);
+    CHECK_MSG("dinput_dataset_records: argument 'files' is NULL");
+    CHECK(strstr(dinput_last_error_message(), "operator") == NULL);
+    CHECK_STATUS(dinput_dataset_fixed_length_records(&ds, files, 1, 4, 0, 0), DINPUT_INVALID_ARGUMENT);
+    CHECK_MSG("dinput_dataset_fixed_length_records: files[0] is NULL");
+    CHECK_STATUS(dinput_dataset_records(&ds, one, 1, (dinput_compression_t)77, 0), DINPUT_INVALID_ARGUMENT);
+    CHECK_MSG("dinput_dataset_records");
+    CHECK(strstr(dinput_last_error_message(), "operator") == NULL);
+    {
+      dinput_record_writer_t *w = NULL;
+      const char *path = "capi_errors_messages.rec";
+      CHECK_STATUS(dinput_record_writer_open(&w, path, (dinput_compression_t)77, 0), DINPUT_INVALID_ARGUMENT);
+      CHECK_MSG("dinput_record_writer_open");
+      CHECK(strstr(dinput_last_error_message(), "operator") == NULL);
+      CHECK_OK(dinput_record_writer_open(&w, path, DINPUT_COMPRESSION_NONE, 0));
+      CHECK_STATUS(dinput_record_writer_write(w, NULL, 3), DINPUT_INVALID_ARGUMENT);
+      CHECK_MSG("dinput_record_writer_write: argument 'data' is NULL");
+      dinput_record_writer_free(w);
+      remove(path);
+    }
+  }
 }
 
 /* The last error: set by failures, kept by successful calls, settable by callbacks. */

@@ -79,6 +79,19 @@ TEST(ChainParser, IntegerOverflow) {
             "the int64 range");
 }
 
+// A float literal is a float32 value: one beyond the float32 range would silently become
+// an infinity, so it is refused, naming the literal as written.
+TEST(ChainParser, FloatLiteralBeyondFloat32IsRejected) {
+  EXPECT_EQ(ErrorOf("from_tensors([1e39])"),
+            "float literal '1e39' at position 14 is out of the float32 range "
+            "(largest magnitude about 3.4028235e38)");
+  EXPECT_EQ(ErrorOf("from_tensors(-1e400)"),
+            "float literal '-1e400' at position 13 is out of the float32 range "
+            "(largest magnitude about 3.4028235e38)");
+  MustParse("from_tensors(3.4028235e38)");
+  MustParse("from_tensors([-1e-50])");  // underflows to 0, as tf.constant does
+}
+
 TEST(ChainParser, Strings) {
   Pipeline p = MustParse(
       R"(f('a"b', "c'd", "\n\t\\\x41\101", b"\xff", "\u00e9", "x" 'y'))");
@@ -297,9 +310,12 @@ TEST(JsonFormat, FloatsLikePythonRepr) {
   EXPECT_EQ(Double(-2.5e-5), "-2.5e-05");
   EXPECT_EQ(Double(0.1), "0.1");
   EXPECT_EQ(Double(1e300), "1e+300");
-  EXPECT_EQ(Double(NAN), "NaN");
-  EXPECT_EQ(Double(INFINITY), "Infinity");
-  EXPECT_EQ(Double(-INFINITY), "-Infinity");
+  // Non-finite values are JSON strings, so that strict JSON parsers read every line.
+  EXPECT_EQ(Double(NAN), "\"NaN\"");
+  EXPECT_EQ(Double(INFINITY), "\"Infinity\"");
+  EXPECT_EQ(Double(-INFINITY), "\"-Infinity\"");
+  EXPECT_EQ(Float(NAN), "\"NaN\"");
+  EXPECT_EQ(Float(-INFINITY), "\"-Infinity\"");
   // float32 uses the shortest text that reads back as the same float32.
   EXPECT_EQ(Float(0.1f), "0.1");
   EXPECT_EQ(Float(1.0f), "1.0");
@@ -323,7 +339,7 @@ TEST(JsonFormat, HalfPrecision) {
   EXPECT_EQ(s, "6e-08");
   s.clear();
   AppendFloat16(&s, 0xFC00);
-  EXPECT_EQ(s, "-Infinity");
+  EXPECT_EQ(s, "\"-Infinity\"");
   s.clear();
   AppendBFloat16(&s, 0x3F80); // 1.0
   EXPECT_EQ(s, "1.0");

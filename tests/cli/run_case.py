@@ -33,6 +33,8 @@ def case(name, args, pipeline, **expect):
     error=(STATUS, text) failure whose stderr line is "STATUS: text" exactly
     error_prefix=(STATUS, text)   ... starts with "STATUS: text"
     error_contains=(STATUS, text) ... starts with "STATUS: " and contains text
+    partial_lines=[obj, ...]  with an error: `run` streams its steps, so a failure after some
+                         steps leaves exactly these step lines on stdout (and no end line)
     needs_gpu=True       skipped unless the build info says a CUDA device is usable
     command=NAME         subcommand (default "run"); pipeline None: no pipeline argument
     script=fn(ctx)       a case of several commands (see Script): fn runs them in a temporary
@@ -220,6 +222,68 @@ case("options.multi_worker_steps_limit", W2 + ["--steps", "2"], "range(9).batch(
 case("options.infinite_needs_steps", ["--replicas", "2"],
      "from_tensor_slices([1,2,3,4]).repeat().batch(4)",
      error=("INVALID_ARGUMENT", "the pipeline is infinite; pass --steps K to stop after K steps"))
+# tf.data's rule: repeat() of an input of UNKNOWN size (a file source) is infinite too.
+case("options.infinite_unknown_input_needs_steps", [], "text_lines([{ALL}]).repeat()",
+     error=("INVALID_ARGUMENT", "the pipeline is infinite; pass --steps K to stop after K steps"))
+case("options.infinite_unknown_input_with_steps", ["--steps", "2"], "text_lines([{ALL}]).repeat()",
+     lines=single_worker([[["0"]], [["1"]]], end="STEPS_LIMIT"))
+# enumerate's index never wraps: the element after INT64_MAX is an error, not INT64_MIN.
+case("options.enumerate_overflow", [], "range(2).enumerate(9223372036854775807)",
+     partial_lines=[{"worker": 0, "step": 0, "replicas": [[9223372036854775807, 0]]}],
+     error=("INVALID_ARGUMENT", "enumerate: the index of element 1 (counting from 0) would be "
+            "9223372036854775807 + 1, which overflows int64 (start=9223372036854775807)"))
+
+
+def streaming_head_case(ctx):
+    """`run` streams: the first line of an endless-looking pipeline arrives at once, and the
+    tool exits quietly with status 0 when its reader closes the pipe."""
+    import time
+    proc = subprocess.Popen([ctx.tool, "run", "range(100000000)"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=ctx.dir)
+    started = time.monotonic()
+    first = proc.stdout.readline()
+    waited = time.monotonic() - started
+    proc.stdout.close()  # as `| head -1` does
+    try:
+        code = proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise CaseFailure("the tool kept running after its reader closed the pipe")
+    err = proc.stderr.read().decode("utf-8", "surrogateescape")
+    proc.stderr.close()
+    print("first line %r after %.2f s; exit status %d; stderr %r" % (first, waited, code, err))
+    expect_equal("first line", json.loads(first), {"worker": 0, "step": 0, "replicas": [[0]]})
+    if waited > 10:
+        raise CaseFailure("the first line took %.1f s: the output is not streamed" % waited)
+    if code != 0 or err:
+        raise CaseFailure("a closed pipe must end the run quietly with status 0; got %d, %r"
+                          % (code, err))
+
+
+def streaming_multi_worker_head_case(ctx):
+    """The same with two workers: the closed pipe stops both (through the collective)."""
+    proc = subprocess.Popen([ctx.tool, "run", "--workers", "2", "--replicas", "2",
+                             "range(100000000).batch(2)"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=ctx.dir)
+    lines = [json.loads(proc.stdout.readline()) for _ in range(3)]
+    proc.stdout.close()
+    try:
+        code = proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise CaseFailure("the tool kept running after its reader closed the pipe")
+    err = proc.stderr.read().decode("utf-8", "surrogateescape")
+    proc.stderr.close()
+    expect_equal("first lines", lines, [{"worker": 0, "step": 0, "replicas": [[[0]]]},
+                                        {"worker": 1, "step": 0, "replicas": [[[1]]]},
+                                        {"worker": 0, "step": 1, "replicas": [[[2]]]}])
+    if code != 0 or err:
+        raise CaseFailure("a closed pipe must end the run quietly with status 0; got %d, %r"
+                          % (code, err))
+
+
 # The default strategy has one replica: nothing is rebatched, so scalars are fine.
 case("options.default_strategy_scalars", [], "range(3)",
      lines=single_worker([[[0]], [[1]], [[2]]]))
@@ -353,6 +417,12 @@ case("syntax.positional_after_keyword", [], "range(8).batch(drop_remainder=True,
 case("syntax.int_overflow", [], "range(99999999999999999999)",
      error=(SYNTAX, "integer literal '99999999999999999999' at position 6 is out of the int64 "
                     "range"))
+# A float literal that is infinite as a float32 is refused instead of printing Infinity.
+case("syntax.float32_overflow", [], "from_tensors([1e39])",
+     error=(SYNTAX, "float literal '1e39' at position 14 is out of the float32 range "
+                    "(largest magnitude about 3.4028235e38)"))
+case("syntax.float32_largest_and_underflow", [], "from_tensors([3.4028235e38, -1e-50])",
+     lines=single_worker([[[[3.4028235e+38, -0.0]]]]))
 case("pipeline.unknown_function", [], "range(6).foo(1)",
      error_prefix=("INVALID_ARGUMENT", "unknown function 'foo' at position 9"))
 case("pipeline.unknown_source", [], "foo(1)",
@@ -1021,7 +1091,16 @@ def check_case(name, tool, version):
         status, text = expected_error
         if proc.returncode != 1:
             failures.append("exit status %d, expected 1" % proc.returncode)
-        if stdout:
+        if "partial_lines" in spec:
+            try:
+                got = [json.loads(line) for line in stdout.splitlines()]
+            except ValueError as e:
+                got = None
+                failures.append("stdout is not one JSON value per line: %s" % e)
+            if got is not None and not strict_equal(got, spec["partial_lines"]):
+                failures.append("stdout before the failure differs; expected %s" %
+                                json.dumps(spec["partial_lines"]))
+        elif stdout:
             failures.append("stdout must be empty on failure")
         lines = stderr.splitlines()
         if len(lines) != 1:
@@ -1083,6 +1162,10 @@ def check_case(name, tool, version):
         return 1
     print("passed")
     return 0
+
+
+script_case("stream.head_closes_pipe", streaming_head_case)
+script_case("stream.multi_worker_head_closes_pipe", streaming_multi_worker_head_case)
 
 
 def main():

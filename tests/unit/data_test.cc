@@ -510,6 +510,20 @@ TEST(Repeat, ForeverOverAnEmptyInputTerminates) {
   EXPECT_TRUE(collect(make_batch(make_repeat(nothing, -1), 4, false), 10).empty());
 }
 
+// tf.data's rule: repeat() of an input that may be non-empty is INFINITE, also when the
+// input's size is UNKNOWN; a finite count keeps UNKNOWN unknown.
+TEST(Repeat, ForeverOfAnUnknownInputIsInfinite) {
+  auto unknown = make_filter(make_range(0, 5, 1), std::make_shared<const PredicateFn>([](const Element&) { return true; }));
+  ASSERT_EQ(unknown->cardinality(), kUnknownCardinality);
+  EXPECT_EQ(make_repeat(unknown, -1)->cardinality(), kInfiniteCardinality);
+  EXPECT_EQ(make_batch(make_repeat(unknown, -1), 4, false)->cardinality(), kInfiniteCardinality);
+  EXPECT_EQ(make_repeat(unknown, 3)->cardinality(), kUnknownCardinality);
+  EXPECT_EQ(make_repeat(unknown, 0)->cardinality(), 0);
+  EXPECT_EQ(make_repeat(make_repeat(make_range(0, 2, 1), -1), -1)->cardinality(), kInfiniteCardinality);
+  EXPECT_EQ(make_repeat(make_repeat(make_range(0, 2, 1), -1), 2)->cardinality(), kInfiniteCardinality);
+  EXPECT_EQ(make_repeat(make_take(unknown, 0), -1)->cardinality(), 0);
+}
+
 TEST(Repeat, NegativeCountBelowForeverIsRejected) {
   Error e = error_of([] { make_repeat(make_range(0, 3, 1), -2); });
   EXPECT_EQ(e.code(), Code::kInvalidArgument);
@@ -847,6 +861,24 @@ TEST(Filter, PredicateErrorsPropagate) {
 }
 
 // ---- enumerate --------------------------------------------------------------------------
+
+// Indexes end at INT64_MAX: the element after it fails instead of getting INT64_MIN (UB).
+TEST(Enumerate, IndexOverflowIsAnError) {
+  auto last = collect(make_enumerate(make_range(0, 1, 1), INT64_MAX));
+  ASSERT_EQ(last.size(), 1u);
+  EXPECT_EQ(*last[0][0].data_as<int64_t>(), INT64_MAX);
+  auto ds = make_enumerate(make_range(0, 5, 1), INT64_MAX - 1);
+  auto it = iterate(ds);
+  Element e;
+  ASSERT_TRUE(it->next(e));
+  EXPECT_EQ(*e[0].data_as<int64_t>(), INT64_MAX - 1);
+  ASSERT_TRUE(it->next(e));
+  EXPECT_EQ(*e[0].data_as<int64_t>(), INT64_MAX);
+  Error err = error_of([&] { it->next(e); });
+  EXPECT_EQ(err.code(), Code::kInvalidArgument);
+  EXPECT_NE(std::string(err.what()).find("overflows int64"), std::string::npos) << err.what();
+  EXPECT_NE(std::string(err.what()).find("element 2 "), std::string::npos) << err.what();
+}
 
 TEST(Enumerate, PrependsAnInt64Index) {
   auto ds = make_enumerate(make_from_tensor_slices({int64_vector({10, 20, 30})}), 5);
@@ -1189,6 +1221,41 @@ TEST(Sticky, TransformsStayEnded) {
   EXPECT_EQ(endless_after(make_rebatch(make_batch(r, 4, false), {3, 0}, false)), 7);
   EXPECT_EQ(endless_after(make_unbatch(make_batch(r, 4, false))), 10);
   EXPECT_EQ(endless_after(map_fn(r, [](const Element& in) { return in; }, {}, 3, false)), 10);
+}
+
+// ---- deep pipelines ---------------------------------------------------------------------
+
+// A chain of a million take()s used to overflow the stack when freed and when iterated.
+// Building stops with a clear error at the depth limit; the deepest allowed pipeline
+// iterates, and the whole chain frees without recursing.
+TEST(DeepPipeline, AMillionTakesStopAtTheLimitAndFree) {
+  DatasetPtr ds = make_range(0, 5, 1);
+  std::string message;
+  Code code = Code::kOk;
+  for (int i = 0; i < 1000000; ++i) {
+    try {
+      ds = make_take(ds, 3);
+    } catch (const Error& e) {
+      code = e.code();
+      message = e.what();
+      break;
+    }
+  }
+  EXPECT_EQ(code, Code::kInvalidArgument);
+  EXPECT_NE(message.find("pipeline is 10001 operations deep; the limit is 10000"), std::string::npos) << message;
+  EXPECT_EQ(ds->depth(), kMaxPipelineDepth);
+  EXPECT_EQ(ds->cardinality(), 3);
+  EXPECT_EQ(flat(ds), (std::vector<int64_t>{0, 1, 2}));
+  ds.reset();
+}
+
+// Nodes still owned elsewhere survive the iterative free of a chain that shares them.
+TEST(DeepPipeline, FreeingAChainKeepsSharedNodes) {
+  DatasetPtr base = make_take(make_range(0, 5, 1), 4);
+  DatasetPtr chain = base;
+  for (int i = 0; i < 5000; ++i) chain = make_skip(chain, 0);
+  chain.reset();
+  EXPECT_EQ(flat(base), (std::vector<int64_t>{0, 1, 2, 3}));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "chain_parser.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -556,8 +557,14 @@ class Parser {
     ++index_;
     if (number.kind == Token::Kind::kFloat) {
       value->kind = Value::Kind::kFloat;
-      // strtod gives +-inf beyond the double range, which is what Python does too.
       double magnitude = std::strtod(number.text.c_str(), nullptr);
+      // Float literals become float32 tensors: one that rounds to an infinity there would
+      // silently change the data, so it is refused (tiny ones underflow to 0, as in TF).
+      if (std::isinf(static_cast<float>(magnitude))) {
+        std::string written = (negative ? "-" : "") + number.source;
+        return FailAt(start, "float literal " + Quote(written) + " at position " + std::to_string(start) +
+                                 " is out of the float32 range (largest magnitude about 3.4028235e38)");
+      }
       value->float_value = negative ? -magnitude : magnitude;
       return true;
     }

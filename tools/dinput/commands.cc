@@ -17,6 +17,7 @@
 #include "distribution.h"
 #include "json_format.h"
 #include "json_writer.h"
+#include "line_writer.h"
 #include "record_commands.h"
 
 namespace dinput_tool {
@@ -36,12 +37,6 @@ Status Parse(const std::string &text, Pipeline *pipeline) {
 }
 
 // ---- run -------------------------------------------------------------------------------
-
-struct WorkerLines {
-  std::vector<std::string> steps;
-  std::string end;
-  std::string warning;  // skipped corrupt records, for stderr
-};
 
 Status AppendReplicas(std::string *out, const dinput_per_replica_t *value, bool shapes) {
   out->push_back('[');
@@ -71,16 +66,29 @@ std::string EndLine(int worker, bool ended, int64_t steps) {
          (ended ? "OUT_OF_RANGE" : "STEPS_LIMIT") + "\",\"steps\":" + std::to_string(steps) + "}";
 }
 
-Status Run(const CliOptions &options, const Pipeline &pipeline, std::string *text) {
-  std::vector<WorkerLines> lines(static_cast<size_t>(options.workers));
+// Each line is written as its step completes (see OrderedLineWriter), so that memory stays
+// flat and a reader sees steps as they come; `dinput run ... | head -1` ends at once. A reader
+// that closes the pipe ends the run quietly with status 0. On a failure the steps completed
+// before it stay printed, without the end lines, and the error goes to stderr.
+Status Run(const CliOptions &options, const Pipeline &pipeline) {
+  OrderedLineWriter writer(STDOUT_FILENO, options.workers);
+  std::vector<std::string> end_lines(static_cast<size_t>(options.workers));
+  std::vector<std::string> warnings(static_cast<size_t>(options.workers));  // skipped records
   Status status =
       ForEachWorker(options, pipeline, !options.has_steps, [&](const Worker &worker) -> Status {
-        WorkerLines &mine = lines[static_cast<size_t>(worker.index)];
+        // Whatever ends this worker, its later lines are not waited for.
+        struct Done {
+          OrderedLineWriter &writer;
+          int index;
+          ~Done() { writer.WorkerDone(index); }
+        } done{writer, worker.index};
         DistIteratorPtr iterator;
         DINPUT_TOOL_RETURN_IF_ERROR(NewIterator(worker.dataset, &iterator));
         Stepper stepper(iterator.get(), options.optional);
+        const std::string prefix = "{\"worker\":" + std::to_string(worker.index) + ",\"step\":";
         int64_t step = 0;
         bool ended = false;
+        std::string line;
         while (!options.has_steps || step < options.steps) {
           PerReplicaPtr value;
           DINPUT_TOOL_RETURN_IF_ERROR(stepper.Next(&value));
@@ -88,29 +96,36 @@ Status Run(const CliOptions &options, const Pipeline &pipeline, std::string *tex
             ended = true;
             break;
           }
-          std::string line = "{\"worker\":" + std::to_string(worker.index) +
-                             ",\"step\":" + std::to_string(step) + ",\"replicas\":";
+          line.clear();
+          line += prefix;
+          line += std::to_string(step);
+          line += ",\"replicas\":";
           DINPUT_TOOL_RETURN_IF_ERROR(AppendReplicas(&line, value.get(), options.shapes));
           line.push_back('}');
-          mine.steps.push_back(std::move(line));
+          if (!writer.Step(worker.index, line)) {
+            // The reader is gone (or stdout failed): stop this worker, and through the
+            // collective's abort the others.
+            return Status{DINPUT_CANCELLED, "stdout was closed"};
+          }
           ++step;
         }
-        mine.end = EndLine(worker.index, ended, step);
-        mine.warning = SkipWarning(iterator.get(), worker.index);
+        end_lines[static_cast<size_t>(worker.index)] = EndLine(worker.index, ended, step);
+        warnings[static_cast<size_t>(worker.index)] = SkipWarning(iterator.get(), worker.index);
         return OkStatus();
       });
-  DINPUT_TOOL_RETURN_IF_ERROR(status);
-  // Step by step, worker 0 first, as a reader of one worker's log would pair them up.
-  size_t max_steps = 0;
-  for (const WorkerLines &w : lines) max_steps = std::max(max_steps, w.steps.size());
-  for (size_t s = 0; s < max_steps; ++s) {
-    for (const WorkerLines &w : lines) {
-      if (s < w.steps.size()) *text += w.steps[s] + "\n";
-    }
+  if (writer.closed_by_reader()) {
+    writer.Finish();
+    return OkStatus();  // the reader has what it wanted (e.g. `| head -1`)
   }
-  for (const WorkerLines &w : lines) *text += w.end + "\n";
-  for (const WorkerLines &w : lines) std::fputs(w.warning.c_str(), stderr);
-  return OkStatus();
+  if (status.ok()) {
+    for (std::string &end : end_lines) writer.Trailer(std::move(end));
+  }
+  Status written = writer.Finish();
+  if (writer.closed_by_reader()) return OkStatus();
+  // Skipped corrupt records are reported after stdout is complete, so the two never interleave.
+  for (const std::string &warning : warnings) std::fputs(warning.c_str(), stderr);
+  DINPUT_TOOL_RETURN_IF_ERROR(written);  // before `status`, which may only say "stopped"
+  return status;
 }
 
 // ---- spec ------------------------------------------------------------------------------
@@ -287,7 +302,7 @@ Status RunCommand(const CliOptions &options, std::string *stdout_text) {
   DINPUT_TOOL_RETURN_IF_ERROR(Parse(options.pipeline, &pipeline));
   switch (options.command) {
     case Command::kRun:
-      return Run(options, pipeline, stdout_text);
+      return Run(options, pipeline);  // streams its lines itself
     case Command::kSpec:
       return Spec(options, pipeline, stdout_text);
     case Command::kBench:
@@ -393,8 +408,13 @@ Output of inspect, one line per file: {"file":"...","compression":"ZSTD","record
   file without records); a zstd file with skippable frames (user data that holds no
   records) adds "skippable_frames" and "skippable_bytes".
 
-On failure the exit status is 1, nothing is printed on stdout, and one line
-"<STATUS_NAME>: <message>" (e.g. "INVALID_ARGUMENT: ...") is printed on stderr. A damaged
+run prints each step as it completes (streamed; memory stays flat). Non-finite floats are
+printed as the JSON strings "NaN", "Infinity" and "-Infinity". If the reader closes the pipe
+(e.g. `dinput run ... | head -1`), run stops quietly with exit status 0.
+
+On failure the exit status is 1 and one line "<STATUS_NAME>: <message>" (e.g.
+"INVALID_ARGUMENT: ...") is printed on stderr. Nothing is printed on stdout, except that a
+run failing after some steps leaves those steps' lines printed (without the end lines). A damaged
 record file fails with DATA_LOSS naming the file and the byte offset of the damage.
 )";
 }

@@ -1,5 +1,7 @@
-// The subcommands. Each returns its whole stdout text on success, so that a failure prints
-// nothing on stdout (the CLI contract: exit status 1, one stderr line, empty stdout).
+// The subcommands. spec and bench return their whole stdout text on success, so that a
+// failure prints nothing on stdout (exit status 1, one stderr line). run streams its lines
+// to stdout as the steps complete and leaves *stdout_text empty; a failure after some steps
+// leaves those lines printed, without the end lines (docs/cli.md).
 #ifndef DINPUT_TOOL_COMMANDS_H_
 #define DINPUT_TOOL_COMMANDS_H_
 

@@ -98,13 +98,16 @@ void AppendFromScientific(std::string *out, const char *text) {
   AppendPythonRepr(out, negative, digits, exp);
 }
 
+// JSON has no NaN or infinities; printed bare (as Python's json does) they make the line
+// unreadable for strict parsers. They are printed as the strings "NaN", "Infinity" and
+// "-Infinity" instead (docs/cli.md), which every JSON parser reads and a reader can map back.
 bool AppendNonFinite(std::string *out, double value) {
   if (std::isnan(value)) {
-    out->append("NaN");
+    out->append("\"NaN\"");
     return true;
   }
   if (std::isinf(value)) {
-    out->append(value < 0 ? "-Infinity" : "Infinity");
+    out->append(value < 0 ? "\"-Infinity\"" : "\"Infinity\"");
     return true;
   }
   return false;

@@ -1,5 +1,7 @@
 // dinput: the command-line front end of the library (see DESIGN.md section 4 and
 // `dinput help`). It uses the library only through the C API in dinput.h.
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -20,10 +22,15 @@ int Fail(const Status &status) {
   return 1;
 }
 
+// A reader that closed the pipe early (`dinput ... | head -1`) got what it wanted: that is
+// a quiet exit with status 0, not an error (SIGPIPE is ignored, so writes report EPIPE).
 int Print(const std::string &text) {
+  errno = 0;
   std::fwrite(text.data(), 1, text.size(), stdout);
-  if (std::fflush(stdout) != 0) {
-    return Fail(Status{DINPUT_UNAVAILABLE, "could not write the output to stdout"});
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    if (errno == EPIPE) return 0;
+    return Fail(Status{DINPUT_UNAVAILABLE, std::string("could not write the output to stdout: ") +
+                                               std::strerror(errno)});
   }
   return 0;
 }
@@ -75,6 +82,8 @@ int Main(int argc, char **argv) {
 }  // namespace
 
 int main(int argc, char **argv) {
+  // Writes to a closed pipe fail with EPIPE, which the tool handles, instead of killing it.
+  std::signal(SIGPIPE, SIG_IGN);
   try {
     return Main(argc, argv);
   } catch (const std::bad_alloc &) {

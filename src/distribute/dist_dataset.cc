@@ -72,6 +72,11 @@ std::string describe_plan(const char* policy, const DistributedDataset::Plan& pl
 
 }  // namespace
 
+DistributedDataset::DistributedDataset(std::shared_ptr<const Strategy> strategy, InputOptions options, Plan plan)
+    : strategy_(std::move(strategy)), options_(options), plan_(std::move(plan)) {
+  for (size_t i = 0; i < plan_.pipelines.size(); ++i) epochs_.push_back(std::make_shared<EpochCounters>());
+}
+
 bool feeds_gpu(const Strategy& strategy, const InputOptions& options) {
   if (!options.fetch_to_device && !options.place_dataset_on_device) return false;
   for (const auto& d : strategy.devices())
@@ -185,10 +190,11 @@ void DistributedIterator::release() {
 void DistributedIterator::open_sources() {
   const auto& plan = dataset_->plan();
   if (plan.deferred) throw *plan.deferred;
-  for (const auto& pipeline : plan.pipelines) {
+  for (size_t i = 0; i < plan.pipelines.size(); ++i) {
     IteratorContext ctx;
     ctx.stats = stats_;
-    std::unique_ptr<Iterator> it = pipeline->make_iterator(ctx);
+    ctx.epochs = dataset_->epochs(i);
+    std::unique_ptr<Iterator> it = plan.pipelines[i]->make_iterator(ctx);
     switch (plan.split) {
       case DistributedDataset::Split::kNone: break;
       case DistributedDataset::Split::kEven: it = make_even_split(std::move(it), plan.even_pieces, plan.even_keep); break;

@@ -1,0 +1,93 @@
+// The in-process collective with a deliberately slow worker (issue 14 item 2): once a worker
+// gives up on a round, the round fails on every worker, late arrivals included, and it is
+// freed when every worker has passed it; the workers stay in step for later rounds.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "harness.h"
+
+namespace dinput::testing {
+namespace {
+
+using std::chrono::milliseconds;
+
+Code code_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.code();
+  }
+  return Code::kOk;
+}
+
+TEST(Collective, LateArrivalFailsTheAbandonedRound) {
+  auto collective = std::make_shared<InProcessCollective>(2, milliseconds(100));
+  Code early = Code::kOk, late = Code::kOk;
+  std::vector<std::string> late_result;
+  std::thread slow([&] {
+    std::this_thread::sleep_for(milliseconds(400));  // arrives after worker 0 gave up
+    late = code_of([&] { late_result = collective->all_gather(1, 7, "b"); });
+  });
+  early = code_of([&] { collective->all_gather(0, 7, "a"); });
+  slow.join();
+  EXPECT_EQ(early, Code::kDeadlineExceeded);
+  EXPECT_EQ(late, Code::kDeadlineExceeded) << "the late worker completed the round alone";
+  EXPECT_TRUE(late_result.empty());
+  EXPECT_EQ(collective->pending_rounds(), 0u) << "the abandoned round was not freed";
+
+  // Both passed step 0; step 1 meets normally.
+  std::vector<std::string> r0, r1;
+  std::thread t([&] { r1 = collective->all_gather(1, 7, "d"); });
+  r0 = collective->all_gather(0, 7, "c");
+  t.join();
+  EXPECT_EQ(r0, (std::vector<std::string>{"c", "d"}));
+  EXPECT_EQ(r1, r0);
+  EXPECT_EQ(collective->pending_rounds(), 0u);
+}
+
+TEST(Collective, EveryWaiterFailsWhenOneGivesUp) {
+  // Workers 0 and 1 wait for worker 2, which never comes; both fail, the round is freed
+  // once worker 2 finally passes it.
+  auto collective = std::make_shared<InProcessCollective>(3, milliseconds(150));
+  Code c0 = Code::kOk, c1 = Code::kOk;
+  std::thread t1([&] {
+    std::this_thread::sleep_for(milliseconds(50));
+    c1 = code_of([&] { collective->all_gather(1, 3, "b"); });
+  });
+  c0 = code_of([&] { collective->all_gather(0, 3, "a"); });
+  t1.join();
+  EXPECT_EQ(c0, Code::kDeadlineExceeded);
+  EXPECT_EQ(c1, Code::kDeadlineExceeded);
+  EXPECT_EQ(collective->pending_rounds(), 1u);  // worker 2 has not passed it yet
+  EXPECT_EQ(code_of([&] { collective->all_gather(2, 3, "c"); }), Code::kDeadlineExceeded);
+  EXPECT_EQ(collective->pending_rounds(), 0u);
+}
+
+TEST(Collective, SlowWorkerNeverReceivesRowsAlone) {
+  // range(8).batch(2) under DATA on 2 workers; worker 1 takes 400 ms over its second batch,
+  // worker 0 waits 100 ms. Step 1 must fail on both workers: no rows of it are delivered.
+  auto slow_on = [](int64_t value) {
+    return std::make_shared<const MapFn>([value](const Element& e) {
+      if (e.at(0).data_as<int64_t>()[0] == value) std::this_thread::sleep_for(milliseconds(400));
+      return e;
+    });
+  };
+  auto runs = run_workers(
+      2, 1,
+      [&](auto s) {
+        DatasetPtr ds = make_range(0, 8, 1);
+        if (s->worker_index() == 1) ds = make_map(ds, slow_on(2), {}, 1, true);
+        return distribute_dataset(s, with_policy(make_batch(ds, 2, false), AutoShardPolicy::kData), {});
+      },
+      100);
+  for (int w = 0; w < 2; ++w) {
+    SCOPED_TRACE("worker " + std::to_string(w));
+    EXPECT_EQ(runs[w].steps.size(), 1u) << notation(runs[w]);
+    EXPECT_EQ(runs[w].error.rfind("DEADLINE_EXCEEDED", 0), 0u) << runs[w].error;
+  }
+}
+
+}  // namespace
+}  // namespace dinput::testing

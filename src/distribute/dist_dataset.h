@@ -98,9 +98,13 @@ class DistributedIterator {
   void place_on_device(Element& piece, int replica) const;
   bool fetch_step(LocalStep& step);
   void open_sources();
-  // The number of replicas with data over all workers; raises the error of the first
-  // failing worker on every worker.
-  int64_t agree(int64_t local_count, const std::optional<Error>& local_error);
+  struct Agreement {
+    int64_t total = 0;         // replicas with data over all workers
+    int32_t short_replica = -1;  // a replica (global id) without data this step, if any
+  };
+  // What every worker learns at a step; raises the error of the first failing worker on
+  // every worker. short_replica: this worker's first local replica without data, or -1.
+  Agreement agree(int64_t local_count, int32_t short_replica, const std::optional<Error>& local_error);
   void release();
 
   DistributedDatasetPtr dataset_;

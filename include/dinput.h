@@ -741,9 +741,12 @@ typedef DINPUT_ENUM(dinput_reduce_op_t) { DINPUT_REDUCE_SUM = 0, DINPUT_REDUCE_M
  * num_replicas_in_sync); axis 0: also over the first dimension (MEAN divides by the total
  * number of rows). Result dtypes: SUM keeps the component's dtype (bool sums to int64; integer
  * sums are exact); MEAN keeps floating dtypes and gives float64 for integer and bool
- * components. Values on GPUs are summed with NCCL when it is available (one worker,
- * element-wise), else copied to the host. The result is in host memory, and every worker
- * gets the same one. */
+ * components. Integer components are summed exactly in 128 bits: a SUM outside the range of
+ * its dtype (signed or unsigned; nothing wraps) fails with DINPUT_INVALID_ARGUMENT naming
+ * the op, the dtype and the exact sum, and an integer MEAN divides the exact sum, rounded
+ * once to float64. Floating values on GPUs are summed with NCCL when it is available (one
+ * worker, element-wise), else (and integers always) copied to the host. The result is in
+ * host memory, and every worker gets the same one. */
 DINPUT_API dinput_status_t dinput_strategy_reduce(dinput_element_t **out,
                                                   const dinput_strategy_t *strategy,
                                                   dinput_reduce_op_t op,

@@ -577,7 +577,8 @@ typedef struct dinput_replica_context dinput_replica_context_t;
  * handle is meant to be used by all those threads at once (and dinput_collective_abort may
  * be called from any thread), so it is passed non-const but is thread-safe.
  * timeout_ms bounds every collective wait (0: 60000); a worker that does not arrive in time
- * makes the wait fail with DEADLINE_EXCEEDED. */
+ * makes the wait fail with DEADLINE_EXCEEDED. num_workers is at most 65536
+ * (INVALID_ARGUMENT otherwise). */
 DINPUT_API dinput_status_t dinput_collective_new_in_process(dinput_collective_t **out,
                                                             int num_workers, int64_t timeout_ms);
 DINPUT_API void dinput_collective_free(dinput_collective_t *collective);
@@ -601,7 +602,9 @@ DINPUT_API dinput_status_t dinput_strategy_new_multi_worker(dinput_strategy_t **
                                                             const char *const *devices,
                                                             size_t num_devices);
 /* Like dinput_strategy_new_multi_worker with num_replicas_in_sync CPU replicas in total:
- * INVALID_ARGUMENT when it is not divisible by the number of workers. */
+ * INVALID_ARGUMENT when it is not divisible by the number of workers. Every strategy has at
+ * most 4096 replicas per worker and 1048576 (2^20) replicas in sync: larger counts fail at
+ * once with INVALID_ARGUMENT. */
 DINPUT_API dinput_status_t dinput_strategy_new_multi_worker_cpu(dinput_strategy_t **out,
                                                                 dinput_collective_t *collective,
                                                                 int worker_index,

@@ -18,6 +18,9 @@
 
 namespace dinput {
 
+// The most workers one collective joins: every round holds a slot per worker.
+constexpr int kMaxWorkers = 65536;
+
 class Collective {
  public:
   virtual ~Collective() = default;

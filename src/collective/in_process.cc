@@ -75,6 +75,8 @@ void InProcessCollective::abort(const Error& error) {
 
 std::shared_ptr<Collective> make_in_process_collective(int num_workers, int64_t timeout_ms) {
   DINPUT_CHECK_ARG(num_workers >= 1, "collective: num_workers must be >= 1, got ", num_workers);
+  DINPUT_CHECK_ARG(num_workers <= kMaxWorkers, "collective: num_workers must be at most ", kMaxWorkers, ", got ",
+                   num_workers);
   DINPUT_CHECK_ARG(timeout_ms >= 0, "collective: timeout_ms must be >= 0, got ", timeout_ms);
   return std::make_shared<InProcessCollective>(num_workers, std::chrono::milliseconds(timeout_ms == 0 ? 60000 : timeout_ms));
 }

@@ -577,7 +577,8 @@ typedef struct dinput_replica_context dinput_replica_context_t;
  * handle is meant to be used by all those threads at once (and dinput_collective_abort may
  * be called from any thread), so it is passed non-const but is thread-safe.
  * timeout_ms bounds every collective wait (0: 60000); a worker that does not arrive in time
- * makes the wait fail with DEADLINE_EXCEEDED. num_workers is at most 65536
+ * makes the wait fail with DEADLINE_EXCEEDED; a timeout_ms above 10^12 (about 31.7 years,
+ * INT64_MAX included) waits without a deadline. num_workers is at most 65536
  * (INVALID_ARGUMENT otherwise). */
 DINPUT_API dinput_status_t dinput_collective_new_in_process(dinput_collective_t **out,
                                                             int num_workers, int64_t timeout_ms);

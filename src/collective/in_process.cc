@@ -32,7 +32,9 @@ std::vector<std::string> InProcessCollective::all_gather(int worker, uint64_t ch
   round->payloads[static_cast<size_t>(worker)] = std::move(payload);
   round->arrived[static_cast<size_t>(worker)] = true;
   if (++round->count == num_workers_) cv_.notify_all();
-  cv_.wait_for(lock, timeout_, [&] { return round->count == num_workers_ || round->abandoned || aborted_; });
+  auto done = [&] { return round->count == num_workers_ || round->abandoned || aborted_; };
+  if (timeout_.count() > kNoDeadlineMs) cv_.wait(lock, done);
+  else cv_.wait_for(lock, timeout_, done);
   if (round->count == num_workers_ && !round->abandoned) {
     std::vector<std::string> result = round->payloads;
     depart();

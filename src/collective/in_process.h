@@ -12,6 +12,11 @@
 
 namespace dinput {
 
+// Timeouts above this wait without a deadline: a deadline past about 292 years from now
+// does not fit the clock (9.2e12 ms overflowed into an immediate timeout), and nobody means
+// one that far out.
+constexpr int64_t kNoDeadlineMs = 1000000000000;  // 10^12 ms, about 31.7 years
+
 class InProcessCollective final : public Collective {
  public:
   InProcessCollective(int num_workers, std::chrono::milliseconds timeout);

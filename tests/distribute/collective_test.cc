@@ -89,5 +89,31 @@ TEST(Collective, SlowWorkerNeverReceivesRowsAlone) {
   }
 }
 
+// Issue 14 item 15: a timeout past what the clock can hold (about 9.2e12 ms) overflowed into
+// an immediate DEADLINE_EXCEEDED; such timeouts now wait without a deadline.
+TEST(Collective, HugeTimeoutsWaitInsteadOfFailingAtOnce) {
+  for (int64_t timeout_ms : {int64_t{9300000000000}, INT64_MAX, kNoDeadlineMs + 1}) {
+    SCOPED_TRACE(timeout_ms);
+    auto collective = make_in_process_collective(2, timeout_ms);
+    std::vector<std::string> r0, r1;
+    Code c0 = Code::kOk, c1 = Code::kOk;
+    std::thread late([&] {
+      std::this_thread::sleep_for(milliseconds(100));
+      c1 = code_of([&] { r1 = collective->all_gather(1, 1, "b"); });
+    });
+    c0 = code_of([&] { r0 = collective->all_gather(0, 1, "a"); });
+    late.join();
+    EXPECT_EQ(c0, Code::kOk);
+    EXPECT_EQ(c1, Code::kOk);
+    EXPECT_EQ(r0, (std::vector<std::string>{"a", "b"}));
+    EXPECT_EQ(r1, r0);
+  }
+  // The largest timeout with a deadline still works as one.
+  auto bounded = std::make_shared<InProcessCollective>(2, milliseconds(kNoDeadlineMs));
+  std::thread t([&] { bounded->all_gather(1, 1, "b"); });
+  EXPECT_EQ(bounded->all_gather(0, 1, "a").size(), 2u);
+  t.join();
+}
+
 }  // namespace
 }  // namespace dinput::testing

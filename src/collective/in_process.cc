@@ -48,14 +48,25 @@ std::vector<std::string> InProcessCollective::all_gather(int worker, uint64_t ch
     depart();
     throw *aborted_;
   }
-  // This worker gives up: the round fails for everyone, now and for late arrivals.
+  // This worker gives up: the round fails for everyone, now and for late arrivals. The
+  // missing workers are named, at most kNamed of them: with thousands of workers the list
+  // would swamp the message.
+  constexpr int kNamed = 10;
   std::string missing;
-  for (int w = 0; w < num_workers_; ++w)
-    if (!round->arrived[static_cast<size_t>(w)]) missing += (missing.empty() ? "" : ", ") + std::to_string(w);
+  int num_missing = 0;
+  for (int w = 0; w < num_workers_; ++w) {
+    if (round->arrived[static_cast<size_t>(w)]) continue;
+    if (num_missing++ < kNamed) missing += (missing.empty() ? "" : ", ") + std::to_string(w);
+  }
+  if (num_missing > kNamed) missing += str_cat(" and ", num_missing - kNamed, " more");
+  // Nothing here tells a slow worker from one that stopped: say both, and where its own
+  // error (if it has one) appears.
   round->abandoned = std::make_shared<const Error>(
       Code::kDeadlineExceeded,
-      str_cat("collective: worker ", worker, " waited ", timeout_.count(), " ms for worker(s) ", missing, " (channel ",
-              channel, ", step ", seq, "); a worker stopped iterating or never started"));
+      str_cat("collective: worker ", worker, " waited ", timeout_.count(), " ms for ",
+              num_missing == 1 ? "worker " : "workers ", missing, " at step ", seq, " of channel ", channel,
+              "; they had not arrived: they may only be slow (raise the timeout), or have stopped iterating or never "
+              "started. A worker that failed reports its own error; every worker fails this step"));
   std::vector<std::string>().swap(round->payloads);
   cv_.notify_all();
   depart();

@@ -261,7 +261,17 @@ DistributedIterator::Agreement DistributedIterator::agree(int64_t local_count, i
   std::memcpy(&payload[8], &code, 4);
   std::memcpy(&payload[12], &short_replica, 4);
   if (local_error) payload += local_error->what();
-  std::vector<std::string> all = collective->all_gather(s.worker_index(), channel_, std::move(payload));
+  std::vector<std::string> all;
+  try {
+    all = collective->all_gather(s.worker_index(), channel_, std::move(payload));
+  } catch (const Error& e) {
+    // This worker's own failure is the real cause here, even when the others gave up
+    // waiting for it (it was slow to fail) or aborted: keep it, and say what they did.
+    if (local_error)
+      throw Error(local_error->code(), str_cat(local_error->what(), " [the other workers did not take this step: ",
+                                               code_name(e.code()), ": ", e.what(), "]"));
+    throw;
+  }
   Agreement agreed;
   for (const auto& p : all) {
     if (p.size() < kHeader) raise(Code::kInternal, "malformed step report from a worker");

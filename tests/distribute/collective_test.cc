@@ -115,5 +115,48 @@ TEST(Collective, HugeTimeoutsWaitInsteadOfFailingAtOnce) {
   t.join();
 }
 
+// Issue 14 item 18: the list of missing workers is capped, and the message says a missing
+// worker may only be slow.
+TEST(Collective, DeadlineMessageNamesAtMostTenMissingWorkers) {
+  auto collective = make_in_process_collective(200, 50);
+  try {
+    collective->all_gather(0, 1, "a");
+    FAIL() << "no timeout";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(e.code(), Code::kDeadlineExceeded);
+    EXPECT_NE(m.find("for workers 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 189 more at step 0"), std::string::npos) << m;
+    EXPECT_NE(m.find("may only be slow"), std::string::npos) << m;
+    EXPECT_LT(m.size(), 400u) << m;
+  }
+}
+
+TEST(Collective, SlowWorkerThatFailsReportsItsOwnError) {
+  // Worker 1 takes 400 ms to fail with DATA_LOSS on its second batch; worker 0 waits 100 ms.
+  // Worker 1's error is its DATA_LOSS, not the others' DEADLINE_EXCEEDED; worker 0's says
+  // worker 1 may only be slow.
+  auto failing = std::make_shared<const MapFn>([](const Element& e) -> Element {
+    if (e.at(0).data_as<int64_t>()[0] == 2) {
+      std::this_thread::sleep_for(milliseconds(400));
+      raise(Code::kDataLoss, "corrupt record at offset 1234 in 'b.rec'");
+    }
+    return e;
+  });
+  auto runs = run_workers(
+      2, 1,
+      [&](auto s) {
+        DatasetPtr ds = make_range(0, 8, 1);
+        if (s->worker_index() == 1) ds = make_map(ds, failing, {}, 1, true);
+        return distribute_dataset(s, with_policy(make_batch(ds, 2, false), AutoShardPolicy::kData), {});
+      },
+      100);
+  EXPECT_EQ(runs[0].error.rfind("DEADLINE_EXCEEDED", 0), 0u) << runs[0].error;
+  EXPECT_NE(runs[0].error.find("for worker 1 at step 1"), std::string::npos) << runs[0].error;
+  EXPECT_EQ(runs[1].error.rfind("DATA_LOSS: corrupt record at offset 1234 in 'b.rec'", 0), 0u) << runs[1].error;
+  EXPECT_NE(runs[1].error.find("DEADLINE_EXCEEDED"), std::string::npos) << runs[1].error;
+  EXPECT_EQ(runs[0].steps.size(), 1u);
+  EXPECT_EQ(runs[1].steps.size(), 1u);
+}
+
 }  // namespace
 }  // namespace dinput::testing

@@ -614,7 +614,9 @@ typedef struct dinput_replica_context dinput_replica_context_t;
  * handle is meant to be used by all those threads at once (and dinput_collective_abort may
  * be called from any thread), so it is passed non-const but is thread-safe.
  * timeout_ms bounds every collective wait (0: 60000); a worker that does not arrive in time
- * makes the wait fail with DEADLINE_EXCEEDED. */
+ * makes the wait fail with DEADLINE_EXCEEDED; a timeout_ms above 10^12 (about 31.7 years,
+ * INT64_MAX included) waits without a deadline. num_workers is at most 65536
+ * (INVALID_ARGUMENT otherwise). */
 DINPUT_API dinput_status_t dinput_collective_new_in_process(dinput_collective_t **out,
                                                             int num_workers, int64_t timeout_ms);
 DINPUT_API void dinput_collective_free(dinput_collective_t *collective);
@@ -638,7 +640,9 @@ DINPUT_API dinput_status_t dinput_strategy_new_multi_worker(dinput_strategy_t **
                                                             const char *const *devices,
                                                             size_t num_devices);
 /* Like dinput_strategy_new_multi_worker with num_replicas_in_sync CPU replicas in total:
- * INVALID_ARGUMENT when it is not divisible by the number of workers. */
+ * INVALID_ARGUMENT when it is not divisible by the number of workers. Every strategy has at
+ * most 4096 replicas per worker and 1048576 (2^20) replicas in sync: larger counts fail at
+ * once with INVALID_ARGUMENT. */
 DINPUT_API dinput_status_t dinput_strategy_new_multi_worker_cpu(dinput_strategy_t **out,
                                                                 dinput_collective_t *collective,
                                                                 int worker_index,
@@ -778,9 +782,12 @@ typedef DINPUT_ENUM(dinput_reduce_op_t) { DINPUT_REDUCE_SUM = 0, DINPUT_REDUCE_M
  * num_replicas_in_sync); axis 0: also over the first dimension (MEAN divides by the total
  * number of rows). Result dtypes: SUM keeps the component's dtype (bool sums to int64; integer
  * sums are exact); MEAN keeps floating dtypes and gives float64 for integer and bool
- * components. Values on GPUs are summed with NCCL when it is available (one worker,
- * element-wise), else copied to the host. The result is in host memory, and every worker
- * gets the same one. */
+ * components. Integer components are summed exactly in 128 bits: a SUM outside the range of
+ * its dtype (signed or unsigned; nothing wraps) fails with DINPUT_INVALID_ARGUMENT naming
+ * the op, the dtype and the exact sum, and an integer MEAN divides the exact sum, rounded
+ * once to float64. Floating values on GPUs are summed with NCCL when it is available (one
+ * worker, element-wise), else (and integers always) copied to the host. The result is in
+ * host memory, and every worker gets the same one. */
 DINPUT_API dinput_status_t dinput_strategy_reduce(dinput_element_t **out,
                                                   const dinput_strategy_t *strategy,
                                                   dinput_reduce_op_t op,

@@ -125,6 +125,7 @@ DINPUT_API dinput_status_t dinput_strategy_new_multi_worker_cpu(dinput_strategy_
     if (num_replicas_in_sync % W != 0)
       raise(Code::kInvalidArgument, "tf.distribute expects every worker to have the same number of replicas: ",
             num_replicas_in_sync, " replicas cannot be split evenly over ", W, " workers");
+    check_strategy_size(W, num_replicas_in_sync / W);  // before building the names
     std::vector<std::string> names;
     for (int r = 0; r < num_replicas_in_sync / W; ++r) names.push_back("CPU:" + std::to_string(r));
     *out = capi::new_handle<dinput_strategy>(make_strategy(names, collective->collective, worker_index));

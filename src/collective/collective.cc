@@ -37,6 +37,10 @@ std::vector<double> Collective::all_reduce_sum(int worker, uint64_t channel, con
   return sum_gathered<double>(all_gather(worker, channel, pack(values)), values.size(), "all-reduce");
 }
 
+std::vector<__int128> Collective::all_reduce_sum(int worker, uint64_t channel, const std::vector<__int128>& values) {
+  return sum_gathered<__int128>(all_gather(worker, channel, pack(values)), values.size(), "all-reduce");
+}
+
 void Collective::barrier(int worker, uint64_t channel) { all_gather(worker, channel, std::string()); }
 
 uint64_t Collective::open_channel(int worker) {

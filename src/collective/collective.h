@@ -18,6 +18,9 @@
 
 namespace dinput {
 
+// The most workers one collective joins: every round holds a slot per worker.
+constexpr int kMaxWorkers = 65536;
+
 class Collective {
  public:
   virtual ~Collective() = default;
@@ -31,6 +34,8 @@ class Collective {
 
   std::vector<int64_t> all_reduce_sum(int worker, uint64_t channel, const std::vector<int64_t>& values);
   std::vector<double> all_reduce_sum(int worker, uint64_t channel, const std::vector<double>& values);
+  // 128-bit integers: exact sums of any integer dtype (reduce).
+  std::vector<__int128> all_reduce_sum(int worker, uint64_t channel, const std::vector<__int128>& values);
   void barrier(int worker, uint64_t channel);
 
   // The k-th call by a worker returns the same channel id on every worker.

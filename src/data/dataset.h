@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/element.h"
+#include "data/epoch_counters.h"
 #include "data/iterator.h"
 #include "data/options.h"
 
@@ -46,6 +47,9 @@ int64_t read_statistic(const IteratorStats& stats, const std::string& name);
 struct IteratorContext {
   Options options;
   std::shared_ptr<IteratorStats> stats = std::make_shared<IteratorStats>();
+  // The epoch counters of this pipeline instance; null: reshuffling nodes count their own
+  // iterators (data/epoch_counters.h).
+  std::shared_ptr<EpochCounters> epochs;
 };
 
 class Dataset : public std::enable_shared_from_this<Dataset> {

@@ -58,7 +58,7 @@ DatasetPtr ShuffleDataset::with_inputs(std::vector<DatasetPtr> in) const {
 }
 
 std::unique_ptr<Iterator> ShuffleDataset::make_iterator(const IteratorContext& ctx) const {
-  uint64_t epoch = reshuffle_ ? epoch_->fetch_add(1) : 0;
+  uint64_t epoch = reshuffle_ ? next_epoch(ctx, epoch_) : 0;
   return std::make_unique<ShuffleIterator>(input_->make_iterator(ctx), buffer_size_, epoch_seed(seed_, epoch));
 }
 

@@ -72,6 +72,11 @@ std::string describe_plan(const char* policy, const DistributedDataset::Plan& pl
 
 }  // namespace
 
+DistributedDataset::DistributedDataset(std::shared_ptr<const Strategy> strategy, InputOptions options, Plan plan)
+    : strategy_(std::move(strategy)), options_(options), plan_(std::move(plan)) {
+  for (size_t i = 0; i < plan_.pipelines.size(); ++i) epochs_.push_back(std::make_shared<EpochCounters>());
+}
+
 bool feeds_gpu(const Strategy& strategy, const InputOptions& options) {
   if (!options.fetch_to_device && !options.place_dataset_on_device) return false;
   for (const auto& d : strategy.devices())
@@ -129,22 +134,31 @@ DistributedDatasetPtr distribute_datasets_from_function(std::shared_ptr<const St
   const int W = strategy->num_workers(), R = strategy->num_local_replicas();
   const int N = strategy->num_replicas_in_sync();
   DistributedDataset::Plan plan;
+  std::vector<int> replica_of;  // PER_REPLICA: the replica each pipeline feeds
   auto call = [&](const InputContext& ctx) {
     DatasetPtr ds = dataset_fn(ctx);
     if (!ds) raise(Code::kInvalidArgument, "dataset_fn returned no dataset for input pipeline ", ctx.input_pipeline_id);
     plan.pipelines.push_back(std::move(ds));
+    replica_of.push_back(ctx.input_pipeline_id);
   };
   if (options.replication_mode == ReplicationMode::kPerWorker) {
     call(InputContext{W, strategy->worker_index(), N});
   } else {
     for (int r = 0; r < R; ++r) call(InputContext{N, strategy->replica_id(r), N});
   }
-  ElementSpec spec = plan.pipelines[0]->element_spec();
+  // The replicas' pieces are one per-replica value: their dtypes and ranks must agree (the
+  // sizes of dimensions may differ and become unknown).
+  const ElementSpec& first = plan.pipelines[0]->element_spec();
+  ElementSpec spec = first;
   for (size_t i = 1; i < plan.pipelines.size(); ++i) {
     const ElementSpec& other = plan.pipelines[i]->element_spec();
-    if (other.size() != spec.size())
-      raise(Code::kInvalidArgument, "dataset_fn returned datasets with different element specs: ", to_string(spec),
-            " and ", to_string(other));
+    bool same = other.size() == first.size();
+    for (size_t c = 0; same && c < first.size(); ++c)
+      same = other[c].dtype == first[c].dtype && other[c].shape.rank() == first[c].shape.rank();
+    if (!same)
+      raise(Code::kInvalidArgument, "distribute_datasets_from_function: dataset_fn returned elements ",
+            to_string(other), " for replica ", replica_of[i], " but ", to_string(first), " for replica ",
+            replica_of[0], "; every replica's dataset must have the same number of components, dtypes and ranks");
     spec = merge_specs(spec, other);
   }
   if (N > 1)
@@ -185,10 +199,11 @@ void DistributedIterator::release() {
 void DistributedIterator::open_sources() {
   const auto& plan = dataset_->plan();
   if (plan.deferred) throw *plan.deferred;
-  for (const auto& pipeline : plan.pipelines) {
+  for (size_t i = 0; i < plan.pipelines.size(); ++i) {
     IteratorContext ctx;
     ctx.stats = stats_;
-    std::unique_ptr<Iterator> it = pipeline->make_iterator(ctx);
+    ctx.epochs = dataset_->epochs(i);
+    std::unique_ptr<Iterator> it = plan.pipelines[i]->make_iterator(ctx);
     switch (plan.split) {
       case DistributedDataset::Split::kNone: break;
       case DistributedDataset::Split::kEven: it = make_even_split(std::move(it), plan.even_pieces, plan.even_keep); break;
@@ -230,32 +245,47 @@ bool DistributedIterator::fetch_step(LocalStep& step) {
   return buffer_ ? buffer_->producer.next(step) : produce_step(step);
 }
 
-int64_t DistributedIterator::agree(int64_t local_count, const std::optional<Error>& local_error) {
+DistributedIterator::Agreement DistributedIterator::agree(int64_t local_count, int32_t short_replica,
+                                                         const std::optional<Error>& local_error) {
   const Strategy& s = dataset_->strategy();
   Collective* collective = s.collective();
   if (!collective) {
     if (local_error) throw *local_error;
-    return local_count;
+    return Agreement{local_count, short_replica};
   }
-  // Payload: count (8 bytes), status code (4 bytes), message.
-  std::string payload(12, '\0');
+  // Payload: count (8 bytes), status code (4), a replica without data or -1 (4), message.
+  constexpr size_t kHeader = 16;
+  std::string payload(kHeader, '\0');
   int32_t code = local_error ? static_cast<int32_t>(local_error->code()) : 0;
   std::memcpy(&payload[0], &local_count, 8);
   std::memcpy(&payload[8], &code, 4);
+  std::memcpy(&payload[12], &short_replica, 4);
   if (local_error) payload += local_error->what();
-  std::vector<std::string> all = collective->all_gather(s.worker_index(), channel_, std::move(payload));
-  int64_t total = 0;
+  std::vector<std::string> all;
+  try {
+    all = collective->all_gather(s.worker_index(), channel_, std::move(payload));
+  } catch (const Error& e) {
+    // This worker's own failure is the real cause here, even when the others gave up
+    // waiting for it (it was slow to fail) or aborted: keep it, and say what they did.
+    if (local_error)
+      throw Error(local_error->code(), str_cat(local_error->what(), " [the other workers did not take this step: ",
+                                               code_name(e.code()), ": ", e.what(), "]"));
+    throw;
+  }
+  Agreement agreed;
   for (const auto& p : all) {
-    if (p.size() < 12) raise(Code::kInternal, "malformed step report from a worker");
+    if (p.size() < kHeader) raise(Code::kInternal, "malformed step report from a worker");
     int64_t count;
-    int32_t c;
+    int32_t c, short_r;
     std::memcpy(&count, p.data(), 8);
     std::memcpy(&c, p.data() + 8, 4);
+    std::memcpy(&short_r, p.data() + 12, 4);
     // Every worker raises the same error: that of the lowest-numbered failing worker.
-    if (c != 0) throw Error(static_cast<Code>(c), p.substr(12));
-    total += count;
+    if (c != 0) throw Error(static_cast<Code>(c), p.substr(kHeader));
+    agreed.total += count;
+    if (agreed.short_replica < 0) agreed.short_replica = short_r;
   }
-  return total;
+  return agreed;
 }
 
 bool DistributedIterator::next(std::vector<Element>& out) {
@@ -272,22 +302,35 @@ bool DistributedIterator::next(std::vector<Element>& out) {
   } catch (const std::exception& e) {
     local_error = Error(Code::kInternal, str_cat("internal error while producing input: ", e.what()));
   }
-  int64_t total = 0;
+  const Strategy& strategy = dataset_->strategy();
+  const size_t R = static_cast<size_t>(strategy.num_local_replicas());
+  step.pieces.resize(R);
+  int32_t short_replica = -1;
+  for (size_t r = 0; r < R && short_replica < 0; ++r)
+    if (step.pieces[r].empty()) short_replica = strategy.replica_id(static_cast<int>(r));
+  const ElementSpec& spec = dataset_->element_spec();
+  Agreement agreed;
   try {
-    total = agree(step.count, local_error);
+    agreed = agree(step.count, short_replica, local_error);
+    // A replica without data gets a batch of zero rows; a scalar has no such empty form, and
+    // inventing a value (a 0) would pass for data. Every worker fails the step alike.
+    if (agreed.total > 0 && agreed.short_replica >= 0)
+      for (const auto& s : spec)
+        if (s.shape.rank() == 0)
+          raise(Code::kFailedPrecondition, "replica ", agreed.short_replica,
+                " has no more data while other replicas still have some, and its elements ", to_string(spec),
+                " include a scalar, which has no empty batch to stand for 'no data'; batch the dataset or give "
+                "every replica the same number of elements");
   } catch (const Error& e) {
     error_ = e;
     release();  // the other pipelines stop
     throw;
   }
-  if (total == 0) {
+  if (agreed.total == 0) {
     ended_ = true;
     release();
     return false;
   }
-  const ElementSpec& spec = dataset_->element_spec();
-  const size_t R = static_cast<size_t>(dataset_->strategy().num_local_replicas());
-  step.pieces.resize(R);
   for (size_t r = 0; r < R; ++r) {
     Element& piece = step.pieces[r];
     if (!piece.empty()) continue;

@@ -42,18 +42,22 @@ class DistributedDataset : public std::enable_shared_from_this<DistributedDatase
     std::string description;             // JSON, for dinput_dist_dataset_plan
   };
 
-  DistributedDataset(std::shared_ptr<const Strategy> strategy, InputOptions options, Plan plan)
-      : strategy_(std::move(strategy)), options_(options), plan_(std::move(plan)) {}
+  DistributedDataset(std::shared_ptr<const Strategy> strategy, InputOptions options, Plan plan);
 
   const Strategy& strategy() const { return *strategy_; }
   const InputOptions& options() const { return options_; }
   const Plan& plan() const { return plan_; }
   const ElementSpec& element_spec() const { return plan_.piece_spec; }
+  // The epoch counters of pipeline i: this worker's copy of it counts its own iterations,
+  // so its k-th iterator draws the same shuffle orders on every worker, whatever the other
+  // workers sharing the dataset object have drawn (SPEC.md §4; data/epoch_counters.h).
+  const std::shared_ptr<EpochCounters>& epochs(size_t pipeline) const { return epochs_.at(pipeline); }
 
  private:
   std::shared_ptr<const Strategy> strategy_;
   InputOptions options_;
   Plan plan_;
+  std::vector<std::shared_ptr<EpochCounters>> epochs_;
 };
 
 using DistributedDatasetPtr = std::shared_ptr<const DistributedDataset>;
@@ -94,9 +98,13 @@ class DistributedIterator {
   void place_on_device(Element& piece, int replica) const;
   bool fetch_step(LocalStep& step);
   void open_sources();
-  // The number of replicas with data over all workers; raises the error of the first
-  // failing worker on every worker.
-  int64_t agree(int64_t local_count, const std::optional<Error>& local_error);
+  struct Agreement {
+    int64_t total = 0;         // replicas with data over all workers
+    int32_t short_replica = -1;  // a replica (global id) without data this step, if any
+  };
+  // What every worker learns at a step; raises the error of the first failing worker on
+  // every worker. short_replica: this worker's first local replica without data, or -1.
+  Agreement agree(int64_t local_count, int32_t short_replica, const std::optional<Error>& local_error);
   void release();
 
   DistributedDatasetPtr dataset_;

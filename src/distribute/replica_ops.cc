@@ -1,7 +1,10 @@
 #include "distribute/replica_ops.h"
 
 #include <cmath>
+#include <cstdint>
 #include <exception>
+#include <string>
+#include <utility>
 #include <thread>
 
 #include "core/half.h"
@@ -58,7 +61,11 @@ bool is_integral(DType d) {
   }
 }
 
-int64_t read_int(const Tensor& t, int64_t i) {
+// Integer components are summed exactly in 128 bits: |value| < 2^64, and no reduction
+// adds anything near 2^63 values, so the sum itself cannot overflow.
+using Wide = __int128;
+
+Wide read_int(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
     case DType::kBool: return t.data_as<uint8_t>()[i] != 0;
     case DType::kInt8: return t.data_as<int8_t>()[i];
@@ -68,7 +75,7 @@ int64_t read_int(const Tensor& t, int64_t i) {
     case DType::kUInt8: return t.data_as<uint8_t>()[i];
     case DType::kUInt16: return t.data_as<uint16_t>()[i];
     case DType::kUInt32: return t.data_as<uint32_t>()[i];
-    case DType::kUInt64: return static_cast<int64_t>(t.data_as<uint64_t>()[i]);
+    case DType::kUInt64: return t.data_as<uint64_t>()[i];
     default: raise(Code::kInternal, "read_int on ", t.describe());
   }
 }
@@ -79,25 +86,57 @@ double read_double(const Tensor& t, int64_t i) {
     case DType::kBFloat16: return bfloat16_to_float(t.data_as<uint16_t>()[i]);
     case DType::kFloat32: return t.data_as<float>()[i];
     case DType::kFloat64: return t.data_as<double>()[i];
-    default: return static_cast<double>(read_int(t, i));
+    default: raise(Code::kInternal, "read_double on ", t.describe());
   }
 }
 
-void write_value(Tensor& t, int64_t i, double d, int64_t v) {
+// The range of an integer dtype (bool sums to int64).
+std::pair<Wide, Wide> int_range(DType d) {
+  switch (d) {
+    case DType::kInt8: return {INT8_MIN, INT8_MAX};
+    case DType::kInt16: return {INT16_MIN, INT16_MAX};
+    case DType::kInt32: return {INT32_MIN, INT32_MAX};
+    case DType::kUInt8: return {0, UINT8_MAX};
+    case DType::kUInt16: return {0, UINT16_MAX};
+    case DType::kUInt32: return {0, UINT32_MAX};
+    case DType::kUInt64: return {0, UINT64_MAX};
+    default: return {INT64_MIN, INT64_MAX};
+  }
+}
+
+std::string wide_to_string(Wide v) {
+  if (v == 0) return "0";
+  const bool negative = v < 0;
+  std::string digits;
+  while (v != 0) {
+    int digit = static_cast<int>(v % 10);
+    digits.insert(digits.begin(), static_cast<char>('0' + (digit < 0 ? -digit : digit)));
+    v /= 10;
+  }
+  return negative ? "-" + digits : digits;
+}
+
+void write_int(Tensor& t, int64_t i, Wide v) {
   switch (t.dtype()) {
     case DType::kInt8: t.mutable_data_as<int8_t>()[i] = static_cast<int8_t>(v); break;
     case DType::kInt16: t.mutable_data_as<int16_t>()[i] = static_cast<int16_t>(v); break;
     case DType::kInt32: t.mutable_data_as<int32_t>()[i] = static_cast<int32_t>(v); break;
-    case DType::kInt64: t.mutable_data_as<int64_t>()[i] = v; break;
+    case DType::kInt64: t.mutable_data_as<int64_t>()[i] = static_cast<int64_t>(v); break;
     case DType::kUInt8: t.mutable_data_as<uint8_t>()[i] = static_cast<uint8_t>(v); break;
     case DType::kUInt16: t.mutable_data_as<uint16_t>()[i] = static_cast<uint16_t>(v); break;
     case DType::kUInt32: t.mutable_data_as<uint32_t>()[i] = static_cast<uint32_t>(v); break;
     case DType::kUInt64: t.mutable_data_as<uint64_t>()[i] = static_cast<uint64_t>(v); break;
+    default: raise(Code::kInternal, "write_int on ", t.describe());
+  }
+}
+
+void write_double(Tensor& t, int64_t i, double d) {
+  switch (t.dtype()) {
     case DType::kFloat16: t.mutable_data_as<uint16_t>()[i] = float_to_half(static_cast<float>(d)); break;
     case DType::kBFloat16: t.mutable_data_as<uint16_t>()[i] = float_to_bfloat16(static_cast<float>(d)); break;
     case DType::kFloat32: t.mutable_data_as<float>()[i] = static_cast<float>(d); break;
     case DType::kFloat64: t.mutable_data_as<double>()[i] = d; break;
-    default: raise(Code::kInternal, "write_value on ", t.describe());
+    default: raise(Code::kInternal, "write_double on ", t.describe());
   }
 }
 
@@ -122,9 +161,9 @@ Tensor reduce_component(const Strategy& strategy, ReduceOp op, const std::vector
             " but replica 0 has ", first.describe());
   }
   const int64_t n = shape.num_elements();
-  std::vector<int64_t> ints(integral ? static_cast<size_t>(n) : 0, 0);
+  std::vector<Wide> ints(integral ? static_cast<size_t>(n) : 0, 0);
   std::vector<double> doubles(integral ? 0 : static_cast<size_t>(n), 0.0);
-  int64_t rows = 0;
+  Wide rows = 0;
   for (const auto& replica : values) {
     const Tensor& t = replica[c];
     const int64_t k = axis == kAxisNone ? 1 : t.dim(0);
@@ -142,17 +181,30 @@ Tensor reduce_component(const Strategy& strategy, ReduceOp op, const std::vector
     ints.pop_back();
     if (!integral) doubles = coll->all_reduce_sum(strategy.worker_index(), 0, doubles);
   }
-  const double divisor = op == ReduceOp::kSum ? 1.0
-                         : axis == kAxisNone  ? static_cast<double>(strategy.num_replicas_in_sync())
-                                              : static_cast<double>(rows);
-  DType out_dtype = dtype;
-  if (dtype == DType::kBool || (integral && op == ReduceOp::kMean))
-    out_dtype = op == ReduceOp::kMean ? DType::kFloat64 : DType::kInt64;
-  Tensor out = Tensor::allocate(out_dtype, shape);
+  const char* op_name = op == ReduceOp::kSum ? "SUM" : "MEAN";
+  if (integral && op == ReduceOp::kSum) {
+    // Exact or an error: a wrapped sum would pass for a real one.
+    const DType out_dtype = dtype == DType::kBool ? DType::kInt64 : dtype;
+    const auto [lo, hi] = int_range(out_dtype);
+    Tensor out = Tensor::allocate(out_dtype, shape);
+    for (int64_t i = 0; i < n; ++i) {
+      const Wide v = ints[static_cast<size_t>(i)];
+      if (v < lo || v > hi)
+        raise(Code::kInvalidArgument, "reduce: ", op_name, " of component ", c, " overflows ", dtype_name(out_dtype),
+              " at element ", i, ": the exact sum is ", wide_to_string(v), ", outside [", wide_to_string(lo), ", ",
+              wide_to_string(hi), "]; cast the values to a wider dtype before reducing");
+      write_int(out, i, v);
+    }
+    return out;
+  }
+  const long double divisor = op == ReduceOp::kSum ? 1.0L
+                              : axis == kAxisNone  ? static_cast<long double>(strategy.num_replicas_in_sync())
+                                                   : static_cast<long double>(rows);
+  // MEAN of integers: the exact sum divided in long double, then rounded once to float64.
+  Tensor out = Tensor::allocate(integral ? DType::kFloat64 : dtype, shape);
   for (int64_t i = 0; i < n; ++i) {
-    double d = integral ? static_cast<double>(ints[static_cast<size_t>(i)]) : doubles[static_cast<size_t>(i)];
-    if (op == ReduceOp::kMean) d /= divisor;
-    write_value(out, i, d, integral ? ints[static_cast<size_t>(i)] : static_cast<int64_t>(d));
+    if (integral) write_double(out, i, static_cast<double>(static_cast<long double>(ints[static_cast<size_t>(i)]) / divisor));
+    else write_double(out, i, doubles[static_cast<size_t>(i)] / static_cast<double>(divisor));
   }
   return out;
 }
@@ -176,6 +228,7 @@ Element reduce_on_gpus(const Strategy& strategy, ReduceOp op, const std::vector<
   for (const auto& replica : per_replica)
     for (size_t c = 0; c < replica.size(); ++c)
       if (replica[c].buffer()->kind() != MemoryKind::kDevice || !gpu::nccl_supports(replica[c].dtype()) ||
+          is_integral(replica[c].dtype()) ||
           replica[c].dtype() != per_replica[0][c].dtype() || replica[c].shape() != per_replica[0][c].shape())
         return {};
   Element out;

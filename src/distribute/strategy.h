@@ -35,6 +35,15 @@ class Strategy {
   int worker_index_;
 };
 
+// Upper bounds on a strategy's size. CPU replicas are logical, so nothing else stops a
+// caller from asking for 2^30 of them; every replica costs memory per step (and a thread in
+// run), so a count past these is a mistake to report at once, not to attempt.
+constexpr int kMaxLocalReplicas = 4096;
+constexpr int64_t kMaxReplicasInSync = int64_t{1} << 20;
+// INVALID_ARGUMENT unless num_local_replicas replicas on each of num_workers workers are
+// within the bounds above.
+void check_strategy_size(int64_t num_workers, int64_t num_local_replicas);
+
 // devices empty -> CPU:0. Names must be distinct.
 std::shared_ptr<const Strategy> make_strategy(const std::vector<std::string>& devices,
                                               std::shared_ptr<Collective> collective, int worker_index);

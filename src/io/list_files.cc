@@ -45,11 +45,12 @@ class ListFilesDataset final : public FileSource {
     std::vector<std::string> names_;
     size_t pos_ = 0;
   };
-  std::unique_ptr<Iterator> make_iterator(const IteratorContext&) const override {
+  std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override {
     std::vector<std::string> names = files_;
     if (shuffle_) {
-      // A new order for each iterator (epoch), reproducible for a given seed.
-      std::mt19937_64 rng(epoch_seed(seed_, epoch_->fetch_add(1)));
+      // A new order for each iterator (epoch), reproducible for a given seed; the same for
+      // the same epoch on every worker of a distributed pipeline.
+      std::mt19937_64 rng(epoch_seed(seed_, next_epoch(ctx, epoch_)));
       std::shuffle(names.begin(), names.end(), rng);
     }
     return std::make_unique<Iter>(std::move(names));

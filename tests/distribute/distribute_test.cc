@@ -328,7 +328,7 @@ TEST(Errors, AbsentWorkerTimesOut) {
   auto s = make_strategy({}, c, 0);
   DistributedIterator it(distribute_dataset(s, range_batch(4, 2), {}));
   std::vector<Element> step;
-  expect_error(Code::kDeadlineExceeded, "worker(s) 1", [&] { it.next(step); });
+  expect_error(Code::kDeadlineExceeded, "for worker 1 at step 0", [&] { it.next(step); });
 }
 
 TEST(Errors, AbortReleasesWaitingWorkersAtOnce) {

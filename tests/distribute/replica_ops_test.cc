@@ -94,6 +94,97 @@ TEST(ReplicaOps, IntegerSumIsExactAndMeanIsFloat64) {
   EXPECT_DOUBLE_EQ(mean[0].data_as<double>()[0], 1.5);
 }
 
+template <typename T>
+Element scalar_of(DType dtype, T v) {
+  Tensor t = Tensor::allocate(dtype, Shape());
+  *t.mutable_data_as<T>() = v;
+  return Element{t};
+}
+
+// Issue 14 item 6: integer sums are exact or fail; MEAN is computed from the exact sum.
+TEST(ReplicaOps, IntegerOverflowIsAnErrorNamingOpAndDtype) {
+  auto s = make_strategy({"CPU:0", "CPU:1"}, nullptr, 0);
+  auto expect_overflow = [&](const std::vector<Element>& v, const std::string& dtype, const std::string& sum) {
+    try {
+      reduce(*s, ReduceOp::kSum, v, kAxisNone);
+      ADD_FAILURE() << "no error for a " << dtype << " sum of " << sum;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Code::kInvalidArgument);
+      const std::string m = e.what();
+      EXPECT_NE(m.find("SUM"), std::string::npos) << m;
+      EXPECT_NE(m.find("overflows " + dtype), std::string::npos) << m;
+      EXPECT_NE(m.find("exact sum is " + sum), std::string::npos) << m;
+    }
+  };
+  expect_overflow({scalar_of<int8_t>(DType::kInt8, 127), scalar_of<int8_t>(DType::kInt8, 127)}, "int8", "254");
+  expect_overflow({scalar_of<int64_t>(DType::kInt64, INT64_MAX), scalar_of<int64_t>(DType::kInt64, 1)}, "int64",
+                  "9223372036854775808");
+  expect_overflow({scalar_of<int64_t>(DType::kInt64, INT64_MIN), scalar_of<int64_t>(DType::kInt64, -1)}, "int64",
+                  "-9223372036854775809");
+  expect_overflow({scalar_of<uint64_t>(DType::kUInt64, UINT64_MAX), scalar_of<uint64_t>(DType::kUInt64, 1)}, "uint64",
+                  "18446744073709551616");
+  expect_overflow({scalar_of<uint8_t>(DType::kUInt8, 200), scalar_of<uint8_t>(DType::kUInt8, 100)}, "uint8", "300");
+
+  // In range: exact, including uint64 values above INT64_MAX and sums through an
+  // intermediate that would overflow pairwise.
+  Element u = reduce(*s, ReduceOp::kSum, {scalar_of<uint64_t>(DType::kUInt64, UINT64_MAX - 5),
+                                          scalar_of<uint64_t>(DType::kUInt64, 5)}, kAxisNone);
+  EXPECT_EQ(u[0].data_as<uint64_t>()[0], UINT64_MAX);
+  Element i8 = reduce(*s, ReduceOp::kSum, {scalar_of<int8_t>(DType::kInt8, 127), scalar_of<int8_t>(DType::kInt8, -128)},
+                      kAxisNone);
+  EXPECT_EQ(i8[0].data_as<int8_t>()[0], -1);
+}
+
+TEST(ReplicaOps, IntegerMeanUsesTheExactSum) {
+  auto s = make_strategy({"CPU:0", "CPU:1"}, nullptr, 0);
+  Element mean = reduce(*s, ReduceOp::kMean, {scalar_of<int64_t>(DType::kInt64, INT64_MAX),
+                                              scalar_of<int64_t>(DType::kInt64, INT64_MAX)}, kAxisNone);
+  ASSERT_EQ(mean[0].dtype(), DType::kFloat64);
+  EXPECT_DOUBLE_EQ(mean[0].data_as<double>()[0], 9223372036854775807.0);
+  Element umean = reduce(*s, ReduceOp::kMean, {scalar_of<uint64_t>(DType::kUInt64, UINT64_MAX),
+                                               scalar_of<uint64_t>(DType::kUInt64, UINT64_MAX)}, kAxisNone);
+  EXPECT_DOUBLE_EQ(umean[0].data_as<double>()[0], 18446744073709551615.0);
+  Element i8 = reduce(*s, ReduceOp::kMean, {scalar_of<int8_t>(DType::kInt8, 127), scalar_of<int8_t>(DType::kInt8, 127)},
+                      kAxisNone);
+  EXPECT_DOUBLE_EQ(i8[0].data_as<double>()[0], 127.0);
+}
+
+TEST(ReplicaOps, ExactIntegerSumAcrossWorkers) {
+  // Two workers of two replicas; worker w's replicas both hold values[w]. Partial sums that
+  // only fit in 128 bits are fine when the total is back in range; a total out of range
+  // fails on every worker.
+  auto run = [](int64_t w0, int64_t w1, std::vector<int64_t>& sums, std::vector<std::string>& errors) {
+    const int W = 2;
+    auto c = make_in_process_collective(W, 10000);
+    sums.assign(W, 0);
+    errors.assign(W, "");
+    std::vector<std::thread> threads;
+    for (int w = 0; w < W; ++w)
+      threads.emplace_back([&, w] {
+        auto s = make_strategy({"CPU:0", "CPU:1"}, c, w);
+        const int64_t v = w == 0 ? w0 : w1;
+        try {
+          sums[static_cast<size_t>(w)] =
+              reduce(*s, ReduceOp::kSum, {scalar_of<int64_t>(DType::kInt64, v), scalar_of<int64_t>(DType::kInt64, v)},
+                     kAxisNone)[0].data_as<int64_t>()[0];
+        } catch (const Error& e) {
+          errors[static_cast<size_t>(w)] = e.what();
+        }
+      });
+    for (auto& t : threads) t.join();
+  };
+  std::vector<int64_t> sums;
+  std::vector<std::string> errors;
+  run(INT64_MAX, INT64_MIN, sums, errors);
+  for (int w = 0; w < 2; ++w) {
+    EXPECT_EQ(errors[static_cast<size_t>(w)], "");
+    EXPECT_EQ(sums[static_cast<size_t>(w)], -2);  // 2 * INT64_MAX + 2 * INT64_MIN
+  }
+  run(INT64_MAX, 1, sums, errors);
+  for (int w = 0; w < 2; ++w)
+    EXPECT_NE(errors[static_cast<size_t>(w)].find("overflows int64"), std::string::npos) << "worker " << w;
+}
+
 TEST(ReplicaOps, MismatchedShapesAndBytesAreRejected) {
   auto s = make_strategy({"CPU:0", "CPU:1"}, nullptr, 0);
   EXPECT_THROW(reduce(*s, ReduceOp::kSum, {{f32({1, 2}, Shape{2})}, {f32({1}, Shape{1})}}, kAxisNone), Error);

@@ -827,6 +827,19 @@ def skip_corrupt_counts(ctx):
                  tfrecord_bytes([r for i, r in enumerate(records) if i != 2]))
     if "bad.rec" not in err:
         raise CaseFailure("convert --skip-corrupt printed no warning naming the file: %r" % err)
+    # run --stats: a last line with each worker's counts (2 workers, the bad file read by
+    # worker 0 under FILE sharding, the clean one by worker 1).
+    lines = ctx.ok("run", "--stats", "--workers", "2", "--policy", "FILE",
+                   "list_files(%s, shuffle=False).interleave(records)"
+                   ".with_options(skip_corrupt_records=True).batch(2)"
+                   % q(ctx.dir + "/*.rec"),
+                   stderr="warning: worker 0 skipped 1 corrupt record (18 bytes)\n")
+    expect_equal("run --stats", lines[-1],
+                 {"stats": [{"worker": 0, "records": 5, "record_bytes": 10,
+                             "corrupt_records_skipped": 1, "corrupt_bytes_skipped": 18},
+                            {"worker": 1, "records": 5, "record_bytes": 10,
+                             "corrupt_records_skipped": 0, "corrupt_bytes_skipped": 0}]})
+    expect_equal("run --stats: the line before is an end line", "end" in lines[-2], True)
     # A clean file: the counts are 0 and nothing is printed on stderr.
     expect_equal("inspect --skip-corrupt of a good file", ctx.ok("inspect", "--skip-corrupt", out_path),
                  [{"file": out_path, "compression": "NONE", "records": 5, "payload_bytes": 10,

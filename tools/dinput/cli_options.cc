@@ -151,6 +151,10 @@ Status ParseCliOptions(Command command, int argc, char **argv, CliOptions *out) 
       DINPUT_TOOL_RETURN_IF_ERROR(flag_only());
       DINPUT_TOOL_RETURN_IF_ERROR(not_for(command != Command::kRun));
       options.shapes = true;
+    } else if (name == "--stats") {
+      DINPUT_TOOL_RETURN_IF_ERROR(flag_only());
+      DINPUT_TOOL_RETURN_IF_ERROR(not_for(command != Command::kRun));
+      options.stats = true;
     } else if (name == "--no-fetch-to-device") {
       DINPUT_TOOL_RETURN_IF_ERROR(flag_only());
       options.fetch_to_device = false;

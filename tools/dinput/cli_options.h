@@ -26,6 +26,7 @@ struct CliOptions {
   bool has_steps = false;
   int64_t steps = 0;
   bool shapes = false;
+  bool stats = false;  // run: a last line with each worker's reader statistics
   bool fetch_to_device = true;
   int64_t timeout_ms = 0;  // collective timeout with --workers; 0: the library's default
 };

@@ -66,6 +66,20 @@ std::string EndLine(int worker, bool ended, int64_t steps) {
          (ended ? "OUT_OF_RANGE" : "STEPS_LIMIT") + "\",\"steps\":" + std::to_string(steps) + "}";
 }
 
+// {"worker":W,"records":N,...}: the reader statistics of one worker's iterator (--stats).
+Status StatsObject(const dinput_dist_iterator_t *iterator, int worker, std::string *out) {
+  *out = "{\"worker\":" + std::to_string(worker);
+  for (const char *name :
+       {"records", "record_bytes", "corrupt_records_skipped", "corrupt_bytes_skipped"}) {
+    int64_t value = 0;
+    const dinput_status_t code = dinput_dist_iterator_statistic(&value, iterator, name);
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_dist_iterator_statistic");
+    *out += std::string(",\"") + name + "\":" + std::to_string(value);
+  }
+  out->push_back('}');
+  return OkStatus();
+}
+
 // Each line is written as its step completes (see OrderedLineWriter), so that memory stays
 // flat and a reader sees steps as they come; `dinput run ... | head -1` ends at once. A reader
 // that closes the pipe ends the run quietly with status 0. On a failure the steps completed
@@ -74,6 +88,7 @@ Status Run(const CliOptions &options, const Pipeline &pipeline) {
   OrderedLineWriter writer(STDOUT_FILENO, options.workers);
   std::vector<std::string> end_lines(static_cast<size_t>(options.workers));
   std::vector<std::string> warnings(static_cast<size_t>(options.workers));  // skipped records
+  std::vector<std::string> stats(static_cast<size_t>(options.workers));     // --stats
   Status status =
       ForEachWorker(options, pipeline, !options.has_steps, [&](const Worker &worker) -> Status {
         // Whatever ends this worker, its later lines are not waited for.
@@ -111,6 +126,10 @@ Status Run(const CliOptions &options, const Pipeline &pipeline) {
         }
         end_lines[static_cast<size_t>(worker.index)] = EndLine(worker.index, ended, step);
         warnings[static_cast<size_t>(worker.index)] = SkipWarning(iterator.get(), worker.index);
+        if (options.stats) {
+          DINPUT_TOOL_RETURN_IF_ERROR(
+              StatsObject(iterator.get(), worker.index, &stats[static_cast<size_t>(worker.index)]));
+        }
         return OkStatus();
       });
   if (writer.closed_by_reader()) {
@@ -119,6 +138,11 @@ Status Run(const CliOptions &options, const Pipeline &pipeline) {
   }
   if (status.ok()) {
     for (std::string &end : end_lines) writer.Trailer(std::move(end));
+    if (options.stats) {
+      std::string line = "{\"stats\":[";
+      for (size_t w = 0; w < stats.size(); ++w) line += (w ? "," : "") + stats[w];
+      writer.Trailer(line + "]}");
+    }
   }
   Status written = writer.Finish();
   if (writer.closed_by_reader()) return OkStatus();
@@ -384,6 +408,7 @@ Options of run and bench:
   --optional           iterate with get_next_as_optional instead of get_next
 Options of run:
   --shapes             print each component's shape, e.g. [0,3], instead of its values
+  --stats              print a last line with each worker's reader statistics
 Options of write and convert:
   --compression C      NONE (default), ZSTD or GZIP: the compression of OUTPUT
   --level N            ZSTD 1..19 (default 3) or GZIP 1..9 (default 6); 0: the default
@@ -396,6 +421,9 @@ Output of run, one JSON object per line:
       bytes that are not UTF-8 appear as \udcXX, Python's surrogateescape convention)
   {"worker":W,"end":"OUT_OF_RANGE","steps":K}    per worker, when the data ended
   {"worker":W,"end":"STEPS_LIMIT","steps":K}     per worker, when --steps K stopped it
+  {"stats":[{"worker":W,"records":N,"record_bytes":B,"corrupt_records_skipped":C,
+      "corrupt_bytes_skipped":D},...]}            last, with --stats: what each worker's
+      file readers read and skipped (docs/records.md)
 Output of spec: {"num_replicas_in_sync":N,"components":[{"dtype":"int64","shape":[null]}]}
   (null: an unknown dimension).
 Output of bench: {"rows":E,"bytes":B,"seconds":S,"rows_per_s":...,"bytes_per_s":...}

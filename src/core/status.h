@@ -35,6 +35,19 @@ const char* code_name(Code code);
 class Error : public std::runtime_error {
  public:
   Error(Code code, std::string message) : std::runtime_error(std::move(message)), code_(code) {}
+  // Copies do not share the message: std::runtime_error's copy shares a reference-counted
+  // string, and one error is often copied and thrown on several threads (an abandoned
+  // collective round fails every worker). The count is updated inside the uninstrumented
+  // C++ runtime, which ThreadSanitizer reports as a race; a copy of its own costs nothing
+  // that matters on an error path.
+  Error(const Error& other) : std::runtime_error(std::string(other.what())), code_(other.code_) {}
+  Error& operator=(const Error& other) {
+    if (this != &other) {
+      std::runtime_error::operator=(std::runtime_error(std::string(other.what())));
+      code_ = other.code_;
+    }
+    return *this;
+  }
   Code code() const { return code_; }
 
  private:

@@ -21,6 +21,22 @@ using namespace iotest;
 
 constexpr int64_t kMiB = int64_t{1} << 20;
 
+// ThreadSanitizer maps shadow memory for everything the program touches, and
+// AddressSanitizer keeps freed blocks in quarantine: under either, RSS says little about
+// what the reader holds, so the memory bounds are checked only in plain builds (the other
+// expectations still run).
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr bool kRssIsMeaningful = false;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+constexpr bool kRssIsMeaningful = false;
+#else
+constexpr bool kRssIsMeaningful = true;
+#endif
+#else
+constexpr bool kRssIsMeaningful = true;
+#endif
+
 int64_t peak_rss_bytes() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -55,7 +71,9 @@ TEST_F(RecordLimits, AZstdBombClaimingOneGibFailsFastBeforeAllocating) {
                            "' claims 1073741824 data bytes, more than the limit of 268435456 (max_record_bytes; "
                            "raise it with dinput_options_set_max_record_bytes if records this large are expected)");
   EXPECT_LT(seconds, 5.0);
-  EXPECT_LT(peak_rss_bytes() - before, 16 * kMiB);
+  if (kRssIsMeaningful) {
+    EXPECT_LT(peak_rss_bytes() - before, 16 * kMiB);
+  }
 }
 
 // With a limit above the claim, the claim that the stream does not back is a truncation,
@@ -70,7 +88,9 @@ TEST_F(RecordLimits, AnUnbackedClaimUnderTheLimitCostsOnlyTheBytesThere) {
   EXPECT_EQ(o.code, Code::kDataLoss);
   EXPECT_NE(o.message.find("truncated record at byte offset 0 of the decompressed zstd stream"), std::string::npos)
       << o.message;
-  EXPECT_LT(peak_rss_bytes() - before, 128 * kMiB);
+  if (kRssIsMeaningful) {
+    EXPECT_LT(peak_rss_bytes() - before, 128 * kMiB);
+  }
 }
 
 // A 96 MiB record in a zstd file decompressed in 1 MiB chunks: the chunks are copied into
@@ -109,9 +129,11 @@ TEST_F(RecordLimits, ALargeRecordIsHeldInMemoryOnce) {
   ASSERT_EQ(static_cast<int64_t>(got.size()), size);
   EXPECT_EQ(got[4096 * 5], 5);
   const int64_t grew = peak_rss_bytes() - before;
-  EXPECT_GE(grew, size * 9 / 10);  // the record itself is there (the check can see memory)
+  if (kRssIsMeaningful) {
+    EXPECT_GE(grew, size * 9 / 10);  // the record itself is there (the check can see memory)
   EXPECT_LT(grew, size * 3 / 2) << "peak RSS grew by " << grew / kMiB << " MiB for a " << size / kMiB
                                 << " MiB record";
+  }
   ASSERT_TRUE(it->next(e));
   EXPECT_EQ(e[0].string(0), "tail");
 }

@@ -45,7 +45,6 @@ if [ "${DINPUT_SKIP_SANITIZERS:-0}" != "1" ]; then
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --preset asan -R '^(unit|capi|distribute|io)\.' --output-on-failure -j2 || status=1
 
-  if [ "${DINPUT_NEW_STAGES:-0}" = "1" ]; then
   echo "== tsan preset (CPU-only): configure and build the library, the tool and the test suites $(elapsed)"
   cmake --preset tsan
   cmake --build --preset tsan -j2 --target dinput dinput_tool "${suite_targets[@]}"
@@ -57,7 +56,6 @@ if [ "${DINPUT_SKIP_SANITIZERS:-0}" != "1" ]; then
   cmake --build --preset fuzz -j2 --target fuzz_record_reader fuzz_chain_parser fuzz_dist_iterator
   echo "== fuzz preset: each target for 60 s $(elapsed)"
   ctest --preset fuzz --output-on-failure || status=1
-  fi
 fi
 
 echo "== done $(elapsed): $([ "$status" -eq 0 ] && echo success || echo FAILED)"

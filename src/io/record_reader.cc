@@ -63,12 +63,20 @@ bool RecordParser::next(RecordView& out) {
     try {
       s = step(start, pending, out);
     } catch (const StreamCorrupt& e) {
+      const char* unit = stream_ && std::strcmp(stream_, "gzip") == 0 ? "member" : "frame";
+      if (e.window_too_large()) {
+        close();
+        raise(Code::kResourceExhausted, "records: cannot decode the ", stream_ ? stream_ : "", " stream of ",
+              quoted(path_), " from the ", unit, " at compressed byte offset ", e.compressed_offset(),
+              " (the record at byte offset ", start, " of the decompressed stream): ", e.what());
+      }
       // What was read of the stream from this record on is lost with it.
       const uint64_t lost = offset() > start ? offset() - start : 0;
       s = fail(true, lost,
                str_cat("records: ", e.truncated() ? "truncated " : "corrupt ", stream_ ? stream_ : "", " stream in ",
                        quoted(path_), ", in the record at byte offset ", start, " of the decompressed stream: ",
-                       e.what()));
+                       e.what(), " (in the ", unit, " or trailing bytes starting at compressed byte offset ",
+                       e.compressed_offset(), " of the file)"));
     } catch (const std::bad_alloc&) {
       close();
       raise(Code::kResourceExhausted, "records: out of memory for the record ", where(start));
@@ -328,9 +336,10 @@ void RecordParser::close() {
 
 std::unique_ptr<RecordSource> open_record_file(const std::string& path, Compression compression,
                                                size_t buffer_size, bool skip_corrupt,
-                                               std::shared_ptr<ChunkPool> pool, uint64_t max_record_bytes) {
+                                               std::shared_ptr<ChunkPool> pool, uint64_t max_record_bytes,
+                                               const FileReadOptions& file_options) {
   check_compression("records", compression);
-  auto chunks = open_file_chunks("records", path, buffer_size, pool);
+  auto chunks = open_file_chunks("records", path, buffer_size, pool, file_options);
   const char* stream = nullptr;
   if (compression != Compression::kNone) {
     chunks = decompress(compression, std::move(chunks), buffer_size, std::move(pool));
@@ -346,8 +355,8 @@ namespace {
 class FixedLengthReader final : public RecordSource {
  public:
   FixedLengthReader(const std::string& path, uint64_t record_bytes, uint64_t header_bytes, uint64_t footer_bytes,
-                    bool skip_corrupt)
-      : file_(read_whole_file("fixed_length_records", path)), record_bytes_(record_bytes) {
+                    bool skip_corrupt, const FileReadOptions& file_options)
+      : file_(read_whole_file("fixed_length_records", path, file_options)), record_bytes_(record_bytes) {
     const uint64_t size = file_->size();
     std::string problem;
     uint64_t lost = size;  // the bytes a problem makes unreadable
@@ -404,9 +413,10 @@ class FixedLengthReader final : public RecordSource {
 
 std::unique_ptr<RecordSource> open_fixed_length_file(const std::string& path, uint64_t record_bytes,
                                                      uint64_t header_bytes, uint64_t footer_bytes,
-                                                     bool skip_corrupt) {
+                                                     bool skip_corrupt, const FileReadOptions& file_options) {
   if (record_bytes == 0) raise(Code::kInvalidArgument, "fixed_length_records: record_bytes must be greater than zero");
-  return std::make_unique<FixedLengthReader>(path, record_bytes, header_bytes, footer_bytes, skip_corrupt);
+  return std::make_unique<FixedLengthReader>(path, record_bytes, header_bytes, footer_bytes, skip_corrupt,
+                                             file_options);
 }
 
 }  // namespace dinput

@@ -253,7 +253,7 @@ bool RecordParser::resync(const char* header) {
 }
 
 void RecordParser::prefetch_ahead(const char* end) {
-  // Reading a mapped file is bound by memory latency more than by the CRC instruction:
+  // Parsing a large chunk (or a mapped file) is bound by memory latency more than by the CRC instruction:
   // asking for the lines a little ahead of the record being checked keeps several misses in
   // flight (measured: about 15% less time for a pass over 1 KiB records). Each line is
   // requested once; prefetches never fault, but stay inside the chunk anyway.

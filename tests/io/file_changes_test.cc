@@ -4,7 +4,9 @@
 // stream reported at its compressed offset.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -202,6 +204,55 @@ TEST_F(FileChanges, DevZeroIsRefusedByDefault) {
 }
 
 // ---- error messages ----
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define DINPUT_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define DINPUT_TEST_SANITIZED 1
+#endif
+#endif
+
+// Running out of memory is RESOURCE_EXHAUSTED naming the reader, the file and the stage. A
+// child process with its address space capped fails to allocate the buffer for a 1 GiB
+// (sparse) file that fixed_length_records reads whole.
+TEST_F(FileChanges, OutOfMemoryNamesTheFileAndTheStage) {
+#ifdef DINPUT_TEST_SANITIZED
+  GTEST_SKIP() << "sanitizers reserve address space of their own";
+#else
+  const std::string p = path("huge.bin");
+  int fd = ::open(p.c_str(), O_WRONLY | O_CREAT, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::ftruncate(fd, off_t{1} << 30), 0);
+  ::close(fd);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    int rc = 10;
+    long pages = 0, page = sysconf(_SC_PAGESIZE);
+    if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
+      if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+      std::fclose(f);
+    }
+    rlimit limit{};
+    limit.rlim_cur = limit.rlim_max = static_cast<rlim_t>(pages) * static_cast<rlim_t>(page) + (rlim_t{256} << 20);
+    if (pages == 0 || setrlimit(RLIMIT_AS, &limit) != 0) _exit(13);
+    try {
+      auto o = read_until_error(make_fixed_length_records({p}, 4, 0, 0));
+      const std::string want = "fixed_length_records: out of memory opening '" + p + "'";
+      rc = o.code == Code::kResourceExhausted && o.message == want ? 0 : 12;
+      if (rc) std::fprintf(stderr, "got %d: %s\n", static_cast<int>(o.code), o.message.c_str());
+    } catch (...) {
+      rc = 11;
+    }
+    _exit(rc);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+#endif
+}
 
 TEST_F(FileChanges, ASymlinkLoopIsFailedPreconditionNamingThePath) {
   std::string a = path("a"), b = path("b");

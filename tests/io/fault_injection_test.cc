@@ -116,7 +116,7 @@ const fileops::Ops kHooks{hook_open, hook_read, hook_pread, hook_write, fileops:
                           fileops::system_ops().stat};
 
 // The readers under test, each over a file of about 200 KB.
-enum class Reader { kRecords, kZstd, kGzip, kTextLines, kFixedLength, kRecordsMapped };
+enum class Reader { kRecords, kZstd, kGzip, kTextLines, kFixedLength };
 
 const char* reader_name(Reader r) {
   switch (r) {
@@ -125,7 +125,6 @@ const char* reader_name(Reader r) {
     case Reader::kGzip: return "RecordsGzip";
     case Reader::kTextLines: return "TextLines";
     case Reader::kFixedLength: return "FixedLength";
-    case Reader::kRecordsMapped: return "RecordsMapped";
   }
   return "?";
 }
@@ -181,11 +180,7 @@ class FaultInjection : public IoTest, public ::testing::WithParamInterface<Reade
       default: return make_records({file_}, compression_, 4096);
     }
   }
-  IteratorContext ctx() const {
-    IteratorContext c;
-    if (GetParam() == Reader::kRecordsMapped) c.options.map_files = true;
-    return c;
-  }
+  IteratorContext ctx() const { return IteratorContext{}; }
   Outcome run_with(Fault fault, uint64_t at) {
     inject_.fault = fault;
     inject_.at = at;
@@ -219,15 +214,12 @@ TEST_P(FaultInjection, ShortReadsGiveIdenticalOutput) {
   Outcome shorted = run_with(Fault::kShortReads, 0);
   EXPECT_EQ(shorted.code, Code::kOk) << shorted.message;
   EXPECT_EQ(shorted.records, clean.records);
-  if (GetParam() != Reader::kRecordsMapped) {
-    EXPECT_GT(inject_.reads, 1000);  // the fault was in effect
-  }
+  EXPECT_GT(inject_.reads, 1000);  // the fault was in effect
 }
 
 // EIO at an offset: DATA_LOSS naming the file and the offset; the elements before it are a
 // prefix of the clean run's, unchanged.
 TEST_P(FaultInjection, EioIsDataLossNamingFileAndOffset) {
-  if (GetParam() == Reader::kRecordsMapped) GTEST_SKIP() << "a mapped file is not read through the file layer";
   if (!make_file()) GTEST_SKIP() << "compression not compiled in";
   Outcome clean = run_with(Fault::kNone, 0);
   ASSERT_EQ(clean.code, Code::kOk) << clean.message;
@@ -245,7 +237,6 @@ TEST_P(FaultInjection, EioIsDataLossNamingFileAndOffset) {
 // A file that ends at offset N although it was longer when opened: DATA_LOSS naming the
 // file and N; the elements before are a prefix of the clean run's.
 TEST_P(FaultInjection, EndingEarlyIsDataLossNamingFileAndOffset) {
-  if (GetParam() == Reader::kRecordsMapped) GTEST_SKIP() << "a mapped file is not read through the file layer";
   if (!make_file()) GTEST_SKIP() << "compression not compiled in";
   Outcome clean = run_with(Fault::kNone, 0);
   ASSERT_EQ(clean.code, Code::kOk) << clean.message;
@@ -263,7 +254,7 @@ TEST_P(FaultInjection, EndingEarlyIsDataLossNamingFileAndOffset) {
 
 INSTANTIATE_TEST_SUITE_P(Readers, FaultInjection,
                          ::testing::Values(Reader::kRecords, Reader::kZstd, Reader::kGzip, Reader::kTextLines,
-                                           Reader::kFixedLength, Reader::kRecordsMapped),
+                                           Reader::kFixedLength),
                          [](const auto& info) { return std::string(reader_name(info.param)); });
 
 // ---- the writer ----

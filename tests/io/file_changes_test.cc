@@ -154,6 +154,30 @@ TEST_F(FileChanges, RewritingATextFileDoesNotChangeReturnedLines) {
   EXPECT_EQ(first[0].string(0), "first line");
 }
 
+// map_files opts back into memory mapping: the same records, and (the documented hazard
+// that shows the file really is mapped) a rewrite in place shows through a record already
+// returned.
+TEST_F(FileChanges, MapFilesMapsTheFile) {
+  auto records = numbered(10, 1000);
+  auto p = write_records("mm.rec", records);
+  IteratorContext mapped;
+  mapped.options.map_files = true;
+  EXPECT_EQ(read_all(make_records({p}, Compression::kNone, 0), mapped), records);
+  auto lines = write("mm.txt", "one\ntwo\n");
+  EXPECT_EQ(read_all(make_text_lines({lines}), mapped), (Strings{"one", "two"}));
+  EXPECT_EQ(read_all(make_fixed_length_records({lines}, 4, 0, 0), mapped), (Strings{"one\n", "two\n"}));
+
+  auto it = make_records({p}, Compression::kNone, 0)->make_iterator(mapped);
+  Element first;
+  ASSERT_TRUE(it->next(first));
+  ASSERT_EQ(first[0].string(0), records[0]);
+  int fd = ::open(p.c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::pwrite(fd, "XYZ", 3, 12), 3);
+  ::close(fd);
+  EXPECT_EQ(first[0].string(0).substr(0, 3), "XYZ");
+}
+
 // ---- files that are not regular ----
 
 // Runs `read` with a deadline; a reader stuck opening the FIFO is released by opening the

@@ -14,8 +14,8 @@
 #include <new>
 #include <vector>
 
-#include "core/status.h"
 #include "core/quote.h"
+#include "core/status.h"
 #include "io/file_error.h"
 #include "io/file_ops.h"
 

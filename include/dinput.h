@@ -336,7 +336,7 @@ DINPUT_API int dinput_options_map_files(const dinput_options_t *options);
  * block devices, sockets) with DINPUT_FAILED_PRECONDITION naming the file, checked before
  * the file is opened (opening a FIFO waits for a writer). Non-zero: such files are read to
  * their end. text_lines then still stops at a line longer than max_record_bytes, and
- * fixed_length_records (which reads a file whole) at a file larger than max_record_bytes,
+ * fixed_length_records (which reads such a file whole) at one larger than max_record_bytes,
  * with DINPUT_RESOURCE_EXHAUSTED naming the file, so that /dev/zero cannot take memory
  * without bound. Applies to the readers upstream of the with_options node. */
 DINPUT_API dinput_status_t dinput_options_set_allow_nonregular_files(dinput_options_t *options, int enable);

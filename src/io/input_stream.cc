@@ -177,19 +177,6 @@ std::shared_ptr<const Buffer> read_all(const char* what, const std::string& path
   return std::make_shared<VectorBuffer>(std::move(bytes));
 }
 
-// A regular file of `size` bytes (its size when opened) read whole with pread().
-std::shared_ptr<const Buffer> pread_all(const char* what, const std::string& path, int fd, size_t size) {
-  auto buf = allocate_host(size);
-  char* p = static_cast<char*>(buf->data());
-  size_t got = 0;
-  while (got < size) {
-    size_t r = read_some(what, path, fd, p + got, size - got, static_cast<int64_t>(got), got);
-    if (r == 0) raise_ended_early(what, path, got, size);
-    got += r;
-  }
-  return buf;
-}
-
 bool mappable(const struct stat& st) {
   return S_ISREG(st.st_mode) && st.st_size > 0 &&
          static_cast<unsigned long long>(st.st_size) <= static_cast<unsigned long long>(SIZE_MAX);
@@ -633,32 +620,46 @@ std::shared_ptr<ChunkPool> make_chunk_pool(size_t chunk_size) {
   return std::make_shared<ChunkPool>(std::max<size_t>(size_t{32} << 20, 2 * chunk_bytes(chunk_size)));
 }
 
-std::shared_ptr<const Buffer> read_whole_file(const char* what, const std::string& path,
-                                              const FileReadOptions& opts) {
-  struct stat st;
-  auto fd = open_for_reading(what, path, opts.allow_nonregular, &st);
-  if (!S_ISREG(st.st_mode)) return read_all(what, path, fd->get(), opts.whole_file_limit);
-  if (st.st_size == 0) return std::make_shared<VectorBuffer>(std::vector<char>());
-  if (opts.map && mappable(st))
-    if (auto mapped = try_map(fd->get(), static_cast<size_t>(st.st_size))) return mapped;
-  if (static_cast<unsigned long long>(st.st_size) > static_cast<unsigned long long>(SIZE_MAX))
-    raise(Code::kResourceExhausted, what, ": ", quoted(path), " (", st.st_size, " bytes) does not fit in memory");
-  return pread_all(what, path, fd->get(), static_cast<size_t>(st.st_size));
+namespace {
+
+// The chunks of a regular file opened as `fd` with status `st`.
+std::unique_ptr<ChunkSource> regular_file_chunks(const char* what, const std::string& path,
+                                                 std::unique_ptr<FileDescriptor> fd, const struct stat& st,
+                                                 size_t chunk_size, std::shared_ptr<ChunkPool> pool,
+                                                 const FileReadOptions& opts) {
+  if (st.st_size == 0) return memory_chunks(nullptr, 0, nullptr, 0);
+  if (opts.map && mappable(st)) {
+    if (auto mapped = try_map(fd->get(), static_cast<size_t>(st.st_size)))
+      return memory_chunks(static_cast<const char*>(mapped->data()), mapped->size(), mapped, 0);
+  }
+  return std::make_unique<FdChunks>(what, path, std::move(fd), chunk_size, std::move(pool), true,
+                                    static_cast<uint64_t>(st.st_size));
 }
+
+}  // namespace
 
 std::unique_ptr<ChunkSource> open_file_chunks(const char* what, const std::string& path, size_t chunk_size,
                                               std::shared_ptr<ChunkPool> pool, const FileReadOptions& opts) {
   chunk_size = chunk_bytes(chunk_size);
   struct stat st;
   auto fd = open_for_reading(what, path, opts.allow_nonregular, &st);
-  const bool regular = S_ISREG(st.st_mode);
-  if (regular && st.st_size == 0) return memory_chunks(nullptr, 0, nullptr, 0);
-  if (opts.map && mappable(st)) {
-    if (auto mapped = try_map(fd->get(), static_cast<size_t>(st.st_size)))
-      return memory_chunks(static_cast<const char*>(mapped->data()), mapped->size(), mapped, 0);
+  if (S_ISREG(st.st_mode)) return regular_file_chunks(what, path, std::move(fd), st, chunk_size, std::move(pool), opts);
+  return std::make_unique<FdChunks>(what, path, std::move(fd), chunk_size, std::move(pool), false, 0);
+}
+
+std::unique_ptr<ChunkSource> open_sized_chunks(const char* what, const std::string& path, size_t chunk_size,
+                                               std::shared_ptr<ChunkPool> pool, const FileReadOptions& opts,
+                                               uint64_t* size) {
+  chunk_size = chunk_bytes(chunk_size);
+  struct stat st;
+  auto fd = open_for_reading(what, path, opts.allow_nonregular, &st);
+  if (S_ISREG(st.st_mode)) {
+    *size = static_cast<uint64_t>(st.st_size);
+    return regular_file_chunks(what, path, std::move(fd), st, chunk_size, std::move(pool), opts);
   }
-  return std::make_unique<FdChunks>(what, path, std::move(fd), chunk_size, std::move(pool), regular,
-                                    regular ? static_cast<uint64_t>(st.st_size) : 0);
+  auto whole = read_all(what, path, fd->get(), opts.whole_file_limit);
+  *size = whole->size();
+  return memory_chunks(static_cast<const char*>(whole->data()), whole->size(), whole, 0);
 }
 
 std::unique_ptr<ChunkSource> memory_chunks(const char* data, size_t size, std::shared_ptr<const Buffer> owner,

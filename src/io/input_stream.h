@@ -118,9 +118,9 @@ struct FileReadOptions {
   // Read FIFOs, character devices, sockets (Options::allow_nonregular_files). Otherwise
   // they are FAILED_PRECONDITION before they are opened (opening a FIFO waits for a writer).
   bool allow_nonregular = false;
-  // read_whole_file of a file that is not regular (its size is only known at its end):
-  // more bytes than this is RESOURCE_EXHAUSTED naming the file, rather than memory without
-  // bound (/dev/zero).
+  // open_sized_chunks of a file that is not regular (read whole, since its size is only
+  // known at its end): more bytes than this is RESOURCE_EXHAUSTED naming the file, rather
+  // than memory without bound (/dev/zero).
   uint64_t whole_file_limit = static_cast<uint64_t>(kDefaultMaxRecordBytes);
 };
 
@@ -134,15 +134,6 @@ inline FileReadOptions file_read_options(const Options& options) {
   return out;
 }
 
-// The whole file as one buffer: read with pread() into a buffer of the file's size, or (with
-// opts.map) a read-only memory mapping for regular files. Other files (pipes, devices, when
-// allowed) are read to their end, at most opts.whole_file_limit bytes. Opening errors name
-// `what` and the file: NOT_FOUND, PERMISSION_DENIED, FAILED_PRECONDITION for a directory or
-// a file that is not regular (unless allowed), a symbolic link loop or a file that ends
-// early while read (DATA_LOSS).
-std::shared_ptr<const Buffer> read_whole_file(const char* what, const std::string& path,
-                                              const FileReadOptions& opts = FileReadOptions{});
-
 // The file's bytes as chunks of chunk_bytes(chunk_size), read with pread() (regular files)
 // or read() (pipes and devices, when allowed) into buffers from `pool` when given; with
 // opts.map a regular file is instead mapped whole and handed out as one chunk. A regular
@@ -151,6 +142,15 @@ std::shared_ptr<const Buffer> read_whole_file(const char* what, const std::strin
 std::unique_ptr<ChunkSource> open_file_chunks(const char* what, const std::string& path, size_t chunk_size,
                                               std::shared_ptr<ChunkPool> pool = nullptr,
                                               const FileReadOptions& opts = FileReadOptions{});
+
+// As open_file_chunks, and *size the number of bytes the stream will hold, for readers that
+// must know where the data ends before they read it (fixed_length_records): a regular
+// file's size when it was opened (ending earlier is DATA_LOSS as above); a pipe or device
+// (when allowed) is read whole first, at most opts.whole_file_limit bytes, else
+// RESOURCE_EXHAUSTED naming the file.
+std::unique_ptr<ChunkSource> open_sized_chunks(const char* what, const std::string& path, size_t chunk_size,
+                                               std::shared_ptr<ChunkPool> pool, const FileReadOptions& opts,
+                                               uint64_t* size);
 
 // Bytes already in memory, cut into chunks of chunk_size (0: a single chunk). Tests and
 // the fuzzers feed parsers through it to exercise records spanning chunk boundaries.

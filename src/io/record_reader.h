@@ -145,11 +145,12 @@ std::unique_ptr<RecordSource> open_record_file(const std::string& path, Compress
 // the rest is cut into records of record_bytes. A file whose body is not a multiple of
 // record_bytes is DATA_LOSS naming the file and its size; with skip_corrupt the whole
 // records are read and the incomplete tail counts as one skipped record. The file is read
-// whole (read_whole_file); a pipe or device, when allowed, at most
-// file_options.whole_file_limit bytes.
+// in chunks (open_sized_chunks), records handed out as views of them; a pipe or device,
+// when allowed, is read whole first, at most file_options.whole_file_limit bytes.
 std::unique_ptr<RecordSource> open_fixed_length_file(const std::string& path, uint64_t record_bytes,
                                                      uint64_t header_bytes, uint64_t footer_bytes,
                                                      bool skip_corrupt,
-                                                     const FileReadOptions& file_options = FileReadOptions{});
+                                                     const FileReadOptions& file_options = FileReadOptions{},
+                                                     std::shared_ptr<ChunkPool> pool = nullptr);
 
 }  // namespace dinput

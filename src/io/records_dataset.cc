@@ -65,10 +65,11 @@ class FixedLengthRecordsDataset final : public FileSource {
     uint64_t record = record_bytes_, header = header_bytes_, footer = footer_bytes_;
     bool skip = ctx.options.skip_corrupt();
     FileReadOptions file_options = file_read_options(ctx.options);
+    auto pool = make_chunk_pool(kDefaultChunkBytes);
     return make_record_iterator(
         "fixed_length_records", files_,
         [=](const std::string& path) {
-          return open_fixed_length_file(path, record, header, footer, skip, file_options);
+          return open_fixed_length_file(path, record, header, footer, skip, file_options, pool);
         },
         ctx.stats);
   }

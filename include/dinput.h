@@ -319,6 +319,29 @@ DINPUT_API dinput_status_t dinput_options_set_skip_corrupt_records(dinput_option
 DINPUT_API dinput_status_t dinput_options_set_max_record_bytes(dinput_options_t *options, int64_t max_bytes);
 /* The limit in effect (the default when unset or options is NULL). */
 DINPUT_API int64_t dinput_options_max_record_bytes(const dinput_options_t *options);
+/* Default 0: the file readers (records, text_lines, fixed_length_records) read files with
+ * pread() into the library's own buffers, and records are views of those buffers. A regular
+ * file that ends before the size it had when it was opened (truncated while being read) is
+ * DINPUT_DATA_LOSS naming the file and the offset where it ended, and a file rewritten after
+ * a record was returned does not change that record. Non-zero: regular files are
+ * memory-mapped instead (records are then views of the page cache, which saves a copy).
+ * Only for files nobody truncates or rewrites while they are read: a mapped file truncated
+ * by another process kills this process with SIGBUS when the missing pages are touched, and
+ * a mapped file rewritten in place changes records already returned and CRC-checked. Applies
+ * to the readers upstream of the with_options node. */
+DINPUT_API dinput_status_t dinput_options_set_map_files(dinput_options_t *options, int enable);
+/* 1 when regular files are memory-mapped, else 0 (0 when unset or options is NULL). */
+DINPUT_API int dinput_options_map_files(const dinput_options_t *options);
+/* Default 0: the file readers refuse paths that are not regular files (FIFOs, character and
+ * block devices, sockets) with DINPUT_FAILED_PRECONDITION naming the file, checked before
+ * the file is opened (opening a FIFO waits for a writer). Non-zero: such files are read to
+ * their end. text_lines then still stops at a line longer than max_record_bytes, and
+ * fixed_length_records (which reads such a file whole) at one larger than max_record_bytes,
+ * with DINPUT_RESOURCE_EXHAUSTED naming the file, so that /dev/zero cannot take memory
+ * without bound. Applies to the readers upstream of the with_options node. */
+DINPUT_API dinput_status_t dinput_options_set_allow_nonregular_files(dinput_options_t *options, int enable);
+/* 1 when non-regular files are allowed, else 0 (0 when unset or options is NULL). */
+DINPUT_API int dinput_options_allow_nonregular_files(const dinput_options_t *options);
 
 /* ------------------------------------------------------------------------------------- */
 /* Datasets                                                                               */
@@ -384,7 +407,9 @@ DINPUT_API dinput_status_t dinput_dataset_from_generator(
     dinput_free_fn free_user_data);
 
 /* One DINPUT_BYTES scalar per line of each file, files read in order. "\n" and "\r\n" end a
- * line; the last line needs no newline. A file source for FILE auto-sharding. */
+ * line; the last line needs no newline. A line longer than max_record_bytes is
+ * DINPUT_RESOURCE_EXHAUSTED naming the file and the line's offset. A file source for FILE
+ * auto-sharding. The file errors of every reader: see dinput_dataset_records. */
 DINPUT_API dinput_status_t dinput_dataset_text_lines(dinput_dataset_t **out,
                                                      const char *const *files, size_t num_files);
 
@@ -401,7 +426,12 @@ typedef DINPUT_ENUM(dinput_compression_t) {
  * verified. buffer_size: read buffer in bytes (0: a default). A bad CRC or a truncated record
  * is DINPUT_DATA_LOSS naming the file and byte offset (see
  * dinput_options_set_skip_corrupt_records); a missing file NOT_FOUND; an unreadable one
- * PERMISSION_DENIED. A file source for FILE auto-sharding. */
+ * PERMISSION_DENIED; a directory, a symbolic link loop, or a FIFO or device (unless
+ * dinput_options_set_allow_nonregular_files) FAILED_PRECONDITION; a read error (EIO) or a file
+ * that ends before the size it had when opened DATA_LOSS naming the file and the offset.
+ * ZSTD streams may declare windows up to 2^31 bytes (2^30 on 32-bit hosts), as
+ * `zstd --long=31` writes; a larger window is RESOURCE_EXHAUSTED. A file source for FILE
+ * auto-sharding. */
 DINPUT_API dinput_status_t dinput_dataset_records(dinput_dataset_t **out, const char *const *files,
                                                   size_t num_files, dinput_compression_t compression,
                                                   int64_t buffer_size);

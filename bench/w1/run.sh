@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # W1: record-file reading throughput. See README.md. Usage: bench/w1/run.sh
-# Env: W1_DATA (default /tmp/dinput-w1-data), W1_REPS (default 3), W1_BUILD (build dir).
+# Env: W1_DATA (default /tmp/dinput-w1-data), W1_REPS (default 3), W1_BUILD (build dir),
+# W1_TORCH=0 to leave out the PyTorch measurements (they are also left out, with a note,
+# when /usr/bin/python3 cannot import torch).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
@@ -45,11 +47,24 @@ time_cmd() { # prints {"seconds":...} for a shell command
   awk -v a="$t0" -v b="$t1" 'BEGIN{printf "{\"seconds\":%.6f}\n", b-a}'
 }
 
-run3 dinput_plain "$BIN/w1_dinput" none "${PLAIN[@]}"
+# The reader's two ways of getting at the files, interleaved run by run so that both see
+# the same machine load: pread() into the library's buffers (the default) and memory
+# mapping (W1_MAP_FILES=1, dinput_options_set_map_files).
+for i in $(seq "$REPS"); do
+  W1_MAP_FILES=0 "$BIN/w1_dinput" none "${PLAIN[@]}" >>"$RES/dinput_plain.jsonl"
+  W1_MAP_FILES=1 "$BIN/w1_dinput" none "${PLAIN[@]}" >>"$RES/dinput_plain_mmap.jsonl"
+done
 run3 baseline_c "$BIN/baseline" "${PLAIN[@]}"
-run3 torch_w0 "$PY" "$HERE/torch_loader.py" 0 "${PLAIN[@]}"
-run3 torch_w2 "$PY" "$HERE/torch_loader.py" 2 "${PLAIN[@]}"
-run3 dinput_zstd "$BIN/w1_dinput" zstd "${ZST[@]}"
+if [ "${W1_TORCH:-1}" != 0 ] && "$PY" -c "import torch, crc32c" 2>/dev/null; then
+  run3 torch_w0 "$PY" "$HERE/torch_loader.py" 0 "${PLAIN[@]}"
+  run3 torch_w2 "$PY" "$HERE/torch_loader.py" 2 "${PLAIN[@]}"
+else
+  echo "PyTorch measurements left out (W1_TORCH=0, or $PY cannot import torch and crc32c)" >&2
+fi
+for i in $(seq "$REPS"); do
+  W1_MAP_FILES=0 "$BIN/w1_dinput" zstd "${ZST[@]}" >>"$RES/dinput_zstd.jsonl"
+  W1_MAP_FILES=1 "$BIN/w1_dinput" zstd "${ZST[@]}" >>"$RES/dinput_zstd_mmap.jsonl"
+done
 run3 zstd_d time_cmd "zstd -q -d -c ${ZST[*]} > /dev/null"
 run3 zstd_d_p2 time_cmd "printf '%s\n' ${ZST[*]} | xargs -P2 -n1 zstd -q -d -c > /dev/null"
 

@@ -1,6 +1,8 @@
 /* W1 dinput side: records(files).shuffle(10000, seed=1).batch(256) distributed over CPU:0 and
  * CPU:1 (default options), one full epoch; sums every byte of every record through
- * dinput_tensor_string. Prints one JSON object: seconds, records, bytes, checksum, statistics. */
+ * dinput_tensor_string. Prints one JSON object: seconds, records, bytes, checksum, statistics.
+ * W1_MAP_FILES=1 memory-maps the files (dinput_options_set_map_files) instead of the default
+ * pread() into the library's buffers. */
 #include <dinput.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +24,18 @@ int main(int argc, char **argv) {
   dinput_dataset_t *rec, *shuf, *bat;
   const char *bs = getenv("W1_BUFFER_SIZE"); /* diagnosis only; default 0 */
   CHECK(dinput_dataset_records(&rec, files, nfiles, comp, bs ? atoll(bs) : 0));
+  const char *map_env = getenv("W1_MAP_FILES");
+  int map_files = map_env && strcmp(map_env, "1") == 0;
+  if (map_files) {
+    dinput_options_t *opts;
+    dinput_dataset_t *mapped;
+    CHECK(dinput_options_new(&opts));
+    CHECK(dinput_options_set_map_files(opts, 1));
+    CHECK(dinput_dataset_with_options(&mapped, rec, opts));
+    dinput_options_free(opts);
+    dinput_dataset_free(rec);
+    rec = mapped;
+  }
   CHECK(dinput_dataset_shuffle(&shuf, rec, 10000, 1, 0));
   CHECK(dinput_dataset_batch(&bat, shuf, 256, 0));
   const char *devs[] = {"CPU:0", "CPU:1"};
@@ -59,9 +73,9 @@ int main(int argc, char **argv) {
   dinput_dist_iterator_statistic(&srec, it, "records");
   dinput_dist_iterator_statistic(&sbytes, it, "record_bytes");
   printf("{\"seconds\":%.6f,\"records\":%lld,\"bytes\":%lld,\"steps\":%lld,\"checksum\":%llu,"
-         "\"stat_records\":%lld,\"stat_record_bytes\":%lld,\"plan\":%s}\n",
+         "\"stat_records\":%lld,\"stat_record_bytes\":%lld,\"map_files\":%d,\"plan\":%s}\n",
          t1 - t0, (long long)nrec, (long long)nbytes, (long long)steps, (unsigned long long)sum,
-         (long long)srec, (long long)sbytes, dinput_dist_dataset_plan(dd));
+         (long long)srec, (long long)sbytes, map_files, dinput_dist_dataset_plan(dd));
   dinput_dist_iterator_free(it);
   dinput_dist_dataset_free(dd);
   dinput_strategy_free(strat);

@@ -297,6 +297,13 @@ func (p AutoShardPolicy) String() string {
 // Options are a dataset's options (tf.data.Options). The zero value is the default.
 type Options struct {
 	AutoShardPolicy AutoShardPolicy
+	// MapFiles memory-maps regular files instead of reading them into the library's
+	// buffers: only for files nobody truncates or rewrites while they are read (a mapped
+	// file truncated meanwhile kills the process with SIGBUS). See dinput_options_set_map_files.
+	MapFiles bool
+	// AllowNonregularFiles lets the readers read FIFOs and devices, which they refuse
+	// otherwise. See dinput_options_set_allow_nonregular_files.
+	AllowNonregularFiles bool
 }
 
 // WithOptions returns the same data with the given options.
@@ -313,6 +320,16 @@ func (d *Dataset) WithOptions(o Options) (*Dataset, error) {
 		return C.dinput_options_set_auto_shard_policy(opts, C.dinput_auto_shard_policy_t(o.AutoShardPolicy))
 	}); err != nil {
 		return nil, err
+	}
+	if o.MapFiles {
+		if err := call(func() C.dinput_status_t { return C.dinput_options_set_map_files(opts, 1) }); err != nil {
+			return nil, err
+		}
+	}
+	if o.AllowNonregularFiles {
+		if err := call(func() C.dinput_status_t { return C.dinput_options_set_allow_nonregular_files(opts, 1) }); err != nil {
+			return nil, err
+		}
 	}
 	return d.derive(func(out **C.dinput_dataset_t, in *C.dinput_dataset_t) C.dinput_status_t {
 		return C.dinput_dataset_with_options(out, in, opts)

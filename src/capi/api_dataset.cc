@@ -88,6 +88,28 @@ DINPUT_API int64_t dinput_options_max_record_bytes(const dinput_options_t* optio
   return options ? static_cast<int64_t>(options->options.record_limit()) : kDefaultMaxRecordBytes;
 }
 
+DINPUT_API dinput_status_t dinput_options_set_map_files(dinput_options_t* options, int enable) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE(options);
+    options->options.map_files = enable != 0;
+  });
+}
+
+DINPUT_API int dinput_options_map_files(const dinput_options_t* options) {
+  return options && options->options.map() ? 1 : 0;
+}
+
+DINPUT_API dinput_status_t dinput_options_set_allow_nonregular_files(dinput_options_t* options, int enable) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE(options);
+    options->options.allow_nonregular_files = enable != 0;
+  });
+}
+
+DINPUT_API int dinput_options_allow_nonregular_files(const dinput_options_t* options) {
+  return options && options->options.allow_nonregular() ? 1 : 0;
+}
+
 // ---- datasets ----
 
 DINPUT_API void dinput_dataset_free(dinput_dataset_t* dataset) { capi::free_handle(dataset); }

@@ -25,10 +25,17 @@ struct Options {
   std::optional<AutoShardPolicy> auto_shard_policy;
   std::optional<bool> skip_corrupt_records;
   std::optional<int64_t> max_record_bytes;
+  // Memory-map regular files instead of reading them into the library's buffers (only for
+  // files nobody truncates or rewrites while they are read: see dinput_options_set_map_files).
+  std::optional<bool> map_files;
+  // Read FIFOs, character devices and other files that are not regular files.
+  std::optional<bool> allow_nonregular_files;
 
   AutoShardPolicy policy() const { return auto_shard_policy.value_or(AutoShardPolicy::kAuto); }
   bool skip_corrupt() const { return skip_corrupt_records.value_or(false); }
   uint64_t record_limit() const { return static_cast<uint64_t>(max_record_bytes.value_or(kDefaultMaxRecordBytes)); }
+  bool map() const { return map_files.value_or(false); }
+  bool allow_nonregular() const { return allow_nonregular_files.value_or(false); }
 
   // The fields set here, and the others from `base`.
   Options over(const Options& base) const {
@@ -36,6 +43,8 @@ struct Options {
     if (auto_shard_policy) out.auto_shard_policy = auto_shard_policy;
     if (skip_corrupt_records) out.skip_corrupt_records = skip_corrupt_records;
     if (max_record_bytes) out.max_record_bytes = max_record_bytes;
+    if (map_files) out.map_files = map_files;
+    if (allow_nonregular_files) out.allow_nonregular_files = allow_nonregular_files;
     return out;
   }
 };

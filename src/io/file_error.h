@@ -9,8 +9,9 @@
 namespace dinput {
 
 // The status for an errno: missing -> NOT_FOUND, no access -> PERMISSION_DENIED, a
-// directory -> FAILED_PRECONDITION, out of memory or space -> RESOURCE_EXHAUSTED, anything
-// else (EIO, ...) -> DATA_LOSS.
+// directory or a symbolic link loop (ELOOP) -> FAILED_PRECONDITION, a name too long ->
+// INVALID_ARGUMENT, out of memory or space -> RESOURCE_EXHAUSTED, anything else (EIO, ...)
+// -> DATA_LOSS.
 Code file_error_code(int err);
 
 // "<what>: cannot read '<path>': <strerror>".

@@ -11,7 +11,8 @@
 namespace dinput {
 
 // One bytes scalar per line; "\n" or "\r\n" ends a line, the last line needs none. Lines
-// are views of the mapped file; they count as records in the iterator statistics.
+// are views of the chunks read from the file; a line over max_record_bytes is
+// RESOURCE_EXHAUSTED (text_lines.cc). They count as records in the iterator statistics.
 DatasetPtr make_text_lines(std::vector<std::string> files);
 
 // The names of the files matching the glob patterns (sorted; shuffled per iterator when
@@ -20,8 +21,8 @@ DatasetPtr make_list_files(const std::vector<std::string>& patterns, bool shuffl
 
 // One bytes scalar per record of TFRecord-framed files, read in order, both CRCs of every
 // record verified. buffer_size: bytes per read or decompressed chunk (0: 1 MiB; kept
-// within 4 KiB..1 GiB); plain regular files are memory-mapped whole and records are views
-// of the mapping, so it matters only for compressed files and pipes.
+// within 4 KiB..1 GiB); records are views of the chunks (of the file's mapping, with
+// Options::map_files, where buffer_size then matters only for compressed files and pipes).
 // INVALID_ARGUMENT for a negative buffer_size or an unknown compression, UNIMPLEMENTED for
 // a compression this build lacks. Honours Options::skip_corrupt_records and counts
 // records, record_bytes and corrupt_records_skipped in the iterator's statistics.

@@ -14,11 +14,14 @@
 #include <new>
 #include <vector>
 
+#include "core/quote.h"
 #include "core/status.h"
 #include "io/file_error.h"
+#include "io/file_ops.h"
 
 #ifdef DINPUT_HAVE_ZSTD
 #include <zstd.h>
+#include <zstd_errors.h>
 #endif
 #ifdef DINPUT_HAVE_ZLIB
 #include <zlib.h>
@@ -47,17 +50,59 @@ class FileDescriptor {
   int fd_;
 };
 
-std::unique_ptr<FileDescriptor> open_for_reading(const char* what, const std::string& path, struct stat* st) {
+const char* file_kind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+[[noreturn]] void raise_not_regular(const char* what, const std::string& path, mode_t mode) {
+  raise(Code::kFailedPrecondition, what, ": ", quoted(path), " is not a regular file (it is ", file_kind(mode),
+        "); pipes and devices are only read with the option allow_nonregular_files "
+        "(dinput_options_set_allow_nonregular_files)");
+}
+
+// Opens a file for reading. The type is checked with stat() before the open: opening a
+// FIFO waits for a writer, so a FIFO that is not allowed must not be opened at all. A path
+// that stat() calls regular is opened with O_NONBLOCK (cleared afterwards), so that a FIFO
+// put in its place in between cannot block either; fstat() then checks what was opened.
+std::unique_ptr<FileDescriptor> open_for_reading(const char* what, const std::string& path, bool allow_nonregular,
+                                                 struct stat* st) {
+  struct stat before;
+  if (fileops::stat(path.c_str(), &before) != 0) raise_file_error(what, path, errno);
+  // open() succeeds on a directory; reading it would fail later with a vaguer error.
+  if (S_ISDIR(before.st_mode)) raise_file_error(what, path, EISDIR);
+  if (!S_ISREG(before.st_mode) && !allow_nonregular) raise_not_regular(what, path, before.st_mode);
+  int flags = O_RDONLY | O_CLOEXEC;
+  if (S_ISREG(before.st_mode)) flags |= O_NONBLOCK;
   int fd;
   do {
-    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    fd = fileops::open(path.c_str(), flags);
   } while (fd < 0 && errno == EINTR);
   if (fd < 0) raise_file_error(what, path, errno);
   auto file = std::make_unique<FileDescriptor>(fd);
-  if (::fstat(fd, st) != 0) raise_file_error(what, path, errno);
-  // open() succeeds on a directory; reading it would fail later with a vaguer error.
+  if (fileops::fstat(fd, st) != 0) raise_file_error(what, path, errno);
   if (S_ISDIR(st->st_mode)) raise_file_error(what, path, EISDIR);
+  if (!S_ISREG(st->st_mode) && !allow_nonregular) raise_not_regular(what, path, st->st_mode);
+  if (flags & O_NONBLOCK) {
+    int fl = ::fcntl(fd, F_GETFL);
+    if (fl < 0 || ::fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) raise_file_error(what, path, errno);
+  }
   return file;
+}
+
+[[noreturn]] void raise_read_error(const char* what, const std::string& path, uint64_t offset, int err) {
+  raise(file_error_code(err), what, ": cannot read ", quoted(path), " at byte offset ", offset, ": ",
+        std::strerror(err));
+}
+
+// A regular file that ends before the size it had when it was opened: someone truncated
+// it while it was being read.
+[[noreturn]] void raise_ended_early(const char* what, const std::string& path, uint64_t offset, uint64_t size) {
+  raise(Code::kDataLoss, what, ": ", quoted(path), " ends at byte offset ", offset, ", before the ", size,
+        " bytes it had when it was opened: the file was truncated while it was being read");
 }
 
 // A read-only mapping of a whole file; unmapped when the last record viewing it is gone.
@@ -97,23 +142,35 @@ std::shared_ptr<const Buffer> try_map(int fd, size_t size) {
   }
 }
 
-// read() that retries interrupted calls; 0 at the end of the file.
-size_t read_some(const char* what, const std::string& path, int fd, char* dst, size_t n) {
+// read() (offset < 0: a pipe or device) or pread() at `offset`, retrying interrupted
+// calls; 0 at the end of the file. Errors name the file and the offset (`at`: the bytes
+// before this call).
+size_t read_some(const char* what, const std::string& path, int fd, char* dst, size_t n, int64_t offset,
+                 uint64_t at) {
   for (;;) {
-    ssize_t r = ::read(fd, dst, n);
+    ssize_t r = offset < 0 ? fileops::read(fd, dst, n) : fileops::pread(fd, dst, n, static_cast<off_t>(offset));
     if (r >= 0) return static_cast<size_t>(r);
-    if (errno != EINTR) raise_file_error(what, path, errno);
+    if (errno != EINTR) raise_read_error(what, path, at, errno);
   }
 }
 
-std::shared_ptr<const Buffer> read_all(const char* what, const std::string& path, int fd) {
+// A file that is not regular, read to its end (at most `limit` bytes).
+std::shared_ptr<const Buffer> read_all(const char* what, const std::string& path, int fd, uint64_t limit) {
   std::vector<char> bytes;
   size_t used = 0;
   for (;;) {
-    if (bytes.size() - used < 65536) bytes.resize(std::max<size_t>(bytes.size() * 2, 1 << 20));
-    size_t got = read_some(what, path, fd, bytes.data() + used, bytes.size() - used);
+    if (bytes.size() - used < 65536) {
+      size_t grown = std::max<size_t>(bytes.size() * 2, 1 << 20);
+      if (grown > limit + 1) grown = static_cast<size_t>(std::max<uint64_t>(limit + 1, used + 1));
+      bytes.resize(grown);
+    }
+    size_t got = read_some(what, path, fd, bytes.data() + used, bytes.size() - used, -1, used);
     if (got == 0) break;
     used += got;
+    if (used > limit)
+      raise(Code::kResourceExhausted, what, ": ", quoted(path), " is not a regular file, so it is read whole before "
+            "it is cut into records, and it holds more than ", limit, " bytes (the limit is max_record_bytes, "
+            "dinput_options_set_max_record_bytes)");
   }
   bytes.resize(used);
   bytes.shrink_to_fit();
@@ -235,24 +292,42 @@ class ChunkBuffer {
   std::shared_ptr<Buffer> buf_;
 };
 
+// A file read in chunks: pread() at the stream's offset for a regular file (whose size at
+// open is known: ending before it is an error), read() for pipes and devices.
 class FdChunks final : public ChunkSource {
  public:
   FdChunks(const char* what, std::string path, std::unique_ptr<FileDescriptor> fd, size_t chunk,
-           std::shared_ptr<ChunkPool> pool)
-      : what_(what), path_(std::move(path)), fd_(std::move(fd)), buf_(chunk, std::move(pool)) {}
+           std::shared_ptr<ChunkPool> pool, bool regular, uint64_t size)
+      : what_(what), path_(std::move(path)), fd_(std::move(fd)), buf_(chunk, std::move(pool)), regular_(regular),
+        size_(size) {}
   bool next(Chunk& out) override {
     if (!fd_) return false;
+    if (regular_ && offset_ >= size_) {
+      fd_.reset();
+      buf_.release();
+      return false;
+    }
     char* p = buf_.acquire();
     // Fill the whole chunk: fewer chunk boundaries means fewer records copied across them.
+    // Short reads are retried until the chunk is full or the file ends. A regular file is
+    // read up to its size when opened, so that the stream is what the file held then.
+    const size_t want = regular_ ? static_cast<size_t>(std::min<uint64_t>(buf_.size(), size_ - offset_)) : buf_.size();
     size_t got = 0;
-    while (got < buf_.size()) {
-      size_t r = read_some(what_, path_, fd_->get(), p + got, buf_.size() - got);
+    while (got < want) {
+      size_t r = read_some(what_, path_, fd_->get(), p + got, want - got,
+                           regular_ ? static_cast<int64_t>(offset_ + got) : -1, offset_ + got);
       if (r == 0) {
         fd_.reset();  // close as soon as the data is in
+        if (regular_) {
+          buf_.release();
+          raise_ended_early(what_, path_, offset_ + got, size_);
+        }
         break;
       }
       got += r;
     }
+    offset_ += got;
+    if (regular_ && offset_ >= size_) fd_.reset();
     if (got == 0) {
       buf_.release();
       return false;
@@ -266,6 +341,9 @@ class FdChunks final : public ChunkSource {
   std::string path_;
   std::unique_ptr<FileDescriptor> fd_;
   ChunkBuffer buf_;
+  bool regular_;
+  uint64_t size_;  // of a regular file when it was opened
+  uint64_t offset_ = 0;
 };
 
 // Input side shared by the decompressors: the compressed chunks, fed in pieces no larger
@@ -289,8 +367,12 @@ class CompressedInput {
     *size = n;
     next_ += n;
     rest_ -= n;
+    piece_start_ = handed_;
+    handed_ += n;
     return true;
   }
+  // Offset in the compressed file of the piece fetch() returned last.
+  uint64_t piece_start() const { return piece_start_; }
   void release() {
     in_.reset();
     chunk_ = Chunk{};
@@ -303,6 +385,8 @@ class CompressedInput {
   Chunk chunk_;
   const char* next_ = nullptr;
   size_t rest_ = 0;
+  uint64_t piece_start_ = 0;
+  uint64_t handed_ = 0;  // compressed bytes handed out so far
 };
 
 
@@ -361,6 +445,13 @@ class ZstdChunks final : public DecodedChunks {
   ZstdChunks(std::unique_ptr<ChunkSource> in, size_t chunk, std::shared_ptr<ChunkPool> pool)
       : DecodedChunks(std::move(in), SIZE_MAX, chunk, std::move(pool)), dctx_(ZSTD_createDCtx()) {
     if (!dctx_) throw std::bad_alloc();
+    // Streams written with a long window (`zstd --long=31`) declare windows beyond libzstd's
+    // default decoding limit of 2^27 bytes; they are accepted up to kZstdWindowLogMax.
+    size_t rc = ZSTD_DCtx_setParameter(dctx_, ZSTD_d_windowLogMax, kZstdWindowLogMax);
+    if (ZSTD_isError(rc)) {
+      ZSTD_freeDCtx(dctx_);
+      raise(Code::kInternal, "zstd: cannot set the window limit: ", ZSTD_getErrorName(rc));
+    }
   }
   ~ZstdChunks() override { ZSTD_freeDCtx(dctx_); }
 
@@ -375,7 +466,7 @@ class ZstdChunks final : public DecodedChunks {
         const char* data;
         size_t size;
         if (!in_.fetch(&data, &size)) {
-          if (in_frame_) fail(StreamCorrupt("the file ends inside a zstd frame", true));
+          if (in_frame_) fail(StreamCorrupt("the file ends inside a zstd frame", true, frame_start_));
           input_ended = true;
           break;
         }
@@ -384,13 +475,23 @@ class ZstdChunks final : public DecodedChunks {
       const size_t in_before = ib_.pos, out_before = ob.pos;
       size_t r = ZSTD_decompressStream(dctx_, &ob, &ib_);
       if (ZSTD_isError(r)) {
-        fail(StreamCorrupt(std::string("zstd: ") + ZSTD_getErrorName(r), false));
+        if (ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge) {
+          fail(StreamCorrupt(str_cat("zstd: the frame declares a window larger than the ", size_t{1} << kZstdWindowLogMax,
+                                     " bytes (2^", kZstdWindowLogMax, ") this reader accepts; the stream may "
+                                     "well be intact, but decoding it would take more memory than that limit"),
+                             false, frame_start_, /*window_too_large=*/true));
+        } else {
+          fail(StreamCorrupt(std::string("zstd: ") + ZSTD_getErrorName(r), false, frame_start_));
+        }
         break;
       }
       // 0: a frame ended and everything it held was flushed. A call that moved nothing
       // (draining after a frame's end) answers with the next frame's header size instead,
       // which says nothing about whether a frame is open.
-      if (ib_.pos != in_before || ob.pos != out_before) in_frame_ = r != 0;
+      if (ib_.pos != in_before || ob.pos != out_before) {
+        in_frame_ = r != 0;
+        if (r == 0) frame_start_ = in_.piece_start() + ib_.pos;
+      }
       maybe_pending_ = ob.pos == ob.size;
     }
     return deliver(out, ob.pos, input_ended);
@@ -400,6 +501,7 @@ class ZstdChunks final : public DecodedChunks {
   ZSTD_DCtx* dctx_;
   ZSTD_inBuffer ib_{nullptr, 0, 0};
   bool in_frame_ = false;
+  uint64_t frame_start_ = 0;  // compressed offset where the current frame began
 };
 
 #endif  // DINPUT_HAVE_ZSTD
@@ -430,12 +532,13 @@ class GzipChunks final : public DecodedChunks {
         const char* data;
         size_t size;
         if (!in_.fetch(&data, &size)) {
-          if (in_member_) fail(StreamCorrupt("the file ends inside a gzip member", true));
+          if (in_member_) fail(StreamCorrupt("the file ends inside a gzip member", true, member_start_));
           input_ended = true;
           break;
         }
         zs_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data));
         zs_.avail_in = static_cast<uInt>(size);
+        piece_size_ = size;
       }
       bool had_input = zs_.avail_in > 0;
       int rc = inflate(&zs_, Z_NO_FLUSH);
@@ -443,6 +546,7 @@ class GzipChunks final : public DecodedChunks {
         // The member's trailer (CRC-32 and size) checked out; another member may follow.
         in_member_ = false;
         maybe_pending_ = false;
+        member_start_ = in_.piece_start() + (piece_size_ - zs_.avail_in);
         inflateReset(&zs_);
       } else if (rc == Z_OK) {
         in_member_ = true;
@@ -451,7 +555,7 @@ class GzipChunks final : public DecodedChunks {
         maybe_pending_ = false;  // nothing was held back; fetch more input
       } else {
         std::string detail = zs_.msg ? zs_.msg : (rc == Z_BUF_ERROR ? "no progress possible" : "error code " + std::to_string(rc));
-        fail(StreamCorrupt("gzip: " + detail, false));
+        fail(StreamCorrupt("gzip: " + detail, false, member_start_));
         break;
       }
     }
@@ -461,6 +565,8 @@ class GzipChunks final : public DecodedChunks {
  private:
   z_stream zs_{};
   bool in_member_ = false;
+  size_t piece_size_ = 0;      // of the compressed piece being inflated
+  uint64_t member_start_ = 0;  // compressed offset where the current member began
 };
 
 #endif  // DINPUT_HAVE_ZLIB
@@ -514,26 +620,46 @@ std::shared_ptr<ChunkPool> make_chunk_pool(size_t chunk_size) {
   return std::make_shared<ChunkPool>(std::max<size_t>(size_t{32} << 20, 2 * chunk_bytes(chunk_size)));
 }
 
-std::shared_ptr<const Buffer> read_whole_file(const char* what, const std::string& path) {
-  struct stat st;
-  auto fd = open_for_reading(what, path, &st);
-  if (S_ISREG(st.st_mode) && st.st_size == 0) return std::make_shared<VectorBuffer>(std::vector<char>());
-  if (mappable(st))
-    if (auto mapped = try_map(fd->get(), static_cast<size_t>(st.st_size))) return mapped;
-  return read_all(what, path, fd->get());
-}
+namespace {
 
-std::unique_ptr<ChunkSource> open_file_chunks(const char* what, const std::string& path, size_t chunk_size,
-                                              std::shared_ptr<ChunkPool> pool) {
-  chunk_size = chunk_bytes(chunk_size);
-  struct stat st;
-  auto fd = open_for_reading(what, path, &st);
-  if (S_ISREG(st.st_mode) && st.st_size == 0) return memory_chunks(nullptr, 0, nullptr, 0);
-  if (mappable(st)) {
+// The chunks of a regular file opened as `fd` with status `st`.
+std::unique_ptr<ChunkSource> regular_file_chunks(const char* what, const std::string& path,
+                                                 std::unique_ptr<FileDescriptor> fd, const struct stat& st,
+                                                 size_t chunk_size, std::shared_ptr<ChunkPool> pool,
+                                                 const FileReadOptions& opts) {
+  if (st.st_size == 0) return memory_chunks(nullptr, 0, nullptr, 0);
+  if (opts.map && mappable(st)) {
     if (auto mapped = try_map(fd->get(), static_cast<size_t>(st.st_size)))
       return memory_chunks(static_cast<const char*>(mapped->data()), mapped->size(), mapped, 0);
   }
-  return std::make_unique<FdChunks>(what, path, std::move(fd), chunk_size, std::move(pool));
+  return std::make_unique<FdChunks>(what, path, std::move(fd), chunk_size, std::move(pool), true,
+                                    static_cast<uint64_t>(st.st_size));
+}
+
+}  // namespace
+
+std::unique_ptr<ChunkSource> open_file_chunks(const char* what, const std::string& path, size_t chunk_size,
+                                              std::shared_ptr<ChunkPool> pool, const FileReadOptions& opts) {
+  chunk_size = chunk_bytes(chunk_size);
+  struct stat st;
+  auto fd = open_for_reading(what, path, opts.allow_nonregular, &st);
+  if (S_ISREG(st.st_mode)) return regular_file_chunks(what, path, std::move(fd), st, chunk_size, std::move(pool), opts);
+  return std::make_unique<FdChunks>(what, path, std::move(fd), chunk_size, std::move(pool), false, 0);
+}
+
+std::unique_ptr<ChunkSource> open_sized_chunks(const char* what, const std::string& path, size_t chunk_size,
+                                               std::shared_ptr<ChunkPool> pool, const FileReadOptions& opts,
+                                               uint64_t* size) {
+  chunk_size = chunk_bytes(chunk_size);
+  struct stat st;
+  auto fd = open_for_reading(what, path, opts.allow_nonregular, &st);
+  if (S_ISREG(st.st_mode)) {
+    *size = static_cast<uint64_t>(st.st_size);
+    return regular_file_chunks(what, path, std::move(fd), st, chunk_size, std::move(pool), opts);
+  }
+  auto whole = read_all(what, path, fd->get(), opts.whole_file_limit);
+  *size = whole->size();
+  return memory_chunks(static_cast<const char*>(whole->data()), whole->size(), whole, 0);
 }
 
 std::unique_ptr<ChunkSource> memory_chunks(const char* data, size_t size, std::shared_ptr<const Buffer> owner,

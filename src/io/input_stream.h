@@ -1,10 +1,11 @@
-// Byte streams that record readers parse: a file's bytes (mapped whole, or read in chunks)
+// Byte streams that record readers parse: a file's bytes (read in chunks, or mapped whole)
 // and the decompressed bytes of a zstd or gzip file. A stream comes as a sequence of
 // chunks, each a run of bytes kept alive by a Buffer, so that a reader can hand out records
 // as views into the chunks (no copy) and only copies a record that spans two chunks.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -13,9 +14,15 @@
 #include <vector>
 
 #include "core/buffer.h"
+#include "data/options.h"
 #include "io/compression.h"
 
 namespace dinput {
+
+// The largest zstd window a reader decodes: 2^31 bytes on 64-bit hosts (the largest that
+// `zstd --long=31` writes), 2^30 on 32-bit ones. libzstd's own default is 2^27, which
+// refuses long-window streams. A frame declaring more is RESOURCE_EXHAUSTED, not DATA_LOSS.
+constexpr int kZstdWindowLogMax = sizeof(size_t) >= 8 ? 31 : 30;
 
 // Default chunk size of streams that read or decompress (TFRecord's buffer_size 0).
 constexpr size_t kDefaultChunkBytes = size_t{1} << 20;
@@ -73,11 +80,22 @@ struct Chunk {
 // with skip_corrupt_records ends that file instead of failing.
 class StreamCorrupt : public std::runtime_error {
  public:
-  StreamCorrupt(const std::string& detail, bool truncated) : std::runtime_error(detail), truncated_(truncated) {}
+  StreamCorrupt(const std::string& detail, bool truncated, uint64_t compressed_offset = 0,
+                bool window_too_large = false)
+      : std::runtime_error(detail), truncated_(truncated), compressed_offset_(compressed_offset),
+        window_too_large_(window_too_large) {}
   bool truncated() const { return truncated_; }
+  // Not damage: a zstd frame needs a larger window than kZstdWindowLogMax allows. Reported
+  // as RESOURCE_EXHAUSTED, and never skipped as a corrupt record.
+  bool window_too_large() const { return window_too_large_; }
+  // Where in the compressed file the frame (zstd) or member (gzip) that failed begins: the
+  // end of the last one that decoded completely, 0 when none did.
+  uint64_t compressed_offset() const { return compressed_offset_; }
 
  private:
   bool truncated_;
+  uint64_t compressed_offset_;
+  bool window_too_large_;
 };
 
 class ChunkSource {
@@ -89,20 +107,50 @@ class ChunkSource {
   virtual bool next(Chunk& out) = 0;
 };
 
-// The whole file as one buffer: a read-only memory mapping for regular files (records are
-// then views of the page cache), the bytes read into memory for other files (pipes,
-// devices). nullptr-data buffer of size 0 for an empty file. Opening errors name `what`
-// and the file: NOT_FOUND, PERMISSION_DENIED, FAILED_PRECONDITION for a directory.
-// A mapped file that another process truncates while it is being read raises SIGBUS on
-// access, as with any mmap reader; files are expected to be complete when read.
-std::shared_ptr<const Buffer> read_whole_file(const char* what, const std::string& path);
+// How the readers open files (from the dataset options).
+struct FileReadOptions {
+  // Memory-map regular files (Options::map_files) instead of reading them with pread()
+  // into the library's buffers. A mapped file that is truncated while it is read raises
+  // SIGBUS in the process, and one rewritten in place changes records already returned;
+  // read files keep neither risk: a file that ends before the size it had when opened is
+  // DATA_LOSS naming the file and the offset, and records are copies the file cannot change.
+  bool map = false;
+  // Read FIFOs, character devices, sockets (Options::allow_nonregular_files). Otherwise
+  // they are FAILED_PRECONDITION before they are opened (opening a FIFO waits for a writer).
+  bool allow_nonregular = false;
+  // open_sized_chunks of a file that is not regular (read whole, since its size is only
+  // known at its end): more bytes than this is RESOURCE_EXHAUSTED naming the file, rather
+  // than memory without bound (/dev/zero).
+  uint64_t whole_file_limit = static_cast<uint64_t>(kDefaultMaxRecordBytes);
+};
 
-// The file's bytes as chunks: the whole mapping as one chunk for regular files, read() in
-// chunks of chunk_bytes(chunk_size) for other files (so a pipe is never held in memory
-// whole).
-// Chunk buffers come from `pool` when given.
+// The file options in `options`: map_files, allow_nonregular_files, and max_record_bytes as
+// the whole-file limit.
+inline FileReadOptions file_read_options(const Options& options) {
+  FileReadOptions out;
+  out.map = options.map();
+  out.allow_nonregular = options.allow_nonregular();
+  out.whole_file_limit = options.record_limit();
+  return out;
+}
+
+// The file's bytes as chunks of chunk_bytes(chunk_size), read with pread() (regular files)
+// or read() (pipes and devices, when allowed) into buffers from `pool` when given; with
+// opts.map a regular file is instead mapped whole and handed out as one chunk. A regular
+// file that ends before the size it had when opened (truncated while read) is DATA_LOSS
+// naming the file and the offset where it ended; read errors name the file and the offset.
 std::unique_ptr<ChunkSource> open_file_chunks(const char* what, const std::string& path, size_t chunk_size,
-                                              std::shared_ptr<ChunkPool> pool = nullptr);
+                                              std::shared_ptr<ChunkPool> pool = nullptr,
+                                              const FileReadOptions& opts = FileReadOptions{});
+
+// As open_file_chunks, and *size the number of bytes the stream will hold, for readers that
+// must know where the data ends before they read it (fixed_length_records): a regular
+// file's size when it was opened (ending earlier is DATA_LOSS as above); a pipe or device
+// (when allowed) is read whole first, at most opts.whole_file_limit bytes, else
+// RESOURCE_EXHAUSTED naming the file.
+std::unique_ptr<ChunkSource> open_sized_chunks(const char* what, const std::string& path, size_t chunk_size,
+                                               std::shared_ptr<ChunkPool> pool, const FileReadOptions& opts,
+                                               uint64_t* size);
 
 // Bytes already in memory, cut into chunks of chunk_size (0: a single chunk). Tests and
 // the fuzzers feed parsers through it to exercise records spanning chunk boundaries.

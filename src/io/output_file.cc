@@ -14,6 +14,7 @@
 #include "core/quote.h"
 #include "core/status.h"
 #include "io/file_error.h"
+#include "io/file_ops.h"
 
 namespace dinput {
 
@@ -22,7 +23,7 @@ namespace {
 int open_retrying(const char* path, int flags, mode_t mode) {
   int fd;
   do {
-    fd = ::open(path, flags, mode);
+    fd = fileops::open(path, flags, mode);
   } while (fd < 0 && errno == EINTR);
   return fd;
 }
@@ -43,7 +44,7 @@ std::string temp_name(const std::string& target, int attempt) {
 OutputFile::OutputFile(const char* what, std::string path) : what_(what), path_(std::move(path)) {
   if (path_.empty()) raise_file_error(what_, "create", path_, ENOENT);  // as open("") would say
   struct stat st;
-  const bool exists = ::stat(path_.c_str(), &st) == 0;
+  const bool exists = fileops::stat(path_.c_str(), &st) == 0;
   if (exists && !S_ISREG(st.st_mode)) {
     // A device, a FIFO or a directory: no rename can replace it. Opening a directory fails
     // with EISDIR, reported as FAILED_PRECONDITION.

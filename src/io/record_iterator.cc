@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <exception>
 
+#include "core/quote.h"
+#include "core/status.h"
 #include "core/tensor_ops.h"
 
 namespace dinput {
@@ -27,8 +29,9 @@ class FileRecordIterator final : public Iterator {
  public:
   static constexpr size_t kGroup = 48;
 
-  FileRecordIterator(std::vector<std::string> files, OpenRecordSource open, std::shared_ptr<IteratorStats> stats)
-      : files_(std::move(files)), open_(std::move(open)), stats_(std::move(stats)) {
+  FileRecordIterator(const char* what, std::vector<std::string> files, OpenRecordSource open,
+                     std::shared_ptr<IteratorStats> stats)
+      : what_(what), files_(std::move(files)), open_(std::move(open)), stats_(std::move(stats)) {
     ready_.reserve(kGroup);
   }
 
@@ -90,6 +93,7 @@ class FileRecordIterator final : public Iterator {
   void parse_group() {
     std::shared_ptr<BytesStorage> storage;
     size_t used = 0;
+    const char* stage = "reading";
     try {
       while (ready_.size() < kGroup) {
         if (!source_) {
@@ -97,8 +101,11 @@ class FileRecordIterator final : public Iterator {
             finished_ = true;
             return;
           }
-          source_ = open_(files_[file_index_++]);
+          stage = "opening";
+          ++file_index_;
+          source_ = open_(files_[file_index_ - 1]);
         }
+        stage = "reading";
         RecordView view;
         bool got = source_->next(view);
         skipped_ += source_->take_skipped();
@@ -107,6 +114,7 @@ class FileRecordIterator final : public Iterator {
           source_.reset();  // close the file now, not at the next file's open
           continue;
         }
+        stage = "delivering a record of";
         if (view.copied) {
           Tensor t = Tensor::allocate(DType::kBytes, Shape());
           t.set_string_view(0, view.data, view.size, *view.owner);
@@ -120,6 +128,15 @@ class FileRecordIterator final : public Iterator {
         skipped_ = 0;
         skipped_bytes_ = 0;
       }
+    } catch (const std::bad_alloc&) {
+      // Out of memory says where: which reader, which file, at what stage.
+      source_.reset();
+      try {
+        raise(Code::kResourceExhausted, what_, ": out of memory ", stage, " ",
+              file_index_ > 0 ? quoted(files_[file_index_ - 1]) : std::string("a file"));
+      } catch (...) {
+        error_ = std::current_exception();
+      }
     } catch (...) {
       // Delivered after the records parsed before it; the source is done for.
       error_ = std::current_exception();
@@ -127,6 +144,7 @@ class FileRecordIterator final : public Iterator {
     }
   }
 
+  const char* what_;
   std::vector<std::string> files_;
   OpenRecordSource open_;
   std::shared_ptr<IteratorStats> stats_;
@@ -142,9 +160,9 @@ class FileRecordIterator final : public Iterator {
 
 }  // namespace
 
-std::unique_ptr<Iterator> make_record_iterator(std::vector<std::string> files, OpenRecordSource open,
-                                               std::shared_ptr<IteratorStats> stats) {
-  return std::make_unique<FileRecordIterator>(std::move(files), std::move(open), std::move(stats));
+std::unique_ptr<Iterator> make_record_iterator(const char* what, std::vector<std::string> files,
+                                               OpenRecordSource open, std::shared_ptr<IteratorStats> stats) {
+  return std::make_unique<FileRecordIterator>(what, std::move(files), std::move(open), std::move(stats));
 }
 
 }  // namespace dinput

@@ -18,8 +18,9 @@ using OpenRecordSource = std::function<std::unique_ptr<RecordSource>(const std::
 
 // Counts every delivered record in stats->records and its bytes in stats->record_bytes,
 // and the sources' skipped records and bytes in stats->corrupt_records_skipped and
-// stats->corrupt_bytes_skipped.
-std::unique_ptr<Iterator> make_record_iterator(std::vector<std::string> files, OpenRecordSource open,
-                                               std::shared_ptr<IteratorStats> stats);
+// stats->corrupt_bytes_skipped. Running out of memory (std::bad_alloc) while a file is
+// opened or read is RESOURCE_EXHAUSTED naming `what` (the reader), the file and the stage.
+std::unique_ptr<Iterator> make_record_iterator(const char* what, std::vector<std::string> files,
+                                               OpenRecordSource open, std::shared_ptr<IteratorStats> stats);
 
 }  // namespace dinput

@@ -138,14 +138,19 @@ class RecordParser final : public RecordSource {
 std::unique_ptr<RecordSource> open_record_file(const std::string& path, Compression compression,
                                                size_t buffer_size, bool skip_corrupt,
                                                std::shared_ptr<ChunkPool> pool = nullptr,
-                                               uint64_t max_record_bytes = kDefaultMaxRecordBytes);
+                                               uint64_t max_record_bytes = kDefaultMaxRecordBytes,
+                                               const FileReadOptions& file_options = FileReadOptions{});
 
 // Fixed-length records: header_bytes are skipped at the start and footer_bytes at the end,
 // the rest is cut into records of record_bytes. A file whose body is not a multiple of
 // record_bytes is DATA_LOSS naming the file and its size; with skip_corrupt the whole
-// records are read and the incomplete tail counts as one skipped record.
+// records are read and the incomplete tail counts as one skipped record. The file is read
+// in chunks (open_sized_chunks), records handed out as views of them; a pipe or device,
+// when allowed, is read whole first, at most file_options.whole_file_limit bytes.
 std::unique_ptr<RecordSource> open_fixed_length_file(const std::string& path, uint64_t record_bytes,
                                                      uint64_t header_bytes, uint64_t footer_bytes,
-                                                     bool skip_corrupt);
+                                                     bool skip_corrupt,
+                                                     const FileReadOptions& file_options = FileReadOptions{},
+                                                     std::shared_ptr<ChunkPool> pool = nullptr);
 
 }  // namespace dinput

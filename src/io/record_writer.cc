@@ -10,6 +10,7 @@
 
 #include "io/crc32c.h"
 #include "io/file_error.h"
+#include "io/file_ops.h"
 #include "io/record_reader.h"
 
 #ifdef DINPUT_HAVE_ZSTD
@@ -27,7 +28,7 @@ constexpr const char* kWhat = "record writer";
 
 void write_all(int fd, const std::string& path, const char* p, size_t n) {
   while (n) {
-    ssize_t r = ::write(fd, p, std::min<size_t>(n, size_t{1} << 30));
+    ssize_t r = fileops::write(fd, p, std::min<size_t>(n, size_t{1} << 30));
     if (r < 0) {
       if (errno == EINTR) continue;
       raise_file_error(kWhat, "write", path, errno);

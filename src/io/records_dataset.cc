@@ -1,6 +1,6 @@
 // records and fixed_length_records: file sources whose elements are the records of their
-// files, one bytes scalar each, handed out as views of the file mapping or of the
-// decompressed chunks (no copy of the bytes).
+// files, one bytes scalar each, handed out as views of the chunks read from the file (or of
+// its mapping, with map_files) or of the decompressed chunks (no copy of the bytes).
 #include "data/nodes.h"
 #include "io/file_sources.h"
 #include "io/record_iterator.h"
@@ -28,13 +28,14 @@ class RecordsDataset final : public FileSource {
     size_t buffer_size = buffer_size_;
     bool skip = ctx.options.skip_corrupt();
     uint64_t max_record = ctx.options.record_limit();
-    // One pool per iterator, so that the chunks of one file are reused for the next (plain
-    // regular files are mapped and need no chunks; compressed files and pipes do).
+    FileReadOptions file_options = file_read_options(ctx.options);
+    // One pool per iterator, so that the chunks of one file are reused for the next (files
+    // mapped with map_files need none).
     auto pool = make_chunk_pool(buffer_size);
     return make_record_iterator(
-        files_,
+        "records", files_,
         [=](const std::string& path) {
-          return open_record_file(path, compression, buffer_size, skip, pool, max_record);
+          return open_record_file(path, compression, buffer_size, skip, pool, max_record, file_options);
         },
         ctx.stats);
   }
@@ -63,9 +64,13 @@ class FixedLengthRecordsDataset final : public FileSource {
   std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override {
     uint64_t record = record_bytes_, header = header_bytes_, footer = footer_bytes_;
     bool skip = ctx.options.skip_corrupt();
+    FileReadOptions file_options = file_read_options(ctx.options);
+    auto pool = make_chunk_pool(kDefaultChunkBytes);
     return make_record_iterator(
-        files_,
-        [=](const std::string& path) { return open_fixed_length_file(path, record, header, footer, skip); },
+        "fixed_length_records", files_,
+        [=](const std::string& path) {
+          return open_fixed_length_file(path, record, header, footer, skip, file_options, pool);
+        },
         ctx.stats);
   }
 

@@ -1,11 +1,17 @@
 // text_lines: the lines of text files, file after file.
 //
-// Files are read through the same chunk streams as record files: a regular file is mapped
-// whole and every line is a view of the mapping (no copy, no per-line system call); other
-// files (pipes) are read in chunks and only a line that spans two chunks is copied. "\n"
-// ends a line and a "\r" before it is dropped; the last line needs no "\n" (a trailing
-// "\r" is dropped there too). Any other byte, "\r" and NUL included, is content.
+// Files are read through the same chunk streams as record files: read in chunks of 1 MiB
+// (or, with map_files, a regular file is mapped whole), every line a view of its chunk;
+// only a line that spans two chunks is copied. "\n" ends a line and a "\r" before it is
+// dropped; the last line needs no "\n" (a trailing "\r" is dropped there too). Any other
+// byte, "\r" and NUL included, is content. A line longer than max_record_bytes (counting a
+// "\r" before its "\n") is RESOURCE_EXHAUSTED naming the file and the line's offset, so
+// that a file without line ends (/dev/zero, when non-regular files are allowed) cannot take
+// memory without bound.
 #include <cstring>
+
+#include "core/quote.h"
+#include "core/status.h"
 
 #include "data/nodes.h"
 #include "io/file_sources.h"
@@ -19,7 +25,8 @@ namespace {
 
 class LineReader final : public RecordSource {
  public:
-  explicit LineReader(std::unique_ptr<ChunkSource> input) : input_(std::move(input)) {}
+  LineReader(std::string path, std::unique_ptr<ChunkSource> input, uint64_t max_line_bytes)
+      : path_(std::move(path)), input_(std::move(input)), max_line_bytes_(max_line_bytes) {}
 
   bool next(RecordView& out) override {
     copy_.reset();
@@ -30,11 +37,15 @@ class LineReader final : public RecordSource {
       if (avail) {
         const char* begin = cur_.data + pos_;
         const char* nl = static_cast<const char*>(std::memchr(begin, '\n', avail));
-        if (nl && pieces_.empty()) {  // the common case: the whole line is in this chunk
+        if (pieces_.empty()) line_start_ = base_ + pos_;
+        if (nl && pieces_.empty() && static_cast<uint64_t>(nl - begin) <= max_line_bytes_) {
+          // The common case: the whole line is in this chunk.
           pos_ += static_cast<size_t>(nl - begin) + 1;
           return view(out, begin, static_cast<size_t>(nl - begin), &cur_.owner);
         }
         size_t take = nl ? static_cast<size_t>(nl - begin) : avail;
+        pieces_total_ = (pieces_.empty() ? 0 : pieces_total_) + take;
+        if (pieces_total_ > max_line_bytes_) too_long();  // counting a "\r" before the "\n"
         pieces_.push_back(Chunk{begin, take, cur_.owner});
         pos_ += nl ? take + 1 : take;
         if (nl) return assemble(out);
@@ -77,7 +88,17 @@ class LineReader final : public RecordSource {
     return true;
   }
 
+  [[noreturn]] void too_long() {
+    pieces_.clear();
+    cur_ = Chunk{};
+    input_.reset();
+    raise(Code::kResourceExhausted, "text_lines: the line at byte offset ", line_start_, " of ", quoted(path_),
+          " is longer than ", max_line_bytes_, " bytes without a line end (the limit is max_record_bytes; raise it "
+          "with dinput_options_set_max_record_bytes if lines this long are expected)");
+  }
+
   bool advance() {
+    base_ += cur_.size;
     cur_ = Chunk{};  // let the source reuse its buffer when no line views it
     pos_ = 0;
     if (!input_) return false;
@@ -88,9 +109,14 @@ class LineReader final : public RecordSource {
     return true;
   }
 
+  std::string path_;
   std::unique_ptr<ChunkSource> input_;
+  uint64_t max_line_bytes_;
   Chunk cur_;
   size_t pos_ = 0;
+  uint64_t base_ = 0;        // file offset of cur_.data
+  uint64_t line_start_ = 0;  // file offset of the line being read
+  uint64_t pieces_total_ = 0;
   std::vector<Chunk> pieces_;           // a line being gathered across chunks
   std::shared_ptr<const Buffer> held_;  // owner of a one-piece line, until the next call
   std::shared_ptr<const Buffer> copy_;  // a line copied out of several pieces
@@ -109,12 +135,14 @@ class TextLinesDataset final : public FileSource {
     return std::make_shared<TextLinesDataset>(std::move(files));
   }
   std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override {
-    // Chunks (and so the pool) are only used for files that cannot be mapped, like pipes.
     auto pool = make_chunk_pool(kDefaultChunkBytes);
+    FileReadOptions file_options = file_read_options(ctx.options);
+    uint64_t max_line = ctx.options.record_limit();
     return make_record_iterator(
-        files_,
-        [pool](const std::string& path) {
-          return std::make_unique<LineReader>(open_file_chunks("text_lines", path, kDefaultChunkBytes, pool));
+        "text_lines", files_,
+        [pool, file_options, max_line](const std::string& path) {
+          return std::make_unique<LineReader>(
+              path, open_file_chunks("text_lines", path, kDefaultChunkBytes, pool, file_options), max_line);
         },
         ctx.stats);
   }

@@ -873,6 +873,30 @@ def max_record_bytes_option(ctx):
 script_case("records.max_record_bytes_option", max_record_bytes_option)
 
 
+def nonregular_files(ctx):
+    """A FIFO is refused at once, without waiting for a writer, by inspect, by a reader and
+    by a reader fed by list_files: FAILED_PRECONDITION naming it and the option that allows
+    it. With allow_nonregular_files=True, /dev/zero meets the line limit instead of taking
+    memory without bound."""
+    fifo = ctx.path("pipe")
+    os.mkfifo(fifo)
+    for args in (("inspect", fifo),
+                 ("run", "records(%s).batch(2)" % q(fifo)),
+                 ("run", "list_files(%s).interleave(records).batch(2)" % q(ctx.path("pi*")))):
+        line = ctx.fails("FAILED_PRECONDITION", *args)
+        if ("'%s' is not a regular file (it is a FIFO" % fifo) not in line or \
+                "allow_nonregular_files" not in line:
+            raise CaseFailure("%s: the line lacks the file or the option: %s" % (args[0], line))
+    line = ctx.fails("RESOURCE_EXHAUSTED", "run", "text_lines(\"/dev/zero\").with_options("
+                     "allow_nonregular_files=True, max_record_bytes=4096).batch(2)")
+    if "the line at byte offset 0 of '/dev/zero' is longer than 4096 bytes" not in line:
+        raise CaseFailure("the RESOURCE_EXHAUSTED line lacks the file, offset or limit: " + line)
+    ctx.fails("FAILED_PRECONDITION", "run", "text_lines(\"/dev/zero\").batch(2)")
+
+
+script_case("records.nonregular_files", nonregular_files)
+
+
 def skippable_zstd_frames(ctx):
     """A zstd file may hold skippable frames (user data; the first frame too): inspect detects
     the file as ZSTD, reads its records and reports the frames instead of calling it corrupt."""

@@ -245,6 +245,79 @@ TEST_F(CApiRecords, MaxRecordBytesOption) {
   dinput_dataset_free(ds);
 }
 
+TEST_F(CApiRecords, FileOptionsMapFilesAndAllowNonregularFiles) {
+  dinput_options_t* opts = nullptr;
+  ASSERT_EQ(dinput_options_new(&opts), DINPUT_OK);
+  EXPECT_EQ(dinput_options_map_files(opts), 0);
+  EXPECT_EQ(dinput_options_map_files(nullptr), 0);
+  EXPECT_EQ(dinput_options_allow_nonregular_files(opts), 0);
+  EXPECT_EQ(dinput_options_allow_nonregular_files(nullptr), 0);
+  EXPECT_EQ(dinput_options_set_map_files(nullptr, 1), DINPUT_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("dinput_options_set_map_files"), std::string::npos) << last_error();
+  EXPECT_EQ(dinput_options_set_allow_nonregular_files(nullptr, 1), DINPUT_INVALID_ARGUMENT);
+  ASSERT_EQ(dinput_options_set_map_files(opts, 7), DINPUT_OK);
+  EXPECT_EQ(dinput_options_map_files(opts), 1);
+  ASSERT_EQ(dinput_options_set_map_files(opts, 0), DINPUT_OK);
+  EXPECT_EQ(dinput_options_map_files(opts), 0);
+  ASSERT_EQ(dinput_options_set_map_files(opts, 1), DINPUT_OK);
+
+  // Mapped or read, the same records.
+  auto p = write("m.rec", frame_all({"abc", "", "defg"}));
+  const char* files[] = {p.c_str()};
+  dinput_dataset_t* ds = nullptr;
+  ASSERT_EQ(dinput_dataset_records(&ds, files, 1, DINPUT_COMPRESSION_NONE, 0), DINPUT_OK);
+  dinput_dataset_t* mapped = nullptr;
+  ASSERT_EQ(dinput_dataset_with_options(&mapped, ds, opts), DINPUT_OK);
+  dinput_status_t end;
+  int64_t stats[4];
+  EXPECT_EQ(read(mapped, &end, stats), (std::vector<std::string>{"abc", "", "defg"}));
+  EXPECT_EQ(end, DINPUT_OUT_OF_RANGE);
+  EXPECT_EQ(read(ds, &end, stats), (std::vector<std::string>{"abc", "", "defg"}));
+  EXPECT_EQ(end, DINPUT_OUT_OF_RANGE);
+  dinput_dataset_free(mapped);
+  dinput_dataset_free(ds);
+
+  // /dev/zero: refused by default; allowed, it meets the line or file limit instead of
+  // growing memory, with an error naming it.
+  const char* zero[] = {"/dev/zero"};
+  ASSERT_EQ(dinput_options_set_allow_nonregular_files(opts, 1), DINPUT_OK);
+  EXPECT_EQ(dinput_options_allow_nonregular_files(opts), 1);
+  ASSERT_EQ(dinput_options_set_max_record_bytes(opts, 1 << 20), DINPUT_OK);
+  dinput_dataset_t* lines = nullptr;
+  dinput_dataset_t* fixed = nullptr;
+  ASSERT_EQ(dinput_dataset_text_lines(&lines, zero, 1), DINPUT_OK);
+  ASSERT_EQ(dinput_dataset_fixed_length_records(&fixed, zero, 1, 4, 0, 0), DINPUT_OK);
+  for (dinput_dataset_t* plain : {lines, fixed}) {
+    EXPECT_TRUE(read(plain, &end, stats).empty());
+    EXPECT_EQ(end, DINPUT_FAILED_PRECONDITION);
+    EXPECT_NE(last_error().find("'/dev/zero' is not a regular file (it is a character device)"), std::string::npos)
+        << last_error();
+    EXPECT_NE(last_error().find("dinput_options_set_allow_nonregular_files"), std::string::npos) << last_error();
+    dinput_dataset_t* allowed = nullptr;
+    ASSERT_EQ(dinput_dataset_with_options(&allowed, plain, opts), DINPUT_OK);
+    EXPECT_TRUE(read(allowed, &end, stats).empty());
+    EXPECT_EQ(end, DINPUT_RESOURCE_EXHAUSTED);
+    EXPECT_NE(last_error().find("'/dev/zero'"), std::string::npos) << last_error();
+    EXPECT_NE(last_error().find("1048576"), std::string::npos) << last_error();
+    EXPECT_NE(last_error().find("max_record_bytes"), std::string::npos) << last_error();
+    dinput_dataset_free(allowed);
+  }
+  EXPECT_NE(last_error().find("fixed_length_records: '/dev/zero' is not a regular file, so it is read whole"),
+            std::string::npos)
+      << last_error();
+  // text_lines names the offset of the line that is too long.
+  dinput_dataset_t* allowed = nullptr;
+  ASSERT_EQ(dinput_dataset_with_options(&allowed, lines, opts), DINPUT_OK);
+  read(allowed, &end, stats);
+  EXPECT_NE(last_error().find("text_lines: the line at byte offset 0 of '/dev/zero' is longer than 1048576 bytes"),
+            std::string::npos)
+      << last_error();
+  dinput_dataset_free(allowed);
+  dinput_dataset_free(lines);
+  dinput_dataset_free(fixed);
+  dinput_options_free(opts);
+}
+
 TEST_F(CApiRecords, BuildInfoReportsCompression) {
   std::string info = dinput_build_info();
   EXPECT_NE(info.find("\"zstd\":{\"compiled\":"), std::string::npos) << info;

@@ -37,6 +37,21 @@ TEST_F(FixedLength, ManyFilesAndStatistics) {
   EXPECT_EQ(read_all(source->with_files({c})), (std::vector<std::string>{"abcde"}));
 }
 
+// The file is read in 1 MiB chunks: records that span two chunks (1000 does not divide
+// 1 MiB), a header longer than a chunk, and the records after it are all whole; the same
+// with map_files.
+TEST_F(FixedLength, RecordsAcrossChunksAndAHeaderLongerThanAChunk) {
+  const size_t header = (1 << 20) + 123, footer = 7, n = 3000;
+  const std::string content = random_bytes(header + n * 1000 + footer, 21);
+  auto p = write("big.bin", content);
+  std::vector<std::string> expected;
+  for (size_t i = 0; i < n; ++i) expected.push_back(content.substr(header + i * 1000, 1000));
+  EXPECT_EQ(read_all(make_fixed_length_records({p}, 1000, static_cast<int64_t>(header), footer)), expected);
+  IteratorContext mapped;
+  mapped.options.map_files = true;
+  EXPECT_EQ(read_all(make_fixed_length_records({p}, 1000, static_cast<int64_t>(header), footer), mapped), expected);
+}
+
 TEST_F(FixedLength, BadSizeIsDataLossNamingFileAndSize) {
   auto p = write("odd.bin", "HH" "abcd" "ef" "F");  // 9 bytes: 6 after header 2 and footer 1
   auto o = read_until_error(make_fixed_length_records({p}, 4, 2, 1));

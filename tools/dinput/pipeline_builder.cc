@@ -466,10 +466,14 @@ Status BuildWithOptions(const Args &args, const dinput_dataset_t *input, Dataset
   const Value *policy_value = args.Get("auto_shard_policy");
   const Value *skip_value = args.Get("skip_corrupt_records");
   const Value *max_record_value = args.Get("max_record_bytes");
-  if (policy_value == nullptr && skip_value == nullptr && max_record_value == nullptr) {
+  const Value *map_value = args.Get("map_files");
+  const Value *nonregular_value = args.Get("allow_nonregular_files");
+  if (policy_value == nullptr && skip_value == nullptr && max_record_value == nullptr &&
+      map_value == nullptr && nonregular_value == nullptr) {
     return InvalidArgument(
         "with_options(): give at least one option; usage: with_options(auto_shard_policy=OFF|"
-        "AUTO|FILE|DATA|HINT, skip_corrupt_records=False, max_record_bytes=268435456)");
+        "AUTO|FILE|DATA|HINT, skip_corrupt_records=False, max_record_bytes=268435456, "
+        "map_files=False, allow_nonregular_files=False)");
   }
   dinput_options_t *raw = nullptr;
   dinput_status_t code = dinput_options_new(&raw);
@@ -498,6 +502,18 @@ Status BuildWithOptions(const Args &args, const dinput_dataset_t *input, Dataset
     DINPUT_TOOL_RETURN_IF_ERROR(args.Int("max_record_bytes", &max_bytes));
     code = dinput_options_set_max_record_bytes(options.get(), max_bytes);
     if (code != DINPUT_OK) return LibraryError(code, "dinput_options_set_max_record_bytes");
+  }
+  if (map_value != nullptr) {
+    bool map = false;
+    DINPUT_TOOL_RETURN_IF_ERROR(args.Bool("map_files", &map, false));
+    code = dinput_options_set_map_files(options.get(), map ? 1 : 0);
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_options_set_map_files");
+  }
+  if (nonregular_value != nullptr) {
+    bool allow = false;
+    DINPUT_TOOL_RETURN_IF_ERROR(args.Bool("allow_nonregular_files", &allow, false));
+    code = dinput_options_set_allow_nonregular_files(options.get(), allow ? 1 : 0);
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_options_set_allow_nonregular_files");
   }
   dinput_dataset_t *made = nullptr;
   return Made(dinput_dataset_with_options(&made, input, options.get()), &made, "with_options", out);
@@ -748,9 +764,13 @@ const std::vector<FunctionSpec> &Functions() {
       {"with_options",
        Role::kTransform,
        "with_options(auto_shard_policy=OFF|AUTO|FILE|DATA|HINT, skip_corrupt_records=False, "
-       "max_record_bytes=268435456)",
+       "max_record_bytes=268435456, map_files=False, allow_nonregular_files=False)",
        Passing::kKeywordOnly,
-       {{"auto_shard_policy", false}, {"skip_corrupt_records", false}, {"max_record_bytes", false}},
+       {{"auto_shard_policy", false},
+        {"skip_corrupt_records", false},
+        {"max_record_bytes", false},
+        {"map_files", false},
+        {"allow_nonregular_files", false}},
        BuildWithOptions},
   };
   return kFunctions;

@@ -223,6 +223,14 @@ uint32_t LoadLe32(const unsigned char *p) {
 // or a skippable frame, which a zstd file may start with), the gzip magic, else NONE (a
 // plain file starts with a record length, which has no magic).
 Status DetectCompression(const std::string &path, dinput_compression_t *out) {
+  // Only regular files are peeked at: opening a FIFO would wait for a writer, and reading a
+  // pipe would take bytes the reader needs. Anything else is left to the library, which
+  // names what is wrong with it (a FIFO or device is not read unless allowed).
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    *out = DINPUT_COMPRESSION_NONE;
+    return OkStatus();
+  }
   FILE *file = std::fopen(path.c_str(), "rb");
   if (file == nullptr) return FileError("open", path, errno);
   unsigned char head[4] = {0, 0, 0, 0};

@@ -123,7 +123,8 @@ function _policy_code(policy::Symbol)
 end
 
 """
-    Options(; auto_shard_policy=nothing, skip_corrupt_records=nothing)
+    Options(; auto_shard_policy=nothing, skip_corrupt_records=nothing, map_files=nothing,
+            allow_nonregular_files=nothing)
 
 Dataset options, applied with [`with_options`](@ref) (as `tf.data.Options`). Only the
 options given are set; the others are inherited from upstream `with_options` nodes.
@@ -133,6 +134,11 @@ options given are set; the others are inherited from upstream `with_options` nod
   `:hint` or `:off`.
 - `skip_corrupt_records`: `true` to skip records with a bad CRC instead of failing with
   `:DATA_LOSS`.
+- `map_files`: `true` to memory-map regular files instead of reading them into the
+  library's buffers; only for files nobody truncates or rewrites while they are read (a
+  mapped file truncated meanwhile kills the process with SIGBUS).
+- `allow_nonregular_files`: `true` to read FIFOs and devices, which the readers refuse
+  otherwise with `:FAILED_PRECONDITION`.
 """
 mutable struct Options <: Handle
     ptr::Ptr{Cvoid}
@@ -146,13 +152,21 @@ end
 _free(::Options, p::Ptr{Cvoid}) = LibDinput.dinput_options_free(p)
 
 function Options(; auto_shard_policy::Union{Nothing,Symbol}=nothing,
-                 skip_corrupt_records::Union{Nothing,Bool}=nothing)
+                 skip_corrupt_records::Union{Nothing,Bool}=nothing,
+                 map_files::Union{Nothing,Bool}=nothing,
+                 allow_nonregular_files::Union{Nothing,Bool}=nothing)
     o = Options(_out(LibDinput.dinput_options_new))
     if auto_shard_policy !== nothing
         check(LibDinput.dinput_options_set_auto_shard_policy(o, _policy_code(auto_shard_policy)))
     end
     if skip_corrupt_records !== nothing
         check(LibDinput.dinput_options_set_skip_corrupt_records(o, skip_corrupt_records))
+    end
+    if map_files !== nothing
+        check(LibDinput.dinput_options_set_map_files(o, map_files))
+    end
+    if allow_nonregular_files !== nothing
+        check(LibDinput.dinput_options_set_allow_nonregular_files(o, allow_nonregular_files))
     end
     return o
 end
@@ -419,7 +433,8 @@ end
 
 """
     with_options(ds, options::Options) -> Dataset
-    with_options(ds; auto_shard_policy=nothing, skip_corrupt_records=nothing) -> Dataset
+    with_options(ds; auto_shard_policy=nothing, skip_corrupt_records=nothing, map_files=nothing,
+                 allow_nonregular_files=nothing) -> Dataset
 
 The same data with the given [`Options`](@ref).
 """

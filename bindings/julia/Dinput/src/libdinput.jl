@@ -291,6 +291,30 @@ function dinput_options_max_record_bytes(options)
         options)
 end
 
+function dinput_options_set_map_files(options, enable)
+    ccall((:dinput_options_set_map_files, libdinput), Cint,
+        (Ptr{Cvoid}, Cint),
+        options, enable)
+end
+
+function dinput_options_map_files(options)
+    ccall((:dinput_options_map_files, libdinput), Cint,
+        (Ptr{Cvoid},),
+        options)
+end
+
+function dinput_options_set_allow_nonregular_files(options, enable)
+    ccall((:dinput_options_set_allow_nonregular_files, libdinput), Cint,
+        (Ptr{Cvoid}, Cint),
+        options, enable)
+end
+
+function dinput_options_allow_nonregular_files(options)
+    ccall((:dinput_options_allow_nonregular_files, libdinput), Cint,
+        (Ptr{Cvoid},),
+        options)
+end
+
 # ---------------------------------------------------------------------------------------
 # Datasets
 # ---------------------------------------------------------------------------------------

@@ -386,6 +386,10 @@ extern "C" {
     pub fn dinput_options_set_skip_corrupt_records(options: *mut dinput_options_t, enable: c_int) -> dinput_status_t;
     pub fn dinput_options_set_max_record_bytes(options: *mut dinput_options_t, max_bytes: i64) -> dinput_status_t;
     pub fn dinput_options_max_record_bytes(options: *const dinput_options_t) -> i64;
+    pub fn dinput_options_set_map_files(options: *mut dinput_options_t, enable: c_int) -> dinput_status_t;
+    pub fn dinput_options_map_files(options: *const dinput_options_t) -> c_int;
+    pub fn dinput_options_set_allow_nonregular_files(options: *mut dinput_options_t, enable: c_int) -> dinput_status_t;
+    pub fn dinput_options_allow_nonregular_files(options: *const dinput_options_t) -> c_int;
 
     // -- datasets --
     pub fn dinput_dataset_free(dataset: *mut dinput_dataset_t);

@@ -102,6 +102,32 @@ impl Options {
         check(unsafe { sys::dinput_options_set_skip_corrupt_records(self.raw.as_ptr(), enable as c_int) })?;
         Ok(self)
     }
+
+    /// Memory-map regular files instead of reading them into the library's buffers. Only
+    /// for files nobody truncates or rewrites while they are read: a mapped file truncated
+    /// meanwhile kills the process with SIGBUS (see `dinput_options_set_map_files`).
+    pub fn set_map_files(&mut self, enable: bool) -> Result<&mut Options> {
+        // SAFETY: self.raw is live and exclusively borrowed.
+        check(unsafe { sys::dinput_options_set_map_files(self.raw.as_ptr(), enable as c_int) })?;
+        Ok(self)
+    }
+
+    pub fn map_files(&self) -> bool {
+        // SAFETY: self.raw is live.
+        unsafe { sys::dinput_options_map_files(self.raw.as_ptr()) != 0 }
+    }
+
+    /// Read FIFOs and devices, which the readers refuse otherwise (FAILED_PRECONDITION).
+    pub fn set_allow_nonregular_files(&mut self, enable: bool) -> Result<&mut Options> {
+        // SAFETY: self.raw is live and exclusively borrowed.
+        check(unsafe { sys::dinput_options_set_allow_nonregular_files(self.raw.as_ptr(), enable as c_int) })?;
+        Ok(self)
+    }
+
+    pub fn allow_nonregular_files(&self) -> bool {
+        // SAFETY: self.raw is live.
+        unsafe { sys::dinput_options_allow_nonregular_files(self.raw.as_ptr()) != 0 }
+    }
 }
 
 /// The number of elements of a dataset.

@@ -240,6 +240,11 @@ fn transforms() {
     options.set_auto_shard_policy(AutoShardPolicy::Off).unwrap().set_skip_corrupt_records(true).unwrap();
     assert_eq!(options.auto_shard_policy(), AutoShardPolicy::Off);
     assert_eq!(all_ints(&r.with_options(&options).unwrap()), (0..10).collect::<Vec<_>>());
+    assert!(!options.map_files());
+    assert!(!options.allow_nonregular_files());
+    options.set_map_files(true).unwrap().set_allow_nonregular_files(true).unwrap();
+    assert!(options.map_files());
+    assert!(options.allow_nonregular_files());
 }
 
 #[test]

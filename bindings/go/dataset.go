@@ -297,6 +297,14 @@ func (p AutoShardPolicy) String() string {
 // Options are a dataset's options (tf.data.Options). The zero value is the default.
 type Options struct {
 	AutoShardPolicy AutoShardPolicy
+	// SkipCorruptRecords skips damaged records (counted in the iterator statistics
+	// "corrupt_records_skipped" and "corrupt_bytes_skipped") instead of failing with
+	// DATA_LOSS. See dinput_options_set_skip_corrupt_records.
+	SkipCorruptRecords bool
+	// MaxRecordBytes is the largest record, or text line, the readers accept; 0 keeps the
+	// default (256 MiB). A longer one fails before memory is taken for it. See
+	// dinput_options_set_max_record_bytes.
+	MaxRecordBytes int64
 	// MapFiles memory-maps regular files instead of reading them into the library's
 	// buffers: only for files nobody truncates or rewrites while they are read (a mapped
 	// file truncated meanwhile kills the process with SIGBUS). See dinput_options_set_map_files.
@@ -320,6 +328,18 @@ func (d *Dataset) WithOptions(o Options) (*Dataset, error) {
 		return C.dinput_options_set_auto_shard_policy(opts, C.dinput_auto_shard_policy_t(o.AutoShardPolicy))
 	}); err != nil {
 		return nil, err
+	}
+	if o.SkipCorruptRecords {
+		if err := call(func() C.dinput_status_t { return C.dinput_options_set_skip_corrupt_records(opts, 1) }); err != nil {
+			return nil, err
+		}
+	}
+	if o.MaxRecordBytes != 0 {
+		if err := call(func() C.dinput_status_t {
+			return C.dinput_options_set_max_record_bytes(opts, C.int64_t(o.MaxRecordBytes))
+		}); err != nil {
+			return nil, err
+		}
 	}
 	if o.MapFiles {
 		if err := call(func() C.dinput_status_t { return C.dinput_options_set_map_files(opts, 1) }); err != nil {

@@ -164,6 +164,20 @@ func TestTextLines(t *testing.T) {
 	if it.Err() != nil || !reflect.DeepEqual(lines, []string{"one", "two", "three"}) {
 		t.Errorf("lines %q (%v)", lines, it.Err())
 	}
+	// MaxRecordBytes also limits lines: "three" is longer than 3 bytes.
+	limited := must(ds.WithOptions(Options{MaxRecordBytes: 3}))
+	it = must(limited.Iterator())
+	lines = nil
+	for it.Next() {
+		lines = append(lines, must(must(it.Value().Tensor(0)).Strings())...)
+	}
+	if !reflect.DeepEqual(lines, []string{"one", "two"}) || !errors.Is(it.Err(), ErrResourceExhausted) ||
+		!strings.Contains(it.Err().Error(), "b.txt") {
+		t.Errorf("MaxRecordBytes 3: lines %q, error %v", lines, it.Err())
+	}
+	if _, err := ds.WithOptions(Options{MaxRecordBytes: -1}); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("MaxRecordBytes -1: %v", err)
+	}
 	missing := must(TextLines(filepath.Join(dir, "missing.txt")))
 	it = must(missing.Iterator())
 	if it.Next() || it.Err() == nil || !strings.Contains(it.Err().Error(), "missing.txt") {

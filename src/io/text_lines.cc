@@ -4,10 +4,11 @@
 // (or, with map_files, a regular file is mapped whole), every line a view of its chunk;
 // only a line that spans two chunks is copied. "\n" ends a line and a "\r" before it is
 // dropped; the last line needs no "\n" (a trailing "\r" is dropped there too). Any other
-// byte, "\r" and NUL included, is content. A line longer than max_record_bytes (counting a
-// "\r" before its "\n") is RESOURCE_EXHAUSTED naming the file and the line's offset, so
-// that a file without line ends (/dev/zero, when non-regular files are allowed) cannot take
-// memory without bound.
+// byte, "\r" and NUL included, is content. A line whose content is longer than
+// max_record_bytes is RESOURCE_EXHAUSTED naming the file and the line's offset; at most the
+// limit plus one byte (a "\r" that may turn out to precede the "\n") is gathered before
+// that, so a file without line ends (/dev/zero, when non-regular files are allowed) cannot
+// take memory without bound.
 #include <cstring>
 
 #include "core/quote.h"
@@ -38,21 +39,21 @@ class LineReader final : public RecordSource {
         const char* begin = cur_.data + pos_;
         const char* nl = static_cast<const char*>(std::memchr(begin, '\n', avail));
         if (pieces_.empty()) line_start_ = base_ + pos_;
-        if (nl && pieces_.empty() && static_cast<uint64_t>(nl - begin) <= max_line_bytes_) {
+        if (nl && pieces_.empty() && static_cast<uint64_t>(nl - begin) <= max_raw_bytes()) {
           // The common case: the whole line is in this chunk.
           pos_ += static_cast<size_t>(nl - begin) + 1;
-          return view(out, begin, static_cast<size_t>(nl - begin), &cur_.owner);
+          return checked(view(out, begin, static_cast<size_t>(nl - begin), &cur_.owner), out);
         }
         size_t take = nl ? static_cast<size_t>(nl - begin) : avail;
         pieces_total_ = (pieces_.empty() ? 0 : pieces_total_) + take;
-        if (pieces_total_ > max_line_bytes_) too_long();  // counting a "\r" before the "\n"
+        if (pieces_total_ > max_raw_bytes()) too_long();
         pieces_.push_back(Chunk{begin, take, cur_.owner});
         pos_ += nl ? take + 1 : take;
-        if (nl) return assemble(out);
+        if (nl) return checked(assemble(out), out);
       }
       if (!advance()) {
-        if (pieces_.empty()) return false;  // ended right after a "\n" (or an empty file)
-        return assemble(out);               // a last line without "\n"
+        if (pieces_.empty()) return false;      // ended right after a "\n" (or an empty file)
+        return checked(assemble(out), out);     // a last line without "\n"
       }
     }
   }
@@ -88,12 +89,21 @@ class LineReader final : public RecordSource {
     return true;
   }
 
+  // The bytes of a line before its "\n": the content limit plus a "\r" that is dropped.
+  uint64_t max_raw_bytes() const { return max_line_bytes_ + 1; }
+
+  // The content limit itself, once the line (and whether it ended in "\r") is known.
+  bool checked(bool found, const RecordView& out) {
+    if (found && out.size > max_line_bytes_) too_long();
+    return found;
+  }
+
   [[noreturn]] void too_long() {
     pieces_.clear();
     cur_ = Chunk{};
     input_.reset();
     raise(Code::kResourceExhausted, "text_lines: the line at byte offset ", line_start_, " of ", quoted(path_),
-          " is longer than ", max_line_bytes_, " bytes without a line end (the limit is max_record_bytes; raise it "
+          " is longer than ", max_line_bytes_, " bytes (the limit is max_record_bytes; raise it "
           "with dinput_options_set_max_record_bytes if lines this long are expected)");
   }
 

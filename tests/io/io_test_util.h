@@ -24,6 +24,22 @@
 
 namespace dinput::iotest {
 
+// True in ThreadSanitizer and AddressSanitizer builds. Their shadow memory (and ASan's
+// quarantine of freed blocks) makes RSS say little about what the code holds, and they
+// reserve address space of their own, so memory bounds and address-space caps are checked
+// only in plain builds.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr bool kUnderSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+constexpr bool kUnderSanitizer = true;
+#else
+constexpr bool kUnderSanitizer = false;
+#endif
+#else
+constexpr bool kUnderSanitizer = false;
+#endif
+
 // One bit at a time, straight from the definition (reflected polynomial 0x82F63B78).
 inline uint32_t bitwise_crc32c(const void* data, size_t n) {
   const unsigned char* p = static_cast<const unsigned char*>(data);

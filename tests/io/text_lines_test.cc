@@ -93,6 +93,37 @@ TEST_F(TextLinesIo, APipeWithLinesAcrossChunks) {
   EXPECT_TRUE(got == expected);
 }
 
+// max_record_bytes limits a line's content: a line of exactly the limit is read whatever
+// ends it ("\n", "\r\n" or the end of the file), one byte more is RESOURCE_EXHAUSTED naming
+// the file and the line's offset, also when the line spans chunks (1 MiB).
+TEST_F(TextLinesIo, TheLineLimitCountsContentOnly) {
+  IteratorContext ctx;
+  ctx.options.max_record_bytes = 5;
+  auto p = write("limit.txt", "abcde\nfghij\r\n12345");
+  auto o = read_until_error(make_text_lines({p}), ctx);
+  EXPECT_EQ(o.code, Code::kOk) << o.message;
+  EXPECT_EQ(o.records, (Lines{"abcde", "fghij", "12345"}));
+  for (const std::string& bad : {std::string("ab\nabcdef\nx"), std::string("ab\nabcde\r\r\n"),
+                                 std::string("ab\nabcdef")}) {
+    SCOPED_TRACE(bad);
+    p = write("over.txt", bad);
+    o = read_until_error(make_text_lines({p}), ctx);
+    EXPECT_EQ(o.records, Lines{"ab"});
+    EXPECT_EQ(o.code, Code::kResourceExhausted);
+    EXPECT_EQ(o.message.rfind("text_lines: the line at byte offset 3 of '" + p + "' is longer than 5 bytes", 0), 0u)
+        << o.message;
+  }
+  // Across chunks: lines a little longer than a chunk, and a limit of exactly their size.
+  const size_t n = (size_t{1} << 20) + 100;
+  ctx.options.max_record_bytes = static_cast<int64_t>(n);
+  const std::string line(n, 'z');
+  p = write("long.txt", line + "\r\n" + line + "\n" + line + "z");
+  o = read_until_error(make_text_lines({p}), ctx);
+  EXPECT_TRUE(o.records == (Lines{line, line})) << o.records.size() << " lines";
+  EXPECT_EQ(o.code, Code::kResourceExhausted) << o.message;
+  EXPECT_NE(o.message.find("byte offset " + std::to_string(2 * n + 3) + " "), std::string::npos) << o.message;
+}
+
 TEST_F(TextLinesIo, ErrorsNameTheFile) {
   auto o = read_until_error(make_text_lines({path("missing.txt")}));
   EXPECT_EQ(o.code, Code::kNotFound);

@@ -59,7 +59,7 @@ export Collective, abort!, Strategy, InputOptions, DistributedDataset, PerReplic
     distribute_datasets_from_function, distribute_values_from_function, local_results,
     replica_context, per_replica_batch_size, num_replicas_in_sync, num_local_replicas,
     num_workers, worker_index, devices, plan
-export RecordWriter
+export RecordWriter, discard
 
 """
     Dinput.version() -> VersionNumber

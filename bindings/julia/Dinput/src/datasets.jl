@@ -123,8 +123,8 @@ function _policy_code(policy::Symbol)
 end
 
 """
-    Options(; auto_shard_policy=nothing, skip_corrupt_records=nothing, map_files=nothing,
-            allow_nonregular_files=nothing)
+    Options(; auto_shard_policy=nothing, skip_corrupt_records=nothing, max_record_bytes=nothing,
+            map_files=nothing, allow_nonregular_files=nothing)
 
 Dataset options, applied with [`with_options`](@ref) (as `tf.data.Options`). Only the
 options given are set; the others are inherited from upstream `with_options` nodes.
@@ -134,6 +134,8 @@ options given are set; the others are inherited from upstream `with_options` nod
   `:hint` or `:off`.
 - `skip_corrupt_records`: `true` to skip records with a bad CRC instead of failing with
   `:DATA_LOSS`.
+- `max_record_bytes`: the largest record (or text line) the readers accept, 256 MiB by
+  default; a longer one fails before memory is taken for it.
 - `map_files`: `true` to memory-map regular files instead of reading them into the
   library's buffers; only for files nobody truncates or rewrites while they are read (a
   mapped file truncated meanwhile kills the process with SIGBUS).
@@ -153,6 +155,7 @@ _free(::Options, p::Ptr{Cvoid}) = LibDinput.dinput_options_free(p)
 
 function Options(; auto_shard_policy::Union{Nothing,Symbol}=nothing,
                  skip_corrupt_records::Union{Nothing,Bool}=nothing,
+                 max_record_bytes::Union{Nothing,Integer}=nothing,
                  map_files::Union{Nothing,Bool}=nothing,
                  allow_nonregular_files::Union{Nothing,Bool}=nothing)
     o = Options(_out(LibDinput.dinput_options_new))
@@ -161,6 +164,9 @@ function Options(; auto_shard_policy::Union{Nothing,Symbol}=nothing,
     end
     if skip_corrupt_records !== nothing
         check(LibDinput.dinput_options_set_skip_corrupt_records(o, skip_corrupt_records))
+    end
+    if max_record_bytes !== nothing
+        check(LibDinput.dinput_options_set_max_record_bytes(o, max_record_bytes))
     end
     if map_files !== nothing
         check(LibDinput.dinput_options_set_map_files(o, map_files))
@@ -433,8 +439,8 @@ end
 
 """
     with_options(ds, options::Options) -> Dataset
-    with_options(ds; auto_shard_policy=nothing, skip_corrupt_records=nothing, map_files=nothing,
-                 allow_nonregular_files=nothing) -> Dataset
+    with_options(ds; auto_shard_policy=nothing, skip_corrupt_records=nothing,
+                 max_record_bytes=nothing, map_files=nothing, allow_nonregular_files=nothing) -> Dataset
 
 The same data with the given [`Options`](@ref).
 """

@@ -4,11 +4,14 @@
     RecordWriter(path; compression=:none, level=0)
     RecordWriter(f, path; compression=:none, level=0)
 
-Creates (or truncates) a TFRecord file that TensorFlow and [`records`](@ref) read.
+Starts a TFRecord file that TensorFlow and [`records`](@ref) read. The records go to a
+temporary file beside `path`, renamed over it when the writer closes: a file already at
+`path` keeps its contents until then, and after any failure or [`discard`](@ref).
 `compression` is `:none`, `:zstd` or `:gzip`; `level` the zstd (1–19) or gzip (1–9) level,
 0 for the default. `write(w, data)` appends one record (a `String` or bytes); `close(w)`
 finishes the file and throws if that fails, so close explicitly: the finalizer also closes,
-but cannot report errors. The form with `f` calls `f(w)` and closes `w` afterwards.
+but cannot report errors. The form with `f` calls `f(w)` and closes `w` afterwards; if `f`
+throws, the file is discarded instead, so an existing `path` is left as it was.
 
 ```julia
 RecordWriter("data.tfrecord") do w
@@ -35,8 +38,33 @@ function RecordWriter(path::AbstractString; compression::Symbol=:none, level::In
     return RecordWriter(_out(o -> LibDinput.dinput_record_writer_open(o, path, code, level)))
 end
 
-RecordWriter(f::Function, path::AbstractString; kwargs...) =
-    with(f, RecordWriter(path; kwargs...))
+function RecordWriter(f::Function, path::AbstractString; kwargs...)
+    w = RecordWriter(path; kwargs...)
+    try
+        result = f(w)
+        close(w)
+        return result
+    catch
+        discard(w)
+        rethrow()
+    end
+end
+
+"""
+    discard(w::RecordWriter)
+
+Abandons the file: the temporary is removed and `path` keeps what it held before; then
+releases the writer. Later writes throw `:FAILED_PRECONDITION`; `close` does nothing.
+"""
+function discard(w::RecordWriter)
+    p = w.ptr
+    p == C_NULL && return nothing
+    w.ptr = C_NULL
+    status = LibDinput.dinput_record_writer_discard(p)
+    LibDinput.dinput_record_writer_free(p)
+    status == LibDinput.DINPUT_OK || throw(_status_error(status))
+    return nothing
+end
 
 """
     write(w::RecordWriter, data) -> Int

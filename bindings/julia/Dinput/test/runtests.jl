@@ -490,6 +490,17 @@ end
             @test length(collect(it)) == 3
             @test statistic(it, "records") == 3
         end
+        # a failing do-block and discard leave the existing file as it was
+        @test_throws ErrorException RecordWriter(path) do w
+            write(w, "never seen")
+            error("the source turned out to be damaged")
+        end
+        w = RecordWriter(path)
+        write(w, "never seen either")
+        discard(w)
+        @test [x[1][] for x in records(path)] == ["first record", "\x01\x02\x03", ""]
+        @test is_error(caught(() -> collect(with_options(records(path); max_record_bytes=11))),
+                       :DATA_LOSS)
         w = RecordWriter(path)
         close(w)
         close(w)

@@ -103,6 +103,19 @@ impl Options {
         Ok(self)
     }
 
+    /// The largest record (data bytes) the record readers accept (default 256 MiB, at most
+    /// 2^56): a longer claim is DATA_LOSS before any memory is taken for it.
+    pub fn set_max_record_bytes(&mut self, max_bytes: i64) -> Result<&mut Options> {
+        // SAFETY: self.raw is live and exclusively borrowed.
+        check(unsafe { sys::dinput_options_set_max_record_bytes(self.raw.as_ptr(), max_bytes) })?;
+        Ok(self)
+    }
+
+    pub fn max_record_bytes(&self) -> i64 {
+        // SAFETY: self.raw is live.
+        unsafe { sys::dinput_options_max_record_bytes(self.raw.as_ptr()) }
+    }
+
     /// Memory-map regular files instead of reading them into the library's buffers. Only
     /// for files nobody truncates or rewrites while they are read: a mapped file truncated
     /// meanwhile kills the process with SIGBUS (see `dinput_options_set_map_files`).
@@ -687,7 +700,10 @@ impl fmt::Debug for RecordWriter {
 }
 
 impl RecordWriter {
-    /// Creates (or truncates) `path`. `level`: zstd 1..19 or gzip 1..9, 0 for the default.
+    /// Starts a record file at `path`. The records go to a temporary file beside it, which
+    /// [`close`](RecordWriter::close) (or dropping the writer) renames over `path`; until
+    /// then, and after any failure or [`discard`](RecordWriter::discard), a file already at
+    /// `path` keeps its contents. `level`: zstd 1..19 or gzip 1..9, 0 for the default.
     pub fn create<P: AsRef<Path>>(path: P, compression: Compression, level: i32) -> Result<RecordWriter> {
         let path = path_c_string(path.as_ref())?;
         // SAFETY: path is NUL-terminated and lives for the call.
@@ -712,9 +728,17 @@ impl RecordWriter {
         check(unsafe { sys::dinput_record_writer_flush(self.raw.as_ptr()) })
     }
 
-    /// Finishes the stream and closes the file, reporting any error. Later writes fail.
+    /// Finishes the stream, closes the file and puts it at `path`, reporting any error (then
+    /// `path` is unchanged). Later writes fail.
     pub fn close(&mut self) -> Result<()> {
         // SAFETY: self.raw is live and exclusively borrowed.
         check(unsafe { sys::dinput_record_writer_close(self.raw.as_ptr()) })
+    }
+
+    /// Abandons the file: the temporary is removed and `path` keeps what it held before.
+    /// Later writes fail; close and drop then do nothing.
+    pub fn discard(&mut self) -> Result<()> {
+        // SAFETY: self.raw is live and exclusively borrowed.
+        check(unsafe { sys::dinput_record_writer_discard(self.raw.as_ptr()) })
     }
 }

@@ -245,6 +245,10 @@ fn transforms() {
     options.set_map_files(true).unwrap().set_allow_nonregular_files(true).unwrap();
     assert!(options.map_files());
     assert!(options.allow_nonregular_files());
+    assert_eq!(options.max_record_bytes(), 256 << 20);
+    assert_eq!(options.set_max_record_bytes(0).unwrap_err().code, Code::InvalidArgument);
+    options.set_max_record_bytes(4).unwrap();
+    assert_eq!(options.max_record_bytes(), 4);
 }
 
 #[test]
@@ -385,7 +389,19 @@ fn records_text_lines_and_interleave() {
         assert_eq!(writer.write(b"late").unwrap_err().code, Code::FailedPrecondition);
         paths.push(path);
     }
+    // discard() leaves an existing file as it was.
+    let mut writer = RecordWriter::create(&paths[0], Compression::Zstd, 0).unwrap();
+    writer.write(b"never seen").unwrap();
+    writer.discard().unwrap();
+    assert_eq!(writer.write(b"late").unwrap_err().code, Code::FailedPrecondition);
+    drop(writer);
     let records = Dataset::records(&paths, Compression::None, 0).unwrap();
+    // max_record_bytes: file0-record0 (13 bytes) is over a limit of 12.
+    let mut small = Options::new().unwrap();
+    small.set_max_record_bytes(12).unwrap();
+    let err = records.with_options(&small).unwrap().iter().unwrap().get_next().unwrap_err();
+    assert_eq!(err.code, Code::DataLoss);
+    assert!(err.message.contains("more than the limit of 12"), "{}", err.message);
     let mut it = records.iter().unwrap();
     let mut read = Vec::new();
     for e in &mut it {

@@ -234,6 +234,21 @@ case("options.enumerate_overflow", [], "range(2).enumerate(9223372036854775807)"
             "9223372036854775807 + 1, which overflows int64 (start=9223372036854775807)"))
 
 
+def close_reader_and_wait(proc):
+    """Closes the tool's stdout as `| head` does, then waits for it to end (30 s at most);
+    returns its exit status and stderr."""
+    proc.stdout.close()
+    try:
+        code = proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise CaseFailure("the tool kept running after its reader closed the pipe")
+    err = proc.stderr.read().decode("utf-8", "surrogateescape")
+    proc.stderr.close()
+    return code, err
+
+
 def streaming_head_case(ctx):
     """`run` streams: the first line of an endless-looking pipeline arrives at once, and the
     tool exits quietly with status 0 when its reader closes the pipe."""
@@ -243,15 +258,7 @@ def streaming_head_case(ctx):
     started = time.monotonic()
     first = proc.stdout.readline()
     waited = time.monotonic() - started
-    proc.stdout.close()  # as `| head -1` does
-    try:
-        code = proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-        raise CaseFailure("the tool kept running after its reader closed the pipe")
-    err = proc.stderr.read().decode("utf-8", "surrogateescape")
-    proc.stderr.close()
+    code, err = close_reader_and_wait(proc)
     print("first line %r after %.2f s; exit status %d; stderr %r" % (first, waited, code, err))
     expect_equal("first line", json.loads(first), {"worker": 0, "step": 0, "replicas": [[0]]})
     if waited > 10:
@@ -267,15 +274,7 @@ def streaming_multi_worker_head_case(ctx):
                              "range(100000000).batch(2)"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, cwd=ctx.dir)
     lines = [json.loads(proc.stdout.readline()) for _ in range(3)]
-    proc.stdout.close()
-    try:
-        code = proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-        raise CaseFailure("the tool kept running after its reader closed the pipe")
-    err = proc.stderr.read().decode("utf-8", "surrogateescape")
-    proc.stderr.close()
+    code, err = close_reader_and_wait(proc)
     expect_equal("first lines", lines, [{"worker": 0, "step": 0, "replicas": [[[0]]]},
                                         {"worker": 1, "step": 0, "replicas": [[[1]]]},
                                         {"worker": 0, "step": 1, "replicas": [[[2]]]}])

@@ -11,6 +11,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <new>
 #include <vector>
 
@@ -82,7 +83,13 @@ std::unique_ptr<FileDescriptor> open_for_reading(const char* what, const std::st
     fd = fileops::open(path.c_str(), flags);
   } while (fd < 0 && errno == EINTR);
   if (fd < 0) raise_file_error(what, path, errno);
-  auto file = std::make_unique<FileDescriptor>(fd);
+  std::unique_ptr<FileDescriptor> file;
+  try {
+    file = std::make_unique<FileDescriptor>(fd);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
   if (fileops::fstat(fd, st) != 0) raise_file_error(what, path, errno);
   if (S_ISDIR(st->st_mode)) raise_file_error(what, path, EISDIR);
   if (!S_ISREG(st->st_mode) && !allow_nonregular) raise_not_regular(what, path, st->st_mode);
@@ -103,6 +110,14 @@ std::unique_ptr<FileDescriptor> open_for_reading(const char* what, const std::st
 [[noreturn]] void raise_ended_early(const char* what, const std::string& path, uint64_t offset, uint64_t size) {
   raise(Code::kDataLoss, what, ": ", quoted(path), " ends at byte offset ", offset, ", before the ", size,
         " bytes it had when it was opened: the file was truncated while it was being read");
+}
+
+std::exception_ptr ended_early_error(const char* what, const std::string& path, uint64_t offset, uint64_t size) {
+  try {
+    raise_ended_early(what, path, offset, size);
+  } catch (...) {
+    return std::current_exception();
+  }
 }
 
 // A read-only mapping of a whole file; unmapped when the last record viewing it is gone.
@@ -301,6 +316,10 @@ class FdChunks final : public ChunkSource {
       : what_(what), path_(std::move(path)), fd_(std::move(fd)), buf_(chunk, std::move(pool)), regular_(regular),
         size_(size) {}
   bool next(Chunk& out) override {
+    if (pending_) {
+      buf_.release();
+      std::rethrow_exception(pending_);
+    }
     if (!fd_) return false;
     if (regular_ && offset_ >= size_) {
       fd_.reset();
@@ -312,15 +331,32 @@ class FdChunks final : public ChunkSource {
     // Short reads are retried until the chunk is full or the file ends. A regular file is
     // read up to its size when opened, so that the stream is what the file held then.
     const size_t want = regular_ ? static_cast<size_t>(std::min<uint64_t>(buf_.size(), size_ - offset_)) : buf_.size();
+    // A read error or an early end after some bytes of the chunk: those bytes are handed
+    // out first (the records in them are whole and checked) and the error at the next call,
+    // so that every record before the point where the data stops is delivered.
     size_t got = 0;
     while (got < want) {
-      size_t r = read_some(what_, path_, fd_->get(), p + got, want - got,
-                           regular_ ? static_cast<int64_t>(offset_ + got) : -1, offset_ + got);
+      size_t r = 0;
+      try {
+        r = read_some(what_, path_, fd_->get(), p + got, want - got,
+                      regular_ ? static_cast<int64_t>(offset_ + got) : -1, offset_ + got);
+      } catch (const Error&) {
+        fd_.reset();
+        if (got == 0) {
+          buf_.release();
+          throw;
+        }
+        pending_ = std::current_exception();
+        break;
+      }
       if (r == 0) {
         fd_.reset();  // close as soon as the data is in
         if (regular_) {
-          buf_.release();
-          raise_ended_early(what_, path_, offset_ + got, size_);
+          if (got == 0) {
+            buf_.release();
+            raise_ended_early(what_, path_, offset_ + got, size_);
+          }
+          pending_ = ended_early_error(what_, path_, offset_ + got, size_);
         }
         break;
       }
@@ -344,6 +380,7 @@ class FdChunks final : public ChunkSource {
   bool regular_;
   uint64_t size_;  // of a regular file when it was opened
   uint64_t offset_ = 0;
+  std::exception_ptr pending_;  // found after the bytes of the last chunk: raised at the next call
 };
 
 // Input side shared by the decompressors: the compressed chunks, fed in pieces no larger
@@ -400,17 +437,34 @@ class DecodedChunks : public ChunkSource {
 
   // Raises a deferred error, or says whether there may be more output.
   bool more() {
+    if (io_error_) rethrow_io_error();
     if (error_) throw_error();
     return !done_;
   }
+  // The next piece of compressed input (false at its end). An I/O error of the input after
+  // `produced` bytes of this call's output is kept for the next call (io_failed() is then
+  // true), so that those bytes are delivered first.
+  bool fetch_input(const char** data, size_t* size, size_t produced) {
+    try {
+      return in_.fetch(data, size);
+    } catch (const Error&) {
+      if (produced == 0) throw;
+      io_error_ = std::current_exception();
+      done_ = true;
+      in_.release();
+      return false;
+    }
+  }
+  bool io_failed() const { return io_error_ != nullptr; }
   // Hands out the `produced` bytes of the current output chunk, or ends the stream.
   bool deliver(Chunk& out, size_t produced, bool input_ended) {
     if (produced > 0) {
-      out = out_.take(produced, input_ended || error_);
+      out = out_.take(produced, input_ended || error_ || io_error_);
       return true;
     }
     done_ = true;
     out_.release();
+    if (io_error_) rethrow_io_error();
     if (error_) throw_error();
     return false;
   }
@@ -425,6 +479,10 @@ class DecodedChunks : public ChunkSource {
   bool maybe_pending_ = false;  // the last call filled the output: the decoder may hold more
 
  private:
+  [[noreturn]] void rethrow_io_error() {
+    out_.release();
+    std::rethrow_exception(io_error_);
+  }
   [[noreturn]] void throw_error() {
     out_.release();
     StreamCorrupt e = *error_;
@@ -434,6 +492,7 @@ class DecodedChunks : public ChunkSource {
 
   bool done_ = false;
   std::unique_ptr<StreamCorrupt> error_;  // found after some output: raised at the next call
+  std::exception_ptr io_error_;           // the same for an I/O error of the compressed input
 };
 
 #ifdef DINPUT_HAVE_ZSTD
@@ -465,7 +524,8 @@ class ZstdChunks final : public DecodedChunks {
       if (ib_.pos == ib_.size && !maybe_pending_) {
         const char* data;
         size_t size;
-        if (!in_.fetch(&data, &size)) {
+        if (!fetch_input(&data, &size, ob.pos)) {
+          if (io_failed()) break;
           if (in_frame_) fail(StreamCorrupt("the file ends inside a zstd frame", true, frame_start_));
           input_ended = true;
           break;
@@ -531,7 +591,8 @@ class GzipChunks final : public DecodedChunks {
       if (zs_.avail_in == 0 && !maybe_pending_) {
         const char* data;
         size_t size;
-        if (!in_.fetch(&data, &size)) {
+        if (!fetch_input(&data, &size, out_.size() - zs_.avail_out)) {
+          if (io_failed()) break;
           if (in_member_) fail(StreamCorrupt("the file ends inside a gzip member", true, member_start_));
           input_ended = true;
           break;
@@ -602,9 +663,14 @@ void ChunkPool::put(void* data, size_t size) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (free_bytes_ + size <= max_free_bytes_) {
-      free_.emplace_back(data, size);
-      free_bytes_ += size;
-      return;
+      // Runs in a buffer's destructor: when the list cannot grow (out of memory), the
+      // memory is freed instead of kept.
+      try {
+        free_.emplace_back(data, size);
+        free_bytes_ += size;
+        return;
+      } catch (const std::bad_alloc&) {
+      }
     }
   }
   chunk_free(data, size);

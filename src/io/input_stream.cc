@@ -107,17 +107,10 @@ std::unique_ptr<FileDescriptor> open_for_reading(const char* what, const std::st
 
 // A regular file that ends before the size it had when it was opened: someone truncated
 // it while it was being read.
-[[noreturn]] void raise_ended_early(const char* what, const std::string& path, uint64_t offset, uint64_t size) {
-  raise(Code::kDataLoss, what, ": ", quoted(path), " ends at byte offset ", offset, ", before the ", size,
-        " bytes it had when it was opened: the file was truncated while it was being read");
-}
-
 std::exception_ptr ended_early_error(const char* what, const std::string& path, uint64_t offset, uint64_t size) {
-  try {
-    raise_ended_early(what, path, offset, size);
-  } catch (...) {
-    return std::current_exception();
-  }
+  return std::make_exception_ptr(
+      Error(Code::kDataLoss, str_cat(what, ": ", quoted(path), " ends at byte offset ", offset, ", before the ", size,
+                                     " bytes it had when it was opened: the file was truncated while it was being read")));
 }
 
 // A read-only mapping of a whole file; unmapped when the last record viewing it is gone.
@@ -331,7 +324,7 @@ class FdChunks final : public ChunkSource {
     // Short reads are retried until the chunk is full or the file ends. A regular file is
     // read up to its size when opened, so that the stream is what the file held then.
     const size_t want = regular_ ? static_cast<size_t>(std::min<uint64_t>(buf_.size(), size_ - offset_)) : buf_.size();
-    // A read error or an early end after some bytes of the chunk: those bytes are handed
+    // A read error or an early end is kept in pending_: the bytes read before it are handed
     // out first (the records in them are whole and checked) and the error at the next call,
     // so that every record before the point where the data stops is delivered.
     size_t got = 0;
@@ -341,31 +334,21 @@ class FdChunks final : public ChunkSource {
         r = read_some(what_, path_, fd_->get(), p + got, want - got,
                       regular_ ? static_cast<int64_t>(offset_ + got) : -1, offset_ + got);
       } catch (const Error&) {
-        fd_.reset();
-        if (got == 0) {
-          buf_.release();
-          throw;
-        }
         pending_ = std::current_exception();
         break;
       }
-      if (r == 0) {
-        fd_.reset();  // close as soon as the data is in
-        if (regular_) {
-          if (got == 0) {
-            buf_.release();
-            raise_ended_early(what_, path_, offset_ + got, size_);
-          }
-          pending_ = ended_early_error(what_, path_, offset_ + got, size_);
-        }
+      if (r == 0) {  // the end of the file: early, for a regular one
+        if (regular_) pending_ = ended_early_error(what_, path_, offset_ + got, size_);
         break;
       }
       got += r;
     }
     offset_ += got;
-    if (regular_ && offset_ >= size_) fd_.reset();
+    // Close as soon as the data is in.
+    if (got < want || pending_ || (regular_ && offset_ >= size_)) fd_.reset();
     if (got == 0) {
       buf_.release();
+      if (pending_) std::rethrow_exception(pending_);
       return false;
     }
     out = buf_.take(got, /*last=*/!fd_);

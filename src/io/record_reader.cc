@@ -42,6 +42,21 @@ std::string claim(uint64_t len) {
   return str_cat(len, " (", buf, ")");
 }
 
+// Copies (dst not null) or passes over up to n bytes of a chunk stream from `cur` at `pos`
+// on, calling `advance` (which replaces cur and resets pos) when a chunk is used up; fewer
+// than n only at the end of the stream. The readers' one way across chunk boundaries.
+template <typename Advance>
+uint64_t consume_bytes(const Chunk& cur, size_t& pos, char* dst, uint64_t n, Advance advance) {
+  uint64_t done = 0;
+  for (;;) {
+    const size_t take = static_cast<size_t>(std::min<uint64_t>(cur.size - pos, n - done));
+    if (dst && take) std::memcpy(dst + done, cur.data + pos, take);
+    pos += take;
+    done += take;
+    if (done == n || !advance()) return done;
+  }
+}
+
 }  // namespace
 
 RecordParser::RecordParser(std::string path, std::unique_ptr<ChunkSource> input, const char* stream,
@@ -100,7 +115,7 @@ RecordParser::Step RecordParser::step(uint64_t start, const char* pending, Recor
     header = cur_.data + pos_;
     pos_ += kRecordHeaderBytes;
   } else {
-    size_t got = gather(header_copy, kRecordHeaderBytes);
+    const uint64_t got = consume(header_copy, kRecordHeaderBytes);
     if (got == 0) {
       close();
       return Step::kEnd;
@@ -133,7 +148,7 @@ RecordParser::Step RecordParser::step(uint64_t start, const char* pending, Recor
     if (!skip_corrupt_) return fail(true, 0, message);
     // The framing is intact: pass over the record without keeping it.
     const uint64_t want = len + kRecordFooterBytes;
-    const uint64_t passed = pass(want);
+    const uint64_t passed = consume(nullptr, want);
     return fail(passed < want, kRecordHeaderBytes + passed, message);
   }
 
@@ -156,8 +171,9 @@ RecordParser::Step RecordParser::step(uint64_t start, const char* pending, Recor
     // is only touched as data arrives, so a short stream behind a large claim costs little.
     auto copy = allocate_host(static_cast<size_t>(len));
     char footer[kRecordFooterBytes];
-    uint64_t have = 0;
-    if (!collect(static_cast<char*>(copy->data()), len, footer, &have))
+    uint64_t have = consume(static_cast<char*>(copy->data()), len);
+    if (have == len) have += consume(footer, kRecordFooterBytes);
+    if (have < len + kRecordFooterBytes)
       return fail(true, kRecordHeaderBytes + have,
                   str_cat("records: truncated record ", where(start), ": the ", medium(), " ends ",
                           have + kRecordHeaderBytes, " bytes into a record of ", len, " data bytes (",
@@ -218,27 +234,13 @@ bool RecordParser::resync(const char* header) {
       char h[kRecordHeaderBytes];
       std::memcpy(h, carry, k);
       std::memcpy(h + k, cur_.data + pos_, need);
-      if (plausible(h)) {
-        std::memcpy(pending_, h, kRecordHeaderBytes);
-        pending_start_ = offset() - k;
-        pos_ += need;
-        have_pending_ = true;
-        count_skip(1, skipped);
-        return true;
-      }
+      if (plausible(h)) return hold_header(h, offset() - k, need, skipped);
       std::memmove(carry, carry + 1, --k);
       ++skipped;
     }
     while (avail() >= kRecordHeaderBytes) {  // candidates inside the chunk
       const char* h = cur_.data + pos_;
-      if (plausible(h)) {
-        std::memcpy(pending_, h, kRecordHeaderBytes);
-        pending_start_ = offset();
-        pos_ += kRecordHeaderBytes;
-        have_pending_ = true;
-        count_skip(1, skipped);
-        return true;
-      }
+      if (plausible(h)) return hold_header(h, offset(), kRecordHeaderBytes, skipped);
       ++pos_;
       ++skipped;
     }
@@ -250,6 +252,15 @@ bool RecordParser::resync(const char* header) {
       return false;
     }
   }
+}
+
+bool RecordParser::hold_header(const char* header, uint64_t start, size_t in_chunk, uint64_t skipped) {
+  std::memcpy(pending_, header, kRecordHeaderBytes);
+  pending_start_ = start;
+  pos_ += in_chunk;
+  have_pending_ = true;
+  count_skip(1, skipped);
+  return true;
 }
 
 void RecordParser::prefetch_ahead(const char* end) {
@@ -280,42 +291,8 @@ bool RecordParser::advance() {
   return true;
 }
 
-size_t RecordParser::gather(char* dst, size_t n) {
-  size_t got = 0;
-  for (;;) {
-    size_t take = std::min(avail(), n - got);
-    if (take) std::memcpy(dst + got, cur_.data + pos_, take);
-    pos_ += take;
-    got += take;
-    if (got == n || !advance()) return got;
-  }
-}
-
-bool RecordParser::collect(char* data, uint64_t len, char* footer, uint64_t* have) {
-  const uint64_t need = len + kRecordFooterBytes;  // no overflow: len <= kMaxMaxRecordBytes
-  *have = 0;
-  for (;;) {
-    const size_t take = static_cast<size_t>(std::min<uint64_t>(avail(), need - *have));
-    const char* src = cur_.data + pos_;
-    // The part of these bytes that is data, then the part that is footer.
-    const size_t to_data = *have < len ? static_cast<size_t>(std::min<uint64_t>(take, len - *have)) : 0;
-    if (to_data) std::memcpy(data + *have, src, to_data);
-    if (take > to_data) std::memcpy(footer + (*have + to_data - len), src + to_data, take - to_data);
-    pos_ += take;
-    *have += take;
-    if (*have == need) return true;
-    if (!advance()) return false;
-  }
-}
-
-uint64_t RecordParser::pass(uint64_t n) {
-  uint64_t passed = 0;
-  for (;;) {
-    const size_t take = static_cast<size_t>(std::min<uint64_t>(avail(), n - passed));
-    pos_ += take;
-    passed += take;
-    if (passed == n || !advance()) return passed;
-  }
+uint64_t RecordParser::consume(char* dst, uint64_t n) {
+  return consume_bytes(cur_, pos_, dst, n, [this] { return advance(); });
 }
 
 std::string RecordParser::where(uint64_t offset) const {
@@ -392,11 +369,9 @@ class FixedLengthReader final : public RecordSource {
   bool next(RecordView& out) override {
     spill_.reset();
     if (index_ < count_) {
-      while (to_skip_ > 0) {  // the header
-        if (avail() == 0 && !advance()) ended_early();
-        const size_t n = static_cast<size_t>(std::min<uint64_t>(to_skip_, avail()));
-        pos_ += n;
-        to_skip_ -= n;
+      if (to_skip_ > 0) {  // the header
+        if (consume(nullptr, to_skip_) < to_skip_) ended_early();
+        to_skip_ = 0;
       }
       if (avail() == 0 && !advance()) ended_early();
       if (avail() >= record_bytes_) {  // the common case: a view of the chunk
@@ -407,15 +382,7 @@ class FixedLengthReader final : public RecordSource {
         pos_ += static_cast<size_t>(record_bytes_);
       } else {
         auto copy = allocate_host(static_cast<size_t>(record_bytes_));
-        char* dst = static_cast<char*>(copy->data());
-        uint64_t have = 0;
-        while (have < record_bytes_) {
-          if (avail() == 0 && !advance()) ended_early();
-          const size_t n = static_cast<size_t>(std::min<uint64_t>(record_bytes_ - have, avail()));
-          std::memcpy(dst + have, cur_.data + pos_, n);
-          pos_ += n;
-          have += n;
-        }
+        if (consume(static_cast<char*>(copy->data()), record_bytes_) < record_bytes_) ended_early();
         spill_ = std::move(copy);
         out.data = static_cast<const char*>(spill_->data());
         out.size = static_cast<size_t>(record_bytes_);
@@ -441,6 +408,9 @@ class FixedLengthReader final : public RecordSource {
     cur_ = Chunk{};  // let the source reuse its buffer when no record views it
     pos_ = 0;
     return input_ && input_->next(cur_);
+  }
+  uint64_t consume(char* dst, uint64_t n) {
+    return consume_bytes(cur_, pos_, dst, n, [this] { return advance(); });
   }
   // A stream shorter than the size it announced (a regular file's source raises DATA_LOSS
   // itself when the file shrinks; this is the backstop).

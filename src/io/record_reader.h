@@ -98,17 +98,16 @@ class RecordParser final : public RecordSource {
   // plausible header. True with the header in pending_ (consumed from the stream) and its
   // offset in pending_start_; false when the stream ends first. Counts the skipped bytes.
   bool resync(const char* header);
+  // resync found `header` at stream offset `start`, its last `in_chunk` bytes at pos_ in the
+  // current chunk: keeps it for step(), consumes those bytes and counts the `skipped` bytes
+  // before it as one skipped record. Always true.
+  bool hold_header(const char* header, uint64_t start, size_t in_chunk, uint64_t skipped);
   bool plausible(const char* header) const;
   // Moves to the next chunk; false at the end of the stream.
   bool advance();
-  // Copies up to n bytes, crossing chunks; fewer only at the end of the stream.
-  size_t gather(char* dst, size_t n);
-  // Copies a record's data that runs past the current chunk into `data` and its footer into
-  // `footer` as the bytes arrive; false (with *have = the bytes found) when the stream ends
-  // first.
-  bool collect(char* data, uint64_t len, char* footer, uint64_t* have);
-  // Passes over n bytes without keeping them; the bytes passed.
-  uint64_t pass(uint64_t n);
+  // Copies n bytes into dst (or, dst null, passes over them), crossing chunks; returns the
+  // bytes consumed, fewer than n only at the end of the stream.
+  uint64_t consume(char* dst, uint64_t n);
   size_t avail() const { return cur_.size - pos_; }
   // Prefetches the current chunk from `end` (the end of the record being read) a little
   // way ahead.

@@ -131,12 +131,9 @@ class FileRecordIterator final : public Iterator {
     } catch (const std::bad_alloc&) {
       // Out of memory says where: which reader, which file, at what stage.
       source_.reset();
-      try {
-        raise(Code::kResourceExhausted, what_, ": out of memory ", stage, " ",
-              file_index_ > 0 ? quoted(files_[file_index_ - 1]) : std::string("a file"));
-      } catch (...) {
-        error_ = std::current_exception();
-      }
+      error_ = std::make_exception_ptr(
+          Error(Code::kResourceExhausted, str_cat(what_, ": out of memory ", stage, " ",
+                                                  file_index_ > 0 ? quoted(files_[file_index_ - 1]) : "a file")));
     } catch (...) {
       // Delivered after the records parsed before it; the source is done for.
       error_ = std::current_exception();

@@ -446,6 +446,12 @@ Status WriteChunks(const InputFile &in, int64_t chunk_size, RecordSink *sink) {
 
 // ---- the subcommands -------------------------------------------------------------------
 
+// "skipped 1 corrupt record (18 bytes)": the words of every skip warning.
+std::string SkippedText(int64_t records, int64_t bytes) {
+  return "skipped " + std::to_string(records) + " corrupt record" + (records == 1 ? "" : "s") +
+         " (" + std::to_string(bytes) + " bytes)";
+}
+
 // With --skip-corrupt: the skip counts as JSON fields for stdout, and a warning for stderr
 // when anything was skipped (printed only once the command has succeeded, so that a failure
 // still prints its one line).
@@ -458,9 +464,7 @@ Status SkipReport(const RecordSource &source, const std::string &path, std::stri
   if (records > 0 || bytes > 0) {
     std::string name;
     AppendJsonString(&name, path);
-    *warnings += "warning: skipped " + std::to_string(records) + " corrupt record" +
-                 (records == 1 ? "" : "s") + " (" + std::to_string(bytes) + " bytes) in " + name +
-                 "\n";
+    *warnings += "warning: " + SkippedText(records, bytes) + " in " + name + "\n";
   }
   return OkStatus();
 }
@@ -645,9 +649,7 @@ std::string SkipWarning(const dinput_dist_iterator_t *iterator, int worker) {
       (records == 0 && bytes == 0)) {
     return "";
   }
-  return "warning: worker " + std::to_string(worker) + " skipped " + std::to_string(records) +
-         " corrupt record" + (records == 1 ? "" : "s") + " (" + std::to_string(bytes) +
-         " bytes)\n";
+  return "warning: worker " + std::to_string(worker) + " " + SkippedText(records, bytes) + "\n";
 }
 
 bool IsRecordCommand(const std::string &command) {

@@ -1,6 +1,7 @@
 // Turns a parsed chain (see chain_parser.h) into a dataset through the C API. Which
-// functions exist, their parameters and how each maps onto a dinput_dataset_* call is one
-// table in pipeline_builder.cc.
+// functions exist and their parameters is one table in pipeline_builder.cc; how each maps
+// onto a dinput_dataset_* call is in build_sources.cc, build_readers.cc and
+// build_transforms.cc (see builder_functions.h).
 #ifndef DINPUT_TOOL_PIPELINE_BUILDER_H_
 #define DINPUT_TOOL_PIPELINE_BUILDER_H_
 

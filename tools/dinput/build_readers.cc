@@ -1,0 +1,263 @@
+// The readers of files (records, text_lines, fixed_length_records) and interleave(), which
+// runs one of them per file name of its input.
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "builder_functions.h"
+#include "compression.h"
+
+namespace dinput_tool {
+namespace builder {
+
+namespace {
+
+// The readers of files. Each is a source when given its files, and the READER of
+// interleave() without them: there each file name of interleave's input becomes the only
+// file of one reader.
+enum class ReaderKind { kRecords, kTextLines, kFixedLengthRecords };
+
+// A reader's options: everything but its files.
+struct ReaderConfig {
+  ReaderKind kind = ReaderKind::kRecords;
+  dinput_compression_t compression = DINPUT_COMPRESSION_NONE;
+  int64_t buffer_size = 0;  // 0: the library's default
+  int64_t record_bytes = 0;
+  int64_t header_bytes = 0;
+  int64_t footer_bytes = 0;
+};
+
+bool ReaderKindOf(const std::string &name, ReaderKind *out) {
+  static const std::pair<const char *, ReaderKind> kReaders[] = {
+      {"records", ReaderKind::kRecords},
+      {"text_lines", ReaderKind::kTextLines},
+      {"fixed_length_records", ReaderKind::kFixedLengthRecords},
+  };
+  for (const auto &reader : kReaders) {
+    if (name == reader.first) {
+      *out = reader.second;
+      return true;
+    }
+  }
+  return false;
+}
+
+Status ParseReaderConfig(ReaderKind kind, const Args &args, ReaderConfig *out) {
+  ReaderConfig config;
+  config.kind = kind;
+  switch (kind) {
+    case ReaderKind::kRecords: {
+      const Value *v = args.Get("compression");
+      if (v != nullptr && v->kind != Value::Kind::kNone) {
+        if (v->kind != Value::Kind::kString) {
+          return args.TypeError("compression", kCompressionChoices, *v);
+        }
+        if (!ParseCompression(v->text, &config.compression)) {
+          return args.Error("compression", std::string("must be one of ") + kCompressionChoices +
+                                               ", got \"" + v->text + "\"");
+        }
+      }
+      DINPUT_TOOL_RETURN_IF_ERROR(IntAtLeast(args, "buffer_size", 0, 0, &config.buffer_size));
+      break;
+    }
+    case ReaderKind::kFixedLengthRecords:
+      DINPUT_TOOL_RETURN_IF_ERROR(args.Int("record_bytes", &config.record_bytes));
+      if (config.record_bytes < 1) {
+        return args.Error("record_bytes",
+                          "must be >= 1, got " + std::to_string(config.record_bytes));
+      }
+      DINPUT_TOOL_RETURN_IF_ERROR(IntAtLeast(args, "header_bytes", 0, 0, &config.header_bytes));
+      DINPUT_TOOL_RETURN_IF_ERROR(IntAtLeast(args, "footer_bytes", 0, 0, &config.footer_bytes));
+      break;
+    case ReaderKind::kTextLines:
+      break;
+  }
+  *out = config;
+  return OkStatus();
+}
+
+// The argument `name`: a string or a list of strings, none with a NUL byte (the C API takes
+
+Status MakeReader(const ReaderConfig &config, const std::vector<std::string> &files,
+                  DatasetPtr *out) {
+  std::vector<const char *> names;
+  for (const std::string &f : files) names.push_back(f.c_str());
+  dinput_dataset_t *made = nullptr;
+  switch (config.kind) {
+    case ReaderKind::kRecords:
+      return Made(dinput_dataset_records(&made, names.data(), names.size(), config.compression,
+                                         config.buffer_size),
+                  &made, "records", out);
+    case ReaderKind::kTextLines:
+      return Made(dinput_dataset_text_lines(&made, names.data(), names.size()), &made, "text_lines",
+                  out);
+    case ReaderKind::kFixedLengthRecords:
+      return Made(dinput_dataset_fixed_length_records(&made, names.data(), names.size(),
+                                                      config.record_bytes, config.header_bytes,
+                                                      config.footer_bytes),
+                  &made, "fixed_length_records", out);
+  }
+  return Status{DINPUT_INTERNAL, "unknown reader"};
+}
+
+Status BuildReaderSource(ReaderKind kind, const Args &args, DatasetPtr *out) {
+  std::vector<std::string> files;
+  DINPUT_TOOL_RETURN_IF_ERROR(FileNames(args, "filenames", &files));
+  ReaderConfig config;
+  DINPUT_TOOL_RETURN_IF_ERROR(ParseReaderConfig(kind, args, &config));
+  return MakeReader(config, files, out);
+}
+
+// The READER argument of interleave(): a reader's bare name or a call of it without files.
+Status ParseInterleaveReader(const Args &args, ReaderConfig *out) {
+  const Value &v = *args.Get("map_func");
+  const std::string wanted =
+      "a reader: records, text_lines or fixed_length_records(record_bytes=N), optionally "
+      "called with its options but no files, e.g. records(compression=\"ZSTD\")";
+  ReaderKind kind;
+  if ((v.kind != Value::Kind::kName && v.kind != Value::Kind::kCall) ||
+      !ReaderKindOf(v.text, &kind)) {
+    if (v.kind == Value::Kind::kName || v.kind == Value::Kind::kCall) {
+      return args.Error("map_func", "must be " + wanted + ", got '" + v.text + "' at position " +
+                                        std::to_string(v.pos));
+    }
+    return args.TypeError("map_func", wanted, v);
+  }
+  // Bind the reader's own arguments as if it were called without its first parameter, the
+  // files, which interleave supplies: records("ZSTD") is records(compression="ZSTD").
+  const FunctionSpec *source = FindFunction(v.text);
+  FunctionSpec reader = *source;
+  reader.params.erase(reader.params.begin());
+  std::string usage = std::string(source->usage);
+  size_t files = usage.find("filenames, ");
+  if (files != std::string::npos) usage.erase(files, std::strlen("filenames, "));
+  files = usage.find("filenames");
+  if (files != std::string::npos) usage.erase(files, std::strlen("filenames"));
+  usage = "interleave(" + usage + ", ...) (interleave gives the reader its files)";
+  reader.usage = usage.c_str();
+  Call call;
+  call.name = v.text;
+  call.pos = v.pos;
+  call.args = v.args;
+  for (const Argument &arg : call.args) {
+    // Files given by keyword, or positionally where no option of the reader takes a list
+    // or (except records' compression) a string, are files: say so rather than report a
+    // type error of the option they would bind to.
+    const bool first = &arg == &call.args.front() && arg.keyword.empty();
+    const bool looks_like_files =
+        first && (arg.value.kind == Value::Kind::kList || arg.value.kind == Value::Kind::kTuple ||
+                  (arg.value.kind == Value::Kind::kString && kind != ReaderKind::kRecords) ||
+                  kind == ReaderKind::kTextLines);
+    if (arg.keyword == "filenames" || looks_like_files) {
+      return InvalidArgument(v.text + "() inside interleave() at position " +
+                             std::to_string(v.pos) +
+                             " takes no files: interleave reads each file name of its input "
+                             "with its own " +
+                             v.text + "()");
+    }
+  }
+  Args reader_args(v.text, usage);
+  DINPUT_TOOL_RETURN_IF_ERROR(Bind(reader, call, &reader_args));
+  return ParseReaderConfig(kind, reader_args, out);
+}
+
+// interleave()'s callback: the reader of the one file named by `in`. Nothing may throw out
+// of a callback into the library, hence the catch.
+dinput_status_t ReaderForFile(dinput_dataset_t **out, const dinput_element_t *in, void *user_data) {
+  try {
+    const ReaderConfig &config = *static_cast<const ReaderConfig *>(user_data);
+    const char *name = nullptr;
+    size_t size = 0;
+    dinput_status_t code = dinput_tensor_string(&name, &size, dinput_element_get(in, 0), 0);
+    if (code != DINPUT_OK) return ReportToLibrary(LibraryError(code, "dinput_tensor_string"));
+    std::string file(name, size);
+    if (file.find('\0') != std::string::npos) {
+      return ReportToLibrary(
+          InvalidArgument("interleave(): a file name of the input contains a NUL byte"));
+    }
+    DatasetPtr reader;
+    Status status = MakeReader(config, {file}, &reader);
+    if (!status.ok()) return ReportToLibrary(status);
+    *out = reader.release();
+    return DINPUT_OK;
+  } catch (const std::bad_alloc &) {
+    return ReportToLibrary(Status{DINPUT_RESOURCE_EXHAUSTED, "out of memory"});
+  } catch (const std::exception &e) {
+    return ReportToLibrary(Status{DINPUT_INTERNAL, e.what()});
+  }
+}
+
+void FreeReaderConfig(void *user_data) { delete static_cast<ReaderConfig *>(user_data); }
+
+// Fails unless the elements of `input` are file names: bytes scalars.
+Status CheckFileNameInput(const dinput_dataset_t *input) {
+  dinput_spec_t *raw = nullptr;
+  dinput_status_t code = dinput_dataset_element_spec(&raw, input);
+  if (code != DINPUT_OK) return LibraryError(code, "dinput_dataset_element_spec");
+  SpecPtr spec(raw);
+  if (dinput_spec_size(spec.get()) == 1 && dinput_spec_dtype(spec.get(), 0) == DINPUT_BYTES &&
+      dinput_spec_rank(spec.get(), 0) == 0) {
+    return OkStatus();
+  }
+  std::string got;
+  for (size_t i = 0; i < dinput_spec_size(spec.get()); ++i) {
+    if (i) got += ", ";
+    got += std::string(dinput_dtype_name(dinput_spec_dtype(spec.get(), i))) + " of rank " +
+           std::to_string(dinput_spec_rank(spec.get(), i));
+  }
+  return InvalidArgument(
+      "interleave(): the input must be a dataset of file names (bytes scalars), e.g. "
+      "list_files(...) or from_tensor_slices([\"a.rec\", \"b.rec\"]); its elements are (" +
+      got + ")");
+}
+
+}  // namespace
+
+Status BuildTextLines(const Args &args, const dinput_dataset_t *, DatasetPtr *out) {
+  return BuildReaderSource(ReaderKind::kTextLines, args, out);
+}
+
+Status BuildRecords(const Args &args, const dinput_dataset_t *, DatasetPtr *out) {
+  return BuildReaderSource(ReaderKind::kRecords, args, out);
+}
+
+Status BuildFixedLengthRecords(const Args &args, const dinput_dataset_t *, DatasetPtr *out) {
+  return BuildReaderSource(ReaderKind::kFixedLengthRecords, args, out);
+}
+
+Status BuildInterleave(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+  ReaderConfig config;
+  DINPUT_TOOL_RETURN_IF_ERROR(ParseInterleaveReader(args, &config));
+  int64_t cycle_length = 0, block_length = 0, num_parallel_calls = 0;
+  DINPUT_TOOL_RETURN_IF_ERROR(
+      args.Int("cycle_length", &cycle_length, {kAutotune}, true, DINPUT_AUTOTUNE));
+  DINPUT_TOOL_RETURN_IF_ERROR(args.Int("block_length", &block_length, {}, true, 1));
+  // None, as in tf.data, reads the open files one after another on the consumer's thread.
+  DINPUT_TOOL_RETURN_IF_ERROR(
+      args.Int("num_parallel_calls", &num_parallel_calls, {kAutotune}, true, 1));
+  bool deterministic = true;
+  DINPUT_TOOL_RETURN_IF_ERROR(args.Bool("deterministic", &deterministic, true, true));
+  DINPUT_TOOL_RETURN_IF_ERROR(CheckFileNameInput(input));
+
+  dinput_spec_t *raw_spec = nullptr;
+  dinput_status_t code = dinput_spec_new(&raw_spec);
+  if (code != DINPUT_OK) return LibraryError(code, "dinput_spec_new");
+  SpecPtr spec(raw_spec);
+  code = dinput_spec_add(spec.get(), DINPUT_BYTES, nullptr, 0);  // every reader gives bytes scalars
+  if (code != DINPUT_OK) return LibraryError(code, "dinput_spec_add");
+
+  // The library owns the config from here on, also when the call fails (it then frees it),
+  // so the tool never frees it itself.
+  ReaderConfig *user_data = new ReaderConfig(config);
+  dinput_dataset_t *made = nullptr;
+  return Made(dinput_dataset_interleave(&made, input, ReaderForFile, spec.get(), cycle_length,
+                                        block_length, num_parallel_calls, deterministic ? 1 : 0,
+                                        user_data, FreeReaderConfig),
+              &made, "interleave", out);
+}
+
+}  // namespace builder
+}  // namespace dinput_tool

@@ -1,0 +1,151 @@
+// The transformations other than interleave (see build_readers.cc).
+#include <string>
+#include <vector>
+
+#include "builder_functions.h"
+#include "pipeline_builder.h"
+
+namespace dinput_tool {
+namespace builder {
+
+Status BuildBatch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+  int64_t batch_size = 0;
+  bool drop_remainder = false;
+  DINPUT_TOOL_RETURN_IF_ERROR(args.Int("batch_size", &batch_size));
+  DINPUT_TOOL_RETURN_IF_ERROR(args.Bool("drop_remainder", &drop_remainder, false));
+  dinput_dataset_t *made = nullptr;
+  return Made(dinput_dataset_batch(&made, input, batch_size, drop_remainder), &made, "batch", out);
+}
+
+Status BuildRepeat(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+  int64_t count = 0;
+  DINPUT_TOOL_RETURN_IF_ERROR(args.Int("count", &count, {}, true, DINPUT_REPEAT_FOREVER));
+  dinput_dataset_t *made = nullptr;
+  return Made(dinput_dataset_repeat(&made, input, count), &made, "repeat", out);
+}
+
+Status BuildShuffle(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+  int64_t buffer_size = 0, seed = -1;
+  bool reshuffle = true;
+  DINPUT_TOOL_RETURN_IF_ERROR(args.Int("buffer_size", &buffer_size));
+  DINPUT_TOOL_RETURN_IF_ERROR(args.Int("seed", &seed, {}, true, -1));
+  if (args.Get("seed") != nullptr && args.Get("seed")->kind == Value::Kind::kInt && seed < 0) {
+    // The C API reserves negative seeds for "random"; an explicit seed must be honoured.
+    return args.Error("seed", "must be >= 0 or None");
+  }
+  DINPUT_TOOL_RETURN_IF_ERROR(args.Bool("reshuffle_each_iteration", &reshuffle, true));
+  dinput_dataset_t *made = nullptr;
+  return Made(dinput_dataset_shuffle(&made, input, buffer_size, seed, reshuffle), &made, "shuffle",
+              out);
+}
+
+Status BuildShard(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+  int64_t num_shards = 0, index = 0;
+  DINPUT_TOOL_RETURN_IF_ERROR(args.Int("num_shards", &num_shards, {kShardHint}));
+  DINPUT_TOOL_RETURN_IF_ERROR(args.Int("index", &index, {kShardHint}));
+  dinput_dataset_t *made = nullptr;
+  return Made(dinput_dataset_shard(&made, input, num_shards, index), &made, "shard", out);
+}
+
+Status BuildTake(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+  int64_t count = 0;
+  DINPUT_TOOL_RETURN_IF_ERROR(args.Int("count", &count));
+  dinput_dataset_t *made = nullptr;
+  return Made(dinput_dataset_take(&made, input, count), &made, "take", out);
+}
+
+Status BuildSkip(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+  int64_t count = 0;
+  DINPUT_TOOL_RETURN_IF_ERROR(args.Int("count", &count));
+  dinput_dataset_t *made = nullptr;
+  return Made(dinput_dataset_skip(&made, input, count), &made, "skip", out);
+}
+
+Status BuildEnumerate(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+  int64_t start = 0;
+  DINPUT_TOOL_RETURN_IF_ERROR(args.Int("start", &start, {}, false, 0));
+  dinput_dataset_t *made = nullptr;
+  return Made(dinput_dataset_enumerate(&made, input, start), &made, "enumerate", out);
+}
+
+Status BuildUnbatch(const Args &, const dinput_dataset_t *input, DatasetPtr *out) {
+  dinput_dataset_t *made = nullptr;
+  return Made(dinput_dataset_unbatch(&made, input), &made, "unbatch", out);
+}
+
+Status BuildRebatch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+  std::vector<int64_t> sizes;
+  bool drop_remainder = false;
+  DINPUT_TOOL_RETURN_IF_ERROR(args.Ints("batch_size", &sizes));
+  DINPUT_TOOL_RETURN_IF_ERROR(args.Bool("drop_remainder", &drop_remainder, false));
+  dinput_dataset_t *made = nullptr;
+  return Made(dinput_dataset_rebatch(&made, input, sizes.data(), sizes.size(), drop_remainder),
+              &made, "rebatch", out);
+}
+
+Status BuildPrefetch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+  int64_t buffer_size = 0;
+  DINPUT_TOOL_RETURN_IF_ERROR(args.Int("buffer_size", &buffer_size, {kAutotune}));
+  dinput_dataset_t *made = nullptr;
+  return Made(dinput_dataset_prefetch(&made, input, buffer_size), &made, "prefetch", out);
+}
+
+Status BuildWithOptions(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+  const Value *policy_value = args.Get("auto_shard_policy");
+  const Value *skip_value = args.Get("skip_corrupt_records");
+  const Value *max_record_value = args.Get("max_record_bytes");
+  const Value *map_value = args.Get("map_files");
+  const Value *nonregular_value = args.Get("allow_nonregular_files");
+  if (policy_value == nullptr && skip_value == nullptr && max_record_value == nullptr &&
+      map_value == nullptr && nonregular_value == nullptr) {
+    return InvalidArgument(
+        "with_options(): give at least one option; usage: with_options(auto_shard_policy=OFF|"
+        "AUTO|FILE|DATA|HINT, skip_corrupt_records=False, max_record_bytes=268435456, "
+        "map_files=False, allow_nonregular_files=False)");
+  }
+  dinput_options_t *raw = nullptr;
+  dinput_status_t code = dinput_options_new(&raw);
+  if (code != DINPUT_OK) return LibraryError(code, "dinput_options_new");
+  OptionsPtr options(raw);
+  // Only the options written are set: the library merges options per field, so an option
+  // left out keeps the value an earlier with_options() gave it.
+  if (policy_value != nullptr) {
+    dinput_auto_shard_policy_t policy;
+    if ((policy_value->kind != Value::Kind::kName && policy_value->kind != Value::Kind::kString) ||
+        !ParseAutoShardPolicy(policy_value->text, &policy)) {
+      return args.TypeError("auto_shard_policy", "one of OFF, AUTO, FILE, DATA, HINT",
+                            *policy_value);
+    }
+    code = dinput_options_set_auto_shard_policy(options.get(), policy);
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_options_set_auto_shard_policy");
+  }
+  if (skip_value != nullptr) {
+    bool skip = false;
+    DINPUT_TOOL_RETURN_IF_ERROR(args.Bool("skip_corrupt_records", &skip, false));
+    code = dinput_options_set_skip_corrupt_records(options.get(), skip ? 1 : 0);
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_options_set_skip_corrupt_records");
+  }
+  if (max_record_value != nullptr) {
+    int64_t max_bytes = 0;
+    DINPUT_TOOL_RETURN_IF_ERROR(args.Int("max_record_bytes", &max_bytes));
+    code = dinput_options_set_max_record_bytes(options.get(), max_bytes);
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_options_set_max_record_bytes");
+  }
+  if (map_value != nullptr) {
+    bool map = false;
+    DINPUT_TOOL_RETURN_IF_ERROR(args.Bool("map_files", &map, false));
+    code = dinput_options_set_map_files(options.get(), map ? 1 : 0);
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_options_set_map_files");
+  }
+  if (nonregular_value != nullptr) {
+    bool allow = false;
+    DINPUT_TOOL_RETURN_IF_ERROR(args.Bool("allow_nonregular_files", &allow, false));
+    code = dinput_options_set_allow_nonregular_files(options.get(), allow ? 1 : 0);
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_options_set_allow_nonregular_files");
+  }
+  dinput_dataset_t *made = nullptr;
+  return Made(dinput_dataset_with_options(&made, input, options.get()), &made, "with_options", out);
+}
+
+}  // namespace builder
+}  // namespace dinput_tool

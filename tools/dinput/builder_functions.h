@@ -1,0 +1,232 @@
+// The pieces pipeline_builder.cc and the build_*.cc files share: how a call's arguments are
+// bound and read (Args), the function table's types, and one declaration per function the
+// chain syntax knows. The table itself is in pipeline_builder.cc; the builders are in
+// build_sources.cc (range, from_tensors, from_tensor_slices, list_files), build_readers.cc
+// (records, text_lines, fixed_length_records and interleave, which runs them per file) and
+// build_transforms.cc (the other transformations).
+#ifndef DINPUT_TOOL_BUILDER_FUNCTIONS_H_
+#define DINPUT_TOOL_BUILDER_FUNCTIONS_H_
+
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "chain_parser.h"
+#include "handles.h"
+#include "status.h"
+
+namespace dinput_tool {
+namespace builder {
+
+// ---- named constants -------------------------------------------------------------------
+
+bool IsAutotune(const std::string &name);
+bool IsShardHint(const std::string &name);
+
+// ---- argument binding ------------------------------------------------------------------
+
+struct Param {
+  const char *name;
+  bool required;
+  const char *shown = nullptr;  // the name in messages, when it differs (range's first)
+};
+
+// A named constant an integer parameter also accepts, e.g. AUTOTUNE for prefetch.
+struct IntConstant {
+  const char *shown;  // how the error message spells it
+  bool (*matches)(const std::string &);
+  int64_t value;
+};
+
+class Args {
+ public:
+  Args(std::string function, std::string usage)
+      : function_(std::move(function)), usage_(std::move(usage)) {}
+
+  void Set(const char *name, const Value *value) { values_.emplace_back(name, value); }
+
+  const Value *Get(const char *name) const {
+    for (const auto &entry : values_) {
+      if (std::strcmp(entry.first, name) == 0) return entry.second;
+    }
+    return nullptr;
+  }
+
+  const std::string &function() const { return function_; }
+
+  Status Error(const char *name, const std::string &problem) const {
+    return InvalidArgument(function_ + "(): argument '" + name + "' " + problem +
+                           "; usage: " + usage_);
+  }
+
+  Status TypeError(const char *name, const std::string &wanted, const Value &got) const {
+    return Error(name, "must be " + wanted + ", got " + DescribeKind(got.kind) + " at position " +
+                           std::to_string(got.pos));
+  }
+
+  // An integer argument; absent or None gives `fallback` when `none_ok`.
+  Status Int(const char *name, int64_t *out, std::initializer_list<IntConstant> constants = {},
+             bool none_ok = false, int64_t fallback = 0) const {
+    return IntShownAs(name, name, out, constants, none_ok, fallback);
+  }
+
+  // Int for a parameter whose meaning depends on the call, named `shown` in messages.
+  Status IntShownAs(const char *name, const char *shown, int64_t *out,
+                    std::initializer_list<IntConstant> constants = {}, bool none_ok = false,
+                    int64_t fallback = 0) const {
+    const Value *v = Get(name);
+    name = shown;
+    if (v == nullptr || (none_ok && v->kind == Value::Kind::kNone)) {
+      *out = fallback;
+      return OkStatus();
+    }
+    if (v->kind == Value::Kind::kInt) {
+      *out = v->int_value;
+      return OkStatus();
+    }
+    std::string wanted = "an integer";
+    if (v->kind == Value::Kind::kName) {
+      for (const IntConstant &c : constants) {
+        if (c.matches(v->text)) {
+          *out = c.value;
+          return OkStatus();
+        }
+      }
+    }
+    for (const IntConstant &c : constants) wanted += std::string(" or ") + c.shown;
+    if (none_ok) wanted += " or None";
+    if (v->kind == Value::Kind::kName) {
+      return Error(name, "must be " + wanted + ", got the name '" + v->text + "' at position " +
+                             std::to_string(v->pos));
+    }
+    return TypeError(name, wanted, *v);
+  }
+
+  // A bool argument; absent (or None, when `none_ok`) gives `fallback`.
+  Status Bool(const char *name, bool *out, bool fallback, bool none_ok = false) const {
+    const Value *v = Get(name);
+    if (v == nullptr || (none_ok && v->kind == Value::Kind::kNone)) {
+      *out = fallback;
+      return OkStatus();
+    }
+    if (v->kind != Value::Kind::kBool) {
+      return TypeError(name, none_ok ? "True, False or None" : "True or False", *v);
+    }
+    *out = v->bool_value;
+    return OkStatus();
+  }
+
+  // A string or a list of strings.
+  Status Strings(const char *name, std::vector<std::string> *out) const {
+    const Value *v = Get(name);
+    if (v->kind == Value::Kind::kString) {
+      out->push_back(v->text);
+      return OkStatus();
+    }
+    if (v->kind != Value::Kind::kList && v->kind != Value::Kind::kTuple) {
+      return TypeError(name, "a string or a list of strings", *v);
+    }
+    for (const Value &item : v->items) {
+      if (item.kind != Value::Kind::kString) {
+        return TypeError(name, "a string or a list of strings", item);
+      }
+      out->push_back(item.text);
+    }
+    return OkStatus();
+  }
+
+  // An integer or a list of integers.
+  Status Ints(const char *name, std::vector<int64_t> *out) const {
+    const Value *v = Get(name);
+    if (v->kind == Value::Kind::kInt) {
+      out->push_back(v->int_value);
+      return OkStatus();
+    }
+    if (v->kind != Value::Kind::kList && v->kind != Value::Kind::kTuple) {
+      return TypeError(name, "an integer or a list of integers", *v);
+    }
+    for (const Value &item : v->items) {
+      if (item.kind != Value::Kind::kInt) {
+        return TypeError(name, "an integer or a list of integers", item);
+      }
+      out->push_back(item.int_value);
+    }
+    return OkStatus();
+  }
+
+ private:
+  std::string function_;
+  std::string usage_;
+  std::vector<std::pair<const char *, const Value *>> values_;
+};
+
+// An integer >= `min`; absent or None gives `fallback`.
+Status IntAtLeast(const Args &args, const char *name, int64_t min, int64_t fallback, int64_t *out);
+
+// The argument `name`: a string or a list of strings, none with a NUL byte (the C API takes
+// NUL-terminated names).
+Status FileNames(const Args &args, const char *name, std::vector<std::string> *out);
+
+// ---- the function table ----------------------------------------------------------------
+
+enum class Role { kSource, kTransform };
+enum class Passing { kAny, kPositionalOnly, kKeywordOnly };
+
+using BuildFn = Status (*)(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+
+struct FunctionSpec {
+  const char *name;
+  Role role;
+  const char *usage;
+  Passing passing;
+  std::vector<Param> params;
+  BuildFn build;
+};
+
+// `made` is passed by address because the call that fills it is another argument of the
+// same call, and the order in which arguments are evaluated is unspecified.
+Status Made(dinput_status_t code, dinput_dataset_t *const *made, const char *what, DatasetPtr *out);
+
+extern const IntConstant kAutotune;
+extern const IntConstant kShardHint;
+
+// The function named `name` in the table, or null.
+const FunctionSpec *FindFunction(const std::string &name);
+
+// Python's rules for matching call arguments to parameters.
+Status Bind(const FunctionSpec &spec, const Call &call, Args *args);
+
+// ---- the builders, one per function of the table ---------------------------------------
+
+// build_sources.cc
+Status BuildRange(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
+Status BuildFromTensors(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
+Status BuildFromTensorSlices(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
+Status BuildListFiles(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
+
+// build_readers.cc
+Status BuildTextLines(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
+Status BuildRecords(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
+Status BuildFixedLengthRecords(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
+Status BuildInterleave(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+
+// build_transforms.cc
+Status BuildBatch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+Status BuildRepeat(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+Status BuildShuffle(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+Status BuildShard(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+Status BuildTake(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+Status BuildSkip(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+Status BuildEnumerate(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+Status BuildUnbatch(const Args &, const dinput_dataset_t *input, DatasetPtr *out);
+Status BuildRebatch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+Status BuildPrefetch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+Status BuildWithOptions(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+
+}  // namespace builder
+}  // namespace dinput_tool
+
+#endif  // DINPUT_TOOL_BUILDER_FUNCTIONS_H_

@@ -71,7 +71,7 @@ static double run_baseline(int64_t n, int64_t batch) {
 static void measure(int64_t n, int64_t batch, int runs, double *dinput_ns, double *baseline_ns) {
   dinput_dataset_t *range = NULL, *ds = NULL;
   BENCH_CHECK(dinput_dataset_range(&range, 0, n, 1));
-  BENCH_CHECK(dinput_dataset_batch(&ds, range, batch, 0));
+  BENCH_CHECK(dinput_dataset_batch(&ds, range, batch, NULL));
   run_dinput(ds, n); /* warm-up: page in the library, grow the allocator's caches */
   run_baseline(n, batch);
   double d[BENCH_RUNS], b[BENCH_RUNS];

@@ -244,7 +244,7 @@ static void bench_rebatch_all(int runs) {
     dinput_options_t *opts = NULL;
     BENCH_CHECK(dinput_dataset_from_tensor_slices(&sl, e));
     BENCH_CHECK(dinput_dataset_repeat(&rep, sl, steps * 1024 / slice_rows));
-    BENCH_CHECK(dinput_dataset_batch(&b, rep, 1024, 0));
+    BENCH_CHECK(dinput_dataset_batch(&b, rep, 1024, NULL));
     BENCH_CHECK(dinput_options_new(&opts));
     BENCH_CHECK(dinput_options_set_auto_shard_policy(opts, DINPUT_AUTO_SHARD_OFF));
     BENCH_CHECK(dinput_dataset_with_options(&ds, b, opts));
@@ -316,7 +316,7 @@ static void bench_scale(int runs) {
   const int64_t n = g_quick ? 4096 : (int64_t)1 << 24, batch = 256;
   dinput_dataset_t *range = NULL, *ds = NULL;
   BENCH_CHECK(dinput_dataset_range(&range, 0, n, 1));
-  BENCH_CHECK(dinput_dataset_batch(&ds, range, batch, 0));
+  BENCH_CHECK(dinput_dataset_batch(&ds, range, batch, NULL));
   dinput_strategy_t *s1 = make_cpu_strategy(1), *s8 = make_cpu_strategy(8);
   dinput_dist_dataset_t *d1 = distribute(s1, ds, 1), *d8 = distribute(s8, ds, 1);
   plain_range_pass(ds, n);
@@ -392,7 +392,7 @@ static int mem_child(const char *variant, int n) {
     BENCH_CHECK(dinput_dataset_from_tensors(&src, row));
     dinput_element_free(row);
     BENCH_CHECK(dinput_dataset_repeat(&rep, src, rows * repeats));
-    BENCH_CHECK(dinput_dataset_batch(&ds, rep, rows, 0));
+    BENCH_CHECK(dinput_dataset_batch(&ds, rep, rows, NULL));
     dataset_bytes = cols;
   } else {
     dinput_element_t *e = make_u8_matrix_element(rows, cols);

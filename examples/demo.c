@@ -30,7 +30,7 @@ static dinput_dataset_t *embedded_dataset(dinput_auto_shard_policy_t policy) {
   check(dinput_element_new(&e, parts, 2));
   dinput_dataset_t *slices = NULL, *batched = NULL, *out = NULL;
   check(dinput_dataset_from_tensor_slices(&slices, e));
-  check(dinput_dataset_batch(&batched, slices, kGlobalBatch, 0));
+  check(dinput_dataset_batch(&batched, slices, kGlobalBatch, NULL));
   dinput_options_t *options = NULL;
   check(dinput_options_new(&options));
   check(dinput_options_set_auto_shard_policy(options, policy));
@@ -117,7 +117,7 @@ static void throughput(void) {
   dinput_strategy_t *strategy = cpu_strategy(4);
   dinput_dataset_t *range = NULL, *dataset = NULL;
   check(dinput_dataset_range(&range, 0, rows, 1));
-  check(dinput_dataset_batch(&dataset, range, 256, 0));
+  check(dinput_dataset_batch(&dataset, range, 256, NULL));
   dinput_dist_dataset_t *dist = NULL;
   check(dinput_strategy_distribute_dataset(&dist, strategy, dataset, NULL));
   dinput_dist_iterator_t *it = NULL;

@@ -17,7 +17,8 @@ struct api {
   dinput_status_t (*strategy_new)(dinput_strategy_t **, const char *const *, size_t);
   void (*strategy_free)(dinput_strategy_t *);
   dinput_status_t (*range)(dinput_dataset_t **, int64_t, int64_t, int64_t);
-  dinput_status_t (*batch)(dinput_dataset_t **, const dinput_dataset_t *, int64_t, int);
+  dinput_status_t (*batch)(dinput_dataset_t **, const dinput_dataset_t *, int64_t,
+                           const dinput_batch_options_t *);
   void (*dataset_free)(dinput_dataset_t *);
   dinput_status_t (*distribute)(dinput_dist_dataset_t **, const dinput_strategy_t *, const dinput_dataset_t *,
                                 const dinput_input_options_t *);
@@ -102,7 +103,7 @@ int main(int argc, char **argv) {
   dinput_dist_iterator_t *it = NULL;
   check(&a, a.strategy_new(&strategy, devices, 2));
   check(&a, a.range(&range, 0, 9, 1));
-  check(&a, a.batch(&dataset, range, 4, 0));
+  check(&a, a.batch(&dataset, range, 4, NULL));
   check(&a, a.distribute(&dist, strategy, dataset, NULL));
   check(&a, a.dist_iterator(&it, dist));
   for (;;) {

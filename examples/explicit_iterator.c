@@ -20,7 +20,7 @@ int main(void) {
   dinput_strategy_t *strategy = cpu_strategy(2);
   dinput_dataset_t *one = features_and_labels(), *repeated = NULL, *dataset = NULL;
   check(dinput_dataset_repeat(&repeated, one, 100));
-  check(dinput_dataset_batch(&dataset, repeated, 16, 0));
+  check(dinput_dataset_batch(&dataset, repeated, 16, NULL));
   dinput_dist_dataset_t *dist = NULL;
   check(dinput_strategy_distribute_dataset(&dist, strategy, dataset, NULL));
 

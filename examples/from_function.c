@@ -19,10 +19,10 @@ static dinput_status_t dataset_fn(dinput_dataset_t **out, const dinput_input_con
          dinput_input_context_num_replicas_in_sync(ctx), (long long)batch_size);
   dinput_dataset_t *one = features_and_labels(), *rep = NULL, *b16 = NULL, *sharded = NULL, *b = NULL;
   check(dinput_dataset_repeat(&rep, one, 64));
-  check(dinput_dataset_batch(&b16, rep, 16, 0));
+  check(dinput_dataset_batch(&b16, rep, 16, NULL));
   check(dinput_dataset_shard(&sharded, b16, dinput_input_context_num_input_pipelines(ctx),
                              dinput_input_context_input_pipeline_id(ctx)));
-  check(dinput_dataset_batch(&b, sharded, batch_size, 0));
+  check(dinput_dataset_batch(&b, sharded, batch_size, NULL));
   st = dinput_dataset_prefetch(out, b, 2); /* prefetch 2 batches per device */
   dinput_dataset_free(b);
   dinput_dataset_free(sharded);

@@ -16,7 +16,7 @@ int main(int argc, char **argv) {
 
   dinput_dataset_t *range = NULL, *dataset = NULL;
   check(dinput_dataset_range(&range, 0, 9, 1));
-  check(dinput_dataset_batch(&dataset, range, global_batch_size, 0));
+  check(dinput_dataset_batch(&dataset, range, global_batch_size, NULL));
   dinput_dist_dataset_t *dist = NULL;
   check(dinput_strategy_distribute_dataset(&dist, strategy, dataset, NULL));
   dinput_dist_iterator_t *iterator = NULL;

@@ -9,7 +9,7 @@ int main(void) {
   dinput_strategy_t *strategy = cpu_strategy(4);
   dinput_dataset_t *range = NULL, *dataset = NULL;
   check(dinput_dataset_range(&range, 0, 9, 1));
-  check(dinput_dataset_batch(&dataset, range, 4, 0));
+  check(dinput_dataset_batch(&dataset, range, 4, NULL));
   dinput_dist_dataset_t *dist = NULL;
   check(dinput_strategy_distribute_dataset(&dist, strategy, dataset, NULL));
   dinput_dist_iterator_t *it = NULL;

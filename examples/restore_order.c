@@ -30,7 +30,7 @@ int main(void) {
   dinput_dataset_t *range = NULL, *enumerated = NULL, *dataset = NULL;
   check(dinput_dataset_range(&range, 0, dataset_size, 1));
   check(dinput_dataset_enumerate(&enumerated, range, 0));
-  check(dinput_dataset_batch(&dataset, enumerated, batch_size, 0));
+  check(dinput_dataset_batch(&dataset, enumerated, batch_size, NULL));
   dinput_dist_dataset_t *dist = NULL;
   check(dinput_strategy_distribute_dataset(&dist, strategy, dataset, NULL));
 

@@ -88,7 +88,13 @@ dinput_dataset_t* build_pipeline(const Config& c, int64_t* filter_mod_storage) {
     next = nullptr;
   };
   if (c.shuffle_buffer > 0) {
-    dinput_status_t s = dinput_dataset_shuffle(&next, ds, c.shuffle_buffer, c.seed, c.reshuffle ? 1 : 0);
+    dinput_shuffle_options_t* shuffle_options = nullptr;
+    check(c, dinput_shuffle_options_new(&shuffle_options), "shuffle_options_new");
+    check(c, dinput_shuffle_options_set_seed(shuffle_options, c.seed, 0), "shuffle_options_set_seed");
+    check(c, dinput_shuffle_options_set_reshuffle_each_iteration(shuffle_options, c.reshuffle ? 1 : 0),
+          "shuffle_options_set_reshuffle_each_iteration");
+    dinput_status_t s = dinput_dataset_shuffle(&next, ds, c.shuffle_buffer, shuffle_options);
+    dinput_shuffle_options_free(shuffle_options);
     chain(s, "shuffle");
   }
   if (c.filter_mod > 1) {
@@ -96,7 +102,13 @@ dinput_dataset_t* build_pipeline(const Config& c, int64_t* filter_mod_storage) {
     dinput_status_t s = dinput_dataset_filter(&next, ds, keep_non_multiples, filter_mod_storage, nullptr);
     chain(s, "filter");
   }
-  chain(dinput_dataset_batch(&next, ds, c.global_batch, c.drop_remainder ? 1 : 0), "batch");
+  dinput_batch_options_t* batch_options = nullptr;
+  check(c, dinput_batch_options_new(&batch_options), "batch_options_new");
+  check(c, dinput_batch_options_set_drop_remainder(batch_options, c.drop_remainder ? 1 : 0),
+        "batch_options_set_drop_remainder");
+  dinput_status_t batched = dinput_dataset_batch(&next, ds, c.global_batch, batch_options);
+  dinput_batch_options_free(batch_options);
+  chain(batched, "batch");
   if (c.repeat > 1) chain(dinput_dataset_repeat(&next, ds, c.repeat), "repeat");
   dinput_options_t* options = nullptr;
   check(c, dinput_options_new(&options), "options_new");

@@ -342,6 +342,130 @@ DINPUT_API int dinput_options_map_files(const dinput_options_t *options);
 DINPUT_API dinput_status_t dinput_options_set_allow_nonregular_files(dinput_options_t *options, int enable);
 /* 1 when non-regular files are allowed, else 0 (0 when unset or options is NULL). */
 DINPUT_API int dinput_options_allow_nonregular_files(const dinput_options_t *options);
+/* The order of the map, interleave and batch nodes upstream of the with_options node whose
+ * own options leave deterministic DINPUT_DETERMINISTIC_UNSET (tf.data's
+ * Options.deterministic). Default 1: elements keep their input order. 0: they may come in
+ * the order they are ready. */
+DINPUT_API dinput_status_t dinput_options_set_deterministic(dinput_options_t *options, int enable);
+/* 1 when ordered, else 0 (1 when unset or options is NULL). */
+DINPUT_API int dinput_options_deterministic(const dinput_options_t *options);
+
+/* ------------------------------------------------------------------------------------- */
+/* Transformation options                                                                 */
+/* ------------------------------------------------------------------------------------- */
+
+/* The settings of a transformation beyond its required arguments (dinput_map_options_t,
+ * dinput_interleave_options_t, dinput_batch_options_t, dinput_shuffle_options_t,
+ * dinput_records_options_t, dinput_record_writer_options_t), so that settings can be added
+ * later without changing a signature. Each works the same way:
+ *  - _new(out) makes one with every setting at its default; _free accepts NULL; a NULL
+ *    handle where a function takes one means "all defaults".
+ *  - A setter returns INVALID_ARGUMENT naming the value it refuses; a getter returns the
+ *    value in effect (the default when unset or when the handle is NULL).
+ *  - The function that takes the handle copies its settings: later changes to the handle do
+ *    not reach the dataset or writer made. A handle that has made a dataset or writer is
+ *    frozen: a setter on it then fails with FAILED_PRECONDITION naming the function that
+ *    used it. It can still be read, and used for more datasets with the same settings.
+ *  - A handle may be read from several threads; setters need the caller's own locking. */
+
+/* tf.data's three-state `deterministic` of map, interleave and batch. */
+typedef DINPUT_ENUM(dinput_deterministic_t) {
+  /* Follow dinput_options_set_deterministic of the pipeline (default: ordered). */
+  DINPUT_DETERMINISTIC_UNSET = -1,
+  /* Elements may come in the order they are ready rather than the input order. */
+  DINPUT_DETERMINISTIC_FALSE = 0,
+  /* Elements keep the input order. */
+  DINPUT_DETERMINISTIC_TRUE = 1
+} dinput_deterministic_t;
+
+/* Options of dinput_dataset_map. */
+typedef struct dinput_map_options dinput_map_options_t;
+DINPUT_API dinput_status_t dinput_map_options_new(dinput_map_options_t **out);
+DINPUT_API void dinput_map_options_free(dinput_map_options_t *options);
+/* The spec of the map function's results (copied); NULL (the default): the same as the
+ * input's. A result that does not match it fails get_next with INVALID_ARGUMENT. */
+DINPUT_API dinput_status_t dinput_map_options_set_out_spec(dinput_map_options_t *options,
+                                                           const dinput_spec_t *spec);
+/* A copy of the spec set, or *out = NULL when none is (DINPUT_OK either way). */
+DINPUT_API dinput_status_t dinput_map_options_out_spec(dinput_spec_t **out,
+                                                       const dinput_map_options_t *options);
+/* 1 (the default) or 0: sequential, on the consumer's thread; 2..1024 or DINPUT_AUTOTUNE: a
+ * pool of that many threads (DINPUT_AUTOTUNE: one per core). */
+DINPUT_API dinput_status_t dinput_map_options_set_num_parallel_calls(dinput_map_options_t *options,
+                                                                     int64_t num_parallel_calls);
+DINPUT_API int64_t dinput_map_options_num_parallel_calls(const dinput_map_options_t *options);
+/* Whether a parallel map returns results in input order (default UNSET). */
+DINPUT_API dinput_status_t dinput_map_options_set_deterministic(dinput_map_options_t *options,
+                                                                dinput_deterministic_t deterministic);
+DINPUT_API dinput_deterministic_t dinput_map_options_deterministic(const dinput_map_options_t *options);
+
+/* Options of dinput_dataset_interleave. */
+typedef struct dinput_interleave_options dinput_interleave_options_t;
+DINPUT_API dinput_status_t dinput_interleave_options_new(dinput_interleave_options_t **out);
+DINPUT_API void dinput_interleave_options_free(dinput_interleave_options_t *options);
+/* How many datasets are read at once: 1..4096, or DINPUT_AUTOTUNE (the default: one per
+ * core). */
+DINPUT_API dinput_status_t dinput_interleave_options_set_cycle_length(
+    dinput_interleave_options_t *options, int64_t cycle_length);
+DINPUT_API int64_t dinput_interleave_options_cycle_length(const dinput_interleave_options_t *options);
+/* Consecutive elements taken from one dataset before moving to the next: >= 1 (default 1). */
+DINPUT_API dinput_status_t dinput_interleave_options_set_block_length(
+    dinput_interleave_options_t *options, int64_t block_length);
+DINPUT_API int64_t dinput_interleave_options_block_length(const dinput_interleave_options_t *options);
+/* 1 (the default) or 0: the open datasets are read on the consumer's thread; > 1 or
+ * DINPUT_AUTOTUNE: each open dataset is read ahead on a library thread of its own. */
+DINPUT_API dinput_status_t dinput_interleave_options_set_num_parallel_calls(
+    dinput_interleave_options_t *options, int64_t num_parallel_calls);
+DINPUT_API int64_t dinput_interleave_options_num_parallel_calls(
+    const dinput_interleave_options_t *options);
+/* Default UNSET. When not deterministic, a parallel interleave passes over a dataset that
+ * has no element ready instead of waiting for it. */
+DINPUT_API dinput_status_t dinput_interleave_options_set_deterministic(
+    dinput_interleave_options_t *options, dinput_deterministic_t deterministic);
+DINPUT_API dinput_deterministic_t dinput_interleave_options_deterministic(
+    const dinput_interleave_options_t *options);
+
+/* Options of dinput_dataset_batch. */
+typedef struct dinput_batch_options dinput_batch_options_t;
+DINPUT_API dinput_status_t dinput_batch_options_new(dinput_batch_options_t **out);
+DINPUT_API void dinput_batch_options_free(dinput_batch_options_t *options);
+/* Non-zero: a last batch shorter than batch_size is dropped (default 0: it is kept). */
+DINPUT_API dinput_status_t dinput_batch_options_set_drop_remainder(dinput_batch_options_t *options,
+                                                                   int drop_remainder);
+/* 1 when the remainder is dropped, else 0. */
+DINPUT_API int dinput_batch_options_drop_remainder(const dinput_batch_options_t *options);
+/* 1 (the default) or 0: batches are assembled on the consumer's thread; 2..1024 or
+ * DINPUT_AUTOTUNE: the copies that stack the rows of a batch run on a pool of that many
+ * threads, several batches at once, while the rows of the next batches are read. The batches
+ * are the same either way. */
+DINPUT_API dinput_status_t dinput_batch_options_set_num_parallel_calls(dinput_batch_options_t *options,
+                                                                       int64_t num_parallel_calls);
+DINPUT_API int64_t dinput_batch_options_num_parallel_calls(const dinput_batch_options_t *options);
+/* Default UNSET. Accepted for tf.data parity; batches currently always come in input
+ * order (stacking takes about as long for every batch, so reordering would gain little). */
+DINPUT_API dinput_status_t dinput_batch_options_set_deterministic(dinput_batch_options_t *options,
+                                                                  dinput_deterministic_t deterministic);
+DINPUT_API dinput_deterministic_t dinput_batch_options_deterministic(const dinput_batch_options_t *options);
+
+/* Options of dinput_dataset_shuffle. */
+typedef struct dinput_shuffle_options dinput_shuffle_options_t;
+DINPUT_API dinput_status_t dinput_shuffle_options_new(dinput_shuffle_options_t **out);
+DINPUT_API void dinput_shuffle_options_free(dinput_shuffle_options_t *options);
+/* The seed pair that picks the order, as tf.data's global seed (seed) and operation seed
+ * (seed2): both >= 0. The same pair gives the same order on every run and every worker;
+ * (s, 0) gives the same order as the single seed s of the tool's chain syntax and the
+ * bindings. Unset (the default): a random seed, drawn once per dataset. */
+DINPUT_API dinput_status_t dinput_shuffle_options_set_seed(dinput_shuffle_options_t *options, int64_t seed,
+                                                           int64_t seed2);
+/* The seed set, or -1 when none is. */
+DINPUT_API int64_t dinput_shuffle_options_seed(const dinput_shuffle_options_t *options);
+/* The second seed set, or -1 when no seed is set. */
+DINPUT_API int64_t dinput_shuffle_options_seed2(const dinput_shuffle_options_t *options);
+/* Default 1: each new iterator (epoch) uses a different order, derived from the seed. 0: every
+ * iterator uses the same order. */
+DINPUT_API dinput_status_t dinput_shuffle_options_set_reshuffle_each_iteration(
+    dinput_shuffle_options_t *options, int enable);
+DINPUT_API int dinput_shuffle_options_reshuffle_each_iteration(const dinput_shuffle_options_t *options);
 
 /* ------------------------------------------------------------------------------------- */
 /* Datasets                                                                               */
@@ -421,9 +545,23 @@ typedef DINPUT_ENUM(dinput_compression_t) {
   DINPUT_COMPRESSION_GZIP = 2
 } dinput_compression_t;
 
+/* Options of dinput_dataset_records (see "Transformation options" for how option handles
+ * work). */
+typedef struct dinput_records_options dinput_records_options_t;
+DINPUT_API dinput_status_t dinput_records_options_new(dinput_records_options_t **out);
+DINPUT_API void dinput_records_options_free(dinput_records_options_t *options);
+/* The compression of every file (default DINPUT_COMPRESSION_NONE). */
+DINPUT_API dinput_status_t dinput_records_options_set_compression(dinput_records_options_t *options,
+                                                                  dinput_compression_t compression);
+DINPUT_API dinput_compression_t dinput_records_options_compression(const dinput_records_options_t *options);
+/* The read buffer in bytes, >= 0 (default 0: a size the library picks). */
+DINPUT_API dinput_status_t dinput_records_options_set_buffer_size(dinput_records_options_t *options,
+                                                                  int64_t buffer_size);
+DINPUT_API int64_t dinput_records_options_buffer_size(const dinput_records_options_t *options);
+
 /* One DINPUT_BYTES scalar per record of TFRecord-framed files (u64 length, masked CRC32C of
  * the length, data, masked CRC32C of the data), read in order; both CRCs of every record are
- * verified. buffer_size: read buffer in bytes (0: a default). A bad CRC or a truncated record
+ * verified. options (NULL: defaults): the compression and read buffer size. A bad CRC or a truncated record
  * is DINPUT_DATA_LOSS naming the file and byte offset (see
  * dinput_options_set_skip_corrupt_records); a missing file NOT_FOUND; an unreadable one
  * PERMISSION_DENIED; a directory, a symbolic link loop, or a FIFO or device (unless
@@ -433,8 +571,8 @@ typedef DINPUT_ENUM(dinput_compression_t) {
  * `zstd --long=31` writes; a larger window is RESOURCE_EXHAUSTED. A file source for FILE
  * auto-sharding. */
 DINPUT_API dinput_status_t dinput_dataset_records(dinput_dataset_t **out, const char *const *files,
-                                                  size_t num_files, dinput_compression_t compression,
-                                                  int64_t buffer_size);
+                                                  size_t num_files,
+                                                  const dinput_records_options_t *options);
 
 /* One DINPUT_BYTES scalar of record_bytes bytes per record of each file, after skipping
  * header_bytes at the start and footer_bytes at the end. A file whose body is not a multiple
@@ -455,11 +593,11 @@ DINPUT_API dinput_status_t dinput_dataset_list_files(dinput_dataset_t **out, con
 /* -- transforms -- (every transform keeps its input alive) */
 
 /* Stacks batch_size consecutive elements along a new first dimension. The last batch may be
- * shorter unless drop_remainder is non-zero. batch_size must be >= 1. Elements of a batch must
- * have equal shapes. */
+ * shorter unless the options drop the remainder. batch_size must be >= 1. Elements of a
+ * batch must have equal shapes. options: NULL for the defaults (see dinput_batch_options_t). */
 DINPUT_API dinput_status_t dinput_dataset_batch(dinput_dataset_t **out,
                                                 const dinput_dataset_t *input, int64_t batch_size,
-                                                int drop_remainder);
+                                                const dinput_batch_options_t *options);
 /* Splits each element along its first dimension into rows. */
 DINPUT_API dinput_status_t dinput_dataset_unbatch(dinput_dataset_t **out,
                                                   const dinput_dataset_t *input);
@@ -478,26 +616,25 @@ DINPUT_API dinput_status_t dinput_dataset_skip(dinput_dataset_t **out,
 DINPUT_API dinput_status_t dinput_dataset_shard(dinput_dataset_t **out,
                                                 const dinput_dataset_t *input, int64_t num_shards,
                                                 int64_t index);
-/* Shuffles with a buffer of buffer_size elements. seed < 0: a random seed per dataset.
- * With reshuffle_each_iteration, each new iterator uses a different (seed-derived) order. */
+/* Shuffles with a buffer of buffer_size elements (>= 1). options: NULL for the defaults, a
+ * random seed and a new order for each iterator (see dinput_shuffle_options_t). */
 DINPUT_API dinput_status_t dinput_dataset_shuffle(dinput_dataset_t **out,
                                                   const dinput_dataset_t *input,
-                                                  int64_t buffer_size, int64_t seed,
-                                                  int reshuffle_each_iteration);
+                                                  int64_t buffer_size,
+                                                  const dinput_shuffle_options_t *options);
 
 /* map callback: computes *out from in. *out is owned by the library afterwards; in is
- * borrowed for the call. With num_parallel_calls > 1 it runs concurrently on library threads. */
+ * borrowed for the call. With num_parallel_calls > 1 (dinput_map_options_t) it runs
+ * concurrently on library threads. */
 typedef dinput_status_t (*dinput_map_fn)(dinput_element_t **out, const dinput_element_t *in,
                                          void *user_data);
-/* Applies fn to each element. out_spec is the spec of fn's results (NULL: the same as the
- * input's); a result that does not match it fails get_next with INVALID_ARGUMENT.
- * num_parallel_calls: 1 (or 0) for sequential, > 1 or DINPUT_AUTOTUNE for a thread pool;
- * results keep the input order unless deterministic is 0. */
+/* Applies fn to each element. options (NULL: defaults, a sequential map whose results have
+ * the input's spec) give the results' spec, the parallelism and the order (see
+ * dinput_map_options_t). */
 DINPUT_API dinput_status_t dinput_dataset_map(dinput_dataset_t **out,
                                               const dinput_dataset_t *input, dinput_map_fn fn,
-                                              const dinput_spec_t *out_spec,
-                                              int64_t num_parallel_calls, int deterministic,
-                                              void *user_data, dinput_free_fn free_user_data);
+                                              void *user_data, dinput_free_fn free_user_data,
+                                              const dinput_map_options_t *options);
 
 /* filter callback: sets *keep to non-zero to keep the element. */
 typedef dinput_status_t (*dinput_filter_fn)(int *keep, const dinput_element_t *in,
@@ -512,18 +649,16 @@ typedef dinput_status_t (*dinput_interleave_fn)(dinput_dataset_t **out, const di
                                                 void *user_data);
 /* For each input element, fn gives a dataset; up to cycle_length of them are read at once,
  * taking block_length consecutive elements from each in turn (as tf.data's interleave).
- * out_spec is the spec of the datasets fn returns (required). cycle_length: >= 1 or
- * DINPUT_AUTOTUNE; block_length >= 1; num_parallel_calls: 1 (or 0) reads the open datasets
- * on the consumer's thread, > 1 or DINPUT_AUTOTUNE reads each open dataset ahead on a library
- * thread of its own (fn itself is called on the consumer's thread). With deterministic 0 a
- * reader that has no element ready is passed over instead of waited for. */
+ * out_spec is the spec of the datasets fn returns; it is a required argument rather than an
+ * option because interleave cannot infer it. fn itself is called on the consumer's thread.
+ * options (NULL: defaults, see dinput_interleave_options_t) give cycle_length, block_length,
+ * num_parallel_calls and deterministic. */
 DINPUT_API dinput_status_t dinput_dataset_interleave(dinput_dataset_t **out,
                                                      const dinput_dataset_t *input,
                                                      dinput_interleave_fn fn,
                                                      const dinput_spec_t *out_spec,
-                                                     int64_t cycle_length, int64_t block_length,
-                                                     int64_t num_parallel_calls, int deterministic,
-                                                     void *user_data, dinput_free_fn free_user_data);
+                                                     void *user_data, dinput_free_fn free_user_data,
+                                                     const dinput_interleave_options_t *options);
 
 /* Pairs each element with its int64 index: the result has 1 + n components (index first). */
 DINPUT_API dinput_status_t dinput_dataset_enumerate(dinput_dataset_t **out,
@@ -591,18 +726,36 @@ DINPUT_API dinput_status_t dinput_optional_get_value(dinput_element_t **out,
  * thread-safe: one writer is used by one thread at a time. */
 typedef struct dinput_record_writer dinput_record_writer_t;
 
+/* Options of dinput_record_writer_open (see "Transformation options" for how option handles
+ * work). */
+typedef struct dinput_record_writer_options dinput_record_writer_options_t;
+DINPUT_API dinput_status_t dinput_record_writer_options_new(dinput_record_writer_options_t **out);
+DINPUT_API void dinput_record_writer_options_free(dinput_record_writer_options_t *options);
+/* The compression of the file (default DINPUT_COMPRESSION_NONE). */
+DINPUT_API dinput_status_t dinput_record_writer_options_set_compression(
+    dinput_record_writer_options_t *options, dinput_compression_t compression);
+DINPUT_API dinput_compression_t dinput_record_writer_options_compression(
+    const dinput_record_writer_options_t *options);
+/* The compression level: 0 (the default) picks the codec's default (zstd 3, gzip 6); else
+ * 1..19 for zstd, 1..9 for gzip (checked by dinput_record_writer_open, which knows the
+ * codec); ignored for NONE. INVALID_ARGUMENT outside 0..19. */
+DINPUT_API dinput_status_t dinput_record_writer_options_set_level(dinput_record_writer_options_t *options,
+                                                                  int level);
+DINPUT_API int dinput_record_writer_options_level(const dinput_record_writer_options_t *options);
+
 /* Starts a record file at `path`. The records go to a temporary file in the same directory
  * (named ".NAME.tmp-..."), which dinput_record_writer_close syncs and renames over `path`:
  * a file already at `path` keeps its old contents until close succeeds, and after any
  * failure (a failed write or close, dinput_record_writer_discard) the temporary is removed
  * and `path` is unchanged. A symbolic link to a file is followed (the file is replaced, the
  * link stays); the replacement keeps the replaced file's permission bits. A path that is not
- * a regular file (a device, a FIFO) is written directly. level: the zstd level (1..19; 0:
- * default 3) or the gzip level (1..9; 0: default 6); ignored for NONE. Errors name `path`:
+ * a regular file (a device, a FIFO) is written directly. options (NULL: an uncompressed
+ * file): the compression and its level; INVALID_ARGUMENT for a level the codec does not
+ * have. Errors name `path`:
  * NOT_FOUND for a missing directory, PERMISSION_DENIED for a directory that cannot be
  * written to, FAILED_PRECONDITION for a directory. */
 DINPUT_API dinput_status_t dinput_record_writer_open(dinput_record_writer_t **out, const char *path,
-                                                     dinput_compression_t compression, int level);
+                                                     const dinput_record_writer_options_t *options);
 /* Appends one record of `size` bytes (data may be NULL when size is 0). */
 DINPUT_API dinput_status_t dinput_record_writer_write(dinput_record_writer_t *writer, const void *data,
                                                       size_t size);

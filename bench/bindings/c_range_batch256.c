@@ -33,7 +33,7 @@ int main(int argc, char **argv) {
   dinput_dist_dataset_t *d = NULL;
   ok(dinput_strategy_new(&s, devices, 2));
   ok(dinput_dataset_range(&r, 0, n, 1));
-  ok(dinput_dataset_batch(&b, r, 256, 0));
+  ok(dinput_dataset_batch(&b, r, 256, NULL));
   ok(dinput_strategy_distribute_dataset(&d, s, b, NULL));
   double runs[5];
   int64_t checksum = 0;

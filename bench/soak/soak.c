@@ -90,7 +90,7 @@ static void write_files(const config_t *c, char **paths) {
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", paths[f]);
     dinput_record_writer_t *w;
-    if (dinput_record_writer_open(&w, tmp, DINPUT_COMPRESSION_NONE, 0) != DINPUT_OK) die("record_writer_open");
+    if (dinput_record_writer_open(&w, tmp, NULL) != DINPUT_OK) die("record_writer_open");
     for (int64_t r = 0; r < c->records; r++) {
       uint64_t id = (uint64_t)f * (uint64_t)c->records + (uint64_t)r;
       for (int b = 0; b < 8; b++) record[b] = (char)(id >> (8 * b));
@@ -194,11 +194,16 @@ int main(int argc, char **argv) {
 
   /* records(files).shuffle(10000).batch(256): AUTO shards by FILE when files >= workers. */
   dinput_dataset_t *records, *shuffled, *dataset;
-  if (dinput_dataset_records(&records, (const char *const *)paths, (size_t)c.files, DINPUT_COMPRESSION_NONE, 0) !=
+  dinput_shuffle_options_t *shuffle_options;
+  if (dinput_shuffle_options_new(&shuffle_options) != DINPUT_OK ||
+      dinput_shuffle_options_set_seed(shuffle_options, (int64_t)c.seed, 0) != DINPUT_OK)
+    die("shuffle options");
+  if (dinput_dataset_records(&records, (const char *const *)paths, (size_t)c.files, NULL) !=
           DINPUT_OK ||
-      dinput_dataset_shuffle(&shuffled, records, 10000, (int64_t)c.seed, 1) != DINPUT_OK ||
-      dinput_dataset_batch(&dataset, shuffled, 256, 0) != DINPUT_OK)
+      dinput_dataset_shuffle(&shuffled, records, 10000, shuffle_options) != DINPUT_OK ||
+      dinput_dataset_batch(&dataset, shuffled, 256, NULL) != DINPUT_OK)
     die("building the pipeline");
+  dinput_shuffle_options_free(shuffle_options);
   dinput_dataset_free(records);
   dinput_dataset_free(shuffled);
 

@@ -21,7 +21,15 @@ int main(int argc, char **argv) {
       snprintf(path, sizeof path, "%s/rec-%02d.tfrecord%s", argv[1], f, z ? ".zst" : "");
       dinput_record_writer_t *w;
       s = 0x9E3779B97F4A7C15ull + (uint64_t)f; /* same payloads in both variants */
-      if (dinput_record_writer_open(&w, path, z ? DINPUT_COMPRESSION_ZSTD : DINPUT_COMPRESSION_NONE, 3)) {
+      dinput_record_writer_options_t *o;
+      if (dinput_record_writer_options_new(&o) ||
+          dinput_record_writer_options_set_compression(o, z ? DINPUT_COMPRESSION_ZSTD : DINPUT_COMPRESSION_NONE) ||
+          dinput_record_writer_options_set_level(o, 3)) {
+        fprintf(stderr, "writer options: %s\n", dinput_last_error_message()); return 1;
+      }
+      dinput_status_t st = dinput_record_writer_open(&w, path, o);
+      dinput_record_writer_options_free(o);
+      if (st) {
         fprintf(stderr, "open %s: %s\n", path, dinput_last_error_message()); return 1;
       }
       for (int r = 0; r < NREC; r++) {

@@ -23,7 +23,12 @@ int main(int argc, char **argv) {
   double t0 = now();
   dinput_dataset_t *rec, *shuf, *bat;
   const char *bs = getenv("W1_BUFFER_SIZE"); /* diagnosis only; default 0 */
-  CHECK(dinput_dataset_records(&rec, files, nfiles, comp, bs ? atoll(bs) : 0));
+  dinput_records_options_t *rec_opts;
+  CHECK(dinput_records_options_new(&rec_opts));
+  CHECK(dinput_records_options_set_compression(rec_opts, comp));
+  CHECK(dinput_records_options_set_buffer_size(rec_opts, bs ? atoll(bs) : 0));
+  CHECK(dinput_dataset_records(&rec, files, nfiles, rec_opts));
+  dinput_records_options_free(rec_opts);
   const char *map_env = getenv("W1_MAP_FILES");
   int map_files = map_env && strcmp(map_env, "1") == 0;
   if (map_files) {
@@ -36,8 +41,13 @@ int main(int argc, char **argv) {
     dinput_dataset_free(rec);
     rec = mapped;
   }
-  CHECK(dinput_dataset_shuffle(&shuf, rec, 10000, 1, 0));
-  CHECK(dinput_dataset_batch(&bat, shuf, 256, 0));
+  dinput_shuffle_options_t *shuf_opts;
+  CHECK(dinput_shuffle_options_new(&shuf_opts));
+  CHECK(dinput_shuffle_options_set_seed(shuf_opts, 1, 0));
+  CHECK(dinput_shuffle_options_set_reshuffle_each_iteration(shuf_opts, 0));
+  CHECK(dinput_dataset_shuffle(&shuf, rec, 10000, shuf_opts));
+  dinput_shuffle_options_free(shuf_opts);
+  CHECK(dinput_dataset_batch(&bat, shuf, 256, NULL));
   const char *devs[] = {"CPU:0", "CPU:1"};
   dinput_strategy_t *strat;
   CHECK(dinput_strategy_new(&strat, devs, 2));

@@ -188,12 +188,76 @@ func FromGenerator(spec Spec, start func() (GeneratorFunc, error)) (*Dataset, er
 
 // ---- transforms ----
 
+// Deterministic is tf.data's three-state deterministic of Map and Batch. Unlike most
+// constants of this package its numbers are not dinput.h's: the zero value has to mean
+// "unset" so that an options struct left empty follows the pipeline's setting.
+type Deterministic int
+
+const (
+	// DeterministicUnset follows the pipeline's options (ordered unless they say otherwise).
+	DeterministicUnset Deterministic = iota
+	// DeterministicTrue keeps the input order.
+	DeterministicTrue
+	// DeterministicFalse lets elements come in the order they are ready.
+	DeterministicFalse
+)
+
+// BatchOptions tune Batch; the zero value (or nil) keeps a short last batch and assembles
+// batches on the consumer's thread.
+type BatchOptions struct {
+	// DropRemainder drops a last batch shorter than n.
+	DropRemainder bool
+	// NumParallelCalls is 0 or 1 to stack rows on the consumer's thread, more than 1 (or
+	// Autotune) to stack several batches at once on library threads. The batches are the
+	// same either way.
+	NumParallelCalls int64
+	// Deterministic is accepted as in tf.data; batches currently always keep their order.
+	Deterministic Deterministic
+}
+
 // Batch stacks n consecutive elements along a new first dimension. The last batch may be
-// shorter unless dropRemainder. n must be >= 1.
-func (d *Dataset) Batch(n int64, dropRemainder bool) (*Dataset, error) {
+// shorter unless opts.DropRemainder. n must be >= 1.
+func (d *Dataset) Batch(n int64, opts *BatchOptions) (*Dataset, error) {
+	if opts == nil {
+		opts = &BatchOptions{}
+	}
+	var copts *C.dinput_batch_options_t
+	if err := call(func() C.dinput_status_t { return C.dinput_batch_options_new(&copts) }); err != nil {
+		return nil, err
+	}
+	defer C.dinput_batch_options_free(copts)
+	parallel := opts.NumParallelCalls
+	if parallel == 0 {
+		parallel = 1
+	}
+	if err := call(func() C.dinput_status_t {
+		if st := C.dinput_batch_options_set_drop_remainder(copts, cBool(opts.DropRemainder)); st != C.DINPUT_OK {
+			return st
+		}
+		if st := C.dinput_batch_options_set_num_parallel_calls(copts, C.int64_t(parallel)); st != C.DINPUT_OK {
+			return st
+		}
+		return C.dinput_batch_options_set_deterministic(copts, opts.Deterministic.toC())
+	}); err != nil {
+		return nil, err
+	}
 	return d.derive(func(out **C.dinput_dataset_t, in *C.dinput_dataset_t) C.dinput_status_t {
-		return C.dinput_dataset_batch(out, in, C.int64_t(n), cBool(dropRemainder))
+		return C.dinput_dataset_batch(out, in, C.int64_t(n), copts)
 	})
+}
+
+// toC gives dinput_deterministic_t's number; other values pass through for the library
+// to refuse.
+func (d Deterministic) toC() C.dinput_deterministic_t {
+	switch d {
+	case DeterministicUnset:
+		return C.DINPUT_DETERMINISTIC_UNSET
+	case DeterministicTrue:
+		return C.DINPUT_DETERMINISTIC_TRUE
+	case DeterministicFalse:
+		return C.DINPUT_DETERMINISTIC_FALSE
+	}
+	return C.dinput_deterministic_t(d)
 }
 
 // Unbatch splits each element along its first dimension into rows.
@@ -231,11 +295,42 @@ func (d *Dataset) Shard(numShards, index int64) (*Dataset, error) {
 	})
 }
 
-// Shuffle shuffles with a buffer of bufferSize elements. A negative seed draws a random seed
-// per dataset; with reshuffleEachIteration every new iterator uses a different order.
-func (d *Dataset) Shuffle(bufferSize, seed int64, reshuffleEachIteration bool) (*Dataset, error) {
+// ShuffleOptions tune Shuffle; the zero value (or nil) draws a random seed per dataset and
+// uses a new order for every iterator.
+type ShuffleOptions struct {
+	// Seeds is the seed pair (seed, seed2), as tf.data's global and operation seeds, both
+	// >= 0: the same pair gives the same order everywhere. nil: a random seed.
+	Seeds *[2]int64
+	// SameOrderEachIteration turns off tf.data's reshuffle_each_iteration: every iterator
+	// of the dataset then uses the same order.
+	SameOrderEachIteration bool
+}
+
+// Seeds returns the seed pair (seed, seed2) for ShuffleOptions.
+func Seeds(seed, seed2 int64) *[2]int64 { return &[2]int64{seed, seed2} }
+
+// Shuffle shuffles with a buffer of bufferSize elements.
+func (d *Dataset) Shuffle(bufferSize int64, opts *ShuffleOptions) (*Dataset, error) {
+	if opts == nil {
+		opts = &ShuffleOptions{}
+	}
+	var copts *C.dinput_shuffle_options_t
+	if err := call(func() C.dinput_status_t { return C.dinput_shuffle_options_new(&copts) }); err != nil {
+		return nil, err
+	}
+	defer C.dinput_shuffle_options_free(copts)
+	if err := call(func() C.dinput_status_t {
+		if opts.Seeds != nil {
+			if st := C.dinput_shuffle_options_set_seed(copts, C.int64_t(opts.Seeds[0]), C.int64_t(opts.Seeds[1])); st != C.DINPUT_OK {
+				return st
+			}
+		}
+		return C.dinput_shuffle_options_set_reshuffle_each_iteration(copts, cBool(!opts.SameOrderEachIteration))
+	}); err != nil {
+		return nil, err
+	}
 	return d.derive(func(out **C.dinput_dataset_t, in *C.dinput_dataset_t) C.dinput_status_t {
-		return C.dinput_dataset_shuffle(out, in, C.int64_t(bufferSize), C.int64_t(seed), cBool(reshuffleEachIteration))
+		return C.dinput_dataset_shuffle(out, in, C.int64_t(bufferSize), copts)
 	})
 }
 
@@ -370,8 +465,9 @@ type MapOptions struct {
 	// NumParallelCalls is 0 or 1 for sequential calls, more than 1 (or Autotune) for a
 	// pool of library threads calling the function concurrently.
 	NumParallelCalls int64
-	// Nondeterministic lets parallel results come out of input order.
-	Nondeterministic bool
+	// Deterministic: DeterministicFalse lets parallel results come out of input order; the
+	// zero value follows the pipeline's setting (ordered by default).
+	Deterministic Deterministic
 }
 
 // Map applies fn to each element.
@@ -391,7 +487,7 @@ func (d *Dataset) Map(fn MapFunc, opts *MapOptions) (*Dataset, error) {
 		defer C.dinput_spec_free(cspec)
 	}
 	return d.deriveWithHandle(fn, func(out **C.dinput_dataset_t, in *C.dinput_dataset_t, h C.uintptr_t) C.dinput_status_t {
-		return C.dgo_dataset_map(out, in, cspec, C.int64_t(opts.NumParallelCalls), cBool(!opts.Nondeterministic), h)
+		return C.dgo_dataset_map(out, in, cspec, C.int64_t(opts.NumParallelCalls), C.int(opts.Deterministic.toC()), h)
 	})
 }
 

@@ -30,7 +30,7 @@ func TestRangeBatchAndSpec(t *testing.T) {
 		t.Errorf("spec %v", spec)
 	}
 	r := must(Range(0, 10, 1))
-	dropped := must(r.Batch(4, true))
+	dropped := must(r.Batch(4, &BatchOptions{DropRemainder: true}))
 	if spec := must(dropped.ElementSpec()); len(spec) != 1 || spec[0].DType != Int64 || !reflect.DeepEqual(spec[0].Shape, []int64{4}) {
 		t.Errorf("drop_remainder spec %v", spec)
 	}
@@ -77,7 +77,7 @@ func TestTransforms(t *testing.T) {
 	if got := flat(r.Prefetch(Autotune)); got != "[0][1][2][3][4][5][6][7][8][9]" {
 		t.Errorf("prefetch = %s", got)
 	}
-	b := must(r.Batch(4, false))
+	b := must(r.Batch(4, nil))
 	if got := flat(b.Unbatch()); got != "[0][1][2][3][4][5][6][7][8][9]" {
 		t.Errorf("batch.unbatch = %s", got)
 	}
@@ -94,10 +94,45 @@ func TestTransforms(t *testing.T) {
 	}
 }
 
+func TestBatchOptions(t *testing.T) {
+	r := must(Range(0, 100, 1))
+	seq := elementsOf(t, must(r.Batch(7, nil)))
+	par := elementsOf(t, must(r.Batch(7, &BatchOptions{NumParallelCalls: 4, Deterministic: DeterministicFalse})))
+	if !reflect.DeepEqual(seq, par) || len(seq) != 15 {
+		t.Errorf("parallel batches %v differ from %v", par, seq)
+	}
+	auto := elementsOf(t, must(r.Batch(7, &BatchOptions{NumParallelCalls: Autotune, DropRemainder: true})))
+	if !reflect.DeepEqual(auto, seq[:14]) {
+		t.Errorf("AUTOTUNE batches with drop_remainder %v", auto)
+	}
+	if _, err := r.Batch(7, &BatchOptions{NumParallelCalls: -5}); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("NumParallelCalls -5: %v", err)
+	}
+	if _, err := r.Batch(7, &BatchOptions{Deterministic: Deterministic(9)}); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("Deterministic 9: %v", err)
+	}
+}
+
+func TestShuffleSeedPair(t *testing.T) {
+	r := must(Range(0, 50, 1))
+	order := func(seeds *[2]int64) []string {
+		return elementsOf(t, must(r.Shuffle(50, &ShuffleOptions{Seeds: seeds})))
+	}
+	if a, b := order(Seeds(3, 9)), order(Seeds(3, 9)); !reflect.DeepEqual(a, b) {
+		t.Errorf("the same seed pair gave two orders")
+	}
+	if a, b := order(Seeds(3, 9)), order(Seeds(3, 10)); reflect.DeepEqual(a, b) {
+		t.Errorf("another seed2 gave the same order")
+	}
+	if _, err := r.Shuffle(50, &ShuffleOptions{Seeds: Seeds(-1, 0)}); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("seed -1: %v", err)
+	}
+}
+
 func TestShuffleIsSeededAndComplete(t *testing.T) {
 	r := must(Range(0, 50, 1))
 	once := func() []string {
-		ds := must(r.Shuffle(10, 42, false))
+		ds := must(r.Shuffle(10, &ShuffleOptions{Seeds: Seeds(42, 0), SameOrderEachIteration: true}))
 		defer ds.Close()
 		return elementsOf(t, ds)
 	}
@@ -319,6 +354,14 @@ func TestMapAndFilter(t *testing.T) {
 	if got := elementsOf(t, par); !reflect.DeepEqual(got, want) {
 		t.Errorf("parallel map = %v", got)
 	}
+	// A parallel map allowed to reorder still gives every result once.
+	unordered := elementsOf(t, must(evens.Map(square, &MapOptions{NumParallelCalls: 4, Deterministic: DeterministicFalse})))
+	sort.Strings(unordered)
+	sortedWant := append([]string(nil), want...)
+	sort.Strings(sortedWant)
+	if !reflect.DeepEqual(unordered, sortedWant) {
+		t.Errorf("non-deterministic map = %v", unordered)
+	}
 	// A map that changes the spec declares it.
 	toFloat := func(in *Element) (*Element, error) {
 		f, err := NewVector([]float32{1, 2, 3})
@@ -470,7 +513,7 @@ func TestIteratorStyles(t *testing.T) {
 
 func TestUseAfterClose(t *testing.T) {
 	r := must(Range(0, 4, 1))
-	b := must(r.Batch(2, false))
+	b := must(r.Batch(2, nil))
 	// A derived dataset keeps its input alive: closing the input first is fine.
 	r.Close()
 	r.Close() // idempotent
@@ -484,7 +527,7 @@ func TestUseAfterClose(t *testing.T) {
 			t.Errorf("%s after Close: %v, want *Error wrapping ErrClosed", what, err)
 		}
 	}
-	_, err := r.Batch(2, false)
+	_, err := r.Batch(2, nil)
 	checkClosed("Batch", err)
 	_, err = r.Iterator()
 	checkClosed("Iterator", err)
@@ -513,7 +556,7 @@ func TestUseAfterClose(t *testing.T) {
 	}
 	// nil objects behave like closed ones.
 	var nilDS *Dataset
-	_, err = nilDS.Batch(1, false)
+	_, err = nilDS.Batch(1, nil)
 	checkClosed("Batch on nil", err)
 	var nilTensor *Tensor
 	_, err = nilTensor.Float64s()
@@ -525,7 +568,7 @@ func TestUseAfterClose(t *testing.T) {
 
 func TestInvalidArguments(t *testing.T) {
 	r := must(Range(0, 4, 1))
-	_, err := r.Batch(0, false)
+	_, err := r.Batch(0, nil)
 	var de *Error
 	if !errors.As(err, &de) || de.Code != InvalidArgument || de.Message == "" {
 		t.Fatalf("Batch(0): %#v, want *Error INVALID_ARGUMENT with a message", err)

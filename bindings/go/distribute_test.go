@@ -61,7 +61,7 @@ func TestSeedExamplePairsOfFeatures(t *testing.T) {
 	pair := must(NewElement(one, one))
 	ds := must(FromTensors(pair))
 	ds = must(ds.Repeat(100))
-	ds = must(ds.Batch(16, false))
+	ds = must(ds.Batch(16, nil))
 	dist := must(cpuStrategy(t, 4).DistributeDataset(ds, nil))
 	it := must(dist.Iterator())
 	var shapes []string
@@ -94,7 +94,7 @@ func TestSeedExampleRepeatForever(t *testing.T) {
 	v := must(NewVector([]int64{1, 2, 3, 4}))
 	ds := must(FromTensorSlices(must(NewElement(v))))
 	ds = must(ds.Repeat(RepeatForever))
-	ds = must(ds.Batch(4, false))
+	ds = must(ds.Batch(4, nil))
 	it := must(must(cpuStrategy(t, 2).DistributeDataset(ds, nil)).Iterator())
 	for i := 0; i < 10; i++ {
 		if !it.Next() {
@@ -172,7 +172,7 @@ func TestPartialBatchesAndSpec(t *testing.T) {
 	// the spec's other dimensions.
 	rows := must(NewTensor([]int64{5, 3}, make([]float32, 15)))
 	ds := must(FromTensorSlices(must(NewElement(rows))))
-	ds = must(ds.Batch(4, false))
+	ds = must(ds.Batch(4, nil))
 	dist := must(cpuStrategy(t, 2).DistributeDataset(ds, nil))
 	if spec := must(dist.ElementSpec()); spec.String() != "(float32[?,3])" {
 		t.Errorf("per-replica spec %v", spec)
@@ -227,7 +227,7 @@ func predict(ctx ReplicaContext, args *Element) (*Element, error) {
 
 func TestRestoreOrder(t *testing.T) {
 	r := must(Range(0, 24, 1))
-	ds := must(must(r.Enumerate(0)).Batch(6, false))
+	ds := must(must(r.Enumerate(0)).Batch(6, nil))
 	s := cpuStrategy(t, 2)
 	it := must(must(s.DistributeDataset(ds, nil)).Iterator())
 	result := map[int64]int64{}
@@ -281,7 +281,7 @@ func TestDistributeDatasetsFromFunction(t *testing.T) {
 			return nil, err
 		}
 		defer sharded.Close()
-		return sharded.Batch(bs, false)
+		return sharded.Batch(bs, nil)
 	}, nil))
 	if !reflect.DeepEqual(calls, []string{"pipeline 0/1, 2 replicas, batch 2"}) {
 		t.Errorf("dataset_fn calls %q", calls)
@@ -309,7 +309,7 @@ func TestDistributeDatasetsFromFunction(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		return r.Batch(2, false)
+		return r.Batch(2, nil)
 	}, &opts))
 	if !reflect.DeepEqual(ids, []int{2, 12}) {
 		t.Errorf("pipelines (id*10+count) %v", ids)
@@ -560,7 +560,7 @@ func TestMultiWorkerDataSharding(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		b, err := r.Batch(2, false)
+		b, err := r.Batch(2, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -580,7 +580,7 @@ func TestMultiWorkerOff(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		b, err := r.Batch(8, false)
+		b, err := r.Batch(8, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -17,7 +17,7 @@ func Example() {
 	}
 	defer strategy.Close()
 	r, _ := dinput.Range(0, 9, 1)
-	dataset, _ := r.Batch(4, false) // the global batch size is 4
+	dataset, _ := r.Batch(4, nil) // the global batch size is 4
 	dist, err := strategy.DistributeDataset(dataset, nil)
 	if err != nil {
 		log.Fatal(err)
@@ -55,7 +55,7 @@ func Example() {
 func ExampleDistributedIterator_Next() {
 	strategy, _ := dinput.NewStrategy("CPU:0", "CPU:1")
 	r, _ := dinput.Range(0, 6, 1)
-	dataset, _ := r.Batch(4, false)
+	dataset, _ := r.Batch(4, nil)
 	dist, _ := strategy.DistributeDataset(dataset, nil)
 	it, _ := dist.Iterator()
 	defer it.Close()
@@ -86,7 +86,7 @@ func ExampleNewMultiWorkerCPUStrategy() {
 			defer func() { done <- struct{}{} }()
 			strategy, _ := dinput.NewMultiWorkerCPUStrategy(collective, w, 2)
 			r, _ := dinput.Range(0, 9, 1)
-			batched, _ := r.Batch(2, false)
+			batched, _ := r.Batch(2, nil)
 			dataset, _ := batched.WithOptions(dinput.Options{AutoShardPolicy: dinput.AutoShardData})
 			dist, err := strategy.DistributeDataset(dataset, nil)
 			if err != nil {

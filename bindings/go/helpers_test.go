@@ -70,7 +70,7 @@ func rangeBatch(t testing.TB, n, b int64, policy *AutoShardPolicy) *Dataset {
 	t.Helper()
 	r := must(Range(0, n, 1))
 	defer r.Close()
-	ds := must(r.Batch(b, false))
+	ds := must(r.Batch(b, nil))
 	if policy == nil {
 		return ds
 	}

@@ -178,8 +178,21 @@ dinput_status_t dgo_dataset_from_generator(dinput_dataset_t **out, const dinput_
 dinput_status_t dgo_dataset_map(dinput_dataset_t **out, const dinput_dataset_t *input,
                                 const dinput_spec_t *out_spec, int64_t num_parallel_calls,
                                 int deterministic, uintptr_t handle) {
-  return dinput_dataset_map(out, input, map_fn, out_spec, num_parallel_calls, deterministic,
-                            (void *)handle, free_handle);
+  /* The library owns the handle from the call on, so a refused setting frees it as a
+   * refused map would. */
+  dinput_map_options_t *options = NULL;
+  dinput_status_t st = dinput_map_options_new(&options);
+  if (st == DINPUT_OK) st = dinput_map_options_set_out_spec(options, out_spec);
+  if (st == DINPUT_OK) st = dinput_map_options_set_num_parallel_calls(options, num_parallel_calls);
+  if (st == DINPUT_OK)
+    st = dinput_map_options_set_deterministic(options, (dinput_deterministic_t)deterministic);
+  if (st == DINPUT_OK) {
+    st = dinput_dataset_map(out, input, map_fn, (void *)handle, free_handle, options);
+  } else {
+    free_handle((void *)handle);
+  }
+  dinput_map_options_free(options);
+  return st;
 }
 
 dinput_status_t dgo_dataset_filter(dinput_dataset_t **out, const dinput_dataset_t *input,

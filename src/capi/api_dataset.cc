@@ -3,6 +3,7 @@
 #include "capi/firewall.h"
 #include "capi/handles.h"
 #include "capi/in_use.h"
+#include "capi/transform_options.h"
 #include "data/datasets.h"
 #include "io/file_sources.h"
 
@@ -35,7 +36,18 @@ dinput_status_t make_source(const char* fn, dinput_dataset_t** out, const std::f
   });
 }
 
-ElementSpec spec_or_empty(const dinput_spec_t* spec) { return spec ? spec->spec : ElementSpec(); }
+// The seed make_shuffle takes for a seed pair: -1 (random) when unset; the first seed alone
+// when seed2 is 0, so that (s, 0) is the order of the single seed s everywhere else; otherwise
+// both seeds mixed (SplitMix64's finalizer) into one non-negative seed.
+int64_t shuffle_seed(const dinput_shuffle_options& o) {
+  if (!o.has_seed) return -1;
+  if (o.seed2 == 0) return o.seed;
+  uint64_t z = static_cast<uint64_t>(o.seed) * 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(o.seed2);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<int64_t>(z & 0x7FFFFFFFFFFFFFFFull);
+}
 
 }  // namespace
 
@@ -108,6 +120,17 @@ DINPUT_API dinput_status_t dinput_options_set_allow_nonregular_files(dinput_opti
 
 DINPUT_API int dinput_options_allow_nonregular_files(const dinput_options_t* options) {
   return options && options->options.allow_nonregular() ? 1 : 0;
+}
+
+DINPUT_API dinput_status_t dinput_options_set_deterministic(dinput_options_t* options, int enable) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE(options);
+    options->options.deterministic = enable != 0;
+  });
+}
+
+DINPUT_API int dinput_options_deterministic(const dinput_options_t* options) {
+  return !options || options->options.ordered(std::nullopt) ? 1 : 0;
 }
 
 // ---- datasets ----
@@ -197,8 +220,14 @@ DINPUT_API dinput_status_t dinput_dataset_list_files(dinput_dataset_t** out, con
 }
 
 DINPUT_API dinput_status_t dinput_dataset_batch(dinput_dataset_t** out, const dinput_dataset_t* input,
-                                                int64_t batch_size, int drop_remainder) {
-  return make_dataset(__func__, out, input, [&](DatasetPtr in) { return make_batch(in, batch_size, drop_remainder != 0); });
+                                                int64_t batch_size, const dinput_batch_options_t* options) {
+  const dinput_batch_options defaults;
+  const dinput_batch_options& o = options ? *options : defaults;
+  dinput_status_t code = make_dataset(__func__, out, input, [&](DatasetPtr in) {
+    return make_batch(in, batch_size, o.drop_remainder, o.num_parallel_calls, capi::to_optional(o.deterministic));
+  });
+  if (code == DINPUT_OK) capi::freeze(options, "dinput_dataset_batch");
+  return code;
 }
 
 DINPUT_API dinput_status_t dinput_dataset_unbatch(dinput_dataset_t** out, const dinput_dataset_t* input) {
@@ -223,19 +252,29 @@ DINPUT_API dinput_status_t dinput_dataset_shard(dinput_dataset_t** out, const di
 }
 
 DINPUT_API dinput_status_t dinput_dataset_shuffle(dinput_dataset_t** out, const dinput_dataset_t* input,
-                                                  int64_t buffer_size, int64_t seed, int reshuffle_each_iteration) {
-  return make_dataset(__func__, out, input,
-                      [&](DatasetPtr in) { return make_shuffle(in, buffer_size, seed, reshuffle_each_iteration != 0); });
+                                                  int64_t buffer_size, const dinput_shuffle_options_t* options) {
+  const dinput_shuffle_options defaults;
+  const dinput_shuffle_options& o = options ? *options : defaults;
+  dinput_status_t code = make_dataset(__func__, out, input, [&](DatasetPtr in) {
+    return make_shuffle(in, buffer_size, shuffle_seed(o), o.reshuffle_each_iteration);
+  });
+  if (code == DINPUT_OK) capi::freeze(options, "dinput_dataset_shuffle");
+  return code;
 }
 
 DINPUT_API dinput_status_t dinput_dataset_map(dinput_dataset_t** out, const dinput_dataset_t* input, dinput_map_fn fn,
-                                              const dinput_spec_t* out_spec, int64_t num_parallel_calls,
-                                              int deterministic, void* user_data, dinput_free_fn free_user_data) {
+                                              void* user_data, dinput_free_fn free_user_data,
+                                              const dinput_map_options_t* options) {
   auto owned = std::make_shared<capi::UserData>(user_data, free_user_data);
-  return make_dataset(__func__, out, input, [&](DatasetPtr in) {
+  const dinput_map_options defaults;
+  const dinput_map_options& o = options ? *options : defaults;
+  dinput_status_t code = make_dataset(__func__, out, input, [&](DatasetPtr in) {
     if (!fn) raise(Code::kInvalidArgument, "dinput_dataset_map: argument 'fn' is NULL");
-    return make_map(in, capi::make_c_map(fn, owned), spec_or_empty(out_spec), num_parallel_calls, deterministic != 0);
+    return make_map(in, capi::make_c_map(fn, owned), o.out_spec.value_or(ElementSpec()), o.num_parallel_calls,
+                    capi::to_optional(o.deterministic));
   });
+  if (code == DINPUT_OK) capi::freeze(options, "dinput_dataset_map");
+  return code;
 }
 
 DINPUT_API dinput_status_t dinput_dataset_filter(dinput_dataset_t** out, const dinput_dataset_t* input,
@@ -249,16 +288,19 @@ DINPUT_API dinput_status_t dinput_dataset_filter(dinput_dataset_t** out, const d
 
 DINPUT_API dinput_status_t dinput_dataset_interleave(dinput_dataset_t** out, const dinput_dataset_t* input,
                                                      dinput_interleave_fn fn, const dinput_spec_t* out_spec,
-                                                     int64_t cycle_length, int64_t block_length,
-                                                     int64_t num_parallel_calls, int deterministic, void* user_data,
-                                                     dinput_free_fn free_user_data) {
+                                                     void* user_data, dinput_free_fn free_user_data,
+                                                     const dinput_interleave_options_t* options) {
   auto owned = std::make_shared<capi::UserData>(user_data, free_user_data);
-  return make_dataset(__func__, out, input, [&](DatasetPtr in) {
+  const dinput_interleave_options defaults;
+  const dinput_interleave_options& o = options ? *options : defaults;
+  dinput_status_t code = make_dataset(__func__, out, input, [&](DatasetPtr in) {
     if (!fn) raise(Code::kInvalidArgument, "dinput_dataset_interleave: argument 'fn' is NULL");
     if (!out_spec) raise(Code::kInvalidArgument, "dinput_dataset_interleave: argument 'out_spec' is NULL");
-    return make_interleave(in, capi::make_c_interleave(fn, owned), out_spec->spec, cycle_length, block_length,
-                           num_parallel_calls, deterministic != 0);
+    return make_interleave(in, capi::make_c_interleave(fn, owned), out_spec->spec, o.cycle_length, o.block_length,
+                           o.num_parallel_calls, capi::to_optional(o.deterministic));
   });
+  if (code == DINPUT_OK) capi::freeze(options, "dinput_dataset_interleave");
+  return code;
 }
 
 DINPUT_API dinput_status_t dinput_dataset_enumerate(dinput_dataset_t** out, const dinput_dataset_t* input,

@@ -5,6 +5,7 @@
 
 #include "capi/firewall.h"
 #include "capi/handles.h"
+#include "capi/transform_options.h"
 #include "io/file_sources.h"
 #include "io/record_writer.h"
 
@@ -43,12 +44,17 @@ Compression to_compression(const char* fn, dinput_compression_t compression) {
 extern "C" {
 
 DINPUT_API dinput_status_t dinput_dataset_records(dinput_dataset_t** out, const char* const* files, size_t num_files,
-                                                  dinput_compression_t compression, int64_t buffer_size) {
-  return capi::guard(__func__, [&] {
+                                                  const dinput_records_options_t* options) {
+  const dinput_records_options defaults;
+  const dinput_records_options& o = options ? *options : defaults;
+  dinput_status_t code = capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     auto names = file_list(capi::current_function(), files, num_files);
-    *out = capi::new_handle<dinput_dataset>(make_records(std::move(names), to_compression(capi::current_function(), compression), buffer_size));
+    *out = capi::new_handle<dinput_dataset>(
+        make_records(std::move(names), to_compression(capi::current_function(), o.compression), o.buffer_size));
   });
+  if (code == DINPUT_OK) capi::freeze(options, "dinput_dataset_records");
+  return code;
 }
 
 DINPUT_API dinput_status_t dinput_dataset_fixed_length_records(dinput_dataset_t** out, const char* const* files,
@@ -63,13 +69,17 @@ DINPUT_API dinput_status_t dinput_dataset_fixed_length_records(dinput_dataset_t*
 }
 
 DINPUT_API dinput_status_t dinput_record_writer_open(dinput_record_writer_t** out, const char* path,
-                                                     dinput_compression_t compression, int level) {
-  return capi::guard(__func__, [&] {
+                                                     const dinput_record_writer_options_t* options) {
+  const dinput_record_writer_options defaults;
+  const dinput_record_writer_options& o = options ? *options : defaults;
+  dinput_status_t code = capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(path);
-    Compression c = to_compression(capi::current_function(), compression);
-    *out = capi::new_handle<dinput_record_writer>(std::make_unique<RecordWriter>(path, c, level));
+    Compression c = to_compression(capi::current_function(), o.compression);
+    *out = capi::new_handle<dinput_record_writer>(std::make_unique<RecordWriter>(path, c, o.level));
   });
+  if (code == DINPUT_OK) capi::freeze(options, "dinput_record_writer_open");
+  return code;
 }
 
 DINPUT_API dinput_status_t dinput_record_writer_write(dinput_record_writer_t* writer, const void* data, size_t size) {

@@ -1,15 +1,23 @@
 // batch, unbatch and rebatch: moving rows between elements.
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
 
+#include "core/tensor_ops.h"
 #include "data/nodes.h"
 #include "data/row_reader.h"
+#include "data/thread_pool.h"
 
 namespace dinput {
 
 // ---- batch ----
 
-BatchDataset::BatchDataset(DatasetPtr input, int64_t batch_size, bool drop_remainder)
-    : UnaryDataset(std::move(input)), batch_size_(batch_size), drop_remainder_(drop_remainder) {
+BatchDataset::BatchDataset(DatasetPtr input, int64_t batch_size, bool drop_remainder, int64_t parallel,
+                           std::optional<bool> deterministic)
+    : UnaryDataset(std::move(input)), batch_size_(batch_size), drop_remainder_(drop_remainder), parallel_(parallel),
+      deterministic_(deterministic) {
   for (const auto& s : input_->element_spec())
     spec_.push_back({s.dtype, s.shape.prepend(drop_remainder ? batch_size : kUnknownDim)});
 }
@@ -22,7 +30,7 @@ int64_t BatchDataset::cardinality() const {
 }
 
 DatasetPtr BatchDataset::with_inputs(std::vector<DatasetPtr> inputs) const {
-  return std::make_shared<BatchDataset>(inputs.at(0), batch_size_, drop_remainder_);
+  return std::make_shared<BatchDataset>(inputs.at(0), batch_size_, drop_remainder_, parallel_, deterministic_);
 }
 
 namespace {
@@ -47,16 +55,114 @@ class BatchIterator final : public Iterator {
   bool done_ = false;
 };
 
+// Batch with num_parallel_calls > 1: the rows of a batch are read on the consumer's thread
+// (input iterators are single-consumer), and the copy that stacks them into the batch's
+// tensors, the costly part for large elements, runs on a pool while the next batches' rows
+// are read. Up to `threads` batches are in flight. Batches come out in input order whatever
+// `deterministic` says: stacking takes about the same time for every batch, so letting a
+// later batch overtake an earlier one would gain little and cost reproducibility.
+class ParallelBatchIterator final : public Iterator {
+ public:
+  ParallelBatchIterator(std::unique_ptr<Iterator> input, int64_t batch_size, bool drop_remainder, int threads)
+      : input_(std::move(input)), batch_size_(batch_size), drop_remainder_(drop_remainder),
+        max_in_flight_(static_cast<size_t>(threads)), pool_(std::make_unique<ThreadPool>(threads)) {}
+
+  ~ParallelBatchIterator() override { pool_.reset(); }  // join workers before slots go away
+
+  bool next(Element& out) override {
+    while (!input_done_ && in_flight_.size() < max_in_flight_) {
+      std::vector<Element> rows;
+      rows.reserve(static_cast<size_t>(std::min<int64_t>(batch_size_, 1024)));
+      Element e;
+      while (static_cast<int64_t>(rows.size()) < batch_size_ && input_->next(e)) rows.push_back(std::move(e));
+      if (static_cast<int64_t>(rows.size()) < batch_size_) input_done_ = true;
+      if (rows.empty() || (drop_remainder_ && static_cast<int64_t>(rows.size()) < batch_size_)) break;
+      auto slot = std::make_shared<Slot>();
+      in_flight_.push_back(slot);
+      pool_->submit([this, slot, rows = std::move(rows)]() mutable {
+        Element result;
+        std::exception_ptr error;
+        try {
+          result = stack_rows(rows);
+        } catch (...) {
+          error = std::current_exception();
+        }
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          slot->result = std::move(result);
+          slot->error = error;
+          slot->done = true;
+        }
+        cv_.notify_all();
+      });
+    }
+    if (in_flight_.empty()) return false;
+    std::shared_ptr<Slot> slot = in_flight_.front();
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return slot->done; });
+    }
+    in_flight_.pop_front();
+    if (slot->error) std::rethrow_exception(slot->error);
+    out = std::move(slot->result);
+    return true;
+  }
+
+ private:
+  struct Slot {
+    bool done = false;
+    Element result;
+    std::exception_ptr error;
+  };
+
+  // What Iterator::next_batch does with the rows it read, with the same errors.
+  static Element stack_rows(std::vector<Element>& rows) {
+    const size_t components = rows[0].size();
+    for (size_t r = 1; r < rows.size(); ++r)
+      if (rows[r].size() != components)
+        raise(Code::kInvalidArgument, "Cannot batch elements with different numbers of components: ",
+              describe(rows[0]), " and ", describe(rows[r]));
+    Element out;
+    out.reserve(components);
+    std::vector<Tensor> column(rows.size());
+    for (size_t c = 0; c < components; ++c) {
+      for (size_t r = 0; r < rows.size(); ++r) column[r] = std::move(rows[r][c]);
+      out.push_back(stack(column, c));
+    }
+    return out;
+  }
+
+  std::unique_ptr<Iterator> input_;
+  int64_t batch_size_;
+  bool drop_remainder_;
+  size_t max_in_flight_;
+  bool input_done_ = false;
+  std::deque<std::shared_ptr<Slot>> in_flight_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::unique_ptr<ThreadPool> pool_;  // last: its workers use the members above
+};
+
 }  // namespace
 
 std::unique_ptr<Iterator> BatchDataset::make_iterator(const IteratorContext& ctx) const {
+  int64_t threads = parallel_ == kAutotune ? default_parallelism() : parallel_;
+  if (threads > 1)
+    return std::make_unique<ParallelBatchIterator>(input_->make_iterator(ctx), batch_size_, drop_remainder_,
+                                                   static_cast<int>(threads));
   return std::make_unique<BatchIterator>(input_->make_iterator(ctx), batch_size_, drop_remainder_);
 }
 
-DatasetPtr make_batch(DatasetPtr input, int64_t batch_size, bool drop_remainder) {
+DatasetPtr make_batch(DatasetPtr input, int64_t batch_size, bool drop_remainder, int64_t num_parallel_calls,
+                      std::optional<bool> deterministic) {
   DINPUT_CHECK_ARG(input != nullptr, "batch: no input dataset");
   DINPUT_CHECK_ARG(batch_size > 0, "batch: batch_size must be greater than zero, got ", batch_size);
-  return std::make_shared<BatchDataset>(std::move(input), batch_size, drop_remainder);
+  DINPUT_CHECK_ARG(num_parallel_calls >= -1, "batch: num_parallel_calls must be >= 1 or AUTOTUNE (-1), got ",
+                   num_parallel_calls);
+  DINPUT_CHECK_ARG(num_parallel_calls <= 1024, "batch: num_parallel_calls ", num_parallel_calls,
+                   " is more than 1024 threads");
+  return std::make_shared<BatchDataset>(std::move(input), batch_size, drop_remainder, num_parallel_calls,
+                                        deterministic);
 }
 
 // ---- unbatch ----

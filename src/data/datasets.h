@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,10 @@ class GeneratorSource {
 DatasetPtr make_from_generator(ElementSpec spec, std::shared_ptr<const GeneratorSource> source);
 
 // --- transforms ---
-DatasetPtr make_batch(DatasetPtr input, int64_t batch_size, bool drop_remainder);
+// num_parallel_calls > 1 (or kAutotune, -1) stacks several batches at once on a thread pool;
+// batches still come out in order (deterministic only permits reordering, see batching.cc).
+DatasetPtr make_batch(DatasetPtr input, int64_t batch_size, bool drop_remainder, int64_t num_parallel_calls = 1,
+                      std::optional<bool> deterministic = std::nullopt);
 DatasetPtr make_unbatch(DatasetPtr input);
 DatasetPtr make_rebatch(DatasetPtr input, std::vector<int64_t> sizes, bool drop_remainder);
 DatasetPtr make_repeat(DatasetPtr input, int64_t count);
@@ -45,9 +49,10 @@ DatasetPtr make_shuffle(DatasetPtr input, int64_t buffer_size, int64_t seed, boo
 using MapFn = std::function<Element(const Element&)>;
 using PredicateFn = std::function<bool(const Element&)>;
 constexpr int64_t kAutotune = -1;
-// out_spec empty: the input's spec. num_parallel_calls <= 1: sequential.
+// out_spec empty: the input's spec. num_parallel_calls <= 1: sequential. deterministic unset
+// (for map, interleave and batch): the with_options() value in effect, else true.
 DatasetPtr make_map(DatasetPtr input, std::shared_ptr<const MapFn> fn, ElementSpec out_spec,
-                    int64_t num_parallel_calls, bool deterministic);
+                    int64_t num_parallel_calls, std::optional<bool> deterministic);
 DatasetPtr make_filter(DatasetPtr input, std::shared_ptr<const PredicateFn> fn);
 DatasetPtr make_enumerate(DatasetPtr input, int64_t start);
 // For each input element fn gives a dataset; cycle_length of them are read in turn,
@@ -56,7 +61,8 @@ DatasetPtr make_enumerate(DatasetPtr input, int64_t start);
 // that have nothing ready.
 using InterleaveFn = std::function<DatasetPtr(const Element&)>;
 DatasetPtr make_interleave(DatasetPtr input, std::shared_ptr<const InterleaveFn> fn, ElementSpec out_spec,
-                           int64_t cycle_length, int64_t block_length, int64_t num_parallel_calls, bool deterministic);
+                           int64_t cycle_length, int64_t block_length, int64_t num_parallel_calls,
+                           std::optional<bool> deterministic);
 DatasetPtr make_prefetch(DatasetPtr input, int64_t buffer_size);
 DatasetPtr make_with_options(DatasetPtr input, const Options& options);
 

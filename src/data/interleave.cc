@@ -10,7 +10,7 @@ namespace {
 class InterleaveDataset final : public UnaryDataset {
  public:
   InterleaveDataset(DatasetPtr input, std::shared_ptr<const InterleaveFn> fn, ElementSpec spec, int64_t cycle,
-                    int64_t block, int64_t parallel, bool deterministic)
+                    int64_t block, int64_t parallel, std::optional<bool> deterministic)
       : UnaryDataset(std::move(input)), fn_(std::move(fn)), spec_(std::move(spec)), cycle_(cycle), block_(block),
         parallel_(parallel), deterministic_(deterministic) {}
   const char* name() const override { return "interleave"; }
@@ -29,20 +29,20 @@ class InterleaveDataset final : public UnaryDataset {
   int64_t cycle_length() const { return cycle_ == kAutotune ? default_parallelism() : cycle_; }
   int64_t block_length() const { return block_; }
   bool parallel() const { return parallel_ == kAutotune || parallel_ > 1; }
-  bool deterministic() const { return deterministic_; }
+  std::optional<bool> deterministic() const { return deterministic_; }
 
  private:
   std::shared_ptr<const InterleaveFn> fn_;
   ElementSpec spec_;
   int64_t cycle_, block_, parallel_;
-  bool deterministic_;
+  std::optional<bool> deterministic_;  // unset: the options' (see Options::ordered)
 };
 
 class InterleaveIterator final : public Iterator {
  public:
   InterleaveIterator(std::shared_ptr<const InterleaveDataset> ds, std::unique_ptr<Iterator> input, IteratorContext ctx)
       : ds_(std::move(ds)), input_(std::move(input)), ctx_(std::move(ctx)),
-        slots_(static_cast<size_t>(ds_->cycle_length())) {}
+        slots_(static_cast<size_t>(ds_->cycle_length())), deterministic_(ctx_.options.ordered(ds_->deterministic())) {}
 
   bool next(Element& out) override {
     int64_t passed_over = 0;  // non-deterministic: open readers skipped in a row for having nothing ready
@@ -50,7 +50,7 @@ class InterleaveIterator final : public Iterator {
       Slot& slot = slots_[cycle_index_];
       if (slot.it) {
         bool got;
-        if (slot.ahead && !ds_->deterministic() && passed_over < open_) {
+        if (slot.ahead && !deterministic_ && passed_over < open_) {
           auto poll = slot.ahead->try_next(out);
           if (poll == Producer::Poll::kEmpty) {
             ++passed_over;
@@ -114,6 +114,7 @@ class InterleaveIterator final : public Iterator {
   std::unique_ptr<Iterator> input_;
   IteratorContext ctx_;
   std::vector<Slot> slots_;
+  bool deterministic_;
   size_t cycle_index_ = 0;
   int64_t block_index_ = 0;
   int64_t open_ = 0;
@@ -128,7 +129,8 @@ std::unique_ptr<Iterator> InterleaveDataset::make_iterator(const IteratorContext
 }  // namespace
 
 DatasetPtr make_interleave(DatasetPtr input, std::shared_ptr<const InterleaveFn> fn, ElementSpec out_spec,
-                           int64_t cycle_length, int64_t block_length, int64_t num_parallel_calls, bool deterministic) {
+                           int64_t cycle_length, int64_t block_length, int64_t num_parallel_calls,
+                           std::optional<bool> deterministic) {
   DINPUT_CHECK_ARG(input != nullptr, "interleave: no input dataset");
   DINPUT_CHECK_ARG(fn != nullptr && *fn, "interleave: no function given");
   DINPUT_CHECK_ARG(!out_spec.empty(), "interleave: the spec of the datasets the function returns is required");

@@ -19,7 +19,8 @@ namespace {
 
 class MapDataset final : public UnaryDataset {
  public:
-  MapDataset(DatasetPtr input, std::shared_ptr<const MapFn> fn, ElementSpec out_spec, int64_t parallel, bool deterministic)
+  MapDataset(DatasetPtr input, std::shared_ptr<const MapFn> fn, ElementSpec out_spec, int64_t parallel,
+             std::optional<bool> deterministic)
       : UnaryDataset(std::move(input)), fn_(std::move(fn)), spec_(std::move(out_spec)),
         parallel_(parallel), deterministic_(deterministic) {}
   const char* name() const override { return "map"; }
@@ -37,7 +38,7 @@ class MapDataset final : public UnaryDataset {
   std::shared_ptr<const MapFn> fn_;
   ElementSpec spec_;
   int64_t parallel_;
-  bool deterministic_;
+  std::optional<bool> deterministic_;  // unset: the options' (see Options::ordered)
 };
 
 Element map_one(const MapDataset& ds, const Element& in) {
@@ -140,13 +141,14 @@ std::unique_ptr<Iterator> MapDataset::make_iterator(const IteratorContext& ctx) 
   auto self = std::static_pointer_cast<const MapDataset>(ptr());
   int64_t threads = parallel_ == kAutotune ? default_parallelism() : parallel_;
   if (threads <= 1) return std::make_unique<SequentialMapIterator>(self, input_->make_iterator(ctx));
-  return std::make_unique<ParallelMapIterator>(self, input_->make_iterator(ctx), static_cast<int>(threads), deterministic_);
+  return std::make_unique<ParallelMapIterator>(self, input_->make_iterator(ctx), static_cast<int>(threads),
+                                              ctx.options.ordered(deterministic_));
 }
 
 }  // namespace
 
 DatasetPtr make_map(DatasetPtr input, std::shared_ptr<const MapFn> fn, ElementSpec out_spec,
-                    int64_t num_parallel_calls, bool deterministic) {
+                    int64_t num_parallel_calls, std::optional<bool> deterministic) {
   DINPUT_CHECK_ARG(input != nullptr, "map: no input dataset");
   DINPUT_CHECK_ARG(fn != nullptr && *fn, "map: no function given");
   DINPUT_CHECK_ARG(num_parallel_calls >= -1, "map: num_parallel_calls must be >= 1 or AUTOTUNE (-1), got ",

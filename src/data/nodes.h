@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <optional>
 
 #include "data/datasets.h"
 
@@ -11,7 +12,9 @@ namespace dinput {
 
 class BatchDataset final : public UnaryDataset {
  public:
-  BatchDataset(DatasetPtr input, int64_t batch_size, bool drop_remainder);
+  // parallel > 1 (or kAutotune) stacks batches on a thread pool (see batching.cc).
+  BatchDataset(DatasetPtr input, int64_t batch_size, bool drop_remainder, int64_t parallel = 1,
+               std::optional<bool> deterministic = std::nullopt);
   const char* name() const override { return "batch"; }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override;
@@ -24,6 +27,8 @@ class BatchDataset final : public UnaryDataset {
  private:
   int64_t batch_size_;
   bool drop_remainder_;
+  int64_t parallel_;
+  std::optional<bool> deterministic_;
   ElementSpec spec_;
 };
 

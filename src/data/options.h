@@ -30,12 +30,17 @@ struct Options {
   std::optional<bool> map_files;
   // Read FIFOs, character devices and other files that are not regular files.
   std::optional<bool> allow_nonregular_files;
+  // The order of map, interleave and batch whose own deterministic is unset (tf.data's
+  // Options.deterministic); unset: true.
+  std::optional<bool> deterministic;
 
   AutoShardPolicy policy() const { return auto_shard_policy.value_or(AutoShardPolicy::kAuto); }
   bool skip_corrupt() const { return skip_corrupt_records.value_or(false); }
   uint64_t record_limit() const { return static_cast<uint64_t>(max_record_bytes.value_or(kDefaultMaxRecordBytes)); }
   bool map() const { return map_files.value_or(false); }
   bool allow_nonregular() const { return allow_nonregular_files.value_or(false); }
+  // A node's deterministic setting, `own` when set, else these options'.
+  bool ordered(std::optional<bool> own) const { return own.value_or(deterministic.value_or(true)); }
 
   // The fields set here, and the others from `base`.
   Options over(const Options& base) const {
@@ -45,6 +50,7 @@ struct Options {
     if (max_record_bytes) out.max_record_bytes = max_record_bytes;
     if (map_files) out.map_files = map_files;
     if (allow_nonregular_files) out.allow_nonregular_files = allow_nonregular_files;
+    if (deterministic) out.deterministic = deterministic;
     return out;
   }
 };

@@ -332,7 +332,7 @@ static void test_map_callbacks(void) {
   /* Results in input order, sequential and parallel (deterministic). */
   for (k = 0; k < 3; ++k) {
     struct map_config c = map_config_of(-1, NULL);
-    CHECK_OK(dinput_dataset_map(&m, r, negate, NULL, parallel[k], 1, &c, count_map_free));
+    CHECK_OK(map_with(&m, r, negate, NULL, parallel[k], 1, &c, count_map_free));
     ok = drain_int64(m, v, 64, NULL) == 40;
     for (i = 0; ok && i < 40; ++i) ok = v[i] == -i;
     CHECK(ok);
@@ -344,7 +344,7 @@ static void test_map_callbacks(void) {
   {
     struct map_config c = map_config_of(-1, NULL);
     int seen[40] = {0};
-    CHECK_OK(dinput_dataset_map(&m, r, negate, NULL, 4, 0, &c, count_map_free));
+    CHECK_OK(map_with(&m, r, negate, NULL, 4, 0, &c, count_map_free));
     ok = drain_int64(m, v, 64, &n) == 40 && n == 40;
     for (i = 0; ok && i < 40; ++i) {
       if (v[i] > 0 || v[i] < -39 || seen[-v[i]]++) ok = 0;
@@ -358,7 +358,7 @@ static void test_map_callbacks(void) {
    * the calling thread (sequential) and from the pool's threads (parallel). */
   for (k = 0; k < 2; ++k) {
     struct map_config c = map_config_of(6, "row 6 is not allowed");
-    CHECK_OK(dinput_dataset_map(&m, r, negate, NULL, k == 0 ? 1 : 4, 1, &c, count_map_free));
+    CHECK_OK(map_with(&m, r, negate, NULL, k == 0 ? 1 : 4, 1, &c, count_map_free));
     CHECK_OK(dinput_dataset_iterator(&it, m));
     CHECK(read_until_error(it, &n) == DINPUT_FAILED_PRECONDITION);
     CHECK(n == 6);
@@ -372,7 +372,7 @@ static void test_map_callbacks(void) {
   {
     struct map_config c = map_config_of(-1, NULL);
     c.wrong_dtype = 1;
-    CHECK_OK(dinput_dataset_map(&m, r, negate, NULL, 1, 1, &c, count_map_free));
+    CHECK_OK(map_with(&m, r, negate, NULL, 1, 1, &c, count_map_free));
     CHECK_OK(dinput_dataset_iterator(&it, m));
     CHECK(read_until_error(it, &n) == DINPUT_INVALID_ARGUMENT);
     CHECK(n == 0);
@@ -389,7 +389,7 @@ static void test_map_callbacks(void) {
     c.wrong_dtype = 1;
     CHECK_OK(dinput_spec_new(&spec));
     CHECK_OK(dinput_spec_add(spec, DINPUT_FLOAT64, NULL, 0));
-    CHECK_OK(dinput_dataset_map(&m, r, negate, spec, 1, 1, &c, NULL));
+    CHECK_OK(map_with(&m, r, negate, spec, 1, 1, &c, NULL));
     dinput_spec_free(spec);
     CHECK_OK(dinput_dataset_element_spec(&reported, m));
     CHECK(dinput_spec_dtype(reported, 0) == DINPUT_FLOAT64);
@@ -408,8 +408,8 @@ static void test_map_callbacks(void) {
   /* user_data lives as long as a downstream dataset uses the map. */
   {
     struct map_config c = map_config_of(-1, NULL);
-    CHECK_OK(dinput_dataset_map(&m, r, negate, NULL, 2, 1, &c, count_map_free));
-    CHECK_OK(dinput_dataset_batch(&b, m, 8, 0));
+    CHECK_OK(map_with(&m, r, negate, NULL, 2, 1, &c, count_map_free));
+    CHECK_OK(dinput_dataset_batch(&b, m, 8, NULL));
     dinput_dataset_free(m);
     CHECK(c.frees == 0);
     CHECK(drain_int64(b, v, 64, &n) == 40 && n == 5 && v[39] == -39);
@@ -482,13 +482,13 @@ static void test_user_data_freed_when_constructors_fail(void) {
   CHECK(g.frees == 3);
   CHECK(g.inits == 0);
 
-  CHECK_STATUS(dinput_dataset_map(&out, NULL, negate, NULL, 1, 1, &m, count_map_free), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(map_with(&out, NULL, negate, NULL, 1, 1, &m, count_map_free), DINPUT_INVALID_ARGUMENT);
   CHECK(m.frees == 1);
-  CHECK_STATUS(dinput_dataset_map(&out, r, negate, NULL, -9, 1, &m, count_map_free), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(map_with(&out, r, negate, NULL, -9, 1, &m, count_map_free), DINPUT_INVALID_ARGUMENT);
   CHECK(m.frees == 2);
-  CHECK_STATUS(dinput_dataset_map(&out, r, NULL, NULL, 1, 1, &m, count_map_free), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(map_with(&out, r, NULL, NULL, 1, 1, &m, count_map_free), DINPUT_INVALID_ARGUMENT);
   CHECK(m.frees == 3);
-  CHECK_STATUS(dinput_dataset_map(NULL, r, negate, NULL, 1, 1, &m, count_map_free), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(map_with(NULL, r, negate, NULL, 1, 1, &m, count_map_free), DINPUT_INVALID_ARGUMENT);
   CHECK(m.frees == 4);
   CHECK(m.calls == 0);
 
@@ -608,8 +608,8 @@ static void test_concurrent_iterator_use(void) {
   pthread_mutex_init(&g.mu, NULL);
   pthread_cond_init(&g.cv, NULL);
   CHECK_OK(dinput_dataset_range(&r, 0, 1000, 1));
-  CHECK_OK(dinput_dataset_shuffle(&s, r, 100, 3, 1));
-  CHECK_OK(dinput_dataset_map(&m, s, gated_identity, spec, 1, 1, &g, NULL));
+  CHECK_OK(shuffle_with(&s, r, 100, 3, 1));
+  CHECK_OK(map_with(&m, s, gated_identity, spec, 1, 1, &g, NULL));
   CHECK_OK(dinput_dataset_iterator(&it, m));
   memset(&second, 0, sizeof second);
   second.gate = &g;
@@ -641,7 +641,7 @@ static void test_concurrent_iterator_use(void) {
   /* Hammering: two threads pull from one shuffled iterator as fast as they can. Every
    * element must come out exactly once (a refused call loses nothing), and nothing crashes. */
   CHECK_OK(dinput_dataset_range(&r, 0, HAMMER_N, 1));
-  CHECK_OK(dinput_dataset_shuffle(&s, r, 1000, 5, 1));
+  CHECK_OK(shuffle_with(&s, r, 1000, 5, 1));
   CHECK_OK(dinput_dataset_iterator(&it, s));
   for (k = 0; k < 2; ++k) {
     memset(&h[k], 0, sizeof h[k]);
@@ -722,7 +722,7 @@ static void test_concurrent_dist_iterator_use(void) {
   pthread_mutex_init(&g.mu, NULL);
   pthread_cond_init(&g.cv, NULL);
   CHECK_OK(dinput_dataset_range(&r, 0, 100, 1));
-  CHECK_OK(dinput_dataset_map(&m, r, gated_identity, spec, 1, 1, &g, NULL));
+  CHECK_OK(map_with(&m, r, gated_identity, spec, 1, 1, &g, NULL));
   CHECK_OK(dinput_strategy_new(&strategy, NULL, 0));
   CHECK_OK(dinput_strategy_distribute_dataset(&dist, strategy, m, NULL));
   CHECK_OK(dinput_dist_dataset_iterator(&it, dist));

@@ -120,4 +120,75 @@ static inline int same_int64(const int64_t *got, int64_t got_n, const int64_t *e
   return 1;
 }
 
+
+/* ---- the transformations with their former positional settings ----
+ * Each makes an options handle, sets it, calls the function and frees the handle. When a
+ * setter refuses a value, its status is returned, and (as the dataset function would have
+ * done) free_user_data is called. */
+
+static inline dinput_deterministic_t deterministic_of(int deterministic) {
+  return deterministic ? DINPUT_DETERMINISTIC_TRUE : DINPUT_DETERMINISTIC_FALSE;
+}
+
+static inline dinput_status_t map_with(dinput_dataset_t **out, const dinput_dataset_t *input,
+                                       dinput_map_fn fn, const dinput_spec_t *out_spec,
+                                       int64_t num_parallel_calls, int deterministic,
+                                       void *user_data, dinput_free_fn free_user_data) {
+  dinput_map_options_t *o = NULL;
+  dinput_status_t st = dinput_map_options_new(&o);
+  if (st == DINPUT_OK) st = dinput_map_options_set_out_spec(o, out_spec);
+  if (st == DINPUT_OK) st = dinput_map_options_set_num_parallel_calls(o, num_parallel_calls);
+  if (st == DINPUT_OK) st = dinput_map_options_set_deterministic(o, deterministic_of(deterministic));
+  if (st == DINPUT_OK) {
+    st = dinput_dataset_map(out, input, fn, user_data, free_user_data, o);
+  } else if (free_user_data) {
+    free_user_data(user_data);
+  }
+  dinput_map_options_free(o);
+  return st;
+}
+
+static inline dinput_status_t interleave_with(dinput_dataset_t **out, const dinput_dataset_t *input,
+                                              dinput_interleave_fn fn, const dinput_spec_t *out_spec,
+                                              int64_t cycle_length, int64_t block_length,
+                                              int64_t num_parallel_calls, int deterministic,
+                                              void *user_data, dinput_free_fn free_user_data) {
+  dinput_interleave_options_t *o = NULL;
+  dinput_status_t st = dinput_interleave_options_new(&o);
+  if (st == DINPUT_OK) st = dinput_interleave_options_set_cycle_length(o, cycle_length);
+  if (st == DINPUT_OK) st = dinput_interleave_options_set_block_length(o, block_length);
+  if (st == DINPUT_OK) st = dinput_interleave_options_set_num_parallel_calls(o, num_parallel_calls);
+  if (st == DINPUT_OK)
+    st = dinput_interleave_options_set_deterministic(o, deterministic_of(deterministic));
+  if (st == DINPUT_OK) {
+    st = dinput_dataset_interleave(out, input, fn, out_spec, user_data, free_user_data, o);
+  } else if (free_user_data) {
+    free_user_data(user_data);
+  }
+  dinput_interleave_options_free(o);
+  return st;
+}
+
+/* seed < 0: no seed (a random one). */
+static inline dinput_status_t shuffle_with(dinput_dataset_t **out, const dinput_dataset_t *input,
+                                           int64_t buffer_size, int64_t seed, int reshuffle) {
+  dinput_shuffle_options_t *o = NULL;
+  dinput_status_t st = dinput_shuffle_options_new(&o);
+  if (st == DINPUT_OK && seed >= 0) st = dinput_shuffle_options_set_seed(o, seed, 0);
+  if (st == DINPUT_OK) st = dinput_shuffle_options_set_reshuffle_each_iteration(o, reshuffle);
+  if (st == DINPUT_OK) st = dinput_dataset_shuffle(out, input, buffer_size, o);
+  dinput_shuffle_options_free(o);
+  return st;
+}
+
+static inline dinput_status_t batch_with(dinput_dataset_t **out, const dinput_dataset_t *input,
+                                         int64_t batch_size, int drop_remainder) {
+  dinput_batch_options_t *o = NULL;
+  dinput_status_t st = dinput_batch_options_new(&o);
+  if (st == DINPUT_OK) st = dinput_batch_options_set_drop_remainder(o, drop_remainder);
+  if (st == DINPUT_OK) st = dinput_dataset_batch(out, input, batch_size, o);
+  dinput_batch_options_free(o);
+  return st;
+}
+
 #endif /* DINPUT_TESTS_CHECK_H */

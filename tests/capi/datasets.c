@@ -147,7 +147,7 @@ static void test_from_tensor_slices(void) {
 static void test_batch(void) {
   dinput_dataset_t *r = range(0, 10, 1), *ds = NULL;
   dinput_spec_t *spec = NULL;
-  CHECK_OK(dinput_dataset_batch(&ds, r, 4, 0));
+  CHECK_OK(dinput_dataset_batch(&ds, r, 4, NULL));
   CHECK(dinput_dataset_cardinality(ds) == 3);
   CHECK(strcmp(dinput_dataset_name(ds), "batch") == 0);
   CHECK_OK(dinput_dataset_element_spec(&spec, ds));
@@ -155,7 +155,7 @@ static void test_batch(void) {
   dinput_spec_free(spec);
   EXPECT_VALUES(ds, 3, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9);
 
-  CHECK_OK(dinput_dataset_batch(&ds, r, 4, 1));
+  CHECK_OK(batch_with(&ds, r, 4, 1));
   CHECK(dinput_dataset_cardinality(ds) == 2);
   CHECK_OK(dinput_dataset_element_spec(&spec, ds));
   CHECK(dinput_spec_shape(spec, 0)[0] == 4);
@@ -163,10 +163,10 @@ static void test_batch(void) {
   EXPECT_VALUES(ds, 2, 0, 1, 2, 3, 4, 5, 6, 7);
 
   ds = (dinput_dataset_t *)(void *)got;
-  CHECK_STATUS(dinput_dataset_batch(&ds, r, 0, 0), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_dataset_batch(&ds, r, 0, NULL), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("batch_size");
   CHECK(ds == NULL);
-  CHECK_STATUS(dinput_dataset_batch(&ds, r, -3, 1), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(batch_with(&ds, r, -3, 1), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("-3");
   dinput_dataset_free(r);
 }
@@ -184,7 +184,7 @@ static void test_batch_of_bytes(void) {
   e = make_element(&t, 1);
   CHECK_OK(dinput_dataset_from_tensor_slices(&slices, e));
   dinput_element_free(e);
-  CHECK_OK(dinput_dataset_batch(&batched, slices, 2, 0));
+  CHECK_OK(dinput_dataset_batch(&batched, slices, 2, NULL));
   CHECK_OK(dinput_dataset_iterator(&it, batched));
   CHECK_OK(dinput_iterator_get_next(&item, it));
   dinput_element_free(item);
@@ -207,7 +207,7 @@ static void test_batch_of_bytes(void) {
 
 static void test_unbatch_repeat_take_skip(void) {
   dinput_dataset_t *r = range(0, 5, 1), *b = NULL, *ds = NULL, *forever = NULL;
-  CHECK_OK(dinput_dataset_batch(&b, r, 2, 0));
+  CHECK_OK(dinput_dataset_batch(&b, r, 2, NULL));
   CHECK_OK(dinput_dataset_unbatch(&ds, b));
   CHECK(strcmp(dinput_dataset_name(ds), "unbatch") == 0);
   EXPECT_VALUES(ds, 5, 0, 1, 2, 3, 4);
@@ -229,7 +229,7 @@ static void test_unbatch_repeat_take_skip(void) {
   {
     dinput_dataset_t *rep = NULL;
     CHECK_OK(dinput_dataset_repeat(&rep, r, 2));
-    CHECK_OK(dinput_dataset_batch(&ds, rep, 4, 0));
+    CHECK_OK(dinput_dataset_batch(&ds, rep, 4, NULL));
     EXPECT_VALUES(ds, 3, 0, 1, 2, 3, 4, 0, 1, 2, 3, 4);
     dinput_dataset_free(rep);
   }
@@ -300,8 +300,8 @@ static void test_shuffle(void) {
   dinput_dataset_t *r = range(0, 50, 1), *a = NULL, *b = NULL, *re = NULL;
   int64_t first[50], second[50], third[50];
   int64_t n1, n2, n3;
-  CHECK_OK(dinput_dataset_shuffle(&a, r, 50, 1234, 0));
-  CHECK_OK(dinput_dataset_shuffle(&b, r, 50, 1234, 0));
+  CHECK_OK(shuffle_with(&a, r, 50, 1234, 0));
+  CHECK_OK(shuffle_with(&b, r, 50, 1234, 0));
   CHECK(strcmp(dinput_dataset_name(a), "shuffle") == 0);
   CHECK(dinput_dataset_cardinality(a) == 50);
   n1 = drain_int64(a, first, 50, NULL);
@@ -314,13 +314,13 @@ static void test_shuffle(void) {
   CHECK(!same_int64(first, n1, got, drain_int64(r, got, MAXV, NULL))); /* shuffled at all */
   CHECK(sorted_is_iota(first, n1));                                     /* a permutation */
 
-  CHECK_OK(dinput_dataset_shuffle(&re, r, 50, 1234, 1));
+  CHECK_OK(shuffle_with(&re, r, 50, 1234, 1));
   n1 = drain_int64(re, first, 50, NULL);
   n2 = drain_int64(re, second, 50, NULL);
   CHECK(n1 == 50 && n2 == 50 && !same_int64(first, n1, second, n2)); /* a new order per iterator */
   CHECK(sorted_is_iota(second, n2));
 
-  CHECK_STATUS(dinput_dataset_shuffle(&b, r, 0, 1, 0), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(shuffle_with(&b, r, 0, 1, 0), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("buffer_size");
   dinput_dataset_free(re);
   dinput_dataset_free(a);
@@ -352,13 +352,13 @@ static void test_map_filter_enumerate_prefetch(void) {
   dinput_iterator_t *it = NULL;
   dinput_element_t *e = NULL;
   int64_t pair[2];
-  CHECK_OK(dinput_dataset_map(&mapped, r, square, NULL, 1, 1, NULL, NULL));
+  CHECK_OK(map_with(&mapped, r, square, NULL, 1, 1, NULL, NULL));
   CHECK(strcmp(dinput_dataset_name(mapped), "map") == 0);
   CHECK(dinput_dataset_cardinality(mapped) == 6);
   EXPECT_VALUES(mapped, 6, 0, 1, 4, 9, 16, 25);
-  CHECK_OK(dinput_dataset_map(&mapped, r, square, NULL, DINPUT_AUTOTUNE, 1, NULL, NULL));
+  CHECK_OK(map_with(&mapped, r, square, NULL, DINPUT_AUTOTUNE, 1, NULL, NULL));
   EXPECT_VALUES(mapped, 6, 0, 1, 4, 9, 16, 25);
-  CHECK_STATUS(dinput_dataset_map(&mapped, r, square, NULL, -7, 1, NULL, NULL), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(map_with(&mapped, r, square, NULL, -7, 1, NULL, NULL), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("num_parallel_calls");
 
   CHECK_OK(dinput_dataset_filter(&ds, r, is_odd, NULL, NULL));
@@ -398,7 +398,7 @@ static void test_rebatch(void) {
   int64_t neg[1] = {-1};
   int64_t seen[16];
   static const int64_t expected_sizes[6] = {2, 0, 3, 2, 0, 3};
-  CHECK_OK(dinput_dataset_batch(&b, r, 4, 0));
+  CHECK_OK(dinput_dataset_batch(&b, r, 4, NULL));
   CHECK_OK(dinput_dataset_rebatch(&ds, b, sizes, 3, 0));
   CHECK(strcmp(dinput_dataset_name(ds), "rebatch") == 0);
   CHECK(same_int64(seen, batch_sizes(ds, seen, 16), expected_sizes, 6));
@@ -504,7 +504,7 @@ static void test_end_restart_and_free_order(void) {
   dinput_spec_t *spec = NULL;
   int64_t v[4];
   int i;
-  CHECK_OK(dinput_dataset_batch(&b, r, 4, 0));
+  CHECK_OK(dinput_dataset_batch(&b, r, 4, NULL));
   CHECK_OK(dinput_dataset_prefetch(&p, b, 1));
   CHECK_OK(dinput_dataset_iterator(&it, p));
   CHECK_OK(dinput_iterator_get_next(&e, it));
@@ -619,7 +619,7 @@ static void test_batch_shape_mismatch(void) {
   CHECK_OK(dinput_spec_add(spec, DINPUT_INT64, dims, 1));
   CHECK_OK(dinput_dataset_from_generator(&gen, spec, ragged_init, ragged_next, free, NULL, NULL));
   dinput_spec_free(spec);
-  CHECK_OK(dinput_dataset_batch(&b, gen, 2, 0));
+  CHECK_OK(dinput_dataset_batch(&b, gen, 2, NULL));
   CHECK_OK(dinput_dataset_iterator(&it, b));
   CHECK_STATUS(dinput_iterator_get_next(&e, it), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("int64[2]");

@@ -107,11 +107,11 @@ static void test_null_arguments(void) {
 
   CHECK_STATUS(dinput_dataset_range(NULL, 0, 4, 1), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("'out'");
-  CHECK_STATUS(dinput_dataset_batch(NULL, ds, 2, 0), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_dataset_batch(NULL, ds, 2, NULL), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("'out'");
 
   out = SENTINEL(dinput_dataset_t);
-  CHECK_STATUS(dinput_dataset_batch(&out, NULL, 2, 0), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_dataset_batch(&out, NULL, 2, NULL), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("'input'");
   CHECK(out == NULL);
 
@@ -141,7 +141,7 @@ static void test_null_arguments(void) {
   CHECK(out == NULL);
 
   out = SENTINEL(dinput_dataset_t);
-  CHECK_STATUS(dinput_dataset_map(&out, ds, NULL, NULL, 1, 1, NULL, NULL), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(map_with(&out, ds, NULL, NULL, 1, 1, NULL, NULL), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("'fn'");
   CHECK(out == NULL);
 
@@ -290,7 +290,7 @@ static void test_messages_name_the_function(void) {
   CHECK_MSG("dinput_spec_new");
   CHECK_STATUS(dinput_tensor_new(&t, DINPUT_INT64, shape, 1, NULL, 0), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("dinput_tensor_new");
-  CHECK_STATUS(dinput_dataset_batch(NULL, NULL, 1, 0), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_dataset_batch(NULL, NULL, 1, NULL), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("dinput_dataset_batch");
   /* Checks made inside the body of a call name the exported function too, never the
    * lambda the body runs in ("operator()"). */
@@ -298,21 +298,32 @@ static void test_messages_name_the_function(void) {
     dinput_dataset_t *ds = NULL;
     const char *files[1] = {NULL};
     const char *one[1] = {"x.rec"};
-    CHECK_STATUS(dinput_dataset_records(&ds, NULL, 1, DINPUT_COMPRESSION_NONE, 0), DINPUT_INVALID_ARGUMENT);
+    CHECK_STATUS(dinput_dataset_records(&ds, NULL, 1, NULL), DINPUT_INVALID_ARGUMENT);
     CHECK_MSG("dinput_dataset_records: argument 'files' is NULL");
     CHECK(strstr(dinput_last_error_message(), "operator") == NULL);
     CHECK_STATUS(dinput_dataset_fixed_length_records(&ds, files, 1, 4, 0, 0), DINPUT_INVALID_ARGUMENT);
     CHECK_MSG("dinput_dataset_fixed_length_records: files[0] is NULL");
-    CHECK_STATUS(dinput_dataset_records(&ds, one, 1, (dinput_compression_t)77, 0), DINPUT_INVALID_ARGUMENT);
-    CHECK_MSG("dinput_dataset_records");
-    CHECK(strstr(dinput_last_error_message(), "operator") == NULL);
+    {
+      dinput_records_options_t *o = NULL;
+      CHECK_OK(dinput_records_options_new(&o));
+      CHECK_STATUS(dinput_records_options_set_compression(o, (dinput_compression_t)77), DINPUT_INVALID_ARGUMENT);
+      CHECK_MSG("dinput_records_options_set_compression: invalid compression 77");
+      CHECK(strstr(dinput_last_error_message(), "operator") == NULL);
+      dinput_records_options_free(o);
+    }
+    (void)one;
     {
       dinput_record_writer_t *w = NULL;
       const char *path = "capi_errors_messages.rec";
-      CHECK_STATUS(dinput_record_writer_open(&w, path, (dinput_compression_t)77, 0), DINPUT_INVALID_ARGUMENT);
-      CHECK_MSG("dinput_record_writer_open");
+      dinput_record_writer_options_t *o = NULL;
+      CHECK_OK(dinput_record_writer_options_new(&o));
+      CHECK_OK(dinput_record_writer_options_set_compression(o, DINPUT_COMPRESSION_GZIP));
+      CHECK_OK(dinput_record_writer_options_set_level(o, 15));
+      CHECK_STATUS(dinput_record_writer_open(&w, path, o), DINPUT_INVALID_ARGUMENT);
+      CHECK_MSG("gzip level");
       CHECK(strstr(dinput_last_error_message(), "operator") == NULL);
-      CHECK_OK(dinput_record_writer_open(&w, path, DINPUT_COMPRESSION_NONE, 0));
+      dinput_record_writer_options_free(o);
+      CHECK_OK(dinput_record_writer_open(&w, path, NULL));
       CHECK_STATUS(dinput_record_writer_write(w, NULL, 3), DINPUT_INVALID_ARGUMENT);
       CHECK_MSG("dinput_record_writer_write: argument 'data' is NULL");
       dinput_record_writer_free(w);

@@ -136,7 +136,7 @@ static void test_interleave_text_files(void) {
   /* cycle 2, block 1: a1 b1 a2 b2 then c's lines fill the freed slot. */
   for (k = 0; k < 2; ++k) {
     struct reader_config c = {0, 0, 0};
-    CHECK_OK(dinput_dataset_interleave(&lines, names, open_lines, spec, 2, 1, parallel[k], 1, &c, count_free));
+    CHECK_OK(interleave_with(&lines, names, open_lines, spec, 2, 1, parallel[k], 1, &c, count_free));
     CHECK(strcmp(dinput_dataset_name(lines), "interleave") == 0);
     CHECK_STATUS(join_strings(lines, text, sizeof text), DINPUT_OUT_OF_RANGE);
     if (strcmp(text, "a1,b1,a2,b2,c1,c2") != 0) fprintf(stderr, "  interleaved: %s\n", text);
@@ -149,7 +149,7 @@ static void test_interleave_text_files(void) {
   /* The callback's failure and message reach get_next, after what was read before. */
   {
     struct reader_config c = {0, 0, 1};
-    CHECK_OK(dinput_dataset_interleave(&lines, names, open_lines, spec, 1, 1, 1, 1, &c, count_free));
+    CHECK_OK(interleave_with(&lines, names, open_lines, spec, 1, 1, 1, 1, &c, count_free));
     CHECK_OK(dinput_dataset_iterator(&it, lines));
     while (dinput_iterator_get_next(&e, it) == DINPUT_OK) {
       dinput_element_free(e);
@@ -166,17 +166,17 @@ static void test_interleave_text_files(void) {
   /* Bad arguments: free_user_data still runs once. */
   {
     struct reader_config c = {0, 0, 0};
-    CHECK_STATUS(dinput_dataset_interleave(&lines, names, open_lines, NULL, 2, 1, 1, 1, &c, count_free),
+    CHECK_STATUS(interleave_with(&lines, names, open_lines, NULL, 2, 1, 1, 1, &c, count_free),
                  DINPUT_INVALID_ARGUMENT);
     CHECK_MSG("'out_spec'");
     CHECK(lines == NULL);
-    CHECK_STATUS(dinput_dataset_interleave(&lines, names, open_lines, spec, 0, 1, 1, 1, &c, count_free),
+    CHECK_STATUS(interleave_with(&lines, names, open_lines, spec, 0, 1, 1, 1, &c, count_free),
                  DINPUT_INVALID_ARGUMENT);
     CHECK_MSG("cycle_length");
-    CHECK_STATUS(dinput_dataset_interleave(&lines, names, open_lines, spec, 2, 0, 1, 1, &c, count_free),
+    CHECK_STATUS(interleave_with(&lines, names, open_lines, spec, 2, 0, 1, 1, &c, count_free),
                  DINPUT_INVALID_ARGUMENT);
     CHECK_MSG("block_length");
-    CHECK_STATUS(dinput_dataset_interleave(&lines, names, NULL, spec, 2, 1, 1, 1, &c, count_free),
+    CHECK_STATUS(interleave_with(&lines, names, NULL, spec, 2, 1, 1, 1, &c, count_free),
                  DINPUT_INVALID_ARGUMENT);
     CHECK_MSG("'fn'");
     CHECK(c.frees == 4);

@@ -374,7 +374,7 @@ static void test_dlpack_outlives_the_pipeline(void) {
   DLManagedTensor *m = NULL;
   const int64_t *data;
   CHECK_OK(dinput_dataset_range(&range, 10, 20, 1));
-  CHECK_OK(dinput_dataset_batch(&batched, range, 4, 0));
+  CHECK_OK(dinput_dataset_batch(&batched, range, 4, NULL));
   CHECK_OK(dinput_dataset_iterator(&it, batched));
   CHECK_OK(dinput_iterator_get_next(&e, it)); /* [10..13] */
   dinput_element_free(e);

@@ -336,6 +336,14 @@ case("transform.skip_take_enumerate", [], "range(10).skip(2).take(6).enumerate()
      lines=single_worker([[[[0, 1, 2], [2, 3, 4]]], [[[3, 4, 5], [5, 6, 7]]]]))
 case("transform.unbatch_rebatch", [], "range(6).batch(4).unbatch().batch(5).rebatch([1, 2])",
      lines=single_worker([r([0]), r([1, 2]), r([3]), r([4, 5])]))
+case("transform.batch_parallel", [],
+     "range(10).batch(3, num_parallel_calls=4, deterministic=False)",
+     lines=single_worker([r([0, 1, 2]), r([3, 4, 5]), r([6, 7, 8]), r([9])]))
+case("transform.batch_parallel_drop_remainder", [],
+     "range(10).batch(3, drop_remainder=True, num_parallel_calls=AUTOTUNE)",
+     lines=single_worker([r([0, 1, 2]), r([3, 4, 5]), r([6, 7, 8])]))
+case("transform.batch_bad_parallel", [], "range(10).batch(3, num_parallel_calls=-5)",
+     error_contains=("INVALID_ARGUMENT", "num_parallel_calls must be 0..1024 or DINPUT_AUTOTUNE (-1), got -5"))
 case("transform.repeat_prefetch_shard", [], "range(4).repeat(2).prefetch(AUTOTUNE).shard(3, 1)",
      lines=single_worker([[[1]], [[0]], [[3]]]))
 
@@ -434,8 +442,8 @@ case("pipeline.wrong_argument_type", [], 'range(6).batch("4")',
      error_prefix=("INVALID_ARGUMENT",
                    "batch(): argument 'batch_size' must be an integer, got a string at "
                    "position 15"))
-case("pipeline.too_many_arguments", [], "range(6).batch(4, True, 1)",
-     error_prefix=("INVALID_ARGUMENT", "batch(): takes at most 2 positional arguments, got 3"))
+case("pipeline.too_many_arguments", [], "range(6).batch(4, True, 1, True, 5)",
+     error_prefix=("INVALID_ARGUMENT", "batch(): takes at most 4 positional arguments, got 5"))
 case("pipeline.missing_argument", [], "range(6).batch()",
      error_prefix=("INVALID_ARGUMENT", "batch(): missing required argument 'batch_size'"))
 case("pipeline.unexpected_keyword", [], "range(6).batch(4, foo=1)",

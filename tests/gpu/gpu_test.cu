@@ -53,7 +53,7 @@ void make_range_pipeline(Pipeline& p, const std::vector<const char*>& devices, i
   dinput_dataset_t* range = nullptr;
   ok(dinput_strategy_new(&p.strategy, devices.data(), devices.size()));
   ok(dinput_dataset_range(&range, 0, n, 1));
-  ok(dinput_dataset_batch(&p.dataset, range, g, 0));
+  ok(dinput_dataset_batch(&p.dataset, range, g, nullptr));
   dinput_dataset_free(range);
   dinput_input_options_t* o = nullptr;
   ok(dinput_input_options_new(&o));

@@ -13,6 +13,30 @@ namespace {
 
 using namespace iotest;
 
+// dinput_record_writer_open with a compression and level set in an options handle; a
+// refused setting is returned like a refused open.
+dinput_status_t open_writer(dinput_record_writer_t** out, const char* path, dinput_compression_t c, int level) {
+  dinput_record_writer_options_t* o = nullptr;
+  dinput_status_t st = dinput_record_writer_options_new(&o);
+  if (st == DINPUT_OK) st = dinput_record_writer_options_set_compression(o, c);
+  if (st == DINPUT_OK) st = dinput_record_writer_options_set_level(o, level);
+  if (st == DINPUT_OK) st = dinput_record_writer_open(out, path, o);
+  dinput_record_writer_options_free(o);
+  return st;
+}
+
+// dinput_dataset_records with a compression and buffer size set in an options handle.
+dinput_status_t open_records(dinput_dataset_t** out, const char* const* files, size_t n, dinput_compression_t c,
+                             int64_t buffer_size) {
+  dinput_records_options_t* o = nullptr;
+  dinput_status_t st = dinput_records_options_new(&o);
+  if (st == DINPUT_OK) st = dinput_records_options_set_compression(o, c);
+  if (st == DINPUT_OK) st = dinput_records_options_set_buffer_size(o, buffer_size);
+  if (st == DINPUT_OK) st = dinput_dataset_records(out, files, n, o);
+  dinput_records_options_free(o);
+  return st;
+}
+
 class CApiRecords : public IoTest {
  protected:
   std::string last_error() const { return dinput_last_error_message(); }
@@ -42,7 +66,7 @@ class CApiRecords : public IoTest {
 TEST_F(CApiRecords, WriteThenRead) {
   std::string p = path("c.rec");
   dinput_record_writer_t* w = nullptr;
-  ASSERT_EQ(dinput_record_writer_open(&w, p.c_str(), DINPUT_COMPRESSION_NONE, 0), DINPUT_OK);
+  ASSERT_EQ(dinput_record_writer_open(&w, p.c_str(), nullptr), DINPUT_OK);
   ASSERT_NE(w, nullptr);
   EXPECT_EQ(dinput_record_writer_write(w, "hello", 5), DINPUT_OK);
   EXPECT_EQ(dinput_record_writer_write(w, nullptr, 0), DINPUT_OK);  // an empty record
@@ -58,7 +82,7 @@ TEST_F(CApiRecords, WriteThenRead) {
 
   const char* files[] = {p.c_str()};
   dinput_dataset_t* ds = nullptr;
-  ASSERT_EQ(dinput_dataset_records(&ds, files, 1, DINPUT_COMPRESSION_NONE, 0), DINPUT_OK);
+  ASSERT_EQ(dinput_dataset_records(&ds, files, 1, nullptr), DINPUT_OK);
   EXPECT_STREQ(dinput_dataset_name(ds), "records");
   dinput_status_t end;
   int64_t stats[4];
@@ -75,7 +99,7 @@ TEST_F(CApiRecords, FreeClosesAnOpenWriter) {
   for (dinput_compression_t c : {DINPUT_COMPRESSION_NONE, DINPUT_COMPRESSION_ZSTD, DINPUT_COMPRESSION_GZIP}) {
     std::string p = path("free" + std::to_string(static_cast<int>(c)));
     dinput_record_writer_t* w = nullptr;
-    dinput_status_t st = dinput_record_writer_open(&w, p.c_str(), c, 0);
+    dinput_status_t st = open_writer(&w, p.c_str(), c, 0);
     if (st == DINPUT_UNIMPLEMENTED) {
       EXPECT_NE(last_error().find("this build of dinput has no"), std::string::npos);
       continue;
@@ -85,7 +109,7 @@ TEST_F(CApiRecords, FreeClosesAnOpenWriter) {
     dinput_record_writer_free(w);
     const char* files[] = {p.c_str()};
     dinput_dataset_t* ds = nullptr;
-    ASSERT_EQ(dinput_dataset_records(&ds, files, 1, c, 0), DINPUT_OK);
+    ASSERT_EQ(open_records(&ds, files, 1, c, 0), DINPUT_OK);
     dinput_status_t end;
     int64_t stats[4];
     EXPECT_EQ(read(ds, &end, stats), (std::vector<std::string>{"kept"}));
@@ -103,7 +127,7 @@ TEST_F(CApiRecords, DiscardKeepsTheExistingOutput) {
     std::fclose(f);
   }
   dinput_record_writer_t* w = nullptr;
-  ASSERT_EQ(dinput_record_writer_open(&w, p.c_str(), DINPUT_COMPRESSION_NONE, 0), DINPUT_OK);
+  ASSERT_EQ(dinput_record_writer_open(&w, p.c_str(), nullptr), DINPUT_OK);
   EXPECT_EQ(dinput_record_writer_write(w, "partial", 7), DINPUT_OK);
   EXPECT_EQ(dinput_record_writer_discard(w), DINPUT_OK);
   EXPECT_EQ(dinput_record_writer_write(w, "x", 1), DINPUT_FAILED_PRECONDITION);
@@ -115,25 +139,25 @@ TEST_F(CApiRecords, DiscardKeepsTheExistingOutput) {
 
 TEST_F(CApiRecords, WriterArgumentErrors) {
   dinput_record_writer_t* w = reinterpret_cast<dinput_record_writer_t*>(1);
-  EXPECT_EQ(dinput_record_writer_open(&w, nullptr, DINPUT_COMPRESSION_NONE, 0), DINPUT_INVALID_ARGUMENT);
+  EXPECT_EQ(dinput_record_writer_open(&w, nullptr, nullptr), DINPUT_INVALID_ARGUMENT);
   EXPECT_EQ(w, nullptr);
   EXPECT_NE(last_error().find("'path'"), std::string::npos);
-  EXPECT_EQ(dinput_record_writer_open(nullptr, "x", DINPUT_COMPRESSION_NONE, 0), DINPUT_INVALID_ARGUMENT);
-  EXPECT_EQ(dinput_record_writer_open(&w, path("x").c_str(), static_cast<dinput_compression_t>(9), 0),
+  EXPECT_EQ(dinput_record_writer_open(nullptr, "x", nullptr), DINPUT_INVALID_ARGUMENT);
+  EXPECT_EQ(open_writer(&w, path("x").c_str(), static_cast<dinput_compression_t>(9), 0),
             DINPUT_INVALID_ARGUMENT);
   EXPECT_NE(last_error().find("compression"), std::string::npos);
-  EXPECT_EQ(dinput_record_writer_open(&w, path("none/x").c_str(), DINPUT_COMPRESSION_NONE, 0), DINPUT_NOT_FOUND);
+  EXPECT_EQ(dinput_record_writer_open(&w, path("none/x").c_str(), nullptr), DINPUT_NOT_FOUND);
   EXPECT_NE(last_error().find(path("none/x")), std::string::npos);
   EXPECT_EQ(dinput_record_writer_write(nullptr, "x", 1), DINPUT_INVALID_ARGUMENT);
   EXPECT_EQ(dinput_record_writer_flush(nullptr), DINPUT_INVALID_ARGUMENT);
   EXPECT_EQ(dinput_record_writer_close(nullptr), DINPUT_INVALID_ARGUMENT);
-  ASSERT_EQ(dinput_record_writer_open(&w, path("y").c_str(), DINPUT_COMPRESSION_NONE, 0), DINPUT_OK);
+  ASSERT_EQ(dinput_record_writer_open(&w, path("y").c_str(), nullptr), DINPUT_OK);
   EXPECT_EQ(dinput_record_writer_write(w, nullptr, 3), DINPUT_INVALID_ARGUMENT);
   EXPECT_NE(last_error().find("'data'"), std::string::npos);
   dinput_record_writer_t* z = nullptr;
-  if (dinput_record_writer_open(&z, path("z").c_str(), DINPUT_COMPRESSION_ZSTD, 0) == DINPUT_OK) {
+  if (open_writer(&z, path("z").c_str(), DINPUT_COMPRESSION_ZSTD, 0) == DINPUT_OK) {
     dinput_record_writer_free(z);
-    EXPECT_EQ(dinput_record_writer_open(&z, path("z").c_str(), DINPUT_COMPRESSION_ZSTD, 22), DINPUT_INVALID_ARGUMENT);
+    EXPECT_EQ(open_writer(&z, path("z").c_str(), DINPUT_COMPRESSION_ZSTD, 22), DINPUT_INVALID_ARGUMENT);
     EXPECT_NE(last_error().find("level"), std::string::npos);
   }
   dinput_record_writer_free(w);
@@ -142,16 +166,16 @@ TEST_F(CApiRecords, WriterArgumentErrors) {
 TEST_F(CApiRecords, SourceArgumentErrors) {
   dinput_dataset_t* ds = nullptr;
   const char* files[] = {"a", nullptr};
-  EXPECT_EQ(dinput_dataset_records(nullptr, files, 1, DINPUT_COMPRESSION_NONE, 0), DINPUT_INVALID_ARGUMENT);
-  EXPECT_EQ(dinput_dataset_records(&ds, nullptr, 1, DINPUT_COMPRESSION_NONE, 0), DINPUT_INVALID_ARGUMENT);
+  EXPECT_EQ(dinput_dataset_records(nullptr, files, 1, nullptr), DINPUT_INVALID_ARGUMENT);
+  EXPECT_EQ(dinput_dataset_records(&ds, nullptr, 1, nullptr), DINPUT_INVALID_ARGUMENT);
   EXPECT_NE(last_error().find("'files'"), std::string::npos);
-  EXPECT_EQ(dinput_dataset_records(&ds, files, 2, DINPUT_COMPRESSION_NONE, 0), DINPUT_INVALID_ARGUMENT);
+  EXPECT_EQ(dinput_dataset_records(&ds, files, 2, nullptr), DINPUT_INVALID_ARGUMENT);
   EXPECT_NE(last_error().find("files[1]"), std::string::npos);
-  EXPECT_EQ(dinput_dataset_records(&ds, files, 1, static_cast<dinput_compression_t>(-1), 0), DINPUT_INVALID_ARGUMENT);
-  EXPECT_EQ(dinput_dataset_records(&ds, files, 1, DINPUT_COMPRESSION_NONE, -5), DINPUT_INVALID_ARGUMENT);
+  EXPECT_EQ(open_records(&ds, files, 1, static_cast<dinput_compression_t>(-1), 0), DINPUT_INVALID_ARGUMENT);
+  EXPECT_EQ(open_records(&ds, files, 1, DINPUT_COMPRESSION_NONE, -5), DINPUT_INVALID_ARGUMENT);
   EXPECT_NE(last_error().find("buffer_size"), std::string::npos);
   EXPECT_EQ(ds, nullptr);
-  EXPECT_EQ(dinput_dataset_records(&ds, nullptr, 0, DINPUT_COMPRESSION_NONE, 0), DINPUT_OK);  // no files
+  EXPECT_EQ(dinput_dataset_records(&ds, nullptr, 0, nullptr), DINPUT_OK);  // no files
   EXPECT_EQ(dinput_dataset_cardinality(ds), 0);
   dinput_dataset_free(ds);
 
@@ -171,7 +195,7 @@ TEST_F(CApiRecords, MissingFileIsNotFound) {
   std::string missing = path("nope.rec");
   const char* files[] = {missing.c_str()};
   dinput_dataset_t* ds = nullptr;
-  ASSERT_EQ(dinput_dataset_records(&ds, files, 1, DINPUT_COMPRESSION_NONE, 0), DINPUT_OK);  // lazily opened
+  ASSERT_EQ(dinput_dataset_records(&ds, files, 1, nullptr), DINPUT_OK);  // lazily opened
   dinput_iterator_t* it = nullptr;
   ASSERT_EQ(dinput_dataset_iterator(&it, ds), DINPUT_OK);
   dinput_element_t* e = nullptr;
@@ -192,7 +216,7 @@ TEST_F(CApiRecords, SkipCorruptRecordsThroughOptions) {
   auto good = write("good.rec", frame_all({"g0"}));
   const char* files[] = {bad.c_str(), cut.c_str(), good.c_str()};
   dinput_dataset_t* ds = nullptr;
-  ASSERT_EQ(dinput_dataset_records(&ds, files, 3, DINPUT_COMPRESSION_NONE, 0), DINPUT_OK);
+  ASSERT_EQ(dinput_dataset_records(&ds, files, 3, nullptr), DINPUT_OK);
 
   dinput_status_t end;
   int64_t stats[4];
@@ -233,7 +257,7 @@ TEST_F(CApiRecords, MaxRecordBytesOption) {
   auto p = write("sizes.rec", frame_all({"abc", "defg"}));
   const char* files[] = {p.c_str()};
   dinput_dataset_t* ds = nullptr;
-  ASSERT_EQ(dinput_dataset_records(&ds, files, 1, DINPUT_COMPRESSION_NONE, 0), DINPUT_OK);
+  ASSERT_EQ(dinput_dataset_records(&ds, files, 1, nullptr), DINPUT_OK);
   dinput_dataset_t* limited = nullptr;
   ASSERT_EQ(dinput_dataset_with_options(&limited, ds, opts), DINPUT_OK);
   dinput_status_t end;
@@ -265,7 +289,7 @@ TEST_F(CApiRecords, FileOptionsMapFilesAndAllowNonregularFiles) {
   auto p = write("m.rec", frame_all({"abc", "", "defg"}));
   const char* files[] = {p.c_str()};
   dinput_dataset_t* ds = nullptr;
-  ASSERT_EQ(dinput_dataset_records(&ds, files, 1, DINPUT_COMPRESSION_NONE, 0), DINPUT_OK);
+  ASSERT_EQ(dinput_dataset_records(&ds, files, 1, nullptr), DINPUT_OK);
   dinput_dataset_t* mapped = nullptr;
   ASSERT_EQ(dinput_dataset_with_options(&mapped, ds, opts), DINPUT_OK);
   dinput_status_t end;

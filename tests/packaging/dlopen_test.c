@@ -30,7 +30,8 @@ typedef int (*version_number_fn)(void);
 typedef const char *(*status_name_fn)(dinput_status_t);
 typedef const char *(*last_error_fn)(void);
 typedef dinput_status_t (*range_fn)(dinput_dataset_t **, int64_t, int64_t, int64_t);
-typedef dinput_status_t (*batch_fn)(dinput_dataset_t **, const dinput_dataset_t *, int64_t, int);
+typedef dinput_status_t (*batch_fn)(dinput_dataset_t **, const dinput_dataset_t *, int64_t,
+                                    const dinput_batch_options_t *);
 typedef dinput_status_t (*iterator_fn)(dinput_iterator_t **, const dinput_dataset_t *);
 typedef dinput_status_t (*get_next_fn)(dinput_element_t **, dinput_iterator_t *);
 typedef const dinput_tensor_t *(*element_get_fn)(const dinput_element_t *, size_t);
@@ -107,10 +108,10 @@ int main(int argc, char **argv) {
   CHECK(strcmp(status_name(DINPUT_OUT_OF_RANGE), "OUT_OF_RANGE") == 0);
 
   CHECK(range(&r, 0, 10, 1) == DINPUT_OK);
-  CHECK(batch(&b, r, 4, 0) == DINPUT_OK);
+  CHECK(batch(&b, r, 4, NULL) == DINPUT_OK);
   CHECK(batch(&b, r, 0, 0) == DINPUT_INVALID_ARGUMENT && strstr(last_error(), "batch_size") != NULL);
   CHECK(b == NULL);
-  CHECK(batch(&b, r, 4, 0) == DINPUT_OK);
+  CHECK(batch(&b, r, 4, NULL) == DINPUT_OK);
   CHECK(iterator(&it, b) == DINPUT_OK);
   while ((st = get_next(&e, it)) == DINPUT_OK && batches < 8) {
     const dinput_tensor_t *t = element_get(e, 0);

@@ -87,10 +87,18 @@ Status MakeReader(const ReaderConfig &config, const std::vector<std::string> &fi
   for (const std::string &f : files) names.push_back(f.c_str());
   dinput_dataset_t *made = nullptr;
   switch (config.kind) {
-    case ReaderKind::kRecords:
-      return Made(dinput_dataset_records(&made, names.data(), names.size(), config.compression,
-                                         config.buffer_size),
-                  &made, "records", out);
+    case ReaderKind::kRecords: {
+      dinput_records_options_t *raw = nullptr;
+      dinput_status_t code = dinput_records_options_new(&raw);
+      if (code != DINPUT_OK) return LibraryError(code, "dinput_records_options_new");
+      RecordsOptionsPtr options(raw);
+      code = dinput_records_options_set_compression(options.get(), config.compression);
+      if (code != DINPUT_OK) return LibraryError(code, "dinput_records_options_set_compression");
+      code = dinput_records_options_set_buffer_size(options.get(), config.buffer_size);
+      if (code != DINPUT_OK) return LibraryError(code, "dinput_records_options_set_buffer_size");
+      return Made(dinput_dataset_records(&made, names.data(), names.size(), options.get()), &made,
+                  "records", out);
+    }
     case ReaderKind::kTextLines:
       return Made(dinput_dataset_text_lines(&made, names.data(), names.size()), &made, "text_lines",
                   out);
@@ -238,12 +246,30 @@ Status BuildInterleave(const Args &args, const dinput_dataset_t *input, DatasetP
   // None, as in tf.data, reads the open files one after another on the consumer's thread.
   DINPUT_TOOL_RETURN_IF_ERROR(
       args.Int("num_parallel_calls", &num_parallel_calls, {kAutotune}, true, 1));
+  // None leaves deterministic unset: with_options' default applies, as in tf.data.
+  const Value *deterministic_value = args.Get("deterministic");
   bool deterministic = true;
   DINPUT_TOOL_RETURN_IF_ERROR(args.Bool("deterministic", &deterministic, true, true));
   DINPUT_TOOL_RETURN_IF_ERROR(CheckFileNameInput(input));
 
+  dinput_interleave_options_t *raw_options = nullptr;
+  dinput_status_t code = dinput_interleave_options_new(&raw_options);
+  if (code != DINPUT_OK) return LibraryError(code, "dinput_interleave_options_new");
+  InterleaveOptionsPtr options(raw_options);
+  code = dinput_interleave_options_set_cycle_length(options.get(), cycle_length);
+  if (code != DINPUT_OK) return LibraryError(code, "interleave");
+  code = dinput_interleave_options_set_block_length(options.get(), block_length);
+  if (code != DINPUT_OK) return LibraryError(code, "interleave");
+  code = dinput_interleave_options_set_num_parallel_calls(options.get(), num_parallel_calls);
+  if (code != DINPUT_OK) return LibraryError(code, "interleave");
+  if (deterministic_value != nullptr && deterministic_value->kind != Value::Kind::kNone) {
+    code = dinput_interleave_options_set_deterministic(
+        options.get(), deterministic ? DINPUT_DETERMINISTIC_TRUE : DINPUT_DETERMINISTIC_FALSE);
+    if (code != DINPUT_OK) return LibraryError(code, "interleave");
+  }
+
   dinput_spec_t *raw_spec = nullptr;
-  dinput_status_t code = dinput_spec_new(&raw_spec);
+  code = dinput_spec_new(&raw_spec);
   if (code != DINPUT_OK) return LibraryError(code, "dinput_spec_new");
   SpecPtr spec(raw_spec);
   code = dinput_spec_add(spec.get(), DINPUT_BYTES, nullptr, 0);  // every reader gives bytes scalars
@@ -253,9 +279,8 @@ Status BuildInterleave(const Args &args, const dinput_dataset_t *input, DatasetP
   // so the tool never frees it itself.
   ReaderConfig *user_data = new ReaderConfig(config);
   dinput_dataset_t *made = nullptr;
-  return Made(dinput_dataset_interleave(&made, input, ReaderForFile, spec.get(), cycle_length,
-                                        block_length, num_parallel_calls, deterministic ? 1 : 0,
-                                        user_data, FreeReaderConfig),
+  return Made(dinput_dataset_interleave(&made, input, ReaderForFile, spec.get(), user_data,
+                                        FreeReaderConfig, options.get()),
               &made, "interleave", out);
 }
 

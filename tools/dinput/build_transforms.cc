@@ -9,12 +9,29 @@ namespace dinput_tool {
 namespace builder {
 
 Status BuildBatch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
-  int64_t batch_size = 0;
-  bool drop_remainder = false;
+  int64_t batch_size = 0, num_parallel_calls = 1;
+  bool drop_remainder = false, deterministic = true;
   DINPUT_TOOL_RETURN_IF_ERROR(args.Int("batch_size", &batch_size));
   DINPUT_TOOL_RETURN_IF_ERROR(args.Bool("drop_remainder", &drop_remainder, false));
+  DINPUT_TOOL_RETURN_IF_ERROR(
+      args.Int("num_parallel_calls", &num_parallel_calls, {kAutotune}, true, 1));
+  DINPUT_TOOL_RETURN_IF_ERROR(args.Bool("deterministic", &deterministic, true, true));
+  dinput_batch_options_t *raw = nullptr;
+  dinput_status_t code = dinput_batch_options_new(&raw);
+  if (code != DINPUT_OK) return LibraryError(code, "dinput_batch_options_new");
+  BatchOptionsPtr options(raw);
+  code = dinput_batch_options_set_drop_remainder(options.get(), drop_remainder ? 1 : 0);
+  if (code != DINPUT_OK) return LibraryError(code, "batch");
+  code = dinput_batch_options_set_num_parallel_calls(options.get(), num_parallel_calls);
+  if (code != DINPUT_OK) return LibraryError(code, "batch");
+  const Value *deterministic_value = args.Get("deterministic");
+  if (deterministic_value != nullptr && deterministic_value->kind != Value::Kind::kNone) {
+    code = dinput_batch_options_set_deterministic(
+        options.get(), deterministic ? DINPUT_DETERMINISTIC_TRUE : DINPUT_DETERMINISTIC_FALSE);
+    if (code != DINPUT_OK) return LibraryError(code, "batch");
+  }
   dinput_dataset_t *made = nullptr;
-  return Made(dinput_dataset_batch(&made, input, batch_size, drop_remainder), &made, "batch", out);
+  return Made(dinput_dataset_batch(&made, input, batch_size, options.get()), &made, "batch", out);
 }
 
 Status BuildRepeat(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
@@ -34,8 +51,19 @@ Status BuildShuffle(const Args &args, const dinput_dataset_t *input, DatasetPtr 
     return args.Error("seed", "must be >= 0 or None");
   }
   DINPUT_TOOL_RETURN_IF_ERROR(args.Bool("reshuffle_each_iteration", &reshuffle, true));
+  dinput_shuffle_options_t *raw = nullptr;
+  dinput_status_t code = dinput_shuffle_options_new(&raw);
+  if (code != DINPUT_OK) return LibraryError(code, "dinput_shuffle_options_new");
+  ShuffleOptionsPtr options(raw);
+  // The chain's single seed is the pair (seed, 0), which the C API maps to the same order.
+  if (seed >= 0) {
+    code = dinput_shuffle_options_set_seed(options.get(), seed, 0);
+    if (code != DINPUT_OK) return LibraryError(code, "shuffle");
+  }
+  code = dinput_shuffle_options_set_reshuffle_each_iteration(options.get(), reshuffle ? 1 : 0);
+  if (code != DINPUT_OK) return LibraryError(code, "shuffle");
   dinput_dataset_t *made = nullptr;
-  return Made(dinput_dataset_shuffle(&made, input, buffer_size, seed, reshuffle), &made, "shuffle",
+  return Made(dinput_dataset_shuffle(&made, input, buffer_size, options.get()), &made, "shuffle",
               out);
 }
 

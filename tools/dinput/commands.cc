@@ -377,12 +377,13 @@ Sources: range(stop) | range(start, stop[, step]), from_tensors(x), from_tensor_
   list_files gives the sorted names of the matching files; unlike tf.data, whose default
   is shuffle=True, it shuffles only when asked (shuffle=True, with seed=S for a repeatable
   order), so that the same command prints the same output every time.
-Transformations: batch(n, drop_remainder=False), repeat(count=None),
+Transformations: batch(n, drop_remainder=False, num_parallel_calls=None,
+  deterministic=None), repeat(count=None),
   shuffle(n, seed=None, reshuffle_each_iteration=True), shard(n, i) or
   shard(SHARD_HINT, SHARD_HINT), take(n), skip(n), enumerate(start=0), unbatch(),
   rebatch(sizes, drop_remainder=False), prefetch(n or AUTOTUNE),
   interleave(READER, cycle_length=AUTOTUNE, block_length=1, num_parallel_calls=None,
-  deterministic=True) over a dataset of file names (e.g. list_files), where READER is
+  deterministic=None) over a dataset of file names (e.g. list_files), where READER is
   records, text_lines, or a reader called with its options but no files, e.g.
   records(compression="ZSTD") or fixed_length_records(record_bytes=16): each file name
   is read by its own reader. with_options(auto_shard_policy=OFF|AUTO|FILE|DATA|HINT,

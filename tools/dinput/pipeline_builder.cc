@@ -64,9 +64,12 @@ const std::vector<FunctionSpec> &Functions() {
       // transformations
       {"batch",
        Role::kTransform,
-       "batch(batch_size, drop_remainder=False)",
+       "batch(batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None)",
        Passing::kAny,
-       {{"batch_size", true}, {"drop_remainder", false}},
+       {{"batch_size", true},
+        {"drop_remainder", false},
+        {"num_parallel_calls", false},
+        {"deterministic", false}},
        BuildBatch},
       {"repeat",
        Role::kTransform,
@@ -110,7 +113,7 @@ const std::vector<FunctionSpec> &Functions() {
       {"interleave",
        Role::kTransform,
        "interleave(READER, cycle_length=AUTOTUNE, block_length=1, num_parallel_calls=None, "
-       "deterministic=True) with READER records, text_lines or a call of a reader without "
+       "deterministic=None) with READER records, text_lines or a call of a reader without "
        "files, e.g. records(compression=\"ZSTD\") or fixed_length_records(record_bytes=16)",
        Passing::kAny,
        {{"map_func", true},

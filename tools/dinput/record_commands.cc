@@ -308,8 +308,14 @@ class RecordSource {
   // skip_corrupt: the library skips damaged records (see Skipped) instead of failing.
   Status Open(const std::string &path, dinput_compression_t compression, bool skip_corrupt) {
     const char *name = path.c_str();
+    dinput_records_options_t *raw_options = nullptr;
+    dinput_status_t code = dinput_records_options_new(&raw_options);
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_records_options_new");
+    RecordsOptionsPtr records_options(raw_options);
+    code = dinput_records_options_set_compression(records_options.get(), compression);
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_records_options_set_compression");
     dinput_dataset_t *dataset = nullptr;
-    dinput_status_t code = dinput_dataset_records(&dataset, &name, 1, compression, 0);
+    code = dinput_dataset_records(&dataset, &name, 1, records_options.get());
     if (code != DINPUT_OK) return LibraryError(code, "dinput_dataset_records");
     DatasetPtr owned(dataset);
     if (skip_corrupt) {
@@ -372,8 +378,16 @@ class RecordSink {
 
   Status Open(const std::string &path, dinput_compression_t compression, int level) {
     path_ = path;
+    dinput_record_writer_options_t *raw_options = nullptr;
+    dinput_status_t code = dinput_record_writer_options_new(&raw_options);
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_record_writer_options_new");
+    RecordWriterOptionsPtr options(raw_options);
+    code = dinput_record_writer_options_set_compression(options.get(), compression);
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_record_writer_options_set_compression");
+    code = dinput_record_writer_options_set_level(options.get(), level);
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_record_writer_options_set_level");
     dinput_record_writer_t *writer = nullptr;
-    dinput_status_t code = dinput_record_writer_open(&writer, path.c_str(), compression, level);
+    code = dinput_record_writer_open(&writer, path.c_str(), options.get());
     if (code != DINPUT_OK) return LibraryError(code, "dinput_record_writer_open");
     writer_.reset(writer);
     return OkStatus();

@@ -85,7 +85,7 @@ func main() {
 	defer strategy.Close()
 	r := check(dinput.Range(0, *n, 1))
 	defer r.Close()
-	ds := check(r.Batch(batch, false))
+	ds := check(r.Batch(batch, nil))
 	defer ds.Close()
 	dist := check(strategy.DistributeDataset(ds, nil))
 	defer dist.Close()

@@ -12,7 +12,7 @@ int main(void) {
   int64_t values[4], sum = 0;
   int batches = 0, i;
   if (dinput_dataset_range(&range, 0, 10, 1) != DINPUT_OK ||
-      dinput_dataset_batch(&batched, range, 4, 0) != DINPUT_OK ||
+      dinput_dataset_batch(&batched, range, 4, NULL) != DINPUT_OK ||
       dinput_dataset_iterator(&it, batched) != DINPUT_OK) {
     fprintf(stderr, "setup failed: %s\n", dinput_last_error_message());
     return 1;

@@ -141,6 +141,8 @@ options given are set; the others are inherited from upstream `with_options` nod
   mapped file truncated meanwhile kills the process with SIGBUS).
 - `allow_nonregular_files`: `true` to read FIFOs and devices, which the readers refuse
   otherwise with `:FAILED_PRECONDITION`.
+- `deterministic`: the order of the `map`, `interleave` and `batch` upstream whose own
+  `deterministic` is `nothing` (`tf.data`'s `Options.deterministic`); `true` by default.
 """
 mutable struct Options <: Handle
     ptr::Ptr{Cvoid}
@@ -157,8 +159,12 @@ function Options(; auto_shard_policy::Union{Nothing,Symbol}=nothing,
                  skip_corrupt_records::Union{Nothing,Bool}=nothing,
                  max_record_bytes::Union{Nothing,Integer}=nothing,
                  map_files::Union{Nothing,Bool}=nothing,
-                 allow_nonregular_files::Union{Nothing,Bool}=nothing)
+                 allow_nonregular_files::Union{Nothing,Bool}=nothing,
+                 deterministic::Union{Nothing,Bool}=nothing)
     o = Options(_out(LibDinput.dinput_options_new))
+    if deterministic !== nothing
+        check(LibDinput.dinput_options_set_deterministic(o, deterministic))
+    end
     if auto_shard_policy !== nothing
         check(LibDinput.dinput_options_set_auto_shard_policy(o, _policy_code(auto_shard_policy)))
     end
@@ -305,10 +311,32 @@ corrupt record, see [`Options`](@ref)). `compression` is `:none`, `:zstd` or `:g
 """
 function records(files; compression::Symbol=:none, buffer_size::Integer=0)
     code = _compression_code(compression)
-    return _with_cstrings(files) do p, n
-        Dataset(_out(o -> LibDinput.dinput_dataset_records(o, p, n, code, buffer_size)))
+    return _with_option_handle(LibDinput.dinput_records_options_new,
+                               LibDinput.dinput_records_options_free) do opts
+        check(LibDinput.dinput_records_options_set_compression(opts, code))
+        check(LibDinput.dinput_records_options_set_buffer_size(opts, buffer_size))
+        _with_cstrings(files) do p, n
+            Dataset(_out(o -> LibDinput.dinput_dataset_records(o, p, n, opts)))
+        end
     end
 end
+
+# Makes an option handle of the C API (`new` and `free` are its LibDinput functions), runs
+# `f(handle)`, which sets it and calls the function taking it, and frees the handle: the
+# function copies the settings.
+function _with_option_handle(f, new, free)
+    p = _out(new)
+    try
+        return f(p)
+    finally
+        free(p)
+    end
+end
+
+# tf.data's three-state `deterministic`: `nothing` follows the pipeline's options.
+_deterministic_code(d::Nothing) = LibDinput.DINPUT_DETERMINISTIC_UNSET
+_deterministic_code(d::Bool) =
+    d ? LibDinput.DINPUT_DETERMINISTIC_TRUE : LibDinput.DINPUT_DETERMINISTIC_FALSE
 
 """
     fixed_length_records(files, record_bytes; header_bytes=0, footer_bytes=0) -> Dataset
@@ -343,13 +371,24 @@ end
 # ---------------------------------------------------------------------------------------
 
 """
-    batch(ds, batch_size; drop_remainder=false) -> Dataset
+    batch(ds, batch_size; drop_remainder=false, num_parallel_calls=1, deterministic=nothing) -> Dataset
 
 Stacks `batch_size` consecutive elements along a new first dimension; the last batch may
 be shorter unless `drop_remainder`. `batch_size` must be ≥ 1 (else `:INVALID_ARGUMENT`).
+`num_parallel_calls` > 1 (or `Dinput.AUTOTUNE`) stacks several batches at once on
+dinput's threads (the batches are the same); `deterministic` is accepted as in `tf.data`
+(batches currently always keep their order).
 """
-batch(ds::Dataset, batch_size::Integer; drop_remainder::Bool=false) =
-    _derive(o -> LibDinput.dinput_dataset_batch(o, ds, batch_size, drop_remainder), ds)
+function batch(ds::Dataset, batch_size::Integer; drop_remainder::Bool=false,
+               num_parallel_calls::Integer=1, deterministic::Union{Nothing,Bool}=nothing)
+    return _with_option_handle(LibDinput.dinput_batch_options_new,
+                               LibDinput.dinput_batch_options_free) do opts
+        check(LibDinput.dinput_batch_options_set_drop_remainder(opts, drop_remainder))
+        check(LibDinput.dinput_batch_options_set_num_parallel_calls(opts, num_parallel_calls))
+        check(LibDinput.dinput_batch_options_set_deterministic(opts, _deterministic_code(deterministic)))
+        _derive(o -> LibDinput.dinput_dataset_batch(o, ds, batch_size, opts), ds)
+    end
+end
 
 """
     unbatch(ds) -> Dataset
@@ -402,15 +441,22 @@ shard(ds::Dataset, num_shards::Integer, index::Integer) =
     _derive(o -> LibDinput.dinput_dataset_shard(o, ds, num_shards, index), ds)
 
 """
-    shuffle(ds::Dataset, buffer_size; seed=-1, reshuffle_each_iteration=true) -> Dataset
+    shuffle(ds::Dataset, buffer_size; seed=-1, seed2=0, reshuffle_each_iteration=true) -> Dataset
 
 Shuffles with a buffer of `buffer_size` elements (`Random.shuffle`'s method for datasets).
-A negative `seed` picks a random one; with a seed the order is the same run to run.
+A negative `seed` picks a random one; with a seed the order is the same run to run. The
+pair (`seed`, `seed2`) is `tf.data`'s global and operation seed; `seed2` is used only with
+a seed.
 """
 function Random.shuffle(ds::Dataset, buffer_size::Integer; seed::Integer=-1,
-                        reshuffle_each_iteration::Bool=true)
-    return _derive(o -> LibDinput.dinput_dataset_shuffle(o, ds, buffer_size, seed,
-                                                        reshuffle_each_iteration), ds)
+                        seed2::Integer=0, reshuffle_each_iteration::Bool=true)
+    return _with_option_handle(LibDinput.dinput_shuffle_options_new,
+                               LibDinput.dinput_shuffle_options_free) do opts
+        seed >= 0 && check(LibDinput.dinput_shuffle_options_set_seed(opts, seed, seed2))
+        check(LibDinput.dinput_shuffle_options_set_reshuffle_each_iteration(
+            opts, reshuffle_each_iteration))
+        _derive(o -> LibDinput.dinput_dataset_shuffle(o, ds, buffer_size, opts), ds)
+    end
 end
 
 """
@@ -449,7 +495,7 @@ with_options(ds::Dataset, options::Options) =
 with_options(ds::Dataset; kwargs...) = with(o -> with_options(ds, o), Options(; kwargs...))
 
 """
-    map(f, ds::Dataset; spec=nothing, num_parallel_calls=1, deterministic=true) -> Dataset
+    map(f, ds::Dataset; spec=nothing, num_parallel_calls=1, deterministic=nothing) -> Dataset
 
 Applies `f` to every element: `f(x::Element)` returns the new element (an `Element`, a
 tuple of components, or one component). `spec` is the spec of the results when it differs
@@ -457,19 +503,27 @@ from the input's. `x` is valid only during the call.
 
 `num_parallel_calls` > 1 (or `Dinput.AUTOTUNE`) runs `f` concurrently on dinput's threads
 (Julia ≥ 1.9; `f` must then be thread-safe); results keep the input order unless
-`deterministic` is false. The default, 1, calls `f` on the thread that reads the dataset.
+`deterministic` is false (`nothing`: the pipeline's [`Options`](@ref), ordered by default).
+The default, 1, calls `f` on the thread that reads the dataset.
 """
 function Base.map(f, ds::Dataset; spec=nothing, num_parallel_calls::Integer=1,
-                  deterministic::Bool=true)
+                  deterministic::Union{Nothing,Bool}=nothing)
     if !(num_parallel_calls in (0, 1))
         _require_foreign_threads("map with num_parallel_calls = $num_parallel_calls")
     end
     _ptr(ds)    # fail on a closed input before the callback is registered
     return _with_spec(spec) do s
-        data = _register(Callback(f))
-        _derive(o -> LibDinput.dinput_dataset_map(o, ds, _map_fn(), s, num_parallel_calls,
-                                                 deterministic, data, _free_fn()),
-                ds; callbacks=true)
+        _with_option_handle(LibDinput.dinput_map_options_new,
+                            LibDinput.dinput_map_options_free) do opts
+            check(LibDinput.dinput_map_options_set_out_spec(opts, s))
+            check(LibDinput.dinput_map_options_set_num_parallel_calls(opts, num_parallel_calls))
+            check(LibDinput.dinput_map_options_set_deterministic(opts, _deterministic_code(deterministic)))
+            # Registered only once the options are accepted: from the call on the library
+            # owns it.
+            data = _register(Callback(f))
+            _derive(o -> LibDinput.dinput_dataset_map(o, ds, _map_fn(), data, _free_fn(), opts),
+                    ds; callbacks=true)
+        end
     end
 end
 
@@ -487,7 +541,7 @@ end
 
 """
     interleave(f, ds, spec; cycle_length=Dinput.AUTOTUNE, block_length=1,
-               num_parallel_calls=1, deterministic=true) -> Dataset
+               num_parallel_calls=1, deterministic=nothing) -> Dataset
 
 For each element `x` of `ds`, `f(x)` returns a `Dataset` (for example
 `records(x[1][])` for a file name); up to `cycle_length` of them are read at once,
@@ -498,14 +552,21 @@ own, which needs Julia ≥ 1.9 when those datasets have Julia callbacks.
 """
 function interleave(f, ds::Dataset, spec; cycle_length::Integer=AUTOTUNE,
                     block_length::Integer=1, num_parallel_calls::Integer=1,
-                    deterministic::Bool=true)
+                    deterministic::Union{Nothing,Bool}=nothing)
     _ptr(ds)
     parallel = !(num_parallel_calls in (0, 1))
     return _with_spec(spec) do s
-        data = _register(InterleaveCallback(f, parallel))
-        _derive(o -> LibDinput.dinput_dataset_interleave(
-                    o, ds, _interleave_fn(), s, cycle_length, block_length, num_parallel_calls,
-                    deterministic, data, _free_fn()),
-                ds; callbacks=true)
+        _with_option_handle(LibDinput.dinput_interleave_options_new,
+                            LibDinput.dinput_interleave_options_free) do opts
+            check(LibDinput.dinput_interleave_options_set_cycle_length(opts, cycle_length))
+            check(LibDinput.dinput_interleave_options_set_block_length(opts, block_length))
+            check(LibDinput.dinput_interleave_options_set_num_parallel_calls(opts, num_parallel_calls))
+            check(LibDinput.dinput_interleave_options_set_deterministic(
+                opts, _deterministic_code(deterministic)))
+            data = _register(InterleaveCallback(f, parallel))
+            _derive(o -> LibDinput.dinput_dataset_interleave(
+                        o, ds, _interleave_fn(), s, data, _free_fn(), opts),
+                    ds; callbacks=true)
+        end
     end
 end

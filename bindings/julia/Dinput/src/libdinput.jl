@@ -138,6 +138,10 @@ const DINPUT_COMPRESSION_NONE = Cint(0)
 const DINPUT_COMPRESSION_ZSTD = Cint(1)
 const DINPUT_COMPRESSION_GZIP = Cint(2)
 
+const DINPUT_DETERMINISTIC_UNSET = Cint(-1)
+const DINPUT_DETERMINISTIC_FALSE = Cint(0)
+const DINPUT_DETERMINISTIC_TRUE = Cint(1)
+
 # dinput_replication_mode_t
 const DINPUT_REPLICATION_PER_WORKER = Cint(0)
 const DINPUT_REPLICATION_PER_REPLICA = Cint(1)
@@ -314,6 +318,246 @@ function dinput_options_allow_nonregular_files(options)
         (Ptr{Cvoid},),
         options)
 end
+function dinput_options_set_deterministic(options, enable)
+    ccall((:dinput_options_set_deterministic, libdinput), Cint,
+        (Ptr{Cvoid}, Cint),
+        options, enable)
+end
+function dinput_options_deterministic(options)
+    ccall((:dinput_options_deterministic, libdinput), Cint,
+        (Ptr{Cvoid},),
+        options)
+end
+
+# ---------------------------------------------------------------------------------------
+# Transformation options
+# ---------------------------------------------------------------------------------------
+
+function dinput_map_options_new(out)
+    ccall((:dinput_map_options_new, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}},),
+        out)
+end
+function dinput_map_options_free(options)
+    ccall((:dinput_map_options_free, libdinput), Cvoid,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_map_options_set_out_spec(options, spec)
+    ccall((:dinput_map_options_set_out_spec, libdinput), Cint,
+        (Ptr{Cvoid}, Ptr{Cvoid}),
+        options, spec)
+end
+function dinput_map_options_out_spec(out, options)
+    ccall((:dinput_map_options_out_spec, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
+        out, options)
+end
+function dinput_map_options_set_num_parallel_calls(options, num_parallel_calls)
+    ccall((:dinput_map_options_set_num_parallel_calls, libdinput), Cint,
+        (Ptr{Cvoid}, Int64),
+        options, num_parallel_calls)
+end
+function dinput_map_options_num_parallel_calls(options)
+    ccall((:dinput_map_options_num_parallel_calls, libdinput), Int64,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_map_options_set_deterministic(options, deterministic)
+    ccall((:dinput_map_options_set_deterministic, libdinput), Cint,
+        (Ptr{Cvoid}, Cint),
+        options, deterministic)
+end
+function dinput_map_options_deterministic(options)
+    ccall((:dinput_map_options_deterministic, libdinput), Cint,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_interleave_options_new(out)
+    ccall((:dinput_interleave_options_new, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}},),
+        out)
+end
+function dinput_interleave_options_free(options)
+    ccall((:dinput_interleave_options_free, libdinput), Cvoid,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_interleave_options_set_cycle_length(options, cycle_length)
+    ccall((:dinput_interleave_options_set_cycle_length, libdinput), Cint,
+        (Ptr{Cvoid}, Int64),
+        options, cycle_length)
+end
+function dinput_interleave_options_cycle_length(options)
+    ccall((:dinput_interleave_options_cycle_length, libdinput), Int64,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_interleave_options_set_block_length(options, block_length)
+    ccall((:dinput_interleave_options_set_block_length, libdinput), Cint,
+        (Ptr{Cvoid}, Int64),
+        options, block_length)
+end
+function dinput_interleave_options_block_length(options)
+    ccall((:dinput_interleave_options_block_length, libdinput), Int64,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_interleave_options_set_num_parallel_calls(options, num_parallel_calls)
+    ccall((:dinput_interleave_options_set_num_parallel_calls, libdinput), Cint,
+        (Ptr{Cvoid}, Int64),
+        options, num_parallel_calls)
+end
+function dinput_interleave_options_num_parallel_calls(options)
+    ccall((:dinput_interleave_options_num_parallel_calls, libdinput), Int64,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_interleave_options_set_deterministic(options, deterministic)
+    ccall((:dinput_interleave_options_set_deterministic, libdinput), Cint,
+        (Ptr{Cvoid}, Cint),
+        options, deterministic)
+end
+function dinput_interleave_options_deterministic(options)
+    ccall((:dinput_interleave_options_deterministic, libdinput), Cint,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_batch_options_new(out)
+    ccall((:dinput_batch_options_new, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}},),
+        out)
+end
+function dinput_batch_options_free(options)
+    ccall((:dinput_batch_options_free, libdinput), Cvoid,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_batch_options_set_drop_remainder(options, drop_remainder)
+    ccall((:dinput_batch_options_set_drop_remainder, libdinput), Cint,
+        (Ptr{Cvoid}, Cint),
+        options, drop_remainder)
+end
+function dinput_batch_options_drop_remainder(options)
+    ccall((:dinput_batch_options_drop_remainder, libdinput), Cint,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_batch_options_set_num_parallel_calls(options, num_parallel_calls)
+    ccall((:dinput_batch_options_set_num_parallel_calls, libdinput), Cint,
+        (Ptr{Cvoid}, Int64),
+        options, num_parallel_calls)
+end
+function dinput_batch_options_num_parallel_calls(options)
+    ccall((:dinput_batch_options_num_parallel_calls, libdinput), Int64,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_batch_options_set_deterministic(options, deterministic)
+    ccall((:dinput_batch_options_set_deterministic, libdinput), Cint,
+        (Ptr{Cvoid}, Cint),
+        options, deterministic)
+end
+function dinput_batch_options_deterministic(options)
+    ccall((:dinput_batch_options_deterministic, libdinput), Cint,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_shuffle_options_new(out)
+    ccall((:dinput_shuffle_options_new, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}},),
+        out)
+end
+function dinput_shuffle_options_free(options)
+    ccall((:dinput_shuffle_options_free, libdinput), Cvoid,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_shuffle_options_set_seed(options, seed, seed2)
+    ccall((:dinput_shuffle_options_set_seed, libdinput), Cint,
+        (Ptr{Cvoid}, Int64, Int64),
+        options, seed, seed2)
+end
+function dinput_shuffle_options_seed(options)
+    ccall((:dinput_shuffle_options_seed, libdinput), Int64,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_shuffle_options_seed2(options)
+    ccall((:dinput_shuffle_options_seed2, libdinput), Int64,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_shuffle_options_set_reshuffle_each_iteration(options, enable)
+    ccall((:dinput_shuffle_options_set_reshuffle_each_iteration, libdinput), Cint,
+        (Ptr{Cvoid}, Cint),
+        options, enable)
+end
+function dinput_shuffle_options_reshuffle_each_iteration(options)
+    ccall((:dinput_shuffle_options_reshuffle_each_iteration, libdinput), Cint,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_records_options_new(out)
+    ccall((:dinput_records_options_new, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}},),
+        out)
+end
+function dinput_records_options_free(options)
+    ccall((:dinput_records_options_free, libdinput), Cvoid,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_records_options_set_compression(options, compression)
+    ccall((:dinput_records_options_set_compression, libdinput), Cint,
+        (Ptr{Cvoid}, Cint),
+        options, compression)
+end
+function dinput_records_options_compression(options)
+    ccall((:dinput_records_options_compression, libdinput), Cint,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_records_options_set_buffer_size(options, buffer_size)
+    ccall((:dinput_records_options_set_buffer_size, libdinput), Cint,
+        (Ptr{Cvoid}, Int64),
+        options, buffer_size)
+end
+function dinput_records_options_buffer_size(options)
+    ccall((:dinput_records_options_buffer_size, libdinput), Int64,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_record_writer_options_new(out)
+    ccall((:dinput_record_writer_options_new, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}},),
+        out)
+end
+function dinput_record_writer_options_free(options)
+    ccall((:dinput_record_writer_options_free, libdinput), Cvoid,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_record_writer_options_set_compression(options, compression)
+    ccall((:dinput_record_writer_options_set_compression, libdinput), Cint,
+        (Ptr{Cvoid}, Cint),
+        options, compression)
+end
+function dinput_record_writer_options_compression(options)
+    ccall((:dinput_record_writer_options_compression, libdinput), Cint,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_record_writer_options_set_level(options, level)
+    ccall((:dinput_record_writer_options_set_level, libdinput), Cint,
+        (Ptr{Cvoid}, Cint),
+        options, level)
+end
+function dinput_record_writer_options_level(options)
+    ccall((:dinput_record_writer_options_level, libdinput), Cint,
+        (Ptr{Cvoid},),
+        options)
+end
 
 # ---------------------------------------------------------------------------------------
 # Datasets
@@ -359,10 +603,10 @@ function dinput_dataset_text_lines(out, files, num_files)
         (Ptr{Ptr{Cvoid}}, Ptr{Ptr{UInt8}}, Csize_t),
         out, files, num_files)
 end
-function dinput_dataset_records(out, files, num_files, compression, buffer_size)
+function dinput_dataset_records(out, files, num_files, options)
     ccall((:dinput_dataset_records, libdinput), Cint,
-        (Ptr{Ptr{Cvoid}}, Ptr{Ptr{UInt8}}, Csize_t, Cint, Int64),
-        out, files, num_files, compression, buffer_size)
+        (Ptr{Ptr{Cvoid}}, Ptr{Ptr{UInt8}}, Csize_t, Ptr{Cvoid}),
+        out, files, num_files, options)
 end
 function dinput_dataset_fixed_length_records(out, files, num_files, record_bytes, header_bytes,
                                              footer_bytes)
@@ -375,10 +619,10 @@ function dinput_dataset_list_files(out, patterns, num_patterns, shuffle, seed)
         (Ptr{Ptr{Cvoid}}, Ptr{Ptr{UInt8}}, Csize_t, Cint, Int64),
         out, patterns, num_patterns, shuffle, seed)
 end
-function dinput_dataset_batch(out, input, batch_size, drop_remainder)
+function dinput_dataset_batch(out, input, batch_size, options)
     ccall((:dinput_dataset_batch, libdinput), Cint,
-        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64, Cint),
-        out, input, batch_size, drop_remainder)
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64, Ptr{Cvoid}),
+        out, input, batch_size, options)
 end
 dinput_dataset_unbatch(out, input) =
     ccall((:dinput_dataset_unbatch, libdinput), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, input)
@@ -402,30 +646,25 @@ function dinput_dataset_shard(out, input, num_shards, index)
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64, Int64),
         out, input, num_shards, index)
 end
-function dinput_dataset_shuffle(out, input, buffer_size, seed, reshuffle_each_iteration)
+function dinput_dataset_shuffle(out, input, buffer_size, options)
     ccall((:dinput_dataset_shuffle, libdinput), Cint,
-        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64, Int64, Cint),
-        out, input, buffer_size, seed, reshuffle_each_iteration)
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64, Ptr{Cvoid}),
+        out, input, buffer_size, options)
 end
-function dinput_dataset_map(out, input, fn, out_spec, num_parallel_calls, deterministic,
-                            user_data, free_user_data)
+function dinput_dataset_map(out, input, fn, user_data, free_user_data, options)
     ccall((:dinput_dataset_map, libdinput), Cint,
-        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Int64, Cint, Ptr{Cvoid},
-         Ptr{Cvoid}),
-        out, input, fn, out_spec, num_parallel_calls, deterministic, user_data, free_user_data)
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}),
+        out, input, fn, user_data, free_user_data, options)
 end
 function dinput_dataset_filter(out, input, fn, user_data, free_user_data)
     ccall((:dinput_dataset_filter, libdinput), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}),
         out, input, fn, user_data, free_user_data)
 end
-function dinput_dataset_interleave(out, input, fn, out_spec, cycle_length, block_length,
-                                   num_parallel_calls, deterministic, user_data, free_user_data)
+function dinput_dataset_interleave(out, input, fn, out_spec, user_data, free_user_data, options)
     ccall((:dinput_dataset_interleave, libdinput), Cint,
-        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Int64, Int64, Int64, Cint,
-         Ptr{Cvoid}, Ptr{Cvoid}),
-        out, input, fn, out_spec, cycle_length, block_length, num_parallel_calls,
-        deterministic, user_data, free_user_data)
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}),
+        out, input, fn, out_spec, user_data, free_user_data, options)
 end
 function dinput_dataset_enumerate(out, input, start)
     ccall((:dinput_dataset_enumerate, libdinput), Cint,
@@ -493,10 +732,10 @@ end
 # Record files: writing
 # ---------------------------------------------------------------------------------------
 
-function dinput_record_writer_open(out, path, compression, level)
+function dinput_record_writer_open(out, path, options)
     ccall((:dinput_record_writer_open, libdinput), Cint,
-        (Ptr{Ptr{Cvoid}}, Cstring, Cint, Cint),
-        out, path, compression, level)
+        (Ptr{Ptr{Cvoid}}, Cstring, Ptr{Cvoid}),
+        out, path, options)
 end
 function dinput_record_writer_write(writer, data, size)
     ccall((:dinput_record_writer_write, libdinput), Cint,

@@ -35,7 +35,12 @@ _free(::RecordWriter, p::Ptr{Cvoid}) = LibDinput.dinput_record_writer_free(p)
 
 function RecordWriter(path::AbstractString; compression::Symbol=:none, level::Integer=0)
     code = _compression_code(compression)
-    return RecordWriter(_out(o -> LibDinput.dinput_record_writer_open(o, path, code, level)))
+    return _with_option_handle(LibDinput.dinput_record_writer_options_new,
+                               LibDinput.dinput_record_writer_options_free) do opts
+        check(LibDinput.dinput_record_writer_options_set_compression(opts, code))
+        check(LibDinput.dinput_record_writer_options_set_level(opts, level))
+        RecordWriter(_out(o -> LibDinput.dinput_record_writer_open(o, path, opts)))
+    end
 end
 
 function RecordWriter(f::Function, path::AbstractString; kwargs...)

@@ -160,6 +160,15 @@ end
     @test element_spec(b) == [TensorSpec(Int64, (nothing,))]
     @test element_spec(batch(Dataset(0:8), 4; drop_remainder=true)) == [TensorSpec(Int64, (4,))]
     @test [Array(x[1]) for x in batch(Dataset(0:8), 4; drop_remainder=true)] == [0:3, 4:7]
+    # Parallel batch assembly gives the same batches; bad settings are :INVALID_ARGUMENT.
+    @test [Array(x[1]) for x in batch(Dataset(0:8), 4; num_parallel_calls=3,
+                                      deterministic=false)] == [[0, 1, 2, 3], [4, 5, 6, 7], [8]]
+    @test_throws DinputError batch(Dataset(0:8), 4; num_parallel_calls=-5)
+    # The seed pair: the same pair, the same order; seed2 changes it.
+    order(s, s2) = [x[1][] for x in shuffle(Dataset(0:49), 50; seed=s, seed2=s2)]
+    @test order(3, 9) == order(3, 9)
+    @test order(3, 9) != order(3, 10)
+    @test sort(order(3, 9)) == collect(0:49)
     @test [x[1][] for x in unbatch(b)] == collect(0:8)
     @test [Array(x[1]) for x in rebatch(b, [1, 3])] == [[0], [1, 2, 3], [4], [5, 6, 7], [8]]
     @test [x[1][] for x in take(skip(Dataset(0:9), 2), 3)] == [2, 3, 4]

@@ -122,6 +122,11 @@ pub const DINPUT_COMPRESSION_NONE: dinput_compression_t = 0;
 pub const DINPUT_COMPRESSION_ZSTD: dinput_compression_t = 1;
 pub const DINPUT_COMPRESSION_GZIP: dinput_compression_t = 2;
 
+pub type dinput_deterministic_t = c_int;
+pub const DINPUT_DETERMINISTIC_UNSET: dinput_deterministic_t = -1;
+pub const DINPUT_DETERMINISTIC_FALSE: dinput_deterministic_t = 0;
+pub const DINPUT_DETERMINISTIC_TRUE: dinput_deterministic_t = 1;
+
 // ---------------------------------------------------------------------------------------
 // Opaque handles
 // ---------------------------------------------------------------------------------------
@@ -174,6 +179,18 @@ opaque! {
     dinput_replica_context => dinput_replica_context_t;
     /// Writes TFRecord-framed files; one thread at a time.
     dinput_record_writer => dinput_record_writer_t;
+    /// Options of dinput_dataset_map.
+    dinput_map_options => dinput_map_options_t;
+    /// Options of dinput_dataset_interleave.
+    dinput_interleave_options => dinput_interleave_options_t;
+    /// Options of dinput_dataset_batch.
+    dinput_batch_options => dinput_batch_options_t;
+    /// Options of dinput_dataset_shuffle.
+    dinput_shuffle_options => dinput_shuffle_options_t;
+    /// Options of dinput_dataset_records.
+    dinput_records_options => dinput_records_options_t;
+    /// Options of dinput_record_writer_open.
+    dinput_record_writer_options => dinput_record_writer_options_t;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -390,6 +407,111 @@ extern "C" {
     pub fn dinput_options_map_files(options: *const dinput_options_t) -> c_int;
     pub fn dinput_options_set_allow_nonregular_files(options: *mut dinput_options_t, enable: c_int) -> dinput_status_t;
     pub fn dinput_options_allow_nonregular_files(options: *const dinput_options_t) -> c_int;
+    pub fn dinput_options_set_deterministic(options: *mut dinput_options_t, enable: c_int) -> dinput_status_t;
+    pub fn dinput_options_deterministic(options: *const dinput_options_t) -> c_int;
+
+    // -- transformation options --
+    pub fn dinput_map_options_new(out: *mut *mut dinput_map_options_t) -> dinput_status_t;
+    pub fn dinput_map_options_free(options: *mut dinput_map_options_t);
+    pub fn dinput_map_options_set_out_spec(
+        options: *mut dinput_map_options_t,
+        spec: *const dinput_spec_t,
+    ) -> dinput_status_t;
+    pub fn dinput_map_options_out_spec(
+        out: *mut *mut dinput_spec_t,
+        options: *const dinput_map_options_t,
+    ) -> dinput_status_t;
+    pub fn dinput_map_options_set_num_parallel_calls(
+        options: *mut dinput_map_options_t,
+        num_parallel_calls: i64,
+    ) -> dinput_status_t;
+    pub fn dinput_map_options_num_parallel_calls(options: *const dinput_map_options_t) -> i64;
+    pub fn dinput_map_options_set_deterministic(
+        options: *mut dinput_map_options_t,
+        deterministic: dinput_deterministic_t,
+    ) -> dinput_status_t;
+    pub fn dinput_map_options_deterministic(options: *const dinput_map_options_t) -> dinput_deterministic_t;
+    pub fn dinput_interleave_options_new(out: *mut *mut dinput_interleave_options_t) -> dinput_status_t;
+    pub fn dinput_interleave_options_free(options: *mut dinput_interleave_options_t);
+    pub fn dinput_interleave_options_set_cycle_length(
+        options: *mut dinput_interleave_options_t,
+        cycle_length: i64,
+    ) -> dinput_status_t;
+    pub fn dinput_interleave_options_cycle_length(options: *const dinput_interleave_options_t) -> i64;
+    pub fn dinput_interleave_options_set_block_length(
+        options: *mut dinput_interleave_options_t,
+        block_length: i64,
+    ) -> dinput_status_t;
+    pub fn dinput_interleave_options_block_length(options: *const dinput_interleave_options_t) -> i64;
+    pub fn dinput_interleave_options_set_num_parallel_calls(
+        options: *mut dinput_interleave_options_t,
+        num_parallel_calls: i64,
+    ) -> dinput_status_t;
+    pub fn dinput_interleave_options_num_parallel_calls(options: *const dinput_interleave_options_t) -> i64;
+    pub fn dinput_interleave_options_set_deterministic(
+        options: *mut dinput_interleave_options_t,
+        deterministic: dinput_deterministic_t,
+    ) -> dinput_status_t;
+    pub fn dinput_interleave_options_deterministic(
+        options: *const dinput_interleave_options_t,
+    ) -> dinput_deterministic_t;
+    pub fn dinput_batch_options_new(out: *mut *mut dinput_batch_options_t) -> dinput_status_t;
+    pub fn dinput_batch_options_free(options: *mut dinput_batch_options_t);
+    pub fn dinput_batch_options_set_drop_remainder(
+        options: *mut dinput_batch_options_t,
+        drop_remainder: c_int,
+    ) -> dinput_status_t;
+    pub fn dinput_batch_options_drop_remainder(options: *const dinput_batch_options_t) -> c_int;
+    pub fn dinput_batch_options_set_num_parallel_calls(
+        options: *mut dinput_batch_options_t,
+        num_parallel_calls: i64,
+    ) -> dinput_status_t;
+    pub fn dinput_batch_options_num_parallel_calls(options: *const dinput_batch_options_t) -> i64;
+    pub fn dinput_batch_options_set_deterministic(
+        options: *mut dinput_batch_options_t,
+        deterministic: dinput_deterministic_t,
+    ) -> dinput_status_t;
+    pub fn dinput_batch_options_deterministic(options: *const dinput_batch_options_t) -> dinput_deterministic_t;
+    pub fn dinput_shuffle_options_new(out: *mut *mut dinput_shuffle_options_t) -> dinput_status_t;
+    pub fn dinput_shuffle_options_free(options: *mut dinput_shuffle_options_t);
+    pub fn dinput_shuffle_options_set_seed(
+        options: *mut dinput_shuffle_options_t,
+        seed: i64,
+        seed2: i64,
+    ) -> dinput_status_t;
+    pub fn dinput_shuffle_options_seed(options: *const dinput_shuffle_options_t) -> i64;
+    pub fn dinput_shuffle_options_seed2(options: *const dinput_shuffle_options_t) -> i64;
+    pub fn dinput_shuffle_options_set_reshuffle_each_iteration(
+        options: *mut dinput_shuffle_options_t,
+        enable: c_int,
+    ) -> dinput_status_t;
+    pub fn dinput_shuffle_options_reshuffle_each_iteration(options: *const dinput_shuffle_options_t) -> c_int;
+    pub fn dinput_records_options_new(out: *mut *mut dinput_records_options_t) -> dinput_status_t;
+    pub fn dinput_records_options_free(options: *mut dinput_records_options_t);
+    pub fn dinput_records_options_set_compression(
+        options: *mut dinput_records_options_t,
+        compression: dinput_compression_t,
+    ) -> dinput_status_t;
+    pub fn dinput_records_options_compression(options: *const dinput_records_options_t) -> dinput_compression_t;
+    pub fn dinput_records_options_set_buffer_size(
+        options: *mut dinput_records_options_t,
+        buffer_size: i64,
+    ) -> dinput_status_t;
+    pub fn dinput_records_options_buffer_size(options: *const dinput_records_options_t) -> i64;
+    pub fn dinput_record_writer_options_new(out: *mut *mut dinput_record_writer_options_t) -> dinput_status_t;
+    pub fn dinput_record_writer_options_free(options: *mut dinput_record_writer_options_t);
+    pub fn dinput_record_writer_options_set_compression(
+        options: *mut dinput_record_writer_options_t,
+        compression: dinput_compression_t,
+    ) -> dinput_status_t;
+    pub fn dinput_record_writer_options_compression(
+        options: *const dinput_record_writer_options_t,
+    ) -> dinput_compression_t;
+    pub fn dinput_record_writer_options_set_level(
+        options: *mut dinput_record_writer_options_t,
+        level: c_int,
+    ) -> dinput_status_t;
+    pub fn dinput_record_writer_options_level(options: *const dinput_record_writer_options_t) -> c_int;
 
     // -- datasets --
     pub fn dinput_dataset_free(dataset: *mut dinput_dataset_t);
@@ -429,8 +551,7 @@ extern "C" {
         out: *mut *mut dinput_dataset_t,
         files: *const *const c_char,
         num_files: usize,
-        compression: dinput_compression_t,
-        buffer_size: i64,
+        options: *const dinput_records_options_t,
     ) -> dinput_status_t;
     pub fn dinput_dataset_fixed_length_records(
         out: *mut *mut dinput_dataset_t,
@@ -453,7 +574,7 @@ extern "C" {
         out: *mut *mut dinput_dataset_t,
         input: *const dinput_dataset_t,
         batch_size: i64,
-        drop_remainder: c_int,
+        options: *const dinput_batch_options_t,
     ) -> dinput_status_t;
     pub fn dinput_dataset_unbatch(out: *mut *mut dinput_dataset_t, input: *const dinput_dataset_t) -> dinput_status_t;
     pub fn dinput_dataset_repeat(
@@ -481,18 +602,15 @@ extern "C" {
         out: *mut *mut dinput_dataset_t,
         input: *const dinput_dataset_t,
         buffer_size: i64,
-        seed: i64,
-        reshuffle_each_iteration: c_int,
+        options: *const dinput_shuffle_options_t,
     ) -> dinput_status_t;
     pub fn dinput_dataset_map(
         out: *mut *mut dinput_dataset_t,
         input: *const dinput_dataset_t,
         fn_: dinput_map_fn,
-        out_spec: *const dinput_spec_t,
-        num_parallel_calls: i64,
-        deterministic: c_int,
         user_data: *mut c_void,
         free_user_data: dinput_free_fn,
+        options: *const dinput_map_options_t,
     ) -> dinput_status_t;
     pub fn dinput_dataset_filter(
         out: *mut *mut dinput_dataset_t,
@@ -506,12 +624,9 @@ extern "C" {
         input: *const dinput_dataset_t,
         fn_: dinput_interleave_fn,
         out_spec: *const dinput_spec_t,
-        cycle_length: i64,
-        block_length: i64,
-        num_parallel_calls: i64,
-        deterministic: c_int,
         user_data: *mut c_void,
         free_user_data: dinput_free_fn,
+        options: *const dinput_interleave_options_t,
     ) -> dinput_status_t;
     pub fn dinput_dataset_enumerate(
         out: *mut *mut dinput_dataset_t,
@@ -570,8 +685,7 @@ extern "C" {
     pub fn dinput_record_writer_open(
         out: *mut *mut dinput_record_writer_t,
         path: *const c_char,
-        compression: dinput_compression_t,
-        level: c_int,
+        options: *const dinput_record_writer_options_t,
     ) -> dinput_status_t;
     pub fn dinput_record_writer_write(
         writer: *mut dinput_record_writer_t,

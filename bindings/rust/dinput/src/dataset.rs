@@ -141,6 +141,19 @@ impl Options {
         // SAFETY: self.raw is live.
         unsafe { sys::dinput_options_allow_nonregular_files(self.raw.as_ptr()) != 0 }
     }
+
+    /// The order of the map, interleave and batch nodes upstream whose own `deterministic`
+    /// is `None` (tf.data's `Options.deterministic`); default true.
+    pub fn set_deterministic(&mut self, enable: bool) -> Result<&mut Options> {
+        // SAFETY: self.raw is live and exclusively borrowed.
+        check(unsafe { sys::dinput_options_set_deterministic(self.raw.as_ptr(), enable as c_int) })?;
+        Ok(self)
+    }
+
+    pub fn deterministic(&self) -> bool {
+        // SAFETY: self.raw is live.
+        unsafe { sys::dinput_options_deterministic(self.raw.as_ptr()) != 0 }
+    }
 }
 
 /// The number of elements of a dataset.
@@ -152,20 +165,40 @@ pub enum Cardinality {
 }
 
 /// Options of [`Dataset::map_with`]: the defaults are a sequential map whose results have the
-/// input's spec.
+/// input's spec. Built field by field or with the builder methods:
+/// `MapOptions::new().num_parallel_calls(4).deterministic(false)`.
 #[derive(Debug, Clone, Copy)]
 pub struct MapOptions<'a> {
     /// The spec of the closure's results; `None`: the same as the input's.
     pub out_spec: Option<&'a Spec>,
     /// 1 (or 0): sequential; > 1 or [`AUTOTUNE`]: a thread pool.
     pub num_parallel_calls: i64,
-    /// Keep the input order (with parallel calls).
-    pub deterministic: bool,
+    /// Keep the input order (with parallel calls); `None`: the pipeline's
+    /// [`Options::set_deterministic`], ordered by default (tf.data's three states).
+    pub deterministic: Option<bool>,
 }
 
 impl Default for MapOptions<'_> {
     fn default() -> Self {
-        MapOptions { out_spec: None, num_parallel_calls: 1, deterministic: true }
+        MapOptions { out_spec: None, num_parallel_calls: 1, deterministic: None }
+    }
+}
+
+impl<'a> MapOptions<'a> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn out_spec(mut self, spec: &'a Spec) -> Self {
+        self.out_spec = Some(spec);
+        self
+    }
+    pub fn num_parallel_calls(mut self, n: i64) -> Self {
+        self.num_parallel_calls = n;
+        self
+    }
+    pub fn deterministic(mut self, deterministic: bool) -> Self {
+        self.deterministic = Some(deterministic);
+        self
     }
 }
 
@@ -179,13 +212,147 @@ pub struct InterleaveOptions {
     /// 1: read on the consumer's thread; > 1 or [`AUTOTUNE`]: each open dataset ahead on a
     /// library thread.
     pub num_parallel_calls: i64,
-    /// With false, a reader with no element ready is passed over instead of waited for.
-    pub deterministic: bool,
+    /// With `Some(false)`, a reader with no element ready is passed over instead of waited
+    /// for; `None`: the pipeline's setting (ordered by default).
+    pub deterministic: Option<bool>,
 }
 
 impl Default for InterleaveOptions {
     fn default() -> Self {
-        InterleaveOptions { cycle_length: AUTOTUNE, block_length: 1, num_parallel_calls: 1, deterministic: true }
+        InterleaveOptions { cycle_length: AUTOTUNE, block_length: 1, num_parallel_calls: 1, deterministic: None }
+    }
+}
+
+impl InterleaveOptions {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn cycle_length(mut self, n: i64) -> Self {
+        self.cycle_length = n;
+        self
+    }
+    pub fn block_length(mut self, n: i64) -> Self {
+        self.block_length = n;
+        self
+    }
+    pub fn num_parallel_calls(mut self, n: i64) -> Self {
+        self.num_parallel_calls = n;
+        self
+    }
+    pub fn deterministic(mut self, deterministic: bool) -> Self {
+        self.deterministic = Some(deterministic);
+        self
+    }
+}
+
+/// Options of [`Dataset::batch_with`]: the defaults keep a short last batch and assemble
+/// batches on the consumer's thread.
+#[derive(Debug, Clone, Copy)]
+pub struct BatchOptions {
+    /// Drop a last batch shorter than the batch size.
+    pub drop_remainder: bool,
+    /// 1 (or 0): rows stacked on the consumer's thread; > 1 or [`AUTOTUNE`]: several batches
+    /// stacked at once on library threads. The batches are the same either way.
+    pub num_parallel_calls: i64,
+    /// Accepted as in tf.data; batches currently always keep their order.
+    pub deterministic: Option<bool>,
+}
+
+impl Default for BatchOptions {
+    fn default() -> Self {
+        BatchOptions { drop_remainder: false, num_parallel_calls: 1, deterministic: None }
+    }
+}
+
+impl BatchOptions {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn drop_remainder(mut self, drop: bool) -> Self {
+        self.drop_remainder = drop;
+        self
+    }
+    pub fn num_parallel_calls(mut self, n: i64) -> Self {
+        self.num_parallel_calls = n;
+        self
+    }
+    pub fn deterministic(mut self, deterministic: bool) -> Self {
+        self.deterministic = Some(deterministic);
+        self
+    }
+}
+
+/// Options of [`Dataset::shuffle_with`]: the defaults draw a random seed per dataset and use
+/// a new order for every iterator.
+#[derive(Debug, Clone, Copy)]
+pub struct ShuffleOptions {
+    /// The seed pair (seed, seed2), as tf.data's global and operation seeds, both >= 0: the
+    /// same pair gives the same order everywhere. `None`: a random seed.
+    pub seeds: Option<(i64, i64)>,
+    /// A new (seed-derived) order for each iterator.
+    pub reshuffle_each_iteration: bool,
+}
+
+impl Default for ShuffleOptions {
+    fn default() -> Self {
+        ShuffleOptions { seeds: None, reshuffle_each_iteration: true }
+    }
+}
+
+impl ShuffleOptions {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn seeds(mut self, seed: i64, seed2: i64) -> Self {
+        self.seeds = Some((seed, seed2));
+        self
+    }
+    pub fn reshuffle_each_iteration(mut self, reshuffle: bool) -> Self {
+        self.reshuffle_each_iteration = reshuffle;
+        self
+    }
+}
+
+fn deterministic_c(deterministic: Option<bool>) -> sys::dinput_deterministic_t {
+    match deterministic {
+        None => sys::DINPUT_DETERMINISTIC_UNSET,
+        Some(true) => sys::DINPUT_DETERMINISTIC_TRUE,
+        Some(false) => sys::DINPUT_DETERMINISTIC_FALSE,
+    }
+}
+
+/// An option handle of the C API (dinput_batch_options_t, ...), freed when dropped. The
+/// safe layer's option structs are plain values; each call fills one of these for the
+/// library, which copies it.
+struct OptionHandle<T> {
+    raw: NonNull<T>,
+    free: unsafe extern "C" fn(*mut T),
+}
+
+impl<T> OptionHandle<T> {
+    fn new(
+        make: unsafe extern "C" fn(*mut *mut T) -> sys::dinput_status_t,
+        free: unsafe extern "C" fn(*mut T),
+    ) -> Result<Self> {
+        // SAFETY: make is a dinput_*_options_new, which fills a valid out-parameter.
+        let raw = out_handle(|out| unsafe { make(out) })?;
+        Ok(OptionHandle { raw, free })
+    }
+
+    /// Runs a setter on the handle and checks its status.
+    fn set(&self, setter: impl FnOnce(*mut T) -> sys::dinput_status_t) -> Result<()> {
+        check(setter(self.raw.as_ptr()))
+    }
+
+    fn as_ptr(&self) -> *const T {
+        self.raw.as_ptr()
+    }
+}
+
+impl<T> Drop for OptionHandle<T> {
+    fn drop(&mut self) {
+        // SAFETY: self owns the handle; free is its dinput_*_options_free.
+        unsafe { (self.free)(self.raw.as_ptr()) }
     }
 }
 
@@ -417,11 +584,13 @@ impl Dataset {
     /// `buffer_size` 0: a default read buffer.
     pub fn records<P: AsRef<Path>>(files: &[P], compression: Compression, buffer_size: i64) -> Result<Dataset> {
         let (_owned, ptrs) = path_c_strings(files)?;
-        // SAFETY: as in text_lines.
-        out_handle(|out| unsafe {
-            sys::dinput_dataset_records(out, ptrs.as_ptr(), ptrs.len(), compression as c_int, buffer_size)
-        })
-        .map(Dataset::wrap)
+        let options = OptionHandle::new(sys::dinput_records_options_new, sys::dinput_records_options_free)?;
+        // SAFETY (setters): the handle is live and owned by `options`.
+        options.set(|o| unsafe { sys::dinput_records_options_set_compression(o, compression as c_int) })?;
+        options.set(|o| unsafe { sys::dinput_records_options_set_buffer_size(o, buffer_size) })?;
+        // SAFETY: as in text_lines; options is live for the call.
+        out_handle(|out| unsafe { sys::dinput_dataset_records(out, ptrs.as_ptr(), ptrs.len(), options.as_ptr()) })
+            .map(Dataset::wrap)
     }
 
     /// One `Bytes` scalar of `record_bytes` bytes per record, after skipping `header_bytes`
@@ -463,9 +632,19 @@ impl Dataset {
     /// Stacks `batch_size` consecutive elements; the last batch may be shorter unless
     /// `drop_remainder`.
     pub fn batch(&self, batch_size: i64, drop_remainder: bool) -> Result<Dataset> {
+        self.batch_with(batch_size, &BatchOptions { drop_remainder, ..Default::default() })
+    }
+
+    /// Stacks `batch_size` consecutive elements, with the settings of `options`.
+    pub fn batch_with(&self, batch_size: i64, options: &BatchOptions) -> Result<Dataset> {
+        let o = OptionHandle::new(sys::dinput_batch_options_new, sys::dinput_batch_options_free)?;
+        // SAFETY (setters): the handle is live and owned by `o`.
+        o.set(|p| unsafe { sys::dinput_batch_options_set_drop_remainder(p, options.drop_remainder as c_int) })?;
+        o.set(|p| unsafe { sys::dinput_batch_options_set_num_parallel_calls(p, options.num_parallel_calls) })?;
+        o.set(|p| unsafe { sys::dinput_batch_options_set_deterministic(p, deterministic_c(options.deterministic)) })?;
         // SAFETY (all transforms): `input` is self's live handle, `out` a valid out-parameter;
-        // the new dataset keeps its input alive.
-        self.derive(|out, input| unsafe { sys::dinput_dataset_batch(out, input, batch_size, drop_remainder as c_int) })
+        // the new dataset keeps its input alive. Option handles are live for the call.
+        self.derive(|out, input| unsafe { sys::dinput_dataset_batch(out, input, batch_size, o.as_ptr()) })
     }
 
     pub fn unbatch(&self) -> Result<Dataset> {
@@ -506,13 +685,26 @@ impl Dataset {
         self.shard(sys::DINPUT_SHARD_HINT, sys::DINPUT_SHARD_HINT)
     }
 
-    /// Shuffles with a buffer of `buffer_size` elements; `seed` `None` is random.
+    /// Shuffles with a buffer of `buffer_size` elements; `seed` `None` is random, `Some(s)`
+    /// the seed pair `(s, 0)`.
     pub fn shuffle(&self, buffer_size: i64, seed: Option<i64>, reshuffle_each_iteration: bool) -> Result<Dataset> {
-        let seed = seed.unwrap_or(-1);
-        // SAFETY: see batch.
-        self.derive(|out, input| unsafe {
-            sys::dinput_dataset_shuffle(out, input, buffer_size, seed, reshuffle_each_iteration as c_int)
-        })
+        let options = ShuffleOptions { seeds: seed.map(|s| (s, 0)), reshuffle_each_iteration };
+        self.shuffle_with(buffer_size, &options)
+    }
+
+    /// Shuffles with a buffer of `buffer_size` elements, with the settings of `options`.
+    pub fn shuffle_with(&self, buffer_size: i64, options: &ShuffleOptions) -> Result<Dataset> {
+        let o = OptionHandle::new(sys::dinput_shuffle_options_new, sys::dinput_shuffle_options_free)?;
+        if let Some((seed, seed2)) = options.seeds {
+            // SAFETY: the handle is live and owned by `o`.
+            o.set(|p| unsafe { sys::dinput_shuffle_options_set_seed(p, seed, seed2) })?;
+        }
+        // SAFETY: as above.
+        o.set(|p| unsafe {
+            sys::dinput_shuffle_options_set_reshuffle_each_iteration(p, options.reshuffle_each_iteration as c_int)
+        })?;
+        // SAFETY: see batch_with.
+        self.derive(|out, input| unsafe { sys::dinput_dataset_shuffle(out, input, buffer_size, o.as_ptr()) })
     }
 
     /// Applies `f` to each element, sequentially, results with the input's spec.
@@ -552,20 +744,19 @@ impl Dataset {
             unsafe { deliver(out, result) }
         }
         let out_spec = options.out_spec.map_or(std::ptr::null(), |s| s.as_raw());
+        let o = OptionHandle::new(sys::dinput_map_options_new, sys::dinput_map_options_free)?;
+        // SAFETY (setters): the handle is live and owned by `o`; out_spec is NULL or live (and
+        // copied by the setter).
+        o.set(|p| unsafe { sys::dinput_map_options_set_out_spec(p, out_spec) })?;
+        o.set(|p| unsafe { sys::dinput_map_options_set_num_parallel_calls(p, options.num_parallel_calls) })?;
+        o.set(|p| unsafe { sys::dinput_map_options_set_deterministic(p, deterministic_c(options.deterministic)) })?;
+        // The closure is boxed only once the options are accepted: from the call on, the
+        // library owns it.
         let user_data = Box::into_raw(Box::new(f)) as *mut c_void;
-        // SAFETY: see batch; user_data is a Box<F> released by drop_boxed::<F> exactly once
-        // (also when this call fails); out_spec is NULL or live for the call.
+        // SAFETY: see batch_with; user_data is a Box<F> released by drop_boxed::<F> exactly
+        // once (also when this call fails).
         self.derive(|out, input| unsafe {
-            sys::dinput_dataset_map(
-                out,
-                input,
-                Some(tramp::<F>),
-                out_spec,
-                options.num_parallel_calls,
-                options.deterministic as c_int,
-                user_data,
-                Some(drop_boxed::<F>),
-            )
+            sys::dinput_dataset_map(out, input, Some(tramp::<F>), user_data, Some(drop_boxed::<F>), o.as_ptr())
         })
     }
 
@@ -629,6 +820,14 @@ impl Dataset {
             // SAFETY: out is the library's valid out-parameter; it takes the dataset.
             unsafe { deliver(out, result) }
         }
+        let o = OptionHandle::new(sys::dinput_interleave_options_new, sys::dinput_interleave_options_free)?;
+        // SAFETY (setters): the handle is live and owned by `o`.
+        o.set(|p| unsafe { sys::dinput_interleave_options_set_cycle_length(p, options.cycle_length) })?;
+        o.set(|p| unsafe { sys::dinput_interleave_options_set_block_length(p, options.block_length) })?;
+        o.set(|p| unsafe { sys::dinput_interleave_options_set_num_parallel_calls(p, options.num_parallel_calls) })?;
+        o.set(|p| unsafe {
+            sys::dinput_interleave_options_set_deterministic(p, deterministic_c(options.deterministic))
+        })?;
         let user_data = Box::into_raw(Box::new(f)) as *mut c_void;
         // SAFETY: as in map_with; out_spec is live for the call.
         self.derive(|out, input| unsafe {
@@ -637,12 +836,9 @@ impl Dataset {
                 input,
                 Some(tramp::<F>),
                 out_spec.as_raw(),
-                options.cycle_length,
-                options.block_length,
-                options.num_parallel_calls,
-                options.deterministic as c_int,
                 user_data,
                 Some(drop_boxed::<F>),
+                o.as_ptr(),
             )
         })
     }
@@ -706,10 +902,12 @@ impl RecordWriter {
     /// `path` keeps its contents. `level`: zstd 1..19 or gzip 1..9, 0 for the default.
     pub fn create<P: AsRef<Path>>(path: P, compression: Compression, level: i32) -> Result<RecordWriter> {
         let path = path_c_string(path.as_ref())?;
-        // SAFETY: path is NUL-terminated and lives for the call.
-        let raw = out_handle(|out| unsafe {
-            sys::dinput_record_writer_open(out, path.as_ptr(), compression as c_int, level)
-        })?;
+        let o = OptionHandle::new(sys::dinput_record_writer_options_new, sys::dinput_record_writer_options_free)?;
+        // SAFETY (setters): the handle is live and owned by `o`.
+        o.set(|p| unsafe { sys::dinput_record_writer_options_set_compression(p, compression as c_int) })?;
+        o.set(|p| unsafe { sys::dinput_record_writer_options_set_level(p, level) })?;
+        // SAFETY: path is NUL-terminated and lives for the call, as does the options handle.
+        let raw = out_handle(|out| unsafe { sys::dinput_record_writer_open(out, path.as_ptr(), o.as_ptr()) })?;
         Ok(RecordWriter { raw })
     }
 

@@ -84,7 +84,8 @@ mod iter;
 mod tensor;
 
 pub use dataset::{
-    AutoShardPolicy, Cardinality, Compression, Dataset, InterleaveOptions, MapOptions, Options, RecordWriter, AUTOTUNE,
+    AutoShardPolicy, BatchOptions, Cardinality, Compression, Dataset, InterleaveOptions, MapOptions, Options, RecordWriter,
+    ShuffleOptions, AUTOTUNE,
 };
 pub use distribute::{
     Collective, DistDataset, InputContext, InputOptions, PerReplica, ReduceOp, ReplicaContext, ReplicationMode,

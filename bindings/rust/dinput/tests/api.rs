@@ -13,6 +13,7 @@ use dinput::{
     InputOptions, InterleaveOptions, Iterator, MapOptions, Optional, Options, PerReplica, RecordWriter, Spec, Strategy,
     Tensor, UNKNOWN_DIM,
 };
+use dinput::{BatchOptions, ShuffleOptions, AUTOTUNE};
 
 fn ints(it: Iterator) -> Vec<i64> {
     it.map(|e| e.unwrap().tensor(0).unwrap().item::<i64>().unwrap()).collect()
@@ -252,6 +253,32 @@ fn transforms() {
 }
 
 #[test]
+fn batch_and_shuffle_options() {
+    let r = Dataset::range(0, 100, 1).unwrap();
+    let par = r.batch_with(7, &BatchOptions::new().num_parallel_calls(4).deterministic(false)).unwrap();
+    assert_eq!(par.cardinality(), Cardinality::Finite(15));
+    assert_eq!(all_ints(&par.unbatch().unwrap()), (0..100).collect::<Vec<i64>>());
+    let dropped = r.batch_with(7, &BatchOptions::new().drop_remainder(true).num_parallel_calls(AUTOTUNE)).unwrap();
+    assert_eq!(dropped.cardinality(), Cardinality::Finite(14));
+    assert_eq!(all_ints(&dropped.unbatch().unwrap()), (0..98).collect::<Vec<i64>>());
+    let err = r.batch_with(7, &BatchOptions::new().num_parallel_calls(-5)).unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+
+    let order = |a: i64, b: i64| all_ints(&r.shuffle_with(100, &ShuffleOptions::new().seeds(a, b)).unwrap());
+    assert_eq!(order(3, 9), order(3, 9));
+    assert_ne!(order(3, 9), order(3, 10));
+    // (s, 0) is the order of the single seed s.
+    assert_eq!(order(5, 0), all_ints(&r.shuffle(100, Some(5), true).unwrap()));
+    let err = r.shuffle_with(100, &ShuffleOptions::new().seeds(-1, 0)).unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+
+    let mut options = Options::new().unwrap();
+    assert!(options.deterministic());
+    options.set_deterministic(false).unwrap();
+    assert!(!options.deterministic());
+}
+
+#[test]
 fn map_filter_and_generator_closures() {
     let calls = Arc::new(AtomicUsize::new(0));
     let counter = calls.clone();
@@ -270,7 +297,7 @@ fn map_filter_and_generator_closures() {
 
     // A parallel map that changes the spec, deterministic: order kept.
     let spec = Spec::of(&[(DType::Bytes, &[])]).unwrap();
-    let options = MapOptions { out_spec: Some(&spec), num_parallel_calls: 4, deterministic: true };
+    let options = MapOptions::new().out_spec(&spec).num_parallel_calls(4).deterministic(true);
     let names: Vec<String> = Dataset::range(0, 50, 1)
         .unwrap()
         .map_with(&options, |e| {

@@ -251,7 +251,7 @@ impl Drop for DropCounter {
 fn closures_are_freed_once_also_when_the_constructor_fails() {
     let drops = Arc::new(AtomicUsize::new(0));
     let guard = DropCounter(drops.clone());
-    // An invalid num_parallel_calls makes dinput_dataset_map fail: the closure is still freed.
+    // An invalid num_parallel_calls is refused (by the map options): the closure is still freed.
     let options = MapOptions { num_parallel_calls: -7, ..Default::default() };
     let err = Dataset::range(0, 3, 1)
         .unwrap()

@@ -1,0 +1,317 @@
+// The option handles of the transformations and the record writer. The functions that take
+// them (api_dataset.cc, api_io.cc) copy the settings and freeze the handle.
+#include "capi/firewall.h"
+#include "capi/handles.h"
+#include "capi/transform_options.h"
+
+using namespace dinput;
+
+namespace dinput::capi {
+
+void check_not_frozen(const FreezableOptions& options) {
+  if (const char* by = options.used_by.load(std::memory_order_acquire))
+    raise(Code::kFailedPrecondition, current_function(), ": the options were used by ", by,
+          " and are frozen; make new options (the dataset or writer built keeps its own copy)");
+}
+
+void freeze(const FreezableOptions* options, const char* fn) {
+  if (!options) return;
+  const char* expected = nullptr;
+  // The first user is the one named; later uses leave it.
+  options->used_by.compare_exchange_strong(expected, fn, std::memory_order_acq_rel);
+}
+
+std::optional<bool> to_optional(dinput_deterministic_t deterministic) {
+  if (deterministic == DINPUT_DETERMINISTIC_UNSET) return std::nullopt;
+  return deterministic == DINPUT_DETERMINISTIC_TRUE;
+}
+
+}  // namespace dinput::capi
+
+namespace {
+
+// The body of a setter: the handle must be there and not frozen.
+template <typename Options, typename Body>
+dinput_status_t set(const char* fn, Options* options, Body&& body) {
+  return capi::guard(fn, [&] {
+    if (!options) raise(Code::kInvalidArgument, fn, ": argument 'options' is NULL");
+    capi::check_not_frozen(*options);
+    body(*options);
+  });
+}
+
+template <typename Options>
+dinput_status_t make(const char* fn, Options** out) {
+  return capi::guard(fn, [&] {
+    DINPUT_REQUIRE_OUT(out);
+    *out = new Options();
+  });
+}
+
+void check_parallel_calls(const char* fn, int64_t n) {
+  DINPUT_CHECK_ARG(n >= -1 && n <= 1024, fn,
+                   ": num_parallel_calls must be 0..1024 or DINPUT_AUTOTUNE (-1), got ", n);
+}
+
+void check_deterministic(const char* fn, dinput_deterministic_t d) {
+  int v = static_cast<int>(d);
+  DINPUT_CHECK_ARG(v >= -1 && v <= 1, fn, ": invalid deterministic ", v,
+                   " (expected DINPUT_DETERMINISTIC_UNSET=-1, FALSE=0 or TRUE=1)");
+}
+
+void check_compression(const char* fn, dinput_compression_t compression) {
+  int c = static_cast<int>(compression);
+  DINPUT_CHECK_ARG(c >= 0 && c <= 2, fn, ": invalid compression ", c,
+                   " (expected DINPUT_COMPRESSION_NONE, DINPUT_COMPRESSION_ZSTD or DINPUT_COMPRESSION_GZIP)");
+}
+
+}  // namespace
+
+extern "C" {
+
+// ---- map ----
+
+DINPUT_API dinput_status_t dinput_map_options_new(dinput_map_options_t** out) { return make(__func__, out); }
+
+DINPUT_API void dinput_map_options_free(dinput_map_options_t* options) { delete options; }
+
+DINPUT_API dinput_status_t dinput_map_options_set_out_spec(dinput_map_options_t* options, const dinput_spec_t* spec) {
+  return set(__func__, options, [&](dinput_map_options& o) {
+    if (spec) {
+      o.out_spec = spec->spec;
+    } else {
+      o.out_spec.reset();
+    }
+  });
+}
+
+DINPUT_API dinput_status_t dinput_map_options_out_spec(dinput_spec_t** out, const dinput_map_options_t* options) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE_OUT(out);
+    if (options && options->out_spec) *out = capi::new_handle<dinput_spec>(*options->out_spec);
+  });
+}
+
+DINPUT_API dinput_status_t dinput_map_options_set_num_parallel_calls(dinput_map_options_t* options,
+                                                                     int64_t num_parallel_calls) {
+  return set(__func__, options, [&](dinput_map_options& o) {
+    check_parallel_calls("dinput_map_options_set_num_parallel_calls", num_parallel_calls);
+    o.num_parallel_calls = num_parallel_calls;
+  });
+}
+
+DINPUT_API int64_t dinput_map_options_num_parallel_calls(const dinput_map_options_t* options) {
+  return options ? options->num_parallel_calls : 1;
+}
+
+DINPUT_API dinput_status_t dinput_map_options_set_deterministic(dinput_map_options_t* options,
+                                                                dinput_deterministic_t deterministic) {
+  return set(__func__, options, [&](dinput_map_options& o) {
+    check_deterministic("dinput_map_options_set_deterministic", deterministic);
+    o.deterministic = deterministic;
+  });
+}
+
+DINPUT_API dinput_deterministic_t dinput_map_options_deterministic(const dinput_map_options_t* options) {
+  return options ? options->deterministic : DINPUT_DETERMINISTIC_UNSET;
+}
+
+// ---- interleave ----
+
+DINPUT_API dinput_status_t dinput_interleave_options_new(dinput_interleave_options_t** out) {
+  return make(__func__, out);
+}
+
+DINPUT_API void dinput_interleave_options_free(dinput_interleave_options_t* options) { delete options; }
+
+DINPUT_API dinput_status_t dinput_interleave_options_set_cycle_length(dinput_interleave_options_t* options,
+                                                                      int64_t cycle_length) {
+  return set(__func__, options, [&](dinput_interleave_options& o) {
+    DINPUT_CHECK_ARG(cycle_length == kAutotune || (cycle_length >= 1 && cycle_length <= 4096),
+                     "dinput_interleave_options_set_cycle_length: cycle_length must be 1..4096 or DINPUT_AUTOTUNE "
+                     "(-1), got ",
+                     cycle_length);
+    o.cycle_length = cycle_length;
+  });
+}
+
+DINPUT_API int64_t dinput_interleave_options_cycle_length(const dinput_interleave_options_t* options) {
+  return options ? options->cycle_length : kAutotune;
+}
+
+DINPUT_API dinput_status_t dinput_interleave_options_set_block_length(dinput_interleave_options_t* options,
+                                                                      int64_t block_length) {
+  return set(__func__, options, [&](dinput_interleave_options& o) {
+    DINPUT_CHECK_ARG(block_length >= 1,
+                     "dinput_interleave_options_set_block_length: block_length must be >= 1, got ", block_length);
+    o.block_length = block_length;
+  });
+}
+
+DINPUT_API int64_t dinput_interleave_options_block_length(const dinput_interleave_options_t* options) {
+  return options ? options->block_length : 1;
+}
+
+DINPUT_API dinput_status_t dinput_interleave_options_set_num_parallel_calls(dinput_interleave_options_t* options,
+                                                                            int64_t num_parallel_calls) {
+  return set(__func__, options, [&](dinput_interleave_options& o) {
+    check_parallel_calls("dinput_interleave_options_set_num_parallel_calls", num_parallel_calls);
+    o.num_parallel_calls = num_parallel_calls;
+  });
+}
+
+DINPUT_API int64_t dinput_interleave_options_num_parallel_calls(const dinput_interleave_options_t* options) {
+  return options ? options->num_parallel_calls : 1;
+}
+
+DINPUT_API dinput_status_t dinput_interleave_options_set_deterministic(dinput_interleave_options_t* options,
+                                                                       dinput_deterministic_t deterministic) {
+  return set(__func__, options, [&](dinput_interleave_options& o) {
+    check_deterministic("dinput_interleave_options_set_deterministic", deterministic);
+    o.deterministic = deterministic;
+  });
+}
+
+DINPUT_API dinput_deterministic_t dinput_interleave_options_deterministic(const dinput_interleave_options_t* options) {
+  return options ? options->deterministic : DINPUT_DETERMINISTIC_UNSET;
+}
+
+// ---- batch ----
+
+DINPUT_API dinput_status_t dinput_batch_options_new(dinput_batch_options_t** out) { return make(__func__, out); }
+
+DINPUT_API void dinput_batch_options_free(dinput_batch_options_t* options) { delete options; }
+
+DINPUT_API dinput_status_t dinput_batch_options_set_drop_remainder(dinput_batch_options_t* options,
+                                                                   int drop_remainder) {
+  return set(__func__, options, [&](dinput_batch_options& o) { o.drop_remainder = drop_remainder != 0; });
+}
+
+DINPUT_API int dinput_batch_options_drop_remainder(const dinput_batch_options_t* options) {
+  return options && options->drop_remainder ? 1 : 0;
+}
+
+DINPUT_API dinput_status_t dinput_batch_options_set_num_parallel_calls(dinput_batch_options_t* options,
+                                                                       int64_t num_parallel_calls) {
+  return set(__func__, options, [&](dinput_batch_options& o) {
+    check_parallel_calls("dinput_batch_options_set_num_parallel_calls", num_parallel_calls);
+    o.num_parallel_calls = num_parallel_calls;
+  });
+}
+
+DINPUT_API int64_t dinput_batch_options_num_parallel_calls(const dinput_batch_options_t* options) {
+  return options ? options->num_parallel_calls : 1;
+}
+
+DINPUT_API dinput_status_t dinput_batch_options_set_deterministic(dinput_batch_options_t* options,
+                                                                  dinput_deterministic_t deterministic) {
+  return set(__func__, options, [&](dinput_batch_options& o) {
+    check_deterministic("dinput_batch_options_set_deterministic", deterministic);
+    o.deterministic = deterministic;
+  });
+}
+
+DINPUT_API dinput_deterministic_t dinput_batch_options_deterministic(const dinput_batch_options_t* options) {
+  return options ? options->deterministic : DINPUT_DETERMINISTIC_UNSET;
+}
+
+// ---- shuffle ----
+
+DINPUT_API dinput_status_t dinput_shuffle_options_new(dinput_shuffle_options_t** out) { return make(__func__, out); }
+
+DINPUT_API void dinput_shuffle_options_free(dinput_shuffle_options_t* options) { delete options; }
+
+DINPUT_API dinput_status_t dinput_shuffle_options_set_seed(dinput_shuffle_options_t* options, int64_t seed,
+                                                           int64_t seed2) {
+  return set(__func__, options, [&](dinput_shuffle_options& o) {
+    DINPUT_CHECK_ARG(seed >= 0, "dinput_shuffle_options_set_seed: seed must be >= 0, got ", seed,
+                     " (leave the seed unset for a random one)");
+    DINPUT_CHECK_ARG(seed2 >= 0, "dinput_shuffle_options_set_seed: seed2 must be >= 0, got ", seed2);
+    o.has_seed = true;
+    o.seed = seed;
+    o.seed2 = seed2;
+  });
+}
+
+DINPUT_API int64_t dinput_shuffle_options_seed(const dinput_shuffle_options_t* options) {
+  return options && options->has_seed ? options->seed : -1;
+}
+
+DINPUT_API int64_t dinput_shuffle_options_seed2(const dinput_shuffle_options_t* options) {
+  return options && options->has_seed ? options->seed2 : -1;
+}
+
+DINPUT_API dinput_status_t dinput_shuffle_options_set_reshuffle_each_iteration(dinput_shuffle_options_t* options,
+                                                                               int enable) {
+  return set(__func__, options, [&](dinput_shuffle_options& o) { o.reshuffle_each_iteration = enable != 0; });
+}
+
+DINPUT_API int dinput_shuffle_options_reshuffle_each_iteration(const dinput_shuffle_options_t* options) {
+  return !options || options->reshuffle_each_iteration ? 1 : 0;
+}
+
+// ---- records ----
+
+DINPUT_API dinput_status_t dinput_records_options_new(dinput_records_options_t** out) { return make(__func__, out); }
+
+DINPUT_API void dinput_records_options_free(dinput_records_options_t* options) { delete options; }
+
+DINPUT_API dinput_status_t dinput_records_options_set_compression(dinput_records_options_t* options,
+                                                                  dinput_compression_t compression) {
+  return set(__func__, options, [&](dinput_records_options& o) {
+    check_compression("dinput_records_options_set_compression", compression);
+    o.compression = compression;
+  });
+}
+
+DINPUT_API dinput_compression_t dinput_records_options_compression(const dinput_records_options_t* options) {
+  return options ? options->compression : DINPUT_COMPRESSION_NONE;
+}
+
+DINPUT_API dinput_status_t dinput_records_options_set_buffer_size(dinput_records_options_t* options,
+                                                                  int64_t buffer_size) {
+  return set(__func__, options, [&](dinput_records_options& o) {
+    DINPUT_CHECK_ARG(buffer_size >= 0, "dinput_records_options_set_buffer_size: buffer_size must be >= 0 (0: the "
+                     "default), got ", buffer_size);
+    o.buffer_size = buffer_size;
+  });
+}
+
+DINPUT_API int64_t dinput_records_options_buffer_size(const dinput_records_options_t* options) {
+  return options ? options->buffer_size : 0;
+}
+
+// ---- record writer ----
+
+DINPUT_API dinput_status_t dinput_record_writer_options_new(dinput_record_writer_options_t** out) {
+  return make(__func__, out);
+}
+
+DINPUT_API void dinput_record_writer_options_free(dinput_record_writer_options_t* options) { delete options; }
+
+DINPUT_API dinput_status_t dinput_record_writer_options_set_compression(dinput_record_writer_options_t* options,
+                                                                        dinput_compression_t compression) {
+  return set(__func__, options, [&](dinput_record_writer_options& o) {
+    check_compression("dinput_record_writer_options_set_compression", compression);
+    o.compression = compression;
+  });
+}
+
+DINPUT_API dinput_compression_t dinput_record_writer_options_compression(
+    const dinput_record_writer_options_t* options) {
+  return options ? options->compression : DINPUT_COMPRESSION_NONE;
+}
+
+DINPUT_API dinput_status_t dinput_record_writer_options_set_level(dinput_record_writer_options_t* options, int level) {
+  return set(__func__, options, [&](dinput_record_writer_options& o) {
+    DINPUT_CHECK_ARG(level >= 0 && level <= 19, "dinput_record_writer_options_set_level: level must be 0..19 (0: "
+                     "the codec's default), got ", level);
+    o.level = level;
+  });
+}
+
+DINPUT_API int dinput_record_writer_options_level(const dinput_record_writer_options_t* options) {
+  return options ? options->level : 0;
+}
+
+}  // extern "C"

@@ -1,0 +1,68 @@
+// The option handles of the transformations and the record writer (dinput_map_options_t
+// and the others): plain settings, plus the name of the function that first used the
+// handle, after which the handle is frozen (its setters fail with FAILED_PRECONDITION).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+
+#include "core/element.h"
+#include "data/datasets.h"
+#include "dinput.h"
+
+namespace dinput::capi {
+
+// What every option handle shares: once a dataset (or writer) is built from it, it is
+// frozen, so that nobody can believe a later setter changed what was built.
+struct FreezableOptions {
+  // The exported function that used the handle; null while it can still be changed.
+  // Atomic because a handle may be used from several threads at once (reading is allowed).
+  mutable std::atomic<const char*> used_by{nullptr};
+};
+
+// FAILED_PRECONDITION naming the function that used `options` when it is frozen.
+void check_not_frozen(const FreezableOptions& options);
+// Marks `options` (when not null) as used by `fn`, a static string.
+void freeze(const FreezableOptions* options, const char* fn);
+
+// The three states of dinput_deterministic_t as the core takes them.
+std::optional<bool> to_optional(dinput_deterministic_t deterministic);
+
+}  // namespace dinput::capi
+
+struct dinput_map_options : dinput::capi::FreezableOptions {
+  std::optional<dinput::ElementSpec> out_spec;
+  int64_t num_parallel_calls = 1;
+  dinput_deterministic_t deterministic = DINPUT_DETERMINISTIC_UNSET;
+};
+
+struct dinput_interleave_options : dinput::capi::FreezableOptions {
+  int64_t cycle_length = dinput::kAutotune;
+  int64_t block_length = 1;
+  int64_t num_parallel_calls = 1;
+  dinput_deterministic_t deterministic = DINPUT_DETERMINISTIC_UNSET;
+};
+
+struct dinput_batch_options : dinput::capi::FreezableOptions {
+  bool drop_remainder = false;
+  int64_t num_parallel_calls = 1;
+  dinput_deterministic_t deterministic = DINPUT_DETERMINISTIC_UNSET;
+};
+
+struct dinput_shuffle_options : dinput::capi::FreezableOptions {
+  bool has_seed = false;
+  int64_t seed = -1;
+  int64_t seed2 = -1;
+  bool reshuffle_each_iteration = true;
+};
+
+struct dinput_records_options : dinput::capi::FreezableOptions {
+  dinput_compression_t compression = DINPUT_COMPRESSION_NONE;
+  int64_t buffer_size = 0;
+};
+
+struct dinput_record_writer_options : dinput::capi::FreezableOptions {
+  dinput_compression_t compression = DINPUT_COMPRESSION_NONE;
+  int level = 0;
+};

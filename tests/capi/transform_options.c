@@ -1,0 +1,312 @@
+/* The option handles of map, interleave, batch, shuffle, records and the record writer:
+ * defaults (fresh and NULL handles), every setter with its getter, refused values, the
+ * freeze after use, and what the settings do. */
+#include <stdlib.h>
+
+#include "check.h"
+
+static dinput_status_t identity(dinput_element_t **out, const dinput_element_t *in, void *user_data) {
+  (void)user_data;
+  return dinput_element_ref(out, in);
+}
+
+static void test_map_options(void) {
+  dinput_map_options_t *o = NULL;
+  dinput_spec_t *spec = NULL, *got = NULL;
+  dinput_dataset_t *r = NULL, *m = NULL, *m2 = NULL;
+  int64_t v[64];
+
+  /* Defaults, through NULL and through a fresh handle. */
+  CHECK(dinput_map_options_num_parallel_calls(NULL) == 1);
+  CHECK(dinput_map_options_deterministic(NULL) == DINPUT_DETERMINISTIC_UNSET);
+  CHECK_OK(dinput_map_options_out_spec(&got, NULL));
+  CHECK(got == NULL);
+  CHECK_OK(dinput_map_options_new(&o));
+  CHECK(dinput_map_options_num_parallel_calls(o) == 1);
+  CHECK(dinput_map_options_deterministic(o) == DINPUT_DETERMINISTIC_UNSET);
+  CHECK_OK(dinput_map_options_out_spec(&got, o));
+  CHECK(got == NULL);
+
+  /* Setters and getters. */
+  CHECK_OK(dinput_spec_new(&spec));
+  CHECK_OK(dinput_spec_add(spec, DINPUT_INT64, NULL, 0));
+  CHECK_OK(dinput_map_options_set_out_spec(o, spec));
+  dinput_spec_free(spec); /* copied */
+  CHECK_OK(dinput_map_options_out_spec(&got, o));
+  CHECK(got != NULL && dinput_spec_size(got) == 1 && dinput_spec_dtype(got, 0) == DINPUT_INT64);
+  dinput_spec_free(got);
+  CHECK_OK(dinput_map_options_set_num_parallel_calls(o, DINPUT_AUTOTUNE));
+  CHECK(dinput_map_options_num_parallel_calls(o) == DINPUT_AUTOTUNE);
+  CHECK_OK(dinput_map_options_set_num_parallel_calls(o, 4));
+  CHECK(dinput_map_options_num_parallel_calls(o) == 4);
+  CHECK_OK(dinput_map_options_set_deterministic(o, DINPUT_DETERMINISTIC_FALSE));
+  CHECK(dinput_map_options_deterministic(o) == DINPUT_DETERMINISTIC_FALSE);
+
+  /* Refused values name the value and keep the old one. */
+  CHECK_STATUS(dinput_map_options_set_num_parallel_calls(o, -2), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("dinput_map_options_set_num_parallel_calls: num_parallel_calls must be 0..1024");
+  CHECK_MSG("got -2");
+  CHECK_STATUS(dinput_map_options_set_num_parallel_calls(o, 1025), DINPUT_INVALID_ARGUMENT);
+  CHECK(dinput_map_options_num_parallel_calls(o) == 4);
+  CHECK_STATUS(dinput_map_options_set_deterministic(o, (dinput_deterministic_t)7), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("invalid deterministic 7");
+  CHECK_STATUS(dinput_map_options_set_num_parallel_calls(NULL, 1), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_map_options_new(NULL), DINPUT_INVALID_ARGUMENT);
+
+  /* Used: frozen, still readable and reusable. */
+  CHECK_OK(dinput_dataset_range(&r, 0, 40, 1));
+  CHECK_OK(dinput_dataset_map(&m, r, identity, NULL, NULL, o));
+  CHECK_STATUS(dinput_map_options_set_num_parallel_calls(o, 2), DINPUT_FAILED_PRECONDITION);
+  CHECK_MSG("used by dinput_dataset_map");
+  CHECK_STATUS(dinput_map_options_set_out_spec(o, NULL), DINPUT_FAILED_PRECONDITION);
+  CHECK(dinput_map_options_num_parallel_calls(o) == 4);
+  CHECK_OK(dinput_dataset_map(&m2, r, identity, NULL, NULL, o));
+  /* deterministic FALSE: every element exactly once, in some order. */
+  {
+    int seen[40] = {0};
+    int64_t n = drain_int64(m, v, 64, NULL), i;
+    int ok = n == 40;
+    for (i = 0; ok && i < 40; ++i) ok = v[i] >= 0 && v[i] < 40 && !seen[v[i]]++;
+    CHECK(ok);
+  }
+  dinput_dataset_free(m);
+  dinput_dataset_free(m2);
+  dinput_map_options_free(o);
+  dinput_map_options_free(NULL);
+
+  /* A failed build does not freeze: the handle can be fixed and used. */
+  CHECK_OK(dinput_map_options_new(&o));
+  CHECK_STATUS(dinput_dataset_map(&m, r, NULL, NULL, NULL, o), DINPUT_INVALID_ARGUMENT);
+  CHECK_OK(dinput_map_options_set_num_parallel_calls(o, 2));
+  dinput_map_options_free(o);
+  dinput_dataset_free(r);
+}
+
+static void test_interleave_options(void) {
+  dinput_interleave_options_t *o = NULL;
+  CHECK(dinput_interleave_options_cycle_length(NULL) == DINPUT_AUTOTUNE);
+  CHECK(dinput_interleave_options_block_length(NULL) == 1);
+  CHECK(dinput_interleave_options_num_parallel_calls(NULL) == 1);
+  CHECK(dinput_interleave_options_deterministic(NULL) == DINPUT_DETERMINISTIC_UNSET);
+  CHECK_OK(dinput_interleave_options_new(&o));
+  CHECK(dinput_interleave_options_cycle_length(o) == DINPUT_AUTOTUNE);
+  CHECK(dinput_interleave_options_block_length(o) == 1);
+  CHECK(dinput_interleave_options_num_parallel_calls(o) == 1);
+  CHECK(dinput_interleave_options_deterministic(o) == DINPUT_DETERMINISTIC_UNSET);
+
+  CHECK_OK(dinput_interleave_options_set_cycle_length(o, 3));
+  CHECK(dinput_interleave_options_cycle_length(o) == 3);
+  CHECK_OK(dinput_interleave_options_set_block_length(o, 2));
+  CHECK(dinput_interleave_options_block_length(o) == 2);
+  CHECK_OK(dinput_interleave_options_set_num_parallel_calls(o, DINPUT_AUTOTUNE));
+  CHECK(dinput_interleave_options_num_parallel_calls(o) == DINPUT_AUTOTUNE);
+  CHECK_OK(dinput_interleave_options_set_deterministic(o, DINPUT_DETERMINISTIC_TRUE));
+  CHECK(dinput_interleave_options_deterministic(o) == DINPUT_DETERMINISTIC_TRUE);
+
+  CHECK_STATUS(dinput_interleave_options_set_cycle_length(o, 0), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("cycle_length must be 1..4096 or DINPUT_AUTOTUNE (-1), got 0");
+  CHECK_STATUS(dinput_interleave_options_set_cycle_length(o, 4097), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_interleave_options_set_block_length(o, 0), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("block_length must be >= 1, got 0");
+  CHECK_STATUS(dinput_interleave_options_set_num_parallel_calls(o, -3), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_interleave_options_set_deterministic(o, (dinput_deterministic_t)-2),
+               DINPUT_INVALID_ARGUMENT);
+  CHECK(dinput_interleave_options_cycle_length(o) == 3 && dinput_interleave_options_block_length(o) == 2);
+  dinput_interleave_options_free(o);
+  dinput_interleave_options_free(NULL);
+}
+
+static void test_batch_options(void) {
+  dinput_batch_options_t *o = NULL;
+  dinput_dataset_t *r = NULL, *seq = NULL, *par = NULL;
+  int64_t a[1100], b[1100], na, nb, ea, eb;
+
+  CHECK(dinput_batch_options_drop_remainder(NULL) == 0);
+  CHECK(dinput_batch_options_num_parallel_calls(NULL) == 1);
+  CHECK(dinput_batch_options_deterministic(NULL) == DINPUT_DETERMINISTIC_UNSET);
+  CHECK_OK(dinput_batch_options_new(&o));
+  CHECK(dinput_batch_options_drop_remainder(o) == 0);
+  CHECK(dinput_batch_options_num_parallel_calls(o) == 1);
+  CHECK(dinput_batch_options_deterministic(o) == DINPUT_DETERMINISTIC_UNSET);
+
+  CHECK_OK(dinput_batch_options_set_drop_remainder(o, 5));
+  CHECK(dinput_batch_options_drop_remainder(o) == 1);
+  CHECK_OK(dinput_batch_options_set_drop_remainder(o, 0));
+  CHECK(dinput_batch_options_drop_remainder(o) == 0);
+  CHECK_OK(dinput_batch_options_set_num_parallel_calls(o, 8));
+  CHECK(dinput_batch_options_num_parallel_calls(o) == 8);
+  CHECK_OK(dinput_batch_options_set_deterministic(o, DINPUT_DETERMINISTIC_FALSE));
+  CHECK(dinput_batch_options_deterministic(o) == DINPUT_DETERMINISTIC_FALSE);
+  CHECK_STATUS(dinput_batch_options_set_num_parallel_calls(o, -7), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("dinput_batch_options_set_num_parallel_calls: num_parallel_calls must be 0..1024");
+  CHECK_STATUS(dinput_batch_options_set_deterministic(o, (dinput_deterministic_t)2), DINPUT_INVALID_ARGUMENT);
+
+  /* Parallel batch assembly gives the same batches as the sequential one. */
+  CHECK_OK(dinput_dataset_range(&r, 0, 1000, 1));
+  CHECK_OK(dinput_dataset_batch(&seq, r, 7, NULL));
+  CHECK_OK(dinput_dataset_batch(&par, r, 7, o));
+  na = drain_int64(seq, a, 1100, &ea);
+  nb = drain_int64(par, b, 1100, &eb);
+  CHECK(na == 1000 && ea == 143);
+  CHECK(same_int64(b, nb, a, na) && eb == ea);
+  CHECK(dinput_dataset_cardinality(par) == 143);
+
+  /* Frozen by the batch that used it. */
+  CHECK_STATUS(dinput_batch_options_set_drop_remainder(o, 1), DINPUT_FAILED_PRECONDITION);
+  CHECK_MSG("used by dinput_dataset_batch");
+  dinput_batch_options_free(o);
+  dinput_dataset_free(par);
+
+  /* ... and with drop_remainder, AUTOTUNE threads. */
+  CHECK_OK(dinput_batch_options_new(&o));
+  CHECK_OK(dinput_batch_options_set_drop_remainder(o, 1));
+  CHECK_OK(dinput_batch_options_set_num_parallel_calls(o, DINPUT_AUTOTUNE));
+  CHECK_OK(dinput_dataset_batch(&par, r, 7, o));
+  nb = drain_int64(par, b, 1100, &eb);
+  CHECK(nb == 994 && eb == 142 && same_int64(b, nb, a, 994));
+  CHECK(dinput_dataset_cardinality(par) == 142);
+  dinput_dataset_free(par);
+  dinput_batch_options_free(o);
+  dinput_batch_options_free(NULL);
+  dinput_dataset_free(seq);
+  dinput_dataset_free(r);
+}
+
+static int64_t shuffled_order(const dinput_dataset_t *r, const dinput_shuffle_options_t *o, int64_t *dst) {
+  dinput_dataset_t *s = NULL;
+  int64_t n;
+  if (dinput_dataset_shuffle(&s, r, 100, o) != DINPUT_OK) return -1;
+  n = drain_int64(s, dst, 100, NULL);
+  dinput_dataset_free(s);
+  return n;
+}
+
+static void test_shuffle_options(void) {
+  dinput_shuffle_options_t *a = NULL, *b = NULL, *c = NULL;
+  dinput_dataset_t *r = NULL;
+  int64_t va[100], vb[100], vc[100];
+
+  CHECK(dinput_shuffle_options_seed(NULL) == -1);
+  CHECK(dinput_shuffle_options_seed2(NULL) == -1);
+  CHECK(dinput_shuffle_options_reshuffle_each_iteration(NULL) == 1);
+  CHECK_OK(dinput_shuffle_options_new(&a));
+  CHECK(dinput_shuffle_options_seed(a) == -1 && dinput_shuffle_options_seed2(a) == -1);
+  CHECK(dinput_shuffle_options_reshuffle_each_iteration(a) == 1);
+  CHECK_OK(dinput_shuffle_options_set_seed(a, 7, 3));
+  CHECK(dinput_shuffle_options_seed(a) == 7 && dinput_shuffle_options_seed2(a) == 3);
+  CHECK_OK(dinput_shuffle_options_set_reshuffle_each_iteration(a, 0));
+  CHECK(dinput_shuffle_options_reshuffle_each_iteration(a) == 0);
+  CHECK_STATUS(dinput_shuffle_options_set_seed(a, -1, 0), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("seed must be >= 0, got -1");
+  CHECK_STATUS(dinput_shuffle_options_set_seed(a, 1, -4), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("seed2 must be >= 0, got -4");
+  CHECK(dinput_shuffle_options_seed(a) == 7 && dinput_shuffle_options_seed2(a) == 3);
+
+  /* The same pair gives the same order; another second seed another order. */
+  CHECK_OK(dinput_shuffle_options_new(&b));
+  CHECK_OK(dinput_shuffle_options_set_seed(b, 7, 3));
+  CHECK_OK(dinput_shuffle_options_new(&c));
+  CHECK_OK(dinput_shuffle_options_set_seed(c, 7, 4));
+  CHECK_OK(dinput_dataset_range(&r, 0, 100, 1));
+  CHECK(shuffled_order(r, a, va) == 100);
+  CHECK(shuffled_order(r, b, vb) == 100);
+  CHECK(shuffled_order(r, c, vc) == 100);
+  CHECK(same_int64(va, 100, vb, 100));
+  CHECK(!same_int64(va, 100, vc, 100));
+  CHECK_STATUS(dinput_shuffle_options_set_seed(c, 1, 1), DINPUT_FAILED_PRECONDITION);
+  CHECK_MSG("used by dinput_dataset_shuffle");
+  dinput_shuffle_options_free(a);
+  dinput_shuffle_options_free(b);
+  dinput_shuffle_options_free(c);
+  dinput_shuffle_options_free(NULL);
+  dinput_dataset_free(r);
+}
+
+static void test_deterministic_default(void) {
+  dinput_options_t *o = NULL;
+  CHECK(dinput_options_deterministic(NULL) == 1);
+  CHECK_OK(dinput_options_new(&o));
+  CHECK(dinput_options_deterministic(o) == 1);
+  CHECK_OK(dinput_options_set_deterministic(o, 0));
+  CHECK(dinput_options_deterministic(o) == 0);
+  CHECK_OK(dinput_options_set_deterministic(o, 1));
+  CHECK(dinput_options_deterministic(o) == 1);
+  dinput_options_free(o);
+}
+
+static void test_records_and_writer_options(void) {
+  dinput_records_options_t *ro = NULL;
+  dinput_record_writer_options_t *wo = NULL;
+  dinput_record_writer_t *w = NULL;
+  dinput_dataset_t *ds = NULL;
+  dinput_iterator_t *it = NULL;
+  dinput_element_t *e = NULL;
+  const char *path = "capi_transform_options.rec.zst";
+  const char *files[1];
+  int i, n = 0;
+  files[0] = path;
+
+  CHECK(dinput_record_writer_options_compression(NULL) == DINPUT_COMPRESSION_NONE);
+  CHECK(dinput_record_writer_options_level(NULL) == 0);
+  CHECK_OK(dinput_record_writer_options_new(&wo));
+  CHECK(dinput_record_writer_options_compression(wo) == DINPUT_COMPRESSION_NONE);
+  CHECK(dinput_record_writer_options_level(wo) == 0);
+  CHECK_OK(dinput_record_writer_options_set_compression(wo, DINPUT_COMPRESSION_ZSTD));
+  CHECK(dinput_record_writer_options_compression(wo) == DINPUT_COMPRESSION_ZSTD);
+  CHECK_OK(dinput_record_writer_options_set_level(wo, 5));
+  CHECK(dinput_record_writer_options_level(wo) == 5);
+  CHECK_STATUS(dinput_record_writer_options_set_level(wo, 20), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("level must be 0..19");
+  CHECK_STATUS(dinput_record_writer_options_set_compression(wo, (dinput_compression_t)3), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("invalid compression 3");
+
+  CHECK(dinput_records_options_compression(NULL) == DINPUT_COMPRESSION_NONE);
+  CHECK(dinput_records_options_buffer_size(NULL) == 0);
+  CHECK_OK(dinput_records_options_new(&ro));
+  CHECK(dinput_records_options_compression(ro) == DINPUT_COMPRESSION_NONE);
+  CHECK(dinput_records_options_buffer_size(ro) == 0);
+  CHECK_OK(dinput_records_options_set_compression(ro, DINPUT_COMPRESSION_ZSTD));
+  CHECK(dinput_records_options_compression(ro) == DINPUT_COMPRESSION_ZSTD);
+  CHECK_OK(dinput_records_options_set_buffer_size(ro, 4096));
+  CHECK(dinput_records_options_buffer_size(ro) == 4096);
+  CHECK_STATUS(dinput_records_options_set_buffer_size(ro, -1), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("buffer_size must be >= 0");
+
+  /* Where zstd is built in: write with the writer options, read back with the records
+   * options; both handles are frozen afterwards. */
+  if (dinput_record_writer_open(&w, path, wo) == DINPUT_OK) {
+    for (i = 0; i < 5; ++i) CHECK_OK(dinput_record_writer_write(w, "abc", 3));
+    CHECK_OK(dinput_record_writer_close(w));
+    dinput_record_writer_free(w);
+    CHECK_STATUS(dinput_record_writer_options_set_level(wo, 1), DINPUT_FAILED_PRECONDITION);
+    CHECK_MSG("used by dinput_record_writer_open");
+    CHECK_OK(dinput_dataset_records(&ds, files, 1, ro));
+    CHECK_STATUS(dinput_records_options_set_buffer_size(ro, 0), DINPUT_FAILED_PRECONDITION);
+    CHECK_MSG("used by dinput_dataset_records");
+    CHECK_OK(dinput_dataset_iterator(&it, ds));
+    while (dinput_iterator_get_next(&e, it) == DINPUT_OK) {
+      ++n;
+      dinput_element_free(e);
+    }
+    CHECK(n == 5);
+    dinput_iterator_free(it);
+    dinput_dataset_free(ds);
+    remove(path);
+  } else {
+    CHECK(dinput_last_error_code() == DINPUT_UNIMPLEMENTED);
+  }
+  dinput_records_options_free(ro);
+  dinput_record_writer_options_free(wo);
+  dinput_records_options_free(NULL);
+  dinput_record_writer_options_free(NULL);
+}
+
+int main(void) {
+  test_map_options();
+  test_interleave_options();
+  test_batch_options();
+  test_shuffle_options();
+  test_deterministic_default();
+  test_records_and_writer_options();
+  return check_finish_();
+}

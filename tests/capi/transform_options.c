@@ -1,13 +1,68 @@
 /* The option handles of map, interleave, batch, shuffle, records and the record writer:
  * defaults (fresh and NULL handles), every setter with its getter, refused values, the
  * freeze after use, and what the settings do. */
+#define _POSIX_C_SOURCE 199309L
 #include <stdlib.h>
+#include <time.h>
 
 #include "check.h"
 
 static dinput_status_t identity(dinput_element_t **out, const dinput_element_t *in, void *user_data) {
   (void)user_data;
   return dinput_element_ref(out, in);
+}
+
+/* Identity, but element 0 takes 300 ms: a map allowed to reorder returns others first. */
+static dinput_status_t slow_first(dinput_element_t **out, const dinput_element_t *in, void *user_data) {
+  int64_t v = 0;
+  (void)user_data;
+  if (dinput_tensor_copy_to(dinput_element_get(in, 0), DINPUT_INT64, &v, sizeof v) != DINPUT_OK) return DINPUT_INTERNAL;
+  if (v == 0) {
+    struct timespec t = {0, 300 * 1000 * 1000};
+    nanosleep(&t, NULL);
+  }
+  return dinput_element_ref(out, in);
+}
+
+/* The first value of range(8).map(slow_first, 4 threads, deterministic) under
+ * with_options(deterministic = pipeline) (pipeline < 0: no with_options). */
+static int64_t first_of_parallel_map(dinput_deterministic_t deterministic, int pipeline) {
+  dinput_map_options_t *o = NULL;
+  dinput_options_t *po = NULL;
+  dinput_dataset_t *r = NULL, *m = NULL, *w = NULL;
+  int64_t v[8] = {-1};
+  CHECK_OK(dinput_map_options_new(&o));
+  CHECK_OK(dinput_map_options_set_num_parallel_calls(o, 4));
+  CHECK_OK(dinput_map_options_set_deterministic(o, deterministic));
+  CHECK_OK(dinput_dataset_range(&r, 0, 8, 1));
+  CHECK_OK(dinput_dataset_map(&m, r, slow_first, NULL, NULL, o));
+  if (pipeline >= 0) {
+    CHECK_OK(dinput_options_new(&po));
+    CHECK_OK(dinput_options_set_deterministic(po, pipeline));
+    CHECK_OK(dinput_dataset_with_options(&w, m, po));
+  }
+  CHECK(drain_int64(w ? w : m, v, 8, NULL) == 8);
+  dinput_dataset_free(w);
+  dinput_options_free(po);
+  dinput_dataset_free(m);
+  dinput_dataset_free(r);
+  dinput_map_options_free(o);
+  return v[0];
+}
+
+/* UNSET follows with_options' deterministic (default: ordered); TRUE and FALSE win over it. */
+static void test_deterministic_three_states(void) {
+  CHECK(first_of_parallel_map(DINPUT_DETERMINISTIC_UNSET, -1) == 0);
+  CHECK(first_of_parallel_map(DINPUT_DETERMINISTIC_UNSET, 1) == 0);
+  CHECK(first_of_parallel_map(DINPUT_DETERMINISTIC_UNSET, 0) != 0);
+  CHECK(first_of_parallel_map(DINPUT_DETERMINISTIC_TRUE, 0) == 0);
+  CHECK(first_of_parallel_map(DINPUT_DETERMINISTIC_FALSE, -1) != 0);
+}
+
+static dinput_status_t two_of(dinput_dataset_t **out, const dinput_element_t *in, void *user_data) {
+  (void)in;
+  (void)user_data;
+  return dinput_dataset_range(out, 0, 2, 1);
 }
 
 static void test_map_options(void) {
@@ -112,6 +167,24 @@ static void test_interleave_options(void) {
   CHECK_STATUS(dinput_interleave_options_set_deterministic(o, (dinput_deterministic_t)-2),
                DINPUT_INVALID_ARGUMENT);
   CHECK(dinput_interleave_options_cycle_length(o) == 3 && dinput_interleave_options_block_length(o) == 2);
+
+  /* Used: frozen; the interleave reads 3 inputs of 2 elements each. */
+  {
+    dinput_dataset_t *r = NULL, *il = NULL;
+    dinput_spec_t *spec = NULL;
+    int64_t v[8], n;
+    CHECK_OK(dinput_spec_new(&spec));
+    CHECK_OK(dinput_spec_add(spec, DINPUT_INT64, NULL, 0));
+    CHECK_OK(dinput_dataset_range(&r, 0, 3, 1));
+    CHECK_OK(dinput_dataset_interleave(&il, r, two_of, spec, NULL, NULL, o));
+    CHECK_STATUS(dinput_interleave_options_set_block_length(o, 1), DINPUT_FAILED_PRECONDITION);
+    CHECK_MSG("used by dinput_dataset_interleave");
+    n = drain_int64(il, v, 8, NULL);
+    CHECK(n == 6);
+    dinput_dataset_free(il);
+    dinput_dataset_free(r);
+    dinput_spec_free(spec);
+  }
   dinput_interleave_options_free(o);
   dinput_interleave_options_free(NULL);
 }
@@ -307,6 +380,7 @@ int main(void) {
   test_batch_options();
   test_shuffle_options();
   test_deterministic_default();
+  test_deterministic_three_states();
   test_records_and_writer_options();
   return check_finish_();
 }

@@ -344,6 +344,11 @@ case("transform.batch_parallel_drop_remainder", [],
      lines=single_worker([r([0, 1, 2]), r([3, 4, 5]), r([6, 7, 8])]))
 case("transform.batch_bad_parallel", [], "range(10).batch(3, num_parallel_calls=-5)",
      error_contains=("INVALID_ARGUMENT", "num_parallel_calls must be 0..1024 or DINPUT_AUTOTUNE (-1), got -5"))
+case("transform.with_options_deterministic", [],
+     "range(10).batch(3, num_parallel_calls=2).with_options(deterministic=False)",
+     lines=single_worker([r([0, 1, 2]), r([3, 4, 5]), r([6, 7, 8]), r([9])]))
+case("transform.with_options_bad_deterministic", [], "range(10).with_options(deterministic=3)",
+     error_contains=("INVALID_ARGUMENT", "argument 'deterministic' must be True or False"))
 case("transform.repeat_prefetch_shard", [], "range(4).repeat(2).prefetch(AUTOTUNE).shard(3, 1)",
      lines=single_worker([[[1]], [[0]], [[3]]]))
 

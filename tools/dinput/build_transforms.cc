@@ -124,12 +124,13 @@ Status BuildWithOptions(const Args &args, const dinput_dataset_t *input, Dataset
   const Value *max_record_value = args.Get("max_record_bytes");
   const Value *map_value = args.Get("map_files");
   const Value *nonregular_value = args.Get("allow_nonregular_files");
+  const Value *deterministic_value = args.Get("deterministic");
   if (policy_value == nullptr && skip_value == nullptr && max_record_value == nullptr &&
-      map_value == nullptr && nonregular_value == nullptr) {
+      map_value == nullptr && nonregular_value == nullptr && deterministic_value == nullptr) {
     return InvalidArgument(
         "with_options(): give at least one option; usage: with_options(auto_shard_policy=OFF|"
         "AUTO|FILE|DATA|HINT, skip_corrupt_records=False, max_record_bytes=268435456, "
-        "map_files=False, allow_nonregular_files=False)");
+        "map_files=False, allow_nonregular_files=False, deterministic=True)");
   }
   dinput_options_t *raw = nullptr;
   dinput_status_t code = dinput_options_new(&raw);
@@ -170,6 +171,13 @@ Status BuildWithOptions(const Args &args, const dinput_dataset_t *input, Dataset
     DINPUT_TOOL_RETURN_IF_ERROR(args.Bool("allow_nonregular_files", &allow, false));
     code = dinput_options_set_allow_nonregular_files(options.get(), allow ? 1 : 0);
     if (code != DINPUT_OK) return LibraryError(code, "dinput_options_set_allow_nonregular_files");
+  }
+  if (deterministic_value != nullptr) {
+    // The order of the map, interleave and batch before it whose own deterministic is None.
+    bool deterministic = true;
+    DINPUT_TOOL_RETURN_IF_ERROR(args.Bool("deterministic", &deterministic, true));
+    code = dinput_options_set_deterministic(options.get(), deterministic ? 1 : 0);
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_options_set_deterministic");
   }
   dinput_dataset_t *made = nullptr;
   return Made(dinput_dataset_with_options(&made, input, options.get()), &made, "with_options", out);

@@ -388,12 +388,14 @@ Transformations: batch(n, drop_remainder=False, num_parallel_calls=None,
   records(compression="ZSTD") or fixed_length_records(record_bytes=16): each file name
   is read by its own reader. with_options(auto_shard_policy=OFF|AUTO|FILE|DATA|HINT,
   skip_corrupt_records=False, max_record_bytes=268435456, map_files=False,
-  allow_nonregular_files=False): skip_corrupt_records=True makes the readers before it
+  allow_nonregular_files=False, deterministic=True): skip_corrupt_records=True makes the readers before it
   skip records with a bad CRC instead of failing with DATA_LOSS; max_record_bytes is the
   largest record (and text line) they accept (a larger length is DATA_LOSS); map_files=True
   memory-maps the files instead of reading them (only for files nobody truncates or
   rewrites meanwhile: a truncated mapped file kills the process with SIGBUS);
-  allow_nonregular_files=True lets them read FIFOs and devices, refused otherwise; run
+  allow_nonregular_files=True lets them read FIFOs and devices, refused otherwise;
+  deterministic=False lets the batch and interleave before it whose deterministic is None
+  return elements in the order they are ready; run
   reports skipped records on stderr, one warning line per worker that skipped any.
 Literals: ints (int64), floats (float32), strings (bytes), True/False (bool), nested lists
   (shapes), tuples for elements of several components, None.

@@ -125,13 +125,15 @@ const std::vector<FunctionSpec> &Functions() {
       {"with_options",
        Role::kTransform,
        "with_options(auto_shard_policy=OFF|AUTO|FILE|DATA|HINT, skip_corrupt_records=False, "
-       "max_record_bytes=268435456, map_files=False, allow_nonregular_files=False)",
+       "max_record_bytes=268435456, map_files=False, allow_nonregular_files=False, "
+       "deterministic=True)",
        Passing::kKeywordOnly,
        {{"auto_shard_policy", false},
         {"skip_corrupt_records", false},
         {"max_record_bytes", false},
         {"map_files", false},
-        {"allow_nonregular_files", false}},
+        {"allow_nonregular_files", false},
+        {"deterministic", false}},
        BuildWithOptions},
   };
   return kFunctions;

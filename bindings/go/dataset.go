@@ -407,6 +407,10 @@ type Options struct {
 	// AllowNonregularFiles lets the readers read FIFOs and devices, which they refuse
 	// otherwise. See dinput_options_set_allow_nonregular_files.
 	AllowNonregularFiles bool
+	// Deterministic is the order of the Map and Batch before it whose own Deterministic
+	// is DeterministicUnset (tf.data's Options.deterministic); the zero value keeps the
+	// default, ordered. See dinput_options_set_deterministic.
+	Deterministic Deterministic
 }
 
 // WithOptions returns the same data with the given options.
@@ -428,6 +432,17 @@ func (d *Dataset) WithOptions(o Options) (*Dataset, error) {
 		if err := call(func() C.dinput_status_t { return C.dinput_options_set_skip_corrupt_records(opts, 1) }); err != nil {
 			return nil, err
 		}
+	}
+	switch o.Deterministic {
+	case DeterministicUnset:
+	case DeterministicTrue, DeterministicFalse:
+		if err := call(func() C.dinput_status_t {
+			return C.dinput_options_set_deterministic(opts, cBool(o.Deterministic == DeterministicTrue))
+		}); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, invalidArgument("WithOptions: unknown Deterministic %d", int(o.Deterministic))
 	}
 	if o.MaxRecordBytes != 0 {
 		if err := call(func() C.dinput_status_t {

@@ -113,6 +113,18 @@ func TestBatchOptions(t *testing.T) {
 	}
 }
 
+func TestWithOptionsDeterministic(t *testing.T) {
+	r := must(Range(0, 10, 1))
+	b := must(r.Batch(3, &BatchOptions{NumParallelCalls: 2}))
+	ds := must(b.WithOptions(Options{Deterministic: DeterministicFalse}))
+	if got := elementsOf(t, ds); len(got) != 4 {
+		t.Errorf("batches %v", got)
+	}
+	if _, err := b.WithOptions(Options{Deterministic: Deterministic(7)}); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("Deterministic 7: %v", err)
+	}
+}
+
 func TestShuffleSeedPair(t *testing.T) {
 	r := must(Range(0, 50, 1))
 	order := func(seeds *[2]int64) []string {

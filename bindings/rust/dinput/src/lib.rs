@@ -84,8 +84,8 @@ mod iter;
 mod tensor;
 
 pub use dataset::{
-    AutoShardPolicy, BatchOptions, Cardinality, Compression, Dataset, InterleaveOptions, MapOptions, Options, RecordWriter,
-    ShuffleOptions, AUTOTUNE,
+    AutoShardPolicy, BatchOptions, Cardinality, Compression, Dataset, InterleaveOptions, MapOptions, Options,
+    RecordWriter, ShuffleOptions, AUTOTUNE,
 };
 pub use distribute::{
     Collective, DistDataset, InputContext, InputOptions, PerReplica, ReduceOp, ReplicaContext, ReplicationMode,

@@ -83,12 +83,12 @@ int main(void) {
   write_files(dir);
   printf("wrote %d record files of %d records\n", kFiles, kRecordsPerFile);
 
-  /* list_files: the file names, sorted (shuffle=0) and matched now. */
+  /* list_files: the file names, matched now; NULL options: sorted, not shuffled. */
   char pattern[512];
   snprintf(pattern, sizeof pattern, "%s/*.rec", dir);
   const char *patterns[1] = {pattern};
   dinput_dataset_t *files = NULL;
-  check(dinput_dataset_list_files(&files, patterns, 1, 0, -1));
+  check(dinput_dataset_list_files(&files, patterns, 1, NULL));
 
   /* interleave: three files read at once, one record from each in turn. The out_spec (bytes
    * scalars) is what every records reader gives. */

@@ -356,7 +356,7 @@ DINPUT_API int dinput_options_deterministic(const dinput_options_t *options);
 
 /* The settings of a transformation beyond its required arguments (dinput_map_options_t,
  * dinput_interleave_options_t, dinput_batch_options_t, dinput_shuffle_options_t,
- * dinput_records_options_t, dinput_record_writer_options_t), so that settings can be added
+ * dinput_records_options_t, dinput_list_files_options_t, dinput_record_writer_options_t), so that settings can be added
  * later without changing a signature. Each works the same way:
  *  - _new(out) makes one with every setting at its default; _free accepts NULL; a NULL
  *    handle where a function takes one means "all defaults".
@@ -582,13 +582,33 @@ DINPUT_API dinput_status_t dinput_dataset_fixed_length_records(dinput_dataset_t 
                                                                int64_t record_bytes, int64_t header_bytes,
                                                                int64_t footer_bytes);
 
+/* Options of dinput_dataset_list_files (see "Transformation options" for how option
+ * handles work). */
+typedef struct dinput_list_files_options dinput_list_files_options_t;
+DINPUT_API dinput_status_t dinput_list_files_options_new(dinput_list_files_options_t **out);
+DINPUT_API void dinput_list_files_options_free(dinput_list_files_options_t *options);
+/* Non-zero: the names are shuffled, in a new order for each iterator. Default 0: sorted
+ * (unlike tf.data, whose default is to shuffle, so that a listing is the same every run). */
+DINPUT_API dinput_status_t dinput_list_files_options_set_shuffle(dinput_list_files_options_t *options,
+                                                                 int shuffle);
+DINPUT_API int dinput_list_files_options_shuffle(const dinput_list_files_options_t *options);
+/* The seed pair of the shuffle, as for dinput_shuffle_options_set_seed: both >= 0; unset
+ * (the default): random. */
+DINPUT_API dinput_status_t dinput_list_files_options_set_seed(dinput_list_files_options_t *options,
+                                                              int64_t seed, int64_t seed2);
+/* The seed set, or -1 when none is. */
+DINPUT_API int64_t dinput_list_files_options_seed(const dinput_list_files_options_t *options);
+/* The second seed set, or -1 when no seed is set. */
+DINPUT_API int64_t dinput_list_files_options_seed2(const dinput_list_files_options_t *options);
+
 /* The names (DINPUT_BYTES scalars) of the files matching any of the glob patterns, matched
- * now. Sorted, unless shuffle is non-zero: then shuffled by seed (seed < 0: random), in a new
- * order for each iterator. NOT_FOUND when nothing matches. A file source: FILE auto-sharding
- * splits this list, so a reader fed by it (through dinput_dataset_interleave) reads only
- * the worker's files; the shuffle then applies to the worker's share. */
+ * now. Sorted, or shuffled when the options say so (NULL: sorted). NOT_FOUND when nothing
+ * matches. A file source: FILE auto-sharding splits this list, so a reader fed by it
+ * (through dinput_dataset_interleave) reads only the worker's files; the shuffle then
+ * applies to the worker's share. */
 DINPUT_API dinput_status_t dinput_dataset_list_files(dinput_dataset_t **out, const char *const *patterns,
-                                                     size_t num_patterns, int shuffle, int64_t seed);
+                                                     size_t num_patterns,
+                                                     const dinput_list_files_options_t *options);
 
 /* -- transforms -- (every transform keeps its input alive) */
 

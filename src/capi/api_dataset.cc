@@ -36,18 +36,6 @@ dinput_status_t make_source(const char* fn, dinput_dataset_t** out, const std::f
   });
 }
 
-// The seed make_shuffle takes for a seed pair: -1 (random) when unset; the first seed alone
-// when seed2 is 0, so that (s, 0) is the order of the single seed s everywhere else; otherwise
-// both seeds mixed (SplitMix64's finalizer) into one non-negative seed.
-int64_t shuffle_seed(const dinput_shuffle_options& o) {
-  if (!o.has_seed) return -1;
-  if (o.seed2 == 0) return o.seed;
-  uint64_t z = static_cast<uint64_t>(o.seed) * 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(o.seed2);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return static_cast<int64_t>(z & 0x7FFFFFFFFFFFFFFFull);
-}
 
 }  // namespace
 
@@ -207,16 +195,20 @@ DINPUT_API dinput_status_t dinput_dataset_text_lines(dinput_dataset_t** out, con
 }
 
 DINPUT_API dinput_status_t dinput_dataset_list_files(dinput_dataset_t** out, const char* const* patterns,
-                                                     size_t num_patterns, int shuffle, int64_t seed) {
-  return make_source(__func__, out, [&] {
+                                                     size_t num_patterns, const dinput_list_files_options_t* options) {
+  const dinput_list_files_options defaults;
+  const dinput_list_files_options& o = options ? *options : defaults;
+  dinput_status_t code = make_source(__func__, out, [&] {
     if (num_patterns > 0 && !patterns) raise(Code::kInvalidArgument, "dinput_dataset_list_files: argument 'patterns' is NULL");
     std::vector<std::string> list;
     for (size_t i = 0; i < num_patterns; ++i) {
       if (!patterns[i]) raise(Code::kInvalidArgument, "dinput_dataset_list_files: patterns[", i, "] is NULL");
       list.emplace_back(patterns[i]);
     }
-    return make_list_files(list, shuffle != 0, seed);
+    return make_list_files(list, o.shuffle, capi::combined_seed(o.has_seed, o.seed, o.seed2));
   });
+  if (code == DINPUT_OK) capi::freeze(options, "dinput_dataset_list_files");
+  return code;
 }
 
 DINPUT_API dinput_status_t dinput_dataset_batch(dinput_dataset_t** out, const dinput_dataset_t* input,
@@ -256,7 +248,7 @@ DINPUT_API dinput_status_t dinput_dataset_shuffle(dinput_dataset_t** out, const 
   const dinput_shuffle_options defaults;
   const dinput_shuffle_options& o = options ? *options : defaults;
   dinput_status_t code = make_dataset(__func__, out, input, [&](DatasetPtr in) {
-    return make_shuffle(in, buffer_size, shuffle_seed(o), o.reshuffle_each_iteration);
+    return make_shuffle(in, buffer_size, capi::combined_seed(o.has_seed, o.seed, o.seed2), o.reshuffle_each_iteration);
   });
   if (code == DINPUT_OK) capi::freeze(options, "dinput_dataset_shuffle");
   return code;

@@ -26,6 +26,17 @@ std::optional<bool> to_optional(dinput_deterministic_t deterministic) {
   return deterministic == DINPUT_DETERMINISTIC_TRUE;
 }
 
+int64_t combined_seed(bool has_seed, int64_t seed, int64_t seed2) {
+  if (!has_seed) return -1;
+  if (seed2 == 0) return seed;
+  // SplitMix64's finalizer over both seeds: every bit of each reaches the result.
+  uint64_t z = static_cast<uint64_t>(seed) * 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(seed2);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<int64_t>(z & 0x7FFFFFFFFFFFFFFFull);
+}
+
 }  // namespace dinput::capi
 
 namespace {
@@ -248,6 +259,42 @@ DINPUT_API dinput_status_t dinput_shuffle_options_set_reshuffle_each_iteration(d
 
 DINPUT_API int dinput_shuffle_options_reshuffle_each_iteration(const dinput_shuffle_options_t* options) {
   return !options || options->reshuffle_each_iteration ? 1 : 0;
+}
+
+// ---- list_files ----
+
+DINPUT_API dinput_status_t dinput_list_files_options_new(dinput_list_files_options_t** out) {
+  return make(__func__, out);
+}
+
+DINPUT_API void dinput_list_files_options_free(dinput_list_files_options_t* options) { delete options; }
+
+DINPUT_API dinput_status_t dinput_list_files_options_set_shuffle(dinput_list_files_options_t* options, int shuffle) {
+  return set(__func__, options, [&](dinput_list_files_options& o) { o.shuffle = shuffle != 0; });
+}
+
+DINPUT_API int dinput_list_files_options_shuffle(const dinput_list_files_options_t* options) {
+  return options && options->shuffle ? 1 : 0;
+}
+
+DINPUT_API dinput_status_t dinput_list_files_options_set_seed(dinput_list_files_options_t* options, int64_t seed,
+                                                              int64_t seed2) {
+  return set(__func__, options, [&](dinput_list_files_options& o) {
+    DINPUT_CHECK_ARG(seed >= 0, "dinput_list_files_options_set_seed: seed must be >= 0, got ", seed,
+                     " (leave the seed unset for a random one)");
+    DINPUT_CHECK_ARG(seed2 >= 0, "dinput_list_files_options_set_seed: seed2 must be >= 0, got ", seed2);
+    o.has_seed = true;
+    o.seed = seed;
+    o.seed2 = seed2;
+  });
+}
+
+DINPUT_API int64_t dinput_list_files_options_seed(const dinput_list_files_options_t* options) {
+  return options && options->has_seed ? options->seed : -1;
+}
+
+DINPUT_API int64_t dinput_list_files_options_seed2(const dinput_list_files_options_t* options) {
+  return options && options->has_seed ? options->seed2 : -1;
 }
 
 // ---- records ----

@@ -29,6 +29,11 @@ void freeze(const FreezableOptions* options, const char* fn);
 // The three states of dinput_deterministic_t as the core takes them.
 std::optional<bool> to_optional(dinput_deterministic_t deterministic);
 
+// The one seed the core's shuffles take for a seed pair: -1 (random) when unset; the first
+// seed alone when seed2 is 0, so that (s, 0) is the order of the single seed s everywhere
+// else; otherwise both seeds mixed into one non-negative seed.
+int64_t combined_seed(bool has_seed, int64_t seed, int64_t seed2);
+
 }  // namespace dinput::capi
 
 struct dinput_map_options : dinput::capi::FreezableOptions {
@@ -55,6 +60,13 @@ struct dinput_shuffle_options : dinput::capi::FreezableOptions {
   int64_t seed = -1;
   int64_t seed2 = -1;
   bool reshuffle_each_iteration = true;
+};
+
+struct dinput_list_files_options : dinput::capi::FreezableOptions {
+  bool shuffle = false;
+  bool has_seed = false;
+  int64_t seed = -1;
+  int64_t seed2 = -1;
 };
 
 struct dinput_records_options : dinput::capi::FreezableOptions {

@@ -72,7 +72,7 @@ static void test_list_files(void) {
   snprintf(other, sizeof other, "%s/*.none", dir);
   patterns[0] = pattern;
   patterns[1] = other;
-  CHECK_OK(dinput_dataset_list_files(&ds, patterns, 2, 0, 0));
+  CHECK_OK(dinput_dataset_list_files(&ds, patterns, 2, NULL));
   CHECK(strcmp(dinput_dataset_name(ds), "list_files") == 0);
   CHECK(dinput_dataset_cardinality(ds) == 3);
   CHECK_STATUS(join_strings(ds, text, sizeof text), DINPUT_OUT_OF_RANGE);
@@ -81,10 +81,10 @@ static void test_list_files(void) {
   dinput_dataset_free(ds);
 
   ds = (dinput_dataset_t *)(void *)text;
-  CHECK_STATUS(dinput_dataset_list_files(&ds, patterns + 1, 1, 0, 0), DINPUT_NOT_FOUND);
+  CHECK_STATUS(dinput_dataset_list_files(&ds, patterns + 1, 1, NULL), DINPUT_NOT_FOUND);
   CHECK_MSG(other);
   CHECK(ds == NULL);
-  CHECK_STATUS(dinput_dataset_list_files(&ds, NULL, 1, 0, 0), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_dataset_list_files(&ds, NULL, 1, NULL), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("'patterns'");
 }
 
@@ -129,7 +129,7 @@ static void test_interleave_text_files(void) {
   long parallel[2] = {1, 3};
   snprintf(pattern, sizeof pattern, "%s/*.txt", dir);
   patterns[0] = pattern;
-  CHECK_OK(dinput_dataset_list_files(&names, patterns, 1, 0, 0));
+  CHECK_OK(dinput_dataset_list_files(&names, patterns, 1, NULL));
   CHECK_OK(dinput_spec_new(&spec));
   CHECK_OK(dinput_spec_add(spec, DINPUT_BYTES, NULL, 0));
 

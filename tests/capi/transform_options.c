@@ -295,6 +295,69 @@ static void test_shuffle_options(void) {
   dinput_dataset_free(r);
 }
 
+/* The names list_files gives for the pattern, joined. */
+static void listed(const char *pattern, const dinput_list_files_options_t *o, char *text, size_t cap) {
+  dinput_dataset_t *ds = NULL;
+  dinput_iterator_t *it = NULL;
+  dinput_element_t *e = NULL;
+  const char *patterns[1];
+  patterns[0] = pattern;
+  text[0] = '\0';
+  CHECK_OK(dinput_dataset_list_files(&ds, patterns, 1, o));
+  CHECK_OK(dinput_dataset_iterator(&it, ds));
+  while (dinput_iterator_get_next(&e, it) == DINPUT_OK) {
+    const char *s = NULL;
+    size_t n = 0;
+    CHECK_OK(dinput_tensor_string(&s, &n, dinput_element_get(e, 0), 0));
+    if (strlen(text) + n + 2 < cap) strncat(strncat(text, s, n), ",", 2);
+    dinput_element_free(e);
+  }
+  dinput_iterator_free(it);
+  dinput_dataset_free(ds);
+}
+
+static void test_list_files_options(void) {
+  dinput_list_files_options_t *a = NULL, *b = NULL;
+  char sorted[512], x[512], y[512], name[64];
+  int i;
+  for (i = 0; i < 8; ++i) {
+    FILE *f;
+    snprintf(name, sizeof name, "capi_list_files_%d.txt", i);
+    f = fopen(name, "w");
+    if (f) fclose(f);
+  }
+  CHECK(dinput_list_files_options_shuffle(NULL) == 0);
+  CHECK(dinput_list_files_options_seed(NULL) == -1 && dinput_list_files_options_seed2(NULL) == -1);
+  CHECK_OK(dinput_list_files_options_new(&a));
+  CHECK(dinput_list_files_options_shuffle(a) == 0 && dinput_list_files_options_seed(a) == -1);
+  CHECK_OK(dinput_list_files_options_set_shuffle(a, 1));
+  CHECK(dinput_list_files_options_shuffle(a) == 1);
+  CHECK_OK(dinput_list_files_options_set_seed(a, 11, 2));
+  CHECK(dinput_list_files_options_seed(a) == 11 && dinput_list_files_options_seed2(a) == 2);
+  CHECK_STATUS(dinput_list_files_options_set_seed(a, -3, 0), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("dinput_list_files_options_set_seed: seed must be >= 0, got -3");
+  CHECK_OK(dinput_list_files_options_new(&b));
+  CHECK_OK(dinput_list_files_options_set_shuffle(b, 1));
+  CHECK_OK(dinput_list_files_options_set_seed(b, 11, 2));
+
+  listed("capi_list_files_*.txt", NULL, sorted, sizeof sorted);
+  CHECK(strncmp(sorted, "capi_list_files_0.txt,capi_list_files_1.txt,", 44) == 0);
+  listed("capi_list_files_*.txt", a, x, sizeof x);
+  listed("capi_list_files_*.txt", b, y, sizeof y);
+  CHECK(strcmp(x, y) == 0);       /* the same pair, the same order */
+  CHECK(strcmp(x, sorted) != 0);  /* shuffled (8 names: 1 chance in 40320 to stay sorted) */
+  CHECK(strlen(x) == strlen(sorted));
+  CHECK_STATUS(dinput_list_files_options_set_shuffle(a, 0), DINPUT_FAILED_PRECONDITION);
+  CHECK_MSG("used by dinput_dataset_list_files");
+  dinput_list_files_options_free(a);
+  dinput_list_files_options_free(b);
+  dinput_list_files_options_free(NULL);
+  for (i = 0; i < 8; ++i) {
+    snprintf(name, sizeof name, "capi_list_files_%d.txt", i);
+    remove(name);
+  }
+}
+
 static void test_deterministic_default(void) {
   dinput_options_t *o = NULL;
   CHECK(dinput_options_deterministic(NULL) == 1);
@@ -380,6 +443,7 @@ int main(void) {
   test_batch_options();
   test_shuffle_options();
   test_deterministic_default();
+  test_list_files_options();
   test_deterministic_three_states();
   test_records_and_writer_options();
   return check_finish_();

@@ -52,11 +52,22 @@ Status BuildListFiles(const Args &args, const dinput_dataset_t *, DatasetPtr *ou
     // The C API reserves negative seeds for "random"; an explicit seed must be honoured.
     return args.Error("seed", "must be >= 0 or None");
   }
+  dinput_list_files_options_t *raw = nullptr;
+  dinput_status_t code = dinput_list_files_options_new(&raw);
+  if (code != DINPUT_OK) return LibraryError(code, "dinput_list_files_options_new");
+  ListFilesOptionsPtr options(raw);
+  code = dinput_list_files_options_set_shuffle(options.get(), shuffle ? 1 : 0);
+  if (code != DINPUT_OK) return LibraryError(code, "list_files");
+  if (seed >= 0) {
+    // The chain's single seed is the pair (seed, 0), as for shuffle().
+    code = dinput_list_files_options_set_seed(options.get(), seed, 0);
+    if (code != DINPUT_OK) return LibraryError(code, "list_files");
+  }
   std::vector<const char *> names;
   for (const std::string &p : patterns) names.push_back(p.c_str());
   dinput_dataset_t *made = nullptr;
-  return Made(dinput_dataset_list_files(&made, names.data(), names.size(), shuffle ? 1 : 0, seed),
-              &made, "list_files", out);
+  return Made(dinput_dataset_list_files(&made, names.data(), names.size(), options.get()), &made,
+              "list_files", out);
 }
 
 }  // namespace builder

@@ -35,6 +35,7 @@ using BatchOptionsPtr = Handle<dinput_batch_options_t, dinput_batch_options_free
 using ShuffleOptionsPtr = Handle<dinput_shuffle_options_t, dinput_shuffle_options_free>;
 using InterleaveOptionsPtr = Handle<dinput_interleave_options_t, dinput_interleave_options_free>;
 using RecordsOptionsPtr = Handle<dinput_records_options_t, dinput_records_options_free>;
+using ListFilesOptionsPtr = Handle<dinput_list_files_options_t, dinput_list_files_options_free>;
 using RecordWriterOptionsPtr =
     Handle<dinput_record_writer_options_t, dinput_record_writer_options_free>;
 

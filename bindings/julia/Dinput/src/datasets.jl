@@ -361,8 +361,13 @@ sorted, or shuffled with `seed` (negative: random) in a new order for each itera
 gets its share of the list (use it with [`interleave`](@ref)).
 """
 function list_files(patterns; shuffle::Bool=false, seed::Integer=-1)
-    return _with_cstrings(patterns) do p, n
-        Dataset(_out(o -> LibDinput.dinput_dataset_list_files(o, p, n, shuffle, seed)))
+    return _with_option_handle(LibDinput.dinput_list_files_options_new,
+                               LibDinput.dinput_list_files_options_free) do opts
+        check(LibDinput.dinput_list_files_options_set_shuffle(opts, shuffle))
+        seed >= 0 && check(LibDinput.dinput_list_files_options_set_seed(opts, seed, 0))
+        _with_cstrings(patterns) do p, n
+            Dataset(_out(o -> LibDinput.dinput_dataset_list_files(o, p, n, opts)))
+        end
     end
 end
 

@@ -498,6 +498,41 @@ function dinput_shuffle_options_reshuffle_each_iteration(options)
         (Ptr{Cvoid},),
         options)
 end
+function dinput_list_files_options_new(out)
+    ccall((:dinput_list_files_options_new, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}},),
+        out)
+end
+function dinput_list_files_options_free(options)
+    ccall((:dinput_list_files_options_free, libdinput), Cvoid,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_list_files_options_set_shuffle(options, shuffle)
+    ccall((:dinput_list_files_options_set_shuffle, libdinput), Cint,
+        (Ptr{Cvoid}, Cint),
+        options, shuffle)
+end
+function dinput_list_files_options_shuffle(options)
+    ccall((:dinput_list_files_options_shuffle, libdinput), Cint,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_list_files_options_set_seed(options, seed, seed2)
+    ccall((:dinput_list_files_options_set_seed, libdinput), Cint,
+        (Ptr{Cvoid}, Int64, Int64),
+        options, seed, seed2)
+end
+function dinput_list_files_options_seed(options)
+    ccall((:dinput_list_files_options_seed, libdinput), Int64,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_list_files_options_seed2(options)
+    ccall((:dinput_list_files_options_seed2, libdinput), Int64,
+        (Ptr{Cvoid},),
+        options)
+end
 function dinput_records_options_new(out)
     ccall((:dinput_records_options_new, libdinput), Cint,
         (Ptr{Ptr{Cvoid}},),
@@ -614,10 +649,10 @@ function dinput_dataset_fixed_length_records(out, files, num_files, record_bytes
         (Ptr{Ptr{Cvoid}}, Ptr{Ptr{UInt8}}, Csize_t, Int64, Int64, Int64),
         out, files, num_files, record_bytes, header_bytes, footer_bytes)
 end
-function dinput_dataset_list_files(out, patterns, num_patterns, shuffle, seed)
+function dinput_dataset_list_files(out, patterns, num_patterns, options)
     @gcsafe_ccall((:dinput_dataset_list_files, libdinput), Cint,
-        (Ptr{Ptr{Cvoid}}, Ptr{Ptr{UInt8}}, Csize_t, Cint, Int64),
-        out, patterns, num_patterns, shuffle, seed)
+        (Ptr{Ptr{Cvoid}}, Ptr{Ptr{UInt8}}, Csize_t, Ptr{Cvoid}),
+        out, patterns, num_patterns, options)
 end
 function dinput_dataset_batch(out, input, batch_size, options)
     ccall((:dinput_dataset_batch, libdinput), Cint,

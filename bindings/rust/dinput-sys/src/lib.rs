@@ -189,6 +189,8 @@ opaque! {
     dinput_shuffle_options => dinput_shuffle_options_t;
     /// Options of dinput_dataset_records.
     dinput_records_options => dinput_records_options_t;
+    /// Options of dinput_dataset_list_files.
+    dinput_list_files_options => dinput_list_files_options_t;
     /// Options of dinput_record_writer_open.
     dinput_record_writer_options => dinput_record_writer_options_t;
 }
@@ -486,6 +488,20 @@ extern "C" {
         enable: c_int,
     ) -> dinput_status_t;
     pub fn dinput_shuffle_options_reshuffle_each_iteration(options: *const dinput_shuffle_options_t) -> c_int;
+    pub fn dinput_list_files_options_new(out: *mut *mut dinput_list_files_options_t) -> dinput_status_t;
+    pub fn dinput_list_files_options_free(options: *mut dinput_list_files_options_t);
+    pub fn dinput_list_files_options_set_shuffle(
+        options: *mut dinput_list_files_options_t,
+        shuffle: c_int,
+    ) -> dinput_status_t;
+    pub fn dinput_list_files_options_shuffle(options: *const dinput_list_files_options_t) -> c_int;
+    pub fn dinput_list_files_options_set_seed(
+        options: *mut dinput_list_files_options_t,
+        seed: i64,
+        seed2: i64,
+    ) -> dinput_status_t;
+    pub fn dinput_list_files_options_seed(options: *const dinput_list_files_options_t) -> i64;
+    pub fn dinput_list_files_options_seed2(options: *const dinput_list_files_options_t) -> i64;
     pub fn dinput_records_options_new(out: *mut *mut dinput_records_options_t) -> dinput_status_t;
     pub fn dinput_records_options_free(options: *mut dinput_records_options_t);
     pub fn dinput_records_options_set_compression(
@@ -565,8 +581,7 @@ extern "C" {
         out: *mut *mut dinput_dataset_t,
         patterns: *const *const c_char,
         num_patterns: usize,
-        shuffle: c_int,
-        seed: i64,
+        options: *const dinput_list_files_options_t,
     ) -> dinput_status_t;
 
     // transforms

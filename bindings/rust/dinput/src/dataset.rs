@@ -620,11 +620,16 @@ impl Dataset {
     /// `seed` (`None`: random) in a new order for each iterator when `shuffle`.
     pub fn list_files<S: AsRef<str>>(patterns: &[S], shuffle: bool, seed: Option<i64>) -> Result<Dataset> {
         let (_owned, ptrs) = c_strings(patterns, "glob pattern")?;
-        // SAFETY: as in text_lines.
-        out_handle(|out| unsafe {
-            sys::dinput_dataset_list_files(out, ptrs.as_ptr(), ptrs.len(), shuffle as c_int, seed.unwrap_or(-1))
-        })
-        .map(Dataset::wrap)
+        let o = OptionHandle::new(sys::dinput_list_files_options_new, sys::dinput_list_files_options_free)?;
+        // SAFETY (setters): the handle is live and owned by `o`.
+        o.set(|p| unsafe { sys::dinput_list_files_options_set_shuffle(p, shuffle as c_int) })?;
+        if let Some(seed) = seed {
+            // The single seed is the pair (seed, 0), as for shuffle.
+            o.set(|p| unsafe { sys::dinput_list_files_options_set_seed(p, seed, 0) })?;
+        }
+        // SAFETY: as in text_lines; the options handle is live for the call.
+        out_handle(|out| unsafe { sys::dinput_dataset_list_files(out, ptrs.as_ptr(), ptrs.len(), o.as_ptr()) })
+            .map(Dataset::wrap)
     }
 
     // ---- transforms ----

@@ -380,6 +380,38 @@ TEST(Batch, ShapeMismatchNamesBothShapes) {
   EXPECT_NE(msg.find("int64[3]"), std::string::npos) << msg;
 }
 
+// num_parallel_calls > 1 stacks batches on a pool; the batches, their order, the last short
+// batch, drop_remainder and the errors are those of the sequential batch.
+TEST(Batch, ParallelAssemblyGivesTheSameBatches) {
+  auto slices = make_from_tensor_slices({Tensor::zeros(DType::kFloat32, Shape{23, 3}), int64_vector(iota(0, 23))});
+  for (bool drop : {false, true}) {
+    auto sequential = collect(make_batch(slices, 4, drop));
+    for (int64_t parallel : {int64_t{2}, int64_t{8}, kAutotune}) {
+      auto ds = make_batch(slices, 4, drop, parallel, false);
+      EXPECT_EQ(ds->cardinality(), drop ? 5 : 6);
+      auto got = collect(ds);
+      ASSERT_EQ(got.size(), sequential.size()) << parallel;
+      for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(got[i][0].shape(), sequential[i][0].shape());
+        EXPECT_EQ(values_of(got[i][1]), values_of(sequential[i][1])) << "batch " << i << ", " << parallel;
+      }
+    }
+  }
+  // A shape mismatch found on a pool thread reaches get_next after the good batches.
+  auto mixed = generator({{int64_vector({1, 2})}, {int64_vector({3, 4})}, {int64_vector({1, 2})}, {int64_vector({1, 2, 3})}},
+                         {{DType::kInt64, Shape{kUnknownDim}}});
+  int produced = 0;
+  Error e = iteration_error(make_batch(mixed, 2, false, 4), &produced);
+  EXPECT_EQ(e.code(), Code::kInvalidArgument);
+  EXPECT_EQ(produced, 1);
+  EXPECT_NE(std::string(e.what()).find("int64[3]"), std::string::npos) << e.what();
+  // with_inputs (used by distribution's rewrites) keeps the parallelism.
+  auto rebuilt = make_batch(make_range(0, 10, 1), 3, false, 4)->with_inputs({make_range(0, 7, 1)});
+  EXPECT_EQ(batches(rebuilt), (std::vector<std::vector<int64_t>>{{0, 1, 2}, {3, 4, 5}, {6}}));
+  EXPECT_EQ(error_of([&] { make_batch(make_range(0, 3, 1), 2, false, -2); }).code(), Code::kInvalidArgument);
+  EXPECT_EQ(error_of([&] { make_batch(make_range(0, 3, 1), 2, false, 1025); }).code(), Code::kInvalidArgument);
+}
+
 TEST(Batch, InvalidSizeIsRejected) {
   for (int64_t n : {int64_t{0}, int64_t{-1}, INT64_MIN}) {
     Error e = error_of([&] { make_batch(make_range(0, 3, 1), n, false); });

@@ -356,8 +356,8 @@ DINPUT_API int dinput_options_deterministic(const dinput_options_t *options);
 
 /* The settings of a transformation beyond its required arguments (dinput_map_options_t,
  * dinput_interleave_options_t, dinput_batch_options_t, dinput_shuffle_options_t,
- * dinput_records_options_t, dinput_list_files_options_t, dinput_record_writer_options_t), so that settings can be added
- * later without changing a signature. Each works the same way:
+ * dinput_records_options_t, dinput_list_files_options_t, dinput_record_writer_options_t),
+ * so that settings can be added later without changing a signature. Each works the same way:
  *  - _new(out) makes one with every setting at its default; _free accepts NULL; a NULL
  *    handle where a function takes one means "all defaults".
  *  - A setter returns INVALID_ARGUMENT naming the value it refuses; a getter returns the
@@ -365,7 +365,8 @@ DINPUT_API int dinput_options_deterministic(const dinput_options_t *options);
  *  - The function that takes the handle copies its settings: later changes to the handle do
  *    not reach the dataset or writer made. A handle that has made a dataset or writer is
  *    frozen: a setter on it then fails with FAILED_PRECONDITION naming the function that
- *    used it. It can still be read, and used for more datasets with the same settings.
+ *    used it. It can still be read, and used for more datasets with the same settings. A
+ *    call that fails does not freeze the handle.
  *  - A handle may be read from several threads; setters need the caller's own locking. */
 
 /* tf.data's three-state `deterministic` of map, interleave and batch. */
@@ -380,7 +381,9 @@ typedef DINPUT_ENUM(dinput_deterministic_t) {
 
 /* Options of dinput_dataset_map. */
 typedef struct dinput_map_options dinput_map_options_t;
+/* A new handle with every setting at its default; release it with dinput_map_options_free. */
 DINPUT_API dinput_status_t dinput_map_options_new(dinput_map_options_t **out);
+/* Releases the handle (NULL is accepted). */
 DINPUT_API void dinput_map_options_free(dinput_map_options_t *options);
 /* The spec of the map function's results (copied); NULL (the default): the same as the
  * input's. A result that does not match it fails get_next with INVALID_ARGUMENT. */
@@ -393,41 +396,52 @@ DINPUT_API dinput_status_t dinput_map_options_out_spec(dinput_spec_t **out,
  * pool of that many threads (DINPUT_AUTOTUNE: one per core). */
 DINPUT_API dinput_status_t dinput_map_options_set_num_parallel_calls(dinput_map_options_t *options,
                                                                      int64_t num_parallel_calls);
+/* The num parallel calls in effect (the default when options is NULL). */
 DINPUT_API int64_t dinput_map_options_num_parallel_calls(const dinput_map_options_t *options);
 /* Whether a parallel map returns results in input order (default UNSET). */
 DINPUT_API dinput_status_t dinput_map_options_set_deterministic(dinput_map_options_t *options,
                                                                 dinput_deterministic_t deterministic);
+/* The deterministic in effect (the default when options is NULL). */
 DINPUT_API dinput_deterministic_t dinput_map_options_deterministic(const dinput_map_options_t *options);
 
 /* Options of dinput_dataset_interleave. */
 typedef struct dinput_interleave_options dinput_interleave_options_t;
+/* A new handle with every setting at its default (released by
+ * dinput_interleave_options_free). */
 DINPUT_API dinput_status_t dinput_interleave_options_new(dinput_interleave_options_t **out);
+/* Releases the handle (NULL is accepted). */
 DINPUT_API void dinput_interleave_options_free(dinput_interleave_options_t *options);
 /* How many datasets are read at once: 1..4096, or DINPUT_AUTOTUNE (the default: one per
  * core). */
 DINPUT_API dinput_status_t dinput_interleave_options_set_cycle_length(
     dinput_interleave_options_t *options, int64_t cycle_length);
+/* The cycle length in effect (the default when options is NULL). */
 DINPUT_API int64_t dinput_interleave_options_cycle_length(const dinput_interleave_options_t *options);
 /* Consecutive elements taken from one dataset before moving to the next: >= 1 (default 1). */
 DINPUT_API dinput_status_t dinput_interleave_options_set_block_length(
     dinput_interleave_options_t *options, int64_t block_length);
+/* The block length in effect (the default when options is NULL). */
 DINPUT_API int64_t dinput_interleave_options_block_length(const dinput_interleave_options_t *options);
 /* 1 (the default) or 0: the open datasets are read on the consumer's thread; > 1 or
  * DINPUT_AUTOTUNE: each open dataset is read ahead on a library thread of its own. */
 DINPUT_API dinput_status_t dinput_interleave_options_set_num_parallel_calls(
     dinput_interleave_options_t *options, int64_t num_parallel_calls);
+/* The num parallel calls in effect (the default when options is NULL). */
 DINPUT_API int64_t dinput_interleave_options_num_parallel_calls(
     const dinput_interleave_options_t *options);
 /* Default UNSET. When not deterministic, a parallel interleave passes over a dataset that
  * has no element ready instead of waiting for it. */
 DINPUT_API dinput_status_t dinput_interleave_options_set_deterministic(
     dinput_interleave_options_t *options, dinput_deterministic_t deterministic);
+/* The deterministic in effect (the default when options is NULL). */
 DINPUT_API dinput_deterministic_t dinput_interleave_options_deterministic(
     const dinput_interleave_options_t *options);
 
 /* Options of dinput_dataset_batch. */
 typedef struct dinput_batch_options dinput_batch_options_t;
+/* A new handle with every setting at its default; release it with dinput_batch_options_free. */
 DINPUT_API dinput_status_t dinput_batch_options_new(dinput_batch_options_t **out);
+/* Releases the handle (NULL is accepted). */
 DINPUT_API void dinput_batch_options_free(dinput_batch_options_t *options);
 /* Non-zero: a last batch shorter than batch_size is dropped (default 0: it is kept). */
 DINPUT_API dinput_status_t dinput_batch_options_set_drop_remainder(dinput_batch_options_t *options,
@@ -440,16 +454,20 @@ DINPUT_API int dinput_batch_options_drop_remainder(const dinput_batch_options_t 
  * are the same either way. */
 DINPUT_API dinput_status_t dinput_batch_options_set_num_parallel_calls(dinput_batch_options_t *options,
                                                                        int64_t num_parallel_calls);
+/* The num parallel calls in effect (the default when options is NULL). */
 DINPUT_API int64_t dinput_batch_options_num_parallel_calls(const dinput_batch_options_t *options);
 /* Default UNSET. Accepted for tf.data parity; batches currently always come in input
  * order (stacking takes about as long for every batch, so reordering would gain little). */
 DINPUT_API dinput_status_t dinput_batch_options_set_deterministic(dinput_batch_options_t *options,
                                                                   dinput_deterministic_t deterministic);
+/* The deterministic in effect (the default when options is NULL). */
 DINPUT_API dinput_deterministic_t dinput_batch_options_deterministic(const dinput_batch_options_t *options);
 
 /* Options of dinput_dataset_shuffle. */
 typedef struct dinput_shuffle_options dinput_shuffle_options_t;
+/* A new handle with every setting at its default; release it with dinput_shuffle_options_free. */
 DINPUT_API dinput_status_t dinput_shuffle_options_new(dinput_shuffle_options_t **out);
+/* Releases the handle (NULL is accepted). */
 DINPUT_API void dinput_shuffle_options_free(dinput_shuffle_options_t *options);
 /* The seed pair that picks the order, as tf.data's global seed (seed) and operation seed
  * (seed2): both >= 0. The same pair gives the same order on every run and every worker;
@@ -465,6 +483,7 @@ DINPUT_API int64_t dinput_shuffle_options_seed2(const dinput_shuffle_options_t *
  * iterator uses the same order. */
 DINPUT_API dinput_status_t dinput_shuffle_options_set_reshuffle_each_iteration(
     dinput_shuffle_options_t *options, int enable);
+/* 1 when each iterator gets a new order, else 0 (1 when options is NULL). */
 DINPUT_API int dinput_shuffle_options_reshuffle_each_iteration(const dinput_shuffle_options_t *options);
 
 /* ------------------------------------------------------------------------------------- */
@@ -548,15 +567,19 @@ typedef DINPUT_ENUM(dinput_compression_t) {
 /* Options of dinput_dataset_records (see "Transformation options" for how option handles
  * work). */
 typedef struct dinput_records_options dinput_records_options_t;
+/* A new handle with every setting at its default; release it with dinput_records_options_free. */
 DINPUT_API dinput_status_t dinput_records_options_new(dinput_records_options_t **out);
+/* Releases the handle (NULL is accepted). */
 DINPUT_API void dinput_records_options_free(dinput_records_options_t *options);
 /* The compression of every file (default DINPUT_COMPRESSION_NONE). */
 DINPUT_API dinput_status_t dinput_records_options_set_compression(dinput_records_options_t *options,
                                                                   dinput_compression_t compression);
+/* The compression in effect (the default when options is NULL). */
 DINPUT_API dinput_compression_t dinput_records_options_compression(const dinput_records_options_t *options);
 /* The read buffer in bytes, >= 0 (default 0: a size the library picks). */
 DINPUT_API dinput_status_t dinput_records_options_set_buffer_size(dinput_records_options_t *options,
                                                                   int64_t buffer_size);
+/* The buffer size in effect (the default when options is NULL). */
 DINPUT_API int64_t dinput_records_options_buffer_size(const dinput_records_options_t *options);
 
 /* One DINPUT_BYTES scalar per record of TFRecord-framed files (u64 length, masked CRC32C of
@@ -585,12 +608,16 @@ DINPUT_API dinput_status_t dinput_dataset_fixed_length_records(dinput_dataset_t 
 /* Options of dinput_dataset_list_files (see "Transformation options" for how option
  * handles work). */
 typedef struct dinput_list_files_options dinput_list_files_options_t;
+/* A new handle with every setting at its default (released by
+ * dinput_list_files_options_free). */
 DINPUT_API dinput_status_t dinput_list_files_options_new(dinput_list_files_options_t **out);
+/* Releases the handle (NULL is accepted). */
 DINPUT_API void dinput_list_files_options_free(dinput_list_files_options_t *options);
 /* Non-zero: the names are shuffled, in a new order for each iterator. Default 0: sorted
  * (unlike tf.data, whose default is to shuffle, so that a listing is the same every run). */
 DINPUT_API dinput_status_t dinput_list_files_options_set_shuffle(dinput_list_files_options_t *options,
                                                                  int shuffle);
+/* 1 when the names are shuffled, else 0 (0 when options is NULL). */
 DINPUT_API int dinput_list_files_options_shuffle(const dinput_list_files_options_t *options);
 /* The seed pair of the shuffle, as for dinput_shuffle_options_set_seed: both >= 0; unset
  * (the default): random. */
@@ -749,11 +776,15 @@ typedef struct dinput_record_writer dinput_record_writer_t;
 /* Options of dinput_record_writer_open (see "Transformation options" for how option handles
  * work). */
 typedef struct dinput_record_writer_options dinput_record_writer_options_t;
+/* A new handle with every setting at its default (released by
+ * dinput_record_writer_options_free). */
 DINPUT_API dinput_status_t dinput_record_writer_options_new(dinput_record_writer_options_t **out);
+/* Releases the handle (NULL is accepted). */
 DINPUT_API void dinput_record_writer_options_free(dinput_record_writer_options_t *options);
 /* The compression of the file (default DINPUT_COMPRESSION_NONE). */
 DINPUT_API dinput_status_t dinput_record_writer_options_set_compression(
     dinput_record_writer_options_t *options, dinput_compression_t compression);
+/* The compression in effect (the default when options is NULL). */
 DINPUT_API dinput_compression_t dinput_record_writer_options_compression(
     const dinput_record_writer_options_t *options);
 /* The compression level: 0 (the default) picks the codec's default (zstd 3, gzip 6); else
@@ -761,6 +792,7 @@ DINPUT_API dinput_compression_t dinput_record_writer_options_compression(
  * codec); ignored for NONE. INVALID_ARGUMENT outside 0..19. */
 DINPUT_API dinput_status_t dinput_record_writer_options_set_level(dinput_record_writer_options_t *options,
                                                                   int level);
+/* The level in effect (the default when options is NULL). */
 DINPUT_API int dinput_record_writer_options_level(const dinput_record_writer_options_t *options);
 
 /* Starts a record file at `path`. The records go to a temporary file in the same directory

@@ -794,6 +794,14 @@ DINPUT_API dinput_status_t dinput_record_writer_options_set_level(dinput_record_
                                                                   int level);
 /* The level in effect (the default when options is NULL). */
 DINPUT_API int dinput_record_writer_options_level(const dinput_record_writer_options_t *options);
+/* zstd only: the log2 of the window, 10..31, with long-distance matching, as
+ * `zstd --long=N` writes: repeats further apart are found, and readers need a window of
+ * that size (dinput_dataset_records accepts up to 2^31, 2^30 on 32-bit hosts; open refuses
+ * more with INVALID_ARGUMENT). 0 (the default): the level's window. */
+DINPUT_API dinput_status_t dinput_record_writer_options_set_zstd_window_log(
+    dinput_record_writer_options_t *options, int window_log);
+/* The zstd window log in effect (0 when options is NULL). */
+DINPUT_API int dinput_record_writer_options_zstd_window_log(const dinput_record_writer_options_t *options);
 
 /* Starts a record file at `path`. The records go to a temporary file in the same directory
  * (named ".NAME.tmp-..."), which dinput_record_writer_close syncs and renames over `path`:

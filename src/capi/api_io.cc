@@ -76,7 +76,7 @@ DINPUT_API dinput_status_t dinput_record_writer_open(dinput_record_writer_t** ou
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(path);
     Compression c = to_compression(capi::current_function(), o.compression);
-    *out = capi::new_handle<dinput_record_writer>(std::make_unique<RecordWriter>(path, c, o.level));
+    *out = capi::new_handle<dinput_record_writer>(std::make_unique<RecordWriter>(path, c, o.level, o.zstd_window_log));
   });
   if (code == DINPUT_OK) capi::freeze(options, "dinput_record_writer_open");
   return code;

@@ -361,4 +361,18 @@ DINPUT_API int dinput_record_writer_options_level(const dinput_record_writer_opt
   return options ? options->level : 0;
 }
 
+DINPUT_API dinput_status_t dinput_record_writer_options_set_zstd_window_log(dinput_record_writer_options_t* options,
+                                                                           int window_log) {
+  return set(__func__, options, [&](dinput_record_writer_options& o) {
+    DINPUT_CHECK_ARG(window_log == 0 || (window_log >= 10 && window_log <= 31),
+                     "dinput_record_writer_options_set_zstd_window_log: window_log must be 10..31 (0: the "
+                     "level's), got ", window_log);
+    o.zstd_window_log = window_log;
+  });
+}
+
+DINPUT_API int dinput_record_writer_options_zstd_window_log(const dinput_record_writer_options_t* options) {
+  return options ? options->zstd_window_log : 0;
+}
+
 }  // extern "C"

@@ -77,4 +77,5 @@ struct dinput_records_options : dinput::capi::FreezableOptions {
 struct dinput_record_writer_options : dinput::capi::FreezableOptions {
   dinput_compression_t compression = DINPUT_COMPRESSION_NONE;
   int level = 0;
+  int zstd_window_log = 0;
 };

@@ -109,10 +109,16 @@ class PlainEncoder final : public RecordWriter::Encoder {
 
 class ZstdEncoder final : public RecordWriter::Encoder {
  public:
-  ZstdEncoder(int fd, const std::string& path, int level)
+  ZstdEncoder(int fd, const std::string& path, int level, int window_log)
       : Encoder(fd, path), cctx_(ZSTD_createCCtx()), out_(ZSTD_CStreamOutSize()) {
     if (!cctx_) throw std::bad_alloc();
     check(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, level));
+    if (window_log != 0) {
+      // A larger window finds repeats further back (records that share long content far
+      // apart); long-distance matching is what makes such a window pay off.
+      check(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_windowLog, window_log));
+      check(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_enableLongDistanceMatching, 1));
+    }
     // Frame checksums, as the zstd command writes by default, so that `zstd -d` and
     // `zstd -t` verify the stream too.
     check(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, 1));
@@ -199,8 +205,13 @@ class GzipEncoder final : public RecordWriter::Encoder {
 
 }  // namespace
 
-RecordWriter::RecordWriter(std::string path, Compression compression, int level) : path_(std::move(path)) {
+RecordWriter::RecordWriter(std::string path, Compression compression, int level, int zstd_window_log)
+    : path_(std::move(path)) {
   check_compression(kWhat, compression);
+  // The readers accept windows up to 2^31 (2^30 where size_t is 32 bits).
+  const int max_window_log = sizeof(size_t) >= 8 ? 31 : 30;
+  DINPUT_CHECK_ARG(zstd_window_log == 0 || (zstd_window_log >= 10 && zstd_window_log <= max_window_log), kWhat,
+                   ": the zstd window log must be 10..", max_window_log, " (0: the level's), got ", zstd_window_log);
   if (compression == Compression::kZstd) {
     DINPUT_CHECK_ARG(level >= 0 && level <= 19, kWhat, ": the zstd level must be 1..19 (0: the default 3), got ", level);
     if (level == 0) level = 3;
@@ -212,7 +223,7 @@ RecordWriter::RecordWriter(std::string path, Compression compression, int level)
   const int fd = file_->fd();
   switch (compression) {
 #ifdef DINPUT_HAVE_ZSTD
-    case Compression::kZstd: encoder_ = std::make_unique<ZstdEncoder>(fd, path_, level); break;
+    case Compression::kZstd: encoder_ = std::make_unique<ZstdEncoder>(fd, path_, level, zstd_window_log); break;
 #endif
 #ifdef DINPUT_HAVE_ZLIB
     case Compression::kGzip: encoder_ = std::make_unique<GzipEncoder>(fd, path_, level); break;

@@ -20,8 +20,10 @@ class RecordWriter {
   // keeps its contents until close() succeeds, and is never left half-written. level: zstd
   // 1..19 (0: 3), gzip 1..9 (0: 6); ignored for kNone. INVALID_ARGUMENT for a bad level,
   // UNIMPLEMENTED for a compression this build lacks (both checked before any file is
-  // touched); file errors name the file.
-  RecordWriter(std::string path, Compression compression, int level);
+  // touched); file errors name the file. zstd_window_log (zstd only): 0 for the level's
+  // window, else 10..31 with long-distance matching, as `zstd --long=N` writes
+  // (INVALID_ARGUMENT outside; readers accept windows up to 2^31, 2^30 on 32-bit hosts).
+  RecordWriter(std::string path, Compression compression, int level, int zstd_window_log = 0);
   // Closes if still open (an error is then lost: call close() to see it), so that what was
   // written replaces `path`; after a failed write the temporary file is removed instead.
   ~RecordWriter();

@@ -395,6 +395,14 @@ static void test_records_and_writer_options(void) {
   CHECK_MSG("level must be 0..19");
   CHECK_STATUS(dinput_record_writer_options_set_compression(wo, (dinput_compression_t)3), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("invalid compression 3");
+  CHECK(dinput_record_writer_options_zstd_window_log(NULL) == 0);
+  CHECK(dinput_record_writer_options_zstd_window_log(wo) == 0);
+  CHECK_OK(dinput_record_writer_options_set_zstd_window_log(wo, 28));
+  CHECK(dinput_record_writer_options_zstd_window_log(wo) == 28);
+  CHECK_STATUS(dinput_record_writer_options_set_zstd_window_log(wo, 9), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("window_log must be 10..31 (0: the level's), got 9");
+  CHECK_STATUS(dinput_record_writer_options_set_zstd_window_log(wo, 32), DINPUT_INVALID_ARGUMENT);
+  CHECK(dinput_record_writer_options_zstd_window_log(wo) == 28);
 
   CHECK(dinput_records_options_compression(NULL) == DINPUT_COMPRESSION_NONE);
   CHECK(dinput_records_options_buffer_size(NULL) == 0);
@@ -408,8 +416,8 @@ static void test_records_and_writer_options(void) {
   CHECK_STATUS(dinput_records_options_set_buffer_size(ro, -1), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("buffer_size must be >= 0");
 
-  /* Where zstd is built in: write with the writer options, read back with the records
-   * options; both handles are frozen afterwards. */
+  /* Where zstd is built in: write with the writer options (a 2^28 window, as zstd --long=28),
+   * read back with the records options; both handles are frozen afterwards. */
   if (dinput_record_writer_open(&w, path, wo) == DINPUT_OK) {
     for (i = 0; i < 5; ++i) CHECK_OK(dinput_record_writer_write(w, "abc", 3));
     CHECK_OK(dinput_record_writer_close(w));

@@ -593,6 +593,16 @@ function dinput_record_writer_options_level(options)
         (Ptr{Cvoid},),
         options)
 end
+function dinput_record_writer_options_set_zstd_window_log(options, window_log)
+    ccall((:dinput_record_writer_options_set_zstd_window_log, libdinput), Cint,
+        (Ptr{Cvoid}, Cint),
+        options, window_log)
+end
+function dinput_record_writer_options_zstd_window_log(options)
+    ccall((:dinput_record_writer_options_zstd_window_log, libdinput), Cint,
+        (Ptr{Cvoid},),
+        options)
+end
 
 # ---------------------------------------------------------------------------------------
 # Datasets

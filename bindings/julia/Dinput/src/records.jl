@@ -1,14 +1,15 @@
 # Writing TFRecord files (read them back with `records`).
 
 """
-    RecordWriter(path; compression=:none, level=0)
-    RecordWriter(f, path; compression=:none, level=0)
+    RecordWriter(path; compression=:none, level=0, zstd_window_log=0)
+    RecordWriter(f, path; compression=:none, level=0, zstd_window_log=0)
 
 Starts a TFRecord file that TensorFlow and [`records`](@ref) read. The records go to a
 temporary file beside `path`, renamed over it when the writer closes: a file already at
 `path` keeps its contents until then, and after any failure or [`discard`](@ref).
 `compression` is `:none`, `:zstd` or `:gzip`; `level` the zstd (1–19) or gzip (1–9) level,
-0 for the default. `write(w, data)` appends one record (a `String` or bytes); `close(w)`
+0 for the default; `zstd_window_log` (zstd only, 10–31) a larger window with long-distance
+matching, as `zstd --long=N` writes (0: the level's window). `write(w, data)` appends one record (a `String` or bytes); `close(w)`
 finishes the file and throws if that fails, so close explicitly: the finalizer also closes,
 but cannot report errors. The form with `f` calls `f(w)` and closes `w` afterwards; if `f`
 throws, the file is discarded instead, so an existing `path` is left as it was.
@@ -33,12 +34,14 @@ end
 
 _free(::RecordWriter, p::Ptr{Cvoid}) = LibDinput.dinput_record_writer_free(p)
 
-function RecordWriter(path::AbstractString; compression::Symbol=:none, level::Integer=0)
+function RecordWriter(path::AbstractString; compression::Symbol=:none, level::Integer=0,
+                      zstd_window_log::Integer=0)
     code = _compression_code(compression)
     return _with_option_handle(LibDinput.dinput_record_writer_options_new,
                                LibDinput.dinput_record_writer_options_free) do opts
         check(LibDinput.dinput_record_writer_options_set_compression(opts, code))
         check(LibDinput.dinput_record_writer_options_set_level(opts, level))
+        check(LibDinput.dinput_record_writer_options_set_zstd_window_log(opts, zstd_window_log))
         RecordWriter(_out(o -> LibDinput.dinput_record_writer_open(o, path, opts)))
     end
 end

@@ -528,6 +528,11 @@ extern "C" {
         level: c_int,
     ) -> dinput_status_t;
     pub fn dinput_record_writer_options_level(options: *const dinput_record_writer_options_t) -> c_int;
+    pub fn dinput_record_writer_options_set_zstd_window_log(
+        options: *mut dinput_record_writer_options_t,
+        window_log: c_int,
+    ) -> dinput_status_t;
+    pub fn dinput_record_writer_options_zstd_window_log(options: *const dinput_record_writer_options_t) -> c_int;
 
     // -- datasets --
     pub fn dinput_dataset_free(dataset: *mut dinput_dataset_t);

@@ -282,6 +282,35 @@ impl BatchOptions {
     }
 }
 
+/// Options of [`RecordWriter::create_with`]: the defaults write an uncompressed file.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RecordWriterOptions {
+    pub compression: Compression,
+    /// zstd 1..19 or gzip 1..9; 0: the codec's default.
+    pub level: i32,
+    /// zstd only: 10..31 for a window of 2^n bytes with long-distance matching (as
+    /// `zstd --long=n`); 0: the level's window.
+    pub zstd_window_log: i32,
+}
+
+impl RecordWriterOptions {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn compression(mut self, compression: Compression) -> Self {
+        self.compression = compression;
+        self
+    }
+    pub fn level(mut self, level: i32) -> Self {
+        self.level = level;
+        self
+    }
+    pub fn zstd_window_log(mut self, window_log: i32) -> Self {
+        self.zstd_window_log = window_log;
+        self
+    }
+}
+
 /// Options of [`Dataset::shuffle_with`]: the defaults draw a random seed per dataset and use
 /// a new order for every iterator.
 #[derive(Debug, Clone, Copy)]
@@ -906,11 +935,17 @@ impl RecordWriter {
     /// then, and after any failure or [`discard`](RecordWriter::discard), a file already at
     /// `path` keeps its contents. `level`: zstd 1..19 or gzip 1..9, 0 for the default.
     pub fn create<P: AsRef<Path>>(path: P, compression: Compression, level: i32) -> Result<RecordWriter> {
+        Self::create_with(path, &RecordWriterOptions { compression, level, ..Default::default() })
+    }
+
+    /// [`create`](RecordWriter::create) with all the settings of `options`.
+    pub fn create_with<P: AsRef<Path>>(path: P, options: &RecordWriterOptions) -> Result<RecordWriter> {
         let path = path_c_string(path.as_ref())?;
         let o = OptionHandle::new(sys::dinput_record_writer_options_new, sys::dinput_record_writer_options_free)?;
         // SAFETY (setters): the handle is live and owned by `o`.
-        o.set(|p| unsafe { sys::dinput_record_writer_options_set_compression(p, compression as c_int) })?;
-        o.set(|p| unsafe { sys::dinput_record_writer_options_set_level(p, level) })?;
+        o.set(|p| unsafe { sys::dinput_record_writer_options_set_compression(p, options.compression as c_int) })?;
+        o.set(|p| unsafe { sys::dinput_record_writer_options_set_level(p, options.level) })?;
+        o.set(|p| unsafe { sys::dinput_record_writer_options_set_zstd_window_log(p, options.zstd_window_log) })?;
         // SAFETY: path is NUL-terminated and lives for the call, as does the options handle.
         let raw = out_handle(|out| unsafe { sys::dinput_record_writer_open(out, path.as_ptr(), o.as_ptr()) })?;
         Ok(RecordWriter { raw })

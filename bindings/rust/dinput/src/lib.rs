@@ -85,7 +85,7 @@ mod tensor;
 
 pub use dataset::{
     AutoShardPolicy, BatchOptions, Cardinality, Compression, Dataset, InterleaveOptions, MapOptions, Options,
-    RecordWriter, ShuffleOptions, AUTOTUNE,
+    RecordWriter, RecordWriterOptions, ShuffleOptions, AUTOTUNE,
 };
 pub use distribute::{
     Collective, DistDataset, InputContext, InputOptions, PerReplica, ReduceOp, ReplicaContext, ReplicationMode,

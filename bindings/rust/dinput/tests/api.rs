@@ -272,6 +272,17 @@ fn batch_and_shuffle_options() {
     let err = r.shuffle_with(100, &ShuffleOptions::new().seeds(-1, 0)).unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument);
 
+    let dir = TempDir::new("writer-options");
+    let path = dir.0.join("long.rec.zst");
+    let options = dinput::RecordWriterOptions::new().compression(Compression::Zstd).level(3).zstd_window_log(27);
+    let mut w = RecordWriter::create_with(&path, &options).unwrap();
+    w.write(b"abc").unwrap();
+    w.close().unwrap();
+    let read = Dataset::records(&[&path], Compression::Zstd, 0).unwrap();
+    assert_eq!(read.iter().unwrap().count(), 1);
+    let bad = dinput::RecordWriterOptions::new().compression(Compression::Zstd).zstd_window_log(40);
+    assert_eq!(RecordWriter::create_with(&path, &bad).unwrap_err().code(), Code::InvalidArgument);
+
     let mut options = Options::new().unwrap();
     assert!(options.deterministic());
     options.set_deterministic(false).unwrap();

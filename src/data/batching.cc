@@ -74,7 +74,18 @@ class ParallelBatchIterator final : public Iterator {
       std::vector<Element> rows;
       rows.reserve(static_cast<size_t>(std::min<int64_t>(batch_size_, 1024)));
       Element e;
-      while (static_cast<int64_t>(rows.size()) < batch_size_ && input_->next(e)) rows.push_back(std::move(e));
+      try {
+        while (static_cast<int64_t>(rows.size()) < batch_size_ && input_->next(e)) rows.push_back(std::move(e));
+      } catch (...) {
+        // As in the sequential batch, the batches before the failing one come out first
+        // and the rows read for the failing one are dropped: the error waits in line.
+        auto failed = std::make_shared<Slot>();
+        failed->done = true;
+        failed->error = std::current_exception();
+        in_flight_.push_back(failed);
+        input_done_ = true;
+        break;
+      }
       if (static_cast<int64_t>(rows.size()) < batch_size_) input_done_ = true;
       if (rows.empty() || (drop_remainder_ && static_cast<int64_t>(rows.size()) < batch_size_)) break;
       auto slot = std::make_shared<Slot>();
@@ -103,7 +114,11 @@ class ParallelBatchIterator final : public Iterator {
       cv_.wait(lock, [&] { return slot->done; });
     }
     in_flight_.pop_front();
-    if (slot->error) std::rethrow_exception(slot->error);
+    if (slot->error) {
+      // Every later call repeats the error (the sticky iterator above keeps it anyway).
+      in_flight_.push_front(slot);
+      std::rethrow_exception(slot->error);
+    }
     out = std::move(slot->result);
     return true;
   }

@@ -405,6 +405,13 @@ TEST(Batch, ParallelAssemblyGivesTheSameBatches) {
   EXPECT_EQ(e.code(), Code::kInvalidArgument);
   EXPECT_EQ(produced, 1);
   EXPECT_NE(std::string(e.what()).find("int64[3]"), std::string::npos) << e.what();
+  // An input error comes after the batches before it, as in the sequential batch.
+  for (int64_t parallel : {int64_t{1}, int64_t{4}}) {
+    int before = 0;
+    Error failed = iteration_error(make_batch(generator(scalar_elements(10), kScalarInt64, 5), 2, false, parallel), &before);
+    EXPECT_EQ(failed.code(), Code::kDataLoss);
+    EXPECT_EQ(before, 2) << parallel;
+  }
   // with_inputs (used by distribution's rewrites) keeps the parallelism.
   auto rebuilt = make_batch(make_range(0, 10, 1), 3, false, 4)->with_inputs({make_range(0, 7, 1)});
   EXPECT_EQ(batches(rebuilt), (std::vector<std::vector<int64_t>>{{0, 1, 2}, {3, 4, 5}, {6}}));

@@ -106,7 +106,9 @@ DINPUT_API const char *dinput_last_error_message(void);
 DINPUT_API dinput_status_t dinput_last_error_code(void);
 
 /* Sets this thread's last error. Meant for callbacks: call it before returning a failing
- * status so that the message reaches the caller of get_next. message may be NULL. */
+ * status so that the message reaches the caller of get_next. message may be NULL. code must
+ * not be DINPUT_OK: that call records INVALID_ARGUMENT ("dinput_error_set: code must not be
+ * DINPUT_OK ...") instead (use dinput_error_clear to clear the last error). */
 DINPUT_API void dinput_error_set(dinput_status_t code, const char *message);
 
 /* Clears this thread's last error. */

@@ -39,6 +39,14 @@ DINPUT_API const char* dinput_last_error_message(void) { return capi::last_error
 DINPUT_API dinput_status_t dinput_last_error_code(void) { return capi::last_error_code(); }
 
 DINPUT_API void dinput_error_set(dinput_status_t code, const char* message) {
+  // A last error of DINPUT_OK would tell a caller that reads it after a failing call that
+  // nothing failed. The function stays void (callbacks call it on their way out and would
+  // not check a result), so the refusal is itself recorded as the last error.
+  if (code == DINPUT_OK) {
+    capi::set_last_error(DINPUT_INVALID_ARGUMENT,
+                         "dinput_error_set: code must not be DINPUT_OK (dinput_error_clear clears the last error)");
+    return;
+  }
   capi::guard(__func__, [&] { capi::set_last_error(code, message ? message : ""); });
 }
 

@@ -413,6 +413,19 @@ static void test_last_error_is_thread_local(void) {
   dinput_error_clear();
 }
 
+/* dinput_error_set(DINPUT_OK, ...) would record a "failure" whose code says success: a
+ * caller reading the last error after a failing call would see OK. It is refused, and the
+ * refusal itself is what the last error then holds. */
+static void test_error_set_rejects_ok(void) {
+  dinput_error_set(DINPUT_OK, "not really an error");
+  CHECK(dinput_last_error_code() == DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("dinput_error_set: code must not be DINPUT_OK");
+  CHECK(strstr(dinput_last_error_message(), "not really an error") == NULL);
+  dinput_error_set(DINPUT_OK, NULL);
+  CHECK(dinput_last_error_code() == DINPUT_INVALID_ARGUMENT);
+  dinput_error_clear();
+}
+
 int main(void) {
   test_status_names();
   test_version_and_build_info();
@@ -421,5 +434,6 @@ int main(void) {
   test_messages_name_the_function();
   test_last_error();
   test_last_error_is_thread_local();
+  test_error_set_rejects_ok();
   return check_finish_();
 }

@@ -57,7 +57,11 @@ extern "C" {
 
 /* Enums are int-sized in both languages. In C++ they are declared with int as their
  * underlying type, so any int a C caller passes is a valid value for the library to check
- * (an out-of-range value of an enum without a fixed type is undefined behaviour in C++). */
+ * (an out-of-range value of an enum without a fixed type is undefined behaviour in C++).
+ * In C each enum also ends with a ..._FORCE_32BIT = 0x7FFFFFFF sentinel, which keeps it
+ * 4 bytes wide even where the compiler would pick a smaller type (-fshort-enums, some
+ * embedded ABIs) and so keeps the ABI the same for every caller. The sentinels are not
+ * values: the library refuses them like any other unknown value. */
 #if defined(__cplusplus) && __cplusplus >= 201103L
 #define DINPUT_ENUM(name) enum name : int
 #else
@@ -92,7 +96,8 @@ typedef DINPUT_ENUM(dinput_status_t) {
   DINPUT_INTERNAL = 13,
   DINPUT_UNAVAILABLE = 14,
   DINPUT_DATA_LOSS = 15,
-  DINPUT_UNAUTHENTICATED = 16
+  DINPUT_UNAUTHENTICATED = 16,
+  DINPUT_STATUS_FORCE_32BIT = 0x7FFFFFFF
 } dinput_status_t;
 
 /* Static name of a code, e.g. "INVALID_ARGUMENT"; "UNKNOWN_STATUS" for other values. */
@@ -145,7 +150,8 @@ typedef DINPUT_ENUM(dinput_dtype_t) {
   DINPUT_BFLOAT16 = 11,
   DINPUT_FLOAT32 = 12,
   DINPUT_FLOAT64 = 13,
-  DINPUT_BYTES = 14
+  DINPUT_BYTES = 14,
+  DINPUT_DTYPE_FORCE_32BIT = 0x7FFFFFFF
 } dinput_dtype_t;
 
 /* Static name ("int64", "float32", "bytes", ...); "invalid" for unknown values. */
@@ -207,7 +213,8 @@ DINPUT_API const void *dinput_tensor_data(const dinput_tensor_t *tensor);
 typedef DINPUT_ENUM(dinput_device_type_t) {
   DINPUT_DEVICE_CPU = 1,
   DINPUT_DEVICE_CUDA = 2,
-  DINPUT_DEVICE_CUDA_HOST = 3 /* page-locked host memory */
+  DINPUT_DEVICE_CUDA_HOST = 3, /* page-locked host memory */
+  DINPUT_DEVICE_TYPE_FORCE_32BIT = 0x7FFFFFFF
 } dinput_device_type_t;
 
 /* The tensor's device type (DINPUT_DEVICE_CPU for NULL). */
@@ -289,7 +296,8 @@ typedef DINPUT_ENUM(dinput_auto_shard_policy_t) {
   DINPUT_AUTO_SHARD_AUTO = 0,
   DINPUT_AUTO_SHARD_FILE = 1,
   DINPUT_AUTO_SHARD_DATA = 2,
-  DINPUT_AUTO_SHARD_HINT = 3
+  DINPUT_AUTO_SHARD_HINT = 3,
+  DINPUT_AUTO_SHARD_POLICY_FORCE_32BIT = 0x7FFFFFFF
 } dinput_auto_shard_policy_t;
 
 typedef struct dinput_options dinput_options_t;
@@ -420,7 +428,8 @@ DINPUT_API dinput_status_t dinput_dataset_text_lines(dinput_dataset_t **out,
 typedef DINPUT_ENUM(dinput_compression_t) {
   DINPUT_COMPRESSION_NONE = 0,
   DINPUT_COMPRESSION_ZSTD = 1,
-  DINPUT_COMPRESSION_GZIP = 2
+  DINPUT_COMPRESSION_GZIP = 2,
+  DINPUT_COMPRESSION_FORCE_32BIT = 0x7FFFFFFF
 } dinput_compression_t;
 
 /* One DINPUT_BYTES scalar per record of TFRecord-framed files (u64 length, masked CRC32C of
@@ -692,7 +701,8 @@ DINPUT_API const char *dinput_strategy_device(const dinput_strategy_t *strategy,
 /* Replication of input pipelines (as tf.distribute.InputReplicationMode). */
 typedef DINPUT_ENUM(dinput_replication_mode_t) {
   DINPUT_REPLICATION_PER_WORKER = 0,
-  DINPUT_REPLICATION_PER_REPLICA = 1
+  DINPUT_REPLICATION_PER_REPLICA = 1,
+  DINPUT_REPLICATION_MODE_FORCE_32BIT = 0x7FFFFFFF
 } dinput_replication_mode_t;
 
 /* Input options (as tf.distribute.InputOptions). Defaults: fetch_to_device 1,
@@ -805,7 +815,11 @@ DINPUT_API int dinput_replica_context_num_replicas_in_sync(const dinput_replica_
 /* Canonical device name of the replica, e.g. "CPU:1". */
 DINPUT_API const char *dinput_replica_context_device(const dinput_replica_context_t *c);
 
-typedef DINPUT_ENUM(dinput_reduce_op_t) { DINPUT_REDUCE_SUM = 0, DINPUT_REDUCE_MEAN = 1 } dinput_reduce_op_t;
+typedef DINPUT_ENUM(dinput_reduce_op_t) {
+  DINPUT_REDUCE_SUM = 0,
+  DINPUT_REDUCE_MEAN = 1,
+  DINPUT_REDUCE_OP_FORCE_32BIT = 0x7FFFFFFF
+} dinput_reduce_op_t;
 /* axis for dinput_strategy_reduce: element-wise across replicas only. */
 #define DINPUT_AXIS_NONE (-1)
 

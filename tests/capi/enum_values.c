@@ -20,6 +20,49 @@ static dinput_status_t odd_status_next(dinput_element_t **out, void *state) {
   return (dinput_status_t)77;
 }
 
+/* Every enum of the header is 4 bytes in C: the ..._FORCE_32BIT sentinels keep it so even
+ * under -fshort-enums (tests/packaging/enum_size.c checks that build at compile time). */
+static void test_enum_sizes(void) {
+  CHECK(sizeof(dinput_status_t) == 4);
+  CHECK(sizeof(dinput_dtype_t) == 4);
+  CHECK(sizeof(dinput_device_type_t) == 4);
+  CHECK(sizeof(dinput_auto_shard_policy_t) == 4);
+  CHECK(sizeof(dinput_compression_t) == 4);
+  CHECK(sizeof(dinput_replication_mode_t) == 4);
+  CHECK(sizeof(dinput_reduce_op_t) == 4);
+}
+
+/* The sentinels are not values: the library treats them as any unknown value. */
+static void test_sentinels_are_refused(void) {
+  int64_t shape[1] = {2};
+  dinput_tensor_t *t = NULL;
+  dinput_options_t *opts = NULL;
+  dinput_input_options_t *iopts = NULL;
+  dinput_dataset_t *ds = NULL;
+  dinput_record_writer_t *w = NULL;
+  const char *files[1] = {"unused.tfrecord"};
+
+  CHECK(strcmp(dinput_status_name(DINPUT_STATUS_FORCE_32BIT), "UNKNOWN_STATUS") == 0);
+  CHECK(strcmp(dinput_dtype_name(DINPUT_DTYPE_FORCE_32BIT), "invalid") == 0);
+  CHECK(dinput_dtype_size(DINPUT_DTYPE_FORCE_32BIT) == 0);
+  CHECK_STATUS(dinput_tensor_new(&t, DINPUT_DTYPE_FORCE_32BIT, shape, 1, NULL, 0), DINPUT_INVALID_ARGUMENT);
+  CHECK(t == NULL);
+  CHECK_OK(dinput_options_new(&opts));
+  CHECK_STATUS(dinput_options_set_auto_shard_policy(opts, DINPUT_AUTO_SHARD_POLICY_FORCE_32BIT),
+               DINPUT_INVALID_ARGUMENT);
+  dinput_options_free(opts);
+  CHECK_OK(dinput_input_options_new(&iopts));
+  CHECK_STATUS(dinput_input_options_set_replication_mode(iopts, DINPUT_REPLICATION_MODE_FORCE_32BIT),
+               DINPUT_INVALID_ARGUMENT);
+  dinput_input_options_free(iopts);
+  CHECK_STATUS(dinput_dataset_records(&ds, files, 1, DINPUT_COMPRESSION_FORCE_32BIT, 0), DINPUT_INVALID_ARGUMENT);
+  CHECK(ds == NULL);
+  CHECK_STATUS(dinput_record_writer_open(&w, "unused.tfrecord", DINPUT_COMPRESSION_FORCE_32BIT, 0),
+               DINPUT_INVALID_ARGUMENT);
+  CHECK(w == NULL);
+  dinput_error_clear();
+}
+
 int main(void) {
   int64_t shape[1] = {2};
   int64_t buf[2];
@@ -67,5 +110,7 @@ int main(void) {
   dinput_iterator_free(it);
   dinput_dataset_free(ds);
   dinput_spec_free(spec);
+  test_enum_sizes();
+  test_sentinels_are_refused();
   return check_finish_();
 }

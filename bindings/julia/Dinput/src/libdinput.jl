@@ -103,6 +103,8 @@ const DINPUT_INTERNAL = Cint(13)
 const DINPUT_UNAVAILABLE = Cint(14)
 const DINPUT_DATA_LOSS = Cint(15)
 const DINPUT_UNAUTHENTICATED = Cint(16)
+# Not a status: 0x7FFFFFFF keeps the C enum 4 bytes wide (as the sentinel of every enum below).
+const DINPUT_STATUS_FORCE_32BIT = Cint(2147483647)
 
 # dinput_dtype_t
 const DINPUT_DTYPE_INVALID = Cint(0)
@@ -120,11 +122,13 @@ const DINPUT_BFLOAT16 = Cint(11)
 const DINPUT_FLOAT32 = Cint(12)
 const DINPUT_FLOAT64 = Cint(13)
 const DINPUT_BYTES = Cint(14)
+const DINPUT_DTYPE_FORCE_32BIT = Cint(2147483647)
 
 # dinput_device_type_t (DLPack's device types)
 const DINPUT_DEVICE_CPU = Cint(1)
 const DINPUT_DEVICE_CUDA = Cint(2)
 const DINPUT_DEVICE_CUDA_HOST = Cint(3)
+const DINPUT_DEVICE_TYPE_FORCE_32BIT = Cint(2147483647)
 
 # dinput_auto_shard_policy_t
 const DINPUT_AUTO_SHARD_OFF = Cint(-1)
@@ -132,19 +136,23 @@ const DINPUT_AUTO_SHARD_AUTO = Cint(0)
 const DINPUT_AUTO_SHARD_FILE = Cint(1)
 const DINPUT_AUTO_SHARD_DATA = Cint(2)
 const DINPUT_AUTO_SHARD_HINT = Cint(3)
+const DINPUT_AUTO_SHARD_POLICY_FORCE_32BIT = Cint(2147483647)
 
 # dinput_compression_t
 const DINPUT_COMPRESSION_NONE = Cint(0)
 const DINPUT_COMPRESSION_ZSTD = Cint(1)
 const DINPUT_COMPRESSION_GZIP = Cint(2)
+const DINPUT_COMPRESSION_FORCE_32BIT = Cint(2147483647)
 
 # dinput_replication_mode_t
 const DINPUT_REPLICATION_PER_WORKER = Cint(0)
 const DINPUT_REPLICATION_PER_REPLICA = Cint(1)
+const DINPUT_REPLICATION_MODE_FORCE_32BIT = Cint(2147483647)
 
 # dinput_reduce_op_t
 const DINPUT_REDUCE_SUM = Cint(0)
 const DINPUT_REDUCE_MEAN = Cint(1)
+const DINPUT_REDUCE_OP_FORCE_32BIT = Cint(2147483647)
 
 # ---------------------------------------------------------------------------------------
 # Status codes, errors, version

@@ -58,6 +58,8 @@ pub const DINPUT_INTERNAL: dinput_status_t = 13;
 pub const DINPUT_UNAVAILABLE: dinput_status_t = 14;
 pub const DINPUT_DATA_LOSS: dinput_status_t = 15;
 pub const DINPUT_UNAUTHENTICATED: dinput_status_t = 16;
+/// Not a status: keeps the C enum 4 bytes wide (as the sentinel of every enum below).
+pub const DINPUT_STATUS_FORCE_32BIT: dinput_status_t = 0x7FFF_FFFF;
 
 // ---------------------------------------------------------------------------------------
 // Data types
@@ -79,6 +81,7 @@ pub const DINPUT_BFLOAT16: dinput_dtype_t = 11;
 pub const DINPUT_FLOAT32: dinput_dtype_t = 12;
 pub const DINPUT_FLOAT64: dinput_dtype_t = 13;
 pub const DINPUT_BYTES: dinput_dtype_t = 14;
+pub const DINPUT_DTYPE_FORCE_32BIT: dinput_dtype_t = 0x7FFF_FFFF;
 
 /// An unknown dimension in a shape (in specs only; tensors have known shapes).
 pub const DINPUT_UNKNOWN_DIM: i64 = -1;
@@ -89,6 +92,7 @@ pub const DINPUT_DEVICE_CPU: dinput_device_type_t = 1;
 pub const DINPUT_DEVICE_CUDA: dinput_device_type_t = 2;
 /// Page-locked host memory.
 pub const DINPUT_DEVICE_CUDA_HOST: dinput_device_type_t = 3;
+pub const DINPUT_DEVICE_TYPE_FORCE_32BIT: dinput_device_type_t = 0x7FFF_FFFF;
 
 // ---------------------------------------------------------------------------------------
 // Other enums and macro constants
@@ -100,6 +104,7 @@ pub const DINPUT_AUTO_SHARD_AUTO: dinput_auto_shard_policy_t = 0;
 pub const DINPUT_AUTO_SHARD_FILE: dinput_auto_shard_policy_t = 1;
 pub const DINPUT_AUTO_SHARD_DATA: dinput_auto_shard_policy_t = 2;
 pub const DINPUT_AUTO_SHARD_HINT: dinput_auto_shard_policy_t = 3;
+pub const DINPUT_AUTO_SHARD_POLICY_FORCE_32BIT: dinput_auto_shard_policy_t = 0x7FFF_FFFF;
 
 pub const DINPUT_INFINITE_CARDINALITY: i64 = -1;
 pub const DINPUT_UNKNOWN_CARDINALITY: i64 = -2;
@@ -110,10 +115,12 @@ pub const DINPUT_AUTOTUNE: i64 = -1;
 pub type dinput_replication_mode_t = c_int;
 pub const DINPUT_REPLICATION_PER_WORKER: dinput_replication_mode_t = 0;
 pub const DINPUT_REPLICATION_PER_REPLICA: dinput_replication_mode_t = 1;
+pub const DINPUT_REPLICATION_MODE_FORCE_32BIT: dinput_replication_mode_t = 0x7FFF_FFFF;
 
 pub type dinput_reduce_op_t = c_int;
 pub const DINPUT_REDUCE_SUM: dinput_reduce_op_t = 0;
 pub const DINPUT_REDUCE_MEAN: dinput_reduce_op_t = 1;
+pub const DINPUT_REDUCE_OP_FORCE_32BIT: dinput_reduce_op_t = 0x7FFF_FFFF;
 
 pub const DINPUT_AXIS_NONE: c_int = -1;
 
@@ -121,6 +128,7 @@ pub type dinput_compression_t = c_int;
 pub const DINPUT_COMPRESSION_NONE: dinput_compression_t = 0;
 pub const DINPUT_COMPRESSION_ZSTD: dinput_compression_t = 1;
 pub const DINPUT_COMPRESSION_GZIP: dinput_compression_t = 2;
+pub const DINPUT_COMPRESSION_FORCE_32BIT: dinput_compression_t = 0x7FFF_FFFF;
 
 // ---------------------------------------------------------------------------------------
 // Opaque handles

@@ -8,8 +8,9 @@
  * dinput_tensor_cuda_wait (or dinput_element_cuda_wait for a whole element). These calls
  * never block the host. Host tensors need no waiting: the calls are no-ops for them.
  *
- * In a build of dinput without CUDA support these functions exist and succeed as no-ops,
- * since no tensor can then live on a GPU.
+ * Every build of dinput exports these functions and installs this header. In a build without
+ * CUDA support they succeed as no-ops (as they do for host tensors in any build), since no
+ * tensor can then live on a GPU.
  */
 #ifndef DINPUT_CUDA_H
 #define DINPUT_CUDA_H

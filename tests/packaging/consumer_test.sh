@@ -29,6 +29,18 @@ pcdir=$(dirname "$(find "$prefix" -name dinput.pc -print -quit)")
 [ -f "$pcdir/dinput.pc" ] && ok "dinput.pc" || bad "dinput.pc missing"
 [ -n "$(find "$prefix" -path '*cmake/dinput/dinputConfig.cmake')" ] && ok "dinputConfig.cmake" || bad "dinputConfig.cmake missing"
 [ -x "$prefix/bin/dinput" ] && ok "bin/dinput" || bad "the dinput tool is not installed in bin/"
+# dinput_cuda.h is installed exactly when the installed library exports its functions (every
+# build does): a header declaring functions the library lacks, or functions exported without
+# their header, would each break a consumer.
+cuda_exported=$(nm -D --defined-only "$libdir/libdinput.so.${version%%.*}" | awk '{print $NF}' |
+  sed 's/@.*//' | grep -c '^dinput_tensor_cuda_' || true)
+if [ -f "$prefix/include/dinput_cuda.h" ] && [ "$cuda_exported" -gt 0 ]; then
+  ok "include/dinput_cuda.h installed, and the library exports $cuda_exported dinput_tensor_cuda_* functions"
+elif [ ! -f "$prefix/include/dinput_cuda.h" ] && [ "$cuda_exported" -eq 0 ]; then
+  ok "neither include/dinput_cuda.h nor dinput_tensor_cuda_* functions"
+else
+  bad "include/dinput_cuda.h $([ -f "$prefix/include/dinput_cuda.h" ] && echo installed || echo missing), but the library exports $cuda_exported dinput_tensor_cuda_* functions"
+fi
 
 # The run-time version and the installed header's macros must both be this build's.
 expected="consumer: version=$version header=$version batches=3 sum=45"

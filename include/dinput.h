@@ -319,6 +319,8 @@ DINPUT_API dinput_auto_shard_policy_t dinput_options_auto_shard_policy(
  * byte of the (decompressed) data read and not delivered. Applies to the readers upstream of
  * the with_options node. */
 DINPUT_API dinput_status_t dinput_options_set_skip_corrupt_records(dinput_options_t *options, int enable);
+/* 1 when corrupt records are skipped, else 0 (0 when unset or options is NULL). */
+DINPUT_API int dinput_options_skip_corrupt_records(const dinput_options_t *options);
 /* The largest record (data bytes) the record readers accept; default 256 MiB
  * (268435456), at most 2^56. A length field claiming more is DINPUT_DATA_LOSS naming the
  * file, the offset and the claim, raised before any memory is taken for it, so a damaged or
@@ -718,6 +720,14 @@ DINPUT_API dinput_status_t dinput_input_options_set_place_dataset_on_device(
 /* >= 0; 0 disables the per-replica buffer. */
 DINPUT_API dinput_status_t dinput_input_options_set_per_replica_buffer_size(
     dinput_input_options_t *o, int64_t size);
+/* The values in effect: what was set, else the defaults above (also for a NULL o, which
+ * the distribute functions read as the defaults). fetch_to_device and
+ * place_dataset_on_device are 1 or 0. */
+DINPUT_API int dinput_input_options_fetch_to_device(const dinput_input_options_t *o);
+DINPUT_API dinput_replication_mode_t dinput_input_options_replication_mode(
+    const dinput_input_options_t *o);
+DINPUT_API int dinput_input_options_place_dataset_on_device(const dinput_input_options_t *o);
+DINPUT_API int64_t dinput_input_options_per_replica_buffer_size(const dinput_input_options_t *o);
 
 /* Distributes a dataset batched by the global batch size (experimental_distribute_dataset):
  * auto-shards it across workers by the dataset's auto_shard_policy, splits each global batch

@@ -74,6 +74,10 @@ DINPUT_API dinput_status_t dinput_options_set_skip_corrupt_records(dinput_option
   });
 }
 
+DINPUT_API int dinput_options_skip_corrupt_records(const dinput_options_t* options) {
+  return options && options->options.skip_corrupt() ? 1 : 0;
+}
+
 DINPUT_API dinput_status_t dinput_options_set_max_record_bytes(dinput_options_t* options, int64_t max_bytes) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(options);

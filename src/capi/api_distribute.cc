@@ -183,6 +183,18 @@ DINPUT_API dinput_status_t dinput_input_options_set_per_replica_buffer_size(dinp
     o->options.per_replica_buffer_size = size;
   });
 }
+DINPUT_API int dinput_input_options_fetch_to_device(const dinput_input_options_t* o) {
+  return options_or_default(o).fetch_to_device ? 1 : 0;
+}
+DINPUT_API dinput_replication_mode_t dinput_input_options_replication_mode(const dinput_input_options_t* o) {
+  return static_cast<dinput_replication_mode_t>(options_or_default(o).replication_mode);
+}
+DINPUT_API int dinput_input_options_place_dataset_on_device(const dinput_input_options_t* o) {
+  return options_or_default(o).place_dataset_on_device ? 1 : 0;
+}
+DINPUT_API int64_t dinput_input_options_per_replica_buffer_size(const dinput_input_options_t* o) {
+  return options_or_default(o).per_replica_buffer_size;
+}
 
 // ---- distributed datasets ----
 

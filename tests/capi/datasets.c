@@ -668,6 +668,47 @@ static void test_statistics_and_reader_options(void) {
   dinput_options_free(opts);
 }
 
+/* Every setter of dinput_options_t and dinput_input_options_t has a getter that returns the
+ * value in effect: the default first (also for NULL), then what was set. */
+static void test_option_getters(void) {
+  dinput_options_t *opts = NULL;
+  dinput_input_options_t *in = NULL;
+
+  CHECK(dinput_options_skip_corrupt_records(NULL) == 0);
+  CHECK_OK(dinput_options_new(&opts));
+  CHECK(dinput_options_skip_corrupt_records(opts) == 0);
+  CHECK_OK(dinput_options_set_skip_corrupt_records(opts, 7));
+  CHECK(dinput_options_skip_corrupt_records(opts) == 1);
+  CHECK_OK(dinput_options_set_skip_corrupt_records(opts, 0));
+  CHECK(dinput_options_skip_corrupt_records(opts) == 0);
+  dinput_options_free(opts);
+
+  CHECK(dinput_input_options_fetch_to_device(NULL) == 1);
+  CHECK(dinput_input_options_replication_mode(NULL) == DINPUT_REPLICATION_PER_WORKER);
+  CHECK(dinput_input_options_place_dataset_on_device(NULL) == 0);
+  CHECK(dinput_input_options_per_replica_buffer_size(NULL) == 1);
+  CHECK_OK(dinput_input_options_new(&in));
+  CHECK(dinput_input_options_fetch_to_device(in) == 1);
+  CHECK(dinput_input_options_replication_mode(in) == DINPUT_REPLICATION_PER_WORKER);
+  CHECK(dinput_input_options_place_dataset_on_device(in) == 0);
+  CHECK(dinput_input_options_per_replica_buffer_size(in) == 1);
+  CHECK_OK(dinput_input_options_set_fetch_to_device(in, 0));
+  CHECK_OK(dinput_input_options_set_replication_mode(in, DINPUT_REPLICATION_PER_REPLICA));
+  CHECK_OK(dinput_input_options_set_place_dataset_on_device(in, 5));
+  CHECK_OK(dinput_input_options_set_per_replica_buffer_size(in, 3));
+  CHECK(dinput_input_options_fetch_to_device(in) == 0);
+  CHECK(dinput_input_options_replication_mode(in) == DINPUT_REPLICATION_PER_REPLICA);
+  CHECK(dinput_input_options_place_dataset_on_device(in) == 1);
+  CHECK(dinput_input_options_per_replica_buffer_size(in) == 3);
+  /* A refused value leaves the option as it was. */
+  CHECK_STATUS(dinput_input_options_set_per_replica_buffer_size(in, -1), DINPUT_INVALID_ARGUMENT);
+  CHECK(dinput_input_options_per_replica_buffer_size(in) == 3);
+  CHECK_STATUS(dinput_input_options_set_replication_mode(in, (dinput_replication_mode_t)2), DINPUT_INVALID_ARGUMENT);
+  CHECK(dinput_input_options_replication_mode(in) == DINPUT_REPLICATION_PER_REPLICA);
+  dinput_input_options_free(in);
+  dinput_error_clear();
+}
+
 int main(void) {
   const char *base = getenv("TMPDIR");
   snprintf(tmpdir, sizeof tmpdir, "%s/dinput_capi_XXXXXX", base && *base ? base : "/tmp");
@@ -691,6 +732,7 @@ int main(void) {
   test_optionals();
   test_batch_shape_mismatch();
   test_statistics_and_reader_options();
+  test_option_getters();
   rmdir(tmpdir);
   return check_finish_();
 }

@@ -287,6 +287,12 @@ function dinput_options_set_skip_corrupt_records(options, enable)
         options, enable)
 end
 
+function dinput_options_skip_corrupt_records(options)
+    ccall((:dinput_options_skip_corrupt_records, libdinput), Cint,
+        (Ptr{Cvoid},),
+        options)
+end
+
 function dinput_options_set_max_record_bytes(options, max_bytes)
     ccall((:dinput_options_set_max_record_bytes, libdinput), Cint,
         (Ptr{Cvoid}, Int64),
@@ -590,6 +596,14 @@ function dinput_input_options_set_per_replica_buffer_size(o, size)
         (Ptr{Cvoid}, Int64),
         o, size)
 end
+dinput_input_options_fetch_to_device(o) =
+    ccall((:dinput_input_options_fetch_to_device, libdinput), Cint, (Ptr{Cvoid},), o)
+dinput_input_options_replication_mode(o) =
+    ccall((:dinput_input_options_replication_mode, libdinput), Cint, (Ptr{Cvoid},), o)
+dinput_input_options_place_dataset_on_device(o) =
+    ccall((:dinput_input_options_place_dataset_on_device, libdinput), Cint, (Ptr{Cvoid},), o)
+dinput_input_options_per_replica_buffer_size(o) =
+    ccall((:dinput_input_options_per_replica_buffer_size, libdinput), Int64, (Ptr{Cvoid},), o)
 function dinput_strategy_distribute_dataset(out, strategy, dataset, options)
     @gcsafe_ccall((:dinput_strategy_distribute_dataset, libdinput), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}),

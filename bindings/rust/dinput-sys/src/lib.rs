@@ -392,6 +392,7 @@ extern "C" {
     ) -> dinput_status_t;
     pub fn dinput_options_auto_shard_policy(options: *const dinput_options_t) -> dinput_auto_shard_policy_t;
     pub fn dinput_options_set_skip_corrupt_records(options: *mut dinput_options_t, enable: c_int) -> dinput_status_t;
+    pub fn dinput_options_skip_corrupt_records(options: *const dinput_options_t) -> c_int;
     pub fn dinput_options_set_max_record_bytes(options: *mut dinput_options_t, max_bytes: i64) -> dinput_status_t;
     pub fn dinput_options_max_record_bytes(options: *const dinput_options_t) -> i64;
     pub fn dinput_options_set_map_files(options: *mut dinput_options_t, enable: c_int) -> dinput_status_t;
@@ -645,6 +646,10 @@ extern "C" {
         o: *mut dinput_input_options_t,
         size: i64,
     ) -> dinput_status_t;
+    pub fn dinput_input_options_fetch_to_device(o: *const dinput_input_options_t) -> c_int;
+    pub fn dinput_input_options_replication_mode(o: *const dinput_input_options_t) -> dinput_replication_mode_t;
+    pub fn dinput_input_options_place_dataset_on_device(o: *const dinput_input_options_t) -> c_int;
+    pub fn dinput_input_options_per_replica_buffer_size(o: *const dinput_input_options_t) -> i64;
 
     pub fn dinput_strategy_distribute_dataset(
         out: *mut *mut dinput_dist_dataset_t,

@@ -7,6 +7,7 @@
 #include "data/nodes.h"
 #include "distribute/graph.h"
 #include "distribute/split.h"
+#include "device/gpu.h"
 #include "harness.h"
 #include "io/file_sources.h"
 
@@ -282,13 +283,38 @@ TEST(Errors, InputOptionCombinations) {
   EXPECT_NO_THROW(distribute_datasets_from_function(strategy, fn, both));
 }
 
+// Without a usable GPU (a build without CUDA, no driver, no device), asking GPU:0 to hold
+// data is FAILED_PRECONDITION naming the device. Where a GPU is usable that is not an
+// error: Errors.GpuWhereUsableHoldsTheData checks the converse there.
 TEST(Errors, GpuWithoutCudaIsAClearError) {
+  if (gpu::availability().usable) GTEST_SKIP() << "a GPU is usable here (see Errors.GpuWhereUsableHoldsTheData)";
   auto strategy = make_strategy({"GPU:0", "CPU:0"}, nullptr, 0);
   expect_error(Code::kFailedPrecondition, "GPU:0", [&] { distribute_dataset(strategy, range_batch(9, 4), {}); });
   InputOptions host;
   host.fetch_to_device = false;
   auto runs = run_workers(1, 2, [&](auto) { return distribute_dataset(strategy, range_batch(9, 4), host); });
   EXPECT_EQ(notation(runs[0]), "[0,1] | [2,3] ; [4,5] | [6,7] ; [8] | []");
+}
+
+// Where a GPU is usable, the pipeline the test above refuses runs: the GPU replica's pieces
+// arrive in that device's memory, the CPU replica's on the host, with the same values as on
+// CPU replicas.
+TEST(Errors, GpuWhereUsableHoldsTheData) {
+  if (!gpu::availability().usable) GTEST_SKIP() << "no usable GPU: " << gpu::availability().reason;
+  auto strategy = make_strategy({"GPU:0", "CPU:0"}, nullptr, 0);
+  DistributedIterator it(distribute_dataset(strategy, range_batch(9, 4), {}));
+  WorkerRun run;
+  std::vector<Element> step;
+  while (it.next(step)) {
+    ASSERT_EQ(step.size(), 2u);
+    const Tensor& on_gpu = step[0].at(0);
+    EXPECT_EQ(on_gpu.buffer()->kind(), MemoryKind::kDevice);
+    EXPECT_EQ(on_gpu.buffer()->device(), 0);
+    const auto& host_buffer = step[1].at(0).buffer();
+    EXPECT_TRUE(host_buffer == nullptr || host_buffer->kind() != MemoryKind::kDevice);
+    run.steps.push_back({values_of(Element{gpu::copy_to_host(on_gpu)}), values_of(step[1])});
+  }
+  EXPECT_EQ(notation(run), "[0,1] | [2,3] ; [4,5] | [6,7] ; [8] | []");
 }
 
 TEST(Errors, DevicesAreValidated) {

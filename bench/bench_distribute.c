@@ -56,7 +56,7 @@ static dinput_strategy_t *make_cpu_strategy(int n) {
     ptrs[i] = names[i];
   }
   dinput_strategy_t *s = NULL;
-  BENCH_CHECK(dinput_strategy_new(&s, ptrs, (size_t)n));
+  BENCH_CHECK(dinput_strategy_new(&s, ptrs, n));
   free(ptrs);
   free(names);
   return s;
@@ -151,7 +151,7 @@ static double dist_rows_pass(const dinput_dist_dataset_t *dd, int replicas, int6
     const uint8_t *expect = NULL; /* where the next non-empty piece must start */
     int64_t step_rows = 0;
     for (int r = 0; r < replicas; ++r) {
-      const dinput_tensor_t *t = dinput_element_get(dinput_per_replica_get(pv, (size_t)r), 0);
+      const dinput_tensor_t *t = dinput_element_get(dinput_per_replica_get(pv, r), 0);
       int64_t rows = dinput_tensor_dim(t, 0);
       if (rows == 0) continue; /* an empty piece has no data to place */
       const uint8_t *data = (const uint8_t *)dinput_tensor_data(t);
@@ -273,7 +273,7 @@ static double dist_range_pass(const dinput_dist_dataset_t *dd, int replicas, int
     if (s == DINPUT_OUT_OF_RANGE) break;
     bench_check(s, "dinput_dist_iterator_get_next");
     for (int r = 0; r < replicas; ++r) {
-      const dinput_tensor_t *t = dinput_element_get(dinput_per_replica_get(pv, (size_t)r), 0);
+      const dinput_tensor_t *t = dinput_element_get(dinput_per_replica_get(pv, r), 0);
       int64_t k = dinput_tensor_num_elements(t);
       if (k > 0) sum += bench_sum_i64((const int64_t *)dinput_tensor_data(t), k);
       count += k;
@@ -414,7 +414,7 @@ static int mem_child(const char *variant, int n) {
     if (s == DINPUT_OUT_OF_RANGE) break;
     bench_check(s, "dinput_dist_iterator_get_next");
     for (int r = 0; r < n; ++r) {
-      const dinput_tensor_t *t = dinput_element_get(dinput_per_replica_get(pv, (size_t)r), 0);
+      const dinput_tensor_t *t = dinput_element_get(dinput_per_replica_get(pv, r), 0);
       size_t nb = dinput_tensor_byte_size(t);
       if (nb) sum += bench_sum_bytes((const uint8_t *)dinput_tensor_data(t), nb);
       bytes += (int64_t)nb;

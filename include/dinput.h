@@ -639,6 +639,14 @@ DINPUT_API void dinput_record_writer_free(dinput_record_writer_t *writer);
 /* Strategies and distribution                                                            */
 /* ------------------------------------------------------------------------------------- */
 
+/* REPLICA INDICES AND COUNTS are `int` throughout: worker and replica indices, the numbers
+ * of workers, devices and replicas, and the size of and index into a per-replica value.
+ * They are small (at most 4096 replicas per worker and 2^20 in sync, below), tf.distribute
+ * itself uses Python ints that its C++ side keeps as int, and the contexts passed to
+ * callbacks report them as int, so one type lets a caller pass what it reads back without
+ * casts or sign-mismatch warnings. Negative counts are INVALID_ARGUMENT; negative indices
+ * give NULL or -1 like any other index out of range. */
+
 /* How workers exchange the small values the distributed iterator and reduce need. */
 typedef struct dinput_collective dinput_collective_t;
 /* A set of replica devices: W workers x R replicas; each handle is one worker's view. */
@@ -674,14 +682,14 @@ DINPUT_API int dinput_collective_num_workers(const dinput_collective_t *collecti
  * "/cpu:0", "/job:worker/device:GPU:1" forms are accepted). num_devices 0 gives the default
  * strategy: one replica on CPU:0. Device names must be distinct. */
 DINPUT_API dinput_status_t dinput_strategy_new(dinput_strategy_t **out,
-                                               const char *const *devices, size_t num_devices);
+                                               const char *const *devices, int num_devices);
 /* Worker `worker_index` of a multi-worker strategy whose workers are joined by `collective`.
  * Every worker has the given local devices (R = num_devices; 0 means CPU:0). */
 DINPUT_API dinput_status_t dinput_strategy_new_multi_worker(dinput_strategy_t **out,
                                                             dinput_collective_t *collective,
                                                             int worker_index,
                                                             const char *const *devices,
-                                                            size_t num_devices);
+                                                            int num_devices);
 /* Like dinput_strategy_new_multi_worker with num_replicas_in_sync CPU replicas in total:
  * INVALID_ARGUMENT when it is not divisible by the number of workers. Every strategy has at
  * most 4096 replicas per worker and 1048576 (2^20) replicas in sync: larger counts fail at
@@ -790,15 +798,16 @@ DINPUT_API void dinput_per_replica_free(dinput_per_replica_t *value);
 /* A new handle to the same per-replica value (no copy of the data). */
 DINPUT_API dinput_status_t dinput_per_replica_ref(dinput_per_replica_t **out, const dinput_per_replica_t *value);
 /* Number of local replicas in the value (0 for NULL). */
-DINPUT_API size_t dinput_per_replica_size(const dinput_per_replica_t *value);
+DINPUT_API int dinput_per_replica_size(const dinput_per_replica_t *value);
 /* Borrowed element of local replica i (local_results order), valid while the value lives;
- * NULL when out of range. */
+ * NULL when out of range (negative i included). */
 DINPUT_API const dinput_element_t *dinput_per_replica_get(const dinput_per_replica_t *value,
-                                                          size_t i);
-/* Creates a per-replica value from one element per local replica. */
+                                                          int i);
+/* Creates a per-replica value from one element per local replica. count: 0..4096 (the most
+ * local replicas a strategy has), else INVALID_ARGUMENT. */
 DINPUT_API dinput_status_t dinput_per_replica_new(dinput_per_replica_t **out,
                                                   const dinput_element_t *const *elements,
-                                                  size_t count);
+                                                  int count);
 
 /* value_fn: the value of one replica, called once per local replica in replica order, on the
  * thread that calls dinput_strategy_distribute_values_from_function, during that call only. */

@@ -139,7 +139,7 @@ static void *run_worker(void *arg) {
       break;
     }
     w->steps++;
-    for (size_t r = 0; r < dinput_per_replica_size(step); r++) {
+    for (int r = 0; r < dinput_per_replica_size(step); r++) {
       const dinput_tensor_t *batch = dinput_element_get(dinput_per_replica_get(step, r), 0);
       int64_t n = dinput_tensor_num_elements(batch);
       pthread_mutex_lock(w->seen_mu);

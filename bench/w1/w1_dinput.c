@@ -52,7 +52,7 @@ int main(int argc, char **argv) {
     if (st == DINPUT_OUT_OF_RANGE) break;
     CHECK(st);
     steps++;
-    for (size_t r = 0; r < dinput_per_replica_size(pr); r++) {
+    for (int r = 0; r < dinput_per_replica_size(pr); r++) {
       const dinput_element_t *e = dinput_per_replica_get(pr, r);
       const dinput_tensor_t *t = dinput_element_get(e, 0);
       int64_t n = dinput_tensor_num_elements(t);

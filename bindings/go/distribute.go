@@ -498,7 +498,7 @@ func NewPerReplica(elements ...*Element) (*PerReplica, error) {
 		parts = &ptrs[0]
 	}
 	var out *C.dinput_per_replica_t
-	err := call(func() C.dinput_status_t { return C.dinput_per_replica_new(&out, parts, C.size_t(len(ptrs))) })
+	err := call(func() C.dinput_status_t { return C.dinput_per_replica_new(&out, parts, C.int(len(ptrs))) })
 	runtime.KeepAlive(elements)
 	if err != nil {
 		return nil, err

@@ -38,10 +38,11 @@ struct dinput_replica_context {
 
 namespace {
 
-std::vector<std::string> device_names(const char* fn, const char* const* devices, size_t n) {
+std::vector<std::string> device_names(const char* fn, const char* const* devices, int n) {
+  if (n < 0) raise(Code::kInvalidArgument, fn, ": num_devices must be >= 0, got ", n);
   if (n > 0 && !devices) raise(Code::kInvalidArgument, fn, ": argument 'devices' is NULL");
   std::vector<std::string> names;
-  for (size_t i = 0; i < n; ++i) {
+  for (int i = 0; i < n; ++i) {
     if (!devices[i]) raise(Code::kInvalidArgument, fn, ": devices[", i, "] is NULL");
     names.emplace_back(devices[i]);
   }
@@ -96,7 +97,7 @@ DINPUT_API int dinput_collective_num_workers(const dinput_collective_t* c) {
 }
 
 DINPUT_API dinput_status_t dinput_strategy_new(dinput_strategy_t** out, const char* const* devices,
-                                               size_t num_devices) {
+                                               int num_devices) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     *out = capi::new_handle<dinput_strategy>(make_strategy(device_names(capi::current_function(), devices, num_devices), nullptr, 0));
@@ -105,7 +106,7 @@ DINPUT_API dinput_status_t dinput_strategy_new(dinput_strategy_t** out, const ch
 
 DINPUT_API dinput_status_t dinput_strategy_new_multi_worker(dinput_strategy_t** out, dinput_collective_t* collective,
                                                             int worker_index, const char* const* devices,
-                                                            size_t num_devices) {
+                                                            int num_devices) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(collective);
@@ -347,18 +348,24 @@ DINPUT_API dinput_status_t dinput_per_replica_ref(dinput_per_replica_t** out, co
     *out = capi::new_handle<dinput_per_replica>(*value);
   });
 }
-DINPUT_API size_t dinput_per_replica_size(const dinput_per_replica_t* v) { return v ? v->replicas.size() : 0; }
-DINPUT_API const dinput_element_t* dinput_per_replica_get(const dinput_per_replica_t* v, size_t i) {
-  return v && i < v->replicas.size() ? &v->replicas[i] : nullptr;
+// Replica counts are int in the C API; a value holds at most a strategy's local replicas
+// (4096), so the size always fits.
+DINPUT_API int dinput_per_replica_size(const dinput_per_replica_t* v) {
+  return v ? static_cast<int>(v->replicas.size()) : 0;
+}
+DINPUT_API const dinput_element_t* dinput_per_replica_get(const dinput_per_replica_t* v, int i) {
+  return v && i >= 0 && static_cast<size_t>(i) < v->replicas.size() ? &v->replicas[static_cast<size_t>(i)] : nullptr;
 }
 
 DINPUT_API dinput_status_t dinput_per_replica_new(dinput_per_replica_t** out, const dinput_element_t* const* elements,
-                                                  size_t count) {
+                                                  int count) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
+    DINPUT_CHECK_ARG(count >= 0 && count <= kMaxLocalReplicas, "dinput_per_replica_new: count must be 0..",
+                     kMaxLocalReplicas, " (the most local replicas a strategy has), got ", count);
     if (count > 0) DINPUT_REQUIRE(elements);
     dinput_per_replica pr;
-    for (size_t i = 0; i < count; ++i) {
+    for (int i = 0; i < count; ++i) {
       if (!elements[i]) raise(Code::kInvalidArgument, "dinput_per_replica_new: elements[", i, "] is NULL");
       pr.replicas.push_back(*elements[i]);
     }

@@ -709,6 +709,58 @@ static void test_option_getters(void) {
   dinput_error_clear();
 }
 
+/* Replica indices and counts are int in every function: a loop over dinput_per_replica_size
+ * or dinput_strategy_num_local_replicas uses one int index for both. Negative counts are
+ * INVALID_ARGUMENT (checked before the arrays are read), negative indices out of range. */
+static void test_replica_indices_and_counts(void) {
+  const char *devices[2] = {"CPU:0", "CPU:1"};
+  const int64_t shape[1] = {3};
+  dinput_collective_t *collective = NULL;
+  dinput_strategy_t *s = NULL;
+  dinput_per_replica_t *v = NULL;
+  dinput_tensor_t *t = NULL;
+  dinput_element_t *e = NULL;
+  const dinput_element_t *elements[2];
+  const dinput_tensor_t *parts[1];
+  int n, r;
+
+  CHECK_STATUS(dinput_strategy_new(&s, devices, -1), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("num_devices must be >= 0, got -1");
+  CHECK(s == NULL);
+  CHECK_OK(dinput_collective_new_in_process(&collective, 1, 0));
+  CHECK_STATUS(dinput_strategy_new_multi_worker(&s, collective, 0, devices, -2), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("num_devices must be >= 0, got -2");
+  CHECK(s == NULL);
+  dinput_collective_free(collective);
+
+  CHECK_OK(dinput_strategy_new(&s, devices, 2));
+  n = dinput_strategy_num_local_replicas(s);
+  CHECK(n == 2);
+  CHECK_OK(dinput_tensor_new(&t, DINPUT_INT64, shape, 1, NULL, 0));
+  parts[0] = t;
+  CHECK_OK(dinput_element_new(&e, parts, 1));
+  elements[0] = e;
+  elements[1] = e;
+  CHECK_STATUS(dinput_per_replica_new(&v, elements, -1), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("count must be 0..4096");
+  CHECK_STATUS(dinput_per_replica_new(&v, elements, 4097), DINPUT_INVALID_ARGUMENT);
+  CHECK(v == NULL);
+  CHECK_OK(dinput_per_replica_new(&v, elements, n));
+  CHECK(dinput_per_replica_size(v) == n);
+  for (r = 0; r < dinput_per_replica_size(v); r++) CHECK(dinput_per_replica_get(v, r) != NULL);
+  CHECK(dinput_per_replica_get(v, -1) == NULL);
+  CHECK(dinput_per_replica_get(v, n) == NULL);
+  CHECK(dinput_per_replica_size(NULL) == 0);
+  CHECK(dinput_per_replica_get(NULL, 0) == NULL);
+  CHECK(strcmp(dinput_strategy_device(s, n - 1), "CPU:1") == 0);
+  CHECK(dinput_strategy_device(s, -1) == NULL);
+  dinput_per_replica_free(v);
+  dinput_element_free(e);
+  dinput_tensor_free(t);
+  dinput_strategy_free(s);
+  dinput_error_clear();
+}
+
 int main(void) {
   const char *base = getenv("TMPDIR");
   snprintf(tmpdir, sizeof tmpdir, "%s/dinput_capi_XXXXXX", base && *base ? base : "/tmp");
@@ -733,6 +785,7 @@ int main(void) {
   test_batch_shape_mismatch();
   test_statistics_and_reader_options();
   test_option_getters();
+  test_replica_indices_and_counts();
   rmdir(tmpdir);
   return check_finish_();
 }

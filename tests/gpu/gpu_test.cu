@@ -52,7 +52,7 @@ struct Pipeline {
 // range(n).batch(g) distributed over `devices`, fetched to the device or kept on the host.
 void make_range_pipeline(Pipeline& p, const std::vector<const char*>& devices, int64_t n, int64_t g, bool fetch) {
   dinput_dataset_t* range = nullptr;
-  ok(dinput_strategy_new(&p.strategy, devices.data(), devices.size()));
+  ok(dinput_strategy_new(&p.strategy, devices.data(), static_cast<int>(devices.size())));
   ok(dinput_dataset_range(&range, 0, n, 1));
   ok(dinput_dataset_batch(&p.dataset, range, g, 0));
   dinput_dataset_free(range);
@@ -70,7 +70,7 @@ std::vector<std::vector<int64_t>> drain(const Pipeline& p) {
   ok(dinput_dist_dataset_iterator(&it, p.dist));
   dinput_per_replica_t* step = nullptr;
   while (dinput_dist_iterator_get_next(&step, it) == DINPUT_OK) {
-    for (size_t r = 0; r < dinput_per_replica_size(step); ++r) {
+    for (int r = 0; r < dinput_per_replica_size(step); ++r) {
       const dinput_tensor_t* t = dinput_element_get(dinput_per_replica_get(step, r), 0);
       dinput_tensor_t* host = nullptr;
       ok(dinput_tensor_to_host(&host, t));
@@ -98,10 +98,10 @@ int test_values() {
   ok(dinput_dist_dataset_iterator(&it, on_gpu.dist));
   dinput_per_replica_t* step = nullptr;
   ok(dinput_dist_iterator_get_next(&step, it));
-  for (size_t r = 0; r < devices.size(); ++r) {
+  for (int r = 0; r < static_cast<int>(devices.size()); ++r) {
     const dinput_tensor_t* t = dinput_element_get(dinput_per_replica_get(step, r), 0);
     bool gpu = std::strncmp(devices[r], "GPU", 3) == 0;
-    REQUIRE((dinput_tensor_device_type(t) == DINPUT_DEVICE_CUDA) == gpu, "replica %zu has device type %d", r,
+    REQUIRE((dinput_tensor_device_type(t) == DINPUT_DEVICE_CUDA) == gpu, "replica %d has device type %d", r,
             dinput_tensor_device_type(t));
     if (gpu) REQUIRE(dinput_tensor_device_index(t) == devices[r][4] - '0', "wrong device index");
   }
@@ -325,9 +325,9 @@ int test_nccl_reduce() {
   dinput_per_replica_t* step = nullptr;
   int steps = 0;
   while (dinput_dist_iterator_get_next(&step, it) == DINPUT_OK) {
-    for (size_t r = 0; r < 2; ++r)
+    for (int r = 0; r < 2; ++r)
       REQUIRE(dinput_tensor_device_type(dinput_element_get(dinput_per_replica_get(step, r), 0)) == DINPUT_DEVICE_CUDA,
-              "replica %zu is not on a GPU", r);
+              "replica %d is not on a GPU", r);
     for (dinput_reduce_op_t op : {DINPUT_REDUCE_SUM, DINPUT_REDUCE_MEAN}) {
       dinput_element_t* reduced = nullptr;
       ok(dinput_strategy_reduce(&reduced, p.strategy, op, step, DINPUT_AXIS_NONE));

@@ -40,8 +40,8 @@ Status Parse(const std::string &text, Pipeline *pipeline) {
 
 Status AppendReplicas(std::string *out, const dinput_per_replica_t *value, bool shapes) {
   out->push_back('[');
-  const size_t replicas = dinput_per_replica_size(value);
-  for (size_t r = 0; r < replicas; ++r) {
+  const int replicas = dinput_per_replica_size(value);
+  for (int r = 0; r < replicas; ++r) {
     if (r) out->push_back(',');
     const dinput_element_t *element = dinput_per_replica_get(value, r);
     out->push_back('[');
@@ -276,7 +276,7 @@ Status Bench(const CliOptions &options, const Pipeline &pipeline, std::string *t
         DINPUT_TOOL_RETURN_IF_ERROR(stepper.Next(&value));
         if (!value) break;
         int64_t rows = 0, bytes = 0;
-        for (size_t r = 0; r < dinput_per_replica_size(value.get()); ++r) {
+        for (int r = 0; r < dinput_per_replica_size(value.get()); ++r) {
           const dinput_element_t *element = dinput_per_replica_get(value.get(), r);
           for (size_t c = 0; c < dinput_element_size(element); ++c) {
             const dinput_tensor_t *tensor = dinput_element_get(element, c);

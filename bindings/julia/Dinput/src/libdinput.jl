@@ -546,12 +546,12 @@ dinput_collective_num_workers(collective) =
     ccall((:dinput_collective_num_workers, libdinput), Cint, (Ptr{Cvoid},), collective)
 function dinput_strategy_new(out, devices, num_devices)
     ccall((:dinput_strategy_new, libdinput), Cint,
-        (Ptr{Ptr{Cvoid}}, Ptr{Ptr{UInt8}}, Csize_t),
+        (Ptr{Ptr{Cvoid}}, Ptr{Ptr{UInt8}}, Cint),
         out, devices, num_devices)
 end
 function dinput_strategy_new_multi_worker(out, collective, worker_index, devices, num_devices)
     ccall((:dinput_strategy_new_multi_worker, libdinput), Cint,
-        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Cint, Ptr{Ptr{UInt8}}, Csize_t),
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Cint, Ptr{Ptr{UInt8}}, Cint),
         out, collective, worker_index, devices, num_devices)
 end
 function dinput_strategy_new_multi_worker_cpu(out, collective, worker_index,
@@ -672,12 +672,12 @@ dinput_per_replica_free(value) =
 dinput_per_replica_ref(out, value) =
     ccall((:dinput_per_replica_ref, libdinput), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, value)
 dinput_per_replica_size(value) =
-    ccall((:dinput_per_replica_size, libdinput), Csize_t, (Ptr{Cvoid},), value)
+    ccall((:dinput_per_replica_size, libdinput), Cint, (Ptr{Cvoid},), value)
 dinput_per_replica_get(value, i) =
-    ccall((:dinput_per_replica_get, libdinput), Ptr{Cvoid}, (Ptr{Cvoid}, Csize_t), value, i)
+    ccall((:dinput_per_replica_get, libdinput), Ptr{Cvoid}, (Ptr{Cvoid}, Cint), value, i)
 function dinput_per_replica_new(out, elements, count)
     ccall((:dinput_per_replica_new, libdinput), Cint,
-        (Ptr{Ptr{Cvoid}}, Ptr{Ptr{Cvoid}}, Csize_t),
+        (Ptr{Ptr{Cvoid}}, Ptr{Ptr{Cvoid}}, Cint),
         out, elements, count)
 end
 function dinput_strategy_distribute_values_from_function(out, strategy, fn, user_data)

@@ -609,14 +609,14 @@ extern "C" {
     pub fn dinput_strategy_new(
         out: *mut *mut dinput_strategy_t,
         devices: *const *const c_char,
-        num_devices: usize,
+        num_devices: c_int,
     ) -> dinput_status_t;
     pub fn dinput_strategy_new_multi_worker(
         out: *mut *mut dinput_strategy_t,
         collective: *mut dinput_collective_t,
         worker_index: c_int,
         devices: *const *const c_char,
-        num_devices: usize,
+        num_devices: c_int,
     ) -> dinput_status_t;
     pub fn dinput_strategy_new_multi_worker_cpu(
         out: *mut *mut dinput_strategy_t,
@@ -714,12 +714,12 @@ extern "C" {
         out: *mut *mut dinput_per_replica_t,
         value: *const dinput_per_replica_t,
     ) -> dinput_status_t;
-    pub fn dinput_per_replica_size(value: *const dinput_per_replica_t) -> usize;
-    pub fn dinput_per_replica_get(value: *const dinput_per_replica_t, i: usize) -> *const dinput_element_t;
+    pub fn dinput_per_replica_size(value: *const dinput_per_replica_t) -> c_int;
+    pub fn dinput_per_replica_get(value: *const dinput_per_replica_t, i: c_int) -> *const dinput_element_t;
     pub fn dinput_per_replica_new(
         out: *mut *mut dinput_per_replica_t,
         elements: *const *const dinput_element_t,
-        count: usize,
+        count: c_int,
     ) -> dinput_status_t;
 
     pub fn dinput_strategy_distribute_values_from_function(

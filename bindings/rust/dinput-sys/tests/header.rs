@@ -640,7 +640,7 @@ fn every_function_is_declared_with_the_same_signature() {
     assert_eq!(header.functions["dinput_dataset_map"].params.len(), 8);
     assert_eq!(
         header.functions["dinput_strategy_new"].params,
-        vec!["*mut*mutdinput_strategy_t", "*const*constc_char", "usize"]
+        vec!["*mut*mutdinput_strategy_t", "*const*constc_char", "c_int"]
     );
     compare_signatures("function", &header.functions, &rust.functions);
 }

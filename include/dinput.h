@@ -728,13 +728,16 @@ DINPUT_API dinput_status_t dinput_input_options_set_place_dataset_on_device(
 /* >= 0; 0 disables the per-replica buffer. */
 DINPUT_API dinput_status_t dinput_input_options_set_per_replica_buffer_size(
     dinput_input_options_t *o, int64_t size);
-/* The values in effect: what was set, else the defaults above (also for a NULL o, which
- * the distribute functions read as the defaults). fetch_to_device and
- * place_dataset_on_device are 1 or 0. */
+/* The getters give the value in effect: what was set, else the default above (also for a
+ * NULL o, which the distribute functions read as the defaults).
+ * fetch_to_device: 1 or 0. */
 DINPUT_API int dinput_input_options_fetch_to_device(const dinput_input_options_t *o);
+/* The replication mode in effect (default DINPUT_REPLICATION_PER_WORKER). */
 DINPUT_API dinput_replication_mode_t dinput_input_options_replication_mode(
     const dinput_input_options_t *o);
+/* place_dataset_on_device in effect: 1 or 0 (default 0). */
 DINPUT_API int dinput_input_options_place_dataset_on_device(const dinput_input_options_t *o);
+/* The per-replica buffer size in effect (default 1). */
 DINPUT_API int64_t dinput_input_options_per_replica_buffer_size(const dinput_input_options_t *o);
 
 /* Distributes a dataset batched by the global batch size (experimental_distribute_dataset):

@@ -77,7 +77,8 @@ static void test_range(void) {
   CHECK(ds == NULL);
 }
 
-/* SPEC §1: from_tensors(([1.],[1.])) is one element with two components of shape [1]. */
+/* docs/semantics.md, "Datasets": from_tensors(([1.],[1.])) is one element with two
+ * components of shape [1]. */
 static void test_from_tensors(void) {
   float one = 1.0f;
   int64_t shape[1] = {1};
@@ -225,7 +226,7 @@ static void test_unbatch_repeat_take_skip(void) {
   CHECK_STATUS(dinput_dataset_repeat(&ds, r, -2), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("-2");
 
-  /* Batches span epochs (SPEC §3.3). */
+  /* Batches span epochs (docs/semantics.md, "Datasets"). */
   {
     dinput_dataset_t *rep = NULL;
     CHECK_OK(dinput_dataset_repeat(&rep, r, 2));

@@ -12,8 +12,15 @@
  *  - Every call that can fail returns a `dinput_status_t`; DINPUT_OK (0) is success. On
  *    failure `*out` is left NULL (for pointer outputs) and a message naming what is wrong
  *    is available from dinput_last_error_message() on the same thread, until that thread's
- *    next failing call.
- *  - End of data is DINPUT_OUT_OF_RANGE, as in TensorFlow. An empty optional is not an error.
+ *    next failing call (see "The last error" below).
+ *  - End of data is DINPUT_OUT_OF_RANGE, as in TensorFlow, and nothing else is: only the
+ *    get_next calls report it (get_next_as_optional gives an empty optional instead, which is
+ *    not an error), and only a generator's next callback may return it to mean "no more".
+ *    Any other callback (map, filter, interleave, a generator's init, dataset_fn, value_fn,
+ *    the run callback) that returns DINPUT_OUT_OF_RANGE fails the call with
+ *    DINPUT_INVALID_ARGUMENT naming the callback (and carrying its message), so that an
+ *    exhausted inner iterator cannot silently end the caller's epoch. Bad arguments (an
+ *    index out of bounds included) are DINPUT_INVALID_ARGUMENT.
  *  - OWNERSHIP: every handle returned through `out` is owned by the caller and released
  *    with the matching `dinput_<object>_free`, which accepts NULL. Objects keep the objects
  *    they were made from alive (an iterator keeps its dataset, a dataset its inputs, a
@@ -98,18 +105,34 @@ typedef DINPUT_ENUM(dinput_status_t) {
 /* Static name of a code, e.g. "INVALID_ARGUMENT"; "UNKNOWN_STATUS" for other values. */
 DINPUT_API const char *dinput_status_name(dinput_status_t code);
 
+/* The last error. Each thread has one last error: a code and a message. It changes only
+ * when a dinput call made by that thread fails (the call sets it to its own status and
+ * message), or when the thread itself calls dinput_error_set or dinput_error_clear.
+ * Successful calls leave it alone, so it can be read any time after the failure, not only
+ * right after it. Callbacks cannot change it either: while the library runs a callback it
+ * sets the thread's last error aside (the callback starts with a clear one, and sees only the
+ * errors of its own calls) and puts it back afterwards, so a callback that runs on the
+ * caller's thread (dataset_fn, value_fn, replica 0 of dinput_strategy_run, a sequential map
+ * or filter, an interleave callback, a generator without prefetch) cannot wipe a message the
+ * caller has not read yet. When a callback fails, the call it failed reports the message the
+ * callback left (with dinput_error_set, or from a dinput call of its own that failed). */
+
 /* Message of the last failing call on this thread ("" if none). Borrowed: valid until the
- * next dinput call on this thread. */
+ * next failing dinput call, dinput_error_set or dinput_error_clear on this thread. */
 DINPUT_API const char *dinput_last_error_message(void);
 
 /* Code of the last failing call on this thread (DINPUT_OK if none). */
 DINPUT_API dinput_status_t dinput_last_error_code(void);
 
 /* Sets this thread's last error. Meant for callbacks: call it before returning a failing
- * status so that the message reaches the caller of get_next. message may be NULL. */
+ * status so that the message reaches the caller of get_next (or of the call that ran the
+ * callback). message may be NULL. */
 DINPUT_API void dinput_error_set(dinput_status_t code, const char *message);
 
-/* Clears this thread's last error. */
+/* Clears this thread's last error (code DINPUT_OK, message ""). Never needed for correct
+ * error handling, since a status other than DINPUT_OK is what says a call failed; for a
+ * caller that has handled a failure and wants a later look at the last error to show only
+ * newer ones. */
 DINPUT_API void dinput_error_clear(void);
 
 /* Run-time version string "MAJOR.MINOR.PATCH" (static). */
@@ -559,8 +582,8 @@ DINPUT_API dinput_status_t dinput_dataset_iterator(dinput_iterator_t **out,
                                                    const dinput_dataset_t *dataset);
 /* Frees the iterator, stopping its background threads first. */
 DINPUT_API void dinput_iterator_free(dinput_iterator_t *iterator);
-/* The next element; DINPUT_OUT_OF_RANGE at the end (and on every later call). After any
- * other error the iterator is finished: later calls repeat the error. */
+/* The next element; DINPUT_OUT_OF_RANGE at the end (and on every later call), and only
+ * then. After any other error the iterator is finished: later calls repeat the error. */
 DINPUT_API dinput_status_t dinput_iterator_get_next(dinput_element_t **out,
                                                     dinput_iterator_t *iterator);
 /* The next element as an optional (empty at the end); errors as for get_next. */
@@ -650,8 +673,8 @@ typedef struct dinput_replica_context dinput_replica_context_t;
 DINPUT_API dinput_status_t dinput_collective_new_in_process(dinput_collective_t **out,
                                                             int num_workers, int64_t timeout_ms);
 DINPUT_API void dinput_collective_free(dinput_collective_t *collective);
-/* Fails every pending and future collective wait of every worker with `code` (not DINPUT_OK)
- * and `message`: a worker that cannot continue (say, its dataset failed to build) releases
+/* Fails every pending and future collective wait of every worker with `code` (not DINPUT_OK,
+ * nor DINPUT_OUT_OF_RANGE, which get_next would report as end of data) and `message`: a worker that cannot continue (say, its dataset failed to build) releases
  * its peers at once instead of leaving them to time out. Irreversible. */
 DINPUT_API dinput_status_t dinput_collective_abort(dinput_collective_t *collective, dinput_status_t code,
                                                    const char *message);

@@ -127,8 +127,8 @@ DINPUT_API dinput_status_t dinput_tensor_string(const char** out, size_t* out_le
     const Tensor& t = tensor->t;
     DINPUT_CHECK_ARG(t.dtype() == DType::kBytes, "dinput_tensor_string: the tensor is ", t.describe(), ", not bytes");
     if (index < 0 || index >= t.num_elements())
-      raise(Code::kOutOfRange, "dinput_tensor_string: index ", index, " is outside a tensor of ", t.num_elements(),
-            " strings");
+      raise(Code::kInvalidArgument, "dinput_tensor_string: index ", index, " is outside a tensor of ",
+            t.num_elements(), " strings");
     std::string_view s = t.string(index);
     *out = s.data();
     *out_len = s.size();

@@ -26,8 +26,11 @@ class UserData {
   dinput_free_fn free_;
 };
 
-// Clears this thread's last error before a callback runs and, when it fails, raises its
-// status with the message it set (or a generic one naming `what`).
+// Called inside a CallbackScope after a callback returned `status`: when it failed, raises
+// its status with the message it set (or a generic one naming `what`). OUT_OF_RANGE is
+// raised as INVALID_ARGUMENT naming `what`, since it would read as end of data; the one
+// callback whose contract gives OUT_OF_RANGE that meaning (a generator's next) checks for it
+// first.
 void check_callback(dinput_status_t status, const char* what);
 
 // Takes ownership of an element handle a callback returned.

@@ -134,12 +134,13 @@ static void test_bytes_tensors(void) {
   CHECK_OK(dinput_tensor_string(&s, &len, t, 2));
   CHECK(len == 1 && s[0] == 'c');
 
-  /* Out-of-range indexes fail, naming the index, and leave the outputs cleared. */
+  /* Out-of-range indexes are argument errors (never OUT_OF_RANGE, which is end of data),
+   * naming the index, and leave the outputs cleared. */
   s = "x";
-  CHECK(dinput_tensor_string(&s, &len, t, 3) != DINPUT_OK);
+  CHECK_STATUS(dinput_tensor_string(&s, &len, t, 3), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("3");
   CHECK(s == NULL && len == 0);
-  CHECK(dinput_tensor_string(&s, &len, t, -1) != DINPUT_OK);
+  CHECK_STATUS(dinput_tensor_string(&s, &len, t, -1), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("-1");
   /* Bytes tensors are not read with copy_to, nor exported to DLPack. */
   CHECK_STATUS(dinput_tensor_copy_to(t, DINPUT_BYTES, ints, sizeof ints), DINPUT_INVALID_ARGUMENT);

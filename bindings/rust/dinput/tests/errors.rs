@@ -98,6 +98,28 @@ fn map_closure_error_keeps_its_code_and_message() {
 }
 
 #[test]
+fn map_closure_out_of_range_is_an_error_not_the_end() {
+    // What an exhausted inner iterator returns: passed on by a map closure, it must stop the
+    // outer `for` loop with an `Err`, not end it cleanly and drop the rest of the epoch.
+    let dataset = Dataset::range(0, 10, 1)
+        .unwrap()
+        .map(|e| {
+            let v = e.tensor(0)?.item::<i64>()?;
+            if v == 4 {
+                return Err(Error::new(Code::OutOfRange, "the inner iterator ran out"));
+            }
+            Element::single(Tensor::scalar(v)?)
+        })
+        .unwrap();
+    let items: Vec<_> = dataset.iter().unwrap().collect();
+    assert_eq!(items.len(), 5, "four elements, then the error (not a clean end)");
+    let err = items[4].as_ref().unwrap_err();
+    assert_eq!(err.code, Code::InvalidArgument);
+    assert!(err.message.contains("map callback returned OUT_OF_RANGE"), "{}", err.message);
+    assert!(err.message.contains("the inner iterator ran out"), "{}", err.message);
+}
+
+#[test]
 fn map_result_must_match_out_spec() {
     let spec = Spec::of(&[(DType::Float32, &[])]).unwrap();
     let options = MapOptions { out_spec: Some(&spec), ..Default::default() };

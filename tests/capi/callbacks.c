@@ -293,7 +293,7 @@ static dinput_status_t negate(dinput_element_t **out, const dinput_element_t *in
   pthread_mutex_lock(&c->mu);
   ++c->calls;
   pthread_mutex_unlock(&c->mu);
-  if (dinput_tensor_copy_to(dinput_element_get(in, 0), DINPUT_INT64, &v, sizeof v) != DINPUT_OK)
+  if (dinput_tensor_copy_to(&v, sizeof v, dinput_element_get(in, 0), DINPUT_INT64) != DINPUT_OK)
     return dinput_last_error_code();
   if (v == c->fail_on) {
     dinput_error_set(DINPUT_FAILED_PRECONDITION, c->message);
@@ -398,7 +398,7 @@ static void test_map_callbacks(void) {
     CHECK_OK(dinput_iterator_get_next(&e, it));
     dinput_element_free(e);
     CHECK_OK(dinput_iterator_get_next(&e, it));
-    CHECK_OK(dinput_tensor_copy_to(dinput_element_get(e, 0), DINPUT_FLOAT64, &d, sizeof d));
+    CHECK_OK(dinput_tensor_copy_to(&d, sizeof d, dinput_element_get(e, 0), DINPUT_FLOAT64));
     CHECK(d == 1.0);
     dinput_element_free(e);
     dinput_iterator_free(it);
@@ -428,7 +428,7 @@ static void count_filter_free(void *user_data) { ++((struct filter_config *)user
 static dinput_status_t keep_multiples_of_three(int *keep, const dinput_element_t *in, void *user_data) {
   int64_t v = 0;
   (void)user_data;
-  dinput_tensor_copy_to(dinput_element_get(in, 0), DINPUT_INT64, &v, sizeof v);
+  dinput_tensor_copy_to(&v, sizeof v, dinput_element_get(in, 0), DINPUT_INT64);
   if (v == 10) {
     dinput_error_set(DINPUT_ABORTED, "the predicate gave up at 10");
     return DINPUT_ABORTED;
@@ -529,7 +529,7 @@ static dinput_status_t gated_identity(dinput_element_t **out, const dinput_eleme
     }
   }
   pthread_mutex_unlock(&g->mu);
-  if (dinput_tensor_copy_to(dinput_element_get(in, 0), DINPUT_INT64, &v, sizeof v) != DINPUT_OK)
+  if (dinput_tensor_copy_to(&v, sizeof v, dinput_element_get(in, 0), DINPUT_INT64) != DINPUT_OK)
     return dinput_last_error_code();
   t = make_int64(&v, 1, 0);
   *out = make_element(&t, 1);
@@ -584,7 +584,7 @@ static void *hammer_iterator(void *arg) {
       dinput_element_free(e);
       break;
     }
-    dinput_tensor_copy_to(dinput_element_get(e, 0), DINPUT_INT64, &h->values[h->count++], sizeof(int64_t));
+    dinput_tensor_copy_to(&h->values[h->count++], sizeof(int64_t), dinput_element_get(e, 0), DINPUT_INT64);
     dinput_element_free(e);
   }
   return NULL;
@@ -769,7 +769,7 @@ static dinput_status_t oor_status(struct oor_config *c, int64_t v) {
 
 static int64_t scalar_of(const dinput_element_t *in) {
   int64_t v = -1;
-  dinput_tensor_copy_to(dinput_element_get(in, 0), DINPUT_INT64, &v, sizeof v);
+  dinput_tensor_copy_to(&v, sizeof v, dinput_element_get(in, 0), DINPUT_INT64);
   return v;
 }
 

@@ -251,6 +251,27 @@ fn errors_stay_on_their_thread() {
 }
 
 #[test]
+fn last_error_survives_closures_on_this_thread() {
+    // A sequential map runs its closure on the caller's thread; a failing call inside it
+    // must not replace the caller's unread last error.
+    let dataset = Dataset::range(0, 3, 1)
+        .unwrap()
+        .map(|e| {
+            let _ = Dataset::range(0, 1, 0); // fails inside the closure
+            Ok(e.clone())
+        })
+        .unwrap();
+    let mut it = dataset.iter().unwrap();
+    let _ = Dataset::range(0, 10, 1).unwrap().batch(0, false); // the caller's failure
+    let before = dinput::last_error().expect("the failing call left its error");
+    it.get_next().unwrap();
+    let after = dinput::last_error().expect("still there after a successful get_next");
+    assert_eq!(after.code, before.code);
+    assert_eq!(after.message, before.message);
+    assert!(after.message.contains("batch"), "{}", after.message);
+}
+
+#[test]
 fn last_error_reports_and_clears() {
     dinput::clear_last_error();
     assert!(dinput::last_error().is_none());

@@ -69,7 +69,9 @@ class CGeneratorSource final : public GeneratorSource, public std::enable_shared
 };
 
 CGeneratorInstance::~CGeneratorInstance() {
-  if (source_->finalize_fn()) source_->finalize_fn()(state_);
+  if (!source_->finalize_fn()) return;
+  CallbackScope scope;  // runs inside dinput_iterator_free, on the caller's thread
+  source_->finalize_fn()(state_);
 }
 
 bool CGeneratorInstance::next(Element& out) {

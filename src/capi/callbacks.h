@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "capi/firewall.h"
 #include "capi/handles.h"
 #include "data/datasets.h"
 
@@ -15,7 +16,9 @@ class UserData {
  public:
   UserData(void* data, dinput_free_fn free_fn) : data_(data), free_(free_fn) {}
   ~UserData() {
-    if (free_) free_(data_);
+    if (!free_) return;
+    CallbackScope scope;  // a callback too: it must not change the caller's last error
+    free_(data_);
   }
   UserData(const UserData&) = delete;
   UserData& operator=(const UserData&) = delete;

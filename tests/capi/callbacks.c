@@ -997,6 +997,16 @@ static dinput_status_t noisy_dataset_fn(dinput_dataset_t **out, const dinput_inp
   return st != DINPUT_OK ? st : dinput_dataset_range(out, 0, 4, 1);
 }
 
+/* A generator's finalize and a free_user_data are callbacks too, run by the free calls. */
+static void noisy_free(void *user_data) {
+  dinput_dataset_t *bad = NULL;
+  (void)user_data;
+  dinput_dataset_range(&bad, 0, 1, 0); /* fails: step 0 */
+  dinput_error_set(DINPUT_UNAVAILABLE, "noise from a free callback");
+}
+
+static void noisy_finalize(void *state) { noisy_free(state); }
+
 /* The caller's last error is still the failure of `expected_message`, at the same address. */
 static void check_last_error_kept(const char *held, const char *expected_message) {
   CHECK(dinput_last_error_code() == DINPUT_NOT_FOUND);
@@ -1015,9 +1025,16 @@ static void test_last_error_survives_callbacks(void) {
   dinput_strategy_t *strategy = NULL;
   dinput_dist_dataset_t *dist = NULL;
   dinput_per_replica_t *values = NULL;
+  dinput_dataset_t *gen = NULL;
+  dinput_iterator_t *gen_it = NULL;
+  dinput_spec_t *spec = scalar_int64_spec();
+  int64_t counter = 0;
   int i;
 
   CHECK_OK(dinput_strategy_new(&strategy, devices, 2));
+  CHECK_OK(dinput_dataset_from_generator(&gen, spec, NULL, plain_next, noisy_finalize, &counter, noisy_free));
+  CHECK_OK(dinput_dataset_iterator(&gen_it, gen));
+  dinput_spec_free(spec);
   CHECK_OK(dinput_dataset_range(&r, 0, 10, 1));
   CHECK_OK(dinput_dataset_map(&m, r, noisy_map, NULL, 1, 1, NULL, NULL));
   CHECK_OK(dinput_dataset_iterator(&it, m));
@@ -1050,6 +1067,10 @@ static void test_last_error_survives_callbacks(void) {
   /* ... and dataset_fn. */
   CHECK_OK(dinput_strategy_distribute_datasets_from_function(&dist, strategy, noisy_dataset_fn, NULL, NULL, NULL));
   dinput_dist_dataset_free(dist);
+  check_last_error_kept(held, expected);
+  /* ... and a generator's finalize and a free_user_data. */
+  dinput_iterator_free(gen_it);
+  dinput_dataset_free(gen);
   check_last_error_kept(held, expected);
 
   /* The next failing call replaces it; dinput_error_clear clears it. */

@@ -44,12 +44,8 @@ DINPUT_API dinput_status_t dinput_element_cuda_wait(const dinput_element_t* elem
   });
 }
 
-DINPUT_API dinput_status_t dinput_tensor_cuda_ready_event(void** out, const dinput_tensor_t* tensor) {
-  return capi::guard(__func__, [&] {
-    DINPUT_REQUIRE_OUT(out);
-    DINPUT_REQUIRE(tensor);
-    *out = gpu::ready_event(tensor->t);
-  });
+DINPUT_API void* dinput_tensor_cuda_ready_event(const dinput_tensor_t* tensor) {
+  return capi::guard_value<void*>(nullptr, [&] { return tensor ? gpu::ready_event(tensor->t) : nullptr; });
 }
 
 }  // extern "C"

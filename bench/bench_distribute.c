@@ -12,8 +12,9 @@
  *      figure being measured). zero_copy: every step, each non-empty piece's data pointer is
  *      the previous piece's data + its rows * 1 KiB, i.e. the pieces are views into one batch.
  *      For information, plain_prefetch_ns_per_step iterates dataset.prefetch(8) plainly: the
- *      distributed iterator prefetches R elements before splitting (SPEC 3.5), so this
- *      separates the cost of that thread hand-off from the split itself.
+ *      distributed iterator prefetches R elements before splitting (docs/semantics.md,
+ *      "Read-ahead"), so this separates the cost of that thread hand-off from the split
+ *      itself.
  *  distribute.scale
  *      range(N).batch(256) through the distributed iterator over 8 CPU replicas vs over 1
  *      replica, reading every value; goal: per-element cost ratio <= 1.5.
@@ -201,8 +202,8 @@ static void bench_rebatch(const char *name, const dinput_dataset_t *ds, int64_t 
     double plain = bench_median(p, runs), plain_prefetch = bench_median(q, runs);
     double dist = bench_median(d, runs);
     /* The split is what distribute adds on top of the same pipeline with the prefetch it
-     * inserts (SPEC §3.5): that prefetch's thread hand-off is its own, separately reported
-     * cost (plain_prefetch - plain), not the cost of rebatching. */
+     * inserts (docs/semantics.md, "Read-ahead"): that prefetch's thread hand-off is its own,
+     * separately reported cost (plain_prefetch - plain), not the cost of rebatching. */
     double split = dist - plain_prefetch;
     double with_prefetch = dist - plain;
     int pass = split <= 2000.0 && zero_copy;

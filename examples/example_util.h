@@ -24,7 +24,7 @@ static inline void print_scalar(const dinput_tensor_t *t, int64_t i) {
     case DINPUT_BYTES: {
       const char *s;
       size_t n;
-      check(dinput_tensor_string(&s, &n, t, i));
+      check(dinput_tensor_string_view(&s, &n, t, i));
       printf("b'%.*s'", (int)n, s);
       break;
     }

@@ -12,14 +12,37 @@
  *  - Every call that can fail returns a `dinput_status_t`; DINPUT_OK (0) is success. On
  *    failure `*out` is left NULL (for pointer outputs) and a message naming what is wrong
  *    is available from dinput_last_error_message() on the same thread, until that thread's
- *    next failing call.
- *  - End of data is DINPUT_OUT_OF_RANGE, as in TensorFlow. An empty optional is not an error.
- *  - OWNERSHIP: every handle returned through `out` is owned by the caller and released
- *    with the matching `dinput_<object>_free`, which accepts NULL. Objects keep the objects
- *    they were made from alive (an iterator keeps its dataset, a dataset its inputs, a
- *    distributed dataset its strategy), so handles can be freed in any order. Pointers
- *    returned directly (not through `out`) are BORROWED: their documentation says what
- *    invalidates them.
+ *    next failing call (see "The last error" below).
+ *  - End of data is DINPUT_OUT_OF_RANGE, as in TensorFlow, and nothing else is: only the
+ *    get_next calls report it (get_next_as_optional gives an empty optional instead, which is
+ *    not an error), and only a generator's next callback may return it to mean "no more".
+ *    Any other callback (map, filter, interleave, a generator's init, dataset_fn, value_fn,
+ *    the run callback) that returns DINPUT_OUT_OF_RANGE fails the call with
+ *    DINPUT_INVALID_ARGUMENT naming the callback (and carrying its message), so that an
+ *    exhausted inner iterator cannot silently end the caller's epoch. Bad arguments (an
+ *    index out of bounds included) are DINPUT_INVALID_ARGUMENT.
+ *  - OWNERSHIP, one rule: what comes out through `out` is OWNED by the caller. A handle is
+ *    released with the matching `dinput_<object>_free`, which accepts NULL; a buffer the
+ *    caller passes as `out` (dinput_tensor_copy_to) is the caller's own. Objects keep the
+ *    objects they were made from alive (an iterator keeps its dataset, a dataset its
+ *    inputs, a distributed dataset its strategy), so handles can be freed in any order.
+ *    BORROWED results (pointers into an object, never to be freed) are returned directly,
+ *    as by the accessors (dinput_tensor_data, dinput_element_get, ...), or, where the call
+ *    can fail and say why, come through `out` of a function whose name ends in `_view`
+ *    (dinput_tensor_string_view). Each one's documentation says how long it stays valid:
+ *      - static (valid for the life of the process): dinput_status_name,
+ *        dinput_dtype_name, dinput_dataset_name, dinput_version, dinput_build_info;
+ *      - until the next failing call on the thread: dinput_last_error_message;
+ *      - while the handle it was read from lives (not freed): dinput_tensor_data,
+ *        dinput_tensor_shape, dinput_tensor_string_view, dinput_tensor_cuda_ready_event,
+ *        dinput_element_get, dinput_spec_shape, dinput_per_replica_get,
+ *        dinput_strategy_device, dinput_dist_dataset_plan;
+ *      - during the callback only: the contexts passed to callbacks (input, value and
+ *        replica contexts, and what dinput_replica_context_device returns from one), and the
+ *        input element `in` of map, filter and interleave callbacks and `args` of a run
+ *        callback. To keep such an element (or a tensor of it) past the call, take a new
+ *        handle with dinput_element_ref (dinput_tensor_ref).
+ *    What a callback returns through its own `out` becomes the library's.
  *  - Arguments passed as `const T *` are only read during the call unless stated.
  *    Handles passed to constructors are retained internally (the caller still frees its own).
  *  - No C++ exception, abort or exit leaves the library; failures are status codes.
@@ -103,29 +126,45 @@ typedef DINPUT_ENUM(dinput_status_t) {
 /* Static name of a code, e.g. "INVALID_ARGUMENT"; "UNKNOWN_STATUS" for other values. */
 DINPUT_API const char *dinput_status_name(dinput_status_t code);
 
+/* The last error. Each thread has one last error: a code and a message. It changes only
+ * when a dinput call made by that thread fails (the call sets it to its own status and
+ * message), or when the thread itself calls dinput_error_set or dinput_error_clear.
+ * Successful calls leave it alone, so it can be read any time after the failure, not only
+ * right after it. Callbacks cannot change it either: while the library runs a callback it
+ * sets the thread's last error aside (the callback starts with a clear one, and sees only the
+ * errors of its own calls) and puts it back afterwards, so a callback that runs on the
+ * caller's thread (dataset_fn, value_fn, replica 0 of dinput_strategy_run, a sequential map
+ * or filter, an interleave callback, a generator without prefetch) cannot wipe a message the
+ * caller has not read yet. When a callback fails, the call it failed reports the message the
+ * callback left (with dinput_error_set, or from a dinput call of its own that failed). */
+
 /* Message of the last failing call on this thread ("" if none). Borrowed: valid until the
- * next dinput call on this thread. */
+ * next failing dinput call, dinput_error_set or dinput_error_clear on this thread. */
 DINPUT_API const char *dinput_last_error_message(void);
 
 /* Code of the last failing call on this thread (DINPUT_OK if none). */
 DINPUT_API dinput_status_t dinput_last_error_code(void);
 
 /* Sets this thread's last error. Meant for callbacks: call it before returning a failing
- * status so that the message reaches the caller of get_next. message may be NULL. code must
- * not be DINPUT_OK: that call records INVALID_ARGUMENT ("dinput_error_set: code must not be
- * DINPUT_OK ...") instead (use dinput_error_clear to clear the last error). */
+ * status so that the message reaches the caller of get_next (or of the call that ran the
+ * callback). message may be NULL. code must not be DINPUT_OK: that call records
+ * INVALID_ARGUMENT ("dinput_error_set: code must not be DINPUT_OK ...") instead (use
+ * dinput_error_clear to clear the last error). */
 DINPUT_API void dinput_error_set(dinput_status_t code, const char *message);
 
-/* Clears this thread's last error. */
+/* Clears this thread's last error (code DINPUT_OK, message ""). Never needed for correct
+ * error handling, since a status other than DINPUT_OK is what says a call failed; for a
+ * caller that has handled a failure and wants a later look at the last error to show only
+ * newer ones. */
 DINPUT_API void dinput_error_clear(void);
 
-/* Run-time version string "MAJOR.MINOR.PATCH" (static). */
+/* Run-time version string "MAJOR.MINOR.PATCH" (static: valid for the life of the process). */
 DINPUT_API const char *dinput_version(void);
 
 /* Run-time version number, same encoding as DINPUT_VERSION_NUMBER. */
 DINPUT_API int dinput_version_number(void);
 
-/* Static JSON text describing the build: version, compiler, and for each optional component
+/* Static JSON text (valid for the life of the process) describing the build: version, compiler, and for each optional component
  * (cuda, nccl, gloo, zstd, zlib) whether it was compiled in and whether it is usable now,
  * e.g. {"version":"0.1.0","cuda":{"compiled":true,"available":false,"devices":0},...}. */
 DINPUT_API const char *dinput_build_info(void);
@@ -194,7 +233,7 @@ DINPUT_API void dinput_tensor_free(dinput_tensor_t *tensor);
 /* Accessors. On a NULL tensor they return DINPUT_DTYPE_INVALID, -1, NULL or 0. */
 DINPUT_API dinput_dtype_t dinput_tensor_dtype(const dinput_tensor_t *tensor);
 DINPUT_API int dinput_tensor_rank(const dinput_tensor_t *tensor);
-/* Borrowed array of rank dimensions; valid while the tensor handle lives. */
+/* Borrowed array of rank dimensions, valid while the tensor handle lives. */
 DINPUT_API const int64_t *dinput_tensor_shape(const dinput_tensor_t *tensor);
 /* Dimension i, or -1 when i is out of range. */
 DINPUT_API int64_t dinput_tensor_dim(const dinput_tensor_t *tensor, int i);
@@ -225,17 +264,20 @@ DINPUT_API int dinput_tensor_device_index(const dinput_tensor_t *tensor);
  * copy that fills it), for a host tensor a new handle to the same data. */
 DINPUT_API dinput_status_t dinput_tensor_to_host(dinput_tensor_t **out, const dinput_tensor_t *tensor);
 
-/* Typed access: copies the data into `dst` (capacity `dst_bytes`) after checking that the
+/* Typed access: copies the data of `tensor` into the caller's buffer `out` (capacity
+ * `out_bytes`; out may be NULL when the tensor has no data) after checking that the
  * tensor's dtype is `expected`. INVALID_ARGUMENT names both dtypes on a mismatch, or the
- * sizes when dst is too small. */
-DINPUT_API dinput_status_t dinput_tensor_copy_to(const dinput_tensor_t *tensor,
-                                                 dinput_dtype_t expected, void *dst,
-                                                 size_t dst_bytes);
+ * sizes when out is too small; DINPUT_BYTES tensors are read with dinput_tensor_string_view. */
+DINPUT_API dinput_status_t dinput_tensor_copy_to(void *out, size_t out_bytes,
+                                                 const dinput_tensor_t *tensor,
+                                                 dinput_dtype_t expected);
 
-/* String `index` (row-major) of a DINPUT_BYTES tensor. *out points into the tensor (borrowed,
- * not NUL-terminated, valid while the tensor handle lives). */
-DINPUT_API dinput_status_t dinput_tensor_string(const char **out, size_t *out_len,
-                                                const dinput_tensor_t *tensor, int64_t index);
+/* String `index` (row-major) of a DINPUT_BYTES tensor, as a view: *out points into the tensor
+ * (BORROWED, not NUL-terminated, valid while the tensor handle lives) and *out_len is its
+ * length. A function and not an accessor, so that a bad index or a tensor of another dtype is
+ * an error with a message: INVALID_ARGUMENT, leaving *out NULL and *out_len 0. */
+DINPUT_API dinput_status_t dinput_tensor_string_view(const char **out, size_t *out_len,
+                                                     const dinput_tensor_t *tensor, int64_t index);
 
 struct DLManagedTensor; /* from dlpack/dlpack.h */
 
@@ -387,7 +429,8 @@ DINPUT_API dinput_status_t dinput_dataset_ref(dinput_dataset_t **out, const dinp
 DINPUT_API int64_t dinput_dataset_cardinality(const dinput_dataset_t *dataset);
 DINPUT_API dinput_status_t dinput_dataset_element_spec(dinput_spec_t **out,
                                                        const dinput_dataset_t *dataset);
-/* Short name of the node ("range", "batch", ...), static; "" for NULL. */
+/* Short name of the node ("range", "batch", ...), static (valid for the life of the
+ * process); "" for NULL. */
 DINPUT_API const char *dinput_dataset_name(const dinput_dataset_t *dataset);
 
 /* -- sources -- */
@@ -499,7 +542,9 @@ DINPUT_API dinput_status_t dinput_dataset_shuffle(dinput_dataset_t **out,
                                                   int reshuffle_each_iteration);
 
 /* map callback: computes *out from in. *out is owned by the library afterwards; in is
- * borrowed for the call. With num_parallel_calls > 1 it runs concurrently on library threads. */
+ * borrowed for the call only (take a handle with dinput_element_ref to keep it, or return
+ * such a handle as *out). With num_parallel_calls > 1 it runs concurrently on library
+ * threads. */
 typedef dinput_status_t (*dinput_map_fn)(dinput_element_t **out, const dinput_element_t *in,
                                          void *user_data);
 /* Applies fn to each element. out_spec is the spec of fn's results (NULL: the same as the
@@ -512,7 +557,8 @@ DINPUT_API dinput_status_t dinput_dataset_map(dinput_dataset_t **out,
                                               int64_t num_parallel_calls, int deterministic,
                                               void *user_data, dinput_free_fn free_user_data);
 
-/* filter callback: sets *keep to non-zero to keep the element. */
+/* filter callback: sets *keep to non-zero to keep the element. in is borrowed for the call
+ * only (dinput_element_ref keeps it longer). */
 typedef dinput_status_t (*dinput_filter_fn)(int *keep, const dinput_element_t *in,
                                             void *user_data);
 DINPUT_API dinput_status_t dinput_dataset_filter(dinput_dataset_t **out,
@@ -520,7 +566,8 @@ DINPUT_API dinput_status_t dinput_dataset_filter(dinput_dataset_t **out,
                                                  dinput_filter_fn fn, void *user_data,
                                                  dinput_free_fn free_user_data);
 /* interleave callback: the dataset to read for one input element (for example a record
- * reader for one file name). *out is owned by the library afterwards. */
+ * reader for one file name). *out is owned by the library afterwards; in is borrowed for the
+ * call only (dinput_element_ref keeps it longer, for example for a dataset made from it). */
 typedef dinput_status_t (*dinput_interleave_fn)(dinput_dataset_t **out, const dinput_element_t *in,
                                                 void *user_data);
 /* For each input element, fn gives a dataset; up to cycle_length of them are read at once,
@@ -572,8 +619,8 @@ DINPUT_API dinput_status_t dinput_dataset_iterator(dinput_iterator_t **out,
                                                    const dinput_dataset_t *dataset);
 /* Frees the iterator, stopping its background threads first. */
 DINPUT_API void dinput_iterator_free(dinput_iterator_t *iterator);
-/* The next element; DINPUT_OUT_OF_RANGE at the end (and on every later call). After any
- * other error the iterator is finished: later calls repeat the error. */
+/* The next element; DINPUT_OUT_OF_RANGE at the end (and on every later call), and only
+ * then. After any other error the iterator is finished: later calls repeat the error. */
 DINPUT_API dinput_status_t dinput_iterator_get_next(dinput_element_t **out,
                                                     dinput_iterator_t *iterator);
 /* The next element as an optional (empty at the end); errors as for get_next. */
@@ -671,8 +718,8 @@ typedef struct dinput_replica_context dinput_replica_context_t;
 DINPUT_API dinput_status_t dinput_collective_new_in_process(dinput_collective_t **out,
                                                             int num_workers, int64_t timeout_ms);
 DINPUT_API void dinput_collective_free(dinput_collective_t *collective);
-/* Fails every pending and future collective wait of every worker with `code` (not DINPUT_OK)
- * and `message`: a worker that cannot continue (say, its dataset failed to build) releases
+/* Fails every pending and future collective wait of every worker with `code` (not DINPUT_OK,
+ * nor DINPUT_OUT_OF_RANGE, which get_next would report as end of data) and `message`: a worker that cannot continue (say, its dataset failed to build) releases
  * its peers at once instead of leaving them to time out. Irreversible. */
 DINPUT_API dinput_status_t dinput_collective_abort(dinput_collective_t *collective, dinput_status_t code,
                                                    const char *message);
@@ -704,8 +751,8 @@ DINPUT_API int dinput_strategy_num_replicas_in_sync(const dinput_strategy_t *str
 DINPUT_API int dinput_strategy_num_local_replicas(const dinput_strategy_t *strategy);
 DINPUT_API int dinput_strategy_num_workers(const dinput_strategy_t *strategy);
 DINPUT_API int dinput_strategy_worker_index(const dinput_strategy_t *strategy);
-/* Canonical name ("CPU:0", "GPU:1") of local replica i, static for the strategy's life;
- * NULL when out of range. */
+/* Canonical name ("CPU:0", "GPU:1") of local replica i, borrowed: valid while the strategy
+ * handle lives; NULL when out of range. */
 DINPUT_API const char *dinput_strategy_device(const dinput_strategy_t *strategy, int i);
 
 /* Replication of input pipelines (as tf.distribute.InputReplicationMode). */
@@ -749,7 +796,8 @@ DINPUT_API dinput_status_t dinput_strategy_distribute_dataset(
 
 /* dataset_fn: returns the (already sharded and per-replica batched) dataset of one input
  * pipeline. Called once per worker (PER_WORKER) or per local replica (PER_REPLICA), from the
- * calling thread of dinput_strategy_distribute_datasets_from_function. */
+ * calling thread of dinput_strategy_distribute_datasets_from_function. `context` is borrowed
+ * for the call only; *out becomes the library's. */
 typedef dinput_status_t (*dinput_dataset_fn)(dinput_dataset_t **out,
                                              const dinput_input_context_t *context,
                                              void *user_data);
@@ -813,7 +861,8 @@ DINPUT_API dinput_status_t dinput_per_replica_new(dinput_per_replica_t **out,
                                                   int count);
 
 /* value_fn: the value of one replica, called once per local replica in replica order, on the
- * thread that calls dinput_strategy_distribute_values_from_function, during that call only. */
+ * thread that calls dinput_strategy_distribute_values_from_function, during that call only.
+ * `context` is borrowed for the call only; *out becomes the library's. */
 typedef dinput_status_t (*dinput_value_fn)(dinput_element_t **out,
                                            const dinput_value_context_t *context,
                                            void *user_data);
@@ -824,7 +873,9 @@ DINPUT_API int dinput_value_context_replica_id_in_sync_group(const dinput_value_
 DINPUT_API int dinput_value_context_num_replicas_in_sync(const dinput_value_context_t *c);
 
 /* run callback: computes replica context's result from its slice of the arguments (args
- * is NULL when run was given no arguments). Called concurrently, once per local replica. */
+ * is NULL when run was given no arguments). Called concurrently, once per local replica
+ * (replica 0 on the calling thread). `context` and `args` are borrowed for the call only
+ * (dinput_element_ref keeps args longer); *out becomes the library's. */
 typedef dinput_status_t (*dinput_replica_fn)(dinput_element_t **out,
                                              const dinput_replica_context_t *context,
                                              const dinput_element_t *args, void *user_data);
@@ -834,7 +885,8 @@ DINPUT_API dinput_status_t dinput_strategy_run(dinput_per_replica_t **out,
                                                const dinput_per_replica_t *args, void *user_data);
 DINPUT_API int dinput_replica_context_replica_id_in_sync_group(const dinput_replica_context_t *c);
 DINPUT_API int dinput_replica_context_num_replicas_in_sync(const dinput_replica_context_t *c);
-/* Canonical device name of the replica, e.g. "CPU:1". */
+/* Canonical device name of the replica, e.g. "CPU:1"; borrowed like the context: valid during
+ * the callback only. */
 DINPUT_API const char *dinput_replica_context_device(const dinput_replica_context_t *c);
 
 typedef DINPUT_ENUM(dinput_reduce_op_t) {

@@ -146,7 +146,7 @@ static void *run_worker(void *arg) {
       for (int64_t i = 0; i < n; i++) {
         const char *bytes;
         size_t len;
-        if (dinput_tensor_string(&bytes, &len, batch, i) != DINPUT_OK || len < 8) die("tensor_string");
+        if (dinput_tensor_string_view(&bytes, &len, batch, i) != DINPUT_OK || len < 8) die("tensor_string_view");
         uint64_t id = 0;
         for (int b = 0; b < 8; b++) id |= (uint64_t)(uint8_t)bytes[b] << (8 * b);
         if (id < (uint64_t)(c->files * c->records) && w->seen[id] < 255) w->seen[id]++;

@@ -112,7 +112,7 @@ dinput_status_t dgo_per_replica_copy(const dinput_per_replica_t *v, size_t repli
     if ((size_t)n * dinput_dtype_size(expected) > dst_bytes) return DINPUT_OK;
     if (n == 0) return DINPUT_OK;
   }
-  return dinput_tensor_copy_to(t, expected, dst, dst_bytes);
+  return dinput_tensor_copy_to(dst, dst_bytes, t, expected);
 }
 
 dinput_status_t dgo_tensor_strings(const dinput_tensor_t *t, size_t *lengths, char *data,
@@ -122,7 +122,7 @@ dinput_status_t dgo_tensor_strings(const dinput_tensor_t *t, size_t *lengths, ch
   for (int64_t i = 0; i < n; i++) {
     const char *s;
     size_t len;
-    dinput_status_t st = dinput_tensor_string(&s, &len, t, i);
+    dinput_status_t st = dinput_tensor_string_view(&s, &len, t, i);
     if (st != DINPUT_OK) return st;
     if (len > data_cap - used) {
       dinput_error_set(DINPUT_INTERNAL, "the strings of a bytes tensor exceed its byte size");

@@ -311,7 +311,7 @@ DINPUT_API dinput_status_t dinput_iterator_get_next(dinput_element_t** out, dinp
     DINPUT_REQUIRE(iterator);
     capi::InUseScope busy(iterator->in_use, "dinput_iterator_get_next");
     Element e;
-    if (!iterator->it.next(e)) raise(Code::kOutOfRange, "End of sequence");
+    if (!capi::next_or_end([&] { return iterator->it.next(e); })) raise(Code::kOutOfRange, "End of sequence");
     *out = capi::new_handle<dinput_element>(capi::to_handle(std::move(e)));
   });
 }
@@ -323,7 +323,7 @@ DINPUT_API dinput_status_t dinput_iterator_get_next_as_optional(dinput_optional_
     capi::InUseScope busy(iterator->in_use, "dinput_iterator_get_next_as_optional");
     Element e;
     dinput_optional opt;
-    if (iterator->it.next(e)) opt.element = capi::to_handle(std::move(e));
+    if (capi::next_or_end([&] { return iterator->it.next(e); })) opt.element = capi::to_handle(std::move(e));
     *out = capi::new_handle<dinput_optional>(std::move(opt));
   });
 }

@@ -48,12 +48,9 @@ DINPUT_API dinput_status_t dinput_element_cuda_wait(const dinput_element_t* elem
   });
 }
 
-DINPUT_API dinput_status_t dinput_tensor_cuda_ready_event(cudaEvent_t* out, const dinput_tensor_t* tensor) {
-  return capi::guard(__func__, [&] {
-    DINPUT_REQUIRE_OUT(out);
-    DINPUT_REQUIRE(tensor);
-    *out = static_cast<cudaEvent_t>(gpu::ready_event(tensor->t));
-  });
+DINPUT_API cudaEvent_t dinput_tensor_cuda_ready_event(const dinput_tensor_t* tensor) {
+  return capi::guard_value<cudaEvent_t>(
+      nullptr, [&] { return tensor ? static_cast<cudaEvent_t>(gpu::ready_event(tensor->t)) : nullptr; });
 }
 
 }  // extern "C"

@@ -88,6 +88,9 @@ DINPUT_API dinput_status_t dinput_collective_abort(dinput_collective_t* c, dinpu
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(c);
     DINPUT_CHECK_ARG(code != DINPUT_OK, "dinput_collective_abort: code must be a failure status, not DINPUT_OK");
+    // The peers' get_next would report OUT_OF_RANGE, which reads as end of data.
+    DINPUT_CHECK_ARG(code != DINPUT_OUT_OF_RANGE,
+                     "dinput_collective_abort: code must not be DINPUT_OUT_OF_RANGE, which get_next reports as end of data");
     c->collective->abort(Error(capi::to_code(code), message ? message : "the collective was aborted"));
   });
 }
@@ -224,7 +227,7 @@ DINPUT_API dinput_status_t dinput_strategy_distribute_datasets_from_function(
     DatasetFn call = [&](const InputContext& ctx) {
       dinput_input_context handle{ctx};
       dinput_dataset_t* produced = nullptr;
-      capi::clear_last_error();
+      capi::CallbackScope scope;
       dinput_status_t st = fn(&produced, &handle, owned.get());
       std::unique_ptr<dinput_dataset> taken(produced);
       capi::check_callback(st, "dataset_fn");
@@ -287,7 +290,7 @@ DINPUT_API dinput_status_t dinput_dist_iterator_get_next(dinput_per_replica_t** 
     DINPUT_REQUIRE(it);
     capi::InUseScope busy(it->in_use, "dinput_dist_iterator_get_next");
     std::vector<Element> step;
-    if (!it->it->next(step)) raise(Code::kOutOfRange, "End of sequence");
+    if (!capi::next_or_end([&] { return it->it->next(step); })) raise(Code::kOutOfRange, "End of sequence");
     *out = capi::new_handle<dinput_per_replica>(to_per_replica(std::move(step)));
   });
 }
@@ -300,7 +303,7 @@ DINPUT_API dinput_status_t dinput_dist_iterator_get_next_as_optional(dinput_opti
     capi::InUseScope busy(it->in_use, "dinput_dist_iterator_get_next_as_optional");
     std::vector<Element> step;
     dinput_optional opt;
-    if (it->it->next(step)) opt.per_replica = to_per_replica(std::move(step));
+    if (capi::next_or_end([&] { return it->it->next(step); })) opt.per_replica = to_per_replica(std::move(step));
     *out = capi::new_handle<dinput_optional>(std::move(opt));
   });
 }
@@ -383,7 +386,7 @@ DINPUT_API dinput_status_t dinput_strategy_distribute_values_from_function(dinpu
     auto values = distribute_values(*strategy->strategy, [&](const ReplicaContext& ctx) {
       dinput_value_context handle{ctx};
       dinput_element_t* produced = nullptr;
-      capi::clear_last_error();
+      capi::CallbackScope scope;
       dinput_status_t st = fn(&produced, &handle, user_data);
       if (st != DINPUT_OK) dinput_element_free(produced);
       capi::check_callback(st, "value_fn");
@@ -416,11 +419,11 @@ DINPUT_API dinput_status_t dinput_strategy_run(dinput_per_replica_t** out, const
           dinput_element arg_handle;
           if (replica_args) arg_handle = capi::to_handle(Element(*replica_args));
           dinput_element_t* produced = nullptr;
-          capi::clear_last_error();
+          capi::CallbackScope scope;
           dinput_status_t st = fn(&produced, &handle, replica_args ? &arg_handle : nullptr, user_data);
           if (st != DINPUT_OK) dinput_element_free(produced);
-          capi::check_callback(st, "the replica function");
-          return capi::take_element(produced, "the replica function");
+          capi::check_callback(st, "the replica function (replica_fn)");
+          return capi::take_element(produced, "the replica function (replica_fn)");
         },
         args ? &arg_values : nullptr);
     *out = capi::new_handle<dinput_per_replica>(to_per_replica(std::move(results)));

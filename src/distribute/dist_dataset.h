@@ -1,4 +1,5 @@
-// Distributed datasets and their iterators (SPEC.md §3, §4, §6).
+// Distributed datasets and their iterators (docs/semantics.md: "Rebatching",
+// "distribute_datasets_from_function", "Partial batches and the end of data").
 //
 // A distributed dataset is one worker's plan: its input pipeline(s) after auto-sharding,
 // how their elements become per-replica pieces, and the spec of a piece. Its iterator builds
@@ -50,7 +51,8 @@ class DistributedDataset : public std::enable_shared_from_this<DistributedDatase
   const ElementSpec& element_spec() const { return plan_.piece_spec; }
   // The epoch counters of pipeline i: this worker's copy of it counts its own iterations,
   // so its k-th iterator draws the same shuffle orders on every worker, whatever the other
-  // workers sharing the dataset object have drawn (SPEC.md §4; data/epoch_counters.h).
+  // workers sharing the dataset object have drawn (docs/distribution.md, "With shuffle";
+  // data/epoch_counters.h).
   const std::shared_ptr<EpochCounters>& epochs(size_t pipeline) const { return epochs_.at(pipeline); }
 
  private:

@@ -77,7 +77,8 @@ static void test_range(void) {
   CHECK(ds == NULL);
 }
 
-/* SPEC §1: from_tensors(([1.],[1.])) is one element with two components of shape [1]. */
+/* docs/semantics.md, "Datasets": from_tensors(([1.],[1.])) is one element with two
+ * components of shape [1]. */
 static void test_from_tensors(void) {
   float one = 1.0f;
   int64_t shape[1] = {1};
@@ -102,7 +103,7 @@ static void test_from_tensors(void) {
   CHECK_OK(dinput_dataset_iterator(&it, ds));
   CHECK_OK(dinput_iterator_get_next(&item, it));
   CHECK(dinput_element_size(item) == 2);
-  CHECK_OK(dinput_tensor_copy_to(dinput_element_get(item, 1), DINPUT_FLOAT32, &back, sizeof back));
+  CHECK_OK(dinput_tensor_copy_to(&back, sizeof back, dinput_element_get(item, 1), DINPUT_FLOAT32));
   CHECK(back == 1.0f);
   dinput_element_free(item);
   item = (dinput_element_t *)(void *)got;
@@ -191,12 +192,12 @@ static void test_batch_of_bytes(void) {
   CHECK_OK(dinput_iterator_get_next(&item, it));
   CHECK(dinput_tensor_dtype(dinput_element_get(item, 0)) == DINPUT_BYTES);
   CHECK(dinput_tensor_dim(dinput_element_get(item, 0), 0) == 2);
-  CHECK_OK(dinput_tensor_string(&s, &len, dinput_element_get(item, 0), 1));
+  CHECK_OK(dinput_tensor_string_view(&s, &len, dinput_element_get(item, 0), 1));
   CHECK(len == 4 && memcmp(s, "dddd", 4) == 0);
   dinput_element_free(item);
   CHECK_OK(dinput_iterator_get_next(&item, it));
   CHECK(dinput_tensor_dim(dinput_element_get(item, 0), 0) == 1);
-  CHECK_OK(dinput_tensor_string(&s, &len, dinput_element_get(item, 0), 0));
+  CHECK_OK(dinput_tensor_string_view(&s, &len, dinput_element_get(item, 0), 0));
   CHECK(len == 1 && s[0] == 'e');
   dinput_element_free(item);
   CHECK_STATUS(dinput_iterator_get_next(&item, it), DINPUT_OUT_OF_RANGE);
@@ -225,7 +226,7 @@ static void test_unbatch_repeat_take_skip(void) {
   CHECK_STATUS(dinput_dataset_repeat(&ds, r, -2), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("-2");
 
-  /* Batches span epochs (SPEC §3.3). */
+  /* Batches span epochs (docs/semantics.md, "Datasets"). */
   {
     dinput_dataset_t *rep = NULL;
     CHECK_OK(dinput_dataset_repeat(&rep, r, 2));
@@ -331,7 +332,7 @@ static dinput_status_t square(dinput_element_t **out, const dinput_element_t *in
   int64_t v = 0;
   dinput_tensor_t *t;
   (void)user_data;
-  if (dinput_tensor_copy_to(dinput_element_get(in, 0), DINPUT_INT64, &v, sizeof v) != DINPUT_OK)
+  if (dinput_tensor_copy_to(&v, sizeof v, dinput_element_get(in, 0), DINPUT_INT64) != DINPUT_OK)
     return dinput_last_error_code();
   v = v * v;
   t = make_int64(&v, 1, 0);
@@ -342,7 +343,7 @@ static dinput_status_t square(dinput_element_t **out, const dinput_element_t *in
 static dinput_status_t is_odd(int *keep, const dinput_element_t *in, void *user_data) {
   int64_t v = 0;
   (void)user_data;
-  dinput_tensor_copy_to(dinput_element_get(in, 0), DINPUT_INT64, &v, sizeof v);
+  dinput_tensor_copy_to(&v, sizeof v, dinput_element_get(in, 0), DINPUT_INT64);
   *keep = (int)(v % 2 != 0);
   return DINPUT_OK;
 }
@@ -463,7 +464,7 @@ static void test_text_lines(void) {
   for (i = 0; i < 3; ++i) {
     CHECK_OK(dinput_iterator_get_next(&e, it));
     CHECK(dinput_tensor_dtype(dinput_element_get(e, 0)) == DINPUT_BYTES);
-    CHECK_OK(dinput_tensor_string(&s, &len, dinput_element_get(e, 0), 0));
+    CHECK_OK(dinput_tensor_string_view(&s, &len, dinput_element_get(e, 0), 0));
     CHECK(len == strlen(expected[i]) && memcmp(s, expected[i], len) == 0);
     dinput_element_free(e);
   }

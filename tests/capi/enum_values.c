@@ -84,7 +84,7 @@ int main(void) {
   CHECK_STATUS(dinput_tensor_new(&t, (dinput_dtype_t)99, shape, 1, NULL, 0), DINPUT_INVALID_ARGUMENT);
   CHECK(t == NULL);
   CHECK_OK(dinput_tensor_new(&t, DINPUT_INT64, shape, 1, NULL, 0));
-  CHECK_STATUS(dinput_tensor_copy_to(t, (dinput_dtype_t)99, buf, sizeof buf), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_tensor_copy_to(buf, sizeof buf, t, (dinput_dtype_t)99), DINPUT_INVALID_ARGUMENT);
   dinput_tensor_free(t);
 
   CHECK_OK(dinput_spec_new(&spec));

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Conformance tests of the `dinput` command-line tool (DESIGN.md section 4).
+"""Conformance tests of the `dinput` command-line tool (docs/cli.md).
 
 Each case runs the tool once and compares every stdout line, parsed as JSON, with the value
-SPEC.md prescribes (ints, floats and bools must match in type too, so an int64 printed as
+docs/semantics.md prescribes (ints, floats and bools must match in type too, so an int64 printed as
 1.0 fails). Failures must exit with status 1, print nothing on stdout and exactly one stderr
 line "<STATUS_NAME>: <message>".
 
@@ -74,7 +74,7 @@ def strs(*values):
     return [str(v) for v in values]
 
 
-# ---- SPEC 3.3: the example table (single worker, default policy AUTO -> DATA) ----------------
+# ---- docs/semantics.md, "The even split" (single worker, default policy AUTO -> DATA) ------
 
 case("table.range6_batch4_n2", ["--replicas", "2"], "range(6).batch(4)",
      lines=single_worker([r([0, 1], [2, 3]), r([4], [5])]))
@@ -106,7 +106,7 @@ case("table.range9_batch4_cpu0_cpu1", ["--devices", "CPU:0,CPU:1"], "range(9).ba
 case("table.range9_batch4_n4", ["--replicas", "4"], "range(9).batch(4)",
      lines=single_worker([r([0], [1], [2], [3]), r([4], [5], [6], [7]), r([8], [], [], [])]))
 
-# ---- SPEC 3.3: balanced split (policy OFF) ---------------------------------------------------
+# ---- docs/semantics.md, "The balanced split" (policy OFF) -----------------------------------
 
 case("balanced.range8_batch4_n2", ["--replicas", "2", "--policy", "OFF"], "range(8).batch(4)",
      lines=single_worker([r([0, 1], [2, 3]), r([4, 5], [6, 7])]))
@@ -125,7 +125,7 @@ case("balanced.off_w2_r1_range12_batch8", ["--workers", "2", "--replicas", "2", 
 case("balanced.file_single_worker_is_noop", ["--replicas", "2", "--policy", "FILE"],
      "range(4).batch(2)", lines=single_worker([r([0], [1]), r([2], [3])]))
 
-# ---- SPEC 3.4: auto-sharding across workers (W=2, R=1) --------------------------------------
+# ---- docs/semantics.md, "Sharding policies" (W=2, R=1) -------------------------------------
 
 W2 = ["--workers", "2", "--replicas", "2"]
 case("shard.data_w2_range12_batch4", W2 + ["--policy", "DATA"], "range(12).batch(4)",
@@ -166,7 +166,7 @@ case("shard.workers_not_dividing_replicas", ["--workers", "2", "--replicas", "3"
      error_contains=("INVALID_ARGUMENT",
                      "tf.distribute expects every worker to have the same number of replicas"))
 
-# ---- SPEC 6: partial batches and the end of data across workers -----------------------------
+# ---- docs/semantics.md, "Partial batches and the end of data", across workers ---------------
 
 case("partial.data_w2_range9_batch2", W2 + ["--policy", "DATA"], "range(9).batch(2)",
      lines=multi_worker([[r([0]), r([2]), r([4]), r([6]), r([8])],
@@ -446,7 +446,7 @@ case("pipeline.library_rejects_batch_size", [], "range(6).batch(0)",
      error_prefix=("INVALID_ARGUMENT", ""))
 
 
-# ---- record files (DESIGN.md section 5) ----------------------------------------------------
+# ---- record files (docs/records.md) ---------------------------------------------------------
 #
 # Reference files are framed here, independently of the library, so that the cases also check
 # that dinput reads and writes TFRecord framing byte for byte: u64 length, masked CRC32C of the

@@ -1,4 +1,4 @@
-// SPEC.md §3-§6 examples, auto-sharding policies, options and error propagation.
+// docs/semantics.md's examples, auto-sharding policies, options and error propagation.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -22,7 +22,7 @@ std::string single(DatasetPtr ds, int N, InputOptions opts = {}) {
   return notation(runs[0]);
 }
 
-// ---- SPEC.md §3.3: single worker, AUTO -> DATA (even split) ----
+// ---- docs/semantics.md, "The even split": single worker, AUTO -> DATA ----
 
 TEST(SpecExamples, EvenSplit) {
   EXPECT_EQ(single(range_batch(6, 4), 2), "[0,1] | [2,3] ; [4] | [5]");
@@ -66,7 +66,7 @@ TEST(SpecExamples, RepeatForeverOn2Replicas) {
   }
 }
 
-// ---- SPEC.md §3.3: balanced split under OFF ----
+// ---- docs/semantics.md, "The balanced split": under OFF ----
 
 TEST(SpecExamples, BalancedSplit) {
   auto off = [](DatasetPtr d) { return with_policy(std::move(d), AutoShardPolicy::kOff); };
@@ -89,7 +89,7 @@ TEST(SpecExamples, BalancedSizesRotatePerWorker) {
   EXPECT_EQ(balanced_sizes(1, 1, 2, 0), (std::vector<int64_t>{1, 0}));
 }
 
-// ---- SPEC.md §3.4: auto-sharding ----
+// ---- docs/semantics.md, "Sharding policies" ----
 
 TEST(AutoShard, DataTwoWorkers) {
   TempFiles files;
@@ -197,7 +197,7 @@ TEST(BatchSize, DetectedThroughBatchKeepingNodes) {
   EXPECT_EQ(detect_global_batch_size(make_range(0, 3, 1)), -1);
 }
 
-// ---- SPEC.md §6: partial batches across workers ----
+// ---- docs/semantics.md, "Partial batches and the end of data": across workers ----
 
 TEST(PartialBatches, TwoWorkersData) {
   auto runs = run_workers(2, 1, [](auto s) { return distribute_dataset(s, range_batch(9, 2), {}); });
@@ -383,7 +383,7 @@ TEST(Lifetime, IteratorOutlivesDatasetAndStrategy) {
   EXPECT_EQ(values_of(step[1]), (std::vector<int64_t>{2, 3}));
 }
 
-// ---- SPEC.md §4: distribute_datasets_from_function ----
+// ---- docs/semantics.md, "distribute_datasets_from_function" ----
 
 TEST(FromFunction, PerWorkerContextsAndDequeueOrder) {
   std::vector<std::string> contexts(2);

@@ -27,7 +27,7 @@ class CApiRecords : public IoTest {
     while ((st = dinput_iterator_get_next(&e, it)) == DINPUT_OK) {
       const char* s = nullptr;
       size_t n = 0;
-      EXPECT_EQ(dinput_tensor_string(&s, &n, dinput_element_get(e, 0), 0), DINPUT_OK);
+      EXPECT_EQ(dinput_tensor_string_view(&s, &n, dinput_element_get(e, 0), 0), DINPUT_OK);
       out.emplace_back(s, n);
       dinput_element_free(e);
     }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks the shared library's exported interface (DESIGN.md section 3):
+# Checks the shared library's exported interface (docs/c-api.md, "Versioning"):
 #  - only names starting with dinput_ are exported (the C++ core and the statically linked
 #    C++ runtime stay hidden);
 #  - every one of them carries the symbol version DINPUT_0 (src/dinput.map), the node later

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the build into a fresh prefix and builds two consumers against that prefix only
-# (DESIGN.md section 7): a C program through `pkg-config --cflags --libs dinput` and a CMake
-# project through find_package(dinput) + dinput::dinput. Both must run and print the result.
+# (docs/c-api.md, "Building against dinput"): a C program through
+# `pkg-config --cflags --libs dinput` and a CMake project through find_package(dinput) +
+# dinput::dinput. Both must run and print the result.
 # Usage: consumer_test.sh BUILD_DIR CONSUMER_SRC_DIR WORK_DIR CMAKE C_COMPILER VERSION
 set -euo pipefail
 build=$1 src=$2 work=$3 cmake=$4 cc=$5 version=$6

@@ -459,7 +459,8 @@ TEST(TensorOps, ConcatMismatchNamesBothTensors) {
 }
 
 // The dummy batch of a replica without data: (None,3) and (4,3) both become (0,3); a
-// scalar spec becomes a scalar 0 (SPEC §6).
+// scalar spec becomes a scalar 0, which the distributed iterator refuses to hand out
+// (docs/semantics.md, "Partial batches and the end of data").
 TEST(TensorOps, EmptyRows) {
   Tensor a = empty_rows(DType::kFloat32, Shape{kUnknownDim, 3});
   EXPECT_EQ(a.shape(), (Shape{0, 3}));

@@ -194,8 +194,8 @@ Status Touch(const dinput_tensor_t *delivered, uint64_t *checksum) {
     for (int64_t i = 0; i < n; ++i) {
       const char *s = nullptr;
       size_t len = 0;
-      dinput_status_t code = dinput_tensor_string(&s, &len, tensor, i);
-      if (code != DINPUT_OK) return LibraryError(code, "dinput_tensor_string");
+      dinput_status_t code = dinput_tensor_string_view(&s, &len, tensor, i);
+      if (code != DINPUT_OK) return LibraryError(code, "dinput_tensor_string_view");
       for (size_t j = 0; j < len; ++j) *checksum += static_cast<unsigned char>(s[j]);
     }
     return OkStatus();

@@ -96,8 +96,8 @@ class TensorWriter {
       case DINPUT_BYTES: {
         const char *s = nullptr;
         size_t len = 0;
-        dinput_status_t code = dinput_tensor_string(&s, &len, tensor_, index);
-        if (code != DINPUT_OK) return LibraryError(code, "dinput_tensor_string");
+        dinput_status_t code = dinput_tensor_string_view(&s, &len, tensor_, index);
+        if (code != DINPUT_OK) return LibraryError(code, "dinput_tensor_string_view");
         AppendJsonString(out_, s, len);
         break;
       }

@@ -1,4 +1,4 @@
-// dinput: the command-line front end of the library (see DESIGN.md section 4 and
+// dinput: the command-line front end of the library (see docs/cli.md and
 // `dinput help`). It uses the library only through the C API in dinput.h.
 #include <cerrno>
 #include <csignal>

@@ -339,8 +339,8 @@ class RecordSource {
     if (*end) return OkStatus();
     if (code != DINPUT_OK) return LibraryError(code, "dinput_iterator_get_next");
     element_.reset(element);
-    code = dinput_tensor_string(data, size, dinput_element_get(element, 0), 0);
-    if (code != DINPUT_OK) return LibraryError(code, "dinput_tensor_string");
+    code = dinput_tensor_string_view(data, size, dinput_element_get(element, 0), 0);
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_tensor_string_view");
     return OkStatus();
   }
 

@@ -214,13 +214,13 @@ function dinput_tensor_to_host(out, tensor)
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
         out, tensor)
 end
-function dinput_tensor_copy_to(tensor, expected, dst, dst_bytes)
+function dinput_tensor_copy_to(out, out_bytes, tensor, expected)
     ccall((:dinput_tensor_copy_to, libdinput), Cint,
-        (Ptr{Cvoid}, Cint, Ptr{Cvoid}, Csize_t),
-        tensor, expected, dst, dst_bytes)
+        (Ptr{Cvoid}, Csize_t, Ptr{Cvoid}, Cint),
+        out, out_bytes, tensor, expected)
 end
-function dinput_tensor_string(out, out_len, tensor, index)
-    ccall((:dinput_tensor_string, libdinput), Cint,
+function dinput_tensor_string_view(out, out_len, tensor, index)
+    ccall((:dinput_tensor_string_view, libdinput), Cint,
         (Ptr{Ptr{UInt8}}, Ptr{Csize_t}, Ptr{Cvoid}, Int64),
         out, out_len, tensor, index)
 end

@@ -263,6 +263,11 @@ end
     rethrown = map(x -> throw(DinputError(:DATA_LOSS, "custom failure")), Dataset(0:1))
     err = caught(() -> collect(rethrown))
     @test is_error(err, :DATA_LOSS) && occursin("custom failure", err.message)
+    # OUT_OF_RANGE from a callback (an inner iterator that ran out) is an error, not the end
+    ran_out = map(x -> x[1][] < 2 ? x : throw(DinputError(:OUT_OF_RANGE, "inner ran out")), Dataset(0:5))
+    err = caught(() -> collect(ran_out))
+    @test is_error(err, :INVALID_ARGUMENT)
+    @test occursin("map callback returned OUT_OF_RANGE", err.message) && occursin("inner ran out", err.message)
     mismatch = map(x -> 1.5, Dataset(0:1); spec=TensorSpec(Int64, ()))
     @test is_error(caught(() -> collect(mismatch)), :INVALID_ARGUMENT)
 

@@ -345,12 +345,12 @@ extern "C" {
     pub fn dinput_tensor_device_index(tensor: *const dinput_tensor_t) -> c_int;
     pub fn dinput_tensor_to_host(out: *mut *mut dinput_tensor_t, tensor: *const dinput_tensor_t) -> dinput_status_t;
     pub fn dinput_tensor_copy_to(
+        out: *mut c_void,
+        out_bytes: usize,
         tensor: *const dinput_tensor_t,
         expected: dinput_dtype_t,
-        dst: *mut c_void,
-        dst_bytes: usize,
     ) -> dinput_status_t;
-    pub fn dinput_tensor_string(
+    pub fn dinput_tensor_string_view(
         out: *mut *const c_char,
         out_len: *mut usize,
         tensor: *const dinput_tensor_t,

@@ -7,6 +7,7 @@
 
 #include "core/element.h"
 #include "core/status.h"
+#include "data/dispose.h"
 
 namespace dinput {
 
@@ -40,17 +41,32 @@ class StickyIterator {
       return false;
     } catch (...) {
       // Any failure (out of memory too) finishes the iterator: resuming would skip the
-      // element that was being produced.
+      // element that was being produced. Other threads of the pipeline may be busy in a
+      // slow callback (and a cancel fails it on purpose while they are): the error is
+      // returned without waiting for them.
       error_ = std::current_exception();
-      inner_.reset();
+      dispose(std::move(inner_), cancelled(error_) ? std::chrono::milliseconds(0) : kDisposeGrace);
       throw;
     }
   }
+
+  // True once ended or failed: the pipeline is gone.
+  bool finished() const { return inner_ == nullptr; }
 
  private:
   std::unique_ptr<Iterator> inner_;
   bool ended_ = false;
   std::exception_ptr error_;
+
+  static bool cancelled(const std::exception_ptr& error) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const Error& e) {
+      return e.code() == Code::kCancelled;
+    } catch (...) {
+      return false;
+    }
+  }
 };
 
 }  // namespace dinput

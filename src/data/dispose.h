@@ -16,7 +16,9 @@
 namespace dinput {
 
 // How long dispose() waits for an ordinary destruction (threads that stop at once).
-constexpr std::chrono::milliseconds kDisposeGrace{10};
+// Well under the 50 ms a free may take with a thread stuck in a callback, and far above
+// what stopping threads that are not stuck takes, even under sanitizers.
+constexpr std::chrono::milliseconds kDisposeGrace{20};
 
 template <typename T>
 void dispose(std::unique_ptr<T> doomed, std::chrono::milliseconds grace = kDisposeGrace) {

@@ -41,11 +41,13 @@ class StickyIterator {
       return false;
     } catch (...) {
       // Any failure (out of memory too) finishes the iterator: resuming would skip the
-      // element that was being produced. Other threads of the pipeline may be busy in a
-      // slow callback (and a cancel fails it on purpose while they are): the error is
-      // returned without waiting for them.
+      // element that was being produced. A cancel fails it on purpose while other threads
+      // of the pipeline may be inside slow callbacks: that error is returned without
+      // waiting for them. After other errors the threads are stopped here, so that what
+      // they hold (user_data too) is released before the error is reported.
       error_ = std::current_exception();
-      dispose(std::move(inner_), cancelled(error_) ? std::chrono::milliseconds(0) : kDisposeGrace);
+      if (cancelled(error_)) dispose(std::move(inner_), std::chrono::milliseconds(0));
+      else inner_.reset();
       throw;
     }
   }

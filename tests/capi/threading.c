@@ -473,6 +473,22 @@ static void test_cancel_dist_iterator(void) {
     CHECK(drains[w].steps == 8);
     dinput_dist_iterator_free(it[w]);
   }
+  /* Worker 0 cancels its own step while it waits for worker 1; worker 1 then fails too. */
+  for (w = 0; w < 2; ++w) CHECK_OK(dinput_dist_dataset_iterator(&it[w], dist[w]));
+  memset(&call, 0, sizeof call);
+  call.dist = it[0];
+  CHECK(pthread_create(&thread, NULL, blocked_call_run, &call) == 0);
+  sleep_ms(50);
+  cancelled_at = now_ms();
+  CHECK_OK(dinput_dist_iterator_cancel(it[0]));
+  pthread_join(thread, NULL);
+  CHECK(call.status == DINPUT_CANCELLED);
+  CHECK(strstr(call.message, "dinput_dist_iterator_get_next: the iterator was cancelled") != NULL);
+  CHECK(call.returned_ms - cancelled_at < kCancelLimitMs);
+  CHECK_STATUS(dinput_dist_iterator_get_next(&v, it[1]), DINPUT_CANCELLED);
+  CHECK_MSG("worker 0 cancelled");
+  for (w = 0; w < 2; ++w) dinput_dist_iterator_free(it[w]);
+
   /* Freeing one worker's iterator mid-epoch releases the other's waiting step too. */
   for (w = 0; w < 2; ++w) CHECK_OK(dinput_dist_dataset_iterator(&it[w], dist[w]));
   memset(&call, 0, sizeof call);

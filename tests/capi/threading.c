@@ -244,6 +244,19 @@ static dinput_status_t gated_next(dinput_element_t **out, void *state) {
   return *out ? DINPUT_OK : DINPUT_INTERNAL;
 }
 
+/* interleave: each input element opens a generator that blocks at the gate (user_data);
+ * the gate's free function is the interleave's, so it runs once. */
+static dinput_status_t gated_generator(dinput_dataset_t **out, const dinput_element_t *in, void *user_data) {
+  dinput_spec_t *spec = NULL;
+  dinput_status_t st;
+  (void)in;
+  if ((st = dinput_spec_new(&spec)) != DINPUT_OK) return st;
+  if ((st = dinput_spec_add(spec, DINPUT_INT64, NULL, 0)) == DINPUT_OK)
+    st = dinput_dataset_from_generator(out, spec, NULL, gated_next, NULL, user_data, NULL);
+  dinput_spec_free(spec);
+  return st;
+}
+
 /* get_next (or get_next_as_optional) on another thread, recording when it returned. */
 struct blocked_call {
   dinput_iterator_t *it;
@@ -348,6 +361,12 @@ static void test_cancel_blocked_get_next(void) {
   CHECK_OK(dinput_dataset_prefetch(&prefetched, mapped, 1));
   dinput_dataset_free(mapped);
   check_cancel_and_free("sequential map behind prefetch", prefetched, &g, 1);
+
+  /* Parallel interleave readers inside blocked generators. */
+  gate_init(&g);
+  mapped = NULL;
+  CHECK_OK(dinput_dataset_interleave(&mapped, range, gated_generator, spec, 2, 1, 2, 1, &g, gate_free));
+  check_cancel_and_free("parallel interleave", mapped, &g, 0);
 
   dinput_dataset_free(range);
   dinput_spec_free(spec);

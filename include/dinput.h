@@ -49,13 +49,31 @@
  *
  * THREADING
  *  - The library is thread-safe for distinct handles. Immutable objects (tensors, elements,
- *    specs, datasets, options, strategies, distributed datasets, per-replica values,
- *    optionals) may be shared and read from several threads at once.
+ *    datasets, strategies, distributed datasets, per-replica values, optionals) may be
+ *    shared and read from several threads at once.
+ *  - Specs (dinput_spec_t) and options (dinput_options_t, dinput_input_options_t) are
+ *    mutable until used, then frozen. The functions that use them (dinput_dataset_map and
+ *    dinput_dataset_interleave out_spec, dinput_dataset_from_generator spec,
+ *    dinput_dataset_with_options, dinput_strategy_distribute_dataset,
+ *    dinput_strategy_distribute_datasets_from_function) copy their values, and a successful
+ *    call freezes the object: every later setter or adder on it fails with
+ *    DINPUT_FAILED_PRECONDITION naming that function ("options already used by
+ *    dinput_dataset_with_options; ... make a new one"). A frozen object can still be read and
+ *    used again, from several threads at once. Until then it belongs to one thread: a setter
+ *    must not overlap any other call on the same object.
  *  - Iterators are used by one consumer thread at a time (calls on one iterator must not
  *    overlap); the library may produce ahead on its own background threads. A get_next or
  *    get_next_as_optional call (plain or distributed) that overlaps another one on the same
  *    iterator is refused with DINPUT_FAILED_PRECONDITION ("already in use by another
  *    thread"); it consumes nothing and leaves the iterator usable.
+ *  - The exception is cancellation: dinput_iterator_cancel and dinput_dist_iterator_cancel
+ *    may be called from any thread, also while another thread is blocked in get_next on the
+ *    same iterator (cancel and get_next may race). Freeing must not race with either: free
+ *    an iterator only once no other call on it is running.
+ *  - Freeing an iterator never waits for a slow upstream: background threads stuck inside a
+ *    callback are left to finish that call on their own, after which they release what they
+ *    used. Such a callback's user_data is still released exactly once, after its last call
+ *    has returned, so it may outlive the free call.
  *  - Callbacks (generator, map, filter, dataset_fn, value_fn, run) may be called from library
  *    threads, and several at once where the documentation says so (parallel map, run).
  *    A callback reports failure by returning a status other than DINPUT_OK; it may first
@@ -617,8 +635,19 @@ typedef struct dinput_optional dinput_optional_t;
 /* Starts iterating the dataset from its beginning (a new epoch). */
 DINPUT_API dinput_status_t dinput_dataset_iterator(dinput_iterator_t **out,
                                                    const dinput_dataset_t *dataset);
-/* Frees the iterator, stopping its background threads first. */
+/* Frees the iterator. Its background threads are stopped; one that is inside a callback
+ * (a slow map function, a blocked generator) is not waited for: it finishes that call after
+ * free has returned, touching nothing the caller freed, and then the user_data of its
+ * callback is released (when no dataset holds it any more). Must not overlap another call on
+ * the iterator, dinput_iterator_cancel included. */
 DINPUT_API void dinput_iterator_free(dinput_iterator_t *iterator);
+/* Cancels the iterator, from any thread, also while another thread is in get_next or
+ * get_next_as_optional on it: a call waiting for data produced on library threads returns
+ * DINPUT_CANCELLED within about 10 ms; one running a callback on its own thread (a
+ * sequential map, a generator without prefetch) returns DINPUT_CANCELLED when that callback
+ * returns. Every later get_next returns DINPUT_CANCELLED ("the iterator was cancelled").
+ * Idempotent; INVALID_ARGUMENT for NULL. The iterator must still be freed. */
+DINPUT_API dinput_status_t dinput_iterator_cancel(dinput_iterator_t *iterator);
 /* The next element; DINPUT_OUT_OF_RANGE at the end (and on every later call), and only
  * then. After any other error the iterator is finished: later calls repeat the error. */
 DINPUT_API dinput_status_t dinput_iterator_get_next(dinput_element_t **out,
@@ -789,7 +818,14 @@ DINPUT_API int64_t dinput_input_options_per_replica_buffer_size(const dinput_inp
 
 /* Distributes a dataset batched by the global batch size (experimental_distribute_dataset):
  * auto-shards it across workers by the dataset's auto_shard_policy, splits each global batch
- * among the replicas and prefetches. options may be NULL (defaults). */
+ * among the replicas and prefetches. options may be NULL (defaults).
+ * Random seeds: with several workers, a dataset containing a shuffle or list_files with a
+ * random seed (seed < 0) would be shuffled differently by each worker's copy, and sharding
+ * would then lose and repeat elements. The workers agree on one random seed instead (worker
+ * 0's, through the collective), so for such a dataset this call (and
+ * dinput_strategy_distribute_datasets_from_function, for the datasets dataset_fn returns)
+ * is collective: every worker must make it, in the same order as its other such calls, and
+ * it waits for the others (DEADLINE_EXCEEDED after the collective's timeout). */
 DINPUT_API dinput_status_t dinput_strategy_distribute_dataset(
     dinput_dist_dataset_t **out, const dinput_strategy_t *strategy,
     const dinput_dataset_t *dataset, const dinput_input_options_t *options);
@@ -826,7 +862,18 @@ DINPUT_API dinput_status_t dinput_dist_dataset_element_spec(dinput_spec_t **out,
  * iterators in the same order, since their steps are matched through the collective. */
 DINPUT_API dinput_status_t dinput_dist_dataset_iterator(dinput_dist_iterator_t **out,
                                                         const dinput_dist_dataset_t *dataset);
+/* Frees the iterator without waiting for a slow upstream (see dinput_iterator_free). In a
+ * multi-worker strategy, freeing an iterator that has not ended cancels it (see
+ * dinput_dist_iterator_cancel), so the other workers' iterators fail at once instead of
+ * waiting for this worker's steps until the collective's timeout. */
 DINPUT_API void dinput_dist_iterator_free(dinput_dist_iterator_t *iterator);
+/* Cancels the iterator as dinput_iterator_cancel does (any thread, also while another is in
+ * get_next, which then returns DINPUT_CANCELLED within about 10 ms, as does every later
+ * call). In a multi-worker strategy the iterators of this epoch on the other workers fail
+ * too, promptly, with DINPUT_CANCELLED naming this worker, also when they are waiting for
+ * this one in a step; the collective and later iterators are not affected. Idempotent;
+ * INVALID_ARGUMENT for NULL. */
+DINPUT_API dinput_status_t dinput_dist_iterator_cancel(dinput_dist_iterator_t *iterator);
 /* One step: an element per local replica; replicas without data get an empty (0-row) batch;
  * DINPUT_OUT_OF_RANGE when no replica on any worker has data. */
 DINPUT_API dinput_status_t dinput_dist_iterator_get_next(dinput_per_replica_t **out,

@@ -11,6 +11,7 @@ using namespace dinput;
 struct dinput_iterator {
   DatasetPtr dataset;  // keeps the graph alive for the iterator's whole life
   std::shared_ptr<IteratorStats> stats;
+  std::shared_ptr<Cancellation> cancellation;  // shared with every wait of the pipeline
   StickyIterator it;
   capi::InUseFlag in_use;  // set while a get_next call runs on this handle
 };
@@ -35,6 +36,26 @@ dinput_status_t make_source(const char* fn, dinput_dataset_t** out, const std::f
   });
 }
 
+// CANCELLED before and after the pipeline's next (which itself stops waiting with
+// CANCELLED): a call that a cancel overlapped returns CANCELLED even when a callback on this
+// thread went on to produce an element, and so does every later call.
+bool next_unless_cancelled(dinput_iterator& iterator, Element& e, const char* fn) {
+  auto check = [&] {
+    if (iterator.cancellation->cancelled())
+      raise(Code::kCancelled, fn, ": the iterator was cancelled (dinput_iterator_cancel)");
+  };
+  check();
+  bool got;
+  try {
+    got = iterator.it.next(e);
+  } catch (const Error& err) {
+    if (err.code() == Code::kCancelled) check();
+    throw;
+  }
+  check();
+  return got;
+}
+
 ElementSpec spec_or_empty(const dinput_spec_t* spec) { return spec ? spec->spec : ElementSpec(); }
 
 }  // namespace
@@ -56,6 +77,7 @@ DINPUT_API dinput_status_t dinput_options_set_auto_shard_policy(dinput_options_t
                                                                 dinput_auto_shard_policy_t policy) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(options);
+    options->frozen.check_mutable("options");
     int p = static_cast<int>(policy);
     DINPUT_CHECK_ARG(p >= -1 && p <= 3, "dinput_options_set_auto_shard_policy: invalid policy ", p,
                      " (expected OFF=-1, AUTO=0, FILE=1, DATA=2 or HINT=3)");
@@ -70,6 +92,7 @@ DINPUT_API dinput_auto_shard_policy_t dinput_options_auto_shard_policy(const din
 DINPUT_API dinput_status_t dinput_options_set_skip_corrupt_records(dinput_options_t* options, int enable) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(options);
+    options->frozen.check_mutable("options");
     options->options.skip_corrupt_records = enable != 0;
   });
 }
@@ -81,6 +104,7 @@ DINPUT_API int dinput_options_skip_corrupt_records(const dinput_options_t* optio
 DINPUT_API dinput_status_t dinput_options_set_max_record_bytes(dinput_options_t* options, int64_t max_bytes) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(options);
+    options->frozen.check_mutable("options");
     DINPUT_CHECK_ARG(max_bytes > 0 && max_bytes <= kMaxMaxRecordBytes,
                      "dinput_options_set_max_record_bytes: max_bytes must be 1..", kMaxMaxRecordBytes, ", got ",
                      max_bytes);
@@ -95,6 +119,7 @@ DINPUT_API int64_t dinput_options_max_record_bytes(const dinput_options_t* optio
 DINPUT_API dinput_status_t dinput_options_set_map_files(dinput_options_t* options, int enable) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(options);
+    options->frozen.check_mutable("options");
     options->options.map_files = enable != 0;
   });
 }
@@ -106,6 +131,7 @@ DINPUT_API int dinput_options_map_files(const dinput_options_t* options) {
 DINPUT_API dinput_status_t dinput_options_set_allow_nonregular_files(dinput_options_t* options, int enable) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(options);
+    options->frozen.check_mutable("options");
     options->options.allow_nonregular_files = enable != 0;
   });
 }
@@ -170,7 +196,9 @@ DINPUT_API dinput_status_t dinput_dataset_from_generator(dinput_dataset_t** out,
   return make_source(__func__, out, [&] {
     if (!spec) raise(Code::kInvalidArgument, "dinput_dataset_from_generator: argument 'spec' is NULL");
     if (!next) raise(Code::kInvalidArgument, "dinput_dataset_from_generator: argument 'next' is NULL");
-    return make_from_generator(spec->spec, capi::make_c_generator(init, next, finalize, owned));
+    DatasetPtr ds = make_from_generator(spec->spec, capi::make_c_generator(init, next, finalize, owned));
+    spec->frozen.freeze("dinput_dataset_from_generator");
+    return ds;
   });
 }
 
@@ -238,7 +266,9 @@ DINPUT_API dinput_status_t dinput_dataset_map(dinput_dataset_t** out, const dinp
   auto owned = std::make_shared<capi::UserData>(user_data, free_user_data);
   return make_dataset(__func__, out, input, [&](DatasetPtr in) {
     if (!fn) raise(Code::kInvalidArgument, "dinput_dataset_map: argument 'fn' is NULL");
-    return make_map(in, capi::make_c_map(fn, owned), spec_or_empty(out_spec), num_parallel_calls, deterministic != 0);
+    DatasetPtr ds = make_map(in, capi::make_c_map(fn, owned), spec_or_empty(out_spec), num_parallel_calls, deterministic != 0);
+    if (out_spec) out_spec->frozen.freeze("dinput_dataset_map");
+    return ds;
   });
 }
 
@@ -260,8 +290,10 @@ DINPUT_API dinput_status_t dinput_dataset_interleave(dinput_dataset_t** out, con
   return make_dataset(__func__, out, input, [&](DatasetPtr in) {
     if (!fn) raise(Code::kInvalidArgument, "dinput_dataset_interleave: argument 'fn' is NULL");
     if (!out_spec) raise(Code::kInvalidArgument, "dinput_dataset_interleave: argument 'out_spec' is NULL");
-    return make_interleave(in, capi::make_c_interleave(fn, owned), out_spec->spec, cycle_length, block_length,
-                           num_parallel_calls, deterministic != 0);
+    DatasetPtr ds = make_interleave(in, capi::make_c_interleave(fn, owned), out_spec->spec, cycle_length, block_length,
+                                    num_parallel_calls, deterministic != 0);
+    out_spec->frozen.freeze("dinput_dataset_interleave");
+    return ds;
   });
 }
 
@@ -287,7 +319,9 @@ DINPUT_API dinput_status_t dinput_dataset_with_options(dinput_dataset_t** out, c
                                                        const dinput_options_t* options) {
   return make_dataset(__func__, out, input, [&](DatasetPtr in) {
     if (!options) raise(Code::kInvalidArgument, "dinput_dataset_with_options: argument 'options' is NULL");
-    return make_with_options(in, options->options);
+    DatasetPtr ds = make_with_options(in, options->options);
+    options->frozen.freeze("dinput_dataset_with_options");
+    return ds;
   });
 }
 
@@ -298,12 +332,30 @@ DINPUT_API dinput_status_t dinput_dataset_iterator(dinput_iterator_t** out, cons
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(dataset);
     IteratorContext ctx;
-    *out = capi::new_handle<dinput_iterator>(dataset->ds, ctx.stats, StickyIterator(dataset->ds->make_iterator(ctx)),
-                                             capi::InUseFlag{});
+    ctx.cancellation = std::make_shared<Cancellation>();
+    *out = capi::new_handle<dinput_iterator>(dataset->ds, ctx.stats, ctx.cancellation,
+                                             StickyIterator(dataset->ds->make_iterator(ctx)), capi::InUseFlag{});
   });
 }
 
-DINPUT_API void dinput_iterator_free(dinput_iterator_t* iterator) { capi::free_handle(iterator); }
+DINPUT_API void dinput_iterator_free(dinput_iterator_t* iterator) {
+  if (!iterator) return;
+  std::unique_ptr<dinput_iterator> owned(iterator);
+  if (owned->it.finished()) return;  // no threads left to wait for
+  // Stops every background wait at once; threads inside callbacks finish them elsewhere.
+  owned->cancellation->cancel();
+  capi::guard_value(0, [&] {
+    dispose(std::move(owned));
+    return 0;
+  });
+}
+
+DINPUT_API dinput_status_t dinput_iterator_cancel(dinput_iterator_t* iterator) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE(iterator);
+    iterator->cancellation->cancel();
+  });
+}
 
 DINPUT_API dinput_status_t dinput_iterator_get_next(dinput_element_t** out, dinput_iterator_t* iterator) {
   return capi::guard(__func__, [&] {
@@ -311,7 +363,7 @@ DINPUT_API dinput_status_t dinput_iterator_get_next(dinput_element_t** out, dinp
     DINPUT_REQUIRE(iterator);
     capi::InUseScope busy(iterator->in_use, "dinput_iterator_get_next");
     Element e;
-    if (!capi::next_or_end([&] { return iterator->it.next(e); })) raise(Code::kOutOfRange, "End of sequence");
+    if (!capi::next_or_end([&] { return next_unless_cancelled(*iterator, e, "dinput_iterator_get_next"); })) raise(Code::kOutOfRange, "End of sequence");
     *out = capi::new_handle<dinput_element>(capi::to_handle(std::move(e)));
   });
 }
@@ -323,7 +375,7 @@ DINPUT_API dinput_status_t dinput_iterator_get_next_as_optional(dinput_optional_
     capi::InUseScope busy(iterator->in_use, "dinput_iterator_get_next_as_optional");
     Element e;
     dinput_optional opt;
-    if (capi::next_or_end([&] { return iterator->it.next(e); })) opt.element = capi::to_handle(std::move(e));
+    if (capi::next_or_end([&] { return next_unless_cancelled(*iterator, e, "dinput_iterator_get_next_as_optional"); })) opt.element = capi::to_handle(std::move(e));
     *out = capi::new_handle<dinput_optional>(std::move(opt));
   });
 }

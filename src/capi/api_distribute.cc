@@ -17,7 +17,9 @@ struct dinput_strategy {
   std::shared_ptr<const Strategy> strategy;
 };
 struct dinput_input_options {
+  dinput_input_options() = default;
   InputOptions options;
+  capi::FreezeMark frozen;  // set by the first distribution that used it
 };
 struct dinput_dist_dataset {
   DistributedDatasetPtr dataset;
@@ -61,6 +63,24 @@ dinput_per_replica to_per_replica(std::vector<Element>&& values) {
   pr.replicas.reserve(values.size());
   for (auto& e : values) pr.replicas.push_back(capi::to_handle(std::move(e)));
   return pr;
+}
+
+// As for dataset iterators: a step that a cancel overlapped is CANCELLED, and so is every
+// later one, with the message naming the call.
+bool next_unless_cancelled(DistributedIterator& it, std::vector<Element>& step, const char* fn) {
+  auto check = [&] {
+    if (it.cancelled()) raise(Code::kCancelled, fn, ": the iterator was cancelled (dinput_dist_iterator_cancel)");
+  };
+  check();
+  bool got;
+  try {
+    got = it.next(step);
+  } catch (const Error& e) {
+    if (e.code() == Code::kCancelled) check();
+    throw;
+  }
+  check();
+  return got;
 }
 
 const InputOptions& options_or_default(const dinput_input_options_t* o) {
@@ -162,6 +182,7 @@ DINPUT_API void dinput_input_options_free(dinput_input_options_t* o) { capi::fre
 DINPUT_API dinput_status_t dinput_input_options_set_fetch_to_device(dinput_input_options_t* o, int enable) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(o);
+    o->frozen.check_mutable("input options");
     o->options.fetch_to_device = enable != 0;
   });
 }
@@ -169,6 +190,7 @@ DINPUT_API dinput_status_t dinput_input_options_set_replication_mode(dinput_inpu
                                                                      dinput_replication_mode_t mode) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(o);
+    o->frozen.check_mutable("input options");
     DINPUT_CHECK_ARG(mode == DINPUT_REPLICATION_PER_WORKER || mode == DINPUT_REPLICATION_PER_REPLICA,
                      "dinput_input_options_set_replication_mode: invalid mode ", static_cast<int>(mode));
     o->options.replication_mode = static_cast<ReplicationMode>(mode);
@@ -177,12 +199,14 @@ DINPUT_API dinput_status_t dinput_input_options_set_replication_mode(dinput_inpu
 DINPUT_API dinput_status_t dinput_input_options_set_place_dataset_on_device(dinput_input_options_t* o, int enable) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(o);
+    o->frozen.check_mutable("input options");
     o->options.place_dataset_on_device = enable != 0;
   });
 }
 DINPUT_API dinput_status_t dinput_input_options_set_per_replica_buffer_size(dinput_input_options_t* o, int64_t size) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(o);
+    o->frozen.check_mutable("input options");
     DINPUT_CHECK_ARG(size >= 0, "dinput_input_options_set_per_replica_buffer_size: size must be >= 0, got ", size);
     o->options.per_replica_buffer_size = size;
   });
@@ -212,6 +236,7 @@ DINPUT_API dinput_status_t dinput_strategy_distribute_dataset(dinput_dist_datase
     DINPUT_REQUIRE(dataset);
     *out = capi::new_handle<dinput_dist_dataset>(
         distribute_dataset(strategy->strategy, dataset->ds, options_or_default(options)));
+    if (options) options->frozen.freeze("dinput_strategy_distribute_dataset");
   });
 }
 
@@ -236,6 +261,7 @@ DINPUT_API dinput_status_t dinput_strategy_distribute_datasets_from_function(
     };
     *out = capi::new_handle<dinput_dist_dataset>(
         distribute_datasets_from_function(strategy->strategy, call, options_or_default(options)));
+    if (options) options->frozen.freeze("dinput_strategy_distribute_datasets_from_function");
   });
 }
 
@@ -282,7 +308,26 @@ DINPUT_API dinput_status_t dinput_dist_dataset_iterator(dinput_dist_iterator_t**
   });
 }
 
-DINPUT_API void dinput_dist_iterator_free(dinput_dist_iterator_t* it) { capi::free_handle(it); }
+DINPUT_API void dinput_dist_iterator_free(dinput_dist_iterator_t* it) {
+  if (!it) return;
+  std::unique_ptr<dinput_dist_iterator> owned(it);
+  if (owned->it->finished()) return;  // no threads left to wait for
+  capi::guard_value(0, [&] {
+    // Mid-epoch: the other workers could never complete another step with this one gone,
+    // so they fail now instead of timing out; this worker's threads stop waiting, and
+    // those inside callbacks finish them elsewhere.
+    owned->it->cancel();
+    dispose(std::move(owned));
+    return 0;
+  });
+}
+
+DINPUT_API dinput_status_t dinput_dist_iterator_cancel(dinput_dist_iterator_t* it) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE(it);
+    it->it->cancel();
+  });
+}
 
 DINPUT_API dinput_status_t dinput_dist_iterator_get_next(dinput_per_replica_t** out, dinput_dist_iterator_t* it) {
   return capi::guard(__func__, [&] {
@@ -290,7 +335,7 @@ DINPUT_API dinput_status_t dinput_dist_iterator_get_next(dinput_per_replica_t** 
     DINPUT_REQUIRE(it);
     capi::InUseScope busy(it->in_use, "dinput_dist_iterator_get_next");
     std::vector<Element> step;
-    if (!capi::next_or_end([&] { return it->it->next(step); })) raise(Code::kOutOfRange, "End of sequence");
+    if (!capi::next_or_end([&] { return next_unless_cancelled(*it->it, step, "dinput_dist_iterator_get_next"); })) raise(Code::kOutOfRange, "End of sequence");
     *out = capi::new_handle<dinput_per_replica>(to_per_replica(std::move(step)));
   });
 }
@@ -303,7 +348,7 @@ DINPUT_API dinput_status_t dinput_dist_iterator_get_next_as_optional(dinput_opti
     capi::InUseScope busy(it->in_use, "dinput_dist_iterator_get_next_as_optional");
     std::vector<Element> step;
     dinput_optional opt;
-    if (capi::next_or_end([&] { return it->it->next(step); })) opt.per_replica = to_per_replica(std::move(step));
+    if (capi::next_or_end([&] { return next_unless_cancelled(*it->it, step, "dinput_dist_iterator_get_next_as_optional"); })) opt.per_replica = to_per_replica(std::move(step));
     *out = capi::new_handle<dinput_optional>(std::move(opt));
   });
 }

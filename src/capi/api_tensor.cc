@@ -228,6 +228,7 @@ DINPUT_API dinput_status_t dinput_spec_new(dinput_spec_t** out) {
 DINPUT_API dinput_status_t dinput_spec_add(dinput_spec_t* spec, dinput_dtype_t dtype, const int64_t* shape, int rank) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(spec);
+    spec->frozen.check_mutable("spec");
     DType dt = static_cast<DType>(dtype);
     DINPUT_CHECK_ARG(dtype_valid(dt), "dinput_spec_add: invalid dtype ", static_cast<int>(dtype));
     DINPUT_CHECK_ARG(rank >= 0, "dinput_spec_add: rank must be >= 0, got ", rank);

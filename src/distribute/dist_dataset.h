@@ -88,6 +88,14 @@ class DistributedIterator {
   // One element per local replica; false once no replica on any worker has data. Ended and
   // failed states are sticky, as for dataset iterators.
   bool next(std::vector<Element>& out);
+  // Any thread, also while next() waits: that next() and every later one fail with
+  // CANCELLED, and the other workers' iterators of this epoch fail at once too (through
+  // the collective) instead of waiting for this worker's steps. Idempotent.
+  void cancel();
+  bool cancelled() const { return cancellation_->cancelled(); }
+  // Whether the iterator has ended or failed and released its pipelines; what is left
+  // then needs no thread to be waited for.
+  bool finished() const { return (ended_ || error_) && sources_.empty() && !buffer_; }
   const DistributedDataset& dataset() const { return *dataset_; }
   const IteratorStats& stats() const { return *stats_; }
 
@@ -111,6 +119,7 @@ class DistributedIterator {
 
   DistributedDatasetPtr dataset_;
   std::shared_ptr<IteratorStats> stats_ = std::make_shared<IteratorStats>();
+  std::shared_ptr<Cancellation> cancellation_ = std::make_shared<Cancellation>();
   uint64_t channel_ = 0;
   bool feeds_gpu_ = false;
   std::vector<std::unique_ptr<Iterator>> sources_;  // one per pipeline, after splitting

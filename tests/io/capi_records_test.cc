@@ -280,6 +280,11 @@ TEST_F(CApiRecords, FileOptionsMapFilesAndAllowNonregularFiles) {
   // /dev/zero: refused by default; allowed, it meets the line or file limit instead of
   // growing memory, with an error naming it.
   const char* zero[] = {"/dev/zero"};
+  // Options freeze once used (by with_options above): the second configuration is a new one.
+  EXPECT_EQ(dinput_options_set_allow_nonregular_files(opts, 1), DINPUT_FAILED_PRECONDITION);
+  dinput_options_free(opts);
+  ASSERT_EQ(dinput_options_new(&opts), DINPUT_OK);
+  ASSERT_EQ(dinput_options_set_map_files(opts, 1), DINPUT_OK);
   ASSERT_EQ(dinput_options_set_allow_nonregular_files(opts, 1), DINPUT_OK);
   EXPECT_EQ(dinput_options_allow_nonregular_files(opts), 1);
   ASSERT_EQ(dinput_options_set_max_record_bytes(opts, 1 << 20), DINPUT_OK);

@@ -473,6 +473,8 @@ function dinput_dataset_iterator(out, dataset)
 end
 dinput_iterator_free(iterator) =
     @gcsafe_ccall((:dinput_iterator_free, libdinput), Cvoid, (Ptr{Cvoid},), iterator)
+dinput_iterator_cancel(iterator) =
+    ccall((:dinput_iterator_cancel, libdinput), Cint, (Ptr{Cvoid},), iterator)
 function dinput_iterator_get_next(out, iterator)
     @gcsafe_ccall((:dinput_iterator_get_next, libdinput), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
@@ -642,6 +644,8 @@ function dinput_dist_dataset_iterator(out, dataset)
 end
 dinput_dist_iterator_free(iterator) =
     @gcsafe_ccall((:dinput_dist_iterator_free, libdinput), Cvoid, (Ptr{Cvoid},), iterator)
+dinput_dist_iterator_cancel(iterator) =
+    ccall((:dinput_dist_iterator_cancel, libdinput), Cint, (Ptr{Cvoid},), iterator)
 function dinput_dist_iterator_get_next(out, iterator)
     @gcsafe_ccall((:dinput_dist_iterator_get_next, libdinput), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),

@@ -214,6 +214,20 @@ end
     close(it)
     close(it)
     @test is_error(caught(() -> get_next(it)), :FAILED_PRECONDITION)
+
+    # cancel: from another task while get_next waits on a slow prefetched map
+    release = Threads.Atomic{Bool}(false)
+    slow = prefetch(map(x -> (while !release[]; sleep(0.001); end; x), Dataset(0:9)), 1)
+    it = iterator(slow)
+    waiting = Threads.@spawn caught(() -> get_next(it))
+    sleep(0.05)
+    @test cancel(it) === it
+    @test is_error(fetch(waiting), :CANCELLED)
+    @test is_error(caught(() -> get_next(it)), :CANCELLED)    # and on every later call
+    cancel(it)                                                  # idempotent
+    close(it)                                                   # does not wait for the map
+    release[] = true
+    @test cancel(it) === it                                     # a closed iterator: nothing to do
 end
 
 @testset "from_generator" begin

@@ -551,6 +551,7 @@ extern "C" {
         dataset: *const dinput_dataset_t,
     ) -> dinput_status_t;
     pub fn dinput_iterator_free(iterator: *mut dinput_iterator_t);
+    pub fn dinput_iterator_cancel(iterator: *mut dinput_iterator_t) -> dinput_status_t;
     pub fn dinput_iterator_get_next(
         out: *mut *mut dinput_element_t,
         iterator: *mut dinput_iterator_t,
@@ -686,6 +687,7 @@ extern "C" {
         dataset: *const dinput_dist_dataset_t,
     ) -> dinput_status_t;
     pub fn dinput_dist_iterator_free(iterator: *mut dinput_dist_iterator_t);
+    pub fn dinput_dist_iterator_cancel(iterator: *mut dinput_dist_iterator_t) -> dinput_status_t;
     pub fn dinput_dist_iterator_get_next(
         out: *mut *mut dinput_per_replica_t,
         iterator: *mut dinput_dist_iterator_t,

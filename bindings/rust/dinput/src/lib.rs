@@ -94,7 +94,7 @@ pub use distribute::{
 };
 pub use element::{Element, ElementRef, Spec, UNKNOWN_DIM};
 pub use error::{clear_last_error, last_error, Code, Error, Result};
-pub use iter::{DistIterator, Iterator, Optional};
+pub use iter::{Canceller, DistIterator, Iterator, Optional};
 pub use tensor::{DType, Device, DlPackTensor, Scalar, Tensor, TensorRef};
 
 /// The raw declarations, for what the safe layer does not cover.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <string_view>
 
 #include "core/quote.h"
 #include "core/status.h"
@@ -55,6 +56,40 @@ uint64_t consume_bytes(const Chunk& cur, size_t& pos, char* dst, uint64_t n, Adv
     done += take;
     if (done == n || !advance()) return done;
   }
+}
+
+// The first header of a plain file failed its CRC. A file that is no record file at all
+// fails exactly there, so the message says what the file looks like when its first bytes
+// tell: a compressed file read without its compression (gzip's magic 1f 8b, zstd's
+// 28 b5 2f fd), or text. Otherwise it is `crc_message`, with a hint that a bad first header
+// usually means a file of another kind.
+std::string first_header_message(const std::string& path, const char* header, const std::string& crc_message) {
+  const unsigned char* u = reinterpret_cast<const unsigned char*>(header);
+  const char* format = nullptr;
+  const char* name = nullptr;
+  if (u[0] == 0x1f && u[1] == 0x8b) {
+    format = "gzip";
+    name = "GZIP";
+  } else if (u[0] == 0x28 && u[1] == 0xb5 && u[2] == 0x2f && u[3] == 0xfd) {
+    format = "zstd";
+    name = "ZSTD";
+  }
+  if (format) {
+    return str_cat("records: ", quoted(path), " starts with the ", format, " magic bytes, so it is most likely a ",
+                   format, "-compressed record file, but it is read without compression: set the compression to ",
+                   name, " (DINPUT_COMPRESSION_", name, ", the compression argument of dinput_dataset_records; ",
+                   "compression=\"", name, "\" in the dinput tool's records())");
+  }
+  bool text = true;
+  for (size_t i = 0; i < kRecordHeaderBytes; ++i) {
+    text = text && ((u[i] >= 0x20 && u[i] < 0x7f) || u[i] == '\t' || u[i] == '\n' || u[i] == '\r');
+  }
+  if (text) {
+    return str_cat("records: ", quoted(path), " is not a TFRecord file: it starts with text (",
+                   quoted(std::string_view(header, kRecordHeaderBytes)),
+                   ") where the first record's header belongs (text files are read with text_lines)");
+  }
+  return str_cat(crc_message, " (a file whose first header is wrong is most likely not a TFRecord file)");
 }
 
 }  // namespace
@@ -130,10 +165,11 @@ RecordParser::Step RecordParser::step(uint64_t start, const char* pending, Recor
   const uint32_t stored_len_crc = load_le32(header + 8);
   const uint32_t len_crc = crc32c::mask(crc32c::value(header, 8));
   if (stored_len_crc != len_crc) {
-    const std::string message =
+    std::string message =
         str_cat("records: corrupt record ", where(start), ": the CRC of its length field does not match (stored ",
                 hex32(stored_len_crc), ", computed ", hex32(len_crc), "), so the rest of the ", medium(),
                 " cannot be framed");
+    if (start == 0 && !stream_) message = first_header_message(path_, header, message);
     if (!skip_corrupt_) return fail(true, 0, message);
     if (resync(header)) return Step::kSkipped;  // counted by resync
     close();

@@ -8,6 +8,7 @@
 
 #include "chain_parser.h"
 #include "json_format.h"
+#include "suggest.h"
 
 namespace dinput_tool {
 namespace {
@@ -370,6 +371,29 @@ TEST(JsonFormat, Strings) {
   EXPECT_EQ(Json("\xc0\xaf"), "\"\\udcc0\\udcaf\""); // overlong
   EXPECT_EQ(Json("\xed\xa0\x80"),
             "\"\\udced\\udca0\\udc80\""); // encoded surrogate
+}
+
+TEST(Suggest, EditDistance) {
+  EXPECT_EQ(EditDistance("", ""), 0u);
+  EXPECT_EQ(EditDistance("shuffle", "shuffle"), 0u);
+  EXPECT_EQ(EditDistance("shufle", "shuffle"), 1u);   // a deletion
+  EXPECT_EQ(EditDistance("shufflle", "shuffle"), 1u); // an insertion
+  EXPECT_EQ(EditDistance("bacth", "batch"), 1u);      // two neighbours swapped
+  EXPECT_EQ(EditDistance("repaet", "repeat"), 1u);
+  EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
+  EXPECT_EQ(EditDistance("", "abc"), 3u);
+}
+
+TEST(Suggest, OnlyCloseNamesAreSuggested) {
+  const std::vector<std::string> names = {"batch", "shuffle", "shard", "skip", "take", "map"};
+  EXPECT_EQ(DidYouMean("shufle", names), " (did you mean 'shuffle'?)");
+  EXPECT_EQ(DidYouMean("bacth", names), " (did you mean 'batch'?)");
+  EXPECT_EQ(DidYouMean("tkae", names), " (did you mean 'take'?)");
+  EXPECT_EQ(DidYouMean("frobnicate", names), "");  // nothing close
+  EXPECT_EQ(DidYouMean("foo", names), "");         // short: one edit at most
+  EXPECT_EQ(DidYouMean("x", names), "");
+  EXPECT_EQ(DidYouMean("batch", names), "");       // an exact name is not misspelt
+  EXPECT_EQ(ClosestName("--replics", {"--replicas", "--devices"}), "--replicas");
 }
 
 } // namespace

@@ -339,31 +339,51 @@ std::string VersionText() {
   return std::string("dinput ") + dinput_version() + "\n" + dinput_build_info() + "\n";
 }
 
-std::string UsageText() {
-  return R"(usage: dinput COMMAND [options] ARGS
+namespace {
+
+// The help text in sections, each shown by `dinput help` and, for the commands it names,
+// by `dinput COMMAND --help`.
+enum : unsigned { kRun = 1, kSpec = 2, kBench = 4, kWrite = 8, kConvert = 16, kInspect = 32, kAll = 63 };
+
+struct HelpSection {
+  unsigned commands;
+  const char *text;
+};
+
+const HelpSection kHelp[] = {
+    {0, R"(usage: dinput COMMAND [options] ARGS
 
 Commands:
-  run PIPELINE     distribute the pipeline and print every step as JSON lines
-  spec PIPELINE    print the per-replica element spec as one JSON object
-  bench PIPELINE   iterate one epoch (or --steps K), reading every byte; print throughput
-  write [--compression C] [--level N] (--lines FILE | --chunk-size N FILE) OUTPUT
+)"},
+    {kRun, R"(  run PIPELINE     distribute the pipeline and print every step as JSON lines
+)"},
+    {kSpec, R"(  spec PIPELINE    print the per-replica element spec as one JSON object
+)"},
+    {kBench, R"(  bench PIPELINE   iterate one epoch (or --steps K), reading every byte; print throughput
+)"},
+    {kWrite, R"(  write [--compression C] [--level N] (--lines FILE | --chunk-size N FILE) OUTPUT
                    make a record file: one record per line of FILE (the line end, "\n" or
                    "\r\n", stripped; FILE '-' is stdin), or one per N-byte chunk of FILE
                    (the last chunk may be shorter)
-  convert [--compression C] [--level N] [--input-compression C] [--skip-corrupt] INPUT OUTPUT
+)"},
+    {kConvert, R"(  convert [--compression C] [--level N] [--input-compression C] [--skip-corrupt] INPUT OUTPUT
                    re-write a record file with compression C; INPUT's compression is
                    detected from its first bytes (zstd or gzip magic, else NONE) unless
                    --input-compression gives it
-  inspect [--compression C] [--skip-corrupt] FILE...
+)"},
+    {kInspect, R"(  inspect [--compression C] [--skip-corrupt] FILE...
                    read every record of each file, checking every CRC; print its
                    compression (detected as for convert, unless given) and record sizes
-  --skip-corrupt   (convert, inspect) skip damaged records instead of failing; the counts
+)"},
+    {kConvert | kInspect, R"(  --skip-corrupt   (convert, inspect) skip damaged records instead of failing; the counts
                    are added to the output ("corrupt_records_skipped",
                    "corrupt_bytes_skipped") and a warning line per damaged file goes to stderr
-  help             print this text
+)"},
+    {0, R"(  help             print this text
   --version        print the version and, on a second line, the build info as JSON
 
-PIPELINE is written in tf.data's chain syntax, e.g.
+)"},
+    {kRun | kSpec | kBench, R"(PIPELINE is written in tf.data's chain syntax, e.g.
   'range(8).batch(4)'
   'from_tensors(([1.],[1.])).repeat(100).batch(16)'
   'text_lines(["a.txt","b.txt"]).shuffle(100, seed=1).batch(32, drop_remainder=True)'
@@ -397,7 +417,8 @@ Transformations: batch(n, drop_remainder=False), repeat(count=None),
 Literals: ints (int64), floats (float32), strings (bytes), True/False (bool), nested lists
   (shapes), tuples for elements of several components, None.
 
-Options of run, spec and bench:
+)"},
+    {kRun | kSpec | kBench, R"(Options of run, spec and bench:
   --replicas N         N CPU replicas in sync in total (divided among the workers)
   --devices D,D,...    each worker's replica devices, e.g. CPU:0,GPU:0
   --workers W          simulate W workers in this process (in-process collective)
@@ -407,19 +428,23 @@ Options of run, spec and bench:
                        $input_pipeline_id, $num_replicas_in_sync and
                        $per_replica_batch_size(G) take each input pipeline's values
   --no-fetch-to-device keep the values in host memory
-Options of run and bench:
+)"},
+    {kRun | kBench, R"(Options of run and bench:
   --steps K            stop after K steps (required for infinite pipelines)
   --optional           iterate with get_next_as_optional instead of get_next
-Options of run:
+)"},
+    {kRun, R"(Options of run:
   --shapes             print each component's shape, e.g. [0,3], instead of its values
   --stats              print a last line with each worker's reader statistics
-Options of write and convert:
+)"},
+    {kWrite | kConvert, R"(Options of write and convert:
   --compression C      NONE (default), ZSTD or GZIP: the compression of OUTPUT
   --level N            ZSTD 1..19 (default 3) or GZIP 1..9 (default 6); 0: the default
 OUTPUT is written to a temporary file beside it and renamed over it only when complete (it
   must not be the input itself): if the command fails, an existing OUTPUT is left as it was.
 
-Output of run, one JSON object per line:
+)"},
+    {kRun, R"(Output of run, one JSON object per line:
   {"worker":W,"step":S,"replicas":[R0,R1,...]}   per step, workers in order; each Ri is the
       list of replica i's components, each a tensor as nested arrays (bytes as strings;
       bytes that are not UTF-8 appear as \udcXX, Python's surrogateescape convention)
@@ -428,27 +453,57 @@ Output of run, one JSON object per line:
   {"stats":[{"worker":W,"records":N,"record_bytes":B,"corrupt_records_skipped":C,
       "corrupt_bytes_skipped":D},...]}            last, with --stats: what each worker's
       file readers read and skipped (docs/records.md)
-Output of spec: {"num_replicas_in_sync":N,"components":[{"dtype":"int64","shape":[null]}]}
+)"},
+    {kSpec, R"(Output of spec: {"num_replicas_in_sync":N,"components":[{"dtype":"int64","shape":[null]}]}
   (null: an unknown dimension).
-Output of bench: {"rows":E,"bytes":B,"seconds":S,"rows_per_s":...,"bytes_per_s":...}
+)"},
+    {kBench, R"(Output of bench: {"rows":E,"bytes":B,"seconds":S,"rows_per_s":...,"bytes_per_s":...}
   (rows: leading-dimension rows over all replicas and workers; bytes: their payload); a
   progress line is shown on stderr when it is a terminal.
-Output of write: {"records":N,"bytes":B,"output":"..."} (B: the records' payload bytes).
-Output of convert: the same, with "input_compression" and "compression" added.
-Output of inspect, one line per file: {"file":"...","compression":"ZSTD","records":N,
+)"},
+    {kWrite, R"(Output of write: {"records":N,"bytes":B,"output":"..."} (B: the records' payload bytes).
+)"},
+    {kConvert, R"(Output of convert: the same, with "input_compression" and "compression" added.
+)"},
+    {kInspect, R"(Output of inspect, one line per file: {"file":"...","compression":"ZSTD","records":N,
   "payload_bytes":B,"smallest":S,"largest":L} (S and L: record sizes in bytes, null for a
   file without records); a zstd file with skippable frames (user data that holds no
   records) adds "skippable_frames" and "skippable_bytes".
 
-run prints each step as it completes (streamed; memory stays flat). Non-finite floats are
+)"},
+    {kRun, R"(run prints each step as it completes (streamed; memory stays flat). Non-finite floats are
 printed as the JSON strings "NaN", "Infinity" and "-Infinity". If the reader closes the pipe
 (e.g. `dinput run ... | head -1`), run stops quietly with exit status 0.
 
-On failure the exit status is 1 and one line "<STATUS_NAME>: <message>" (e.g.
+)"},
+    {kAll, R"(On failure the exit status is 1 and one line "<STATUS_NAME>: <message>" (e.g.
 "INVALID_ARGUMENT: ...") is printed on stderr. Nothing is printed on stdout, except that a
 run failing after some steps leaves those steps' lines printed (without the end lines). A damaged
 record file fails with DATA_LOSS naming the file and the byte offset of the damage.
-)";
+)"},
+};
+
+}  // namespace
+
+std::string UsageText() {
+  std::string text;
+  for (const HelpSection &section : kHelp) text += section.text;
+  return text;
+}
+
+bool CommandHelp(const std::string &command, std::string *text) {
+  static const std::pair<const char *, unsigned> kCommands[] = {
+      {"run", kRun},         {"spec", kSpec},         {"bench", kBench},
+      {"write", kWrite},     {"convert", kConvert},   {"inspect", kInspect}};
+  for (const auto &[name, bit] : kCommands) {
+    if (command != name) continue;
+    *text = "dinput " + command + ": (dinput help lists every command)\n\nCommand:\n";
+    for (const HelpSection &section : kHelp) {
+      if (section.commands & bit) *text += section.text;
+    }
+    return true;
+  }
+  return false;
 }
 
 }  // namespace dinput_tool

@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <initializer_list>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -35,67 +34,7 @@ constexpr const char *kInspectUsage =
 // A chunk is held in memory whole; the cap keeps a typo from asking for terabytes.
 constexpr int64_t kMaxChunkSize = int64_t{1} << 30;
 
-// ---- arguments -------------------------------------------------------------------------
-
-struct OptionDef {
-  const char *name;
-  bool takes_value;
-};
-
-struct ParsedArgs {
-  std::vector<std::pair<std::string, std::string>> options;  // in order; later ones win
-  std::vector<std::string> positionals;
-
-  const std::string *Find(const char *name) const {
-    const std::string *found = nullptr;
-    for (const auto &option : options) {
-      if (option.first == name) found = &option.second;
-    }
-    return found;
-  }
-};
-
-// The same conventions as run/spec/bench: `--name value` or `--name=value`, options before
-// or after the operands, `--` ends the options, and a lone `-` is an operand (stdin).
-Status ParseArgs(const std::string &command, int argc, char **argv,
-                 std::initializer_list<OptionDef> known, ParsedArgs *out) {
-  bool options_ended = false;
-  for (int i = 0; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (options_ended || arg.size() < 2 || arg.compare(0, 2, "--") != 0) {
-      out->positionals.push_back(arg);
-      continue;
-    }
-    if (arg == "--") {
-      options_ended = true;
-      continue;
-    }
-    std::string name = arg, value;
-    bool has_value = false;
-    size_t eq = arg.find('=');
-    if (eq != std::string::npos) {
-      name = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-      has_value = true;
-    }
-    const OptionDef *def = nullptr;
-    for (const OptionDef &d : known) {
-      if (name == d.name) def = &d;
-    }
-    if (def == nullptr) {
-      return InvalidArgument("unknown option " + name + " for '" + command +
-                             "' (see dinput help)");
-    }
-    if (def->takes_value && !has_value) {
-      if (i + 1 >= argc) return InvalidArgument(name + " needs a value");
-      value = argv[++i];
-    } else if (!def->takes_value && has_value) {
-      return InvalidArgument(name + " takes no value");
-    }
-    out->options.emplace_back(name, value);
-  }
-  return OkStatus();
-}
+// ---- arguments (parsed by ParseArgs, cli_options.h) -------------------------------------
 
 Status CompressionOption(const ParsedArgs &args, const char *name, dinput_compression_t fallback,
                          dinput_compression_t *out, bool *given = nullptr) {

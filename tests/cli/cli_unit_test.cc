@@ -8,6 +8,7 @@
 
 #include "chain_parser.h"
 #include "json_format.h"
+#include "progress.h"
 #include "suggest.h"
 
 namespace dinput_tool {
@@ -394,6 +395,26 @@ TEST(Suggest, OnlyCloseNamesAreSuggested) {
   EXPECT_EQ(DidYouMean("x", names), "");
   EXPECT_EQ(DidYouMean("batch", names), "");       // an exact name is not misspelt
   EXPECT_EQ(ClosestName("--replics", {"--replicas", "--devices"}), "--replicas");
+}
+
+TEST(Progress, PercentAndTimeLeftWhenTheStepsAreKnown) {
+  Progress p;
+  p.steps = 250;
+  p.rows = 250;
+  p.bytes = 2000000;
+  p.seconds = 2.5;
+  p.total_steps = 1000;
+  EXPECT_EQ(ProgressText(p), "bench: 250/1000 steps (25.0%), ETA 8s, 250 rows, 2.0 MB, 100 rows/s");
+  p.total_steps = -1;
+  EXPECT_EQ(ProgressText(p), "bench: 250 steps, 250 rows, 2.0 MB, 100 rows/s");
+  p.total_steps = 100;  // the data outlasting the estimate never shows more than 100%
+  EXPECT_EQ(ProgressText(p), "bench: 250/100 steps (100.0%), ETA 0s, 250 rows, 2.0 MB, 100 rows/s");
+  p = Progress{};
+  p.total_steps = 10;
+  EXPECT_EQ(ProgressText(p), "bench: 0/10 steps (0.0%), ETA unknown, 0 rows, 0.0 MB, 0 rows/s");
+  EXPECT_EQ(DurationText(42.4), "42s");
+  EXPECT_EQ(DurationText(187), "3m07s");
+  EXPECT_EQ(DurationText(7500), "2h05m");
 }
 
 } // namespace

@@ -784,6 +784,45 @@ def command_help(ctx):
 script_case("usage.command_help", command_help)
 
 
+def bench_progress_on_a_terminal(ctx):
+    """With stderr a terminal, bench's progress line shows the percentage done and the time
+    left when the steps are known; stdout keeps its one JSON line. The run must last past the
+    first update (0.5 s), so the steps grow until a progress line appears."""
+    import pty
+    for steps in (100000, 1000000, 10000000):
+        master, slave = pty.openpty()
+        argv = [ctx.tool, "bench", "--steps", str(steps), "range(1000000000).batch(1)"]
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=slave)
+        os.close(slave)
+        err = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # EIO: the terminal's other end is closed
+                break
+            if not chunk:
+                break
+            err += chunk
+        out = proc.stdout.read()
+        proc.wait()
+        os.close(master)
+        if proc.returncode != 0:
+            raise CaseFailure("bench failed: %r %r" % (out, err))
+        result = json.loads(out)
+        if result["rows"] != steps:
+            raise CaseFailure("bench: %r" % result)
+        text = err.decode("utf-8", "replace")
+        if "bench: " not in text:
+            continue  # finished before the first update: try a longer run
+        if not re.search(r"bench: \d+/%d steps \(\d+\.\d%%\), ETA (\d+[smh]|unknown)" % steps, text):
+            raise CaseFailure("no percentage and ETA in the progress line: %r" % text)
+        return
+    raise CaseFailure("bench never showed a progress line")
+
+
+script_case("bench.progress_percent_and_eta", bench_progress_on_a_terminal)
+
+
 def compressed_or_text_read_as_records(ctx):
     """A compressed record file read without compression names the compression and the
     option; a text file is "not a TFRecord file" rather than a CRC mismatch."""

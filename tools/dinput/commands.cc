@@ -18,6 +18,8 @@
 #include "json_format.h"
 #include "json_writer.h"
 #include "line_writer.h"
+#include "pipeline_builder.h"
+#include "progress.h"
 #include "record_commands.h"
 
 namespace dinput_tool {
@@ -217,8 +219,9 @@ Status Touch(const dinput_tensor_t *delivered, uint64_t *checksum) {
 // that logs and pipes get just the final JSON line.
 class ProgressLine {
  public:
-  ProgressLine(const BenchTotals &totals, Clock::time_point start)
-      : totals_(totals), start_(start) {
+  // total_steps: the steps of the whole run over every worker, -1 when not known.
+  ProgressLine(const BenchTotals &totals, Clock::time_point start, int64_t total_steps)
+      : totals_(totals), start_(start), total_steps_(total_steps) {
     if (isatty(STDERR_FILENO)) thread_ = std::thread([this] { Loop(); });
   }
   ~ProgressLine() {
@@ -237,23 +240,38 @@ class ProgressLine {
   void Loop() {
     std::unique_lock<std::mutex> lock(mutex_);
     while (!wake_.wait_for(lock, std::chrono::milliseconds(500), [this] { return done_; })) {
-      double seconds = std::chrono::duration<double>(Clock::now() - start_).count();
-      int64_t rows = totals_.rows.load();
-      std::fprintf(stderr, "\r\033[Kbench: %lld steps, %lld rows, %.1f MB, %.0f rows/s",
-                   static_cast<long long>(totals_.steps.load()), static_cast<long long>(rows),
-                   static_cast<double>(totals_.bytes.load()) / 1e6,
-                   seconds > 0 ? static_cast<double>(rows) / seconds : 0.0);
+      Progress progress;
+      progress.steps = totals_.steps.load();
+      progress.rows = totals_.rows.load();
+      progress.bytes = totals_.bytes.load();
+      progress.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+      progress.total_steps = total_steps_;
+      std::fprintf(stderr, "\r\033[K%s", ProgressText(progress).c_str());
       std::fflush(stderr);
     }
   }
 
   const BenchTotals &totals_;
   Clock::time_point start_;
+  int64_t total_steps_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool done_ = false;
   std::thread thread_;
 };
+
+// The steps bench will take over every worker, when known before it starts: --steps K on
+// each worker, or, with one worker and a plain pipeline, the dataset's cardinality (one
+// step per global batch). -1 otherwise: with several workers the steps per worker depend
+// on the sharding, and a --from-function pipeline is built per worker.
+int64_t ExpectedSteps(const CliOptions &options, const Pipeline &pipeline) {
+  if (options.has_steps) return options.steps * options.workers;
+  if (options.workers != 1 || options.from_function) return -1;
+  DatasetPtr dataset;
+  if (!BuildDataset(pipeline, &dataset).ok()) return -1;  // the run itself reports it
+  const int64_t cardinality = dinput_dataset_cardinality(dataset.get());
+  return cardinality >= 0 ? cardinality : -1;
+}
 
 Status Bench(const CliOptions &options, const Pipeline &pipeline, std::string *text) {
   BenchTotals totals;
@@ -264,7 +282,8 @@ Status Bench(const CliOptions &options, const Pipeline &pipeline, std::string *t
   const Clock::time_point launch = Clock::now();
   Status status;
   {
-    ProgressLine progress(totals, launch);
+    ProgressLine progress(totals, launch,
+                          isatty(STDERR_FILENO) ? ExpectedSteps(options, pipeline) : -1);
     status = ForEachWorker(options, pipeline, !options.has_steps, [&](const Worker &worker) {
       Clock::time_point start = Clock::now();
       DistIteratorPtr iterator;
@@ -459,7 +478,9 @@ OUTPUT is written to a temporary file beside it and renamed over it only when co
 )"},
     {kBench, R"(Output of bench: {"rows":E,"bytes":B,"seconds":S,"rows_per_s":...,"bytes_per_s":...}
   (rows: leading-dimension rows over all replicas and workers; bytes: their payload); a
-  progress line is shown on stderr when it is a terminal.
+  progress line is shown on stderr when it is a terminal, with the percentage done and the
+  time left when the number of steps is known (--steps K, or one worker and a pipeline of
+  known cardinality).
 )"},
     {kWrite, R"(Output of write: {"records":N,"bytes":B,"output":"..."} (B: the records' payload bytes).
 )"},

@@ -28,9 +28,6 @@ void AppendFloat32(std::string *out, float value);
 void AppendFloat16(std::string *out, uint16_t bits);
 void AppendBFloat16(std::string *out, uint16_t bits);
 
-float Float16ToFloat(uint16_t bits);
-float BFloat16ToFloat(uint16_t bits);
-
 }  // namespace dinput_tool
 
 #endif  // DINPUT_TOOL_JSON_FORMAT_H_

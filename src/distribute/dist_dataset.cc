@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include <nlohmann/json.hpp>
+
 #include "core/tensor_ops.h"
 #include "data/background_producer.h"
 #include "data/datasets.h"
@@ -65,9 +67,13 @@ const char* split_name(DistributedDataset::Split split) {
 }
 
 std::string describe_plan(const char* policy, const DistributedDataset::Plan& plan, int64_t G, const Strategy& s) {
-  return str_cat("{\"policy\":\"", policy, "\",\"split\":\"", split_name(plan.split), "\",\"global_batch_size\":", G,
-                 ",\"num_replicas_in_sync\":", s.num_replicas_in_sync(), ",\"num_workers\":", s.num_workers(),
-                 ",\"worker_index\":", s.worker_index(), "}");
+  nlohmann::ordered_json text = {{"policy", policy},
+                                 {"split", split_name(plan.split)},
+                                 {"global_batch_size", G},
+                                 {"num_replicas_in_sync", s.num_replicas_in_sync()},
+                                 {"num_workers", s.num_workers()},
+                                 {"worker_index", s.worker_index()}};
+  return text.dump();
 }
 
 }  // namespace

@@ -372,6 +372,17 @@ TEST(JsonFormat, Strings) {
             "\"\\udced\\udca0\\udc80\""); // encoded surrogate
 }
 
+TEST(JsonFormat, DumpJsonWritesBytesMembersWithSurrogateEscapes) {
+  JsonObject line;
+  line["file"] = nullptr;
+  line["note"] = "tab\there \"q\" \x01";  // escaped by nlohmann-json
+  line["smallest"] = nullptr;             // a real null stays null
+  line["n"] = 3;
+  EXPECT_EQ(DumpJson(line, {{"file", "a\xff\nb"}}),
+            "{\"file\":\"a\\udcff\\nb\",\"note\":\"tab\\there \\\"q\\\" \\u0001\",\"smallest\":null,\"n\":3}");
+  EXPECT_EQ(DumpJson(line), "{\"file\":null,\"note\":\"tab\\there \\\"q\\\" \\u0001\",\"smallest\":null,\"n\":3}");
+}
+
 TEST(Suggest, EditDistance) {
   EXPECT_EQ(EditDistance("", ""), 0u);
   EXPECT_EQ(EditDistance("shuffle", "shuffle"), 0u);

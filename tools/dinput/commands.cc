@@ -40,6 +40,10 @@ Status Parse(const std::string &text, Pipeline *pipeline) {
 
 // ---- run -------------------------------------------------------------------------------
 
+// A step's values are written as text as they are read, not built as a JSON tree: floats
+// are written in their own precision as Python's repr writes them (nlohmann-json holds
+// every float as a double), bytes that are not UTF-8 as \udcXX, and a large batch costs no
+// node per value.
 Status AppendReplicas(std::string *out, const dinput_per_replica_t *value, bool shapes) {
   out->push_back('[');
   const size_t replicas = dinput_per_replica_size(value);
@@ -52,7 +56,7 @@ Status AppendReplicas(std::string *out, const dinput_per_replica_t *value, bool 
       if (c) out->push_back(',');
       const dinput_tensor_t *tensor = dinput_element_get(element, c);
       if (shapes) {
-        AppendShape(out, dinput_tensor_shape(tensor), dinput_tensor_rank(tensor));
+        out->append(JsonObject(Shape(dinput_tensor_shape(tensor), dinput_tensor_rank(tensor))).dump());
       } else {
         DINPUT_TOOL_RETURN_IF_ERROR(AppendTensorValues(out, tensor));
       }
@@ -64,21 +68,23 @@ Status AppendReplicas(std::string *out, const dinput_per_replica_t *value, bool 
 }
 
 std::string EndLine(int worker, bool ended, int64_t steps) {
-  return "{\"worker\":" + std::to_string(worker) + ",\"end\":\"" +
-         (ended ? "OUT_OF_RANGE" : "STEPS_LIMIT") + "\",\"steps\":" + std::to_string(steps) + "}";
+  JsonObject line;
+  line["worker"] = worker;
+  line["end"] = ended ? "OUT_OF_RANGE" : "STEPS_LIMIT";
+  line["steps"] = steps;
+  return DumpJson(line);
 }
 
 // {"worker":W,"records":N,...}: the reader statistics of one worker's iterator (--stats).
-Status StatsObject(const dinput_dist_iterator_t *iterator, int worker, std::string *out) {
-  *out = "{\"worker\":" + std::to_string(worker);
+Status StatsObject(const dinput_dist_iterator_t *iterator, int worker, JsonObject *out) {
+  (*out)["worker"] = worker;
   for (const char *name :
        {"records", "record_bytes", "corrupt_records_skipped", "corrupt_bytes_skipped"}) {
     int64_t value = 0;
     const dinput_status_t code = dinput_dist_iterator_statistic(&value, iterator, name);
     if (code != DINPUT_OK) return LibraryError(code, "dinput_dist_iterator_statistic");
-    *out += std::string(",\"") + name + "\":" + std::to_string(value);
+    (*out)[name] = value;
   }
-  out->push_back('}');
   return OkStatus();
 }
 
@@ -90,7 +96,7 @@ Status Run(const CliOptions &options, const Pipeline &pipeline) {
   OrderedLineWriter writer(STDOUT_FILENO, options.workers);
   std::vector<std::string> end_lines(static_cast<size_t>(options.workers));
   std::vector<std::string> warnings(static_cast<size_t>(options.workers));  // skipped records
-  std::vector<std::string> stats(static_cast<size_t>(options.workers));     // --stats
+  std::vector<JsonObject> stats(static_cast<size_t>(options.workers));      // --stats
   Status status =
       ForEachWorker(options, pipeline, !options.has_steps, [&](const Worker &worker) -> Status {
         // Whatever ends this worker, its later lines are not waited for.
@@ -141,9 +147,9 @@ Status Run(const CliOptions &options, const Pipeline &pipeline) {
   if (status.ok()) {
     for (std::string &end : end_lines) writer.Trailer(std::move(end));
     if (options.stats) {
-      std::string line = "{\"stats\":[";
-      for (size_t w = 0; w < stats.size(); ++w) line += (w ? "," : "") + stats[w];
-      writer.Trailer(line + "]}");
+      JsonObject line;
+      line["stats"] = stats;
+      writer.Trailer(DumpJson(line));
     }
   }
   Status written = writer.Finish();
@@ -163,12 +169,10 @@ Status Spec(const CliOptions &options, const Pipeline &pipeline, std::string *te
     dinput_status_t code = dinput_dist_dataset_element_spec(&raw, worker.dataset);
     if (code != DINPUT_OK) return LibraryError(code, "dinput_dist_dataset_element_spec");
     SpecPtr spec(raw);
-    std::string &out = specs[static_cast<size_t>(worker.index)];
-    out = "{\"num_replicas_in_sync\":" +
-          std::to_string(dinput_strategy_num_replicas_in_sync(worker.strategy)) +
-          ",\"components\":";
-    AppendSpecComponents(&out, spec.get());
-    out.push_back('}');
+    JsonObject out;
+    out["num_replicas_in_sync"] = dinput_strategy_num_replicas_in_sync(worker.strategy);
+    out["components"] = SpecComponents(spec.get());
+    specs[static_cast<size_t>(worker.index)] = DumpJson(out);
     return OkStatus();
   });
   DINPUT_TOOL_RETURN_IF_ERROR(status);
@@ -326,15 +330,13 @@ Status Bench(const CliOptions &options, const Pipeline &pipeline, std::string *t
   double divisor = seconds > 0 ? seconds : 1e-9;
   const double rows = static_cast<double>(totals.rows.load());
   const double bytes = static_cast<double>(totals.bytes.load());
-  std::string &out = *text;
-  out = "{\"rows\":" + std::to_string(totals.rows.load()) +
-        ",\"bytes\":" + std::to_string(totals.bytes.load()) + ",\"seconds\":";
-  AppendDouble(&out, seconds);
-  out += ",\"rows_per_s\":";
-  AppendDouble(&out, rows / divisor);
-  out += ",\"bytes_per_s\":";
-  AppendDouble(&out, bytes / divisor);
-  out += "}\n";
+  JsonObject out;
+  out["rows"] = totals.rows.load();
+  out["bytes"] = totals.bytes.load();
+  out["seconds"] = seconds;
+  out["rows_per_s"] = rows / divisor;
+  out["bytes_per_s"] = bytes / divisor;
+  *text = DumpJson(out) + "\n";
   return OkStatus();
 }
 

@@ -141,56 +141,44 @@ void AppendShortest16(std::string *out, uint16_t bits, float (*to_float)(uint16_
 void AppendJsonString(std::string *out, const char *data, size_t size) {
   const unsigned char *s = reinterpret_cast<const unsigned char *>(data);
   out->push_back('"');
-  size_t i = 0;
+  // Runs of valid UTF-8 are escaped by nlohmann-json; the bytes between them, which no JSON
+  // library writes, as \udcXX.
+  auto append_run = [&](size_t begin, size_t end) {
+    if (begin == end) return;
+    const std::string quoted = nlohmann::json(std::string(data + begin, end - begin)).dump();
+    out->append(quoted, 1, quoted.size() - 2);
+  };
+  size_t run = 0, i = 0;
   while (i < size) {
-    unsigned char c = s[i];
-    switch (c) {
-      case '"':
-        out->append("\\\"");
-        ++i;
-        continue;
-      case '\\':
-        out->append("\\\\");
-        ++i;
-        continue;
-      case '\n':
-        out->append("\\n");
-        ++i;
-        continue;
-      case '\r':
-        out->append("\\r");
-        ++i;
-        continue;
-      case '\t':
-        out->append("\\t");
-        ++i;
-        continue;
-      case '\b':
-        out->append("\\b");
-        ++i;
-        continue;
-      case '\f':
-        out->append("\\f");
-        ++i;
-        continue;
-      default:
-        break;
-    }
-    if (c < 0x20) {
-      AppendEscapedCodeUnit(out, c);
-      ++i;
-      continue;
-    }
     size_t len = Utf8SequenceLength(s + i, size - i);
-    if (len == 0) {
-      AppendEscapedCodeUnit(out, 0xDC00u | c);
-      ++i;
+    if (len > 0) {
+      i += len;
       continue;
     }
-    out->append(data + i, len);
-    i += len;
+    append_run(run, i);
+    AppendEscapedCodeUnit(out, 0xDC00u | s[i]);
+    run = ++i;
   }
+  append_run(run, size);
   out->push_back('"');
+}
+
+std::string DumpJson(const JsonObject &object,
+                     const std::vector<std::pair<std::string, std::string>> &bytes) {
+  std::string text = object.dump();
+  for (const auto &[key, value] : bytes) {
+    // The member as nlohmann-json wrote it: its key (escaped as nlohmann-json escapes it)
+    // and the placeholder; it occurs once, since keys are unique and quotes inside strings
+    // are escaped.
+    const std::string name = nlohmann::json(key).dump() + ":";
+    const std::string placeholder = object.at(key).dump();
+    const size_t at = text.find(name + placeholder);
+    if (at == std::string::npos) continue;
+    std::string string;
+    AppendJsonString(&string, value);
+    text.replace(at + name.size(), placeholder.size(), string);
+  }
+  return text;
 }
 
 void AppendDouble(std::string *out, double value) { AppendShortest(out, value); }

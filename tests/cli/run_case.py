@@ -445,6 +445,12 @@ case("syntax.float32_largest_and_underflow", [], "from_tensors([3.4028235e38, -1
      lines=single_worker([[[[3.4028235e+38, -0.0]]]]))
 case("pipeline.unknown_function", [], "range(6).foo(1)",
      error_prefix=("INVALID_ARGUMENT", "unknown function 'foo' at position 9"))
+case("pipeline.misspelt_function", [], "range(6).shufle(4)",
+     error_prefix=("INVALID_ARGUMENT", "unknown function 'shufle' at position 9 (did you mean "
+                                       "'shuffle'?); transformations: "))
+case("pipeline.misspelt_source", [], "rnage(6)",
+     error_prefix=("INVALID_ARGUMENT", "unknown function 'rnage' at position 0 (did you mean "
+                                       "'range'?); sources: "))
 case("pipeline.unknown_source", [], "foo(1)",
      error_prefix=("INVALID_ARGUMENT", "unknown function 'foo' at position 0"))
 case("pipeline.source_as_transformation", [], "range(3).range(2)",

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compression.h"
+#include "suggest.h"
 #include "tensor_literal.h"
 
 namespace dinput_tool {
@@ -968,7 +969,8 @@ Status BuildDataset(const Pipeline &pipeline, DatasetPtr *out) {
     const FunctionSpec *spec = FindFunction(call.name);
     const std::string where = " at position " + std::to_string(call.pos);
     if (spec == nullptr) {
-      return InvalidArgument("unknown function '" + call.name + "'" + where + "; " +
+      return InvalidArgument("unknown function '" + call.name + "'" + where +
+                             DidYouMean(call.name, Functions(), [](const FunctionSpec &f) { return f.name; }) + "; " +
                              (i == 0 ? "sources: " + NamesWithRole(Role::kSource)
                                      : "transformations: " + NamesWithRole(Role::kTransform)));
     }

@@ -75,9 +75,10 @@ std::string first_header_message(const std::string& path, const char* header, co
     name = "ZSTD";
   }
   if (format) {
-    return str_cat("records: ", quoted(path), " starts with the ", format, " magic bytes, so it is most likely a ",
-                   format, "-compressed record file, but it is read without compression: set the compression to ",
-                   name, " (DINPUT_COMPRESSION_", name, ", the compression argument of dinput_dataset_records; ",
+    return str_cat("records: ", quoted(path), " starts with the ", format,
+                   " magic bytes where the record at byte offset 0 belongs, so it is most likely a ", format,
+                   "-compressed record file, but it is read without compression: set the compression to ", name,
+                   " (DINPUT_COMPRESSION_", name, ", the compression argument of dinput_dataset_records; ",
                    "compression=\"", name, "\" in the dinput tool's records())");
   }
   bool text = true;
@@ -87,7 +88,7 @@ std::string first_header_message(const std::string& path, const char* header, co
   if (text) {
     return str_cat("records: ", quoted(path), " is not a TFRecord file: it starts with text (",
                    quoted(std::string_view(header, kRecordHeaderBytes)),
-                   ") where the first record's header belongs (text files are read with text_lines)");
+                   ") where the header of the record at byte offset 0 belongs (text files are read with text_lines)");
   }
   return str_cat(crc_message, " (a file whose first header is wrong is most likely not a TFRecord file)");
 }

@@ -226,7 +226,8 @@ TEST_F(Records, CompressedFileReadUncompressedNamesTheCompression) {
     auto o = read_until_error(make_records({p}, Compression::kNone, 0));
     EXPECT_EQ(o.code, Code::kDataLoss);
     EXPECT_EQ(o.message, str_cat("records: '", p, "' starts with the ", format,
-                                 " magic bytes, so it is most likely a ", format,
+                                 " magic bytes where the record at byte offset 0 belongs, so it is most likely a ",
+                                 format,
                                  "-compressed record file, but it is read without compression: set the "
                                  "compression to ", name, " (DINPUT_COMPRESSION_", name,
                                  ", the compression argument of dinput_dataset_records; compression=\"", name,
@@ -240,7 +241,7 @@ TEST_F(Records, TextFileIsNotATFRecordFile) {
   auto o = read_until_error(make_records({p}, Compression::kNone, 0));
   EXPECT_EQ(o.code, Code::kDataLoss);
   EXPECT_EQ(o.message, "records: '" + p + "' is not a TFRecord file: it starts with text ('hello world\\n') "
-                       "where the first record's header belongs (text files are read with text_lines)");
+                       "where the header of the record at byte offset 0 belongs (text files are read with text_lines)");
   // Other bytes that fail as the first header: the CRC message, with the hint.
   auto q = write("binary.bin", std::string("\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d", 13));
   o = read_until_error(make_records({q}, Compression::kNone, 0));

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/compression.h"
+#include "io/crc32c.h"
 
 namespace dinput::capi {
 
@@ -31,6 +32,8 @@ std::string build_info_json(const gpu::Availability& cuda, const gpu::NcclAvaila
     if (compiled) entry["version"] = compression_library_version(c);
     info[component] = std::move(entry);
   }
+  // ISA-L computes CRC32C of 256 bytes and more when compiled in (src/io/crc32c.cc).
+  info["isal"] = {{"compiled", crc32c::isal_available()}, {"available", crc32c::isal_available()}};
   info["dlpack"] = {{"compiled", true}, {"available", true}};
   // A reason comes from a driver's or dlerror's message: whatever its bytes, the text stays
   // valid JSON (bytes that are not UTF-8 become U+FFFD).

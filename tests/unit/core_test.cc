@@ -101,6 +101,7 @@ TEST(BuildInfo, ReasonsAreEscapedNotDropped) {
   EXPECT_TRUE(info["version"].is_string());
   EXPECT_EQ(text.rfind("{\"version\":", 0), 0u) << text;  // the members keep their order
   EXPECT_EQ(info["dlpack"]["compiled"], true);
+  EXPECT_TRUE(info["isal"]["compiled"].is_boolean());
 }
 
 TEST(Quote, ControlBytesAreEscapedAndPrintableTextIsKept) {

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -269,7 +270,10 @@ class ProgressLine {
 // step per global batch). -1 otherwise: with several workers the steps per worker depend
 // on the sharding, and a --from-function pipeline is built per worker.
 int64_t ExpectedSteps(const CliOptions &options, const Pipeline &pipeline) {
-  if (options.has_steps) return options.steps * options.workers;
+  if (options.has_steps) {
+    const bool fits = options.steps <= std::numeric_limits<int64_t>::max() / options.workers;
+    return fits ? options.steps * options.workers : -1;
+  }
   if (options.workers != 1 || options.from_function) return -1;
   DatasetPtr dataset;
   if (!BuildDataset(pipeline, &dataset).ok()) return -1;  // the run itself reports it

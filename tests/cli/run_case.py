@@ -451,6 +451,9 @@ case("pipeline.misspelt_function", [], "range(6).shufle(4)",
 case("pipeline.misspelt_source", [], "rnage(6)",
      error_prefix=("INVALID_ARGUMENT", "unknown function 'rnage' at position 0 (did you mean "
                                        "'range'?); sources: "))
+case("pipeline.misspelt_keyword", [], "range(6).batch(4, drop_remaindr=True)",
+     error_prefix=("INVALID_ARGUMENT", "batch(): unexpected keyword argument 'drop_remaindr' at "
+                                       "position 18 (did you mean 'drop_remainder'?); usage: "))
 case("pipeline.unknown_source", [], "foo(1)",
      error_prefix=("INVALID_ARGUMENT", "unknown function 'foo' at position 0"))
 case("pipeline.source_as_transformation", [], "range(3).range(2)",

@@ -826,7 +826,8 @@ Status Bind(const FunctionSpec &spec, const Call &call, Args *args) {
     while (i < spec.params.size() && arg.keyword != spec.params[i].name) ++i;
     if (i == spec.params.size()) {
       return InvalidArgument(prefix + "unexpected keyword argument '" + arg.keyword +
-                             "' at position " + std::to_string(arg.pos) + usage);
+                             "' at position " + std::to_string(arg.pos) +
+                             DidYouMean(arg.keyword, spec.params, [](const auto &p) { return p.name; }) + usage);
     }
     if (bound[i] != nullptr) {
       return InvalidArgument(prefix + "got multiple values for argument '" + arg.keyword + "'" +

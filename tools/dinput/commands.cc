@@ -404,7 +404,7 @@ Commands:
                    are added to the output ("corrupt_records_skipped",
                    "corrupt_bytes_skipped") and a warning line per damaged file goes to stderr
 )"},
-    {0, R"(  help             print this text
+    {0, R"(  help [COMMAND]   print this text, or only what concerns COMMAND (as COMMAND --help does)
   --version        print the version and, on a second line, the build info as JSON
 
 )"},

@@ -58,19 +58,19 @@ uint64_t consume_bytes(const Chunk& cur, size_t& pos, char* dst, uint64_t n, Adv
   }
 }
 
-// The first header of a plain file failed its CRC. A file that is no record file at all
-// fails exactly there, so the message says what the file looks like when its first bytes
-// tell: a compressed file read without its compression (gzip's magic 1f 8b, zstd's
-// 28 b5 2f fd), or text. Otherwise it is `crc_message`, with a hint that a bad first header
-// usually means a file of another kind.
-std::string first_header_message(const std::string& path, const char* header, const std::string& crc_message) {
+// The first header of a plain file failed its CRC, or the file ended inside it (`n` bytes
+// of it read, 1 to 12). A file that is no record file at all fails exactly there, so the
+// message says what the file looks like when its first bytes tell: a compressed file read
+// without its compression (gzip's magic 1f 8b, zstd's 28 b5 2f fd), or text. Otherwise it
+// is "": the bytes tell nothing.
+std::string not_a_record_file(const std::string& path, const char* header, size_t n) {
   const unsigned char* u = reinterpret_cast<const unsigned char*>(header);
   const char* format = nullptr;
   const char* name = nullptr;
-  if (u[0] == 0x1f && u[1] == 0x8b) {
+  if (n >= 2 && u[0] == 0x1f && u[1] == 0x8b) {
     format = "gzip";
     name = "GZIP";
-  } else if (u[0] == 0x28 && u[1] == 0xb5 && u[2] == 0x2f && u[3] == 0xfd) {
+  } else if (n >= 4 && u[0] == 0x28 && u[1] == 0xb5 && u[2] == 0x2f && u[3] == 0xfd) {
     format = "zstd";
     name = "ZSTD";
   }
@@ -82,15 +82,15 @@ std::string first_header_message(const std::string& path, const char* header, co
                    "compression=\"", name, "\" in the dinput tool's records())");
   }
   bool text = true;
-  for (size_t i = 0; i < kRecordHeaderBytes; ++i) {
+  for (size_t i = 0; i < n; ++i) {
     text = text && ((u[i] >= 0x20 && u[i] < 0x7f) || u[i] == '\t' || u[i] == '\n' || u[i] == '\r');
   }
   if (text) {
     return str_cat("records: ", quoted(path), " is not a TFRecord file: it starts with text (",
-                   quoted(std::string_view(header, kRecordHeaderBytes)),
+                   quoted(std::string_view(header, n)),
                    ") where the header of the record at byte offset 0 belongs (text files are read with text_lines)");
   }
-  return str_cat(crc_message, " (a file whose first header is wrong is most likely not a TFRecord file)");
+  return "";
 }
 
 }  // namespace
@@ -156,9 +156,16 @@ RecordParser::Step RecordParser::step(uint64_t start, const char* pending, Recor
       close();
       return Step::kEnd;
     }
-    if (got < kRecordHeaderBytes)
-      return fail(true, got, str_cat("records: truncated record ", where(start), ": the ", medium(), " ends ", got,
-                                     " bytes into the record's 12-byte header"));
+    if (got < kRecordHeaderBytes) {
+      std::string message = str_cat("records: truncated record ", where(start), ": the ", medium(), " ends ", got,
+                                    " bytes into the record's 12-byte header");
+      // A file shorter than one header: a short text or compressed file is named as such.
+      if (start == 0 && !stream_) {
+        const std::string kind = not_a_record_file(path_, header_copy, static_cast<size_t>(got));
+        if (!kind.empty()) message = kind;
+      }
+      return fail(true, got, message);
+    }
     header = header_copy;
   }
 
@@ -170,7 +177,11 @@ RecordParser::Step RecordParser::step(uint64_t start, const char* pending, Recor
         str_cat("records: corrupt record ", where(start), ": the CRC of its length field does not match (stored ",
                 hex32(stored_len_crc), ", computed ", hex32(len_crc), "), so the rest of the ", medium(),
                 " cannot be framed");
-    if (start == 0 && !stream_) message = first_header_message(path_, header, message);
+    if (start == 0 && !stream_) {
+      const std::string kind = not_a_record_file(path_, header, kRecordHeaderBytes);
+      message = kind.empty() ? message + " (a file whose first header is wrong is most likely not a TFRecord file)"
+                             : kind;
+    }
     if (!skip_corrupt_) return fail(true, 0, message);
     if (resync(header)) return Step::kSkipped;  // counted by resync
     close();

@@ -242,6 +242,12 @@ TEST_F(Records, TextFileIsNotATFRecordFile) {
   EXPECT_EQ(o.code, Code::kDataLoss);
   EXPECT_EQ(o.message, "records: '" + p + "' is not a TFRecord file: it starts with text ('hello world\\n') "
                        "where the header of the record at byte offset 0 belongs (text files are read with text_lines)");
+  // A text file shorter than one header is named as text too, not as a truncated record.
+  auto short_text = write("short.txt", "hi\n");
+  o = read_until_error(make_records({short_text}, Compression::kNone, 0));
+  EXPECT_EQ(o.code, Code::kDataLoss);
+  EXPECT_EQ(o.message, "records: '" + short_text + "' is not a TFRecord file: it starts with text ('hi\\n') "
+                       "where the header of the record at byte offset 0 belongs (text files are read with text_lines)");
   // Other bytes that fail as the first header: the CRC message, with the hint.
   auto q = write("binary.bin", std::string("\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d", 13));
   o = read_until_error(make_records({q}, Compression::kNone, 0));

@@ -182,8 +182,9 @@ DINPUT_API const char *dinput_version(void);
 /* Run-time version number, same encoding as DINPUT_VERSION_NUMBER. */
 DINPUT_API int dinput_version_number(void);
 
-/* Static JSON text (valid for the life of the process) describing the build: version, compiler, and for each optional component
- * (cuda, nccl, gloo, zstd, zlib) whether it was compiled in and whether it is usable now,
+/* Static JSON text (valid for the life of the process) describing the build: version,
+ * compiler, and for each optional component (cuda, nccl, gloo, zstd, zlib, isal: ISA-L's
+ * CRC32C) whether it was compiled in and whether it is usable now,
  * e.g. {"version":"0.1.0","cuda":{"compiled":true,"available":false,"devices":0},...}. */
 DINPUT_API const char *dinput_build_info(void);
 

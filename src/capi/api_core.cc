@@ -2,22 +2,12 @@
 #include <string>
 #include <utility>
 
+#include "capi/build_info.h"
 #include "capi/firewall.h"
 #include "core/dtype.h"
 #include "device/gpu.h"
 #include "device/nccl.h"
 
-namespace {
-std::string json_escape(const std::string& in) {
-  std::string out;
-  for (char c : in) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) continue;
-    out += c;
-  }
-  return out;
-}
-}  // namespace
 #include "io/compression.h"
 
 using namespace dinput;
@@ -59,37 +49,8 @@ DINPUT_API int dinput_version_number(void) {
 }
 
 DINPUT_API const char* dinput_build_info(void) {
-  // Built once; each optional component says whether it was compiled in and whether it is
-  // usable now (CUDA and NCCL are probed at run time). Gloo is not part of dinput yet.
-  static const std::string info = [] {
-    std::string s = "{\"version\":\"" DINPUT_VERSION_STRING "\"";
-#if defined(__clang__)
-    s += ",\"compiler\":\"clang " __clang_version__ "\"";
-#elif defined(__GNUC__)
-    s += ",\"compiler\":\"gcc " __VERSION__ "\"";
-#endif
-    const gpu::Availability& cuda = gpu::availability();
-    s += str_cat(",\"cuda\":{\"compiled\":", cuda.compiled ? "true" : "false", ",\"available\":",
-                 cuda.usable ? "true" : "false", ",\"devices\":", cuda.devices, ",\"reason\":\"", json_escape(cuda.reason),
-                 "\"}");
-    const gpu::NcclAvailability& nccl = gpu::nccl();
-    s += str_cat(",\"nccl\":{\"compiled\":", nccl.compiled ? "true" : "false", ",\"available\":",
-                 nccl.loaded ? "true" : "false", ",\"version\":", nccl.version, ",\"reason\":\"",
-                 json_escape(nccl.reason), "\"}");
-    for (const char* component : {"gloo"})
-      s += std::string(",\"") + component + "\":{\"compiled\":false,\"available\":false}";
-    // Record-file compression: linked in when found at build time, so usable whenever the
-    // library loads; the version is the one the library runs with.
-    for (auto [component, c] : {std::pair{"zstd", Compression::kZstd}, std::pair{"zlib", Compression::kGzip}}) {
-      bool compiled = compression_supported(c);
-      s += std::string(",\"") + component + "\":{\"compiled\":" + (compiled ? "true" : "false") +
-           ",\"available\":" + (compiled ? "true" : "false");
-      if (compiled) s += std::string(",\"version\":\"") + compression_library_version(c) + "\"";
-      s += "}";
-    }
-    s += ",\"dlpack\":{\"compiled\":true,\"available\":true}}";
-    return s;
-  }();
+  // Built once; CUDA and NCCL are probed at run time.
+  static const std::string info = capi::build_info_json(gpu::availability(), gpu::nccl());
   return info.c_str();
 }
 

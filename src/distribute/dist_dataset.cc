@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include <nlohmann/json.hpp>
+
 #include "core/seed.h"
 #include "core/tensor_ops.h"
 #include "data/background_producer.h"
@@ -66,9 +68,13 @@ const char* split_name(DistributedDataset::Split split) {
 }
 
 std::string describe_plan(const char* policy, const DistributedDataset::Plan& plan, int64_t G, const Strategy& s) {
-  return str_cat("{\"policy\":\"", policy, "\",\"split\":\"", split_name(plan.split), "\",\"global_batch_size\":", G,
-                 ",\"num_replicas_in_sync\":", s.num_replicas_in_sync(), ",\"num_workers\":", s.num_workers(),
-                 ",\"worker_index\":", s.worker_index(), "}");
+  nlohmann::ordered_json text = {{"policy", policy},
+                                 {"split", split_name(plan.split)},
+                                 {"global_batch_size", G},
+                                 {"num_replicas_in_sync", s.num_replicas_in_sync()},
+                                 {"num_workers", s.num_workers()},
+                                 {"worker_index", s.worker_index()}};
+  return text.dump();
 }
 
 // A shuffle (or list_files) given a negative seed draws a random one when it is built, so

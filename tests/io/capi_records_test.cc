@@ -70,6 +70,32 @@ TEST_F(CApiRecords, WriteThenRead) {
   dinput_dataset_free(ds);
 }
 
+// A gzip record file read as uncompressed: DATA_LOSS that says it is gzip and names the
+// compression argument, not a bare "corrupt record at byte offset 0".
+TEST_F(CApiRecords, CompressedFileReadWithoutCompressionSaysSo) {
+  std::string p = path("x.gz");
+  dinput_record_writer_t* w = nullptr;
+  dinput_status_t st = dinput_record_writer_open(&w, p.c_str(), DINPUT_COMPRESSION_GZIP, 0);
+  if (st == DINPUT_UNIMPLEMENTED) GTEST_SKIP() << "no zlib in this build";
+  ASSERT_EQ(st, DINPUT_OK);
+  EXPECT_EQ(dinput_record_writer_write(w, "hello", 5), DINPUT_OK);
+  EXPECT_EQ(dinput_record_writer_close(w), DINPUT_OK);
+  dinput_record_writer_free(w);
+  const char* files[] = {p.c_str()};
+  dinput_dataset_t* ds = nullptr;
+  ASSERT_EQ(dinput_dataset_records(&ds, files, 1, DINPUT_COMPRESSION_NONE, 0), DINPUT_OK);
+  dinput_status_t end;
+  int64_t stats[4];
+  EXPECT_TRUE(read(ds, &end, stats).empty());
+  EXPECT_EQ(end, DINPUT_DATA_LOSS);
+  EXPECT_NE(last_error().find("starts with the gzip magic bytes"), std::string::npos) << last_error();
+  EXPECT_NE(last_error().find("DINPUT_COMPRESSION_GZIP, the compression argument of dinput_dataset_records"),
+            std::string::npos)
+      << last_error();
+  EXPECT_EQ(last_error().find("corrupt record"), std::string::npos) << last_error();
+  dinput_dataset_free(ds);
+}
+
 // free() closes a writer that is still open: what was written is in the file.
 TEST_F(CApiRecords, FreeClosesAnOpenWriter) {
   for (dinput_compression_t c : {DINPUT_COMPRESSION_NONE, DINPUT_COMPRESSION_ZSTD, DINPUT_COMPRESSION_GZIP}) {

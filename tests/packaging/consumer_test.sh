@@ -43,6 +43,25 @@ else
   bad "include/dinput_cuda.h $([ -f "$prefix/include/dinput_cuda.h" ] && echo installed || echo missing), but the library exports $cuda_exported dinput_tensor_cuda_* functions"
 fi
 
+# The installed tool runs from its prefix as it is: its run path finds the installed library,
+# with no LD_LIBRARY_PATH and no ldconfig (and not the build tree's library: the build tree
+# is hidden by running from the prefix alone).
+if out=$(env -u LD_LIBRARY_PATH "$prefix/bin/dinput" --version 2>&1) &&
+   [ "$(printf '%s\n' "$out" | head -1)" = "dinput $version" ]; then
+  ok "installed bin/dinput --version runs without LD_LIBRARY_PATH"
+else
+  bad "installed bin/dinput --version failed: $out"
+fi
+if runpath=$(readelf -d "$prefix/bin/dinput" 2>/dev/null | grep -E 'RUNPATH|RPATH') &&
+   [[ "$runpath" == *'$ORIGIN/'* ]] && [[ "$runpath" != *"$build"* ]]; then
+  ok "bin/dinput has a run path relative to itself: ${runpath##*: }"
+else
+  bad "bin/dinput run path is '${runpath:-none}', expected \$ORIGIN/../lib and no build directory"
+fi
+out=$(env -u LD_LIBRARY_PATH "$prefix/bin/dinput" run 'range(3).batch(3)' 2>&1) || true
+[ "$(printf '%s\n' "$out" | head -1)" = '{"worker":0,"step":0,"replicas":[[[0,1,2]]]}' ] &&
+  ok "installed bin/dinput runs a pipeline" || bad "installed bin/dinput run printed '$out'"
+
 # The run-time version and the installed header's macros must both be this build's.
 expected="consumer: version=$version header=$version batches=3 sum=45"
 

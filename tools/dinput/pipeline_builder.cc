@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compression.h"
+#include "suggest.h"
 #include "tensor_literal.h"
 
 namespace dinput_tool {
@@ -825,7 +826,8 @@ Status Bind(const FunctionSpec &spec, const Call &call, Args *args) {
     while (i < spec.params.size() && arg.keyword != spec.params[i].name) ++i;
     if (i == spec.params.size()) {
       return InvalidArgument(prefix + "unexpected keyword argument '" + arg.keyword +
-                             "' at position " + std::to_string(arg.pos) + usage);
+                             "' at position " + std::to_string(arg.pos) +
+                             DidYouMean(arg.keyword, spec.params, [](const auto &p) { return p.name; }) + usage);
     }
     if (bound[i] != nullptr) {
       return InvalidArgument(prefix + "got multiple values for argument '" + arg.keyword + "'" +
@@ -968,7 +970,8 @@ Status BuildDataset(const Pipeline &pipeline, DatasetPtr *out) {
     const FunctionSpec *spec = FindFunction(call.name);
     const std::string where = " at position " + std::to_string(call.pos);
     if (spec == nullptr) {
-      return InvalidArgument("unknown function '" + call.name + "'" + where + "; " +
+      return InvalidArgument("unknown function '" + call.name + "'" + where +
+                             DidYouMean(call.name, Functions(), [](const FunctionSpec &f) { return f.name; }) + "; " +
                              (i == 0 ? "sources: " + NamesWithRole(Role::kSource)
                                      : "transformations: " + NamesWithRole(Role::kTransform)));
     }

@@ -12,8 +12,9 @@
  *      figure being measured). zero_copy: every step, each non-empty piece's data pointer is
  *      the previous piece's data + its rows * 1 KiB, i.e. the pieces are views into one batch.
  *      For information, plain_prefetch_ns_per_step iterates dataset.prefetch(8) plainly: the
- *      distributed iterator prefetches R elements before splitting (SPEC 3.5), so this
- *      separates the cost of that thread hand-off from the split itself.
+ *      distributed iterator prefetches R elements before splitting (docs/semantics.md,
+ *      "Read-ahead"), so this separates the cost of that thread hand-off from the split
+ *      itself.
  *  distribute.scale
  *      range(N).batch(256) through the distributed iterator over 8 CPU replicas vs over 1
  *      replica, reading every value; goal: per-element cost ratio <= 1.5.
@@ -56,7 +57,7 @@ static dinput_strategy_t *make_cpu_strategy(int n) {
     ptrs[i] = names[i];
   }
   dinput_strategy_t *s = NULL;
-  BENCH_CHECK(dinput_strategy_new(&s, ptrs, (size_t)n));
+  BENCH_CHECK(dinput_strategy_new(&s, ptrs, n));
   free(ptrs);
   free(names);
   return s;
@@ -151,7 +152,7 @@ static double dist_rows_pass(const dinput_dist_dataset_t *dd, int replicas, int6
     const uint8_t *expect = NULL; /* where the next non-empty piece must start */
     int64_t step_rows = 0;
     for (int r = 0; r < replicas; ++r) {
-      const dinput_tensor_t *t = dinput_element_get(dinput_per_replica_get(pv, (size_t)r), 0);
+      const dinput_tensor_t *t = dinput_element_get(dinput_per_replica_get(pv, r), 0);
       int64_t rows = dinput_tensor_dim(t, 0);
       if (rows == 0) continue; /* an empty piece has no data to place */
       const uint8_t *data = (const uint8_t *)dinput_tensor_data(t);
@@ -201,8 +202,8 @@ static void bench_rebatch(const char *name, const dinput_dataset_t *ds, int64_t 
     double plain = bench_median(p, runs), plain_prefetch = bench_median(q, runs);
     double dist = bench_median(d, runs);
     /* The split is what distribute adds on top of the same pipeline with the prefetch it
-     * inserts (SPEC §3.5): that prefetch's thread hand-off is its own, separately reported
-     * cost (plain_prefetch - plain), not the cost of rebatching. */
+     * inserts (docs/semantics.md, "Read-ahead"): that prefetch's thread hand-off is its own,
+     * separately reported cost (plain_prefetch - plain), not the cost of rebatching. */
     double split = dist - plain_prefetch;
     double with_prefetch = dist - plain;
     int pass = split <= 2000.0 && zero_copy;
@@ -273,7 +274,7 @@ static double dist_range_pass(const dinput_dist_dataset_t *dd, int replicas, int
     if (s == DINPUT_OUT_OF_RANGE) break;
     bench_check(s, "dinput_dist_iterator_get_next");
     for (int r = 0; r < replicas; ++r) {
-      const dinput_tensor_t *t = dinput_element_get(dinput_per_replica_get(pv, (size_t)r), 0);
+      const dinput_tensor_t *t = dinput_element_get(dinput_per_replica_get(pv, r), 0);
       int64_t k = dinput_tensor_num_elements(t);
       if (k > 0) sum += bench_sum_i64((const int64_t *)dinput_tensor_data(t), k);
       count += k;
@@ -414,7 +415,7 @@ static int mem_child(const char *variant, int n) {
     if (s == DINPUT_OUT_OF_RANGE) break;
     bench_check(s, "dinput_dist_iterator_get_next");
     for (int r = 0; r < n; ++r) {
-      const dinput_tensor_t *t = dinput_element_get(dinput_per_replica_get(pv, (size_t)r), 0);
+      const dinput_tensor_t *t = dinput_element_get(dinput_per_replica_get(pv, r), 0);
       size_t nb = dinput_tensor_byte_size(t);
       if (nb) sum += bench_sum_bytes((const uint8_t *)dinput_tensor_data(t), nb);
       bytes += (int64_t)nb;

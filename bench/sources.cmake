@@ -19,6 +19,16 @@ foreach(name ${DINPUT_BENCHMARKS})
   set_tests_properties(bench.smoke.${short} PROPERTIES TIMEOUT 120 LABELS bench)
 endforeach()
 
+# CRC32C: the library's SSE4.2 code against ISA-L's crc32_iscsi (bench/README.md). White-box,
+# so it links the static library; it prints a "skipped" line in a build without ISA-L.
+add_executable(bench_crc32c ${CMAKE_CURRENT_SOURCE_DIR}/bench_crc32c.cc)
+target_link_libraries(bench_crc32c PRIVATE dinput_static)
+target_compile_options(bench_crc32c PRIVATE -Wall -Wextra)
+add_test(NAME bench.smoke.crc32c
+         COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:bench_crc32c>
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/check_smoke.cmake)
+set_tests_properties(bench.smoke.crc32c PROPERTIES TIMEOUT 120 LABELS bench)
+
 # The soak test (bench/soak/soak.c): the W1 pipeline over in-process workers with random
 # worker restarts, checking exactly-once delivery in every completed epoch. Its real run
 # lasts 30 minutes (bench/README.md); CTest runs a few seconds of it on small files, which

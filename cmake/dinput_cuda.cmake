@@ -3,6 +3,10 @@
 # no device is usable) and NCCL is opened at run time with dlopen, so one build runs on
 # machines with and without GPUs. Without the toolkit, the CPU-only build reports
 # FAILED_PRECONDITION whenever a GPU is asked to hold data.
+#
+# Every build exports the functions of include/dinput_cuda.h (in a CPU-only build they are
+# no-ops, as for any host tensor), so every build installs that header too: the installed
+# headers always declare exactly what the library exports.
 option(DINPUT_WITH_CUDA "Build the CUDA paths when the CUDA toolkit is found" ON)
 set(DINPUT_HAVE_CUDA OFF)
 if(DINPUT_WITH_CUDA)
@@ -23,7 +27,9 @@ if(DINPUT_HAVE_CUDA)
   endif()
   target_link_libraries(dinput PRIVATE CUDA::cudart_static)
   target_link_libraries(dinput_static PUBLIC CUDA::cudart_static)
-  install(FILES ${PROJECT_SOURCE_DIR}/include/dinput_cuda.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 else()
   message(STATUS "dinput: CUDA not found or disabled: CPU-only build")
+  # The CUDA handle types that dinput_cuda.h needs, for api_device.cc to include it.
+  target_include_directories(dinput_objects PRIVATE ${PROJECT_SOURCE_DIR}/src/capi/no_cuda)
 endif()
+install(FILES ${PROJECT_SOURCE_DIR}/include/dinput_cuda.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -67,7 +67,7 @@ static void *run_worker(void *arg) {
   while ((st = dinput_dist_iterator_get_next(&x, it)) == DINPUT_OK && w->steps < 16) {
     char *line = w->lines[w->steps++];
     line[0] = '\0';
-    for (size_t r = 0; r < dinput_per_replica_size(x); r++) {
+    for (int r = 0; r < dinput_per_replica_size(x); r++) {
       const dinput_tensor_t *ids = dinput_element_get(dinput_per_replica_get(x, r), 0);
       const int64_t *v = (const int64_t *)dinput_tensor_data(ids);
       char piece[64] = "[";
@@ -126,7 +126,7 @@ static void throughput(void) {
   int64_t delivered = 0, checksum = 0;
   dinput_per_replica_t *x = NULL;
   while (dinput_dist_iterator_get_next(&x, it) == DINPUT_OK) {
-    for (size_t r = 0; r < dinput_per_replica_size(x); r++) {
+    for (int r = 0; r < dinput_per_replica_size(x); r++) {
       const dinput_tensor_t *t = dinput_element_get(dinput_per_replica_get(x, r), 0);
       const int64_t *v = (const int64_t *)dinput_tensor_data(t);
       for (int64_t i = 0; i < dinput_tensor_dim(t, 0); i++) checksum += v[i];

@@ -14,7 +14,7 @@
 struct api {
   const char *(*version)(void);
   const char *(*last_error_message)(void);
-  dinput_status_t (*strategy_new)(dinput_strategy_t **, const char *const *, size_t);
+  dinput_status_t (*strategy_new)(dinput_strategy_t **, const char *const *, int);
   void (*strategy_free)(dinput_strategy_t *);
   dinput_status_t (*range)(dinput_dataset_t **, int64_t, int64_t, int64_t);
   dinput_status_t (*batch)(dinput_dataset_t **, const dinput_dataset_t *, int64_t,
@@ -29,8 +29,8 @@ struct api {
   int (*has_value)(const dinput_optional_t *);
   dinput_status_t (*get_per_replica)(dinput_per_replica_t **, const dinput_optional_t *);
   void (*optional_free)(dinput_optional_t *);
-  size_t (*per_replica_size)(const dinput_per_replica_t *);
-  const dinput_element_t *(*per_replica_get)(const dinput_per_replica_t *, size_t);
+  int (*per_replica_size)(const dinput_per_replica_t *);
+  const dinput_element_t *(*per_replica_get)(const dinput_per_replica_t *, int);
   void (*per_replica_free)(dinput_per_replica_t *);
   const dinput_tensor_t *(*element_get)(const dinput_element_t *, size_t);
   int64_t (*tensor_dim)(const dinput_tensor_t *, int);
@@ -115,7 +115,7 @@ int main(int argc, char **argv) {
     }
     dinput_per_replica_t *step = NULL;
     check(&a, a.get_per_replica(&step, opt));
-    for (size_t r = 0; r < a.per_replica_size(step); r++) {
+    for (int r = 0; r < a.per_replica_size(step); r++) {
       const dinput_tensor_t *t = a.element_get(a.per_replica_get(step, r), 0);
       const int64_t *v = (const int64_t *)a.tensor_data(t);
       printf(r ? " | [" : "[");

@@ -24,7 +24,7 @@ static inline void print_scalar(const dinput_tensor_t *t, int64_t i) {
     case DINPUT_BYTES: {
       const char *s;
       size_t n;
-      check(dinput_tensor_string(&s, &n, t, i));
+      check(dinput_tensor_string_view(&s, &n, t, i));
       printf("b'%.*s'", (int)n, s);
       break;
     }
@@ -54,7 +54,7 @@ static inline void print_tensor(const dinput_tensor_t *t) { print_dims(t, 0, 0);
 /* Prints the first component of every replica: ([0 1], [2 3]) — like local_results. */
 static inline void print_local_results(const dinput_per_replica_t *value, size_t component) {
   printf("(");
-  for (size_t r = 0; r < dinput_per_replica_size(value); r++) {
+  for (int r = 0; r < dinput_per_replica_size(value); r++) {
     if (r) printf(", ");
     print_tensor(dinput_element_get(dinput_per_replica_get(value, r), component));
   }
@@ -71,7 +71,7 @@ static inline void print_shape(const dinput_tensor_t *t) {
 static inline dinput_strategy_t *cpu_strategy(int n) {
   static const char *names[] = {"CPU:0", "CPU:1", "CPU:2", "CPU:3", "CPU:4", "CPU:5", "CPU:6", "CPU:7"};
   dinput_strategy_t *s = NULL;
-  check(dinput_strategy_new(&s, names, (size_t)(n > 8 ? 8 : n)));
+  check(dinput_strategy_new(&s, names, n > 8 ? 8 : n));
   return s;
 }
 

@@ -43,7 +43,7 @@ static dinput_status_t open_records(dinput_dataset_t **out, const dinput_element
   size_t n = 0;
   const char *files[1] = {name};
   (void)user_data;
-  dinput_status_t status = dinput_tensor_string(&s, &n, dinput_element_get(in, 0), 0);
+  dinput_status_t status = dinput_tensor_string_view(&s, &n, dinput_element_get(in, 0), 0);
   if (status != DINPUT_OK) return status;
   if (n >= sizeof name) {
     dinput_error_set(DINPUT_INVALID_ARGUMENT, "file name too long");
@@ -63,7 +63,7 @@ static int mark_seen(const dinput_element_t *batch, int seen[kFiles][kRecordsPer
     size_t n = 0;
     int f = -1, r = -1;
     char text[32];
-    check(dinput_tensor_string(&s, &n, records, i));
+    check(dinput_tensor_string_view(&s, &n, records, i));
     snprintf(text, sizeof text, "%.*s", (int)n, s);
     if (sscanf(text, "f%d-r%d", &f, &r) != 2 || f < 0 || f >= kFiles || r < 0 || r >= kRecordsPerFile) {
       fprintf(stderr, "unexpected record '%s'\n", text);

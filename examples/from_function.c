@@ -43,7 +43,7 @@ int main(void) {
   int step = 0;
   while ((st = dinput_dist_iterator_get_next(&x, it)) == DINPUT_OK) {
     printf("step %d:", step++);
-    for (size_t r = 0; r < dinput_per_replica_size(x); r++) {
+    for (int r = 0; r < dinput_per_replica_size(x); r++) {
       printf(" replica %zu features ", r);
       print_shape(dinput_element_get(dinput_per_replica_get(x, r), 0));
     }

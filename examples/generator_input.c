@@ -40,7 +40,7 @@ int main(void) {
     check(dinput_dist_iterator_get_next(&x, iterator));
     check(dinput_strategy_run(&y, strategy, identity, x, NULL));
     printf("step %d shapes", i);
-    for (size_t r = 0; r < dinput_per_replica_size(y); r++) {
+    for (int r = 0; r < dinput_per_replica_size(y); r++) {
       printf(" ");
       print_shape(dinput_element_get(dinput_per_replica_get(y, r), 0));
     }

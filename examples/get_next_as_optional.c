@@ -10,7 +10,7 @@ int main(int argc, char **argv) {
   const int global_batch_size = 4, steps_per_loop = 5;
   const char *default_devices[2] = {"CPU:0", "CPU:1"};
   const char *const *devices = argc > 1 ? (const char *const *)(argv + 1) : default_devices;
-  size_t num_devices = argc > 1 ? (size_t)(argc - 1) : 2;
+  int num_devices = argc > 1 ? argc - 1 : 2;
   dinput_strategy_t *strategy = NULL;
   check(dinput_strategy_new(&strategy, devices, num_devices));
 

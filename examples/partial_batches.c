@@ -19,7 +19,7 @@ int main(void) {
   while ((st = dinput_dist_iterator_get_next(&x, it)) == DINPUT_OK) {
     print_local_results(x, 0);
     printf("  shapes");
-    for (size_t r = 0; r < dinput_per_replica_size(x); r++) {
+    for (int r = 0; r < dinput_per_replica_size(x); r++) {
       printf(" ");
       print_shape(dinput_element_get(dinput_per_replica_get(x, r), 0));
     }

@@ -42,7 +42,7 @@ int main(void) {
   while (dinput_dist_iterator_get_next(&x, it) == DINPUT_OK) {
     dinput_per_replica_t *outputs = NULL;
     check(dinput_strategy_run(&outputs, strategy, predict, x, NULL));
-    for (size_t r = 0; r < dinput_per_replica_size(outputs); r++) {
+    for (int r = 0; r < dinput_per_replica_size(outputs); r++) {
       const dinput_element_t *e = dinput_per_replica_get(outputs, r);
       const int64_t *idx = (const int64_t *)dinput_tensor_data(dinput_element_get(e, 0));
       const int64_t *val = (const int64_t *)dinput_tensor_data(dinput_element_get(e, 1));

@@ -174,7 +174,7 @@ void run_worker(const Config& c, dinput_collective_t* collective, const dinput_d
         break;
       }
       ++result->steps;
-      for (size_t r = 0; r < dinput_per_replica_size(step); ++r) {
+      for (int r = 0; r < dinput_per_replica_size(step); ++r) {
         const dinput_tensor_t* rows_tensor = dinput_element_get(dinput_per_replica_get(step, r), 0);
         const int64_t n = dinput_tensor_num_elements(rows_tensor);
         if (n > max_rows) result->error = "a replica received more than ceil(G/N) rows";

@@ -12,27 +12,68 @@
  *  - Every call that can fail returns a `dinput_status_t`; DINPUT_OK (0) is success. On
  *    failure `*out` is left NULL (for pointer outputs) and a message naming what is wrong
  *    is available from dinput_last_error_message() on the same thread, until that thread's
- *    next failing call.
- *  - End of data is DINPUT_OUT_OF_RANGE, as in TensorFlow. An empty optional is not an error.
- *  - OWNERSHIP: every handle returned through `out` is owned by the caller and released
- *    with the matching `dinput_<object>_free`, which accepts NULL. Objects keep the objects
- *    they were made from alive (an iterator keeps its dataset, a dataset its inputs, a
- *    distributed dataset its strategy), so handles can be freed in any order. Pointers
- *    returned directly (not through `out`) are BORROWED: their documentation says what
- *    invalidates them.
+ *    next failing call (see "The last error" below).
+ *  - End of data is DINPUT_OUT_OF_RANGE, as in TensorFlow, and nothing else is: only the
+ *    get_next calls report it (get_next_as_optional gives an empty optional instead, which is
+ *    not an error), and only a generator's next callback may return it to mean "no more".
+ *    Any other callback (map, filter, interleave, a generator's init, dataset_fn, value_fn,
+ *    the run callback) that returns DINPUT_OUT_OF_RANGE fails the call with
+ *    DINPUT_INVALID_ARGUMENT naming the callback (and carrying its message), so that an
+ *    exhausted inner iterator cannot silently end the caller's epoch. Bad arguments (an
+ *    index out of bounds included) are DINPUT_INVALID_ARGUMENT.
+ *  - OWNERSHIP, one rule: what comes out through `out` is OWNED by the caller. A handle is
+ *    released with the matching `dinput_<object>_free`, which accepts NULL; a buffer the
+ *    caller passes as `out` (dinput_tensor_copy_to) is the caller's own. Objects keep the
+ *    objects they were made from alive (an iterator keeps its dataset, a dataset its
+ *    inputs, a distributed dataset its strategy), so handles can be freed in any order.
+ *    BORROWED results (pointers into an object, never to be freed) are returned directly,
+ *    as by the accessors (dinput_tensor_data, dinput_element_get, ...), or, where the call
+ *    can fail and say why, come through `out` of a function whose name ends in `_view`
+ *    (dinput_tensor_string_view). Each one's documentation says how long it stays valid:
+ *      - static (valid for the life of the process): dinput_status_name,
+ *        dinput_dtype_name, dinput_dataset_name, dinput_version, dinput_build_info;
+ *      - until the next failing call on the thread: dinput_last_error_message;
+ *      - while the handle it was read from lives (not freed): dinput_tensor_data,
+ *        dinput_tensor_shape, dinput_tensor_string_view, dinput_tensor_cuda_ready_event,
+ *        dinput_element_get, dinput_spec_shape, dinput_per_replica_get,
+ *        dinput_strategy_device, dinput_dist_dataset_plan;
+ *      - during the callback only: the contexts passed to callbacks (input, value and
+ *        replica contexts, and what dinput_replica_context_device returns from one), and the
+ *        input element `in` of map, filter and interleave callbacks and `args` of a run
+ *        callback. To keep such an element (or a tensor of it) past the call, take a new
+ *        handle with dinput_element_ref (dinput_tensor_ref).
+ *    What a callback returns through its own `out` becomes the library's.
  *  - Arguments passed as `const T *` are only read during the call unless stated.
  *    Handles passed to constructors are retained internally (the caller still frees its own).
  *  - No C++ exception, abort or exit leaves the library; failures are status codes.
  *
  * THREADING
  *  - The library is thread-safe for distinct handles. Immutable objects (tensors, elements,
- *    specs, datasets, options, strategies, distributed datasets, per-replica values,
- *    optionals) may be shared and read from several threads at once.
+ *    datasets, strategies, distributed datasets, per-replica values, optionals) may be
+ *    shared and read from several threads at once.
+ *  - Specs (dinput_spec_t) and options (dinput_options_t, dinput_input_options_t) are
+ *    mutable until used, then frozen. The functions that use them (dinput_dataset_map and
+ *    dinput_dataset_interleave out_spec, dinput_dataset_from_generator spec,
+ *    dinput_dataset_with_options, dinput_strategy_distribute_dataset,
+ *    dinput_strategy_distribute_datasets_from_function) copy their values, and a successful
+ *    call freezes the object: every later setter or adder on it fails with
+ *    DINPUT_FAILED_PRECONDITION naming that function ("options already used by
+ *    dinput_dataset_with_options; ... make a new one"). A frozen object can still be read and
+ *    used again, from several threads at once. Until then it belongs to one thread: a setter
+ *    must not overlap any other call on the same object.
  *  - Iterators are used by one consumer thread at a time (calls on one iterator must not
  *    overlap); the library may produce ahead on its own background threads. A get_next or
  *    get_next_as_optional call (plain or distributed) that overlaps another one on the same
  *    iterator is refused with DINPUT_FAILED_PRECONDITION ("already in use by another
  *    thread"); it consumes nothing and leaves the iterator usable.
+ *  - The exception is cancellation: dinput_iterator_cancel and dinput_dist_iterator_cancel
+ *    may be called from any thread, also while another thread is blocked in get_next on the
+ *    same iterator (cancel and get_next may race). Freeing must not race with either: free
+ *    an iterator only once no other call on it is running.
+ *  - Freeing an iterator never waits for a slow upstream: background threads stuck inside a
+ *    callback are left to finish that call on their own, after which they release what they
+ *    used. Such a callback's user_data is still released exactly once, after its last call
+ *    has returned, so it may outlive the free call.
  *  - Callbacks (generator, map, filter, dataset_fn, value_fn, run) may be called from library
  *    threads, and several at once where the documentation says so (parallel map, run).
  *    A callback reports failure by returning a status other than DINPUT_OK; it may first
@@ -57,7 +98,11 @@ extern "C" {
 
 /* Enums are int-sized in both languages. In C++ they are declared with int as their
  * underlying type, so any int a C caller passes is a valid value for the library to check
- * (an out-of-range value of an enum without a fixed type is undefined behaviour in C++). */
+ * (an out-of-range value of an enum without a fixed type is undefined behaviour in C++).
+ * In C each enum also ends with a ..._FORCE_32BIT = 0x7FFFFFFF sentinel, which keeps it
+ * 4 bytes wide even where the compiler would pick a smaller type (-fshort-enums, some
+ * embedded ABIs) and so keeps the ABI the same for every caller. The sentinels are not
+ * values: the library refuses them like any other unknown value. */
 #if defined(__cplusplus) && __cplusplus >= 201103L
 #define DINPUT_ENUM(name) enum name : int
 #else
@@ -92,34 +137,54 @@ typedef DINPUT_ENUM(dinput_status_t) {
   DINPUT_INTERNAL = 13,
   DINPUT_UNAVAILABLE = 14,
   DINPUT_DATA_LOSS = 15,
-  DINPUT_UNAUTHENTICATED = 16
+  DINPUT_UNAUTHENTICATED = 16,
+  DINPUT_STATUS_FORCE_32BIT = 0x7FFFFFFF
 } dinput_status_t;
 
 /* Static name of a code, e.g. "INVALID_ARGUMENT"; "UNKNOWN_STATUS" for other values. */
 DINPUT_API const char *dinput_status_name(dinput_status_t code);
 
+/* The last error. Each thread has one last error: a code and a message. It changes only
+ * when a dinput call made by that thread fails (the call sets it to its own status and
+ * message), or when the thread itself calls dinput_error_set or dinput_error_clear.
+ * Successful calls leave it alone, so it can be read any time after the failure, not only
+ * right after it. Callbacks cannot change it either: while the library runs a callback it
+ * sets the thread's last error aside (the callback starts with a clear one, and sees only the
+ * errors of its own calls) and puts it back afterwards, so a callback that runs on the
+ * caller's thread (dataset_fn, value_fn, replica 0 of dinput_strategy_run, a sequential map
+ * or filter, an interleave callback, a generator without prefetch) cannot wipe a message the
+ * caller has not read yet. When a callback fails, the call it failed reports the message the
+ * callback left (with dinput_error_set, or from a dinput call of its own that failed). */
+
 /* Message of the last failing call on this thread ("" if none). Borrowed: valid until the
- * next dinput call on this thread. */
+ * next failing dinput call, dinput_error_set or dinput_error_clear on this thread. */
 DINPUT_API const char *dinput_last_error_message(void);
 
 /* Code of the last failing call on this thread (DINPUT_OK if none). */
 DINPUT_API dinput_status_t dinput_last_error_code(void);
 
 /* Sets this thread's last error. Meant for callbacks: call it before returning a failing
- * status so that the message reaches the caller of get_next. message may be NULL. */
+ * status so that the message reaches the caller of get_next (or of the call that ran the
+ * callback). message may be NULL. code must not be DINPUT_OK: that call records
+ * INVALID_ARGUMENT ("dinput_error_set: code must not be DINPUT_OK ...") instead (use
+ * dinput_error_clear to clear the last error). */
 DINPUT_API void dinput_error_set(dinput_status_t code, const char *message);
 
-/* Clears this thread's last error. */
+/* Clears this thread's last error (code DINPUT_OK, message ""). Never needed for correct
+ * error handling, since a status other than DINPUT_OK is what says a call failed; for a
+ * caller that has handled a failure and wants a later look at the last error to show only
+ * newer ones. */
 DINPUT_API void dinput_error_clear(void);
 
-/* Run-time version string "MAJOR.MINOR.PATCH" (static). */
+/* Run-time version string "MAJOR.MINOR.PATCH" (static: valid for the life of the process). */
 DINPUT_API const char *dinput_version(void);
 
 /* Run-time version number, same encoding as DINPUT_VERSION_NUMBER. */
 DINPUT_API int dinput_version_number(void);
 
-/* Static JSON text describing the build: version, compiler, and for each optional component
- * (cuda, nccl, gloo, zstd, zlib) whether it was compiled in and whether it is usable now,
+/* Static JSON text (valid for the life of the process) describing the build: version,
+ * compiler, and for each optional component (cuda, nccl, gloo, zstd, zlib, isal: ISA-L's
+ * CRC32C) whether it was compiled in and whether it is usable now,
  * e.g. {"version":"0.1.0","cuda":{"compiled":true,"available":false,"devices":0},...}. */
 DINPUT_API const char *dinput_build_info(void);
 
@@ -143,7 +208,8 @@ typedef DINPUT_ENUM(dinput_dtype_t) {
   DINPUT_BFLOAT16 = 11,
   DINPUT_FLOAT32 = 12,
   DINPUT_FLOAT64 = 13,
-  DINPUT_BYTES = 14
+  DINPUT_BYTES = 14,
+  DINPUT_DTYPE_FORCE_32BIT = 0x7FFFFFFF
 } dinput_dtype_t;
 
 /* Static name ("int64", "float32", "bytes", ...); "invalid" for unknown values. */
@@ -186,7 +252,7 @@ DINPUT_API void dinput_tensor_free(dinput_tensor_t *tensor);
 /* Accessors. On a NULL tensor they return DINPUT_DTYPE_INVALID, -1, NULL or 0. */
 DINPUT_API dinput_dtype_t dinput_tensor_dtype(const dinput_tensor_t *tensor);
 DINPUT_API int dinput_tensor_rank(const dinput_tensor_t *tensor);
-/* Borrowed array of rank dimensions; valid while the tensor handle lives. */
+/* Borrowed array of rank dimensions, valid while the tensor handle lives. */
 DINPUT_API const int64_t *dinput_tensor_shape(const dinput_tensor_t *tensor);
 /* Dimension i, or -1 when i is out of range. */
 DINPUT_API int64_t dinput_tensor_dim(const dinput_tensor_t *tensor, int i);
@@ -205,7 +271,8 @@ DINPUT_API const void *dinput_tensor_data(const dinput_tensor_t *tensor);
 typedef DINPUT_ENUM(dinput_device_type_t) {
   DINPUT_DEVICE_CPU = 1,
   DINPUT_DEVICE_CUDA = 2,
-  DINPUT_DEVICE_CUDA_HOST = 3 /* page-locked host memory */
+  DINPUT_DEVICE_CUDA_HOST = 3, /* page-locked host memory */
+  DINPUT_DEVICE_TYPE_FORCE_32BIT = 0x7FFFFFFF
 } dinput_device_type_t;
 
 /* The tensor's device type (DINPUT_DEVICE_CPU for NULL). */
@@ -216,17 +283,20 @@ DINPUT_API int dinput_tensor_device_index(const dinput_tensor_t *tensor);
  * copy that fills it), for a host tensor a new handle to the same data. */
 DINPUT_API dinput_status_t dinput_tensor_to_host(dinput_tensor_t **out, const dinput_tensor_t *tensor);
 
-/* Typed access: copies the data into `dst` (capacity `dst_bytes`) after checking that the
+/* Typed access: copies the data of `tensor` into the caller's buffer `out` (capacity
+ * `out_bytes`; out may be NULL when the tensor has no data) after checking that the
  * tensor's dtype is `expected`. INVALID_ARGUMENT names both dtypes on a mismatch, or the
- * sizes when dst is too small. */
-DINPUT_API dinput_status_t dinput_tensor_copy_to(const dinput_tensor_t *tensor,
-                                                 dinput_dtype_t expected, void *dst,
-                                                 size_t dst_bytes);
+ * sizes when out is too small; DINPUT_BYTES tensors are read with dinput_tensor_string_view. */
+DINPUT_API dinput_status_t dinput_tensor_copy_to(void *out, size_t out_bytes,
+                                                 const dinput_tensor_t *tensor,
+                                                 dinput_dtype_t expected);
 
-/* String `index` (row-major) of a DINPUT_BYTES tensor. *out points into the tensor (borrowed,
- * not NUL-terminated, valid while the tensor handle lives). */
-DINPUT_API dinput_status_t dinput_tensor_string(const char **out, size_t *out_len,
-                                                const dinput_tensor_t *tensor, int64_t index);
+/* String `index` (row-major) of a DINPUT_BYTES tensor, as a view: *out points into the tensor
+ * (BORROWED, not NUL-terminated, valid while the tensor handle lives) and *out_len is its
+ * length. A function and not an accessor, so that a bad index or a tensor of another dtype is
+ * an error with a message: INVALID_ARGUMENT, leaving *out NULL and *out_len 0. */
+DINPUT_API dinput_status_t dinput_tensor_string_view(const char **out, size_t *out_len,
+                                                     const dinput_tensor_t *tensor, int64_t index);
 
 struct DLManagedTensor; /* from dlpack/dlpack.h */
 
@@ -287,7 +357,8 @@ typedef DINPUT_ENUM(dinput_auto_shard_policy_t) {
   DINPUT_AUTO_SHARD_AUTO = 0,
   DINPUT_AUTO_SHARD_FILE = 1,
   DINPUT_AUTO_SHARD_DATA = 2,
-  DINPUT_AUTO_SHARD_HINT = 3
+  DINPUT_AUTO_SHARD_HINT = 3,
+  DINPUT_AUTO_SHARD_POLICY_FORCE_32BIT = 0x7FFFFFFF
 } dinput_auto_shard_policy_t;
 
 typedef struct dinput_options dinput_options_t;
@@ -309,6 +380,8 @@ DINPUT_API dinput_auto_shard_policy_t dinput_options_auto_shard_policy(
  * byte of the (decompressed) data read and not delivered. Applies to the readers upstream of
  * the with_options node. */
 DINPUT_API dinput_status_t dinput_options_set_skip_corrupt_records(dinput_options_t *options, int enable);
+/* 1 when corrupt records are skipped, else 0 (0 when unset or options is NULL). */
+DINPUT_API int dinput_options_skip_corrupt_records(const dinput_options_t *options);
 /* The largest record (data bytes) the record readers accept; default 256 MiB
  * (268435456), at most 2^56. A length field claiming more is DINPUT_DATA_LOSS naming the
  * file, the offset and the claim, raised before any memory is taken for it, so a damaged or
@@ -376,7 +449,8 @@ typedef DINPUT_ENUM(dinput_deterministic_t) {
   /* Elements may come in the order they are ready rather than the input order. */
   DINPUT_DETERMINISTIC_FALSE = 0,
   /* Elements keep the input order. */
-  DINPUT_DETERMINISTIC_TRUE = 1
+  DINPUT_DETERMINISTIC_TRUE = 1,
+  DINPUT_DETERMINISTIC_FORCE_32BIT = 0x7FFFFFFF
 } dinput_deterministic_t;
 
 /* Options of dinput_dataset_map. */
@@ -518,7 +592,8 @@ DINPUT_API dinput_status_t dinput_dataset_ref(dinput_dataset_t **out, const dinp
 DINPUT_API int64_t dinput_dataset_cardinality(const dinput_dataset_t *dataset);
 DINPUT_API dinput_status_t dinput_dataset_element_spec(dinput_spec_t **out,
                                                        const dinput_dataset_t *dataset);
-/* Short name of the node ("range", "batch", ...), static; "" for NULL. */
+/* Short name of the node ("range", "batch", ...), static (valid for the life of the
+ * process); "" for NULL. */
 DINPUT_API const char *dinput_dataset_name(const dinput_dataset_t *dataset);
 
 /* -- sources -- */
@@ -561,7 +636,8 @@ DINPUT_API dinput_status_t dinput_dataset_text_lines(dinput_dataset_t **out,
 typedef DINPUT_ENUM(dinput_compression_t) {
   DINPUT_COMPRESSION_NONE = 0,
   DINPUT_COMPRESSION_ZSTD = 1,
-  DINPUT_COMPRESSION_GZIP = 2
+  DINPUT_COMPRESSION_GZIP = 2,
+  DINPUT_COMPRESSION_FORCE_32BIT = 0x7FFFFFFF
 } dinput_compression_t;
 
 /* Options of dinput_dataset_records (see "Transformation options" for how option handles
@@ -671,7 +747,8 @@ DINPUT_API dinput_status_t dinput_dataset_shuffle(dinput_dataset_t **out,
                                                   const dinput_shuffle_options_t *options);
 
 /* map callback: computes *out from in. *out is owned by the library afterwards; in is
- * borrowed for the call. With num_parallel_calls > 1 (dinput_map_options_t) it runs
+ * borrowed for the call only (take a handle with dinput_element_ref to keep it, or return
+ * such a handle as *out). With num_parallel_calls > 1 (dinput_map_options_t) it runs
  * concurrently on library threads. */
 typedef dinput_status_t (*dinput_map_fn)(dinput_element_t **out, const dinput_element_t *in,
                                          void *user_data);
@@ -683,7 +760,8 @@ DINPUT_API dinput_status_t dinput_dataset_map(dinput_dataset_t **out,
                                               void *user_data, dinput_free_fn free_user_data,
                                               const dinput_map_options_t *options);
 
-/* filter callback: sets *keep to non-zero to keep the element. */
+/* filter callback: sets *keep to non-zero to keep the element. in is borrowed for the call
+ * only (dinput_element_ref keeps it longer). */
 typedef dinput_status_t (*dinput_filter_fn)(int *keep, const dinput_element_t *in,
                                             void *user_data);
 DINPUT_API dinput_status_t dinput_dataset_filter(dinput_dataset_t **out,
@@ -691,7 +769,8 @@ DINPUT_API dinput_status_t dinput_dataset_filter(dinput_dataset_t **out,
                                                  dinput_filter_fn fn, void *user_data,
                                                  dinput_free_fn free_user_data);
 /* interleave callback: the dataset to read for one input element (for example a record
- * reader for one file name). *out is owned by the library afterwards. */
+ * reader for one file name). *out is owned by the library afterwards; in is borrowed for the
+ * call only (dinput_element_ref keeps it longer, for example for a dataset made from it). */
 typedef dinput_status_t (*dinput_interleave_fn)(dinput_dataset_t **out, const dinput_element_t *in,
                                                 void *user_data);
 /* For each input element, fn gives a dataset; up to cycle_length of them are read at once,
@@ -739,10 +818,21 @@ typedef struct dinput_optional dinput_optional_t;
 /* Starts iterating the dataset from its beginning (a new epoch). */
 DINPUT_API dinput_status_t dinput_dataset_iterator(dinput_iterator_t **out,
                                                    const dinput_dataset_t *dataset);
-/* Frees the iterator, stopping its background threads first. */
+/* Frees the iterator. Its background threads are stopped; one that is inside a callback
+ * (a slow map function, a blocked generator) is not waited for: it finishes that call after
+ * free has returned, touching nothing the caller freed, and then the user_data of its
+ * callback is released (when no dataset holds it any more). Must not overlap another call on
+ * the iterator, dinput_iterator_cancel included. */
 DINPUT_API void dinput_iterator_free(dinput_iterator_t *iterator);
-/* The next element; DINPUT_OUT_OF_RANGE at the end (and on every later call). After any
- * other error the iterator is finished: later calls repeat the error. */
+/* Cancels the iterator, from any thread, also while another thread is in get_next or
+ * get_next_as_optional on it: a call waiting for data produced on library threads returns
+ * DINPUT_CANCELLED within about 10 ms; one running a callback on its own thread (a
+ * sequential map, a generator without prefetch) returns DINPUT_CANCELLED when that callback
+ * returns. Every later get_next returns DINPUT_CANCELLED ("the iterator was cancelled").
+ * Idempotent; INVALID_ARGUMENT for NULL. The iterator must still be freed. */
+DINPUT_API dinput_status_t dinput_iterator_cancel(dinput_iterator_t *iterator);
+/* The next element; DINPUT_OUT_OF_RANGE at the end (and on every later call), and only
+ * then. After any other error the iterator is finished: later calls repeat the error. */
 DINPUT_API dinput_status_t dinput_iterator_get_next(dinput_element_t **out,
                                                     dinput_iterator_t *iterator);
 /* The next element as an optional (empty at the end); errors as for get_next. */
@@ -839,6 +929,14 @@ DINPUT_API void dinput_record_writer_free(dinput_record_writer_t *writer);
 /* Strategies and distribution                                                            */
 /* ------------------------------------------------------------------------------------- */
 
+/* REPLICA INDICES AND COUNTS are `int` throughout: worker and replica indices, the numbers
+ * of workers, devices and replicas, and the size of and index into a per-replica value.
+ * They are small (at most 4096 replicas per worker and 2^20 in sync, below), tf.distribute
+ * itself uses Python ints that its C++ side keeps as int, and the contexts passed to
+ * callbacks report them as int, so one type lets a caller pass what it reads back without
+ * casts or sign-mismatch warnings. Negative counts are INVALID_ARGUMENT; negative indices
+ * give NULL or -1 like any other index out of range. */
+
 /* How workers exchange the small values the distributed iterator and reduce need. */
 typedef struct dinput_collective dinput_collective_t;
 /* A set of replica devices: W workers x R replicas; each handle is one worker's view. */
@@ -863,8 +961,8 @@ typedef struct dinput_replica_context dinput_replica_context_t;
 DINPUT_API dinput_status_t dinput_collective_new_in_process(dinput_collective_t **out,
                                                             int num_workers, int64_t timeout_ms);
 DINPUT_API void dinput_collective_free(dinput_collective_t *collective);
-/* Fails every pending and future collective wait of every worker with `code` (not DINPUT_OK)
- * and `message`: a worker that cannot continue (say, its dataset failed to build) releases
+/* Fails every pending and future collective wait of every worker with `code` (not DINPUT_OK,
+ * nor DINPUT_OUT_OF_RANGE, which get_next would report as end of data) and `message`: a worker that cannot continue (say, its dataset failed to build) releases
  * its peers at once instead of leaving them to time out. Irreversible. */
 DINPUT_API dinput_status_t dinput_collective_abort(dinput_collective_t *collective, dinput_status_t code,
                                                    const char *message);
@@ -874,14 +972,14 @@ DINPUT_API int dinput_collective_num_workers(const dinput_collective_t *collecti
  * "/cpu:0", "/job:worker/device:GPU:1" forms are accepted). num_devices 0 gives the default
  * strategy: one replica on CPU:0. Device names must be distinct. */
 DINPUT_API dinput_status_t dinput_strategy_new(dinput_strategy_t **out,
-                                               const char *const *devices, size_t num_devices);
+                                               const char *const *devices, int num_devices);
 /* Worker `worker_index` of a multi-worker strategy whose workers are joined by `collective`.
  * Every worker has the given local devices (R = num_devices; 0 means CPU:0). */
 DINPUT_API dinput_status_t dinput_strategy_new_multi_worker(dinput_strategy_t **out,
                                                             dinput_collective_t *collective,
                                                             int worker_index,
                                                             const char *const *devices,
-                                                            size_t num_devices);
+                                                            int num_devices);
 /* Like dinput_strategy_new_multi_worker with num_replicas_in_sync CPU replicas in total:
  * INVALID_ARGUMENT when it is not divisible by the number of workers. Every strategy has at
  * most 4096 replicas per worker and 1048576 (2^20) replicas in sync: larger counts fail at
@@ -896,14 +994,15 @@ DINPUT_API int dinput_strategy_num_replicas_in_sync(const dinput_strategy_t *str
 DINPUT_API int dinput_strategy_num_local_replicas(const dinput_strategy_t *strategy);
 DINPUT_API int dinput_strategy_num_workers(const dinput_strategy_t *strategy);
 DINPUT_API int dinput_strategy_worker_index(const dinput_strategy_t *strategy);
-/* Canonical name ("CPU:0", "GPU:1") of local replica i, static for the strategy's life;
- * NULL when out of range. */
+/* Canonical name ("CPU:0", "GPU:1") of local replica i, borrowed: valid while the strategy
+ * handle lives; NULL when out of range. */
 DINPUT_API const char *dinput_strategy_device(const dinput_strategy_t *strategy, int i);
 
 /* Replication of input pipelines (as tf.distribute.InputReplicationMode). */
 typedef DINPUT_ENUM(dinput_replication_mode_t) {
   DINPUT_REPLICATION_PER_WORKER = 0,
-  DINPUT_REPLICATION_PER_REPLICA = 1
+  DINPUT_REPLICATION_PER_REPLICA = 1,
+  DINPUT_REPLICATION_MODE_FORCE_32BIT = 0x7FFFFFFF
 } dinput_replication_mode_t;
 
 /* Input options (as tf.distribute.InputOptions). Defaults: fetch_to_device 1,
@@ -919,17 +1018,36 @@ DINPUT_API dinput_status_t dinput_input_options_set_place_dataset_on_device(
 /* >= 0; 0 disables the per-replica buffer. */
 DINPUT_API dinput_status_t dinput_input_options_set_per_replica_buffer_size(
     dinput_input_options_t *o, int64_t size);
+/* The getters give the value in effect: what was set, else the default above (also for a
+ * NULL o, which the distribute functions read as the defaults).
+ * fetch_to_device: 1 or 0. */
+DINPUT_API int dinput_input_options_fetch_to_device(const dinput_input_options_t *o);
+/* The replication mode in effect (default DINPUT_REPLICATION_PER_WORKER). */
+DINPUT_API dinput_replication_mode_t dinput_input_options_replication_mode(
+    const dinput_input_options_t *o);
+/* place_dataset_on_device in effect: 1 or 0 (default 0). */
+DINPUT_API int dinput_input_options_place_dataset_on_device(const dinput_input_options_t *o);
+/* The per-replica buffer size in effect (default 1). */
+DINPUT_API int64_t dinput_input_options_per_replica_buffer_size(const dinput_input_options_t *o);
 
 /* Distributes a dataset batched by the global batch size (experimental_distribute_dataset):
  * auto-shards it across workers by the dataset's auto_shard_policy, splits each global batch
- * among the replicas and prefetches. options may be NULL (defaults). */
+ * among the replicas and prefetches. options may be NULL (defaults).
+ * Random seeds: with several workers, a dataset containing a shuffle or list_files with a
+ * random seed (seed < 0) would be shuffled differently by each worker's copy, and sharding
+ * would then lose and repeat elements. The workers agree on one random seed instead (worker
+ * 0's, through the collective), so for such a dataset this call (and
+ * dinput_strategy_distribute_datasets_from_function, for the datasets dataset_fn returns)
+ * is collective: every worker must make it, in the same order as its other such calls, and
+ * it waits for the others (DEADLINE_EXCEEDED after the collective's timeout). */
 DINPUT_API dinput_status_t dinput_strategy_distribute_dataset(
     dinput_dist_dataset_t **out, const dinput_strategy_t *strategy,
     const dinput_dataset_t *dataset, const dinput_input_options_t *options);
 
 /* dataset_fn: returns the (already sharded and per-replica batched) dataset of one input
  * pipeline. Called once per worker (PER_WORKER) or per local replica (PER_REPLICA), from the
- * calling thread of dinput_strategy_distribute_datasets_from_function. */
+ * calling thread of dinput_strategy_distribute_datasets_from_function. `context` is borrowed
+ * for the call only; *out becomes the library's. */
 typedef dinput_status_t (*dinput_dataset_fn)(dinput_dataset_t **out,
                                              const dinput_input_context_t *context,
                                              void *user_data);
@@ -958,7 +1076,18 @@ DINPUT_API dinput_status_t dinput_dist_dataset_element_spec(dinput_spec_t **out,
  * iterators in the same order, since their steps are matched through the collective. */
 DINPUT_API dinput_status_t dinput_dist_dataset_iterator(dinput_dist_iterator_t **out,
                                                         const dinput_dist_dataset_t *dataset);
+/* Frees the iterator without waiting for a slow upstream (see dinput_iterator_free). In a
+ * multi-worker strategy, freeing an iterator that has not ended cancels it (see
+ * dinput_dist_iterator_cancel), so the other workers' iterators fail at once instead of
+ * waiting for this worker's steps until the collective's timeout. */
 DINPUT_API void dinput_dist_iterator_free(dinput_dist_iterator_t *iterator);
+/* Cancels the iterator as dinput_iterator_cancel does (any thread, also while another is in
+ * get_next, which then returns DINPUT_CANCELLED within about 10 ms, as does every later
+ * call). In a multi-worker strategy the iterators of this epoch on the other workers fail
+ * too, promptly, with DINPUT_CANCELLED naming this worker, also when they are waiting for
+ * this one in a step; the collective and later iterators are not affected. Idempotent;
+ * INVALID_ARGUMENT for NULL. */
+DINPUT_API dinput_status_t dinput_dist_iterator_cancel(dinput_dist_iterator_t *iterator);
 /* One step: an element per local replica; replicas without data get an empty (0-row) batch;
  * DINPUT_OUT_OF_RANGE when no replica on any worker has data. */
 DINPUT_API dinput_status_t dinput_dist_iterator_get_next(dinput_per_replica_t **out,
@@ -981,18 +1110,20 @@ DINPUT_API void dinput_per_replica_free(dinput_per_replica_t *value);
 /* A new handle to the same per-replica value (no copy of the data). */
 DINPUT_API dinput_status_t dinput_per_replica_ref(dinput_per_replica_t **out, const dinput_per_replica_t *value);
 /* Number of local replicas in the value (0 for NULL). */
-DINPUT_API size_t dinput_per_replica_size(const dinput_per_replica_t *value);
+DINPUT_API int dinput_per_replica_size(const dinput_per_replica_t *value);
 /* Borrowed element of local replica i (local_results order), valid while the value lives;
- * NULL when out of range. */
+ * NULL when out of range (negative i included). */
 DINPUT_API const dinput_element_t *dinput_per_replica_get(const dinput_per_replica_t *value,
-                                                          size_t i);
-/* Creates a per-replica value from one element per local replica. */
+                                                          int i);
+/* Creates a per-replica value from one element per local replica. count: 0..4096 (the most
+ * local replicas a strategy has), else INVALID_ARGUMENT. */
 DINPUT_API dinput_status_t dinput_per_replica_new(dinput_per_replica_t **out,
                                                   const dinput_element_t *const *elements,
-                                                  size_t count);
+                                                  int count);
 
 /* value_fn: the value of one replica, called once per local replica in replica order, on the
- * thread that calls dinput_strategy_distribute_values_from_function, during that call only. */
+ * thread that calls dinput_strategy_distribute_values_from_function, during that call only.
+ * `context` is borrowed for the call only; *out becomes the library's. */
 typedef dinput_status_t (*dinput_value_fn)(dinput_element_t **out,
                                            const dinput_value_context_t *context,
                                            void *user_data);
@@ -1003,7 +1134,9 @@ DINPUT_API int dinput_value_context_replica_id_in_sync_group(const dinput_value_
 DINPUT_API int dinput_value_context_num_replicas_in_sync(const dinput_value_context_t *c);
 
 /* run callback: computes replica context's result from its slice of the arguments (args
- * is NULL when run was given no arguments). Called concurrently, once per local replica. */
+ * is NULL when run was given no arguments). Called concurrently, once per local replica
+ * (replica 0 on the calling thread). `context` and `args` are borrowed for the call only
+ * (dinput_element_ref keeps args longer); *out becomes the library's. */
 typedef dinput_status_t (*dinput_replica_fn)(dinput_element_t **out,
                                              const dinput_replica_context_t *context,
                                              const dinput_element_t *args, void *user_data);
@@ -1013,10 +1146,15 @@ DINPUT_API dinput_status_t dinput_strategy_run(dinput_per_replica_t **out,
                                                const dinput_per_replica_t *args, void *user_data);
 DINPUT_API int dinput_replica_context_replica_id_in_sync_group(const dinput_replica_context_t *c);
 DINPUT_API int dinput_replica_context_num_replicas_in_sync(const dinput_replica_context_t *c);
-/* Canonical device name of the replica, e.g. "CPU:1". */
+/* Canonical device name of the replica, e.g. "CPU:1"; borrowed like the context: valid during
+ * the callback only. */
 DINPUT_API const char *dinput_replica_context_device(const dinput_replica_context_t *c);
 
-typedef DINPUT_ENUM(dinput_reduce_op_t) { DINPUT_REDUCE_SUM = 0, DINPUT_REDUCE_MEAN = 1 } dinput_reduce_op_t;
+typedef DINPUT_ENUM(dinput_reduce_op_t) {
+  DINPUT_REDUCE_SUM = 0,
+  DINPUT_REDUCE_MEAN = 1,
+  DINPUT_REDUCE_OP_FORCE_32BIT = 0x7FFFFFFF
+} dinput_reduce_op_t;
 /* axis for dinput_strategy_reduce: element-wise across replicas only. */
 #define DINPUT_AXIS_NONE (-1)
 

@@ -8,8 +8,9 @@
  * dinput_tensor_cuda_wait (or dinput_element_cuda_wait for a whole element). These calls
  * never block the host. Host tensors need no waiting: the calls are no-ops for them.
  *
- * In a build of dinput without CUDA support these functions exist and succeed as no-ops,
- * since no tensor can then live on a GPU.
+ * Every build of dinput exports these functions and installs this header. In a build without
+ * CUDA support they succeed as no-ops (as they do for host tensors in any build), since no
+ * tensor can then live on a GPU.
  */
 #ifndef DINPUT_CUDA_H
 #define DINPUT_CUDA_H
@@ -29,9 +30,13 @@ DINPUT_API dinput_status_t dinput_tensor_cuda_wait(const dinput_tensor_t *tensor
 /* dinput_tensor_cuda_wait for every component of the element. */
 DINPUT_API dinput_status_t dinput_element_cuda_wait(const dinput_element_t *element, cudaStream_t stream);
 
-/* The event that completes with the copy filling `tensor`, or NULL for host tensors and
- * tensors whose data was ready at once. Borrowed: valid while the tensor handle lives. */
-DINPUT_API dinput_status_t dinput_tensor_cuda_ready_event(cudaEvent_t *out, const dinput_tensor_t *tensor);
+/* The event that completes with the copy filling `tensor`; NULL for a NULL tensor, host
+ * tensors and tensors whose data was ready at once. BORROWED, so returned directly (not
+ * through an out-parameter, which would be owned): valid while the tensor handle lives, and
+ * never to be destroyed by the caller. For waiting on it, dinput_tensor_cuda_wait is
+ * simpler; the event is for callers that need it themselves (cudaEventQuery, or
+ * cudaStreamWaitEvent on a stream of their own). */
+DINPUT_API cudaEvent_t dinput_tensor_cuda_ready_event(const dinput_tensor_t *tensor);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -43,7 +43,7 @@ int main(int argc, char **argv) {
     double t0 = now();
     dinput_per_replica_t *step = NULL;
     while (dinput_dist_iterator_get_next(&step, it) == DINPUT_OK) {
-      for (size_t i = 0; i < dinput_per_replica_size(step); i++) {
+      for (int i = 0; i < dinput_per_replica_size(step); i++) {
         const dinput_tensor_t *t = dinput_element_get(dinput_per_replica_get(step, i), 0);
         const int64_t *v = (const int64_t *)dinput_tensor_data(t);
         for (int64_t j = 0; j < dinput_tensor_dim(t, 0); j++) checksum += v[j];

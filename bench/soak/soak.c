@@ -139,14 +139,14 @@ static void *run_worker(void *arg) {
       break;
     }
     w->steps++;
-    for (size_t r = 0; r < dinput_per_replica_size(step); r++) {
+    for (int r = 0; r < dinput_per_replica_size(step); r++) {
       const dinput_tensor_t *batch = dinput_element_get(dinput_per_replica_get(step, r), 0);
       int64_t n = dinput_tensor_num_elements(batch);
       pthread_mutex_lock(w->seen_mu);
       for (int64_t i = 0; i < n; i++) {
         const char *bytes;
         size_t len;
-        if (dinput_tensor_string(&bytes, &len, batch, i) != DINPUT_OK || len < 8) die("tensor_string");
+        if (dinput_tensor_string_view(&bytes, &len, batch, i) != DINPUT_OK || len < 8) die("tensor_string_view");
         uint64_t id = 0;
         for (int b = 0; b < 8; b++) id |= (uint64_t)(uint8_t)bytes[b] << (8 * b);
         if (id < (uint64_t)(c->files * c->records) && w->seen[id] < 255) w->seen[id]++;

@@ -1,6 +1,6 @@
 /* W1 dinput side: records(files).shuffle(10000, seed=1).batch(256) distributed over CPU:0 and
  * CPU:1 (default options), one full epoch; sums every byte of every record through
- * dinput_tensor_string. Prints one JSON object: seconds, records, bytes, checksum, statistics.
+ * dinput_tensor_string_view. Prints one JSON object: seconds, records, bytes, checksum, statistics.
  * W1_MAP_FILES=1 memory-maps the files (dinput_options_set_map_files) instead of the default
  * pread() into the library's buffers. */
 #include <dinput.h>
@@ -62,13 +62,13 @@ int main(int argc, char **argv) {
     if (st == DINPUT_OUT_OF_RANGE) break;
     CHECK(st);
     steps++;
-    for (size_t r = 0; r < dinput_per_replica_size(pr); r++) {
+    for (int r = 0; r < dinput_per_replica_size(pr); r++) {
       const dinput_element_t *e = dinput_per_replica_get(pr, r);
       const dinput_tensor_t *t = dinput_element_get(e, 0);
       int64_t n = dinput_tensor_num_elements(t);
       for (int64_t i = 0; i < n; i++) {
         const char *p; size_t len;
-        CHECK(dinput_tensor_string(&p, &len, t, i));
+        CHECK(dinput_tensor_string_view(&p, &len, t, i));
         const unsigned char *u = (const unsigned char *)p;
         uint64_t s8 = 0; size_t k = 0;
         for (; k + 8 <= len; k += 8) { uint64_t v; memcpy(&v, u + k, 8); s8 += v; }

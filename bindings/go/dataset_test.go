@@ -707,3 +707,33 @@ func TestFinalizersReleaseForgottenObjects(t *testing.T) {
 		t.Errorf("after finalization: %v", got)
 	}
 }
+
+// TestCallbackOutOfRangeIsAnError checks that a map function returning an OUT_OF_RANGE error
+// (say, from an inner iterator that ran out) stops the scanner with an error instead of a
+// clean end that would drop the rest of the epoch.
+func TestCallbackOutOfRangeIsAnError(t *testing.T) {
+	r := must(Range(0, 10, 1))
+	defer r.Close()
+	inner := must(Range(0, 3, 1))
+	defer inner.Close()
+	innerIt := must(inner.Iterator())
+	defer innerIt.Close()
+	m := must(r.Map(func(in *Element) (*Element, error) {
+		if _, err := innerIt.GetNext(); err != nil {
+			return nil, err // OUT_OF_RANGE after three elements
+		}
+		return in, nil
+	}, nil))
+	defer m.Close()
+	it := must(m.Iterator())
+	defer it.Close()
+	got := 0
+	for it.Next() {
+		got++
+	}
+	err := it.Err()
+	if got != 3 || !errors.Is(err, ErrInvalidArgument) || errors.Is(err, ErrOutOfRange) ||
+		!strings.Contains(err.Error(), "map callback returned OUT_OF_RANGE") {
+		t.Errorf("after %d elements: %v, want INVALID_ARGUMENT naming the map callback", got, err)
+	}
+}

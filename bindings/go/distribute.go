@@ -359,17 +359,43 @@ type DistributedIterator struct {
 	scan scanState[*PerReplica]
 }
 
-// Close releases the iterator (and the current Value). Idempotent.
+// Close releases the iterator (and the current Value). Idempotent. As for Iterator.Close,
+// a GetNext blocked in another goroutine is cancelled first; with several workers, closing
+// an iterator that has not ended makes the other workers' iterators of the epoch fail with
+// ErrCancelled instead of waiting for this worker.
 func (it *DistributedIterator) Close() error {
 	if it == nil {
 		return nil
 	}
+	if p := it.ref.acquire(); p != nil {
+		// Only a blocked GetNext needs this; an iterator that has ended ignores it.
+		C.dinput_dist_iterator_cancel(p)
+	}
+	it.ref.release()
 	if p := it.ref.take(); p != nil {
 		C.dinput_dist_iterator_free(p)
 	}
 	it.scan.drop()
 	runtime.SetFinalizer(it, nil)
 	return nil
+}
+
+// Cancel may be called from any goroutine, also while another one is blocked in GetNext:
+// that call returns promptly with an error matching ErrCancelled, as does every later one,
+// and with several workers the other workers' iterators of this epoch fail the same way
+// instead of waiting for this one. Idempotent.
+func (it *DistributedIterator) Cancel() error {
+	if it == nil {
+		return closedError("DistributedIterator")
+	}
+	p := it.ref.acquire()
+	defer it.ref.release()
+	if p == nil {
+		return nil
+	}
+	err := call(func() C.dinput_status_t { return C.dinput_dist_iterator_cancel(p) })
+	runtime.KeepAlive(it)
+	return err
 }
 
 // GetNext returns the next step, owned by the caller. Replicas without data get an empty
@@ -498,7 +524,7 @@ func NewPerReplica(elements ...*Element) (*PerReplica, error) {
 		parts = &ptrs[0]
 	}
 	var out *C.dinput_per_replica_t
-	err := call(func() C.dinput_status_t { return C.dinput_per_replica_new(&out, parts, C.size_t(len(ptrs))) })
+	err := call(func() C.dinput_status_t { return C.dinput_per_replica_new(&out, parts, C.int(len(ptrs))) })
 	runtime.KeepAlive(elements)
 	if err != nil {
 		return nil, err

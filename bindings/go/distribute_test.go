@@ -12,7 +12,8 @@ import (
 	"time"
 )
 
-// The examples of SPEC.md §3.3 (single worker, policy AUTO falling back to DATA: even split).
+// The examples of docs/semantics.md, "The even split" (single worker, policy AUTO falling
+// back to DATA).
 func TestSeedExamplesEvenSplit(t *testing.T) {
 	cases := []struct {
 		n, batch int64
@@ -553,7 +554,8 @@ func runWorkers(t *testing.T, workers, replicasInSync int, build func() (*Datase
 }
 
 func TestMultiWorkerDataSharding(t *testing.T) {
-	// SPEC §6: W=2, R=1, range(9).batch(2), DATA: w0 [0];[2];[4];[6];[8] || w1 [1];[3];[5];[7];[]
+	// docs/semantics.md, "Partial batches and the end of data": W=2, R=1, range(9).batch(2),
+	// DATA: w0 [0];[2];[4];[6];[8] || w1 [1];[3];[5];[7];[]
 	data := AutoShardData
 	got := runWorkers(t, 2, 2, func() (*Dataset, error) {
 		r, err := Range(0, 9, 1)
@@ -573,8 +575,8 @@ func TestMultiWorkerDataSharding(t *testing.T) {
 }
 
 func TestMultiWorkerOff(t *testing.T) {
-	// SPEC §3.3: policy OFF with W=2, R=1 and range(12).batch(8): every worker gets
-	// [0..3];[4..7];[8..11].
+	// docs/semantics.md, "The balanced split": policy OFF with W=2, R=1 and
+	// range(12).batch(8): every worker gets [0..3];[4..7];[8..11].
 	got := runWorkers(t, 2, 2, func() (*Dataset, error) {
 		r, err := Range(0, 12, 1)
 		if err != nil {

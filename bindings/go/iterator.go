@@ -63,17 +63,38 @@ func wrapIterator(p *C.dinput_iterator_t) *Iterator {
 }
 
 // Close stops the iterator's background threads and releases it (and the current Value).
-// It is idempotent.
+// It is idempotent. A GetNext blocked in another goroutine is cancelled first (it returns
+// an error matching ErrCancelled), so Close does not wait for data; work stuck in a slow
+// MapFunc or generator finishes in the background.
 func (it *Iterator) Close() error {
 	if it == nil {
 		return nil
 	}
+	it.Cancel()
 	if p := it.ref.take(); p != nil {
 		C.dinput_iterator_free(p)
 	}
 	it.scan.drop()
 	runtime.SetFinalizer(it, nil)
 	return nil
+}
+
+// Cancel may be called from any goroutine, also while another one is blocked in GetNext,
+// GetNextAsOptional or Next: that call returns promptly with an error matching
+// ErrCancelled, and so does every later one. Idempotent; a closed iterator is left as it is.
+func (it *Iterator) Cancel() error {
+	if it == nil {
+		return closedError("Iterator")
+	}
+	// A read lock, like GetNext's: cancel is the one call that may overlap it.
+	p := it.ref.acquire()
+	defer it.ref.release()
+	if p == nil {
+		return nil
+	}
+	err := call(func() C.dinput_status_t { return C.dinput_iterator_cancel(p) })
+	runtime.KeepAlive(it)
+	return err
 }
 
 // GetNext returns the next element, owned by the caller. At the end of the data (and on

@@ -1,6 +1,7 @@
 // C side of the Go binding: small helpers that save cgo round trips on hot paths, and the
 // trampolines that adapt dinput's callback signatures (const pointers, void *user_data) to the
 // Go functions exported from callbacks.go (plain pointers, the cgo.Handle as an integer).
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,15 +56,21 @@ dinput_status_t dgo_element_clone(dinput_element_t **out, const dinput_element_t
 
 static dinput_status_t replica_out_of_range(const dinput_per_replica_t *v, size_t replica) {
   char msg[128];
-  snprintf(msg, sizeof msg, "replica %zu is out of range for a per-replica value of %zu replica(s)",
+  snprintf(msg, sizeof msg, "replica %zu is out of range for a per-replica value of %d replica(s)",
            replica, dinput_per_replica_size(v));
   dinput_error_set(DINPUT_INVALID_ARGUMENT, msg);
   return DINPUT_INVALID_ARGUMENT;
 }
 
+/* The C API indexes replicas with int; Go's (non-negative) int index may be larger, and is
+ * then out of range like any index past the end. */
+static const dinput_element_t *replica_element(const dinput_per_replica_t *v, size_t replica) {
+  return replica <= (size_t)INT_MAX ? dinput_per_replica_get(v, (int)replica) : NULL;
+}
+
 dinput_status_t dgo_per_replica_element(dinput_element_t **out, const dinput_per_replica_t *v,
                                         size_t replica) {
-  const dinput_element_t *e = dinput_per_replica_get(v, replica);
+  const dinput_element_t *e = replica_element(v, replica);
   if (!e) {
     *out = NULL;
     return replica_out_of_range(v, replica);
@@ -74,7 +81,7 @@ dinput_status_t dgo_per_replica_element(dinput_element_t **out, const dinput_per
 dinput_status_t dgo_per_replica_tensor(dinput_tensor_t **out, dgo_tensor_info *info,
                                        const dinput_per_replica_t *v, size_t replica,
                                        size_t component) {
-  const dinput_element_t *e = dinput_per_replica_get(v, replica);
+  const dinput_element_t *e = replica_element(v, replica);
   if (!e) {
     *out = NULL;
     return replica_out_of_range(v, replica);
@@ -85,7 +92,7 @@ dinput_status_t dgo_per_replica_tensor(dinput_tensor_t **out, dgo_tensor_info *i
 dinput_status_t dgo_dist_iterator_get_next(dinput_per_replica_t **out, size_t *size,
                                            dinput_dist_iterator_t *it) {
   dinput_status_t st = dinput_dist_iterator_get_next(out, it);
-  *size = st == DINPUT_OK ? dinput_per_replica_size(*out) : 0;
+  *size = st == DINPUT_OK ? (size_t)dinput_per_replica_size(*out) : 0;
   return st;
 }
 
@@ -93,7 +100,7 @@ dinput_status_t dgo_per_replica_copy(const dinput_per_replica_t *v, size_t repli
                                      size_t component, dinput_dtype_t expected, void *dst,
                                      size_t dst_bytes, int64_t *num_elements) {
   *num_elements = 0;
-  const dinput_element_t *e = dinput_per_replica_get(v, replica);
+  const dinput_element_t *e = replica_element(v, replica);
   if (!e) return replica_out_of_range(v, replica);
   const dinput_tensor_t *t = dinput_element_get(e, component);
   if (!t) return component_out_of_range(e, component);
@@ -105,7 +112,7 @@ dinput_status_t dgo_per_replica_copy(const dinput_per_replica_t *v, size_t repli
     if ((size_t)n * dinput_dtype_size(expected) > dst_bytes) return DINPUT_OK;
     if (n == 0) return DINPUT_OK;
   }
-  return dinput_tensor_copy_to(t, expected, dst, dst_bytes);
+  return dinput_tensor_copy_to(dst, dst_bytes, t, expected);
 }
 
 dinput_status_t dgo_tensor_strings(const dinput_tensor_t *t, size_t *lengths, char *data,
@@ -115,7 +122,7 @@ dinput_status_t dgo_tensor_strings(const dinput_tensor_t *t, size_t *lengths, ch
   for (int64_t i = 0; i < n; i++) {
     const char *s;
     size_t len;
-    dinput_status_t st = dinput_tensor_string(&s, &len, t, i);
+    dinput_status_t st = dinput_tensor_string_view(&s, &len, t, i);
     if (st != DINPUT_OK) return st;
     if (len > data_cap - used) {
       dinput_error_set(DINPUT_INTERNAL, "the strings of a bytes tensor exceed its byte size");

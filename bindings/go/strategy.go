@@ -127,7 +127,7 @@ func NewStrategy(devices ...string) (*Strategy, error) {
 	arr, free := cStrings(devices)
 	defer free()
 	var out *C.dinput_strategy_t
-	if err := call(func() C.dinput_status_t { return C.dinput_strategy_new(&out, arr, C.size_t(len(devices))) }); err != nil {
+	if err := call(func() C.dinput_status_t { return C.dinput_strategy_new(&out, arr, C.int(len(devices))) }); err != nil {
 		return nil, err
 	}
 	return wrapStrategy(out), nil
@@ -148,7 +148,7 @@ func NewMultiWorkerStrategy(collective *Collective, workerIndex int, devices ...
 	defer free()
 	var out *C.dinput_strategy_t
 	err := call(func() C.dinput_status_t {
-		return C.dinput_strategy_new_multi_worker(&out, cp, C.int(workerIndex), arr, C.size_t(len(devices)))
+		return C.dinput_strategy_new_multi_worker(&out, cp, C.int(workerIndex), arr, C.int(len(devices)))
 	})
 	runtime.KeepAlive(collective)
 	if err != nil {

@@ -330,7 +330,7 @@ func (t *Tensor) copyTo(want DType, dst unsafe.Pointer, dstBytes int, n int) err
 		return nil // nothing to copy, and dst may be nil
 	}
 	err := call(func() C.dinput_status_t {
-		return C.dinput_tensor_copy_to(p, C.dinput_dtype_t(want), dst, C.size_t(dstBytes))
+		return C.dinput_tensor_copy_to(dst, C.size_t(dstBytes), p, C.dinput_dtype_t(want))
 	})
 	runtime.KeepAlive(t)
 	return err

@@ -2,22 +2,12 @@
 #include <string>
 #include <utility>
 
+#include "capi/build_info.h"
 #include "capi/firewall.h"
 #include "core/dtype.h"
 #include "device/gpu.h"
 #include "device/nccl.h"
 
-namespace {
-std::string json_escape(const std::string& in) {
-  std::string out;
-  for (char c : in) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) continue;
-    out += c;
-  }
-  return out;
-}
-}  // namespace
 #include "io/compression.h"
 
 using namespace dinput;
@@ -39,6 +29,14 @@ DINPUT_API const char* dinput_last_error_message(void) { return capi::last_error
 DINPUT_API dinput_status_t dinput_last_error_code(void) { return capi::last_error_code(); }
 
 DINPUT_API void dinput_error_set(dinput_status_t code, const char* message) {
+  // A last error of DINPUT_OK would tell a caller that reads it after a failing call that
+  // nothing failed. The function stays void (callbacks call it on their way out and would
+  // not check a result), so the refusal is itself recorded as the last error.
+  if (code == DINPUT_OK) {
+    capi::set_last_error(DINPUT_INVALID_ARGUMENT,
+                         "dinput_error_set: code must not be DINPUT_OK (dinput_error_clear clears the last error)");
+    return;
+  }
   capi::guard(__func__, [&] { capi::set_last_error(code, message ? message : ""); });
 }
 
@@ -51,37 +49,8 @@ DINPUT_API int dinput_version_number(void) {
 }
 
 DINPUT_API const char* dinput_build_info(void) {
-  // Built once; each optional component says whether it was compiled in and whether it is
-  // usable now (CUDA and NCCL are probed at run time). Gloo is not part of dinput yet.
-  static const std::string info = [] {
-    std::string s = "{\"version\":\"" DINPUT_VERSION_STRING "\"";
-#if defined(__clang__)
-    s += ",\"compiler\":\"clang " __clang_version__ "\"";
-#elif defined(__GNUC__)
-    s += ",\"compiler\":\"gcc " __VERSION__ "\"";
-#endif
-    const gpu::Availability& cuda = gpu::availability();
-    s += str_cat(",\"cuda\":{\"compiled\":", cuda.compiled ? "true" : "false", ",\"available\":",
-                 cuda.usable ? "true" : "false", ",\"devices\":", cuda.devices, ",\"reason\":\"", json_escape(cuda.reason),
-                 "\"}");
-    const gpu::NcclAvailability& nccl = gpu::nccl();
-    s += str_cat(",\"nccl\":{\"compiled\":", nccl.compiled ? "true" : "false", ",\"available\":",
-                 nccl.loaded ? "true" : "false", ",\"version\":", nccl.version, ",\"reason\":\"",
-                 json_escape(nccl.reason), "\"}");
-    for (const char* component : {"gloo"})
-      s += std::string(",\"") + component + "\":{\"compiled\":false,\"available\":false}";
-    // Record-file compression: linked in when found at build time, so usable whenever the
-    // library loads; the version is the one the library runs with.
-    for (auto [component, c] : {std::pair{"zstd", Compression::kZstd}, std::pair{"zlib", Compression::kGzip}}) {
-      bool compiled = compression_supported(c);
-      s += std::string(",\"") + component + "\":{\"compiled\":" + (compiled ? "true" : "false") +
-           ",\"available\":" + (compiled ? "true" : "false");
-      if (compiled) s += std::string(",\"version\":\"") + compression_library_version(c) + "\"";
-      s += "}";
-    }
-    s += ",\"dlpack\":{\"compiled\":true,\"available\":true}}";
-    return s;
-  }();
+  // Built once; CUDA and NCCL are probed at run time.
+  static const std::string info = capi::build_info_json(gpu::availability(), gpu::nccl());
   return info.c_str();
 }
 

@@ -12,6 +12,7 @@ using namespace dinput;
 struct dinput_iterator {
   DatasetPtr dataset;  // keeps the graph alive for the iterator's whole life
   std::shared_ptr<IteratorStats> stats;
+  std::shared_ptr<Cancellation> cancellation;  // shared with every wait of the pipeline
   StickyIterator it;
   capi::InUseFlag in_use;  // set while a get_next call runs on this handle
 };
@@ -36,6 +37,25 @@ dinput_status_t make_source(const char* fn, dinput_dataset_t** out, const std::f
   });
 }
 
+// CANCELLED before and after the pipeline's next (which itself stops waiting with
+// CANCELLED): a call that a cancel overlapped returns CANCELLED even when a callback on this
+// thread went on to produce an element, and so does every later call.
+bool next_unless_cancelled(dinput_iterator& iterator, Element& e, const char* fn) {
+  auto check = [&] {
+    if (iterator.cancellation->cancelled())
+      raise(Code::kCancelled, fn, ": the iterator was cancelled (dinput_iterator_cancel)");
+  };
+  check();
+  bool got;
+  try {
+    got = iterator.it.next(e);
+  } catch (const Error& err) {
+    if (err.code() == Code::kCancelled) check();
+    throw;
+  }
+  check();
+  return got;
+}
 
 }  // namespace
 
@@ -56,6 +76,7 @@ DINPUT_API dinput_status_t dinput_options_set_auto_shard_policy(dinput_options_t
                                                                 dinput_auto_shard_policy_t policy) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(options);
+    options->frozen.check_mutable("options");
     int p = static_cast<int>(policy);
     DINPUT_CHECK_ARG(p >= -1 && p <= 3, "dinput_options_set_auto_shard_policy: invalid policy ", p,
                      " (expected OFF=-1, AUTO=0, FILE=1, DATA=2 or HINT=3)");
@@ -70,13 +91,19 @@ DINPUT_API dinput_auto_shard_policy_t dinput_options_auto_shard_policy(const din
 DINPUT_API dinput_status_t dinput_options_set_skip_corrupt_records(dinput_options_t* options, int enable) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(options);
+    options->frozen.check_mutable("options");
     options->options.skip_corrupt_records = enable != 0;
   });
+}
+
+DINPUT_API int dinput_options_skip_corrupt_records(const dinput_options_t* options) {
+  return options && options->options.skip_corrupt() ? 1 : 0;
 }
 
 DINPUT_API dinput_status_t dinput_options_set_max_record_bytes(dinput_options_t* options, int64_t max_bytes) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(options);
+    options->frozen.check_mutable("options");
     DINPUT_CHECK_ARG(max_bytes > 0 && max_bytes <= kMaxMaxRecordBytes,
                      "dinput_options_set_max_record_bytes: max_bytes must be 1..", kMaxMaxRecordBytes, ", got ",
                      max_bytes);
@@ -91,6 +118,7 @@ DINPUT_API int64_t dinput_options_max_record_bytes(const dinput_options_t* optio
 DINPUT_API dinput_status_t dinput_options_set_map_files(dinput_options_t* options, int enable) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(options);
+    options->frozen.check_mutable("options");
     options->options.map_files = enable != 0;
   });
 }
@@ -102,6 +130,7 @@ DINPUT_API int dinput_options_map_files(const dinput_options_t* options) {
 DINPUT_API dinput_status_t dinput_options_set_allow_nonregular_files(dinput_options_t* options, int enable) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(options);
+    options->frozen.check_mutable("options");
     options->options.allow_nonregular_files = enable != 0;
   });
 }
@@ -113,6 +142,7 @@ DINPUT_API int dinput_options_allow_nonregular_files(const dinput_options_t* opt
 DINPUT_API dinput_status_t dinput_options_set_deterministic(dinput_options_t* options, int enable) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(options);
+    options->frozen.check_mutable("options");
     options->options.deterministic = enable != 0;
   });
 }
@@ -177,7 +207,9 @@ DINPUT_API dinput_status_t dinput_dataset_from_generator(dinput_dataset_t** out,
   return make_source(__func__, out, [&] {
     if (!spec) raise(Code::kInvalidArgument, "dinput_dataset_from_generator: argument 'spec' is NULL");
     if (!next) raise(Code::kInvalidArgument, "dinput_dataset_from_generator: argument 'next' is NULL");
-    return make_from_generator(spec->spec, capi::make_c_generator(init, next, finalize, owned));
+    DatasetPtr ds = make_from_generator(spec->spec, capi::make_c_generator(init, next, finalize, owned));
+    spec->frozen.freeze("dinput_dataset_from_generator");
+    return ds;
   });
 }
 
@@ -288,8 +320,10 @@ DINPUT_API dinput_status_t dinput_dataset_interleave(dinput_dataset_t** out, con
   dinput_status_t code = make_dataset(__func__, out, input, [&](DatasetPtr in) {
     if (!fn) raise(Code::kInvalidArgument, "dinput_dataset_interleave: argument 'fn' is NULL");
     if (!out_spec) raise(Code::kInvalidArgument, "dinput_dataset_interleave: argument 'out_spec' is NULL");
-    return make_interleave(in, capi::make_c_interleave(fn, owned), out_spec->spec, o.cycle_length, o.block_length,
-                           o.num_parallel_calls, capi::to_optional(o.deterministic));
+    DatasetPtr ds = make_interleave(in, capi::make_c_interleave(fn, owned), out_spec->spec, o.cycle_length,
+                                    o.block_length, o.num_parallel_calls, capi::to_optional(o.deterministic));
+    out_spec->frozen.freeze("dinput_dataset_interleave");
+    return ds;
   });
   if (code == DINPUT_OK) capi::freeze(options, "dinput_dataset_interleave");
   return code;
@@ -317,7 +351,9 @@ DINPUT_API dinput_status_t dinput_dataset_with_options(dinput_dataset_t** out, c
                                                        const dinput_options_t* options) {
   return make_dataset(__func__, out, input, [&](DatasetPtr in) {
     if (!options) raise(Code::kInvalidArgument, "dinput_dataset_with_options: argument 'options' is NULL");
-    return make_with_options(in, options->options);
+    DatasetPtr ds = make_with_options(in, options->options);
+    options->frozen.freeze("dinput_dataset_with_options");
+    return ds;
   });
 }
 
@@ -328,12 +364,30 @@ DINPUT_API dinput_status_t dinput_dataset_iterator(dinput_iterator_t** out, cons
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(dataset);
     IteratorContext ctx;
-    *out = capi::new_handle<dinput_iterator>(dataset->ds, ctx.stats, StickyIterator(dataset->ds->make_iterator(ctx)),
-                                             capi::InUseFlag{});
+    ctx.cancellation = std::make_shared<Cancellation>();
+    *out = capi::new_handle<dinput_iterator>(dataset->ds, ctx.stats, ctx.cancellation,
+                                             StickyIterator(dataset->ds->make_iterator(ctx)), capi::InUseFlag{});
   });
 }
 
-DINPUT_API void dinput_iterator_free(dinput_iterator_t* iterator) { capi::free_handle(iterator); }
+DINPUT_API void dinput_iterator_free(dinput_iterator_t* iterator) {
+  if (!iterator) return;
+  std::unique_ptr<dinput_iterator> owned(iterator);
+  if (owned->it.finished()) return;  // no threads left to wait for
+  // Stops every background wait at once; threads inside callbacks finish them elsewhere.
+  owned->cancellation->cancel();
+  capi::guard_value(0, [&] {
+    dispose(std::move(owned));
+    return 0;
+  });
+}
+
+DINPUT_API dinput_status_t dinput_iterator_cancel(dinput_iterator_t* iterator) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE(iterator);
+    iterator->cancellation->cancel();
+  });
+}
 
 DINPUT_API dinput_status_t dinput_iterator_get_next(dinput_element_t** out, dinput_iterator_t* iterator) {
   return capi::guard(__func__, [&] {
@@ -341,7 +395,7 @@ DINPUT_API dinput_status_t dinput_iterator_get_next(dinput_element_t** out, dinp
     DINPUT_REQUIRE(iterator);
     capi::InUseScope busy(iterator->in_use, "dinput_iterator_get_next");
     Element e;
-    if (!iterator->it.next(e)) raise(Code::kOutOfRange, "End of sequence");
+    if (!capi::next_or_end([&] { return next_unless_cancelled(*iterator, e, "dinput_iterator_get_next"); })) raise(Code::kOutOfRange, "End of sequence");
     *out = capi::new_handle<dinput_element>(capi::to_handle(std::move(e)));
   });
 }
@@ -353,7 +407,7 @@ DINPUT_API dinput_status_t dinput_iterator_get_next_as_optional(dinput_optional_
     capi::InUseScope busy(iterator->in_use, "dinput_iterator_get_next_as_optional");
     Element e;
     dinput_optional opt;
-    if (iterator->it.next(e)) opt.element = capi::to_handle(std::move(e));
+    if (capi::next_or_end([&] { return next_unless_cancelled(*iterator, e, "dinput_iterator_get_next_as_optional"); })) opt.element = capi::to_handle(std::move(e));
     *out = capi::new_handle<dinput_optional>(std::move(opt));
   });
 }

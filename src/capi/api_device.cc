@@ -1,6 +1,10 @@
-// Device placement of tensors, and the functions of dinput_cuda.h. Those take CUDA stream
-// and event handles, which are pointers: they are defined here with void* so that every
-// build — with or without the CUDA toolkit — exports the same symbols.
+// Device placement of tensors, and the functions of dinput_cuda.h. That header is included so
+// that the compiler checks these definitions against its declarations. Every build exports
+// them with the same signatures: a CPU-only build gets the CUDA handle types from
+// capi/no_cuda/cuda_runtime_api.h, which declares them as the toolkit does, and there the
+// functions are the no-ops they are for any host tensor (no tensor can be on a GPU).
+#include "dinput_cuda.h"
+
 #include "capi/firewall.h"
 #include "capi/handles.h"
 #include "device/gpu.h"
@@ -30,26 +34,23 @@ DINPUT_API dinput_status_t dinput_tensor_to_host(dinput_tensor_t** out, const di
   });
 }
 
-DINPUT_API dinput_status_t dinput_tensor_cuda_wait(const dinput_tensor_t* tensor, void* stream) {
+DINPUT_API dinput_status_t dinput_tensor_cuda_wait(const dinput_tensor_t* tensor, cudaStream_t stream) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(tensor);
     gpu::stream_wait(tensor->t, stream);
   });
 }
 
-DINPUT_API dinput_status_t dinput_element_cuda_wait(const dinput_element_t* element, void* stream) {
+DINPUT_API dinput_status_t dinput_element_cuda_wait(const dinput_element_t* element, cudaStream_t stream) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(element);
     for (const auto& t : element->parts) gpu::stream_wait(t, stream);
   });
 }
 
-DINPUT_API dinput_status_t dinput_tensor_cuda_ready_event(void** out, const dinput_tensor_t* tensor) {
-  return capi::guard(__func__, [&] {
-    DINPUT_REQUIRE_OUT(out);
-    DINPUT_REQUIRE(tensor);
-    *out = gpu::ready_event(tensor->t);
-  });
+DINPUT_API cudaEvent_t dinput_tensor_cuda_ready_event(const dinput_tensor_t* tensor) {
+  return capi::guard_value<cudaEvent_t>(
+      nullptr, [&] { return tensor ? static_cast<cudaEvent_t>(gpu::ready_event(tensor->t)) : nullptr; });
 }
 
 }  // extern "C"

@@ -17,7 +17,9 @@ struct dinput_strategy {
   std::shared_ptr<const Strategy> strategy;
 };
 struct dinput_input_options {
+  dinput_input_options() = default;
   InputOptions options;
+  capi::FreezeMark frozen;  // set by the first distribution that used it
 };
 struct dinput_dist_dataset {
   DistributedDatasetPtr dataset;
@@ -38,10 +40,11 @@ struct dinput_replica_context {
 
 namespace {
 
-std::vector<std::string> device_names(const char* fn, const char* const* devices, size_t n) {
+std::vector<std::string> device_names(const char* fn, const char* const* devices, int n) {
+  if (n < 0) raise(Code::kInvalidArgument, fn, ": num_devices must be >= 0, got ", n);
   if (n > 0 && !devices) raise(Code::kInvalidArgument, fn, ": argument 'devices' is NULL");
   std::vector<std::string> names;
-  for (size_t i = 0; i < n; ++i) {
+  for (int i = 0; i < n; ++i) {
     if (!devices[i]) raise(Code::kInvalidArgument, fn, ": devices[", i, "] is NULL");
     names.emplace_back(devices[i]);
   }
@@ -60,6 +63,24 @@ dinput_per_replica to_per_replica(std::vector<Element>&& values) {
   pr.replicas.reserve(values.size());
   for (auto& e : values) pr.replicas.push_back(capi::to_handle(std::move(e)));
   return pr;
+}
+
+// As for dataset iterators: a step that a cancel overlapped is CANCELLED, and so is every
+// later one, with the message naming the call.
+bool next_unless_cancelled(DistributedIterator& it, std::vector<Element>& step, const char* fn) {
+  auto check = [&] {
+    if (it.cancelled()) raise(Code::kCancelled, fn, ": the iterator was cancelled (dinput_dist_iterator_cancel)");
+  };
+  check();
+  bool got;
+  try {
+    got = it.next(step);
+  } catch (const Error& e) {
+    if (e.code() == Code::kCancelled) check();
+    throw;
+  }
+  check();
+  return got;
 }
 
 const InputOptions& options_or_default(const dinput_input_options_t* o) {
@@ -87,6 +108,9 @@ DINPUT_API dinput_status_t dinput_collective_abort(dinput_collective_t* c, dinpu
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(c);
     DINPUT_CHECK_ARG(code != DINPUT_OK, "dinput_collective_abort: code must be a failure status, not DINPUT_OK");
+    // The peers' get_next would report OUT_OF_RANGE, which reads as end of data.
+    DINPUT_CHECK_ARG(code != DINPUT_OUT_OF_RANGE,
+                     "dinput_collective_abort: code must not be DINPUT_OUT_OF_RANGE, which get_next reports as end of data");
     c->collective->abort(Error(capi::to_code(code), message ? message : "the collective was aborted"));
   });
 }
@@ -96,7 +120,7 @@ DINPUT_API int dinput_collective_num_workers(const dinput_collective_t* c) {
 }
 
 DINPUT_API dinput_status_t dinput_strategy_new(dinput_strategy_t** out, const char* const* devices,
-                                               size_t num_devices) {
+                                               int num_devices) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     *out = capi::new_handle<dinput_strategy>(make_strategy(device_names(capi::current_function(), devices, num_devices), nullptr, 0));
@@ -105,7 +129,7 @@ DINPUT_API dinput_status_t dinput_strategy_new(dinput_strategy_t** out, const ch
 
 DINPUT_API dinput_status_t dinput_strategy_new_multi_worker(dinput_strategy_t** out, dinput_collective_t* collective,
                                                             int worker_index, const char* const* devices,
-                                                            size_t num_devices) {
+                                                            int num_devices) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(collective);
@@ -158,6 +182,7 @@ DINPUT_API void dinput_input_options_free(dinput_input_options_t* o) { capi::fre
 DINPUT_API dinput_status_t dinput_input_options_set_fetch_to_device(dinput_input_options_t* o, int enable) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(o);
+    o->frozen.check_mutable("input options");
     o->options.fetch_to_device = enable != 0;
   });
 }
@@ -165,6 +190,7 @@ DINPUT_API dinput_status_t dinput_input_options_set_replication_mode(dinput_inpu
                                                                      dinput_replication_mode_t mode) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(o);
+    o->frozen.check_mutable("input options");
     DINPUT_CHECK_ARG(mode == DINPUT_REPLICATION_PER_WORKER || mode == DINPUT_REPLICATION_PER_REPLICA,
                      "dinput_input_options_set_replication_mode: invalid mode ", static_cast<int>(mode));
     o->options.replication_mode = static_cast<ReplicationMode>(mode);
@@ -173,15 +199,29 @@ DINPUT_API dinput_status_t dinput_input_options_set_replication_mode(dinput_inpu
 DINPUT_API dinput_status_t dinput_input_options_set_place_dataset_on_device(dinput_input_options_t* o, int enable) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(o);
+    o->frozen.check_mutable("input options");
     o->options.place_dataset_on_device = enable != 0;
   });
 }
 DINPUT_API dinput_status_t dinput_input_options_set_per_replica_buffer_size(dinput_input_options_t* o, int64_t size) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(o);
+    o->frozen.check_mutable("input options");
     DINPUT_CHECK_ARG(size >= 0, "dinput_input_options_set_per_replica_buffer_size: size must be >= 0, got ", size);
     o->options.per_replica_buffer_size = size;
   });
+}
+DINPUT_API int dinput_input_options_fetch_to_device(const dinput_input_options_t* o) {
+  return options_or_default(o).fetch_to_device ? 1 : 0;
+}
+DINPUT_API dinput_replication_mode_t dinput_input_options_replication_mode(const dinput_input_options_t* o) {
+  return static_cast<dinput_replication_mode_t>(options_or_default(o).replication_mode);
+}
+DINPUT_API int dinput_input_options_place_dataset_on_device(const dinput_input_options_t* o) {
+  return options_or_default(o).place_dataset_on_device ? 1 : 0;
+}
+DINPUT_API int64_t dinput_input_options_per_replica_buffer_size(const dinput_input_options_t* o) {
+  return options_or_default(o).per_replica_buffer_size;
 }
 
 // ---- distributed datasets ----
@@ -196,6 +236,7 @@ DINPUT_API dinput_status_t dinput_strategy_distribute_dataset(dinput_dist_datase
     DINPUT_REQUIRE(dataset);
     *out = capi::new_handle<dinput_dist_dataset>(
         distribute_dataset(strategy->strategy, dataset->ds, options_or_default(options)));
+    if (options) options->frozen.freeze("dinput_strategy_distribute_dataset");
   });
 }
 
@@ -211,7 +252,7 @@ DINPUT_API dinput_status_t dinput_strategy_distribute_datasets_from_function(
     DatasetFn call = [&](const InputContext& ctx) {
       dinput_input_context handle{ctx};
       dinput_dataset_t* produced = nullptr;
-      capi::clear_last_error();
+      capi::CallbackScope scope;
       dinput_status_t st = fn(&produced, &handle, owned.get());
       std::unique_ptr<dinput_dataset> taken(produced);
       capi::check_callback(st, "dataset_fn");
@@ -220,6 +261,7 @@ DINPUT_API dinput_status_t dinput_strategy_distribute_datasets_from_function(
     };
     *out = capi::new_handle<dinput_dist_dataset>(
         distribute_datasets_from_function(strategy->strategy, call, options_or_default(options)));
+    if (options) options->frozen.freeze("dinput_strategy_distribute_datasets_from_function");
   });
 }
 
@@ -266,7 +308,26 @@ DINPUT_API dinput_status_t dinput_dist_dataset_iterator(dinput_dist_iterator_t**
   });
 }
 
-DINPUT_API void dinput_dist_iterator_free(dinput_dist_iterator_t* it) { capi::free_handle(it); }
+DINPUT_API void dinput_dist_iterator_free(dinput_dist_iterator_t* it) {
+  if (!it) return;
+  std::unique_ptr<dinput_dist_iterator> owned(it);
+  if (owned->it->finished()) return;  // no threads left to wait for
+  capi::guard_value(0, [&] {
+    // Mid-epoch: the other workers could never complete another step with this one gone,
+    // so they fail now instead of timing out; this worker's threads stop waiting, and
+    // those inside callbacks finish them elsewhere.
+    owned->it->cancel();
+    dispose(std::move(owned));
+    return 0;
+  });
+}
+
+DINPUT_API dinput_status_t dinput_dist_iterator_cancel(dinput_dist_iterator_t* it) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE(it);
+    it->it->cancel();
+  });
+}
 
 DINPUT_API dinput_status_t dinput_dist_iterator_get_next(dinput_per_replica_t** out, dinput_dist_iterator_t* it) {
   return capi::guard(__func__, [&] {
@@ -274,7 +335,7 @@ DINPUT_API dinput_status_t dinput_dist_iterator_get_next(dinput_per_replica_t** 
     DINPUT_REQUIRE(it);
     capi::InUseScope busy(it->in_use, "dinput_dist_iterator_get_next");
     std::vector<Element> step;
-    if (!it->it->next(step)) raise(Code::kOutOfRange, "End of sequence");
+    if (!capi::next_or_end([&] { return next_unless_cancelled(*it->it, step, "dinput_dist_iterator_get_next"); })) raise(Code::kOutOfRange, "End of sequence");
     *out = capi::new_handle<dinput_per_replica>(to_per_replica(std::move(step)));
   });
 }
@@ -287,7 +348,7 @@ DINPUT_API dinput_status_t dinput_dist_iterator_get_next_as_optional(dinput_opti
     capi::InUseScope busy(it->in_use, "dinput_dist_iterator_get_next_as_optional");
     std::vector<Element> step;
     dinput_optional opt;
-    if (it->it->next(step)) opt.per_replica = to_per_replica(std::move(step));
+    if (capi::next_or_end([&] { return next_unless_cancelled(*it->it, step, "dinput_dist_iterator_get_next_as_optional"); })) opt.per_replica = to_per_replica(std::move(step));
     *out = capi::new_handle<dinput_optional>(std::move(opt));
   });
 }
@@ -335,18 +396,24 @@ DINPUT_API dinput_status_t dinput_per_replica_ref(dinput_per_replica_t** out, co
     *out = capi::new_handle<dinput_per_replica>(*value);
   });
 }
-DINPUT_API size_t dinput_per_replica_size(const dinput_per_replica_t* v) { return v ? v->replicas.size() : 0; }
-DINPUT_API const dinput_element_t* dinput_per_replica_get(const dinput_per_replica_t* v, size_t i) {
-  return v && i < v->replicas.size() ? &v->replicas[i] : nullptr;
+// Replica counts are int in the C API; a value holds at most a strategy's local replicas
+// (4096), so the size always fits.
+DINPUT_API int dinput_per_replica_size(const dinput_per_replica_t* v) {
+  return v ? static_cast<int>(v->replicas.size()) : 0;
+}
+DINPUT_API const dinput_element_t* dinput_per_replica_get(const dinput_per_replica_t* v, int i) {
+  return v && i >= 0 && static_cast<size_t>(i) < v->replicas.size() ? &v->replicas[static_cast<size_t>(i)] : nullptr;
 }
 
 DINPUT_API dinput_status_t dinput_per_replica_new(dinput_per_replica_t** out, const dinput_element_t* const* elements,
-                                                  size_t count) {
+                                                  int count) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
+    DINPUT_CHECK_ARG(count >= 0 && count <= kMaxLocalReplicas, "dinput_per_replica_new: count must be 0..",
+                     kMaxLocalReplicas, " (the most local replicas a strategy has), got ", count);
     if (count > 0) DINPUT_REQUIRE(elements);
     dinput_per_replica pr;
-    for (size_t i = 0; i < count; ++i) {
+    for (int i = 0; i < count; ++i) {
       if (!elements[i]) raise(Code::kInvalidArgument, "dinput_per_replica_new: elements[", i, "] is NULL");
       pr.replicas.push_back(*elements[i]);
     }
@@ -364,7 +431,7 @@ DINPUT_API dinput_status_t dinput_strategy_distribute_values_from_function(dinpu
     auto values = distribute_values(*strategy->strategy, [&](const ReplicaContext& ctx) {
       dinput_value_context handle{ctx};
       dinput_element_t* produced = nullptr;
-      capi::clear_last_error();
+      capi::CallbackScope scope;
       dinput_status_t st = fn(&produced, &handle, user_data);
       if (st != DINPUT_OK) dinput_element_free(produced);
       capi::check_callback(st, "value_fn");
@@ -397,11 +464,11 @@ DINPUT_API dinput_status_t dinput_strategy_run(dinput_per_replica_t** out, const
           dinput_element arg_handle;
           if (replica_args) arg_handle = capi::to_handle(Element(*replica_args));
           dinput_element_t* produced = nullptr;
-          capi::clear_last_error();
+          capi::CallbackScope scope;
           dinput_status_t st = fn(&produced, &handle, replica_args ? &arg_handle : nullptr, user_data);
           if (st != DINPUT_OK) dinput_element_free(produced);
-          capi::check_callback(st, "the replica function");
-          return capi::take_element(produced, "the replica function");
+          capi::check_callback(st, "the replica function (replica_fn)");
+          return capi::take_element(produced, "the replica function (replica_fn)");
         },
         args ? &arg_values : nullptr);
     *out = capi::new_handle<dinput_per_replica>(to_per_replica(std::move(results)));

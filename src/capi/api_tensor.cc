@@ -98,37 +98,39 @@ DINPUT_API const void* dinput_tensor_data(const dinput_tensor_t* t) {
   return t && t->t.dtype() != DType::kBytes ? t->t.data() : nullptr;
 }
 
-DINPUT_API dinput_status_t dinput_tensor_copy_to(const dinput_tensor_t* tensor, dinput_dtype_t expected, void* dst,
-                                                 size_t dst_bytes) {
+DINPUT_API dinput_status_t dinput_tensor_copy_to(void* out, size_t out_bytes, const dinput_tensor_t* tensor,
+                                                 dinput_dtype_t expected) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(tensor);
     const Tensor& t = tensor->t;
     DINPUT_CHECK_ARG(static_cast<DType>(expected) == t.dtype(), "dinput_tensor_copy_to: the tensor is ",
                      t.describe(), ", not ", dtype_name(static_cast<DType>(expected)));
-    DINPUT_CHECK_ARG(t.dtype() != DType::kBytes, "dinput_tensor_copy_to: bytes tensors are read with dinput_tensor_string");
+    DINPUT_CHECK_ARG(t.dtype() != DType::kBytes,
+                     "dinput_tensor_copy_to: bytes tensors are read with dinput_tensor_string_view");
     size_t need = t.byte_size();
-    DINPUT_CHECK_ARG(dst_bytes >= need, "dinput_tensor_copy_to: the tensor ", t.describe(), " has ", need,
-                     " bytes but the destination holds ", dst_bytes);
+    DINPUT_CHECK_ARG(out_bytes >= need, "dinput_tensor_copy_to: the tensor ", t.describe(), " has ", need,
+                     " bytes but the destination 'out' holds ", out_bytes);
     if (need) {
-      DINPUT_REQUIRE(dst);
+      DINPUT_REQUIRE(out);
       Tensor host = gpu::copy_to_host(t);  // the same tensor when it is in host memory
-      std::memcpy(dst, host.data(), need);
+      std::memcpy(out, host.data(), need);
     }
   });
 }
 
-DINPUT_API dinput_status_t dinput_tensor_string(const char** out, size_t* out_len, const dinput_tensor_t* tensor,
-                                                int64_t index) {
+DINPUT_API dinput_status_t dinput_tensor_string_view(const char** out, size_t* out_len, const dinput_tensor_t* tensor,
+                                                     int64_t index) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(out_len);
     *out_len = 0;
     DINPUT_REQUIRE(tensor);
     const Tensor& t = tensor->t;
-    DINPUT_CHECK_ARG(t.dtype() == DType::kBytes, "dinput_tensor_string: the tensor is ", t.describe(), ", not bytes");
+    DINPUT_CHECK_ARG(t.dtype() == DType::kBytes, "dinput_tensor_string_view: the tensor is ", t.describe(),
+                     ", not bytes");
     if (index < 0 || index >= t.num_elements())
-      raise(Code::kOutOfRange, "dinput_tensor_string: index ", index, " is outside a tensor of ", t.num_elements(),
-            " strings");
+      raise(Code::kInvalidArgument, "dinput_tensor_string_view: index ", index, " is outside a tensor of ",
+            t.num_elements(), " strings");
     std::string_view s = t.string(index);
     *out = s.data();
     *out_len = s.size();
@@ -226,6 +228,7 @@ DINPUT_API dinput_status_t dinput_spec_new(dinput_spec_t** out) {
 DINPUT_API dinput_status_t dinput_spec_add(dinput_spec_t* spec, dinput_dtype_t dtype, const int64_t* shape, int rank) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(spec);
+    spec->frozen.check_mutable("spec");
     DType dt = static_cast<DType>(dtype);
     DINPUT_CHECK_ARG(dtype_valid(dt), "dinput_spec_add: invalid dtype ", static_cast<int>(dtype));
     DINPUT_CHECK_ARG(rank >= 0, "dinput_spec_add: rank must be >= 0, got ", rank);

@@ -8,17 +8,11 @@ using namespace dinput;
 
 namespace dinput::capi {
 
-void check_not_frozen(const FreezableOptions& options) {
-  if (const char* by = options.used_by.load(std::memory_order_acquire))
-    raise(Code::kFailedPrecondition, current_function(), ": the options were used by ", by,
-          " and are frozen; make new options (the dataset or writer built keeps its own copy)");
-}
+void check_not_frozen(const FreezableOptions& options) { options.frozen.check_mutable("options"); }
 
 void freeze(const FreezableOptions* options, const char* fn) {
-  if (!options) return;
-  const char* expected = nullptr;
   // The first user is the one named; later uses leave it.
-  options->used_by.compare_exchange_strong(expected, fn, std::memory_order_acq_rel);
+  if (options) options->frozen.freeze(fn);
 }
 
 std::optional<bool> to_optional(dinput_deterministic_t deterministic) {
@@ -90,6 +84,8 @@ DINPUT_API dinput_status_t dinput_map_options_set_out_spec(dinput_map_options_t*
   return set(__func__, options, [&](dinput_map_options& o) {
     if (spec) {
       o.out_spec = spec->spec;
+      // Copied here: like every use of a spec, this one freezes it.
+      spec->frozen.freeze("dinput_map_options_set_out_spec");
     } else {
       o.out_spec.reset();
     }

@@ -6,10 +6,19 @@ namespace dinput::capi {
 
 void check_callback(dinput_status_t status, const char* what) {
   if (status == DINPUT_OK) return;
-  std::string message = last_error_code() != DINPUT_OK && !last_error_message().empty()
-                            ? last_error_message()
-                            : str_cat(what, " failed with status ", dinput_status_name(status));
-  throw Error(to_code(status), message);
+  // Inside a CallbackScope the slot holds only what the callback itself set (or a dinput
+  // call it made that failed), never an older message of the caller's.
+  const std::string& own = last_error_code() != DINPUT_OK ? last_error_message() : std::string();
+  if (status == DINPUT_OUT_OF_RANGE) {
+    // OUT_OF_RANGE is end of data for get_next; passed on, it would end the caller's epoch
+    // early and silently (as tf.data's preserve_cardinality prevents). Only a generator's
+    // next callback may return it, and that one is handled before this check.
+    throw Error(Code::kInvalidArgument,
+                str_cat(what, " returned OUT_OF_RANGE, which only a generator's next callback may return (to end its "
+                              "data)",
+                        own.empty() ? "" : ": ", own));
+  }
+  throw Error(to_code(status), own.empty() ? str_cat(what, " failed with status ", dinput_status_name(status)) : own);
 }
 
 Element take_element(dinput_element_t* handle, const char* what) {
@@ -43,7 +52,7 @@ class CGeneratorSource final : public GeneratorSource, public std::enable_shared
   std::unique_ptr<GeneratorInstance> open() const override {
     void* state = user_data_->get();
     if (init_) {
-      clear_last_error();
+      CallbackScope scope;
       check_callback(init_(&state, user_data_->get()), "the generator's init callback");
     }
     return std::make_unique<CGeneratorInstance>(shared_from_this(), state);
@@ -60,12 +69,14 @@ class CGeneratorSource final : public GeneratorSource, public std::enable_shared
 };
 
 CGeneratorInstance::~CGeneratorInstance() {
-  if (source_->finalize_fn()) source_->finalize_fn()(state_);
+  if (!source_->finalize_fn()) return;
+  CallbackScope scope;  // runs inside dinput_iterator_free, on the caller's thread
+  source_->finalize_fn()(state_);
 }
 
 bool CGeneratorInstance::next(Element& out) {
   dinput_element_t* produced = nullptr;
-  clear_last_error();
+  CallbackScope scope;
   dinput_status_t st = source_->next_fn()(&produced, state_);
   if (st == DINPUT_OUT_OF_RANGE) {
     dinput_element_free(produced);
@@ -89,11 +100,11 @@ std::shared_ptr<const MapFn> make_c_map(dinput_map_fn fn, std::shared_ptr<UserDa
   return std::make_shared<const MapFn>([fn, user_data](const Element& in) {
     dinput_element in_handle = to_handle(Element(in));
     dinput_element_t* produced = nullptr;
-    clear_last_error();
+    CallbackScope scope;
     dinput_status_t st = fn(&produced, &in_handle, user_data->get());
     if (st != DINPUT_OK) dinput_element_free(produced);
-    check_callback(st, "the map function");
-    return take_element(produced, "the map function");
+    check_callback(st, "the map callback");
+    return take_element(produced, "the map callback");
   });
 }
 
@@ -101,8 +112,8 @@ std::shared_ptr<const PredicateFn> make_c_filter(dinput_filter_fn fn, std::share
   return std::make_shared<const PredicateFn>([fn, user_data](const Element& in) {
     dinput_element in_handle = to_handle(Element(in));
     int keep = 0;
-    clear_last_error();
-    check_callback(fn(&keep, &in_handle, user_data->get()), "the filter predicate");
+    CallbackScope scope;
+    check_callback(fn(&keep, &in_handle, user_data->get()), "the filter callback");
     return keep != 0;
   });
 }
@@ -111,11 +122,11 @@ std::shared_ptr<const InterleaveFn> make_c_interleave(dinput_interleave_fn fn, s
   return std::make_shared<const InterleaveFn>([fn, user_data](const Element& in) {
     dinput_element in_handle = to_handle(Element(in));
     dinput_dataset_t* produced = nullptr;
-    clear_last_error();
+    CallbackScope scope;
     dinput_status_t st = fn(&produced, &in_handle, user_data->get());
     std::unique_ptr<dinput_dataset> taken(produced);
-    check_callback(st, "the interleave function");
-    if (!taken) raise(Code::kInvalidArgument, "the interleave function returned DINPUT_OK without a dataset");
+    check_callback(st, "the interleave callback");
+    if (!taken) raise(Code::kInvalidArgument, "the interleave callback returned DINPUT_OK without a dataset");
     return taken->ds;
   });
 }

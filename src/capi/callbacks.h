@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "capi/firewall.h"
 #include "capi/handles.h"
 #include "data/datasets.h"
 
@@ -15,7 +16,9 @@ class UserData {
  public:
   UserData(void* data, dinput_free_fn free_fn) : data_(data), free_(free_fn) {}
   ~UserData() {
-    if (free_) free_(data_);
+    if (!free_) return;
+    CallbackScope scope;  // a callback too: it must not change the caller's last error
+    free_(data_);
   }
   UserData(const UserData&) = delete;
   UserData& operator=(const UserData&) = delete;
@@ -26,8 +29,11 @@ class UserData {
   dinput_free_fn free_;
 };
 
-// Clears this thread's last error before a callback runs and, when it fails, raises its
-// status with the message it set (or a generic one naming `what`).
+// Called inside a CallbackScope after a callback returned `status`: when it failed, raises
+// its status with the message it set (or a generic one naming `what`). OUT_OF_RANGE is
+// raised as INVALID_ARGUMENT naming `what`, since it would read as end of data; the one
+// callback whose contract gives OUT_OF_RANGE that meaning (a generator's next) checks for it
+// first.
 void check_callback(dinput_status_t status, const char* what);
 
 // Takes ownership of an element handle a callback returned.

@@ -31,6 +31,23 @@ void clear_last_error() {
   e.message.clear();
 }
 
+CallbackScope::CallbackScope() {
+  // Moved, not copied: no allocation per callback, and a message kept on the heap goes back
+  // to the same buffer, so a pointer the caller holds from dinput_last_error_message stays
+  // valid.
+  LastError& e = last_error();
+  saved_code_ = e.code;
+  saved_message_ = std::move(e.message);
+  e.code = DINPUT_OK;
+  e.message.clear();
+}
+
+CallbackScope::~CallbackScope() {
+  LastError& e = last_error();
+  e.code = saved_code_;
+  e.message = std::move(saved_message_);
+}
+
 dinput_status_t last_error_code() { return last_error().code; }
 const std::string& last_error_message() { return last_error().message; }
 

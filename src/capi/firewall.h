@@ -11,10 +11,30 @@
 
 namespace dinput::capi {
 
+// This thread's last error changes only when a dinput call fails (the guard below sets it),
+// when a caller clears it (dinput_error_clear), or when a callback sets it
+// (dinput_error_set): a successful call leaves it alone.
 dinput_status_t set_last_error(dinput_status_t code, std::string message);
 void clear_last_error();
 dinput_status_t last_error_code();
 const std::string& last_error_message();
+
+// Held while a user callback runs: sets this thread's last error aside and leaves the slot
+// clear, so that what the callback (or a dinput call it makes) sets there can be told apart
+// from an older message; puts the set-aside error back when it goes. A callback that runs
+// on the caller's own thread (dataset_fn, value_fn, replica 0 of run, a sequential map) thus
+// cannot wipe a message the caller has not read yet.
+class CallbackScope {
+ public:
+  CallbackScope();
+  ~CallbackScope();
+  CallbackScope(const CallbackScope&) = delete;
+  CallbackScope& operator=(const CallbackScope&) = delete;
+
+ private:
+  dinput_status_t saved_code_;
+  std::string saved_message_;
+};
 
 inline dinput_status_t to_status(Code code) { return static_cast<dinput_status_t>(code); }
 // Status codes coming from user callbacks may be anything; unknown values become UNKNOWN.
@@ -46,6 +66,21 @@ dinput_status_t guard(const char* fn, Body&& body) noexcept {
     return set_last_error(DINPUT_INTERNAL, std::string("internal error: ") + e.what());
   } catch (...) {
     return set_last_error(DINPUT_INTERNAL, "internal error: unknown exception");
+  }
+}
+
+// Runs an iterator's next() for get_next and get_next_as_optional, whose OUT_OF_RANGE means
+// end of data and nothing else. next() says end of data by returning false; an error that
+// carries OUT_OF_RANGE from inside the pipeline is a failure, so it is passed on as INTERNAL
+// rather than read as a clean end that would drop the rest of the epoch.
+template <typename Next>
+bool next_or_end(Next&& next) {
+  try {
+    return next();
+  } catch (const Error& e) {
+    if (e.code() != Code::kOutOfRange) throw;
+    throw Error(Code::kInternal, str_cat("internal error: a failure with code OUT_OF_RANGE inside the pipeline (not end of data): ",
+                                         e.what()));
   }
 }
 

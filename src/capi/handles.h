@@ -9,6 +9,7 @@
 #include "core/element.h"
 #include "data/dataset.h"
 #include "data/options.h"
+#include "capi/frozen.h"
 #include "dinput.h"
 
 #include <type_traits>
@@ -26,12 +27,18 @@ struct dinput_element {
   dinput::Element parts;
 };
 
+// Constructors rather than aggregates: the freeze mark is never given by the builder.
 struct dinput_spec {
+  dinput_spec() = default;
+  explicit dinput_spec(dinput::ElementSpec s) : spec(std::move(s)) {}
   dinput::ElementSpec spec;
+  dinput::capi::FreezeMark frozen;  // set by the first dataset built with it
 };
 
 struct dinput_options {
+  dinput_options() = default;
   dinput::Options options;
+  dinput::capi::FreezeMark frozen;  // set by the first with_options that used it
 };
 
 struct dinput_dataset {

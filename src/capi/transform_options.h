@@ -3,10 +3,10 @@
 // handle, after which the handle is frozen (its setters fail with FAILED_PRECONDITION).
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <optional>
 
+#include "capi/frozen.h"
 #include "core/element.h"
 #include "data/datasets.h"
 #include "dinput.h"
@@ -14,11 +14,10 @@
 namespace dinput::capi {
 
 // What every option handle shares: once a dataset (or writer) is built from it, it is
-// frozen, so that nobody can believe a later setter changed what was built.
+// frozen (the same mark and message as specs and dataset options, see frozen.h), so that
+// nobody can believe a later setter changed what was built.
 struct FreezableOptions {
-  // The exported function that used the handle; null while it can still be changed.
-  // Atomic because a handle may be used from several threads at once (reading is allowed).
-  mutable std::atomic<const char*> used_by{nullptr};
+  FreezeMark frozen;
 };
 
 // FAILED_PRECONDITION naming the function that used `options` when it is frozen.

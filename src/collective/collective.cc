@@ -49,6 +49,13 @@ uint64_t Collective::open_channel(int worker) {
   return 1 + channels_opened_.at(static_cast<size_t>(worker))++;
 }
 
+uint64_t Collective::open_agreement_channel(int worker) {
+  constexpr uint64_t kAgreementChannels = uint64_t{1} << 63;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (agreements_opened_.size() < static_cast<size_t>(num_workers())) agreements_opened_.resize(num_workers(), 0);
+  return kAgreementChannels | agreements_opened_.at(static_cast<size_t>(worker))++;
+}
+
 bool Collective::claim_worker(int worker) {
   std::lock_guard<std::mutex> lock(mu_);
   if (claimed_.size() < static_cast<size_t>(num_workers())) claimed_.resize(num_workers(), false);

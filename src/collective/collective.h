@@ -31,6 +31,10 @@ class Collective {
   // Makes every pending and future operation fail with `error` on every worker: a worker
   // that cannot go on releases its peers at once instead of leaving them to time out.
   virtual void abort(const Error& error) = 0;
+  // Makes every operation on `channel` that has not completed fail with `error` on every
+  // worker, now and later; other channels go on. A worker that cancels its distributed
+  // iterator releases the other workers' iterators of that epoch this way.
+  virtual void abort_channel(uint64_t channel, const Error& error) = 0;
 
   std::vector<int64_t> all_reduce_sum(int worker, uint64_t channel, const std::vector<int64_t>& values);
   std::vector<double> all_reduce_sum(int worker, uint64_t channel, const std::vector<double>& values);
@@ -40,6 +44,10 @@ class Collective {
 
   // The k-th call by a worker returns the same channel id on every worker.
   uint64_t open_channel(int worker);
+  // The same for the agreements distribute_dataset makes (a shared random seed), numbered
+  // apart from iterators' channels so that when datasets are distributed does not change
+  // which channel an iterator gets.
+  uint64_t open_agreement_channel(int worker);
 
   // A worker index may be held by one strategy at a time; claim returns false if taken.
   bool claim_worker(int worker);
@@ -48,6 +56,7 @@ class Collective {
  private:
   std::mutex mu_;
   std::vector<uint64_t> channels_opened_;
+  std::vector<uint64_t> agreements_opened_;
   std::vector<bool> claimed_;
 };
 

@@ -12,6 +12,11 @@ std::vector<std::string> InProcessCollective::all_gather(int worker, uint64_t ch
     raise(Code::kInvalidArgument, "collective: worker index ", worker, " is outside [0, ", num_workers_, ")");
   std::unique_lock<std::mutex> lock(mu_);
   if (aborted_) throw *aborted_;
+  auto channel_error = [&]() -> const Error* {
+    auto found = aborted_channels_.find(channel);
+    return found == aborted_channels_.end() ? nullptr : &found->second;
+  };
+  if (const Error* e = channel_error()) throw *e;
   const uint64_t seq = next_seq_[{channel, worker}]++;
   const auto key = std::make_pair(channel, seq);
   std::shared_ptr<Round>& slot = rounds_[key];
@@ -32,7 +37,7 @@ std::vector<std::string> InProcessCollective::all_gather(int worker, uint64_t ch
   round->payloads[static_cast<size_t>(worker)] = std::move(payload);
   round->arrived[static_cast<size_t>(worker)] = true;
   if (++round->count == num_workers_) cv_.notify_all();
-  auto done = [&] { return round->count == num_workers_ || round->abandoned || aborted_; };
+  auto done = [&] { return round->count == num_workers_ || round->abandoned || aborted_ || channel_error(); };
   if (timeout_.count() > kNoDeadlineMs) cv_.wait(lock, done);
   else cv_.wait_for(lock, timeout_, done);
   if (round->count == num_workers_ && !round->abandoned) {
@@ -47,6 +52,11 @@ std::vector<std::string> InProcessCollective::all_gather(int worker, uint64_t ch
   if (aborted_) {
     depart();
     throw *aborted_;
+  }
+  if (const Error* e = channel_error()) {
+    Error error = *e;
+    depart();
+    throw error;
   }
   // This worker gives up: the round fails for everyone, now and for late arrivals. The
   // missing workers are named, at most kNamed of them: with thousands of workers the list
@@ -82,6 +92,18 @@ void InProcessCollective::abort(const Error& error) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!aborted_) aborted_ = error;
+  }
+  cv_.notify_all();
+}
+
+void InProcessCollective::abort_channel(uint64_t channel, const Error& error) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    aborted_channels_.emplace(channel, error);  // the first reason stays
+    // Workers waiting in a round keep it alive themselves; one that never arrives would
+    // otherwise leave its entry behind for good.
+    for (auto it = rounds_.lower_bound({channel, 0}); it != rounds_.end() && it->first.first == channel;)
+      it = rounds_.erase(it);
   }
   cv_.notify_all();
 }

@@ -23,6 +23,7 @@ class InProcessCollective final : public Collective {
   int num_workers() const override { return num_workers_; }
   std::vector<std::string> all_gather(int worker, uint64_t channel, std::string payload) override;
   void abort(const Error& error) override;
+  void abort_channel(uint64_t channel, const Error& error) override;
 
   // Rounds some worker has entered and not every worker has left (for tests: rounds given
   // up on are freed once every worker has passed them).
@@ -43,6 +44,7 @@ class InProcessCollective final : public Collective {
 
   int num_workers_;
   std::optional<Error> aborted_;
+  std::map<uint64_t, Error> aborted_channels_;
   std::chrono::milliseconds timeout_;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/element.h"
+#include "data/cancellation.h"
 #include "data/epoch_counters.h"
 #include "data/iterator.h"
 #include "data/options.h"
@@ -50,6 +51,9 @@ struct IteratorContext {
   // The epoch counters of this pipeline instance; null: reshuffling nodes count their own
   // iterators (data/epoch_counters.h).
   std::shared_ptr<EpochCounters> epochs;
+  // Set by dinput_iterator_cancel; every wait of the pipeline ends with CANCELLED when it
+  // is. Null: the pipeline cannot be cancelled.
+  std::shared_ptr<Cancellation> cancellation;
 };
 
 class Dataset : public std::enable_shared_from_this<Dataset> {
@@ -69,6 +73,11 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   virtual const Options& options() const;
   // Operations on the longest path from this node to a source, this node included.
   virtual int64_t depth() const { return 1; }
+  // Whether this node drew its seed at random (a shuffle or list_files given seed < 0), and
+  // the same node with a chosen seed instead: the workers of a distribution agree on one
+  // (distribute/dist_dataset.cc), as their shards must come from the same order.
+  virtual bool has_random_seed() const { return false; }
+  virtual DatasetPtr with_seed(uint64_t) const { return ptr(); }
 
   DatasetPtr ptr() const { return shared_from_this(); }
 };

@@ -100,7 +100,8 @@ class InterleaveIterator final : public Iterator {
     if (ds_->parallel()) {
       Iterator* it = slot.it.get();
       slot.ahead = std::make_unique<Producer>([it](Element& e) { return it->next(e); },
-                                              static_cast<size_t>(std::max<int64_t>(2, ds_->block_length())));
+                                              static_cast<size_t>(std::max<int64_t>(2, ds_->block_length())),
+                                              ctx_.cancellation);
     }
     ++open_;
   }

@@ -7,6 +7,7 @@
 
 #include "core/element.h"
 #include "core/status.h"
+#include "data/dispose.h"
 
 namespace dinput {
 
@@ -40,17 +41,34 @@ class StickyIterator {
       return false;
     } catch (...) {
       // Any failure (out of memory too) finishes the iterator: resuming would skip the
-      // element that was being produced.
+      // element that was being produced. A cancel fails it on purpose while other threads
+      // of the pipeline may be inside slow callbacks: that error is returned without
+      // waiting for them. After other errors the threads are stopped here, so that what
+      // they hold (user_data too) is released before the error is reported.
       error_ = std::current_exception();
-      inner_.reset();
+      if (cancelled(error_)) dispose(std::move(inner_), std::chrono::milliseconds(0));
+      else inner_.reset();
       throw;
     }
   }
+
+  // True once ended or failed: the pipeline is gone.
+  bool finished() const { return inner_ == nullptr; }
 
  private:
   std::unique_ptr<Iterator> inner_;
   bool ended_ = false;
   std::exception_ptr error_;
+
+  static bool cancelled(const std::exception_ptr& error) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const Error& e) {
+      return e.code() == Code::kCancelled;
+    } catch (...) {
+      return false;
+    }
+  }
 };
 
 }  // namespace dinput

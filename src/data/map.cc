@@ -68,9 +68,15 @@ class SequentialMapIterator final : public Iterator {
 // in input order; otherwise whichever finishes first.
 class ParallelMapIterator final : public Iterator {
  public:
-  ParallelMapIterator(std::shared_ptr<const MapDataset> ds, std::unique_ptr<Iterator> input, int threads, bool deterministic)
+  ParallelMapIterator(std::shared_ptr<const MapDataset> ds, std::unique_ptr<Iterator> input, int threads,
+                      bool deterministic, std::shared_ptr<Cancellation> cancellation)
       : ds_(std::move(ds)), input_(std::move(input)), deterministic_(deterministic),
-        max_in_flight_(static_cast<size_t>(threads) * 2),
+        max_in_flight_(static_cast<size_t>(threads) * 2), cancellation_(std::move(cancellation)),
+        wake_on_cancel_(cancellation_,
+                        [this] {
+                          { std::lock_guard<std::mutex> lock(mu_); }
+                          cv_.notify_all();
+                        }),
         pool_(std::make_unique<ThreadPool>(threads)) {}
 
   ~ParallelMapIterator() override { pool_.reset(); }  // join workers before slots go away
@@ -104,12 +110,15 @@ class ParallelMapIterator final : public Iterator {
     if (in_flight_.empty()) return false;
     std::unique_lock<std::mutex> lock(mu_);
     auto ready = in_flight_.begin();
+    // A cancel ends the wait; the calls in flight finish on their own (see dispose.h).
     cv_.wait(lock, [&] {
+      if (cancellation_ && cancellation_->cancelled()) return true;
       if (deterministic_) return in_flight_.front()->done;
       for (ready = in_flight_.begin(); ready != in_flight_.end(); ++ready)
         if ((*ready)->done) return true;
       return false;
     });
+    if (cancellation_) cancellation_->raise_if_cancelled();
     if (deterministic_) ready = in_flight_.begin();
     std::shared_ptr<Slot> slot = *ready;
     in_flight_.erase(ready);
@@ -134,6 +143,8 @@ class ParallelMapIterator final : public Iterator {
   std::deque<std::shared_ptr<Slot>> in_flight_;
   std::mutex mu_;
   std::condition_variable cv_;
+  std::shared_ptr<Cancellation> cancellation_;
+  Cancellation::Registration wake_on_cancel_;  // after what the waker touches
   std::unique_ptr<ThreadPool> pool_;  // last: its workers use the members above
 };
 
@@ -142,7 +153,7 @@ std::unique_ptr<Iterator> MapDataset::make_iterator(const IteratorContext& ctx) 
   int64_t threads = parallel_ == kAutotune ? default_parallelism() : parallel_;
   if (threads <= 1) return std::make_unique<SequentialMapIterator>(self, input_->make_iterator(ctx));
   return std::make_unique<ParallelMapIterator>(self, input_->make_iterator(ctx), static_cast<int>(threads),
-                                              ctx.options.ordered(deterministic_));
+                                              ctx.options.ordered(deterministic_), ctx.cancellation);
 }
 
 }  // namespace

@@ -52,12 +52,14 @@ class ShardDataset final : public UnaryDataset {
 
 class ShuffleDataset final : public UnaryDataset {
  public:
-  ShuffleDataset(DatasetPtr input, int64_t buffer_size, uint64_t seed, bool reshuffle);
+  ShuffleDataset(DatasetPtr input, int64_t buffer_size, uint64_t seed, bool reshuffle, bool random_seed = false);
   const char* name() const override { return "shuffle"; }
   const ElementSpec& element_spec() const override { return input_->element_spec(); }
   int64_t cardinality() const override { return input_->cardinality(); }
   DatasetPtr with_inputs(std::vector<DatasetPtr> inputs) const override;
   std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override;
+  bool has_random_seed() const override { return random_seed_; }
+  DatasetPtr with_seed(uint64_t seed) const override;
 
   int64_t buffer_size() const { return buffer_size_; }
 
@@ -65,6 +67,7 @@ class ShuffleDataset final : public UnaryDataset {
   int64_t buffer_size_;
   uint64_t seed_;
   bool reshuffle_;
+  bool random_seed_;  // seed_ was drawn at random (seed < 0)
   // Each new iterator of a reshuffling dataset draws a new (seed-derived) order.
   mutable std::shared_ptr<std::atomic<uint64_t>> epoch_;
 };

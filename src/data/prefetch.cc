@@ -8,8 +8,9 @@ namespace {
 
 class PrefetchIterator final : public Iterator {
  public:
-  PrefetchIterator(std::unique_ptr<Iterator> input, size_t capacity)
-      : input_(std::move(input)), producer_([this](Element& e) { return input_->next(e); }, capacity) {}
+  PrefetchIterator(std::unique_ptr<Iterator> input, size_t capacity, std::shared_ptr<Cancellation> cancellation)
+      : input_(std::move(input)),
+        producer_([this](Element& e) { return input_->next(e); }, capacity, std::move(cancellation)) {}
   bool next(Element& out) override { return producer_.next(out); }
 
  private:
@@ -28,7 +29,7 @@ class PrefetchDataset final : public UnaryDataset {
     auto input = input_->make_iterator(ctx);
     if (buffer_size_ == 0) return input;
     size_t capacity = buffer_size_ == kAutotune ? 2 : static_cast<size_t>(buffer_size_);
-    return std::make_unique<PrefetchIterator>(std::move(input), capacity);
+    return std::make_unique<PrefetchIterator>(std::move(input), capacity, ctx.cancellation);
   }
 
  private:

@@ -47,13 +47,19 @@ class ShuffleIterator final : public Iterator {
 
 }  // namespace
 
-ShuffleDataset::ShuffleDataset(DatasetPtr input, int64_t buffer_size, uint64_t seed, bool reshuffle)
+ShuffleDataset::ShuffleDataset(DatasetPtr input, int64_t buffer_size, uint64_t seed, bool reshuffle, bool random_seed)
     : UnaryDataset(std::move(input)), buffer_size_(buffer_size), seed_(seed), reshuffle_(reshuffle),
-      epoch_(std::make_shared<std::atomic<uint64_t>>(0)) {}
+      random_seed_(random_seed), epoch_(std::make_shared<std::atomic<uint64_t>>(0)) {}
 
 DatasetPtr ShuffleDataset::with_inputs(std::vector<DatasetPtr> in) const {
-  auto copy = std::make_shared<ShuffleDataset>(in.at(0), buffer_size_, seed_, reshuffle_);
+  auto copy = std::make_shared<ShuffleDataset>(in.at(0), buffer_size_, seed_, reshuffle_, random_seed_);
   copy->epoch_ = epoch_;  // a rewritten pipeline continues the same sequence of orders
+  return copy;
+}
+
+DatasetPtr ShuffleDataset::with_seed(uint64_t seed) const {
+  auto copy = std::make_shared<ShuffleDataset>(input_, buffer_size_, seed, reshuffle_, false);
+  copy->epoch_ = epoch_;
   return copy;
 }
 
@@ -65,7 +71,8 @@ std::unique_ptr<Iterator> ShuffleDataset::make_iterator(const IteratorContext& c
 DatasetPtr make_shuffle(DatasetPtr input, int64_t buffer_size, int64_t seed, bool reshuffle_each_iteration) {
   DINPUT_CHECK_ARG(input != nullptr, "shuffle: no input dataset");
   DINPUT_CHECK_ARG(buffer_size > 0, "shuffle: buffer_size must be greater than zero, got ", buffer_size);
-  return std::make_shared<ShuffleDataset>(std::move(input), buffer_size, seed_or_random(seed), reshuffle_each_iteration);
+  return std::make_shared<ShuffleDataset>(std::move(input), buffer_size, seed_or_random(seed), reshuffle_each_iteration,
+                                          seed < 0);
 }
 
 }  // namespace dinput

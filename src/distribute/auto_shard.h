@@ -1,5 +1,5 @@
 // Auto-sharding: rewriting a worker's copy of the input graph so that the workers together
-// read every element once (SPEC.md §3.4).
+// read every element once (docs/semantics.md, "Sharding policies").
 #pragma once
 
 #include <optional>

@@ -2,6 +2,9 @@
 
 #include <cstring>
 
+#include <nlohmann/json.hpp>
+
+#include "core/seed.h"
 #include "core/tensor_ops.h"
 #include "data/background_producer.h"
 #include "data/datasets.h"
@@ -65,9 +68,44 @@ const char* split_name(DistributedDataset::Split split) {
 }
 
 std::string describe_plan(const char* policy, const DistributedDataset::Plan& plan, int64_t G, const Strategy& s) {
-  return str_cat("{\"policy\":\"", policy, "\",\"split\":\"", split_name(plan.split), "\",\"global_batch_size\":", G,
-                 ",\"num_replicas_in_sync\":", s.num_replicas_in_sync(), ",\"num_workers\":", s.num_workers(),
-                 ",\"worker_index\":", s.worker_index(), "}");
+  nlohmann::ordered_json text = {{"policy", policy},
+                                 {"split", split_name(plan.split)},
+                                 {"global_batch_size", G},
+                                 {"num_replicas_in_sync", s.num_replicas_in_sync()},
+                                 {"num_workers", s.num_workers()},
+                                 {"worker_index", s.worker_index()}};
+  return text.dump();
+}
+
+// A shuffle (or list_files) given a negative seed draws a random one when it is built, so
+// each worker's copy of the pipeline would shuffle in its own order, and the workers'
+// shards of those orders would lose some elements and repeat others. The workers agree on
+// worker 0's draw through the collective instead, and every random-seeded node gets a seed
+// derived from it and from its place in the graph. Every worker must therefore reach this
+// point (distribute the dataset) in the same order as the others.
+DatasetPtr agree_on_random_seeds(const DatasetPtr& dataset, const Strategy& strategy, const char* fn) {
+  Collective* collective = strategy.collective();
+  if (!collective || strategy.num_workers() == 1) return dataset;
+  bool random = false;
+  for_each_node(dataset, [&](const Dataset& node) { random = random || node.has_random_seed(); });
+  if (!random) return dataset;
+  const int w = strategy.worker_index();
+  const uint64_t mine = seed_or_random(-1);
+  std::vector<std::string> all;
+  try {
+    all = collective->all_gather(w, collective->open_agreement_channel(w),
+                                 std::string(reinterpret_cast<const char*>(&mine), sizeof mine));
+  } catch (const Error& e) {
+    raise(e.code(), fn, ": the dataset has a shuffle with a random seed (seed < 0), and the workers must agree on "
+          "one before sharding, so every worker must call ", fn, " for it (in the same order): ", e.what());
+  }
+  uint64_t agreed;
+  if (all.at(0).size() != sizeof agreed) raise(Code::kInternal, fn, ": malformed seed from worker 0");
+  std::memcpy(&agreed, all[0].data(), sizeof agreed);
+  uint64_t k = 0;  // the same graph visits its nodes in the same order on every worker
+  return rewrite_graph(dataset, [&](const DatasetPtr& node) {
+    return node->has_random_seed() ? node->with_seed(mix_seed(agreed ^ mix_seed(k++))) : node;
+  });
 }
 
 }  // namespace
@@ -91,11 +129,12 @@ bool uses_step_buffer(const Strategy& strategy, const InputOptions& options) {
   return options.per_replica_buffer_size > 0 && feeds_gpu(strategy, options);
 }
 
-DistributedDatasetPtr distribute_dataset(std::shared_ptr<const Strategy> strategy, const DatasetPtr& dataset,
+DistributedDatasetPtr distribute_dataset(std::shared_ptr<const Strategy> strategy, const DatasetPtr& given,
                                          const InputOptions& options) {
-  DINPUT_CHECK_ARG(dataset != nullptr, "distribute_dataset: no dataset given");
+  DINPUT_CHECK_ARG(given != nullptr, "distribute_dataset: no dataset given");
   validate(options, InputApi::kDistributeDataset);
   check_devices(*strategy, options);
+  const DatasetPtr dataset = agree_on_random_seeds(given, *strategy, "distribute_dataset");
   const int W = strategy->num_workers(), w = strategy->worker_index(), R = strategy->num_local_replicas();
   const int64_t N = strategy->num_replicas_in_sync();
   if (N > 1) check_batched(dataset->element_spec());
@@ -138,7 +177,7 @@ DistributedDatasetPtr distribute_datasets_from_function(std::shared_ptr<const St
   auto call = [&](const InputContext& ctx) {
     DatasetPtr ds = dataset_fn(ctx);
     if (!ds) raise(Code::kInvalidArgument, "dataset_fn returned no dataset for input pipeline ", ctx.input_pipeline_id);
-    plan.pipelines.push_back(std::move(ds));
+    plan.pipelines.push_back(agree_on_random_seeds(ds, *strategy, "distribute_datasets_from_function"));
     replica_of.push_back(ctx.input_pipeline_id);
   };
   if (options.replication_mode == ReplicationMode::kPerWorker) {
@@ -173,8 +212,8 @@ DistributedDatasetPtr distribute_datasets_from_function(std::shared_ptr<const St
 // ---- iterator ----
 
 struct DistributedIterator::Buffer {
-  explicit Buffer(DistributedIterator* it, size_t capacity)
-      : producer([it](LocalStep& step) { return it->produce_step(step); }, capacity) {}
+  Buffer(DistributedIterator* it, size_t capacity, std::shared_ptr<Cancellation> cancellation)
+      : producer([it](LocalStep& step) { return it->produce_step(step); }, capacity, std::move(cancellation)) {}
   BackgroundProducer<LocalStep> producer;
 };
 
@@ -186,7 +225,8 @@ DistributedIterator::DistributedIterator(DistributedDatasetPtr dataset) : datase
   // for the consumer, plus the one being split (which stands in for the R elements
   // distribute_dataset prefetches before splitting).
   if (uses_step_buffer(s, dataset_->options()))
-    buffer_ = std::make_unique<Buffer>(this, static_cast<size_t>(dataset_->options().per_replica_buffer_size) + 1);
+    buffer_ = std::make_unique<Buffer>(this, static_cast<size_t>(dataset_->options().per_replica_buffer_size) + 1,
+                                       cancellation_);
 }
 
 DistributedIterator::~DistributedIterator() { release(); }
@@ -203,6 +243,7 @@ void DistributedIterator::open_sources() {
     IteratorContext ctx;
     ctx.stats = stats_;
     ctx.epochs = dataset_->epochs(i);
+    ctx.cancellation = cancellation_;
     std::unique_ptr<Iterator> it = plan.pipelines[i]->make_iterator(ctx);
     switch (plan.split) {
       case DistributedDataset::Split::kNone: break;
@@ -288,9 +329,20 @@ DistributedIterator::Agreement DistributedIterator::agree(int64_t local_count, i
   return agreed;
 }
 
+void DistributedIterator::cancel() {
+  cancellation_->cancel();
+  const Strategy& s = dataset_->strategy();
+  if (s.collective())
+    s.collective()->abort_channel(
+        channel_, Error(Code::kCancelled, str_cat("worker ", s.worker_index(),
+                                                  " cancelled its distributed iterator of this epoch, so no worker's "
+                                                  "iterator can take another step")));
+}
+
 bool DistributedIterator::next(std::vector<Element>& out) {
   if (error_) throw *error_;
   if (ended_) return false;
+  cancellation_->raise_if_cancelled();
   LocalStep step;
   std::optional<Error> local_error;
   try {
@@ -322,9 +374,13 @@ bool DistributedIterator::next(std::vector<Element>& out) {
                 " include a scalar, which has no empty batch to stand for 'no data'; batch the dataset or give "
                 "every replica the same number of elements");
   } catch (const Error& e) {
-    error_ = e;
-    release();  // the other pipelines stop
-    throw;
+    // This worker's own cancel is reported as such, whatever the collective made of it.
+    error_ = cancellation_->cancelled() ? Error(Code::kCancelled, "the iterator was cancelled") : e;
+    // The other pipelines stop. After a cancel their threads may be inside slow callbacks:
+    // they are left to the iterator's disposal (dinput_dist_iterator_free) rather than
+    // waited for here.
+    if (!cancellation_->cancelled()) release();
+    throw *error_;
   }
   if (agreed.total == 0) {
     ended_ = true;

@@ -1,4 +1,5 @@
-// Distributed datasets and their iterators (SPEC.md §3, §4, §6).
+// Distributed datasets and their iterators (docs/semantics.md: "Rebatching",
+// "distribute_datasets_from_function", "Partial batches and the end of data").
 //
 // A distributed dataset is one worker's plan: its input pipeline(s) after auto-sharding,
 // how their elements become per-replica pieces, and the spec of a piece. Its iterator builds
@@ -50,7 +51,8 @@ class DistributedDataset : public std::enable_shared_from_this<DistributedDatase
   const ElementSpec& element_spec() const { return plan_.piece_spec; }
   // The epoch counters of pipeline i: this worker's copy of it counts its own iterations,
   // so its k-th iterator draws the same shuffle orders on every worker, whatever the other
-  // workers sharing the dataset object have drawn (SPEC.md §4; data/epoch_counters.h).
+  // workers sharing the dataset object have drawn (docs/distribution.md, "With shuffle";
+  // data/epoch_counters.h).
   const std::shared_ptr<EpochCounters>& epochs(size_t pipeline) const { return epochs_.at(pipeline); }
 
  private:
@@ -86,6 +88,14 @@ class DistributedIterator {
   // One element per local replica; false once no replica on any worker has data. Ended and
   // failed states are sticky, as for dataset iterators.
   bool next(std::vector<Element>& out);
+  // Any thread, also while next() waits: that next() and every later one fail with
+  // CANCELLED, and the other workers' iterators of this epoch fail at once too (through
+  // the collective) instead of waiting for this worker's steps. Idempotent.
+  void cancel();
+  bool cancelled() const { return cancellation_->cancelled(); }
+  // Whether the iterator has ended or failed and released its pipelines; what is left
+  // then needs no thread to be waited for.
+  bool finished() const { return (ended_ || error_) && sources_.empty() && !buffer_; }
   const DistributedDataset& dataset() const { return *dataset_; }
   const IteratorStats& stats() const { return *stats_; }
 
@@ -109,6 +119,7 @@ class DistributedIterator {
 
   DistributedDatasetPtr dataset_;
   std::shared_ptr<IteratorStats> stats_ = std::make_shared<IteratorStats>();
+  std::shared_ptr<Cancellation> cancellation_ = std::make_shared<Cancellation>();
   uint64_t channel_ = 0;
   bool feeds_gpu_ = false;
   std::vector<std::unique_ptr<Iterator>> sources_;  // one per pipeline, after splitting

@@ -1,4 +1,5 @@
-// Per-replica computation: values from a function, run, and reduce (SPEC.md §7, §8).
+// Per-replica computation: values from a function, run, and reduce (docs/semantics.md,
+// "Per-replica values, run and reduce").
 #pragma once
 
 #include <functional>

@@ -1,6 +1,7 @@
-// Splitting each worker's batches into per-replica pieces (SPEC.md §3.2). Both splitters
-// are iterators whose elements are pieces; a step hands R consecutive pieces to the R local
-// replicas. Pieces are zero-copy slices of the input batches whenever they lie within one.
+// Splitting each worker's batches into per-replica pieces (docs/semantics.md, "Rebatching").
+// Both splitters are iterators whose elements are pieces; a step hands R consecutive pieces
+// to the R local replicas. Pieces are zero-copy slices of the input batches whenever they lie
+// within one.
 #pragma once
 
 #include <memory>

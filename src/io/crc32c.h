@@ -1,7 +1,9 @@
 // CRC32C (Castagnoli, reflected polynomial 0x82F63B78), the checksum of TFRecord framing.
 // extend() uses the SSE4.2 crc32 instruction when the CPU has it (decided once, at run
-// time, so one binary runs everywhere) and a slicing-by-8 table otherwise. Both paths are
-// exposed so that tests can check them against each other.
+// time, so one binary runs everywhere) and a slicing-by-8 table otherwise; in a build with
+// ISA-L, buffers of 256 bytes or more on such CPUs go to ISA-L's crc32_iscsi, which is faster
+// there (bench/bench_crc32c.cc). Every path is exposed so that tests can check them against
+// each other.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +24,13 @@ bool hardware_available();
 // The SSE4.2 path; only call it when hardware_available(). On other architectures it
 // forwards to extend_software.
 uint32_t extend_hardware(uint32_t crc, const void* data, size_t n);
+
+// True when the library was built with ISA-L (DINPUT_HAVE_ISAL), whose crc32_iscsi
+// extend_isal calls.
+bool isal_available();
+// ISA-L's CRC32C, with the conventions of extend; only call it when isal_available(). Without
+// ISA-L it forwards to extend_software.
+uint32_t extend_isal(uint32_t crc, const void* data, size_t n);
 
 // TFRecord stores CRCs masked: a CRC computed over data that itself contains CRCs is
 // weak, so the stored value is rotated and offset.

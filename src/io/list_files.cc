@@ -18,16 +18,20 @@ namespace {
 class ListFilesDataset final : public FileSource {
  public:
   ListFilesDataset(std::vector<std::string> files, bool shuffle, uint64_t seed,
-                   std::shared_ptr<std::atomic<uint64_t>> epoch)
+                   std::shared_ptr<std::atomic<uint64_t>> epoch, bool random_seed)
       : files_(std::move(files)), shuffle_(shuffle), seed_(seed), epoch_(std::move(epoch)),
-        spec_{{DType::kBytes, Shape()}} {}
+        random_seed_(random_seed), spec_{{DType::kBytes, Shape()}} {}
   const char* name() const override { return "list_files"; }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override { return static_cast<int64_t>(files_.size()); }
   DatasetPtr with_inputs(std::vector<DatasetPtr>) const override { return ptr(); }
   const std::vector<std::string>& files() const override { return files_; }
   DatasetPtr with_files(std::vector<std::string> files) const override {
-    return std::make_shared<ListFilesDataset>(std::move(files), shuffle_, seed_, epoch_);
+    return std::make_shared<ListFilesDataset>(std::move(files), shuffle_, seed_, epoch_, random_seed_);
+  }
+  bool has_random_seed() const override { return shuffle_ && random_seed_; }
+  DatasetPtr with_seed(uint64_t seed) const override {
+    return std::make_shared<ListFilesDataset>(files_, shuffle_, seed, epoch_, false);
   }
 
   class Iter final : public Iterator {
@@ -61,6 +65,7 @@ class ListFilesDataset final : public FileSource {
   bool shuffle_;
   uint64_t seed_;
   std::shared_ptr<std::atomic<uint64_t>> epoch_;
+  bool random_seed_;  // seed_ was drawn at random (seed < 0)
   ElementSpec spec_;
 };
 
@@ -87,7 +92,7 @@ DatasetPtr make_list_files(const std::vector<std::string>& patterns, bool shuffl
     raise(Code::kNotFound, "list_files: No files matched pattern: ", all);
   }
   return std::make_shared<ListFilesDataset>(std::move(files), shuffle, seed_or_random(seed),
-                                            std::make_shared<std::atomic<uint64_t>>(0));
+                                            std::make_shared<std::atomic<uint64_t>>(0), seed < 0);
 }
 
 }  // namespace dinput

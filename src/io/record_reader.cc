@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <string_view>
 
 #include "core/quote.h"
 #include "core/status.h"
@@ -55,6 +56,41 @@ uint64_t consume_bytes(const Chunk& cur, size_t& pos, char* dst, uint64_t n, Adv
     done += take;
     if (done == n || !advance()) return done;
   }
+}
+
+// The first header of a plain file failed its CRC, or the file ended inside it (`n` bytes
+// of it read, 1 to 12). A file that is no record file at all fails exactly there, so the
+// message says what the file looks like when its first bytes tell: a compressed file read
+// without its compression (gzip's magic 1f 8b, zstd's 28 b5 2f fd), or text. Otherwise it
+// is "": the bytes tell nothing.
+std::string not_a_record_file(const std::string& path, const char* header, size_t n) {
+  const unsigned char* u = reinterpret_cast<const unsigned char*>(header);
+  const char* format = nullptr;
+  const char* name = nullptr;
+  if (n >= 2 && u[0] == 0x1f && u[1] == 0x8b) {
+    format = "gzip";
+    name = "GZIP";
+  } else if (n >= 4 && u[0] == 0x28 && u[1] == 0xb5 && u[2] == 0x2f && u[3] == 0xfd) {
+    format = "zstd";
+    name = "ZSTD";
+  }
+  if (format) {
+    return str_cat("records: ", quoted(path), " starts with the ", format,
+                   " magic bytes where the record at byte offset 0 belongs, so it is most likely a ", format,
+                   "-compressed record file, but it is read without compression: set the compression to ", name,
+                   " (DINPUT_COMPRESSION_", name, " with dinput_records_options_set_compression; ",
+                   "compression=\"", name, "\" in the dinput tool's records())");
+  }
+  bool text = true;
+  for (size_t i = 0; i < n; ++i) {
+    text = text && ((u[i] >= 0x20 && u[i] < 0x7f) || u[i] == '\t' || u[i] == '\n' || u[i] == '\r');
+  }
+  if (text) {
+    return str_cat("records: ", quoted(path), " is not a TFRecord file: it starts with text (",
+                   quoted(std::string_view(header, n)),
+                   ") where the header of the record at byte offset 0 belongs (text files are read with text_lines)");
+  }
+  return "";
 }
 
 }  // namespace
@@ -120,9 +156,16 @@ RecordParser::Step RecordParser::step(uint64_t start, const char* pending, Recor
       close();
       return Step::kEnd;
     }
-    if (got < kRecordHeaderBytes)
-      return fail(true, got, str_cat("records: truncated record ", where(start), ": the ", medium(), " ends ", got,
-                                     " bytes into the record's 12-byte header"));
+    if (got < kRecordHeaderBytes) {
+      std::string message = str_cat("records: truncated record ", where(start), ": the ", medium(), " ends ", got,
+                                    " bytes into the record's 12-byte header");
+      // A file shorter than one header: a short text or compressed file is named as such.
+      if (start == 0 && !stream_) {
+        const std::string kind = not_a_record_file(path_, header_copy, static_cast<size_t>(got));
+        if (!kind.empty()) message = kind;
+      }
+      return fail(true, got, message);
+    }
     header = header_copy;
   }
 
@@ -130,10 +173,15 @@ RecordParser::Step RecordParser::step(uint64_t start, const char* pending, Recor
   const uint32_t stored_len_crc = load_le32(header + 8);
   const uint32_t len_crc = crc32c::mask(crc32c::value(header, 8));
   if (stored_len_crc != len_crc) {
-    const std::string message =
+    std::string message =
         str_cat("records: corrupt record ", where(start), ": the CRC of its length field does not match (stored ",
                 hex32(stored_len_crc), ", computed ", hex32(len_crc), "), so the rest of the ", medium(),
                 " cannot be framed");
+    if (start == 0 && !stream_) {
+      const std::string kind = not_a_record_file(path_, header, kRecordHeaderBytes);
+      message = kind.empty() ? message + " (a file whose first header is wrong is most likely not a TFRecord file)"
+                             : kind;
+    }
     if (!skip_corrupt_) return fail(true, 0, message);
     if (resync(header)) return Step::kSkipped;  // counted by resync
     close();

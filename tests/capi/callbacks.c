@@ -293,7 +293,7 @@ static dinput_status_t negate(dinput_element_t **out, const dinput_element_t *in
   pthread_mutex_lock(&c->mu);
   ++c->calls;
   pthread_mutex_unlock(&c->mu);
-  if (dinput_tensor_copy_to(dinput_element_get(in, 0), DINPUT_INT64, &v, sizeof v) != DINPUT_OK)
+  if (dinput_tensor_copy_to(&v, sizeof v, dinput_element_get(in, 0), DINPUT_INT64) != DINPUT_OK)
     return dinput_last_error_code();
   if (v == c->fail_on) {
     dinput_error_set(DINPUT_FAILED_PRECONDITION, c->message);
@@ -398,7 +398,7 @@ static void test_map_callbacks(void) {
     CHECK_OK(dinput_iterator_get_next(&e, it));
     dinput_element_free(e);
     CHECK_OK(dinput_iterator_get_next(&e, it));
-    CHECK_OK(dinput_tensor_copy_to(dinput_element_get(e, 0), DINPUT_FLOAT64, &d, sizeof d));
+    CHECK_OK(dinput_tensor_copy_to(&d, sizeof d, dinput_element_get(e, 0), DINPUT_FLOAT64));
     CHECK(d == 1.0);
     dinput_element_free(e);
     dinput_iterator_free(it);
@@ -428,7 +428,7 @@ static void count_filter_free(void *user_data) { ++((struct filter_config *)user
 static dinput_status_t keep_multiples_of_three(int *keep, const dinput_element_t *in, void *user_data) {
   int64_t v = 0;
   (void)user_data;
-  dinput_tensor_copy_to(dinput_element_get(in, 0), DINPUT_INT64, &v, sizeof v);
+  dinput_tensor_copy_to(&v, sizeof v, dinput_element_get(in, 0), DINPUT_INT64);
   if (v == 10) {
     dinput_error_set(DINPUT_ABORTED, "the predicate gave up at 10");
     return DINPUT_ABORTED;
@@ -529,7 +529,7 @@ static dinput_status_t gated_identity(dinput_element_t **out, const dinput_eleme
     }
   }
   pthread_mutex_unlock(&g->mu);
-  if (dinput_tensor_copy_to(dinput_element_get(in, 0), DINPUT_INT64, &v, sizeof v) != DINPUT_OK)
+  if (dinput_tensor_copy_to(&v, sizeof v, dinput_element_get(in, 0), DINPUT_INT64) != DINPUT_OK)
     return dinput_last_error_code();
   t = make_int64(&v, 1, 0);
   *out = make_element(&t, 1);
@@ -584,7 +584,7 @@ static void *hammer_iterator(void *arg) {
       dinput_element_free(e);
       break;
     }
-    dinput_tensor_copy_to(dinput_element_get(e, 0), DINPUT_INT64, &h->values[h->count++], sizeof(int64_t));
+    dinput_tensor_copy_to(&h->values[h->count++], sizeof(int64_t), dinput_element_get(e, 0), DINPUT_INT64);
     dinput_element_free(e);
   }
   return NULL;
@@ -750,6 +750,342 @@ static void test_concurrent_dist_iterator_use(void) {
   dinput_spec_free(spec);
 }
 
+/* ---- OUT_OF_RANGE from a callback is an error, never end of data ---- */
+
+/* Every callback kind but the generator's next: OUT_OF_RANGE (what an exhausted inner
+ * iterator returns) must fail the caller with INVALID_ARGUMENT naming the callback, not end
+ * the data early and silently. */
+struct oor_config {
+  int64_t at;          /* the input value (or call number) that returns OUT_OF_RANGE */
+  const char *message; /* given to dinput_error_set first, or NULL */
+  int calls;
+};
+
+static dinput_status_t oor_status(struct oor_config *c, int64_t v) {
+  if (v != c->at) return DINPUT_OK;
+  if (c->message) dinput_error_set(DINPUT_OUT_OF_RANGE, c->message);
+  return DINPUT_OUT_OF_RANGE;
+}
+
+static int64_t scalar_of(const dinput_element_t *in) {
+  int64_t v = -1;
+  dinput_tensor_copy_to(&v, sizeof v, dinput_element_get(in, 0), DINPUT_INT64);
+  return v;
+}
+
+static dinput_status_t oor_map(dinput_element_t **out, const dinput_element_t *in, void *user_data) {
+  dinput_status_t st = oor_status((struct oor_config *)user_data, scalar_of(in));
+  if (st != DINPUT_OK) return st;
+  return dinput_element_ref(out, in);
+}
+
+static dinput_status_t oor_filter(int *keep, const dinput_element_t *in, void *user_data) {
+  *keep = 1;
+  return oor_status((struct oor_config *)user_data, scalar_of(in));
+}
+
+static dinput_status_t oor_interleave(dinput_dataset_t **out, const dinput_element_t *in, void *user_data) {
+  dinput_status_t st = oor_status((struct oor_config *)user_data, scalar_of(in));
+  if (st != DINPUT_OK) return st;
+  return dinput_dataset_from_tensors(out, in);
+}
+
+static dinput_status_t oor_gen_init(void **state, void *user_data) {
+  *state = user_data;
+  return oor_status((struct oor_config *)user_data, 0);
+}
+
+static dinput_status_t oor_dataset_fn(dinput_dataset_t **out, const dinput_input_context_t *context,
+                                      void *user_data) {
+  dinput_status_t st = oor_status((struct oor_config *)user_data, dinput_input_context_input_pipeline_id(context));
+  if (st != DINPUT_OK) return st;
+  return dinput_dataset_range(out, 0, 4, 1);
+}
+
+/* value_fn and replica_fn: OUT_OF_RANGE for replica `at`. */
+static dinput_status_t oor_replica_value(dinput_element_t **out, int64_t replica, struct oor_config *c) {
+  dinput_tensor_t *t;
+  dinput_status_t st = oor_status(c, replica);
+  if (st != DINPUT_OK) return st;
+  t = make_int64(&replica, 1, 0);
+  *out = make_element(&t, 1);
+  return DINPUT_OK;
+}
+
+static dinput_status_t oor_value_fn(dinput_element_t **out, const dinput_value_context_t *context,
+                                    void *user_data) {
+  return oor_replica_value(out, dinput_value_context_replica_id_in_sync_group(context), (struct oor_config *)user_data);
+}
+
+static dinput_status_t oor_replica_fn(dinput_element_t **out, const dinput_replica_context_t *context,
+                                      const dinput_element_t *args, void *user_data) {
+  (void)args;
+  return oor_replica_value(out, dinput_replica_context_replica_id_in_sync_group(context),
+                           (struct oor_config *)user_data);
+}
+
+/* Reads `it` until a failure: the number of elements before it, and the failure's status. */
+static dinput_status_t count_until_failure(dinput_iterator_t *it, int64_t *n) {
+  dinput_element_t *e = NULL;
+  dinput_status_t st;
+  *n = 0;
+  while ((st = dinput_iterator_get_next(&e, it)) == DINPUT_OK) {
+    ++*n;
+    dinput_element_free(e);
+  }
+  return st;
+}
+
+/* Checks that iterating ds gives `before` elements, then INVALID_ARGUMENT whose message
+ * names `what` and carries `message` (when given); get_next_as_optional fails the same way
+ * instead of giving an empty optional. */
+static void check_oor_becomes_error(const dinput_dataset_t *ds, int64_t before, const char *what,
+                                    const char *message) {
+  dinput_iterator_t *it = NULL;
+  dinput_optional_t *opt = NULL;
+  int64_t n = -1, i;
+  CHECK_OK(dinput_dataset_iterator(&it, ds));
+  CHECK_STATUS(count_until_failure(it, &n), DINPUT_INVALID_ARGUMENT);
+  CHECK(n == before);
+  CHECK_MSG(what);
+  CHECK_MSG("returned OUT_OF_RANGE");
+  if (message) CHECK_MSG(message);
+  dinput_iterator_free(it);
+
+  CHECK_OK(dinput_dataset_iterator(&it, ds));
+  for (i = 0; i < before; ++i) {
+    CHECK_OK(dinput_iterator_get_next_as_optional(&opt, it));
+    CHECK(dinput_optional_has_value(opt));
+    dinput_optional_free(opt);
+  }
+  opt = (dinput_optional_t *)(void *)&n;
+  CHECK_STATUS(dinput_iterator_get_next_as_optional(&opt, it), DINPUT_INVALID_ARGUMENT);
+  CHECK(opt == NULL);
+  CHECK_MSG(what);
+  dinput_iterator_free(it);
+}
+
+static void test_out_of_range_from_callbacks_is_an_error(void) {
+  dinput_dataset_t *r = NULL, *ds = NULL;
+  dinput_spec_t *spec = scalar_int64_spec();
+  int k;
+  CHECK_OK(dinput_dataset_range(&r, 0, 10, 1));
+
+  /* map: sequential (on the caller's thread) and parallel (on the pool), with and without
+   * a message of its own. */
+  for (k = 0; k < 4; ++k) {
+    struct oor_config c = {3, NULL, 0};
+    if (k % 2) c.message = "the inner iterator ran out";
+    CHECK_OK(map_with(&ds, r, oor_map, NULL, k < 2 ? 1 : 4, 1, &c, NULL));
+    check_oor_becomes_error(ds, 3, "map callback", c.message);
+    dinput_dataset_free(ds);
+  }
+  {
+    struct oor_config c = {5, "no more to keep", 0};
+    CHECK_OK(dinput_dataset_filter(&ds, r, oor_filter, &c, NULL));
+    check_oor_becomes_error(ds, 5, "filter callback", c.message);
+    dinput_dataset_free(ds);
+  }
+  for (k = 0; k < 2; ++k) {
+    struct oor_config c = {2, "no reader for 2", 0};
+    CHECK_OK(interleave_with(&ds, r, oor_interleave, spec, 1, 1, k == 0 ? 1 : 2, 1, &c, NULL));
+    check_oor_becomes_error(ds, 2, "interleave callback", c.message);
+    dinput_dataset_free(ds);
+  }
+  /* The generator's init has no "no more" meaning either; only its next does. */
+  {
+    struct oor_config c = {0, "init ran out", 0};
+    dinput_iterator_t *it = NULL;
+    CHECK_OK(dinput_dataset_from_generator(&ds, spec, oor_gen_init, plain_next, NULL, &c, NULL));
+    CHECK_STATUS(dinput_dataset_iterator(&it, ds), DINPUT_INVALID_ARGUMENT);
+    CHECK_MSG("generator's init callback");
+    CHECK_MSG("init ran out");
+    dinput_dataset_free(ds);
+  }
+  dinput_dataset_free(r);
+  dinput_spec_free(spec);
+}
+
+static void test_out_of_range_from_distribute_callbacks_is_an_error(void) {
+  const char *devices[2] = {"CPU:0", "CPU:1"};
+  dinput_strategy_t *strategy = NULL;
+  dinput_dist_dataset_t *dist = NULL;
+  dinput_per_replica_t *values = NULL;
+  dinput_input_options_t *per_replica = NULL;
+  dinput_collective_t *collective = NULL;
+  int k;
+  CHECK_OK(dinput_strategy_new(&strategy, devices, 2));
+  CHECK_OK(dinput_input_options_new(&per_replica));
+  CHECK_OK(dinput_input_options_set_replication_mode(per_replica, DINPUT_REPLICATION_PER_REPLICA));
+
+  /* dataset_fn, for the only pipeline and for the second of two. */
+  for (k = 0; k < 2; ++k) {
+    struct oor_config c = {k, k ? "no dataset for pipeline 1" : NULL, 0};
+    CHECK_STATUS(dinput_strategy_distribute_datasets_from_function(&dist, strategy, oor_dataset_fn, &c, NULL,
+                                                                   k ? per_replica : NULL),
+                 DINPUT_INVALID_ARGUMENT);
+    CHECK(dist == NULL);
+    CHECK_MSG("dataset_fn returned OUT_OF_RANGE");
+    if (c.message) CHECK_MSG(c.message);
+  }
+  /* value_fn and replica_fn, for replica 0 (on the caller's thread) and replica 1. */
+  for (k = 0; k < 2; ++k) {
+    struct oor_config c = {k, k ? "replica 1 has no value" : NULL, 0};
+    CHECK_STATUS(dinput_strategy_distribute_values_from_function(&values, strategy, oor_value_fn, &c),
+                 DINPUT_INVALID_ARGUMENT);
+    CHECK(values == NULL);
+    CHECK_MSG("value_fn returned OUT_OF_RANGE");
+    if (c.message) CHECK_MSG(c.message);
+    CHECK_STATUS(dinput_strategy_run(&values, strategy, oor_replica_fn, NULL, &c), DINPUT_INVALID_ARGUMENT);
+    CHECK(values == NULL);
+    CHECK_MSG("replica_fn");
+    CHECK_MSG("returned OUT_OF_RANGE");
+    if (c.message) CHECK_MSG(c.message);
+  }
+  /* An abort with OUT_OF_RANGE would make the peers' get_next read it as end of data. */
+  CHECK_OK(dinput_collective_new_in_process(&collective, 2, 0));
+  CHECK_STATUS(dinput_collective_abort(collective, DINPUT_OUT_OF_RANGE, "done"), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("OUT_OF_RANGE");
+  dinput_collective_free(collective);
+  dinput_input_options_free(per_replica);
+  dinput_strategy_free(strategy);
+}
+
+
+/* ---- the last error survives callbacks ---- */
+
+/* A callback that makes a failing dinput call of its own, then succeeds anyway: run on the
+ * caller's thread, it must not change what the caller's last error says. */
+static dinput_status_t noisy_value(dinput_element_t **out, int64_t v) {
+  dinput_tensor_t *t = NULL;
+  dinput_dataset_t *bad = NULL;
+  /* No CHECK here: replica 1 of run calls this on another thread. */
+  if (dinput_dataset_range(&bad, 0, 1, 0) != DINPUT_INVALID_ARGUMENT) return DINPUT_INTERNAL; /* step 0 */
+  if (dinput_last_error_code() != DINPUT_INVALID_ARGUMENT) return DINPUT_INTERNAL;
+  dinput_error_set(DINPUT_UNAVAILABLE, "noise from a callback that then succeeds");
+  t = make_int64(&v, 1, 0);
+  *out = make_element(&t, 1);
+  return DINPUT_OK;
+}
+
+static dinput_status_t noisy_map(dinput_element_t **out, const dinput_element_t *in, void *user_data) {
+  (void)user_data;
+  return noisy_value(out, scalar_of(in));
+}
+
+static dinput_status_t noisy_value_fn(dinput_element_t **out, const dinput_value_context_t *context,
+                                      void *user_data) {
+  (void)user_data;
+  return noisy_value(out, dinput_value_context_replica_id_in_sync_group(context));
+}
+
+static dinput_status_t noisy_replica_fn(dinput_element_t **out, const dinput_replica_context_t *context,
+                                        const dinput_element_t *args, void *user_data) {
+  (void)args;
+  (void)user_data;
+  return noisy_value(out, dinput_replica_context_replica_id_in_sync_group(context));
+}
+
+static dinput_status_t noisy_dataset_fn(dinput_dataset_t **out, const dinput_input_context_t *context,
+                                        void *user_data) {
+  dinput_element_t *e = NULL;
+  dinput_status_t st;
+  (void)context;
+  (void)user_data;
+  st = noisy_value(&e, 0);
+  dinput_element_free(e);
+  return st != DINPUT_OK ? st : dinput_dataset_range(out, 0, 4, 1);
+}
+
+/* A generator's finalize and a free_user_data are callbacks too, run by the free calls. */
+static void noisy_free(void *user_data) {
+  dinput_dataset_t *bad = NULL;
+  (void)user_data;
+  dinput_dataset_range(&bad, 0, 1, 0); /* fails: step 0 */
+  dinput_error_set(DINPUT_UNAVAILABLE, "noise from a free callback");
+}
+
+static void noisy_finalize(void *state) { noisy_free(state); }
+
+/* The caller's last error is still the failure of `expected_message`, at the same address. */
+static void check_last_error_kept(const char *held, const char *expected_message) {
+  CHECK(dinput_last_error_code() == DINPUT_NOT_FOUND);
+  CHECK(strcmp(dinput_last_error_message(), expected_message) == 0);
+  CHECK(held == dinput_last_error_message() && strcmp(held, expected_message) == 0);
+}
+
+static void test_last_error_survives_callbacks(void) {
+  const char *devices[2] = {"CPU:0", "CPU:1"};
+  const char *missing[1] = {"/nonexistent-dinput-test-dir/*.txt"};
+  char expected[512];
+  const char *held;
+  dinput_dataset_t *r = NULL, *m = NULL, *names = NULL;
+  dinput_iterator_t *it = NULL;
+  dinput_element_t *e = NULL;
+  dinput_strategy_t *strategy = NULL;
+  dinput_dist_dataset_t *dist = NULL;
+  dinput_per_replica_t *values = NULL;
+  dinput_dataset_t *gen = NULL;
+  dinput_iterator_t *gen_it = NULL;
+  dinput_spec_t *spec = scalar_int64_spec();
+  int64_t counter = 0;
+  int i;
+
+  CHECK_OK(dinput_strategy_new(&strategy, devices, 2));
+  CHECK_OK(dinput_dataset_from_generator(&gen, spec, NULL, plain_next, noisy_finalize, &counter, noisy_free));
+  CHECK_OK(dinput_dataset_iterator(&gen_it, gen));
+  dinput_spec_free(spec);
+  CHECK_OK(dinput_dataset_range(&r, 0, 10, 1));
+  CHECK_OK(map_with(&m, r, noisy_map, NULL, 1, 1, NULL, NULL));
+  CHECK_OK(dinput_dataset_iterator(&it, m));
+
+  /* A failure the caller has not read yet. */
+  CHECK_STATUS(dinput_dataset_list_files(&names, missing, 1, NULL), DINPUT_NOT_FOUND);
+  snprintf(expected, sizeof expected, "%s", dinput_last_error_message());
+  CHECK(strstr(expected, "nonexistent-dinput-test-dir") != NULL);
+  held = dinput_last_error_message();
+
+  /* Successful calls leave it alone ... */
+  CHECK_OK(dinput_dataset_range(&names, 0, 3, 1));
+  dinput_dataset_free(names);
+  check_last_error_kept(held, expected);
+  /* ... and so do callbacks on the caller's own thread, whatever they set or fail inside:
+   * a sequential map, ... */
+  for (i = 0; i < 3; ++i) {
+    CHECK_OK(dinput_iterator_get_next(&e, it));
+    dinput_element_free(e);
+  }
+  check_last_error_kept(held, expected);
+  /* ... value_fn, ... */
+  CHECK_OK(dinput_strategy_distribute_values_from_function(&values, strategy, noisy_value_fn, NULL));
+  dinput_per_replica_free(values);
+  check_last_error_kept(held, expected);
+  /* ... replica 0 of run, ... */
+  CHECK_OK(dinput_strategy_run(&values, strategy, noisy_replica_fn, NULL, NULL));
+  dinput_per_replica_free(values);
+  check_last_error_kept(held, expected);
+  /* ... and dataset_fn. */
+  CHECK_OK(dinput_strategy_distribute_datasets_from_function(&dist, strategy, noisy_dataset_fn, NULL, NULL, NULL));
+  dinput_dist_dataset_free(dist);
+  check_last_error_kept(held, expected);
+  /* ... and a generator's finalize and a free_user_data. */
+  dinput_iterator_free(gen_it);
+  dinput_dataset_free(gen);
+  check_last_error_kept(held, expected);
+
+  /* The next failing call replaces it; dinput_error_clear clears it. */
+  CHECK_STATUS(dinput_dataset_range(&names, 0, 1, 0), DINPUT_INVALID_ARGUMENT);
+  CHECK(strstr(dinput_last_error_message(), "nonexistent") == NULL);
+  dinput_error_clear();
+  CHECK(dinput_last_error_code() == DINPUT_OK);
+  CHECK(strcmp(dinput_last_error_message(), "") == 0);
+
+  dinput_iterator_free(it);
+  dinput_dataset_free(m);
+  dinput_dataset_free(r);
+  dinput_strategy_free(strategy);
+}
+
 int main(void) {
   test_generator_lifecycle();
   test_generator_without_init();
@@ -759,5 +1095,8 @@ int main(void) {
   test_user_data_freed_when_constructors_fail();
   test_concurrent_iterator_use();
   test_concurrent_dist_iterator_use();
+  test_out_of_range_from_callbacks_is_an_error();
+  test_out_of_range_from_distribute_callbacks_is_an_error();
+  test_last_error_survives_callbacks();
   return check_finish_();
 }

@@ -82,7 +82,7 @@ static inline int64_t read_int64(const dinput_element_t *e, size_t c, int64_t *d
   const dinput_tensor_t *t = dinput_element_get(e, c);
   int64_t n = dinput_tensor_num_elements(t);
   if (dinput_tensor_dtype(t) != DINPUT_INT64 || n > cap) return -1;
-  if (dinput_tensor_copy_to(t, DINPUT_INT64, dst, (size_t)cap * sizeof(int64_t)) != DINPUT_OK) return -1;
+  if (dinput_tensor_copy_to(dst, (size_t)cap * sizeof(int64_t), t, DINPUT_INT64) != DINPUT_OK) return -1;
   return n;
 }
 

@@ -77,7 +77,8 @@ static void test_range(void) {
   CHECK(ds == NULL);
 }
 
-/* SPEC §1: from_tensors(([1.],[1.])) is one element with two components of shape [1]. */
+/* docs/semantics.md, "Datasets": from_tensors(([1.],[1.])) is one element with two
+ * components of shape [1]. */
 static void test_from_tensors(void) {
   float one = 1.0f;
   int64_t shape[1] = {1};
@@ -102,7 +103,7 @@ static void test_from_tensors(void) {
   CHECK_OK(dinput_dataset_iterator(&it, ds));
   CHECK_OK(dinput_iterator_get_next(&item, it));
   CHECK(dinput_element_size(item) == 2);
-  CHECK_OK(dinput_tensor_copy_to(dinput_element_get(item, 1), DINPUT_FLOAT32, &back, sizeof back));
+  CHECK_OK(dinput_tensor_copy_to(&back, sizeof back, dinput_element_get(item, 1), DINPUT_FLOAT32));
   CHECK(back == 1.0f);
   dinput_element_free(item);
   item = (dinput_element_t *)(void *)got;
@@ -191,12 +192,12 @@ static void test_batch_of_bytes(void) {
   CHECK_OK(dinput_iterator_get_next(&item, it));
   CHECK(dinput_tensor_dtype(dinput_element_get(item, 0)) == DINPUT_BYTES);
   CHECK(dinput_tensor_dim(dinput_element_get(item, 0), 0) == 2);
-  CHECK_OK(dinput_tensor_string(&s, &len, dinput_element_get(item, 0), 1));
+  CHECK_OK(dinput_tensor_string_view(&s, &len, dinput_element_get(item, 0), 1));
   CHECK(len == 4 && memcmp(s, "dddd", 4) == 0);
   dinput_element_free(item);
   CHECK_OK(dinput_iterator_get_next(&item, it));
   CHECK(dinput_tensor_dim(dinput_element_get(item, 0), 0) == 1);
-  CHECK_OK(dinput_tensor_string(&s, &len, dinput_element_get(item, 0), 0));
+  CHECK_OK(dinput_tensor_string_view(&s, &len, dinput_element_get(item, 0), 0));
   CHECK(len == 1 && s[0] == 'e');
   dinput_element_free(item);
   CHECK_STATUS(dinput_iterator_get_next(&item, it), DINPUT_OUT_OF_RANGE);
@@ -225,7 +226,7 @@ static void test_unbatch_repeat_take_skip(void) {
   CHECK_STATUS(dinput_dataset_repeat(&ds, r, -2), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("-2");
 
-  /* Batches span epochs (SPEC §3.3). */
+  /* Batches span epochs (docs/semantics.md, "Datasets"). */
   {
     dinput_dataset_t *rep = NULL;
     CHECK_OK(dinput_dataset_repeat(&rep, r, 2));
@@ -331,7 +332,7 @@ static dinput_status_t square(dinput_element_t **out, const dinput_element_t *in
   int64_t v = 0;
   dinput_tensor_t *t;
   (void)user_data;
-  if (dinput_tensor_copy_to(dinput_element_get(in, 0), DINPUT_INT64, &v, sizeof v) != DINPUT_OK)
+  if (dinput_tensor_copy_to(&v, sizeof v, dinput_element_get(in, 0), DINPUT_INT64) != DINPUT_OK)
     return dinput_last_error_code();
   v = v * v;
   t = make_int64(&v, 1, 0);
@@ -342,7 +343,7 @@ static dinput_status_t square(dinput_element_t **out, const dinput_element_t *in
 static dinput_status_t is_odd(int *keep, const dinput_element_t *in, void *user_data) {
   int64_t v = 0;
   (void)user_data;
-  dinput_tensor_copy_to(dinput_element_get(in, 0), DINPUT_INT64, &v, sizeof v);
+  dinput_tensor_copy_to(&v, sizeof v, dinput_element_get(in, 0), DINPUT_INT64);
   *keep = (int)(v % 2 != 0);
   return DINPUT_OK;
 }
@@ -463,7 +464,7 @@ static void test_text_lines(void) {
   for (i = 0; i < 3; ++i) {
     CHECK_OK(dinput_iterator_get_next(&e, it));
     CHECK(dinput_tensor_dtype(dinput_element_get(e, 0)) == DINPUT_BYTES);
-    CHECK_OK(dinput_tensor_string(&s, &len, dinput_element_get(e, 0), 0));
+    CHECK_OK(dinput_tensor_string_view(&s, &len, dinput_element_get(e, 0), 0));
     CHECK(len == strlen(expected[i]) && memcmp(s, expected[i], len) == 0);
     dinput_element_free(e);
   }
@@ -668,6 +669,99 @@ static void test_statistics_and_reader_options(void) {
   dinput_options_free(opts);
 }
 
+/* Every setter of dinput_options_t and dinput_input_options_t has a getter that returns the
+ * value in effect: the default first (also for NULL), then what was set. */
+static void test_option_getters(void) {
+  dinput_options_t *opts = NULL;
+  dinput_input_options_t *in = NULL;
+
+  CHECK(dinput_options_skip_corrupt_records(NULL) == 0);
+  CHECK_OK(dinput_options_new(&opts));
+  CHECK(dinput_options_skip_corrupt_records(opts) == 0);
+  CHECK_OK(dinput_options_set_skip_corrupt_records(opts, 7));
+  CHECK(dinput_options_skip_corrupt_records(opts) == 1);
+  CHECK_OK(dinput_options_set_skip_corrupt_records(opts, 0));
+  CHECK(dinput_options_skip_corrupt_records(opts) == 0);
+  dinput_options_free(opts);
+
+  CHECK(dinput_input_options_fetch_to_device(NULL) == 1);
+  CHECK(dinput_input_options_replication_mode(NULL) == DINPUT_REPLICATION_PER_WORKER);
+  CHECK(dinput_input_options_place_dataset_on_device(NULL) == 0);
+  CHECK(dinput_input_options_per_replica_buffer_size(NULL) == 1);
+  CHECK_OK(dinput_input_options_new(&in));
+  CHECK(dinput_input_options_fetch_to_device(in) == 1);
+  CHECK(dinput_input_options_replication_mode(in) == DINPUT_REPLICATION_PER_WORKER);
+  CHECK(dinput_input_options_place_dataset_on_device(in) == 0);
+  CHECK(dinput_input_options_per_replica_buffer_size(in) == 1);
+  CHECK_OK(dinput_input_options_set_fetch_to_device(in, 0));
+  CHECK_OK(dinput_input_options_set_replication_mode(in, DINPUT_REPLICATION_PER_REPLICA));
+  CHECK_OK(dinput_input_options_set_place_dataset_on_device(in, 5));
+  CHECK_OK(dinput_input_options_set_per_replica_buffer_size(in, 3));
+  CHECK(dinput_input_options_fetch_to_device(in) == 0);
+  CHECK(dinput_input_options_replication_mode(in) == DINPUT_REPLICATION_PER_REPLICA);
+  CHECK(dinput_input_options_place_dataset_on_device(in) == 1);
+  CHECK(dinput_input_options_per_replica_buffer_size(in) == 3);
+  /* A refused value leaves the option as it was. */
+  CHECK_STATUS(dinput_input_options_set_per_replica_buffer_size(in, -1), DINPUT_INVALID_ARGUMENT);
+  CHECK(dinput_input_options_per_replica_buffer_size(in) == 3);
+  CHECK_STATUS(dinput_input_options_set_replication_mode(in, (dinput_replication_mode_t)2), DINPUT_INVALID_ARGUMENT);
+  CHECK(dinput_input_options_replication_mode(in) == DINPUT_REPLICATION_PER_REPLICA);
+  dinput_input_options_free(in);
+  dinput_error_clear();
+}
+
+/* Replica indices and counts are int in every function: a loop over dinput_per_replica_size
+ * or dinput_strategy_num_local_replicas uses one int index for both. Negative counts are
+ * INVALID_ARGUMENT (checked before the arrays are read), negative indices out of range. */
+static void test_replica_indices_and_counts(void) {
+  const char *devices[2] = {"CPU:0", "CPU:1"};
+  const int64_t shape[1] = {3};
+  dinput_collective_t *collective = NULL;
+  dinput_strategy_t *s = NULL;
+  dinput_per_replica_t *v = NULL;
+  dinput_tensor_t *t = NULL;
+  dinput_element_t *e = NULL;
+  const dinput_element_t *elements[2];
+  const dinput_tensor_t *parts[1];
+  int n, r;
+
+  CHECK_STATUS(dinput_strategy_new(&s, devices, -1), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("num_devices must be >= 0, got -1");
+  CHECK(s == NULL);
+  CHECK_OK(dinput_collective_new_in_process(&collective, 1, 0));
+  CHECK_STATUS(dinput_strategy_new_multi_worker(&s, collective, 0, devices, -2), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("num_devices must be >= 0, got -2");
+  CHECK(s == NULL);
+  dinput_collective_free(collective);
+
+  CHECK_OK(dinput_strategy_new(&s, devices, 2));
+  n = dinput_strategy_num_local_replicas(s);
+  CHECK(n == 2);
+  CHECK_OK(dinput_tensor_new(&t, DINPUT_INT64, shape, 1, NULL, 0));
+  parts[0] = t;
+  CHECK_OK(dinput_element_new(&e, parts, 1));
+  elements[0] = e;
+  elements[1] = e;
+  CHECK_STATUS(dinput_per_replica_new(&v, elements, -1), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("count must be 0..4096");
+  CHECK_STATUS(dinput_per_replica_new(&v, elements, 4097), DINPUT_INVALID_ARGUMENT);
+  CHECK(v == NULL);
+  CHECK_OK(dinput_per_replica_new(&v, elements, n));
+  CHECK(dinput_per_replica_size(v) == n);
+  for (r = 0; r < dinput_per_replica_size(v); r++) CHECK(dinput_per_replica_get(v, r) != NULL);
+  CHECK(dinput_per_replica_get(v, -1) == NULL);
+  CHECK(dinput_per_replica_get(v, n) == NULL);
+  CHECK(dinput_per_replica_size(NULL) == 0);
+  CHECK(dinput_per_replica_get(NULL, 0) == NULL);
+  CHECK(strcmp(dinput_strategy_device(s, n - 1), "CPU:1") == 0);
+  CHECK(dinput_strategy_device(s, -1) == NULL);
+  dinput_per_replica_free(v);
+  dinput_element_free(e);
+  dinput_tensor_free(t);
+  dinput_strategy_free(s);
+  dinput_error_clear();
+}
+
 int main(void) {
   const char *base = getenv("TMPDIR");
   snprintf(tmpdir, sizeof tmpdir, "%s/dinput_capi_XXXXXX", base && *base ? base : "/tmp");
@@ -691,6 +785,8 @@ int main(void) {
   test_optionals();
   test_batch_shape_mismatch();
   test_statistics_and_reader_options();
+  test_option_getters();
+  test_replica_indices_and_counts();
   rmdir(tmpdir);
   return check_finish_();
 }

@@ -210,17 +210,17 @@ static void test_null_arguments(void) {
   CHECK_STATUS(dinput_tensor_new_bytes(&t, shape, 1, NULL, NULL), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("'strings'");
   CHECK(t == NULL);
-  CHECK_STATUS(dinput_tensor_copy_to(NULL, DINPUT_INT64, buf, sizeof buf), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_tensor_copy_to(buf, sizeof buf, NULL, DINPUT_INT64), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("'tensor'");
-  CHECK_STATUS(dinput_tensor_string(NULL, &len, NULL, 0), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_tensor_string_view(NULL, &len, NULL, 0), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("'out'");
   str = "x";
-  CHECK_STATUS(dinput_tensor_string(&str, NULL, NULL, 0), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_tensor_string_view(&str, NULL, NULL, 0), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("'out_len'");
   CHECK(str == NULL);
   str = "x";
   len = 7;
-  CHECK_STATUS(dinput_tensor_string(&str, &len, NULL, 0), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_tensor_string_view(&str, &len, NULL, 0), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("'tensor'");
   CHECK(str == NULL && len == 0);
   CHECK_STATUS(dinput_tensor_to_dlpack(NULL, NULL), DINPUT_INVALID_ARGUMENT);
@@ -424,6 +424,19 @@ static void test_last_error_is_thread_local(void) {
   dinput_error_clear();
 }
 
+/* dinput_error_set(DINPUT_OK, ...) would record a "failure" whose code says success: a
+ * caller reading the last error after a failing call would see OK. It is refused, and the
+ * refusal itself is what the last error then holds. */
+static void test_error_set_rejects_ok(void) {
+  dinput_error_set(DINPUT_OK, "not really an error");
+  CHECK(dinput_last_error_code() == DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("dinput_error_set: code must not be DINPUT_OK");
+  CHECK(strstr(dinput_last_error_message(), "not really an error") == NULL);
+  dinput_error_set(DINPUT_OK, NULL);
+  CHECK(dinput_last_error_code() == DINPUT_INVALID_ARGUMENT);
+  dinput_error_clear();
+}
+
 int main(void) {
   test_status_names();
   test_version_and_build_info();
@@ -432,5 +445,6 @@ int main(void) {
   test_messages_name_the_function();
   test_last_error();
   test_last_error_is_thread_local();
+  test_error_set_rejects_ok();
   return check_finish_();
 }

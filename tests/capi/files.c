@@ -35,7 +35,7 @@ static dinput_status_t join_strings(const dinput_dataset_t *ds, char *dst, size_
   while ((st = dinput_iterator_get_next(&e, it)) == DINPUT_OK) {
     const char *s = NULL;
     size_t len = 0;
-    if (dinput_tensor_string(&s, &len, dinput_element_get(e, 0), 0) == DINPUT_OK && used + len + 2 < cap) {
+    if (dinput_tensor_string_view(&s, &len, dinput_element_get(e, 0), 0) == DINPUT_OK && used + len + 2 < cap) {
       if (used) dst[used++] = ',';
       memcpy(dst + used, s, len);
       used += len;
@@ -105,7 +105,7 @@ static dinput_status_t open_lines(dinput_dataset_t **out, const dinput_element_t
   const char *files[1];
   dinput_status_t st;
   ++c->calls;
-  if ((st = dinput_tensor_string(&s, &len, dinput_element_get(in, 0), 0)) != DINPUT_OK) return st;
+  if ((st = dinput_tensor_string_view(&s, &len, dinput_element_get(in, 0), 0)) != DINPUT_OK) return st;
   if (len >= sizeof path) return DINPUT_INVALID_ARGUMENT;
   memcpy(path, s, len);
   path[len] = '\0';

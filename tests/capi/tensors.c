@@ -31,7 +31,7 @@ static void test_new_and_accessors(void) {
   CHECK(dinput_tensor_data(t) != (const void *)values);
   values[0] = 100;
   CHECK(((const int32_t *)dinput_tensor_data(t))[0] == 1);
-  CHECK_OK(dinput_tensor_copy_to(t, DINPUT_INT32, back, sizeof back));
+  CHECK_OK(dinput_tensor_copy_to(back, sizeof back, t, DINPUT_INT32));
   CHECK(back[0] == 1 && back[5] == 6);
   dinput_tensor_free(t);
 }
@@ -47,13 +47,13 @@ static void test_scalars_zeros_and_empty(void) {
   CHECK_OK(dinput_tensor_new(&t, DINPUT_FLOAT64, NULL, 0, &pi, sizeof pi));
   CHECK(dinput_tensor_rank(t) == 0);
   CHECK(dinput_tensor_num_elements(t) == 1);
-  CHECK_OK(dinput_tensor_copy_to(t, DINPUT_FLOAT64, &got, sizeof got));
+  CHECK_OK(dinput_tensor_copy_to(&got, sizeof got, t, DINPUT_FLOAT64));
   CHECK(got == 3.25);
   dinput_tensor_free(t);
 
   /* data NULL: a tensor of zeros, whatever nbytes says. */
   CHECK_OK(dinput_tensor_new(&t, DINPUT_FLOAT32, four, 1, NULL, 12345));
-  CHECK_OK(dinput_tensor_copy_to(t, DINPUT_FLOAT32, zeros, sizeof zeros));
+  CHECK_OK(dinput_tensor_copy_to(zeros, sizeof zeros, t, DINPUT_FLOAT32));
   CHECK(zeros[0] == 0.0f && zeros[3] == 0.0f);
   dinput_tensor_free(t);
 
@@ -61,7 +61,7 @@ static void test_scalars_zeros_and_empty(void) {
   CHECK_OK(dinput_tensor_new(&t, DINPUT_UINT8, shape, 2, NULL, 0));
   CHECK(dinput_tensor_num_elements(t) == 0);
   CHECK(dinput_tensor_byte_size(t) == 0);
-  CHECK_OK(dinput_tensor_copy_to(t, DINPUT_UINT8, NULL, 0));
+  CHECK_OK(dinput_tensor_copy_to(NULL, 0, t, DINPUT_UINT8));
   dinput_tensor_free(t);
 }
 
@@ -126,31 +126,32 @@ static void test_bytes_tensors(void) {
   CHECK(dinput_tensor_num_elements(t) == 3);
   CHECK(dinput_tensor_byte_size(t) == 6);
   CHECK(dinput_tensor_data(t) == NULL);
-  CHECK_OK(dinput_tensor_string(&s, &len, t, 0));
+  CHECK_OK(dinput_tensor_string_view(&s, &len, t, 0));
   CHECK(len == 5 && memcmp(s, "alpha", 5) == 0);
   CHECK(s != words[0]); /* copied */
-  CHECK_OK(dinput_tensor_string(&s, &len, t, 1));
+  CHECK_OK(dinput_tensor_string_view(&s, &len, t, 1));
   CHECK(len == 0);
-  CHECK_OK(dinput_tensor_string(&s, &len, t, 2));
+  CHECK_OK(dinput_tensor_string_view(&s, &len, t, 2));
   CHECK(len == 1 && s[0] == 'c');
 
-  /* Out-of-range indexes fail, naming the index, and leave the outputs cleared. */
+  /* Out-of-range indexes are argument errors (never OUT_OF_RANGE, which is end of data),
+   * naming the index, and leave the outputs cleared. */
   s = "x";
-  CHECK(dinput_tensor_string(&s, &len, t, 3) != DINPUT_OK);
+  CHECK_STATUS(dinput_tensor_string_view(&s, &len, t, 3), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("3");
   CHECK(s == NULL && len == 0);
-  CHECK(dinput_tensor_string(&s, &len, t, -1) != DINPUT_OK);
+  CHECK_STATUS(dinput_tensor_string_view(&s, &len, t, -1), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("-1");
   /* Bytes tensors are not read with copy_to, nor exported to DLPack. */
-  CHECK_STATUS(dinput_tensor_copy_to(t, DINPUT_BYTES, ints, sizeof ints), DINPUT_INVALID_ARGUMENT);
-  CHECK_MSG("dinput_tensor_string");
+  CHECK_STATUS(dinput_tensor_copy_to(ints, sizeof ints, t, DINPUT_BYTES), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("dinput_tensor_string_view");
   dinput_tensor_free(t);
 
   /* Explicit lengths keep embedded NULs and cut longer strings. */
   CHECK_OK(dinput_tensor_new_bytes(&t, two, 1, raw, lengths));
-  CHECK_OK(dinput_tensor_string(&s, &len, t, 0));
+  CHECK_OK(dinput_tensor_string_view(&s, &len, t, 0));
   CHECK(len == 3 && memcmp(s, "a\0b", 3) == 0);
-  CHECK_OK(dinput_tensor_string(&s, &len, t, 1));
+  CHECK_OK(dinput_tensor_string_view(&s, &len, t, 1));
   CHECK(len == 2 && memcmp(s, "xy", 2) == 0);
   CHECK(dinput_tensor_byte_size(t) == 5);
   dinput_tensor_free(t);
@@ -158,7 +159,7 @@ static void test_bytes_tensors(void) {
   /* A scalar string. */
   CHECK_OK(dinput_tensor_new_bytes(&t, NULL, 0, words, NULL));
   CHECK(dinput_tensor_rank(t) == 0);
-  CHECK_OK(dinput_tensor_string(&s, &len, t, 0));
+  CHECK_OK(dinput_tensor_string_view(&s, &len, t, 0));
   CHECK(len == 5);
   dinput_tensor_free(t);
 
@@ -176,7 +177,7 @@ static void test_string_access_on_numbers(void) {
   dinput_tensor_t *t = make_int64(v, 2, 1);
   const char *s = NULL;
   size_t len = 0;
-  CHECK_STATUS(dinput_tensor_string(&s, &len, t, 0), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_tensor_string_view(&s, &len, t, 0), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("int64");
   dinput_tensor_free(t);
 }
@@ -186,20 +187,20 @@ static void test_copy_to_checks(void) {
   int64_t dst[3] = {0};
   float f[3];
   dinput_tensor_t *t = make_int64(v, 3, 1);
-  CHECK_OK(dinput_tensor_copy_to(t, DINPUT_INT64, dst, sizeof dst));
+  CHECK_OK(dinput_tensor_copy_to(dst, sizeof dst, t, DINPUT_INT64));
   CHECK(dst[0] == 7 && dst[2] == 9);
   /* Wrong dtype: both dtypes named, nothing written. */
   f[0] = -1.0f;
-  CHECK_STATUS(dinput_tensor_copy_to(t, DINPUT_FLOAT32, f, sizeof f * 2), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_tensor_copy_to(f, sizeof f * 2, t, DINPUT_FLOAT32), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("int64");
   CHECK_MSG("float32");
   CHECK(f[0] == -1.0f);
   /* Too small a destination: the sizes are named. */
-  CHECK_STATUS(dinput_tensor_copy_to(t, DINPUT_INT64, dst, 16), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_tensor_copy_to(dst, 16, t, DINPUT_INT64), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("24");
   CHECK_MSG("16");
-  CHECK_STATUS(dinput_tensor_copy_to(t, DINPUT_INT64, NULL, 24), DINPUT_INVALID_ARGUMENT);
-  CHECK_MSG("'dst'");
+  CHECK_STATUS(dinput_tensor_copy_to(NULL, 24, t, DINPUT_INT64), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("'out'");
   dinput_tensor_free(t);
 }
 

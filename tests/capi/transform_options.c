@@ -16,7 +16,7 @@ static dinput_status_t identity(dinput_element_t **out, const dinput_element_t *
 static dinput_status_t slow_first(dinput_element_t **out, const dinput_element_t *in, void *user_data) {
   int64_t v = 0;
   (void)user_data;
-  if (dinput_tensor_copy_to(dinput_element_get(in, 0), DINPUT_INT64, &v, sizeof v) != DINPUT_OK) return DINPUT_INTERNAL;
+  if (dinput_tensor_copy_to(&v, sizeof v, dinput_element_get(in, 0), DINPUT_INT64) != DINPUT_OK) return DINPUT_INTERNAL;
   if (v == 0) {
     struct timespec t = {0, 300 * 1000 * 1000};
     nanosleep(&t, NULL);
@@ -308,7 +308,7 @@ static void listed(const char *pattern, const dinput_list_files_options_t *o, ch
   while (dinput_iterator_get_next(&e, it) == DINPUT_OK) {
     const char *s = NULL;
     size_t n = 0;
-    CHECK_OK(dinput_tensor_string(&s, &n, dinput_element_get(e, 0), 0));
+    CHECK_OK(dinput_tensor_string_view(&s, &n, dinput_element_get(e, 0), 0));
     if (strlen(text) + n + 2 < cap) strncat(strncat(text, s, n), ",", 2);
     dinput_element_free(e);
   }

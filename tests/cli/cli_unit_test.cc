@@ -8,6 +8,8 @@
 
 #include "chain_parser.h"
 #include "json_format.h"
+#include "progress.h"
+#include "suggest.h"
 
 namespace dinput_tool {
 namespace {
@@ -346,8 +348,6 @@ TEST(JsonFormat, HalfPrecision) {
   s.clear();
   AppendBFloat16(&s, 0x3DCD); // nearest bfloat16 to 0.1
   EXPECT_EQ(s, "0.1");
-  EXPECT_EQ(Float16ToFloat(0xC000), -2.0f);
-  EXPECT_EQ(BFloat16ToFloat(0x4040), 3.0f);
 }
 
 std::string Json(const std::string &bytes) {
@@ -370,6 +370,60 @@ TEST(JsonFormat, Strings) {
   EXPECT_EQ(Json("\xc0\xaf"), "\"\\udcc0\\udcaf\""); // overlong
   EXPECT_EQ(Json("\xed\xa0\x80"),
             "\"\\udced\\udca0\\udc80\""); // encoded surrogate
+}
+
+TEST(JsonFormat, DumpJsonWritesBytesMembersWithSurrogateEscapes) {
+  JsonObject line;
+  line["file"] = nullptr;
+  line["note"] = "tab\there \"q\" \x01";  // escaped by nlohmann-json
+  line["smallest"] = nullptr;             // a real null stays null
+  line["n"] = 3;
+  EXPECT_EQ(DumpJson(line, {{"file", "a\xff\nb"}}),
+            "{\"file\":\"a\\udcff\\nb\",\"note\":\"tab\\there \\\"q\\\" \\u0001\",\"smallest\":null,\"n\":3}");
+  EXPECT_EQ(DumpJson(line), "{\"file\":null,\"note\":\"tab\\there \\\"q\\\" \\u0001\",\"smallest\":null,\"n\":3}");
+}
+
+TEST(Suggest, EditDistance) {
+  EXPECT_EQ(EditDistance("", ""), 0u);
+  EXPECT_EQ(EditDistance("shuffle", "shuffle"), 0u);
+  EXPECT_EQ(EditDistance("shufle", "shuffle"), 1u);   // a deletion
+  EXPECT_EQ(EditDistance("shufflle", "shuffle"), 1u); // an insertion
+  EXPECT_EQ(EditDistance("bacth", "batch"), 1u);      // two neighbours swapped
+  EXPECT_EQ(EditDistance("repaet", "repeat"), 1u);
+  EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
+  EXPECT_EQ(EditDistance("", "abc"), 3u);
+}
+
+TEST(Suggest, OnlyCloseNamesAreSuggested) {
+  const std::vector<std::string> names = {"batch", "shuffle", "shard", "skip", "take", "map"};
+  EXPECT_EQ(DidYouMean("shufle", names), " (did you mean 'shuffle'?)");
+  EXPECT_EQ(DidYouMean("bacth", names), " (did you mean 'batch'?)");
+  EXPECT_EQ(DidYouMean("tkae", names), " (did you mean 'take'?)");
+  EXPECT_EQ(DidYouMean("frobnicate", names), "");  // nothing close
+  EXPECT_EQ(DidYouMean("foo", names), "");         // short: one edit at most
+  EXPECT_EQ(DidYouMean("x", names), "");
+  EXPECT_EQ(DidYouMean("batch", names), "");       // an exact name is not misspelt
+  EXPECT_EQ(ClosestName("--replics", {"--replicas", "--devices"}), "--replicas");
+}
+
+TEST(Progress, PercentAndTimeLeftWhenTheStepsAreKnown) {
+  Progress p;
+  p.steps = 250;
+  p.rows = 250;
+  p.bytes = 2000000;
+  p.seconds = 2.5;
+  p.total_steps = 1000;
+  EXPECT_EQ(ProgressText(p), "bench: 250/1000 steps (25.0%), ETA 8s, 250 rows, 2.0 MB, 100 rows/s");
+  p.total_steps = -1;
+  EXPECT_EQ(ProgressText(p), "bench: 250 steps, 250 rows, 2.0 MB, 100 rows/s");
+  p.total_steps = 100;  // the data outlasting the estimate never shows more than 100%
+  EXPECT_EQ(ProgressText(p), "bench: 250/100 steps (100.0%), ETA 0s, 250 rows, 2.0 MB, 100 rows/s");
+  p = Progress{};
+  p.total_steps = 10;
+  EXPECT_EQ(ProgressText(p), "bench: 0/10 steps (0.0%), ETA unknown, 0 rows, 0.0 MB, 0 rows/s");
+  EXPECT_EQ(DurationText(42.4), "42s");
+  EXPECT_EQ(DurationText(187), "3m07s");
+  EXPECT_EQ(DurationText(7500), "2h05m");
 }
 
 } // namespace

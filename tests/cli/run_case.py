@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Conformance tests of the `dinput` command-line tool (DESIGN.md section 4).
+"""Conformance tests of the `dinput` command-line tool (docs/cli.md).
 
 Each case runs the tool once and compares every stdout line, parsed as JSON, with the value
-SPEC.md prescribes (ints, floats and bools must match in type too, so an int64 printed as
+docs/semantics.md prescribes (ints, floats and bools must match in type too, so an int64 printed as
 1.0 fails). Failures must exit with status 1, print nothing on stdout and exactly one stderr
 line "<STATUS_NAME>: <message>".
 
@@ -74,7 +74,7 @@ def strs(*values):
     return [str(v) for v in values]
 
 
-# ---- SPEC 3.3: the example table (single worker, default policy AUTO -> DATA) ----------------
+# ---- docs/semantics.md, "The even split" (single worker, default policy AUTO -> DATA) ------
 
 case("table.range6_batch4_n2", ["--replicas", "2"], "range(6).batch(4)",
      lines=single_worker([r([0, 1], [2, 3]), r([4], [5])]))
@@ -106,7 +106,7 @@ case("table.range9_batch4_cpu0_cpu1", ["--devices", "CPU:0,CPU:1"], "range(9).ba
 case("table.range9_batch4_n4", ["--replicas", "4"], "range(9).batch(4)",
      lines=single_worker([r([0], [1], [2], [3]), r([4], [5], [6], [7]), r([8], [], [], [])]))
 
-# ---- SPEC 3.3: balanced split (policy OFF) ---------------------------------------------------
+# ---- docs/semantics.md, "The balanced split" (policy OFF) -----------------------------------
 
 case("balanced.range8_batch4_n2", ["--replicas", "2", "--policy", "OFF"], "range(8).batch(4)",
      lines=single_worker([r([0, 1], [2, 3]), r([4, 5], [6, 7])]))
@@ -125,7 +125,7 @@ case("balanced.off_w2_r1_range12_batch8", ["--workers", "2", "--replicas", "2", 
 case("balanced.file_single_worker_is_noop", ["--replicas", "2", "--policy", "FILE"],
      "range(4).batch(2)", lines=single_worker([r([0], [1]), r([2], [3])]))
 
-# ---- SPEC 3.4: auto-sharding across workers (W=2, R=1) --------------------------------------
+# ---- docs/semantics.md, "Sharding policies" (W=2, R=1) -------------------------------------
 
 W2 = ["--workers", "2", "--replicas", "2"]
 case("shard.data_w2_range12_batch4", W2 + ["--policy", "DATA"], "range(12).batch(4)",
@@ -166,7 +166,7 @@ case("shard.workers_not_dividing_replicas", ["--workers", "2", "--replicas", "3"
      error_contains=("INVALID_ARGUMENT",
                      "tf.distribute expects every worker to have the same number of replicas"))
 
-# ---- SPEC 6: partial batches and the end of data across workers -----------------------------
+# ---- docs/semantics.md, "Partial batches and the end of data", across workers ---------------
 
 case("partial.data_w2_range9_batch2", W2 + ["--policy", "DATA"], "range(9).batch(2)",
      lines=multi_worker([[r([0]), r([2]), r([4]), r([6]), r([8])],
@@ -396,7 +396,28 @@ case("bench.infinite_needs_steps", [], "range(4).repeat()", command="bench",
 case("version", [], None, command="--version", version=True)
 case("help", [], None, command="help", text_contains="usage: dinput")
 case("usage.unknown_option", ["--frobnicate"], "range(3)",
-     error=("INVALID_ARGUMENT", "unknown option --frobnicate for 'run' (see dinput help)"))
+     error=("INVALID_ARGUMENT", "unknown option --frobnicate for 'run'; see dinput run --help"))
+case("usage.misspelt_option", ["--replics", "2"], "range(3)",
+     error=("INVALID_ARGUMENT", "unknown option --replics for 'run' (did you mean '--replicas'?); "
+                                "see dinput run --help"))
+case("usage.misspelt_record_option", ["--compresion", "ZSTD"], None, command="inspect",
+     error=("INVALID_ARGUMENT", "unknown option --compresion for 'inspect' (did you mean "
+                                "'--compression'?); see dinput inspect --help"))
+case("usage.option_prefix", ["--rep", "2"], "range(2).batch(2)",
+     lines=single_worker([r([0], [1])]))
+case("usage.ambiguous_option_prefix", ["--s"], "range(3)",
+     error=("INVALID_ARGUMENT", "ambiguous option --s for 'run': --steps, --shapes, --stats"))
+case("usage.value_for_a_flag", ["--shapes=1"], "range(3)",
+     error=("INVALID_ARGUMENT", "--shapes takes no value"))
+case("usage.missing_value", ["--steps"], None,
+     error=("INVALID_ARGUMENT", "--steps needs a value"))
+case("usage.option_for_another_command", ["--shapes"], "range(3)", command="spec",
+     error=("INVALID_ARGUMENT", "option --shapes is not valid for 'spec'"))
+case("usage.misspelt_command", [], None, command="inpsect",
+     error=("INVALID_ARGUMENT", "unknown command 'inpsect' (did you mean 'inspect'?); run "
+                                "'dinput help' for usage"))
+case("usage.operands_after_double_dash", ["--"], "range(2)",
+     lines=single_worker([r(0), r(1)]))
 case("usage.bad_policy", ["--policy", "SOMETIMES"], "range(3)",
      error=("INVALID_ARGUMENT", "--policy expects OFF, AUTO, FILE, DATA or HINT, got 'SOMETIMES'"))
 case("usage.missing_pipeline", ["--replicas", "2"], None,
@@ -437,6 +458,15 @@ case("syntax.float32_largest_and_underflow", [], "from_tensors([3.4028235e38, -1
      lines=single_worker([[[[3.4028235e+38, -0.0]]]]))
 case("pipeline.unknown_function", [], "range(6).foo(1)",
      error_prefix=("INVALID_ARGUMENT", "unknown function 'foo' at position 9"))
+case("pipeline.misspelt_function", [], "range(6).shufle(4)",
+     error_prefix=("INVALID_ARGUMENT", "unknown function 'shufle' at position 9 (did you mean "
+                                       "'shuffle'?); transformations: "))
+case("pipeline.misspelt_source", [], "rnage(6)",
+     error_prefix=("INVALID_ARGUMENT", "unknown function 'rnage' at position 0 (did you mean "
+                                       "'range'?); sources: "))
+case("pipeline.misspelt_keyword", [], "range(6).batch(4, drop_remaindr=True)",
+     error_prefix=("INVALID_ARGUMENT", "batch(): unexpected keyword argument 'drop_remaindr' at "
+                                       "position 18 (did you mean 'drop_remainder'?); usage: "))
 case("pipeline.unknown_source", [], "foo(1)",
      error_prefix=("INVALID_ARGUMENT", "unknown function 'foo' at position 0"))
 case("pipeline.source_as_transformation", [], "range(3).range(2)",
@@ -459,7 +489,7 @@ case("pipeline.library_rejects_batch_size", [], "range(6).batch(0)",
      error_prefix=("INVALID_ARGUMENT", ""))
 
 
-# ---- record files (DESIGN.md section 5) ----------------------------------------------------
+# ---- record files (docs/records.md) ---------------------------------------------------------
 #
 # Reference files are framed here, independently of the library, so that the cases also check
 # that dinput reads and writes TFRecord framing byte for byte: u64 length, masked CRC32C of the
@@ -741,6 +771,99 @@ def inspect_corrupt(ctx):
 
 
 script_case("records.inspect_corrupt", inspect_corrupt)
+
+
+def command_help(ctx):
+    """`dinput COMMAND --help` (and `dinput help COMMAND`) print that command's help: its
+    own options and output, not the other commands'."""
+    expected = {
+        "run": (["--shapes", "--steps", "--replicas", "Output of run", "PIPELINE is written"],
+                ["--chunk-size", "Output of spec"]),
+        "spec": (["--replicas", "Output of spec"], ["--shapes", "--steps", "--chunk-size"]),
+        "bench": (["--steps", "Output of bench"], ["--shapes", "--level"]),
+        "write": (["--chunk-size", "--level", "Output of write"], ["--replicas", "--skip-corrupt"]),
+        "convert": (["--input-compression", "--skip-corrupt", "Output of convert"], ["--replicas"]),
+        "inspect": (["--skip-corrupt", "Output of inspect"], ["--level", "--replicas"]),
+    }
+    for command, (present, absent) in expected.items():
+        for argv in ([command, "--help"], [command, "-h"], ["help", command]):
+            code, out, err = ctx.call(*argv)
+            if code != 0 or err:
+                raise CaseFailure("%s: exit status %d, stderr %r" % (argv, code, err))
+            if not out.startswith("dinput %s:" % command):
+                raise CaseFailure("%s: not the help of %s: %r" % (argv, command, out[:80]))
+            for text in present:
+                if text not in out:
+                    raise CaseFailure("%s: %r missing from the help" % (argv, text))
+            for text in absent:
+                if text in out:
+                    raise CaseFailure("%s: %r is not an option of %s" % (argv, text, command))
+    code, out, err = ctx.call("help")
+    if code != 0 or not out.startswith("usage: dinput COMMAND") or "--chunk-size" not in out:
+        raise CaseFailure("dinput help: not the full usage text")
+
+
+script_case("usage.command_help", command_help)
+
+
+def bench_progress_on_a_terminal(ctx):
+    """With stderr a terminal, bench's progress line shows the percentage done and the time
+    left when the steps are known; stdout keeps its one JSON line. The run must last past the
+    first update (0.5 s), so the steps grow until a progress line appears."""
+    import pty
+    for steps in (100000, 1000000, 10000000):
+        master, slave = pty.openpty()
+        argv = [ctx.tool, "bench", "--steps", str(steps), "range(1000000000).batch(1)"]
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=slave)
+        os.close(slave)
+        err = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # EIO: the terminal's other end is closed
+                break
+            if not chunk:
+                break
+            err += chunk
+        out = proc.stdout.read()
+        proc.wait()
+        os.close(master)
+        if proc.returncode != 0:
+            raise CaseFailure("bench failed: %r %r" % (out, err))
+        result = json.loads(out)
+        if result["rows"] != steps:
+            raise CaseFailure("bench: %r" % result)
+        text = err.decode("utf-8", "replace")
+        if "bench: " not in text:
+            continue  # finished before the first update: try a longer run
+        if not re.search(r"bench: \d+/%d steps \(\d+\.\d%%\), ETA (\d+[smh]|unknown)" % steps, text):
+            raise CaseFailure("no percentage and ETA in the progress line: %r" % text)
+        return
+    raise CaseFailure("bench never showed a progress line")
+
+
+script_case("bench.progress_percent_and_eta", bench_progress_on_a_terminal)
+
+
+def compressed_or_text_read_as_records(ctx):
+    """A compressed record file read without compression names the compression and the
+    option; a text file is "not a TFRecord file" rather than a CRC mismatch."""
+    gz = ctx.write_file("x.gz", gzip.compress(tfrecord_bytes([b"a", b"b"])))
+    line = ctx.fails("DATA_LOSS", "run", "records(%s)" % q(gz))
+    for part in ("starts with the gzip magic bytes", 'compression="GZIP"'):
+        if part not in line:
+            raise CaseFailure("expected %r in %r" % (part, line))
+    zst = ctx.write_file("x.zst", b"\x28\xb5\x2f\xfd" + b"\0" * 20)
+    line = ctx.fails("DATA_LOSS", "inspect", "--compression", "NONE", zst)
+    if "starts with the zstd magic bytes" not in line or 'compression="ZSTD"' not in line:
+        raise CaseFailure("zstd magic not named: %r" % line)
+    text = ctx.write_file("notes.txt", b"just some text\nand more\n")
+    line = ctx.fails("DATA_LOSS", "inspect", text)
+    if "is not a TFRecord file" not in line or "CRC" in line:
+        raise CaseFailure("inspect of a text file: %r" % line)
+
+
+script_case("records.compressed_or_text_read_as_records", compressed_or_text_read_as_records)
 
 
 def leftovers(ctx):

@@ -1,4 +1,4 @@
-// SPEC.md §3-§6 examples, auto-sharding policies, options and error propagation.
+// docs/semantics.md's examples, auto-sharding policies, options and error propagation.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -7,6 +7,7 @@
 #include "data/nodes.h"
 #include "distribute/graph.h"
 #include "distribute/split.h"
+#include "device/gpu.h"
 #include "harness.h"
 #include "io/file_sources.h"
 
@@ -21,7 +22,7 @@ std::string single(DatasetPtr ds, int N, InputOptions opts = {}) {
   return notation(runs[0]);
 }
 
-// ---- SPEC.md §3.3: single worker, AUTO -> DATA (even split) ----
+// ---- docs/semantics.md, "The even split": single worker, AUTO -> DATA ----
 
 TEST(SpecExamples, EvenSplit) {
   EXPECT_EQ(single(range_batch(6, 4), 2), "[0,1] | [2,3] ; [4] | [5]");
@@ -65,7 +66,7 @@ TEST(SpecExamples, RepeatForeverOn2Replicas) {
   }
 }
 
-// ---- SPEC.md §3.3: balanced split under OFF ----
+// ---- docs/semantics.md, "The balanced split": under OFF ----
 
 TEST(SpecExamples, BalancedSplit) {
   auto off = [](DatasetPtr d) { return with_policy(std::move(d), AutoShardPolicy::kOff); };
@@ -88,7 +89,7 @@ TEST(SpecExamples, BalancedSizesRotatePerWorker) {
   EXPECT_EQ(balanced_sizes(1, 1, 2, 0), (std::vector<int64_t>{1, 0}));
 }
 
-// ---- SPEC.md §3.4: auto-sharding ----
+// ---- docs/semantics.md, "Sharding policies" ----
 
 TEST(AutoShard, DataTwoWorkers) {
   TempFiles files;
@@ -196,7 +197,7 @@ TEST(BatchSize, DetectedThroughBatchKeepingNodes) {
   EXPECT_EQ(detect_global_batch_size(make_range(0, 3, 1)), -1);
 }
 
-// ---- SPEC.md §6: partial batches across workers ----
+// ---- docs/semantics.md, "Partial batches and the end of data": across workers ----
 
 TEST(PartialBatches, TwoWorkersData) {
   auto runs = run_workers(2, 1, [](auto s) { return distribute_dataset(s, range_batch(9, 2), {}); });
@@ -282,13 +283,38 @@ TEST(Errors, InputOptionCombinations) {
   EXPECT_NO_THROW(distribute_datasets_from_function(strategy, fn, both));
 }
 
+// Without a usable GPU (a build without CUDA, no driver, no device), asking GPU:0 to hold
+// data is FAILED_PRECONDITION naming the device. Where a GPU is usable that is not an
+// error: Errors.GpuWhereUsableHoldsTheData checks the converse there.
 TEST(Errors, GpuWithoutCudaIsAClearError) {
+  if (gpu::availability().usable) GTEST_SKIP() << "a GPU is usable here (see Errors.GpuWhereUsableHoldsTheData)";
   auto strategy = make_strategy({"GPU:0", "CPU:0"}, nullptr, 0);
   expect_error(Code::kFailedPrecondition, "GPU:0", [&] { distribute_dataset(strategy, range_batch(9, 4), {}); });
   InputOptions host;
   host.fetch_to_device = false;
   auto runs = run_workers(1, 2, [&](auto) { return distribute_dataset(strategy, range_batch(9, 4), host); });
   EXPECT_EQ(notation(runs[0]), "[0,1] | [2,3] ; [4,5] | [6,7] ; [8] | []");
+}
+
+// Where a GPU is usable, the pipeline the test above refuses runs: the GPU replica's pieces
+// arrive in that device's memory, the CPU replica's on the host, with the same values as on
+// CPU replicas.
+TEST(Errors, GpuWhereUsableHoldsTheData) {
+  if (!gpu::availability().usable) GTEST_SKIP() << "no usable GPU: " << gpu::availability().reason;
+  auto strategy = make_strategy({"GPU:0", "CPU:0"}, nullptr, 0);
+  DistributedIterator it(distribute_dataset(strategy, range_batch(9, 4), {}));
+  WorkerRun run;
+  std::vector<Element> step;
+  while (it.next(step)) {
+    ASSERT_EQ(step.size(), 2u);
+    const Tensor& on_gpu = step[0].at(0);
+    EXPECT_EQ(on_gpu.buffer()->kind(), MemoryKind::kDevice);
+    EXPECT_EQ(on_gpu.buffer()->device(), 0);
+    const auto& host_buffer = step[1].at(0).buffer();
+    EXPECT_TRUE(host_buffer == nullptr || host_buffer->kind() != MemoryKind::kDevice);
+    run.steps.push_back({values_of(Element{gpu::copy_to_host(on_gpu)}), values_of(step[1])});
+  }
+  EXPECT_EQ(notation(run), "[0,1] | [2,3] ; [4,5] | [6,7] ; [8] | []");
 }
 
 TEST(Errors, DevicesAreValidated) {
@@ -357,7 +383,7 @@ TEST(Lifetime, IteratorOutlivesDatasetAndStrategy) {
   EXPECT_EQ(values_of(step[1]), (std::vector<int64_t>{2, 3}));
 }
 
-// ---- SPEC.md §4: distribute_datasets_from_function ----
+// ---- docs/semantics.md, "distribute_datasets_from_function" ----
 
 TEST(FromFunction, PerWorkerContextsAndDequeueOrder) {
   std::vector<std::string> contexts(2);

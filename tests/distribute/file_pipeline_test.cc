@@ -1,5 +1,6 @@
-// list_files and interleave, and FILE auto-sharding through them (SPEC.md §3.4: the file
-// list is sharded, a reader reached through interleave reads only the worker's files).
+// list_files and interleave, and FILE auto-sharding through them (docs/semantics.md, "FILE":
+// the file list is sharded, a reader reached through interleave reads only the worker's
+// files).
 #include <gtest/gtest.h>
 
 #include "data/nodes.h"

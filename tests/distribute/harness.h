@@ -1,5 +1,5 @@
 // Runs a distributed dataset on W in-process workers (threads) and records what every
-// replica received, so tests can compare whole runs with SPEC.md's notation.
+// replica received, so tests can compare whole runs with the tables of docs/semantics.md.
 #pragma once
 
 #include <cstdio>
@@ -33,7 +33,8 @@ struct WorkerRun {
   std::string error;                                     // "CODE: message" if it failed
 };
 
-// "[0,1] | [2,3] ; [4] | [5]" — SPEC.md's notation for one worker's steps.
+// "[0,1] | [2,3] ; [4] | [5]" — one worker's steps: "|" between replicas, ";"
+// between steps.
 inline std::string notation(const WorkerRun& run) {
   std::string s;
   for (size_t st = 0; st < run.steps.size(); ++st) {

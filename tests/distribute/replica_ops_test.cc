@@ -1,4 +1,5 @@
-// distribute_values, run and reduce (SPEC.md §7, §8), on one and several workers.
+// distribute_values, run and reduce (docs/semantics.md,
+// "Per-replica values, run and reduce"), on one and several workers.
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -51,7 +51,7 @@ class CApiRecords : public IoTest {
     while ((st = dinput_iterator_get_next(&e, it)) == DINPUT_OK) {
       const char* s = nullptr;
       size_t n = 0;
-      EXPECT_EQ(dinput_tensor_string(&s, &n, dinput_element_get(e, 0), 0), DINPUT_OK);
+      EXPECT_EQ(dinput_tensor_string_view(&s, &n, dinput_element_get(e, 0), 0), DINPUT_OK);
       out.emplace_back(s, n);
       dinput_element_free(e);
     }
@@ -91,6 +91,32 @@ TEST_F(CApiRecords, WriteThenRead) {
   EXPECT_EQ(stats[0], 2);
   EXPECT_EQ(stats[1], 5);
   EXPECT_EQ(stats[2], 0);
+  dinput_dataset_free(ds);
+}
+
+// A gzip record file read as uncompressed: DATA_LOSS that says it is gzip and names the
+// compression argument, not a bare "corrupt record at byte offset 0".
+TEST_F(CApiRecords, CompressedFileReadWithoutCompressionSaysSo) {
+  std::string p = path("x.gz");
+  dinput_record_writer_t* w = nullptr;
+  dinput_status_t st = open_writer(&w, p.c_str(), DINPUT_COMPRESSION_GZIP, 0);
+  if (st == DINPUT_UNIMPLEMENTED) GTEST_SKIP() << "no zlib in this build";
+  ASSERT_EQ(st, DINPUT_OK);
+  EXPECT_EQ(dinput_record_writer_write(w, "hello", 5), DINPUT_OK);
+  EXPECT_EQ(dinput_record_writer_close(w), DINPUT_OK);
+  dinput_record_writer_free(w);
+  const char* files[] = {p.c_str()};
+  dinput_dataset_t* ds = nullptr;
+  ASSERT_EQ(dinput_dataset_records(&ds, files, 1, nullptr), DINPUT_OK);
+  dinput_status_t end;
+  int64_t stats[4];
+  EXPECT_TRUE(read(ds, &end, stats).empty());
+  EXPECT_EQ(end, DINPUT_DATA_LOSS);
+  EXPECT_NE(last_error().find("starts with the gzip magic bytes"), std::string::npos) << last_error();
+  EXPECT_NE(last_error().find("DINPUT_COMPRESSION_GZIP with dinput_records_options_set_compression"),
+            std::string::npos)
+      << last_error();
+  EXPECT_EQ(last_error().find("corrupt record"), std::string::npos) << last_error();
   dinput_dataset_free(ds);
 }
 
@@ -304,6 +330,11 @@ TEST_F(CApiRecords, FileOptionsMapFilesAndAllowNonregularFiles) {
   // /dev/zero: refused by default; allowed, it meets the line or file limit instead of
   // growing memory, with an error naming it.
   const char* zero[] = {"/dev/zero"};
+  // Options freeze once used (by with_options above): the second configuration is a new one.
+  EXPECT_EQ(dinput_options_set_allow_nonregular_files(opts, 1), DINPUT_FAILED_PRECONDITION);
+  dinput_options_free(opts);
+  ASSERT_EQ(dinput_options_new(&opts), DINPUT_OK);
+  ASSERT_EQ(dinput_options_set_map_files(opts, 1), DINPUT_OK);
   ASSERT_EQ(dinput_options_set_allow_nonregular_files(opts, 1), DINPUT_OK);
   EXPECT_EQ(dinput_options_allow_nonregular_files(opts), 1);
   ASSERT_EQ(dinput_options_set_max_record_bytes(opts, 1 << 20), DINPUT_OK);

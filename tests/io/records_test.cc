@@ -215,6 +215,48 @@ TEST_F(Records, BadLengthCrc) {
       << o.message;
 }
 
+// A compressed record file read without its compression fails on its first header; the
+// message names the compression its magic bytes show and how to set it.
+TEST_F(Records, CompressedFileReadUncompressedNamesTheCompression) {
+  for (Compression c : {Compression::kGzip, Compression::kZstd}) {
+    if (!supported(c)) continue;
+    const char* name = c == Compression::kGzip ? "GZIP" : "ZSTD";
+    const char* format = c == Compression::kGzip ? "gzip" : "zstd";
+    auto p = write_records(std::string("x.") + format, {"abc", "defg"}, c);
+    auto o = read_until_error(make_records({p}, Compression::kNone, 0));
+    EXPECT_EQ(o.code, Code::kDataLoss);
+    EXPECT_EQ(o.message, str_cat("records: '", p, "' starts with the ", format,
+                                 " magic bytes where the record at byte offset 0 belongs, so it is most likely a ",
+                                 format,
+                                 "-compressed record file, but it is read without compression: set the "
+                                 "compression to ", name, " (DINPUT_COMPRESSION_", name,
+                                 " with dinput_records_options_set_compression; compression=\"", name,
+                                 "\" in the dinput tool's records())"));
+  }
+}
+
+// A text file is not a TFRecord file, and the message says so instead of naming a CRC.
+TEST_F(Records, TextFileIsNotATFRecordFile) {
+  auto p = write("notes.txt", "hello world\nsecond line\n");
+  auto o = read_until_error(make_records({p}, Compression::kNone, 0));
+  EXPECT_EQ(o.code, Code::kDataLoss);
+  EXPECT_EQ(o.message, "records: '" + p + "' is not a TFRecord file: it starts with text ('hello world\\n') "
+                       "where the header of the record at byte offset 0 belongs (text files are read with text_lines)");
+  // A text file shorter than one header is named as text too, not as a truncated record.
+  auto short_text = write("short.txt", "hi\n");
+  o = read_until_error(make_records({short_text}, Compression::kNone, 0));
+  EXPECT_EQ(o.code, Code::kDataLoss);
+  EXPECT_EQ(o.message, "records: '" + short_text + "' is not a TFRecord file: it starts with text ('hi\\n') "
+                       "where the header of the record at byte offset 0 belongs (text files are read with text_lines)");
+  // Other bytes that fail as the first header: the CRC message, with the hint.
+  auto q = write("binary.bin", std::string("\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d", 13));
+  o = read_until_error(make_records({q}, Compression::kNone, 0));
+  EXPECT_NE(o.message.find("records: corrupt record at byte offset 0 of '" + q +
+                           "': the CRC of its length field does not match"),
+            std::string::npos) << o.message;
+  EXPECT_NE(o.message.find("most likely not a TFRecord file"), std::string::npos) << o.message;
+}
+
 TEST_F(Records, BadLengthCrcBecauseTheLengthIsDamaged) {
   std::string bytes = frame_all({"abc", "defg"});
   bytes[19] = 100;  // the length itself: its CRC no longer matches

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the build into a fresh prefix and builds two consumers against that prefix only
-# (DESIGN.md section 7): a C program through `pkg-config --cflags --libs dinput` and a CMake
-# project through find_package(dinput) + dinput::dinput. Both must run and print the result.
+# (docs/c-api.md, "Building against dinput"): a C program through
+# `pkg-config --cflags --libs dinput` and a CMake project through find_package(dinput) +
+# dinput::dinput. Both must run and print the result.
 # Usage: consumer_test.sh BUILD_DIR CONSUMER_SRC_DIR WORK_DIR CMAKE C_COMPILER VERSION
 set -euo pipefail
 build=$1 src=$2 work=$3 cmake=$4 cc=$5 version=$6
@@ -29,6 +30,37 @@ pcdir=$(dirname "$(find "$prefix" -name dinput.pc -print -quit)")
 [ -f "$pcdir/dinput.pc" ] && ok "dinput.pc" || bad "dinput.pc missing"
 [ -n "$(find "$prefix" -path '*cmake/dinput/dinputConfig.cmake')" ] && ok "dinputConfig.cmake" || bad "dinputConfig.cmake missing"
 [ -x "$prefix/bin/dinput" ] && ok "bin/dinput" || bad "the dinput tool is not installed in bin/"
+# dinput_cuda.h is installed exactly when the installed library exports its functions (every
+# build does): a header declaring functions the library lacks, or functions exported without
+# their header, would each break a consumer.
+cuda_exported=$(nm -D --defined-only "$libdir/libdinput.so.${version%%.*}" | awk '{print $NF}' |
+  sed 's/@.*//' | grep -c '^dinput_tensor_cuda_' || true)
+if [ -f "$prefix/include/dinput_cuda.h" ] && [ "$cuda_exported" -gt 0 ]; then
+  ok "include/dinput_cuda.h installed, and the library exports $cuda_exported dinput_tensor_cuda_* functions"
+elif [ ! -f "$prefix/include/dinput_cuda.h" ] && [ "$cuda_exported" -eq 0 ]; then
+  ok "neither include/dinput_cuda.h nor dinput_tensor_cuda_* functions"
+else
+  bad "include/dinput_cuda.h $([ -f "$prefix/include/dinput_cuda.h" ] && echo installed || echo missing), but the library exports $cuda_exported dinput_tensor_cuda_* functions"
+fi
+
+# The installed tool runs from its prefix as it is: its run path finds the installed library,
+# with no LD_LIBRARY_PATH and no ldconfig (and not the build tree's library: the build tree
+# is hidden by running from the prefix alone).
+if out=$(env -u LD_LIBRARY_PATH "$prefix/bin/dinput" --version 2>&1) &&
+   [ "$(printf '%s\n' "$out" | head -1)" = "dinput $version" ]; then
+  ok "installed bin/dinput --version runs without LD_LIBRARY_PATH"
+else
+  bad "installed bin/dinput --version failed: $out"
+fi
+if runpath=$(readelf -d "$prefix/bin/dinput" 2>/dev/null | grep -E 'RUNPATH|RPATH') &&
+   [[ "$runpath" == *'$ORIGIN/'* ]] && [[ "$runpath" != *"$build"* ]]; then
+  ok "bin/dinput has a run path relative to itself: ${runpath##*: }"
+else
+  bad "bin/dinput run path is '${runpath:-none}', expected \$ORIGIN/../lib and no build directory"
+fi
+out=$(env -u LD_LIBRARY_PATH "$prefix/bin/dinput" run 'range(3).batch(3)' 2>&1) || true
+[ "$(printf '%s\n' "$out" | head -1)" = '{"worker":0,"step":0,"replicas":[[[0,1,2]]]}' ] &&
+  ok "installed bin/dinput runs a pipeline" || bad "installed bin/dinput run printed '$out'"
 
 # The run-time version and the installed header's macros must both be this build's.
 expected="consumer: version=$version header=$version batches=3 sum=45"

@@ -36,7 +36,7 @@ typedef dinput_status_t (*iterator_fn)(dinput_iterator_t **, const dinput_datase
 typedef dinput_status_t (*get_next_fn)(dinput_element_t **, dinput_iterator_t *);
 typedef const dinput_tensor_t *(*element_get_fn)(const dinput_element_t *, size_t);
 typedef int64_t (*num_elements_fn)(const dinput_tensor_t *);
-typedef dinput_status_t (*copy_to_fn)(const dinput_tensor_t *, dinput_dtype_t, void *, size_t);
+typedef dinput_status_t (*copy_to_fn)(void *, size_t, const dinput_tensor_t *, dinput_dtype_t);
 
 static void *lib;
 
@@ -116,7 +116,7 @@ int main(int argc, char **argv) {
   while ((st = get_next(&e, it)) == DINPUT_OK && batches < 8) {
     const dinput_tensor_t *t = element_get(e, 0);
     int64_t n = num_elements(t);
-    CHECK(copy_to(t, DINPUT_INT64, values + total, (size_t)(16 - total) * sizeof(int64_t)) == DINPUT_OK);
+    CHECK(copy_to(values + total, (size_t)(16 - total) * sizeof(int64_t), t, DINPUT_INT64) == DINPUT_OK);
     sizes[batches++] = n;
     total += n;
     element_free(e);

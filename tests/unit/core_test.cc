@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "capi/build_info.h"
 #include "core/buffer.h"
 #include "core/dtype.h"
 #include "core/element.h"
@@ -82,6 +85,25 @@ TEST(Status, RaiseThrowsErrorWithCodeAndConcatenatedMessage) {
 // ---- dtype --------------------------------------------------------------------------
 
 // Issue 14 item 18: file names with newlines or terminal escapes were printed raw.
+// The build info is JSON whatever a component's reason holds: quotes, backslashes and
+// control characters are escaped (the earlier hand-written escaper dropped control
+// characters), bytes that are not UTF-8 become U+FFFD.
+TEST(BuildInfo, ReasonsAreEscapedNotDropped) {
+  gpu::Availability cuda;
+  cuda.reason = "no \"driver\"\\ here\nline two\t\x01\x1f";
+  gpu::NcclAvailability nccl;
+  nccl.reason = "bad byte \xff";
+  const std::string text = capi::build_info_json(cuda, nccl);
+  EXPECT_NE(text.find(R"("reason":"no \"driver\"\\ here\nline two\t\u0001\u001f")"), std::string::npos) << text;
+  const nlohmann::json info = nlohmann::json::parse(text);
+  EXPECT_EQ(info["cuda"]["reason"], cuda.reason);
+  EXPECT_EQ(info["nccl"]["reason"], "bad byte \xef\xbf\xbd");
+  EXPECT_TRUE(info["version"].is_string());
+  EXPECT_EQ(text.rfind("{\"version\":", 0), 0u) << text;  // the members keep their order
+  EXPECT_EQ(info["dlpack"]["compiled"], true);
+  EXPECT_TRUE(info["isal"]["compiled"].is_boolean());
+}
+
 TEST(Quote, ControlBytesAreEscapedAndPrintableTextIsKept) {
   EXPECT_EQ(quoted("data/a.rec"), "'data/a.rec'");
   EXPECT_EQ(quoted("a\nb"), "'a\\nb'");
@@ -459,7 +481,8 @@ TEST(TensorOps, ConcatMismatchNamesBothTensors) {
 }
 
 // The dummy batch of a replica without data: (None,3) and (4,3) both become (0,3); a
-// scalar spec becomes a scalar 0 (SPEC §6).
+// scalar spec becomes a scalar 0, which the distributed iterator refuses to hand out
+// (docs/semantics.md, "Partial batches and the end of data").
 TEST(TensorOps, EmptyRows) {
   Tensor a = empty_rows(DType::kFloat32, Shape{kUnknownDim, 3});
   EXPECT_EQ(a.shape(), (Shape{0, 3}));

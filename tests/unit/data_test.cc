@@ -517,8 +517,8 @@ TEST(Repeat, CountsForeverAndZero) {
 TEST(Repeat, BatchesSpanEpochs) {
   EXPECT_EQ(batches(make_batch(make_repeat(make_range(0, 3, 1), 2), 4, false)),
             (std::vector<std::vector<int64_t>>{{0, 1, 2, 0}, {1, 2}}));
-  // SPEC §3.3: from_tensor_slices([1,2,3,4]).repeat().batch(4) is [1,2,3,4] forever, and
-  // with 3 the batches wrap around the epochs.
+  // docs/semantics.md, "Datasets": from_tensor_slices([1,2,3,4]).repeat().batch(4) is
+  // [1,2,3,4] forever, and with 3 the batches wrap around the epochs.
   auto slices = make_from_tensor_slices({int64_vector({1, 2, 3, 4})});
   EXPECT_EQ(batches(make_batch(make_repeat(slices, -1), 3, false), 3),
             (std::vector<std::vector<int64_t>>{{1, 2, 3}, {4, 1, 2}, {3, 4, 1}}));
@@ -931,7 +931,7 @@ TEST(Enumerate, PrependsAnInt64Index) {
     EXPECT_EQ(*all[i][0].data_as<int64_t>(), 5 + i);
     EXPECT_EQ(*all[i][1].data_as<int64_t>(), 10 * (i + 1));
   }
-  // SPEC §9: range(24).enumerate().batch(6).
+  // docs/semantics.md, "Order across workers": range(24).enumerate().batch(6).
   auto b = collect(make_batch(make_enumerate(make_range(0, 24, 1), 0), 6, false));
   ASSERT_EQ(b.size(), 4u);
   EXPECT_EQ(values_of(b[3][0]), iota(18, 24));
@@ -958,7 +958,8 @@ TEST(Prefetch, ErrorsArriveAfterTheEarlierElements) {
   EXPECT_NE(std::string(e.what()).find("element 4"), std::string::npos) << e.what();
 }
 
-// DESIGN §2: destroying an iterator cancels its background threads promptly.
+// docs/architecture.md, "Threads": destroying an iterator cancels its background threads
+// promptly.
 TEST(Prefetch, DestroyingAnIteratorMidStreamIsPrompt) {
   auto endless = make_repeat(make_range(0, 1000, 1), -1);
   for (auto ds : {make_prefetch(endless, 16), make_prefetch(make_prefetch(endless, 4), 4),

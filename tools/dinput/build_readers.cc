@@ -179,8 +179,8 @@ dinput_status_t ReaderForFile(dinput_dataset_t **out, const dinput_element_t *in
     const ReaderConfig &config = *static_cast<const ReaderConfig *>(user_data);
     const char *name = nullptr;
     size_t size = 0;
-    dinput_status_t code = dinput_tensor_string(&name, &size, dinput_element_get(in, 0), 0);
-    if (code != DINPUT_OK) return ReportToLibrary(LibraryError(code, "dinput_tensor_string"));
+    dinput_status_t code = dinput_tensor_string_view(&name, &size, dinput_element_get(in, 0), 0);
+    if (code != DINPUT_OK) return ReportToLibrary(LibraryError(code, "dinput_tensor_string_view"));
     std::string file(name, size);
     if (file.find('\0') != std::string::npos) {
       return ReportToLibrary(

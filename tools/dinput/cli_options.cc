@@ -1,11 +1,14 @@
 #include "cli_options.h"
 
+#include <getopt.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 
 #include "pipeline_builder.h"
+#include "suggest.h"
 
 namespace dinput_tool {
 
@@ -60,59 +63,112 @@ const char *CommandName(Command command) {
   return "?";
 }
 
+// getopt_long rather than CLI11: it is part of the C library (no dependency, and the
+// tool's build stays as it is), it has exactly the conventions the tool documents (--name
+// value, --name=value, options among the operands, --), and the tool keeps writing its own
+// messages, which the tests and docs/cli.md pin, where CLI11 formats errors and help in
+// its own words.
+Status ParseArgs(const std::string &command, int argc, char **argv,
+                 const std::vector<OptionDef> &known, ParsedArgs *out) {
+  constexpr int kFirstOption = 256;  // getopt_long's codes for the known options
+  std::vector<option> longopts;
+  for (size_t i = 0; i < known.size(); ++i) {
+    longopts.push_back(option{known[i].name + 2, known[i].takes_value ? required_argument : no_argument,
+                              nullptr, kFirstOption + static_cast<int>(i)});
+  }
+  longopts.push_back(option{nullptr, 0, nullptr, 0});
+  // getopt_long reads argv[1] on and may reorder the array: it gets a copy with a program
+  // name in front.
+  std::vector<char *> args{const_cast<char *>("dinput")};
+  args.insert(args.end(), argv, argv + argc);
+  args.push_back(nullptr);
+  const int n = argc + 1;
+  auto name_of = [](const std::string &arg) { return arg.substr(0, arg.find('=')); };
+  std::vector<std::string> names;
+  for (const OptionDef &d : known) names.emplace_back(d.name);
+  // "-": operands come back in order as code 1 (and POSIXLY_CORRECT cannot stop the options
+  // after them being read); ":": a missing value is ':' and nothing is printed.
+  optind = 0;  // a fresh scan
+  opterr = 0;
+  for (;;) {
+    const int c = getopt_long(n, args.data(), "-:", longopts.data(), nullptr);
+    if (c == -1) break;
+    if (c == 1) {
+      out->positionals.emplace_back(optarg);
+      continue;
+    }
+    if (c >= kFirstOption) {
+      out->options.emplace_back(known[static_cast<size_t>(c - kFirstOption)].name, optarg ? optarg : "");
+      continue;
+    }
+    const std::string arg = args[optind - 1] ? args[optind - 1] : "";
+    if (c == ':') {
+      return InvalidArgument(std::string(known[static_cast<size_t>(optopt - kFirstOption)].name) +
+                             " needs a value");
+    }
+    if (optopt >= kFirstOption) {  // a value given to an option that takes none
+      return InvalidArgument(std::string(known[static_cast<size_t>(optopt - kFirstOption)].name) +
+                             " takes no value");
+    }
+    if (arg.compare(0, 2, "--") != 0) {
+      return InvalidArgument("unknown option -" + std::string(1, static_cast<char>(optopt)) + " for '" +
+                             command + "' (options start with --; put an operand that starts with - after --)");
+    }
+    const std::string name = name_of(arg);
+    std::string matches;
+    for (const OptionDef &d : known) {
+      if (std::strncmp(d.name, name.c_str(), name.size()) == 0) matches += std::string(matches.empty() ? "" : ", ") + d.name;
+    }
+    if (matches.find(',') != std::string::npos) {
+      return InvalidArgument("ambiguous option " + name + " for '" + command + "': " + matches);
+    }
+    return InvalidArgument("unknown option " + name + " for '" + command + "'" + DidYouMean(name, names) +
+                           "; see dinput " + command + " --help");
+  }
+  for (int i = optind; i < n; ++i) out->positionals.emplace_back(args[static_cast<size_t>(i)]);
+  return OkStatus();
+}
+
+const std::string *ParsedArgs::Find(const char *name) const {
+  const std::string *found = nullptr;
+  for (const auto &option : options) {
+    if (option.first == name) found = &option.second;
+  }
+  return found;
+}
+
 Status ParseCliOptions(Command command, int argc, char **argv, CliOptions *out) {
+  // Which of run (1), spec (2) and bench (4) take each option.
+  struct Def {
+    OptionDef option;
+    unsigned commands;
+  };
+  static const Def kOptions[] = {
+      {{"--replicas", true}, 7},          {{"--devices", true}, 7},
+      {{"--workers", true}, 7},           {{"--policy", true}, 7},
+      {{"--from-function", false}, 7},    {{"--optional", false}, 5},
+      {{"--steps", true}, 5},             {{"--shapes", false}, 1},
+      {{"--stats", false}, 1},            {{"--no-fetch-to-device", false}, 7},
+      {{"--timeout-ms", true}, 7},
+  };
+  std::vector<OptionDef> known;
+  for (const Def &d : kOptions) known.push_back(d.option);
+  ParsedArgs args;
+  DINPUT_TOOL_RETURN_IF_ERROR(ParseArgs(CommandName(command), argc, argv, known, &args));
+  const unsigned bit = 1u << static_cast<unsigned>(command);
   CliOptions options;
   options.command = command;
-  bool have_pipeline = false;
-  bool options_ended = false;
-  for (int i = 0; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (options_ended || arg.size() < 2 || arg.compare(0, 2, "--") != 0) {
-      if (have_pipeline) {
-        return InvalidArgument("expected one PIPELINE argument, got a second one: '" + arg +
-                               "' (quote the pipeline for the shell)");
+  for (const auto &[name, value] : args.options) {
+    for (const Def &d : kOptions) {
+      if (name == d.option.name && (d.commands & bit) == 0) {
+        return InvalidArgument("option " + name + " is not valid for '" + CommandName(command) + "'");
       }
-      options.pipeline = arg;
-      have_pipeline = true;
-      continue;
     }
-    if (arg == "--") {
-      options_ended = true;
-      continue;
-    }
-    std::string name = arg, value;
-    bool has_value = false;
-    size_t eq = arg.find('=');
-    if (eq != std::string::npos) {
-      name = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-      has_value = true;
-    }
-    auto need_value = [&]() -> Status {
-      if (has_value) return OkStatus();
-      if (i + 1 >= argc) return InvalidArgument(name + " needs a value");
-      value = argv[++i];
-      has_value = true;
-      return OkStatus();
-    };
-    auto flag_only = [&]() -> Status {
-      if (has_value) return InvalidArgument(name + " takes no value");
-      return OkStatus();
-    };
-    auto not_for = [&](bool disallowed) -> Status {
-      if (disallowed) {
-        return InvalidArgument("option " + name + " is not valid for '" + CommandName(command) +
-                               "'");
-      }
-      return OkStatus();
-    };
     int64_t number = 0;
     if (name == "--replicas") {
-      DINPUT_TOOL_RETURN_IF_ERROR(need_value());
       DINPUT_TOOL_RETURN_IF_ERROR(ParseInteger(name, value, 1, kMaxReplicas, &number));
       options.replicas = static_cast<int>(number);
     } else if (name == "--devices") {
-      DINPUT_TOOL_RETURN_IF_ERROR(need_value());
       options.devices = SplitDevices(value);
       for (const std::string &d : options.devices) {
         if (d.empty()) {
@@ -123,51 +179,41 @@ Status ParseCliOptions(Command command, int argc, char **argv, CliOptions *out) 
         }
       }
     } else if (name == "--workers") {
-      DINPUT_TOOL_RETURN_IF_ERROR(need_value());
       DINPUT_TOOL_RETURN_IF_ERROR(ParseInteger(name, value, 1, kMaxWorkers, &number));
       options.workers = static_cast<int>(number);
     } else if (name == "--policy") {
-      DINPUT_TOOL_RETURN_IF_ERROR(need_value());
       if (!ParseAutoShardPolicy(value, &options.policy)) {
         return InvalidArgument("--policy expects OFF, AUTO, FILE, DATA or HINT, got '" + value +
                                "'");
       }
       options.has_policy = true;
     } else if (name == "--from-function") {
-      DINPUT_TOOL_RETURN_IF_ERROR(flag_only());
       options.from_function = true;
     } else if (name == "--optional") {
-      DINPUT_TOOL_RETURN_IF_ERROR(flag_only());
-      DINPUT_TOOL_RETURN_IF_ERROR(not_for(command == Command::kSpec));
       options.optional = true;
     } else if (name == "--steps") {
-      DINPUT_TOOL_RETURN_IF_ERROR(need_value());
-      DINPUT_TOOL_RETURN_IF_ERROR(not_for(command == Command::kSpec));
       DINPUT_TOOL_RETURN_IF_ERROR(
           ParseInteger(name, value, 0, std::numeric_limits<int64_t>::max(), &number));
       options.steps = number;
       options.has_steps = true;
     } else if (name == "--shapes") {
-      DINPUT_TOOL_RETURN_IF_ERROR(flag_only());
-      DINPUT_TOOL_RETURN_IF_ERROR(not_for(command != Command::kRun));
       options.shapes = true;
     } else if (name == "--stats") {
-      DINPUT_TOOL_RETURN_IF_ERROR(flag_only());
-      DINPUT_TOOL_RETURN_IF_ERROR(not_for(command != Command::kRun));
       options.stats = true;
     } else if (name == "--no-fetch-to-device") {
-      DINPUT_TOOL_RETURN_IF_ERROR(flag_only());
       options.fetch_to_device = false;
     } else if (name == "--timeout-ms") {
-      DINPUT_TOOL_RETURN_IF_ERROR(need_value());
       DINPUT_TOOL_RETURN_IF_ERROR(
           ParseInteger(name, value, 1, std::numeric_limits<int64_t>::max(), &number));
       options.timeout_ms = number;
-    } else {
-      return InvalidArgument("unknown option " + name + " for '" + CommandName(command) +
-                             "' (see dinput help)");
     }
   }
+  if (args.positionals.size() > 1) {
+    return InvalidArgument("expected one PIPELINE argument, got a second one: '" + args.positionals[1] +
+                           "' (quote the pipeline for the shell)");
+  }
+  const bool have_pipeline = !args.positionals.empty();
+  if (have_pipeline) options.pipeline = args.positionals[0];
   if (!have_pipeline) {
     return InvalidArgument(std::string("missing PIPELINE; usage: dinput ") + CommandName(command) +
                            " [options] PIPELINE");

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dinput.h"
@@ -31,8 +32,31 @@ struct CliOptions {
   int64_t timeout_ms = 0;  // collective timeout with --workers; 0: the library's default
 };
 
-// Parses the arguments that follow the subcommand name. Options may come before or after
-// the pipeline; `--` ends the options.
+// One option a command accepts: its name with the leading "--", and whether it takes a
+// value.
+struct OptionDef {
+  const char *name;
+  bool takes_value;
+};
+
+// What ParseArgs found: the options in the order given (a later one wins in Find), and the
+// operands.
+struct ParsedArgs {
+  std::vector<std::pair<std::string, std::string>> options;  // name (as in OptionDef), value
+  std::vector<std::string> positionals;
+
+  const std::string *Find(const char *name) const;
+};
+
+// The one argument parser of every command: `--name value` or `--name=value`, an
+// unambiguous prefix of a name (--rep for --replicas), options before or after the operands,
+// `--` ends the options, and `-` alone is an operand (stdin). An unknown option is
+// INVALID_ARGUMENT naming it and `command`, with the closest known name when one is close.
+Status ParseArgs(const std::string &command, int argc, char **argv,
+                 const std::vector<OptionDef> &known, ParsedArgs *out);
+
+// Parses the arguments that follow the subcommand name of run, spec or bench (ParseArgs,
+// then the checks of each value).
 Status ParseCliOptions(Command command, int argc, char **argv, CliOptions *out);
 
 const char *CommandName(Command command);

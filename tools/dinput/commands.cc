@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -18,6 +19,8 @@
 #include "json_format.h"
 #include "json_writer.h"
 #include "line_writer.h"
+#include "pipeline_builder.h"
+#include "progress.h"
 #include "record_commands.h"
 
 namespace dinput_tool {
@@ -38,10 +41,14 @@ Status Parse(const std::string &text, Pipeline *pipeline) {
 
 // ---- run -------------------------------------------------------------------------------
 
+// A step's values are written as text as they are read, not built as a JSON tree: floats
+// are written in their own precision as Python's repr writes them (nlohmann-json holds
+// every float as a double), bytes that are not UTF-8 as \udcXX, and a large batch costs no
+// node per value.
 Status AppendReplicas(std::string *out, const dinput_per_replica_t *value, bool shapes) {
   out->push_back('[');
-  const size_t replicas = dinput_per_replica_size(value);
-  for (size_t r = 0; r < replicas; ++r) {
+  const int replicas = dinput_per_replica_size(value);
+  for (int r = 0; r < replicas; ++r) {
     if (r) out->push_back(',');
     const dinput_element_t *element = dinput_per_replica_get(value, r);
     out->push_back('[');
@@ -50,7 +57,7 @@ Status AppendReplicas(std::string *out, const dinput_per_replica_t *value, bool 
       if (c) out->push_back(',');
       const dinput_tensor_t *tensor = dinput_element_get(element, c);
       if (shapes) {
-        AppendShape(out, dinput_tensor_shape(tensor), dinput_tensor_rank(tensor));
+        out->append(JsonObject(Shape(dinput_tensor_shape(tensor), dinput_tensor_rank(tensor))).dump());
       } else {
         DINPUT_TOOL_RETURN_IF_ERROR(AppendTensorValues(out, tensor));
       }
@@ -62,21 +69,23 @@ Status AppendReplicas(std::string *out, const dinput_per_replica_t *value, bool 
 }
 
 std::string EndLine(int worker, bool ended, int64_t steps) {
-  return "{\"worker\":" + std::to_string(worker) + ",\"end\":\"" +
-         (ended ? "OUT_OF_RANGE" : "STEPS_LIMIT") + "\",\"steps\":" + std::to_string(steps) + "}";
+  JsonObject line;
+  line["worker"] = worker;
+  line["end"] = ended ? "OUT_OF_RANGE" : "STEPS_LIMIT";
+  line["steps"] = steps;
+  return DumpJson(line);
 }
 
 // {"worker":W,"records":N,...}: the reader statistics of one worker's iterator (--stats).
-Status StatsObject(const dinput_dist_iterator_t *iterator, int worker, std::string *out) {
-  *out = "{\"worker\":" + std::to_string(worker);
+Status StatsObject(const dinput_dist_iterator_t *iterator, int worker, JsonObject *out) {
+  (*out)["worker"] = worker;
   for (const char *name :
        {"records", "record_bytes", "corrupt_records_skipped", "corrupt_bytes_skipped"}) {
     int64_t value = 0;
     const dinput_status_t code = dinput_dist_iterator_statistic(&value, iterator, name);
     if (code != DINPUT_OK) return LibraryError(code, "dinput_dist_iterator_statistic");
-    *out += std::string(",\"") + name + "\":" + std::to_string(value);
+    (*out)[name] = value;
   }
-  out->push_back('}');
   return OkStatus();
 }
 
@@ -88,7 +97,7 @@ Status Run(const CliOptions &options, const Pipeline &pipeline) {
   OrderedLineWriter writer(STDOUT_FILENO, options.workers);
   std::vector<std::string> end_lines(static_cast<size_t>(options.workers));
   std::vector<std::string> warnings(static_cast<size_t>(options.workers));  // skipped records
-  std::vector<std::string> stats(static_cast<size_t>(options.workers));     // --stats
+  std::vector<JsonObject> stats(static_cast<size_t>(options.workers));      // --stats
   Status status =
       ForEachWorker(options, pipeline, !options.has_steps, [&](const Worker &worker) -> Status {
         // Whatever ends this worker, its later lines are not waited for.
@@ -139,9 +148,9 @@ Status Run(const CliOptions &options, const Pipeline &pipeline) {
   if (status.ok()) {
     for (std::string &end : end_lines) writer.Trailer(std::move(end));
     if (options.stats) {
-      std::string line = "{\"stats\":[";
-      for (size_t w = 0; w < stats.size(); ++w) line += (w ? "," : "") + stats[w];
-      writer.Trailer(line + "]}");
+      JsonObject line;
+      line["stats"] = stats;
+      writer.Trailer(DumpJson(line));
     }
   }
   Status written = writer.Finish();
@@ -161,12 +170,10 @@ Status Spec(const CliOptions &options, const Pipeline &pipeline, std::string *te
     dinput_status_t code = dinput_dist_dataset_element_spec(&raw, worker.dataset);
     if (code != DINPUT_OK) return LibraryError(code, "dinput_dist_dataset_element_spec");
     SpecPtr spec(raw);
-    std::string &out = specs[static_cast<size_t>(worker.index)];
-    out = "{\"num_replicas_in_sync\":" +
-          std::to_string(dinput_strategy_num_replicas_in_sync(worker.strategy)) +
-          ",\"components\":";
-    AppendSpecComponents(&out, spec.get());
-    out.push_back('}');
+    JsonObject out;
+    out["num_replicas_in_sync"] = dinput_strategy_num_replicas_in_sync(worker.strategy);
+    out["components"] = SpecComponents(spec.get());
+    specs[static_cast<size_t>(worker.index)] = DumpJson(out);
     return OkStatus();
   });
   DINPUT_TOOL_RETURN_IF_ERROR(status);
@@ -194,8 +201,8 @@ Status Touch(const dinput_tensor_t *delivered, uint64_t *checksum) {
     for (int64_t i = 0; i < n; ++i) {
       const char *s = nullptr;
       size_t len = 0;
-      dinput_status_t code = dinput_tensor_string(&s, &len, tensor, i);
-      if (code != DINPUT_OK) return LibraryError(code, "dinput_tensor_string");
+      dinput_status_t code = dinput_tensor_string_view(&s, &len, tensor, i);
+      if (code != DINPUT_OK) return LibraryError(code, "dinput_tensor_string_view");
       for (size_t j = 0; j < len; ++j) *checksum += static_cast<unsigned char>(s[j]);
     }
     return OkStatus();
@@ -217,8 +224,9 @@ Status Touch(const dinput_tensor_t *delivered, uint64_t *checksum) {
 // that logs and pipes get just the final JSON line.
 class ProgressLine {
  public:
-  ProgressLine(const BenchTotals &totals, Clock::time_point start)
-      : totals_(totals), start_(start) {
+  // total_steps: the steps of the whole run over every worker, -1 when not known.
+  ProgressLine(const BenchTotals &totals, Clock::time_point start, int64_t total_steps)
+      : totals_(totals), start_(start), total_steps_(total_steps) {
     if (isatty(STDERR_FILENO)) thread_ = std::thread([this] { Loop(); });
   }
   ~ProgressLine() {
@@ -237,23 +245,41 @@ class ProgressLine {
   void Loop() {
     std::unique_lock<std::mutex> lock(mutex_);
     while (!wake_.wait_for(lock, std::chrono::milliseconds(500), [this] { return done_; })) {
-      double seconds = std::chrono::duration<double>(Clock::now() - start_).count();
-      int64_t rows = totals_.rows.load();
-      std::fprintf(stderr, "\r\033[Kbench: %lld steps, %lld rows, %.1f MB, %.0f rows/s",
-                   static_cast<long long>(totals_.steps.load()), static_cast<long long>(rows),
-                   static_cast<double>(totals_.bytes.load()) / 1e6,
-                   seconds > 0 ? static_cast<double>(rows) / seconds : 0.0);
+      Progress progress;
+      progress.steps = totals_.steps.load();
+      progress.rows = totals_.rows.load();
+      progress.bytes = totals_.bytes.load();
+      progress.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+      progress.total_steps = total_steps_;
+      std::fprintf(stderr, "\r\033[K%s", ProgressText(progress).c_str());
       std::fflush(stderr);
     }
   }
 
   const BenchTotals &totals_;
   Clock::time_point start_;
+  int64_t total_steps_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool done_ = false;
   std::thread thread_;
 };
+
+// The steps bench will take over every worker, when known before it starts: --steps K on
+// each worker, or, with one worker and a plain pipeline, the dataset's cardinality (one
+// step per global batch). -1 otherwise: with several workers the steps per worker depend
+// on the sharding, and a --from-function pipeline is built per worker.
+int64_t ExpectedSteps(const CliOptions &options, const Pipeline &pipeline) {
+  if (options.has_steps) {
+    const bool fits = options.steps <= std::numeric_limits<int64_t>::max() / options.workers;
+    return fits ? options.steps * options.workers : -1;
+  }
+  if (options.workers != 1 || options.from_function) return -1;
+  DatasetPtr dataset;
+  if (!BuildDataset(pipeline, &dataset).ok()) return -1;  // the run itself reports it
+  const int64_t cardinality = dinput_dataset_cardinality(dataset.get());
+  return cardinality >= 0 ? cardinality : -1;
+}
 
 Status Bench(const CliOptions &options, const Pipeline &pipeline, std::string *text) {
   BenchTotals totals;
@@ -264,7 +290,8 @@ Status Bench(const CliOptions &options, const Pipeline &pipeline, std::string *t
   const Clock::time_point launch = Clock::now();
   Status status;
   {
-    ProgressLine progress(totals, launch);
+    ProgressLine progress(totals, launch,
+                          isatty(STDERR_FILENO) ? ExpectedSteps(options, pipeline) : -1);
     status = ForEachWorker(options, pipeline, !options.has_steps, [&](const Worker &worker) {
       Clock::time_point start = Clock::now();
       DistIteratorPtr iterator;
@@ -276,7 +303,7 @@ Status Bench(const CliOptions &options, const Pipeline &pipeline, std::string *t
         DINPUT_TOOL_RETURN_IF_ERROR(stepper.Next(&value));
         if (!value) break;
         int64_t rows = 0, bytes = 0;
-        for (size_t r = 0; r < dinput_per_replica_size(value.get()); ++r) {
+        for (int r = 0; r < dinput_per_replica_size(value.get()); ++r) {
           const dinput_element_t *element = dinput_per_replica_get(value.get(), r);
           for (size_t c = 0; c < dinput_element_size(element); ++c) {
             const dinput_tensor_t *tensor = dinput_element_get(element, c);
@@ -307,15 +334,13 @@ Status Bench(const CliOptions &options, const Pipeline &pipeline, std::string *t
   double divisor = seconds > 0 ? seconds : 1e-9;
   const double rows = static_cast<double>(totals.rows.load());
   const double bytes = static_cast<double>(totals.bytes.load());
-  std::string &out = *text;
-  out = "{\"rows\":" + std::to_string(totals.rows.load()) +
-        ",\"bytes\":" + std::to_string(totals.bytes.load()) + ",\"seconds\":";
-  AppendDouble(&out, seconds);
-  out += ",\"rows_per_s\":";
-  AppendDouble(&out, rows / divisor);
-  out += ",\"bytes_per_s\":";
-  AppendDouble(&out, bytes / divisor);
-  out += "}\n";
+  JsonObject out;
+  out["rows"] = totals.rows.load();
+  out["bytes"] = totals.bytes.load();
+  out["seconds"] = seconds;
+  out["rows_per_s"] = rows / divisor;
+  out["bytes_per_s"] = bytes / divisor;
+  *text = DumpJson(out) + "\n";
   return OkStatus();
 }
 
@@ -339,31 +364,51 @@ std::string VersionText() {
   return std::string("dinput ") + dinput_version() + "\n" + dinput_build_info() + "\n";
 }
 
-std::string UsageText() {
-  return R"(usage: dinput COMMAND [options] ARGS
+namespace {
+
+// The help text in sections, each shown by `dinput help` and, for the commands it names,
+// by `dinput COMMAND --help`.
+enum : unsigned { kRun = 1, kSpec = 2, kBench = 4, kWrite = 8, kConvert = 16, kInspect = 32, kAll = 63 };
+
+struct HelpSection {
+  unsigned commands;
+  const char *text;
+};
+
+const HelpSection kHelp[] = {
+    {0, R"(usage: dinput COMMAND [options] ARGS
 
 Commands:
-  run PIPELINE     distribute the pipeline and print every step as JSON lines
-  spec PIPELINE    print the per-replica element spec as one JSON object
-  bench PIPELINE   iterate one epoch (or --steps K), reading every byte; print throughput
-  write [--compression C] [--level N] (--lines FILE | --chunk-size N FILE) OUTPUT
+)"},
+    {kRun, R"(  run PIPELINE     distribute the pipeline and print every step as JSON lines
+)"},
+    {kSpec, R"(  spec PIPELINE    print the per-replica element spec as one JSON object
+)"},
+    {kBench, R"(  bench PIPELINE   iterate one epoch (or --steps K), reading every byte; print throughput
+)"},
+    {kWrite, R"(  write [--compression C] [--level N] (--lines FILE | --chunk-size N FILE) OUTPUT
                    make a record file: one record per line of FILE (the line end, "\n" or
                    "\r\n", stripped; FILE '-' is stdin), or one per N-byte chunk of FILE
                    (the last chunk may be shorter)
-  convert [--compression C] [--level N] [--input-compression C] [--skip-corrupt] INPUT OUTPUT
+)"},
+    {kConvert, R"(  convert [--compression C] [--level N] [--input-compression C] [--skip-corrupt] INPUT OUTPUT
                    re-write a record file with compression C; INPUT's compression is
                    detected from its first bytes (zstd or gzip magic, else NONE) unless
                    --input-compression gives it
-  inspect [--compression C] [--skip-corrupt] FILE...
+)"},
+    {kInspect, R"(  inspect [--compression C] [--skip-corrupt] FILE...
                    read every record of each file, checking every CRC; print its
                    compression (detected as for convert, unless given) and record sizes
-  --skip-corrupt   (convert, inspect) skip damaged records instead of failing; the counts
+)"},
+    {kConvert | kInspect, R"(  --skip-corrupt   (convert, inspect) skip damaged records instead of failing; the counts
                    are added to the output ("corrupt_records_skipped",
                    "corrupt_bytes_skipped") and a warning line per damaged file goes to stderr
-  help             print this text
+)"},
+    {0, R"(  help [COMMAND]   print this text, or only what concerns COMMAND (as COMMAND --help does)
   --version        print the version and, on a second line, the build info as JSON
 
-PIPELINE is written in tf.data's chain syntax, e.g.
+)"},
+    {kRun | kSpec | kBench, R"(PIPELINE is written in tf.data's chain syntax, e.g.
   'range(8).batch(4)'
   'from_tensors(([1.],[1.])).repeat(100).batch(16)'
   'text_lines(["a.txt","b.txt"]).shuffle(100, seed=1).batch(32, drop_remainder=True)'
@@ -400,7 +445,8 @@ Transformations: batch(n, drop_remainder=False, num_parallel_calls=None,
 Literals: ints (int64), floats (float32), strings (bytes), True/False (bool), nested lists
   (shapes), tuples for elements of several components, None.
 
-Options of run, spec and bench:
+)"},
+    {kRun | kSpec | kBench, R"(Options of run, spec and bench:
   --replicas N         N CPU replicas in sync in total (divided among the workers)
   --devices D,D,...    each worker's replica devices, e.g. CPU:0,GPU:0
   --workers W          simulate W workers in this process (in-process collective)
@@ -410,19 +456,23 @@ Options of run, spec and bench:
                        $input_pipeline_id, $num_replicas_in_sync and
                        $per_replica_batch_size(G) take each input pipeline's values
   --no-fetch-to-device keep the values in host memory
-Options of run and bench:
+)"},
+    {kRun | kBench, R"(Options of run and bench:
   --steps K            stop after K steps (required for infinite pipelines)
   --optional           iterate with get_next_as_optional instead of get_next
-Options of run:
+)"},
+    {kRun, R"(Options of run:
   --shapes             print each component's shape, e.g. [0,3], instead of its values
   --stats              print a last line with each worker's reader statistics
-Options of write and convert:
+)"},
+    {kWrite | kConvert, R"(Options of write and convert:
   --compression C      NONE (default), ZSTD or GZIP: the compression of OUTPUT
   --level N            ZSTD 1..19 (default 3) or GZIP 1..9 (default 6); 0: the default
 OUTPUT is written to a temporary file beside it and renamed over it only when complete (it
   must not be the input itself): if the command fails, an existing OUTPUT is left as it was.
 
-Output of run, one JSON object per line:
+)"},
+    {kRun, R"(Output of run, one JSON object per line:
   {"worker":W,"step":S,"replicas":[R0,R1,...]}   per step, workers in order; each Ri is the
       list of replica i's components, each a tensor as nested arrays (bytes as strings;
       bytes that are not UTF-8 appear as \udcXX, Python's surrogateescape convention)
@@ -431,27 +481,59 @@ Output of run, one JSON object per line:
   {"stats":[{"worker":W,"records":N,"record_bytes":B,"corrupt_records_skipped":C,
       "corrupt_bytes_skipped":D},...]}            last, with --stats: what each worker's
       file readers read and skipped (docs/records.md)
-Output of spec: {"num_replicas_in_sync":N,"components":[{"dtype":"int64","shape":[null]}]}
+)"},
+    {kSpec, R"(Output of spec: {"num_replicas_in_sync":N,"components":[{"dtype":"int64","shape":[null]}]}
   (null: an unknown dimension).
-Output of bench: {"rows":E,"bytes":B,"seconds":S,"rows_per_s":...,"bytes_per_s":...}
+)"},
+    {kBench, R"(Output of bench: {"rows":E,"bytes":B,"seconds":S,"rows_per_s":...,"bytes_per_s":...}
   (rows: leading-dimension rows over all replicas and workers; bytes: their payload); a
-  progress line is shown on stderr when it is a terminal.
-Output of write: {"records":N,"bytes":B,"output":"..."} (B: the records' payload bytes).
-Output of convert: the same, with "input_compression" and "compression" added.
-Output of inspect, one line per file: {"file":"...","compression":"ZSTD","records":N,
+  progress line is shown on stderr when it is a terminal, with the percentage done and the
+  time left when the number of steps is known (--steps K, or one worker and a pipeline of
+  known cardinality).
+)"},
+    {kWrite, R"(Output of write: {"records":N,"bytes":B,"output":"..."} (B: the records' payload bytes).
+)"},
+    {kConvert, R"(Output of convert: the same, with "input_compression" and "compression" added.
+)"},
+    {kInspect, R"(Output of inspect, one line per file: {"file":"...","compression":"ZSTD","records":N,
   "payload_bytes":B,"smallest":S,"largest":L} (S and L: record sizes in bytes, null for a
   file without records); a zstd file with skippable frames (user data that holds no
   records) adds "skippable_frames" and "skippable_bytes".
 
-run prints each step as it completes (streamed; memory stays flat). Non-finite floats are
+)"},
+    {kRun, R"(run prints each step as it completes (streamed; memory stays flat). Non-finite floats are
 printed as the JSON strings "NaN", "Infinity" and "-Infinity". If the reader closes the pipe
 (e.g. `dinput run ... | head -1`), run stops quietly with exit status 0.
 
-On failure the exit status is 1 and one line "<STATUS_NAME>: <message>" (e.g.
+)"},
+    {kAll, R"(On failure the exit status is 1 and one line "<STATUS_NAME>: <message>" (e.g.
 "INVALID_ARGUMENT: ...") is printed on stderr. Nothing is printed on stdout, except that a
 run failing after some steps leaves those steps' lines printed (without the end lines). A damaged
 record file fails with DATA_LOSS naming the file and the byte offset of the damage.
-)";
+)"},
+};
+
+}  // namespace
+
+std::string UsageText() {
+  std::string text;
+  for (const HelpSection &section : kHelp) text += section.text;
+  return text;
+}
+
+bool CommandHelp(const std::string &command, std::string *text) {
+  static const std::pair<const char *, unsigned> kCommands[] = {
+      {"run", kRun},         {"spec", kSpec},         {"bench", kBench},
+      {"write", kWrite},     {"convert", kConvert},   {"inspect", kInspect}};
+  for (const auto &[name, bit] : kCommands) {
+    if (command != name) continue;
+    *text = "dinput " + command + ": (dinput help lists every command)\n\nCommand:\n";
+    for (const HelpSection &section : kHelp) {
+      if (section.commands & bit) *text += section.text;
+    }
+    return true;
+  }
+  return false;
 }
 
 }  // namespace dinput_tool

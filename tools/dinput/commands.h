@@ -17,6 +17,9 @@ Status RunCommand(const CliOptions &options, std::string *stdout_text);
 
 std::string VersionText();
 std::string UsageText();
+// The help of one command (`dinput COMMAND --help`): its synopsis, options and output, the
+// parts of UsageText that concern it. False for a name that is no command.
+bool CommandHelp(const std::string &command, std::string *text);
 
 }  // namespace dinput_tool
 

@@ -27,6 +27,8 @@ const char *CompressionName(dinput_compression_t compression) {
       return "ZSTD";
     case DINPUT_COMPRESSION_GZIP:
       return "GZIP";
+    case DINPUT_COMPRESSION_FORCE_32BIT:  // only keeps the enum 32-bit wide: not a value
+      break;
   }
   return "UNKNOWN";
 }

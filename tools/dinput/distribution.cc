@@ -95,13 +95,14 @@ Status MakeStrategy(const CliOptions &options, dinput_collective_t *collective, 
   dinput_strategy_t *made = nullptr;
   dinput_status_t code;
   if (options.workers == 1) {
-    code = dinput_strategy_new(&made, devices.data(), devices.size());
+    code = dinput_strategy_new(&made, devices.data(), static_cast<int>(devices.size()));
   } else if (options.replicas > 0) {
     // The library checks that the total divides among the workers.
     code = dinput_strategy_new_multi_worker_cpu(&made, collective, worker, options.replicas);
   } else {
     code =
-        dinput_strategy_new_multi_worker(&made, collective, worker, devices.data(), devices.size());
+        dinput_strategy_new_multi_worker(&made, collective, worker, devices.data(),
+                                         static_cast<int>(devices.size()));
   }
   if (code != DINPUT_OK) return LibraryError(code, "creating the strategy");
   out->reset(made);

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/half.h"
+
 namespace dinput_tool {
 
 namespace {
@@ -122,43 +124,6 @@ void AppendShortest(std::string *out, T value) {
   AppendFromScientific(out, buf);
 }
 
-uint32_t FloatBits(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits;
-}
-
-float BitsToFloat(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-// Round-to-nearest-even conversions, used to find the shortest decimal text that reads
-// back as the same 16-bit value.
-uint16_t FloatToFloat16(float f) {
-  uint32_t x = FloatBits(f);
-  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
-  x &= 0x7FFFFFFF;
-  if (x >= 0x7F800000) return sign | (x > 0x7F800000 ? 0x7E00 : 0x7C00);
-  if (x >= 0x477FF000) return sign | 0x7C00;      // rounds past the largest half
-  if (x < 0x38800000) {                           // below 2^-14: subnormal half
-    float scaled = BitsToFloat(x) * 16777216.0f;  // exact: times 2^24
-    return sign | static_cast<uint16_t>(std::nearbyint(scaled));
-  }
-  uint32_t half = (((x >> 23) - 112) << 10) | ((x >> 13) & 0x3FF);
-  uint32_t rest = x & 0x1FFF;
-  if (rest > 0x1000 || (rest == 0x1000 && (half & 1))) ++half;
-  return static_cast<uint16_t>(sign | half);
-}
-
-uint16_t FloatToBFloat16(float f) {
-  uint32_t x = FloatBits(f);
-  if ((x & 0x7FFFFFFF) > 0x7F800000) return static_cast<uint16_t>((x >> 16) | 0x40);
-  uint32_t bias = 0x7FFF + ((x >> 16) & 1);
-  return static_cast<uint16_t>((x + bias) >> 16);
-}
-
 void AppendShortest16(std::string *out, uint16_t bits, float (*to_float)(uint16_t),
                       uint16_t (*from_float)(float)) {
   float value = to_float(bits);
@@ -176,82 +141,58 @@ void AppendShortest16(std::string *out, uint16_t bits, float (*to_float)(uint16_
 void AppendJsonString(std::string *out, const char *data, size_t size) {
   const unsigned char *s = reinterpret_cast<const unsigned char *>(data);
   out->push_back('"');
-  size_t i = 0;
+  // Runs of valid UTF-8 are escaped by nlohmann-json; the bytes between them, which no JSON
+  // library writes, as \udcXX.
+  auto append_run = [&](size_t begin, size_t end) {
+    if (begin == end) return;
+    const std::string quoted = nlohmann::json(std::string(data + begin, end - begin)).dump();
+    out->append(quoted, 1, quoted.size() - 2);
+  };
+  size_t run = 0, i = 0;
   while (i < size) {
-    unsigned char c = s[i];
-    switch (c) {
-      case '"':
-        out->append("\\\"");
-        ++i;
-        continue;
-      case '\\':
-        out->append("\\\\");
-        ++i;
-        continue;
-      case '\n':
-        out->append("\\n");
-        ++i;
-        continue;
-      case '\r':
-        out->append("\\r");
-        ++i;
-        continue;
-      case '\t':
-        out->append("\\t");
-        ++i;
-        continue;
-      case '\b':
-        out->append("\\b");
-        ++i;
-        continue;
-      case '\f':
-        out->append("\\f");
-        ++i;
-        continue;
-      default:
-        break;
-    }
-    if (c < 0x20) {
-      AppendEscapedCodeUnit(out, c);
-      ++i;
-      continue;
-    }
     size_t len = Utf8SequenceLength(s + i, size - i);
-    if (len == 0) {
-      AppendEscapedCodeUnit(out, 0xDC00u | c);
-      ++i;
+    if (len > 0) {
+      i += len;
       continue;
     }
-    out->append(data + i, len);
-    i += len;
+    append_run(run, i);
+    AppendEscapedCodeUnit(out, 0xDC00u | s[i]);
+    run = ++i;
   }
+  append_run(run, size);
   out->push_back('"');
+}
+
+std::string DumpJson(const JsonObject &object,
+                     const std::vector<std::pair<std::string, std::string>> &bytes) {
+  std::string text = object.dump();
+  for (const auto &[key, value] : bytes) {
+    // The member as nlohmann-json wrote it: its key (escaped as nlohmann-json escapes it)
+    // and the placeholder; it occurs once, since keys are unique and quotes inside strings
+    // are escaped.
+    const std::string name = nlohmann::json(key).dump() + ":";
+    const std::string placeholder = object.at(key).dump();
+    const size_t at = text.find(name + placeholder);
+    if (at == std::string::npos) continue;
+    std::string string;
+    AppendJsonString(&string, value);
+    text.replace(at + name.size(), placeholder.size(), string);
+  }
+  return text;
 }
 
 void AppendDouble(std::string *out, double value) { AppendShortest(out, value); }
 
 void AppendFloat32(std::string *out, float value) { AppendShortest(out, value); }
 
+// The 16-bit conversions are the library's own (src/core/half.cc, compiled into the tool):
+// one implementation of the rounding for the library's reductions and the tool's output.
 void AppendFloat16(std::string *out, uint16_t bits) {
-  AppendShortest16(out, bits, Float16ToFloat, FloatToFloat16);
+  AppendShortest16(out, bits, dinput::half_to_float, dinput::float_to_half);
 }
 
 void AppendBFloat16(std::string *out, uint16_t bits) {
-  AppendShortest16(out, bits, BFloat16ToFloat, FloatToBFloat16);
+  AppendShortest16(out, bits, dinput::bfloat16_to_float, dinput::float_to_bfloat16);
 }
-
-float Float16ToFloat(uint16_t bits) {
-  uint32_t sign = static_cast<uint32_t>(bits & 0x8000) << 16;
-  uint32_t exp = (bits >> 10) & 0x1F;
-  uint32_t mant = bits & 0x3FF;
-  if (exp == 0) {
-    float magnitude = std::ldexp(static_cast<float>(mant), -24);
-    return sign ? -magnitude : magnitude;
-  }
-  if (exp == 31) return BitsToFloat(sign | 0x7F800000 | (mant << 13));
-  return BitsToFloat(sign | ((exp + 112) << 23) | (mant << 13));
-}
-
-float BFloat16ToFloat(uint16_t bits) { return BitsToFloat(static_cast<uint32_t>(bits) << 16); }
 
 }  // namespace dinput_tool

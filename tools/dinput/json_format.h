@@ -9,17 +9,31 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace dinput_tool {
 
-// Appends `data` as a JSON string literal. Valid UTF-8 is kept as is; each byte that is not
-// part of valid UTF-8 is written as \udcXX (XX its value), the lone-surrogate convention of
-// Python's "surrogateescape", so arbitrary bytes survive the round trip:
+// Appends `data` as a JSON string literal. Valid UTF-8 is kept as is (escaped by
+// nlohmann-json: quotes, backslashes and control characters); each byte that is not part of
+// valid UTF-8 is written as \udcXX (XX its value), the lone-surrogate convention of Python's
+// "surrogateescape", so arbitrary bytes survive the round trip:
 //   json.loads(line)[...].encode("utf-8", "surrogateescape") gives the original bytes.
 void AppendJsonString(std::string *out, const char *data, size_t size);
 inline void AppendJsonString(std::string *out, const std::string &s) {
   AppendJsonString(out, s.data(), s.size());
 }
+
+// The tool's JSON objects are built with nlohmann-json, members in the order they are set.
+using JsonObject = nlohmann::ordered_json;
+
+// `object` as one line of JSON (no newline), written by nlohmann-json. nlohmann-json holds
+// only UTF-8 strings, while file names are arbitrary bytes: each member of `bytes` (a key of
+// `object` whose value is a placeholder, e.g. null) is written with AppendJsonString instead.
+std::string DumpJson(const JsonObject &object,
+                     const std::vector<std::pair<std::string, std::string>> &bytes = {});
 
 // Floats as Python's repr: 1.0, 0.5, 1e+16, 1.5e-05, -0.0, and (not strict JSON, but what
 // Python's json module writes and reads) NaN, Infinity, -Infinity.
@@ -27,9 +41,6 @@ void AppendDouble(std::string *out, double value);
 void AppendFloat32(std::string *out, float value);
 void AppendFloat16(std::string *out, uint16_t bits);
 void AppendBFloat16(std::string *out, uint16_t bits);
-
-float Float16ToFloat(uint16_t bits);
-float BFloat16ToFloat(uint16_t bits);
 
 }  // namespace dinput_tool
 

@@ -96,8 +96,8 @@ class TensorWriter {
       case DINPUT_BYTES: {
         const char *s = nullptr;
         size_t len = 0;
-        dinput_status_t code = dinput_tensor_string(&s, &len, tensor_, index);
-        if (code != DINPUT_OK) return LibraryError(code, "dinput_tensor_string");
+        dinput_status_t code = dinput_tensor_string_view(&s, &len, tensor_, index);
+        if (code != DINPUT_OK) return LibraryError(code, "dinput_tensor_string_view");
         AppendJsonString(out_, s, len);
         break;
       }
@@ -126,37 +126,34 @@ Status AppendTensorValues(std::string *out, const dinput_tensor_t *tensor) {
   return TensorWriter(out, host.get()).Write();
 }
 
-void AppendShape(std::string *out, const int64_t *dims, int rank) {
-  out->push_back('[');
+JsonObject::array_t Shape(const int64_t *dims, int rank) {
+  JsonObject::array_t shape;
   for (int i = 0; i < rank; ++i) {
-    if (i) out->push_back(',');
     if (dims[i] == DINPUT_UNKNOWN_DIM) {
-      out->append("null");
+      shape.emplace_back(nullptr);
     } else {
-      out->append(std::to_string(dims[i]));
+      shape.emplace_back(dims[i]);
     }
   }
-  out->push_back(']');
+  return shape;
 }
 
-void AppendSpecComponents(std::string *out, const dinput_spec_t *spec) {
-  out->push_back('[');
+JsonObject::array_t SpecComponents(const dinput_spec_t *spec) {
+  JsonObject::array_t components;
   const size_t n = dinput_spec_size(spec);
   for (size_t i = 0; i < n; ++i) {
-    if (i) out->push_back(',');
-    out->append("{\"dtype\":");
-    AppendJsonString(out, dinput_dtype_name(dinput_spec_dtype(spec, i)));
-    out->append(",\"shape\":");
+    JsonObject component;
+    component["dtype"] = dinput_dtype_name(dinput_spec_dtype(spec, i));
     int rank = dinput_spec_rank(spec, i);
     const int64_t *dims = dinput_spec_shape(spec, i);
     if (rank < 0 || (rank > 0 && dims == nullptr)) {
-      out->append("null");  // an unknown rank
+      component["shape"] = nullptr;  // an unknown rank
     } else {
-      AppendShape(out, dims, rank);
+      component["shape"] = Shape(dims, rank);
     }
-    out->push_back('}');
+    components.push_back(std::move(component));
   }
-  out->push_back(']');
+  return components;
 }
 
 }  // namespace dinput_tool

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "dinput.h"
+#include "json_format.h"
 #include "status.h"
 
 namespace dinput_tool {
@@ -14,11 +15,11 @@ namespace dinput_tool {
 // for bool, strings for bytes (see json_format.h for floats and non-UTF-8 bytes).
 Status AppendTensorValues(std::string *out, const dinput_tensor_t *tensor);
 
-// A shape as a JSON array, e.g. [0,3]; DINPUT_UNKNOWN_DIM is written null.
-void AppendShape(std::string *out, const int64_t *dims, int rank);
+// A shape as a JSON array, e.g. [0,3]; DINPUT_UNKNOWN_DIM is null.
+JsonObject::array_t Shape(const int64_t *dims, int rank);
 
 // {"dtype":"int64","shape":[null]} for each component, as a JSON array.
-void AppendSpecComponents(std::string *out, const dinput_spec_t *spec);
+JsonObject::array_t SpecComponents(const dinput_spec_t *spec);
 
 }  // namespace dinput_tool
 

@@ -1,4 +1,4 @@
-// dinput: the command-line front end of the library (see DESIGN.md section 4 and
+// dinput: the command-line front end of the library (see docs/cli.md and
 // `dinput help`). It uses the library only through the C API in dinput.h.
 #include <cerrno>
 #include <csignal>
@@ -7,11 +7,13 @@
 #include <exception>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "cli_options.h"
 #include "commands.h"
 #include "record_commands.h"
 #include "status.h"
+#include "suggest.h"
 
 namespace {
 
@@ -52,6 +54,10 @@ int Main(int argc, char **argv) {
     return Print(dinput_tool::VersionText());
   }
   if (command == "--help" || command == "-h" || command == "help" || AsksForHelp(argc, argv)) {
+    // `dinput help write` and `dinput write --help` both show write's help.
+    std::string help;
+    const std::string topic = command == "help" && argc > 2 ? argv[2] : command;
+    if (dinput_tool::CommandHelp(topic, &help)) return Print(help);
     return Print(dinput_tool::UsageText());
   }
   dinput_tool::Command parsed;
@@ -67,8 +73,11 @@ int Main(int argc, char **argv) {
     if (!status.ok()) return Fail(status);
     return Print(text);
   } else {
-    return Fail(dinput_tool::InvalidArgument("unknown command '" + command +
-                                             "'; run 'dinput help' for usage"));
+    static const std::vector<std::string> kCommands = {"run",     "spec",    "bench", "write",
+                                                       "convert", "inspect", "help"};
+    return Fail(dinput_tool::InvalidArgument("unknown command '" + command + "'" +
+                                             dinput_tool::DidYouMean(command, kCommands) +
+                                             "; run 'dinput help' for usage"));
   }
   dinput_tool::CliOptions options;
   Status status = dinput_tool::ParseCliOptions(parsed, argc - 2, argv + 2, &options);

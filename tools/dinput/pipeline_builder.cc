@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "builder_functions.h"
+#include "suggest.h"
 
 namespace dinput_tool {
 
@@ -190,7 +191,8 @@ Status Bind(const FunctionSpec &spec, const Call &call, Args *args) {
     while (i < spec.params.size() && arg.keyword != spec.params[i].name) ++i;
     if (i == spec.params.size()) {
       return InvalidArgument(prefix + "unexpected keyword argument '" + arg.keyword +
-                             "' at position " + std::to_string(arg.pos) + usage);
+                             "' at position " + std::to_string(arg.pos) +
+                             DidYouMean(arg.keyword, spec.params, [](const auto &p) { return p.name; }) + usage);
     }
     if (bound[i] != nullptr) {
       return InvalidArgument(prefix + "got multiple values for argument '" + arg.keyword + "'" +
@@ -215,6 +217,7 @@ namespace {
 using builder::Args;
 using builder::Bind;
 using builder::FindFunction;
+using builder::Functions;
 using builder::FunctionSpec;
 using builder::NamesWithRole;
 using builder::Role;
@@ -343,7 +346,8 @@ Status BuildDataset(const Pipeline &pipeline, DatasetPtr *out) {
     const FunctionSpec *spec = FindFunction(call.name);
     const std::string where = " at position " + std::to_string(call.pos);
     if (spec == nullptr) {
-      return InvalidArgument("unknown function '" + call.name + "'" + where + "; " +
+      return InvalidArgument("unknown function '" + call.name + "'" + where +
+                             DidYouMean(call.name, Functions(), [](const FunctionSpec &f) { return f.name; }) + "; " +
                              (i == 0 ? "sources: " + NamesWithRole(Role::kSource)
                                      : "transformations: " + NamesWithRole(Role::kTransform)));
     }

@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <initializer_list>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -35,67 +34,7 @@ constexpr const char *kInspectUsage =
 // A chunk is held in memory whole; the cap keeps a typo from asking for terabytes.
 constexpr int64_t kMaxChunkSize = int64_t{1} << 30;
 
-// ---- arguments -------------------------------------------------------------------------
-
-struct OptionDef {
-  const char *name;
-  bool takes_value;
-};
-
-struct ParsedArgs {
-  std::vector<std::pair<std::string, std::string>> options;  // in order; later ones win
-  std::vector<std::string> positionals;
-
-  const std::string *Find(const char *name) const {
-    const std::string *found = nullptr;
-    for (const auto &option : options) {
-      if (option.first == name) found = &option.second;
-    }
-    return found;
-  }
-};
-
-// The same conventions as run/spec/bench: `--name value` or `--name=value`, options before
-// or after the operands, `--` ends the options, and a lone `-` is an operand (stdin).
-Status ParseArgs(const std::string &command, int argc, char **argv,
-                 std::initializer_list<OptionDef> known, ParsedArgs *out) {
-  bool options_ended = false;
-  for (int i = 0; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (options_ended || arg.size() < 2 || arg.compare(0, 2, "--") != 0) {
-      out->positionals.push_back(arg);
-      continue;
-    }
-    if (arg == "--") {
-      options_ended = true;
-      continue;
-    }
-    std::string name = arg, value;
-    bool has_value = false;
-    size_t eq = arg.find('=');
-    if (eq != std::string::npos) {
-      name = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-      has_value = true;
-    }
-    const OptionDef *def = nullptr;
-    for (const OptionDef &d : known) {
-      if (name == d.name) def = &d;
-    }
-    if (def == nullptr) {
-      return InvalidArgument("unknown option " + name + " for '" + command +
-                             "' (see dinput help)");
-    }
-    if (def->takes_value && !has_value) {
-      if (i + 1 >= argc) return InvalidArgument(name + " needs a value");
-      value = argv[++i];
-    } else if (!def->takes_value && has_value) {
-      return InvalidArgument(name + " takes no value");
-    }
-    out->options.emplace_back(name, value);
-  }
-  return OkStatus();
-}
+// ---- arguments (parsed by ParseArgs, cli_options.h) -------------------------------------
 
 Status CompressionOption(const ParsedArgs &args, const char *name, dinput_compression_t fallback,
                          dinput_compression_t *out, bool *given = nullptr) {
@@ -345,8 +284,8 @@ class RecordSource {
     if (*end) return OkStatus();
     if (code != DINPUT_OK) return LibraryError(code, "dinput_iterator_get_next");
     element_.reset(element);
-    code = dinput_tensor_string(data, size, dinput_element_get(element, 0), 0);
-    if (code != DINPUT_OK) return LibraryError(code, "dinput_tensor_string");
+    code = dinput_tensor_string_view(data, size, dinput_element_get(element, 0), 0);
+    if (code != DINPUT_OK) return LibraryError(code, "dinput_tensor_string_view");
     return OkStatus();
   }
 
@@ -408,13 +347,16 @@ class RecordSink {
     return OkStatus();
   }
 
-  // {"records":N,"bytes":B,"output":"..." (without the closing brace, for callers to extend).
-  std::string Summary() const {
-    std::string out = "{\"records\":" + std::to_string(records_) +
-                      ",\"bytes\":" + std::to_string(bytes_) + ",\"output\":";
-    AppendJsonString(&out, path_);
+  // {"records":N,"bytes":B,"output":null}: the summary, for callers to extend; "output"
+  // is a placeholder for path(), which DumpJson writes.
+  JsonObject Summary() const {
+    JsonObject out;
+    out["records"] = records_;
+    out["bytes"] = bytes_;
+    out["output"] = nullptr;
     return out;
   }
+  const std::string &path() const { return path_; }
 
  private:
   RecordWriterPtr writer_;
@@ -466,15 +408,15 @@ std::string SkippedText(int64_t records, int64_t bytes) {
          " (" + std::to_string(bytes) + " bytes)";
 }
 
-// With --skip-corrupt: the skip counts as JSON fields for stdout, and a warning for stderr
+// With --skip-corrupt: the skip counts as members of the JSON object for stdout, and a warning for stderr
 // when anything was skipped (printed only once the command has succeeded, so that a failure
 // still prints its one line).
-Status SkipReport(const RecordSource &source, const std::string &path, std::string *fields,
+Status SkipReport(const RecordSource &source, const std::string &path, JsonObject *fields,
                   std::string *warnings) {
   int64_t records = 0, bytes = 0;
   DINPUT_TOOL_RETURN_IF_ERROR(source.Skipped(&records, &bytes));
-  *fields = ",\"corrupt_records_skipped\":" + std::to_string(records) +
-            ",\"corrupt_bytes_skipped\":" + std::to_string(bytes);
+  (*fields)["corrupt_records_skipped"] = records;
+  (*fields)["corrupt_bytes_skipped"] = bytes;
   if (records > 0 || bytes > 0) {
     std::string name;
     AppendJsonString(&name, path);
@@ -535,7 +477,7 @@ Status Write(int argc, char **argv, std::string *text) {
     DINPUT_TOOL_RETURN_IF_ERROR(WriteChunks(in, chunk_size, &sink));
   }
   DINPUT_TOOL_RETURN_IF_ERROR(sink.Close());
-  *text = sink.Summary() + "}\n";
+  *text = DumpJson(sink.Summary(), {{"output", sink.path()}}) + "\n";
   return OkStatus();
 }
 
@@ -581,11 +523,13 @@ Status Convert(int argc, char **argv, std::string *text) {
     if (end) break;
     DINPUT_TOOL_RETURN_IF_ERROR(sink.Write(data, size));
   }
-  std::string skip_fields, warnings;
-  if (skip_corrupt) DINPUT_TOOL_RETURN_IF_ERROR(SkipReport(source, input, &skip_fields, &warnings));
+  JsonObject summary = sink.Summary();
+  summary["input_compression"] = CompressionName(input_compression);
+  summary["compression"] = CompressionName(compression);
+  std::string warnings;
+  if (skip_corrupt) DINPUT_TOOL_RETURN_IF_ERROR(SkipReport(source, input, &summary, &warnings));
   DINPUT_TOOL_RETURN_IF_ERROR(sink.Close());
-  *text = sink.Summary() + ",\"input_compression\":\"" + CompressionName(input_compression) +
-          "\",\"compression\":\"" + CompressionName(compression) + "\"" + skip_fields + "}\n";
+  *text = DumpJson(summary, {{"output", sink.path()}}) + "\n";
   std::fputs(warnings.c_str(), stderr);
   return OkStatus();
 }
@@ -621,14 +565,14 @@ Status Inspect(int argc, char **argv, std::string *text) {
       records += 1;
       bytes += static_cast<int64_t>(size);
     }
-    out += "{\"file\":";
-    AppendJsonString(&out, path);
-    out += std::string(",\"compression\":\"") + CompressionName(compression) +
-           "\",\"records\":" + std::to_string(records) +
-           ",\"payload_bytes\":" + std::to_string(bytes);
+    JsonObject line;
+    line["file"] = nullptr;  // written by DumpJson: the name may not be UTF-8
+    line["compression"] = CompressionName(compression);
+    line["records"] = records;
+    line["payload_bytes"] = bytes;
     // A file without records has no smallest or largest record.
-    out += ",\"smallest\":" + (records ? std::to_string(smallest) : std::string("null"));
-    out += ",\"largest\":" + (records ? std::to_string(largest) : std::string("null"));
+    line["smallest"] = records ? JsonObject(smallest) : JsonObject(nullptr);
+    line["largest"] = records ? JsonObject(largest) : JsonObject(nullptr);
     if (compression == DINPUT_COMPRESSION_ZSTD) {
       // Skippable frames hold no records; they are reported so that bytes the records do not
       // account for are not mistaken for damage.
@@ -637,17 +581,13 @@ Status Inspect(int argc, char **argv, std::string *text) {
         ZstdFrames frames = CountZstdFrames(file);
         std::fclose(file);
         if (frames.skippable > 0) {
-          out += ",\"skippable_frames\":" + std::to_string(frames.skippable) +
-                 ",\"skippable_bytes\":" + std::to_string(frames.skippable_bytes);
+          line["skippable_frames"] = frames.skippable;
+          line["skippable_bytes"] = frames.skippable_bytes;
         }
       }
     }
-    if (skip_corrupt) {
-      std::string fields;
-      DINPUT_TOOL_RETURN_IF_ERROR(SkipReport(source, path, &fields, &warnings));
-      out += fields;
-    }
-    out += "}\n";
+    if (skip_corrupt) DINPUT_TOOL_RETURN_IF_ERROR(SkipReport(source, path, &line, &warnings));
+    out += DumpJson(line, {{"file", path}}) + "\n";
   }
   *text = std::move(out);
   std::fputs(warnings.c_str(), stderr);

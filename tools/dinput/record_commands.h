@@ -1,4 +1,4 @@
-// The record-file subcommands (DESIGN.md section 5): write, convert and inspect. Like the
+// The record-file subcommands (docs/records.md): write, convert and inspect. Like the
 // pipeline subcommands they return their whole stdout text, so that a failure prints
 // nothing on stdout.
 #ifndef DINPUT_TOOL_RECORD_COMMANDS_H_

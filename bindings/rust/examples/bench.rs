@@ -63,7 +63,7 @@ fn raw_pass(dist: &DistDataset, n: i64) -> f64 {
             // element and tensor stay valid until pv is freed below; an int64 tensor's data
             // holds num_elements values.
             unsafe {
-                let t = sys::dinput_element_get(sys::dinput_per_replica_get(pv, r), 0);
+                let t = sys::dinput_element_get(sys::dinput_per_replica_get(pv, r as i32), 0);
                 let k = sys::dinput_tensor_num_elements(t);
                 if k > 0 {
                     let data = sys::dinput_tensor_data(t) as *const i64;

@@ -20,7 +20,7 @@ int main(void) {
   while ((st = dinput_iterator_get_next(&e, it)) == DINPUT_OK) {
     const dinput_tensor_t *t = dinput_element_get(e, 0);
     int64_t n = dinput_tensor_num_elements(t);
-    if (dinput_tensor_copy_to(t, DINPUT_INT64, values, sizeof values) != DINPUT_OK) return 1;
+    if (dinput_tensor_copy_to(values, sizeof values, t, DINPUT_INT64) != DINPUT_OK) return 1;
     for (i = 0; i < n; ++i) sum += values[i];
     ++batches;
     dinput_element_free(e);

@@ -88,6 +88,23 @@ function Base.close(it::IteratorHandle)
     return nothing
 end
 
+"""
+    cancel(it::Union{DatasetIterator,DistributedIterator})
+
+Cancels the iterator from any task or thread, also while another one is blocked in
+[`get_next`](@ref) on it: that call throws a `DinputError` with code `:CANCELLED` promptly,
+and so does every later one. For a distributed iterator the other workers' iterators of this
+epoch fail the same way instead of waiting for this worker. Idempotent; does nothing to a
+closed iterator. The iterator must still be closed (not while the other call runs).
+"""
+function cancel(it::IteratorHandle)
+    p = it.ptr
+    p == C_NULL && return it
+    check(it isa DistributedIterator ? LibDinput.dinput_dist_iterator_cancel(p) :
+          LibDinput.dinput_iterator_cancel(p))
+    return it
+end
+
 # Frees the iterators that finalizers queued. Not from inside a callback: the current
 # thread might be the producer thread of one of them, which the free would join.
 function _drain_pending_frees()

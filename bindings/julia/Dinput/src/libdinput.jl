@@ -103,6 +103,8 @@ const DINPUT_INTERNAL = Cint(13)
 const DINPUT_UNAVAILABLE = Cint(14)
 const DINPUT_DATA_LOSS = Cint(15)
 const DINPUT_UNAUTHENTICATED = Cint(16)
+# Not a status: 0x7FFFFFFF keeps the C enum 4 bytes wide (as the sentinel of every enum below).
+const DINPUT_STATUS_FORCE_32BIT = Cint(2147483647)
 
 # dinput_dtype_t
 const DINPUT_DTYPE_INVALID = Cint(0)
@@ -120,11 +122,13 @@ const DINPUT_BFLOAT16 = Cint(11)
 const DINPUT_FLOAT32 = Cint(12)
 const DINPUT_FLOAT64 = Cint(13)
 const DINPUT_BYTES = Cint(14)
+const DINPUT_DTYPE_FORCE_32BIT = Cint(2147483647)
 
 # dinput_device_type_t (DLPack's device types)
 const DINPUT_DEVICE_CPU = Cint(1)
 const DINPUT_DEVICE_CUDA = Cint(2)
 const DINPUT_DEVICE_CUDA_HOST = Cint(3)
+const DINPUT_DEVICE_TYPE_FORCE_32BIT = Cint(2147483647)
 
 # dinput_auto_shard_policy_t
 const DINPUT_AUTO_SHARD_OFF = Cint(-1)
@@ -132,23 +136,28 @@ const DINPUT_AUTO_SHARD_AUTO = Cint(0)
 const DINPUT_AUTO_SHARD_FILE = Cint(1)
 const DINPUT_AUTO_SHARD_DATA = Cint(2)
 const DINPUT_AUTO_SHARD_HINT = Cint(3)
+const DINPUT_AUTO_SHARD_POLICY_FORCE_32BIT = Cint(2147483647)
 
 # dinput_compression_t
 const DINPUT_COMPRESSION_NONE = Cint(0)
 const DINPUT_COMPRESSION_ZSTD = Cint(1)
 const DINPUT_COMPRESSION_GZIP = Cint(2)
+const DINPUT_COMPRESSION_FORCE_32BIT = Cint(2147483647)
 
 const DINPUT_DETERMINISTIC_UNSET = Cint(-1)
 const DINPUT_DETERMINISTIC_FALSE = Cint(0)
 const DINPUT_DETERMINISTIC_TRUE = Cint(1)
+const DINPUT_DETERMINISTIC_FORCE_32BIT = Cint(2147483647)
 
 # dinput_replication_mode_t
 const DINPUT_REPLICATION_PER_WORKER = Cint(0)
 const DINPUT_REPLICATION_PER_REPLICA = Cint(1)
+const DINPUT_REPLICATION_MODE_FORCE_32BIT = Cint(2147483647)
 
 # dinput_reduce_op_t
 const DINPUT_REDUCE_SUM = Cint(0)
 const DINPUT_REDUCE_MEAN = Cint(1)
+const DINPUT_REDUCE_OP_FORCE_32BIT = Cint(2147483647)
 
 # ---------------------------------------------------------------------------------------
 # Status codes, errors, version
@@ -210,13 +219,13 @@ function dinput_tensor_to_host(out, tensor)
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
         out, tensor)
 end
-function dinput_tensor_copy_to(tensor, expected, dst, dst_bytes)
+function dinput_tensor_copy_to(out, out_bytes, tensor, expected)
     ccall((:dinput_tensor_copy_to, libdinput), Cint,
-        (Ptr{Cvoid}, Cint, Ptr{Cvoid}, Csize_t),
-        tensor, expected, dst, dst_bytes)
+        (Ptr{Cvoid}, Csize_t, Ptr{Cvoid}, Cint),
+        out, out_bytes, tensor, expected)
 end
-function dinput_tensor_string(out, out_len, tensor, index)
-    ccall((:dinput_tensor_string, libdinput), Cint,
+function dinput_tensor_string_view(out, out_len, tensor, index)
+    ccall((:dinput_tensor_string_view, libdinput), Cint,
         (Ptr{Ptr{UInt8}}, Ptr{Csize_t}, Ptr{Cvoid}, Int64),
         out, out_len, tensor, index)
 end
@@ -281,6 +290,12 @@ function dinput_options_set_skip_corrupt_records(options, enable)
     ccall((:dinput_options_set_skip_corrupt_records, libdinput), Cint,
         (Ptr{Cvoid}, Cint),
         options, enable)
+end
+
+function dinput_options_skip_corrupt_records(options)
+    ccall((:dinput_options_skip_corrupt_records, libdinput), Cint,
+        (Ptr{Cvoid},),
+        options)
 end
 
 function dinput_options_set_max_record_bytes(options, max_bytes)
@@ -743,6 +758,8 @@ function dinput_dataset_iterator(out, dataset)
 end
 dinput_iterator_free(iterator) =
     @gcsafe_ccall((:dinput_iterator_free, libdinput), Cvoid, (Ptr{Cvoid},), iterator)
+dinput_iterator_cancel(iterator) =
+    ccall((:dinput_iterator_cancel, libdinput), Cint, (Ptr{Cvoid},), iterator)
 function dinput_iterator_get_next(out, iterator)
     @gcsafe_ccall((:dinput_iterator_get_next, libdinput), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
@@ -816,12 +833,12 @@ dinput_collective_num_workers(collective) =
     ccall((:dinput_collective_num_workers, libdinput), Cint, (Ptr{Cvoid},), collective)
 function dinput_strategy_new(out, devices, num_devices)
     ccall((:dinput_strategy_new, libdinput), Cint,
-        (Ptr{Ptr{Cvoid}}, Ptr{Ptr{UInt8}}, Csize_t),
+        (Ptr{Ptr{Cvoid}}, Ptr{Ptr{UInt8}}, Cint),
         out, devices, num_devices)
 end
 function dinput_strategy_new_multi_worker(out, collective, worker_index, devices, num_devices)
     ccall((:dinput_strategy_new_multi_worker, libdinput), Cint,
-        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Cint, Ptr{Ptr{UInt8}}, Csize_t),
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Cint, Ptr{Ptr{UInt8}}, Cint),
         out, collective, worker_index, devices, num_devices)
 end
 function dinput_strategy_new_multi_worker_cpu(out, collective, worker_index,
@@ -866,6 +883,14 @@ function dinput_input_options_set_per_replica_buffer_size(o, size)
         (Ptr{Cvoid}, Int64),
         o, size)
 end
+dinput_input_options_fetch_to_device(o) =
+    ccall((:dinput_input_options_fetch_to_device, libdinput), Cint, (Ptr{Cvoid},), o)
+dinput_input_options_replication_mode(o) =
+    ccall((:dinput_input_options_replication_mode, libdinput), Cint, (Ptr{Cvoid},), o)
+dinput_input_options_place_dataset_on_device(o) =
+    ccall((:dinput_input_options_place_dataset_on_device, libdinput), Cint, (Ptr{Cvoid},), o)
+dinput_input_options_per_replica_buffer_size(o) =
+    ccall((:dinput_input_options_per_replica_buffer_size, libdinput), Int64, (Ptr{Cvoid},), o)
 function dinput_strategy_distribute_dataset(out, strategy, dataset, options)
     @gcsafe_ccall((:dinput_strategy_distribute_dataset, libdinput), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}),
@@ -904,6 +929,8 @@ function dinput_dist_dataset_iterator(out, dataset)
 end
 dinput_dist_iterator_free(iterator) =
     @gcsafe_ccall((:dinput_dist_iterator_free, libdinput), Cvoid, (Ptr{Cvoid},), iterator)
+dinput_dist_iterator_cancel(iterator) =
+    ccall((:dinput_dist_iterator_cancel, libdinput), Cint, (Ptr{Cvoid},), iterator)
 function dinput_dist_iterator_get_next(out, iterator)
     @gcsafe_ccall((:dinput_dist_iterator_get_next, libdinput), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
@@ -934,12 +961,12 @@ dinput_per_replica_free(value) =
 dinput_per_replica_ref(out, value) =
     ccall((:dinput_per_replica_ref, libdinput), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, value)
 dinput_per_replica_size(value) =
-    ccall((:dinput_per_replica_size, libdinput), Csize_t, (Ptr{Cvoid},), value)
+    ccall((:dinput_per_replica_size, libdinput), Cint, (Ptr{Cvoid},), value)
 dinput_per_replica_get(value, i) =
-    ccall((:dinput_per_replica_get, libdinput), Ptr{Cvoid}, (Ptr{Cvoid}, Csize_t), value, i)
+    ccall((:dinput_per_replica_get, libdinput), Ptr{Cvoid}, (Ptr{Cvoid}, Cint), value, i)
 function dinput_per_replica_new(out, elements, count)
     ccall((:dinput_per_replica_new, libdinput), Cint,
-        (Ptr{Ptr{Cvoid}}, Ptr{Ptr{Cvoid}}, Csize_t),
+        (Ptr{Ptr{Cvoid}}, Ptr{Ptr{Cvoid}}, Cint),
         out, elements, count)
 end
 function dinput_strategy_distribute_values_from_function(out, strategy, fn, user_data)

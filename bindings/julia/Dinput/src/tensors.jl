@@ -209,7 +209,7 @@ function Base.Array{T}(t::Tensor) where {T}
     # dinput_tensor_copy_to checks the dtype and reports a mismatch naming both dtypes.
     expected = T === UInt16 && actual == LibDinput.DINPUT_BFLOAT16 ? actual : _dtype_code(T)
     buf = Array{T}(undef, reverse(size(t)))
-    check(LibDinput.dinput_tensor_copy_to(t, expected, buf, sizeof(buf)))
+    check(LibDinput.dinput_tensor_copy_to(buf, sizeof(buf), t, expected))
     return _from_row_major(buf)
 end
 
@@ -227,7 +227,7 @@ function _read_bytes(::Type{S}, t::Tensor) where {S}
     n = Ref{Csize_t}(0)
     GC.@preserve t begin    # the strings are borrowed from t
         for i in eachindex(buf)
-            check(LibDinput.dinput_tensor_string(p, n, t, i - 1))
+            check(LibDinput.dinput_tensor_string_view(p, n, t, i - 1))
             buf[i] = _bytes_value(S, p[], Int(n[]))
         end
     end

@@ -223,6 +223,20 @@ end
     close(it)
     close(it)
     @test is_error(caught(() -> get_next(it)), :FAILED_PRECONDITION)
+
+    # cancel: from another task while get_next waits on a slow prefetched map
+    release = Threads.Atomic{Bool}(false)
+    slow = prefetch(map(x -> (while !release[]; sleep(0.001); end; x), Dataset(0:9)), 1)
+    it = iterator(slow)
+    waiting = Threads.@spawn caught(() -> get_next(it))
+    sleep(0.05)
+    @test cancel(it) === it
+    @test is_error(fetch(waiting), :CANCELLED)
+    @test is_error(caught(() -> get_next(it)), :CANCELLED)    # and on every later call
+    cancel(it)                                                  # idempotent
+    close(it)                                                   # does not wait for the map
+    release[] = true
+    @test cancel(it) === it                                     # a closed iterator: nothing to do
 end
 
 @testset "from_generator" begin
@@ -272,6 +286,11 @@ end
     rethrown = map(x -> throw(DinputError(:DATA_LOSS, "custom failure")), Dataset(0:1))
     err = caught(() -> collect(rethrown))
     @test is_error(err, :DATA_LOSS) && occursin("custom failure", err.message)
+    # OUT_OF_RANGE from a callback (an inner iterator that ran out) is an error, not the end
+    ran_out = map(x -> x[1][] < 2 ? x : throw(DinputError(:OUT_OF_RANGE, "inner ran out")), Dataset(0:5))
+    err = caught(() -> collect(ran_out))
+    @test is_error(err, :INVALID_ARGUMENT)
+    @test occursin("map callback returned OUT_OF_RANGE", err.message) && occursin("inner ran out", err.message)
     mismatch = map(x -> 1.5, Dataset(0:1); spec=TensorSpec(Int64, ()))
     @test is_error(caught(() -> collect(mismatch)), :INVALID_ARGUMENT)
 

@@ -58,6 +58,8 @@ pub const DINPUT_INTERNAL: dinput_status_t = 13;
 pub const DINPUT_UNAVAILABLE: dinput_status_t = 14;
 pub const DINPUT_DATA_LOSS: dinput_status_t = 15;
 pub const DINPUT_UNAUTHENTICATED: dinput_status_t = 16;
+/// Not a status: keeps the C enum 4 bytes wide (as the sentinel of every enum below).
+pub const DINPUT_STATUS_FORCE_32BIT: dinput_status_t = 0x7FFF_FFFF;
 
 // ---------------------------------------------------------------------------------------
 // Data types
@@ -79,6 +81,7 @@ pub const DINPUT_BFLOAT16: dinput_dtype_t = 11;
 pub const DINPUT_FLOAT32: dinput_dtype_t = 12;
 pub const DINPUT_FLOAT64: dinput_dtype_t = 13;
 pub const DINPUT_BYTES: dinput_dtype_t = 14;
+pub const DINPUT_DTYPE_FORCE_32BIT: dinput_dtype_t = 0x7FFF_FFFF;
 
 /// An unknown dimension in a shape (in specs only; tensors have known shapes).
 pub const DINPUT_UNKNOWN_DIM: i64 = -1;
@@ -89,6 +92,7 @@ pub const DINPUT_DEVICE_CPU: dinput_device_type_t = 1;
 pub const DINPUT_DEVICE_CUDA: dinput_device_type_t = 2;
 /// Page-locked host memory.
 pub const DINPUT_DEVICE_CUDA_HOST: dinput_device_type_t = 3;
+pub const DINPUT_DEVICE_TYPE_FORCE_32BIT: dinput_device_type_t = 0x7FFF_FFFF;
 
 // ---------------------------------------------------------------------------------------
 // Other enums and macro constants
@@ -100,6 +104,7 @@ pub const DINPUT_AUTO_SHARD_AUTO: dinput_auto_shard_policy_t = 0;
 pub const DINPUT_AUTO_SHARD_FILE: dinput_auto_shard_policy_t = 1;
 pub const DINPUT_AUTO_SHARD_DATA: dinput_auto_shard_policy_t = 2;
 pub const DINPUT_AUTO_SHARD_HINT: dinput_auto_shard_policy_t = 3;
+pub const DINPUT_AUTO_SHARD_POLICY_FORCE_32BIT: dinput_auto_shard_policy_t = 0x7FFF_FFFF;
 
 pub const DINPUT_INFINITE_CARDINALITY: i64 = -1;
 pub const DINPUT_UNKNOWN_CARDINALITY: i64 = -2;
@@ -110,10 +115,12 @@ pub const DINPUT_AUTOTUNE: i64 = -1;
 pub type dinput_replication_mode_t = c_int;
 pub const DINPUT_REPLICATION_PER_WORKER: dinput_replication_mode_t = 0;
 pub const DINPUT_REPLICATION_PER_REPLICA: dinput_replication_mode_t = 1;
+pub const DINPUT_REPLICATION_MODE_FORCE_32BIT: dinput_replication_mode_t = 0x7FFF_FFFF;
 
 pub type dinput_reduce_op_t = c_int;
 pub const DINPUT_REDUCE_SUM: dinput_reduce_op_t = 0;
 pub const DINPUT_REDUCE_MEAN: dinput_reduce_op_t = 1;
+pub const DINPUT_REDUCE_OP_FORCE_32BIT: dinput_reduce_op_t = 0x7FFF_FFFF;
 
 pub const DINPUT_AXIS_NONE: c_int = -1;
 
@@ -121,11 +128,13 @@ pub type dinput_compression_t = c_int;
 pub const DINPUT_COMPRESSION_NONE: dinput_compression_t = 0;
 pub const DINPUT_COMPRESSION_ZSTD: dinput_compression_t = 1;
 pub const DINPUT_COMPRESSION_GZIP: dinput_compression_t = 2;
+pub const DINPUT_COMPRESSION_FORCE_32BIT: dinput_compression_t = 0x7FFF_FFFF;
 
 pub type dinput_deterministic_t = c_int;
 pub const DINPUT_DETERMINISTIC_UNSET: dinput_deterministic_t = -1;
 pub const DINPUT_DETERMINISTIC_FALSE: dinput_deterministic_t = 0;
 pub const DINPUT_DETERMINISTIC_TRUE: dinput_deterministic_t = 1;
+pub const DINPUT_DETERMINISTIC_FORCE_32BIT: dinput_deterministic_t = 0x7FFF_FFFF;
 
 // ---------------------------------------------------------------------------------------
 // Opaque handles
@@ -356,12 +365,12 @@ extern "C" {
     pub fn dinput_tensor_device_index(tensor: *const dinput_tensor_t) -> c_int;
     pub fn dinput_tensor_to_host(out: *mut *mut dinput_tensor_t, tensor: *const dinput_tensor_t) -> dinput_status_t;
     pub fn dinput_tensor_copy_to(
+        out: *mut c_void,
+        out_bytes: usize,
         tensor: *const dinput_tensor_t,
         expected: dinput_dtype_t,
-        dst: *mut c_void,
-        dst_bytes: usize,
     ) -> dinput_status_t;
-    pub fn dinput_tensor_string(
+    pub fn dinput_tensor_string_view(
         out: *mut *const c_char,
         out_len: *mut usize,
         tensor: *const dinput_tensor_t,
@@ -403,6 +412,7 @@ extern "C" {
     ) -> dinput_status_t;
     pub fn dinput_options_auto_shard_policy(options: *const dinput_options_t) -> dinput_auto_shard_policy_t;
     pub fn dinput_options_set_skip_corrupt_records(options: *mut dinput_options_t, enable: c_int) -> dinput_status_t;
+    pub fn dinput_options_skip_corrupt_records(options: *const dinput_options_t) -> c_int;
     pub fn dinput_options_set_max_record_bytes(options: *mut dinput_options_t, max_bytes: i64) -> dinput_status_t;
     pub fn dinput_options_max_record_bytes(options: *const dinput_options_t) -> i64;
     pub fn dinput_options_set_map_files(options: *mut dinput_options_t, enable: c_int) -> dinput_status_t;
@@ -677,6 +687,7 @@ extern "C" {
         dataset: *const dinput_dataset_t,
     ) -> dinput_status_t;
     pub fn dinput_iterator_free(iterator: *mut dinput_iterator_t);
+    pub fn dinput_iterator_cancel(iterator: *mut dinput_iterator_t) -> dinput_status_t;
     pub fn dinput_iterator_get_next(
         out: *mut *mut dinput_element_t,
         iterator: *mut dinput_iterator_t,
@@ -734,14 +745,14 @@ extern "C" {
     pub fn dinput_strategy_new(
         out: *mut *mut dinput_strategy_t,
         devices: *const *const c_char,
-        num_devices: usize,
+        num_devices: c_int,
     ) -> dinput_status_t;
     pub fn dinput_strategy_new_multi_worker(
         out: *mut *mut dinput_strategy_t,
         collective: *mut dinput_collective_t,
         worker_index: c_int,
         devices: *const *const c_char,
-        num_devices: usize,
+        num_devices: c_int,
     ) -> dinput_status_t;
     pub fn dinput_strategy_new_multi_worker_cpu(
         out: *mut *mut dinput_strategy_t,
@@ -771,6 +782,10 @@ extern "C" {
         o: *mut dinput_input_options_t,
         size: i64,
     ) -> dinput_status_t;
+    pub fn dinput_input_options_fetch_to_device(o: *const dinput_input_options_t) -> c_int;
+    pub fn dinput_input_options_replication_mode(o: *const dinput_input_options_t) -> dinput_replication_mode_t;
+    pub fn dinput_input_options_place_dataset_on_device(o: *const dinput_input_options_t) -> c_int;
+    pub fn dinput_input_options_per_replica_buffer_size(o: *const dinput_input_options_t) -> i64;
 
     pub fn dinput_strategy_distribute_dataset(
         out: *mut *mut dinput_dist_dataset_t,
@@ -807,6 +822,7 @@ extern "C" {
         dataset: *const dinput_dist_dataset_t,
     ) -> dinput_status_t;
     pub fn dinput_dist_iterator_free(iterator: *mut dinput_dist_iterator_t);
+    pub fn dinput_dist_iterator_cancel(iterator: *mut dinput_dist_iterator_t) -> dinput_status_t;
     pub fn dinput_dist_iterator_get_next(
         out: *mut *mut dinput_per_replica_t,
         iterator: *mut dinput_dist_iterator_t,
@@ -835,12 +851,12 @@ extern "C" {
         out: *mut *mut dinput_per_replica_t,
         value: *const dinput_per_replica_t,
     ) -> dinput_status_t;
-    pub fn dinput_per_replica_size(value: *const dinput_per_replica_t) -> usize;
-    pub fn dinput_per_replica_get(value: *const dinput_per_replica_t, i: usize) -> *const dinput_element_t;
+    pub fn dinput_per_replica_size(value: *const dinput_per_replica_t) -> c_int;
+    pub fn dinput_per_replica_get(value: *const dinput_per_replica_t, i: c_int) -> *const dinput_element_t;
     pub fn dinput_per_replica_new(
         out: *mut *mut dinput_per_replica_t,
         elements: *const *const dinput_element_t,
-        count: usize,
+        count: c_int,
     ) -> dinput_status_t;
 
     pub fn dinput_strategy_distribute_values_from_function(

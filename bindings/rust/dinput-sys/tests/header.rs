@@ -127,8 +127,9 @@ fn matching_paren(s: &str, open: usize) -> usize {
     panic!("unbalanced parentheses in {s}")
 }
 
-/// A tiny evaluator for the constant expressions of both files: integers, names defined
-/// earlier, unary minus, + - * / and parentheses.
+/// A tiny evaluator for the constant expressions of both files: integers (decimal, or hex
+/// with 0x and Rust's `_` separators), names defined earlier, unary minus, + - * / and
+/// parentheses.
 fn eval(expr: &str, env: &BTreeMap<String, i64>) -> i64 {
     let mut tokens = Vec::new();
     let chars: Vec<char> = expr.chars().collect();
@@ -203,6 +204,9 @@ fn eval(expr: &str, env: &BTreeMap<String, i64>) -> i64 {
                     let v = self.sum();
                     assert_eq!(self.next(), ")");
                     v
+                }
+                _ if t.starts_with("0x") || t.starts_with("0X") => {
+                    i64::from_str_radix(&t[2..].replace('_', ""), 16).unwrap_or_else(|e| panic!("bad hex {t}: {e}"))
                 }
                 _ if t.chars().next().unwrap().is_ascii_digit() => {
                     let digits: String = t.chars().take_while(|c| c.is_ascii_digit()).collect();
@@ -636,7 +640,7 @@ fn every_function_is_declared_with_the_same_signature() {
     assert_eq!(header.functions["dinput_dataset_map"].params.len(), 6);
     assert_eq!(
         header.functions["dinput_strategy_new"].params,
-        vec!["*mut*mutdinput_strategy_t", "*const*constc_char", "usize"]
+        vec!["*mut*mutdinput_strategy_t", "*const*constc_char", "c_int"]
     );
     compare_signatures("function", &header.functions, &rust.functions);
 }

@@ -13,7 +13,7 @@ use dinput_sys as sys;
 use crate::callback::{call, deliver};
 use crate::dataset::Dataset;
 use crate::element::{Element, ElementRef, Spec};
-use crate::error::{borrowed_str, c_string, c_string_lossy, check, out_handle, Code, Result};
+use crate::error::{borrowed_str, c_string, c_string_lossy, check, out_handle, Code, Error, Result};
 use crate::iter::DistIterator;
 
 /// How the workers of a multi-worker strategy exchange the small values the distributed
@@ -100,6 +100,12 @@ fn device_names<S: AsRef<str>>(devices: &[S]) -> Result<(Vec<CString>, Vec<*cons
     Ok((owned, ptrs))
 }
 
+/// A count of replicas (or devices) as the C API's int; more than it holds is an error here,
+/// since the library would refuse far fewer (4096 per worker) anyway.
+fn replica_count(n: usize, what: &str) -> Result<c_int> {
+    c_int::try_from(n).map_err(|_| Error::invalid_argument(format!("{n} {what}: more than the C API's int holds")))
+}
+
 /// Reduction of [`Strategy::reduce`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(i32)]
@@ -113,7 +119,8 @@ impl Strategy {
     pub fn new<S: AsRef<str>>(devices: &[S]) -> Result<Strategy> {
         let (_owned, ptrs) = device_names(devices)?;
         // SAFETY: ptrs holds len NUL-terminated names (kept alive by _owned) for the call.
-        let raw = out_handle(|out| unsafe { sys::dinput_strategy_new(out, ptrs.as_ptr(), ptrs.len()) })?;
+        let n = replica_count(ptrs.len(), "devices")?;
+        let raw = out_handle(|out| unsafe { sys::dinput_strategy_new(out, ptrs.as_ptr(), n) })?;
         Ok(Strategy { raw })
     }
 
@@ -132,10 +139,11 @@ impl Strategy {
     /// local devices (empty: CPU:0).
     pub fn multi_worker<S: AsRef<str>>(collective: &Collective, worker_index: i32, devices: &[S]) -> Result<Strategy> {
         let (_owned, ptrs) = device_names(devices)?;
+        let n = replica_count(ptrs.len(), "devices")?;
         // SAFETY: the collective is live and built for concurrent use by its workers (so a
         // shared reference may be passed as the C API's non-const pointer); ptrs as in new.
         let raw = out_handle(|out| unsafe {
-            sys::dinput_strategy_new_multi_worker(out, collective.raw.as_ptr(), worker_index, ptrs.as_ptr(), ptrs.len())
+            sys::dinput_strategy_new_multi_worker(out, collective.raw.as_ptr(), worker_index, ptrs.as_ptr(), n)
         })?;
         Ok(Strategy { raw })
     }
@@ -507,7 +515,8 @@ impl PerReplica {
         let ptrs: Vec<*const sys::dinput_element_t> = elements.iter().map(|e| e.as_raw()).collect();
         // SAFETY: ptrs holds len live element handles for the call; the value keeps its own
         // references.
-        let raw = out_handle(|out| unsafe { sys::dinput_per_replica_new(out, ptrs.as_ptr(), ptrs.len()) })?;
+        let n = replica_count(ptrs.len(), "elements")?;
+        let raw = out_handle(|out| unsafe { sys::dinput_per_replica_new(out, ptrs.as_ptr(), n) })?;
         Ok(PerReplica { raw })
     }
 
@@ -517,8 +526,8 @@ impl PerReplica {
 
     /// Number of local replicas.
     pub fn len(&self) -> usize {
-        // SAFETY: self.raw is live.
-        unsafe { sys::dinput_per_replica_size(self.raw.as_ptr()) }
+        // SAFETY: self.raw is live. The size is never negative.
+        unsafe { sys::dinput_per_replica_size(self.raw.as_ptr()) as usize }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -527,6 +536,8 @@ impl PerReplica {
 
     /// The element of local replica `i`, borrowed.
     pub fn get(&self, i: usize) -> Option<ElementRef<'_>> {
+        // An index past the C API's int is past the end as well.
+        let i = c_int::try_from(i).ok()?;
         // SAFETY: self.raw is live; the element stays valid while the value lives, which the
         // returned borrow of &self enforces.
         unsafe { ElementRef::new(sys::dinput_per_replica_get(self.raw.as_ptr(), i)) }

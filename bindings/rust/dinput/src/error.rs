@@ -136,9 +136,9 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// The last failure recorded on this thread (by a failing dinput call, or by
-/// [`Error`]s returned from callbacks run on this thread), or `None`. Mostly useful for
-/// diagnostics: every wrapper already returns its error.
+/// The last failure of a dinput call made on this thread, or `None`. Successful calls and
+/// closures the library runs on this thread (a sequential map, `run`'s replica 0, ...) leave
+/// it alone. Mostly useful for diagnostics: every wrapper already returns its error.
 pub fn last_error() -> Option<Error> {
     // SAFETY: no preconditions; returns this thread's code.
     let code = unsafe { sys::dinput_last_error_code() };

@@ -8,9 +8,18 @@
 //! data (OUT_OF_RANGE), which ends the iteration; an error is yielded once as `Err`, after
 //! which the iteration ends too (the C iterator would repeat the error forever, so a
 //! `collect()` must not spin on it).
+//!
+//! Cancelling is the one call that may overlap `get_next` (dinput.h): [`Iterator::canceller`]
+//! gives a [`Canceller`] that is `Send + Sync` and may be used from any thread while the
+//! consumer is blocked in `get_next`, which then fails with [`Code::Cancelled`]. The C handle
+//! is shared between the iterator and its cancellers and freed when the last of them is
+//! dropped, since freeing must never race with a cancel.
 
+use std::cell::Cell;
 use std::fmt;
+use std::marker::PhantomData;
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 use dinput_sys as sys;
 
@@ -18,23 +27,40 @@ use crate::distribute::PerReplica;
 use crate::element::{Element, Spec};
 use crate::error::{c_string, check, out_handle, Code, Result};
 
-/// Iterates a dataset (`Dataset::iter`).
-pub struct Iterator {
-    raw: NonNull<sys::dinput_iterator_t>,
-    finished: bool,
-}
+/// An owned C iterator handle, shared by an iterator and its cancellers; freed with the
+/// last of them.
+struct RawIterator(NonNull<sys::dinput_iterator_t>);
 
-// SAFETY: dinput.h: an iterator is used by one consumer thread at a time (calls must not
-// overlap), which `&mut self` on every consuming call ensures; it may move between threads.
-// Not Sync: calls through `&self` from two threads must not overlap with `get_next`.
-unsafe impl Send for Iterator {}
-
-impl Drop for Iterator {
-    fn drop(&mut self) {
-        // SAFETY: self owns the handle; freeing stops the background threads first.
-        unsafe { sys::dinput_iterator_free(self.raw.as_ptr()) }
+impl RawIterator {
+    fn as_ptr(&self) -> *mut sys::dinput_iterator_t {
+        self.0.as_ptr()
     }
 }
+
+impl Drop for RawIterator {
+    fn drop(&mut self) {
+        // SAFETY: the last owner of the handle; nothing else can be calling into it.
+        unsafe { sys::dinput_iterator_free(self.0.as_ptr()) }
+    }
+}
+
+// SAFETY: the handle may move between threads. Shared (Sync) only between one Iterator,
+// whose consuming calls take &mut self, and Cancellers, which call dinput_iterator_cancel
+// alone: dinput.h allows cancel to overlap any call but free, and the Arc makes free the
+// last call.
+unsafe impl Send for RawIterator {}
+// SAFETY: as above.
+unsafe impl Sync for RawIterator {}
+
+/// Iterates a dataset (`Dataset::iter`).
+pub struct Iterator {
+    raw: Arc<RawIterator>,
+    finished: bool,
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+// Send through RawIterator. Not Sync (the marker): calls through `&self` from two threads
+// must not overlap with `get_next`; only a Canceller's may.
 
 impl fmt::Debug for Iterator {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -50,7 +76,18 @@ impl Iterator {
     /// # Safety
     /// `raw` must be a live iterator handle that the caller owns and gives up.
     pub(crate) unsafe fn from_owned(raw: NonNull<sys::dinput_iterator_t>) -> Iterator {
-        Iterator { raw, finished: false }
+        Iterator { raw: Arc::new(RawIterator(raw)), finished: false, _not_sync: PhantomData }
+    }
+
+    /// A handle that cancels this iterator from any thread (see [`Canceller`]).
+    pub fn canceller(&self) -> Canceller {
+        Canceller { target: CancelTarget::Plain(Arc::clone(&self.raw)) }
+    }
+
+    /// Cancels the iterator: this and every later `get_next` fail with [`Code::Cancelled`].
+    /// From another thread, use [`Iterator::canceller`].
+    pub fn cancel(&self) -> Result<()> {
+        self.canceller().cancel()
     }
 
     pub fn as_raw(&self) -> *mut sys::dinput_iterator_t {
@@ -110,19 +147,67 @@ impl std::iter::Iterator for Iterator {
 
 impl std::iter::FusedIterator for Iterator {}
 
-/// Iterates a distributed dataset: one [`PerReplica`] value per step.
-pub struct DistIterator {
-    raw: NonNull<sys::dinput_dist_iterator_t>,
-    finished: bool,
+/// An owned C distributed iterator handle, shared as [`RawIterator`] is.
+struct RawDistIterator(NonNull<sys::dinput_dist_iterator_t>);
+
+impl RawDistIterator {
+    fn as_ptr(&self) -> *mut sys::dinput_dist_iterator_t {
+        self.0.as_ptr()
+    }
 }
 
-// SAFETY: as for Iterator: one consumer at a time, enforced by &mut self.
-unsafe impl Send for DistIterator {}
-
-impl Drop for DistIterator {
+impl Drop for RawDistIterator {
     fn drop(&mut self) {
-        // SAFETY: self owns the handle.
-        unsafe { sys::dinput_dist_iterator_free(self.raw.as_ptr()) }
+        // SAFETY: the last owner of the handle; nothing else can be calling into it.
+        unsafe { sys::dinput_dist_iterator_free(self.0.as_ptr()) }
+    }
+}
+
+// SAFETY: as for RawIterator.
+unsafe impl Send for RawDistIterator {}
+// SAFETY: as for RawIterator.
+unsafe impl Sync for RawDistIterator {}
+
+/// Iterates a distributed dataset: one [`PerReplica`] value per step.
+pub struct DistIterator {
+    raw: Arc<RawDistIterator>,
+    finished: bool,
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+#[derive(Clone)]
+enum CancelTarget {
+    Plain(Arc<RawIterator>),
+    Dist(Arc<RawDistIterator>),
+}
+
+/// Cancels an iterator from any thread, also while another thread is blocked in its
+/// `get_next`: that call returns [`Code::Cancelled`] promptly, and so does every later one.
+/// For a distributed iterator the other workers' iterators of the epoch fail too. Cloning
+/// is cheap; the iterator's C handle lives until the iterator and all its cancellers are
+/// dropped.
+#[derive(Clone)]
+pub struct Canceller {
+    target: CancelTarget,
+}
+
+impl Canceller {
+    /// Cancels the iterator; idempotent.
+    pub fn cancel(&self) -> Result<()> {
+        // SAFETY: the handle is live (this Arc keeps it); cancel may overlap any call but
+        // free, which only the last owner makes.
+        check(unsafe {
+            match &self.target {
+                CancelTarget::Plain(raw) => sys::dinput_iterator_cancel(raw.as_ptr()),
+                CancelTarget::Dist(raw) => sys::dinput_dist_iterator_cancel(raw.as_ptr()),
+            }
+        })
+    }
+}
+
+impl fmt::Debug for Canceller {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Canceller").finish()
     }
 }
 
@@ -136,7 +221,17 @@ impl DistIterator {
     /// # Safety
     /// `raw` must be a live distributed iterator handle that the caller owns and gives up.
     pub(crate) unsafe fn from_owned(raw: NonNull<sys::dinput_dist_iterator_t>) -> DistIterator {
-        DistIterator { raw, finished: false }
+        DistIterator { raw: Arc::new(RawDistIterator(raw)), finished: false, _not_sync: PhantomData }
+    }
+
+    /// A handle that cancels this iterator from any thread (see [`Canceller`]).
+    pub fn canceller(&self) -> Canceller {
+        Canceller { target: CancelTarget::Dist(Arc::clone(&self.raw)) }
+    }
+
+    /// Cancels the iterator (see [`Canceller::cancel`]).
+    pub fn cancel(&self) -> Result<()> {
+        self.canceller().cancel()
     }
 
     pub fn as_raw(&self) -> *mut sys::dinput_dist_iterator_t {

@@ -37,6 +37,8 @@
 //! failure per thread; the wrappers read it immediately after the failing call, on the same
 //! thread, so it is never lost or mixed up between threads. The end of data is
 //! [`Code::OutOfRange`]; the `std::iter::Iterator` impls turn it into the end of iteration.
+//! Only the end of data is: a closure (other than a generator's) returning an `OutOfRange`
+//! error fails the iteration with `InvalidArgument` naming the callback.
 //!
 //! # Threads
 //!
@@ -93,7 +95,7 @@ pub use distribute::{
 };
 pub use element::{Element, ElementRef, Spec, UNKNOWN_DIM};
 pub use error::{clear_last_error, last_error, Code, Error, Result};
-pub use iter::{DistIterator, Iterator, Optional};
+pub use iter::{Canceller, DistIterator, Iterator, Optional};
 pub use tensor::{DType, Device, DlPackTensor, Scalar, Tensor, TensorRef};
 
 /// The raw declarations, for what the safe layer does not cover.

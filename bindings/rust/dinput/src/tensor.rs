@@ -383,10 +383,10 @@ impl Tensor {
         // SAFETY: v has room for n values of T = size_of_val bytes; self.raw is live.
         check(unsafe {
             sys::dinput_tensor_copy_to(
-                self.raw.as_ptr(),
-                T::DTYPE.raw(),
                 v.as_mut_ptr() as *mut c_void,
                 std::mem::size_of_val(v.as_slice()),
+                self.raw.as_ptr(),
+                T::DTYPE.raw(),
             )
         })?;
         Ok(v)
@@ -424,7 +424,7 @@ impl Tensor {
         let mut len = 0usize;
         // SAFETY: out-params are valid; self.raw is live. On success p points at len bytes
         // inside the tensor, valid while the handle lives.
-        check(unsafe { sys::dinput_tensor_string(&mut p, &mut len, self.raw.as_ptr(), index as i64) })?;
+        check(unsafe { sys::dinput_tensor_string_view(&mut p, &mut len, self.raw.as_ptr(), index as i64) })?;
         if len == 0 || p.is_null() {
             return Ok(&[]);
         }

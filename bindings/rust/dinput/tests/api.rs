@@ -243,6 +243,11 @@ fn transforms() {
     assert_eq!(all_ints(&r.with_options(&options).unwrap()), (0..10).collect::<Vec<_>>());
     assert!(!options.map_files());
     assert!(!options.allow_nonregular_files());
+    // Used by with_options, the options are frozen: a change now is FAILED_PRECONDITION.
+    let err = options.set_map_files(true).unwrap_err();
+    assert_eq!(err.code, Code::FailedPrecondition);
+    assert!(err.message.contains("options already used by dinput_dataset_with_options"), "{err}");
+    let mut options = Options::new().unwrap();
     options.set_map_files(true).unwrap().set_allow_nonregular_files(true).unwrap();
     assert!(options.map_files());
     assert!(options.allow_nonregular_files());
@@ -402,7 +407,10 @@ fn input_options_and_plan() {
     {
         assert!(plan.contains(field), "{field} not in {plan}");
     }
+    // Used by distribute_dataset, the options are frozen.
+    assert_eq!(options.set_place_dataset_on_device(true).unwrap_err().code, Code::FailedPrecondition);
     // place_dataset_on_device needs PER_REPLICA.
+    let mut options = InputOptions::new().unwrap();
     options.set_place_dataset_on_device(true).unwrap();
     assert_eq!(
         strategy.distribute_dataset(&common::range_batch(6, 4), Some(&options)).unwrap_err().code,

@@ -98,6 +98,28 @@ fn map_closure_error_keeps_its_code_and_message() {
 }
 
 #[test]
+fn map_closure_out_of_range_is_an_error_not_the_end() {
+    // What an exhausted inner iterator returns: passed on by a map closure, it must stop the
+    // outer `for` loop with an `Err`, not end it cleanly and drop the rest of the epoch.
+    let dataset = Dataset::range(0, 10, 1)
+        .unwrap()
+        .map(|e| {
+            let v = e.tensor(0)?.item::<i64>()?;
+            if v == 4 {
+                return Err(Error::new(Code::OutOfRange, "the inner iterator ran out"));
+            }
+            Element::single(Tensor::scalar(v)?)
+        })
+        .unwrap();
+    let items: Vec<_> = dataset.iter().unwrap().collect();
+    assert_eq!(items.len(), 5, "four elements, then the error (not a clean end)");
+    let err = items[4].as_ref().unwrap_err();
+    assert_eq!(err.code, Code::InvalidArgument);
+    assert!(err.message.contains("map callback returned OUT_OF_RANGE"), "{}", err.message);
+    assert!(err.message.contains("the inner iterator ran out"), "{}", err.message);
+}
+
+#[test]
 fn map_result_must_match_out_spec() {
     let spec = Spec::of(&[(DType::Float32, &[])]).unwrap();
     let options = MapOptions { out_spec: Some(&spec), ..Default::default() };
@@ -226,6 +248,27 @@ fn errors_stay_on_their_thread() {
             });
         }
     });
+}
+
+#[test]
+fn last_error_survives_closures_on_this_thread() {
+    // A sequential map runs its closure on the caller's thread; a failing call inside it
+    // must not replace the caller's unread last error.
+    let dataset = Dataset::range(0, 3, 1)
+        .unwrap()
+        .map(|e| {
+            let _ = Dataset::range(0, 1, 0); // fails inside the closure
+            Ok(e.clone())
+        })
+        .unwrap();
+    let mut it = dataset.iter().unwrap();
+    let _ = Dataset::range(0, 10, 1).unwrap().batch(0, false); // the caller's failure
+    let before = dinput::last_error().expect("the failing call left its error");
+    it.get_next().unwrap();
+    let after = dinput::last_error().expect("still there after a successful get_next");
+    assert_eq!(after.code, before.code);
+    assert_eq!(after.message, before.message);
+    assert!(after.message.contains("batch"), "{}", after.message);
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! The behaviour contract's seed examples (SPEC.md §3-§9), through the Rust API.
+//! The examples of docs/semantics.md, through the Rust API.
 
 mod common;
 

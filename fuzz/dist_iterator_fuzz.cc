@@ -27,6 +27,7 @@ namespace {
 struct Config {
   int workers = 1, replicas = 1;
   int64_t size = 0, global_batch = 1, shuffle_buffer = 0, seed = 0, filter_mod = 0, repeat = 1;
+  int64_t batch_parallel = 1;  // batch's num_parallel_calls: parallel assembly must change nothing
   bool drop_remainder = false, reshuffle = false;
   dinput_auto_shard_policy_t policy = DINPUT_AUTO_SHARD_AUTO;
 
@@ -34,11 +35,11 @@ struct Config {
     char text[320];
     std::snprintf(text, sizeof text,
                   "W=%d R=%d range(%lld) shuffle(buffer=%lld, seed=%lld, reshuffle=%d) filter(mod %lld) "
-                  "batch(%lld, drop=%d) repeat(%lld) policy=%d",
+                  "batch(%lld, drop=%d, parallel=%lld) repeat(%lld) policy=%d",
                   workers, replicas, static_cast<long long>(size), static_cast<long long>(shuffle_buffer),
                   static_cast<long long>(seed), reshuffle ? 1 : 0, static_cast<long long>(filter_mod),
-                  static_cast<long long>(global_batch), drop_remainder ? 1 : 0, static_cast<long long>(repeat),
-                  static_cast<int>(policy));
+                  static_cast<long long>(global_batch), drop_remainder ? 1 : 0,
+                  static_cast<long long>(batch_parallel), static_cast<long long>(repeat), static_cast<int>(policy));
     return text;
   }
 };
@@ -106,6 +107,8 @@ dinput_dataset_t* build_pipeline(const Config& c, int64_t* filter_mod_storage) {
   check(c, dinput_batch_options_new(&batch_options), "batch_options_new");
   check(c, dinput_batch_options_set_drop_remainder(batch_options, c.drop_remainder ? 1 : 0),
         "batch_options_set_drop_remainder");
+  check(c, dinput_batch_options_set_num_parallel_calls(batch_options, c.batch_parallel),
+        "batch_options_set_num_parallel_calls");
   dinput_status_t batched = dinput_dataset_batch(&next, ds, c.global_batch, batch_options);
   dinput_batch_options_free(batch_options);
   chain(batched, "batch");
@@ -207,6 +210,8 @@ Config decode(const uint8_t* data, size_t size) {
   }
   if (in.pick(0, 3) == 0) c.filter_mod = in.pick(2, 5);
   if (in.pick(0, 3) == 0) c.repeat = in.pick(2, 3);
+  // Read last, so that the inputs of the corpus keep their meaning (no byte left: 1).
+  c.batch_parallel = in.pick(1, 4);
   return c;
 }
 

@@ -135,7 +135,7 @@ int main(void) {
     }
     dinput_per_replica_t *value = NULL;
     check(dinput_optional_get_per_replica(&value, next));
-    for (size_t replica = 0; replica < dinput_per_replica_size(value); replica++)
+    for (int replica = 0; replica < dinput_per_replica_size(value); replica++)
       duplicates += mark_seen(dinput_per_replica_get(value, replica), seen);
     dinput_per_replica_free(value);
     dinput_optional_free(next);

@@ -2,7 +2,7 @@
  * time (interleave of one records reader per file), shuffled, batched to the global batch
  * size and distributed over two replicas:
  *
- *   list_files("DIR/*.rec") -> interleave(records, cycle_length=3) -> shuffle(32)
+ *   list_files("DIR/part-*.rec") -> interleave(records, cycle_length=3) -> shuffle(32)
  *     -> batch(8) -> distribute over CPU:0, CPU:1
  *
  * It first writes its own small record files (6 files of 10 records, "f<file>-r<record>")
@@ -85,7 +85,7 @@ int main(void) {
 
   /* list_files: the file names, matched now; NULL options: sorted, not shuffled. */
   char pattern[512];
-  snprintf(pattern, sizeof pattern, "%s/*.rec", dir);
+  snprintf(pattern, sizeof pattern, "%s/part-*.rec", dir);
   const char *patterns[1] = {pattern};
   dinput_dataset_t *files = NULL;
   check(dinput_dataset_list_files(&files, patterns, 1, NULL));

@@ -23,7 +23,7 @@ using dinput_tool::Value;
 void check_value(const Value& v, const std::string& text, int depth) {
   if (depth > dinput_tool::kMaxNestingDepth + 1) fail("nesting deeper than kMaxNestingDepth was accepted", text);
   if (v.pos > text.size()) fail("a value position past the end of the text", text);
-  if (!dinput_tool::DescribeKind(v.kind)) fail("DescribeKind returned NULL", text);
+  if (!dinput_tool::describe_kind(v.kind)) fail("describe_kind returned NULL", text);
   for (const Value& item : v.items) check_value(item, text, depth + 1);
 }
 
@@ -33,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
   dinput_tool::Pipeline pipeline;
   dinput_tool::ParseError error;
-  if (dinput_tool::ParsePipeline(text, &pipeline, &error)) {
+  if (dinput_tool::parse_pipeline(text, &pipeline, &error)) {
     if (pipeline.calls.empty()) fail("success without a call", text);
     for (const auto& call : pipeline.calls) {
       if (call.name.empty()) fail("a call without a name", text);

@@ -7,7 +7,7 @@ namespace {
 
 // A name written in the chain matches `canonical` bare or with one of the module paths a
 // user may copy from Python code.
-bool NameMatches(const std::string &written, const std::string &canonical,
+bool name_matches(const std::string &written, const std::string &canonical,
                  std::initializer_list<const char *> prefixes) {
   if (written == canonical) return true;
   for (const char *prefix : prefixes) {
@@ -18,38 +18,38 @@ bool NameMatches(const std::string &written, const std::string &canonical,
 
 }  // namespace
 
-bool IsAutotune(const std::string &name) {
-  return NameMatches(name, "AUTOTUNE", {"tf.data.", "tf.data.experimental.", "data."});
+bool is_autotune(const std::string &name) {
+  return name_matches(name, "AUTOTUNE", {"tf.data.", "tf.data.experimental.", "data."});
 }
 
-bool IsShardHint(const std::string &name) {
-  return NameMatches(name, "SHARD_HINT", {"tf.data.experimental.", "data.experimental."});
+bool is_shard_hint(const std::string &name) {
+  return name_matches(name, "SHARD_HINT", {"tf.data.experimental.", "data.experimental."});
 }
 
-Status Made(dinput_status_t code, dinput_dataset_t *const *made, const char *what,
+Status adopt(dinput_status_t code, dinput_dataset_t *const *made, const char *what,
             DatasetPtr *out) {
-  if (code != DINPUT_OK) return LibraryError(code, what);
+  if (code != DINPUT_OK) return library_error(code, what);
   out->reset(*made);
-  return OkStatus();
+  return ok_status();
 }
 
-const IntConstant kAutotune{"AUTOTUNE", IsAutotune, DINPUT_AUTOTUNE};
-const IntConstant kShardHint{"SHARD_HINT", IsShardHint, DINPUT_SHARD_HINT};
+const IntConstant kAutotune{"AUTOTUNE", is_autotune, DINPUT_AUTOTUNE};
+const IntConstant kShardHint{"SHARD_HINT", is_shard_hint, DINPUT_SHARD_HINT};
 
-Status IntAtLeast(const Args &args, const char *name, int64_t min, int64_t fallback, int64_t *out) {
-  DINPUT_TOOL_RETURN_IF_ERROR(args.Int(name, out, {}, true, fallback));
+Status int_at_least(const Args &args, const char *name, int64_t min, int64_t fallback, int64_t *out) {
+  DINPUT_TOOL_RETURN_IF_ERROR(args.get_int(name, out, {}, true, fallback));
   if (*out < min) {
-    return args.Error(name, "must be >= " + std::to_string(min) + ", got " + std::to_string(*out));
+    return args.error(name, "must be >= " + std::to_string(min) + ", got " + std::to_string(*out));
   }
-  return OkStatus();
+  return ok_status();
 }
 
-Status FileNames(const Args &args, const char *name, std::vector<std::string> *out) {
-  DINPUT_TOOL_RETURN_IF_ERROR(args.Strings(name, out));
+Status file_names(const Args &args, const char *name, std::vector<std::string> *out) {
+  DINPUT_TOOL_RETURN_IF_ERROR(args.get_strings(name, out));
   for (const std::string &f : *out) {
-    if (f.find('\0') != std::string::npos) return args.Error(name, "must not contain a NUL byte");
+    if (f.find('\0') != std::string::npos) return args.error(name, "must not contain a NUL byte");
   }
-  return OkStatus();
+  return ok_status();
 }
 
 }  // namespace builder

@@ -23,8 +23,8 @@ namespace builder {
 
 // ---- named constants -------------------------------------------------------------------
 
-bool IsAutotune(const std::string &name);
-bool IsShardHint(const std::string &name);
+bool is_autotune(const std::string &name);
+bool is_shard_hint(const std::string &name);
 
 // ---- argument binding ------------------------------------------------------------------
 
@@ -46,9 +46,9 @@ class Args {
   Args(std::string function, std::string usage)
       : function_(std::move(function)), usage_(std::move(usage)) {}
 
-  void Set(const char *name, const Value *value) { values_.emplace_back(name, value); }
+  void set(const char *name, const Value *value) { values_.emplace_back(name, value); }
 
-  const Value *Get(const char *name) const {
+  const Value *get(const char *name) const {
     for (const auto &entry : values_) {
       if (std::strcmp(entry.first, name) == 0) return entry.second;
     }
@@ -57,104 +57,104 @@ class Args {
 
   const std::string &function() const { return function_; }
 
-  Status Error(const char *name, const std::string &problem) const {
-    return InvalidArgument(function_ + "(): argument '" + name + "' " + problem +
+  Status error(const char *name, const std::string &problem) const {
+    return invalid_argument(function_ + "(): argument '" + name + "' " + problem +
                            "; usage: " + usage_);
   }
 
-  Status TypeError(const char *name, const std::string &wanted, const Value &got) const {
-    return Error(name, "must be " + wanted + ", got " + DescribeKind(got.kind) + " at position " +
+  Status type_error(const char *name, const std::string &wanted, const Value &got) const {
+    return error(name, "must be " + wanted + ", got " + describe_kind(got.kind) + " at position " +
                            std::to_string(got.pos));
   }
 
   // An integer argument; absent or None gives `fallback` when `none_ok`.
-  Status Int(const char *name, int64_t *out, std::initializer_list<IntConstant> constants = {},
+  Status get_int(const char *name, int64_t *out, std::initializer_list<IntConstant> constants = {},
              bool none_ok = false, int64_t fallback = 0) const {
-    return IntShownAs(name, name, out, constants, none_ok, fallback);
+    return get_int_shown_as(name, name, out, constants, none_ok, fallback);
   }
 
-  // Int for a parameter whose meaning depends on the call, named `shown` in messages.
-  Status IntShownAs(const char *name, const char *shown, int64_t *out,
+  // get_int for a parameter whose meaning depends on the call, named `shown` in messages.
+  Status get_int_shown_as(const char *name, const char *shown, int64_t *out,
                     std::initializer_list<IntConstant> constants = {}, bool none_ok = false,
                     int64_t fallback = 0) const {
-    const Value *v = Get(name);
+    const Value *v = get(name);
     name = shown;
     if (v == nullptr || (none_ok && v->kind == Value::Kind::kNone)) {
       *out = fallback;
-      return OkStatus();
+      return ok_status();
     }
     if (v->kind == Value::Kind::kInt) {
       *out = v->int_value;
-      return OkStatus();
+      return ok_status();
     }
     std::string wanted = "an integer";
     if (v->kind == Value::Kind::kName) {
       for (const IntConstant &c : constants) {
         if (c.matches(v->text)) {
           *out = c.value;
-          return OkStatus();
+          return ok_status();
         }
       }
     }
     for (const IntConstant &c : constants) wanted += std::string(" or ") + c.shown;
     if (none_ok) wanted += " or None";
     if (v->kind == Value::Kind::kName) {
-      return Error(name, "must be " + wanted + ", got the name '" + v->text + "' at position " +
+      return error(name, "must be " + wanted + ", got the name '" + v->text + "' at position " +
                              std::to_string(v->pos));
     }
-    return TypeError(name, wanted, *v);
+    return type_error(name, wanted, *v);
   }
 
   // A bool argument; absent (or None, when `none_ok`) gives `fallback`.
-  Status Bool(const char *name, bool *out, bool fallback, bool none_ok = false) const {
-    const Value *v = Get(name);
+  Status get_bool(const char *name, bool *out, bool fallback, bool none_ok = false) const {
+    const Value *v = get(name);
     if (v == nullptr || (none_ok && v->kind == Value::Kind::kNone)) {
       *out = fallback;
-      return OkStatus();
+      return ok_status();
     }
     if (v->kind != Value::Kind::kBool) {
-      return TypeError(name, none_ok ? "True, False or None" : "True or False", *v);
+      return type_error(name, none_ok ? "True, False or None" : "True or False", *v);
     }
     *out = v->bool_value;
-    return OkStatus();
+    return ok_status();
   }
 
   // A string or a list of strings.
-  Status Strings(const char *name, std::vector<std::string> *out) const {
-    const Value *v = Get(name);
+  Status get_strings(const char *name, std::vector<std::string> *out) const {
+    const Value *v = get(name);
     if (v->kind == Value::Kind::kString) {
       out->push_back(v->text);
-      return OkStatus();
+      return ok_status();
     }
     if (v->kind != Value::Kind::kList && v->kind != Value::Kind::kTuple) {
-      return TypeError(name, "a string or a list of strings", *v);
+      return type_error(name, "a string or a list of strings", *v);
     }
     for (const Value &item : v->items) {
       if (item.kind != Value::Kind::kString) {
-        return TypeError(name, "a string or a list of strings", item);
+        return type_error(name, "a string or a list of strings", item);
       }
       out->push_back(item.text);
     }
-    return OkStatus();
+    return ok_status();
   }
 
   // An integer or a list of integers.
-  Status Ints(const char *name, std::vector<int64_t> *out) const {
-    const Value *v = Get(name);
+  Status get_ints(const char *name, std::vector<int64_t> *out) const {
+    const Value *v = get(name);
     if (v->kind == Value::Kind::kInt) {
       out->push_back(v->int_value);
-      return OkStatus();
+      return ok_status();
     }
     if (v->kind != Value::Kind::kList && v->kind != Value::Kind::kTuple) {
-      return TypeError(name, "an integer or a list of integers", *v);
+      return type_error(name, "an integer or a list of integers", *v);
     }
     for (const Value &item : v->items) {
       if (item.kind != Value::Kind::kInt) {
-        return TypeError(name, "an integer or a list of integers", item);
+        return type_error(name, "an integer or a list of integers", item);
       }
       out->push_back(item.int_value);
     }
-    return OkStatus();
+    return ok_status();
   }
 
  private:
@@ -164,11 +164,11 @@ class Args {
 };
 
 // An integer >= `min`; absent or None gives `fallback`.
-Status IntAtLeast(const Args &args, const char *name, int64_t min, int64_t fallback, int64_t *out);
+Status int_at_least(const Args &args, const char *name, int64_t min, int64_t fallback, int64_t *out);
 
 // The argument `name`: a string or a list of strings, none with a NUL byte (the C API takes
 // NUL-terminated names).
-Status FileNames(const Args &args, const char *name, std::vector<std::string> *out);
+Status file_names(const Args &args, const char *name, std::vector<std::string> *out);
 
 // ---- the function table ----------------------------------------------------------------
 
@@ -188,43 +188,43 @@ struct FunctionSpec {
 
 // `made` is passed by address because the call that fills it is another argument of the
 // same call, and the order in which arguments are evaluated is unspecified.
-Status Made(dinput_status_t code, dinput_dataset_t *const *made, const char *what, DatasetPtr *out);
+Status adopt(dinput_status_t code, dinput_dataset_t *const *made, const char *what, DatasetPtr *out);
 
 extern const IntConstant kAutotune;
 extern const IntConstant kShardHint;
 
 // The function named `name` in the table, or null.
-const FunctionSpec *FindFunction(const std::string &name);
+const FunctionSpec *find_function(const std::string &name);
 
 // Python's rules for matching call arguments to parameters.
-Status Bind(const FunctionSpec &spec, const Call &call, Args *args);
+Status bind(const FunctionSpec &spec, const Call &call, Args *args);
 
 // ---- the builders, one per function of the table ---------------------------------------
 
 // build_sources.cc
-Status BuildRange(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
-Status BuildFromTensors(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
-Status BuildFromTensorSlices(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
-Status BuildListFiles(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
+Status build_range(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
+Status build_from_tensors(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
+Status build_from_tensor_slices(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
+Status build_list_files(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
 
 // build_readers.cc
-Status BuildTextLines(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
-Status BuildRecords(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
-Status BuildFixedLengthRecords(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
-Status BuildInterleave(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+Status build_text_lines(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
+Status build_records(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
+Status build_fixed_length_records(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
+Status build_interleave(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
 
 // build_transforms.cc
-Status BuildBatch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
-Status BuildRepeat(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
-Status BuildShuffle(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
-Status BuildShard(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
-Status BuildTake(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
-Status BuildSkip(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
-Status BuildEnumerate(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
-Status BuildUnbatch(const Args &, const dinput_dataset_t *input, DatasetPtr *out);
-Status BuildRebatch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
-Status BuildPrefetch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
-Status BuildWithOptions(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+Status build_batch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+Status build_repeat(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+Status build_shuffle(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+Status build_shard(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+Status build_take(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+Status build_skip(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+Status build_enumerate(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+Status build_unbatch(const Args &, const dinput_dataset_t *input, DatasetPtr *out);
+Status build_rebatch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+Status build_prefetch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+Status build_with_options(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
 
 }  // namespace builder
 }  // namespace dinput_tool

@@ -22,24 +22,24 @@ struct Token {
   char punct = 0;      // kPunct
 };
 
-bool IsNameStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool IsNameChar(char c) { return IsNameStart(c) || (c >= '0' && c <= '9'); }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-int HexValue(char c) {
+bool is_name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= '9'); }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
 }
 
-std::string SyntaxError(size_t pos, const std::string &expected, const std::string &found) {
+std::string syntax_error(size_t pos, const std::string &expected, const std::string &found) {
   return "syntax error at position " + std::to_string(pos) + ": expected " + expected + ", found " +
          found;
 }
 
 // How a character of the input is shown in a message: printable ASCII quoted, anything else
 // by its byte value, so that a message is always one printable line.
-std::string DescribeChar(char c) {
+std::string describe_char(char c) {
   unsigned char u = static_cast<unsigned char>(c);
   if (u >= 0x20 && u < 0x7f) return std::string("'") + c + "'";
   char buf[32];
@@ -47,7 +47,7 @@ std::string DescribeChar(char c) {
   return buf;
 }
 
-std::string Quote(const std::string &source) {
+std::string quoted(const std::string &source) {
   constexpr size_t kMaxShown = 32;
   std::string shown;
   for (char c : source.substr(0, kMaxShown)) {
@@ -58,20 +58,20 @@ std::string Quote(const std::string &source) {
   return "'" + shown + "'";
 }
 
-std::string Describe(const Token &token) {
+std::string describe(const Token &token) {
   switch (token.kind) {
     case Token::Kind::kEnd:
       return "end of input";
     case Token::Kind::kString:
       return "a string";
     case Token::Kind::kInvalid:
-      return DescribeChar(token.source[0]);
+      return describe_char(token.source[0]);
     default:
-      return Quote(token.source);
+      return quoted(token.source);
   }
 }
 
-void AppendUtf8(std::string *out, uint32_t cp) {
+void append_utf8(std::string *out, uint32_t cp) {
   if (cp < 0x80) {
     out->push_back(static_cast<char>(cp));
   } else if (cp < 0x800) {
@@ -95,10 +95,10 @@ class Lexer {
  public:
   explicit Lexer(const std::string &text) : text_(text) {}
 
-  std::vector<Token> Run() {
+  std::vector<Token> run() {
     std::vector<Token> tokens;
     for (;;) {
-      Token token = NextToken();
+      Token token = next_token();
       Token::Kind kind = token.kind;
       tokens.push_back(std::move(token));
       if (kind == Token::Kind::kEnd || kind == Token::Kind::kError ||
@@ -109,9 +109,9 @@ class Lexer {
   }
 
  private:
-  char At(size_t i) const { return i < text_.size() ? text_[i] : '\0'; }
+  char at(size_t i) const { return i < text_.size() ? text_[i] : '\0'; }
 
-  Token Error(size_t pos, std::string message) {
+  Token error(size_t pos, std::string message) {
     Token token;
     token.kind = Token::Kind::kError;
     token.pos = pos;
@@ -119,7 +119,7 @@ class Lexer {
     return token;
   }
 
-  Token NextToken() {
+  Token next_token() {
     while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' ||
                                    text_[pos_] == '\n' || text_[pos_] == '\r')) {
       ++pos_;
@@ -129,20 +129,20 @@ class Lexer {
     if (pos_ >= text_.size()) return token;  // kEnd
     char c = text_[pos_];
     // A `b` or `B` right before a quote is a Python bytes prefix, not a name.
-    if ((c == 'b' || c == 'B') && (At(pos_ + 1) == '\'' || At(pos_ + 1) == '"')) {
+    if ((c == 'b' || c == 'B') && (at(pos_ + 1) == '\'' || at(pos_ + 1) == '"')) {
       ++pos_;
-      return LexString(token.pos, /*bytes_literal=*/true);
+      return lex_string(token.pos, /*bytes_literal=*/true);
     }
-    if (IsNameStart(c)) {
+    if (is_name_start(c)) {
       size_t start = pos_;
-      while (pos_ < text_.size() && IsNameChar(text_[pos_])) ++pos_;
+      while (pos_ < text_.size() && is_name_char(text_[pos_])) ++pos_;
       token.kind = Token::Kind::kName;
       token.source = text_.substr(start, pos_ - start);
       token.text = token.source;
       return token;
     }
-    if (IsDigit(c) || (c == '.' && IsDigit(At(pos_ + 1)))) return LexNumber();
-    if (c == '\'' || c == '"') return LexString(token.pos, /*bytes_literal=*/false);
+    if (is_digit(c) || (c == '.' && is_digit(at(pos_ + 1)))) return lex_number();
+    if (c == '\'' || c == '"') return lex_string(token.pos, /*bytes_literal=*/false);
     static const std::string kPunct = "()[],.=-+$";
     if (kPunct.find(c) != std::string::npos) {
       ++pos_;
@@ -158,27 +158,27 @@ class Lexer {
 
   // Python number syntax: digits with optional `_` separators, an optional fraction and
   // exponent. Any of '.', 'e' makes it a float.
-  Token LexNumber() {
+  Token lex_number() {
     Token token;
     token.pos = pos_;
     size_t start = pos_;
     bool is_float = false;
     auto digits = [&]() {
-      while (IsDigit(At(pos_)) ||
-             (At(pos_) == '_' && IsDigit(At(pos_ + 1)) && pos_ > start && IsDigit(At(pos_ - 1)))) {
+      while (is_digit(at(pos_)) ||
+             (at(pos_) == '_' && is_digit(at(pos_ + 1)) && pos_ > start && is_digit(at(pos_ - 1)))) {
         ++pos_;
       }
     };
     digits();
-    if (At(pos_) == '.') {
+    if (at(pos_) == '.') {
       is_float = true;
       ++pos_;
       digits();
     }
-    if (At(pos_) == 'e' || At(pos_) == 'E') {
+    if (at(pos_) == 'e' || at(pos_) == 'E') {
       size_t exp = pos_ + 1;
-      if (At(exp) == '+' || At(exp) == '-') ++exp;
-      if (IsDigit(At(exp))) {
+      if (at(exp) == '+' || at(exp) == '-') ++exp;
+      if (is_digit(at(exp))) {
         is_float = true;
         pos_ = exp;
         digits();
@@ -189,22 +189,22 @@ class Lexer {
     for (char ch : token.source) {
       if (ch != '_') token.text.push_back(ch);
     }
-    if (IsNameChar(At(pos_))) {
+    if (is_name_char(at(pos_))) {
       // "12abc" is not a number followed by a name in Python either.
-      return Error(pos_, SyntaxError(pos_, "',' or a closing bracket after a number",
-                                     DescribeChar(At(pos_))));
+      return error(pos_, syntax_error(pos_, "',' or a closing bracket after a number",
+                                     describe_char(at(pos_))));
     }
     return token;
   }
 
-  Token LexString(size_t token_pos, bool bytes_literal) {
+  Token lex_string(size_t token_pos, bool bytes_literal) {
     Token token;
     token.kind = Token::Kind::kString;
     token.pos = token_pos;
     char quote = text_[pos_++];
     for (;;) {
       if (pos_ >= text_.size()) {
-        return Error(pos_, SyntaxError(pos_, std::string("closing ") + quote, "end of input"));
+        return error(pos_, syntax_error(pos_, std::string("closing ") + quote, "end of input"));
       }
       char c = text_[pos_];
       if (c == quote) {
@@ -212,7 +212,7 @@ class Lexer {
         break;
       }
       if (c == '\n') {
-        return Error(pos_, SyntaxError(pos_, std::string("closing ") + quote, "end of line"));
+        return error(pos_, syntax_error(pos_, std::string("closing ") + quote, "end of line"));
       }
       if (c != '\\') {
         token.text.push_back(c);
@@ -220,7 +220,7 @@ class Lexer {
         continue;
       }
       size_t escape_pos = pos_;
-      char e = At(pos_ + 1);
+      char e = at(pos_ + 1);
       pos_ += 2;
       switch (e) {
         case '\\':
@@ -257,20 +257,20 @@ class Lexer {
           break;  // line continuation
         case '\0':
           if (escape_pos + 1 >= text_.size()) {
-            return Error(
+            return error(
                 escape_pos + 1,
-                SyntaxError(escape_pos + 1, std::string("closing ") + quote, "end of input"));
+                syntax_error(escape_pos + 1, std::string("closing ") + quote, "end of input"));
           }
           token.text.push_back('\\');
           token.text.push_back('\0');
           break;
         case 'x': {
-          int hi = HexValue(At(pos_)), lo = HexValue(At(pos_ + 1));
+          int hi = hex_value(at(pos_)), lo = hex_value(at(pos_ + 1));
           if (hi < 0 || lo < 0) {
             size_t bad = hi < 0 ? pos_ : pos_ + 1;
-            return Error(escape_pos,
-                         SyntaxError(escape_pos, "two hex digits after \\x",
-                                     bad < text_.size() ? DescribeChar(At(bad)) : "end of input"));
+            return error(escape_pos,
+                         syntax_error(escape_pos, "two hex digits after \\x",
+                                     bad < text_.size() ? describe_char(at(bad)) : "end of input"));
           }
           token.text.push_back(static_cast<char>(hi * 16 + lo));
           pos_ += 2;
@@ -286,29 +286,29 @@ class Lexer {
           int count = e == 'u' ? 4 : 8;
           uint32_t cp = 0;
           for (int i = 0; i < count; ++i) {
-            int v = HexValue(At(pos_ + i));
+            int v = hex_value(at(pos_ + i));
             if (v < 0) {
-              return Error(
+              return error(
                   escape_pos,
-                  SyntaxError(
+                  syntax_error(
                       escape_pos, std::to_string(count) + " hex digits after \\" + e,
-                      pos_ + i < text_.size() ? DescribeChar(At(pos_ + i)) : "end of input"));
+                      pos_ + i < text_.size() ? describe_char(at(pos_ + i)) : "end of input"));
             }
             cp = cp * 16 + static_cast<uint32_t>(v);
           }
           if (cp > 0x10FFFF) {
-            return Error(escape_pos, SyntaxError(escape_pos, "a code point up to \\U0010FFFF",
-                                                 Quote(text_.substr(escape_pos, count + 2))));
+            return error(escape_pos, syntax_error(escape_pos, "a code point up to \\U0010FFFF",
+                                                 quoted(text_.substr(escape_pos, count + 2))));
           }
-          AppendUtf8(&token.text, cp);
+          append_utf8(&token.text, cp);
           pos_ += count;
           break;
         }
         default:
           if (e >= '0' && e <= '7') {  // octal escape, up to three digits
             int value = e - '0';
-            for (int i = 0; i < 2 && At(pos_) >= '0' && At(pos_) <= '7'; ++i) {
-              value = value * 8 + (At(pos_++) - '0');
+            for (int i = 0; i < 2 && at(pos_) >= '0' && at(pos_) <= '7'; ++i) {
+              value = value * 8 + (at(pos_++) - '0');
             }
             token.text.push_back(static_cast<char>(value & 0xFF));
           } else {
@@ -330,135 +330,135 @@ class Parser {
  public:
   explicit Parser(std::vector<Token> tokens) : tokens_(std::move(tokens)) {}
 
-  bool ParsePipeline(Pipeline *out, ParseError *error) {
+  bool parse_pipeline(Pipeline *out, ParseError *error) {
     error_ = error;
     Call call;
-    if (!ParseCall(&call)) return false;
+    if (!parse_call(&call)) return false;
     out->calls.push_back(std::move(call));
-    while (!AtEnd()) {
-      if (!IsPunct('.')) return Fail("'.' or end of input");
+    while (!at_end()) {
+      if (!is_punct('.')) return fail("'.' or end of input");
       ++index_;
       Call next;
-      if (!ParseCall(&next)) return false;
+      if (!parse_call(&next)) return false;
       out->calls.push_back(std::move(next));
     }
     return true;
   }
 
  private:
-  const Token &Peek(size_t ahead = 0) const {
+  const Token &peek(size_t ahead = 0) const {
     size_t i = index_ + ahead;
     return i < tokens_.size() ? tokens_[i] : tokens_.back();
   }
-  bool AtEnd() const { return Peek().kind == Token::Kind::kEnd; }
-  bool IsPunct(char c, size_t ahead = 0) const {
-    return Peek(ahead).kind == Token::Kind::kPunct && Peek(ahead).punct == c;
+  bool at_end() const { return peek().kind == Token::Kind::kEnd; }
+  bool is_punct(char c, size_t ahead = 0) const {
+    return peek(ahead).kind == Token::Kind::kPunct && peek(ahead).punct == c;
   }
 
   // Reports "expected <expected>, found <current token>", unless the current token is a
   // lexical error, whose own message is more precise.
-  bool Fail(const std::string &expected) {
-    const Token &token = Peek();
+  bool fail(const std::string &expected) {
+    const Token &token = peek();
     if (token.kind == Token::Kind::kError) {
       error_->pos = token.pos;
       error_->message = token.text;
     } else {
       error_->pos = token.pos;
-      error_->message = SyntaxError(token.pos, expected, Describe(token));
+      error_->message = syntax_error(token.pos, expected, describe(token));
     }
     return false;
   }
 
-  bool FailAt(size_t pos, std::string message) {
+  bool fail_at(size_t pos, std::string message) {
     error_->pos = pos;
     error_->message = std::move(message);
     return false;
   }
 
-  bool ParseCall(Call *call) {
-    if (Peek().kind != Token::Kind::kName) return Fail("a function name");
-    call->name = Peek().text;
-    call->pos = Peek().pos;
+  bool parse_call(Call *call) {
+    if (peek().kind != Token::Kind::kName) return fail("a function name");
+    call->name = peek().text;
+    call->pos = peek().pos;
     ++index_;
-    if (!IsPunct('(')) return Fail("'('");
+    if (!is_punct('(')) return fail("'('");
     ++index_;
-    return ParseArguments(&call->args, 0);
+    return parse_arguments(&call->args, 0);
   }
 
   // Parses the arguments of a call after its '(' up to and including the ')'.
-  bool ParseArguments(std::vector<Argument> *args, int depth) {
+  bool parse_arguments(std::vector<Argument> *args, int depth) {
     bool seen_keyword = false;
     for (;;) {
-      if (IsPunct(')')) {
+      if (is_punct(')')) {
         ++index_;
         return true;
       }
       Argument arg;
-      arg.pos = Peek().pos;
-      if (Peek().kind == Token::Kind::kName && IsPunct('=', 1)) {
-        arg.keyword = Peek().text;
+      arg.pos = peek().pos;
+      if (peek().kind == Token::Kind::kName && is_punct('=', 1)) {
+        arg.keyword = peek().text;
         index_ += 2;
         seen_keyword = true;
-        if (!ParseValue(&arg.value, depth, "a value")) return false;
+        if (!parse_value(&arg.value, depth, "a value")) return false;
       } else {
-        if (seen_keyword && Peek().kind != Token::Kind::kError) {
+        if (seen_keyword && peek().kind != Token::Kind::kError) {
           // Python rejects f(a=1, 2) as a syntax error too.
-          return Fail(
+          return fail(
               "a keyword argument (positional arguments cannot follow keyword "
               "arguments) or ')'");
         }
-        if (!ParseValue(&arg.value, depth, "an argument or ')'")) return false;
+        if (!parse_value(&arg.value, depth, "an argument or ')'")) return false;
       }
       args->push_back(std::move(arg));
-      if (IsPunct(',')) {
+      if (is_punct(',')) {
         ++index_;
-      } else if (!IsPunct(')')) {
-        return Fail("',' or ')'");
+      } else if (!is_punct(')')) {
+        return fail("',' or ')'");
       }
     }
   }
 
   // Parses comma-separated values up to `close`, allowing a trailing comma. Sets
   // *saw_comma when at least one comma was read (it decides between (x) and (x,)).
-  bool ParseSequence(std::vector<Value> *items, char close, int depth, bool *saw_comma) {
+  bool parse_sequence(std::vector<Value> *items, char close, int depth, bool *saw_comma) {
     const std::string closing = std::string("'") + close + "'";
     *saw_comma = false;
     for (;;) {
-      if (IsPunct(close)) {
+      if (is_punct(close)) {
         ++index_;
         return true;
       }
       Value item;
-      if (!ParseValue(&item, depth, "a value or " + closing)) return false;
+      if (!parse_value(&item, depth, "a value or " + closing)) return false;
       items->push_back(std::move(item));
-      if (IsPunct(',')) {
+      if (is_punct(',')) {
         *saw_comma = true;
         ++index_;
-      } else if (!IsPunct(close)) {
-        return Fail("',' or " + closing);
+      } else if (!is_punct(close)) {
+        return fail("',' or " + closing);
       }
     }
   }
 
-  bool ParseValue(Value *value, int depth, const std::string &expected) {
-    const Token &token = Peek();
+  bool parse_value(Value *value, int depth, const std::string &expected) {
+    const Token &token = peek();
     value->pos = token.pos;
     if (token.kind == Token::Kind::kPunct) {
       switch (token.punct) {
         case '-':
         case '+':
-          return ParseSignedNumber(value);
+          return parse_signed_number(value);
         case '[':
         case '(': {
           if (depth >= kMaxNestingDepth) {
-            return Fail("at most " + std::to_string(kMaxNestingDepth) + " nested brackets");
+            return fail("at most " + std::to_string(kMaxNestingDepth) + " nested brackets");
           }
           char close = token.punct == '[' ? ']' : ')';
           bool is_list = token.punct == '[';
           ++index_;
           std::vector<Value> items;
           bool saw_comma = false;
-          if (!ParseSequence(&items, close, depth + 1, &saw_comma)) return false;
+          if (!parse_sequence(&items, close, depth + 1, &saw_comma)) return false;
           if (!is_list && items.size() == 1 && !saw_comma) {
             size_t pos = value->pos;
             *value = std::move(items[0]);  // (x) is only grouping
@@ -470,52 +470,52 @@ class Parser {
           return true;
         }
         case '$':
-          return ParsePlaceholder(value, depth);
+          return parse_placeholder(value, depth);
         default:
           break;
       }
-      return Fail(expected);
+      return fail(expected);
     }
     switch (token.kind) {
       case Token::Kind::kInt:
       case Token::Kind::kFloat:
-        return ParseSignedNumber(value);
+        return parse_signed_number(value);
       case Token::Kind::kString:
         value->kind = Value::Kind::kString;
         value->text = token.text;
         ++index_;
         // Adjacent string literals concatenate, as in Python.
-        while (Peek().kind == Token::Kind::kString) {
-          value->text += Peek().text;
+        while (peek().kind == Token::Kind::kString) {
+          value->text += peek().text;
           ++index_;
         }
         return true;
       case Token::Kind::kName:
-        return ParseName(value, depth);
+        return parse_name(value, depth);
       default:
-        return Fail(expected);
+        return fail(expected);
     }
   }
 
-  bool ParseName(Value *value, int depth) {
-    std::string name = Peek().text;
+  bool parse_name(Value *value, int depth) {
+    std::string name = peek().text;
     ++index_;
     bool dotted = false;
-    while (IsPunct('.')) {
+    while (is_punct('.')) {
       ++index_;
-      if (Peek().kind != Token::Kind::kName) return Fail("a name after '.'");
-      name += "." + Peek().text;
+      if (peek().kind != Token::Kind::kName) return fail("a name after '.'");
+      name += "." + peek().text;
       dotted = true;
       ++index_;
     }
-    if (IsPunct('(')) {  // a call used as a value, e.g. records(compression="ZSTD")
+    if (is_punct('(')) {  // a call used as a value, e.g. records(compression="ZSTD")
       if (depth >= kMaxNestingDepth) {
-        return Fail("at most " + std::to_string(kMaxNestingDepth) + " nested brackets");
+        return fail("at most " + std::to_string(kMaxNestingDepth) + " nested brackets");
       }
       ++index_;
       value->kind = Value::Kind::kCall;
       value->text = name;
-      return ParseArguments(&value->args, depth + 1);
+      return parse_arguments(&value->args, depth + 1);
     }
     if (!dotted && (name == "True" || name == "False")) {
       value->kind = Value::Kind::kBool;
@@ -529,40 +529,40 @@ class Parser {
     return true;
   }
 
-  bool ParsePlaceholder(Value *value, int depth) {
+  bool parse_placeholder(Value *value, int depth) {
     ++index_;  // '$'
-    if (Peek().kind != Token::Kind::kName) return Fail("a placeholder name after '$'");
+    if (peek().kind != Token::Kind::kName) return fail("a placeholder name after '$'");
     value->kind = Value::Kind::kPlaceholder;
-    value->text = Peek().text;
+    value->text = peek().text;
     ++index_;
-    if (IsPunct('(')) {
+    if (is_punct('(')) {
       ++index_;
       bool saw_comma = false;
-      if (!ParseSequence(&value->items, ')', depth + 1, &saw_comma)) return false;
+      if (!parse_sequence(&value->items, ')', depth + 1, &saw_comma)) return false;
     }
     return true;
   }
 
-  bool ParseSignedNumber(Value *value) {
+  bool parse_signed_number(Value *value) {
     bool negative = false;
-    size_t start = Peek().pos;
-    if (Peek().kind == Token::Kind::kPunct) {
-      negative = Peek().punct == '-';
+    size_t start = peek().pos;
+    if (peek().kind == Token::Kind::kPunct) {
+      negative = peek().punct == '-';
       ++index_;
-      if (Peek().kind != Token::Kind::kInt && Peek().kind != Token::Kind::kFloat) {
-        return Fail("a number");
+      if (peek().kind != Token::Kind::kInt && peek().kind != Token::Kind::kFloat) {
+        return fail("a number");
       }
     }
-    const Token &number = Peek();
+    const Token &number = peek();
     ++index_;
     if (number.kind == Token::Kind::kFloat) {
       value->kind = Value::Kind::kFloat;
       double magnitude = std::strtod(number.text.c_str(), nullptr);
-      // Float literals become float32 tensors: one that rounds to an infinity there would
+      // float_text literals become float32 tensors: one that rounds to an infinity there would
       // silently change the data, so it is refused (tiny ones underflow to 0, as in TF).
       if (std::isinf(static_cast<float>(magnitude))) {
         std::string written = (negative ? "-" : "") + number.source;
-        return FailAt(start, "float literal " + Quote(written) + " at position " + std::to_string(start) +
+        return fail_at(start, "float literal " + quoted(written) + " at position " + std::to_string(start) +
                                  " is out of the float32 range (largest magnitude about 3.4028235e38)");
       }
       value->float_value = negative ? -magnitude : magnitude;
@@ -576,7 +576,7 @@ class Parser {
       uint64_t digit = static_cast<uint64_t>(c - '0');
       if (magnitude > (limit - digit) / 10) {
         std::string written = (negative ? "-" : "") + number.source;
-        return FailAt(start, "integer literal " + Quote(written) + " at position " +
+        return fail_at(start, "integer literal " + quoted(written) + " at position " +
                                  std::to_string(start) + " is out of the int64 range");
       }
       magnitude = magnitude * 10 + digit;
@@ -594,15 +594,15 @@ class Parser {
 
 }  // namespace
 
-bool ParsePipeline(const std::string &text, Pipeline *out, ParseError *error) {
+bool parse_pipeline(const std::string &text, Pipeline *out, ParseError *error) {
   Pipeline pipeline;
-  Parser parser(Lexer(text).Run());
-  if (!parser.ParsePipeline(&pipeline, error)) return false;
+  Parser parser(Lexer(text).run());
+  if (!parser.parse_pipeline(&pipeline, error)) return false;
   *out = std::move(pipeline);
   return true;
 }
 
-const char *DescribeKind(Value::Kind kind) {
+const char *describe_kind(Value::Kind kind) {
   switch (kind) {
     case Value::Kind::kInt:
       return "an integer";

@@ -75,10 +75,10 @@ struct ParseError {
 constexpr int kMaxNestingDepth = 64;
 
 // Returns true and fills *out, or returns false and fills *error.
-bool ParsePipeline(const std::string &text, Pipeline *out, ParseError *error);
+bool parse_pipeline(const std::string &text, Pipeline *out, ParseError *error);
 
 // Human-readable kind of a value for error messages ("an integer", "a string", ...).
-const char *DescribeKind(Value::Kind kind);
+const char *describe_kind(Value::Kind kind);
 
 }  // namespace dinput_tool
 

@@ -19,7 +19,7 @@ namespace {
 constexpr int64_t kMaxReplicas = 65536;
 constexpr int64_t kMaxWorkers = 1024;
 
-std::vector<std::string> SplitDevices(const std::string &text) {
+std::vector<std::string> split_devices(const std::string &text) {
   std::vector<std::string> devices;
   size_t start = 0;
   for (;;) {
@@ -36,7 +36,7 @@ std::vector<std::string> SplitDevices(const std::string &text) {
 
 }  // namespace
 
-Status ParseInteger(const std::string &option, const std::string &text, int64_t min, int64_t max,
+Status parse_integer(const std::string &option, const std::string &text, int64_t min, int64_t max,
                     int64_t *out) {
   const char *s = text.c_str();
   char *end = nullptr;
@@ -44,14 +44,14 @@ Status ParseInteger(const std::string &option, const std::string &text, int64_t 
   long long value = std::strtoll(s, &end, 10);
   if (text.empty() || *end != '\0' || errno == ERANGE || value < min || value > max ||
       std::strchr(" \t\n+", text[0]) != nullptr) {
-    return InvalidArgument(option + " expects an integer from " + std::to_string(min) + " to " +
+    return invalid_argument(option + " expects an integer from " + std::to_string(min) + " to " +
                            std::to_string(max) + ", got '" + text + "'");
   }
   *out = value;
-  return OkStatus();
+  return ok_status();
 }
 
-const char *CommandName(Command command) {
+const char *command_name(Command command) {
   switch (command) {
     case Command::kRun:
       return "run";
@@ -68,7 +68,7 @@ const char *CommandName(Command command) {
 // value, --name=value, options among the operands, --), and the tool keeps writing its own
 // messages, which the tests and docs/cli.md pin, where CLI11 formats errors and help in
 // its own words.
-Status ParseArgs(const std::string &command, int argc, char **argv,
+Status parse_args(const std::string &command, int argc, char **argv,
                  const std::vector<OptionDef> &known, ParsedArgs *out) {
   constexpr int kFirstOption = 256;  // getopt_long's codes for the known options
   std::vector<option> longopts;
@@ -103,15 +103,15 @@ Status ParseArgs(const std::string &command, int argc, char **argv,
     }
     const std::string arg = args[optind - 1] ? args[optind - 1] : "";
     if (c == ':') {
-      return InvalidArgument(std::string(known[static_cast<size_t>(optopt - kFirstOption)].name) +
+      return invalid_argument(std::string(known[static_cast<size_t>(optopt - kFirstOption)].name) +
                              " needs a value");
     }
     if (optopt >= kFirstOption) {  // a value given to an option that takes none
-      return InvalidArgument(std::string(known[static_cast<size_t>(optopt - kFirstOption)].name) +
+      return invalid_argument(std::string(known[static_cast<size_t>(optopt - kFirstOption)].name) +
                              " takes no value");
     }
     if (arg.compare(0, 2, "--") != 0) {
-      return InvalidArgument("unknown option -" + std::string(1, static_cast<char>(optopt)) + " for '" +
+      return invalid_argument("unknown option -" + std::string(1, static_cast<char>(optopt)) + " for '" +
                              command + "' (options start with --; put an operand that starts with - after --)");
     }
     const std::string name = name_of(arg);
@@ -120,16 +120,16 @@ Status ParseArgs(const std::string &command, int argc, char **argv,
       if (std::strncmp(d.name, name.c_str(), name.size()) == 0) matches += std::string(matches.empty() ? "" : ", ") + d.name;
     }
     if (matches.find(',') != std::string::npos) {
-      return InvalidArgument("ambiguous option " + name + " for '" + command + "': " + matches);
+      return invalid_argument("ambiguous option " + name + " for '" + command + "': " + matches);
     }
-    return InvalidArgument("unknown option " + name + " for '" + command + "'" + DidYouMean(name, names) +
+    return invalid_argument("unknown option " + name + " for '" + command + "'" + did_you_mean(name, names) +
                            "; see dinput " + command + " --help");
   }
   for (int i = optind; i < n; ++i) out->positionals.emplace_back(args[static_cast<size_t>(i)]);
-  return OkStatus();
+  return ok_status();
 }
 
-const std::string *ParsedArgs::Find(const char *name) const {
+const std::string *ParsedArgs::find(const char *name) const {
   const std::string *found = nullptr;
   for (const auto &option : options) {
     if (option.first == name) found = &option.second;
@@ -137,7 +137,7 @@ const std::string *ParsedArgs::Find(const char *name) const {
   return found;
 }
 
-Status ParseCliOptions(Command command, int argc, char **argv, CliOptions *out) {
+Status parse_cli_options(Command command, int argc, char **argv, CliOptions *out) {
   // Which of run (1), spec (2) and bench (4) take each option.
   struct Def {
     OptionDef option;
@@ -154,36 +154,36 @@ Status ParseCliOptions(Command command, int argc, char **argv, CliOptions *out) 
   std::vector<OptionDef> known;
   for (const Def &d : kOptions) known.push_back(d.option);
   ParsedArgs args;
-  DINPUT_TOOL_RETURN_IF_ERROR(ParseArgs(CommandName(command), argc, argv, known, &args));
+  DINPUT_TOOL_RETURN_IF_ERROR(parse_args(command_name(command), argc, argv, known, &args));
   const unsigned bit = 1u << static_cast<unsigned>(command);
   CliOptions options;
   options.command = command;
   for (const auto &[name, value] : args.options) {
     for (const Def &d : kOptions) {
       if (name == d.option.name && (d.commands & bit) == 0) {
-        return InvalidArgument("option " + name + " is not valid for '" + CommandName(command) + "'");
+        return invalid_argument("option " + name + " is not valid for '" + command_name(command) + "'");
       }
     }
     int64_t number = 0;
     if (name == "--replicas") {
-      DINPUT_TOOL_RETURN_IF_ERROR(ParseInteger(name, value, 1, kMaxReplicas, &number));
+      DINPUT_TOOL_RETURN_IF_ERROR(parse_integer(name, value, 1, kMaxReplicas, &number));
       options.replicas = static_cast<int>(number);
     } else if (name == "--devices") {
-      options.devices = SplitDevices(value);
+      options.devices = split_devices(value);
       for (const std::string &d : options.devices) {
         if (d.empty()) {
-          return InvalidArgument(
+          return invalid_argument(
               "--devices expects a comma-separated list such as "
               "CPU:0,GPU:0, got '" +
               value + "'");
         }
       }
     } else if (name == "--workers") {
-      DINPUT_TOOL_RETURN_IF_ERROR(ParseInteger(name, value, 1, kMaxWorkers, &number));
+      DINPUT_TOOL_RETURN_IF_ERROR(parse_integer(name, value, 1, kMaxWorkers, &number));
       options.workers = static_cast<int>(number);
     } else if (name == "--policy") {
-      if (!ParseAutoShardPolicy(value, &options.policy)) {
-        return InvalidArgument("--policy expects OFF, AUTO, FILE, DATA or HINT, got '" + value +
+      if (!parse_auto_shard_policy(value, &options.policy)) {
+        return invalid_argument("--policy expects OFF, AUTO, FILE, DATA or HINT, got '" + value +
                                "'");
       }
       options.has_policy = true;
@@ -193,7 +193,7 @@ Status ParseCliOptions(Command command, int argc, char **argv, CliOptions *out) 
       options.optional = true;
     } else if (name == "--steps") {
       DINPUT_TOOL_RETURN_IF_ERROR(
-          ParseInteger(name, value, 0, std::numeric_limits<int64_t>::max(), &number));
+          parse_integer(name, value, 0, std::numeric_limits<int64_t>::max(), &number));
       options.steps = number;
       options.has_steps = true;
     } else if (name == "--shapes") {
@@ -204,25 +204,25 @@ Status ParseCliOptions(Command command, int argc, char **argv, CliOptions *out) 
       options.fetch_to_device = false;
     } else if (name == "--timeout-ms") {
       DINPUT_TOOL_RETURN_IF_ERROR(
-          ParseInteger(name, value, 1, std::numeric_limits<int64_t>::max(), &number));
+          parse_integer(name, value, 1, std::numeric_limits<int64_t>::max(), &number));
       options.timeout_ms = number;
     }
   }
   if (args.positionals.size() > 1) {
-    return InvalidArgument("expected one PIPELINE argument, got a second one: '" + args.positionals[1] +
+    return invalid_argument("expected one PIPELINE argument, got a second one: '" + args.positionals[1] +
                            "' (quote the pipeline for the shell)");
   }
   const bool have_pipeline = !args.positionals.empty();
   if (have_pipeline) options.pipeline = args.positionals[0];
   if (!have_pipeline) {
-    return InvalidArgument(std::string("missing PIPELINE; usage: dinput ") + CommandName(command) +
+    return invalid_argument(std::string("missing PIPELINE; usage: dinput ") + command_name(command) +
                            " [options] PIPELINE");
   }
   if (options.replicas != 0 && !options.devices.empty()) {
-    return InvalidArgument("--replicas and --devices cannot be used together");
+    return invalid_argument("--replicas and --devices cannot be used together");
   }
   *out = std::move(options);
-  return OkStatus();
+  return ok_status();
 }
 
 }  // namespace dinput_tool

@@ -39,31 +39,31 @@ struct OptionDef {
   bool takes_value;
 };
 
-// What ParseArgs found: the options in the order given (a later one wins in Find), and the
+// What parse_args found: the options in the order given (a later one wins in Find), and the
 // operands.
 struct ParsedArgs {
   std::vector<std::pair<std::string, std::string>> options;  // name (as in OptionDef), value
   std::vector<std::string> positionals;
 
-  const std::string *Find(const char *name) const;
+  const std::string *find(const char *name) const;
 };
 
 // The one argument parser of every command: `--name value` or `--name=value`, an
 // unambiguous prefix of a name (--rep for --replicas), options before or after the operands,
 // `--` ends the options, and `-` alone is an operand (stdin). An unknown option is
 // INVALID_ARGUMENT naming it and `command`, with the closest known name when one is close.
-Status ParseArgs(const std::string &command, int argc, char **argv,
+Status parse_args(const std::string &command, int argc, char **argv,
                  const std::vector<OptionDef> &known, ParsedArgs *out);
 
-// Parses the arguments that follow the subcommand name of run, spec or bench (ParseArgs,
+// Parses the arguments that follow the subcommand name of run, spec or bench (parse_args,
 // then the checks of each value).
-Status ParseCliOptions(Command command, int argc, char **argv, CliOptions *out);
+Status parse_cli_options(Command command, int argc, char **argv, CliOptions *out);
 
-const char *CommandName(Command command);
+const char *command_name(Command command);
 
 // Parses the value of an integer option: decimal, within [min, max], else an
 // INVALID_ARGUMENT naming the option and the range.
-Status ParseInteger(const std::string &option, const std::string &text, int64_t min, int64_t max,
+Status parse_integer(const std::string &option, const std::string &text, int64_t min, int64_t max,
                     int64_t *out);
 
 }  // namespace dinput_tool

@@ -33,10 +33,10 @@ using Clock = std::chrono::steady_clock;
 // away.
 volatile uint64_t g_checksum_sink = 0;
 
-Status Parse(const std::string &text, Pipeline *pipeline) {
+Status parse_chain(const std::string &text, Pipeline *pipeline) {
   ParseError error;
-  if (!ParsePipeline(text, pipeline, &error)) return InvalidArgument(error.message);
-  return OkStatus();
+  if (!parse_pipeline(text, pipeline, &error)) return invalid_argument(error.message);
+  return ok_status();
 }
 
 // ---- run -------------------------------------------------------------------------------
@@ -45,7 +45,7 @@ Status Parse(const std::string &text, Pipeline *pipeline) {
 // are written in their own precision as Python's repr writes them (nlohmann-json holds
 // every float as a double), bytes that are not UTF-8 as \udcXX, and a large batch costs no
 // node per value.
-Status AppendReplicas(std::string *out, const dinput_per_replica_t *value, bool shapes) {
+Status append_replicas(std::string *out, const dinput_per_replica_t *value, bool shapes) {
   out->push_back('[');
   const int replicas = dinput_per_replica_size(value);
   for (int r = 0; r < replicas; ++r) {
@@ -57,57 +57,57 @@ Status AppendReplicas(std::string *out, const dinput_per_replica_t *value, bool 
       if (c) out->push_back(',');
       const dinput_tensor_t *tensor = dinput_element_get(element, c);
       if (shapes) {
-        out->append(JsonObject(Shape(dinput_tensor_shape(tensor), dinput_tensor_rank(tensor))).dump());
+        out->append(JsonObject(shape(dinput_tensor_shape(tensor), dinput_tensor_rank(tensor))).dump());
       } else {
-        DINPUT_TOOL_RETURN_IF_ERROR(AppendTensorValues(out, tensor));
+        DINPUT_TOOL_RETURN_IF_ERROR(append_tensor_values(out, tensor));
       }
     }
     out->push_back(']');
   }
   out->push_back(']');
-  return OkStatus();
+  return ok_status();
 }
 
-std::string EndLine(int worker, bool ended, int64_t steps) {
+std::string end_line(int worker, bool ended, int64_t steps) {
   JsonObject line;
   line["worker"] = worker;
   line["end"] = ended ? "OUT_OF_RANGE" : "STEPS_LIMIT";
   line["steps"] = steps;
-  return DumpJson(line);
+  return dump_json(line);
 }
 
 // {"worker":W,"records":N,...}: the reader statistics of one worker's iterator (--stats).
-Status StatsObject(const dinput_dist_iterator_t *iterator, int worker, JsonObject *out) {
+Status stats_object(const dinput_dist_iterator_t *iterator, int worker, JsonObject *out) {
   (*out)["worker"] = worker;
   for (const char *name :
        {"records", "record_bytes", "corrupt_records_skipped", "corrupt_bytes_skipped"}) {
     int64_t value = 0;
     const dinput_status_t code = dinput_dist_iterator_statistic(&value, iterator, name);
-    if (code != DINPUT_OK) return LibraryError(code, "dinput_dist_iterator_statistic");
+    if (code != DINPUT_OK) return library_error(code, "dinput_dist_iterator_statistic");
     (*out)[name] = value;
   }
-  return OkStatus();
+  return ok_status();
 }
 
 // Each line is written as its step completes (see OrderedLineWriter), so that memory stays
 // flat and a reader sees steps as they come; `dinput run ... | head -1` ends at once. A reader
 // that closes the pipe ends the run quietly with status 0. On a failure the steps completed
 // before it stay printed, without the end lines, and the error goes to stderr.
-Status Run(const CliOptions &options, const Pipeline &pipeline) {
+Status command_run(const CliOptions &options, const Pipeline &pipeline) {
   OrderedLineWriter writer(STDOUT_FILENO, options.workers);
   std::vector<std::string> end_lines(static_cast<size_t>(options.workers));
   std::vector<std::string> warnings(static_cast<size_t>(options.workers));  // skipped records
   std::vector<JsonObject> stats(static_cast<size_t>(options.workers));      // --stats
   Status status =
-      ForEachWorker(options, pipeline, !options.has_steps, [&](const Worker &worker) -> Status {
+      for_each_worker(options, pipeline, !options.has_steps, [&](const Worker &worker) -> Status {
         // Whatever ends this worker, its later lines are not waited for.
         struct Done {
           OrderedLineWriter &writer;
           int index;
-          ~Done() { writer.WorkerDone(index); }
+          ~Done() { writer.worker_done(index); }
         } done{writer, worker.index};
         DistIteratorPtr iterator;
-        DINPUT_TOOL_RETURN_IF_ERROR(NewIterator(worker.dataset, &iterator));
+        DINPUT_TOOL_RETURN_IF_ERROR(new_iterator(worker.dataset, &iterator));
         Stepper stepper(iterator.get(), options.optional);
         const std::string prefix = "{\"worker\":" + std::to_string(worker.index) + ",\"step\":";
         int64_t step = 0;
@@ -115,7 +115,7 @@ Status Run(const CliOptions &options, const Pipeline &pipeline) {
         std::string line;
         while (!options.has_steps || step < options.steps) {
           PerReplicaPtr value;
-          DINPUT_TOOL_RETURN_IF_ERROR(stepper.Next(&value));
+          DINPUT_TOOL_RETURN_IF_ERROR(stepper.next(&value));
           if (!value) {
             ended = true;
             break;
@@ -124,37 +124,37 @@ Status Run(const CliOptions &options, const Pipeline &pipeline) {
           line += prefix;
           line += std::to_string(step);
           line += ",\"replicas\":";
-          DINPUT_TOOL_RETURN_IF_ERROR(AppendReplicas(&line, value.get(), options.shapes));
+          DINPUT_TOOL_RETURN_IF_ERROR(append_replicas(&line, value.get(), options.shapes));
           line.push_back('}');
-          if (!writer.Step(worker.index, line)) {
+          if (!writer.step(worker.index, line)) {
             // The reader is gone (or stdout failed): stop this worker, and through the
             // collective's abort the others.
             return Status{DINPUT_CANCELLED, "stdout was closed"};
           }
           ++step;
         }
-        end_lines[static_cast<size_t>(worker.index)] = EndLine(worker.index, ended, step);
-        warnings[static_cast<size_t>(worker.index)] = SkipWarning(iterator.get(), worker.index);
+        end_lines[static_cast<size_t>(worker.index)] = end_line(worker.index, ended, step);
+        warnings[static_cast<size_t>(worker.index)] = skip_warning(iterator.get(), worker.index);
         if (options.stats) {
           DINPUT_TOOL_RETURN_IF_ERROR(
-              StatsObject(iterator.get(), worker.index, &stats[static_cast<size_t>(worker.index)]));
+              stats_object(iterator.get(), worker.index, &stats[static_cast<size_t>(worker.index)]));
         }
-        return OkStatus();
+        return ok_status();
       });
   if (writer.closed_by_reader()) {
-    writer.Finish();
-    return OkStatus();  // the reader has what it wanted (e.g. `| head -1`)
+    writer.finish();
+    return ok_status();  // the reader has what it wanted (e.g. `| head -1`)
   }
   if (status.ok()) {
-    for (std::string &end : end_lines) writer.Trailer(std::move(end));
+    for (std::string &end : end_lines) writer.trailer(std::move(end));
     if (options.stats) {
       JsonObject line;
       line["stats"] = stats;
-      writer.Trailer(DumpJson(line));
+      writer.trailer(dump_json(line));
     }
   }
-  Status written = writer.Finish();
-  if (writer.closed_by_reader()) return OkStatus();
+  Status written = writer.finish();
+  if (writer.closed_by_reader()) return ok_status();
   // Skipped corrupt records are reported after stdout is complete, so the two never interleave.
   for (const std::string &warning : warnings) std::fputs(warning.c_str(), stderr);
   DINPUT_TOOL_RETURN_IF_ERROR(written);  // before `status`, which may only say "stopped"
@@ -163,23 +163,23 @@ Status Run(const CliOptions &options, const Pipeline &pipeline) {
 
 // ---- spec ------------------------------------------------------------------------------
 
-Status Spec(const CliOptions &options, const Pipeline &pipeline, std::string *text) {
+Status command_spec(const CliOptions &options, const Pipeline &pipeline, std::string *text) {
   std::vector<std::string> specs(static_cast<size_t>(options.workers));
-  Status status = ForEachWorker(options, pipeline, false, [&](const Worker &worker) -> Status {
+  Status status = for_each_worker(options, pipeline, false, [&](const Worker &worker) -> Status {
     dinput_spec_t *raw = nullptr;
     dinput_status_t code = dinput_dist_dataset_element_spec(&raw, worker.dataset);
-    if (code != DINPUT_OK) return LibraryError(code, "dinput_dist_dataset_element_spec");
+    if (code != DINPUT_OK) return library_error(code, "dinput_dist_dataset_element_spec");
     SpecPtr spec(raw);
     JsonObject out;
     out["num_replicas_in_sync"] = dinput_strategy_num_replicas_in_sync(worker.strategy);
-    out["components"] = SpecComponents(spec.get());
-    specs[static_cast<size_t>(worker.index)] = DumpJson(out);
-    return OkStatus();
+    out["components"] = spec_components(spec.get());
+    specs[static_cast<size_t>(worker.index)] = dump_json(out);
+    return ok_status();
   });
   DINPUT_TOOL_RETURN_IF_ERROR(status);
   // Every worker has the same per-replica spec; worker 0's stands for all.
   *text = specs[0] + "\n";
-  return OkStatus();
+  return ok_status();
 }
 
 // ---- bench -----------------------------------------------------------------------------
@@ -192,9 +192,9 @@ struct BenchTotals {
 
 // Reads every byte of the tensor, so that the benchmark measures data that really arrived
 // rather than only buffer handles.
-Status Touch(const dinput_tensor_t *delivered, uint64_t *checksum) {
+Status touch(const dinput_tensor_t *delivered, uint64_t *checksum) {
   HostTensor host;
-  DINPUT_TOOL_RETURN_IF_ERROR(host.Open(delivered));
+  DINPUT_TOOL_RETURN_IF_ERROR(host.open(delivered));
   const dinput_tensor_t *tensor = host.get();
   if (dinput_tensor_dtype(tensor) == DINPUT_BYTES) {
     const int64_t n = dinput_tensor_num_elements(tensor);
@@ -202,14 +202,14 @@ Status Touch(const dinput_tensor_t *delivered, uint64_t *checksum) {
       const char *s = nullptr;
       size_t len = 0;
       dinput_status_t code = dinput_tensor_string_view(&s, &len, tensor, i);
-      if (code != DINPUT_OK) return LibraryError(code, "dinput_tensor_string_view");
+      if (code != DINPUT_OK) return library_error(code, "dinput_tensor_string_view");
       for (size_t j = 0; j < len; ++j) *checksum += static_cast<unsigned char>(s[j]);
     }
-    return OkStatus();
+    return ok_status();
   }
   const unsigned char *data = static_cast<const unsigned char *>(dinput_tensor_data(tensor));
   const size_t size = dinput_tensor_byte_size(tensor);
-  if (data == nullptr) return OkStatus();
+  if (data == nullptr) return ok_status();
   size_t i = 0;
   for (; i + sizeof(uint64_t) <= size; i += sizeof(uint64_t)) {
     uint64_t word;
@@ -217,7 +217,7 @@ Status Touch(const dinput_tensor_t *delivered, uint64_t *checksum) {
     *checksum += word;
   }
   for (; i < size; ++i) *checksum += data[i];
-  return OkStatus();
+  return ok_status();
 }
 
 // Shows progress on stderr while the benchmark runs, only when stderr is a terminal, so
@@ -227,7 +227,7 @@ class ProgressLine {
   // total_steps: the steps of the whole run over every worker, -1 when not known.
   ProgressLine(const BenchTotals &totals, Clock::time_point start, int64_t total_steps)
       : totals_(totals), start_(start), total_steps_(total_steps) {
-    if (isatty(STDERR_FILENO)) thread_ = std::thread([this] { Loop(); });
+    if (isatty(STDERR_FILENO)) thread_ = std::thread([this] { loop(); });
   }
   ~ProgressLine() {
     if (!thread_.joinable()) return;
@@ -242,7 +242,7 @@ class ProgressLine {
   }
 
  private:
-  void Loop() {
+  void loop() {
     std::unique_lock<std::mutex> lock(mutex_);
     while (!wake_.wait_for(lock, std::chrono::milliseconds(500), [this] { return done_; })) {
       Progress progress;
@@ -251,7 +251,7 @@ class ProgressLine {
       progress.bytes = totals_.bytes.load();
       progress.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
       progress.total_steps = total_steps_;
-      std::fprintf(stderr, "\r\033[K%s", ProgressText(progress).c_str());
+      std::fprintf(stderr, "\r\033[K%s", progress_text(progress).c_str());
       std::fflush(stderr);
     }
   }
@@ -269,19 +269,19 @@ class ProgressLine {
 // each worker, or, with one worker and a plain pipeline, the dataset's cardinality (one
 // step per global batch). -1 otherwise: with several workers the steps per worker depend
 // on the sharding, and a --from-function pipeline is built per worker.
-int64_t ExpectedSteps(const CliOptions &options, const Pipeline &pipeline) {
+int64_t expected_steps(const CliOptions &options, const Pipeline &pipeline) {
   if (options.has_steps) {
     const bool fits = options.steps <= std::numeric_limits<int64_t>::max() / options.workers;
     return fits ? options.steps * options.workers : -1;
   }
   if (options.workers != 1 || options.from_function) return -1;
   DatasetPtr dataset;
-  if (!BuildDataset(pipeline, &dataset).ok()) return -1;  // the run itself reports it
+  if (!build_dataset(pipeline, &dataset).ok()) return -1;  // the run itself reports it
   const int64_t cardinality = dinput_dataset_cardinality(dataset.get());
   return cardinality >= 0 ? cardinality : -1;
 }
 
-Status Bench(const CliOptions &options, const Pipeline &pipeline, std::string *text) {
+Status command_bench(const CliOptions &options, const Pipeline &pipeline, std::string *text) {
   BenchTotals totals;
   std::mutex time_mutex;
   bool have_times = false;
@@ -291,16 +291,16 @@ Status Bench(const CliOptions &options, const Pipeline &pipeline, std::string *t
   Status status;
   {
     ProgressLine progress(totals, launch,
-                          isatty(STDERR_FILENO) ? ExpectedSteps(options, pipeline) : -1);
-    status = ForEachWorker(options, pipeline, !options.has_steps, [&](const Worker &worker) {
+                          isatty(STDERR_FILENO) ? expected_steps(options, pipeline) : -1);
+    status = for_each_worker(options, pipeline, !options.has_steps, [&](const Worker &worker) {
       Clock::time_point start = Clock::now();
       DistIteratorPtr iterator;
-      DINPUT_TOOL_RETURN_IF_ERROR(NewIterator(worker.dataset, &iterator));
+      DINPUT_TOOL_RETURN_IF_ERROR(new_iterator(worker.dataset, &iterator));
       Stepper stepper(iterator.get(), options.optional);
       uint64_t sum = 0;
       for (int64_t step = 0; !options.has_steps || step < options.steps; ++step) {
         PerReplicaPtr value;
-        DINPUT_TOOL_RETURN_IF_ERROR(stepper.Next(&value));
+        DINPUT_TOOL_RETURN_IF_ERROR(stepper.next(&value));
         if (!value) break;
         int64_t rows = 0, bytes = 0;
         for (int r = 0; r < dinput_per_replica_size(value.get()); ++r) {
@@ -311,7 +311,7 @@ Status Bench(const CliOptions &options, const Pipeline &pipeline, std::string *t
             // components of an element share the leading size); a scalar is one row.
             if (c == 0) rows += dinput_tensor_rank(tensor) > 0 ? dinput_tensor_dim(tensor, 0) : 1;
             bytes += static_cast<int64_t>(dinput_tensor_byte_size(tensor));
-            DINPUT_TOOL_RETURN_IF_ERROR(Touch(tensor, &sum));
+            DINPUT_TOOL_RETURN_IF_ERROR(touch(tensor, &sum));
           }
         }
         totals.steps += 1;
@@ -324,7 +324,7 @@ Status Bench(const CliOptions &options, const Pipeline &pipeline, std::string *t
       if (!have_times || start < first_start) first_start = start;
       if (!have_times || end > last_end) last_end = end;
       have_times = true;
-      return OkStatus();
+      return ok_status();
     });
   }
   DINPUT_TOOL_RETURN_IF_ERROR(status);
@@ -340,27 +340,27 @@ Status Bench(const CliOptions &options, const Pipeline &pipeline, std::string *t
   out["seconds"] = seconds;
   out["rows_per_s"] = rows / divisor;
   out["bytes_per_s"] = bytes / divisor;
-  *text = DumpJson(out) + "\n";
-  return OkStatus();
+  *text = dump_json(out) + "\n";
+  return ok_status();
 }
 
 }  // namespace
 
-Status RunCommand(const CliOptions &options, std::string *stdout_text) {
+Status run_command(const CliOptions &options, std::string *stdout_text) {
   Pipeline pipeline;
-  DINPUT_TOOL_RETURN_IF_ERROR(Parse(options.pipeline, &pipeline));
+  DINPUT_TOOL_RETURN_IF_ERROR(parse_chain(options.pipeline, &pipeline));
   switch (options.command) {
     case Command::kRun:
-      return Run(options, pipeline);  // streams its lines itself
+      return command_run(options, pipeline);  // streams its lines itself
     case Command::kSpec:
-      return Spec(options, pipeline, stdout_text);
+      return command_spec(options, pipeline, stdout_text);
     case Command::kBench:
-      return Bench(options, pipeline, stdout_text);
+      return command_bench(options, pipeline, stdout_text);
   }
   return Status{DINPUT_INTERNAL, "unknown command"};
 }
 
-std::string VersionText() {
+std::string version_text() {
   return std::string("dinput ") + dinput_version() + "\n" + dinput_build_info() + "\n";
 }
 
@@ -515,13 +515,13 @@ record file fails with DATA_LOSS naming the file and the byte offset of the dama
 
 }  // namespace
 
-std::string UsageText() {
+std::string usage_text() {
   std::string text;
   for (const HelpSection &section : kHelp) text += section.text;
   return text;
 }
 
-bool CommandHelp(const std::string &command, std::string *text) {
+bool command_help(const std::string &command, std::string *text) {
   static const std::pair<const char *, unsigned> kCommands[] = {
       {"run", kRun},         {"spec", kSpec},         {"bench", kBench},
       {"write", kWrite},     {"convert", kConvert},   {"inspect", kInspect}};

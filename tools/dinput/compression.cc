@@ -4,7 +4,7 @@
 
 namespace dinput_tool {
 
-bool ParseCompression(const std::string &name, dinput_compression_t *out) {
+bool parse_compression(const std::string &name, dinput_compression_t *out) {
   std::string upper = name;
   for (char &c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (upper.empty() || upper == "NONE") {
@@ -19,7 +19,7 @@ bool ParseCompression(const std::string &name, dinput_compression_t *out) {
   return true;
 }
 
-const char *CompressionName(dinput_compression_t compression) {
+const char *compression_name(dinput_compression_t compression) {
   switch (compression) {
     case DINPUT_COMPRESSION_NONE:
       return "NONE";

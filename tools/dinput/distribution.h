@@ -28,12 +28,12 @@ using WorkerJob = std::function<Status(const Worker &worker)>;
 // failing worker aborts the collective, so its peers stop waiting at once; that worker's
 // error is returned after every thread has finished.
 // `require_finite`: an infinite pipeline is an error (the caller has no step limit).
-Status ForEachWorker(const CliOptions &options, const Pipeline &pipeline, bool require_finite,
+Status for_each_worker(const CliOptions &options, const Pipeline &pipeline, bool require_finite,
                      const WorkerJob &job);
 
-// Writes status.Line() to stderr and exits with status 1 without running destructors: only
+// Writes status.line() to stderr and exits with status 1 without running destructors: only
 // for a worker thread that cannot even be created while others already wait for it.
-[[noreturn]] void ExitWithError(const Status &status);
+[[noreturn]] void exit_with_error(const Status &status);
 
 // Steps a distributed iterator with get_next or get_next_as_optional.
 class Stepper {
@@ -41,14 +41,14 @@ class Stepper {
   Stepper(dinput_dist_iterator_t *iterator, bool use_optional)
       : iterator_(iterator), use_optional_(use_optional) {}
   // Sets *out to the next step's value, or leaves it empty at the end of the data.
-  Status Next(PerReplicaPtr *out);
+  Status next(PerReplicaPtr *out);
 
  private:
   dinput_dist_iterator_t *iterator_;
   bool use_optional_;
 };
 
-Status NewIterator(const dinput_dist_dataset_t *dataset, DistIteratorPtr *out);
+Status new_iterator(const dinput_dist_dataset_t *dataset, DistIteratorPtr *out);
 
 }  // namespace dinput_tool
 

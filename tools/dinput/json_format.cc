@@ -14,14 +14,14 @@ namespace {
 
 const char kHex[] = "0123456789abcdef";
 
-void AppendEscapedCodeUnit(std::string *out, unsigned value) {
+void append_escaped_code_unit(std::string *out, unsigned value) {
   out->append("\\u");
   for (int shift = 12; shift >= 0; shift -= 4) out->push_back(kHex[(value >> shift) & 0xF]);
 }
 
 // Length of the valid UTF-8 sequence starting at s[0], or 0 when it is not valid (overlong
 // forms, surrogates and code points past U+10FFFF are invalid, as in Python's decoder).
-size_t Utf8SequenceLength(const unsigned char *s, size_t n) {
+size_t utf8_sequence_length(const unsigned char *s, size_t n) {
   unsigned char c = s[0];
   size_t len;
   uint32_t cp;
@@ -51,7 +51,7 @@ size_t Utf8SequenceLength(const unsigned char *s, size_t n) {
 // Writes the shortest digits `digits` (no dot) with decimal exponent `exp` (the value is
 // d.ddd x 10^exp) the way Python's float repr does: positional notation when
 // -4 <= exp < 16, scientific otherwise, and always with a '.' or an 'e'.
-void AppendPythonRepr(std::string *out, bool negative, const std::string &digits, int exp) {
+void append_python_repr(std::string *out, bool negative, const std::string &digits, int exp) {
   if (negative) out->push_back('-');
   if (exp >= -4 && exp < 16) {
     if (exp >= 0) {
@@ -83,7 +83,7 @@ void AppendPythonRepr(std::string *out, bool negative, const std::string &digits
 }
 
 // Splits scientific text such as "-1.25e+02" into sign, digits "125" and exponent 2.
-void AppendFromScientific(std::string *out, const char *text) {
+void append_from_scientific(std::string *out, const char *text) {
   bool negative = false;
   if (*text == '-') {
     negative = true;
@@ -97,13 +97,13 @@ void AppendFromScientific(std::string *out, const char *text) {
   int exp = (*p != '\0') ? std::atoi(p + 1) : 0;
   // "%.*e" may leave trailing zeros; the shortest form has none.
   while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
-  AppendPythonRepr(out, negative, digits, exp);
+  append_python_repr(out, negative, digits, exp);
 }
 
 // JSON has no NaN or infinities; printed bare (as Python's json does) they make the line
 // unreadable for strict parsers. They are printed as the strings "NaN", "Infinity" and
 // "-Infinity" instead (docs/cli.md), which every JSON parser reads and a reader can map back.
-bool AppendNonFinite(std::string *out, double value) {
+bool append_non_finite(std::string *out, double value) {
   if (std::isnan(value)) {
     out->append("\"NaN\"");
     return true;
@@ -116,29 +116,29 @@ bool AppendNonFinite(std::string *out, double value) {
 }
 
 template <typename T>
-void AppendShortest(std::string *out, T value) {
-  if (AppendNonFinite(out, static_cast<double>(value))) return;
+void append_shortest(std::string *out, T value) {
+  if (append_non_finite(out, static_cast<double>(value))) return;
   char buf[64];
   auto result = std::to_chars(buf, buf + sizeof buf - 1, value, std::chars_format::scientific);
   *result.ptr = '\0';
-  AppendFromScientific(out, buf);
+  append_from_scientific(out, buf);
 }
 
-void AppendShortest16(std::string *out, uint16_t bits, float (*to_float)(uint16_t),
+void append_shortest16(std::string *out, uint16_t bits, float (*to_float)(uint16_t),
                       uint16_t (*from_float)(float)) {
   float value = to_float(bits);
-  if (AppendNonFinite(out, value)) return;
+  if (append_non_finite(out, value)) return;
   char buf[64];
   for (int precision = 1; precision <= 9; ++precision) {
     std::snprintf(buf, sizeof buf, "%.*e", precision - 1, static_cast<double>(value));
     if (from_float(std::strtof(buf, nullptr)) == bits) break;
   }
-  AppendFromScientific(out, buf);
+  append_from_scientific(out, buf);
 }
 
 }  // namespace
 
-void AppendJsonString(std::string *out, const char *data, size_t size) {
+void append_json_string(std::string *out, const char *data, size_t size) {
   const unsigned char *s = reinterpret_cast<const unsigned char *>(data);
   out->push_back('"');
   // Runs of valid UTF-8 are escaped by nlohmann-json; the bytes between them, which no JSON
@@ -150,20 +150,20 @@ void AppendJsonString(std::string *out, const char *data, size_t size) {
   };
   size_t run = 0, i = 0;
   while (i < size) {
-    size_t len = Utf8SequenceLength(s + i, size - i);
+    size_t len = utf8_sequence_length(s + i, size - i);
     if (len > 0) {
       i += len;
       continue;
     }
     append_run(run, i);
-    AppendEscapedCodeUnit(out, 0xDC00u | s[i]);
+    append_escaped_code_unit(out, 0xDC00u | s[i]);
     run = ++i;
   }
   append_run(run, size);
   out->push_back('"');
 }
 
-std::string DumpJson(const JsonObject &object,
+std::string dump_json(const JsonObject &object,
                      const std::vector<std::pair<std::string, std::string>> &bytes) {
   std::string text = object.dump();
   for (const auto &[key, value] : bytes) {
@@ -175,24 +175,24 @@ std::string DumpJson(const JsonObject &object,
     const size_t at = text.find(name + placeholder);
     if (at == std::string::npos) continue;
     std::string string;
-    AppendJsonString(&string, value);
+    append_json_string(&string, value);
     text.replace(at + name.size(), placeholder.size(), string);
   }
   return text;
 }
 
-void AppendDouble(std::string *out, double value) { AppendShortest(out, value); }
+void append_double(std::string *out, double value) { append_shortest(out, value); }
 
-void AppendFloat32(std::string *out, float value) { AppendShortest(out, value); }
+void append_float32(std::string *out, float value) { append_shortest(out, value); }
 
 // The 16-bit conversions are the library's own (src/core/half.cc, compiled into the tool):
 // one implementation of the rounding for the library's reductions and the tool's output.
-void AppendFloat16(std::string *out, uint16_t bits) {
-  AppendShortest16(out, bits, dinput::half_to_float, dinput::float_to_half);
+void append_float16(std::string *out, uint16_t bits) {
+  append_shortest16(out, bits, dinput::half_to_float, dinput::float_to_half);
 }
 
-void AppendBFloat16(std::string *out, uint16_t bits) {
-  AppendShortest16(out, bits, dinput::bfloat16_to_float, dinput::float_to_bfloat16);
+void append_bfloat16(std::string *out, uint16_t bits) {
+  append_shortest16(out, bits, dinput::bfloat16_to_float, dinput::float_to_bfloat16);
 }
 
 }  // namespace dinput_tool

@@ -11,7 +11,7 @@ namespace dinput_tool {
 namespace {
 
 template <typename T>
-T Load(const unsigned char *p) {
+T load(const unsigned char *p) {
   T value;
   std::memcpy(&value, p, sizeof value);  // the buffer need not be aligned for T
   return value;
@@ -28,7 +28,7 @@ class TensorWriter {
         data_(static_cast<const unsigned char *>(dinput_tensor_data(tensor))),
         item_size_(dinput_dtype_size(dtype_)) {}
 
-  Status Write() {
+  Status write() {
     if (rank_ < 0 || (rank_ > 0 && dims_ == nullptr)) {
       return Status{DINPUT_INTERNAL, "a tensor returned by the library has no shape"};
     }
@@ -36,76 +36,76 @@ class TensorWriter {
       return Status{DINPUT_INTERNAL, "a tensor returned by the library has no host data"};
     }
     int64_t index = 0;
-    return WriteLevel(0, &index);
+    return write_level(0, &index);
   }
 
  private:
-  Status WriteLevel(int level, int64_t *index) {
-    if (level == rank_) return WriteScalar((*index)++);
+  Status write_level(int level, int64_t *index) {
+    if (level == rank_) return write_scalar((*index)++);
     out_->push_back('[');
     for (int64_t i = 0; i < dims_[level]; ++i) {
       if (i) out_->push_back(',');
-      DINPUT_TOOL_RETURN_IF_ERROR(WriteLevel(level + 1, index));
+      DINPUT_TOOL_RETURN_IF_ERROR(write_level(level + 1, index));
     }
     out_->push_back(']');
-    return OkStatus();
+    return ok_status();
   }
 
-  Status WriteScalar(int64_t index) {
+  Status write_scalar(int64_t index) {
     const unsigned char *p = data_ + index * static_cast<int64_t>(item_size_);
     switch (dtype_) {
       case DINPUT_BOOL:
         out_->append(p[0] ? "true" : "false");
         break;
       case DINPUT_INT8:
-        out_->append(std::to_string(Load<int8_t>(p)));
+        out_->append(std::to_string(load<int8_t>(p)));
         break;
       case DINPUT_INT16:
-        out_->append(std::to_string(Load<int16_t>(p)));
+        out_->append(std::to_string(load<int16_t>(p)));
         break;
       case DINPUT_INT32:
-        out_->append(std::to_string(Load<int32_t>(p)));
+        out_->append(std::to_string(load<int32_t>(p)));
         break;
       case DINPUT_INT64:
-        out_->append(std::to_string(Load<int64_t>(p)));
+        out_->append(std::to_string(load<int64_t>(p)));
         break;
       case DINPUT_UINT8:
-        out_->append(std::to_string(Load<uint8_t>(p)));
+        out_->append(std::to_string(load<uint8_t>(p)));
         break;
       case DINPUT_UINT16:
-        out_->append(std::to_string(Load<uint16_t>(p)));
+        out_->append(std::to_string(load<uint16_t>(p)));
         break;
       case DINPUT_UINT32:
-        out_->append(std::to_string(Load<uint32_t>(p)));
+        out_->append(std::to_string(load<uint32_t>(p)));
         break;
       case DINPUT_UINT64:
-        out_->append(std::to_string(Load<uint64_t>(p)));
+        out_->append(std::to_string(load<uint64_t>(p)));
         break;
       case DINPUT_FLOAT16:
-        AppendFloat16(out_, Load<uint16_t>(p));
+        append_float16(out_, load<uint16_t>(p));
         break;
       case DINPUT_BFLOAT16:
-        AppendBFloat16(out_, Load<uint16_t>(p));
+        append_bfloat16(out_, load<uint16_t>(p));
         break;
       case DINPUT_FLOAT32:
-        AppendFloat32(out_, Load<float>(p));
+        append_float32(out_, load<float>(p));
         break;
       case DINPUT_FLOAT64:
-        AppendDouble(out_, Load<double>(p));
+        append_double(out_, load<double>(p));
         break;
       case DINPUT_BYTES: {
         const char *s = nullptr;
         size_t len = 0;
         dinput_status_t code = dinput_tensor_string_view(&s, &len, tensor_, index);
-        if (code != DINPUT_OK) return LibraryError(code, "dinput_tensor_string_view");
-        AppendJsonString(out_, s, len);
+        if (code != DINPUT_OK) return library_error(code, "dinput_tensor_string_view");
+        append_json_string(out_, s, len);
         break;
       }
       default:
         return Status{DINPUT_INTERNAL,
                       std::string("cannot print a tensor of dtype ") + dinput_dtype_name(dtype_)};
     }
-    return OkStatus();
+    return ok_status();
   }
 
   std::string *out_;
@@ -119,14 +119,14 @@ class TensorWriter {
 
 }  // namespace
 
-Status AppendTensorValues(std::string *out, const dinput_tensor_t *tensor) {
+Status append_tensor_values(std::string *out, const dinput_tensor_t *tensor) {
   if (tensor == nullptr) return Status{DINPUT_INTERNAL, "the library returned a null tensor"};
   HostTensor host;
-  DINPUT_TOOL_RETURN_IF_ERROR(host.Open(tensor));
-  return TensorWriter(out, host.get()).Write();
+  DINPUT_TOOL_RETURN_IF_ERROR(host.open(tensor));
+  return TensorWriter(out, host.get()).write();
 }
 
-JsonObject::array_t Shape(const int64_t *dims, int rank) {
+JsonObject::array_t shape(const int64_t *dims, int rank) {
   JsonObject::array_t shape;
   for (int i = 0; i < rank; ++i) {
     if (dims[i] == DINPUT_UNKNOWN_DIM) {
@@ -138,7 +138,7 @@ JsonObject::array_t Shape(const int64_t *dims, int rank) {
   return shape;
 }
 
-JsonObject::array_t SpecComponents(const dinput_spec_t *spec) {
+JsonObject::array_t spec_components(const dinput_spec_t *spec) {
   JsonObject::array_t components;
   const size_t n = dinput_spec_size(spec);
   for (size_t i = 0; i < n; ++i) {
@@ -149,7 +149,7 @@ JsonObject::array_t SpecComponents(const dinput_spec_t *spec) {
     if (rank < 0 || (rank > 0 && dims == nullptr)) {
       component["shape"] = nullptr;  // an unknown rank
     } else {
-      component["shape"] = Shape(dims, rank);
+      component["shape"] = shape(dims, rank);
     }
     components.push_back(std::move(component));
   }

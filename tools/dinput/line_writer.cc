@@ -25,38 +25,38 @@ OrderedLineWriter::OrderedLineWriter(int fd, int workers)
     : fd_(fd),
       pending_(static_cast<size_t>(workers)),
       done_(static_cast<size_t>(workers), false),
-      thread_([this] { WriteLoop(); }) {}
+      thread_([this] { write_loop(); }) {}
 
-OrderedLineWriter::~OrderedLineWriter() { Finish(); }
+OrderedLineWriter::~OrderedLineWriter() { finish(); }
 
-bool OrderedLineWriter::Step(int worker, std::string line) {
+bool OrderedLineWriter::step(int worker, std::string line) {
   line.push_back('\n');
   std::unique_lock<std::mutex> lock(mu_);
-  space_.wait(lock, [this] { return Stopped() || ready_.size() < kMaxReadyBytes; });
-  if (Stopped()) return false;
+  space_.wait(lock, [this] { return stopped() || ready_.size() < kMaxReadyBytes; });
+  if (stopped()) return false;
   pending_[static_cast<size_t>(worker)].push_back(std::move(line));
   const size_t before = ready_.size();
-  CollectDue();
+  collect_due();
   if (before < kFlushBytes && ready_.size() >= kFlushBytes) work_.notify_one();
   return true;
 }
 
-void OrderedLineWriter::WorkerDone(int worker) {
+void OrderedLineWriter::worker_done(int worker) {
   std::lock_guard<std::mutex> lock(mu_);
   done_[static_cast<size_t>(worker)] = true;
-  CollectDue();
+  collect_due();
   work_.notify_one();
 }
 
-void OrderedLineWriter::Trailer(std::string line) {
+void OrderedLineWriter::trailer(std::string line) {
   line.push_back('\n');
   std::lock_guard<std::mutex> lock(mu_);
-  if (Stopped()) return;
+  if (stopped()) return;
   ready_ += line;
   work_.notify_one();
 }
 
-void OrderedLineWriter::CollectDue() {
+void OrderedLineWriter::collect_due() {
   const int workers = static_cast<int>(pending_.size());
   // Each round over the workers either moves a line, skips a finished worker, or stops at a
   // worker whose next line has not come yet; `skipped` ends the loop once all are finished.
@@ -76,7 +76,7 @@ void OrderedLineWriter::CollectDue() {
   }
 }
 
-void OrderedLineWriter::WriteLoop() {
+void OrderedLineWriter::write_loop() {
   std::string chunk;
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
@@ -118,7 +118,7 @@ void OrderedLineWriter::WriteLoop() {
   }
 }
 
-Status OrderedLineWriter::Finish() {
+Status OrderedLineWriter::finish() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (joined_) return error_;

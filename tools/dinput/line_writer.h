@@ -24,27 +24,27 @@ namespace dinput_tool {
 class OrderedLineWriter {
  public:
   OrderedLineWriter(int fd, int workers);
-  ~OrderedLineWriter();  // Finish()es first
+  ~OrderedLineWriter();  // finish()es first
   OrderedLineWriter(const OrderedLineWriter &) = delete;
   OrderedLineWriter &operator=(const OrderedLineWriter &) = delete;
 
   // Worker `worker`'s next step line (without the newline). Returns false once the output
   // is closed by its reader or failed: the worker should stop stepping.
-  bool Step(int worker, std::string line);
+  bool step(int worker, std::string line);
   // Worker `worker` has no more step lines.
-  void WorkerDone(int worker);
+  void worker_done(int worker);
   // A line written after every step line (all workers must be done).
-  void Trailer(std::string line);
+  void trailer(std::string line);
   // Writes what is due and stops the writing thread. Returns the write error, if any; a
   // reader that closed the pipe (EPIPE) is not an error: see closed_by_reader().
-  Status Finish();
+  Status finish();
   bool closed_by_reader() const;
 
  private:
-  void WriteLoop();
+  void write_loop();
   // Moves the lines that are due from the workers' queues to ready_ (mu_ held).
-  void CollectDue();
-  bool Stopped() const { return closed_ || !error_.ok(); }
+  void collect_due();
+  bool stopped() const { return closed_ || !error_.ok(); }
 
   const int fd_;
   mutable std::mutex mu_;

@@ -19,25 +19,25 @@ namespace {
 
 using dinput_tool::Status;
 
-int Fail(const Status &status) {
-  std::fprintf(stderr, "%s\n", status.Line().c_str());
+int fail(const Status &status) {
+  std::fprintf(stderr, "%s\n", status.line().c_str());
   return 1;
 }
 
 // A reader that closed the pipe early (`dinput ... | head -1`) got what it wanted: that is
 // a quiet exit with status 0, not an error (SIGPIPE is ignored, so writes report EPIPE).
-int Print(const std::string &text) {
+int print(const std::string &text) {
   errno = 0;
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
     if (errno == EPIPE) return 0;
-    return Fail(Status{DINPUT_UNAVAILABLE, std::string("could not write the output to stdout: ") +
+    return fail(Status{DINPUT_UNAVAILABLE, std::string("could not write the output to stdout: ") +
                                                std::strerror(errno)});
   }
   return 0;
 }
 
-bool AsksForHelp(int argc, char **argv) {
+bool asks_for_help(int argc, char **argv) {
   for (int i = 2; i < argc; ++i) {
     if (std::strcmp(argv[i], "--") == 0) return false;
     if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) return true;
@@ -45,20 +45,20 @@ bool AsksForHelp(int argc, char **argv) {
   return false;
 }
 
-int Main(int argc, char **argv) {
+int run_main(int argc, char **argv) {
   if (argc < 2) {
-    return Fail(dinput_tool::InvalidArgument("missing command; run 'dinput help' for usage"));
+    return fail(dinput_tool::invalid_argument("missing command; run 'dinput help' for usage"));
   }
   const std::string command = argv[1];
   if (command == "--version" || command == "version") {
-    return Print(dinput_tool::VersionText());
+    return print(dinput_tool::version_text());
   }
-  if (command == "--help" || command == "-h" || command == "help" || AsksForHelp(argc, argv)) {
+  if (command == "--help" || command == "-h" || command == "help" || asks_for_help(argc, argv)) {
     // `dinput help write` and `dinput write --help` both show write's help.
     std::string help;
     const std::string topic = command == "help" && argc > 2 ? argv[2] : command;
-    if (dinput_tool::CommandHelp(topic, &help)) return Print(help);
-    return Print(dinput_tool::UsageText());
+    if (dinput_tool::command_help(topic, &help)) return print(help);
+    return print(dinput_tool::usage_text());
   }
   dinput_tool::Command parsed;
   if (command == "run") {
@@ -67,25 +67,25 @@ int Main(int argc, char **argv) {
     parsed = dinput_tool::Command::kSpec;
   } else if (command == "bench") {
     parsed = dinput_tool::Command::kBench;
-  } else if (dinput_tool::IsRecordCommand(command)) {
+  } else if (dinput_tool::is_record_command(command)) {
     std::string text;
-    Status status = dinput_tool::RunRecordCommand(command, argc - 2, argv + 2, &text);
-    if (!status.ok()) return Fail(status);
-    return Print(text);
+    Status status = dinput_tool::run_record_command(command, argc - 2, argv + 2, &text);
+    if (!status.ok()) return fail(status);
+    return print(text);
   } else {
     static const std::vector<std::string> kCommands = {"run",     "spec",    "bench", "write",
                                                        "convert", "inspect", "help"};
-    return Fail(dinput_tool::InvalidArgument("unknown command '" + command + "'" +
-                                             dinput_tool::DidYouMean(command, kCommands) +
+    return fail(dinput_tool::invalid_argument("unknown command '" + command + "'" +
+                                             dinput_tool::did_you_mean(command, kCommands) +
                                              "; run 'dinput help' for usage"));
   }
   dinput_tool::CliOptions options;
-  Status status = dinput_tool::ParseCliOptions(parsed, argc - 2, argv + 2, &options);
-  if (!status.ok()) return Fail(status);
+  Status status = dinput_tool::parse_cli_options(parsed, argc - 2, argv + 2, &options);
+  if (!status.ok()) return fail(status);
   std::string text;
-  status = dinput_tool::RunCommand(options, &text);
-  if (!status.ok()) return Fail(status);
-  return Print(text);
+  status = dinput_tool::run_command(options, &text);
+  if (!status.ok()) return fail(status);
+  return print(text);
 }
 
 }  // namespace
@@ -94,10 +94,10 @@ int main(int argc, char **argv) {
   // Writes to a closed pipe fail with EPIPE, which the tool handles, instead of killing it.
   std::signal(SIGPIPE, SIG_IGN);
   try {
-    return Main(argc, argv);
+    return run_main(argc, argv);
   } catch (const std::bad_alloc &) {
-    return Fail(Status{DINPUT_RESOURCE_EXHAUSTED, "out of memory"});
+    return fail(Status{DINPUT_RESOURCE_EXHAUSTED, "out of memory"});
   } catch (const std::exception &e) {
-    return Fail(Status{DINPUT_INTERNAL, e.what()});
+    return fail(Status{DINPUT_INTERNAL, e.what()});
   }
 }

@@ -16,7 +16,7 @@ namespace {
 
 // ---- the function table ----------------------------------------------------------------
 
-const std::vector<FunctionSpec> &Functions() {
+const std::vector<FunctionSpec> &functions() {
   static const std::vector<FunctionSpec> kFunctions = {
       // sources
       {"range",
@@ -24,44 +24,44 @@ const std::vector<FunctionSpec> &Functions() {
        "range(stop) or range(start, stop[, step])",
        Passing::kPositionalOnly,
        {{"start", true, "stop"}, {"stop", false}, {"step", false}},
-       BuildRange},
+       build_range},
       {"from_tensors",
        Role::kSource,
        "from_tensors(tensors)",
        Passing::kAny,
        {{"tensors", true}},
-       BuildFromTensors},
+       build_from_tensors},
       {"from_tensor_slices",
        Role::kSource,
        "from_tensor_slices(tensors)",
        Passing::kAny,
        {{"tensors", true}},
-       BuildFromTensorSlices},
+       build_from_tensor_slices},
       {"text_lines",
        Role::kSource,
        "text_lines(filenames)",
        Passing::kAny,
        {{"filenames", true}},
-       BuildTextLines},
+       build_text_lines},
       {"records",
        Role::kSource,
        "records(filenames, compression=None, buffer_size=None)",
        Passing::kAny,
        {{"filenames", true}, {"compression", false}, {"buffer_size", false}},
-       BuildRecords},
+       build_records},
       {"fixed_length_records",
        Role::kSource,
        "fixed_length_records(filenames, record_bytes, header_bytes=0, footer_bytes=0)",
        Passing::kAny,
        {{"filenames", true}, {"record_bytes", true}, {"header_bytes", false},
         {"footer_bytes", false}},
-       BuildFixedLengthRecords},
+       build_fixed_length_records},
       {"list_files",
        Role::kSource,
        "list_files(file_pattern, shuffle=False, seed=None)",
        Passing::kAny,
        {{"file_pattern", true}, {"shuffle", false}, {"seed", false}},
-       BuildListFiles},
+       build_list_files},
       // transformations
       {"batch",
        Role::kTransform,
@@ -71,46 +71,46 @@ const std::vector<FunctionSpec> &Functions() {
         {"drop_remainder", false},
         {"num_parallel_calls", false},
         {"deterministic", false}},
-       BuildBatch},
+       build_batch},
       {"repeat",
        Role::kTransform,
        "repeat(count=None)",
        Passing::kAny,
        {{"count", false}},
-       BuildRepeat},
+       build_repeat},
       {"shuffle",
        Role::kTransform,
        "shuffle(buffer_size, seed=None, reshuffle_each_iteration=True)",
        Passing::kAny,
        {{"buffer_size", true}, {"seed", false}, {"reshuffle_each_iteration", false}},
-       BuildShuffle},
+       build_shuffle},
       {"shard",
        Role::kTransform,
        "shard(num_shards, index)",
        Passing::kAny,
        {{"num_shards", true}, {"index", true}},
-       BuildShard},
-      {"take", Role::kTransform, "take(count)", Passing::kAny, {{"count", true}}, BuildTake},
-      {"skip", Role::kTransform, "skip(count)", Passing::kAny, {{"count", true}}, BuildSkip},
+       build_shard},
+      {"take", Role::kTransform, "take(count)", Passing::kAny, {{"count", true}}, build_take},
+      {"skip", Role::kTransform, "skip(count)", Passing::kAny, {{"count", true}}, build_skip},
       {"enumerate",
        Role::kTransform,
        "enumerate(start=0)",
        Passing::kAny,
        {{"start", false}},
-       BuildEnumerate},
-      {"unbatch", Role::kTransform, "unbatch()", Passing::kAny, {}, BuildUnbatch},
+       build_enumerate},
+      {"unbatch", Role::kTransform, "unbatch()", Passing::kAny, {}, build_unbatch},
       {"rebatch",
        Role::kTransform,
        "rebatch(batch_size, drop_remainder=False)",
        Passing::kAny,
        {{"batch_size", true}, {"drop_remainder", false}},
-       BuildRebatch},
+       build_rebatch},
       {"prefetch",
        Role::kTransform,
        "prefetch(buffer_size)",
        Passing::kAny,
        {{"buffer_size", true}},
-       BuildPrefetch},
+       build_prefetch},
       {"interleave",
        Role::kTransform,
        "interleave(READER, cycle_length=AUTOTUNE, block_length=1, num_parallel_calls=None, "
@@ -122,7 +122,7 @@ const std::vector<FunctionSpec> &Functions() {
         {"block_length", false},
         {"num_parallel_calls", false},
         {"deterministic", false}},
-       BuildInterleave},
+       build_interleave},
       {"with_options",
        Role::kTransform,
        "with_options(auto_shard_policy=OFF|AUTO|FILE|DATA|HINT, skip_corrupt_records=False, "
@@ -135,14 +135,14 @@ const std::vector<FunctionSpec> &Functions() {
         {"map_files", false},
         {"allow_nonregular_files", false},
         {"deterministic", false}},
-       BuildWithOptions},
+       build_with_options},
   };
   return kFunctions;
 }
 
-std::string NamesWithRole(Role role) {
+std::string names_with_role(Role role) {
   std::string names;
-  for (const FunctionSpec &f : Functions()) {
+  for (const FunctionSpec &f : functions()) {
     if (f.role != role) continue;
     if (!names.empty()) names += ", ";
     names += f.name;
@@ -152,15 +152,15 @@ std::string NamesWithRole(Role role) {
 
 }  // namespace
 
-const FunctionSpec *FindFunction(const std::string &name) {
-  for (const FunctionSpec &f : Functions()) {
+const FunctionSpec *find_function(const std::string &name) {
+  for (const FunctionSpec &f : functions()) {
     if (name == f.name) return &f;
   }
   return nullptr;
 }
 
 // Python's rules for matching call arguments to parameters.
-Status Bind(const FunctionSpec &spec, const Call &call, Args *args) {
+Status bind(const FunctionSpec &spec, const Call &call, Args *args) {
   const std::string usage = std::string("; usage: ") + spec.usage;
   const std::string prefix = call.name + "(): ";
   std::vector<const Value *> bound(spec.params.size(), nullptr);
@@ -170,13 +170,13 @@ Status Bind(const FunctionSpec &spec, const Call &call, Args *args) {
   for (const Argument &arg : call.args) {
     if (arg.keyword.empty()) {
       if (spec.passing == Passing::kKeywordOnly) {
-        return InvalidArgument(prefix +
+        return invalid_argument(prefix +
                                "takes keyword arguments only, got a positional "
                                "argument at position " +
                                std::to_string(arg.pos) + usage);
       }
       if (positional >= spec.params.size()) {
-        return InvalidArgument(prefix + "takes at most " + std::to_string(spec.params.size()) +
+        return invalid_argument(prefix + "takes at most " + std::to_string(spec.params.size()) +
                                " positional argument" + (spec.params.size() == 1 ? "" : "s") +
                                ", got " + std::to_string(num_positional) + usage);
       }
@@ -184,18 +184,18 @@ Status Bind(const FunctionSpec &spec, const Call &call, Args *args) {
       continue;
     }
     if (spec.passing == Passing::kPositionalOnly) {
-      return InvalidArgument(prefix + "takes no keyword arguments, got '" + arg.keyword +
+      return invalid_argument(prefix + "takes no keyword arguments, got '" + arg.keyword +
                              "' at position " + std::to_string(arg.pos) + usage);
     }
     size_t i = 0;
     while (i < spec.params.size() && arg.keyword != spec.params[i].name) ++i;
     if (i == spec.params.size()) {
-      return InvalidArgument(prefix + "unexpected keyword argument '" + arg.keyword +
+      return invalid_argument(prefix + "unexpected keyword argument '" + arg.keyword +
                              "' at position " + std::to_string(arg.pos) +
-                             DidYouMean(arg.keyword, spec.params, [](const auto &p) { return p.name; }) + usage);
+                             did_you_mean(arg.keyword, spec.params, [](const auto &p) { return p.name; }) + usage);
     }
     if (bound[i] != nullptr) {
-      return InvalidArgument(prefix + "got multiple values for argument '" + arg.keyword + "'" +
+      return invalid_argument(prefix + "got multiple values for argument '" + arg.keyword + "'" +
                              usage);
     }
     bound[i] = &arg.value;
@@ -203,11 +203,11 @@ Status Bind(const FunctionSpec &spec, const Call &call, Args *args) {
   for (size_t i = 0; i < spec.params.size(); ++i) {
     if (bound[i] == nullptr && spec.params[i].required) {
       const char *shown = spec.params[i].shown ? spec.params[i].shown : spec.params[i].name;
-      return InvalidArgument(prefix + "missing required argument '" + shown + "'" + usage);
+      return invalid_argument(prefix + "missing required argument '" + shown + "'" + usage);
     }
-    args->Set(spec.params[i].name, bound[i]);
+    args->set(spec.params[i].name, bound[i]);
   }
-  return OkStatus();
+  return ok_status();
 }
 
 }  // namespace builder
@@ -215,11 +215,11 @@ Status Bind(const FunctionSpec &spec, const Call &call, Args *args) {
 namespace {
 
 using builder::Args;
-using builder::Bind;
-using builder::FindFunction;
-using builder::Functions;
+using builder::bind;
+using builder::find_function;
+using builder::functions;
 using builder::FunctionSpec;
-using builder::NamesWithRole;
+using builder::names_with_role;
 using builder::Role;
 
 // ---- placeholders ----------------------------------------------------------------------
@@ -236,44 +236,44 @@ const PlaceholderSpec kPlaceholders[] = {
     {"per_replica_batch_size", 1},
 };
 
-Status CheckValue(const Value &v, bool allowed) {
+Status check_value(const Value &v, bool allowed) {
   if (v.kind == Value::Kind::kPlaceholder) {
     if (!allowed) {
-      return InvalidArgument("the placeholder $" + v.text + " at position " +
+      return invalid_argument("the placeholder $" + v.text + " at position " +
                              std::to_string(v.pos) + " is only available with --from-function");
     }
     for (const PlaceholderSpec &p : kPlaceholders) {
       if (v.text != p.name) continue;
       if (v.items.size() != p.num_args) {
-        return InvalidArgument(
+        return invalid_argument(
             "the placeholder $" + v.text + " at position " + std::to_string(v.pos) +
             (p.num_args == 0 ? " takes no arguments"
                              : " takes one integer argument, e.g. $per_replica_batch_size(64)"));
       }
       for (const Value &arg : v.items) {
         if (arg.kind != Value::Kind::kInt) {
-          return InvalidArgument("the argument of $" + v.text + " at position " +
+          return invalid_argument("the argument of $" + v.text + " at position " +
                                  std::to_string(arg.pos) + " must be an integer, got " +
-                                 DescribeKind(arg.kind));
+                                 describe_kind(arg.kind));
         }
       }
-      return OkStatus();
+      return ok_status();
     }
-    return InvalidArgument("unknown placeholder $" + v.text + " at position " +
+    return invalid_argument("unknown placeholder $" + v.text + " at position " +
                            std::to_string(v.pos) +
                            "; known: $num_input_pipelines, $input_pipeline_id, "
                            "$num_replicas_in_sync, $per_replica_batch_size(G)");
   }
-  for (const Value &item : v.items) DINPUT_TOOL_RETURN_IF_ERROR(CheckValue(item, allowed));
-  for (const Argument &arg : v.args) DINPUT_TOOL_RETURN_IF_ERROR(CheckValue(arg.value, allowed));
-  return OkStatus();
+  for (const Value &item : v.items) DINPUT_TOOL_RETURN_IF_ERROR(check_value(item, allowed));
+  for (const Argument &arg : v.args) DINPUT_TOOL_RETURN_IF_ERROR(check_value(arg.value, allowed));
+  return ok_status();
 }
 
-Status ResolveValue(Value *v, const InputPipelineInfo &info) {
+Status resolve_value(Value *v, const InputPipelineInfo &info) {
   if (v->kind != Value::Kind::kPlaceholder) {
-    for (Value &item : v->items) DINPUT_TOOL_RETURN_IF_ERROR(ResolveValue(&item, info));
-    for (Argument &arg : v->args) DINPUT_TOOL_RETURN_IF_ERROR(ResolveValue(&arg.value, info));
-    return OkStatus();
+    for (Value &item : v->items) DINPUT_TOOL_RETURN_IF_ERROR(resolve_value(&item, info));
+    for (Argument &arg : v->args) DINPUT_TOOL_RETURN_IF_ERROR(resolve_value(&arg.value, info));
+    return ok_status();
   }
   int64_t resolved = 0;
   if (v->text == "num_input_pipelines") {
@@ -286,17 +286,17 @@ Status ResolveValue(Value *v, const InputPipelineInfo &info) {
              info.per_replica_batch_size) {
     DINPUT_TOOL_RETURN_IF_ERROR(info.per_replica_batch_size(v->items[0].int_value, &resolved));
   } else {
-    return CheckValue(*v, true);  // reports what is wrong with it
+    return check_value(*v, true);  // reports what is wrong with it
   }
   v->kind = Value::Kind::kInt;
   v->int_value = resolved;
   v->items.clear();
   v->text.clear();
-  return OkStatus();
+  return ok_status();
 }
 }  // namespace
 
-bool ParseAutoShardPolicy(const std::string &name, dinput_auto_shard_policy_t *out) {
+bool parse_auto_shard_policy(const std::string &name, dinput_auto_shard_policy_t *out) {
   std::string bare = name;
   for (const char *prefix : {"tf.data.experimental.AutoShardPolicy.", "AutoShardPolicy."}) {
     size_t n = std::strlen(prefix);
@@ -320,57 +320,57 @@ bool ParseAutoShardPolicy(const std::string &name, dinput_auto_shard_policy_t *o
   return false;
 }
 
-Status CheckPlaceholders(const Pipeline &pipeline, bool allowed) {
+Status check_placeholders(const Pipeline &pipeline, bool allowed) {
   for (const Call &call : pipeline.calls) {
     for (const Argument &arg : call.args) {
-      DINPUT_TOOL_RETURN_IF_ERROR(CheckValue(arg.value, allowed));
+      DINPUT_TOOL_RETURN_IF_ERROR(check_value(arg.value, allowed));
     }
   }
-  return OkStatus();
+  return ok_status();
 }
 
-Status ResolvePlaceholders(const Pipeline &pipeline, const InputPipelineInfo &info, Pipeline *out) {
+Status resolve_placeholders(const Pipeline &pipeline, const InputPipelineInfo &info, Pipeline *out) {
   Pipeline resolved = pipeline;
   for (Call &call : resolved.calls) {
-    for (Argument &arg : call.args) DINPUT_TOOL_RETURN_IF_ERROR(ResolveValue(&arg.value, info));
+    for (Argument &arg : call.args) DINPUT_TOOL_RETURN_IF_ERROR(resolve_value(&arg.value, info));
   }
   *out = std::move(resolved);
-  return OkStatus();
+  return ok_status();
 }
 
-Status BuildDataset(const Pipeline &pipeline, DatasetPtr *out) {
-  DINPUT_TOOL_RETURN_IF_ERROR(CheckPlaceholders(pipeline, false));
+Status build_dataset(const Pipeline &pipeline, DatasetPtr *out) {
+  DINPUT_TOOL_RETURN_IF_ERROR(check_placeholders(pipeline, false));
   DatasetPtr current;
   for (size_t i = 0; i < pipeline.calls.size(); ++i) {
     const Call &call = pipeline.calls[i];
-    const FunctionSpec *spec = FindFunction(call.name);
+    const FunctionSpec *spec = find_function(call.name);
     const std::string where = " at position " + std::to_string(call.pos);
     if (spec == nullptr) {
-      return InvalidArgument("unknown function '" + call.name + "'" + where +
-                             DidYouMean(call.name, Functions(), [](const FunctionSpec &f) { return f.name; }) + "; " +
-                             (i == 0 ? "sources: " + NamesWithRole(Role::kSource)
-                                     : "transformations: " + NamesWithRole(Role::kTransform)));
+      return invalid_argument("unknown function '" + call.name + "'" + where +
+                             did_you_mean(call.name, functions(), [](const FunctionSpec &f) { return f.name; }) + "; " +
+                             (i == 0 ? "sources: " + names_with_role(Role::kSource)
+                                     : "transformations: " + names_with_role(Role::kTransform)));
     }
     if (i == 0 && spec->role != Role::kSource) {
-      return InvalidArgument(
+      return invalid_argument(
           call.name + "()" + where +
-          " is a transformation; a pipeline starts with a source: " + NamesWithRole(Role::kSource));
+          " is a transformation; a pipeline starts with a source: " + names_with_role(Role::kSource));
     }
     if (i > 0 && spec->role != Role::kTransform) {
-      return InvalidArgument(call.name + "()" + where +
+      return invalid_argument(call.name + "()" + where +
                              " is a source and cannot be applied to a dataset; "
                              "transformations: " +
-                             NamesWithRole(Role::kTransform));
+                             names_with_role(Role::kTransform));
     }
     Args args(call.name, spec->usage);
-    DINPUT_TOOL_RETURN_IF_ERROR(Bind(*spec, call, &args));
+    DINPUT_TOOL_RETURN_IF_ERROR(bind(*spec, call, &args));
     DatasetPtr next;
     DINPUT_TOOL_RETURN_IF_ERROR(spec->build(args, current.get(), &next));
     current = std::move(next);
   }
-  if (!current) return InvalidArgument("the pipeline is empty");
+  if (!current) return invalid_argument("the pipeline is empty");
   *out = std::move(current);
-  return OkStatus();
+  return ok_status();
 }
 
 }  // namespace dinput_tool

@@ -6,7 +6,7 @@
 
 namespace dinput_tool {
 
-std::string DurationText(double seconds) {
+std::string duration_text(double seconds) {
   const long long s = std::llround(std::max(0.0, seconds));
   char buf[48];
   if (s < 60) {
@@ -19,7 +19,7 @@ std::string DurationText(double seconds) {
   return buf;
 }
 
-std::string ProgressText(const Progress &p) {
+std::string progress_text(const Progress &p) {
   std::string text = "bench: " + std::to_string(p.steps);
   if (p.total_steps > 0) {
     // The data may end before total_steps (--steps K on a shorter pipeline): never past 100%.
@@ -28,7 +28,7 @@ std::string ProgressText(const Progress &p) {
     std::snprintf(buf, sizeof buf, "/%lld steps (%.1f%%), ETA ", static_cast<long long>(p.total_steps),
                   100.0 * fraction);
     text += buf;
-    text += p.steps > 0 ? DurationText(p.seconds * (1.0 - fraction) / fraction) : "unknown";
+    text += p.steps > 0 ? duration_text(p.seconds * (1.0 - fraction) / fraction) : "unknown";
   } else {
     text += " steps";
   }

@@ -19,10 +19,10 @@ struct Progress {
 // "bench: 250/1000 steps (25.0%), ETA 3s, 250 rows, 0.0 MB, 100 rows/s": the percentage and
 // the time left (at the mean rate so far) only when total_steps is known; without it
 // "bench: 250 steps, 250 rows, 0.0 MB, 100 rows/s".
-std::string ProgressText(const Progress &progress);
+std::string progress_text(const Progress &progress);
 
 // A duration for people: "42s", "3m07s", "2h05m".
-std::string DurationText(double seconds);
+std::string duration_text(double seconds);
 
 }  // namespace dinput_tool
 

@@ -34,43 +34,43 @@ constexpr const char *kInspectUsage =
 // A chunk is held in memory whole; the cap keeps a typo from asking for terabytes.
 constexpr int64_t kMaxChunkSize = int64_t{1} << 30;
 
-// ---- arguments (parsed by ParseArgs, cli_options.h) -------------------------------------
+// ---- arguments (parsed by parse_args, cli_options.h) -------------------------------------
 
-Status CompressionOption(const ParsedArgs &args, const char *name, dinput_compression_t fallback,
+Status compression_option(const ParsedArgs &args, const char *name, dinput_compression_t fallback,
                          dinput_compression_t *out, bool *given = nullptr) {
-  const std::string *value = args.Find(name);
+  const std::string *value = args.find(name);
   if (given != nullptr) *given = value != nullptr;
   if (value == nullptr) {
     *out = fallback;
-    return OkStatus();
+    return ok_status();
   }
   // "" means NONE in the chain syntax, but an empty option value is more likely a mistake.
-  if (value->empty() || !ParseCompression(*value, out)) {
-    return InvalidArgument(std::string(name) + " expects NONE, ZSTD or GZIP, got '" + *value +
+  if (value->empty() || !parse_compression(*value, out)) {
+    return invalid_argument(std::string(name) + " expects NONE, ZSTD or GZIP, got '" + *value +
                            "'");
   }
-  return OkStatus();
+  return ok_status();
 }
 
 // --level: passed to the writer, which checks its range for the compression chosen.
-Status LevelOption(const ParsedArgs &args, dinput_compression_t compression, int *out) {
-  const std::string *value = args.Find("--level");
+Status level_option(const ParsedArgs &args, dinput_compression_t compression, int *out) {
+  const std::string *value = args.find("--level");
   *out = 0;
-  if (value == nullptr) return OkStatus();
+  if (value == nullptr) return ok_status();
   if (compression == DINPUT_COMPRESSION_NONE) {
     // The writer would ignore it; saying so beats silently writing an uncompressed file.
-    return InvalidArgument("--level applies to --compression ZSTD or GZIP only");
+    return invalid_argument("--level applies to --compression ZSTD or GZIP only");
   }
   int64_t level = 0;
-  DINPUT_TOOL_RETURN_IF_ERROR(ParseInteger("--level", *value, 0, INT_MAX, &level));
+  DINPUT_TOOL_RETURN_IF_ERROR(parse_integer("--level", *value, 0, INT_MAX, &level));
   *out = static_cast<int>(level);
-  return OkStatus();
+  return ok_status();
 }
 
 // ---- files -----------------------------------------------------------------------------
 
 // Errors of the tool's own file access, coded as the library codes its own.
-Status FileError(const char *verb, const std::string &path, int err) {
+Status file_error(const char *verb, const std::string &path, int err) {
   dinput_status_t code;
   switch (err) {
     case ENOENT:
@@ -106,21 +106,21 @@ class InputFile {
     if (file_ != nullptr && file_ != stdin) std::fclose(file_);
   }
 
-  Status Open(const std::string &path) {
+  Status open(const std::string &path) {
     if (path == "-") {
       file_ = stdin;
       name_ = "stdin";
-      return OkStatus();
+      return ok_status();
     }
     name_ = path;
     file_ = std::fopen(path.c_str(), "rb");
-    if (file_ == nullptr) return FileError("open", path, errno);
-    return OkStatus();
+    if (file_ == nullptr) return file_error("open", path, errno);
+    return ok_status();
   }
 
   FILE *get() const { return file_; }
   const std::string &name() const { return name_; }
-  Status ReadError() const { return FileError("read", name_, errno); }
+  Status read_error() const { return file_error("read", name_, errno); }
 
  private:
   FILE *file_ = nullptr;
@@ -129,31 +129,31 @@ class InputFile {
 
 // Reading and writing the same file is almost always a slip of the fingers (the writer would
 // replace the input with itself at best), so it is refused.
-Status CheckNotInput(const struct stat &input, const std::string &output) {
+Status check_not_input(const struct stat &input, const std::string &output) {
   struct stat st;
-  if (::stat(output.c_str(), &st) != 0) return OkStatus();  // does not exist yet
+  if (::stat(output.c_str(), &st) != 0) return ok_status();  // does not exist yet
   if (st.st_dev == input.st_dev && st.st_ino == input.st_ino) {
-    return InvalidArgument("OUTPUT '" + output +
+    return invalid_argument("OUTPUT '" + output +
                            "' is the input file itself; write to another file");
   }
-  return OkStatus();
+  return ok_status();
 }
 
-Status CheckOutputName(const std::string &output) {
+Status check_output_name(const std::string &output) {
   if (output == "-") {
-    return InvalidArgument("OUTPUT must be a file: record files are not written to stdout");
+    return invalid_argument("OUTPUT must be a file: record files are not written to stdout");
   }
-  if (output.empty()) return InvalidArgument("OUTPUT must not be empty");
-  return OkStatus();
+  if (output.empty()) return invalid_argument("OUTPUT must not be empty");
+  return ok_status();
 }
 
 // zstd's magic numbers, little-endian: a data frame, and the 16 skippable-frame magics
 // 0x184D2A50..0x184D2A5F (frames of user data that decoders pass over).
 constexpr uint32_t kZstdMagic = 0xFD2FB528u;
 
-bool IsSkippableMagic(uint32_t magic) { return (magic & 0xFFFFFFF0u) == 0x184D2A50u; }
+bool is_skippable_magic(uint32_t magic) { return (magic & 0xFFFFFFF0u) == 0x184D2A50u; }
 
-uint32_t LoadLe32(const unsigned char *p) {
+uint32_t load_le32(const unsigned char *p) {
   return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
          static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
 }
@@ -161,32 +161,32 @@ uint32_t LoadLe32(const unsigned char *p) {
 // The compression of a record file from its first bytes: a zstd frame magic (a data frame,
 // or a skippable frame, which a zstd file may start with), the gzip magic, else NONE (a
 // plain file starts with a record length, which has no magic).
-Status DetectCompression(const std::string &path, dinput_compression_t *out) {
+Status detect_compression(const std::string &path, dinput_compression_t *out) {
   // Only regular files are peeked at: opening a FIFO would wait for a writer, and reading a
   // pipe would take bytes the reader needs. Anything else is left to the library, which
   // names what is wrong with it (a FIFO or device is not read unless allowed).
   struct stat st;
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
     *out = DINPUT_COMPRESSION_NONE;
-    return OkStatus();
+    return ok_status();
   }
   FILE *file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) return FileError("open", path, errno);
+  if (file == nullptr) return file_error("open", path, errno);
   unsigned char head[4] = {0, 0, 0, 0};
   size_t n = std::fread(head, 1, sizeof head, file);
   int err = errno;
   bool failed = std::ferror(file) != 0;
   std::fclose(file);
-  if (failed) return FileError("read", path, err);
+  if (failed) return file_error("read", path, err);
   static const unsigned char kGzip[2] = {0x1F, 0x8B};
-  if (n >= 4 && (LoadLe32(head) == kZstdMagic || IsSkippableMagic(LoadLe32(head)))) {
+  if (n >= 4 && (load_le32(head) == kZstdMagic || is_skippable_magic(load_le32(head)))) {
     *out = DINPUT_COMPRESSION_ZSTD;
   } else if (n >= 2 && std::memcmp(head, kGzip, 2) == 0) {
     *out = DINPUT_COMPRESSION_GZIP;
   } else {
     *out = DINPUT_COMPRESSION_NONE;
   }
-  return OkStatus();
+  return ok_status();
 }
 
 // The frames of a zstd file, walked by their headers (RFC 8878): data frames and skippable
@@ -198,7 +198,7 @@ struct ZstdFrames {
   int64_t skippable_bytes = 0;
 };
 
-ZstdFrames CountZstdFrames(FILE *file) {
+ZstdFrames count_zstd_frames(FILE *file) {
   ZstdFrames frames;
   auto read_exact = [file](unsigned char *p, size_t n) { return std::fread(p, 1, n, file) == n; };
   auto skip = [file](uint64_t n) {
@@ -206,10 +206,10 @@ ZstdFrames CountZstdFrames(FILE *file) {
   };
   unsigned char b[8];
   while (read_exact(b, 4)) {
-    const uint32_t magic = LoadLe32(b);
-    if (IsSkippableMagic(magic)) {
+    const uint32_t magic = load_le32(b);
+    if (is_skippable_magic(magic)) {
       if (!read_exact(b, 4)) return frames;
-      const uint32_t size = LoadLe32(b);
+      const uint32_t size = load_le32(b);
       if (!skip(size)) return frames;
       frames.skippable += 1;
       frames.skippable_bytes += 8 + static_cast<int64_t>(size);
@@ -245,59 +245,59 @@ ZstdFrames CountZstdFrames(FILE *file) {
 class RecordSource {
  public:
   // skip_corrupt: the library skips damaged records (see Skipped) instead of failing.
-  Status Open(const std::string &path, dinput_compression_t compression, bool skip_corrupt) {
+  Status open(const std::string &path, dinput_compression_t compression, bool skip_corrupt) {
     const char *name = path.c_str();
     dinput_records_options_t *raw_options = nullptr;
     dinput_status_t code = dinput_records_options_new(&raw_options);
-    if (code != DINPUT_OK) return LibraryError(code, "dinput_records_options_new");
+    if (code != DINPUT_OK) return library_error(code, "dinput_records_options_new");
     RecordsOptionsPtr records_options(raw_options);
     code = dinput_records_options_set_compression(records_options.get(), compression);
-    if (code != DINPUT_OK) return LibraryError(code, "dinput_records_options_set_compression");
+    if (code != DINPUT_OK) return library_error(code, "dinput_records_options_set_compression");
     dinput_dataset_t *dataset = nullptr;
     code = dinput_dataset_records(&dataset, &name, 1, records_options.get());
-    if (code != DINPUT_OK) return LibraryError(code, "dinput_dataset_records");
+    if (code != DINPUT_OK) return library_error(code, "dinput_dataset_records");
     DatasetPtr owned(dataset);
     if (skip_corrupt) {
       dinput_options_t *options = nullptr;
       code = dinput_options_new(&options);
-      if (code != DINPUT_OK) return LibraryError(code, "dinput_options_new");
+      if (code != DINPUT_OK) return library_error(code, "dinput_options_new");
       OptionsPtr owned_options(options);
       code = dinput_options_set_skip_corrupt_records(options, 1);
-      if (code != DINPUT_OK) return LibraryError(code, "dinput_options_set_skip_corrupt_records");
+      if (code != DINPUT_OK) return library_error(code, "dinput_options_set_skip_corrupt_records");
       code = dinput_dataset_with_options(&dataset, owned.get(), options);
-      if (code != DINPUT_OK) return LibraryError(code, "dinput_dataset_with_options");
+      if (code != DINPUT_OK) return library_error(code, "dinput_dataset_with_options");
       owned.reset(dataset);
     }
     dinput_iterator_t *iterator = nullptr;
     code = dinput_dataset_iterator(&iterator, owned.get());
-    if (code != DINPUT_OK) return LibraryError(code, "dinput_dataset_iterator");
+    if (code != DINPUT_OK) return library_error(code, "dinput_dataset_iterator");
     iterator_.reset(iterator);
-    return OkStatus();
+    return ok_status();
   }
 
   // The next record, valid until the next call; *end at the end of the file.
-  Status Next(const char **data, size_t *size, bool *end) {
+  Status next(const char **data, size_t *size, bool *end) {
     element_.reset();
     dinput_element_t *element = nullptr;
     dinput_status_t code = dinput_iterator_get_next(&element, iterator_.get());
     *end = code == DINPUT_OUT_OF_RANGE;
-    if (*end) return OkStatus();
-    if (code != DINPUT_OK) return LibraryError(code, "dinput_iterator_get_next");
+    if (*end) return ok_status();
+    if (code != DINPUT_OK) return library_error(code, "dinput_iterator_get_next");
     element_.reset(element);
     code = dinput_tensor_string_view(data, size, dinput_element_get(element, 0), 0);
-    if (code != DINPUT_OK) return LibraryError(code, "dinput_tensor_string_view");
-    return OkStatus();
+    if (code != DINPUT_OK) return library_error(code, "dinput_tensor_string_view");
+    return ok_status();
   }
 
   // The damaged records skipped so far and their bytes (the library's statistics).
-  Status Skipped(int64_t *records, int64_t *bytes) const {
+  Status skipped(int64_t *records, int64_t *bytes) const {
     dinput_status_t code =
         dinput_iterator_statistic(records, iterator_.get(), "corrupt_records_skipped");
     if (code == DINPUT_OK) {
       code = dinput_iterator_statistic(bytes, iterator_.get(), "corrupt_bytes_skipped");
     }
-    if (code != DINPUT_OK) return LibraryError(code, "dinput_iterator_statistic");
-    return OkStatus();
+    if (code != DINPUT_OK) return library_error(code, "dinput_iterator_statistic");
+    return ok_status();
   }
 
  private:
@@ -315,41 +315,41 @@ class RecordSink {
     if (writer_ && !closed_) dinput_record_writer_discard(writer_.get());
   }
 
-  Status Open(const std::string &path, dinput_compression_t compression, int level) {
+  Status open(const std::string &path, dinput_compression_t compression, int level) {
     path_ = path;
     dinput_record_writer_options_t *raw_options = nullptr;
     dinput_status_t code = dinput_record_writer_options_new(&raw_options);
-    if (code != DINPUT_OK) return LibraryError(code, "dinput_record_writer_options_new");
+    if (code != DINPUT_OK) return library_error(code, "dinput_record_writer_options_new");
     RecordWriterOptionsPtr options(raw_options);
     code = dinput_record_writer_options_set_compression(options.get(), compression);
-    if (code != DINPUT_OK) return LibraryError(code, "dinput_record_writer_options_set_compression");
+    if (code != DINPUT_OK) return library_error(code, "dinput_record_writer_options_set_compression");
     code = dinput_record_writer_options_set_level(options.get(), level);
-    if (code != DINPUT_OK) return LibraryError(code, "dinput_record_writer_options_set_level");
+    if (code != DINPUT_OK) return library_error(code, "dinput_record_writer_options_set_level");
     dinput_record_writer_t *writer = nullptr;
     code = dinput_record_writer_open(&writer, path.c_str(), options.get());
-    if (code != DINPUT_OK) return LibraryError(code, "dinput_record_writer_open");
+    if (code != DINPUT_OK) return library_error(code, "dinput_record_writer_open");
     writer_.reset(writer);
-    return OkStatus();
+    return ok_status();
   }
 
-  Status Write(const char *data, size_t size) {
+  Status write(const char *data, size_t size) {
     dinput_status_t code = dinput_record_writer_write(writer_.get(), data, size);
-    if (code != DINPUT_OK) return LibraryError(code, "dinput_record_writer_write");
+    if (code != DINPUT_OK) return library_error(code, "dinput_record_writer_write");
     records_ += 1;
     bytes_ += static_cast<int64_t>(size);
-    return OkStatus();
+    return ok_status();
   }
 
-  Status Close() {
+  Status close() {
     dinput_status_t code = dinput_record_writer_close(writer_.get());
-    if (code != DINPUT_OK) return LibraryError(code, "dinput_record_writer_close");
+    if (code != DINPUT_OK) return library_error(code, "dinput_record_writer_close");
     closed_ = true;
-    return OkStatus();
+    return ok_status();
   }
 
   // {"records":N,"bytes":B,"output":null}: the summary, for callers to extend; "output"
-  // is a placeholder for path(), which DumpJson writes.
-  JsonObject Summary() const {
+  // is a placeholder for path(), which dump_json writes.
+  JsonObject summary() const {
     JsonObject out;
     out["records"] = records_;
     out["bytes"] = bytes_;
@@ -368,7 +368,7 @@ class RecordSink {
 
 // One record per line. The line end ("\n", or "\r\n" as text_lines() also reads it) is not
 // part of the record; a last line without one is still a record.
-Status WriteLines(const InputFile &in, RecordSink *sink) {
+Status write_lines(const InputFile &in, RecordSink *sink) {
   char *line = nullptr;
   size_t capacity = 0;
   std::unique_ptr<char *, void (*)(char **)> release(&line, [](char **p) { std::free(*p); });
@@ -381,29 +381,29 @@ Status WriteLines(const InputFile &in, RecordSink *sink) {
       --size;
       if (size > 0 && line[size - 1] == '\r') --size;
     }
-    DINPUT_TOOL_RETURN_IF_ERROR(sink->Write(line, size));
+    DINPUT_TOOL_RETURN_IF_ERROR(sink->write(line, size));
   }
-  if (std::ferror(in.get())) return in.ReadError();
-  return OkStatus();
+  if (std::ferror(in.get())) return in.read_error();
+  return ok_status();
 }
 
 // One record per chunk_size bytes; the last chunk holds what is left.
-Status WriteChunks(const InputFile &in, int64_t chunk_size, RecordSink *sink) {
+Status write_chunks(const InputFile &in, int64_t chunk_size, RecordSink *sink) {
   std::vector<char> buffer(static_cast<size_t>(chunk_size));
   for (;;) {
     errno = 0;
     size_t n = std::fread(buffer.data(), 1, buffer.size(), in.get());
-    if (n > 0) DINPUT_TOOL_RETURN_IF_ERROR(sink->Write(buffer.data(), n));
+    if (n > 0) DINPUT_TOOL_RETURN_IF_ERROR(sink->write(buffer.data(), n));
     if (n < buffer.size()) break;  // fread is only short at the end or on an error
   }
-  if (std::ferror(in.get())) return in.ReadError();
-  return OkStatus();
+  if (std::ferror(in.get())) return in.read_error();
+  return ok_status();
 }
 
 // ---- the subcommands -------------------------------------------------------------------
 
 // "skipped 1 corrupt record (18 bytes)": the words of every skip warning.
-std::string SkippedText(int64_t records, int64_t bytes) {
+std::string skipped_text(int64_t records, int64_t bytes) {
   return "skipped " + std::to_string(records) + " corrupt record" + (records == 1 ? "" : "s") +
          " (" + std::to_string(bytes) + " bytes)";
 }
@@ -411,23 +411,23 @@ std::string SkippedText(int64_t records, int64_t bytes) {
 // With --skip-corrupt: the skip counts as members of the JSON object for stdout, and a warning for stderr
 // when anything was skipped (printed only once the command has succeeded, so that a failure
 // still prints its one line).
-Status SkipReport(const RecordSource &source, const std::string &path, JsonObject *fields,
+Status skip_report(const RecordSource &source, const std::string &path, JsonObject *fields,
                   std::string *warnings) {
   int64_t records = 0, bytes = 0;
-  DINPUT_TOOL_RETURN_IF_ERROR(source.Skipped(&records, &bytes));
+  DINPUT_TOOL_RETURN_IF_ERROR(source.skipped(&records, &bytes));
   (*fields)["corrupt_records_skipped"] = records;
   (*fields)["corrupt_bytes_skipped"] = bytes;
   if (records > 0 || bytes > 0) {
     std::string name;
-    AppendJsonString(&name, path);
-    *warnings += "warning: " + SkippedText(records, bytes) + " in " + name + "\n";
+    append_json_string(&name, path);
+    *warnings += "warning: " + skipped_text(records, bytes) + " in " + name + "\n";
   }
-  return OkStatus();
+  return ok_status();
 }
 
-Status Write(int argc, char **argv, std::string *text) {
+Status command_write(int argc, char **argv, std::string *text) {
   ParsedArgs args;
-  DINPUT_TOOL_RETURN_IF_ERROR(ParseArgs("write", argc, argv,
+  DINPUT_TOOL_RETURN_IF_ERROR(parse_args("write", argc, argv,
                                         {{"--compression", true},
                                          {"--level", true},
                                          {"--lines", true},
@@ -435,130 +435,130 @@ Status Write(int argc, char **argv, std::string *text) {
                                         &args));
   dinput_compression_t compression;
   DINPUT_TOOL_RETURN_IF_ERROR(
-      CompressionOption(args, "--compression", DINPUT_COMPRESSION_NONE, &compression));
+      compression_option(args, "--compression", DINPUT_COMPRESSION_NONE, &compression));
   int level = 0;
-  DINPUT_TOOL_RETURN_IF_ERROR(LevelOption(args, compression, &level));
-  const std::string *lines = args.Find("--lines");
-  const std::string *chunk_option = args.Find("--chunk-size");
+  DINPUT_TOOL_RETURN_IF_ERROR(level_option(args, compression, &level));
+  const std::string *lines = args.find("--lines");
+  const std::string *chunk_option = args.find("--chunk-size");
   if ((lines == nullptr) == (chunk_option == nullptr)) {
-    return InvalidArgument(std::string(lines ? "--lines and --chunk-size cannot be used together"
+    return invalid_argument(std::string(lines ? "--lines and --chunk-size cannot be used together"
                                              : "write needs --lines FILE or --chunk-size N FILE") +
                            "; " + kWriteUsage);
   }
   int64_t chunk_size = 0;
   if (chunk_option != nullptr) {
     DINPUT_TOOL_RETURN_IF_ERROR(
-        ParseInteger("--chunk-size", *chunk_option, 1, kMaxChunkSize, &chunk_size));
+        parse_integer("--chunk-size", *chunk_option, 1, kMaxChunkSize, &chunk_size));
   }
   // --lines names its input; with --chunk-size the input is the first operand.
   const size_t operands = lines != nullptr ? 1 : 2;
   if (args.positionals.size() != operands) {
-    return InvalidArgument(std::string("expected ") +
+    return invalid_argument(std::string("expected ") +
                            (operands == 1 ? "one operand, OUTPUT" : "two operands, FILE OUTPUT") +
                            ", got " + std::to_string(args.positionals.size()) + "; " +
                            kWriteUsage);
   }
   const std::string input_path = lines != nullptr ? *lines : args.positionals[0];
   const std::string &output = args.positionals.back();
-  DINPUT_TOOL_RETURN_IF_ERROR(CheckOutputName(output));
+  DINPUT_TOOL_RETURN_IF_ERROR(check_output_name(output));
 
   // The input is opened before the output, so that a wrong input name leaves OUTPUT as it was.
   InputFile in;
-  DINPUT_TOOL_RETURN_IF_ERROR(in.Open(input_path));
+  DINPUT_TOOL_RETURN_IF_ERROR(in.open(input_path));
   struct stat input_stat;
   if (::fstat(fileno(in.get()), &input_stat) == 0) {
-    DINPUT_TOOL_RETURN_IF_ERROR(CheckNotInput(input_stat, output));
+    DINPUT_TOOL_RETURN_IF_ERROR(check_not_input(input_stat, output));
   }
   RecordSink sink;
-  DINPUT_TOOL_RETURN_IF_ERROR(sink.Open(output, compression, level));
+  DINPUT_TOOL_RETURN_IF_ERROR(sink.open(output, compression, level));
   if (lines != nullptr) {
-    DINPUT_TOOL_RETURN_IF_ERROR(WriteLines(in, &sink));
+    DINPUT_TOOL_RETURN_IF_ERROR(write_lines(in, &sink));
   } else {
-    DINPUT_TOOL_RETURN_IF_ERROR(WriteChunks(in, chunk_size, &sink));
+    DINPUT_TOOL_RETURN_IF_ERROR(write_chunks(in, chunk_size, &sink));
   }
-  DINPUT_TOOL_RETURN_IF_ERROR(sink.Close());
-  *text = DumpJson(sink.Summary(), {{"output", sink.path()}}) + "\n";
-  return OkStatus();
+  DINPUT_TOOL_RETURN_IF_ERROR(sink.close());
+  *text = dump_json(sink.summary(), {{"output", sink.path()}}) + "\n";
+  return ok_status();
 }
 
-Status Convert(int argc, char **argv, std::string *text) {
+Status command_convert(int argc, char **argv, std::string *text) {
   ParsedArgs args;
-  DINPUT_TOOL_RETURN_IF_ERROR(ParseArgs("convert", argc, argv,
+  DINPUT_TOOL_RETURN_IF_ERROR(parse_args("convert", argc, argv,
                                         {{"--compression", true},
                                          {"--level", true},
                                          {"--input-compression", true},
                                          {"--skip-corrupt", false}},
                                         &args));
-  const bool skip_corrupt = args.Find("--skip-corrupt") != nullptr;
+  const bool skip_corrupt = args.find("--skip-corrupt") != nullptr;
   dinput_compression_t compression, input_compression;
   bool input_given = false;
   DINPUT_TOOL_RETURN_IF_ERROR(
-      CompressionOption(args, "--compression", DINPUT_COMPRESSION_NONE, &compression));
-  DINPUT_TOOL_RETURN_IF_ERROR(CompressionOption(args, "--input-compression",
+      compression_option(args, "--compression", DINPUT_COMPRESSION_NONE, &compression));
+  DINPUT_TOOL_RETURN_IF_ERROR(compression_option(args, "--input-compression",
                                                 DINPUT_COMPRESSION_NONE, &input_compression,
                                                 &input_given));
   int level = 0;
-  DINPUT_TOOL_RETURN_IF_ERROR(LevelOption(args, compression, &level));
+  DINPUT_TOOL_RETURN_IF_ERROR(level_option(args, compression, &level));
   if (args.positionals.size() != 2) {
-    return InvalidArgument("expected two operands, INPUT OUTPUT, got " +
+    return invalid_argument("expected two operands, INPUT OUTPUT, got " +
                            std::to_string(args.positionals.size()) + "; " + kConvertUsage);
   }
   const std::string &input = args.positionals[0];
   const std::string &output = args.positionals[1];
-  DINPUT_TOOL_RETURN_IF_ERROR(CheckOutputName(output));
+  DINPUT_TOOL_RETURN_IF_ERROR(check_output_name(output));
   struct stat input_stat;
-  if (::stat(input.c_str(), &input_stat) != 0) return FileError("open", input, errno);
-  DINPUT_TOOL_RETURN_IF_ERROR(CheckNotInput(input_stat, output));
-  if (!input_given) DINPUT_TOOL_RETURN_IF_ERROR(DetectCompression(input, &input_compression));
+  if (::stat(input.c_str(), &input_stat) != 0) return file_error("open", input, errno);
+  DINPUT_TOOL_RETURN_IF_ERROR(check_not_input(input_stat, output));
+  if (!input_given) DINPUT_TOOL_RETURN_IF_ERROR(detect_compression(input, &input_compression));
 
   RecordSource source;
-  DINPUT_TOOL_RETURN_IF_ERROR(source.Open(input, input_compression, skip_corrupt));
+  DINPUT_TOOL_RETURN_IF_ERROR(source.open(input, input_compression, skip_corrupt));
   RecordSink sink;
-  DINPUT_TOOL_RETURN_IF_ERROR(sink.Open(output, compression, level));
+  DINPUT_TOOL_RETURN_IF_ERROR(sink.open(output, compression, level));
   for (;;) {
     const char *data = nullptr;
     size_t size = 0;
     bool end = false;
-    DINPUT_TOOL_RETURN_IF_ERROR(source.Next(&data, &size, &end));
+    DINPUT_TOOL_RETURN_IF_ERROR(source.next(&data, &size, &end));
     if (end) break;
-    DINPUT_TOOL_RETURN_IF_ERROR(sink.Write(data, size));
+    DINPUT_TOOL_RETURN_IF_ERROR(sink.write(data, size));
   }
-  JsonObject summary = sink.Summary();
-  summary["input_compression"] = CompressionName(input_compression);
-  summary["compression"] = CompressionName(compression);
+  JsonObject summary = sink.summary();
+  summary["input_compression"] = compression_name(input_compression);
+  summary["compression"] = compression_name(compression);
   std::string warnings;
-  if (skip_corrupt) DINPUT_TOOL_RETURN_IF_ERROR(SkipReport(source, input, &summary, &warnings));
-  DINPUT_TOOL_RETURN_IF_ERROR(sink.Close());
-  *text = DumpJson(summary, {{"output", sink.path()}}) + "\n";
+  if (skip_corrupt) DINPUT_TOOL_RETURN_IF_ERROR(skip_report(source, input, &summary, &warnings));
+  DINPUT_TOOL_RETURN_IF_ERROR(sink.close());
+  *text = dump_json(summary, {{"output", sink.path()}}) + "\n";
   std::fputs(warnings.c_str(), stderr);
-  return OkStatus();
+  return ok_status();
 }
 
-Status Inspect(int argc, char **argv, std::string *text) {
+Status command_inspect(int argc, char **argv, std::string *text) {
   ParsedArgs args;
   DINPUT_TOOL_RETURN_IF_ERROR(
-      ParseArgs("inspect", argc, argv, {{"--compression", true}, {"--skip-corrupt", false}}, &args));
-  const bool skip_corrupt = args.Find("--skip-corrupt") != nullptr;
+      parse_args("inspect", argc, argv, {{"--compression", true}, {"--skip-corrupt", false}}, &args));
+  const bool skip_corrupt = args.find("--skip-corrupt") != nullptr;
   dinput_compression_t forced;
   bool force = false;
   DINPUT_TOOL_RETURN_IF_ERROR(
-      CompressionOption(args, "--compression", DINPUT_COMPRESSION_NONE, &forced, &force));
+      compression_option(args, "--compression", DINPUT_COMPRESSION_NONE, &forced, &force));
   if (args.positionals.empty()) {
-    return InvalidArgument(std::string("missing FILE; ") + kInspectUsage);
+    return invalid_argument(std::string("missing FILE; ") + kInspectUsage);
   }
   std::string out, warnings;
   for (const std::string &path : args.positionals) {
     dinput_compression_t compression = forced;
-    if (!force) DINPUT_TOOL_RETURN_IF_ERROR(DetectCompression(path, &compression));
+    if (!force) DINPUT_TOOL_RETURN_IF_ERROR(detect_compression(path, &compression));
     RecordSource source;
-    DINPUT_TOOL_RETURN_IF_ERROR(source.Open(path, compression, skip_corrupt));
+    DINPUT_TOOL_RETURN_IF_ERROR(source.open(path, compression, skip_corrupt));
     int64_t records = 0, bytes = 0;
     size_t smallest = 0, largest = 0;
     for (;;) {
       const char *data = nullptr;
       size_t size = 0;
       bool end = false;
-      DINPUT_TOOL_RETURN_IF_ERROR(source.Next(&data, &size, &end));
+      DINPUT_TOOL_RETURN_IF_ERROR(source.next(&data, &size, &end));
       if (end) break;
       smallest = records == 0 || size < smallest ? size : smallest;
       largest = size > largest ? size : largest;
@@ -566,8 +566,8 @@ Status Inspect(int argc, char **argv, std::string *text) {
       bytes += static_cast<int64_t>(size);
     }
     JsonObject line;
-    line["file"] = nullptr;  // written by DumpJson: the name may not be UTF-8
-    line["compression"] = CompressionName(compression);
+    line["file"] = nullptr;  // written by dump_json: the name may not be UTF-8
+    line["compression"] = compression_name(compression);
     line["records"] = records;
     line["payload_bytes"] = bytes;
     // A file without records has no smallest or largest record.
@@ -578,7 +578,7 @@ Status Inspect(int argc, char **argv, std::string *text) {
       // account for are not mistaken for damage.
       FILE *file = std::fopen(path.c_str(), "rb");
       if (file != nullptr) {
-        ZstdFrames frames = CountZstdFrames(file);
+        ZstdFrames frames = count_zstd_frames(file);
         std::fclose(file);
         if (frames.skippable > 0) {
           line["skippable_frames"] = frames.skippable;
@@ -586,35 +586,35 @@ Status Inspect(int argc, char **argv, std::string *text) {
         }
       }
     }
-    if (skip_corrupt) DINPUT_TOOL_RETURN_IF_ERROR(SkipReport(source, path, &line, &warnings));
-    out += DumpJson(line, {{"file", path}}) + "\n";
+    if (skip_corrupt) DINPUT_TOOL_RETURN_IF_ERROR(skip_report(source, path, &line, &warnings));
+    out += dump_json(line, {{"file", path}}) + "\n";
   }
   *text = std::move(out);
   std::fputs(warnings.c_str(), stderr);
-  return OkStatus();
+  return ok_status();
 }
 
 }  // namespace
 
-std::string SkipWarning(const dinput_dist_iterator_t *iterator, int worker) {
+std::string skip_warning(const dinput_dist_iterator_t *iterator, int worker) {
   int64_t records = 0, bytes = 0;
   if (dinput_dist_iterator_statistic(&records, iterator, "corrupt_records_skipped") != DINPUT_OK ||
       dinput_dist_iterator_statistic(&bytes, iterator, "corrupt_bytes_skipped") != DINPUT_OK ||
       (records == 0 && bytes == 0)) {
     return "";
   }
-  return "warning: worker " + std::to_string(worker) + " " + SkippedText(records, bytes) + "\n";
+  return "warning: worker " + std::to_string(worker) + " " + skipped_text(records, bytes) + "\n";
 }
 
-bool IsRecordCommand(const std::string &command) {
+bool is_record_command(const std::string &command) {
   return command == "write" || command == "convert" || command == "inspect";
 }
 
-Status RunRecordCommand(const std::string &command, int argc, char **argv,
+Status run_record_command(const std::string &command, int argc, char **argv,
                         std::string *stdout_text) {
-  if (command == "write") return Write(argc, argv, stdout_text);
-  if (command == "convert") return Convert(argc, argv, stdout_text);
-  if (command == "inspect") return Inspect(argc, argv, stdout_text);
+  if (command == "write") return command_write(argc, argv, stdout_text);
+  if (command == "convert") return command_convert(argc, argv, stdout_text);
+  if (command == "inspect") return command_inspect(argc, argv, stdout_text);
   return Status{DINPUT_INTERNAL, "unknown record command '" + command + "'"};
 }
 

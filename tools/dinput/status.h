@@ -16,20 +16,20 @@ struct Status {
 
   bool ok() const { return code == DINPUT_OK; }
   // The single stderr line, e.g. "INVALID_ARGUMENT: batch(): ...".
-  std::string Line() const;
+  std::string line() const;
 };
 
-inline Status OkStatus() { return Status{}; }
-Status InvalidArgument(std::string message);
-Status Unimplemented(std::string message);
+inline Status ok_status() { return Status{}; }
+Status invalid_argument(std::string message);
+Status unimplemented(std::string message);
 
 // Captures the library's thread-local message right after a failing call (it is only valid
 // until the next call on this thread). `what` names the call, used when the library gave
 // no message.
-Status LibraryError(dinput_status_t code, const char *what);
+Status library_error(dinput_status_t code, const char *what);
 
 // Lets callbacks hand an error found by the tool back through the library.
-dinput_status_t ReportToLibrary(const Status &status);
+dinput_status_t report_to_library(const Status &status);
 
 }  // namespace dinput_tool
 

@@ -45,7 +45,7 @@ bool reader_kind_of(const std::string &name, ReaderKind *out) {
   return false;
 }
 
-Status parse_reader_config(ReaderKind kind, const Args &args, ReaderConfig *out) {
+void parse_reader_config(ReaderKind kind, const Args &args, ReaderConfig *out) {
   ReaderConfig config;
   config.kind = kind;
   switch (kind) {
@@ -53,35 +53,34 @@ Status parse_reader_config(ReaderKind kind, const Args &args, ReaderConfig *out)
       const Value *v = args.get("compression");
       if (v != nullptr && v->kind != Value::Kind::kNone) {
         if (v->kind != Value::Kind::kString) {
-          return args.type_error("compression", kCompressionChoices, *v);
+          throw args.type_error("compression", kCompressionChoices, *v);
         }
         if (!parse_compression(v->text, &config.compression)) {
-          return args.error("compression", std::string("must be one of ") + kCompressionChoices +
+          throw args.error("compression", std::string("must be one of ") + kCompressionChoices +
                                                ", got \"" + v->text + "\"");
         }
       }
-      DINPUT_TOOL_RETURN_IF_ERROR(int_at_least(args, "buffer_size", 0, 0, &config.buffer_size));
+      int_at_least(args, "buffer_size", 0, 0, &config.buffer_size);
       break;
     }
     case ReaderKind::kFixedLengthRecords:
-      DINPUT_TOOL_RETURN_IF_ERROR(args.get_int("record_bytes", &config.record_bytes));
+      args.get_int("record_bytes", &config.record_bytes);
       if (config.record_bytes < 1) {
-        return args.error("record_bytes",
+        throw args.error("record_bytes",
                           "must be >= 1, got " + std::to_string(config.record_bytes));
       }
-      DINPUT_TOOL_RETURN_IF_ERROR(int_at_least(args, "header_bytes", 0, 0, &config.header_bytes));
-      DINPUT_TOOL_RETURN_IF_ERROR(int_at_least(args, "footer_bytes", 0, 0, &config.footer_bytes));
+      int_at_least(args, "header_bytes", 0, 0, &config.header_bytes);
+      int_at_least(args, "footer_bytes", 0, 0, &config.footer_bytes);
       break;
     case ReaderKind::kTextLines:
       break;
   }
   *out = config;
-  return ok_status();
 }
 
 // The argument `name`: a string or a list of strings, none with a NUL byte (the C API takes
 
-Status make_reader(const ReaderConfig &config, const std::vector<std::string> &files,
+void make_reader(const ReaderConfig &config, const std::vector<std::string> &files,
                   DatasetPtr *out) {
   std::vector<const char *> names;
   for (const std::string &f : files) names.push_back(f.c_str());
@@ -90,12 +89,12 @@ Status make_reader(const ReaderConfig &config, const std::vector<std::string> &f
     case ReaderKind::kRecords: {
       dinput_records_options_t *raw = nullptr;
       dinput_status_t code = dinput_records_options_new(&raw);
-      if (code != DINPUT_OK) return library_error(code, "dinput_records_options_new");
+      check(code, "dinput_records_options_new");
       RecordsOptionsPtr options(raw);
       code = dinput_records_options_set_compression(options.get(), config.compression);
-      if (code != DINPUT_OK) return library_error(code, "dinput_records_options_set_compression");
+      check(code, "dinput_records_options_set_compression");
       code = dinput_records_options_set_buffer_size(options.get(), config.buffer_size);
-      if (code != DINPUT_OK) return library_error(code, "dinput_records_options_set_buffer_size");
+      check(code, "dinput_records_options_set_buffer_size");
       return adopt(dinput_dataset_records(&made, names.data(), names.size(), options.get()), &made,
                   "records", out);
     }
@@ -108,19 +107,19 @@ Status make_reader(const ReaderConfig &config, const std::vector<std::string> &f
                                                       config.footer_bytes),
                   &made, "fixed_length_records", out);
   }
-  return Status{DINPUT_INTERNAL, "unknown reader"};
+  throw Failure(DINPUT_INTERNAL, "unknown reader");
 }
 
-Status build_reader_source(ReaderKind kind, const Args &args, DatasetPtr *out) {
+void build_reader_source(ReaderKind kind, const Args &args, DatasetPtr *out) {
   std::vector<std::string> files;
-  DINPUT_TOOL_RETURN_IF_ERROR(file_names(args, "filenames", &files));
+  file_names(args, "filenames", &files);
   ReaderConfig config;
-  DINPUT_TOOL_RETURN_IF_ERROR(parse_reader_config(kind, args, &config));
-  return make_reader(config, files, out);
+  parse_reader_config(kind, args, &config);
+  make_reader(config, files, out);
 }
 
 // The READER argument of interleave(): a reader's bare name or a call of it without files.
-Status parse_interleave_reader(const Args &args, ReaderConfig *out) {
+void parse_interleave_reader(const Args &args, ReaderConfig *out) {
   const Value &v = *args.get("map_func");
   const std::string wanted =
       "a reader: records, text_lines or fixed_length_records(record_bytes=N), optionally "
@@ -129,10 +128,10 @@ Status parse_interleave_reader(const Args &args, ReaderConfig *out) {
   if ((v.kind != Value::Kind::kName && v.kind != Value::Kind::kCall) ||
       !reader_kind_of(v.text, &kind)) {
     if (v.kind == Value::Kind::kName || v.kind == Value::Kind::kCall) {
-      return args.error("map_func", "must be " + wanted + ", got '" + v.text + "' at position " +
+      throw args.error("map_func", "must be " + wanted + ", got '" + v.text + "' at position " +
                                         std::to_string(v.pos));
     }
-    return args.type_error("map_func", wanted, v);
+    throw args.type_error("map_func", wanted, v);
   }
   // Bind the reader's own arguments as if it were called without its first parameter, the
   // files, which interleave supplies: records("ZSTD") is records(compression="ZSTD").
@@ -160,7 +159,7 @@ Status parse_interleave_reader(const Args &args, ReaderConfig *out) {
                   (arg.value.kind == Value::Kind::kString && kind != ReaderKind::kRecords) ||
                   kind == ReaderKind::kTextLines);
     if (arg.keyword == "filenames" || looks_like_files) {
-      return invalid_argument(v.text + "() inside interleave() at position " +
+      throw invalid_argument(v.text + "() inside interleave() at position " +
                              std::to_string(v.pos) +
                              " takes no files: interleave reads each file name of its input "
                              "with its own " +
@@ -168,47 +167,40 @@ Status parse_interleave_reader(const Args &args, ReaderConfig *out) {
     }
   }
   Args reader_args(v.text, usage);
-  DINPUT_TOOL_RETURN_IF_ERROR(bind(reader, call, &reader_args));
-  return parse_reader_config(kind, reader_args, out);
+  bind(reader, call, &reader_args);
+  parse_reader_config(kind, reader_args, out);
 }
 
 // interleave()'s callback: the reader of the one file named by `in`. Nothing may throw out
-// of a callback into the library, hence the catch.
+// of a callback into the library, hence call_from_library.
 dinput_status_t reader_for_file(dinput_dataset_t **out, const dinput_element_t *in, void *user_data) {
-  try {
+  return call_from_library([&] {
     const ReaderConfig &config = *static_cast<const ReaderConfig *>(user_data);
     const char *name = nullptr;
     size_t size = 0;
-    dinput_status_t code = dinput_tensor_string_view(&name, &size, dinput_element_get(in, 0), 0);
-    if (code != DINPUT_OK) return report_to_library(library_error(code, "dinput_tensor_string_view"));
+    check(dinput_tensor_string_view(&name, &size, dinput_element_get(in, 0), 0),
+          "dinput_tensor_string_view");
     std::string file(name, size);
     if (file.find('\0') != std::string::npos) {
-      return report_to_library(
-          invalid_argument("interleave(): a file name of the input contains a NUL byte"));
+      throw invalid_argument("interleave(): a file name of the input contains a NUL byte");
     }
     DatasetPtr reader;
-    Status status = make_reader(config, {file}, &reader);
-    if (!status.ok()) return report_to_library(status);
+    make_reader(config, {file}, &reader);
     *out = reader.release();
-    return DINPUT_OK;
-  } catch (const std::bad_alloc &) {
-    return report_to_library(Status{DINPUT_RESOURCE_EXHAUSTED, "out of memory"});
-  } catch (const std::exception &e) {
-    return report_to_library(Status{DINPUT_INTERNAL, e.what()});
-  }
+  });
 }
 
 void free_reader_config(void *user_data) { delete static_cast<ReaderConfig *>(user_data); }
 
 // Fails unless the elements of `input` are file names: bytes scalars.
-Status check_file_name_input(const dinput_dataset_t *input) {
+void check_file_name_input(const dinput_dataset_t *input) {
   dinput_spec_t *raw = nullptr;
   dinput_status_t code = dinput_dataset_element_spec(&raw, input);
-  if (code != DINPUT_OK) return library_error(code, "dinput_dataset_element_spec");
+  check(code, "dinput_dataset_element_spec");
   SpecPtr spec(raw);
   if (dinput_spec_size(spec.get()) == 1 && dinput_spec_dtype(spec.get(), 0) == DINPUT_BYTES &&
       dinput_spec_rank(spec.get(), 0) == 0) {
-    return ok_status();
+    return;
   }
   std::string got;
   for (size_t i = 0; i < dinput_spec_size(spec.get()); ++i) {
@@ -216,7 +208,7 @@ Status check_file_name_input(const dinput_dataset_t *input) {
     got += std::string(dinput_dtype_name(dinput_spec_dtype(spec.get(), i))) + " of rank " +
            std::to_string(dinput_spec_rank(spec.get(), i));
   }
-  return invalid_argument(
+  throw invalid_argument(
       "interleave(): the input must be a dataset of file names (bytes scalars), e.g. "
       "list_files(...) or from_tensor_slices([\"a.rec\", \"b.rec\"]); its elements are (" +
       got + ")");
@@ -224,64 +216,62 @@ Status check_file_name_input(const dinput_dataset_t *input) {
 
 }  // namespace
 
-Status build_text_lines(const Args &args, const dinput_dataset_t *, DatasetPtr *out) {
-  return build_reader_source(ReaderKind::kTextLines, args, out);
+void build_text_lines(const Args &args, const dinput_dataset_t *, DatasetPtr *out) {
+  build_reader_source(ReaderKind::kTextLines, args, out);
 }
 
-Status build_records(const Args &args, const dinput_dataset_t *, DatasetPtr *out) {
-  return build_reader_source(ReaderKind::kRecords, args, out);
+void build_records(const Args &args, const dinput_dataset_t *, DatasetPtr *out) {
+  build_reader_source(ReaderKind::kRecords, args, out);
 }
 
-Status build_fixed_length_records(const Args &args, const dinput_dataset_t *, DatasetPtr *out) {
-  return build_reader_source(ReaderKind::kFixedLengthRecords, args, out);
+void build_fixed_length_records(const Args &args, const dinput_dataset_t *, DatasetPtr *out) {
+  build_reader_source(ReaderKind::kFixedLengthRecords, args, out);
 }
 
-Status build_interleave(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+void build_interleave(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
   ReaderConfig config;
-  DINPUT_TOOL_RETURN_IF_ERROR(parse_interleave_reader(args, &config));
+  parse_interleave_reader(args, &config);
   int64_t cycle_length = 0, block_length = 0, num_parallel_calls = 0;
-  DINPUT_TOOL_RETURN_IF_ERROR(
-      args.get_int("cycle_length", &cycle_length, {kAutotune}, true, DINPUT_AUTOTUNE));
-  DINPUT_TOOL_RETURN_IF_ERROR(args.get_int("block_length", &block_length, {}, true, 1));
+  args.get_int("cycle_length", &cycle_length, {kAutotune}, true, DINPUT_AUTOTUNE);
+  args.get_int("block_length", &block_length, {}, true, 1);
   // None, as in tf.data, reads the open files one after another on the consumer's thread.
-  DINPUT_TOOL_RETURN_IF_ERROR(
-      args.get_int("num_parallel_calls", &num_parallel_calls, {kAutotune}, true, 1));
+  args.get_int("num_parallel_calls", &num_parallel_calls, {kAutotune}, true, 1);
   // None leaves deterministic unset: with_options' default applies, as in tf.data.
   const Value *deterministic_value = args.get("deterministic");
   bool deterministic = true;
-  DINPUT_TOOL_RETURN_IF_ERROR(args.get_bool("deterministic", &deterministic, true, true));
-  DINPUT_TOOL_RETURN_IF_ERROR(check_file_name_input(input));
+  args.get_bool("deterministic", &deterministic, true, true);
+  check_file_name_input(input);
 
   dinput_interleave_options_t *raw_options = nullptr;
   dinput_status_t code = dinput_interleave_options_new(&raw_options);
-  if (code != DINPUT_OK) return library_error(code, "dinput_interleave_options_new");
+  check(code, "dinput_interleave_options_new");
   InterleaveOptionsPtr options(raw_options);
   code = dinput_interleave_options_set_cycle_length(options.get(), cycle_length);
-  if (code != DINPUT_OK) return library_error(code, "interleave");
+  check(code, "interleave");
   code = dinput_interleave_options_set_block_length(options.get(), block_length);
-  if (code != DINPUT_OK) return library_error(code, "interleave");
+  check(code, "interleave");
   code = dinput_interleave_options_set_num_parallel_calls(options.get(), num_parallel_calls);
-  if (code != DINPUT_OK) return library_error(code, "interleave");
+  check(code, "interleave");
   if (deterministic_value != nullptr && deterministic_value->kind != Value::Kind::kNone) {
     code = dinput_interleave_options_set_deterministic(
         options.get(), deterministic ? DINPUT_DETERMINISTIC_TRUE : DINPUT_DETERMINISTIC_FALSE);
-    if (code != DINPUT_OK) return library_error(code, "interleave");
+    check(code, "interleave");
   }
 
   dinput_spec_t *raw_spec = nullptr;
   code = dinput_spec_new(&raw_spec);
-  if (code != DINPUT_OK) return library_error(code, "dinput_spec_new");
+  check(code, "dinput_spec_new");
   SpecPtr spec(raw_spec);
   code = dinput_spec_add(spec.get(), DINPUT_BYTES, nullptr, 0);  // every reader gives bytes scalars
-  if (code != DINPUT_OK) return library_error(code, "dinput_spec_add");
+  check(code, "dinput_spec_add");
 
   // The library owns the config from here on, also when the call fails (it then frees it),
   // so the tool never frees it itself.
   ReaderConfig *user_data = new ReaderConfig(config);
   dinput_dataset_t *made = nullptr;
-  return adopt(dinput_dataset_interleave(&made, input, reader_for_file, spec.get(), user_data,
-                                        free_reader_config, options.get()),
-              &made, "interleave", out);
+  adopt(dinput_dataset_interleave(&made, input, reader_for_file, spec.get(), user_data,
+                                 free_reader_config, options.get()),
+       &made, "interleave", out);
 }
 
 }  // namespace builder

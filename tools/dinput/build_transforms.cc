@@ -8,117 +8,116 @@
 namespace dinput_tool {
 namespace builder {
 
-Status build_batch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+void build_batch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
   int64_t batch_size = 0, num_parallel_calls = 1;
   bool drop_remainder = false, deterministic = true;
-  DINPUT_TOOL_RETURN_IF_ERROR(args.get_int("batch_size", &batch_size));
-  DINPUT_TOOL_RETURN_IF_ERROR(args.get_bool("drop_remainder", &drop_remainder, false));
-  DINPUT_TOOL_RETURN_IF_ERROR(
-      args.get_int("num_parallel_calls", &num_parallel_calls, {kAutotune}, true, 1));
-  DINPUT_TOOL_RETURN_IF_ERROR(args.get_bool("deterministic", &deterministic, true, true));
+  args.get_int("batch_size", &batch_size);
+  args.get_bool("drop_remainder", &drop_remainder, false);
+  args.get_int("num_parallel_calls", &num_parallel_calls, {kAutotune}, true, 1);
+  args.get_bool("deterministic", &deterministic, true, true);
   dinput_batch_options_t *raw = nullptr;
   dinput_status_t code = dinput_batch_options_new(&raw);
-  if (code != DINPUT_OK) return library_error(code, "dinput_batch_options_new");
+  check(code, "dinput_batch_options_new");
   BatchOptionsPtr options(raw);
   code = dinput_batch_options_set_drop_remainder(options.get(), drop_remainder ? 1 : 0);
-  if (code != DINPUT_OK) return library_error(code, "batch");
+  check(code, "batch");
   code = dinput_batch_options_set_num_parallel_calls(options.get(), num_parallel_calls);
-  if (code != DINPUT_OK) return library_error(code, "batch");
+  check(code, "batch");
   const Value *deterministic_value = args.get("deterministic");
   if (deterministic_value != nullptr && deterministic_value->kind != Value::Kind::kNone) {
     code = dinput_batch_options_set_deterministic(
         options.get(), deterministic ? DINPUT_DETERMINISTIC_TRUE : DINPUT_DETERMINISTIC_FALSE);
-    if (code != DINPUT_OK) return library_error(code, "batch");
+    check(code, "batch");
   }
   dinput_dataset_t *made = nullptr;
-  return adopt(dinput_dataset_batch(&made, input, batch_size, options.get()), &made, "batch", out);
+  adopt(dinput_dataset_batch(&made, input, batch_size, options.get()), &made, "batch", out);
 }
 
-Status build_repeat(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+void build_repeat(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
   int64_t count = 0;
-  DINPUT_TOOL_RETURN_IF_ERROR(args.get_int("count", &count, {}, true, DINPUT_REPEAT_FOREVER));
+  args.get_int("count", &count, {}, true, DINPUT_REPEAT_FOREVER);
   dinput_dataset_t *made = nullptr;
-  return adopt(dinput_dataset_repeat(&made, input, count), &made, "repeat", out);
+  adopt(dinput_dataset_repeat(&made, input, count), &made, "repeat", out);
 }
 
-Status build_shuffle(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+void build_shuffle(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
   int64_t buffer_size = 0, seed = -1;
   bool reshuffle = true;
-  DINPUT_TOOL_RETURN_IF_ERROR(args.get_int("buffer_size", &buffer_size));
-  DINPUT_TOOL_RETURN_IF_ERROR(args.get_int("seed", &seed, {}, true, -1));
+  args.get_int("buffer_size", &buffer_size);
+  args.get_int("seed", &seed, {}, true, -1);
   if (args.get("seed") != nullptr && args.get("seed")->kind == Value::Kind::kInt && seed < 0) {
     // The C API reserves negative seeds for "random"; an explicit seed must be honoured.
-    return args.error("seed", "must be >= 0 or None");
+    throw args.error("seed", "must be >= 0 or None");
   }
-  DINPUT_TOOL_RETURN_IF_ERROR(args.get_bool("reshuffle_each_iteration", &reshuffle, true));
+  args.get_bool("reshuffle_each_iteration", &reshuffle, true);
   dinput_shuffle_options_t *raw = nullptr;
   dinput_status_t code = dinput_shuffle_options_new(&raw);
-  if (code != DINPUT_OK) return library_error(code, "dinput_shuffle_options_new");
+  check(code, "dinput_shuffle_options_new");
   ShuffleOptionsPtr options(raw);
   // The chain's single seed is the pair (seed, 0), which the C API maps to the same order.
   if (seed >= 0) {
     code = dinput_shuffle_options_set_seed(options.get(), seed, 0);
-    if (code != DINPUT_OK) return library_error(code, "shuffle");
+    check(code, "shuffle");
   }
   code = dinput_shuffle_options_set_reshuffle_each_iteration(options.get(), reshuffle ? 1 : 0);
-  if (code != DINPUT_OK) return library_error(code, "shuffle");
+  check(code, "shuffle");
   dinput_dataset_t *made = nullptr;
-  return adopt(dinput_dataset_shuffle(&made, input, buffer_size, options.get()), &made, "shuffle",
-              out);
+  adopt(dinput_dataset_shuffle(&made, input, buffer_size, options.get()), &made, "shuffle",
+       out);
 }
 
-Status build_shard(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+void build_shard(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
   int64_t num_shards = 0, index = 0;
-  DINPUT_TOOL_RETURN_IF_ERROR(args.get_int("num_shards", &num_shards, {kShardHint}));
-  DINPUT_TOOL_RETURN_IF_ERROR(args.get_int("index", &index, {kShardHint}));
+  args.get_int("num_shards", &num_shards, {kShardHint});
+  args.get_int("index", &index, {kShardHint});
   dinput_dataset_t *made = nullptr;
-  return adopt(dinput_dataset_shard(&made, input, num_shards, index), &made, "shard", out);
+  adopt(dinput_dataset_shard(&made, input, num_shards, index), &made, "shard", out);
 }
 
-Status build_take(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+void build_take(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
   int64_t count = 0;
-  DINPUT_TOOL_RETURN_IF_ERROR(args.get_int("count", &count));
+  args.get_int("count", &count);
   dinput_dataset_t *made = nullptr;
-  return adopt(dinput_dataset_take(&made, input, count), &made, "take", out);
+  adopt(dinput_dataset_take(&made, input, count), &made, "take", out);
 }
 
-Status build_skip(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+void build_skip(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
   int64_t count = 0;
-  DINPUT_TOOL_RETURN_IF_ERROR(args.get_int("count", &count));
+  args.get_int("count", &count);
   dinput_dataset_t *made = nullptr;
-  return adopt(dinput_dataset_skip(&made, input, count), &made, "skip", out);
+  adopt(dinput_dataset_skip(&made, input, count), &made, "skip", out);
 }
 
-Status build_enumerate(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+void build_enumerate(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
   int64_t start = 0;
-  DINPUT_TOOL_RETURN_IF_ERROR(args.get_int("start", &start, {}, false, 0));
+  args.get_int("start", &start, {}, false, 0);
   dinput_dataset_t *made = nullptr;
-  return adopt(dinput_dataset_enumerate(&made, input, start), &made, "enumerate", out);
+  adopt(dinput_dataset_enumerate(&made, input, start), &made, "enumerate", out);
 }
 
-Status build_unbatch(const Args &, const dinput_dataset_t *input, DatasetPtr *out) {
+void build_unbatch(const Args &, const dinput_dataset_t *input, DatasetPtr *out) {
   dinput_dataset_t *made = nullptr;
-  return adopt(dinput_dataset_unbatch(&made, input), &made, "unbatch", out);
+  adopt(dinput_dataset_unbatch(&made, input), &made, "unbatch", out);
 }
 
-Status build_rebatch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+void build_rebatch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
   std::vector<int64_t> sizes;
   bool drop_remainder = false;
-  DINPUT_TOOL_RETURN_IF_ERROR(args.get_ints("batch_size", &sizes));
-  DINPUT_TOOL_RETURN_IF_ERROR(args.get_bool("drop_remainder", &drop_remainder, false));
+  args.get_ints("batch_size", &sizes);
+  args.get_bool("drop_remainder", &drop_remainder, false);
   dinput_dataset_t *made = nullptr;
-  return adopt(dinput_dataset_rebatch(&made, input, sizes.data(), sizes.size(), drop_remainder),
-              &made, "rebatch", out);
+  adopt(dinput_dataset_rebatch(&made, input, sizes.data(), sizes.size(), drop_remainder),
+       &made, "rebatch", out);
 }
 
-Status build_prefetch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+void build_prefetch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
   int64_t buffer_size = 0;
-  DINPUT_TOOL_RETURN_IF_ERROR(args.get_int("buffer_size", &buffer_size, {kAutotune}));
+  args.get_int("buffer_size", &buffer_size, {kAutotune});
   dinput_dataset_t *made = nullptr;
-  return adopt(dinput_dataset_prefetch(&made, input, buffer_size), &made, "prefetch", out);
+  adopt(dinput_dataset_prefetch(&made, input, buffer_size), &made, "prefetch", out);
 }
 
-Status build_with_options(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+void build_with_options(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
   const Value *policy_value = args.get("auto_shard_policy");
   const Value *skip_value = args.get("skip_corrupt_records");
   const Value *max_record_value = args.get("max_record_bytes");
@@ -127,14 +126,14 @@ Status build_with_options(const Args &args, const dinput_dataset_t *input, Datas
   const Value *deterministic_value = args.get("deterministic");
   if (policy_value == nullptr && skip_value == nullptr && max_record_value == nullptr &&
       map_value == nullptr && nonregular_value == nullptr && deterministic_value == nullptr) {
-    return invalid_argument(
+    throw invalid_argument(
         "with_options(): give at least one option; usage: with_options(auto_shard_policy=OFF|"
         "AUTO|FILE|DATA|HINT, skip_corrupt_records=False, max_record_bytes=268435456, "
         "map_files=False, allow_nonregular_files=False, deterministic=True)");
   }
   dinput_options_t *raw = nullptr;
   dinput_status_t code = dinput_options_new(&raw);
-  if (code != DINPUT_OK) return library_error(code, "dinput_options_new");
+  check(code, "dinput_options_new");
   OptionsPtr options(raw);
   // Only the options written are set: the library merges options per field, so an option
   // left out keeps the value an earlier with_options() gave it.
@@ -142,45 +141,45 @@ Status build_with_options(const Args &args, const dinput_dataset_t *input, Datas
     dinput_auto_shard_policy_t policy;
     if ((policy_value->kind != Value::Kind::kName && policy_value->kind != Value::Kind::kString) ||
         !parse_auto_shard_policy(policy_value->text, &policy)) {
-      return args.type_error("auto_shard_policy", "one of OFF, AUTO, FILE, DATA, HINT",
+      throw args.type_error("auto_shard_policy", "one of OFF, AUTO, FILE, DATA, HINT",
                             *policy_value);
     }
     code = dinput_options_set_auto_shard_policy(options.get(), policy);
-    if (code != DINPUT_OK) return library_error(code, "dinput_options_set_auto_shard_policy");
+    check(code, "dinput_options_set_auto_shard_policy");
   }
   if (skip_value != nullptr) {
     bool skip = false;
-    DINPUT_TOOL_RETURN_IF_ERROR(args.get_bool("skip_corrupt_records", &skip, false));
+    args.get_bool("skip_corrupt_records", &skip, false);
     code = dinput_options_set_skip_corrupt_records(options.get(), skip ? 1 : 0);
-    if (code != DINPUT_OK) return library_error(code, "dinput_options_set_skip_corrupt_records");
+    check(code, "dinput_options_set_skip_corrupt_records");
   }
   if (max_record_value != nullptr) {
     int64_t max_bytes = 0;
-    DINPUT_TOOL_RETURN_IF_ERROR(args.get_int("max_record_bytes", &max_bytes));
+    args.get_int("max_record_bytes", &max_bytes);
     code = dinput_options_set_max_record_bytes(options.get(), max_bytes);
-    if (code != DINPUT_OK) return library_error(code, "dinput_options_set_max_record_bytes");
+    check(code, "dinput_options_set_max_record_bytes");
   }
   if (map_value != nullptr) {
     bool map = false;
-    DINPUT_TOOL_RETURN_IF_ERROR(args.get_bool("map_files", &map, false));
+    args.get_bool("map_files", &map, false);
     code = dinput_options_set_map_files(options.get(), map ? 1 : 0);
-    if (code != DINPUT_OK) return library_error(code, "dinput_options_set_map_files");
+    check(code, "dinput_options_set_map_files");
   }
   if (nonregular_value != nullptr) {
     bool allow = false;
-    DINPUT_TOOL_RETURN_IF_ERROR(args.get_bool("allow_nonregular_files", &allow, false));
+    args.get_bool("allow_nonregular_files", &allow, false);
     code = dinput_options_set_allow_nonregular_files(options.get(), allow ? 1 : 0);
-    if (code != DINPUT_OK) return library_error(code, "dinput_options_set_allow_nonregular_files");
+    check(code, "dinput_options_set_allow_nonregular_files");
   }
   if (deterministic_value != nullptr) {
     // The order of the map, interleave and batch before it whose own deterministic is None.
     bool deterministic = true;
-    DINPUT_TOOL_RETURN_IF_ERROR(args.get_bool("deterministic", &deterministic, true));
+    args.get_bool("deterministic", &deterministic, true);
     code = dinput_options_set_deterministic(options.get(), deterministic ? 1 : 0);
-    if (code != DINPUT_OK) return library_error(code, "dinput_options_set_deterministic");
+    check(code, "dinput_options_set_deterministic");
   }
   dinput_dataset_t *made = nullptr;
-  return adopt(dinput_dataset_with_options(&made, input, options.get()), &made, "with_options", out);
+  adopt(dinput_dataset_with_options(&made, input, options.get()), &made, "with_options", out);
 }
 
 }  // namespace builder

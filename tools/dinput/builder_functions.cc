@@ -26,30 +26,27 @@ bool is_shard_hint(const std::string &name) {
   return name_matches(name, "SHARD_HINT", {"tf.data.experimental.", "data.experimental."});
 }
 
-Status adopt(dinput_status_t code, dinput_dataset_t *const *made, const char *what,
+void adopt(dinput_status_t code, dinput_dataset_t *const *made, const char *what,
             DatasetPtr *out) {
-  if (code != DINPUT_OK) return library_error(code, what);
+  if (code != DINPUT_OK) throw library_error(code, what);
   out->reset(*made);
-  return ok_status();
 }
 
 const IntConstant kAutotune{"AUTOTUNE", is_autotune, DINPUT_AUTOTUNE};
 const IntConstant kShardHint{"SHARD_HINT", is_shard_hint, DINPUT_SHARD_HINT};
 
-Status int_at_least(const Args &args, const char *name, int64_t min, int64_t fallback, int64_t *out) {
-  DINPUT_TOOL_RETURN_IF_ERROR(args.get_int(name, out, {}, true, fallback));
+void int_at_least(const Args &args, const char *name, int64_t min, int64_t fallback, int64_t *out) {
+  args.get_int(name, out, {}, true, fallback);
   if (*out < min) {
-    return args.error(name, "must be >= " + std::to_string(min) + ", got " + std::to_string(*out));
+    throw args.error(name, "must be >= " + std::to_string(min) + ", got " + std::to_string(*out));
   }
-  return ok_status();
 }
 
-Status file_names(const Args &args, const char *name, std::vector<std::string> *out) {
-  DINPUT_TOOL_RETURN_IF_ERROR(args.get_strings(name, out));
+void file_names(const Args &args, const char *name, std::vector<std::string> *out) {
+  args.get_strings(name, out);
   for (const std::string &f : *out) {
-    if (f.find('\0') != std::string::npos) return args.error(name, "must not contain a NUL byte");
+    if (f.find('\0') != std::string::npos) throw args.error(name, "must not contain a NUL byte");
   }
-  return ok_status();
 }
 
 }  // namespace builder

@@ -57,104 +57,101 @@ class Args {
 
   const std::string &function() const { return function_; }
 
-  Status error(const char *name, const std::string &problem) const {
+  Failure error(const char *name, const std::string &problem) const {
     return invalid_argument(function_ + "(): argument '" + name + "' " + problem +
                            "; usage: " + usage_);
   }
 
-  Status type_error(const char *name, const std::string &wanted, const Value &got) const {
+  Failure type_error(const char *name, const std::string &wanted, const Value &got) const {
     return error(name, "must be " + wanted + ", got " + describe_kind(got.kind) + " at position " +
                            std::to_string(got.pos));
   }
 
   // An integer argument; absent or None gives `fallback` when `none_ok`.
-  Status get_int(const char *name, int64_t *out, std::initializer_list<IntConstant> constants = {},
+  void get_int(const char *name, int64_t *out, std::initializer_list<IntConstant> constants = {},
              bool none_ok = false, int64_t fallback = 0) const {
-    return get_int_shown_as(name, name, out, constants, none_ok, fallback);
+    get_int_shown_as(name, name, out, constants, none_ok, fallback);
   }
 
   // get_int for a parameter whose meaning depends on the call, named `shown` in messages.
-  Status get_int_shown_as(const char *name, const char *shown, int64_t *out,
+  void get_int_shown_as(const char *name, const char *shown, int64_t *out,
                     std::initializer_list<IntConstant> constants = {}, bool none_ok = false,
                     int64_t fallback = 0) const {
     const Value *v = get(name);
     name = shown;
     if (v == nullptr || (none_ok && v->kind == Value::Kind::kNone)) {
       *out = fallback;
-      return ok_status();
+      return;
     }
     if (v->kind == Value::Kind::kInt) {
       *out = v->int_value;
-      return ok_status();
+      return;
     }
     std::string wanted = "an integer";
     if (v->kind == Value::Kind::kName) {
       for (const IntConstant &c : constants) {
         if (c.matches(v->text)) {
           *out = c.value;
-          return ok_status();
+          return;
         }
       }
     }
     for (const IntConstant &c : constants) wanted += std::string(" or ") + c.shown;
     if (none_ok) wanted += " or None";
     if (v->kind == Value::Kind::kName) {
-      return error(name, "must be " + wanted + ", got the name '" + v->text + "' at position " +
+      throw error(name, "must be " + wanted + ", got the name '" + v->text + "' at position " +
                              std::to_string(v->pos));
     }
-    return type_error(name, wanted, *v);
+    throw type_error(name, wanted, *v);
   }
 
   // A bool argument; absent (or None, when `none_ok`) gives `fallback`.
-  Status get_bool(const char *name, bool *out, bool fallback, bool none_ok = false) const {
+  void get_bool(const char *name, bool *out, bool fallback, bool none_ok = false) const {
     const Value *v = get(name);
     if (v == nullptr || (none_ok && v->kind == Value::Kind::kNone)) {
       *out = fallback;
-      return ok_status();
+      return;
     }
     if (v->kind != Value::Kind::kBool) {
-      return type_error(name, none_ok ? "True, False or None" : "True or False", *v);
+      throw type_error(name, none_ok ? "True, False or None" : "True or False", *v);
     }
     *out = v->bool_value;
-    return ok_status();
   }
 
   // A string or a list of strings.
-  Status get_strings(const char *name, std::vector<std::string> *out) const {
+  void get_strings(const char *name, std::vector<std::string> *out) const {
     const Value *v = get(name);
     if (v->kind == Value::Kind::kString) {
       out->push_back(v->text);
-      return ok_status();
+      return;
     }
     if (v->kind != Value::Kind::kList && v->kind != Value::Kind::kTuple) {
-      return type_error(name, "a string or a list of strings", *v);
+      throw type_error(name, "a string or a list of strings", *v);
     }
     for (const Value &item : v->items) {
       if (item.kind != Value::Kind::kString) {
-        return type_error(name, "a string or a list of strings", item);
+        throw type_error(name, "a string or a list of strings", item);
       }
       out->push_back(item.text);
     }
-    return ok_status();
   }
 
   // An integer or a list of integers.
-  Status get_ints(const char *name, std::vector<int64_t> *out) const {
+  void get_ints(const char *name, std::vector<int64_t> *out) const {
     const Value *v = get(name);
     if (v->kind == Value::Kind::kInt) {
       out->push_back(v->int_value);
-      return ok_status();
+      return;
     }
     if (v->kind != Value::Kind::kList && v->kind != Value::Kind::kTuple) {
-      return type_error(name, "an integer or a list of integers", *v);
+      throw type_error(name, "an integer or a list of integers", *v);
     }
     for (const Value &item : v->items) {
       if (item.kind != Value::Kind::kInt) {
-        return type_error(name, "an integer or a list of integers", item);
+        throw type_error(name, "an integer or a list of integers", item);
       }
       out->push_back(item.int_value);
     }
-    return ok_status();
   }
 
  private:
@@ -164,18 +161,18 @@ class Args {
 };
 
 // An integer >= `min`; absent or None gives `fallback`.
-Status int_at_least(const Args &args, const char *name, int64_t min, int64_t fallback, int64_t *out);
+void int_at_least(const Args &args, const char *name, int64_t min, int64_t fallback, int64_t *out);
 
 // The argument `name`: a string or a list of strings, none with a NUL byte (the C API takes
 // NUL-terminated names).
-Status file_names(const Args &args, const char *name, std::vector<std::string> *out);
+void file_names(const Args &args, const char *name, std::vector<std::string> *out);
 
 // ---- the function table ----------------------------------------------------------------
 
 enum class Role { kSource, kTransform };
 enum class Passing { kAny, kPositionalOnly, kKeywordOnly };
 
-using BuildFn = Status (*)(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+using BuildFn = void (*)(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
 
 struct FunctionSpec {
   const char *name;
@@ -188,7 +185,7 @@ struct FunctionSpec {
 
 // `made` is passed by address because the call that fills it is another argument of the
 // same call, and the order in which arguments are evaluated is unspecified.
-Status adopt(dinput_status_t code, dinput_dataset_t *const *made, const char *what, DatasetPtr *out);
+void adopt(dinput_status_t code, dinput_dataset_t *const *made, const char *what, DatasetPtr *out);
 
 extern const IntConstant kAutotune;
 extern const IntConstant kShardHint;
@@ -197,34 +194,34 @@ extern const IntConstant kShardHint;
 const FunctionSpec *find_function(const std::string &name);
 
 // Python's rules for matching call arguments to parameters.
-Status bind(const FunctionSpec &spec, const Call &call, Args *args);
+void bind(const FunctionSpec &spec, const Call &call, Args *args);
 
 // ---- the builders, one per function of the table ---------------------------------------
 
 // build_sources.cc
-Status build_range(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
-Status build_from_tensors(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
-Status build_from_tensor_slices(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
-Status build_list_files(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
+void build_range(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
+void build_from_tensors(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
+void build_from_tensor_slices(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
+void build_list_files(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
 
 // build_readers.cc
-Status build_text_lines(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
-Status build_records(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
-Status build_fixed_length_records(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
-Status build_interleave(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+void build_text_lines(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
+void build_records(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
+void build_fixed_length_records(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
+void build_interleave(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
 
 // build_transforms.cc
-Status build_batch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
-Status build_repeat(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
-Status build_shuffle(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
-Status build_shard(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
-Status build_take(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
-Status build_skip(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
-Status build_enumerate(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
-Status build_unbatch(const Args &, const dinput_dataset_t *input, DatasetPtr *out);
-Status build_rebatch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
-Status build_prefetch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
-Status build_with_options(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+void build_batch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+void build_repeat(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+void build_shuffle(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+void build_shard(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+void build_take(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+void build_skip(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+void build_enumerate(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+void build_unbatch(const Args &, const dinput_dataset_t *input, DatasetPtr *out);
+void build_rebatch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+void build_prefetch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+void build_with_options(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
 
 }  // namespace builder
 }  // namespace dinput_tool

@@ -36,7 +36,7 @@ std::vector<std::string> split_devices(const std::string &text) {
 
 }  // namespace
 
-Status parse_integer(const std::string &option, const std::string &text, int64_t min, int64_t max,
+void parse_integer(const std::string &option, const std::string &text, int64_t min, int64_t max,
                     int64_t *out) {
   const char *s = text.c_str();
   char *end = nullptr;
@@ -44,11 +44,10 @@ Status parse_integer(const std::string &option, const std::string &text, int64_t
   long long value = std::strtoll(s, &end, 10);
   if (text.empty() || *end != '\0' || errno == ERANGE || value < min || value > max ||
       std::strchr(" \t\n+", text[0]) != nullptr) {
-    return invalid_argument(option + " expects an integer from " + std::to_string(min) + " to " +
+    throw invalid_argument(option + " expects an integer from " + std::to_string(min) + " to " +
                            std::to_string(max) + ", got '" + text + "'");
   }
   *out = value;
-  return ok_status();
 }
 
 const char *command_name(Command command) {
@@ -68,7 +67,7 @@ const char *command_name(Command command) {
 // value, --name=value, options among the operands, --), and the tool keeps writing its own
 // messages, which the tests and docs/cli.md pin, where CLI11 formats errors and help in
 // its own words.
-Status parse_args(const std::string &command, int argc, char **argv,
+void parse_args(const std::string &command, int argc, char **argv,
                  const std::vector<OptionDef> &known, ParsedArgs *out) {
   constexpr int kFirstOption = 256;  // getopt_long's codes for the known options
   std::vector<option> longopts;
@@ -103,15 +102,15 @@ Status parse_args(const std::string &command, int argc, char **argv,
     }
     const std::string arg = args[optind - 1] ? args[optind - 1] : "";
     if (c == ':') {
-      return invalid_argument(std::string(known[static_cast<size_t>(optopt - kFirstOption)].name) +
+      throw invalid_argument(std::string(known[static_cast<size_t>(optopt - kFirstOption)].name) +
                              " needs a value");
     }
     if (optopt >= kFirstOption) {  // a value given to an option that takes none
-      return invalid_argument(std::string(known[static_cast<size_t>(optopt - kFirstOption)].name) +
+      throw invalid_argument(std::string(known[static_cast<size_t>(optopt - kFirstOption)].name) +
                              " takes no value");
     }
     if (arg.compare(0, 2, "--") != 0) {
-      return invalid_argument("unknown option -" + std::string(1, static_cast<char>(optopt)) + " for '" +
+      throw invalid_argument("unknown option -" + std::string(1, static_cast<char>(optopt)) + " for '" +
                              command + "' (options start with --; put an operand that starts with - after --)");
     }
     const std::string name = name_of(arg);
@@ -120,13 +119,12 @@ Status parse_args(const std::string &command, int argc, char **argv,
       if (std::strncmp(d.name, name.c_str(), name.size()) == 0) matches += std::string(matches.empty() ? "" : ", ") + d.name;
     }
     if (matches.find(',') != std::string::npos) {
-      return invalid_argument("ambiguous option " + name + " for '" + command + "': " + matches);
+      throw invalid_argument("ambiguous option " + name + " for '" + command + "': " + matches);
     }
-    return invalid_argument("unknown option " + name + " for '" + command + "'" + did_you_mean(name, names) +
+    throw invalid_argument("unknown option " + name + " for '" + command + "'" + did_you_mean(name, names) +
                            "; see dinput " + command + " --help");
   }
   for (int i = optind; i < n; ++i) out->positionals.emplace_back(args[static_cast<size_t>(i)]);
-  return ok_status();
 }
 
 const std::string *ParsedArgs::find(const char *name) const {
@@ -137,7 +135,7 @@ const std::string *ParsedArgs::find(const char *name) const {
   return found;
 }
 
-Status parse_cli_options(Command command, int argc, char **argv, CliOptions *out) {
+void parse_cli_options(Command command, int argc, char **argv, CliOptions *out) {
   // Which of run (1), spec (2) and bench (4) take each option.
   struct Def {
     OptionDef option;
@@ -154,36 +152,36 @@ Status parse_cli_options(Command command, int argc, char **argv, CliOptions *out
   std::vector<OptionDef> known;
   for (const Def &d : kOptions) known.push_back(d.option);
   ParsedArgs args;
-  DINPUT_TOOL_RETURN_IF_ERROR(parse_args(command_name(command), argc, argv, known, &args));
+  parse_args(command_name(command), argc, argv, known, &args);
   const unsigned bit = 1u << static_cast<unsigned>(command);
   CliOptions options;
   options.command = command;
   for (const auto &[name, value] : args.options) {
     for (const Def &d : kOptions) {
       if (name == d.option.name && (d.commands & bit) == 0) {
-        return invalid_argument("option " + name + " is not valid for '" + command_name(command) + "'");
+        throw invalid_argument("option " + name + " is not valid for '" + command_name(command) + "'");
       }
     }
     int64_t number = 0;
     if (name == "--replicas") {
-      DINPUT_TOOL_RETURN_IF_ERROR(parse_integer(name, value, 1, kMaxReplicas, &number));
+      parse_integer(name, value, 1, kMaxReplicas, &number);
       options.replicas = static_cast<int>(number);
     } else if (name == "--devices") {
       options.devices = split_devices(value);
       for (const std::string &d : options.devices) {
         if (d.empty()) {
-          return invalid_argument(
+          throw invalid_argument(
               "--devices expects a comma-separated list such as "
               "CPU:0,GPU:0, got '" +
               value + "'");
         }
       }
     } else if (name == "--workers") {
-      DINPUT_TOOL_RETURN_IF_ERROR(parse_integer(name, value, 1, kMaxWorkers, &number));
+      parse_integer(name, value, 1, kMaxWorkers, &number);
       options.workers = static_cast<int>(number);
     } else if (name == "--policy") {
       if (!parse_auto_shard_policy(value, &options.policy)) {
-        return invalid_argument("--policy expects OFF, AUTO, FILE, DATA or HINT, got '" + value +
+        throw invalid_argument("--policy expects OFF, AUTO, FILE, DATA or HINT, got '" + value +
                                "'");
       }
       options.has_policy = true;
@@ -192,8 +190,7 @@ Status parse_cli_options(Command command, int argc, char **argv, CliOptions *out
     } else if (name == "--optional") {
       options.optional = true;
     } else if (name == "--steps") {
-      DINPUT_TOOL_RETURN_IF_ERROR(
-          parse_integer(name, value, 0, std::numeric_limits<int64_t>::max(), &number));
+      parse_integer(name, value, 0, std::numeric_limits<int64_t>::max(), &number);
       options.steps = number;
       options.has_steps = true;
     } else if (name == "--shapes") {
@@ -203,26 +200,24 @@ Status parse_cli_options(Command command, int argc, char **argv, CliOptions *out
     } else if (name == "--no-fetch-to-device") {
       options.fetch_to_device = false;
     } else if (name == "--timeout-ms") {
-      DINPUT_TOOL_RETURN_IF_ERROR(
-          parse_integer(name, value, 1, std::numeric_limits<int64_t>::max(), &number));
+      parse_integer(name, value, 1, std::numeric_limits<int64_t>::max(), &number);
       options.timeout_ms = number;
     }
   }
   if (args.positionals.size() > 1) {
-    return invalid_argument("expected one PIPELINE argument, got a second one: '" + args.positionals[1] +
+    throw invalid_argument("expected one PIPELINE argument, got a second one: '" + args.positionals[1] +
                            "' (quote the pipeline for the shell)");
   }
   const bool have_pipeline = !args.positionals.empty();
   if (have_pipeline) options.pipeline = args.positionals[0];
   if (!have_pipeline) {
-    return invalid_argument(std::string("missing PIPELINE; usage: dinput ") + command_name(command) +
+    throw invalid_argument(std::string("missing PIPELINE; usage: dinput ") + command_name(command) +
                            " [options] PIPELINE");
   }
   if (options.replicas != 0 && !options.devices.empty()) {
-    return invalid_argument("--replicas and --devices cannot be used together");
+    throw invalid_argument("--replicas and --devices cannot be used together");
   }
   *out = std::move(options);
-  return ok_status();
 }
 
 }  // namespace dinput_tool

@@ -52,18 +52,18 @@ struct ParsedArgs {
 // unambiguous prefix of a name (--rep for --replicas), options before or after the operands,
 // `--` ends the options, and `-` alone is an operand (stdin). An unknown option is
 // INVALID_ARGUMENT naming it and `command`, with the closest known name when one is close.
-Status parse_args(const std::string &command, int argc, char **argv,
+void parse_args(const std::string &command, int argc, char **argv,
                  const std::vector<OptionDef> &known, ParsedArgs *out);
 
 // Parses the arguments that follow the subcommand name of run, spec or bench (parse_args,
 // then the checks of each value).
-Status parse_cli_options(Command command, int argc, char **argv, CliOptions *out);
+void parse_cli_options(Command command, int argc, char **argv, CliOptions *out);
 
 const char *command_name(Command command);
 
 // Parses the value of an integer option: decimal, within [min, max], else an
 // INVALID_ARGUMENT naming the option and the range.
-Status parse_integer(const std::string &option, const std::string &text, int64_t min, int64_t max,
+void parse_integer(const std::string &option, const std::string &text, int64_t min, int64_t max,
                     int64_t *out);
 
 }  // namespace dinput_tool

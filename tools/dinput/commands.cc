@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <mutex>
 #include <thread>
@@ -33,10 +34,9 @@ using Clock = std::chrono::steady_clock;
 // away.
 volatile uint64_t g_checksum_sink = 0;
 
-Status parse_chain(const std::string &text, Pipeline *pipeline) {
+void parse_chain(const std::string &text, Pipeline *pipeline) {
   ParseError error;
-  if (!parse_pipeline(text, pipeline, &error)) return invalid_argument(error.message);
-  return ok_status();
+  if (!parse_pipeline(text, pipeline, &error)) throw invalid_argument(error.message);
 }
 
 // ---- run -------------------------------------------------------------------------------
@@ -45,7 +45,7 @@ Status parse_chain(const std::string &text, Pipeline *pipeline) {
 // are written in their own precision as Python's repr writes them (nlohmann-json holds
 // every float as a double), bytes that are not UTF-8 as \udcXX, and a large batch costs no
 // node per value.
-Status append_replicas(std::string *out, const dinput_per_replica_t *value, bool shapes) {
+void append_replicas(std::string *out, const dinput_per_replica_t *value, bool shapes) {
   out->push_back('[');
   const int replicas = dinput_per_replica_size(value);
   for (int r = 0; r < replicas; ++r) {
@@ -59,13 +59,12 @@ Status append_replicas(std::string *out, const dinput_per_replica_t *value, bool
       if (shapes) {
         out->append(JsonObject(shape(dinput_tensor_shape(tensor), dinput_tensor_rank(tensor))).dump());
       } else {
-        DINPUT_TOOL_RETURN_IF_ERROR(append_tensor_values(out, tensor));
+        append_tensor_values(out, tensor);
       }
     }
     out->push_back(']');
   }
   out->push_back(']');
-  return ok_status();
 }
 
 std::string end_line(int worker, bool ended, int64_t steps) {
@@ -77,29 +76,30 @@ std::string end_line(int worker, bool ended, int64_t steps) {
 }
 
 // {"worker":W,"records":N,...}: the reader statistics of one worker's iterator (--stats).
-Status stats_object(const dinput_dist_iterator_t *iterator, int worker, JsonObject *out) {
+void stats_object(const dinput_dist_iterator_t *iterator, int worker, JsonObject *out) {
   (*out)["worker"] = worker;
   for (const char *name :
        {"records", "record_bytes", "corrupt_records_skipped", "corrupt_bytes_skipped"}) {
     int64_t value = 0;
     const dinput_status_t code = dinput_dist_iterator_statistic(&value, iterator, name);
-    if (code != DINPUT_OK) return library_error(code, "dinput_dist_iterator_statistic");
+    check(code, "dinput_dist_iterator_statistic");
     (*out)[name] = value;
   }
-  return ok_status();
 }
 
 // Each line is written as its step completes (see OrderedLineWriter), so that memory stays
 // flat and a reader sees steps as they come; `dinput run ... | head -1` ends at once. A reader
 // that closes the pipe ends the run quietly with status 0. On a failure the steps completed
 // before it stay printed, without the end lines, and the error goes to stderr.
-Status command_run(const CliOptions &options, const Pipeline &pipeline) {
+void command_run(const CliOptions &options, const Pipeline &pipeline) {
   OrderedLineWriter writer(STDOUT_FILENO, options.workers);
   std::vector<std::string> end_lines(static_cast<size_t>(options.workers));
   std::vector<std::string> warnings(static_cast<size_t>(options.workers));  // skipped records
   std::vector<JsonObject> stats(static_cast<size_t>(options.workers));      // --stats
-  Status status =
-      for_each_worker(options, pipeline, !options.has_steps, [&](const Worker &worker) -> Status {
+  // A worker's failure is thrown once stdout is complete: the steps before it stay printed.
+  std::exception_ptr failure;
+  try {
+    for_each_worker(options, pipeline, !options.has_steps, [&](const Worker &worker) {
         // Whatever ends this worker, its later lines are not waited for.
         struct Done {
           OrderedLineWriter &writer;
@@ -107,7 +107,7 @@ Status command_run(const CliOptions &options, const Pipeline &pipeline) {
           ~Done() { writer.worker_done(index); }
         } done{writer, worker.index};
         DistIteratorPtr iterator;
-        DINPUT_TOOL_RETURN_IF_ERROR(new_iterator(worker.dataset, &iterator));
+        new_iterator(worker.dataset, &iterator);
         Stepper stepper(iterator.get(), options.optional);
         const std::string prefix = "{\"worker\":" + std::to_string(worker.index) + ",\"step\":";
         int64_t step = 0;
@@ -115,7 +115,7 @@ Status command_run(const CliOptions &options, const Pipeline &pipeline) {
         std::string line;
         while (!options.has_steps || step < options.steps) {
           PerReplicaPtr value;
-          DINPUT_TOOL_RETURN_IF_ERROR(stepper.next(&value));
+          stepper.next(&value);
           if (!value) {
             ended = true;
             break;
@@ -124,28 +124,29 @@ Status command_run(const CliOptions &options, const Pipeline &pipeline) {
           line += prefix;
           line += std::to_string(step);
           line += ",\"replicas\":";
-          DINPUT_TOOL_RETURN_IF_ERROR(append_replicas(&line, value.get(), options.shapes));
+          append_replicas(&line, value.get(), options.shapes);
           line.push_back('}');
           if (!writer.step(worker.index, line)) {
             // The reader is gone (or stdout failed): stop this worker, and through the
             // collective's abort the others.
-            return Status{DINPUT_CANCELLED, "stdout was closed"};
+            throw Failure(DINPUT_CANCELLED, "stdout was closed");
           }
           ++step;
         }
         end_lines[static_cast<size_t>(worker.index)] = end_line(worker.index, ended, step);
         warnings[static_cast<size_t>(worker.index)] = skip_warning(iterator.get(), worker.index);
         if (options.stats) {
-          DINPUT_TOOL_RETURN_IF_ERROR(
-              stats_object(iterator.get(), worker.index, &stats[static_cast<size_t>(worker.index)]));
+          stats_object(iterator.get(), worker.index, &stats[static_cast<size_t>(worker.index)]);
         }
-        return ok_status();
       });
-  if (writer.closed_by_reader()) {
-    writer.finish();
-    return ok_status();  // the reader has what it wanted (e.g. `| head -1`)
+  } catch (...) {
+    failure = std::current_exception();
   }
-  if (status.ok()) {
+  if (writer.closed_by_reader()) {
+    writer.finish();  // does not throw: a pipe closed by its reader is no write failure
+    return;           // the reader has what it wanted (e.g. `| head -1`)
+  }
+  if (!failure) {
     for (std::string &end : end_lines) writer.trailer(std::move(end));
     if (options.stats) {
       JsonObject line;
@@ -153,33 +154,35 @@ Status command_run(const CliOptions &options, const Pipeline &pipeline) {
       writer.trailer(dump_json(line));
     }
   }
-  Status written = writer.finish();
-  if (writer.closed_by_reader()) return ok_status();
+  std::exception_ptr written;
+  try {
+    writer.finish();
+  } catch (...) {
+    written = std::current_exception();
+  }
+  if (writer.closed_by_reader()) return;
   // Skipped corrupt records are reported after stdout is complete, so the two never interleave.
   for (const std::string &warning : warnings) std::fputs(warning.c_str(), stderr);
-  DINPUT_TOOL_RETURN_IF_ERROR(written);  // before `status`, which may only say "stopped"
-  return status;
+  if (written) std::rethrow_exception(written);  // before `failure`, which may only say "stopped"
+  if (failure) std::rethrow_exception(failure);
 }
 
 // ---- spec ------------------------------------------------------------------------------
 
-Status command_spec(const CliOptions &options, const Pipeline &pipeline, std::string *text) {
+void command_spec(const CliOptions &options, const Pipeline &pipeline, std::string *text) {
   std::vector<std::string> specs(static_cast<size_t>(options.workers));
-  Status status = for_each_worker(options, pipeline, false, [&](const Worker &worker) -> Status {
+  for_each_worker(options, pipeline, false, [&](const Worker &worker) {
     dinput_spec_t *raw = nullptr;
     dinput_status_t code = dinput_dist_dataset_element_spec(&raw, worker.dataset);
-    if (code != DINPUT_OK) return library_error(code, "dinput_dist_dataset_element_spec");
+    check(code, "dinput_dist_dataset_element_spec");
     SpecPtr spec(raw);
     JsonObject out;
     out["num_replicas_in_sync"] = dinput_strategy_num_replicas_in_sync(worker.strategy);
     out["components"] = spec_components(spec.get());
     specs[static_cast<size_t>(worker.index)] = dump_json(out);
-    return ok_status();
   });
-  DINPUT_TOOL_RETURN_IF_ERROR(status);
   // Every worker has the same per-replica spec; worker 0's stands for all.
   *text = specs[0] + "\n";
-  return ok_status();
 }
 
 // ---- bench -----------------------------------------------------------------------------
@@ -192,9 +195,9 @@ struct BenchTotals {
 
 // Reads every byte of the tensor, so that the benchmark measures data that really arrived
 // rather than only buffer handles.
-Status touch(const dinput_tensor_t *delivered, uint64_t *checksum) {
+void touch(const dinput_tensor_t *delivered, uint64_t *checksum) {
   HostTensor host;
-  DINPUT_TOOL_RETURN_IF_ERROR(host.open(delivered));
+  host.open(delivered);
   const dinput_tensor_t *tensor = host.get();
   if (dinput_tensor_dtype(tensor) == DINPUT_BYTES) {
     const int64_t n = dinput_tensor_num_elements(tensor);
@@ -202,14 +205,14 @@ Status touch(const dinput_tensor_t *delivered, uint64_t *checksum) {
       const char *s = nullptr;
       size_t len = 0;
       dinput_status_t code = dinput_tensor_string_view(&s, &len, tensor, i);
-      if (code != DINPUT_OK) return library_error(code, "dinput_tensor_string_view");
+      check(code, "dinput_tensor_string_view");
       for (size_t j = 0; j < len; ++j) *checksum += static_cast<unsigned char>(s[j]);
     }
-    return ok_status();
+    return;
   }
   const unsigned char *data = static_cast<const unsigned char *>(dinput_tensor_data(tensor));
   const size_t size = dinput_tensor_byte_size(tensor);
-  if (data == nullptr) return ok_status();
+  if (data == nullptr) return;
   size_t i = 0;
   for (; i + sizeof(uint64_t) <= size; i += sizeof(uint64_t)) {
     uint64_t word;
@@ -217,7 +220,6 @@ Status touch(const dinput_tensor_t *delivered, uint64_t *checksum) {
     *checksum += word;
   }
   for (; i < size; ++i) *checksum += data[i];
-  return ok_status();
 }
 
 // Shows progress on stderr while the benchmark runs, only when stderr is a terminal, so
@@ -276,31 +278,34 @@ int64_t expected_steps(const CliOptions &options, const Pipeline &pipeline) {
   }
   if (options.workers != 1 || options.from_function) return -1;
   DatasetPtr dataset;
-  if (!build_dataset(pipeline, &dataset).ok()) return -1;  // the run itself reports it
+  try {
+    build_dataset(pipeline, &dataset);
+  } catch (const Failure &) {
+    return -1;  // the run itself reports it
+  }
   const int64_t cardinality = dinput_dataset_cardinality(dataset.get());
   return cardinality >= 0 ? cardinality : -1;
 }
 
-Status command_bench(const CliOptions &options, const Pipeline &pipeline, std::string *text) {
+void command_bench(const CliOptions &options, const Pipeline &pipeline, std::string *text) {
   BenchTotals totals;
   std::mutex time_mutex;
   bool have_times = false;
   Clock::time_point first_start, last_end;
   std::atomic<uint64_t> checksum{0};
   const Clock::time_point launch = Clock::now();
-  Status status;
   {
     ProgressLine progress(totals, launch,
                           isatty(STDERR_FILENO) ? expected_steps(options, pipeline) : -1);
-    status = for_each_worker(options, pipeline, !options.has_steps, [&](const Worker &worker) {
+    for_each_worker(options, pipeline, !options.has_steps, [&](const Worker &worker) {
       Clock::time_point start = Clock::now();
       DistIteratorPtr iterator;
-      DINPUT_TOOL_RETURN_IF_ERROR(new_iterator(worker.dataset, &iterator));
+      new_iterator(worker.dataset, &iterator);
       Stepper stepper(iterator.get(), options.optional);
       uint64_t sum = 0;
       for (int64_t step = 0; !options.has_steps || step < options.steps; ++step) {
         PerReplicaPtr value;
-        DINPUT_TOOL_RETURN_IF_ERROR(stepper.next(&value));
+        stepper.next(&value);
         if (!value) break;
         int64_t rows = 0, bytes = 0;
         for (int r = 0; r < dinput_per_replica_size(value.get()); ++r) {
@@ -311,7 +316,7 @@ Status command_bench(const CliOptions &options, const Pipeline &pipeline, std::s
             // components of an element share the leading size); a scalar is one row.
             if (c == 0) rows += dinput_tensor_rank(tensor) > 0 ? dinput_tensor_dim(tensor, 0) : 1;
             bytes += static_cast<int64_t>(dinput_tensor_byte_size(tensor));
-            DINPUT_TOOL_RETURN_IF_ERROR(touch(tensor, &sum));
+            touch(tensor, &sum);
           }
         }
         totals.steps += 1;
@@ -324,10 +329,8 @@ Status command_bench(const CliOptions &options, const Pipeline &pipeline, std::s
       if (!have_times || start < first_start) first_start = start;
       if (!have_times || end > last_end) last_end = end;
       have_times = true;
-      return ok_status();
     });
   }
-  DINPUT_TOOL_RETURN_IF_ERROR(status);
   g_checksum_sink = checksum.load();
   double seconds = have_times ? std::chrono::duration<double>(last_end - first_start).count() : 0;
   // A rate over a zero interval would be infinite, which JSON cannot express.
@@ -341,14 +344,13 @@ Status command_bench(const CliOptions &options, const Pipeline &pipeline, std::s
   out["rows_per_s"] = rows / divisor;
   out["bytes_per_s"] = bytes / divisor;
   *text = dump_json(out) + "\n";
-  return ok_status();
 }
 
 }  // namespace
 
-Status run_command(const CliOptions &options, std::string *stdout_text) {
+void run_command(const CliOptions &options, std::string *stdout_text) {
   Pipeline pipeline;
-  DINPUT_TOOL_RETURN_IF_ERROR(parse_chain(options.pipeline, &pipeline));
+  parse_chain(options.pipeline, &pipeline);
   switch (options.command) {
     case Command::kRun:
       return command_run(options, pipeline);  // streams its lines itself
@@ -357,7 +359,7 @@ Status run_command(const CliOptions &options, std::string *stdout_text) {
     case Command::kBench:
       return command_bench(options, pipeline, stdout_text);
   }
-  return Status{DINPUT_INTERNAL, "unknown command"};
+  throw Failure(DINPUT_INTERNAL, "unknown command");
 }
 
 std::string version_text() {

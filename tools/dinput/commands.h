@@ -13,7 +13,7 @@
 namespace dinput_tool {
 
 // run, spec or bench, after option parsing.
-Status run_command(const CliOptions &options, std::string *stdout_text);
+void run_command(const CliOptions &options, std::string *stdout_text);
 
 std::string version_text();
 std::string usage_text();

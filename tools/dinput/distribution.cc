@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <exception>
 #include <mutex>
-#include <new>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,38 +16,23 @@ namespace dinput_tool {
 
 namespace {
 
-// Status for an exception escaping a job: the tool must never crash on bad input or a
-// failed allocation, and no exception may unwind through the library's callback frames.
-Status from_exception() {
-  try {
-    throw;
-  } catch (const std::bad_alloc &) {
-    return Status{DINPUT_RESOURCE_EXHAUSTED, "out of memory"};
-  } catch (const std::exception &e) {
-    return Status{DINPUT_INTERNAL, e.what()};
-  } catch (...) {
-    return Status{DINPUT_INTERNAL, "unexpected exception"};
-  }
-}
-
 // --policy, then the tool's own check that `run` without --steps terminates.
-Status finish_dataset(const CliOptions &options, bool require_finite, DatasetPtr *dataset) {
+void finish_dataset(const CliOptions &options, bool require_finite, DatasetPtr *dataset) {
   if (options.has_policy) {
     dinput_options_t *raw = nullptr;
     dinput_status_t code = dinput_options_new(&raw);
-    if (code != DINPUT_OK) return library_error(code, "dinput_options_new");
+    check(code, "dinput_options_new");
     OptionsPtr dataset_options(raw);
     code = dinput_options_set_auto_shard_policy(dataset_options.get(), options.policy);
-    if (code != DINPUT_OK) return library_error(code, "dinput_options_set_auto_shard_policy");
+    check(code, "dinput_options_set_auto_shard_policy");
     dinput_dataset_t *made = nullptr;
     code = dinput_dataset_with_options(&made, dataset->get(), dataset_options.get());
-    if (code != DINPUT_OK) return library_error(code, "dinput_dataset_with_options");
+    check(code, "dinput_dataset_with_options");
     dataset->reset(made);
   }
   if (require_finite && dinput_dataset_cardinality(dataset->get()) == DINPUT_INFINITE_CARDINALITY) {
-    return invalid_argument("the pipeline is infinite; pass --steps K to stop after K steps");
+    throw invalid_argument("the pipeline is infinite; pass --steps K to stop after K steps");
   }
-  return ok_status();
 }
 
 struct FunctionModeData {
@@ -59,32 +44,28 @@ struct FunctionModeData {
 // The dataset_fn of --from-function: the template with this input pipeline's values.
 dinput_status_t dataset_fn(dinput_dataset_t **out, const dinput_input_context_t *context,
                           void *user_data) {
-  try {
+  return call_from_library([&] {
     const FunctionModeData &data = *static_cast<const FunctionModeData *>(user_data);
     InputPipelineInfo info;
     info.num_input_pipelines = dinput_input_context_num_input_pipelines(context);
     info.input_pipeline_id = dinput_input_context_input_pipeline_id(context);
     info.num_replicas_in_sync = dinput_input_context_num_replicas_in_sync(context);
-    info.per_replica_batch_size = [context](int64_t global, int64_t *result) {
-      dinput_status_t code =
-          dinput_input_context_get_per_replica_batch_size(result, context, global);
-      if (code != DINPUT_OK) return library_error(code, "get_per_replica_batch_size");
-      return ok_status();
+    info.per_replica_batch_size = [context](int64_t global) {
+      int64_t result = 0;
+      check(dinput_input_context_get_per_replica_batch_size(&result, context, global),
+            "get_per_replica_batch_size");
+      return result;
     };
     Pipeline resolved;
-    Status status = resolve_placeholders(*data.pipeline, info, &resolved);
+    resolve_placeholders(*data.pipeline, info, &resolved);
     DatasetPtr dataset;
-    if (status.ok()) status = build_dataset(resolved, &dataset);
-    if (status.ok()) status = finish_dataset(*data.options, data.require_finite, &dataset);
-    if (!status.ok()) return report_to_library(status);
+    build_dataset(resolved, &dataset);
+    finish_dataset(*data.options, data.require_finite, &dataset);
     *out = dataset.release();
-    return DINPUT_OK;
-  } catch (...) {
-    return report_to_library(from_exception());
-  }
+  });
 }
 
-Status make_strategy(const CliOptions &options, dinput_collective_t *collective, int worker,
+void make_strategy(const CliOptions &options, dinput_collective_t *collective, int worker,
                     StrategyPtr *out) {
   std::vector<std::string> names = options.devices;
   if (options.workers == 1 && options.replicas > 0) {
@@ -104,24 +85,23 @@ Status make_strategy(const CliOptions &options, dinput_collective_t *collective,
         dinput_strategy_new_multi_worker(&made, collective, worker, devices.data(),
                                          static_cast<int>(devices.size()));
   }
-  if (code != DINPUT_OK) return library_error(code, "creating the strategy");
+  check(code, "creating the strategy");
   out->reset(made);
-  return ok_status();
 }
 
-Status run_worker(const CliOptions &options, const Pipeline &pipeline,
+void run_worker(const CliOptions &options, const Pipeline &pipeline,
                  const dinput_dataset_t *shared_dataset, bool require_finite,
                  dinput_collective_t *collective, int index, const WorkerJob &job) {
   StrategyPtr strategy;
-  DINPUT_TOOL_RETURN_IF_ERROR(make_strategy(options, collective, index, &strategy));
+  make_strategy(options, collective, index, &strategy);
 
   dinput_input_options_t *raw_options = nullptr;
   dinput_status_t code = dinput_input_options_new(&raw_options);
-  if (code != DINPUT_OK) return library_error(code, "dinput_input_options_new");
+  check(code, "dinput_input_options_new");
   InputOptionsPtr input_options(raw_options);
   code = dinput_input_options_set_fetch_to_device(input_options.get(),
                                                   options.fetch_to_device ? 1 : 0);
-  if (code != DINPUT_OK) return library_error(code, "dinput_input_options_set_fetch_to_device");
+  check(code, "dinput_input_options_set_fetch_to_device");
 
   dinput_dist_dataset_t *made = nullptr;
   if (options.from_function) {
@@ -133,60 +113,57 @@ Status run_worker(const CliOptions &options, const Pipeline &pipeline,
     code = dinput_strategy_distribute_dataset(&made, strategy.get(), shared_dataset,
                                               input_options.get());
   }
-  if (code != DINPUT_OK) return library_error(code, "distributing the dataset");
+  check(code, "distributing the dataset");
   DistDatasetPtr dist(made);
 
   Worker worker;
   worker.index = index;
   worker.strategy = strategy.get();
   worker.dataset = dist.get();
-  return job(worker);
+  job(worker);
 }
 
 }  // namespace
 
-void exit_with_error(const Status &status) {
+void exit_with_error(const Failure &failure) {
   // Only the first failing worker reports; the others block here until the process ends.
   static std::mutex mutex;
   mutex.lock();
-  std::string line = status.line() + "\n";
+  std::string line = failure.line() + "\n";
   std::fputs(line.c_str(), stderr);
   std::fflush(stderr);
   _exit(1);
 }
 
-Status for_each_worker(const CliOptions &options, const Pipeline &pipeline, bool require_finite,
+void for_each_worker(const CliOptions &options, const Pipeline &pipeline, bool require_finite,
                      const WorkerJob &job) {
-  DINPUT_TOOL_RETURN_IF_ERROR(check_placeholders(pipeline, options.from_function));
+  check_placeholders(pipeline, options.from_function);
   // Outside --from-function every worker distributes the same (immutable) dataset; building
   // it first also reports pipeline errors before any strategy exists.
   DatasetPtr dataset;
   if (!options.from_function) {
-    DINPUT_TOOL_RETURN_IF_ERROR(build_dataset(pipeline, &dataset));
-    DINPUT_TOOL_RETURN_IF_ERROR(finish_dataset(options, require_finite, &dataset));
+    build_dataset(pipeline, &dataset);
+    finish_dataset(options, require_finite, &dataset);
   }
   if (options.workers == 1) {
-    try {
-      return run_worker(options, pipeline, dataset.get(), require_finite, nullptr, 0, job);
-    } catch (...) {
-      return from_exception();
-    }
+    run_worker(options, pipeline, dataset.get(), require_finite, nullptr, 0, job);
+    return;
   }
 
   dinput_collective_t *raw = nullptr;
   dinput_status_t code =
       dinput_collective_new_in_process(&raw, options.workers, options.timeout_ms);
-  if (code != DINPUT_OK) return library_error(code, "dinput_collective_new_in_process");
+  check(code, "dinput_collective_new_in_process");
   CollectivePtr collective(raw);
   // The first worker to fail keeps its error and aborts the collective, which releases the
   // others from their waits at once; every thread is then joined normally.
-  std::mutex first_error_mutex;
-  Status first_error;
-  auto fail = [&](const Status &status) {
-    std::lock_guard<std::mutex> lock(first_error_mutex);
-    if (!first_error.ok()) return;
-    first_error = status;
-    dinput_collective_abort(collective.get(), status.code, status.message.c_str());
+  std::mutex first_failure_mutex;
+  std::optional<Failure> first_failure;
+  auto fail = [&](const Failure &failure) {
+    std::lock_guard<std::mutex> lock(first_failure_mutex);
+    if (first_failure) return;
+    first_failure = failure;
+    dinput_collective_abort(collective.get(), failure.code(), failure.message().c_str());
   };
   std::vector<std::thread> threads;
   for (int w = 0; w < options.workers; ++w) {
@@ -194,52 +171,49 @@ Status for_each_worker(const CliOptions &options, const Pipeline &pipeline, bool
     // cannot be created ends the process rather than unwinding past joinable threads.
     try {
       threads.emplace_back([&, w]() {
-        Status status;
+        // A worker's failure goes to the thread that started it, which throws it once every
+        // worker has ended.
         try {
-          status =
-              run_worker(options, pipeline, dataset.get(), require_finite, collective.get(), w, job);
+          run_worker(options, pipeline, dataset.get(), require_finite, collective.get(), w, job);
         } catch (...) {
-          status = from_exception();
+          fail(current_failure());
         }
-        if (!status.ok()) fail(status);
       });
     } catch (...) {
-      exit_with_error(from_exception());
+      exit_with_error(current_failure());
     }
   }
   for (std::thread &t : threads) t.join();
-  return first_error;
+  if (first_failure) throw *first_failure;
 }
 
-Status new_iterator(const dinput_dist_dataset_t *dataset, DistIteratorPtr *out) {
+void new_iterator(const dinput_dist_dataset_t *dataset, DistIteratorPtr *out) {
   dinput_dist_iterator_t *made = nullptr;
   dinput_status_t code = dinput_dist_dataset_iterator(&made, dataset);
-  if (code != DINPUT_OK) return library_error(code, "dinput_dist_dataset_iterator");
+  check(code, "dinput_dist_dataset_iterator");
   out->reset(made);
-  return ok_status();
 }
 
-Status Stepper::next(PerReplicaPtr *out) {
+void Stepper::next(PerReplicaPtr *out) {
   out->reset();
   dinput_per_replica_t *value = nullptr;
   if (use_optional_) {
     dinput_optional_t *raw = nullptr;
     dinput_status_t code = dinput_dist_iterator_get_next_as_optional(&raw, iterator_);
-    if (code != DINPUT_OK) return library_error(code, "get_next_as_optional");
+    check(code, "get_next_as_optional");
     OptionalPtr optional(raw);
-    if (!dinput_optional_has_value(optional.get())) return ok_status();
+    if (!dinput_optional_has_value(optional.get())) return;
     code = dinput_optional_get_per_replica(&value, optional.get());
-    if (code != DINPUT_OK) return library_error(code, "dinput_optional_get_per_replica");
+    check(code, "dinput_optional_get_per_replica");
   } else {
     dinput_status_t code = dinput_dist_iterator_get_next(&value, iterator_);
-    if (code == DINPUT_OUT_OF_RANGE) return ok_status();
-    if (code != DINPUT_OK) return library_error(code, "get_next");
+    if (code == DINPUT_OUT_OF_RANGE) return;
+    check(code, "get_next");
   }
   if (value == nullptr) {
-    return Status{DINPUT_INTERNAL, "the library returned no value for a step"};
+    throw Failure(DINPUT_INTERNAL, "the library returned no value for a step");
   }
   out->reset(value);
-  return ok_status();
 }
 
 }  // namespace dinput_tool

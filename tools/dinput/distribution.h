@@ -20,20 +20,20 @@ struct Worker {
   const dinput_dist_dataset_t *dataset = nullptr;
 };
 
-using WorkerJob = std::function<Status(const Worker &worker)>;
+using WorkerJob = std::function<void(const Worker &worker)>;
 
 // Distributes the pipeline for every worker and runs `job` once per worker. With one worker
 // the job runs on the calling thread; with W > 1 each worker has its own thread, since the
 // workers' iterators wait for each other through the collective at every step. The first
 // failing worker aborts the collective, so its peers stop waiting at once; that worker's
-// error is returned after every thread has finished.
+// Failure is thrown after every thread has finished.
 // `require_finite`: an infinite pipeline is an error (the caller has no step limit).
-Status for_each_worker(const CliOptions &options, const Pipeline &pipeline, bool require_finite,
+void for_each_worker(const CliOptions &options, const Pipeline &pipeline, bool require_finite,
                      const WorkerJob &job);
 
-// Writes status.line() to stderr and exits with status 1 without running destructors: only
+// Writes failure.line() to stderr and exits with status 1 without running destructors: only
 // for a worker thread that cannot even be created while others already wait for it.
-[[noreturn]] void exit_with_error(const Status &status);
+[[noreturn]] void exit_with_error(const Failure &failure);
 
 // Steps a distributed iterator with get_next or get_next_as_optional.
 class Stepper {
@@ -41,14 +41,14 @@ class Stepper {
   Stepper(dinput_dist_iterator_t *iterator, bool use_optional)
       : iterator_(iterator), use_optional_(use_optional) {}
   // Sets *out to the next step's value, or leaves it empty at the end of the data.
-  Status next(PerReplicaPtr *out);
+  void next(PerReplicaPtr *out);
 
  private:
   dinput_dist_iterator_t *iterator_;
   bool use_optional_;
 };
 
-Status new_iterator(const dinput_dist_dataset_t *dataset, DistIteratorPtr *out);
+void new_iterator(const dinput_dist_dataset_t *dataset, DistIteratorPtr *out);
 
 }  // namespace dinput_tool
 

@@ -1,4 +1,4 @@
-// Owning smart pointers for the library's handles, so that every early error return in the
+// Owning smart pointers for the library's handles, so that every failure thrown in the
 // tool releases what it made.
 #ifndef DINPUT_TOOL_HANDLES_H_
 #define DINPUT_TOOL_HANDLES_H_

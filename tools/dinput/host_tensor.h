@@ -16,13 +16,12 @@ class HostTensor {
   HostTensor &operator=(const HostTensor &) = delete;
 
   // `tensor` itself when it is in host memory, else a host copy owned by this object.
-  Status open(const dinput_tensor_t *tensor) {
+  void open(const dinput_tensor_t *tensor) {
     view_ = tensor;
-    if (dinput_tensor_device_type(tensor) != DINPUT_DEVICE_CUDA) return ok_status();
+    if (dinput_tensor_device_type(tensor) != DINPUT_DEVICE_CUDA) return;
     dinput_status_t code = dinput_tensor_to_host(&copy_, tensor);
-    if (code != DINPUT_OK) return library_error(code, "dinput_tensor_to_host");
+    check(code, "dinput_tensor_to_host");
     view_ = copy_;
-    return ok_status();
   }
   const dinput_tensor_t *get() const { return view_; }
 

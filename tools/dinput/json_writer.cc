@@ -28,30 +28,29 @@ class TensorWriter {
         data_(static_cast<const unsigned char *>(dinput_tensor_data(tensor))),
         item_size_(dinput_dtype_size(dtype_)) {}
 
-  Status write() {
+  void write() {
     if (rank_ < 0 || (rank_ > 0 && dims_ == nullptr)) {
-      return Status{DINPUT_INTERNAL, "a tensor returned by the library has no shape"};
+      throw Failure(DINPUT_INTERNAL, "a tensor returned by the library has no shape");
     }
     if (dtype_ != DINPUT_BYTES && data_ == nullptr && dinput_tensor_num_elements(tensor_) > 0) {
-      return Status{DINPUT_INTERNAL, "a tensor returned by the library has no host data"};
+      throw Failure(DINPUT_INTERNAL, "a tensor returned by the library has no host data");
     }
     int64_t index = 0;
-    return write_level(0, &index);
+    write_level(0, &index);
   }
 
  private:
-  Status write_level(int level, int64_t *index) {
+  void write_level(int level, int64_t *index) {
     if (level == rank_) return write_scalar((*index)++);
     out_->push_back('[');
     for (int64_t i = 0; i < dims_[level]; ++i) {
       if (i) out_->push_back(',');
-      DINPUT_TOOL_RETURN_IF_ERROR(write_level(level + 1, index));
+      write_level(level + 1, index);
     }
     out_->push_back(']');
-    return ok_status();
   }
 
-  Status write_scalar(int64_t index) {
+  void write_scalar(int64_t index) {
     const unsigned char *p = data_ + index * static_cast<int64_t>(item_size_);
     switch (dtype_) {
       case DINPUT_BOOL:
@@ -97,15 +96,14 @@ class TensorWriter {
         const char *s = nullptr;
         size_t len = 0;
         dinput_status_t code = dinput_tensor_string_view(&s, &len, tensor_, index);
-        if (code != DINPUT_OK) return library_error(code, "dinput_tensor_string_view");
+        check(code, "dinput_tensor_string_view");
         append_json_string(out_, s, len);
         break;
       }
       default:
-        return Status{DINPUT_INTERNAL,
+        throw Failure{DINPUT_INTERNAL,
                       std::string("cannot print a tensor of dtype ") + dinput_dtype_name(dtype_)};
     }
-    return ok_status();
   }
 
   std::string *out_;
@@ -119,11 +117,11 @@ class TensorWriter {
 
 }  // namespace
 
-Status append_tensor_values(std::string *out, const dinput_tensor_t *tensor) {
-  if (tensor == nullptr) return Status{DINPUT_INTERNAL, "the library returned a null tensor"};
+void append_tensor_values(std::string *out, const dinput_tensor_t *tensor) {
+  if (tensor == nullptr) throw Failure(DINPUT_INTERNAL, "the library returned a null tensor");
   HostTensor host;
-  DINPUT_TOOL_RETURN_IF_ERROR(host.open(tensor));
-  return TensorWriter(out, host.get()).write();
+  host.open(tensor);
+  TensorWriter(out, host.get()).write();
 }
 
 JsonObject::array_t shape(const int64_t *dims, int rank) {

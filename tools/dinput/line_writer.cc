@@ -27,7 +27,7 @@ OrderedLineWriter::OrderedLineWriter(int fd, int workers)
       done_(static_cast<size_t>(workers), false),
       thread_([this] { write_loop(); }) {}
 
-OrderedLineWriter::~OrderedLineWriter() { finish(); }
+OrderedLineWriter::~OrderedLineWriter() { stop(); }
 
 bool OrderedLineWriter::step(int worker, std::string line) {
   line.push_back('\n');
@@ -108,8 +108,8 @@ void OrderedLineWriter::write_loop() {
       if (write_errno == EPIPE) {
         closed_ = true;
       } else {
-        error_ = Status{DINPUT_UNAVAILABLE,
-                        std::string("could not write the output to stdout: ") + strerror(write_errno)};
+        error_ = Failure(DINPUT_UNAVAILABLE,
+                         std::string("could not write the output to stdout: ") + strerror(write_errno));
       }
       ready_.clear();
       space_.notify_all();
@@ -118,17 +118,21 @@ void OrderedLineWriter::write_loop() {
   }
 }
 
-Status OrderedLineWriter::finish() {
+void OrderedLineWriter::stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (joined_) return error_;
+    if (joined_) return;
     joined_ = true;
     finishing_ = true;
   }
   work_.notify_one();
   thread_.join();
+}
+
+void OrderedLineWriter::finish() {
+  stop();
   std::lock_guard<std::mutex> lock(mu_);
-  return error_;
+  if (error_) throw *error_;
 }
 
 bool OrderedLineWriter::closed_by_reader() const {

@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,7 +25,7 @@ namespace dinput_tool {
 class OrderedLineWriter {
  public:
   OrderedLineWriter(int fd, int workers);
-  ~OrderedLineWriter();  // finish()es first
+  ~OrderedLineWriter();  // stops the writing thread as finish() does, without throwing
   OrderedLineWriter(const OrderedLineWriter &) = delete;
   OrderedLineWriter &operator=(const OrderedLineWriter &) = delete;
 
@@ -35,16 +36,17 @@ class OrderedLineWriter {
   void worker_done(int worker);
   // A line written after every step line (all workers must be done).
   void trailer(std::string line);
-  // Writes what is due and stops the writing thread. Returns the write error, if any; a
-  // reader that closed the pipe (EPIPE) is not an error: see closed_by_reader().
-  Status finish();
+  // Writes what is due and stops the writing thread, then throws the write failure, if any;
+  // a reader that closed the pipe (EPIPE) is not a failure: see closed_by_reader().
+  void finish();
   bool closed_by_reader() const;
 
  private:
+  void stop();
   void write_loop();
   // Moves the lines that are due from the workers' queues to ready_ (mu_ held).
   void collect_due();
-  bool stopped() const { return closed_ || !error_.ok(); }
+  bool stopped() const { return closed_ || error_.has_value(); }
 
   const int fd_;
   mutable std::mutex mu_;
@@ -56,7 +58,7 @@ class OrderedLineWriter {
   std::string ready_;              // due text not yet written
   bool finishing_ = false;
   bool closed_ = false;            // EPIPE
-  Status error_;
+  std::optional<Failure> error_;  // a write failed (not EPIPE)
   bool joined_ = false;
   std::thread thread_;             // last: it starts in the constructor
 };

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
-#include <new>
 #include <string>
 #include <vector>
 
@@ -17,10 +16,11 @@
 
 namespace {
 
-using dinput_tool::Status;
+using dinput_tool::Failure;
 
-int fail(const Status &status) {
-  std::fprintf(stderr, "%s\n", status.line().c_str());
+// The one place a command's failure is reported: one stderr line and exit status 1.
+int fail(const Failure &failure) {
+  std::fprintf(stderr, "%s\n", failure.line().c_str());
   return 1;
 }
 
@@ -31,8 +31,8 @@ int print(const std::string &text) {
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
     if (errno == EPIPE) return 0;
-    return fail(Status{DINPUT_UNAVAILABLE, std::string("could not write the output to stdout: ") +
-                                               std::strerror(errno)});
+    return fail(Failure(DINPUT_UNAVAILABLE,
+                        std::string("could not write the output to stdout: ") + std::strerror(errno)));
   }
   return 0;
 }
@@ -47,7 +47,7 @@ bool asks_for_help(int argc, char **argv) {
 
 int run_main(int argc, char **argv) {
   if (argc < 2) {
-    return fail(dinput_tool::invalid_argument("missing command; run 'dinput help' for usage"));
+    throw dinput_tool::invalid_argument("missing command; run 'dinput help' for usage");
   }
   const std::string command = argv[1];
   if (command == "--version" || command == "version") {
@@ -69,22 +69,19 @@ int run_main(int argc, char **argv) {
     parsed = dinput_tool::Command::kBench;
   } else if (dinput_tool::is_record_command(command)) {
     std::string text;
-    Status status = dinput_tool::run_record_command(command, argc - 2, argv + 2, &text);
-    if (!status.ok()) return fail(status);
+    dinput_tool::run_record_command(command, argc - 2, argv + 2, &text);
     return print(text);
   } else {
     static const std::vector<std::string> kCommands = {"run",     "spec",    "bench", "write",
                                                        "convert", "inspect", "help"};
-    return fail(dinput_tool::invalid_argument("unknown command '" + command + "'" +
+    throw dinput_tool::invalid_argument("unknown command '" + command + "'" +
                                              dinput_tool::did_you_mean(command, kCommands) +
-                                             "; run 'dinput help' for usage"));
+                                             "; run 'dinput help' for usage");
   }
   dinput_tool::CliOptions options;
-  Status status = dinput_tool::parse_cli_options(parsed, argc - 2, argv + 2, &options);
-  if (!status.ok()) return fail(status);
+  dinput_tool::parse_cli_options(parsed, argc - 2, argv + 2, &options);
   std::string text;
-  status = dinput_tool::run_command(options, &text);
-  if (!status.ok()) return fail(status);
+  dinput_tool::run_command(options, &text);
   return print(text);
 }
 
@@ -95,9 +92,7 @@ int main(int argc, char **argv) {
   std::signal(SIGPIPE, SIG_IGN);
   try {
     return run_main(argc, argv);
-  } catch (const std::bad_alloc &) {
-    return fail(Status{DINPUT_RESOURCE_EXHAUSTED, "out of memory"});
-  } catch (const std::exception &e) {
-    return fail(Status{DINPUT_INTERNAL, e.what()});
+  } catch (...) {
+    return fail(dinput_tool::current_failure());
   }
 }

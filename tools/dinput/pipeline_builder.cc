@@ -160,7 +160,7 @@ const FunctionSpec *find_function(const std::string &name) {
 }
 
 // Python's rules for matching call arguments to parameters.
-Status bind(const FunctionSpec &spec, const Call &call, Args *args) {
+void bind(const FunctionSpec &spec, const Call &call, Args *args) {
   const std::string usage = std::string("; usage: ") + spec.usage;
   const std::string prefix = call.name + "(): ";
   std::vector<const Value *> bound(spec.params.size(), nullptr);
@@ -170,13 +170,13 @@ Status bind(const FunctionSpec &spec, const Call &call, Args *args) {
   for (const Argument &arg : call.args) {
     if (arg.keyword.empty()) {
       if (spec.passing == Passing::kKeywordOnly) {
-        return invalid_argument(prefix +
+        throw invalid_argument(prefix +
                                "takes keyword arguments only, got a positional "
                                "argument at position " +
                                std::to_string(arg.pos) + usage);
       }
       if (positional >= spec.params.size()) {
-        return invalid_argument(prefix + "takes at most " + std::to_string(spec.params.size()) +
+        throw invalid_argument(prefix + "takes at most " + std::to_string(spec.params.size()) +
                                " positional argument" + (spec.params.size() == 1 ? "" : "s") +
                                ", got " + std::to_string(num_positional) + usage);
       }
@@ -184,18 +184,18 @@ Status bind(const FunctionSpec &spec, const Call &call, Args *args) {
       continue;
     }
     if (spec.passing == Passing::kPositionalOnly) {
-      return invalid_argument(prefix + "takes no keyword arguments, got '" + arg.keyword +
+      throw invalid_argument(prefix + "takes no keyword arguments, got '" + arg.keyword +
                              "' at position " + std::to_string(arg.pos) + usage);
     }
     size_t i = 0;
     while (i < spec.params.size() && arg.keyword != spec.params[i].name) ++i;
     if (i == spec.params.size()) {
-      return invalid_argument(prefix + "unexpected keyword argument '" + arg.keyword +
+      throw invalid_argument(prefix + "unexpected keyword argument '" + arg.keyword +
                              "' at position " + std::to_string(arg.pos) +
                              did_you_mean(arg.keyword, spec.params, [](const auto &p) { return p.name; }) + usage);
     }
     if (bound[i] != nullptr) {
-      return invalid_argument(prefix + "got multiple values for argument '" + arg.keyword + "'" +
+      throw invalid_argument(prefix + "got multiple values for argument '" + arg.keyword + "'" +
                              usage);
     }
     bound[i] = &arg.value;
@@ -203,11 +203,10 @@ Status bind(const FunctionSpec &spec, const Call &call, Args *args) {
   for (size_t i = 0; i < spec.params.size(); ++i) {
     if (bound[i] == nullptr && spec.params[i].required) {
       const char *shown = spec.params[i].shown ? spec.params[i].shown : spec.params[i].name;
-      return invalid_argument(prefix + "missing required argument '" + shown + "'" + usage);
+      throw invalid_argument(prefix + "missing required argument '" + shown + "'" + usage);
     }
     args->set(spec.params[i].name, bound[i]);
   }
-  return ok_status();
 }
 
 }  // namespace builder
@@ -236,44 +235,43 @@ const PlaceholderSpec kPlaceholders[] = {
     {"per_replica_batch_size", 1},
 };
 
-Status check_value(const Value &v, bool allowed) {
+void check_value(const Value &v, bool allowed) {
   if (v.kind == Value::Kind::kPlaceholder) {
     if (!allowed) {
-      return invalid_argument("the placeholder $" + v.text + " at position " +
+      throw invalid_argument("the placeholder $" + v.text + " at position " +
                              std::to_string(v.pos) + " is only available with --from-function");
     }
     for (const PlaceholderSpec &p : kPlaceholders) {
       if (v.text != p.name) continue;
       if (v.items.size() != p.num_args) {
-        return invalid_argument(
+        throw invalid_argument(
             "the placeholder $" + v.text + " at position " + std::to_string(v.pos) +
             (p.num_args == 0 ? " takes no arguments"
                              : " takes one integer argument, e.g. $per_replica_batch_size(64)"));
       }
       for (const Value &arg : v.items) {
         if (arg.kind != Value::Kind::kInt) {
-          return invalid_argument("the argument of $" + v.text + " at position " +
+          throw invalid_argument("the argument of $" + v.text + " at position " +
                                  std::to_string(arg.pos) + " must be an integer, got " +
                                  describe_kind(arg.kind));
         }
       }
-      return ok_status();
+      return;
     }
-    return invalid_argument("unknown placeholder $" + v.text + " at position " +
+    throw invalid_argument("unknown placeholder $" + v.text + " at position " +
                            std::to_string(v.pos) +
                            "; known: $num_input_pipelines, $input_pipeline_id, "
                            "$num_replicas_in_sync, $per_replica_batch_size(G)");
   }
-  for (const Value &item : v.items) DINPUT_TOOL_RETURN_IF_ERROR(check_value(item, allowed));
-  for (const Argument &arg : v.args) DINPUT_TOOL_RETURN_IF_ERROR(check_value(arg.value, allowed));
-  return ok_status();
+  for (const Value &item : v.items) check_value(item, allowed);
+  for (const Argument &arg : v.args) check_value(arg.value, allowed);
 }
 
-Status resolve_value(Value *v, const InputPipelineInfo &info) {
+void resolve_value(Value *v, const InputPipelineInfo &info) {
   if (v->kind != Value::Kind::kPlaceholder) {
-    for (Value &item : v->items) DINPUT_TOOL_RETURN_IF_ERROR(resolve_value(&item, info));
-    for (Argument &arg : v->args) DINPUT_TOOL_RETURN_IF_ERROR(resolve_value(&arg.value, info));
-    return ok_status();
+    for (Value &item : v->items) resolve_value(&item, info);
+    for (Argument &arg : v->args) resolve_value(&arg.value, info);
+    return;
   }
   int64_t resolved = 0;
   if (v->text == "num_input_pipelines") {
@@ -284,7 +282,7 @@ Status resolve_value(Value *v, const InputPipelineInfo &info) {
     resolved = info.num_replicas_in_sync;
   } else if (v->text == "per_replica_batch_size" && v->items.size() == 1 &&
              info.per_replica_batch_size) {
-    DINPUT_TOOL_RETURN_IF_ERROR(info.per_replica_batch_size(v->items[0].int_value, &resolved));
+    resolved = info.per_replica_batch_size(v->items[0].int_value);
   } else {
     return check_value(*v, true);  // reports what is wrong with it
   }
@@ -292,7 +290,6 @@ Status resolve_value(Value *v, const InputPipelineInfo &info) {
   v->int_value = resolved;
   v->items.clear();
   v->text.clear();
-  return ok_status();
 }
 }  // namespace
 
@@ -320,57 +317,54 @@ bool parse_auto_shard_policy(const std::string &name, dinput_auto_shard_policy_t
   return false;
 }
 
-Status check_placeholders(const Pipeline &pipeline, bool allowed) {
+void check_placeholders(const Pipeline &pipeline, bool allowed) {
   for (const Call &call : pipeline.calls) {
     for (const Argument &arg : call.args) {
-      DINPUT_TOOL_RETURN_IF_ERROR(check_value(arg.value, allowed));
+      check_value(arg.value, allowed);
     }
   }
-  return ok_status();
 }
 
-Status resolve_placeholders(const Pipeline &pipeline, const InputPipelineInfo &info, Pipeline *out) {
+void resolve_placeholders(const Pipeline &pipeline, const InputPipelineInfo &info, Pipeline *out) {
   Pipeline resolved = pipeline;
   for (Call &call : resolved.calls) {
-    for (Argument &arg : call.args) DINPUT_TOOL_RETURN_IF_ERROR(resolve_value(&arg.value, info));
+    for (Argument &arg : call.args) resolve_value(&arg.value, info);
   }
   *out = std::move(resolved);
-  return ok_status();
 }
 
-Status build_dataset(const Pipeline &pipeline, DatasetPtr *out) {
-  DINPUT_TOOL_RETURN_IF_ERROR(check_placeholders(pipeline, false));
+void build_dataset(const Pipeline &pipeline, DatasetPtr *out) {
+  check_placeholders(pipeline, false);
   DatasetPtr current;
   for (size_t i = 0; i < pipeline.calls.size(); ++i) {
     const Call &call = pipeline.calls[i];
     const FunctionSpec *spec = find_function(call.name);
     const std::string where = " at position " + std::to_string(call.pos);
     if (spec == nullptr) {
-      return invalid_argument("unknown function '" + call.name + "'" + where +
+      throw invalid_argument("unknown function '" + call.name + "'" + where +
                              did_you_mean(call.name, functions(), [](const FunctionSpec &f) { return f.name; }) + "; " +
                              (i == 0 ? "sources: " + names_with_role(Role::kSource)
                                      : "transformations: " + names_with_role(Role::kTransform)));
     }
     if (i == 0 && spec->role != Role::kSource) {
-      return invalid_argument(
+      throw invalid_argument(
           call.name + "()" + where +
           " is a transformation; a pipeline starts with a source: " + names_with_role(Role::kSource));
     }
     if (i > 0 && spec->role != Role::kTransform) {
-      return invalid_argument(call.name + "()" + where +
+      throw invalid_argument(call.name + "()" + where +
                              " is a source and cannot be applied to a dataset; "
                              "transformations: " +
                              names_with_role(Role::kTransform));
     }
     Args args(call.name, spec->usage);
-    DINPUT_TOOL_RETURN_IF_ERROR(bind(*spec, call, &args));
+    bind(*spec, call, &args);
     DatasetPtr next;
-    DINPUT_TOOL_RETURN_IF_ERROR(spec->build(args, current.get(), &next));
+    spec->build(args, current.get(), &next);
     current = std::move(next);
   }
-  if (!current) return invalid_argument("the pipeline is empty");
+  if (!current) throw invalid_argument("the pipeline is empty");
   *out = std::move(current);
-  return ok_status();
 }
 
 }  // namespace dinput_tool

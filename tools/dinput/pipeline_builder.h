@@ -20,19 +20,19 @@ struct InputPipelineInfo {
   int64_t num_input_pipelines = 1;
   int64_t input_pipeline_id = 0;
   int64_t num_replicas_in_sync = 1;
-  std::function<Status(int64_t global_batch_size, int64_t *out)> per_replica_batch_size;
+  std::function<int64_t(int64_t global_batch_size)> per_replica_batch_size;
 };
 
 // Checks every `$name(...)` placeholder of the pipeline: known name, right arguments.
 // `allowed` is false outside --from-function, where any placeholder is an error.
-Status check_placeholders(const Pipeline &pipeline, bool allowed);
+void check_placeholders(const Pipeline &pipeline, bool allowed);
 
 // Returns a copy of the pipeline with every placeholder replaced by its integer value for
-// one input pipeline. Errors of get_per_replica_batch_size are returned unchanged.
-Status resolve_placeholders(const Pipeline &pipeline, const InputPipelineInfo &info, Pipeline *out);
+// one input pipeline. Failures of get_per_replica_batch_size propagate unchanged.
+void resolve_placeholders(const Pipeline &pipeline, const InputPipelineInfo &info, Pipeline *out);
 
 // Builds the dataset. The pipeline must not contain placeholders any more.
-Status build_dataset(const Pipeline &pipeline, DatasetPtr *out);
+void build_dataset(const Pipeline &pipeline, DatasetPtr *out);
 
 // Parses an auto-shard policy name: OFF, AUTO, FILE, DATA, HINT (any case), optionally
 // qualified as AutoShardPolicy.X or tf.data.experimental.AutoShardPolicy.X.

@@ -36,41 +36,39 @@ constexpr int64_t kMaxChunkSize = int64_t{1} << 30;
 
 // ---- arguments (parsed by parse_args, cli_options.h) -------------------------------------
 
-Status compression_option(const ParsedArgs &args, const char *name, dinput_compression_t fallback,
+void compression_option(const ParsedArgs &args, const char *name, dinput_compression_t fallback,
                          dinput_compression_t *out, bool *given = nullptr) {
   const std::string *value = args.find(name);
   if (given != nullptr) *given = value != nullptr;
   if (value == nullptr) {
     *out = fallback;
-    return ok_status();
+    return;
   }
   // "" means NONE in the chain syntax, but an empty option value is more likely a mistake.
   if (value->empty() || !parse_compression(*value, out)) {
-    return invalid_argument(std::string(name) + " expects NONE, ZSTD or GZIP, got '" + *value +
+    throw invalid_argument(std::string(name) + " expects NONE, ZSTD or GZIP, got '" + *value +
                            "'");
   }
-  return ok_status();
 }
 
 // --level: passed to the writer, which checks its range for the compression chosen.
-Status level_option(const ParsedArgs &args, dinput_compression_t compression, int *out) {
+void level_option(const ParsedArgs &args, dinput_compression_t compression, int *out) {
   const std::string *value = args.find("--level");
   *out = 0;
-  if (value == nullptr) return ok_status();
+  if (value == nullptr) return;
   if (compression == DINPUT_COMPRESSION_NONE) {
     // The writer would ignore it; saying so beats silently writing an uncompressed file.
-    return invalid_argument("--level applies to --compression ZSTD or GZIP only");
+    throw invalid_argument("--level applies to --compression ZSTD or GZIP only");
   }
   int64_t level = 0;
-  DINPUT_TOOL_RETURN_IF_ERROR(parse_integer("--level", *value, 0, INT_MAX, &level));
+  parse_integer("--level", *value, 0, INT_MAX, &level);
   *out = static_cast<int>(level);
-  return ok_status();
 }
 
 // ---- files -----------------------------------------------------------------------------
 
 // Errors of the tool's own file access, coded as the library codes its own.
-Status file_error(const char *verb, const std::string &path, int err) {
+Failure file_error(const char *verb, const std::string &path, int err) {
   dinput_status_t code;
   switch (err) {
     case ENOENT:
@@ -96,7 +94,7 @@ Status file_error(const char *verb, const std::string &path, int err) {
     default:
       code = DINPUT_DATA_LOSS;
   }
-  return Status{code, std::string("cannot ") + verb + " '" + path + "': " + std::strerror(err)};
+  return Failure(code, std::string("cannot ") + verb + " '" + path + "': " + std::strerror(err));
 }
 
 // An input file opened by the tool itself; "-" is stdin.
@@ -106,21 +104,20 @@ class InputFile {
     if (file_ != nullptr && file_ != stdin) std::fclose(file_);
   }
 
-  Status open(const std::string &path) {
+  void open(const std::string &path) {
     if (path == "-") {
       file_ = stdin;
       name_ = "stdin";
-      return ok_status();
+      return;
     }
     name_ = path;
     file_ = std::fopen(path.c_str(), "rb");
-    if (file_ == nullptr) return file_error("open", path, errno);
-    return ok_status();
+    if (file_ == nullptr) throw file_error("open", path, errno);
   }
 
   FILE *get() const { return file_; }
   const std::string &name() const { return name_; }
-  Status read_error() const { return file_error("read", name_, errno); }
+  Failure read_error() const { return file_error("read", name_, errno); }
 
  private:
   FILE *file_ = nullptr;
@@ -129,22 +126,20 @@ class InputFile {
 
 // Reading and writing the same file is almost always a slip of the fingers (the writer would
 // replace the input with itself at best), so it is refused.
-Status check_not_input(const struct stat &input, const std::string &output) {
+void check_not_input(const struct stat &input, const std::string &output) {
   struct stat st;
-  if (::stat(output.c_str(), &st) != 0) return ok_status();  // does not exist yet
+  if (::stat(output.c_str(), &st) != 0) return;  // does not exist yet
   if (st.st_dev == input.st_dev && st.st_ino == input.st_ino) {
-    return invalid_argument("OUTPUT '" + output +
+    throw invalid_argument("OUTPUT '" + output +
                            "' is the input file itself; write to another file");
   }
-  return ok_status();
 }
 
-Status check_output_name(const std::string &output) {
+void check_output_name(const std::string &output) {
   if (output == "-") {
-    return invalid_argument("OUTPUT must be a file: record files are not written to stdout");
+    throw invalid_argument("OUTPUT must be a file: record files are not written to stdout");
   }
-  if (output.empty()) return invalid_argument("OUTPUT must not be empty");
-  return ok_status();
+  if (output.empty()) throw invalid_argument("OUTPUT must not be empty");
 }
 
 // zstd's magic numbers, little-endian: a data frame, and the 16 skippable-frame magics
@@ -161,23 +156,23 @@ uint32_t load_le32(const unsigned char *p) {
 // The compression of a record file from its first bytes: a zstd frame magic (a data frame,
 // or a skippable frame, which a zstd file may start with), the gzip magic, else NONE (a
 // plain file starts with a record length, which has no magic).
-Status detect_compression(const std::string &path, dinput_compression_t *out) {
+void detect_compression(const std::string &path, dinput_compression_t *out) {
   // Only regular files are peeked at: opening a FIFO would wait for a writer, and reading a
   // pipe would take bytes the reader needs. Anything else is left to the library, which
   // names what is wrong with it (a FIFO or device is not read unless allowed).
   struct stat st;
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
     *out = DINPUT_COMPRESSION_NONE;
-    return ok_status();
+    return;
   }
   FILE *file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) return file_error("open", path, errno);
+  if (file == nullptr) throw file_error("open", path, errno);
   unsigned char head[4] = {0, 0, 0, 0};
   size_t n = std::fread(head, 1, sizeof head, file);
   int err = errno;
   bool failed = std::ferror(file) != 0;
   std::fclose(file);
-  if (failed) return file_error("read", path, err);
+  if (failed) throw file_error("read", path, err);
   static const unsigned char kGzip[2] = {0x1F, 0x8B};
   if (n >= 4 && (load_le32(head) == kZstdMagic || is_skippable_magic(load_le32(head)))) {
     *out = DINPUT_COMPRESSION_ZSTD;
@@ -186,7 +181,6 @@ Status detect_compression(const std::string &path, dinput_compression_t *out) {
   } else {
     *out = DINPUT_COMPRESSION_NONE;
   }
-  return ok_status();
 }
 
 // The frames of a zstd file, walked by their headers (RFC 8878): data frames and skippable
@@ -245,59 +239,56 @@ ZstdFrames count_zstd_frames(FILE *file) {
 class RecordSource {
  public:
   // skip_corrupt: the library skips damaged records (see Skipped) instead of failing.
-  Status open(const std::string &path, dinput_compression_t compression, bool skip_corrupt) {
+  void open(const std::string &path, dinput_compression_t compression, bool skip_corrupt) {
     const char *name = path.c_str();
     dinput_records_options_t *raw_options = nullptr;
     dinput_status_t code = dinput_records_options_new(&raw_options);
-    if (code != DINPUT_OK) return library_error(code, "dinput_records_options_new");
+    check(code, "dinput_records_options_new");
     RecordsOptionsPtr records_options(raw_options);
     code = dinput_records_options_set_compression(records_options.get(), compression);
-    if (code != DINPUT_OK) return library_error(code, "dinput_records_options_set_compression");
+    check(code, "dinput_records_options_set_compression");
     dinput_dataset_t *dataset = nullptr;
     code = dinput_dataset_records(&dataset, &name, 1, records_options.get());
-    if (code != DINPUT_OK) return library_error(code, "dinput_dataset_records");
+    check(code, "dinput_dataset_records");
     DatasetPtr owned(dataset);
     if (skip_corrupt) {
       dinput_options_t *options = nullptr;
       code = dinput_options_new(&options);
-      if (code != DINPUT_OK) return library_error(code, "dinput_options_new");
+      check(code, "dinput_options_new");
       OptionsPtr owned_options(options);
       code = dinput_options_set_skip_corrupt_records(options, 1);
-      if (code != DINPUT_OK) return library_error(code, "dinput_options_set_skip_corrupt_records");
+      check(code, "dinput_options_set_skip_corrupt_records");
       code = dinput_dataset_with_options(&dataset, owned.get(), options);
-      if (code != DINPUT_OK) return library_error(code, "dinput_dataset_with_options");
+      check(code, "dinput_dataset_with_options");
       owned.reset(dataset);
     }
     dinput_iterator_t *iterator = nullptr;
     code = dinput_dataset_iterator(&iterator, owned.get());
-    if (code != DINPUT_OK) return library_error(code, "dinput_dataset_iterator");
+    check(code, "dinput_dataset_iterator");
     iterator_.reset(iterator);
-    return ok_status();
   }
 
   // The next record, valid until the next call; *end at the end of the file.
-  Status next(const char **data, size_t *size, bool *end) {
+  void next(const char **data, size_t *size, bool *end) {
     element_.reset();
     dinput_element_t *element = nullptr;
     dinput_status_t code = dinput_iterator_get_next(&element, iterator_.get());
     *end = code == DINPUT_OUT_OF_RANGE;
-    if (*end) return ok_status();
-    if (code != DINPUT_OK) return library_error(code, "dinput_iterator_get_next");
+    if (*end) return;
+    check(code, "dinput_iterator_get_next");
     element_.reset(element);
     code = dinput_tensor_string_view(data, size, dinput_element_get(element, 0), 0);
-    if (code != DINPUT_OK) return library_error(code, "dinput_tensor_string_view");
-    return ok_status();
+    check(code, "dinput_tensor_string_view");
   }
 
   // The damaged records skipped so far and their bytes (the library's statistics).
-  Status skipped(int64_t *records, int64_t *bytes) const {
+  void skipped(int64_t *records, int64_t *bytes) const {
     dinput_status_t code =
         dinput_iterator_statistic(records, iterator_.get(), "corrupt_records_skipped");
     if (code == DINPUT_OK) {
       code = dinput_iterator_statistic(bytes, iterator_.get(), "corrupt_bytes_skipped");
     }
-    if (code != DINPUT_OK) return library_error(code, "dinput_iterator_statistic");
-    return ok_status();
+    check(code, "dinput_iterator_statistic");
   }
 
  private:
@@ -315,36 +306,33 @@ class RecordSink {
     if (writer_ && !closed_) dinput_record_writer_discard(writer_.get());
   }
 
-  Status open(const std::string &path, dinput_compression_t compression, int level) {
+  void open(const std::string &path, dinput_compression_t compression, int level) {
     path_ = path;
     dinput_record_writer_options_t *raw_options = nullptr;
     dinput_status_t code = dinput_record_writer_options_new(&raw_options);
-    if (code != DINPUT_OK) return library_error(code, "dinput_record_writer_options_new");
+    check(code, "dinput_record_writer_options_new");
     RecordWriterOptionsPtr options(raw_options);
     code = dinput_record_writer_options_set_compression(options.get(), compression);
-    if (code != DINPUT_OK) return library_error(code, "dinput_record_writer_options_set_compression");
+    check(code, "dinput_record_writer_options_set_compression");
     code = dinput_record_writer_options_set_level(options.get(), level);
-    if (code != DINPUT_OK) return library_error(code, "dinput_record_writer_options_set_level");
+    check(code, "dinput_record_writer_options_set_level");
     dinput_record_writer_t *writer = nullptr;
     code = dinput_record_writer_open(&writer, path.c_str(), options.get());
-    if (code != DINPUT_OK) return library_error(code, "dinput_record_writer_open");
+    check(code, "dinput_record_writer_open");
     writer_.reset(writer);
-    return ok_status();
   }
 
-  Status write(const char *data, size_t size) {
+  void write(const char *data, size_t size) {
     dinput_status_t code = dinput_record_writer_write(writer_.get(), data, size);
-    if (code != DINPUT_OK) return library_error(code, "dinput_record_writer_write");
+    check(code, "dinput_record_writer_write");
     records_ += 1;
     bytes_ += static_cast<int64_t>(size);
-    return ok_status();
   }
 
-  Status close() {
+  void close() {
     dinput_status_t code = dinput_record_writer_close(writer_.get());
-    if (code != DINPUT_OK) return library_error(code, "dinput_record_writer_close");
+    check(code, "dinput_record_writer_close");
     closed_ = true;
-    return ok_status();
   }
 
   // {"records":N,"bytes":B,"output":null}: the summary, for callers to extend; "output"
@@ -368,7 +356,7 @@ class RecordSink {
 
 // One record per line. The line end ("\n", or "\r\n" as text_lines() also reads it) is not
 // part of the record; a last line without one is still a record.
-Status write_lines(const InputFile &in, RecordSink *sink) {
+void write_lines(const InputFile &in, RecordSink *sink) {
   char *line = nullptr;
   size_t capacity = 0;
   std::unique_ptr<char *, void (*)(char **)> release(&line, [](char **p) { std::free(*p); });
@@ -381,23 +369,21 @@ Status write_lines(const InputFile &in, RecordSink *sink) {
       --size;
       if (size > 0 && line[size - 1] == '\r') --size;
     }
-    DINPUT_TOOL_RETURN_IF_ERROR(sink->write(line, size));
+    sink->write(line, size);
   }
-  if (std::ferror(in.get())) return in.read_error();
-  return ok_status();
+  if (std::ferror(in.get())) throw in.read_error();
 }
 
 // One record per chunk_size bytes; the last chunk holds what is left.
-Status write_chunks(const InputFile &in, int64_t chunk_size, RecordSink *sink) {
+void write_chunks(const InputFile &in, int64_t chunk_size, RecordSink *sink) {
   std::vector<char> buffer(static_cast<size_t>(chunk_size));
   for (;;) {
     errno = 0;
     size_t n = std::fread(buffer.data(), 1, buffer.size(), in.get());
-    if (n > 0) DINPUT_TOOL_RETURN_IF_ERROR(sink->write(buffer.data(), n));
+    if (n > 0) sink->write(buffer.data(), n);
     if (n < buffer.size()) break;  // fread is only short at the end or on an error
   }
-  if (std::ferror(in.get())) return in.read_error();
-  return ok_status();
+  if (std::ferror(in.get())) throw in.read_error();
 }
 
 // ---- the subcommands -------------------------------------------------------------------
@@ -411,10 +397,10 @@ std::string skipped_text(int64_t records, int64_t bytes) {
 // With --skip-corrupt: the skip counts as members of the JSON object for stdout, and a warning for stderr
 // when anything was skipped (printed only once the command has succeeded, so that a failure
 // still prints its one line).
-Status skip_report(const RecordSource &source, const std::string &path, JsonObject *fields,
+void skip_report(const RecordSource &source, const std::string &path, JsonObject *fields,
                   std::string *warnings) {
   int64_t records = 0, bytes = 0;
-  DINPUT_TOOL_RETURN_IF_ERROR(source.skipped(&records, &bytes));
+  source.skipped(&records, &bytes);
   (*fields)["corrupt_records_skipped"] = records;
   (*fields)["corrupt_bytes_skipped"] = bytes;
   if (records > 0 || bytes > 0) {
@@ -422,143 +408,135 @@ Status skip_report(const RecordSource &source, const std::string &path, JsonObje
     append_json_string(&name, path);
     *warnings += "warning: " + skipped_text(records, bytes) + " in " + name + "\n";
   }
-  return ok_status();
 }
 
-Status command_write(int argc, char **argv, std::string *text) {
+void command_write(int argc, char **argv, std::string *text) {
   ParsedArgs args;
-  DINPUT_TOOL_RETURN_IF_ERROR(parse_args("write", argc, argv,
+  parse_args("write", argc, argv,
                                         {{"--compression", true},
                                          {"--level", true},
                                          {"--lines", true},
                                          {"--chunk-size", true}},
-                                        &args));
+                                        &args);
   dinput_compression_t compression;
-  DINPUT_TOOL_RETURN_IF_ERROR(
-      compression_option(args, "--compression", DINPUT_COMPRESSION_NONE, &compression));
+  compression_option(args, "--compression", DINPUT_COMPRESSION_NONE, &compression);
   int level = 0;
-  DINPUT_TOOL_RETURN_IF_ERROR(level_option(args, compression, &level));
+  level_option(args, compression, &level);
   const std::string *lines = args.find("--lines");
   const std::string *chunk_option = args.find("--chunk-size");
   if ((lines == nullptr) == (chunk_option == nullptr)) {
-    return invalid_argument(std::string(lines ? "--lines and --chunk-size cannot be used together"
+    throw invalid_argument(std::string(lines ? "--lines and --chunk-size cannot be used together"
                                              : "write needs --lines FILE or --chunk-size N FILE") +
                            "; " + kWriteUsage);
   }
   int64_t chunk_size = 0;
   if (chunk_option != nullptr) {
-    DINPUT_TOOL_RETURN_IF_ERROR(
-        parse_integer("--chunk-size", *chunk_option, 1, kMaxChunkSize, &chunk_size));
+    parse_integer("--chunk-size", *chunk_option, 1, kMaxChunkSize, &chunk_size);
   }
   // --lines names its input; with --chunk-size the input is the first operand.
   const size_t operands = lines != nullptr ? 1 : 2;
   if (args.positionals.size() != operands) {
-    return invalid_argument(std::string("expected ") +
+    throw invalid_argument(std::string("expected ") +
                            (operands == 1 ? "one operand, OUTPUT" : "two operands, FILE OUTPUT") +
                            ", got " + std::to_string(args.positionals.size()) + "; " +
                            kWriteUsage);
   }
   const std::string input_path = lines != nullptr ? *lines : args.positionals[0];
   const std::string &output = args.positionals.back();
-  DINPUT_TOOL_RETURN_IF_ERROR(check_output_name(output));
+  check_output_name(output);
 
   // The input is opened before the output, so that a wrong input name leaves OUTPUT as it was.
   InputFile in;
-  DINPUT_TOOL_RETURN_IF_ERROR(in.open(input_path));
+  in.open(input_path);
   struct stat input_stat;
   if (::fstat(fileno(in.get()), &input_stat) == 0) {
-    DINPUT_TOOL_RETURN_IF_ERROR(check_not_input(input_stat, output));
+    check_not_input(input_stat, output);
   }
   RecordSink sink;
-  DINPUT_TOOL_RETURN_IF_ERROR(sink.open(output, compression, level));
+  sink.open(output, compression, level);
   if (lines != nullptr) {
-    DINPUT_TOOL_RETURN_IF_ERROR(write_lines(in, &sink));
+    write_lines(in, &sink);
   } else {
-    DINPUT_TOOL_RETURN_IF_ERROR(write_chunks(in, chunk_size, &sink));
+    write_chunks(in, chunk_size, &sink);
   }
-  DINPUT_TOOL_RETURN_IF_ERROR(sink.close());
+  sink.close();
   *text = dump_json(sink.summary(), {{"output", sink.path()}}) + "\n";
-  return ok_status();
 }
 
-Status command_convert(int argc, char **argv, std::string *text) {
+void command_convert(int argc, char **argv, std::string *text) {
   ParsedArgs args;
-  DINPUT_TOOL_RETURN_IF_ERROR(parse_args("convert", argc, argv,
+  parse_args("convert", argc, argv,
                                         {{"--compression", true},
                                          {"--level", true},
                                          {"--input-compression", true},
                                          {"--skip-corrupt", false}},
-                                        &args));
+                                        &args);
   const bool skip_corrupt = args.find("--skip-corrupt") != nullptr;
   dinput_compression_t compression, input_compression;
   bool input_given = false;
-  DINPUT_TOOL_RETURN_IF_ERROR(
-      compression_option(args, "--compression", DINPUT_COMPRESSION_NONE, &compression));
-  DINPUT_TOOL_RETURN_IF_ERROR(compression_option(args, "--input-compression",
+  compression_option(args, "--compression", DINPUT_COMPRESSION_NONE, &compression);
+  compression_option(args, "--input-compression",
                                                 DINPUT_COMPRESSION_NONE, &input_compression,
-                                                &input_given));
+                                                &input_given);
   int level = 0;
-  DINPUT_TOOL_RETURN_IF_ERROR(level_option(args, compression, &level));
+  level_option(args, compression, &level);
   if (args.positionals.size() != 2) {
-    return invalid_argument("expected two operands, INPUT OUTPUT, got " +
+    throw invalid_argument("expected two operands, INPUT OUTPUT, got " +
                            std::to_string(args.positionals.size()) + "; " + kConvertUsage);
   }
   const std::string &input = args.positionals[0];
   const std::string &output = args.positionals[1];
-  DINPUT_TOOL_RETURN_IF_ERROR(check_output_name(output));
+  check_output_name(output);
   struct stat input_stat;
-  if (::stat(input.c_str(), &input_stat) != 0) return file_error("open", input, errno);
-  DINPUT_TOOL_RETURN_IF_ERROR(check_not_input(input_stat, output));
-  if (!input_given) DINPUT_TOOL_RETURN_IF_ERROR(detect_compression(input, &input_compression));
+  if (::stat(input.c_str(), &input_stat) != 0) throw file_error("open", input, errno);
+  check_not_input(input_stat, output);
+  if (!input_given) detect_compression(input, &input_compression);
 
   RecordSource source;
-  DINPUT_TOOL_RETURN_IF_ERROR(source.open(input, input_compression, skip_corrupt));
+  source.open(input, input_compression, skip_corrupt);
   RecordSink sink;
-  DINPUT_TOOL_RETURN_IF_ERROR(sink.open(output, compression, level));
+  sink.open(output, compression, level);
   for (;;) {
     const char *data = nullptr;
     size_t size = 0;
     bool end = false;
-    DINPUT_TOOL_RETURN_IF_ERROR(source.next(&data, &size, &end));
+    source.next(&data, &size, &end);
     if (end) break;
-    DINPUT_TOOL_RETURN_IF_ERROR(sink.write(data, size));
+    sink.write(data, size);
   }
   JsonObject summary = sink.summary();
   summary["input_compression"] = compression_name(input_compression);
   summary["compression"] = compression_name(compression);
   std::string warnings;
-  if (skip_corrupt) DINPUT_TOOL_RETURN_IF_ERROR(skip_report(source, input, &summary, &warnings));
-  DINPUT_TOOL_RETURN_IF_ERROR(sink.close());
+  if (skip_corrupt) skip_report(source, input, &summary, &warnings);
+  sink.close();
   *text = dump_json(summary, {{"output", sink.path()}}) + "\n";
   std::fputs(warnings.c_str(), stderr);
-  return ok_status();
 }
 
-Status command_inspect(int argc, char **argv, std::string *text) {
+void command_inspect(int argc, char **argv, std::string *text) {
   ParsedArgs args;
-  DINPUT_TOOL_RETURN_IF_ERROR(
-      parse_args("inspect", argc, argv, {{"--compression", true}, {"--skip-corrupt", false}}, &args));
+  parse_args("inspect", argc, argv, {{"--compression", true}, {"--skip-corrupt", false}}, &args);
   const bool skip_corrupt = args.find("--skip-corrupt") != nullptr;
   dinput_compression_t forced;
   bool force = false;
-  DINPUT_TOOL_RETURN_IF_ERROR(
-      compression_option(args, "--compression", DINPUT_COMPRESSION_NONE, &forced, &force));
+  compression_option(args, "--compression", DINPUT_COMPRESSION_NONE, &forced, &force);
   if (args.positionals.empty()) {
-    return invalid_argument(std::string("missing FILE; ") + kInspectUsage);
+    throw invalid_argument(std::string("missing FILE; ") + kInspectUsage);
   }
   std::string out, warnings;
   for (const std::string &path : args.positionals) {
     dinput_compression_t compression = forced;
-    if (!force) DINPUT_TOOL_RETURN_IF_ERROR(detect_compression(path, &compression));
+    if (!force) detect_compression(path, &compression);
     RecordSource source;
-    DINPUT_TOOL_RETURN_IF_ERROR(source.open(path, compression, skip_corrupt));
+    source.open(path, compression, skip_corrupt);
     int64_t records = 0, bytes = 0;
     size_t smallest = 0, largest = 0;
     for (;;) {
       const char *data = nullptr;
       size_t size = 0;
       bool end = false;
-      DINPUT_TOOL_RETURN_IF_ERROR(source.next(&data, &size, &end));
+      source.next(&data, &size, &end);
       if (end) break;
       smallest = records == 0 || size < smallest ? size : smallest;
       largest = size > largest ? size : largest;
@@ -586,12 +564,11 @@ Status command_inspect(int argc, char **argv, std::string *text) {
         }
       }
     }
-    if (skip_corrupt) DINPUT_TOOL_RETURN_IF_ERROR(skip_report(source, path, &line, &warnings));
+    if (skip_corrupt) skip_report(source, path, &line, &warnings);
     out += dump_json(line, {{"file", path}}) + "\n";
   }
   *text = std::move(out);
   std::fputs(warnings.c_str(), stderr);
-  return ok_status();
 }
 
 }  // namespace
@@ -610,12 +587,12 @@ bool is_record_command(const std::string &command) {
   return command == "write" || command == "convert" || command == "inspect";
 }
 
-Status run_record_command(const std::string &command, int argc, char **argv,
+void run_record_command(const std::string &command, int argc, char **argv,
                         std::string *stdout_text) {
   if (command == "write") return command_write(argc, argv, stdout_text);
   if (command == "convert") return command_convert(argc, argv, stdout_text);
   if (command == "inspect") return command_inspect(argc, argv, stdout_text);
-  return Status{DINPUT_INTERNAL, "unknown record command '" + command + "'"};
+  throw Failure(DINPUT_INTERNAL, "unknown record command '" + command + "'");
 }
 
 }  // namespace dinput_tool

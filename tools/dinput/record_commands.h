@@ -20,7 +20,7 @@ bool is_record_command(const std::string &command);
 std::string skip_warning(const dinput_dist_iterator_t *iterator, int worker);
 
 // Runs one of them; argv holds the arguments after the subcommand name.
-Status run_record_command(const std::string &command, int argc, char **argv,
+void run_record_command(const std::string &command, int argc, char **argv,
                         std::string *stdout_text);
 
 }  // namespace dinput_tool

@@ -1,5 +1,6 @@
 #include "status.h"
 
+#include <new>
 #include <utility>
 
 namespace dinput_tool {
@@ -17,28 +18,42 @@ std::string one_line(std::string text) {
 
 }  // namespace
 
-std::string Status::line() const {
-  return std::string(dinput_status_name(code)) + ": " + one_line(message);
+std::string Failure::line() const {
+  return std::string(dinput_status_name(code_)) + ": " + one_line(message_);
 }
 
-Status invalid_argument(std::string message) {
-  return Status{DINPUT_INVALID_ARGUMENT, std::move(message)};
+Failure invalid_argument(std::string message) {
+  return Failure(DINPUT_INVALID_ARGUMENT, std::move(message));
 }
 
-Status unimplemented(std::string message) {
-  return Status{DINPUT_UNIMPLEMENTED, std::move(message)};
+Failure unimplemented(std::string message) {
+  return Failure(DINPUT_UNIMPLEMENTED, std::move(message));
 }
 
-Status library_error(dinput_status_t code, const char *what) {
+Failure library_error(dinput_status_t code, const char *what) {
   const char *message = dinput_last_error_message();
   std::string text = (message != nullptr && message[0] != '\0') ? std::string(message)
                                                                 : std::string(what) + " failed";
-  return Status{code == DINPUT_OK ? DINPUT_INTERNAL : code, std::move(text)};
+  return Failure(code == DINPUT_OK ? DINPUT_INTERNAL : code, std::move(text));
 }
 
-dinput_status_t report_to_library(const Status &status) {
-  dinput_error_set(status.code, status.message.c_str());
-  return status.code;
+Failure current_failure() {
+  try {
+    throw;
+  } catch (const Failure &failure) {
+    return failure;
+  } catch (const std::bad_alloc &) {
+    return Failure(DINPUT_RESOURCE_EXHAUSTED, "out of memory");
+  } catch (const std::exception &e) {
+    return Failure(DINPUT_INTERNAL, e.what());
+  } catch (...) {
+    return Failure(DINPUT_INTERNAL, "unexpected exception");
+  }
+}
+
+dinput_status_t report_to_library(const Failure &failure) {
+  dinput_error_set(failure.code(), failure.message().c_str());
+  return failure.code();
 }
 
 }  // namespace dinput_tool

@@ -27,49 +27,48 @@ class ComponentBuilder {
   explicit ComponentBuilder(const std::string &function) : function_(function) {}
 
   // Finds the shape of `v` and checks that every leaf is a scalar literal.
-  Status infer_shape(const Value &v, std::vector<int64_t> *shape) {
+  void infer_shape(const Value &v, std::vector<int64_t> *shape) {
     switch (v.kind) {
       case Value::Kind::kInt:
         kinds_.has_int = true;
-        return ok_status();
+        return;
       case Value::Kind::kFloat:
         kinds_.has_float = true;
-        return ok_status();
+        return;
       case Value::Kind::kString:
         kinds_.has_string = true;
-        return ok_status();
+        return;
       case Value::Kind::kBool:
         kinds_.has_bool = true;
-        return ok_status();
+        return;
       case Value::Kind::kList:
       case Value::Kind::kTuple:  // inside a tensor a tuple is a sequence, as in numpy
         break;
       default:
-        return invalid_argument(function_ + "(): " + describe_kind(v.kind) + " at position " +
+        throw invalid_argument(function_ + "(): " + describe_kind(v.kind) + " at position " +
                                std::to_string(v.pos) + " cannot be part of a tensor");
     }
     shape->push_back(static_cast<int64_t>(v.items.size()));
-    if (v.items.empty()) return ok_status();
+    if (v.items.empty()) return;
     std::vector<int64_t> first;
-    DINPUT_TOOL_RETURN_IF_ERROR(infer_shape(v.items[0], &first));
+    infer_shape(v.items[0], &first);
     for (size_t i = 1; i < v.items.size(); ++i) {
       std::vector<int64_t> other;
-      DINPUT_TOOL_RETURN_IF_ERROR(infer_shape(v.items[i], &other));
+      infer_shape(v.items[i], &other);
       if (other != first) {
-        return invalid_argument(function_ + "(): ragged nested list at position " +
+        throw invalid_argument(function_ + "(): ragged nested list at position " +
                                std::to_string(v.pos) + ": item 0 has shape " + shape_text(first) +
                                " but item " + std::to_string(i) + " has shape " + shape_text(other) +
                                "; all items of a list must have the same shape");
       }
     }
     shape->insert(shape->end(), first.begin(), first.end());
-    return ok_status();
   }
 
-  Status infer_dtype(const Value &v, dinput_dtype_t *dtype) const {
+  void infer_dtype(const Value &v, dinput_dtype_t *dtype) const {
     int families = kinds_.has_string + kinds_.has_bool + (kinds_.has_int || kinds_.has_float);
     if (families > 1) {
-      return invalid_argument(function_ + "(): the tensor at position " + std::to_string(v.pos) +
+      throw invalid_argument(function_ + "(): the tensor at position " + std::to_string(v.pos) +
                              " mixes strings, bools and numbers; a tensor has one dtype");
     }
     if (kinds_.has_string) {
@@ -81,7 +80,6 @@ class ComponentBuilder {
     } else {
       *dtype = DINPUT_FLOAT32;  // also for an empty list, as tf.constant([]) is float32
     }
-    return ok_status();
   }
 
   // Appends the leaves of `v` in row-major order.
@@ -93,11 +91,11 @@ class ComponentBuilder {
     }
   }
 
-  Status build(const Value &v, TensorPtr *out) {
+  void build(const Value &v, TensorPtr *out) {
     std::vector<int64_t> shape;
-    DINPUT_TOOL_RETURN_IF_ERROR(infer_shape(v, &shape));
+    infer_shape(v, &shape);
     dinput_dtype_t dtype = DINPUT_DTYPE_INVALID;
-    DINPUT_TOOL_RETURN_IF_ERROR(infer_dtype(v, &dtype));
+    infer_dtype(v, &dtype);
     std::vector<const Value *> leaves;
     flatten(v, &leaves);
     const int rank = static_cast<int>(shape.size());
@@ -129,9 +127,8 @@ class ComponentBuilder {
       }
       code = dinput_tensor_new(&tensor, dtype, shape.data(), rank, data.data(), data.size());
     }
-    if (code != DINPUT_OK) return library_error(code, "dinput_tensor_new");
+    check(code, "dinput_tensor_new");
     out->reset(tensor);
-    return ok_status();
   }
 
  private:
@@ -141,12 +138,12 @@ class ComponentBuilder {
 
 }  // namespace
 
-Status element_from_literal(const Value &literal, const std::string &function, ElementPtr *out) {
+void element_from_literal(const Value &literal, const std::string &function, ElementPtr *out) {
   std::vector<const Value *> parts;
   if (literal.kind == Value::Kind::kTuple) {
     for (const Value &item : literal.items) {
       if (item.kind == Value::Kind::kTuple) {
-        return invalid_argument(function + "(): nested tuple at position " +
+        throw invalid_argument(function + "(): nested tuple at position " +
                                std::to_string(item.pos) +
                                " is not supported; an element is a flat tuple of tensors");
       }
@@ -158,16 +155,15 @@ Status element_from_literal(const Value &literal, const std::string &function, E
   std::vector<TensorPtr> tensors;
   for (const Value *part : parts) {
     TensorPtr tensor;
-    DINPUT_TOOL_RETURN_IF_ERROR(ComponentBuilder(function).build(*part, &tensor));
+    ComponentBuilder(function).build(*part, &tensor);
     tensors.push_back(std::move(tensor));
   }
   std::vector<const dinput_tensor_t *> raw;
   for (const TensorPtr &t : tensors) raw.push_back(t.get());
   dinput_element_t *element = nullptr;
   dinput_status_t code = dinput_element_new(&element, raw.data(), raw.size());
-  if (code != DINPUT_OK) return library_error(code, "dinput_element_new");
+  check(code, "dinput_element_new");
   out->reset(element);
-  return ok_status();
 }
 
 }  // namespace dinput_tool

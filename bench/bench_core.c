@@ -19,18 +19,18 @@
 #include "bench_util.h"
 
 /* Iterates range(n).batch(batch) once; returns the elapsed nanoseconds. */
-static double run_dinput(const dinput_dataset_t *ds, int64_t n) {
-  dinput_iterator_t *it = NULL;
+static double run_dinput(const dinput_dataset_t* ds, int64_t n) {
+  dinput_iterator_t* it = NULL;
   BENCH_CHECK(dinput_dataset_iterator(&it, ds));
   int64_t sum = 0, count = 0;
   double t0 = bench_now_ns();
   for (;;) {
-    dinput_element_t *e = NULL;
+    dinput_element_t* e = NULL;
     dinput_status_t s = dinput_iterator_get_next(&e, it);
     if (s == DINPUT_OUT_OF_RANGE) break;
     bench_check(s, "dinput_iterator_get_next");
-    const dinput_tensor_t *t = dinput_element_get(e, 0);
-    const int64_t *v = (const int64_t *)dinput_tensor_data(t);
+    const dinput_tensor_t* t = dinput_element_get(e, 0);
+    const int64_t* v = (const int64_t*)dinput_tensor_data(t);
     int64_t k = dinput_tensor_num_elements(t);
     sum += bench_sum_i64(v, k);
     count += k;
@@ -39,8 +39,8 @@ static double run_dinput(const dinput_dataset_t *ds, int64_t n) {
   double t1 = bench_now_ns();
   dinput_iterator_free(it);
   if (count != n || sum != n * (n - 1) / 2) {
-    fprintf(stderr, "dinput delivered %lld values summing to %lld, expected %lld\n", (long long)count,
-            (long long)sum, (long long)n);
+    fprintf(stderr, "dinput delivered %lld values summing to %lld, expected %lld\n",
+            (long long)count, (long long)sum, (long long)n);
     exit(2);
   }
   bench_sink = sum;
@@ -53,7 +53,7 @@ static double run_baseline(int64_t n, int64_t batch) {
   double t0 = bench_now_ns();
   for (int64_t start = 0; start < n; start += batch) {
     int64_t k = n - start < batch ? n - start : batch;
-    int64_t *buf = (int64_t *)malloc((size_t)k * sizeof(int64_t));
+    int64_t* buf = (int64_t*)malloc((size_t)k * sizeof(int64_t));
     if (!buf) exit(2);
     for (int64_t i = 0; i < k; ++i) buf[i] = start + i;
     bench_escape(buf);
@@ -68,7 +68,7 @@ static double run_baseline(int64_t n, int64_t batch) {
 }
 
 /* Median nanoseconds per element for dinput and the baseline over `runs` alternating runs. */
-static void measure(int64_t n, int64_t batch, int runs, double *dinput_ns, double *baseline_ns) {
+static void measure(int64_t n, int64_t batch, int runs, double* dinput_ns, double* baseline_ns) {
   dinput_dataset_t *range = NULL, *ds = NULL;
   BENCH_CHECK(dinput_dataset_range(&range, 0, n, 1));
   BENCH_CHECK(dinput_dataset_batch(&ds, range, batch, NULL));
@@ -85,7 +85,7 @@ static void measure(int64_t n, int64_t batch, int runs, double *dinput_ns, doubl
   dinput_dataset_free(range);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
   int runs = quick ? 1 : BENCH_RUNS;
 
@@ -95,10 +95,11 @@ int main(int argc, char **argv) {
     measure(n, batch, runs, &d, &b);
     double ratio = d / b;
     int pass = d <= 20.0 && ratio <= 3.0;
-    printf("{\"bench\":\"core.batch256\",\"n\":%lld,\"batch\":%lld,\"runs\":%d,"
-           "\"dinput_ns_per_elem\":%.3f,\"baseline_ns_per_elem\":%.3f,\"ratio\":%.2f,"
-           "\"goal\":\"<=20 ns/elem and <=3x baseline\",\"pass\":%s}\n",
-           (long long)n, (long long)batch, runs, d, b, ratio, bench_bool(pass));
+    printf(
+        "{\"bench\":\"core.batch256\",\"n\":%lld,\"batch\":%lld,\"runs\":%d,"
+        "\"dinput_ns_per_elem\":%.3f,\"baseline_ns_per_elem\":%.3f,\"ratio\":%.2f,"
+        "\"goal\":\"<=20 ns/elem and <=3x baseline\",\"pass\":%s}\n",
+        (long long)n, (long long)batch, runs, d, b, ratio, bench_bool(pass));
     fflush(stdout);
   }
   {
@@ -106,10 +107,11 @@ int main(int argc, char **argv) {
     double d, b;
     measure(n, batch, runs, &d, &b);
     int pass = d <= 1000.0;
-    printf("{\"bench\":\"core.batch1\",\"n\":%lld,\"batch\":%lld,\"runs\":%d,"
-           "\"dinput_ns_per_call\":%.1f,\"baseline_ns_per_call\":%.1f,\"ratio\":%.2f,"
-           "\"goal\":\"<=1000 ns per get_next (ratio for information)\",\"pass\":%s}\n",
-           (long long)n, (long long)batch, runs, d, b, d / b, bench_bool(pass));
+    printf(
+        "{\"bench\":\"core.batch1\",\"n\":%lld,\"batch\":%lld,\"runs\":%d,"
+        "\"dinput_ns_per_call\":%.1f,\"baseline_ns_per_call\":%.1f,\"ratio\":%.2f,"
+        "\"goal\":\"<=1000 ns per get_next (ratio for information)\",\"pass\":%s}\n",
+        (long long)n, (long long)batch, runs, d, b, d / b, bench_bool(pass));
     fflush(stdout);
   }
   /* Missed goals are reported in the output, not in the exit status: run.sh --strict decides. */

@@ -68,9 +68,11 @@ int main(int argc, char** argv) {
     }
     const double total = static_cast<double>(rounds * size);
     const double sse42_gbps = total / median(sse42) / 1e9, isal_gbps = total / median(isal) / 1e9;
-    std::printf("{\"bench\":\"crc32c\",\"bytes\":%zu,\"sse42_gb_per_s\":%.3f,\"isal_gb_per_s\":%.3f,"
-                "\"ratio_isal_over_sse42\":%.3f,\"faster\":\"%s\"}\n",
-                size, sse42_gbps, isal_gbps, isal_gbps / sse42_gbps, isal_gbps > sse42_gbps ? "isal" : "sse42");
+    std::printf(
+        "{\"bench\":\"crc32c\",\"bytes\":%zu,\"sse42_gb_per_s\":%.3f,\"isal_gb_per_s\":%.3f,"
+        "\"ratio_isal_over_sse42\":%.3f,\"faster\":\"%s\"}\n",
+        size, sse42_gbps, isal_gbps, isal_gbps / sse42_gbps,
+        isal_gbps > sse42_gbps ? "isal" : "sse42");
   }
   std::fprintf(stderr, "checksum %08x\n", sink);
   return 0;

@@ -48,23 +48,23 @@ static int g_quick;
 
 /* ---- setup helpers ---- */
 
-static dinput_strategy_t *make_cpu_strategy(int n) {
+static dinput_strategy_t* make_cpu_strategy(int n) {
   char(*names)[16] = malloc((size_t)n * sizeof *names);
-  const char **ptrs = malloc((size_t)n * sizeof *ptrs);
+  const char** ptrs = malloc((size_t)n * sizeof *ptrs);
   if (!names || !ptrs) exit(2);
   for (int i = 0; i < n; ++i) {
     snprintf(names[i], sizeof names[i], "CPU:%d", i);
     ptrs[i] = names[i];
   }
-  dinput_strategy_t *s = NULL;
+  dinput_strategy_t* s = NULL;
   BENCH_CHECK(dinput_strategy_new(&s, ptrs, n));
   free(ptrs);
   free(names);
   return s;
 }
 
-static dinput_input_options_t *make_input_options(int64_t per_replica_buffer_size) {
-  dinput_input_options_t *o = NULL;
+static dinput_input_options_t* make_input_options(int64_t per_replica_buffer_size) {
+  dinput_input_options_t* o = NULL;
   BENCH_CHECK(dinput_input_options_new(&o));
   BENCH_CHECK(dinput_input_options_set_per_replica_buffer_size(o, per_replica_buffer_size));
   return o;
@@ -72,31 +72,31 @@ static dinput_input_options_t *make_input_options(int64_t per_replica_buffer_siz
 
 /* A one-component element holding a uint8 tensor with non-constant contents. The staging
  * buffer is freed at once, so only the tensor's own copy stays resident. */
-static dinput_element_t *make_u8_element(const int64_t *shape, int rank) {
+static dinput_element_t* make_u8_element(const int64_t* shape, int rank) {
   size_t nbytes = 1;
   for (int i = 0; i < rank; ++i) nbytes *= (size_t)shape[i];
-  uint8_t *src = malloc(nbytes);
+  uint8_t* src = malloc(nbytes);
   if (!src) exit(2);
   for (size_t i = 0; i < nbytes; ++i) src[i] = (uint8_t)(i * 131u + 7u);
-  dinput_tensor_t *t = NULL;
+  dinput_tensor_t* t = NULL;
   BENCH_CHECK(dinput_tensor_new(&t, DINPUT_UINT8, shape, rank, src, nbytes));
   free(src);
-  dinput_element_t *e = NULL;
-  const dinput_tensor_t *ts[1] = {t};
+  dinput_element_t* e = NULL;
+  const dinput_tensor_t* ts[1] = {t};
   BENCH_CHECK(dinput_element_new(&e, ts, 1));
   dinput_tensor_free(t);
   return e;
 }
 
-static dinput_element_t *make_u8_matrix_element(int64_t rows, int64_t cols) {
+static dinput_element_t* make_u8_matrix_element(int64_t rows, int64_t cols) {
   int64_t shape[2] = {rows, cols};
   return make_u8_element(shape, 2);
 }
 
-static dinput_dist_dataset_t *distribute(const dinput_strategy_t *s, const dinput_dataset_t *ds,
+static dinput_dist_dataset_t* distribute(const dinput_strategy_t* s, const dinput_dataset_t* ds,
                                          int64_t per_replica_buffer_size) {
-  dinput_input_options_t *o = make_input_options(per_replica_buffer_size);
-  dinput_dist_dataset_t *dd = NULL;
+  dinput_input_options_t* o = make_input_options(per_replica_buffer_size);
+  dinput_dist_dataset_t* dd = NULL;
   BENCH_CHECK(dinput_strategy_distribute_dataset(&dd, s, ds, o));
   dinput_input_options_free(o);
   return dd;
@@ -106,20 +106,20 @@ static dinput_dist_dataset_t *distribute(const dinput_strategy_t *s, const dinpu
 
 /* One epoch of a dataset of uint8 [rows, row_bytes] batches through a plain iterator;
  * returns nanoseconds per step. */
-static double plain_rows_pass(const dinput_dataset_t *ds, int64_t steps, int64_t rows_per_step,
+static double plain_rows_pass(const dinput_dataset_t* ds, int64_t steps, int64_t rows_per_step,
                               int64_t row_bytes) {
-  dinput_iterator_t *it = NULL;
+  dinput_iterator_t* it = NULL;
   BENCH_CHECK(dinput_dataset_iterator(&it, ds));
   int64_t sum = 0, count = 0, rows_seen = 0;
   double t0 = bench_now_ns();
   for (;;) {
-    dinput_element_t *e = NULL;
+    dinput_element_t* e = NULL;
     dinput_status_t s = dinput_iterator_get_next(&e, it);
     if (s == DINPUT_OUT_OF_RANGE) break;
     bench_check(s, "dinput_iterator_get_next");
-    const dinput_tensor_t *t = dinput_element_get(e, 0);
+    const dinput_tensor_t* t = dinput_element_get(e, 0);
     int64_t rows = dinput_tensor_dim(t, 0);
-    sum += bench_sum_rows((const uint8_t *)dinput_tensor_data(t), rows, row_bytes);
+    sum += bench_sum_rows((const uint8_t*)dinput_tensor_data(t), rows, row_bytes);
     rows_seen += rows;
     ++count;
     dinput_element_free(e);
@@ -127,8 +127,9 @@ static double plain_rows_pass(const dinput_dataset_t *ds, int64_t steps, int64_t
   double t1 = bench_now_ns();
   dinput_iterator_free(it);
   if (count != steps || rows_seen != steps * rows_per_step) {
-    fprintf(stderr, "plain iterator: %lld steps / %lld rows, expected %lld / %lld\n", (long long)count,
-            (long long)rows_seen, (long long)steps, (long long)(steps * rows_per_step));
+    fprintf(stderr, "plain iterator: %lld steps / %lld rows, expected %lld / %lld\n",
+            (long long)count, (long long)rows_seen, (long long)steps,
+            (long long)(steps * rows_per_step));
     exit(2);
   }
   bench_sink = sum;
@@ -137,25 +138,25 @@ static double plain_rows_pass(const dinput_dataset_t *ds, int64_t steps, int64_t
 
 /* One epoch through the distributed iterator; returns nanoseconds per step and clears
  * *zero_copy if any step's pieces are not consecutive views of one batch. */
-static double dist_rows_pass(const dinput_dist_dataset_t *dd, int replicas, int64_t steps,
-                             int64_t rows_per_step, int64_t row_bytes, int *zero_copy) {
-  dinput_dist_iterator_t *it = NULL;
+static double dist_rows_pass(const dinput_dist_dataset_t* dd, int replicas, int64_t steps,
+                             int64_t rows_per_step, int64_t row_bytes, int* zero_copy) {
+  dinput_dist_iterator_t* it = NULL;
   BENCH_CHECK(dinput_dist_dataset_iterator(&it, dd));
   int64_t sum = 0, count = 0;
   int contiguous = 1, rows_ok = 1;
   double t0 = bench_now_ns();
   for (;;) {
-    dinput_per_replica_t *pv = NULL;
+    dinput_per_replica_t* pv = NULL;
     dinput_status_t s = dinput_dist_iterator_get_next(&pv, it);
     if (s == DINPUT_OUT_OF_RANGE) break;
     bench_check(s, "dinput_dist_iterator_get_next");
-    const uint8_t *expect = NULL; /* where the next non-empty piece must start */
+    const uint8_t* expect = NULL; /* where the next non-empty piece must start */
     int64_t step_rows = 0;
     for (int r = 0; r < replicas; ++r) {
-      const dinput_tensor_t *t = dinput_element_get(dinput_per_replica_get(pv, r), 0);
+      const dinput_tensor_t* t = dinput_element_get(dinput_per_replica_get(pv, r), 0);
       int64_t rows = dinput_tensor_dim(t, 0);
       if (rows == 0) continue; /* an empty piece has no data to place */
-      const uint8_t *data = (const uint8_t *)dinput_tensor_data(t);
+      const uint8_t* data = (const uint8_t*)dinput_tensor_data(t);
       if (expect && data != expect) contiguous = 0;
       expect = data + rows * row_bytes;
       sum += bench_sum_rows(data, rows, row_bytes);
@@ -168,8 +169,8 @@ static double dist_rows_pass(const dinput_dist_dataset_t *dd, int replicas, int6
   double t1 = bench_now_ns();
   dinput_dist_iterator_free(it);
   if (count != steps || !rows_ok) {
-    fprintf(stderr, "distributed iterator: %lld steps (expected %lld), rows per step %s\n", (long long)count,
-            (long long)steps, rows_ok ? "ok" : "wrong");
+    fprintf(stderr, "distributed iterator: %lld steps (expected %lld), rows per step %s\n",
+            (long long)count, (long long)steps, rows_ok ? "ok" : "wrong");
     exit(2);
   }
   if (!contiguous) *zero_copy = 0;
@@ -177,14 +178,14 @@ static double dist_rows_pass(const dinput_dist_dataset_t *dd, int replicas, int6
   return (t1 - t0) / (double)count;
 }
 
-static void bench_rebatch(const char *name, const dinput_dataset_t *ds, int64_t steps, int runs) {
+static void bench_rebatch(const char* name, const dinput_dataset_t* ds, int64_t steps, int runs) {
   const int R = 8;
   const int64_t rows_per_step = 1024, row_bytes = 1024;
-  dinput_strategy_t *strategy = make_cpu_strategy(R);
-  dinput_dataset_t *prefetched = NULL;
+  dinput_strategy_t* strategy = make_cpu_strategy(R);
+  dinput_dataset_t* prefetched = NULL;
   BENCH_CHECK(dinput_dataset_prefetch(&prefetched, ds, R));
   for (int64_t buffer = 0; buffer <= 1; ++buffer) {
-    dinput_dist_dataset_t *dd = distribute(strategy, ds, buffer);
+    dinput_dist_dataset_t* dd = distribute(strategy, ds, buffer);
     int zero_copy = 1;
     /* Warm-up of each side, then alternate runs so that both see the same background load. */
     plain_rows_pass(ds, steps, rows_per_step, row_bytes);
@@ -207,15 +208,18 @@ static void bench_rebatch(const char *name, const dinput_dataset_t *ds, int64_t 
     double split = dist - plain_prefetch;
     double with_prefetch = dist - plain;
     int pass = split <= 2000.0 && zero_copy;
-    printf("{\"bench\":\"distribute.rebatch.%s\",\"replicas\":%d,\"per_replica_buffer_size\":%lld,"
-           "\"rows_per_step\":%lld,\"row_bytes\":%lld,\"steps\":%lld,\"runs\":%d,"
-           "\"plain_ns_per_step\":%.1f,\"plain_prefetch_ns_per_step\":%.1f,\"dist_ns_per_step\":%.1f,"
-           "\"split_ns_per_step\":%.1f,\"split_and_prefetch_ns_per_step\":%.1f,"
-           "\"split_and_prefetch_ns_per_step_best_runs\":%.1f,\"zero_copy\":%s,"
-           "\"goal\":\"split (dist - plain with the same prefetch) <=2000 ns/step and zero-copy pieces\","
-           "\"pass\":%s}\n",
-           name, R, (long long)buffer, (long long)rows_per_step, (long long)row_bytes, (long long)steps, runs,
-           plain, plain_prefetch, dist, split, with_prefetch, best, bench_bool(zero_copy), bench_bool(pass));
+    printf(
+        "{\"bench\":\"distribute.rebatch.%s\",\"replicas\":%d,\"per_replica_buffer_size\":%lld,"
+        "\"rows_per_step\":%lld,\"row_bytes\":%lld,\"steps\":%lld,\"runs\":%d,"
+        "\"plain_ns_per_step\":%.1f,\"plain_prefetch_ns_per_step\":%.1f,\"dist_ns_per_step\":%.1f,"
+        "\"split_ns_per_step\":%.1f,\"split_and_prefetch_ns_per_step\":%.1f,"
+        "\"split_and_prefetch_ns_per_step_best_runs\":%.1f,\"zero_copy\":%s,"
+        "\"goal\":\"split (dist - plain with the same prefetch) <=2000 ns/step and zero-copy "
+        "pieces\","
+        "\"pass\":%s}\n",
+        name, R, (long long)buffer, (long long)rows_per_step, (long long)row_bytes,
+        (long long)steps, runs, plain, plain_prefetch, dist, split, with_prefetch, best,
+        bench_bool(zero_copy), bench_bool(pass));
     fflush(stdout);
     dinput_dist_dataset_free(dd);
   }
@@ -227,7 +231,7 @@ static void bench_rebatch_all(int runs) {
   /* even: the same ready-made 1 MiB batch every step, G unknown. */
   {
     const int64_t steps = g_quick ? 16 : 20000;
-    dinput_element_t *e = make_u8_matrix_element(1024, 1024);
+    dinput_element_t* e = make_u8_matrix_element(1024, 1024);
     dinput_dataset_t *ft = NULL, *ds = NULL;
     BENCH_CHECK(dinput_dataset_from_tensors(&ft, e));
     BENCH_CHECK(dinput_dataset_repeat(&ds, ft, steps));
@@ -240,9 +244,9 @@ static void bench_rebatch_all(int runs) {
    * Both sides pay for batch's row copies, which the difference cancels. */
   {
     const int64_t slice_rows = 8192, steps = g_quick ? 16 : 2000;
-    dinput_element_t *e = make_u8_matrix_element(slice_rows, 1024);
+    dinput_element_t* e = make_u8_matrix_element(slice_rows, 1024);
     dinput_dataset_t *sl = NULL, *rep = NULL, *b = NULL, *ds = NULL;
-    dinput_options_t *opts = NULL;
+    dinput_options_t* opts = NULL;
     BENCH_CHECK(dinput_dataset_from_tensor_slices(&sl, e));
     BENCH_CHECK(dinput_dataset_repeat(&rep, sl, steps * 1024 / slice_rows));
     BENCH_CHECK(dinput_dataset_batch(&b, rep, 1024, NULL));
@@ -263,20 +267,20 @@ static void bench_rebatch_all(int runs) {
 
 /* One epoch of range(n).batch(256) through the distributed iterator, reading every value;
  * returns nanoseconds per element. */
-static double dist_range_pass(const dinput_dist_dataset_t *dd, int replicas, int64_t n) {
-  dinput_dist_iterator_t *it = NULL;
+static double dist_range_pass(const dinput_dist_dataset_t* dd, int replicas, int64_t n) {
+  dinput_dist_iterator_t* it = NULL;
   BENCH_CHECK(dinput_dist_dataset_iterator(&it, dd));
   int64_t sum = 0, count = 0;
   double t0 = bench_now_ns();
   for (;;) {
-    dinput_per_replica_t *pv = NULL;
+    dinput_per_replica_t* pv = NULL;
     dinput_status_t s = dinput_dist_iterator_get_next(&pv, it);
     if (s == DINPUT_OUT_OF_RANGE) break;
     bench_check(s, "dinput_dist_iterator_get_next");
     for (int r = 0; r < replicas; ++r) {
-      const dinput_tensor_t *t = dinput_element_get(dinput_per_replica_get(pv, r), 0);
+      const dinput_tensor_t* t = dinput_element_get(dinput_per_replica_get(pv, r), 0);
       int64_t k = dinput_tensor_num_elements(t);
-      if (k > 0) sum += bench_sum_i64((const int64_t *)dinput_tensor_data(t), k);
+      if (k > 0) sum += bench_sum_i64((const int64_t*)dinput_tensor_data(t), k);
       count += k;
     }
     dinput_per_replica_free(pv);
@@ -284,26 +288,26 @@ static double dist_range_pass(const dinput_dist_dataset_t *dd, int replicas, int
   double t1 = bench_now_ns();
   dinput_dist_iterator_free(it);
   if (count != n || sum != n * (n - 1) / 2) {
-    fprintf(stderr, "distributed range: %lld values summing to %lld, expected %lld\n", (long long)count,
-            (long long)sum, (long long)n);
+    fprintf(stderr, "distributed range: %lld values summing to %lld, expected %lld\n",
+            (long long)count, (long long)sum, (long long)n);
     exit(2);
   }
   bench_sink = sum;
   return (t1 - t0) / (double)n;
 }
 
-static double plain_range_pass(const dinput_dataset_t *ds, int64_t n) {
-  dinput_iterator_t *it = NULL;
+static double plain_range_pass(const dinput_dataset_t* ds, int64_t n) {
+  dinput_iterator_t* it = NULL;
   BENCH_CHECK(dinput_dataset_iterator(&it, ds));
   int64_t sum = 0;
   double t0 = bench_now_ns();
   for (;;) {
-    dinput_element_t *e = NULL;
+    dinput_element_t* e = NULL;
     dinput_status_t s = dinput_iterator_get_next(&e, it);
     if (s == DINPUT_OUT_OF_RANGE) break;
     bench_check(s, "dinput_iterator_get_next");
-    const dinput_tensor_t *t = dinput_element_get(e, 0);
-    sum += bench_sum_i64((const int64_t *)dinput_tensor_data(t), dinput_tensor_num_elements(t));
+    const dinput_tensor_t* t = dinput_element_get(e, 0);
+    sum += bench_sum_i64((const int64_t*)dinput_tensor_data(t), dinput_tensor_num_elements(t));
     dinput_element_free(e);
   }
   double t1 = bench_now_ns();
@@ -331,10 +335,12 @@ static void bench_scale(int runs) {
   }
   double plain = bench_median(p, runs), one = bench_median(a, runs), eight = bench_median(b, runs);
   double ratio = eight / one;
-  printf("{\"bench\":\"distribute.scale\",\"n\":%lld,\"batch\":%lld,\"runs\":%d,"
-         "\"replicas8_ns_per_elem\":%.3f,\"replicas1_ns_per_elem\":%.3f,\"ratio\":%.2f,"
-         "\"plain_ns_per_elem\":%.3f,\"goal\":\"8 replicas <=1.5x 1 replica per element\",\"pass\":%s}\n",
-         (long long)n, (long long)batch, runs, eight, one, ratio, plain, bench_bool(ratio <= 1.5));
+  printf(
+      "{\"bench\":\"distribute.scale\",\"n\":%lld,\"batch\":%lld,\"runs\":%d,"
+      "\"replicas8_ns_per_elem\":%.3f,\"replicas1_ns_per_elem\":%.3f,\"ratio\":%.2f,"
+      "\"plain_ns_per_elem\":%.3f,\"goal\":\"8 replicas <=1.5x 1 replica per "
+      "element\",\"pass\":%s}\n",
+      (long long)n, (long long)batch, runs, eight, one, ratio, plain, bench_bool(ratio <= 1.5));
   fflush(stdout);
   dinput_dist_dataset_free(d8);
   dinput_dist_dataset_free(d1);
@@ -347,8 +353,8 @@ static void bench_scale(int runs) {
 /* ---- (c) memory, one N per process ---- */
 
 /* A "Key:   123 kB" field of /proc/self/status in KiB, or -1. */
-static long status_kib(const char *key) {
-  FILE *f = fopen("/proc/self/status", "r");
+static long status_kib(const char* key) {
+  FILE* f = fopen("/proc/self/status", "r");
   if (!f) return -1;
   char line[256];
   long v = -1;
@@ -365,13 +371,13 @@ static long status_kib(const char *key) {
 /* Resets VmHWM to the current RSS (Linux >= 4.0), so that the staging copy made while the
  * dataset was built does not count as the iteration's peak. */
 static int reset_peak_rss(void) {
-  FILE *f = fopen("/proc/self/clear_refs", "w");
+  FILE* f = fopen("/proc/self/clear_refs", "w");
   if (!f) return 0;
   int ok = fputs("5", f) >= 0;
   return fclose(f) == 0 && ok;
 }
 
-static int mem_child(const char *variant, int n) {
+static int mem_child(const char* variant, int n) {
   /* Large blocks always come from mmap and go back on free, so RSS follows the live buffers
    * rather than glibc's dynamic threshold and its retained free memory. */
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
@@ -382,42 +388,42 @@ static int mem_child(const char *variant, int n) {
     fprintf(stderr, "unknown memory variant %s\n", variant);
     return 2;
   }
-  dinput_strategy_t *strategy = make_cpu_strategy(n);
+  dinput_strategy_t* strategy = make_cpu_strategy(n);
   long base_kib = status_kib("VmRSS");
 
   dinput_dataset_t *src = NULL, *ds = NULL, *rep = NULL;
   int64_t dataset_bytes;
   if (stacked) {
     /* One row, stacked `rows` times into each batch. */
-    dinput_element_t *row = make_u8_element(&cols, 1);
+    dinput_element_t* row = make_u8_element(&cols, 1);
     BENCH_CHECK(dinput_dataset_from_tensors(&src, row));
     dinput_element_free(row);
     BENCH_CHECK(dinput_dataset_repeat(&rep, src, rows * repeats));
     BENCH_CHECK(dinput_dataset_batch(&ds, rep, rows, NULL));
     dataset_bytes = cols;
   } else {
-    dinput_element_t *e = make_u8_matrix_element(rows, cols);
+    dinput_element_t* e = make_u8_matrix_element(rows, cols);
     BENCH_CHECK(dinput_dataset_from_tensors(&src, e));
     BENCH_CHECK(dinput_dataset_repeat(&ds, src, repeats));
     dinput_element_free(e);
     dataset_bytes = batch_bytes;
   }
-  dinput_dist_dataset_t *dd = distribute(strategy, ds, per_replica_buffer);
+  dinput_dist_dataset_t* dd = distribute(strategy, ds, per_replica_buffer);
   int hwm_reset = reset_peak_rss();
 
-  dinput_dist_iterator_t *it = NULL;
+  dinput_dist_iterator_t* it = NULL;
   BENCH_CHECK(dinput_dist_dataset_iterator(&it, dd));
   int64_t sum = 0, bytes = 0, steps = 0;
   double t0 = bench_now_ns();
   for (;;) {
-    dinput_per_replica_t *pv = NULL;
+    dinput_per_replica_t* pv = NULL;
     dinput_status_t s = dinput_dist_iterator_get_next(&pv, it);
     if (s == DINPUT_OUT_OF_RANGE) break;
     bench_check(s, "dinput_dist_iterator_get_next");
     for (int r = 0; r < n; ++r) {
-      const dinput_tensor_t *t = dinput_element_get(dinput_per_replica_get(pv, r), 0);
+      const dinput_tensor_t* t = dinput_element_get(dinput_per_replica_get(pv, r), 0);
       size_t nb = dinput_tensor_byte_size(t);
-      if (nb) sum += bench_sum_bytes((const uint8_t *)dinput_tensor_data(t), nb);
+      if (nb) sum += bench_sum_bytes((const uint8_t*)dinput_tensor_data(t), nb);
       bytes += (int64_t)nb;
     }
     ++steps;
@@ -437,15 +443,17 @@ static int mem_child(const char *variant, int n) {
   /* Distinct batch copies the configured buffers may hold (see the comment at the top). */
   double buffered_batches = stacked ? (double)(n + per_replica_buffer + 3) : 0.0;
   double allowed_mib = buffered_batches * (double)batch_bytes / MIB + slack_mib;
-  printf("{\"bench\":\"distribute.memory.%s\",\"replicas\":%d,\"batch_mib\":%.1f,\"steps\":%lld,"
-         "\"per_replica_buffer_size\":%lld,\"base_rss_mib\":%.1f,\"peak_rss_mib\":%.1f,"
-         "\"dataset_mib\":%.3f,\"growth_above_dataset_mib\":%.1f,\"allowed_mib\":%.1f,"
-         "\"hwm_reset\":%s,\"seconds\":%.3f,\"goal\":\"growth <= configured buffers (%g batches) + %g MiB\","
-         "\"pass\":%s}\n",
-         variant, n, (double)batch_bytes / MIB, (long long)steps, (long long)per_replica_buffer,
-         (double)base_kib / 1024.0, (double)hwm_kib / 1024.0, (double)dataset_bytes / MIB, growth_mib,
-         allowed_mib, bench_bool(hwm_reset), (t1 - t0) / 1e9, buffered_batches, slack_mib,
-         bench_bool(growth_mib <= allowed_mib));
+  printf(
+      "{\"bench\":\"distribute.memory.%s\",\"replicas\":%d,\"batch_mib\":%.1f,\"steps\":%lld,"
+      "\"per_replica_buffer_size\":%lld,\"base_rss_mib\":%.1f,\"peak_rss_mib\":%.1f,"
+      "\"dataset_mib\":%.3f,\"growth_above_dataset_mib\":%.1f,\"allowed_mib\":%.1f,"
+      "\"hwm_reset\":%s,\"seconds\":%.3f,\"goal\":\"growth <= configured buffers (%g batches) + %g "
+      "MiB\","
+      "\"pass\":%s}\n",
+      variant, n, (double)batch_bytes / MIB, (long long)steps, (long long)per_replica_buffer,
+      (double)base_kib / 1024.0, (double)hwm_kib / 1024.0, (double)dataset_bytes / MIB, growth_mib,
+      allowed_mib, bench_bool(hwm_reset), (t1 - t0) / 1e9, buffered_batches, slack_mib,
+      bench_bool(growth_mib <= allowed_mib));
   fflush(stdout);
   dinput_dist_dataset_free(dd);
   dinput_dataset_free(ds);
@@ -464,22 +472,23 @@ static void bench_memory(void) {
     exit(2);
   }
   exe[len] = '\0';
-  static const char *variants[] = {"from_tensors", "stacked"};
+  static const char* variants[] = {"from_tensors", "stacked"};
   static const int ns[] = {1, 8, 64};
   for (size_t v = 0; v < 2; ++v) {
     double growth[3];
     int all_pass = 1;
     for (size_t i = 0; i < 3; ++i) {
       char cmd[4200];
-      snprintf(cmd, sizeof cmd, "'%s' --mem-child %s %d%s", exe, variants[v], ns[i], g_quick ? " --quick" : "");
+      snprintf(cmd, sizeof cmd, "'%s' --mem-child %s %d%s", exe, variants[v], ns[i],
+               g_quick ? " --quick" : "");
       fflush(stdout);
-      FILE *p = popen(cmd, "r");
+      FILE* p = popen(cmd, "r");
       if (!p) exit(2);
       char line[2048];
       int got = 0;
       while (fgets(line, sizeof line, p)) {
         fputs(line, stdout);
-        const char *g = strstr(line, "\"growth_above_dataset_mib\":");
+        const char* g = strstr(line, "\"growth_above_dataset_mib\":");
         if (g) {
           growth[i] = strtod(g + strlen("\"growth_above_dataset_mib\":"), NULL);
           got = 1;
@@ -491,15 +500,16 @@ static void bench_memory(void) {
         exit(2);
       }
     }
-    printf("{\"bench\":\"distribute.memory.%s.summary\",\"growth_mib_n1\":%.1f,\"growth_mib_n8\":%.1f,"
-           "\"growth_mib_n64\":%.1f,\"goal\":\"every N within its configured buffers\",\"pass\":%s}\n",
-           variants[v], growth[0], growth[1], growth[2], bench_bool(all_pass));
+    printf(
+        "{\"bench\":\"distribute.memory.%s.summary\",\"growth_mib_n1\":%.1f,\"growth_mib_n8\":%.1f,"
+        "\"growth_mib_n64\":%.1f,\"goal\":\"every N within its configured buffers\",\"pass\":%s}\n",
+        variants[v], growth[0], growth[1], growth[2], bench_bool(all_pass));
     fflush(stdout);
   }
 }
 
-int main(int argc, char **argv) {
-  const char *only = NULL;
+int main(int argc, char** argv) {
+  const char* only = NULL;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--quick") == 0) g_quick = 1;
     if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[i + 1];

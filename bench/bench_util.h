@@ -22,18 +22,18 @@ static inline double bench_now_ns(void) {
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static inline int bench_cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
+static inline int bench_cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
   return (x > y) - (x < y);
 }
 
 /* Median of n values (sorts them in place). */
-static inline double bench_median(double *v, int n) {
+static inline double bench_median(double* v, int n) {
   qsort(v, (size_t)n, sizeof(double), bench_cmp_double);
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static inline double bench_min(const double *v, int n) {
+static inline double bench_min(const double* v, int n) {
   double m = v[0];
   for (int i = 1; i < n; ++i)
     if (v[i] < m) m = v[i];
@@ -43,16 +43,17 @@ static inline double bench_min(const double *v, int n) {
 /* Makes the compiler believe that the memory behind p is read and written here, so that a
  * baseline's malloc/fill/free cannot be folded away while dinput's side (behind a shared
  * library call) obviously cannot be. */
-static inline void bench_escape(const void *p) { __asm__ volatile("" : : "g"(p) : "memory"); }
+static inline void bench_escape(const void* p) { __asm__ volatile("" : : "g"(p) : "memory"); }
 
 /* Results are accumulated into this so that no read can be optimised out. */
 __attribute__((unused)) static volatile int64_t bench_sink;
 
 /* Aborts the benchmark with the library's message: a benchmark that measures a failing call
  * would report nonsense. */
-static inline void bench_check(dinput_status_t s, const char *what) {
+static inline void bench_check(dinput_status_t s, const char* what) {
   if (s != DINPUT_OK) {
-    fprintf(stderr, "%s failed: %s: %s\n", what, dinput_status_name(s), dinput_last_error_message());
+    fprintf(stderr, "%s failed: %s: %s\n", what, dinput_status_name(s),
+            dinput_last_error_message());
     exit(2);
   }
 }
@@ -60,7 +61,7 @@ static inline void bench_check(dinput_status_t s, const char *what) {
 
 /* The same summation for dinput's values and the baseline's, kept out of line so that both
  * sides run exactly this loop. */
-__attribute__((noinline, unused)) static int64_t bench_sum_i64(const int64_t *v, int64_t n) {
+__attribute__((noinline, unused)) static int64_t bench_sum_i64(const int64_t* v, int64_t n) {
   int64_t s = 0;
   for (int64_t i = 0; i < n; ++i) s += v[i];
   return s;
@@ -68,15 +69,15 @@ __attribute__((noinline, unused)) static int64_t bench_sum_i64(const int64_t *v,
 
 /* One byte of each row of a [rows, row_bytes] uint8 matrix: "reads every delivered row" at a
  * cost that does not drown the per-step overheads being measured. */
-__attribute__((noinline, unused)) static int64_t bench_sum_rows(const uint8_t *data, int64_t rows,
-                                                        int64_t row_bytes) {
+__attribute__((noinline, unused)) static int64_t bench_sum_rows(const uint8_t* data, int64_t rows,
+                                                                int64_t row_bytes) {
   int64_t s = 0;
   for (int64_t r = 0; r < rows; ++r) s += data[r * row_bytes];
   return s;
 }
 
 /* Every byte, 8 at a time (for the memory benchmark, which must touch whole batches). */
-__attribute__((noinline, unused)) static int64_t bench_sum_bytes(const uint8_t *data, size_t n) {
+__attribute__((noinline, unused)) static int64_t bench_sum_bytes(const uint8_t* data, size_t n) {
   uint64_t s = 0;
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -88,6 +89,6 @@ __attribute__((noinline, unused)) static int64_t bench_sum_bytes(const uint8_t *
   return (int64_t)s;
 }
 
-static inline const char *bench_bool(int b) { return b ? "true" : "false"; }
+static inline const char* bench_bool(int b) { return b ? "true" : "false"; }
 
 #endif /* DINPUT_BENCH_UTIL_H */

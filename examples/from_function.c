@@ -9,15 +9,18 @@
 
 static const int64_t global_batch_size = 16;
 
-static dinput_status_t dataset_fn(dinput_dataset_t **out, const dinput_input_context_t *ctx, void *user_data) {
+static dinput_status_t dataset_fn(dinput_dataset_t** out, const dinput_input_context_t* ctx,
+                                  void* user_data) {
   (void)user_data;
   int64_t batch_size = 0;
-  dinput_status_t st = dinput_input_context_get_per_replica_batch_size(&batch_size, ctx, global_batch_size);
+  dinput_status_t st =
+      dinput_input_context_get_per_replica_batch_size(&batch_size, ctx, global_batch_size);
   if (st != DINPUT_OK) return st;
   printf("input pipeline %d of %d, %d replicas in sync, per-replica batch size %lld\n",
          dinput_input_context_input_pipeline_id(ctx), dinput_input_context_num_input_pipelines(ctx),
          dinput_input_context_num_replicas_in_sync(ctx), (long long)batch_size);
-  dinput_dataset_t *one = features_and_labels(), *rep = NULL, *b16 = NULL, *sharded = NULL, *b = NULL;
+  dinput_dataset_t *one = features_and_labels(), *rep = NULL, *b16 = NULL, *sharded = NULL,
+                   *b = NULL;
   check(dinput_dataset_repeat(&rep, one, 64));
   check(dinput_dataset_batch(&b16, rep, 16, NULL));
   check(dinput_dataset_shard(&sharded, b16, dinput_input_context_num_input_pipelines(ctx),
@@ -33,12 +36,13 @@ static dinput_status_t dataset_fn(dinput_dataset_t **out, const dinput_input_con
 }
 
 int main(void) {
-  dinput_strategy_t *strategy = cpu_strategy(2);
-  dinput_dist_dataset_t *dist = NULL;
-  check(dinput_strategy_distribute_datasets_from_function(&dist, strategy, dataset_fn, NULL, NULL, NULL));
-  dinput_dist_iterator_t *it = NULL;
+  dinput_strategy_t* strategy = cpu_strategy(2);
+  dinput_dist_dataset_t* dist = NULL;
+  check(dinput_strategy_distribute_datasets_from_function(&dist, strategy, dataset_fn, NULL, NULL,
+                                                          NULL));
+  dinput_dist_iterator_t* it = NULL;
   check(dinput_dist_dataset_iterator(&it, dist));
-  dinput_per_replica_t *x = NULL;
+  dinput_per_replica_t* x = NULL;
   dinput_status_t st;
   int step = 0;
   while ((st = dinput_dist_iterator_get_next(&x, it)) == DINPUT_OK) {

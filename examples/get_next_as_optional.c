@@ -6,24 +6,24 @@
  * the fourth finds the optional empty and leaves the loop. */
 #include "example_util.h"
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   const int global_batch_size = 4, steps_per_loop = 5;
-  const char *default_devices[2] = {"CPU:0", "CPU:1"};
-  const char *const *devices = argc > 1 ? (const char *const *)(argv + 1) : default_devices;
+  const char* default_devices[2] = {"CPU:0", "CPU:1"};
+  const char* const* devices = argc > 1 ? (const char* const*)(argv + 1) : default_devices;
   int num_devices = argc > 1 ? argc - 1 : 2;
-  dinput_strategy_t *strategy = NULL;
+  dinput_strategy_t* strategy = NULL;
   check(dinput_strategy_new(&strategy, devices, num_devices));
 
   dinput_dataset_t *range = NULL, *dataset = NULL;
   check(dinput_dataset_range(&range, 0, 9, 1));
   check(dinput_dataset_batch(&dataset, range, global_batch_size, NULL));
-  dinput_dist_dataset_t *dist = NULL;
+  dinput_dist_dataset_t* dist = NULL;
   check(dinput_strategy_distribute_dataset(&dist, strategy, dataset, NULL));
-  dinput_dist_iterator_t *iterator = NULL;
+  dinput_dist_iterator_t* iterator = NULL;
   check(dinput_dist_dataset_iterator(&iterator, dist));
 
   for (int i = 0; i < steps_per_loop; i++) {
-    dinput_optional_t *optional_data = NULL;
+    dinput_optional_t* optional_data = NULL;
     check(dinput_dist_iterator_get_next_as_optional(&optional_data, iterator));
     if (!dinput_optional_has_value(optional_data)) {
       dinput_optional_free(optional_data);

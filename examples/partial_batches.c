@@ -6,15 +6,15 @@
 #include "example_util.h"
 
 int main(void) {
-  dinput_strategy_t *strategy = cpu_strategy(4);
+  dinput_strategy_t* strategy = cpu_strategy(4);
   dinput_dataset_t *range = NULL, *dataset = NULL;
   check(dinput_dataset_range(&range, 0, 9, 1));
   check(dinput_dataset_batch(&dataset, range, 4, NULL));
-  dinput_dist_dataset_t *dist = NULL;
+  dinput_dist_dataset_t* dist = NULL;
   check(dinput_strategy_distribute_dataset(&dist, strategy, dataset, NULL));
-  dinput_dist_iterator_t *it = NULL;
+  dinput_dist_iterator_t* it = NULL;
   check(dinput_dist_dataset_iterator(&it, dist));
-  dinput_per_replica_t *x = NULL;
+  dinput_per_replica_t* x = NULL;
   dinput_status_t st;
   while ((st = dinput_dist_iterator_get_next(&x, it)) == DINPUT_OK) {
     print_local_results(x, 0);

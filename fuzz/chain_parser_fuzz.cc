@@ -16,12 +16,14 @@ namespace {
 using dinput_tool::Value;
 
 [[noreturn]] void fail(const std::string& what, const std::string& text) {
-  std::fprintf(stderr, "chain_parser_fuzz: invariant violated: %s\ninput (%zu bytes)\n", what.c_str(), text.size());
+  std::fprintf(stderr, "chain_parser_fuzz: invariant violated: %s\ninput (%zu bytes)\n",
+               what.c_str(), text.size());
   std::abort();
 }
 
 void check_value(const Value& v, const std::string& text, int depth) {
-  if (depth > dinput_tool::kMaxNestingDepth + 1) fail("nesting deeper than kMaxNestingDepth was accepted", text);
+  if (depth > dinput_tool::kMaxNestingDepth + 1)
+    fail("nesting deeper than kMaxNestingDepth was accepted", text);
   if (v.pos > text.size()) fail("a value position past the end of the text", text);
   if (!dinput_tool::describe_kind(v.kind)) fail("describe_kind returned NULL", text);
   for (const Value& item : v.items) check_value(item, text, depth + 1);
@@ -48,7 +50,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (error.pos > text.size()) fail("an error position past the end of the text", text);
     for (char c : error.message) {
       unsigned char u = static_cast<unsigned char>(c);
-      if (u < 0x20 || u >= 0x7f) fail("an error message that is not one printable line: " + error.message, text);
+      if (u < 0x20 || u >= 0x7f)
+        fail("an error message that is not one printable line: " + error.message, text);
     }
   }
   return 0;

@@ -33,13 +33,15 @@ struct Config {
 
   std::string describe() const {
     char text[320];
-    std::snprintf(text, sizeof text,
-                  "W=%d R=%d range(%lld) shuffle(buffer=%lld, seed=%lld, reshuffle=%d) filter(mod %lld) "
-                  "batch(%lld, drop=%d, parallel=%lld) repeat(%lld) policy=%d",
-                  workers, replicas, static_cast<long long>(size), static_cast<long long>(shuffle_buffer),
-                  static_cast<long long>(seed), reshuffle ? 1 : 0, static_cast<long long>(filter_mod),
-                  static_cast<long long>(global_batch), drop_remainder ? 1 : 0,
-                  static_cast<long long>(batch_parallel), static_cast<long long>(repeat), static_cast<int>(policy));
+    std::snprintf(
+        text, sizeof text,
+        "W=%d R=%d range(%lld) shuffle(buffer=%lld, seed=%lld, reshuffle=%d) filter(mod %lld) "
+        "batch(%lld, drop=%d, parallel=%lld) repeat(%lld) policy=%d",
+        workers, replicas, static_cast<long long>(size), static_cast<long long>(shuffle_buffer),
+        static_cast<long long>(seed), reshuffle ? 1 : 0, static_cast<long long>(filter_mod),
+        static_cast<long long>(global_batch), drop_remainder ? 1 : 0,
+        static_cast<long long>(batch_parallel), static_cast<long long>(repeat),
+        static_cast<int>(policy));
     return text;
   }
 };
@@ -58,8 +60,8 @@ class Bytes {
 };
 
 [[noreturn]] void fail(const Config& c, const std::string& what) {
-  std::fprintf(stderr, "dist_iterator_fuzz: invariant violated: %s\nconfig: %s\nlast error: %s\n", what.c_str(),
-               c.describe().c_str(), dinput_last_error_message());
+  std::fprintf(stderr, "dist_iterator_fuzz: invariant violated: %s\nconfig: %s\nlast error: %s\n",
+               what.c_str(), c.describe().c_str(), dinput_last_error_message());
   std::abort();
 }
 
@@ -91,8 +93,10 @@ dinput_dataset_t* build_pipeline(const Config& c, int64_t* filter_mod_storage) {
   if (c.shuffle_buffer > 0) {
     dinput_shuffle_options_t* shuffle_options = nullptr;
     check(c, dinput_shuffle_options_new(&shuffle_options), "shuffle_options_new");
-    check(c, dinput_shuffle_options_set_seed(shuffle_options, c.seed, 0), "shuffle_options_set_seed");
-    check(c, dinput_shuffle_options_set_reshuffle_each_iteration(shuffle_options, c.reshuffle ? 1 : 0),
+    check(c, dinput_shuffle_options_set_seed(shuffle_options, c.seed, 0),
+          "shuffle_options_set_seed");
+    check(c,
+          dinput_shuffle_options_set_reshuffle_each_iteration(shuffle_options, c.reshuffle ? 1 : 0),
           "shuffle_options_set_reshuffle_each_iteration");
     dinput_status_t s = dinput_dataset_shuffle(&next, ds, c.shuffle_buffer, shuffle_options);
     dinput_shuffle_options_free(shuffle_options);
@@ -100,7 +104,8 @@ dinput_dataset_t* build_pipeline(const Config& c, int64_t* filter_mod_storage) {
   }
   if (c.filter_mod > 1) {
     *filter_mod_storage = c.filter_mod;
-    dinput_status_t s = dinput_dataset_filter(&next, ds, keep_non_multiples, filter_mod_storage, nullptr);
+    dinput_status_t s =
+        dinput_dataset_filter(&next, ds, keep_non_multiples, filter_mod_storage, nullptr);
     chain(s, "filter");
   }
   dinput_batch_options_t* batch_options = nullptr;
@@ -150,8 +155,8 @@ struct WorkerResult {
   std::string error;  // empty: reached end of data cleanly
 };
 
-void run_worker(const Config& c, dinput_collective_t* collective, const dinput_dataset_t* dataset, int index,
-                WorkerResult* result) {
+void run_worker(const Config& c, dinput_collective_t* collective, const dinput_dataset_t* dataset,
+                int index, WorkerResult* result) {
   dinput_strategy_t* strategy = nullptr;
   dinput_dist_dataset_t* dist = nullptr;
   dinput_dist_iterator_t* it = nullptr;
@@ -161,7 +166,8 @@ void run_worker(const Config& c, dinput_collective_t* collective, const dinput_d
     result->error = why + ": " + dinput_last_error_message();
     dinput_collective_abort(collective, DINPUT_ABORTED, "a fuzzed worker failed");
   };
-  if (dinput_strategy_new_multi_worker_cpu(&strategy, collective, index, static_cast<int>(N)) != DINPUT_OK) {
+  if (dinput_strategy_new_multi_worker_cpu(&strategy, collective, index, static_cast<int>(N)) !=
+      DINPUT_OK) {
     give_up("strategy");
   } else if (dinput_strategy_distribute_dataset(&dist, strategy, dataset, nullptr) != DINPUT_OK) {
     give_up("distribute_dataset");
@@ -200,8 +206,8 @@ Config decode(const uint8_t* data, size_t size) {
   c.size = in.pick(0, 90);
   c.global_batch = in.pick(1, 13);
   c.drop_remainder = in.pick(0, 1) == 1;
-  static const dinput_auto_shard_policy_t kPolicies[] = {DINPUT_AUTO_SHARD_AUTO, DINPUT_AUTO_SHARD_DATA,
-                                                         DINPUT_AUTO_SHARD_OFF};
+  static const dinput_auto_shard_policy_t kPolicies[] = {
+      DINPUT_AUTO_SHARD_AUTO, DINPUT_AUTO_SHARD_DATA, DINPUT_AUTO_SHARD_OFF};
   c.policy = kPolicies[in.pick(0, 2)];
   if (in.pick(0, 1) == 1) {
     c.shuffle_buffer = in.pick(1, 100);
@@ -226,11 +232,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   int64_t mod = 0;
   dinput_dataset_t* dataset = build_pipeline(c, &mod);
   dinput_collective_t* collective = nullptr;
-  check(c, dinput_collective_new_in_process(&collective, c.workers, 20000), "collective_new_in_process");
+  check(c, dinput_collective_new_in_process(&collective, c.workers, 20000),
+        "collective_new_in_process");
   std::vector<WorkerResult> results(static_cast<size_t>(c.workers));
   std::vector<std::thread> threads;
   for (int w = 0; w < c.workers; ++w)
-    threads.emplace_back(run_worker, std::cref(c), collective, dataset, w, &results[static_cast<size_t>(w)]);
+    threads.emplace_back(run_worker, std::cref(c), collective, dataset, w,
+                         &results[static_cast<size_t>(w)]);
   for (auto& t : threads) t.join();
   dinput_collective_free(collective);
   dinput_dataset_free(dataset);
@@ -239,8 +247,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t w = 0; w < results.size(); ++w) {
     if (!results[w].error.empty()) fail(c, "worker " + std::to_string(w) + ": " + results[w].error);
     if (results[w].steps != results[0].steps)
-      fail(c, "worker " + std::to_string(w) + " took " + std::to_string(results[w].steps) + " steps, worker 0 " +
-                  std::to_string(results[0].steps));
+      fail(c, "worker " + std::to_string(w) + " took " + std::to_string(results[w].steps) +
+                  " steps, worker 0 " + std::to_string(results[0].steps));
     for (const auto& entry : results[w].counts) delivered[entry.first] += entry.second;
   }
   if (delivered != expected) {
@@ -249,7 +257,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       auto got = delivered.find(entry.first);
       int n = got == delivered.end() ? 0 : got->second;
       if (n != entry.second && diff.size() < 400)
-        diff += " " + std::to_string(entry.first) + ":" + std::to_string(n) + "/" + std::to_string(entry.second);
+        diff += " " + std::to_string(entry.first) + ":" + std::to_string(n) + "/" +
+                std::to_string(entry.second);
     }
     for (const auto& entry : delivered)
       if (!expected.count(entry.first) && diff.size() < 400)

@@ -44,8 +44,8 @@ uint64_t load_le(const char* p, int n) {
 
 // Reads to the end. Records that are views into [input, input + input_size) are checked
 // against their framing there, with the table CRC (the parser may use the SSE4.2 one).
-Result read(std::unique_ptr<ChunkSource> chunks, const char* stream, bool skip, const char* input = nullptr,
-            size_t input_size = 0) {
+Result read(std::unique_ptr<ChunkSource> chunks, const char* stream, bool skip,
+            const char* input = nullptr, size_t input_size = 0) {
   Result r;
   RecordParser parser("fuzz.rec", std::move(chunks), stream, skip);
   size_t total = 0;
@@ -54,7 +54,8 @@ Result read(std::unique_ptr<ChunkSource> chunks, const char* stream, bool skip, 
     while (parser.next(v)) {
       if (!v.owner) fail("a record without an owner");
       if (input && !v.copied) {
-        if (v.data < input + 12 || v.data + v.size + 4 > input + input_size) fail("a view outside the input");
+        if (v.data < input + 12 || v.data + v.size + 4 > input + input_size)
+          fail("a view outside the input");
         const char* header = v.data - 12;
         if (load_le(header, 8) != v.size) fail("a record whose length field differs");
         if (load_le(header + 8, 4) != crc32c::mask(crc32c::extend_software(0, header, 8)))
@@ -71,15 +72,19 @@ Result read(std::unique_ptr<ChunkSource> chunks, const char* stream, bool skip, 
   } catch (const Error& e) {
     // A zstd frame declaring a window over the reader's limit is not damage: it is refused
     // with RESOURCE_EXHAUSTED, named as such, whether or not corrupt records are skipped.
-    if (e.code() == Code::kResourceExhausted && std::string(e.what()).find("window larger than") != std::string::npos) {
-      if (std::string(e.what()).find("'fuzz.rec'") == std::string::npos) fail(std::string("no file in: ") + e.what());
+    if (e.code() == Code::kResourceExhausted &&
+        std::string(e.what()).find("window larger than") != std::string::npos) {
+      if (std::string(e.what()).find("'fuzz.rec'") == std::string::npos)
+        fail(std::string("no file in: ") + e.what());
       r.error = e.what();
       return r;
     }
-    if (e.code() != Code::kDataLoss) fail(std::string("unexpected status ") + code_name(e.code()) + ": " + e.what());
+    if (e.code() != Code::kDataLoss)
+      fail(std::string("unexpected status ") + code_name(e.code()) + ": " + e.what());
     if (skip) fail(std::string("an error while skipping corrupt records: ") + e.what());
     r.error = e.what();
-    if (r.error.find("byte offset") == std::string::npos || r.error.find("'fuzz.rec'") == std::string::npos)
+    if (r.error.find("byte offset") == std::string::npos ||
+        r.error.find("'fuzz.rec'") == std::string::npos)
       fail("a DATA_LOSS message without file and offset: " + r.error);
   }
   return r;
@@ -95,7 +100,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Result whole = read(memory_chunks(bytes, size, nullptr, 0), nullptr, skip, bytes, size);
     Result pieces = read(memory_chunks(bytes, size, nullptr, chunk), nullptr, skip);
     if (whole.records != pieces.records) fail("chunking changed the records");
-    if (whole.error != pieces.error) fail("chunking changed the error: '" + whole.error + "' vs '" + pieces.error + "'");
+    if (whole.error != pieces.error)
+      fail("chunking changed the error: '" + whole.error + "' vs '" + pieces.error + "'");
     if (whole.skipped != pieces.skipped) fail("chunking changed the number of skipped records");
     // The decompressors take their chunk buffers from a pool, as for an iterator.
     auto pool = make_chunk_pool(kMinChunkBytes);

@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 typedef struct {
-  const char *dir;
+  const char* dir;
   double minutes;
   int workers, replicas, files, restart_percent;
   int64_t records, record_bytes;
@@ -39,12 +39,12 @@ typedef struct {
 
 typedef struct {
   int index;
-  dinput_collective_t *collective;
-  const dinput_dataset_t *dataset;
-  const config_t *config;
+  dinput_collective_t* collective;
+  const dinput_dataset_t* dataset;
+  const config_t* config;
   int64_t crash_at_step; /* -1: never */
-  uint8_t *seen;         /* shared; one counter per record id, updated under seen_mu */
-  pthread_mutex_t *seen_mu;
+  uint8_t* seen;         /* shared; one counter per record id, updated under seen_mu */
+  pthread_mutex_t* seen_mu;
   int64_t delivered, steps;
   dinput_status_t end; /* OUT_OF_RANGE after a clean epoch */
   char error[512];
@@ -58,7 +58,7 @@ static double now_s(void) {
 
 static long rss_kib(void) {
   long pages = 0, resident = 0;
-  FILE *f = fopen("/proc/self/statm", "r");
+  FILE* f = fopen("/proc/self/statm", "r");
   if (!f) return -1;
   if (fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = -1;
   fclose(f);
@@ -67,35 +67,36 @@ static long rss_kib(void) {
 
 static int open_fds(void) {
   int n = 0;
-  DIR *d = opendir("/proc/self/fd");
+  DIR* d = opendir("/proc/self/fd");
   if (!d) return -1;
-  for (struct dirent *e; (e = readdir(d)) != NULL;)
+  for (struct dirent* e; (e = readdir(d)) != NULL;)
     if (e->d_name[0] != '.') n++;
   closedir(d);
   return n - 1; /* the directory stream itself */
 }
 
-static void die(const char *what) {
+static void die(const char* what) {
   fprintf(stderr, "soak: %s: %s: %s\n", what, dinput_status_name(dinput_last_error_code()),
           dinput_last_error_message());
   exit(2);
 }
 
-static void write_files(const config_t *c, char **paths) {
-  char *record = calloc(1, (size_t)c->record_bytes);
+static void write_files(const config_t* c, char** paths) {
+  char* record = calloc(1, (size_t)c->record_bytes);
   if (!record) die("calloc");
   for (int f = 0; f < c->files; f++) {
     struct stat st;
     if (stat(paths[f], &st) == 0) continue;
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", paths[f]);
-    dinput_record_writer_t *w;
+    dinput_record_writer_t* w;
     if (dinput_record_writer_open(&w, tmp, NULL) != DINPUT_OK) die("record_writer_open");
     for (int64_t r = 0; r < c->records; r++) {
       uint64_t id = (uint64_t)f * (uint64_t)c->records + (uint64_t)r;
       for (int b = 0; b < 8; b++) record[b] = (char)(id >> (8 * b));
       for (int64_t b = 8; b < c->record_bytes; b++) record[b] = (char)(id * 31 + (uint64_t)b);
-      if (dinput_record_writer_write(w, record, (size_t)c->record_bytes) != DINPUT_OK) die("record_writer_write");
+      if (dinput_record_writer_write(w, record, (size_t)c->record_bytes) != DINPUT_OK)
+        die("record_writer_write");
     }
     if (dinput_record_writer_close(w) != DINPUT_OK) die("record_writer_close");
     dinput_record_writer_free(w);
@@ -107,15 +108,15 @@ static void write_files(const config_t *c, char **paths) {
   free(record);
 }
 
-static void *run_worker(void *arg) {
-  worker_t *w = arg;
-  const config_t *c = w->config;
-  dinput_strategy_t *strategy = NULL;
-  dinput_dist_dataset_t *dist = NULL;
-  dinput_dist_iterator_t *it = NULL;
+static void* run_worker(void* arg) {
+  worker_t* w = arg;
+  const config_t* c = w->config;
+  dinput_strategy_t* strategy = NULL;
+  dinput_dist_dataset_t* dist = NULL;
+  dinput_dist_iterator_t* it = NULL;
   w->end = DINPUT_OK;
-  if (dinput_strategy_new_multi_worker_cpu(&strategy, w->collective, w->index, c->workers * c->replicas) !=
-          DINPUT_OK ||
+  if (dinput_strategy_new_multi_worker_cpu(&strategy, w->collective, w->index,
+                                           c->workers * c->replicas) != DINPUT_OK ||
       dinput_strategy_distribute_dataset(&dist, strategy, w->dataset, NULL) != DINPUT_OK ||
       dinput_dist_dataset_iterator(&it, dist) != DINPUT_OK) {
     w->end = dinput_last_error_code();
@@ -131,22 +132,24 @@ static void *run_worker(void *arg) {
       snprintf(w->error, sizeof w->error, "restarted at step %lld", (long long)w->steps);
       goto done;
     }
-    dinput_per_replica_t *step;
+    dinput_per_replica_t* step;
     dinput_status_t s = dinput_dist_iterator_get_next(&step, it);
     if (s != DINPUT_OK) {
       w->end = s;
-      if (s != DINPUT_OUT_OF_RANGE) snprintf(w->error, sizeof w->error, "%s", dinput_last_error_message());
+      if (s != DINPUT_OUT_OF_RANGE)
+        snprintf(w->error, sizeof w->error, "%s", dinput_last_error_message());
       break;
     }
     w->steps++;
     for (int r = 0; r < dinput_per_replica_size(step); r++) {
-      const dinput_tensor_t *batch = dinput_element_get(dinput_per_replica_get(step, r), 0);
+      const dinput_tensor_t* batch = dinput_element_get(dinput_per_replica_get(step, r), 0);
       int64_t n = dinput_tensor_num_elements(batch);
       pthread_mutex_lock(w->seen_mu);
       for (int64_t i = 0; i < n; i++) {
-        const char *bytes;
+        const char* bytes;
         size_t len;
-        if (dinput_tensor_string_view(&bytes, &len, batch, i) != DINPUT_OK || len < 8) die("tensor_string_view");
+        if (dinput_tensor_string_view(&bytes, &len, batch, i) != DINPUT_OK || len < 8)
+          die("tensor_string_view");
         uint64_t id = 0;
         for (int b = 0; b < 8; b++) id |= (uint64_t)(uint8_t)bytes[b] << (8 * b);
         if (id < (uint64_t)(c->files * c->records) && w->seen[id] < 255) w->seen[id]++;
@@ -163,29 +166,40 @@ done:
   return NULL;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   config_t c = {NULL, 30, 4, 2, 32, 30, 8192, 1024, 1};
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "--dir")) c.dir = argv[i + 1];
-    else if (!strcmp(argv[i], "--minutes")) c.minutes = atof(argv[i + 1]);
-    else if (!strcmp(argv[i], "--workers")) c.workers = atoi(argv[i + 1]);
-    else if (!strcmp(argv[i], "--replicas")) c.replicas = atoi(argv[i + 1]);
-    else if (!strcmp(argv[i], "--files")) c.files = atoi(argv[i + 1]);
-    else if (!strcmp(argv[i], "--records")) c.records = atoll(argv[i + 1]);
-    else if (!strcmp(argv[i], "--record-bytes")) c.record_bytes = atoll(argv[i + 1]);
-    else if (!strcmp(argv[i], "--restart-percent")) c.restart_percent = atoi(argv[i + 1]);
-    else if (!strcmp(argv[i], "--seed")) c.seed = (unsigned)atoi(argv[i + 1]);
+    if (!strcmp(argv[i], "--dir"))
+      c.dir = argv[i + 1];
+    else if (!strcmp(argv[i], "--minutes"))
+      c.minutes = atof(argv[i + 1]);
+    else if (!strcmp(argv[i], "--workers"))
+      c.workers = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--replicas"))
+      c.replicas = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--files"))
+      c.files = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--records"))
+      c.records = atoll(argv[i + 1]);
+    else if (!strcmp(argv[i], "--record-bytes"))
+      c.record_bytes = atoll(argv[i + 1]);
+    else if (!strcmp(argv[i], "--restart-percent"))
+      c.restart_percent = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--seed"))
+      c.seed = (unsigned)atoi(argv[i + 1]);
     else {
       fprintf(stderr, "soak: unknown argument %s\n", argv[i]);
       return 2;
     }
   }
-  if (!c.dir || c.workers < 1 || c.replicas < 1 || c.files < 1 || c.records < 1 || c.record_bytes < 8) {
-    fprintf(stderr, "usage: soak --dir DIR [--minutes M] [--workers W] [--replicas R] [--files F] "
-                    "[--records N] [--record-bytes B>=8] [--restart-percent P] [--seed S]\n");
+  if (!c.dir || c.workers < 1 || c.replicas < 1 || c.files < 1 || c.records < 1 ||
+      c.record_bytes < 8) {
+    fprintf(stderr,
+            "usage: soak --dir DIR [--minutes M] [--workers W] [--replicas R] [--files F] "
+            "[--records N] [--record-bytes B>=8] [--restart-percent P] [--seed S]\n");
     return 2;
   }
-  char **paths = calloc((size_t)c.files, sizeof *paths);
+  char** paths = calloc((size_t)c.files, sizeof *paths);
   for (int f = 0; f < c.files; f++) {
     paths[f] = malloc(strlen(c.dir) + 32);
     sprintf(paths[f], "%s/soak-%03d.rec", c.dir, f);
@@ -194,11 +208,11 @@ int main(int argc, char **argv) {
 
   /* records(files).shuffle(10000).batch(256): AUTO shards by FILE when files >= workers. */
   dinput_dataset_t *records, *shuffled, *dataset;
-  dinput_shuffle_options_t *shuffle_options;
+  dinput_shuffle_options_t* shuffle_options;
   if (dinput_shuffle_options_new(&shuffle_options) != DINPUT_OK ||
       dinput_shuffle_options_set_seed(shuffle_options, (int64_t)c.seed, 0) != DINPUT_OK)
     die("shuffle options");
-  if (dinput_dataset_records(&records, (const char *const *)paths, (size_t)c.files, NULL) !=
+  if (dinput_dataset_records(&records, (const char* const*)paths, (size_t)c.files, NULL) !=
           DINPUT_OK ||
       dinput_dataset_shuffle(&shuffled, records, 10000, shuffle_options) != DINPUT_OK ||
       dinput_dataset_batch(&dataset, shuffled, 256, NULL) != DINPUT_OK)
@@ -208,10 +222,10 @@ int main(int argc, char **argv) {
   dinput_dataset_free(shuffled);
 
   const int64_t total = (int64_t)c.files * c.records;
-  uint8_t *seen = malloc((size_t)total);
+  uint8_t* seen = malloc((size_t)total);
   pthread_mutex_t seen_mu = PTHREAD_MUTEX_INITIALIZER;
-  worker_t *workers = calloc((size_t)c.workers, sizeof *workers);
-  pthread_t *threads = calloc((size_t)c.workers, sizeof *threads);
+  worker_t* workers = calloc((size_t)c.workers, sizeof *workers);
+  pthread_t* threads = calloc((size_t)c.workers, sizeof *threads);
   srand(c.seed);
 
   const int fds_before = open_fds();
@@ -225,13 +239,18 @@ int main(int argc, char **argv) {
     /* Steps per worker are about total / (256 * workers); crash somewhere in the first 90%. */
     const int64_t steps_guess = total / 256 / c.workers;
     const int64_t crash_step = steps_guess > 1 ? rand() % (steps_guess * 9 / 10 + 1) : 0;
-    dinput_collective_t *collective;
-    if (dinput_collective_new_in_process(&collective, c.workers, 120000) != DINPUT_OK) die("collective");
+    dinput_collective_t* collective;
+    if (dinput_collective_new_in_process(&collective, c.workers, 120000) != DINPUT_OK)
+      die("collective");
     memset(seen, 0, (size_t)total);
     const double attempt_start = now_s();
     for (int w = 0; w < c.workers; w++) {
-      workers[w] = (worker_t){.index = w, .collective = collective, .dataset = dataset, .config = &c,
-                              .crash_at_step = restart && w == victim ? crash_step : -1, .seen = seen,
+      workers[w] = (worker_t){.index = w,
+                              .collective = collective,
+                              .dataset = dataset,
+                              .config = &c,
+                              .crash_at_step = restart && w == victim ? crash_step : -1,
+                              .seen = seen,
                               .seen_mu = &seen_mu};
       pthread_create(&threads[w], NULL, run_worker, &workers[w]);
     }
@@ -242,9 +261,11 @@ int main(int argc, char **argv) {
       /* Every peer of the crashed worker must have been released with the abort's code
        * (or have reached its end before the crash): never hung, never finished alone. */
       for (int w = 0; w < c.workers; w++) {
-        if (w == victim || workers[w].end == DINPUT_ABORTED || workers[w].end == DINPUT_OUT_OF_RANGE) continue;
-        fprintf(stderr, "soak: worker %d, peer of restarted worker %d, ended with %s: %s\n", w, victim,
-                dinput_status_name(workers[w].end), workers[w].error);
+        if (w == victim || workers[w].end == DINPUT_ABORTED ||
+            workers[w].end == DINPUT_OUT_OF_RANGE)
+          continue;
+        fprintf(stderr, "soak: worker %d, peer of restarted worker %d, ended with %s: %s\n", w,
+                victim, dinput_status_name(workers[w].end), workers[w].error);
         unexpected++;
       }
       double took = now_s() - attempt_start;
@@ -253,30 +274,37 @@ int main(int argc, char **argv) {
     }
     for (int w = 0; w < c.workers; w++) {
       if (workers[w].end != DINPUT_OUT_OF_RANGE) {
-        fprintf(stderr, "soak: worker %d ended with %s: %s\n", w, dinput_status_name(workers[w].end),
-                workers[w].error);
+        fprintf(stderr, "soak: worker %d ended with %s: %s\n", w,
+                dinput_status_name(workers[w].end), workers[w].error);
         unexpected++;
       }
       delivered += workers[w].delivered;
     }
     for (int64_t id = 0; id < total; id++) {
-      if (seen[id] == 0) losses++;
-      else if (seen[id] > 1) duplicates += seen[id] - 1;
+      if (seen[id] == 0)
+        losses++;
+      else if (seen[id] > 1)
+        duplicates += seen[id] - 1;
     }
     epochs++;
     if (rss_first < 0) rss_first = rss_kib();
   }
   const long rss_end = rss_kib();
   const int fds_after = open_fds();
-  printf("{\"bench\":\"soak\",\"minutes\":%.1f,\"workers\":%d,\"replicas_per_worker\":%d,\"files\":%d,"
-         "\"records\":%lld,\"epochs_completed\":%lld,\"epochs_restarted\":%lld,\"elements_delivered\":%lld,"
-         "\"duplicates\":%lld,\"losses\":%lld,\"unexpected_errors\":%lld,\"rss_kib_after_first_epoch\":%ld,"
-         "\"rss_kib_end\":%ld,\"rss_drift_kib\":%ld,\"open_fds_before\":%d,\"open_fds_after\":%d,"
-         "\"slowest_restarted_attempt_s\":%.2f,\"pass\":%s}\n",
-         (now_s() - start) / 60, c.workers, c.replicas, c.files, (long long)total, (long long)epochs,
-         (long long)restarts, (long long)delivered, (long long)duplicates, (long long)losses, (long long)unexpected,
-         rss_first, rss_end, rss_first < 0 ? 0 : rss_end - rss_first, fds_before, fds_after, slowest_abort_s,
-         duplicates == 0 && losses == 0 && unexpected == 0 && fds_after == fds_before ? "true" : "false");
+  printf(
+      "{\"bench\":\"soak\",\"minutes\":%.1f,\"workers\":%d,\"replicas_per_worker\":%d,\"files\":%d,"
+      "\"records\":%lld,\"epochs_completed\":%lld,\"epochs_restarted\":%lld,\"elements_delivered\":"
+      "%lld,"
+      "\"duplicates\":%lld,\"losses\":%lld,\"unexpected_errors\":%lld,\"rss_kib_after_first_"
+      "epoch\":%ld,"
+      "\"rss_kib_end\":%ld,\"rss_drift_kib\":%ld,\"open_fds_before\":%d,\"open_fds_after\":%d,"
+      "\"slowest_restarted_attempt_s\":%.2f,\"pass\":%s}\n",
+      (now_s() - start) / 60, c.workers, c.replicas, c.files, (long long)total, (long long)epochs,
+      (long long)restarts, (long long)delivered, (long long)duplicates, (long long)losses,
+      (long long)unexpected, rss_first, rss_end, rss_first < 0 ? 0 : rss_end - rss_first,
+      fds_before, fds_after, slowest_abort_s,
+      duplicates == 0 && losses == 0 && unexpected == 0 && fds_after == fds_before ? "true"
+                                                                                   : "false");
   dinput_dataset_free(dataset);
   for (int f = 0; f < c.files; f++) free(paths[f]);
   free(paths);

@@ -8,7 +8,7 @@
 #include "_cgo_export.h"
 #include "shim.h"
 
-dgo_tensor_info dgo_tensor_describe(const dinput_tensor_t *t) {
+dgo_tensor_info dgo_tensor_describe(const dinput_tensor_t* t) {
   dgo_tensor_info info;
   info.dtype = (int)dinput_tensor_dtype(t);
   info.rank = dinput_tensor_rank(t);
@@ -16,7 +16,7 @@ dgo_tensor_info dgo_tensor_describe(const dinput_tensor_t *t) {
   return info;
 }
 
-static dinput_status_t component_out_of_range(const dinput_element_t *e, size_t index) {
+static dinput_status_t component_out_of_range(const dinput_element_t* e, size_t index) {
   char msg[128];
   snprintf(msg, sizeof msg, "component %zu is out of range for an element of %zu component(s)",
            index, dinput_element_size(e));
@@ -24,9 +24,9 @@ static dinput_status_t component_out_of_range(const dinput_element_t *e, size_t 
   return DINPUT_INVALID_ARGUMENT;
 }
 
-dinput_status_t dgo_element_tensor(dinput_tensor_t **out, dgo_tensor_info *info,
-                                   const dinput_element_t *e, size_t index) {
-  const dinput_tensor_t *t = dinput_element_get(e, index);
+dinput_status_t dgo_element_tensor(dinput_tensor_t** out, dgo_tensor_info* info,
+                                   const dinput_element_t* e, size_t index) {
+  const dinput_tensor_t* t = dinput_element_get(e, index);
   if (!t) {
     *out = NULL;
     return component_out_of_range(e, index);
@@ -36,12 +36,12 @@ dinput_status_t dgo_element_tensor(dinput_tensor_t **out, dgo_tensor_info *info,
   return st;
 }
 
-dinput_status_t dgo_element_clone(dinput_element_t **out, const dinput_element_t *e) {
+dinput_status_t dgo_element_clone(dinput_element_t** out, const dinput_element_t* e) {
   size_t n = dinput_element_size(e);
-  const dinput_tensor_t *small[16];
-  const dinput_tensor_t **parts = small;
+  const dinput_tensor_t* small[16];
+  const dinput_tensor_t** parts = small;
   if (n > 16) {
-    parts = (const dinput_tensor_t **)malloc(n * sizeof *parts);
+    parts = (const dinput_tensor_t**)malloc(n * sizeof *parts);
     if (!parts) {
       *out = NULL;
       dinput_error_set(DINPUT_RESOURCE_EXHAUSTED, "out of memory copying an element");
@@ -54,7 +54,7 @@ dinput_status_t dgo_element_clone(dinput_element_t **out, const dinput_element_t
   return st;
 }
 
-static dinput_status_t replica_out_of_range(const dinput_per_replica_t *v, size_t replica) {
+static dinput_status_t replica_out_of_range(const dinput_per_replica_t* v, size_t replica) {
   char msg[128];
   snprintf(msg, sizeof msg, "replica %zu is out of range for a per-replica value of %d replica(s)",
            replica, dinput_per_replica_size(v));
@@ -64,13 +64,13 @@ static dinput_status_t replica_out_of_range(const dinput_per_replica_t *v, size_
 
 /* The C API indexes replicas with int; Go's (non-negative) int index may be larger, and is
  * then out of range like any index past the end. */
-static const dinput_element_t *replica_element(const dinput_per_replica_t *v, size_t replica) {
+static const dinput_element_t* replica_element(const dinput_per_replica_t* v, size_t replica) {
   return replica <= (size_t)INT_MAX ? dinput_per_replica_get(v, (int)replica) : NULL;
 }
 
-dinput_status_t dgo_per_replica_element(dinput_element_t **out, const dinput_per_replica_t *v,
+dinput_status_t dgo_per_replica_element(dinput_element_t** out, const dinput_per_replica_t* v,
                                         size_t replica) {
-  const dinput_element_t *e = replica_element(v, replica);
+  const dinput_element_t* e = replica_element(v, replica);
   if (!e) {
     *out = NULL;
     return replica_out_of_range(v, replica);
@@ -78,10 +78,10 @@ dinput_status_t dgo_per_replica_element(dinput_element_t **out, const dinput_per
   return dgo_element_clone(out, e);
 }
 
-dinput_status_t dgo_per_replica_tensor(dinput_tensor_t **out, dgo_tensor_info *info,
-                                       const dinput_per_replica_t *v, size_t replica,
+dinput_status_t dgo_per_replica_tensor(dinput_tensor_t** out, dgo_tensor_info* info,
+                                       const dinput_per_replica_t* v, size_t replica,
                                        size_t component) {
-  const dinput_element_t *e = replica_element(v, replica);
+  const dinput_element_t* e = replica_element(v, replica);
   if (!e) {
     *out = NULL;
     return replica_out_of_range(v, replica);
@@ -89,20 +89,20 @@ dinput_status_t dgo_per_replica_tensor(dinput_tensor_t **out, dgo_tensor_info *i
   return dgo_element_tensor(out, info, e, component);
 }
 
-dinput_status_t dgo_dist_iterator_get_next(dinput_per_replica_t **out, size_t *size,
-                                           dinput_dist_iterator_t *it) {
+dinput_status_t dgo_dist_iterator_get_next(dinput_per_replica_t** out, size_t* size,
+                                           dinput_dist_iterator_t* it) {
   dinput_status_t st = dinput_dist_iterator_get_next(out, it);
   *size = st == DINPUT_OK ? (size_t)dinput_per_replica_size(*out) : 0;
   return st;
 }
 
-dinput_status_t dgo_per_replica_copy(const dinput_per_replica_t *v, size_t replica,
-                                     size_t component, dinput_dtype_t expected, void *dst,
-                                     size_t dst_bytes, int64_t *num_elements) {
+dinput_status_t dgo_per_replica_copy(const dinput_per_replica_t* v, size_t replica,
+                                     size_t component, dinput_dtype_t expected, void* dst,
+                                     size_t dst_bytes, int64_t* num_elements) {
   *num_elements = 0;
-  const dinput_element_t *e = replica_element(v, replica);
+  const dinput_element_t* e = replica_element(v, replica);
   if (!e) return replica_out_of_range(v, replica);
-  const dinput_tensor_t *t = dinput_element_get(e, component);
+  const dinput_tensor_t* t = dinput_element_get(e, component);
   if (!t) return component_out_of_range(e, component);
   int64_t n = dinput_tensor_num_elements(t);
   /* A mismatched dtype must fail even for an empty tensor or a short buffer, so the size
@@ -115,12 +115,12 @@ dinput_status_t dgo_per_replica_copy(const dinput_per_replica_t *v, size_t repli
   return dinput_tensor_copy_to(dst, dst_bytes, t, expected);
 }
 
-dinput_status_t dgo_tensor_strings(const dinput_tensor_t *t, size_t *lengths, char *data,
+dinput_status_t dgo_tensor_strings(const dinput_tensor_t* t, size_t* lengths, char* data,
                                    size_t data_cap) {
   int64_t n = dinput_tensor_num_elements(t);
   size_t used = 0;
   for (int64_t i = 0; i < n; i++) {
-    const char *s;
+    const char* s;
     size_t len;
     dinput_status_t st = dinput_tensor_string_view(&s, &len, t, i);
     if (st != DINPUT_OK) return st;
@@ -137,105 +137,107 @@ dinput_status_t dgo_tensor_strings(const dinput_tensor_t *t, size_t *lengths, ch
 
 /* ---- trampolines ---- */
 
-static void free_handle(void *user_data) { dgoFreeHandle((uintptr_t)user_data); }
+static void free_handle(void* user_data) { dgoFreeHandle((uintptr_t)user_data); }
 
-static dinput_status_t generator_init(void **state, void *user_data) {
+static dinput_status_t generator_init(void** state, void* user_data) {
   uintptr_t s = 0;
   dinput_status_t st = dgoGeneratorInit(&s, (uintptr_t)user_data);
-  *state = (void *)s;
+  *state = (void*)s;
   return st;
 }
 
-static dinput_status_t generator_next(dinput_element_t **out, void *state) {
+static dinput_status_t generator_next(dinput_element_t** out, void* state) {
   return dgoGeneratorNext(out, (uintptr_t)state);
 }
 
-static void generator_finalize(void *state) { dgoGeneratorFinalize((uintptr_t)state); }
+static void generator_finalize(void* state) { dgoGeneratorFinalize((uintptr_t)state); }
 
-static dinput_status_t map_fn(dinput_element_t **out, const dinput_element_t *in, void *user_data) {
-  return dgoMap(out, (dinput_element_t *)in, (uintptr_t)user_data);
+static dinput_status_t map_fn(dinput_element_t** out, const dinput_element_t* in, void* user_data) {
+  return dgoMap(out, (dinput_element_t*)in, (uintptr_t)user_data);
 }
 
-static dinput_status_t filter_fn(int *keep, const dinput_element_t *in, void *user_data) {
-  return dgoFilter(keep, (dinput_element_t *)in, (uintptr_t)user_data);
+static dinput_status_t filter_fn(int* keep, const dinput_element_t* in, void* user_data) {
+  return dgoFilter(keep, (dinput_element_t*)in, (uintptr_t)user_data);
 }
 
-static dinput_status_t dataset_fn(dinput_dataset_t **out, const dinput_input_context_t *ctx,
-                                  void *user_data) {
-  return dgoDatasetFn(out, (dinput_input_context_t *)ctx, (uintptr_t)user_data);
+static dinput_status_t dataset_fn(dinput_dataset_t** out, const dinput_input_context_t* ctx,
+                                  void* user_data) {
+  return dgoDatasetFn(out, (dinput_input_context_t*)ctx, (uintptr_t)user_data);
 }
 
-static dinput_status_t value_fn(dinput_element_t **out, const dinput_value_context_t *ctx,
-                                void *user_data) {
-  return dgoValueFn(out, (dinput_value_context_t *)ctx, (uintptr_t)user_data);
+static dinput_status_t value_fn(dinput_element_t** out, const dinput_value_context_t* ctx,
+                                void* user_data) {
+  return dgoValueFn(out, (dinput_value_context_t*)ctx, (uintptr_t)user_data);
 }
 
-static dinput_status_t replica_fn(dinput_element_t **out, const dinput_replica_context_t *ctx,
-                                  const dinput_element_t *args, void *user_data) {
-  return dgoReplicaFn(out, (dinput_replica_context_t *)ctx, (dinput_element_t *)args,
+static dinput_status_t replica_fn(dinput_element_t** out, const dinput_replica_context_t* ctx,
+                                  const dinput_element_t* args, void* user_data) {
+  return dgoReplicaFn(out, (dinput_replica_context_t*)ctx, (dinput_element_t*)args,
                       (uintptr_t)user_data);
 }
 
-dinput_status_t dgo_dataset_from_generator(dinput_dataset_t **out, const dinput_spec_t *spec,
+dinput_status_t dgo_dataset_from_generator(dinput_dataset_t** out, const dinput_spec_t* spec,
                                            uintptr_t handle) {
   return dinput_dataset_from_generator(out, spec, generator_init, generator_next,
-                                       generator_finalize, (void *)handle, free_handle);
+                                       generator_finalize, (void*)handle, free_handle);
 }
 
-dinput_status_t dgo_dataset_map(dinput_dataset_t **out, const dinput_dataset_t *input,
-                                const dinput_spec_t *out_spec, int64_t num_parallel_calls,
+dinput_status_t dgo_dataset_map(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                const dinput_spec_t* out_spec, int64_t num_parallel_calls,
                                 int deterministic, uintptr_t handle) {
   /* The library owns the handle from the call on, so a refused setting frees it as a
    * refused map would. */
-  dinput_map_options_t *options = NULL;
+  dinput_map_options_t* options = NULL;
   dinput_status_t st = dinput_map_options_new(&options);
   if (st == DINPUT_OK) st = dinput_map_options_set_out_spec(options, out_spec);
   if (st == DINPUT_OK) st = dinput_map_options_set_num_parallel_calls(options, num_parallel_calls);
   if (st == DINPUT_OK)
     st = dinput_map_options_set_deterministic(options, (dinput_deterministic_t)deterministic);
   if (st == DINPUT_OK) {
-    st = dinput_dataset_map(out, input, map_fn, (void *)handle, free_handle, options);
+    st = dinput_dataset_map(out, input, map_fn, (void*)handle, free_handle, options);
   } else {
-    free_handle((void *)handle);
+    free_handle((void*)handle);
   }
   dinput_map_options_free(options);
   return st;
 }
 
-dinput_status_t dgo_dataset_filter(dinput_dataset_t **out, const dinput_dataset_t *input,
+dinput_status_t dgo_dataset_filter(dinput_dataset_t** out, const dinput_dataset_t* input,
                                    uintptr_t handle) {
-  return dinput_dataset_filter(out, input, filter_fn, (void *)handle, free_handle);
+  return dinput_dataset_filter(out, input, filter_fn, (void*)handle, free_handle);
 }
 
-dinput_status_t dgo_distribute_datasets_from_function(dinput_dist_dataset_t **out,
-                                                      const dinput_strategy_t *strategy,
+dinput_status_t dgo_distribute_datasets_from_function(dinput_dist_dataset_t** out,
+                                                      const dinput_strategy_t* strategy,
                                                       uintptr_t handle,
-                                                      const dinput_input_options_t *options) {
-  return dinput_strategy_distribute_datasets_from_function(out, strategy, dataset_fn,
-                                                           (void *)handle, free_handle, options);
+                                                      const dinput_input_options_t* options) {
+  return dinput_strategy_distribute_datasets_from_function(out, strategy, dataset_fn, (void*)handle,
+                                                           free_handle, options);
 }
 
-dinput_status_t dgo_distribute_values_from_function(dinput_per_replica_t **out,
-                                                    const dinput_strategy_t *strategy,
+dinput_status_t dgo_distribute_values_from_function(dinput_per_replica_t** out,
+                                                    const dinput_strategy_t* strategy,
                                                     uintptr_t handle) {
-  return dinput_strategy_distribute_values_from_function(out, strategy, value_fn, (void *)handle);
+  return dinput_strategy_distribute_values_from_function(out, strategy, value_fn, (void*)handle);
 }
 
-dinput_status_t dgo_strategy_run(dinput_per_replica_t **out, const dinput_strategy_t *strategy,
-                                 const dinput_per_replica_t *args, uintptr_t handle) {
-  return dinput_strategy_run(out, strategy, replica_fn, args, (void *)handle);
+dinput_status_t dgo_strategy_run(dinput_per_replica_t** out, const dinput_strategy_t* strategy,
+                                 const dinput_per_replica_t* args, uintptr_t handle) {
+  return dinput_strategy_run(out, strategy, replica_fn, args, (void*)handle);
 }
 
-dinput_status_t dgo_input_options(dinput_input_options_t **out, int fetch_to_device,
+dinput_status_t dgo_input_options(dinput_input_options_t** out, int fetch_to_device,
                                   int replication_mode, int place_dataset_on_device,
                                   int64_t per_replica_buffer_size) {
-  dinput_input_options_t *o = NULL;
+  dinput_input_options_t* o = NULL;
   dinput_status_t st = dinput_input_options_new(&o);
   if (st == DINPUT_OK) st = dinput_input_options_set_fetch_to_device(o, fetch_to_device);
   if (st == DINPUT_OK)
     st = dinput_input_options_set_replication_mode(o, (dinput_replication_mode_t)replication_mode);
-  if (st == DINPUT_OK) st = dinput_input_options_set_place_dataset_on_device(o, place_dataset_on_device);
-  if (st == DINPUT_OK) st = dinput_input_options_set_per_replica_buffer_size(o, per_replica_buffer_size);
+  if (st == DINPUT_OK)
+    st = dinput_input_options_set_place_dataset_on_device(o, place_dataset_on_device);
+  if (st == DINPUT_OK)
+    st = dinput_input_options_set_per_replica_buffer_size(o, per_replica_buffer_size);
   if (st != DINPUT_OK) {
     dinput_input_options_free(o);
     o = NULL;

@@ -12,67 +12,68 @@
 /* The binding was written against the 0.x API; a header with another major version may
  * have changed signatures or semantics, so refuse to compile rather than misbehave. */
 #if DINPUT_VERSION_MAJOR != 0
-#error "the dinput Go binding needs dinput 0.x (DINPUT_VERSION_MAJOR 0); the installed dinput.h differs"
+#error \
+    "the dinput Go binding needs dinput 0.x (DINPUT_VERSION_MAJOR 0); the installed dinput.h differs"
 #endif
 
 /* Everything Go needs to know about a tensor, fetched in one cgo call. */
 typedef struct dgo_tensor_info {
   int dtype;
   int rank;
-  const int64_t *shape; /* borrowed from the tensor */
+  const int64_t* shape; /* borrowed from the tensor */
 } dgo_tensor_info;
 
-dgo_tensor_info dgo_tensor_describe(const dinput_tensor_t *t);
+dgo_tensor_info dgo_tensor_describe(const dinput_tensor_t* t);
 
 /* A new owned handle to tensor `index` of an element (INVALID_ARGUMENT when out of range). */
-dinput_status_t dgo_element_tensor(dinput_tensor_t **out, dgo_tensor_info *info,
-                                   const dinput_element_t *e, size_t index);
+dinput_status_t dgo_element_tensor(dinput_tensor_t** out, dgo_tensor_info* info,
+                                   const dinput_element_t* e, size_t index);
 /* A new owned element holding the same tensors as `e` (the C API has no element_ref). */
-dinput_status_t dgo_element_clone(dinput_element_t **out, const dinput_element_t *e);
+dinput_status_t dgo_element_clone(dinput_element_t** out, const dinput_element_t* e);
 /* A new owned handle to element `replica` of a per-replica value. */
-dinput_status_t dgo_per_replica_element(dinput_element_t **out, const dinput_per_replica_t *v,
+dinput_status_t dgo_per_replica_element(dinput_element_t** out, const dinput_per_replica_t* v,
                                         size_t replica);
 /* A new owned handle to component `component` of replica `replica`'s element. */
-dinput_status_t dgo_per_replica_tensor(dinput_tensor_t **out, dgo_tensor_info *info,
-                                       const dinput_per_replica_t *v, size_t replica,
+dinput_status_t dgo_per_replica_tensor(dinput_tensor_t** out, dgo_tensor_info* info,
+                                       const dinput_per_replica_t* v, size_t replica,
                                        size_t component);
 /* get_next of a distributed iterator that also returns the number of replicas of the step,
  * saving a cgo round trip per step. */
-dinput_status_t dgo_dist_iterator_get_next(dinput_per_replica_t **out, size_t *size,
-                                           dinput_dist_iterator_t *it);
+dinput_status_t dgo_dist_iterator_get_next(dinput_per_replica_t** out, size_t* size,
+                                           dinput_dist_iterator_t* it);
 /* Copies the data of component `component` of replica `replica` into dst (capacity dst_bytes)
  * after checking the dtype, without making a tensor handle. *num_elements receives the
  * tensor's number of scalars, also when dst is too small (then nothing is copied and the
  * status is DINPUT_OK: the caller grows dst and calls again). */
-dinput_status_t dgo_per_replica_copy(const dinput_per_replica_t *v, size_t replica,
-                                     size_t component, dinput_dtype_t expected, void *dst,
-                                     size_t dst_bytes, int64_t *num_elements);
+dinput_status_t dgo_per_replica_copy(const dinput_per_replica_t* v, size_t replica,
+                                     size_t component, dinput_dtype_t expected, void* dst,
+                                     size_t dst_bytes, int64_t* num_elements);
 /* Copies the strings of a bytes tensor: lengths[i] and the bytes, concatenated, into `data`
  * (capacity data_cap; the byte size of the tensor is enough). */
-dinput_status_t dgo_tensor_strings(const dinput_tensor_t *t, size_t *lengths, char *data,
+dinput_status_t dgo_tensor_strings(const dinput_tensor_t* t, size_t* lengths, char* data,
                                    size_t data_cap);
 
 /* Entry points that pass the Go trampolines of shim.c as callbacks; user data is a
  * runtime/cgo.Handle carried as an integer. */
-dinput_status_t dgo_dataset_from_generator(dinput_dataset_t **out, const dinput_spec_t *spec,
+dinput_status_t dgo_dataset_from_generator(dinput_dataset_t** out, const dinput_spec_t* spec,
                                            uintptr_t handle);
-dinput_status_t dgo_dataset_map(dinput_dataset_t **out, const dinput_dataset_t *input,
-                                const dinput_spec_t *out_spec, int64_t num_parallel_calls,
+dinput_status_t dgo_dataset_map(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                const dinput_spec_t* out_spec, int64_t num_parallel_calls,
                                 int deterministic, uintptr_t handle);
-dinput_status_t dgo_dataset_filter(dinput_dataset_t **out, const dinput_dataset_t *input,
+dinput_status_t dgo_dataset_filter(dinput_dataset_t** out, const dinput_dataset_t* input,
                                    uintptr_t handle);
-dinput_status_t dgo_distribute_datasets_from_function(dinput_dist_dataset_t **out,
-                                                      const dinput_strategy_t *strategy,
+dinput_status_t dgo_distribute_datasets_from_function(dinput_dist_dataset_t** out,
+                                                      const dinput_strategy_t* strategy,
                                                       uintptr_t handle,
-                                                      const dinput_input_options_t *options);
-dinput_status_t dgo_distribute_values_from_function(dinput_per_replica_t **out,
-                                                    const dinput_strategy_t *strategy,
+                                                      const dinput_input_options_t* options);
+dinput_status_t dgo_distribute_values_from_function(dinput_per_replica_t** out,
+                                                    const dinput_strategy_t* strategy,
                                                     uintptr_t handle);
-dinput_status_t dgo_strategy_run(dinput_per_replica_t **out, const dinput_strategy_t *strategy,
-                                 const dinput_per_replica_t *args, uintptr_t handle);
+dinput_status_t dgo_strategy_run(dinput_per_replica_t** out, const dinput_strategy_t* strategy,
+                                 const dinput_per_replica_t* args, uintptr_t handle);
 
 /* Input options built from Go values in one call (NULL out on failure). */
-dinput_status_t dgo_input_options(dinput_input_options_t **out, int fetch_to_device,
+dinput_status_t dgo_input_options(dinput_input_options_t** out, int fetch_to_device,
                                   int replication_mode, int place_dataset_on_device,
                                   int64_t per_replica_buffer_size);
 

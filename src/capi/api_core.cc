@@ -24,7 +24,9 @@ DINPUT_API const char* dinput_status_name(dinput_status_t code) {
   return code_name(static_cast<Code>(c));
 }
 
-DINPUT_API const char* dinput_last_error_message(void) { return capi::last_error_message().c_str(); }
+DINPUT_API const char* dinput_last_error_message(void) {
+  return capi::last_error_message().c_str();
+}
 
 DINPUT_API dinput_status_t dinput_last_error_code(void) { return capi::last_error_code(); }
 
@@ -33,8 +35,9 @@ DINPUT_API void dinput_error_set(dinput_status_t code, const char* message) {
   // nothing failed. The function stays void (callbacks call it on their way out and would
   // not check a result), so the refusal is itself recorded as the last error.
   if (code == DINPUT_OK) {
-    capi::set_last_error(DINPUT_INVALID_ARGUMENT,
-                         "dinput_error_set: code must not be DINPUT_OK (dinput_error_clear clears the last error)");
+    capi::set_last_error(
+        DINPUT_INVALID_ARGUMENT,
+        "dinput_error_set: code must not be DINPUT_OK (dinput_error_clear clears the last error)");
     return;
   }
   capi::guard(__func__, [&] { capi::set_last_error(code, message ? message : ""); });
@@ -54,9 +57,13 @@ DINPUT_API const char* dinput_build_info(void) {
   return info.c_str();
 }
 
-DINPUT_API const char* dinput_dtype_name(dinput_dtype_t dtype) { return dtype_name(static_cast<DType>(dtype)); }
+DINPUT_API const char* dinput_dtype_name(dinput_dtype_t dtype) {
+  return dtype_name(static_cast<DType>(dtype));
+}
 
-DINPUT_API size_t dinput_dtype_size(dinput_dtype_t dtype) { return dtype_size(static_cast<DType>(dtype)); }
+DINPUT_API size_t dinput_dtype_size(dinput_dtype_t dtype) {
+  return dtype_size(static_cast<DType>(dtype));
+}
 
 DINPUT_API dinput_dtype_t dinput_dtype_from_name(const char* name) {
   if (!name) return DINPUT_DTYPE_INVALID;

@@ -21,7 +21,8 @@ namespace {
 
 // The shared tail of every transform: check the input and output, build, hand out.
 template <typename Make>
-dinput_status_t make_dataset(const char* fn, dinput_dataset_t** out, const dinput_dataset_t* input, Make&& make) {
+dinput_status_t make_dataset(const char* fn, dinput_dataset_t** out, const dinput_dataset_t* input,
+                             Make&& make) {
   return capi::guard(fn, [&] {
     if (!out) raise(Code::kInvalidArgument, fn, ": argument 'out' is NULL");
     *out = nullptr;
@@ -30,7 +31,8 @@ dinput_status_t make_dataset(const char* fn, dinput_dataset_t** out, const dinpu
   });
 }
 
-dinput_status_t make_source(const char* fn, dinput_dataset_t** out, const std::function<DatasetPtr()>& make) {
+dinput_status_t make_source(const char* fn, dinput_dataset_t** out,
+                            const std::function<DatasetPtr()>& make) {
   return capi::guard(fn, [&] {
     DINPUT_REQUIRE_OUT(out);
     *out = capi::new_handle<dinput_dataset>(make());
@@ -84,11 +86,14 @@ DINPUT_API dinput_status_t dinput_options_set_auto_shard_policy(dinput_options_t
   });
 }
 
-DINPUT_API dinput_auto_shard_policy_t dinput_options_auto_shard_policy(const dinput_options_t* options) {
-  return options ? static_cast<dinput_auto_shard_policy_t>(options->options.policy()) : DINPUT_AUTO_SHARD_AUTO;
+DINPUT_API dinput_auto_shard_policy_t
+dinput_options_auto_shard_policy(const dinput_options_t* options) {
+  return options ? static_cast<dinput_auto_shard_policy_t>(options->options.policy())
+                 : DINPUT_AUTO_SHARD_AUTO;
 }
 
-DINPUT_API dinput_status_t dinput_options_set_skip_corrupt_records(dinput_options_t* options, int enable) {
+DINPUT_API dinput_status_t dinput_options_set_skip_corrupt_records(dinput_options_t* options,
+                                                                   int enable) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(options);
     options->frozen.check_mutable("options");
@@ -100,13 +105,14 @@ DINPUT_API int dinput_options_skip_corrupt_records(const dinput_options_t* optio
   return options && options->options.skip_corrupt() ? 1 : 0;
 }
 
-DINPUT_API dinput_status_t dinput_options_set_max_record_bytes(dinput_options_t* options, int64_t max_bytes) {
+DINPUT_API dinput_status_t dinput_options_set_max_record_bytes(dinput_options_t* options,
+                                                               int64_t max_bytes) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(options);
     options->frozen.check_mutable("options");
     DINPUT_CHECK_ARG(max_bytes > 0 && max_bytes <= kMaxMaxRecordBytes,
-                     "dinput_options_set_max_record_bytes: max_bytes must be 1..", kMaxMaxRecordBytes, ", got ",
-                     max_bytes);
+                     "dinput_options_set_max_record_bytes: max_bytes must be 1..",
+                     kMaxMaxRecordBytes, ", got ", max_bytes);
     options->options.max_record_bytes = max_bytes;
   });
 }
@@ -127,7 +133,8 @@ DINPUT_API int dinput_options_map_files(const dinput_options_t* options) {
   return options && options->options.map() ? 1 : 0;
 }
 
-DINPUT_API dinput_status_t dinput_options_set_allow_nonregular_files(dinput_options_t* options, int enable) {
+DINPUT_API dinput_status_t dinput_options_set_allow_nonregular_files(dinput_options_t* options,
+                                                                     int enable) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(options);
     options->frozen.check_mutable("options");
@@ -155,7 +162,8 @@ DINPUT_API int dinput_options_deterministic(const dinput_options_t* options) {
 
 DINPUT_API void dinput_dataset_free(dinput_dataset_t* dataset) { capi::free_handle(dataset); }
 
-DINPUT_API dinput_status_t dinput_dataset_ref(dinput_dataset_t** out, const dinput_dataset_t* dataset) {
+DINPUT_API dinput_status_t dinput_dataset_ref(dinput_dataset_t** out,
+                                              const dinput_dataset_t* dataset) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(dataset);
@@ -165,10 +173,12 @@ DINPUT_API dinput_status_t dinput_dataset_ref(dinput_dataset_t** out, const dinp
 
 DINPUT_API int64_t dinput_dataset_cardinality(const dinput_dataset_t* dataset) {
   if (!dataset) return DINPUT_UNKNOWN_CARDINALITY;
-  return capi::guard_value<int64_t>(DINPUT_UNKNOWN_CARDINALITY, [&] { return dataset->ds->cardinality(); });
+  return capi::guard_value<int64_t>(DINPUT_UNKNOWN_CARDINALITY,
+                                    [&] { return dataset->ds->cardinality(); });
 }
 
-DINPUT_API dinput_status_t dinput_dataset_element_spec(dinput_spec_t** out, const dinput_dataset_t* dataset) {
+DINPUT_API dinput_status_t dinput_dataset_element_spec(dinput_spec_t** out,
+                                                       const dinput_dataset_t* dataset) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(dataset);
@@ -180,61 +190,76 @@ DINPUT_API const char* dinput_dataset_name(const dinput_dataset_t* dataset) {
   return dataset ? dataset->ds->name() : "";
 }
 
-DINPUT_API dinput_status_t dinput_dataset_range(dinput_dataset_t** out, int64_t start, int64_t stop, int64_t step) {
+DINPUT_API dinput_status_t dinput_dataset_range(dinput_dataset_t** out, int64_t start, int64_t stop,
+                                                int64_t step) {
   return make_source(__func__, out, [&] { return make_range(start, stop, step); });
 }
 
-DINPUT_API dinput_status_t dinput_dataset_from_tensors(dinput_dataset_t** out, const dinput_element_t* element) {
+DINPUT_API dinput_status_t dinput_dataset_from_tensors(dinput_dataset_t** out,
+                                                       const dinput_element_t* element) {
   return make_source(__func__, out, [&] {
-    if (!element) raise(Code::kInvalidArgument, "dinput_dataset_from_tensors: argument 'element' is NULL");
+    if (!element)
+      raise(Code::kInvalidArgument, "dinput_dataset_from_tensors: argument 'element' is NULL");
     return make_from_tensors(capi::to_element(*element));
   });
 }
 
-DINPUT_API dinput_status_t dinput_dataset_from_tensor_slices(dinput_dataset_t** out, const dinput_element_t* element) {
+DINPUT_API dinput_status_t dinput_dataset_from_tensor_slices(dinput_dataset_t** out,
+                                                             const dinput_element_t* element) {
   return make_source(__func__, out, [&] {
-    if (!element) raise(Code::kInvalidArgument, "dinput_dataset_from_tensor_slices: argument 'element' is NULL");
+    if (!element)
+      raise(Code::kInvalidArgument,
+            "dinput_dataset_from_tensor_slices: argument 'element' is NULL");
     return make_from_tensor_slices(capi::to_element(*element));
   });
 }
 
-DINPUT_API dinput_status_t dinput_dataset_from_generator(dinput_dataset_t** out, const dinput_spec_t* spec,
-                                                         dinput_generator_init_fn init, dinput_generator_next_fn next,
-                                                         dinput_generator_finalize_fn finalize, void* user_data,
-                                                         dinput_free_fn free_user_data) {
+DINPUT_API dinput_status_t dinput_dataset_from_generator(
+    dinput_dataset_t** out, const dinput_spec_t* spec, dinput_generator_init_fn init,
+    dinput_generator_next_fn next, dinput_generator_finalize_fn finalize, void* user_data,
+    dinput_free_fn free_user_data) {
   // Own user_data from the start, so that it is released even when the call fails.
   auto owned = std::make_shared<capi::UserData>(user_data, free_user_data);
   return make_source(__func__, out, [&] {
-    if (!spec) raise(Code::kInvalidArgument, "dinput_dataset_from_generator: argument 'spec' is NULL");
-    if (!next) raise(Code::kInvalidArgument, "dinput_dataset_from_generator: argument 'next' is NULL");
-    DatasetPtr ds = make_from_generator(spec->spec, capi::make_c_generator(init, next, finalize, owned));
+    if (!spec)
+      raise(Code::kInvalidArgument, "dinput_dataset_from_generator: argument 'spec' is NULL");
+    if (!next)
+      raise(Code::kInvalidArgument, "dinput_dataset_from_generator: argument 'next' is NULL");
+    DatasetPtr ds =
+        make_from_generator(spec->spec, capi::make_c_generator(init, next, finalize, owned));
     spec->frozen.freeze("dinput_dataset_from_generator");
     return ds;
   });
 }
 
-DINPUT_API dinput_status_t dinput_dataset_text_lines(dinput_dataset_t** out, const char* const* files,
-                                                     size_t num_files) {
+DINPUT_API dinput_status_t dinput_dataset_text_lines(dinput_dataset_t** out,
+                                                     const char* const* files, size_t num_files) {
   return make_source(__func__, out, [&] {
-    if (num_files > 0 && !files) raise(Code::kInvalidArgument, "dinput_dataset_text_lines: argument 'files' is NULL");
+    if (num_files > 0 && !files)
+      raise(Code::kInvalidArgument, "dinput_dataset_text_lines: argument 'files' is NULL");
     std::vector<std::string> names;
     for (size_t i = 0; i < num_files; ++i) {
-      if (!files[i]) raise(Code::kInvalidArgument, "dinput_dataset_text_lines: files[", i, "] is NULL");
+      if (!files[i])
+        raise(Code::kInvalidArgument, "dinput_dataset_text_lines: files[", i, "] is NULL");
       names.emplace_back(files[i]);
     }
     return make_text_lines(std::move(names));
   });
 }
 
-DINPUT_API dinput_status_t dinput_dataset_list_files(dinput_dataset_t** out, const char* const* patterns,
-                                                     size_t num_patterns, const dinput_list_files_options_t* options) {
+DINPUT_API dinput_status_t dinput_dataset_list_files(dinput_dataset_t** out,
+                                                     const char* const* patterns,
+                                                     size_t num_patterns,
+                                                     const dinput_list_files_options_t* options) {
   const dinput_list_files_options defaults;
   const dinput_list_files_options& o = options ? *options : defaults;
   dinput_status_t code = make_source(__func__, out, [&] {
-    if (num_patterns > 0 && !patterns) raise(Code::kInvalidArgument, "dinput_dataset_list_files: argument 'patterns' is NULL");
+    if (num_patterns > 0 && !patterns)
+      raise(Code::kInvalidArgument, "dinput_dataset_list_files: argument 'patterns' is NULL");
     std::vector<std::string> list;
     for (size_t i = 0; i < num_patterns; ++i) {
-      if (!patterns[i]) raise(Code::kInvalidArgument, "dinput_dataset_list_files: patterns[", i, "] is NULL");
+      if (!patterns[i])
+        raise(Code::kInvalidArgument, "dinput_dataset_list_files: patterns[", i, "] is NULL");
       list.emplace_back(patterns[i]);
     }
     return make_list_files(list, o.shuffle, capi::combined_seed(o.has_seed, o.seed, o.seed2));
@@ -243,66 +268,79 @@ DINPUT_API dinput_status_t dinput_dataset_list_files(dinput_dataset_t** out, con
   return code;
 }
 
-DINPUT_API dinput_status_t dinput_dataset_batch(dinput_dataset_t** out, const dinput_dataset_t* input,
-                                                int64_t batch_size, const dinput_batch_options_t* options) {
+DINPUT_API dinput_status_t dinput_dataset_batch(dinput_dataset_t** out,
+                                                const dinput_dataset_t* input, int64_t batch_size,
+                                                const dinput_batch_options_t* options) {
   const dinput_batch_options defaults;
   const dinput_batch_options& o = options ? *options : defaults;
   dinput_status_t code = make_dataset(__func__, out, input, [&](DatasetPtr in) {
-    return make_batch(in, batch_size, o.drop_remainder, o.num_parallel_calls, capi::to_optional(o.deterministic));
+    return make_batch(in, batch_size, o.drop_remainder, o.num_parallel_calls,
+                      capi::to_optional(o.deterministic));
   });
   if (code == DINPUT_OK) capi::freeze(options, "dinput_dataset_batch");
   return code;
 }
 
-DINPUT_API dinput_status_t dinput_dataset_unbatch(dinput_dataset_t** out, const dinput_dataset_t* input) {
+DINPUT_API dinput_status_t dinput_dataset_unbatch(dinput_dataset_t** out,
+                                                  const dinput_dataset_t* input) {
   return make_dataset(__func__, out, input, [&](DatasetPtr in) { return make_unbatch(in); });
 }
 
-DINPUT_API dinput_status_t dinput_dataset_repeat(dinput_dataset_t** out, const dinput_dataset_t* input, int64_t count) {
+DINPUT_API dinput_status_t dinput_dataset_repeat(dinput_dataset_t** out,
+                                                 const dinput_dataset_t* input, int64_t count) {
   return make_dataset(__func__, out, input, [&](DatasetPtr in) { return make_repeat(in, count); });
 }
 
-DINPUT_API dinput_status_t dinput_dataset_take(dinput_dataset_t** out, const dinput_dataset_t* input, int64_t count) {
+DINPUT_API dinput_status_t dinput_dataset_take(dinput_dataset_t** out,
+                                               const dinput_dataset_t* input, int64_t count) {
   return make_dataset(__func__, out, input, [&](DatasetPtr in) { return make_take(in, count); });
 }
 
-DINPUT_API dinput_status_t dinput_dataset_skip(dinput_dataset_t** out, const dinput_dataset_t* input, int64_t count) {
+DINPUT_API dinput_status_t dinput_dataset_skip(dinput_dataset_t** out,
+                                               const dinput_dataset_t* input, int64_t count) {
   return make_dataset(__func__, out, input, [&](DatasetPtr in) { return make_skip(in, count); });
 }
 
-DINPUT_API dinput_status_t dinput_dataset_shard(dinput_dataset_t** out, const dinput_dataset_t* input,
-                                                int64_t num_shards, int64_t index) {
-  return make_dataset(__func__, out, input, [&](DatasetPtr in) { return make_shard(in, num_shards, index); });
+DINPUT_API dinput_status_t dinput_dataset_shard(dinput_dataset_t** out,
+                                                const dinput_dataset_t* input, int64_t num_shards,
+                                                int64_t index) {
+  return make_dataset(__func__, out, input,
+                      [&](DatasetPtr in) { return make_shard(in, num_shards, index); });
 }
 
-DINPUT_API dinput_status_t dinput_dataset_shuffle(dinput_dataset_t** out, const dinput_dataset_t* input,
-                                                  int64_t buffer_size, const dinput_shuffle_options_t* options) {
+DINPUT_API dinput_status_t dinput_dataset_shuffle(dinput_dataset_t** out,
+                                                  const dinput_dataset_t* input,
+                                                  int64_t buffer_size,
+                                                  const dinput_shuffle_options_t* options) {
   const dinput_shuffle_options defaults;
   const dinput_shuffle_options& o = options ? *options : defaults;
   dinput_status_t code = make_dataset(__func__, out, input, [&](DatasetPtr in) {
-    return make_shuffle(in, buffer_size, capi::combined_seed(o.has_seed, o.seed, o.seed2), o.reshuffle_each_iteration);
+    return make_shuffle(in, buffer_size, capi::combined_seed(o.has_seed, o.seed, o.seed2),
+                        o.reshuffle_each_iteration);
   });
   if (code == DINPUT_OK) capi::freeze(options, "dinput_dataset_shuffle");
   return code;
 }
 
-DINPUT_API dinput_status_t dinput_dataset_map(dinput_dataset_t** out, const dinput_dataset_t* input, dinput_map_fn fn,
-                                              void* user_data, dinput_free_fn free_user_data,
+DINPUT_API dinput_status_t dinput_dataset_map(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                              dinput_map_fn fn, void* user_data,
+                                              dinput_free_fn free_user_data,
                                               const dinput_map_options_t* options) {
   auto owned = std::make_shared<capi::UserData>(user_data, free_user_data);
   const dinput_map_options defaults;
   const dinput_map_options& o = options ? *options : defaults;
   dinput_status_t code = make_dataset(__func__, out, input, [&](DatasetPtr in) {
     if (!fn) raise(Code::kInvalidArgument, "dinput_dataset_map: argument 'fn' is NULL");
-    return make_map(in, capi::make_c_map(fn, owned), o.out_spec.value_or(ElementSpec()), o.num_parallel_calls,
-                    capi::to_optional(o.deterministic));
+    return make_map(in, capi::make_c_map(fn, owned), o.out_spec.value_or(ElementSpec()),
+                    o.num_parallel_calls, capi::to_optional(o.deterministic));
   });
   if (code == DINPUT_OK) capi::freeze(options, "dinput_dataset_map");
   return code;
 }
 
-DINPUT_API dinput_status_t dinput_dataset_filter(dinput_dataset_t** out, const dinput_dataset_t* input,
-                                                 dinput_filter_fn fn, void* user_data, dinput_free_fn free_user_data) {
+DINPUT_API dinput_status_t dinput_dataset_filter(dinput_dataset_t** out,
+                                                 const dinput_dataset_t* input, dinput_filter_fn fn,
+                                                 void* user_data, dinput_free_fn free_user_data) {
   auto owned = std::make_shared<capi::UserData>(user_data, free_user_data);
   return make_dataset(__func__, out, input, [&](DatasetPtr in) {
     if (!fn) raise(Code::kInvalidArgument, "dinput_dataset_filter: argument 'fn' is NULL");
@@ -310,18 +348,22 @@ DINPUT_API dinput_status_t dinput_dataset_filter(dinput_dataset_t** out, const d
   });
 }
 
-DINPUT_API dinput_status_t dinput_dataset_interleave(dinput_dataset_t** out, const dinput_dataset_t* input,
-                                                     dinput_interleave_fn fn, const dinput_spec_t* out_spec,
-                                                     void* user_data, dinput_free_fn free_user_data,
+DINPUT_API dinput_status_t dinput_dataset_interleave(dinput_dataset_t** out,
+                                                     const dinput_dataset_t* input,
+                                                     dinput_interleave_fn fn,
+                                                     const dinput_spec_t* out_spec, void* user_data,
+                                                     dinput_free_fn free_user_data,
                                                      const dinput_interleave_options_t* options) {
   auto owned = std::make_shared<capi::UserData>(user_data, free_user_data);
   const dinput_interleave_options defaults;
   const dinput_interleave_options& o = options ? *options : defaults;
   dinput_status_t code = make_dataset(__func__, out, input, [&](DatasetPtr in) {
     if (!fn) raise(Code::kInvalidArgument, "dinput_dataset_interleave: argument 'fn' is NULL");
-    if (!out_spec) raise(Code::kInvalidArgument, "dinput_dataset_interleave: argument 'out_spec' is NULL");
-    DatasetPtr ds = make_interleave(in, capi::make_c_interleave(fn, owned), out_spec->spec, o.cycle_length,
-                                    o.block_length, o.num_parallel_calls, capi::to_optional(o.deterministic));
+    if (!out_spec)
+      raise(Code::kInvalidArgument, "dinput_dataset_interleave: argument 'out_spec' is NULL");
+    DatasetPtr ds =
+        make_interleave(in, capi::make_c_interleave(fn, owned), out_spec->spec, o.cycle_length,
+                        o.block_length, o.num_parallel_calls, capi::to_optional(o.deterministic));
     out_spec->frozen.freeze("dinput_dataset_interleave");
     return ds;
   });
@@ -329,28 +371,36 @@ DINPUT_API dinput_status_t dinput_dataset_interleave(dinput_dataset_t** out, con
   return code;
 }
 
-DINPUT_API dinput_status_t dinput_dataset_enumerate(dinput_dataset_t** out, const dinput_dataset_t* input,
-                                                    int64_t start) {
-  return make_dataset(__func__, out, input, [&](DatasetPtr in) { return make_enumerate(in, start); });
+DINPUT_API dinput_status_t dinput_dataset_enumerate(dinput_dataset_t** out,
+                                                    const dinput_dataset_t* input, int64_t start) {
+  return make_dataset(__func__, out, input,
+                      [&](DatasetPtr in) { return make_enumerate(in, start); });
 }
 
-DINPUT_API dinput_status_t dinput_dataset_prefetch(dinput_dataset_t** out, const dinput_dataset_t* input,
+DINPUT_API dinput_status_t dinput_dataset_prefetch(dinput_dataset_t** out,
+                                                   const dinput_dataset_t* input,
                                                    int64_t buffer_size) {
-  return make_dataset(__func__, out, input, [&](DatasetPtr in) { return make_prefetch(in, buffer_size); });
+  return make_dataset(__func__, out, input,
+                      [&](DatasetPtr in) { return make_prefetch(in, buffer_size); });
 }
 
-DINPUT_API dinput_status_t dinput_dataset_rebatch(dinput_dataset_t** out, const dinput_dataset_t* input,
-                                                  const int64_t* sizes, size_t num_sizes, int drop_remainder) {
+DINPUT_API dinput_status_t dinput_dataset_rebatch(dinput_dataset_t** out,
+                                                  const dinput_dataset_t* input,
+                                                  const int64_t* sizes, size_t num_sizes,
+                                                  int drop_remainder) {
   return make_dataset(__func__, out, input, [&](DatasetPtr in) {
-    if (num_sizes > 0 && !sizes) raise(Code::kInvalidArgument, "dinput_dataset_rebatch: argument 'sizes' is NULL");
+    if (num_sizes > 0 && !sizes)
+      raise(Code::kInvalidArgument, "dinput_dataset_rebatch: argument 'sizes' is NULL");
     return make_rebatch(in, std::vector<int64_t>(sizes, sizes + num_sizes), drop_remainder != 0);
   });
 }
 
-DINPUT_API dinput_status_t dinput_dataset_with_options(dinput_dataset_t** out, const dinput_dataset_t* input,
+DINPUT_API dinput_status_t dinput_dataset_with_options(dinput_dataset_t** out,
+                                                       const dinput_dataset_t* input,
                                                        const dinput_options_t* options) {
   return make_dataset(__func__, out, input, [&](DatasetPtr in) {
-    if (!options) raise(Code::kInvalidArgument, "dinput_dataset_with_options: argument 'options' is NULL");
+    if (!options)
+      raise(Code::kInvalidArgument, "dinput_dataset_with_options: argument 'options' is NULL");
     DatasetPtr ds = make_with_options(in, options->options);
     options->frozen.freeze("dinput_dataset_with_options");
     return ds;
@@ -359,14 +409,16 @@ DINPUT_API dinput_status_t dinput_dataset_with_options(dinput_dataset_t** out, c
 
 // ---- iterators ----
 
-DINPUT_API dinput_status_t dinput_dataset_iterator(dinput_iterator_t** out, const dinput_dataset_t* dataset) {
+DINPUT_API dinput_status_t dinput_dataset_iterator(dinput_iterator_t** out,
+                                                   const dinput_dataset_t* dataset) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(dataset);
     IteratorContext ctx;
     ctx.cancellation = std::make_shared<Cancellation>();
     *out = capi::new_handle<dinput_iterator>(dataset->ds, ctx.stats, ctx.cancellation,
-                                             StickyIterator(dataset->ds->make_iterator(ctx)), capi::InUseFlag{});
+                                             StickyIterator(dataset->ds->make_iterator(ctx)),
+                                             capi::InUseFlag{});
   });
 }
 
@@ -389,30 +441,38 @@ DINPUT_API dinput_status_t dinput_iterator_cancel(dinput_iterator_t* iterator) {
   });
 }
 
-DINPUT_API dinput_status_t dinput_iterator_get_next(dinput_element_t** out, dinput_iterator_t* iterator) {
+DINPUT_API dinput_status_t dinput_iterator_get_next(dinput_element_t** out,
+                                                    dinput_iterator_t* iterator) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(iterator);
     capi::InUseScope busy(iterator->in_use, "dinput_iterator_get_next");
     Element e;
-    if (!capi::next_or_end([&] { return next_unless_cancelled(*iterator, e, "dinput_iterator_get_next"); })) raise(Code::kOutOfRange, "End of sequence");
+    if (!capi::next_or_end(
+            [&] { return next_unless_cancelled(*iterator, e, "dinput_iterator_get_next"); }))
+      raise(Code::kOutOfRange, "End of sequence");
     *out = capi::new_handle<dinput_element>(capi::to_handle(std::move(e)));
   });
 }
 
-DINPUT_API dinput_status_t dinput_iterator_get_next_as_optional(dinput_optional_t** out, dinput_iterator_t* iterator) {
+DINPUT_API dinput_status_t dinput_iterator_get_next_as_optional(dinput_optional_t** out,
+                                                                dinput_iterator_t* iterator) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(iterator);
     capi::InUseScope busy(iterator->in_use, "dinput_iterator_get_next_as_optional");
     Element e;
     dinput_optional opt;
-    if (capi::next_or_end([&] { return next_unless_cancelled(*iterator, e, "dinput_iterator_get_next_as_optional"); })) opt.element = capi::to_handle(std::move(e));
+    if (capi::next_or_end([&] {
+          return next_unless_cancelled(*iterator, e, "dinput_iterator_get_next_as_optional");
+        }))
+      opt.element = capi::to_handle(std::move(e));
     *out = capi::new_handle<dinput_optional>(std::move(opt));
   });
 }
 
-DINPUT_API dinput_status_t dinput_iterator_element_spec(dinput_spec_t** out, const dinput_iterator_t* iterator) {
+DINPUT_API dinput_status_t dinput_iterator_element_spec(dinput_spec_t** out,
+                                                        const dinput_iterator_t* iterator) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(iterator);
@@ -420,7 +480,9 @@ DINPUT_API dinput_status_t dinput_iterator_element_spec(dinput_spec_t** out, con
   });
 }
 
-DINPUT_API dinput_status_t dinput_iterator_statistic(int64_t* out, const dinput_iterator_t* iterator, const char* name) {
+DINPUT_API dinput_status_t dinput_iterator_statistic(int64_t* out,
+                                                     const dinput_iterator_t* iterator,
+                                                     const char* name) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(out);
     *out = 0;
@@ -438,13 +500,17 @@ DINPUT_API int dinput_optional_has_value(const dinput_optional_t* o) {
   return o && (o->element.has_value() || o->per_replica.has_value()) ? 1 : 0;
 }
 
-DINPUT_API dinput_status_t dinput_optional_get_value(dinput_element_t** out, const dinput_optional_t* optional) {
+DINPUT_API dinput_status_t dinput_optional_get_value(dinput_element_t** out,
+                                                     const dinput_optional_t* optional) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(optional);
     if (optional->per_replica)
-      raise(Code::kInvalidArgument, "dinput_optional_get_value: the optional holds a per-replica value; use dinput_optional_get_per_replica");
-    if (!optional->element) raise(Code::kInvalidArgument, "dinput_optional_get_value: the optional is empty (no value)");
+      raise(Code::kInvalidArgument,
+            "dinput_optional_get_value: the optional holds a per-replica value; use "
+            "dinput_optional_get_per_replica");
+    if (!optional->element)
+      raise(Code::kInvalidArgument, "dinput_optional_get_value: the optional is empty (no value)");
     *out = capi::new_handle<dinput_element>(*optional->element);
   });
 }

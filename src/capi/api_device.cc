@@ -16,17 +16,23 @@ extern "C" {
 DINPUT_API dinput_device_type_t dinput_tensor_device_type(const dinput_tensor_t* t) {
   if (!t || !t->t.defined()) return DINPUT_DEVICE_CPU;
   switch (t->t.buffer()->kind()) {
-    case MemoryKind::kDevice: return DINPUT_DEVICE_CUDA;
-    case MemoryKind::kPinnedHost: return DINPUT_DEVICE_CUDA_HOST;
-    default: return DINPUT_DEVICE_CPU;
+    case MemoryKind::kDevice:
+      return DINPUT_DEVICE_CUDA;
+    case MemoryKind::kPinnedHost:
+      return DINPUT_DEVICE_CUDA_HOST;
+    default:
+      return DINPUT_DEVICE_CPU;
   }
 }
 
 DINPUT_API int dinput_tensor_device_index(const dinput_tensor_t* t) {
-  return t && t->t.defined() && t->t.buffer()->kind() == MemoryKind::kDevice ? t->t.buffer()->device() : -1;
+  return t && t->t.defined() && t->t.buffer()->kind() == MemoryKind::kDevice
+             ? t->t.buffer()->device()
+             : -1;
 }
 
-DINPUT_API dinput_status_t dinput_tensor_to_host(dinput_tensor_t** out, const dinput_tensor_t* tensor) {
+DINPUT_API dinput_status_t dinput_tensor_to_host(dinput_tensor_t** out,
+                                                 const dinput_tensor_t* tensor) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(tensor);
@@ -34,14 +40,16 @@ DINPUT_API dinput_status_t dinput_tensor_to_host(dinput_tensor_t** out, const di
   });
 }
 
-DINPUT_API dinput_status_t dinput_tensor_cuda_wait(const dinput_tensor_t* tensor, cudaStream_t stream) {
+DINPUT_API dinput_status_t dinput_tensor_cuda_wait(const dinput_tensor_t* tensor,
+                                                   cudaStream_t stream) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(tensor);
     gpu::stream_wait(tensor->t, stream);
   });
 }
 
-DINPUT_API dinput_status_t dinput_element_cuda_wait(const dinput_element_t* element, cudaStream_t stream) {
+DINPUT_API dinput_status_t dinput_element_cuda_wait(const dinput_element_t* element,
+                                                    cudaStream_t stream) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(element);
     for (const auto& t : element->parts) gpu::stream_wait(t, stream);
@@ -49,8 +57,9 @@ DINPUT_API dinput_status_t dinput_element_cuda_wait(const dinput_element_t* elem
 }
 
 DINPUT_API cudaEvent_t dinput_tensor_cuda_ready_event(const dinput_tensor_t* tensor) {
-  return capi::guard_value<cudaEvent_t>(
-      nullptr, [&] { return tensor ? static_cast<cudaEvent_t>(gpu::ready_event(tensor->t)) : nullptr; });
+  return capi::guard_value<cudaEvent_t>(nullptr, [&] {
+    return tensor ? static_cast<cudaEvent_t>(gpu::ready_event(tensor->t)) : nullptr;
+  });
 }
 
 }  // extern "C"

@@ -69,7 +69,8 @@ dinput_per_replica to_per_replica(std::vector<Element>&& values) {
 // later one, with the message naming the call.
 bool next_unless_cancelled(DistributedIterator& it, std::vector<Element>& step, const char* fn) {
   auto check = [&] {
-    if (it.cancelled()) raise(Code::kCancelled, fn, ": the iterator was cancelled (dinput_dist_iterator_cancel)");
+    if (it.cancelled())
+      raise(Code::kCancelled, fn, ": the iterator was cancelled (dinput_dist_iterator_cancel)");
   };
   check();
   bool got;
@@ -94,8 +95,8 @@ extern "C" {
 
 // ---- collectives and strategies ----
 
-DINPUT_API dinput_status_t dinput_collective_new_in_process(dinput_collective_t** out, int num_workers,
-                                                            int64_t timeout_ms) {
+DINPUT_API dinput_status_t dinput_collective_new_in_process(dinput_collective_t** out,
+                                                            int num_workers, int64_t timeout_ms) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     *out = capi::new_handle<dinput_collective>(make_in_process_collective(num_workers, timeout_ms));
@@ -104,14 +105,18 @@ DINPUT_API dinput_status_t dinput_collective_new_in_process(dinput_collective_t*
 
 DINPUT_API void dinput_collective_free(dinput_collective_t* c) { capi::free_handle(c); }
 
-DINPUT_API dinput_status_t dinput_collective_abort(dinput_collective_t* c, dinput_status_t code, const char* message) {
+DINPUT_API dinput_status_t dinput_collective_abort(dinput_collective_t* c, dinput_status_t code,
+                                                   const char* message) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(c);
-    DINPUT_CHECK_ARG(code != DINPUT_OK, "dinput_collective_abort: code must be a failure status, not DINPUT_OK");
+    DINPUT_CHECK_ARG(code != DINPUT_OK,
+                     "dinput_collective_abort: code must be a failure status, not DINPUT_OK");
     // The peers' get_next would report OUT_OF_RANGE, which reads as end of data.
     DINPUT_CHECK_ARG(code != DINPUT_OUT_OF_RANGE,
-                     "dinput_collective_abort: code must not be DINPUT_OUT_OF_RANGE, which get_next reports as end of data");
-    c->collective->abort(Error(capi::to_code(code), message ? message : "the collective was aborted"));
+                     "dinput_collective_abort: code must not be DINPUT_OUT_OF_RANGE, which "
+                     "get_next reports as end of data");
+    c->collective->abort(
+        Error(capi::to_code(code), message ? message : "the collective was aborted"));
   });
 }
 
@@ -123,36 +128,44 @@ DINPUT_API dinput_status_t dinput_strategy_new(dinput_strategy_t** out, const ch
                                                int num_devices) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
-    *out = capi::new_handle<dinput_strategy>(make_strategy(device_names(capi::current_function(), devices, num_devices), nullptr, 0));
+    *out = capi::new_handle<dinput_strategy>(
+        make_strategy(device_names(capi::current_function(), devices, num_devices), nullptr, 0));
   });
 }
 
-DINPUT_API dinput_status_t dinput_strategy_new_multi_worker(dinput_strategy_t** out, dinput_collective_t* collective,
-                                                            int worker_index, const char* const* devices,
+DINPUT_API dinput_status_t dinput_strategy_new_multi_worker(dinput_strategy_t** out,
+                                                            dinput_collective_t* collective,
+                                                            int worker_index,
+                                                            const char* const* devices,
                                                             int num_devices) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(collective);
     *out = capi::new_handle<dinput_strategy>(
-        make_strategy(device_names(capi::current_function(), devices, num_devices), collective->collective, worker_index));
+        make_strategy(device_names(capi::current_function(), devices, num_devices),
+                      collective->collective, worker_index));
   });
 }
 
 DINPUT_API dinput_status_t dinput_strategy_new_multi_worker_cpu(dinput_strategy_t** out,
-                                                                dinput_collective_t* collective, int worker_index,
+                                                                dinput_collective_t* collective,
+                                                                int worker_index,
                                                                 int num_replicas_in_sync) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(collective);
     const int W = collective->collective->num_workers();
-    DINPUT_CHECK_ARG(num_replicas_in_sync >= 1, "num_replicas_in_sync must be >= 1, got ", num_replicas_in_sync);
+    DINPUT_CHECK_ARG(num_replicas_in_sync >= 1, "num_replicas_in_sync must be >= 1, got ",
+                     num_replicas_in_sync);
     if (num_replicas_in_sync % W != 0)
-      raise(Code::kInvalidArgument, "tf.distribute expects every worker to have the same number of replicas: ",
+      raise(Code::kInvalidArgument,
+            "tf.distribute expects every worker to have the same number of replicas: ",
             num_replicas_in_sync, " replicas cannot be split evenly over ", W, " workers");
     check_strategy_size(W, num_replicas_in_sync / W);  // before building the names
     std::vector<std::string> names;
     for (int r = 0; r < num_replicas_in_sync / W; ++r) names.push_back("CPU:" + std::to_string(r));
-    *out = capi::new_handle<dinput_strategy>(make_strategy(names, collective->collective, worker_index));
+    *out = capi::new_handle<dinput_strategy>(
+        make_strategy(names, collective->collective, worker_index));
   });
 }
 
@@ -163,8 +176,12 @@ DINPUT_API int dinput_strategy_num_replicas_in_sync(const dinput_strategy_t* s) 
 DINPUT_API int dinput_strategy_num_local_replicas(const dinput_strategy_t* s) {
   return s ? s->strategy->num_local_replicas() : 0;
 }
-DINPUT_API int dinput_strategy_num_workers(const dinput_strategy_t* s) { return s ? s->strategy->num_workers() : 0; }
-DINPUT_API int dinput_strategy_worker_index(const dinput_strategy_t* s) { return s ? s->strategy->worker_index() : 0; }
+DINPUT_API int dinput_strategy_num_workers(const dinput_strategy_t* s) {
+  return s ? s->strategy->num_workers() : 0;
+}
+DINPUT_API int dinput_strategy_worker_index(const dinput_strategy_t* s) {
+  return s ? s->strategy->worker_index() : 0;
+}
 DINPUT_API const char* dinput_strategy_device(const dinput_strategy_t* s, int i) {
   if (!s || i < 0 || i >= s->strategy->num_local_replicas()) return nullptr;
   return s->strategy->device_names()[static_cast<size_t>(i)].c_str();
@@ -179,42 +196,49 @@ DINPUT_API dinput_status_t dinput_input_options_new(dinput_input_options_t** out
   });
 }
 DINPUT_API void dinput_input_options_free(dinput_input_options_t* o) { capi::free_handle(o); }
-DINPUT_API dinput_status_t dinput_input_options_set_fetch_to_device(dinput_input_options_t* o, int enable) {
+DINPUT_API dinput_status_t dinput_input_options_set_fetch_to_device(dinput_input_options_t* o,
+                                                                    int enable) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(o);
     o->frozen.check_mutable("input options");
     o->options.fetch_to_device = enable != 0;
   });
 }
-DINPUT_API dinput_status_t dinput_input_options_set_replication_mode(dinput_input_options_t* o,
-                                                                     dinput_replication_mode_t mode) {
+DINPUT_API dinput_status_t dinput_input_options_set_replication_mode(
+    dinput_input_options_t* o, dinput_replication_mode_t mode) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(o);
     o->frozen.check_mutable("input options");
-    DINPUT_CHECK_ARG(mode == DINPUT_REPLICATION_PER_WORKER || mode == DINPUT_REPLICATION_PER_REPLICA,
-                     "dinput_input_options_set_replication_mode: invalid mode ", static_cast<int>(mode));
+    DINPUT_CHECK_ARG(
+        mode == DINPUT_REPLICATION_PER_WORKER || mode == DINPUT_REPLICATION_PER_REPLICA,
+        "dinput_input_options_set_replication_mode: invalid mode ", static_cast<int>(mode));
     o->options.replication_mode = static_cast<ReplicationMode>(mode);
   });
 }
-DINPUT_API dinput_status_t dinput_input_options_set_place_dataset_on_device(dinput_input_options_t* o, int enable) {
+DINPUT_API dinput_status_t
+dinput_input_options_set_place_dataset_on_device(dinput_input_options_t* o, int enable) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(o);
     o->frozen.check_mutable("input options");
     o->options.place_dataset_on_device = enable != 0;
   });
 }
-DINPUT_API dinput_status_t dinput_input_options_set_per_replica_buffer_size(dinput_input_options_t* o, int64_t size) {
+DINPUT_API dinput_status_t
+dinput_input_options_set_per_replica_buffer_size(dinput_input_options_t* o, int64_t size) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(o);
     o->frozen.check_mutable("input options");
-    DINPUT_CHECK_ARG(size >= 0, "dinput_input_options_set_per_replica_buffer_size: size must be >= 0, got ", size);
+    DINPUT_CHECK_ARG(size >= 0,
+                     "dinput_input_options_set_per_replica_buffer_size: size must be >= 0, got ",
+                     size);
     o->options.per_replica_buffer_size = size;
   });
 }
 DINPUT_API int dinput_input_options_fetch_to_device(const dinput_input_options_t* o) {
   return options_or_default(o).fetch_to_device ? 1 : 0;
 }
-DINPUT_API dinput_replication_mode_t dinput_input_options_replication_mode(const dinput_input_options_t* o) {
+DINPUT_API dinput_replication_mode_t
+dinput_input_options_replication_mode(const dinput_input_options_t* o) {
   return static_cast<dinput_replication_mode_t>(options_or_default(o).replication_mode);
 }
 DINPUT_API int dinput_input_options_place_dataset_on_device(const dinput_input_options_t* o) {
@@ -226,10 +250,9 @@ DINPUT_API int64_t dinput_input_options_per_replica_buffer_size(const dinput_inp
 
 // ---- distributed datasets ----
 
-DINPUT_API dinput_status_t dinput_strategy_distribute_dataset(dinput_dist_dataset_t** out,
-                                                              const dinput_strategy_t* strategy,
-                                                              const dinput_dataset_t* dataset,
-                                                              const dinput_input_options_t* options) {
+DINPUT_API dinput_status_t dinput_strategy_distribute_dataset(
+    dinput_dist_dataset_t** out, const dinput_strategy_t* strategy, const dinput_dataset_t* dataset,
+    const dinput_input_options_t* options) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(strategy);
@@ -241,8 +264,8 @@ DINPUT_API dinput_status_t dinput_strategy_distribute_dataset(dinput_dist_datase
 }
 
 DINPUT_API dinput_status_t dinput_strategy_distribute_datasets_from_function(
-    dinput_dist_dataset_t** out, const dinput_strategy_t* strategy, dinput_dataset_fn fn, void* user_data,
-    dinput_free_fn free_user_data, const dinput_input_options_t* options) {
+    dinput_dist_dataset_t** out, const dinput_strategy_t* strategy, dinput_dataset_fn fn,
+    void* user_data, dinput_free_fn free_user_data, const dinput_input_options_t* options) {
   // dataset_fn is only called during this call, so user_data is released before it returns.
   capi::UserData owned(user_data, free_user_data);
   return capi::guard(__func__, [&] {
@@ -274,9 +297,8 @@ DINPUT_API int dinput_input_context_input_pipeline_id(const dinput_input_context
 DINPUT_API int dinput_input_context_num_replicas_in_sync(const dinput_input_context_t* c) {
   return c ? c->ctx.num_replicas_in_sync : 0;
 }
-DINPUT_API dinput_status_t dinput_input_context_get_per_replica_batch_size(int64_t* out,
-                                                                           const dinput_input_context_t* c,
-                                                                           int64_t global_batch_size) {
+DINPUT_API dinput_status_t dinput_input_context_get_per_replica_batch_size(
+    int64_t* out, const dinput_input_context_t* c, int64_t global_batch_size) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(out);
     *out = 0;
@@ -291,7 +313,8 @@ DINPUT_API const char* dinput_dist_dataset_plan(const dinput_dist_dataset_t* d) 
   return d ? d->dataset->plan().description.c_str() : "";
 }
 
-DINPUT_API dinput_status_t dinput_dist_dataset_element_spec(dinput_spec_t** out, const dinput_dist_dataset_t* d) {
+DINPUT_API dinput_status_t dinput_dist_dataset_element_spec(dinput_spec_t** out,
+                                                            const dinput_dist_dataset_t* d) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(d);
@@ -299,7 +322,8 @@ DINPUT_API dinput_status_t dinput_dist_dataset_element_spec(dinput_spec_t** out,
   });
 }
 
-DINPUT_API dinput_status_t dinput_dist_dataset_iterator(dinput_dist_iterator_t** out, const dinput_dist_dataset_t* d) {
+DINPUT_API dinput_status_t dinput_dist_dataset_iterator(dinput_dist_iterator_t** out,
+                                                        const dinput_dist_dataset_t* d) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(d);
@@ -329,13 +353,16 @@ DINPUT_API dinput_status_t dinput_dist_iterator_cancel(dinput_dist_iterator_t* i
   });
 }
 
-DINPUT_API dinput_status_t dinput_dist_iterator_get_next(dinput_per_replica_t** out, dinput_dist_iterator_t* it) {
+DINPUT_API dinput_status_t dinput_dist_iterator_get_next(dinput_per_replica_t** out,
+                                                         dinput_dist_iterator_t* it) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(it);
     capi::InUseScope busy(it->in_use, "dinput_dist_iterator_get_next");
     std::vector<Element> step;
-    if (!capi::next_or_end([&] { return next_unless_cancelled(*it->it, step, "dinput_dist_iterator_get_next"); })) raise(Code::kOutOfRange, "End of sequence");
+    if (!capi::next_or_end(
+            [&] { return next_unless_cancelled(*it->it, step, "dinput_dist_iterator_get_next"); }))
+      raise(Code::kOutOfRange, "End of sequence");
     *out = capi::new_handle<dinput_per_replica>(to_per_replica(std::move(step)));
   });
 }
@@ -348,12 +375,16 @@ DINPUT_API dinput_status_t dinput_dist_iterator_get_next_as_optional(dinput_opti
     capi::InUseScope busy(it->in_use, "dinput_dist_iterator_get_next_as_optional");
     std::vector<Element> step;
     dinput_optional opt;
-    if (capi::next_or_end([&] { return next_unless_cancelled(*it->it, step, "dinput_dist_iterator_get_next_as_optional"); })) opt.per_replica = to_per_replica(std::move(step));
+    if (capi::next_or_end([&] {
+          return next_unless_cancelled(*it->it, step, "dinput_dist_iterator_get_next_as_optional");
+        }))
+      opt.per_replica = to_per_replica(std::move(step));
     *out = capi::new_handle<dinput_optional>(std::move(opt));
   });
 }
 
-DINPUT_API dinput_status_t dinput_dist_iterator_element_spec(dinput_spec_t** out, const dinput_dist_iterator_t* it) {
+DINPUT_API dinput_status_t dinput_dist_iterator_element_spec(dinput_spec_t** out,
+                                                             const dinput_dist_iterator_t* it) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(it);
@@ -361,7 +392,8 @@ DINPUT_API dinput_status_t dinput_dist_iterator_element_spec(dinput_spec_t** out
   });
 }
 
-DINPUT_API dinput_status_t dinput_dist_iterator_statistic(int64_t* out, const dinput_dist_iterator_t* it,
+DINPUT_API dinput_status_t dinput_dist_iterator_statistic(int64_t* out,
+                                                          const dinput_dist_iterator_t* it,
                                                           const char* name) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(out);
@@ -378,9 +410,12 @@ DINPUT_API dinput_status_t dinput_optional_get_per_replica(dinput_per_replica_t*
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(optional);
     if (optional->element)
-      raise(Code::kInvalidArgument, "dinput_optional_get_per_replica: the optional holds an element; use dinput_optional_get_value");
+      raise(Code::kInvalidArgument,
+            "dinput_optional_get_per_replica: the optional holds an element; use "
+            "dinput_optional_get_value");
     if (!optional->per_replica)
-      raise(Code::kInvalidArgument, "dinput_optional_get_per_replica: the optional is empty (no value)");
+      raise(Code::kInvalidArgument,
+            "dinput_optional_get_per_replica: the optional is empty (no value)");
     *out = capi::new_handle<dinput_per_replica>(*optional->per_replica);
   });
 }
@@ -389,7 +424,8 @@ DINPUT_API dinput_status_t dinput_optional_get_per_replica(dinput_per_replica_t*
 
 DINPUT_API void dinput_per_replica_free(dinput_per_replica_t* v) { capi::free_handle(v); }
 
-DINPUT_API dinput_status_t dinput_per_replica_ref(dinput_per_replica_t** out, const dinput_per_replica_t* value) {
+DINPUT_API dinput_status_t dinput_per_replica_ref(dinput_per_replica_t** out,
+                                                  const dinput_per_replica_t* value) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(value);
@@ -402,28 +438,33 @@ DINPUT_API int dinput_per_replica_size(const dinput_per_replica_t* v) {
   return v ? static_cast<int>(v->replicas.size()) : 0;
 }
 DINPUT_API const dinput_element_t* dinput_per_replica_get(const dinput_per_replica_t* v, int i) {
-  return v && i >= 0 && static_cast<size_t>(i) < v->replicas.size() ? &v->replicas[static_cast<size_t>(i)] : nullptr;
+  return v && i >= 0 && static_cast<size_t>(i) < v->replicas.size()
+             ? &v->replicas[static_cast<size_t>(i)]
+             : nullptr;
 }
 
-DINPUT_API dinput_status_t dinput_per_replica_new(dinput_per_replica_t** out, const dinput_element_t* const* elements,
+DINPUT_API dinput_status_t dinput_per_replica_new(dinput_per_replica_t** out,
+                                                  const dinput_element_t* const* elements,
                                                   int count) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
-    DINPUT_CHECK_ARG(count >= 0 && count <= kMaxLocalReplicas, "dinput_per_replica_new: count must be 0..",
-                     kMaxLocalReplicas, " (the most local replicas a strategy has), got ", count);
+    DINPUT_CHECK_ARG(count >= 0 && count <= kMaxLocalReplicas,
+                     "dinput_per_replica_new: count must be 0..", kMaxLocalReplicas,
+                     " (the most local replicas a strategy has), got ", count);
     if (count > 0) DINPUT_REQUIRE(elements);
     dinput_per_replica pr;
     for (int i = 0; i < count; ++i) {
-      if (!elements[i]) raise(Code::kInvalidArgument, "dinput_per_replica_new: elements[", i, "] is NULL");
+      if (!elements[i])
+        raise(Code::kInvalidArgument, "dinput_per_replica_new: elements[", i, "] is NULL");
       pr.replicas.push_back(*elements[i]);
     }
     *out = capi::new_handle<dinput_per_replica>(std::move(pr));
   });
 }
 
-DINPUT_API dinput_status_t dinput_strategy_distribute_values_from_function(dinput_per_replica_t** out,
-                                                                           const dinput_strategy_t* strategy,
-                                                                           dinput_value_fn fn, void* user_data) {
+DINPUT_API dinput_status_t dinput_strategy_distribute_values_from_function(
+    dinput_per_replica_t** out, const dinput_strategy_t* strategy, dinput_value_fn fn,
+    void* user_data) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(strategy);
@@ -448,9 +489,10 @@ DINPUT_API int dinput_value_context_num_replicas_in_sync(const dinput_value_cont
   return c ? c->ctx.num_replicas_in_sync : 0;
 }
 
-DINPUT_API dinput_status_t dinput_strategy_run(dinput_per_replica_t** out, const dinput_strategy_t* strategy,
-                                               dinput_replica_fn fn, const dinput_per_replica_t* args,
-                                               void* user_data) {
+DINPUT_API dinput_status_t dinput_strategy_run(dinput_per_replica_t** out,
+                                               const dinput_strategy_t* strategy,
+                                               dinput_replica_fn fn,
+                                               const dinput_per_replica_t* args, void* user_data) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(strategy);
@@ -465,7 +507,8 @@ DINPUT_API dinput_status_t dinput_strategy_run(dinput_per_replica_t** out, const
           if (replica_args) arg_handle = capi::to_handle(Element(*replica_args));
           dinput_element_t* produced = nullptr;
           capi::CallbackScope scope;
-          dinput_status_t st = fn(&produced, &handle, replica_args ? &arg_handle : nullptr, user_data);
+          dinput_status_t st =
+              fn(&produced, &handle, replica_args ? &arg_handle : nullptr, user_data);
           if (st != DINPUT_OK) dinput_element_free(produced);
           capi::check_callback(st, "the replica function (replica_fn)");
           return capi::take_element(produced, "the replica function (replica_fn)");
@@ -485,13 +528,16 @@ DINPUT_API const char* dinput_replica_context_device(const dinput_replica_contex
   return c && c->ctx.device ? c->ctx.device->c_str() : nullptr;
 }
 
-DINPUT_API dinput_status_t dinput_strategy_reduce(dinput_element_t** out, const dinput_strategy_t* strategy,
-                                                  dinput_reduce_op_t op, const dinput_per_replica_t* value, int axis) {
+DINPUT_API dinput_status_t dinput_strategy_reduce(dinput_element_t** out,
+                                                  const dinput_strategy_t* strategy,
+                                                  dinput_reduce_op_t op,
+                                                  const dinput_per_replica_t* value, int axis) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(strategy);
     DINPUT_REQUIRE(value);
-    Element result = reduce(*strategy->strategy, static_cast<ReduceOp>(op), to_elements(*value), axis);
+    Element result =
+        reduce(*strategy->strategy, static_cast<ReduceOp>(op), to_elements(*value), axis);
     *out = capi::new_handle<dinput_element>(capi::to_handle(std::move(result)));
   });
 }

@@ -32,8 +32,9 @@ std::vector<std::string> file_list(const char* fn, const char* const* files, siz
 Compression to_compression(const char* fn, dinput_compression_t compression) {
   int c = static_cast<int>(compression);
   if (c < 0 || c > 2)
-    raise(Code::kInvalidArgument, fn, ": invalid compression ", c,
-          " (expected DINPUT_COMPRESSION_NONE, DINPUT_COMPRESSION_ZSTD or DINPUT_COMPRESSION_GZIP)");
+    raise(
+        Code::kInvalidArgument, fn, ": invalid compression ", c,
+        " (expected DINPUT_COMPRESSION_NONE, DINPUT_COMPRESSION_ZSTD or DINPUT_COMPRESSION_GZIP)");
   return static_cast<Compression>(c);
 }
 
@@ -43,23 +44,24 @@ Compression to_compression(const char* fn, dinput_compression_t compression) {
 // capi::current_function(), the exported function that guard() recorded.
 extern "C" {
 
-DINPUT_API dinput_status_t dinput_dataset_records(dinput_dataset_t** out, const char* const* files, size_t num_files,
+DINPUT_API dinput_status_t dinput_dataset_records(dinput_dataset_t** out, const char* const* files,
+                                                  size_t num_files,
                                                   const dinput_records_options_t* options) {
   const dinput_records_options defaults;
   const dinput_records_options& o = options ? *options : defaults;
   dinput_status_t code = capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     auto names = file_list(capi::current_function(), files, num_files);
-    *out = capi::new_handle<dinput_dataset>(
-        make_records(std::move(names), to_compression(capi::current_function(), o.compression), o.buffer_size));
+    *out = capi::new_handle<dinput_dataset>(make_records(
+        std::move(names), to_compression(capi::current_function(), o.compression), o.buffer_size));
   });
   if (code == DINPUT_OK) capi::freeze(options, "dinput_dataset_records");
   return code;
 }
 
-DINPUT_API dinput_status_t dinput_dataset_fixed_length_records(dinput_dataset_t** out, const char* const* files,
-                                                               size_t num_files, int64_t record_bytes,
-                                                               int64_t header_bytes, int64_t footer_bytes) {
+DINPUT_API dinput_status_t dinput_dataset_fixed_length_records(
+    dinput_dataset_t** out, const char* const* files, size_t num_files, int64_t record_bytes,
+    int64_t header_bytes, int64_t footer_bytes) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     auto names = file_list(capi::current_function(), files, num_files);
@@ -68,24 +70,28 @@ DINPUT_API dinput_status_t dinput_dataset_fixed_length_records(dinput_dataset_t*
   });
 }
 
-DINPUT_API dinput_status_t dinput_record_writer_open(dinput_record_writer_t** out, const char* path,
-                                                     const dinput_record_writer_options_t* options) {
+DINPUT_API dinput_status_t dinput_record_writer_open(
+    dinput_record_writer_t** out, const char* path, const dinput_record_writer_options_t* options) {
   const dinput_record_writer_options defaults;
   const dinput_record_writer_options& o = options ? *options : defaults;
   dinput_status_t code = capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(path);
     Compression c = to_compression(capi::current_function(), o.compression);
-    *out = capi::new_handle<dinput_record_writer>(std::make_unique<RecordWriter>(path, c, o.level, o.zstd_window_log));
+    *out = capi::new_handle<dinput_record_writer>(
+        std::make_unique<RecordWriter>(path, c, o.level, o.zstd_window_log));
   });
   if (code == DINPUT_OK) capi::freeze(options, "dinput_record_writer_open");
   return code;
 }
 
-DINPUT_API dinput_status_t dinput_record_writer_write(dinput_record_writer_t* writer, const void* data, size_t size) {
+DINPUT_API dinput_status_t dinput_record_writer_write(dinput_record_writer_t* writer,
+                                                      const void* data, size_t size) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(writer);
-    if (size > 0 && !data) raise(Code::kInvalidArgument, capi::current_function(), ": argument 'data' is NULL but size is ", size);
+    if (size > 0 && !data)
+      raise(Code::kInvalidArgument, capi::current_function(),
+            ": argument 'data' is NULL but size is ", size);
     writer->writer->write(data, size);
   });
 }

@@ -66,8 +66,9 @@ void check_deterministic(const char* fn, dinput_deterministic_t d) {
 
 void check_compression(const char* fn, dinput_compression_t compression) {
   int c = static_cast<int>(compression);
-  DINPUT_CHECK_ARG(c >= 0 && c <= 2, fn, ": invalid compression ", c,
-                   " (expected DINPUT_COMPRESSION_NONE, DINPUT_COMPRESSION_ZSTD or DINPUT_COMPRESSION_GZIP)");
+  DINPUT_CHECK_ARG(
+      c >= 0 && c <= 2, fn, ": invalid compression ", c,
+      " (expected DINPUT_COMPRESSION_NONE, DINPUT_COMPRESSION_ZSTD or DINPUT_COMPRESSION_GZIP)");
 }
 
 }  // namespace
@@ -76,11 +77,14 @@ extern "C" {
 
 // ---- map ----
 
-DINPUT_API dinput_status_t dinput_map_options_new(dinput_map_options_t** out) { return make(__func__, out); }
+DINPUT_API dinput_status_t dinput_map_options_new(dinput_map_options_t** out) {
+  return make(__func__, out);
+}
 
 DINPUT_API void dinput_map_options_free(dinput_map_options_t* options) { delete options; }
 
-DINPUT_API dinput_status_t dinput_map_options_set_out_spec(dinput_map_options_t* options, const dinput_spec_t* spec) {
+DINPUT_API dinput_status_t dinput_map_options_set_out_spec(dinput_map_options_t* options,
+                                                           const dinput_spec_t* spec) {
   return set(__func__, options, [&](dinput_map_options& o) {
     if (spec) {
       o.out_spec = spec->spec;
@@ -92,7 +96,8 @@ DINPUT_API dinput_status_t dinput_map_options_set_out_spec(dinput_map_options_t*
   });
 }
 
-DINPUT_API dinput_status_t dinput_map_options_out_spec(dinput_spec_t** out, const dinput_map_options_t* options) {
+DINPUT_API dinput_status_t dinput_map_options_out_spec(dinput_spec_t** out,
+                                                       const dinput_map_options_t* options) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     if (options && options->out_spec) *out = capi::new_handle<dinput_spec>(*options->out_spec);
@@ -111,15 +116,16 @@ DINPUT_API int64_t dinput_map_options_num_parallel_calls(const dinput_map_option
   return options ? options->num_parallel_calls : 1;
 }
 
-DINPUT_API dinput_status_t dinput_map_options_set_deterministic(dinput_map_options_t* options,
-                                                                dinput_deterministic_t deterministic) {
+DINPUT_API dinput_status_t dinput_map_options_set_deterministic(
+    dinput_map_options_t* options, dinput_deterministic_t deterministic) {
   return set(__func__, options, [&](dinput_map_options& o) {
     check_deterministic("dinput_map_options_set_deterministic", deterministic);
     o.deterministic = deterministic;
   });
 }
 
-DINPUT_API dinput_deterministic_t dinput_map_options_deterministic(const dinput_map_options_t* options) {
+DINPUT_API dinput_deterministic_t
+dinput_map_options_deterministic(const dinput_map_options_t* options) {
   return options ? options->deterministic : DINPUT_DETERMINISTIC_UNSET;
 }
 
@@ -129,77 +135,88 @@ DINPUT_API dinput_status_t dinput_interleave_options_new(dinput_interleave_optio
   return make(__func__, out);
 }
 
-DINPUT_API void dinput_interleave_options_free(dinput_interleave_options_t* options) { delete options; }
+DINPUT_API void dinput_interleave_options_free(dinput_interleave_options_t* options) {
+  delete options;
+}
 
-DINPUT_API dinput_status_t dinput_interleave_options_set_cycle_length(dinput_interleave_options_t* options,
-                                                                      int64_t cycle_length) {
+DINPUT_API dinput_status_t dinput_interleave_options_set_cycle_length(
+    dinput_interleave_options_t* options, int64_t cycle_length) {
   return set(__func__, options, [&](dinput_interleave_options& o) {
     DINPUT_CHECK_ARG(cycle_length == kAutotune || (cycle_length >= 1 && cycle_length <= 4096),
-                     "dinput_interleave_options_set_cycle_length: cycle_length must be 1..4096 or DINPUT_AUTOTUNE "
+                     "dinput_interleave_options_set_cycle_length: cycle_length must be 1..4096 or "
+                     "DINPUT_AUTOTUNE "
                      "(-1), got ",
                      cycle_length);
     o.cycle_length = cycle_length;
   });
 }
 
-DINPUT_API int64_t dinput_interleave_options_cycle_length(const dinput_interleave_options_t* options) {
+DINPUT_API int64_t
+dinput_interleave_options_cycle_length(const dinput_interleave_options_t* options) {
   return options ? options->cycle_length : kAutotune;
 }
 
-DINPUT_API dinput_status_t dinput_interleave_options_set_block_length(dinput_interleave_options_t* options,
-                                                                      int64_t block_length) {
+DINPUT_API dinput_status_t dinput_interleave_options_set_block_length(
+    dinput_interleave_options_t* options, int64_t block_length) {
   return set(__func__, options, [&](dinput_interleave_options& o) {
     DINPUT_CHECK_ARG(block_length >= 1,
-                     "dinput_interleave_options_set_block_length: block_length must be >= 1, got ", block_length);
+                     "dinput_interleave_options_set_block_length: block_length must be >= 1, got ",
+                     block_length);
     o.block_length = block_length;
   });
 }
 
-DINPUT_API int64_t dinput_interleave_options_block_length(const dinput_interleave_options_t* options) {
+DINPUT_API int64_t
+dinput_interleave_options_block_length(const dinput_interleave_options_t* options) {
   return options ? options->block_length : 1;
 }
 
-DINPUT_API dinput_status_t dinput_interleave_options_set_num_parallel_calls(dinput_interleave_options_t* options,
-                                                                            int64_t num_parallel_calls) {
+DINPUT_API dinput_status_t dinput_interleave_options_set_num_parallel_calls(
+    dinput_interleave_options_t* options, int64_t num_parallel_calls) {
   return set(__func__, options, [&](dinput_interleave_options& o) {
     check_parallel_calls("dinput_interleave_options_set_num_parallel_calls", num_parallel_calls);
     o.num_parallel_calls = num_parallel_calls;
   });
 }
 
-DINPUT_API int64_t dinput_interleave_options_num_parallel_calls(const dinput_interleave_options_t* options) {
+DINPUT_API int64_t
+dinput_interleave_options_num_parallel_calls(const dinput_interleave_options_t* options) {
   return options ? options->num_parallel_calls : 1;
 }
 
-DINPUT_API dinput_status_t dinput_interleave_options_set_deterministic(dinput_interleave_options_t* options,
-                                                                       dinput_deterministic_t deterministic) {
+DINPUT_API dinput_status_t dinput_interleave_options_set_deterministic(
+    dinput_interleave_options_t* options, dinput_deterministic_t deterministic) {
   return set(__func__, options, [&](dinput_interleave_options& o) {
     check_deterministic("dinput_interleave_options_set_deterministic", deterministic);
     o.deterministic = deterministic;
   });
 }
 
-DINPUT_API dinput_deterministic_t dinput_interleave_options_deterministic(const dinput_interleave_options_t* options) {
+DINPUT_API dinput_deterministic_t
+dinput_interleave_options_deterministic(const dinput_interleave_options_t* options) {
   return options ? options->deterministic : DINPUT_DETERMINISTIC_UNSET;
 }
 
 // ---- batch ----
 
-DINPUT_API dinput_status_t dinput_batch_options_new(dinput_batch_options_t** out) { return make(__func__, out); }
+DINPUT_API dinput_status_t dinput_batch_options_new(dinput_batch_options_t** out) {
+  return make(__func__, out);
+}
 
 DINPUT_API void dinput_batch_options_free(dinput_batch_options_t* options) { delete options; }
 
 DINPUT_API dinput_status_t dinput_batch_options_set_drop_remainder(dinput_batch_options_t* options,
                                                                    int drop_remainder) {
-  return set(__func__, options, [&](dinput_batch_options& o) { o.drop_remainder = drop_remainder != 0; });
+  return set(__func__, options,
+             [&](dinput_batch_options& o) { o.drop_remainder = drop_remainder != 0; });
 }
 
 DINPUT_API int dinput_batch_options_drop_remainder(const dinput_batch_options_t* options) {
   return options && options->drop_remainder ? 1 : 0;
 }
 
-DINPUT_API dinput_status_t dinput_batch_options_set_num_parallel_calls(dinput_batch_options_t* options,
-                                                                       int64_t num_parallel_calls) {
+DINPUT_API dinput_status_t dinput_batch_options_set_num_parallel_calls(
+    dinput_batch_options_t* options, int64_t num_parallel_calls) {
   return set(__func__, options, [&](dinput_batch_options& o) {
     check_parallel_calls("dinput_batch_options_set_num_parallel_calls", num_parallel_calls);
     o.num_parallel_calls = num_parallel_calls;
@@ -210,30 +227,34 @@ DINPUT_API int64_t dinput_batch_options_num_parallel_calls(const dinput_batch_op
   return options ? options->num_parallel_calls : 1;
 }
 
-DINPUT_API dinput_status_t dinput_batch_options_set_deterministic(dinput_batch_options_t* options,
-                                                                  dinput_deterministic_t deterministic) {
+DINPUT_API dinput_status_t dinput_batch_options_set_deterministic(
+    dinput_batch_options_t* options, dinput_deterministic_t deterministic) {
   return set(__func__, options, [&](dinput_batch_options& o) {
     check_deterministic("dinput_batch_options_set_deterministic", deterministic);
     o.deterministic = deterministic;
   });
 }
 
-DINPUT_API dinput_deterministic_t dinput_batch_options_deterministic(const dinput_batch_options_t* options) {
+DINPUT_API dinput_deterministic_t
+dinput_batch_options_deterministic(const dinput_batch_options_t* options) {
   return options ? options->deterministic : DINPUT_DETERMINISTIC_UNSET;
 }
 
 // ---- shuffle ----
 
-DINPUT_API dinput_status_t dinput_shuffle_options_new(dinput_shuffle_options_t** out) { return make(__func__, out); }
+DINPUT_API dinput_status_t dinput_shuffle_options_new(dinput_shuffle_options_t** out) {
+  return make(__func__, out);
+}
 
 DINPUT_API void dinput_shuffle_options_free(dinput_shuffle_options_t* options) { delete options; }
 
-DINPUT_API dinput_status_t dinput_shuffle_options_set_seed(dinput_shuffle_options_t* options, int64_t seed,
-                                                           int64_t seed2) {
+DINPUT_API dinput_status_t dinput_shuffle_options_set_seed(dinput_shuffle_options_t* options,
+                                                           int64_t seed, int64_t seed2) {
   return set(__func__, options, [&](dinput_shuffle_options& o) {
     DINPUT_CHECK_ARG(seed >= 0, "dinput_shuffle_options_set_seed: seed must be >= 0, got ", seed,
                      " (leave the seed unset for a random one)");
-    DINPUT_CHECK_ARG(seed2 >= 0, "dinput_shuffle_options_set_seed: seed2 must be >= 0, got ", seed2);
+    DINPUT_CHECK_ARG(seed2 >= 0, "dinput_shuffle_options_set_seed: seed2 must be >= 0, got ",
+                     seed2);
     o.has_seed = true;
     o.seed = seed;
     o.seed2 = seed2;
@@ -248,12 +269,14 @@ DINPUT_API int64_t dinput_shuffle_options_seed2(const dinput_shuffle_options_t* 
   return options && options->has_seed ? options->seed2 : -1;
 }
 
-DINPUT_API dinput_status_t dinput_shuffle_options_set_reshuffle_each_iteration(dinput_shuffle_options_t* options,
-                                                                               int enable) {
-  return set(__func__, options, [&](dinput_shuffle_options& o) { o.reshuffle_each_iteration = enable != 0; });
+DINPUT_API dinput_status_t
+dinput_shuffle_options_set_reshuffle_each_iteration(dinput_shuffle_options_t* options, int enable) {
+  return set(__func__, options,
+             [&](dinput_shuffle_options& o) { o.reshuffle_each_iteration = enable != 0; });
 }
 
-DINPUT_API int dinput_shuffle_options_reshuffle_each_iteration(const dinput_shuffle_options_t* options) {
+DINPUT_API int dinput_shuffle_options_reshuffle_each_iteration(
+    const dinput_shuffle_options_t* options) {
   return !options || options->reshuffle_each_iteration ? 1 : 0;
 }
 
@@ -263,9 +286,12 @@ DINPUT_API dinput_status_t dinput_list_files_options_new(dinput_list_files_optio
   return make(__func__, out);
 }
 
-DINPUT_API void dinput_list_files_options_free(dinput_list_files_options_t* options) { delete options; }
+DINPUT_API void dinput_list_files_options_free(dinput_list_files_options_t* options) {
+  delete options;
+}
 
-DINPUT_API dinput_status_t dinput_list_files_options_set_shuffle(dinput_list_files_options_t* options, int shuffle) {
+DINPUT_API dinput_status_t
+dinput_list_files_options_set_shuffle(dinput_list_files_options_t* options, int shuffle) {
   return set(__func__, options, [&](dinput_list_files_options& o) { o.shuffle = shuffle != 0; });
 }
 
@@ -273,12 +299,13 @@ DINPUT_API int dinput_list_files_options_shuffle(const dinput_list_files_options
   return options && options->shuffle ? 1 : 0;
 }
 
-DINPUT_API dinput_status_t dinput_list_files_options_set_seed(dinput_list_files_options_t* options, int64_t seed,
-                                                              int64_t seed2) {
+DINPUT_API dinput_status_t dinput_list_files_options_set_seed(dinput_list_files_options_t* options,
+                                                              int64_t seed, int64_t seed2) {
   return set(__func__, options, [&](dinput_list_files_options& o) {
     DINPUT_CHECK_ARG(seed >= 0, "dinput_list_files_options_set_seed: seed must be >= 0, got ", seed,
                      " (leave the seed unset for a random one)");
-    DINPUT_CHECK_ARG(seed2 >= 0, "dinput_list_files_options_set_seed: seed2 must be >= 0, got ", seed2);
+    DINPUT_CHECK_ARG(seed2 >= 0, "dinput_list_files_options_set_seed: seed2 must be >= 0, got ",
+                     seed2);
     o.has_seed = true;
     o.seed = seed;
     o.seed2 = seed2;
@@ -295,27 +322,32 @@ DINPUT_API int64_t dinput_list_files_options_seed2(const dinput_list_files_optio
 
 // ---- records ----
 
-DINPUT_API dinput_status_t dinput_records_options_new(dinput_records_options_t** out) { return make(__func__, out); }
+DINPUT_API dinput_status_t dinput_records_options_new(dinput_records_options_t** out) {
+  return make(__func__, out);
+}
 
 DINPUT_API void dinput_records_options_free(dinput_records_options_t* options) { delete options; }
 
-DINPUT_API dinput_status_t dinput_records_options_set_compression(dinput_records_options_t* options,
-                                                                  dinput_compression_t compression) {
+DINPUT_API dinput_status_t dinput_records_options_set_compression(
+    dinput_records_options_t* options, dinput_compression_t compression) {
   return set(__func__, options, [&](dinput_records_options& o) {
     check_compression("dinput_records_options_set_compression", compression);
     o.compression = compression;
   });
 }
 
-DINPUT_API dinput_compression_t dinput_records_options_compression(const dinput_records_options_t* options) {
+DINPUT_API dinput_compression_t
+dinput_records_options_compression(const dinput_records_options_t* options) {
   return options ? options->compression : DINPUT_COMPRESSION_NONE;
 }
 
 DINPUT_API dinput_status_t dinput_records_options_set_buffer_size(dinput_records_options_t* options,
                                                                   int64_t buffer_size) {
   return set(__func__, options, [&](dinput_records_options& o) {
-    DINPUT_CHECK_ARG(buffer_size >= 0, "dinput_records_options_set_buffer_size: buffer_size must be >= 0 (0: the "
-                     "default), got ", buffer_size);
+    DINPUT_CHECK_ARG(buffer_size >= 0,
+                     "dinput_records_options_set_buffer_size: buffer_size must be >= 0 (0: the "
+                     "default), got ",
+                     buffer_size);
     o.buffer_size = buffer_size;
   });
 }
@@ -330,25 +362,30 @@ DINPUT_API dinput_status_t dinput_record_writer_options_new(dinput_record_writer
   return make(__func__, out);
 }
 
-DINPUT_API void dinput_record_writer_options_free(dinput_record_writer_options_t* options) { delete options; }
+DINPUT_API void dinput_record_writer_options_free(dinput_record_writer_options_t* options) {
+  delete options;
+}
 
-DINPUT_API dinput_status_t dinput_record_writer_options_set_compression(dinput_record_writer_options_t* options,
-                                                                        dinput_compression_t compression) {
+DINPUT_API dinput_status_t dinput_record_writer_options_set_compression(
+    dinput_record_writer_options_t* options, dinput_compression_t compression) {
   return set(__func__, options, [&](dinput_record_writer_options& o) {
     check_compression("dinput_record_writer_options_set_compression", compression);
     o.compression = compression;
   });
 }
 
-DINPUT_API dinput_compression_t dinput_record_writer_options_compression(
-    const dinput_record_writer_options_t* options) {
+DINPUT_API dinput_compression_t
+dinput_record_writer_options_compression(const dinput_record_writer_options_t* options) {
   return options ? options->compression : DINPUT_COMPRESSION_NONE;
 }
 
-DINPUT_API dinput_status_t dinput_record_writer_options_set_level(dinput_record_writer_options_t* options, int level) {
+DINPUT_API dinput_status_t
+dinput_record_writer_options_set_level(dinput_record_writer_options_t* options, int level) {
   return set(__func__, options, [&](dinput_record_writer_options& o) {
-    DINPUT_CHECK_ARG(level >= 0 && level <= 19, "dinput_record_writer_options_set_level: level must be 0..19 (0: "
-                     "the codec's default), got ", level);
+    DINPUT_CHECK_ARG(level >= 0 && level <= 19,
+                     "dinput_record_writer_options_set_level: level must be 0..19 (0: "
+                     "the codec's default), got ",
+                     level);
     o.level = level;
   });
 }
@@ -357,17 +394,20 @@ DINPUT_API int dinput_record_writer_options_level(const dinput_record_writer_opt
   return options ? options->level : 0;
 }
 
-DINPUT_API dinput_status_t dinput_record_writer_options_set_zstd_window_log(dinput_record_writer_options_t* options,
-                                                                           int window_log) {
+DINPUT_API dinput_status_t dinput_record_writer_options_set_zstd_window_log(
+    dinput_record_writer_options_t* options, int window_log) {
   return set(__func__, options, [&](dinput_record_writer_options& o) {
-    DINPUT_CHECK_ARG(window_log == 0 || (window_log >= 10 && window_log <= 31),
-                     "dinput_record_writer_options_set_zstd_window_log: window_log must be 10..31 (0: the "
-                     "level's), got ", window_log);
+    DINPUT_CHECK_ARG(
+        window_log == 0 || (window_log >= 10 && window_log <= 31),
+        "dinput_record_writer_options_set_zstd_window_log: window_log must be 10..31 (0: the "
+        "level's), got ",
+        window_log);
     o.zstd_window_log = window_log;
   });
 }
 
-DINPUT_API int dinput_record_writer_options_zstd_window_log(const dinput_record_writer_options_t* options) {
+DINPUT_API int dinput_record_writer_options_zstd_window_log(
+    const dinput_record_writer_options_t* options) {
   return options ? options->zstd_window_log : 0;
 }
 

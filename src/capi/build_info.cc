@@ -18,15 +18,20 @@ std::string build_info_json(const gpu::Availability& cuda, const gpu::NcclAvaila
 #elif defined(__GNUC__)
   info["compiler"] = "gcc " __VERSION__;
 #endif
-  info["cuda"] = {{"compiled", cuda.compiled}, {"available", cuda.usable}, {"devices", cuda.devices},
+  info["cuda"] = {{"compiled", cuda.compiled},
+                  {"available", cuda.usable},
+                  {"devices", cuda.devices},
                   {"reason", cuda.reason}};
-  info["nccl"] = {{"compiled", nccl.compiled}, {"available", nccl.loaded}, {"version", nccl.version},
+  info["nccl"] = {{"compiled", nccl.compiled},
+                  {"available", nccl.loaded},
+                  {"version", nccl.version},
                   {"reason", nccl.reason}};
   // Gloo is not part of dinput yet.
   info["gloo"] = {{"compiled", false}, {"available", false}};
   // Record-file compression: linked in when found at build time, so usable whenever the
   // library loads; the version is the one the library runs with.
-  for (auto [component, c] : {std::pair{"zstd", Compression::kZstd}, std::pair{"zlib", Compression::kGzip}}) {
+  for (auto [component, c] :
+       {std::pair{"zstd", Compression::kZstd}, std::pair{"zlib", Compression::kGzip}}) {
     const bool compiled = compression_supported(c);
     nlohmann::ordered_json entry = {{"compiled", compiled}, {"available", compiled}};
     if (compiled) entry["version"] = compression_library_version(c);

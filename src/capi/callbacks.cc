@@ -13,12 +13,17 @@ void check_callback(dinput_status_t status, const char* what) {
     // OUT_OF_RANGE is end of data for get_next; passed on, it would end the caller's epoch
     // early and silently (as tf.data's preserve_cardinality prevents). Only a generator's
     // next callback may return it, and that one is handled before this check.
-    throw Error(Code::kInvalidArgument,
-                str_cat(what, " returned OUT_OF_RANGE, which only a generator's next callback may return (to end its "
-                              "data)",
-                        own.empty() ? "" : ": ", own));
+    throw Error(
+        Code::kInvalidArgument,
+        str_cat(
+            what,
+            " returned OUT_OF_RANGE, which only a generator's next callback may return (to end its "
+            "data)",
+            own.empty() ? "" : ": ", own));
   }
-  throw Error(to_code(status), own.empty() ? str_cat(what, " failed with status ", dinput_status_name(status)) : own);
+  throw Error(
+      to_code(status),
+      own.empty() ? str_cat(what, " failed with status ", dinput_status_name(status)) : own);
 }
 
 Element take_element(dinput_element_t* handle, const char* what) {
@@ -43,10 +48,11 @@ class CGeneratorInstance final : public GeneratorInstance {
   void* state_;
 };
 
-class CGeneratorSource final : public GeneratorSource, public std::enable_shared_from_this<CGeneratorSource> {
+class CGeneratorSource final : public GeneratorSource,
+                               public std::enable_shared_from_this<CGeneratorSource> {
  public:
-  CGeneratorSource(dinput_generator_init_fn init, dinput_generator_next_fn next, dinput_generator_finalize_fn finalize,
-                   std::shared_ptr<UserData> user_data)
+  CGeneratorSource(dinput_generator_init_fn init, dinput_generator_next_fn next,
+                   dinput_generator_finalize_fn finalize, std::shared_ptr<UserData> user_data)
       : init_(init), next_(next), finalize_(finalize), user_data_(std::move(user_data)) {}
 
   std::unique_ptr<GeneratorInstance> open() const override {
@@ -90,9 +96,10 @@ bool CGeneratorInstance::next(Element& out) {
 
 }  // namespace
 
-std::shared_ptr<const GeneratorSource> make_c_generator(dinput_generator_init_fn init, dinput_generator_next_fn next,
-                                                       dinput_generator_finalize_fn finalize,
-                                                       std::shared_ptr<UserData> user_data) {
+std::shared_ptr<const GeneratorSource> make_c_generator(dinput_generator_init_fn init,
+                                                        dinput_generator_next_fn next,
+                                                        dinput_generator_finalize_fn finalize,
+                                                        std::shared_ptr<UserData> user_data) {
   return std::make_shared<CGeneratorSource>(init, next, finalize, std::move(user_data));
 }
 
@@ -108,7 +115,8 @@ std::shared_ptr<const MapFn> make_c_map(dinput_map_fn fn, std::shared_ptr<UserDa
   });
 }
 
-std::shared_ptr<const PredicateFn> make_c_filter(dinput_filter_fn fn, std::shared_ptr<UserData> user_data) {
+std::shared_ptr<const PredicateFn> make_c_filter(dinput_filter_fn fn,
+                                                 std::shared_ptr<UserData> user_data) {
   return std::make_shared<const PredicateFn>([fn, user_data](const Element& in) {
     dinput_element in_handle = to_handle(Element(in));
     int keep = 0;
@@ -118,7 +126,8 @@ std::shared_ptr<const PredicateFn> make_c_filter(dinput_filter_fn fn, std::share
   });
 }
 
-std::shared_ptr<const InterleaveFn> make_c_interleave(dinput_interleave_fn fn, std::shared_ptr<UserData> user_data) {
+std::shared_ptr<const InterleaveFn> make_c_interleave(dinput_interleave_fn fn,
+                                                      std::shared_ptr<UserData> user_data) {
   return std::make_shared<const InterleaveFn>([fn, user_data](const Element& in) {
     dinput_element in_handle = to_handle(Element(in));
     dinput_dataset_t* produced = nullptr;
@@ -126,7 +135,8 @@ std::shared_ptr<const InterleaveFn> make_c_interleave(dinput_interleave_fn fn, s
     dinput_status_t st = fn(&produced, &in_handle, user_data->get());
     std::unique_ptr<dinput_dataset> taken(produced);
     check_callback(st, "the interleave callback");
-    if (!taken) raise(Code::kInvalidArgument, "the interleave callback returned DINPUT_OK without a dataset");
+    if (!taken)
+      raise(Code::kInvalidArgument, "the interleave callback returned DINPUT_OK without a dataset");
     return taken->ds;
   });
 }

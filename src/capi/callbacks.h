@@ -39,11 +39,14 @@ void check_callback(dinput_status_t status, const char* what);
 // Takes ownership of an element handle a callback returned.
 Element take_element(dinput_element_t* handle, const char* what);
 
-std::shared_ptr<const GeneratorSource> make_c_generator(dinput_generator_init_fn init, dinput_generator_next_fn next,
-                                                       dinput_generator_finalize_fn finalize,
-                                                       std::shared_ptr<UserData> user_data);
+std::shared_ptr<const GeneratorSource> make_c_generator(dinput_generator_init_fn init,
+                                                        dinput_generator_next_fn next,
+                                                        dinput_generator_finalize_fn finalize,
+                                                        std::shared_ptr<UserData> user_data);
 std::shared_ptr<const MapFn> make_c_map(dinput_map_fn fn, std::shared_ptr<UserData> user_data);
-std::shared_ptr<const PredicateFn> make_c_filter(dinput_filter_fn fn, std::shared_ptr<UserData> user_data);
-std::shared_ptr<const InterleaveFn> make_c_interleave(dinput_interleave_fn fn, std::shared_ptr<UserData> user_data);
+std::shared_ptr<const PredicateFn> make_c_filter(dinput_filter_fn fn,
+                                                 std::shared_ptr<UserData> user_data);
+std::shared_ptr<const InterleaveFn> make_c_interleave(dinput_interleave_fn fn,
+                                                      std::shared_ptr<UserData> user_data);
 
 }  // namespace dinput::capi

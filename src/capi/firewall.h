@@ -79,7 +79,8 @@ bool next_or_end(Next&& next) {
     return next();
   } catch (const Error& e) {
     if (e.code() != Code::kOutOfRange) throw;
-    throw Error(Code::kInternal, str_cat("internal error: a failure with code OUT_OF_RANGE inside the pipeline (not end of data): ",
+    throw Error(Code::kInternal, str_cat("internal error: a failure with code OUT_OF_RANGE inside "
+                                         "the pipeline (not end of data): ",
                                          e.what()));
   }
 }
@@ -97,11 +98,11 @@ T guard_value(T fallback, Body&& body) noexcept {
 }  // namespace dinput::capi
 
 // INVALID_ARGUMENT naming the function and the argument when a pointer argument is NULL.
-#define DINPUT_REQUIRE(arg)                                                                   \
-  do {                                                                                        \
-    if ((arg) == nullptr)                                                                     \
-      ::dinput::raise(::dinput::Code::kInvalidArgument, ::dinput::capi::current_function(),      \
-                      ": argument '" #arg "' is NULL");                                          \
+#define DINPUT_REQUIRE(arg)                                                                 \
+  do {                                                                                      \
+    if ((arg) == nullptr)                                                                   \
+      ::dinput::raise(::dinput::Code::kInvalidArgument, ::dinput::capi::current_function(), \
+                      ": argument '" #arg "' is NULL");                                     \
   } while (0)
 
 // Checks `out` and clears *out so that a failing call always leaves it NULL.

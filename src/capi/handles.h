@@ -6,10 +6,10 @@
 #include <optional>
 #include <vector>
 
+#include "capi/frozen.h"
 #include "core/element.h"
 #include "data/dataset.h"
 #include "data/options.h"
-#include "capi/frozen.h"
 #include "dinput.h"
 
 #include <type_traits>
@@ -20,8 +20,10 @@ struct dinput_tensor {
 // An element handle holds the core's Element itself (no conversion on the hot path), and
 // dinput_element_get hands out its tensors as dinput_tensor pointers. That is well-defined
 // because a standard-layout struct is pointer-interconvertible with its first member.
-static_assert(std::is_standard_layout_v<dinput_tensor>, "dinput_tensor must wrap Tensor without layout changes");
-static_assert(sizeof(dinput_tensor) == sizeof(dinput::Tensor), "dinput_tensor must wrap Tensor exactly");
+static_assert(std::is_standard_layout_v<dinput_tensor>,
+              "dinput_tensor must wrap Tensor without layout changes");
+static_assert(sizeof(dinput_tensor) == sizeof(dinput::Tensor),
+              "dinput_tensor must wrap Tensor exactly");
 
 struct dinput_element {
   dinput::Element parts;
@@ -68,6 +70,8 @@ void free_handle(T* handle) {
 
 inline const Element& to_element(const dinput_element& handle) { return handle.parts; }
 inline dinput_element to_handle(Element&& element) { return dinput_element{std::move(element)}; }
-inline const dinput_tensor* as_handle(const Tensor& t) { return reinterpret_cast<const dinput_tensor*>(&t); }
+inline const dinput_tensor* as_handle(const Tensor& t) {
+  return reinterpret_cast<const dinput_tensor*>(&t);
+}
 
 }  // namespace dinput::capi

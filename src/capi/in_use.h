@@ -32,7 +32,8 @@ class InUseScope {
   InUseScope(InUseFlag& flag, const char* fn) : flag_(flag) {
     if (!flag_.try_acquire())
       raise(Code::kFailedPrecondition, fn,
-            ": the iterator is already in use by another thread (calls on one iterator must not overlap)");
+            ": the iterator is already in use by another thread (calls on one iterator must not "
+            "overlap)");
   }
   ~InUseScope() { flag_.release(); }
   InUseScope(const InUseScope&) = delete;

@@ -29,30 +29,40 @@ std::vector<T> sum_gathered(const std::vector<std::string>& gathered, size_t n, 
 
 }  // namespace
 
-std::vector<int64_t> Collective::all_reduce_sum(int worker, uint64_t channel, const std::vector<int64_t>& values) {
-  return sum_gathered<int64_t>(all_gather(worker, channel, pack(values)), values.size(), "all-reduce");
+std::vector<int64_t> Collective::all_reduce_sum(int worker, uint64_t channel,
+                                                const std::vector<int64_t>& values) {
+  return sum_gathered<int64_t>(all_gather(worker, channel, pack(values)), values.size(),
+                               "all-reduce");
 }
 
-std::vector<double> Collective::all_reduce_sum(int worker, uint64_t channel, const std::vector<double>& values) {
-  return sum_gathered<double>(all_gather(worker, channel, pack(values)), values.size(), "all-reduce");
+std::vector<double> Collective::all_reduce_sum(int worker, uint64_t channel,
+                                               const std::vector<double>& values) {
+  return sum_gathered<double>(all_gather(worker, channel, pack(values)), values.size(),
+                              "all-reduce");
 }
 
-std::vector<__int128> Collective::all_reduce_sum(int worker, uint64_t channel, const std::vector<__int128>& values) {
-  return sum_gathered<__int128>(all_gather(worker, channel, pack(values)), values.size(), "all-reduce");
+std::vector<__int128> Collective::all_reduce_sum(int worker, uint64_t channel,
+                                                 const std::vector<__int128>& values) {
+  return sum_gathered<__int128>(all_gather(worker, channel, pack(values)), values.size(),
+                                "all-reduce");
 }
 
-void Collective::barrier(int worker, uint64_t channel) { all_gather(worker, channel, std::string()); }
+void Collective::barrier(int worker, uint64_t channel) {
+  all_gather(worker, channel, std::string());
+}
 
 uint64_t Collective::open_channel(int worker) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (channels_opened_.size() < static_cast<size_t>(num_workers())) channels_opened_.resize(num_workers(), 0);
+  if (channels_opened_.size() < static_cast<size_t>(num_workers()))
+    channels_opened_.resize(num_workers(), 0);
   return 1 + channels_opened_.at(static_cast<size_t>(worker))++;
 }
 
 uint64_t Collective::open_agreement_channel(int worker) {
   constexpr uint64_t kAgreementChannels = uint64_t{1} << 63;
   std::lock_guard<std::mutex> lock(mu_);
-  if (agreements_opened_.size() < static_cast<size_t>(num_workers())) agreements_opened_.resize(num_workers(), 0);
+  if (agreements_opened_.size() < static_cast<size_t>(num_workers()))
+    agreements_opened_.resize(num_workers(), 0);
   return kAgreementChannels | agreements_opened_.at(static_cast<size_t>(worker))++;
 }
 

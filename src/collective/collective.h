@@ -27,7 +27,8 @@ class Collective {
   virtual int num_workers() const = 0;
   // Every worker's payload, in worker order. DEADLINE_EXCEEDED when a worker does not arrive
   // within the backend's timeout.
-  virtual std::vector<std::string> all_gather(int worker, uint64_t channel, std::string payload) = 0;
+  virtual std::vector<std::string> all_gather(int worker, uint64_t channel,
+                                              std::string payload) = 0;
   // Makes every pending and future operation fail with `error` on every worker: a worker
   // that cannot go on releases its peers at once instead of leaving them to time out.
   virtual void abort(const Error& error) = 0;
@@ -36,10 +37,13 @@ class Collective {
   // iterator releases the other workers' iterators of that epoch this way.
   virtual void abort_channel(uint64_t channel, const Error& error) = 0;
 
-  std::vector<int64_t> all_reduce_sum(int worker, uint64_t channel, const std::vector<int64_t>& values);
-  std::vector<double> all_reduce_sum(int worker, uint64_t channel, const std::vector<double>& values);
+  std::vector<int64_t> all_reduce_sum(int worker, uint64_t channel,
+                                      const std::vector<int64_t>& values);
+  std::vector<double> all_reduce_sum(int worker, uint64_t channel,
+                                     const std::vector<double>& values);
   // 128-bit integers: exact sums of any integer dtype (reduce).
-  std::vector<__int128> all_reduce_sum(int worker, uint64_t channel, const std::vector<__int128>& values);
+  std::vector<__int128> all_reduce_sum(int worker, uint64_t channel,
+                                       const std::vector<__int128>& values);
   void barrier(int worker, uint64_t channel);
 
   // The k-th call by a worker returns the same channel id on every worker.

@@ -7,9 +7,11 @@ namespace dinput {
 InProcessCollective::InProcessCollective(int num_workers, std::chrono::milliseconds timeout)
     : num_workers_(num_workers), timeout_(timeout) {}
 
-std::vector<std::string> InProcessCollective::all_gather(int worker, uint64_t channel, std::string payload) {
+std::vector<std::string> InProcessCollective::all_gather(int worker, uint64_t channel,
+                                                         std::string payload) {
   if (worker < 0 || worker >= num_workers_)
-    raise(Code::kInvalidArgument, "collective: worker index ", worker, " is outside [0, ", num_workers_, ")");
+    raise(Code::kInvalidArgument, "collective: worker index ", worker, " is outside [0, ",
+          num_workers_, ")");
   std::unique_lock<std::mutex> lock(mu_);
   if (aborted_) throw *aborted_;
   auto channel_error = [&]() -> const Error* {
@@ -37,9 +39,13 @@ std::vector<std::string> InProcessCollective::all_gather(int worker, uint64_t ch
   round->payloads[static_cast<size_t>(worker)] = std::move(payload);
   round->arrived[static_cast<size_t>(worker)] = true;
   if (++round->count == num_workers_) cv_.notify_all();
-  auto done = [&] { return round->count == num_workers_ || round->abandoned || aborted_ || channel_error(); };
-  if (timeout_.count() > kNoDeadlineMs) cv_.wait(lock, done);
-  else cv_.wait_for(lock, timeout_, done);
+  auto done = [&] {
+    return round->count == num_workers_ || round->abandoned || aborted_ || channel_error();
+  };
+  if (timeout_.count() > kNoDeadlineMs)
+    cv_.wait(lock, done);
+  else
+    cv_.wait_for(lock, timeout_, done);
   if (round->count == num_workers_ && !round->abandoned) {
     std::vector<std::string> result = round->payloads;
     depart();
@@ -74,8 +80,10 @@ std::vector<std::string> InProcessCollective::all_gather(int worker, uint64_t ch
   round->abandoned = std::make_shared<const Error>(
       Code::kDeadlineExceeded,
       str_cat("collective: worker ", worker, " waited ", timeout_.count(), " ms for ",
-              num_missing == 1 ? "worker " : "workers ", missing, " at step ", seq, " of channel ", channel,
-              "; they had not arrived: they may only be slow (raise the timeout), or have stopped iterating or never "
+              num_missing == 1 ? "worker " : "workers ", missing, " at step ", seq, " of channel ",
+              channel,
+              "; they had not arrived: they may only be slow (raise the timeout), or have stopped "
+              "iterating or never "
               "started. A worker that failed reports its own error; every worker fails this step"));
   std::vector<std::string>().swap(round->payloads);
   cv_.notify_all();
@@ -102,7 +110,8 @@ void InProcessCollective::abort_channel(uint64_t channel, const Error& error) {
     aborted_channels_.emplace(channel, error);  // the first reason stays
     // Workers waiting in a round keep it alive themselves; one that never arrives would
     // otherwise leave its entry behind for good.
-    for (auto it = rounds_.lower_bound({channel, 0}); it != rounds_.end() && it->first.first == channel;)
+    for (auto it = rounds_.lower_bound({channel, 0});
+         it != rounds_.end() && it->first.first == channel;)
       it = rounds_.erase(it);
   }
   cv_.notify_all();
@@ -110,10 +119,11 @@ void InProcessCollective::abort_channel(uint64_t channel, const Error& error) {
 
 std::shared_ptr<Collective> make_in_process_collective(int num_workers, int64_t timeout_ms) {
   DINPUT_CHECK_ARG(num_workers >= 1, "collective: num_workers must be >= 1, got ", num_workers);
-  DINPUT_CHECK_ARG(num_workers <= kMaxWorkers, "collective: num_workers must be at most ", kMaxWorkers, ", got ",
-                   num_workers);
+  DINPUT_CHECK_ARG(num_workers <= kMaxWorkers, "collective: num_workers must be at most ",
+                   kMaxWorkers, ", got ", num_workers);
   DINPUT_CHECK_ARG(timeout_ms >= 0, "collective: timeout_ms must be >= 0, got ", timeout_ms);
-  return std::make_shared<InProcessCollective>(num_workers, std::chrono::milliseconds(timeout_ms == 0 ? 60000 : timeout_ms));
+  return std::make_shared<InProcessCollective>(
+      num_workers, std::chrono::milliseconds(timeout_ms == 0 ? 60000 : timeout_ms));
 }
 
 }  // namespace dinput

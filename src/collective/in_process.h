@@ -49,7 +49,7 @@ class InProcessCollective final : public Collective {
   std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::pair<uint64_t, uint64_t>, std::shared_ptr<Round>> rounds_;  // (channel, seq)
-  std::map<std::pair<uint64_t, int>, uint64_t> next_seq_;           // (channel, worker)
+  std::map<std::pair<uint64_t, int>, uint64_t> next_seq_;                   // (channel, worker)
 };
 
 std::shared_ptr<Collective> make_in_process_collective(int num_workers, int64_t timeout_ms);

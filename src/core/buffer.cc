@@ -1,8 +1,8 @@
 #include "core/buffer.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <new>
 
 namespace dinput {
@@ -40,7 +40,8 @@ std::shared_ptr<Buffer> aligned_host(size_t bytes, bool zero) {
 
 }  // namespace
 
-ScopedHostAllocator::ScopedHostAllocator(HostAllocator allocator) : saved_(thread_host_allocator()) {
+ScopedHostAllocator::ScopedHostAllocator(HostAllocator allocator)
+    : saved_(thread_host_allocator()) {
   thread_host_allocator() = allocator;
 }
 
@@ -51,7 +52,9 @@ std::shared_ptr<Buffer> allocate_host(size_t bytes, bool zero) {
   return aligned_host(bytes, zero);
 }
 
-std::shared_ptr<Buffer> allocate_strings(size_t count) { return std::make_shared<BytesStorage>(count); }
+std::shared_ptr<Buffer> allocate_strings(size_t count) {
+  return std::make_shared<BytesStorage>(count);
+}
 
 void BytesStorage::keep(const std::shared_ptr<const Buffer>& owner) {
   // Strings of one tensor usually share one owner (a file, a batch): keep each once.
@@ -77,12 +80,14 @@ void BytesStorage::set_copy(size_t i, std::string_view s) {
   arena_left_ -= s.size();
 }
 
-void BytesStorage::set_view(size_t i, const char* data, size_t size, const std::shared_ptr<const Buffer>& owner) {
+void BytesStorage::set_view(size_t i, const char* data, size_t size,
+                            const std::shared_ptr<const Buffer>& owner) {
   items_[i] = ByteString{data, size};
   keep(owner);
 }
 
-void BytesStorage::set_from(size_t i, const BytesStorage& other, size_t j, const std::shared_ptr<Buffer>& other_buffer) {
+void BytesStorage::set_from(size_t i, const BytesStorage& other, size_t j,
+                            const std::shared_ptr<Buffer>& other_buffer) {
   items_[i] = other.items_[j];
   if (other.arena_.empty()) {
     // Its strings live in its owners: keep those, not the small storage object itself.

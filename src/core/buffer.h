@@ -77,9 +77,11 @@ class BytesStorage final : public Buffer {
   // Copies s into the arena.
   void set_copy(size_t i, std::string_view s);
   // Points at bytes that `owner` keeps alive (owner may be null for static data).
-  void set_view(size_t i, const char* data, size_t size, const std::shared_ptr<const Buffer>& owner);
+  void set_view(size_t i, const char* data, size_t size,
+                const std::shared_ptr<const Buffer>& owner);
   // Points at string j of `other`, keeping what holds it alive.
-  void set_from(size_t i, const BytesStorage& other, size_t j, const std::shared_ptr<Buffer>& other_buffer);
+  void set_from(size_t i, const BytesStorage& other, size_t j,
+                const std::shared_ptr<Buffer>& other_buffer);
 
  private:
   void keep(const std::shared_ptr<const Buffer>& owner);

@@ -9,13 +9,13 @@ struct DTypeInfo {
   size_t size;
 };
 constexpr DTypeInfo kDTypes[] = {
-    {DType::kBool, "bool", 1},       {DType::kInt8, "int8", 1},
-    {DType::kInt16, "int16", 2},     {DType::kInt32, "int32", 4},
-    {DType::kInt64, "int64", 8},     {DType::kUInt8, "uint8", 1},
-    {DType::kUInt16, "uint16", 2},   {DType::kUInt32, "uint32", 4},
-    {DType::kUInt64, "uint64", 8},   {DType::kFloat16, "float16", 2},
+    {DType::kBool, "bool", 1},         {DType::kInt8, "int8", 1},
+    {DType::kInt16, "int16", 2},       {DType::kInt32, "int32", 4},
+    {DType::kInt64, "int64", 8},       {DType::kUInt8, "uint8", 1},
+    {DType::kUInt16, "uint16", 2},     {DType::kUInt32, "uint32", 4},
+    {DType::kUInt64, "uint64", 8},     {DType::kFloat16, "float16", 2},
     {DType::kBFloat16, "bfloat16", 2}, {DType::kFloat32, "float32", 4},
-    {DType::kFloat64, "float64", 8}, {DType::kBytes, "bytes", 0},
+    {DType::kFloat64, "float64", 8},   {DType::kBytes, "bytes", 0},
 };
 const DTypeInfo* find(DType dtype) {
   for (const auto& info : kDTypes)

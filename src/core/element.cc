@@ -39,7 +39,9 @@ ElementSpec merge_specs(const ElementSpec& a, const ElementSpec& b) {
   return out;
 }
 
-std::string to_string(const TensorSpec& spec) { return std::string(dtype_name(spec.dtype)) + spec.shape.to_string(); }
+std::string to_string(const TensorSpec& spec) {
+  return std::string(dtype_name(spec.dtype)) + spec.shape.to_string();
+}
 
 std::string to_string(const ElementSpec& spec) {
   std::string s = "(";

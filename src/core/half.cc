@@ -45,7 +45,8 @@ uint16_t float_to_half(float f) {
   uint32_t mant = au & 0x7fffff;
   uint32_t half = (exp << 10) | (mant >> 13);
   uint32_t rest = mant & 0x1fff;
-  if (rest > 0x1000 || (rest == 0x1000 && (half & 1))) ++half;  // may carry into the exponent: correct
+  if (rest > 0x1000 || (rest == 0x1000 && (half & 1)))
+    ++half;  // may carry into the exponent: correct
   return static_cast<uint16_t>(sign | half);
 }
 

@@ -4,7 +4,9 @@
 
 namespace dinput {
 
-Shape::Shape(std::initializer_list<int64_t> dims) { assign(dims.begin(), static_cast<int>(dims.size())); }
+Shape::Shape(std::initializer_list<int64_t> dims) {
+  assign(dims.begin(), static_cast<int>(dims.size()));
+}
 
 Shape::Shape(const int64_t* dims, int rank) { assign(dims, rank); }
 

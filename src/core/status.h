@@ -67,8 +67,8 @@ template <typename... Args>
   throw Error(code, str_cat(std::forward<Args>(args)...));
 }
 
-#define DINPUT_CHECK_ARG(cond, ...)                                     \
-  do {                                                                  \
+#define DINPUT_CHECK_ARG(cond, ...)                                              \
+  do {                                                                           \
     if (!(cond)) ::dinput::raise(::dinput::Code::kInvalidArgument, __VA_ARGS__); \
   } while (0)
 

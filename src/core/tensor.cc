@@ -11,18 +11,22 @@ namespace {
 int64_t checked_elements(DType dtype, const Shape& shape) {
   DINPUT_CHECK_ARG(dtype_valid(dtype), "invalid dtype ", static_cast<int>(dtype));
   for (int i = 0; i < shape.rank(); ++i)
-    DINPUT_CHECK_ARG(shape[i] >= 0, "dimension ", i, " of shape ", shape.to_string(), " is negative");
+    DINPUT_CHECK_ARG(shape[i] >= 0, "dimension ", i, " of shape ", shape.to_string(),
+                     " is negative");
   int64_t n = shape.checked_num_elements();
   int64_t bytes;
-  if (n < 0 || __builtin_mul_overflow(n, static_cast<int64_t>(std::max<size_t>(dtype_size(dtype), 1)), &bytes))
-    raise(Code::kInvalidArgument, "a ", dtype_name(dtype), shape.to_string(), " tensor is too large to address");
+  if (n < 0 || __builtin_mul_overflow(
+                   n, static_cast<int64_t>(std::max<size_t>(dtype_size(dtype), 1)), &bytes))
+    raise(Code::kInvalidArgument, "a ", dtype_name(dtype), shape.to_string(),
+          " tensor is too large to address");
   return n;
 }
 }  // namespace
 
 Tensor Tensor::allocate(DType dtype, const Shape& shape) {
   int64_t n = checked_elements(dtype, shape);
-  if (dtype == DType::kBytes) return Tensor(dtype, shape, allocate_strings(static_cast<size_t>(n)), 0);
+  if (dtype == DType::kBytes)
+    return Tensor(dtype, shape, allocate_strings(static_cast<size_t>(n)), 0);
   return Tensor(dtype, shape, allocate_host(static_cast<size_t>(n) * dtype_size(dtype)), 0);
 }
 
@@ -49,12 +53,13 @@ size_t Tensor::row_bytes() const {
 Tensor Tensor::slice(int64_t begin, int64_t end) const {
   if (rank() < 1) raise(Code::kInvalidArgument, "cannot slice a scalar tensor");
   if (begin < 0 || end < begin || end > shape_[0])
-    raise(Code::kInvalidArgument, "slice [", begin, ",", end, ") is outside a tensor of ", shape_[0], " rows");
+    raise(Code::kInvalidArgument, "slice [", begin, ",", end, ") is outside a tensor of ",
+          shape_[0], " rows");
   // The hot path of splitting batches: no temporary shapes.
   int64_t row_elems = 1;
   for (int i = 1; i < shape_.rank(); ++i) row_elems *= shape_[i];
   size_t step = dtype_ == DType::kBytes ? static_cast<size_t>(row_elems)
-                                         : static_cast<size_t>(row_elems) * dtype_size(dtype_);
+                                        : static_cast<size_t>(row_elems) * dtype_size(dtype_);
   Tensor out(dtype_, shape_, buffer_, offset_ + static_cast<size_t>(begin) * step);
   out.shape_[0] = end - begin;
   return out;
@@ -65,6 +70,8 @@ Tensor Tensor::row(int64_t i) const {
   return Tensor(dtype_, shape_.drop_first(), one.buffer_, one.offset_);
 }
 
-std::string Tensor::describe() const { return std::string(dtype_name(dtype_)) + shape_.to_string(); }
+std::string Tensor::describe() const {
+  return std::string(dtype_name(dtype_)) + shape_.to_string();
+}
 
 }  // namespace dinput

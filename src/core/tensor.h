@@ -38,22 +38,31 @@ class Tensor {
   const void* data() const { return static_cast<const char*>(buffer_->data()) + offset_; }
   void* mutable_data() { return static_cast<char*>(buffer_->data()) + offset_; }
   template <typename T>
-  const T* data_as() const { return static_cast<const T*>(data()); }
+  const T* data_as() const {
+    return static_cast<const T*>(data());
+  }
   template <typename T>
-  T* mutable_data_as() { return static_cast<T*>(mutable_data()); }
+  T* mutable_data_as() {
+    return static_cast<T*>(mutable_data());
+  }
 
   // Strings of a bytes tensor (row-major index).
-  std::string_view string(int64_t i) const { return storage().at(offset_ + static_cast<size_t>(i)).view(); }
+  std::string_view string(int64_t i) const {
+    return storage().at(offset_ + static_cast<size_t>(i)).view();
+  }
   // Copies `s` in as string i of a tensor being built.
-  void set_string(int64_t i, std::string_view s) { storage().set_copy(offset_ + static_cast<size_t>(i), s); }
+  void set_string(int64_t i, std::string_view s) {
+    storage().set_copy(offset_ + static_cast<size_t>(i), s);
+  }
   // Makes string i a view of bytes that `owner` keeps alive (no copy).
-  void set_string_view(int64_t i, const char* data, size_t size, const std::shared_ptr<const Buffer>& owner) {
+  void set_string_view(int64_t i, const char* data, size_t size,
+                       const std::shared_ptr<const Buffer>& owner) {
     storage().set_view(offset_ + static_cast<size_t>(i), data, size, owner);
   }
   // Makes string i the same bytes as string j of `other` (no copy).
   void set_string_from(int64_t i, const Tensor& other, int64_t j) {
-    storage().set_from(offset_ + static_cast<size_t>(i), other.storage(), other.offset_ + static_cast<size_t>(j),
-                       other.buffer_);
+    storage().set_from(offset_ + static_cast<size_t>(i), other.storage(),
+                       other.offset_ + static_cast<size_t>(j), other.buffer_);
   }
 
   // Rows [begin, end) along the first dimension, sharing the buffer. Requires rank >= 1.

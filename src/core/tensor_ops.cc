@@ -11,11 +11,12 @@ Tensor stack(const std::vector<Tensor>& rows, size_t component) {
   const Tensor& first = rows[0];
   for (size_t i = 1; i < rows.size(); ++i) {
     if (rows[i].dtype() != first.dtype() || rows[i].shape() != first.shape())
-      raise(Code::kInvalidArgument, "Cannot batch tensors with different shapes in component ", component,
-            ". First element had shape ", first.describe(), " and element ", i, " had shape ",
-            rows[i].describe(), ".");
+      raise(Code::kInvalidArgument, "Cannot batch tensors with different shapes in component ",
+            component, ". First element had shape ", first.describe(), " and element ", i,
+            " had shape ", rows[i].describe(), ".");
   }
-  Tensor out = Tensor::allocate(first.dtype(), first.shape().prepend(static_cast<int64_t>(rows.size())));
+  Tensor out =
+      Tensor::allocate(first.dtype(), first.shape().prepend(static_cast<int64_t>(rows.size())));
   if (first.dtype() == DType::kBytes) {
     int64_t per_row = first.num_elements();
     int64_t k = 0;

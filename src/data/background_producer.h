@@ -24,13 +24,17 @@ class BackgroundProducer {
   // produce(out) returns false at the end of data.
   BackgroundProducer(std::function<bool(T&)> produce, size_t capacity,
                      std::shared_ptr<Cancellation> cancellation = nullptr)
-      : produce_(std::move(produce)), capacity_(capacity == 0 ? 1 : capacity),
+      : produce_(std::move(produce)),
+        capacity_(capacity == 0 ? 1 : capacity),
         cancellation_(std::move(cancellation)),
-        wake_on_cancel_(cancellation_, [this] {
-          { std::lock_guard<std::mutex> lock(mu_); }  // a waiter is either asleep or will see the flag
-          ready_.notify_all();
-          space_.notify_all();
-        }),
+        wake_on_cancel_(cancellation_,
+                        [this] {
+                          {
+                            std::lock_guard<std::mutex> lock(mu_);
+                          }  // a waiter is either asleep or will see the flag
+                          ready_.notify_all();
+                          space_.notify_all();
+                        }),
         thread_([this] { run(); }) {}
 
   ~BackgroundProducer() {
@@ -97,7 +101,9 @@ class BackgroundProducer {
           std::unique_lock<std::mutex> lock(mu_);
           if (!cancelled_ && queue_.size() >= capacity_) {
             producer_waiting_ = true;
-            space_.wait(lock, [this] { return cancelled_ || cancelled_by_user() || queue_.size() < capacity_; });
+            space_.wait(lock, [this] {
+              return cancelled_ || cancelled_by_user() || queue_.size() < capacity_;
+            });
             producer_waiting_ = false;
           }
           if (cancelled_) break;

@@ -14,9 +14,12 @@ namespace dinput {
 
 // ---- batch ----
 
-BatchDataset::BatchDataset(DatasetPtr input, int64_t batch_size, bool drop_remainder, int64_t parallel,
-                           std::optional<bool> deterministic)
-    : UnaryDataset(std::move(input)), batch_size_(batch_size), drop_remainder_(drop_remainder), parallel_(parallel),
+BatchDataset::BatchDataset(DatasetPtr input, int64_t batch_size, bool drop_remainder,
+                           int64_t parallel, std::optional<bool> deterministic)
+    : UnaryDataset(std::move(input)),
+      batch_size_(batch_size),
+      drop_remainder_(drop_remainder),
+      parallel_(parallel),
       deterministic_(deterministic) {
   for (const auto& s : input_->element_spec())
     spec_.push_back({s.dtype, s.shape.prepend(drop_remainder ? batch_size : kUnknownDim)});
@@ -30,7 +33,8 @@ int64_t BatchDataset::cardinality() const {
 }
 
 DatasetPtr BatchDataset::with_inputs(std::vector<DatasetPtr> inputs) const {
-  return std::make_shared<BatchDataset>(inputs.at(0), batch_size_, drop_remainder_, parallel_, deterministic_);
+  return std::make_shared<BatchDataset>(inputs.at(0), batch_size_, drop_remainder_, parallel_,
+                                        deterministic_);
 }
 
 namespace {
@@ -63,9 +67,13 @@ class BatchIterator final : public Iterator {
 // later batch overtake an earlier one would gain little and cost reproducibility.
 class ParallelBatchIterator final : public Iterator {
  public:
-  ParallelBatchIterator(std::unique_ptr<Iterator> input, int64_t batch_size, bool drop_remainder, int threads)
-      : input_(std::move(input)), batch_size_(batch_size), drop_remainder_(drop_remainder),
-        max_in_flight_(static_cast<size_t>(threads)), pool_(std::make_unique<ThreadPool>(threads)) {}
+  ParallelBatchIterator(std::unique_ptr<Iterator> input, int64_t batch_size, bool drop_remainder,
+                        int threads)
+      : input_(std::move(input)),
+        batch_size_(batch_size),
+        drop_remainder_(drop_remainder),
+        max_in_flight_(static_cast<size_t>(threads)),
+        pool_(std::make_unique<ThreadPool>(threads)) {}
 
   ~ParallelBatchIterator() override { pool_.reset(); }  // join workers before slots go away
 
@@ -75,7 +83,8 @@ class ParallelBatchIterator final : public Iterator {
       rows.reserve(static_cast<size_t>(std::min<int64_t>(batch_size_, 1024)));
       Element e;
       try {
-        while (static_cast<int64_t>(rows.size()) < batch_size_ && input_->next(e)) rows.push_back(std::move(e));
+        while (static_cast<int64_t>(rows.size()) < batch_size_ && input_->next(e))
+          rows.push_back(std::move(e));
       } catch (...) {
         // As in the sequential batch, the batches before the failing one come out first
         // and the rows read for the failing one are dropped: the error waits in line.
@@ -87,7 +96,8 @@ class ParallelBatchIterator final : public Iterator {
         break;
       }
       if (static_cast<int64_t>(rows.size()) < batch_size_) input_done_ = true;
-      if (rows.empty() || (drop_remainder_ && static_cast<int64_t>(rows.size()) < batch_size_)) break;
+      if (rows.empty() || (drop_remainder_ && static_cast<int64_t>(rows.size()) < batch_size_))
+        break;
       auto slot = std::make_shared<Slot>();
       in_flight_.push_back(slot);
       pool_->submit([this, slot, rows = std::move(rows)]() mutable {
@@ -135,8 +145,9 @@ class ParallelBatchIterator final : public Iterator {
     const size_t components = rows[0].size();
     for (size_t r = 1; r < rows.size(); ++r)
       if (rows[r].size() != components)
-        raise(Code::kInvalidArgument, "Cannot batch elements with different numbers of components: ",
-              describe(rows[0]), " and ", describe(rows[r]));
+        raise(Code::kInvalidArgument,
+              "Cannot batch elements with different numbers of components: ", describe(rows[0]),
+              " and ", describe(rows[r]));
     Element out;
     out.reserve(components);
     std::vector<Tensor> column(rows.size());
@@ -163,21 +174,22 @@ class ParallelBatchIterator final : public Iterator {
 std::unique_ptr<Iterator> BatchDataset::make_iterator(const IteratorContext& ctx) const {
   int64_t threads = parallel_ == kAutotune ? default_parallelism() : parallel_;
   if (threads > 1)
-    return std::make_unique<ParallelBatchIterator>(input_->make_iterator(ctx), batch_size_, drop_remainder_,
-                                                   static_cast<int>(threads));
+    return std::make_unique<ParallelBatchIterator>(input_->make_iterator(ctx), batch_size_,
+                                                   drop_remainder_, static_cast<int>(threads));
   return std::make_unique<BatchIterator>(input_->make_iterator(ctx), batch_size_, drop_remainder_);
 }
 
-DatasetPtr make_batch(DatasetPtr input, int64_t batch_size, bool drop_remainder, int64_t num_parallel_calls,
-                      std::optional<bool> deterministic) {
+DatasetPtr make_batch(DatasetPtr input, int64_t batch_size, bool drop_remainder,
+                      int64_t num_parallel_calls, std::optional<bool> deterministic) {
   DINPUT_CHECK_ARG(input != nullptr, "batch: no input dataset");
   DINPUT_CHECK_ARG(batch_size > 0, "batch: batch_size must be greater than zero, got ", batch_size);
-  DINPUT_CHECK_ARG(num_parallel_calls >= -1, "batch: num_parallel_calls must be >= 1 or AUTOTUNE (-1), got ",
+  DINPUT_CHECK_ARG(num_parallel_calls >= -1,
+                   "batch: num_parallel_calls must be >= 1 or AUTOTUNE (-1), got ",
                    num_parallel_calls);
   DINPUT_CHECK_ARG(num_parallel_calls <= 1024, "batch: num_parallel_calls ", num_parallel_calls,
                    " is more than 1024 threads");
-  return std::make_shared<BatchDataset>(std::move(input), batch_size, drop_remainder, num_parallel_calls,
-                                        deterministic);
+  return std::make_shared<BatchDataset>(std::move(input), batch_size, drop_remainder,
+                                        num_parallel_calls, deterministic);
 }
 
 // ---- unbatch ----
@@ -206,7 +218,8 @@ class UnbatchDataset final : public UnaryDataset {
 
   class Iter final : public Iterator {
    public:
-    explicit Iter(std::unique_ptr<Iterator> input) : input_(std::move(input)), rows_(input_.get(), "unbatch") {}
+    explicit Iter(std::unique_ptr<Iterator> input)
+        : input_(std::move(input)), rows_(input_.get(), "unbatch") {}
     bool next(Element& out) override {
       if (!rows_.take(1, out)) return false;
       for (auto& t : out) t = t.reshaped(t.shape().drop_first());
@@ -236,12 +249,14 @@ class RebatchDataset final : public UnaryDataset {
  public:
   RebatchDataset(DatasetPtr input, std::vector<int64_t> sizes, bool drop_remainder)
       : UnaryDataset(std::move(input)), sizes_(std::move(sizes)), drop_remainder_(drop_remainder) {
-    bool all_equal = std::all_of(sizes_.begin(), sizes_.end(), [&](int64_t s) { return s == sizes_[0]; });
+    bool all_equal =
+        std::all_of(sizes_.begin(), sizes_.end(), [&](int64_t s) { return s == sizes_[0]; });
     for (size_t i = 0; i < input_->element_spec().size(); ++i) {
       const auto& s = input_->element_spec()[i];
       DINPUT_CHECK_ARG(s.shape.rank() >= 1, "rebatch: component ", i, " of the input is a scalar (",
                        to_string(s), "); rebatch needs batched input");
-      spec_.push_back({s.dtype, s.shape.with_first(all_equal && drop_remainder_ ? sizes_[0] : kUnknownDim)});
+      spec_.push_back(
+          {s.dtype, s.shape.with_first(all_equal && drop_remainder_ ? sizes_[0] : kUnknownDim)});
     }
   }
   const char* name() const override { return "rebatch"; }

@@ -34,7 +34,8 @@ DatasetPtr make_from_generator(ElementSpec spec, std::shared_ptr<const Generator
 // --- transforms ---
 // num_parallel_calls > 1 (or kAutotune, -1) stacks several batches at once on a thread pool;
 // batches still come out in order (deterministic only permits reordering, see batching.cc).
-DatasetPtr make_batch(DatasetPtr input, int64_t batch_size, bool drop_remainder, int64_t num_parallel_calls = 1,
+DatasetPtr make_batch(DatasetPtr input, int64_t batch_size, bool drop_remainder,
+                      int64_t num_parallel_calls = 1,
                       std::optional<bool> deterministic = std::nullopt);
 DatasetPtr make_unbatch(DatasetPtr input);
 DatasetPtr make_rebatch(DatasetPtr input, std::vector<int64_t> sizes, bool drop_remainder);
@@ -44,7 +45,8 @@ DatasetPtr make_skip(DatasetPtr input, int64_t count);
 constexpr int64_t kShardHint = -1;
 DatasetPtr make_shard(DatasetPtr input, int64_t num_shards, int64_t index);
 // seed < 0: random per dataset.
-DatasetPtr make_shuffle(DatasetPtr input, int64_t buffer_size, int64_t seed, bool reshuffle_each_iteration);
+DatasetPtr make_shuffle(DatasetPtr input, int64_t buffer_size, int64_t seed,
+                        bool reshuffle_each_iteration);
 
 using MapFn = std::function<Element(const Element&)>;
 using PredicateFn = std::function<bool(const Element&)>;
@@ -60,9 +62,9 @@ DatasetPtr make_enumerate(DatasetPtr input, int64_t start);
 // datasets ahead on background threads; non-deterministic order then passes over readers
 // that have nothing ready.
 using InterleaveFn = std::function<DatasetPtr(const Element&)>;
-DatasetPtr make_interleave(DatasetPtr input, std::shared_ptr<const InterleaveFn> fn, ElementSpec out_spec,
-                           int64_t cycle_length, int64_t block_length, int64_t num_parallel_calls,
-                           std::optional<bool> deterministic);
+DatasetPtr make_interleave(DatasetPtr input, std::shared_ptr<const InterleaveFn> fn,
+                           ElementSpec out_spec, int64_t cycle_length, int64_t block_length,
+                           int64_t num_parallel_calls, std::optional<bool> deterministic);
 DatasetPtr make_prefetch(DatasetPtr input, int64_t buffer_size);
 DatasetPtr make_with_options(DatasetPtr input, const Options& options);
 

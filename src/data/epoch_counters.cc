@@ -9,7 +9,8 @@ uint64_t EpochCounters::next(const EpochCounter& node) {
   // Nodes made on the fly (e.g. inside an interleave function) come and go; forget the
   // counts of those that are gone so the map stays as large as the live graph.
   if (counts_.size() >= prune_at_) {
-    for (auto it = counts_.begin(); it != counts_.end();) it = it->first.expired() ? counts_.erase(it) : std::next(it);
+    for (auto it = counts_.begin(); it != counts_.end();)
+      it = it->first.expired() ? counts_.erase(it) : std::next(it);
     prune_at_ = 2 * counts_.size() + 64;
   }
   return counts_[node]++;

@@ -33,7 +33,8 @@ class EpochCounters {
   std::mutex mu_;
   // Keyed by owner (weak), not address: a node freed while these counters live, and another
   // allocated at its address, must not continue its count.
-  std::map<std::weak_ptr<std::atomic<uint64_t>>, uint64_t, std::owner_less<std::weak_ptr<std::atomic<uint64_t>>>>
+  std::map<std::weak_ptr<std::atomic<uint64_t>>, uint64_t,
+           std::owner_less<std::weak_ptr<std::atomic<uint64_t>>>>
       counts_;
   size_t prune_at_ = 64;
 };

@@ -43,7 +43,8 @@ class GeneratorDataset final : public Dataset {
 DatasetPtr make_from_generator(ElementSpec spec, std::shared_ptr<const GeneratorSource> source) {
   DINPUT_CHECK_ARG(source != nullptr, "from_generator: no generator given");
   for (size_t i = 0; i < spec.size(); ++i)
-    DINPUT_CHECK_ARG(dtype_valid(spec[i].dtype), "from_generator: component ", i, " of the spec has an invalid dtype");
+    DINPUT_CHECK_ARG(dtype_valid(spec[i].dtype), "from_generator: component ", i,
+                     " of the spec has an invalid dtype");
   return std::make_shared<GeneratorDataset>(std::move(spec), std::move(source));
 }
 

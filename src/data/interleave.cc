@@ -9,10 +9,16 @@ namespace {
 
 class InterleaveDataset final : public UnaryDataset {
  public:
-  InterleaveDataset(DatasetPtr input, std::shared_ptr<const InterleaveFn> fn, ElementSpec spec, int64_t cycle,
-                    int64_t block, int64_t parallel, std::optional<bool> deterministic)
-      : UnaryDataset(std::move(input)), fn_(std::move(fn)), spec_(std::move(spec)), cycle_(cycle), block_(block),
-        parallel_(parallel), deterministic_(deterministic) {}
+  InterleaveDataset(DatasetPtr input, std::shared_ptr<const InterleaveFn> fn, ElementSpec spec,
+                    int64_t cycle, int64_t block, int64_t parallel,
+                    std::optional<bool> deterministic)
+      : UnaryDataset(std::move(input)),
+        fn_(std::move(fn)),
+        spec_(std::move(spec)),
+        cycle_(cycle),
+        block_(block),
+        parallel_(parallel),
+        deterministic_(deterministic) {}
   const char* name() const override { return "interleave"; }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override {
@@ -20,7 +26,8 @@ class InterleaveDataset final : public UnaryDataset {
     return n == 0 ? 0 : kUnknownCardinality;
   }
   DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override {
-    return std::make_shared<InterleaveDataset>(in.at(0), fn_, spec_, cycle_, block_, parallel_, deterministic_);
+    return std::make_shared<InterleaveDataset>(in.at(0), fn_, spec_, cycle_, block_, parallel_,
+                                               deterministic_);
   }
   std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override;
 
@@ -40,12 +47,17 @@ class InterleaveDataset final : public UnaryDataset {
 
 class InterleaveIterator final : public Iterator {
  public:
-  InterleaveIterator(std::shared_ptr<const InterleaveDataset> ds, std::unique_ptr<Iterator> input, IteratorContext ctx)
-      : ds_(std::move(ds)), input_(std::move(input)), ctx_(std::move(ctx)),
-        slots_(static_cast<size_t>(ds_->cycle_length())), deterministic_(ctx_.options.ordered(ds_->deterministic())) {}
+  InterleaveIterator(std::shared_ptr<const InterleaveDataset> ds, std::unique_ptr<Iterator> input,
+                     IteratorContext ctx)
+      : ds_(std::move(ds)),
+        input_(std::move(input)),
+        ctx_(std::move(ctx)),
+        slots_(static_cast<size_t>(ds_->cycle_length())),
+        deterministic_(ctx_.options.ordered(ds_->deterministic())) {}
 
   bool next(Element& out) override {
-    int64_t passed_over = 0;  // non-deterministic: open readers skipped in a row for having nothing ready
+    int64_t passed_over =
+        0;  // non-deterministic: open readers skipped in a row for having nothing ready
     while (!input_done_ || open_ > 0) {
       Slot& slot = slots_[cycle_index_];
       if (slot.it) {
@@ -99,9 +111,9 @@ class InterleaveIterator final : public Iterator {
     slot.it = slot.ds->make_iterator(ctx_);
     if (ds_->parallel()) {
       Iterator* it = slot.it.get();
-      slot.ahead = std::make_unique<Producer>([it](Element& e) { return it->next(e); },
-                                              static_cast<size_t>(std::max<int64_t>(2, ds_->block_length())),
-                                              ctx_.cancellation);
+      slot.ahead = std::make_unique<Producer>(
+          [it](Element& e) { return it->next(e); },
+          static_cast<size_t>(std::max<int64_t>(2, ds_->block_length())), ctx_.cancellation);
     }
     ++open_;
   }
@@ -123,25 +135,29 @@ class InterleaveIterator final : public Iterator {
 };
 
 std::unique_ptr<Iterator> InterleaveDataset::make_iterator(const IteratorContext& ctx) const {
-  return std::make_unique<InterleaveIterator>(std::static_pointer_cast<const InterleaveDataset>(ptr()),
-                                              input_->make_iterator(ctx), ctx);
+  return std::make_unique<InterleaveIterator>(
+      std::static_pointer_cast<const InterleaveDataset>(ptr()), input_->make_iterator(ctx), ctx);
 }
 
 }  // namespace
 
-DatasetPtr make_interleave(DatasetPtr input, std::shared_ptr<const InterleaveFn> fn, ElementSpec out_spec,
-                           int64_t cycle_length, int64_t block_length, int64_t num_parallel_calls,
-                           std::optional<bool> deterministic) {
+DatasetPtr make_interleave(DatasetPtr input, std::shared_ptr<const InterleaveFn> fn,
+                           ElementSpec out_spec, int64_t cycle_length, int64_t block_length,
+                           int64_t num_parallel_calls, std::optional<bool> deterministic) {
   DINPUT_CHECK_ARG(input != nullptr, "interleave: no input dataset");
   DINPUT_CHECK_ARG(fn != nullptr && *fn, "interleave: no function given");
-  DINPUT_CHECK_ARG(!out_spec.empty(), "interleave: the spec of the datasets the function returns is required");
+  DINPUT_CHECK_ARG(!out_spec.empty(),
+                   "interleave: the spec of the datasets the function returns is required");
   DINPUT_CHECK_ARG(cycle_length == kAutotune || (cycle_length >= 1 && cycle_length <= 4096),
-                   "interleave: cycle_length must be in [1, 4096] or AUTOTUNE (-1), got ", cycle_length);
+                   "interleave: cycle_length must be in [1, 4096] or AUTOTUNE (-1), got ",
+                   cycle_length);
   DINPUT_CHECK_ARG(block_length >= 1, "interleave: block_length must be >= 1, got ", block_length);
-  DINPUT_CHECK_ARG(num_parallel_calls >= -1, "interleave: num_parallel_calls must be >= 0 or AUTOTUNE (-1), got ",
+  DINPUT_CHECK_ARG(num_parallel_calls >= -1,
+                   "interleave: num_parallel_calls must be >= 0 or AUTOTUNE (-1), got ",
                    num_parallel_calls);
-  return std::make_shared<InterleaveDataset>(std::move(input), std::move(fn), std::move(out_spec), cycle_length,
-                                             block_length, num_parallel_calls, deterministic);
+  return std::make_shared<InterleaveDataset>(std::move(input), std::move(fn), std::move(out_spec),
+                                             cycle_length, block_length, num_parallel_calls,
+                                             deterministic);
 }
 
 }  // namespace dinput

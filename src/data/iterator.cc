@@ -9,15 +9,17 @@ namespace dinput {
 
 int64_t Iterator::next_batch(int64_t n, Element& out) {
   std::vector<Element> rows;
-  rows.reserve(static_cast<size_t>(std::min<int64_t>(n, 1024)));  // n may be huge; rows arrive one by one
+  rows.reserve(
+      static_cast<size_t>(std::min<int64_t>(n, 1024)));  // n may be huge; rows arrive one by one
   Element e;
   while (static_cast<int64_t>(rows.size()) < n && next(e)) rows.push_back(std::move(e));
   if (rows.empty()) return 0;
   const size_t components = rows[0].size();
   for (size_t r = 1; r < rows.size(); ++r)
     if (rows[r].size() != components)
-      raise(Code::kInvalidArgument, "Cannot batch elements with different numbers of components: ",
-            describe(rows[0]), " and ", describe(rows[r]));
+      raise(Code::kInvalidArgument,
+            "Cannot batch elements with different numbers of components: ", describe(rows[0]),
+            " and ", describe(rows[r]));
   out.clear();
   out.reserve(components);
   std::vector<Tensor> column(rows.size());

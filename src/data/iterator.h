@@ -46,8 +46,10 @@ class StickyIterator {
       // waiting for them. After other errors the threads are stopped here, so that what
       // they hold (user_data too) is released before the error is reported.
       error_ = std::current_exception();
-      if (cancelled(error_)) dispose(std::move(inner_), std::chrono::milliseconds(0));
-      else inner_.reset();
+      if (cancelled(error_))
+        dispose(std::move(inner_), std::chrono::milliseconds(0));
+      else
+        inner_.reset();
       throw;
     }
   }

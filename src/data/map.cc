@@ -19,10 +19,13 @@ namespace {
 
 class MapDataset final : public UnaryDataset {
  public:
-  MapDataset(DatasetPtr input, std::shared_ptr<const MapFn> fn, ElementSpec out_spec, int64_t parallel,
-             std::optional<bool> deterministic)
-      : UnaryDataset(std::move(input)), fn_(std::move(fn)), spec_(std::move(out_spec)),
-        parallel_(parallel), deterministic_(deterministic) {}
+  MapDataset(DatasetPtr input, std::shared_ptr<const MapFn> fn, ElementSpec out_spec,
+             int64_t parallel, std::optional<bool> deterministic)
+      : UnaryDataset(std::move(input)),
+        fn_(std::move(fn)),
+        spec_(std::move(out_spec)),
+        parallel_(parallel),
+        deterministic_(deterministic) {}
   const char* name() const override { return "map"; }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override { return input_->cardinality(); }
@@ -68,10 +71,13 @@ class SequentialMapIterator final : public Iterator {
 // in input order; otherwise whichever finishes first.
 class ParallelMapIterator final : public Iterator {
  public:
-  ParallelMapIterator(std::shared_ptr<const MapDataset> ds, std::unique_ptr<Iterator> input, int threads,
-                      bool deterministic, std::shared_ptr<Cancellation> cancellation)
-      : ds_(std::move(ds)), input_(std::move(input)), deterministic_(deterministic),
-        max_in_flight_(static_cast<size_t>(threads) * 2), cancellation_(std::move(cancellation)),
+  ParallelMapIterator(std::shared_ptr<const MapDataset> ds, std::unique_ptr<Iterator> input,
+                      int threads, bool deterministic, std::shared_ptr<Cancellation> cancellation)
+      : ds_(std::move(ds)),
+        input_(std::move(input)),
+        deterministic_(deterministic),
+        max_in_flight_(static_cast<size_t>(threads) * 2),
+        cancellation_(std::move(cancellation)),
         wake_on_cancel_(cancellation_,
                         [this] {
                           { std::lock_guard<std::mutex> lock(mu_); }
@@ -145,15 +151,17 @@ class ParallelMapIterator final : public Iterator {
   std::condition_variable cv_;
   std::shared_ptr<Cancellation> cancellation_;
   Cancellation::Registration wake_on_cancel_;  // after what the waker touches
-  std::unique_ptr<ThreadPool> pool_;  // last: its workers use the members above
+  std::unique_ptr<ThreadPool> pool_;           // last: its workers use the members above
 };
 
 std::unique_ptr<Iterator> MapDataset::make_iterator(const IteratorContext& ctx) const {
   auto self = std::static_pointer_cast<const MapDataset>(ptr());
   int64_t threads = parallel_ == kAutotune ? default_parallelism() : parallel_;
-  if (threads <= 1) return std::make_unique<SequentialMapIterator>(self, input_->make_iterator(ctx));
-  return std::make_unique<ParallelMapIterator>(self, input_->make_iterator(ctx), static_cast<int>(threads),
-                                              ctx.options.ordered(deterministic_), ctx.cancellation);
+  if (threads <= 1)
+    return std::make_unique<SequentialMapIterator>(self, input_->make_iterator(ctx));
+  return std::make_unique<ParallelMapIterator>(
+      self, input_->make_iterator(ctx), static_cast<int>(threads),
+      ctx.options.ordered(deterministic_), ctx.cancellation);
 }
 
 }  // namespace
@@ -162,11 +170,14 @@ DatasetPtr make_map(DatasetPtr input, std::shared_ptr<const MapFn> fn, ElementSp
                     int64_t num_parallel_calls, std::optional<bool> deterministic) {
   DINPUT_CHECK_ARG(input != nullptr, "map: no input dataset");
   DINPUT_CHECK_ARG(fn != nullptr && *fn, "map: no function given");
-  DINPUT_CHECK_ARG(num_parallel_calls >= -1, "map: num_parallel_calls must be >= 1 or AUTOTUNE (-1), got ",
+  DINPUT_CHECK_ARG(num_parallel_calls >= -1,
+                   "map: num_parallel_calls must be >= 1 or AUTOTUNE (-1), got ",
                    num_parallel_calls);
-  DINPUT_CHECK_ARG(num_parallel_calls <= 1024, "map: num_parallel_calls ", num_parallel_calls, " is more than 1024 threads");
+  DINPUT_CHECK_ARG(num_parallel_calls <= 1024, "map: num_parallel_calls ", num_parallel_calls,
+                   " is more than 1024 threads");
   if (out_spec.empty()) out_spec = input->element_spec();
-  return std::make_shared<MapDataset>(std::move(input), std::move(fn), std::move(out_spec), num_parallel_calls, deterministic);
+  return std::make_shared<MapDataset>(std::move(input), std::move(fn), std::move(out_spec),
+                                      num_parallel_calls, deterministic);
 }
 
 }  // namespace dinput

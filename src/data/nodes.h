@@ -52,7 +52,8 @@ class ShardDataset final : public UnaryDataset {
 
 class ShuffleDataset final : public UnaryDataset {
  public:
-  ShuffleDataset(DatasetPtr input, int64_t buffer_size, uint64_t seed, bool reshuffle, bool random_seed = false);
+  ShuffleDataset(DatasetPtr input, int64_t buffer_size, uint64_t seed, bool reshuffle,
+                 bool random_seed = false);
   const char* name() const override { return "shuffle"; }
   const ElementSpec& element_spec() const override { return input_->element_spec(); }
   int64_t cardinality() const override { return input_->cardinality(); }
@@ -74,7 +75,8 @@ class ShuffleDataset final : public UnaryDataset {
 
 class OptionsDataset final : public UnaryDataset {
  public:
-  OptionsDataset(DatasetPtr input, const Options& options) : UnaryDataset(std::move(input)), options_(options) {}
+  OptionsDataset(DatasetPtr input, const Options& options)
+      : UnaryDataset(std::move(input)), options_(options) {}
   const char* name() const override { return "with_options"; }
   const ElementSpec& element_spec() const override { return input_->element_spec(); }
   int64_t cardinality() const override { return input_->cardinality(); }

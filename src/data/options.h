@@ -36,7 +36,9 @@ struct Options {
 
   AutoShardPolicy policy() const { return auto_shard_policy.value_or(AutoShardPolicy::kAuto); }
   bool skip_corrupt() const { return skip_corrupt_records.value_or(false); }
-  uint64_t record_limit() const { return static_cast<uint64_t>(max_record_bytes.value_or(kDefaultMaxRecordBytes)); }
+  uint64_t record_limit() const {
+    return static_cast<uint64_t>(max_record_bytes.value_or(kDefaultMaxRecordBytes));
+  }
   bool map() const { return map_files.value_or(false); }
   bool allow_nonregular() const { return allow_nonregular_files.value_or(false); }
   // A node's deterministic setting, `own` when set, else these options'.

@@ -8,9 +8,11 @@ namespace {
 
 class PrefetchIterator final : public Iterator {
  public:
-  PrefetchIterator(std::unique_ptr<Iterator> input, size_t capacity, std::shared_ptr<Cancellation> cancellation)
+  PrefetchIterator(std::unique_ptr<Iterator> input, size_t capacity,
+                   std::shared_ptr<Cancellation> cancellation)
       : input_(std::move(input)),
-        producer_([this](Element& e) { return input_->next(e); }, capacity, std::move(cancellation)) {}
+        producer_([this](Element& e) { return input_->next(e); }, capacity,
+                  std::move(cancellation)) {}
   bool next(Element& out) override { return producer_.next(out); }
 
  private:
@@ -20,11 +22,14 @@ class PrefetchIterator final : public Iterator {
 
 class PrefetchDataset final : public UnaryDataset {
  public:
-  PrefetchDataset(DatasetPtr input, int64_t buffer_size) : UnaryDataset(std::move(input)), buffer_size_(buffer_size) {}
+  PrefetchDataset(DatasetPtr input, int64_t buffer_size)
+      : UnaryDataset(std::move(input)), buffer_size_(buffer_size) {}
   const char* name() const override { return "prefetch"; }
   const ElementSpec& element_spec() const override { return input_->element_spec(); }
   int64_t cardinality() const override { return input_->cardinality(); }
-  DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override { return std::make_shared<PrefetchDataset>(in.at(0), buffer_size_); }
+  DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override {
+    return std::make_shared<PrefetchDataset>(in.at(0), buffer_size_);
+  }
   std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override {
     auto input = input_->make_iterator(ctx);
     if (buffer_size_ == 0) return input;
@@ -40,7 +45,8 @@ class PrefetchDataset final : public UnaryDataset {
 
 DatasetPtr make_prefetch(DatasetPtr input, int64_t buffer_size) {
   DINPUT_CHECK_ARG(input != nullptr, "prefetch: no input dataset");
-  DINPUT_CHECK_ARG(buffer_size >= -1, "prefetch: buffer_size must be >= 0 or AUTOTUNE (-1), got ", buffer_size);
+  DINPUT_CHECK_ARG(buffer_size >= -1, "prefetch: buffer_size must be >= 0 or AUTOTUNE (-1), got ",
+                   buffer_size);
   return std::make_shared<PrefetchDataset>(std::move(input), buffer_size);
 }
 

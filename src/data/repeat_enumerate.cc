@@ -22,11 +22,14 @@ class RepeatDataset final : public UnaryDataset {
     if (n < 0) return n;
     return n > INT64_MAX / count_ ? kInfiniteCardinality : n * count_;
   }
-  DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override { return std::make_shared<RepeatDataset>(in.at(0), count_); }
+  DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override {
+    return std::make_shared<RepeatDataset>(in.at(0), count_);
+  }
 
   class Iter final : public Iterator {
    public:
-    Iter(DatasetPtr input, IteratorContext ctx, int64_t count) : input_(std::move(input)), ctx_(ctx), left_(count) {}
+    Iter(DatasetPtr input, IteratorContext ctx, int64_t count)
+        : input_(std::move(input)), ctx_(ctx), left_(count) {}
     bool next(Element& out) override {
       while (start_epoch()) {
         if (current_->next(out)) {
@@ -94,18 +97,22 @@ class RepeatDataset final : public UnaryDataset {
 
 class EnumerateDataset final : public UnaryDataset {
  public:
-  EnumerateDataset(DatasetPtr input, int64_t start) : UnaryDataset(std::move(input)), start_(start) {
+  EnumerateDataset(DatasetPtr input, int64_t start)
+      : UnaryDataset(std::move(input)), start_(start) {
     spec_.push_back({DType::kInt64, Shape()});
     for (const auto& s : input_->element_spec()) spec_.push_back(s);
   }
   const char* name() const override { return "enumerate"; }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override { return input_->cardinality(); }
-  DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override { return std::make_shared<EnumerateDataset>(in.at(0), start_); }
+  DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override {
+    return std::make_shared<EnumerateDataset>(in.at(0), start_);
+  }
 
   class Iter final : public Iterator {
    public:
-    Iter(std::unique_ptr<Iterator> input, int64_t start) : input_(std::move(input)), start_(start), next_index_(start) {}
+    Iter(std::unique_ptr<Iterator> input, int64_t start)
+        : input_(std::move(input)), start_(start), next_index_(start) {}
     bool next(Element& out) override {
       Element in;
       if (!input_->next(in)) return false;
@@ -114,7 +121,8 @@ class EnumerateDataset final : public UnaryDataset {
       if (past_max_)
         raise(Code::kInvalidArgument, "enumerate: the index of element ",
               static_cast<uint64_t>(INT64_MAX) - static_cast<uint64_t>(start_) + 1,
-              " (counting from 0) would be ", INT64_MAX, " + 1, which overflows int64 (start=", start_, ")");
+              " (counting from 0) would be ", INT64_MAX,
+              " + 1, which overflows int64 (start=", start_, ")");
       Tensor index = Tensor::allocate(DType::kInt64, Shape());
       *index.mutable_data_as<int64_t>() = next_index_;
       if (next_index_ == INT64_MAX) {

@@ -11,10 +11,12 @@ int64_t leading_rows(const Element& element, const char* what) {
   for (size_t c = 0; c < element.size(); ++c) {
     if (element[c].rank() < 1)
       raise(Code::kInvalidArgument, what,
-            ": Expected a dataset whose elements have rank >= 1 but found a dataset whose elements are "
+            ": Expected a dataset whose elements have rank >= 1 but found a dataset whose elements "
+            "are "
             "scalars. Fix the issue by adding the `batch` transformation to the dataset.");
     if (element[c].dim(0) != element[0].dim(0))
-      raise(Code::kInvalidArgument, what, ": all components of an element must have the same leading size, but component 0 has ",
+      raise(Code::kInvalidArgument, what,
+            ": all components of an element must have the same leading size, but component 0 has ",
             element[0].dim(0), " rows and component ", c, " has ", element[c].dim(0), " (element ",
             describe(element), ")");
   }

@@ -18,7 +18,9 @@ class TakeDataset final : public UnaryDataset {
     if (n == kUnknownCardinality) return n;
     return std::min(n, count_);
   }
-  DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override { return std::make_shared<TakeDataset>(in.at(0), count_); }
+  DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override {
+    return std::make_shared<TakeDataset>(in.at(0), count_);
+  }
 
   class Iter final : public Iterator {
    public:
@@ -64,11 +66,14 @@ class SkipDataset final : public UnaryDataset {
     if (count_ < 0) return 0;
     return std::max<int64_t>(0, n - count_);
   }
-  DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override { return std::make_shared<SkipDataset>(in.at(0), count_); }
+  DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override {
+    return std::make_shared<SkipDataset>(in.at(0), count_);
+  }
 
   class Iter final : public Iterator {
    public:
-    Iter(std::unique_ptr<Iterator> input, int64_t count) : input_(std::move(input)), to_skip_(count) {}
+    Iter(std::unique_ptr<Iterator> input, int64_t count)
+        : input_(std::move(input)), to_skip_(count) {}
     bool next(Element& out) override {
       if (!skip()) return false;
       return input_->next(out);
@@ -128,18 +133,22 @@ class ShardIterator final : public Iterator {
 
 class FilterDataset final : public UnaryDataset {
  public:
-  FilterDataset(DatasetPtr input, std::shared_ptr<const PredicateFn> fn) : UnaryDataset(std::move(input)), fn_(std::move(fn)) {}
+  FilterDataset(DatasetPtr input, std::shared_ptr<const PredicateFn> fn)
+      : UnaryDataset(std::move(input)), fn_(std::move(fn)) {}
   const char* name() const override { return "filter"; }
   const ElementSpec& element_spec() const override { return input_->element_spec(); }
   int64_t cardinality() const override {
     int64_t n = input_->cardinality();
     return n == 0 ? 0 : kUnknownCardinality;
   }
-  DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override { return std::make_shared<FilterDataset>(in.at(0), fn_); }
+  DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override {
+    return std::make_shared<FilterDataset>(in.at(0), fn_);
+  }
 
   class Iter final : public Iterator {
    public:
-    Iter(std::unique_ptr<Iterator> input, std::shared_ptr<const PredicateFn> fn) : input_(std::move(input)), fn_(std::move(fn)) {}
+    Iter(std::unique_ptr<Iterator> input, std::shared_ptr<const PredicateFn> fn)
+        : input_(std::move(input)), fn_(std::move(fn)) {}
     bool next(Element& out) override {
       while (input_->next(out))
         if ((*fn_)(out)) return true;
@@ -177,9 +186,10 @@ DatasetPtr ShardDataset::with_inputs(std::vector<DatasetPtr> in) const {
 
 std::unique_ptr<Iterator> ShardDataset::make_iterator(const IteratorContext& ctx) const {
   if (is_hint())
-    raise(Code::kFailedPrecondition,
-          "shard(SHARD_HINT, SHARD_HINT) is a placeholder that only distribute_dataset with the HINT "
-          "auto-shard policy can fill in; it cannot be iterated directly");
+    raise(
+        Code::kFailedPrecondition,
+        "shard(SHARD_HINT, SHARD_HINT) is a placeholder that only distribute_dataset with the HINT "
+        "auto-shard policy can fill in; it cannot be iterated directly");
   return std::make_unique<ShardIterator>(input_->make_iterator(ctx), num_shards_, index_);
 }
 
@@ -203,8 +213,10 @@ DatasetPtr make_shard(DatasetPtr input, int64_t num_shards, int64_t index) {
     DINPUT_CHECK_ARG(num_shards == kShardHint && index == kShardHint,
                      "shard: SHARD_HINT must be given for both num_shards and index");
   } else {
-    DINPUT_CHECK_ARG(num_shards > 0, "shard: num_shards must be greater than zero, got ", num_shards);
-    DINPUT_CHECK_ARG(index >= 0 && index < num_shards, "shard: index must be in [0, ", num_shards, "), got ", index);
+    DINPUT_CHECK_ARG(num_shards > 0, "shard: num_shards must be greater than zero, got ",
+                     num_shards);
+    DINPUT_CHECK_ARG(index >= 0 && index < num_shards, "shard: index must be in [0, ", num_shards,
+                     "), got ", index);
   }
   return std::make_shared<ShardDataset>(std::move(input), num_shards, index);
 }

@@ -47,12 +47,18 @@ class ShuffleIterator final : public Iterator {
 
 }  // namespace
 
-ShuffleDataset::ShuffleDataset(DatasetPtr input, int64_t buffer_size, uint64_t seed, bool reshuffle, bool random_seed)
-    : UnaryDataset(std::move(input)), buffer_size_(buffer_size), seed_(seed), reshuffle_(reshuffle),
-      random_seed_(random_seed), epoch_(std::make_shared<std::atomic<uint64_t>>(0)) {}
+ShuffleDataset::ShuffleDataset(DatasetPtr input, int64_t buffer_size, uint64_t seed, bool reshuffle,
+                               bool random_seed)
+    : UnaryDataset(std::move(input)),
+      buffer_size_(buffer_size),
+      seed_(seed),
+      reshuffle_(reshuffle),
+      random_seed_(random_seed),
+      epoch_(std::make_shared<std::atomic<uint64_t>>(0)) {}
 
 DatasetPtr ShuffleDataset::with_inputs(std::vector<DatasetPtr> in) const {
-  auto copy = std::make_shared<ShuffleDataset>(in.at(0), buffer_size_, seed_, reshuffle_, random_seed_);
+  auto copy =
+      std::make_shared<ShuffleDataset>(in.at(0), buffer_size_, seed_, reshuffle_, random_seed_);
   copy->epoch_ = epoch_;  // a rewritten pipeline continues the same sequence of orders
   return copy;
 }
@@ -65,14 +71,17 @@ DatasetPtr ShuffleDataset::with_seed(uint64_t seed) const {
 
 std::unique_ptr<Iterator> ShuffleDataset::make_iterator(const IteratorContext& ctx) const {
   uint64_t epoch = reshuffle_ ? next_epoch(ctx, epoch_) : 0;
-  return std::make_unique<ShuffleIterator>(input_->make_iterator(ctx), buffer_size_, epoch_seed(seed_, epoch));
+  return std::make_unique<ShuffleIterator>(input_->make_iterator(ctx), buffer_size_,
+                                           epoch_seed(seed_, epoch));
 }
 
-DatasetPtr make_shuffle(DatasetPtr input, int64_t buffer_size, int64_t seed, bool reshuffle_each_iteration) {
+DatasetPtr make_shuffle(DatasetPtr input, int64_t buffer_size, int64_t seed,
+                        bool reshuffle_each_iteration) {
   DINPUT_CHECK_ARG(input != nullptr, "shuffle: no input dataset");
-  DINPUT_CHECK_ARG(buffer_size > 0, "shuffle: buffer_size must be greater than zero, got ", buffer_size);
-  return std::make_shared<ShuffleDataset>(std::move(input), buffer_size, seed_or_random(seed), reshuffle_each_iteration,
-                                          seed < 0);
+  DINPUT_CHECK_ARG(buffer_size > 0, "shuffle: buffer_size must be greater than zero, got ",
+                   buffer_size);
+  return std::make_shared<ShuffleDataset>(std::move(input), buffer_size, seed_or_random(seed),
+                                          reshuffle_each_iteration, seed < 0);
 }
 
 }  // namespace dinput

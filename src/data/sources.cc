@@ -34,7 +34,8 @@ class RangeDataset final : public Dataset {
 
   class Iter final : public Iterator {
    public:
-    Iter(int64_t start, int64_t step, int64_t remaining) : next_(start), step_(step), remaining_(remaining) {}
+    Iter(int64_t start, int64_t step, int64_t remaining)
+        : next_(start), step_(step), remaining_(remaining) {}
     bool next(Element& out) override {
       if (remaining_ == 0) return false;
       out.assign(1, int64_scalar(next_));
@@ -46,7 +47,9 @@ class RangeDataset final : public Dataset {
       if (rows == 0) return 0;
       Tensor t = Tensor::allocate(DType::kInt64, Shape{rows});
       int64_t* p = t.mutable_data_as<int64_t>();
-      for (int64_t i = 0; i < rows; ++i) p[i] = static_cast<int64_t>(static_cast<uint64_t>(next_) + static_cast<uint64_t>(step_) * static_cast<uint64_t>(i));
+      for (int64_t i = 0; i < rows; ++i)
+        p[i] = static_cast<int64_t>(static_cast<uint64_t>(next_) +
+                                    static_cast<uint64_t>(step_) * static_cast<uint64_t>(i));
       advance(rows);
       out.assign(1, std::move(t));
       return rows;
@@ -56,7 +59,8 @@ class RangeDataset final : public Dataset {
     // Unsigned arithmetic: stepping past the last value may wrap, which is harmless
     // because that value is never produced (remaining_ is then 0).
     void advance(int64_t k) {
-      next_ = static_cast<int64_t>(static_cast<uint64_t>(next_) + static_cast<uint64_t>(step_) * static_cast<uint64_t>(k));
+      next_ = static_cast<int64_t>(static_cast<uint64_t>(next_) +
+                                   static_cast<uint64_t>(step_) * static_cast<uint64_t>(k));
       remaining_ -= k;
     }
     int64_t next_, step_, remaining_;
@@ -72,7 +76,8 @@ class RangeDataset final : public Dataset {
 
 class TensorsDataset final : public Dataset {
  public:
-  explicit TensorsDataset(Element element) : element_(std::move(element)), spec_(spec_of(element_)) {}
+  explicit TensorsDataset(Element element)
+      : element_(std::move(element)), spec_(spec_of(element_)) {}
   const char* name() const override { return "from_tensors"; }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override { return 1; }
@@ -110,9 +115,9 @@ class TensorSlicesDataset final : public Dataset {
     for (size_t i = 0; i < element_.size(); ++i) {
       DINPUT_CHECK_ARG(element_[i].rank() >= 1, "from_tensor_slices: component ", i,
                        " is a scalar; every component needs rank >= 1 to be sliced");
-      DINPUT_CHECK_ARG(element_[i].dim(0) == element_[0].dim(0), "from_tensor_slices: component ", i, " has ",
-                       element_[i].dim(0), " rows but component 0 has ", element_[0].dim(0),
-                       "; all components must have the same first dimension");
+      DINPUT_CHECK_ARG(element_[i].dim(0) == element_[0].dim(0), "from_tensor_slices: component ",
+                       i, " has ", element_[i].dim(0), " rows but component 0 has ",
+                       element_[0].dim(0), "; all components must have the same first dimension");
       spec_.push_back({element_[i].dtype(), element_[i].shape().drop_first()});
     }
   }
@@ -123,7 +128,8 @@ class TensorSlicesDataset final : public Dataset {
 
   class Iter final : public Iterator {
    public:
-    Iter(DatasetPtr owner, const Element* e) : owner_(std::move(owner)), element_(e), rows_((*e)[0].dim(0)) {}
+    Iter(DatasetPtr owner, const Element* e)
+        : owner_(std::move(owner)), element_(e), rows_((*e)[0].dim(0)) {}
     bool next(Element& out) override {
       if (pos_ >= rows_) return false;
       out.resize(element_->size());
@@ -136,7 +142,8 @@ class TensorSlicesDataset final : public Dataset {
       int64_t rows = std::min(n, rows_ - pos_);
       if (rows <= 0) return 0;
       out.resize(element_->size());
-      for (size_t c = 0; c < element_->size(); ++c) out[c] = (*element_)[c].slice(pos_, pos_ + rows);
+      for (size_t c = 0; c < element_->size(); ++c)
+        out[c] = (*element_)[c].slice(pos_, pos_ + rows);
       pos_ += rows;
       return rows;
     }

@@ -11,7 +11,8 @@ UnaryDataset::UnaryDataset(DatasetPtr input) : input_(std::move(input)), depth_(
   if (!input_) raise(Code::kInvalidArgument, "the input dataset is NULL");
   depth_ = input_->depth() + 1;
   if (depth_ > kMaxPipelineDepth)
-    raise(Code::kInvalidArgument, "pipeline is ", depth_, " operations deep; the limit is ", kMaxPipelineDepth,
+    raise(Code::kInvalidArgument, "pipeline is ", depth_, " operations deep; the limit is ",
+          kMaxPipelineDepth,
           " (build shallower pipelines, e.g. one take(n) instead of a chain of them)");
 }
 

@@ -13,10 +13,10 @@
 namespace dinput::gpu {
 
 struct Availability {
-  bool compiled = false;   // CUDA support built in
-  bool usable = false;     // a driver answered and at least one device exists
+  bool compiled = false;  // CUDA support built in
+  bool usable = false;    // a driver answered and at least one device exists
   int devices = 0;
-  std::string reason;      // why not usable, e.g. "no CUDA driver: ..."
+  std::string reason;  // why not usable, e.g. "no CUDA driver: ..."
 };
 
 // Probed once (cached); never throws.

@@ -39,8 +39,8 @@ void require_device(int index) {
   const Availability& a = availability();
   if (!a.usable) raise(Code::kFailedPrecondition, "device GPU:", index, ": ", a.reason);
   if (index < 0 || index >= a.devices)
-    raise(Code::kFailedPrecondition, "device GPU:", index, ": no such device (", a.devices, " CUDA device",
-          a.devices == 1 ? "" : "s", " found: GPU:0..GPU:", a.devices - 1, ")");
+    raise(Code::kFailedPrecondition, "device GPU:", index, ": no such device (", a.devices,
+          " CUDA device", a.devices == 1 ? "" : "s", " found: GPU:0..GPU:", a.devices - 1, ")");
 }
 
 }  // namespace dinput::gpu

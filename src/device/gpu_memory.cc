@@ -148,7 +148,8 @@ std::shared_ptr<Buffer> allocate_pinned(size_t bytes) {
   Pool& pool = pinned_pool();
   void* p = take(pool, cls);
   if (!p) {
-    check_cuda(cudaHostAlloc(&p, cls, cudaHostAllocPortable), "cudaHostAlloc of pinned staging memory");
+    check_cuda(cudaHostAlloc(&p, cls, cudaHostAllocPortable),
+               "cudaHostAlloc of pinned staging memory");
     std::lock_guard<std::mutex> lock(pool.mu);
     pool.held += cls;
   }

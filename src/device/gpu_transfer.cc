@@ -27,8 +27,9 @@ cudaStream_t copy_stream(int device) {
 }
 
 const DeviceBuffer* device_buffer(const Tensor& t) {
-  return t.defined() && t.buffer()->kind() == MemoryKind::kDevice ? static_cast<const DeviceBuffer*>(t.buffer().get())
-                                                                  : nullptr;
+  return t.defined() && t.buffer()->kind() == MemoryKind::kDevice
+             ? static_cast<const DeviceBuffer*>(t.buffer().get())
+             : nullptr;
 }
 
 }  // namespace
@@ -54,7 +55,8 @@ Tensor copy_to_device(const Tensor& tensor, int device) {
     }
     DeviceGuard guard(device);
     cudaStream_t stream = copy_stream(device);
-    check_cuda(cudaMemcpyAsync(dst->data(), src, bytes, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync to GPU");
+    check_cuda(cudaMemcpyAsync(dst->data(), src, bytes, cudaMemcpyHostToDevice, stream),
+               "cudaMemcpyAsync to GPU");
     cudaEvent_t done = nullptr;
     check_cuda(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate");
     check_cuda(cudaEventRecord(done, stream), "cudaEventRecord");
@@ -71,7 +73,8 @@ Tensor copy_to_host(const Tensor& tensor) {
   const size_t bytes = tensor.byte_size();
   if (bytes > 0) {
     DeviceGuard guard(d->device());
-    check_cuda(cudaMemcpy(host.mutable_data(), tensor.data(), bytes, cudaMemcpyDeviceToHost), "cudaMemcpy to host");
+    check_cuda(cudaMemcpy(host.mutable_data(), tensor.data(), bytes, cudaMemcpyDeviceToHost),
+               "cudaMemcpy to host");
   }
   return host;
 }
@@ -79,7 +82,8 @@ Tensor copy_to_host(const Tensor& tensor) {
 void stream_wait(const Tensor& tensor, void* stream) {
   const DeviceBuffer* d = device_buffer(tensor);
   if (!d || !d->ready()) return;
-  check_cuda(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), d->ready(), 0), "cudaStreamWaitEvent");
+  check_cuda(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), d->ready(), 0),
+             "cudaStreamWaitEvent");
 }
 
 void* ready_event(const Tensor& tensor) {

@@ -48,17 +48,28 @@ void check_nccl(ncclResult_t r, const char* what) {
 
 ncclDataType_t nccl_type(DType d) {
   switch (d) {
-    case DType::kInt8: return ncclInt8;
-    case DType::kUInt8: return ncclUint8;
-    case DType::kInt32: return ncclInt32;
-    case DType::kUInt32: return ncclUint32;
-    case DType::kInt64: return ncclInt64;
-    case DType::kUInt64: return ncclUint64;
-    case DType::kFloat16: return ncclFloat16;
-    case DType::kBFloat16: return ncclBfloat16;
-    case DType::kFloat32: return ncclFloat32;
-    case DType::kFloat64: return ncclFloat64;
-    default: raise(Code::kUnimplemented, "NCCL has no type for ", dtype_name(d));
+    case DType::kInt8:
+      return ncclInt8;
+    case DType::kUInt8:
+      return ncclUint8;
+    case DType::kInt32:
+      return ncclInt32;
+    case DType::kUInt32:
+      return ncclUint32;
+    case DType::kInt64:
+      return ncclInt64;
+    case DType::kUInt64:
+      return ncclUint64;
+    case DType::kFloat16:
+      return ncclFloat16;
+    case DType::kBFloat16:
+      return ncclBfloat16;
+    case DType::kFloat32:
+      return ncclFloat32;
+    case DType::kFloat64:
+      return ncclFloat64;
+    default:
+      raise(Code::kUnimplemented, "NCCL has no type for ", dtype_name(d));
   }
 }
 
@@ -70,7 +81,8 @@ std::vector<ncclComm_t>& communicators(const std::vector<int>& devices) {
   auto& comms = cliques[devices];
   if (comms.empty()) {
     comms.resize(devices.size());
-    check_nccl(api().comm_init_all(comms.data(), static_cast<int>(devices.size()), devices.data()), "ncclCommInitAll");
+    check_nccl(api().comm_init_all(comms.data(), static_cast<int>(devices.size()), devices.data()),
+               "ncclCommInitAll");
   }
   return comms;
 }
@@ -87,9 +99,11 @@ const NcclAvailability& nccl() {
       return a;
     }
     NcclApi& f = api();
-    if (!find(lib, "ncclGetVersion", f.get_version) || !find(lib, "ncclCommInitAll", f.comm_init_all) ||
+    if (!find(lib, "ncclGetVersion", f.get_version) ||
+        !find(lib, "ncclCommInitAll", f.comm_init_all) ||
         !find(lib, "ncclAllReduce", f.all_reduce) || !find(lib, "ncclGroupStart", f.group_start) ||
-        !find(lib, "ncclGroupEnd", f.group_end) || !find(lib, "ncclGetErrorString", f.error_string)) {
+        !find(lib, "ncclGroupEnd", f.group_end) ||
+        !find(lib, "ncclGetErrorString", f.error_string)) {
       a.reason = "libnccl.so.2 lacks a function dinput needs";
       return a;
     }
@@ -102,8 +116,16 @@ const NcclAvailability& nccl() {
 
 bool nccl_supports(DType dtype) {
   switch (dtype) {
-    case DType::kInt8: case DType::kUInt8: case DType::kInt32: case DType::kUInt32: case DType::kInt64:
-    case DType::kUInt64: case DType::kFloat16: case DType::kBFloat16: case DType::kFloat32: case DType::kFloat64:
+    case DType::kInt8:
+    case DType::kUInt8:
+    case DType::kInt32:
+    case DType::kUInt32:
+    case DType::kInt64:
+    case DType::kUInt64:
+    case DType::kFloat16:
+    case DType::kBFloat16:
+    case DType::kFloat32:
+    case DType::kFloat64:
       return true;
     default:
       return false;
@@ -121,13 +143,16 @@ Tensor nccl_sum_to_host(const std::vector<Tensor>& per_replica, const std::vecto
   std::vector<cudaStream_t> streams(devices.size());
   for (size_t r = 0; r < devices.size(); ++r) {
     DeviceGuard guard(devices[r]);
-    check_cuda(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking), "cudaStreamCreate for NCCL");
+    check_cuda(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking),
+               "cudaStreamCreate for NCCL");
     stream_wait(per_replica[r], streams[r]);
-    sums.emplace_back(first.dtype(), first.shape(), allocate_device(devices[r], first.byte_size()), 0);
+    sums.emplace_back(first.dtype(), first.shape(), allocate_device(devices[r], first.byte_size()),
+                      0);
   }
   check_nccl(api().group_start(), "ncclGroupStart");
   for (size_t r = 0; r < devices.size(); ++r)
-    check_nccl(api().all_reduce(per_replica[r].data(), sums[r].mutable_data(), count, type, ncclSum, comms[r], streams[r]),
+    check_nccl(api().all_reduce(per_replica[r].data(), sums[r].mutable_data(), count, type, ncclSum,
+                                comms[r], streams[r]),
                "ncclAllReduce");
   check_nccl(api().group_end(), "ncclGroupEnd");
   for (size_t r = 0; r < devices.size(); ++r) {

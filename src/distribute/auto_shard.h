@@ -10,9 +10,9 @@
 namespace dinput {
 
 struct ShardPlan {
-  DatasetPtr dataset;                // the worker's (possibly rewritten) dataset
-  AutoShardPolicy applied;           // OFF, FILE, DATA or HINT after resolving AUTO
-  std::optional<Error> deferred;     // an error that iteration must raise (FILE with too few files)
+  DatasetPtr dataset;             // the worker's (possibly rewritten) dataset
+  AutoShardPolicy applied;        // OFF, FILE, DATA or HINT after resolving AUTO
+  std::optional<Error> deferred;  // an error that iteration must raise (FILE with too few files)
 };
 
 ShardPlan auto_shard(const DatasetPtr& dataset, int num_workers, int worker_index);

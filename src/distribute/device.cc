@@ -6,7 +6,9 @@
 
 namespace dinput {
 
-std::string Device::name() const { return (type == DeviceType::kGPU ? "GPU:" : "CPU:") + std::to_string(index); }
+std::string Device::name() const {
+  return (type == DeviceType::kGPU ? "GPU:" : "CPU:") + std::to_string(index);
+}
 
 Device parse_device(std::string_view text) {
   auto bad = [&]() {
@@ -21,7 +23,8 @@ Device parse_device(std::string_view text) {
   size_t colon = s.find(':');
   if (colon == std::string_view::npos) bad();
   std::string kind;
-  for (char c : s.substr(0, colon)) kind += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (char c : s.substr(0, colon))
+    kind += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   std::string_view digits = s.substr(colon + 1);
   if (digits.empty() || digits.size() > 6) bad();
   int index = 0;
@@ -31,9 +34,12 @@ Device parse_device(std::string_view text) {
   }
   Device d;
   d.index = index;
-  if (kind == "CPU") d.type = DeviceType::kCPU;
-  else if (kind == "GPU") d.type = DeviceType::kGPU;
-  else bad();
+  if (kind == "CPU")
+    d.type = DeviceType::kCPU;
+  else if (kind == "GPU")
+    d.type = DeviceType::kGPU;
+  else
+    bad();
   return d;
 }
 

@@ -16,7 +16,8 @@
 namespace dinput {
 
 int64_t InputContext::per_replica_batch_size(int64_t global_batch_size) const {
-  DINPUT_CHECK_ARG(global_batch_size >= 0, "global_batch_size must be >= 0, got ", global_batch_size);
+  DINPUT_CHECK_ARG(global_batch_size >= 0, "global_batch_size must be >= 0, got ",
+                   global_batch_size);
   if (global_batch_size % num_replicas_in_sync != 0)
     raise(Code::kInvalidArgument, "The `global_batch_size` ", global_batch_size,
           " is not divisible by `num_replicas_in_sync` ", num_replicas_in_sync);
@@ -46,7 +47,8 @@ ElementSpec piece_spec(const ElementSpec& spec, int num_workers, int64_t num_rep
   for (auto& s : out) {
     if (s.shape.rank() == 0) continue;
     int64_t b = s.shape[0];
-    s.shape[0] = (num_workers == 1 && b >= 0 && b % num_replicas == 0) ? b / num_replicas : kUnknownDim;
+    s.shape[0] =
+        (num_workers == 1 && b >= 0 && b % num_replicas == 0) ? b / num_replicas : kUnknownDim;
   }
   return out;
 }
@@ -55,19 +57,24 @@ void check_batched(const ElementSpec& spec) {
   for (const auto& s : spec)
     if (s.shape.rank() == 0)
       raise(Code::kInvalidArgument,
-            "Expected a dataset whose elements have rank >= 1 but found a dataset whose elements are scalars. Fix the "
+            "Expected a dataset whose elements have rank >= 1 but found a dataset whose elements "
+            "are scalars. Fix the "
             "issue by adding the `batch` transformation to the dataset.");
 }
 
 const char* split_name(DistributedDataset::Split split) {
   switch (split) {
-    case DistributedDataset::Split::kEven: return "even";
-    case DistributedDataset::Split::kBalanced: return "balanced";
-    default: return "none";
+    case DistributedDataset::Split::kEven:
+      return "even";
+    case DistributedDataset::Split::kBalanced:
+      return "balanced";
+    default:
+      return "none";
   }
 }
 
-std::string describe_plan(const char* policy, const DistributedDataset::Plan& plan, int64_t G, const Strategy& s) {
+std::string describe_plan(const char* policy, const DistributedDataset::Plan& plan, int64_t G,
+                          const Strategy& s) {
   nlohmann::ordered_json text = {{"policy", policy},
                                  {"split", split_name(plan.split)},
                                  {"global_batch_size", G},
@@ -83,7 +90,8 @@ std::string describe_plan(const char* policy, const DistributedDataset::Plan& pl
 // worker 0's draw through the collective instead, and every random-seeded node gets a seed
 // derived from it and from its place in the graph. Every worker must therefore reach this
 // point (distribute the dataset) in the same order as the others.
-DatasetPtr agree_on_random_seeds(const DatasetPtr& dataset, const Strategy& strategy, const char* fn) {
+DatasetPtr agree_on_random_seeds(const DatasetPtr& dataset, const Strategy& strategy,
+                                 const char* fn) {
   Collective* collective = strategy.collective();
   if (!collective || strategy.num_workers() == 1) return dataset;
   bool random = false;
@@ -96,11 +104,15 @@ DatasetPtr agree_on_random_seeds(const DatasetPtr& dataset, const Strategy& stra
     all = collective->all_gather(w, collective->open_agreement_channel(w),
                                  std::string(reinterpret_cast<const char*>(&mine), sizeof mine));
   } catch (const Error& e) {
-    raise(e.code(), fn, ": the dataset has a shuffle with a random seed (seed < 0), and the workers must agree on "
-          "one before sharding, so every worker must call ", fn, " for it (in the same order): ", e.what());
+    raise(
+        e.code(), fn,
+        ": the dataset has a shuffle with a random seed (seed < 0), and the workers must agree on "
+        "one before sharding, so every worker must call ",
+        fn, " for it (in the same order): ", e.what());
   }
   uint64_t agreed;
-  if (all.at(0).size() != sizeof agreed) raise(Code::kInternal, fn, ": malformed seed from worker 0");
+  if (all.at(0).size() != sizeof agreed)
+    raise(Code::kInternal, fn, ": malformed seed from worker 0");
   std::memcpy(&agreed, all[0].data(), sizeof agreed);
   uint64_t k = 0;  // the same graph visits its nodes in the same order on every worker
   return rewrite_graph(dataset, [&](const DatasetPtr& node) {
@@ -110,9 +122,11 @@ DatasetPtr agree_on_random_seeds(const DatasetPtr& dataset, const Strategy& stra
 
 }  // namespace
 
-DistributedDataset::DistributedDataset(std::shared_ptr<const Strategy> strategy, InputOptions options, Plan plan)
+DistributedDataset::DistributedDataset(std::shared_ptr<const Strategy> strategy,
+                                       InputOptions options, Plan plan)
     : strategy_(std::move(strategy)), options_(options), plan_(std::move(plan)) {
-  for (size_t i = 0; i < plan_.pipelines.size(); ++i) epochs_.push_back(std::make_shared<EpochCounters>());
+  for (size_t i = 0; i < plan_.pipelines.size(); ++i)
+    epochs_.push_back(std::make_shared<EpochCounters>());
 }
 
 bool feeds_gpu(const Strategy& strategy, const InputOptions& options) {
@@ -129,13 +143,14 @@ bool uses_step_buffer(const Strategy& strategy, const InputOptions& options) {
   return options.per_replica_buffer_size > 0 && feeds_gpu(strategy, options);
 }
 
-DistributedDatasetPtr distribute_dataset(std::shared_ptr<const Strategy> strategy, const DatasetPtr& given,
-                                         const InputOptions& options) {
+DistributedDatasetPtr distribute_dataset(std::shared_ptr<const Strategy> strategy,
+                                         const DatasetPtr& given, const InputOptions& options) {
   DINPUT_CHECK_ARG(given != nullptr, "distribute_dataset: no dataset given");
   validate(options, InputApi::kDistributeDataset);
   check_devices(*strategy, options);
   const DatasetPtr dataset = agree_on_random_seeds(given, *strategy, "distribute_dataset");
-  const int W = strategy->num_workers(), w = strategy->worker_index(), R = strategy->num_local_replicas();
+  const int W = strategy->num_workers(), w = strategy->worker_index(),
+            R = strategy->num_local_replicas();
   const int64_t N = strategy->num_replicas_in_sync();
   if (N > 1) check_batched(dataset->element_spec());
 
@@ -161,13 +176,15 @@ DistributedDatasetPtr distribute_dataset(std::shared_ptr<const Strategy> strateg
   // R elements are prefetched before splitting so that every replica's next piece is ready.
   // When the iterator's step producer runs on its own thread (a per-replica buffer for GPU
   // replicas) it already reads ahead; a second thread would only add a hand-off per batch.
-  plan.pipelines.push_back(uses_step_buffer(*strategy, options) ? shard.dataset : make_prefetch(shard.dataset, R));
+  plan.pipelines.push_back(uses_step_buffer(*strategy, options) ? shard.dataset
+                                                                : make_prefetch(shard.dataset, R));
   plan.description = describe_plan(policy_name(shard.applied), plan, G, *strategy);
   return std::make_shared<const DistributedDataset>(std::move(strategy), options, std::move(plan));
 }
 
 DistributedDatasetPtr distribute_datasets_from_function(std::shared_ptr<const Strategy> strategy,
-                                                        const DatasetFn& dataset_fn, const InputOptions& options) {
+                                                        const DatasetFn& dataset_fn,
+                                                        const InputOptions& options) {
   validate(options, InputApi::kFromFunction);
   check_devices(*strategy, options);
   const int W = strategy->num_workers(), R = strategy->num_local_replicas();
@@ -176,8 +193,11 @@ DistributedDatasetPtr distribute_datasets_from_function(std::shared_ptr<const St
   std::vector<int> replica_of;  // PER_REPLICA: the replica each pipeline feeds
   auto call = [&](const InputContext& ctx) {
     DatasetPtr ds = dataset_fn(ctx);
-    if (!ds) raise(Code::kInvalidArgument, "dataset_fn returned no dataset for input pipeline ", ctx.input_pipeline_id);
-    plan.pipelines.push_back(agree_on_random_seeds(ds, *strategy, "distribute_datasets_from_function"));
+    if (!ds)
+      raise(Code::kInvalidArgument, "dataset_fn returned no dataset for input pipeline ",
+            ctx.input_pipeline_id);
+    plan.pipelines.push_back(
+        agree_on_random_seeds(ds, *strategy, "distribute_datasets_from_function"));
     replica_of.push_back(ctx.input_pipeline_id);
   };
   if (options.replication_mode == ReplicationMode::kPerWorker) {
@@ -195,9 +215,11 @@ DistributedDatasetPtr distribute_datasets_from_function(std::shared_ptr<const St
     for (size_t c = 0; same && c < first.size(); ++c)
       same = other[c].dtype == first[c].dtype && other[c].shape.rank() == first[c].shape.rank();
     if (!same)
-      raise(Code::kInvalidArgument, "distribute_datasets_from_function: dataset_fn returned elements ",
-            to_string(other), " for replica ", replica_of[i], " but ", to_string(first), " for replica ",
-            replica_of[0], "; every replica's dataset must have the same number of components, dtypes and ranks");
+      raise(Code::kInvalidArgument,
+            "distribute_datasets_from_function: dataset_fn returned elements ", to_string(other),
+            " for replica ", replica_of[i], " but ", to_string(first), " for replica ",
+            replica_of[0],
+            "; every replica's dataset must have the same number of components, dtypes and ranks");
     spec = merge_specs(spec, other);
   }
   if (N > 1)
@@ -213,11 +235,13 @@ DistributedDatasetPtr distribute_datasets_from_function(std::shared_ptr<const St
 
 struct DistributedIterator::Buffer {
   Buffer(DistributedIterator* it, size_t capacity, std::shared_ptr<Cancellation> cancellation)
-      : producer([it](LocalStep& step) { return it->produce_step(step); }, capacity, std::move(cancellation)) {}
+      : producer([it](LocalStep& step) { return it->produce_step(step); }, capacity,
+                 std::move(cancellation)) {}
   BackgroundProducer<LocalStep> producer;
 };
 
-DistributedIterator::DistributedIterator(DistributedDatasetPtr dataset) : dataset_(std::move(dataset)) {
+DistributedIterator::DistributedIterator(DistributedDatasetPtr dataset)
+    : dataset_(std::move(dataset)) {
   const Strategy& s = dataset_->strategy();
   feeds_gpu_ = feeds_gpu(s, dataset_->options());
   if (s.collective()) channel_ = s.collective()->open_channel(s.worker_index());
@@ -225,8 +249,8 @@ DistributedIterator::DistributedIterator(DistributedDatasetPtr dataset) : datase
   // for the consumer, plus the one being split (which stands in for the R elements
   // distribute_dataset prefetches before splitting).
   if (uses_step_buffer(s, dataset_->options()))
-    buffer_ = std::make_unique<Buffer>(this, static_cast<size_t>(dataset_->options().per_replica_buffer_size) + 1,
-                                       cancellation_);
+    buffer_ = std::make_unique<Buffer>(
+        this, static_cast<size_t>(dataset_->options().per_replica_buffer_size) + 1, cancellation_);
 }
 
 DistributedIterator::~DistributedIterator() { release(); }
@@ -246,9 +270,14 @@ void DistributedIterator::open_sources() {
     ctx.cancellation = cancellation_;
     std::unique_ptr<Iterator> it = plan.pipelines[i]->make_iterator(ctx);
     switch (plan.split) {
-      case DistributedDataset::Split::kNone: break;
-      case DistributedDataset::Split::kEven: it = make_even_split(std::move(it), plan.even_pieces, plan.even_keep); break;
-      case DistributedDataset::Split::kBalanced: it = make_balanced_split(std::move(it), plan.balanced_sizes); break;
+      case DistributedDataset::Split::kNone:
+        break;
+      case DistributedDataset::Split::kEven:
+        it = make_even_split(std::move(it), plan.even_pieces, plan.even_keep);
+        break;
+      case DistributedDataset::Split::kBalanced:
+        it = make_balanced_split(std::move(it), plan.balanced_sizes);
+        break;
     }
     sources_.push_back(std::move(it));
   }
@@ -267,8 +296,10 @@ bool DistributedIterator::produce_step(LocalStep& step) {
     // PER_WORKER: the replicas take consecutive pieces of the worker's one source.
     size_t src = sources_.size() == 1 ? 0 : static_cast<size_t>(r);
     if (source_done_[src]) continue;
-    if (sources_[src]->next(step.pieces[static_cast<size_t>(r)])) ++step.count;
-    else source_done_[src] = true;
+    if (sources_[src]->next(step.pieces[static_cast<size_t>(r)]))
+      ++step.count;
+    else
+      source_done_[src] = true;
   }
   for (int r = 0; r < R; ++r) place_on_device(step.pieces[static_cast<size_t>(r)], r);
   return step.count > 0;
@@ -286,8 +317,9 @@ bool DistributedIterator::fetch_step(LocalStep& step) {
   return buffer_ ? buffer_->producer.next(step) : produce_step(step);
 }
 
-DistributedIterator::Agreement DistributedIterator::agree(int64_t local_count, int32_t short_replica,
-                                                         const std::optional<Error>& local_error) {
+DistributedIterator::Agreement DistributedIterator::agree(int64_t local_count,
+                                                          int32_t short_replica,
+                                                          const std::optional<Error>& local_error) {
   const Strategy& s = dataset_->strategy();
   Collective* collective = s.collective();
   if (!collective) {
@@ -309,8 +341,9 @@ DistributedIterator::Agreement DistributedIterator::agree(int64_t local_count, i
     // This worker's own failure is the real cause here, even when the others gave up
     // waiting for it (it was slow to fail) or aborted: keep it, and say what they did.
     if (local_error)
-      throw Error(local_error->code(), str_cat(local_error->what(), " [the other workers did not take this step: ",
-                                               code_name(e.code()), ": ", e.what(), "]"));
+      throw Error(local_error->code(),
+                  str_cat(local_error->what(), " [the other workers did not take this step: ",
+                          code_name(e.code()), ": ", e.what(), "]"));
     throw;
   }
   Agreement agreed;
@@ -334,9 +367,10 @@ void DistributedIterator::cancel() {
   const Strategy& s = dataset_->strategy();
   if (s.collective())
     s.collective()->abort_channel(
-        channel_, Error(Code::kCancelled, str_cat("worker ", s.worker_index(),
-                                                  " cancelled its distributed iterator of this epoch, so no worker's "
-                                                  "iterator can take another step")));
+        channel_, Error(Code::kCancelled,
+                        str_cat("worker ", s.worker_index(),
+                                " cancelled its distributed iterator of this epoch, so no worker's "
+                                "iterator can take another step")));
 }
 
 bool DistributedIterator::next(std::vector<Element>& out) {
@@ -352,7 +386,8 @@ bool DistributedIterator::next(std::vector<Element>& out) {
   } catch (const std::bad_alloc&) {
     local_error = Error(Code::kResourceExhausted, "out of memory while producing input");
   } catch (const std::exception& e) {
-    local_error = Error(Code::kInternal, str_cat("internal error while producing input: ", e.what()));
+    local_error =
+        Error(Code::kInternal, str_cat("internal error while producing input: ", e.what()));
   }
   const Strategy& strategy = dataset_->strategy();
   const size_t R = static_cast<size_t>(strategy.num_local_replicas());
@@ -370,8 +405,10 @@ bool DistributedIterator::next(std::vector<Element>& out) {
       for (const auto& s : spec)
         if (s.shape.rank() == 0)
           raise(Code::kFailedPrecondition, "replica ", agreed.short_replica,
-                " has no more data while other replicas still have some, and its elements ", to_string(spec),
-                " include a scalar, which has no empty batch to stand for 'no data'; batch the dataset or give "
+                " has no more data while other replicas still have some, and its elements ",
+                to_string(spec),
+                " include a scalar, which has no empty batch to stand for 'no data'; batch the "
+                "dataset or give "
                 "every replica the same number of elements");
   } catch (const Error& e) {
     // This worker's own cancel is reported as such, whatever the collective made of it.

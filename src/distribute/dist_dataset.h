@@ -33,14 +33,14 @@ class DistributedDataset : public std::enable_shared_from_this<DistributedDatase
   enum class Split { kNone, kEven, kBalanced };
 
   struct Plan {
-    std::vector<DatasetPtr> pipelines;   // one (PER_WORKER) or one per local replica
+    std::vector<DatasetPtr> pipelines;  // one (PER_WORKER) or one per local replica
     Split split = Split::kNone;
-    int64_t even_pieces = 0;             // kEven: pieces per input batch
-    std::vector<int64_t> even_keep;      // kEven: which of them this worker keeps
-    std::vector<int64_t> balanced_sizes; // kBalanced
+    int64_t even_pieces = 0;              // kEven: pieces per input batch
+    std::vector<int64_t> even_keep;       // kEven: which of them this worker keeps
+    std::vector<int64_t> balanced_sizes;  // kBalanced
     ElementSpec piece_spec;
-    std::optional<Error> deferred;       // raised by the first get_next
-    std::string description;             // JSON, for dinput_dist_dataset_plan
+    std::optional<Error> deferred;  // raised by the first get_next
+    std::string description;        // JSON, for dinput_dist_dataset_plan
   };
 
   DistributedDataset(std::shared_ptr<const Strategy> strategy, InputOptions options, Plan plan);
@@ -53,7 +53,9 @@ class DistributedDataset : public std::enable_shared_from_this<DistributedDatase
   // so its k-th iterator draws the same shuffle orders on every worker, whatever the other
   // workers sharing the dataset object have drawn (docs/distribution.md, "With shuffle";
   // data/epoch_counters.h).
-  const std::shared_ptr<EpochCounters>& epochs(size_t pipeline) const { return epochs_.at(pipeline); }
+  const std::shared_ptr<EpochCounters>& epochs(size_t pipeline) const {
+    return epochs_.at(pipeline);
+  }
 
  private:
   std::shared_ptr<const Strategy> strategy_;
@@ -70,13 +72,14 @@ bool feeds_gpu(const Strategy& strategy, const InputOptions& options);
 bool uses_step_buffer(const Strategy& strategy, const InputOptions& options);
 
 // experimental_distribute_dataset.
-DistributedDatasetPtr distribute_dataset(std::shared_ptr<const Strategy> strategy, const DatasetPtr& dataset,
-                                         const InputOptions& options);
+DistributedDatasetPtr distribute_dataset(std::shared_ptr<const Strategy> strategy,
+                                         const DatasetPtr& dataset, const InputOptions& options);
 
 // distribute_datasets_from_function: dataset_fn is called here, once per input pipeline.
 using DatasetFn = std::function<DatasetPtr(const InputContext&)>;
 DistributedDatasetPtr distribute_datasets_from_function(std::shared_ptr<const Strategy> strategy,
-                                                        const DatasetFn& dataset_fn, const InputOptions& options);
+                                                        const DatasetFn& dataset_fn,
+                                                        const InputOptions& options);
 
 class DistributedIterator {
  public:
@@ -109,12 +112,13 @@ class DistributedIterator {
   bool fetch_step(LocalStep& step);
   void open_sources();
   struct Agreement {
-    int64_t total = 0;         // replicas with data over all workers
+    int64_t total = 0;           // replicas with data over all workers
     int32_t short_replica = -1;  // a replica (global id) without data this step, if any
   };
   // What every worker learns at a step; raises the error of the first failing worker on
   // every worker. short_replica: this worker's first local replica without data, or -1.
-  Agreement agree(int64_t local_count, int32_t short_replica, const std::optional<Error>& local_error);
+  Agreement agree(int64_t local_count, int32_t short_replica,
+                  const std::optional<Error>& local_error);
   void release();
 
   DistributedDatasetPtr dataset_;

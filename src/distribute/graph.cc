@@ -11,7 +11,8 @@ void for_each_node(const DatasetPtr& root, const std::function<void(const Datase
   visit(*root);
 }
 
-DatasetPtr rewrite_graph(const DatasetPtr& root, const std::function<DatasetPtr(const DatasetPtr&)>& replace) {
+DatasetPtr rewrite_graph(const DatasetPtr& root,
+                         const std::function<DatasetPtr(const DatasetPtr&)>& replace) {
   std::vector<DatasetPtr> inputs = root->inputs();
   bool changed = false;
   for (auto& in : inputs) {
@@ -23,7 +24,8 @@ DatasetPtr rewrite_graph(const DatasetPtr& root, const std::function<DatasetPtr(
 }
 
 int64_t detect_global_batch_size(const DatasetPtr& root) {
-  static const char* const kKeepsBatches[] = {"prefetch", "take", "skip", "repeat", "shuffle", "with_options"};
+  static const char* const kKeepsBatches[] = {"prefetch", "take",    "skip",
+                                              "repeat",   "shuffle", "with_options"};
   const Dataset* node = root.get();
   for (;;) {
     if (auto* batch = dynamic_cast<const BatchDataset*>(node)) return batch->batch_size();

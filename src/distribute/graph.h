@@ -13,7 +13,8 @@ void for_each_node(const DatasetPtr& root, const std::function<void(const Datase
 
 // Replaces each node by replace(node-with-rewritten-inputs); replace returns its argument
 // to keep a node.
-DatasetPtr rewrite_graph(const DatasetPtr& root, const std::function<DatasetPtr(const DatasetPtr&)>& replace);
+DatasetPtr rewrite_graph(const DatasetPtr& root,
+                         const std::function<DatasetPtr(const DatasetPtr&)>& replace);
 
 // The global batch size: the batch_size of the last batch() on the way from the output to
 // the sources, walking only through nodes that keep whole batches (prefetch, take, skip,

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <exception>
 #include <string>
-#include <utility>
 #include <thread>
+#include <utility>
 
 #include "core/half.h"
 #include "core/status.h"
@@ -14,7 +14,8 @@
 
 namespace dinput {
 
-std::vector<Element> distribute_values(const Strategy& strategy, const std::function<Element(const ReplicaContext&)>& fn) {
+std::vector<Element> distribute_values(const Strategy& strategy,
+                                       const std::function<Element(const ReplicaContext&)>& fn) {
   std::vector<Element> out;
   for (int r = 0; r < strategy.num_local_replicas(); ++r)
     out.push_back(fn(ReplicaContext{strategy.replica_id(r), strategy.num_replicas_in_sync(),
@@ -22,13 +23,14 @@ std::vector<Element> distribute_values(const Strategy& strategy, const std::func
   return out;
 }
 
-std::vector<Element> run_on_replicas(const Strategy& strategy,
-                                     const std::function<Element(const ReplicaContext&, const Element* args)>& fn,
-                                     const std::vector<Element>* args) {
+std::vector<Element> run_on_replicas(
+    const Strategy& strategy,
+    const std::function<Element(const ReplicaContext&, const Element* args)>& fn,
+    const std::vector<Element>* args) {
   const size_t R = static_cast<size_t>(strategy.num_local_replicas());
   if (args && args->size() != R)
-    raise(Code::kInvalidArgument, "run: the arguments have ", args->size(), " replica value(s) but the strategy has ",
-          R, " local replica(s)");
+    raise(Code::kInvalidArgument, "run: the arguments have ", args->size(),
+          " replica value(s) but the strategy has ", R, " local replica(s)");
   std::vector<Element> results(R);
   std::vector<std::exception_ptr> errors(R);
   auto call = [&](size_t r) {
@@ -53,8 +55,15 @@ namespace {
 
 bool is_integral(DType d) {
   switch (d) {
-    case DType::kBool: case DType::kInt8: case DType::kInt16: case DType::kInt32: case DType::kInt64:
-    case DType::kUInt8: case DType::kUInt16: case DType::kUInt32: case DType::kUInt64:
+    case DType::kBool:
+    case DType::kInt8:
+    case DType::kInt16:
+    case DType::kInt32:
+    case DType::kInt64:
+    case DType::kUInt8:
+    case DType::kUInt16:
+    case DType::kUInt32:
+    case DType::kUInt64:
       return true;
     default:
       return false;
@@ -67,40 +76,63 @@ using Wide = __int128;
 
 Wide read_int(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
-    case DType::kBool: return t.data_as<uint8_t>()[i] != 0;
-    case DType::kInt8: return t.data_as<int8_t>()[i];
-    case DType::kInt16: return t.data_as<int16_t>()[i];
-    case DType::kInt32: return t.data_as<int32_t>()[i];
-    case DType::kInt64: return t.data_as<int64_t>()[i];
-    case DType::kUInt8: return t.data_as<uint8_t>()[i];
-    case DType::kUInt16: return t.data_as<uint16_t>()[i];
-    case DType::kUInt32: return t.data_as<uint32_t>()[i];
-    case DType::kUInt64: return t.data_as<uint64_t>()[i];
-    default: raise(Code::kInternal, "read_int on ", t.describe());
+    case DType::kBool:
+      return t.data_as<uint8_t>()[i] != 0;
+    case DType::kInt8:
+      return t.data_as<int8_t>()[i];
+    case DType::kInt16:
+      return t.data_as<int16_t>()[i];
+    case DType::kInt32:
+      return t.data_as<int32_t>()[i];
+    case DType::kInt64:
+      return t.data_as<int64_t>()[i];
+    case DType::kUInt8:
+      return t.data_as<uint8_t>()[i];
+    case DType::kUInt16:
+      return t.data_as<uint16_t>()[i];
+    case DType::kUInt32:
+      return t.data_as<uint32_t>()[i];
+    case DType::kUInt64:
+      return t.data_as<uint64_t>()[i];
+    default:
+      raise(Code::kInternal, "read_int on ", t.describe());
   }
 }
 
 double read_double(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
-    case DType::kFloat16: return half_to_float(t.data_as<uint16_t>()[i]);
-    case DType::kBFloat16: return bfloat16_to_float(t.data_as<uint16_t>()[i]);
-    case DType::kFloat32: return t.data_as<float>()[i];
-    case DType::kFloat64: return t.data_as<double>()[i];
-    default: raise(Code::kInternal, "read_double on ", t.describe());
+    case DType::kFloat16:
+      return half_to_float(t.data_as<uint16_t>()[i]);
+    case DType::kBFloat16:
+      return bfloat16_to_float(t.data_as<uint16_t>()[i]);
+    case DType::kFloat32:
+      return t.data_as<float>()[i];
+    case DType::kFloat64:
+      return t.data_as<double>()[i];
+    default:
+      raise(Code::kInternal, "read_double on ", t.describe());
   }
 }
 
 // The range of an integer dtype (bool sums to int64).
 std::pair<Wide, Wide> int_range(DType d) {
   switch (d) {
-    case DType::kInt8: return {INT8_MIN, INT8_MAX};
-    case DType::kInt16: return {INT16_MIN, INT16_MAX};
-    case DType::kInt32: return {INT32_MIN, INT32_MAX};
-    case DType::kUInt8: return {0, UINT8_MAX};
-    case DType::kUInt16: return {0, UINT16_MAX};
-    case DType::kUInt32: return {0, UINT32_MAX};
-    case DType::kUInt64: return {0, UINT64_MAX};
-    default: return {INT64_MIN, INT64_MAX};
+    case DType::kInt8:
+      return {INT8_MIN, INT8_MAX};
+    case DType::kInt16:
+      return {INT16_MIN, INT16_MAX};
+    case DType::kInt32:
+      return {INT32_MIN, INT32_MAX};
+    case DType::kUInt8:
+      return {0, UINT8_MAX};
+    case DType::kUInt16:
+      return {0, UINT16_MAX};
+    case DType::kUInt32:
+      return {0, UINT32_MAX};
+    case DType::kUInt64:
+      return {0, UINT64_MAX};
+    default:
+      return {INT64_MIN, INT64_MAX};
   }
 }
 
@@ -118,47 +150,78 @@ std::string wide_to_string(Wide v) {
 
 void write_int(Tensor& t, int64_t i, Wide v) {
   switch (t.dtype()) {
-    case DType::kInt8: t.mutable_data_as<int8_t>()[i] = static_cast<int8_t>(v); break;
-    case DType::kInt16: t.mutable_data_as<int16_t>()[i] = static_cast<int16_t>(v); break;
-    case DType::kInt32: t.mutable_data_as<int32_t>()[i] = static_cast<int32_t>(v); break;
-    case DType::kInt64: t.mutable_data_as<int64_t>()[i] = static_cast<int64_t>(v); break;
-    case DType::kUInt8: t.mutable_data_as<uint8_t>()[i] = static_cast<uint8_t>(v); break;
-    case DType::kUInt16: t.mutable_data_as<uint16_t>()[i] = static_cast<uint16_t>(v); break;
-    case DType::kUInt32: t.mutable_data_as<uint32_t>()[i] = static_cast<uint32_t>(v); break;
-    case DType::kUInt64: t.mutable_data_as<uint64_t>()[i] = static_cast<uint64_t>(v); break;
-    default: raise(Code::kInternal, "write_int on ", t.describe());
+    case DType::kInt8:
+      t.mutable_data_as<int8_t>()[i] = static_cast<int8_t>(v);
+      break;
+    case DType::kInt16:
+      t.mutable_data_as<int16_t>()[i] = static_cast<int16_t>(v);
+      break;
+    case DType::kInt32:
+      t.mutable_data_as<int32_t>()[i] = static_cast<int32_t>(v);
+      break;
+    case DType::kInt64:
+      t.mutable_data_as<int64_t>()[i] = static_cast<int64_t>(v);
+      break;
+    case DType::kUInt8:
+      t.mutable_data_as<uint8_t>()[i] = static_cast<uint8_t>(v);
+      break;
+    case DType::kUInt16:
+      t.mutable_data_as<uint16_t>()[i] = static_cast<uint16_t>(v);
+      break;
+    case DType::kUInt32:
+      t.mutable_data_as<uint32_t>()[i] = static_cast<uint32_t>(v);
+      break;
+    case DType::kUInt64:
+      t.mutable_data_as<uint64_t>()[i] = static_cast<uint64_t>(v);
+      break;
+    default:
+      raise(Code::kInternal, "write_int on ", t.describe());
   }
 }
 
 void write_double(Tensor& t, int64_t i, double d) {
   switch (t.dtype()) {
-    case DType::kFloat16: t.mutable_data_as<uint16_t>()[i] = float_to_half(static_cast<float>(d)); break;
-    case DType::kBFloat16: t.mutable_data_as<uint16_t>()[i] = float_to_bfloat16(static_cast<float>(d)); break;
-    case DType::kFloat32: t.mutable_data_as<float>()[i] = static_cast<float>(d); break;
-    case DType::kFloat64: t.mutable_data_as<double>()[i] = d; break;
-    default: raise(Code::kInternal, "write_double on ", t.describe());
+    case DType::kFloat16:
+      t.mutable_data_as<uint16_t>()[i] = float_to_half(static_cast<float>(d));
+      break;
+    case DType::kBFloat16:
+      t.mutable_data_as<uint16_t>()[i] = float_to_bfloat16(static_cast<float>(d));
+      break;
+    case DType::kFloat32:
+      t.mutable_data_as<float>()[i] = static_cast<float>(d);
+      break;
+    case DType::kFloat64:
+      t.mutable_data_as<double>()[i] = d;
+      break;
+    default:
+      raise(Code::kInternal, "write_double on ", t.describe());
   }
 }
 
-Tensor reduce_component(const Strategy& strategy, ReduceOp op, const std::vector<Element>& values, size_t c, int axis) {
+Tensor reduce_component(const Strategy& strategy, ReduceOp op, const std::vector<Element>& values,
+                        size_t c, int axis) {
   const Tensor& first = values[0][c];
   const DType dtype = first.dtype();
-  if (dtype == DType::kBytes) raise(Code::kInvalidArgument, "reduce: component ", c, " is bytes, which cannot be summed");
+  if (dtype == DType::kBytes)
+    raise(Code::kInvalidArgument, "reduce: component ", c, " is bytes, which cannot be summed");
   const bool integral = is_integral(dtype);
   Shape shape;
   if (axis == kAxisNone) {
     shape = first.shape();
   } else {
-    if (first.rank() < 1) raise(Code::kInvalidArgument, "reduce: axis 0 needs rank >= 1 but component ", c, " is a scalar");
+    if (first.rank() < 1)
+      raise(Code::kInvalidArgument, "reduce: axis 0 needs rank >= 1 but component ", c,
+            " is a scalar");
     shape = first.shape().drop_first();
   }
   for (size_t r = 0; r < values.size(); ++r) {
     const Tensor& t = values[r][c];
-    bool same = t.dtype() == dtype &&
-                (axis == kAxisNone ? t.shape() == shape : t.rank() >= 1 && t.shape().drop_first() == shape);
+    bool same =
+        t.dtype() == dtype &&
+        (axis == kAxisNone ? t.shape() == shape : t.rank() >= 1 && t.shape().drop_first() == shape);
     if (!same)
-      raise(Code::kInvalidArgument, "reduce: replica ", r, " has component ", c, " as ", t.describe(),
-            " but replica 0 has ", first.describe());
+      raise(Code::kInvalidArgument, "reduce: replica ", r, " has component ", c, " as ",
+            t.describe(), " but replica 0 has ", first.describe());
   }
   const int64_t n = shape.num_elements();
   std::vector<Wide> ints(integral ? static_cast<size_t>(n) : 0, 0);
@@ -170,8 +233,10 @@ Tensor reduce_component(const Strategy& strategy, ReduceOp op, const std::vector
     rows += k;
     for (int64_t row = 0; row < k; ++row)
       for (int64_t i = 0; i < n; ++i) {
-        if (integral) ints[static_cast<size_t>(i)] += read_int(t, row * n + i);
-        else doubles[static_cast<size_t>(i)] += read_double(t, row * n + i);
+        if (integral)
+          ints[static_cast<size_t>(i)] += read_int(t, row * n + i);
+        else
+          doubles[static_cast<size_t>(i)] += read_double(t, row * n + i);
       }
   }
   if (Collective* coll = strategy.collective()) {
@@ -190,21 +255,27 @@ Tensor reduce_component(const Strategy& strategy, ReduceOp op, const std::vector
     for (int64_t i = 0; i < n; ++i) {
       const Wide v = ints[static_cast<size_t>(i)];
       if (v < lo || v > hi)
-        raise(Code::kInvalidArgument, "reduce: ", op_name, " of component ", c, " overflows ", dtype_name(out_dtype),
-              " at element ", i, ": the exact sum is ", wide_to_string(v), ", outside [", wide_to_string(lo), ", ",
-              wide_to_string(hi), "]; cast the values to a wider dtype before reducing");
+        raise(Code::kInvalidArgument, "reduce: ", op_name, " of component ", c, " overflows ",
+              dtype_name(out_dtype), " at element ", i, ": the exact sum is ", wide_to_string(v),
+              ", outside [", wide_to_string(lo), ", ", wide_to_string(hi),
+              "]; cast the values to a wider dtype before reducing");
       write_int(out, i, v);
     }
     return out;
   }
   const long double divisor = op == ReduceOp::kSum ? 1.0L
-                              : axis == kAxisNone  ? static_cast<long double>(strategy.num_replicas_in_sync())
-                                                   : static_cast<long double>(rows);
+                              : axis == kAxisNone
+                                  ? static_cast<long double>(strategy.num_replicas_in_sync())
+                                  : static_cast<long double>(rows);
   // MEAN of integers: the exact sum divided in long double, then rounded once to float64.
   Tensor out = Tensor::allocate(integral ? DType::kFloat64 : dtype, shape);
   for (int64_t i = 0; i < n; ++i) {
-    if (integral) write_double(out, i, static_cast<double>(static_cast<long double>(ints[static_cast<size_t>(i)]) / divisor));
-    else write_double(out, i, doubles[static_cast<size_t>(i)] / static_cast<double>(divisor));
+    if (integral)
+      write_double(
+          out, i,
+          static_cast<double>(static_cast<long double>(ints[static_cast<size_t>(i)]) / divisor));
+    else
+      write_double(out, i, doubles[static_cast<size_t>(i)] / static_cast<double>(divisor));
   }
   return out;
 }
@@ -216,20 +287,22 @@ namespace {
 // Values on GPU replicas: an element-wise sum over distinct local GPUs goes through NCCL when
 // it is available (one worker; the result comes back to the host), everything else is
 // copied to the host and reduced there.
-Element reduce_on_gpus(const Strategy& strategy, ReduceOp op, const std::vector<Element>& per_replica, int axis,
-                       bool* done) {
+Element reduce_on_gpus(const Strategy& strategy, ReduceOp op,
+                       const std::vector<Element>& per_replica, int axis, bool* done) {
   *done = false;
   std::vector<int> devices;
   for (const auto& d : strategy.devices()) {
     if (d.type != DeviceType::kGPU) return {};
     devices.push_back(d.index);
   }
-  if (axis != kAxisNone || strategy.collective() || !gpu::nccl().loaded || devices.size() < 2) return {};
+  if (axis != kAxisNone || strategy.collective() || !gpu::nccl().loaded || devices.size() < 2)
+    return {};
   for (const auto& replica : per_replica)
     for (size_t c = 0; c < replica.size(); ++c)
-      if (replica[c].buffer()->kind() != MemoryKind::kDevice || !gpu::nccl_supports(replica[c].dtype()) ||
-          is_integral(replica[c].dtype()) ||
-          replica[c].dtype() != per_replica[0][c].dtype() || replica[c].shape() != per_replica[0][c].shape())
+      if (replica[c].buffer()->kind() != MemoryKind::kDevice ||
+          !gpu::nccl_supports(replica[c].dtype()) || is_integral(replica[c].dtype()) ||
+          replica[c].dtype() != per_replica[0][c].dtype() ||
+          replica[c].shape() != per_replica[0][c].shape())
         return {};
   Element out;
   for (size_t c = 0; c < per_replica[0].size(); ++c) {
@@ -239,7 +312,8 @@ Element reduce_on_gpus(const Strategy& strategy, ReduceOp op, const std::vector<
     // The host path finishes the job (MEAN's division and its dtype rules) on the one summed value.
     std::vector<Element> single(per_replica.size());
     single[0] = {sum};
-    for (size_t r = 1; r < single.size(); ++r) single[r] = {Tensor::zeros(sum.dtype(), sum.shape())};
+    for (size_t r = 1; r < single.size(); ++r)
+      single[r] = {Tensor::zeros(sum.dtype(), sum.shape())};
     out.push_back(reduce_component(strategy, op, single, 0, axis));
   }
   *done = true;
@@ -248,13 +322,16 @@ Element reduce_on_gpus(const Strategy& strategy, ReduceOp op, const std::vector<
 
 }  // namespace
 
-Element reduce(const Strategy& strategy, ReduceOp op, const std::vector<Element>& per_replica_in, int axis) {
-  DINPUT_CHECK_ARG(axis == kAxisNone || axis == 0, "reduce: axis must be DINPUT_AXIS_NONE (-1) or 0, got ", axis);
-  DINPUT_CHECK_ARG(op == ReduceOp::kSum || op == ReduceOp::kMean, "reduce: invalid op ", static_cast<int>(op));
+Element reduce(const Strategy& strategy, ReduceOp op, const std::vector<Element>& per_replica_in,
+               int axis) {
+  DINPUT_CHECK_ARG(axis == kAxisNone || axis == 0,
+                   "reduce: axis must be DINPUT_AXIS_NONE (-1) or 0, got ", axis);
+  DINPUT_CHECK_ARG(op == ReduceOp::kSum || op == ReduceOp::kMean, "reduce: invalid op ",
+                   static_cast<int>(op));
   const size_t R = static_cast<size_t>(strategy.num_local_replicas());
   if (per_replica_in.size() != R)
-    raise(Code::kInvalidArgument, "reduce: the value has ", per_replica_in.size(), " replica(s) but the strategy has ", R,
-          " local replica(s)");
+    raise(Code::kInvalidArgument, "reduce: the value has ", per_replica_in.size(),
+          " replica(s) but the strategy has ", R, " local replica(s)");
   bool on_gpus = false;
   Element via_nccl = reduce_on_gpus(strategy, op, per_replica_in, axis, &on_gpus);
   if (on_gpus) return via_nccl;
@@ -263,14 +340,15 @@ Element reduce(const Strategy& strategy, ReduceOp op, const std::vector<Element>
   for (auto& replica : per_replica)
     for (auto& t : replica) t = gpu::copy_to_host(t);
   if (per_replica.size() != R)
-    raise(Code::kInvalidArgument, "reduce: the value has ", per_replica.size(), " replica(s) but the strategy has ", R,
-          " local replica(s)");
+    raise(Code::kInvalidArgument, "reduce: the value has ", per_replica.size(),
+          " replica(s) but the strategy has ", R, " local replica(s)");
   for (size_t r = 1; r < R; ++r)
     if (per_replica[r].size() != per_replica[0].size())
       raise(Code::kInvalidArgument, "reduce: replica ", r, " has ", per_replica[r].size(),
             " component(s) but replica 0 has ", per_replica[0].size());
   Element out;
-  for (size_t c = 0; c < per_replica[0].size(); ++c) out.push_back(reduce_component(strategy, op, per_replica, c, axis));
+  for (size_t c = 0; c < per_replica[0].size(); ++c)
+    out.push_back(reduce_component(strategy, op, per_replica, c, axis));
   return out;
 }
 

@@ -43,7 +43,9 @@ class EvenSplitIterator final : public Iterator {
 class BalancedSplitIterator final : public Iterator {
  public:
   BalancedSplitIterator(std::unique_ptr<Iterator> input, std::vector<int64_t> sizes)
-      : input_(std::move(input)), rows_(input_.get(), "distribute_dataset"), sizes_(std::move(sizes)) {}
+      : input_(std::move(input)),
+        rows_(input_.get(), "distribute_dataset"),
+        sizes_(std::move(sizes)) {}
 
   bool next(Element& out) override {
     int64_t want = sizes_[index_];
@@ -61,21 +63,26 @@ class BalancedSplitIterator final : public Iterator {
 
 }  // namespace
 
-std::unique_ptr<Iterator> make_even_split(std::unique_ptr<Iterator> input, int64_t num_pieces, std::vector<int64_t> keep) {
+std::unique_ptr<Iterator> make_even_split(std::unique_ptr<Iterator> input, int64_t num_pieces,
+                                          std::vector<int64_t> keep) {
   return std::make_unique<EvenSplitIterator>(std::move(input), num_pieces, std::move(keep));
 }
 
-std::unique_ptr<Iterator> make_balanced_split(std::unique_ptr<Iterator> input, std::vector<int64_t> sizes) {
+std::unique_ptr<Iterator> make_balanced_split(std::unique_ptr<Iterator> input,
+                                              std::vector<int64_t> sizes) {
   return std::make_unique<BalancedSplitIterator>(std::move(input), std::move(sizes));
 }
 
-std::vector<int64_t> balanced_sizes(int64_t global_batch_size, int num_workers, int replicas_per_worker, int worker) {
+std::vector<int64_t> balanced_sizes(int64_t global_batch_size, int num_workers,
+                                    int replicas_per_worker, int worker) {
   const int64_t n = static_cast<int64_t>(num_workers) * replicas_per_worker;
   const int64_t floor = global_batch_size / n;
   const int64_t num_ceil = global_batch_size - n * floor;
   std::vector<int64_t> sizes(static_cast<size_t>(n), floor);
   for (int64_t i = 0; i < num_ceil; ++i) sizes[static_cast<size_t>(i)] = floor + 1;
-  std::rotate(sizes.begin(), sizes.begin() + (static_cast<int64_t>(worker) * replicas_per_worker) % n, sizes.end());
+  std::rotate(sizes.begin(),
+              sizes.begin() + (static_cast<int64_t>(worker) * replicas_per_worker) % n,
+              sizes.end());
   return sizes;
 }
 

@@ -46,6 +46,7 @@ void check_strategy_size(int64_t num_workers, int64_t num_local_replicas);
 
 // devices empty -> CPU:0. Names must be distinct.
 std::shared_ptr<const Strategy> make_strategy(const std::vector<std::string>& devices,
-                                              std::shared_ptr<Collective> collective, int worker_index);
+                                              std::shared_ptr<Collective> collective,
+                                              int worker_index);
 
 }  // namespace dinput

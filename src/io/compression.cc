@@ -13,23 +13,30 @@ namespace dinput {
 
 const char* compression_name(Compression c) {
   switch (c) {
-    case Compression::kNone: return "NONE";
-    case Compression::kZstd: return "ZSTD";
-    case Compression::kGzip: return "GZIP";
+    case Compression::kNone:
+      return "NONE";
+    case Compression::kZstd:
+      return "ZSTD";
+    case Compression::kGzip:
+      return "GZIP";
   }
   return "UNKNOWN";
 }
 
 bool compression_supported(Compression c) {
   switch (c) {
-    case Compression::kNone: return true;
+    case Compression::kNone:
+      return true;
 #ifdef DINPUT_HAVE_ZSTD
-    case Compression::kZstd: return true;
+    case Compression::kZstd:
+      return true;
 #endif
 #ifdef DINPUT_HAVE_ZLIB
-    case Compression::kGzip: return true;
+    case Compression::kGzip:
+      return true;
 #endif
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -47,10 +54,11 @@ const char* compression_library_version(Compression c) {
 void check_compression(const char* what, Compression c) {
   int v = static_cast<int>(c);
   if (v < 0 || v > 2)
-    raise(Code::kInvalidArgument, what, ": invalid compression ", v, " (expected NONE=0, ZSTD=1 or GZIP=2)");
+    raise(Code::kInvalidArgument, what, ": invalid compression ", v,
+          " (expected NONE=0, ZSTD=1 or GZIP=2)");
   if (!compression_supported(c))
-    raise(Code::kUnimplemented, what, ": this build of dinput has no ", c == Compression::kZstd ? "zstd" : "gzip",
-          " support");
+    raise(Code::kUnimplemented, what, ": this build of dinput has no ",
+          c == Compression::kZstd ? "zstd" : "gzip", " support");
 }
 
 }  // namespace dinput

@@ -33,7 +33,8 @@ constexpr SliceTables make_slice_tables() {
     s.t[0][b] = r;
   }
   for (int k = 1; k < 8; ++k)
-    for (uint32_t b = 0; b < 256; ++b) s.t[k][b] = (s.t[k - 1][b] >> 8) ^ s.t[0][s.t[k - 1][b] & 0xffu];
+    for (uint32_t b = 0; b < 256; ++b)
+      s.t[k][b] = (s.t[k - 1][b] >> 8) ^ s.t[0][s.t[k - 1][b] & 0xffu];
   return s;
 }
 
@@ -80,9 +81,9 @@ Operator zero_bytes_operator(size_t bytes) {
   Operator bit{};  // one zero bit: shift right, folding the polynomial in for bit 0
   bit.col[0] = kPoly;
   for (int i = 1; i < 32; ++i) bit.col[i] = 1u << (i - 1);
-  Operator power = compose(bit, bit);    // 2 bits
-  power = compose(power, power);         // 4 bits
-  power = compose(power, power);         // 8 bits = one byte
+  Operator power = compose(bit, bit);  // 2 bits
+  power = compose(power, power);       // 4 bits
+  power = compose(power, power);       // 8 bits = one byte
   Operator result{};
   bool have = false;
   for (; bytes; bytes >>= 1) {
@@ -130,7 +131,8 @@ __attribute__((target("sse4.2"))) inline uint64_t crc_u64(uint64_t crc, const un
 }
 
 // Three blocks of `block` bytes each, in one pass. `block` is a multiple of 8.
-__attribute__((target("sse4.2"))) inline uint32_t three_blocks(uint32_t crc, const unsigned char* p, size_t block,
+__attribute__((target("sse4.2"))) inline uint32_t three_blocks(uint32_t crc, const unsigned char* p,
+                                                               size_t block,
                                                                const ShiftTable& shift) {
   uint64_t c0 = crc, c1 = 0, c2 = 0;
   const unsigned char* p1 = p + block;
@@ -206,8 +208,8 @@ uint32_t extend_software(uint32_t crc, const void* data, size_t n) {
   while (n >= 8) {
     uint64_t w = load_le64(p) ^ l;
     l = kSlice.t[7][w & 0xff] ^ kSlice.t[6][(w >> 8) & 0xff] ^ kSlice.t[5][(w >> 16) & 0xff] ^
-        kSlice.t[4][(w >> 24) & 0xff] ^ kSlice.t[3][(w >> 32) & 0xff] ^ kSlice.t[2][(w >> 40) & 0xff] ^
-        kSlice.t[1][(w >> 48) & 0xff] ^ kSlice.t[0][w >> 56];
+        kSlice.t[4][(w >> 24) & 0xff] ^ kSlice.t[3][(w >> 32) & 0xff] ^
+        kSlice.t[2][(w >> 40) & 0xff] ^ kSlice.t[1][(w >> 48) & 0xff] ^ kSlice.t[0][w >> 56];
     p += 8;
     n -= 8;
   }

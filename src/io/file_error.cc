@@ -9,14 +9,29 @@ namespace dinput {
 
 Code file_error_code(int err) {
   switch (err) {
-    case ENOENT: case ENOTDIR: return Code::kNotFound;
-    case EACCES: case EPERM: case EROFS: return Code::kPermissionDenied;
-    case EISDIR: return Code::kFailedPrecondition;
+    case ENOENT:
+    case ENOTDIR:
+      return Code::kNotFound;
+    case EACCES:
+    case EPERM:
+    case EROFS:
+      return Code::kPermissionDenied;
+    case EISDIR:
+      return Code::kFailedPrecondition;
     // A symbolic link loop, or a path too long: problems of the name, not of the data.
-    case ELOOP: return Code::kFailedPrecondition;
-    case ENAMETOOLONG: return Code::kInvalidArgument;
-    case ENOMEM: case ENOSPC: case EDQUOT: case EFBIG: case EMFILE: case ENFILE: return Code::kResourceExhausted;
-    default: return Code::kDataLoss;
+    case ELOOP:
+      return Code::kFailedPrecondition;
+    case ENAMETOOLONG:
+      return Code::kInvalidArgument;
+    case ENOMEM:
+    case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
+    case EMFILE:
+    case ENFILE:
+      return Code::kResourceExhausted;
+    default:
+      return Code::kDataLoss;
   }
 }
 

@@ -18,6 +18,7 @@ Code file_error_code(int err);
 [[noreturn]] void raise_file_error(const char* what, const std::string& path, int err);
 
 // "<what>: cannot <verb> '<path>': <strerror>", e.g. verb "write" or "create".
-[[noreturn]] void raise_file_error(const char* what, const char* verb, const std::string& path, int err);
+[[noreturn]] void raise_file_error(const char* what, const char* verb, const std::string& path,
+                                   int err);
 
 }  // namespace dinput

@@ -28,9 +28,13 @@ const Ops& current();
 // it only while no file is being read or written.
 void install(const Ops* ops);
 
-inline int open(const char* path, int flags, mode_t mode = 0) { return current().open(path, flags, mode); }
+inline int open(const char* path, int flags, mode_t mode = 0) {
+  return current().open(path, flags, mode);
+}
 inline ssize_t read(int fd, void* buf, size_t n) { return current().read(fd, buf, n); }
-inline ssize_t pread(int fd, void* buf, size_t n, off_t offset) { return current().pread(fd, buf, n, offset); }
+inline ssize_t pread(int fd, void* buf, size_t n, off_t offset) {
+  return current().pread(fd, buf, n, offset);
+}
 inline ssize_t write(int fd, const void* buf, size_t n) { return current().write(fd, buf, n); }
 inline int fstat(int fd, struct stat* st) { return current().fstat(fd, st); }
 inline int stat(const char* path, struct stat* st) { return current().stat(path, st); }

@@ -26,12 +26,13 @@ DatasetPtr make_list_files(const std::vector<std::string>& patterns, bool shuffl
 // INVALID_ARGUMENT for a negative buffer_size or an unknown compression, UNIMPLEMENTED for
 // a compression this build lacks. Honours Options::skip_corrupt_records and counts
 // records, record_bytes and corrupt_records_skipped in the iterator's statistics.
-DatasetPtr make_records(std::vector<std::string> files, Compression compression, int64_t buffer_size);
+DatasetPtr make_records(std::vector<std::string> files, Compression compression,
+                        int64_t buffer_size);
 
 // One bytes scalar of record_bytes bytes per record, after header_bytes at the start of
 // each file and before footer_bytes at its end. record_bytes > 0 and header/footer >= 0,
 // else INVALID_ARGUMENT.
-DatasetPtr make_fixed_length_records(std::vector<std::string> files, int64_t record_bytes, int64_t header_bytes,
-                                     int64_t footer_bytes);
+DatasetPtr make_fixed_length_records(std::vector<std::string> files, int64_t record_bytes,
+                                     int64_t header_bytes, int64_t footer_bytes);
 
 }  // namespace dinput

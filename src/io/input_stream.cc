@@ -60,7 +60,8 @@ const char* file_kind(mode_t mode) {
 }
 
 [[noreturn]] void raise_not_regular(const char* what, const std::string& path, mode_t mode) {
-  raise(Code::kFailedPrecondition, what, ": ", quoted(path), " is not a regular file (it is ", file_kind(mode),
+  raise(Code::kFailedPrecondition, what, ": ", quoted(path), " is not a regular file (it is ",
+        file_kind(mode),
         "); pipes and devices are only read with the option allow_nonregular_files "
         "(dinput_options_set_allow_nonregular_files)");
 }
@@ -69,8 +70,8 @@ const char* file_kind(mode_t mode) {
 // FIFO waits for a writer, so a FIFO that is not allowed must not be opened at all. A path
 // that stat() calls regular is opened with O_NONBLOCK (cleared afterwards), so that a FIFO
 // put in its place in between cannot block either; fstat() then checks what was opened.
-std::unique_ptr<FileDescriptor> open_for_reading(const char* what, const std::string& path, bool allow_nonregular,
-                                                 struct stat* st) {
+std::unique_ptr<FileDescriptor> open_for_reading(const char* what, const std::string& path,
+                                                 bool allow_nonregular, struct stat* st) {
   struct stat before;
   if (fileops::stat(path.c_str(), &before) != 0) raise_file_error(what, path, errno);
   // open() succeeds on a directory; reading it would fail later with a vaguer error.
@@ -100,17 +101,20 @@ std::unique_ptr<FileDescriptor> open_for_reading(const char* what, const std::st
   return file;
 }
 
-[[noreturn]] void raise_read_error(const char* what, const std::string& path, uint64_t offset, int err) {
-  raise(file_error_code(err), what, ": cannot read ", quoted(path), " at byte offset ", offset, ": ",
-        std::strerror(err));
+[[noreturn]] void raise_read_error(const char* what, const std::string& path, uint64_t offset,
+                                   int err) {
+  raise(file_error_code(err), what, ": cannot read ", quoted(path), " at byte offset ", offset,
+        ": ", std::strerror(err));
 }
 
 // A regular file that ends before the size it had when it was opened: someone truncated
 // it while it was being read.
-std::exception_ptr ended_early_error(const char* what, const std::string& path, uint64_t offset, uint64_t size) {
-  return std::make_exception_ptr(
-      Error(Code::kDataLoss, str_cat(what, ": ", quoted(path), " ends at byte offset ", offset, ", before the ", size,
-                                     " bytes it had when it was opened: the file was truncated while it was being read")));
+std::exception_ptr ended_early_error(const char* what, const std::string& path, uint64_t offset,
+                                     uint64_t size) {
+  return std::make_exception_ptr(Error(
+      Code::kDataLoss,
+      str_cat(what, ": ", quoted(path), " ends at byte offset ", offset, ", before the ", size,
+              " bytes it had when it was opened: the file was truncated while it was being read")));
 }
 
 // A read-only mapping of a whole file; unmapped when the last record viewing it is gone.
@@ -153,17 +157,19 @@ std::shared_ptr<const Buffer> try_map(int fd, size_t size) {
 // read() (offset < 0: a pipe or device) or pread() at `offset`, retrying interrupted
 // calls; 0 at the end of the file. Errors name the file and the offset (`at`: the bytes
 // before this call).
-size_t read_some(const char* what, const std::string& path, int fd, char* dst, size_t n, int64_t offset,
-                 uint64_t at) {
+size_t read_some(const char* what, const std::string& path, int fd, char* dst, size_t n,
+                 int64_t offset, uint64_t at) {
   for (;;) {
-    ssize_t r = offset < 0 ? fileops::read(fd, dst, n) : fileops::pread(fd, dst, n, static_cast<off_t>(offset));
+    ssize_t r = offset < 0 ? fileops::read(fd, dst, n)
+                           : fileops::pread(fd, dst, n, static_cast<off_t>(offset));
     if (r >= 0) return static_cast<size_t>(r);
     if (errno != EINTR) raise_read_error(what, path, at, errno);
   }
 }
 
 // A file that is not regular, read to its end (at most `limit` bytes).
-std::shared_ptr<const Buffer> read_all(const char* what, const std::string& path, int fd, uint64_t limit) {
+std::shared_ptr<const Buffer> read_all(const char* what, const std::string& path, int fd,
+                                       uint64_t limit) {
   std::vector<char> bytes;
   size_t used = 0;
   for (;;) {
@@ -176,8 +182,11 @@ std::shared_ptr<const Buffer> read_all(const char* what, const std::string& path
     if (got == 0) break;
     used += got;
     if (used > limit)
-      raise(Code::kResourceExhausted, what, ": ", quoted(path), " is not a regular file, so it is read whole before "
-            "it is cut into records, and it holds more than ", limit, " bytes (the limit is max_record_bytes, "
+      raise(Code::kResourceExhausted, what, ": ", quoted(path),
+            " is not a regular file, so it is read whole before "
+            "it is cut into records, and it holds more than ",
+            limit,
+            " bytes (the limit is max_record_bytes, "
             "dinput_options_set_max_record_bytes)");
   }
   bytes.resize(used);
@@ -306,7 +315,11 @@ class FdChunks final : public ChunkSource {
  public:
   FdChunks(const char* what, std::string path, std::unique_ptr<FileDescriptor> fd, size_t chunk,
            std::shared_ptr<ChunkPool> pool, bool regular, uint64_t size)
-      : what_(what), path_(std::move(path)), fd_(std::move(fd)), buf_(chunk, std::move(pool)), regular_(regular),
+      : what_(what),
+        path_(std::move(path)),
+        fd_(std::move(fd)),
+        buf_(chunk, std::move(pool)),
+        regular_(regular),
         size_(size) {}
   bool next(Chunk& out) override {
     if (pending_) {
@@ -323,7 +336,9 @@ class FdChunks final : public ChunkSource {
     // Fill the whole chunk: fewer chunk boundaries means fewer records copied across them.
     // Short reads are retried until the chunk is full or the file ends. A regular file is
     // read up to its size when opened, so that the stream is what the file held then.
-    const size_t want = regular_ ? static_cast<size_t>(std::min<uint64_t>(buf_.size(), size_ - offset_)) : buf_.size();
+    const size_t want = regular_
+                            ? static_cast<size_t>(std::min<uint64_t>(buf_.size(), size_ - offset_))
+                            : buf_.size();
     // A read error or an early end is kept in pending_: the bytes read before it are handed
     // out first (the records in them are whole and checked) and the error at the next call,
     // so that every record before the point where the data stops is delivered.
@@ -370,7 +385,8 @@ class FdChunks final : public ChunkSource {
 // than `limit` (zlib counts in 32-bit integers; a mapped file may be larger).
 class CompressedInput {
  public:
-  CompressedInput(std::unique_ptr<ChunkSource> in, size_t limit) : in_(std::move(in)), limit_(limit) {}
+  CompressedInput(std::unique_ptr<ChunkSource> in, size_t limit)
+      : in_(std::move(in)), limit_(limit) {}
   // The next piece of compressed bytes; false at the end of the file.
   bool fetch(const char** data, size_t* size) {
     while (rest_ == 0) {
@@ -409,13 +425,13 @@ class CompressedInput {
   uint64_t handed_ = 0;  // compressed bytes handed out so far
 };
 
-
 // What the decompressors share: compressed input, pooled output chunks, and the rule that
 // bytes decoded before a stream error are delivered first (the records in them carry their
 // own CRCs) and the error at the next call.
 class DecodedChunks : public ChunkSource {
  protected:
-  DecodedChunks(std::unique_ptr<ChunkSource> in, size_t input_limit, size_t chunk, std::shared_ptr<ChunkPool> pool)
+  DecodedChunks(std::unique_ptr<ChunkSource> in, size_t input_limit, size_t chunk,
+                std::shared_ptr<ChunkPool> pool)
       : in_(std::move(in), input_limit), out_(chunk, std::move(pool)) {}
 
   // Raises a deferred error, or says whether there may be more output.
@@ -509,7 +525,8 @@ class ZstdChunks final : public DecodedChunks {
         size_t size;
         if (!fetch_input(&data, &size, ob.pos)) {
           if (io_failed()) break;
-          if (in_frame_) fail(StreamCorrupt("the file ends inside a zstd frame", true, frame_start_));
+          if (in_frame_)
+            fail(StreamCorrupt("the file ends inside a zstd frame", true, frame_start_));
           input_ended = true;
           break;
         }
@@ -519,10 +536,12 @@ class ZstdChunks final : public DecodedChunks {
       size_t r = ZSTD_decompressStream(dctx_, &ob, &ib_);
       if (ZSTD_isError(r)) {
         if (ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge) {
-          fail(StreamCorrupt(str_cat("zstd: the frame declares a window larger than the ", size_t{1} << kZstdWindowLogMax,
-                                     " bytes (2^", kZstdWindowLogMax, ") this reader accepts; the stream may "
-                                     "well be intact, but decoding it would take more memory than that limit"),
-                             false, frame_start_, /*window_too_large=*/true));
+          fail(StreamCorrupt(
+              str_cat("zstd: the frame declares a window larger than the ",
+                      size_t{1} << kZstdWindowLogMax, " bytes (2^", kZstdWindowLogMax,
+                      ") this reader accepts; the stream may "
+                      "well be intact, but decoding it would take more memory than that limit"),
+              false, frame_start_, /*window_too_large=*/true));
         } else {
           fail(StreamCorrupt(std::string("zstd: ") + ZSTD_getErrorName(r), false, frame_start_));
         }
@@ -556,11 +575,13 @@ class ZstdChunks final : public DecodedChunks {
 class GzipChunks final : public DecodedChunks {
  public:
   GzipChunks(std::unique_ptr<ChunkSource> in, size_t chunk, std::shared_ptr<ChunkPool> pool)
-      : DecodedChunks(std::move(in), size_t{1} << 30, std::min<size_t>(chunk, size_t{1} << 30), std::move(pool)) {
+      : DecodedChunks(std::move(in), size_t{1} << 30, std::min<size_t>(chunk, size_t{1} << 30),
+                      std::move(pool)) {
     // 15 + 16: a 32 KiB window and a gzip header and trailer (not raw deflate or zlib).
     int rc = inflateInit2(&zs_, 15 + 16);
     if (rc == Z_MEM_ERROR) throw std::bad_alloc();
-    if (rc != Z_OK) raise(Code::kInternal, "zlib inflateInit2 failed: ", zs_.msg ? zs_.msg : "unknown error");
+    if (rc != Z_OK)
+      raise(Code::kInternal, "zlib inflateInit2 failed: ", zs_.msg ? zs_.msg : "unknown error");
   }
   ~GzipChunks() override { inflateEnd(&zs_); }
 
@@ -576,7 +597,8 @@ class GzipChunks final : public DecodedChunks {
         size_t size;
         if (!fetch_input(&data, &size, out_.size() - zs_.avail_out)) {
           if (io_failed()) break;
-          if (in_member_) fail(StreamCorrupt("the file ends inside a gzip member", true, member_start_));
+          if (in_member_)
+            fail(StreamCorrupt("the file ends inside a gzip member", true, member_start_));
           input_ended = true;
           break;
         }
@@ -598,7 +620,9 @@ class GzipChunks final : public DecodedChunks {
       } else if (rc == Z_BUF_ERROR && !had_input) {
         maybe_pending_ = false;  // nothing was held back; fetch more input
       } else {
-        std::string detail = zs_.msg ? zs_.msg : (rc == Z_BUF_ERROR ? "no progress possible" : "error code " + std::to_string(rc));
+        std::string detail = zs_.msg ? zs_.msg
+                                     : (rc == Z_BUF_ERROR ? "no progress possible"
+                                                          : "error code " + std::to_string(rc));
         fail(StreamCorrupt("gzip: " + detail, false, member_start_));
         break;
       }
@@ -666,15 +690,17 @@ size_t ChunkPool::free_bytes() const {
 
 std::shared_ptr<ChunkPool> make_chunk_pool(size_t chunk_size) {
   // Steady state needs a few; the cap bounds what an idle iterator keeps.
-  return std::make_shared<ChunkPool>(std::max<size_t>(size_t{32} << 20, 2 * chunk_bytes(chunk_size)));
+  return std::make_shared<ChunkPool>(
+      std::max<size_t>(size_t{32} << 20, 2 * chunk_bytes(chunk_size)));
 }
 
 namespace {
 
 // The chunks of a regular file opened as `fd` with status `st`.
 std::unique_ptr<ChunkSource> regular_file_chunks(const char* what, const std::string& path,
-                                                 std::unique_ptr<FileDescriptor> fd, const struct stat& st,
-                                                 size_t chunk_size, std::shared_ptr<ChunkPool> pool,
+                                                 std::unique_ptr<FileDescriptor> fd,
+                                                 const struct stat& st, size_t chunk_size,
+                                                 std::shared_ptr<ChunkPool> pool,
                                                  const FileReadOptions& opts) {
   if (st.st_size == 0) return memory_chunks(nullptr, 0, nullptr, 0);
   if (opts.map && mappable(st)) {
@@ -687,18 +713,21 @@ std::unique_ptr<ChunkSource> regular_file_chunks(const char* what, const std::st
 
 }  // namespace
 
-std::unique_ptr<ChunkSource> open_file_chunks(const char* what, const std::string& path, size_t chunk_size,
-                                              std::shared_ptr<ChunkPool> pool, const FileReadOptions& opts) {
+std::unique_ptr<ChunkSource> open_file_chunks(const char* what, const std::string& path,
+                                              size_t chunk_size, std::shared_ptr<ChunkPool> pool,
+                                              const FileReadOptions& opts) {
   chunk_size = chunk_bytes(chunk_size);
   struct stat st;
   auto fd = open_for_reading(what, path, opts.allow_nonregular, &st);
-  if (S_ISREG(st.st_mode)) return regular_file_chunks(what, path, std::move(fd), st, chunk_size, std::move(pool), opts);
-  return std::make_unique<FdChunks>(what, path, std::move(fd), chunk_size, std::move(pool), false, 0);
+  if (S_ISREG(st.st_mode))
+    return regular_file_chunks(what, path, std::move(fd), st, chunk_size, std::move(pool), opts);
+  return std::make_unique<FdChunks>(what, path, std::move(fd), chunk_size, std::move(pool), false,
+                                    0);
 }
 
-std::unique_ptr<ChunkSource> open_sized_chunks(const char* what, const std::string& path, size_t chunk_size,
-                                               std::shared_ptr<ChunkPool> pool, const FileReadOptions& opts,
-                                               uint64_t* size) {
+std::unique_ptr<ChunkSource> open_sized_chunks(const char* what, const std::string& path,
+                                               size_t chunk_size, std::shared_ptr<ChunkPool> pool,
+                                               const FileReadOptions& opts, uint64_t* size) {
   chunk_size = chunk_bytes(chunk_size);
   struct stat st;
   auto fd = open_for_reading(what, path, opts.allow_nonregular, &st);
@@ -711,13 +740,14 @@ std::unique_ptr<ChunkSource> open_sized_chunks(const char* what, const std::stri
   return memory_chunks(static_cast<const char*>(whole->data()), whole->size(), whole, 0);
 }
 
-std::unique_ptr<ChunkSource> memory_chunks(const char* data, size_t size, std::shared_ptr<const Buffer> owner,
-                                           size_t chunk_size) {
+std::unique_ptr<ChunkSource> memory_chunks(const char* data, size_t size,
+                                           std::shared_ptr<const Buffer> owner, size_t chunk_size) {
   return std::make_unique<MemoryChunks>(data, size, std::move(owner), chunk_size);
 }
 
-std::unique_ptr<ChunkSource> decompress(Compression compression, std::unique_ptr<ChunkSource> compressed,
-                                        size_t chunk_size, std::shared_ptr<ChunkPool> pool) {
+std::unique_ptr<ChunkSource> decompress(Compression compression,
+                                        std::unique_ptr<ChunkSource> compressed, size_t chunk_size,
+                                        std::shared_ptr<ChunkPool> pool) {
   chunk_size = chunk_bytes(chunk_size);
   check_compression("records", compression);
   switch (compression) {

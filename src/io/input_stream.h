@@ -36,7 +36,8 @@ constexpr size_t kMaxChunkBytes = size_t{1} << 30;
 // The chunk size used for a requested buffer_size (0: the default).
 inline size_t chunk_bytes(size_t requested) {
   if (requested == 0) return kDefaultChunkBytes;
-  return requested < kMinChunkBytes ? kMinChunkBytes : (requested > kMaxChunkBytes ? kMaxChunkBytes : requested);
+  return requested < kMinChunkBytes ? kMinChunkBytes
+                                    : (requested > kMaxChunkBytes ? kMaxChunkBytes : requested);
 }
 
 // Recycles the chunk buffers of one iterator's streams. A chunk lives as long as any record
@@ -82,7 +83,9 @@ class StreamCorrupt : public std::runtime_error {
  public:
   StreamCorrupt(const std::string& detail, bool truncated, uint64_t compressed_offset = 0,
                 bool window_too_large = false)
-      : std::runtime_error(detail), truncated_(truncated), compressed_offset_(compressed_offset),
+      : std::runtime_error(detail),
+        truncated_(truncated),
+        compressed_offset_(compressed_offset),
         window_too_large_(window_too_large) {}
   bool truncated() const { return truncated_; }
   // Not damage: a zstd frame needs a larger window than kZstdWindowLogMax allows. Reported
@@ -139,7 +142,8 @@ inline FileReadOptions file_read_options(const Options& options) {
 // opts.map a regular file is instead mapped whole and handed out as one chunk. A regular
 // file that ends before the size it had when opened (truncated while read) is DATA_LOSS
 // naming the file and the offset where it ended; read errors name the file and the offset.
-std::unique_ptr<ChunkSource> open_file_chunks(const char* what, const std::string& path, size_t chunk_size,
+std::unique_ptr<ChunkSource> open_file_chunks(const char* what, const std::string& path,
+                                              size_t chunk_size,
                                               std::shared_ptr<ChunkPool> pool = nullptr,
                                               const FileReadOptions& opts = FileReadOptions{});
 
@@ -148,18 +152,19 @@ std::unique_ptr<ChunkSource> open_file_chunks(const char* what, const std::strin
 // file's size when it was opened (ending earlier is DATA_LOSS as above); a pipe or device
 // (when allowed) is read whole first, at most opts.whole_file_limit bytes, else
 // RESOURCE_EXHAUSTED naming the file.
-std::unique_ptr<ChunkSource> open_sized_chunks(const char* what, const std::string& path, size_t chunk_size,
-                                               std::shared_ptr<ChunkPool> pool, const FileReadOptions& opts,
-                                               uint64_t* size);
+std::unique_ptr<ChunkSource> open_sized_chunks(const char* what, const std::string& path,
+                                               size_t chunk_size, std::shared_ptr<ChunkPool> pool,
+                                               const FileReadOptions& opts, uint64_t* size);
 
 // Bytes already in memory, cut into chunks of chunk_size (0: a single chunk). Tests and
 // the fuzzers feed parsers through it to exercise records spanning chunk boundaries.
-std::unique_ptr<ChunkSource> memory_chunks(const char* data, size_t size, std::shared_ptr<const Buffer> owner,
-                                           size_t chunk_size);
+std::unique_ptr<ChunkSource> memory_chunks(const char* data, size_t size,
+                                           std::shared_ptr<const Buffer> owner, size_t chunk_size);
 
 // The decompressed bytes of `compressed`, in chunks of chunk_bytes(chunk_size). kNone
 // returns the input itself. UNIMPLEMENTED when this build lacks the compression.
-std::unique_ptr<ChunkSource> decompress(Compression compression, std::unique_ptr<ChunkSource> compressed,
-                                        size_t chunk_size, std::shared_ptr<ChunkPool> pool = nullptr);
+std::unique_ptr<ChunkSource> decompress(Compression compression,
+                                        std::unique_ptr<ChunkSource> compressed, size_t chunk_size,
+                                        std::shared_ptr<ChunkPool> pool = nullptr);
 
 }  // namespace dinput

@@ -19,15 +19,20 @@ class ListFilesDataset final : public FileSource {
  public:
   ListFilesDataset(std::vector<std::string> files, bool shuffle, uint64_t seed,
                    std::shared_ptr<std::atomic<uint64_t>> epoch, bool random_seed)
-      : files_(std::move(files)), shuffle_(shuffle), seed_(seed), epoch_(std::move(epoch)),
-        random_seed_(random_seed), spec_{{DType::kBytes, Shape()}} {}
+      : files_(std::move(files)),
+        shuffle_(shuffle),
+        seed_(seed),
+        epoch_(std::move(epoch)),
+        random_seed_(random_seed),
+        spec_{{DType::kBytes, Shape()}} {}
   const char* name() const override { return "list_files"; }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override { return static_cast<int64_t>(files_.size()); }
   DatasetPtr with_inputs(std::vector<DatasetPtr>) const override { return ptr(); }
   const std::vector<std::string>& files() const override { return files_; }
   DatasetPtr with_files(std::vector<std::string> files) const override {
-    return std::make_shared<ListFilesDataset>(std::move(files), shuffle_, seed_, epoch_, random_seed_);
+    return std::make_shared<ListFilesDataset>(std::move(files), shuffle_, seed_, epoch_,
+                                              random_seed_);
   }
   bool has_random_seed() const override { return shuffle_ && random_seed_; }
   DatasetPtr with_seed(uint64_t seed) const override {
@@ -82,7 +87,8 @@ DatasetPtr make_list_files(const std::vector<std::string>& patterns, bool shuffl
     if (rc == 0)
       for (size_t i = 0; i < g.gl_pathc; ++i) files.emplace_back(g.gl_pathv[i]);
     ::globfree(&g);
-    if (rc == GLOB_NOSPACE) raise(Code::kResourceExhausted, "list_files: out of memory matching '", pattern, "'");
+    if (rc == GLOB_NOSPACE)
+      raise(Code::kResourceExhausted, "list_files: out of memory matching '", pattern, "'");
   }
   std::sort(files.begin(), files.end());
   files.erase(std::unique(files.begin(), files.end()), files.end());

@@ -36,7 +36,8 @@ std::string temp_name(const std::string& target, int attempt) {
   const size_t slash = target.rfind('/');
   const std::string dir = slash == std::string::npos ? std::string() : target.substr(0, slash + 1);
   const std::string base = slash == std::string::npos ? target : target.substr(slash + 1);
-  return str_cat(dir, ".", base, ".tmp-", ::getpid(), "-", counter.fetch_add(1), "-", attempt, "-", rng() % 1000000);
+  return str_cat(dir, ".", base, ".tmp-", ::getpid(), "-", counter.fetch_add(1), "-", attempt, "-",
+                 rng() % 1000000);
 }
 
 }  // namespace

@@ -68,7 +68,8 @@ class FileRecordIterator final : public Iterator {
     Ready& r = ready_[pos_++];
     stats_->records.fetch_add(1, std::memory_order_relaxed);
     stats_->record_bytes.fetch_add(static_cast<int64_t>(r.size), std::memory_order_relaxed);
-    if (r.skipped_before) stats_->corrupt_records_skipped.fetch_add(r.skipped_before, std::memory_order_relaxed);
+    if (r.skipped_before)
+      stats_->corrupt_records_skipped.fetch_add(r.skipped_before, std::memory_order_relaxed);
     if (r.skipped_bytes_before)
       stats_->corrupt_bytes_skipped.fetch_add(r.skipped_bytes_before, std::memory_order_relaxed);
     return std::move(r.tensor);
@@ -122,7 +123,8 @@ class FileRecordIterator final : public Iterator {
         } else {
           if (!storage) storage = std::make_shared<BytesStorage>(kGroup);
           storage->set_view(used, view.data, view.size, *view.owner);
-          ready_.push_back(Ready{Tensor(DType::kBytes, Shape(), storage, used), view.size, skipped_, skipped_bytes_});
+          ready_.push_back(Ready{Tensor(DType::kBytes, Shape(), storage, used), view.size, skipped_,
+                                 skipped_bytes_});
           ++used;
         }
         skipped_ = 0;
@@ -132,8 +134,9 @@ class FileRecordIterator final : public Iterator {
       // Out of memory says where: which reader, which file, at what stage.
       source_.reset();
       error_ = std::make_exception_ptr(
-          Error(Code::kResourceExhausted, str_cat(what_, ": out of memory ", stage, " ",
-                                                  file_index_ > 0 ? quoted(files_[file_index_ - 1]) : "a file")));
+          Error(Code::kResourceExhausted,
+                str_cat(what_, ": out of memory ", stage, " ",
+                        file_index_ > 0 ? quoted(files_[file_index_ - 1]) : "a file")));
     } catch (...) {
       // Delivered after the records parsed before it; the source is done for.
       error_ = std::current_exception();
@@ -158,8 +161,10 @@ class FileRecordIterator final : public Iterator {
 }  // namespace
 
 std::unique_ptr<Iterator> make_record_iterator(const char* what, std::vector<std::string> files,
-                                               OpenRecordSource open, std::shared_ptr<IteratorStats> stats) {
-  return std::make_unique<FileRecordIterator>(what, std::move(files), std::move(open), std::move(stats));
+                                               OpenRecordSource open,
+                                               std::shared_ptr<IteratorStats> stats) {
+  return std::make_unique<FileRecordIterator>(what, std::move(files), std::move(open),
+                                              std::move(stats));
 }
 
 }  // namespace dinput

@@ -21,6 +21,7 @@ using OpenRecordSource = std::function<std::unique_ptr<RecordSource>(const std::
 // stats->corrupt_bytes_skipped. Running out of memory (std::bad_alloc) while a file is
 // opened or read is RESOURCE_EXHAUSTED naming `what` (the reader), the file and the stage.
 std::unique_ptr<Iterator> make_record_iterator(const char* what, std::vector<std::string> files,
-                                               OpenRecordSource open, std::shared_ptr<IteratorStats> stats);
+                                               OpenRecordSource open,
+                                               std::shared_ptr<IteratorStats> stats);
 
 }  // namespace dinput

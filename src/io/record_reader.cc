@@ -24,8 +24,8 @@ uint64_t load_le64(const char* p) {
 
 uint32_t load_le32(const char* p) {
   const unsigned char* u = reinterpret_cast<const unsigned char*>(p);
-  return static_cast<uint32_t>(u[0]) | static_cast<uint32_t>(u[1]) << 8 | static_cast<uint32_t>(u[2]) << 16 |
-         static_cast<uint32_t>(u[3]) << 24;
+  return static_cast<uint32_t>(u[0]) | static_cast<uint32_t>(u[1]) << 8 |
+         static_cast<uint32_t>(u[2]) << 16 | static_cast<uint32_t>(u[3]) << 24;
 }
 
 std::string hex32(uint32_t v) {
@@ -75,11 +75,12 @@ std::string not_a_record_file(const std::string& path, const char* header, size_
     name = "ZSTD";
   }
   if (format) {
-    return str_cat("records: ", quoted(path), " starts with the ", format,
-                   " magic bytes where the record at byte offset 0 belongs, so it is most likely a ", format,
-                   "-compressed record file, but it is read without compression: set the compression to ", name,
-                   " (DINPUT_COMPRESSION_", name, " with dinput_records_options_set_compression; ",
-                   "compression=\"", name, "\" in the dinput tool's records())");
+    return str_cat(
+        "records: ", quoted(path), " starts with the ", format,
+        " magic bytes where the record at byte offset 0 belongs, so it is most likely a ", format,
+        "-compressed record file, but it is read without compression: set the compression to ",
+        name, " (DINPUT_COMPRESSION_", name, " with dinput_records_options_set_compression; ",
+        "compression=\"", name, "\" in the dinput tool's records())");
   }
   bool text = true;
   for (size_t i = 0; i < n; ++i) {
@@ -88,7 +89,8 @@ std::string not_a_record_file(const std::string& path, const char* header, size_
   if (text) {
     return str_cat("records: ", quoted(path), " is not a TFRecord file: it starts with text (",
                    quoted(std::string_view(header, n)),
-                   ") where the header of the record at byte offset 0 belongs (text files are read with text_lines)");
+                   ") where the header of the record at byte offset 0 belongs (text files are read "
+                   "with text_lines)");
   }
   return "";
 }
@@ -97,8 +99,12 @@ std::string not_a_record_file(const std::string& path, const char* header, size_
 
 RecordParser::RecordParser(std::string path, std::unique_ptr<ChunkSource> input, const char* stream,
                            bool skip_corrupt, uint64_t max_record_bytes)
-    : path_(std::move(path)), input_(std::move(input)), stream_(stream), skip_corrupt_(skip_corrupt),
-      max_record_bytes_(std::min<uint64_t>(max_record_bytes, static_cast<uint64_t>(kMaxMaxRecordBytes))) {}
+    : path_(std::move(path)),
+      input_(std::move(input)),
+      stream_(stream),
+      skip_corrupt_(skip_corrupt),
+      max_record_bytes_(
+          std::min<uint64_t>(max_record_bytes, static_cast<uint64_t>(kMaxMaxRecordBytes))) {}
 
 bool RecordParser::next(RecordView& out) {
   spill_.reset();  // the previous copied record now lives on in its tensor only
@@ -117,17 +123,20 @@ bool RecordParser::next(RecordView& out) {
       const char* unit = stream_ && std::strcmp(stream_, "gzip") == 0 ? "member" : "frame";
       if (e.window_too_large()) {
         close();
-        raise(Code::kResourceExhausted, "records: cannot decode the ", stream_ ? stream_ : "", " stream of ",
-              quoted(path_), " from the ", unit, " at compressed byte offset ", e.compressed_offset(),
-              " (the record at byte offset ", start, " of the decompressed stream): ", e.what());
+        raise(Code::kResourceExhausted, "records: cannot decode the ", stream_ ? stream_ : "",
+              " stream of ", quoted(path_), " from the ", unit, " at compressed byte offset ",
+              e.compressed_offset(), " (the record at byte offset ", start,
+              " of the decompressed stream): ", e.what());
       }
       // What was read of the stream from this record on is lost with it.
       const uint64_t lost = offset() > start ? offset() - start : 0;
-      s = fail(true, lost,
-               str_cat("records: ", e.truncated() ? "truncated " : "corrupt ", stream_ ? stream_ : "", " stream in ",
-                       quoted(path_), ", in the record at byte offset ", start, " of the decompressed stream: ",
-                       e.what(), " (in the ", unit, " or trailing bytes starting at compressed byte offset ",
-                       e.compressed_offset(), " of the file)"));
+      s = fail(
+          true, lost,
+          str_cat("records: ", e.truncated() ? "truncated " : "corrupt ", stream_ ? stream_ : "",
+                  " stream in ", quoted(path_), ", in the record at byte offset ", start,
+                  " of the decompressed stream: ", e.what(), " (in the ", unit,
+                  " or trailing bytes starting at compressed byte offset ", e.compressed_offset(),
+                  " of the file)"));
     } catch (const std::bad_alloc&) {
       close();
       raise(Code::kResourceExhausted, "records: out of memory for the record ", where(start));
@@ -139,7 +148,8 @@ bool RecordParser::next(RecordView& out) {
 
 bool RecordParser::plausible(const char* header) const {
   const uint64_t len = load_le64(header);
-  return len <= max_record_bytes_ && load_le32(header + 8) == crc32c::mask(crc32c::value(header, 8));
+  return len <= max_record_bytes_ &&
+         load_le32(header + 8) == crc32c::mask(crc32c::value(header, 8));
 }
 
 RecordParser::Step RecordParser::step(uint64_t start, const char* pending, RecordView& out) {
@@ -157,8 +167,8 @@ RecordParser::Step RecordParser::step(uint64_t start, const char* pending, Recor
       return Step::kEnd;
     }
     if (got < kRecordHeaderBytes) {
-      std::string message = str_cat("records: truncated record ", where(start), ": the ", medium(), " ends ", got,
-                                    " bytes into the record's 12-byte header");
+      std::string message = str_cat("records: truncated record ", where(start), ": the ", medium(),
+                                    " ends ", got, " bytes into the record's 12-byte header");
       // A file shorter than one header: a short text or compressed file is named as such.
       if (start == 0 && !stream_) {
         const std::string kind = not_a_record_file(path_, header_copy, static_cast<size_t>(got));
@@ -173,14 +183,16 @@ RecordParser::Step RecordParser::step(uint64_t start, const char* pending, Recor
   const uint32_t stored_len_crc = load_le32(header + 8);
   const uint32_t len_crc = crc32c::mask(crc32c::value(header, 8));
   if (stored_len_crc != len_crc) {
-    std::string message =
-        str_cat("records: corrupt record ", where(start), ": the CRC of its length field does not match (stored ",
-                hex32(stored_len_crc), ", computed ", hex32(len_crc), "), so the rest of the ", medium(),
-                " cannot be framed");
+    std::string message = str_cat("records: corrupt record ", where(start),
+                                  ": the CRC of its length field does not match (stored ",
+                                  hex32(stored_len_crc), ", computed ", hex32(len_crc),
+                                  "), so the rest of the ", medium(), " cannot be framed");
     if (start == 0 && !stream_) {
       const std::string kind = not_a_record_file(path_, header, kRecordHeaderBytes);
-      message = kind.empty() ? message + " (a file whose first header is wrong is most likely not a TFRecord file)"
-                             : kind;
+      message =
+          kind.empty()
+              ? message + " (a file whose first header is wrong is most likely not a TFRecord file)"
+              : kind;
     }
     if (!skip_corrupt_) return fail(true, 0, message);
     if (resync(header)) return Step::kSkipped;  // counted by resync
@@ -190,8 +202,9 @@ RecordParser::Step RecordParser::step(uint64_t start, const char* pending, Recor
   if (len > max_record_bytes_) {
     // Checked before anything is allocated or read: the length may be a lie.
     const std::string message =
-        str_cat("records: record ", where(start), " claims ", claim(len), " data bytes, more than the limit of ",
-                max_record_bytes_, " (max_record_bytes; raise it with dinput_options_set_max_record_bytes if "
+        str_cat("records: record ", where(start), " claims ", claim(len),
+                " data bytes, more than the limit of ", max_record_bytes_,
+                " (max_record_bytes; raise it with dinput_options_set_max_record_bytes if "
                 "records this large are expected)");
     if (!skip_corrupt_) return fail(true, 0, message);
     // The framing is intact: pass over the record without keeping it.
@@ -201,7 +214,8 @@ RecordParser::Step RecordParser::step(uint64_t start, const char* pending, Recor
   }
 
   uint32_t stored_crc, crc;
-  if (len <= avail() && avail() - len >= kRecordFooterBytes) {  // the record lies in this chunk: a view
+  if (len <= avail() &&
+      avail() - len >= kRecordFooterBytes) {  // the record lies in this chunk: a view
     const char* data = cur_.data + pos_;
     prefetch_ahead(data + len);
     // The CRC first: it streams through the data, so the footer right after it is in the
@@ -222,10 +236,11 @@ RecordParser::Step RecordParser::step(uint64_t start, const char* pending, Recor
     uint64_t have = consume(static_cast<char*>(copy->data()), len);
     if (have == len) have += consume(footer, kRecordFooterBytes);
     if (have < len + kRecordFooterBytes)
-      return fail(true, kRecordHeaderBytes + have,
-                  str_cat("records: truncated record ", where(start), ": the ", medium(), " ends ",
-                          have + kRecordHeaderBytes, " bytes into a record of ", len, " data bytes (",
-                          len + kRecordHeaderBytes + kRecordFooterBytes, " bytes with its framing)"));
+      return fail(
+          true, kRecordHeaderBytes + have,
+          str_cat("records: truncated record ", where(start), ": the ", medium(), " ends ",
+                  have + kRecordHeaderBytes, " bytes into a record of ", len, " data bytes (",
+                  len + kRecordHeaderBytes + kRecordFooterBytes, " bytes with its framing)"));
     stored_crc = load_le32(footer);
     spill_ = std::move(copy);
     out.data = static_cast<const char*>(spill_->data());
@@ -239,7 +254,8 @@ RecordParser::Step RecordParser::step(uint64_t start, const char* pending, Recor
     spill_.reset();
     return fail(false, len + kRecordHeaderBytes + kRecordFooterBytes,
                 str_cat("records: corrupt record ", where(start), ": the CRC of its ", len,
-                        " data bytes does not match (stored ", hex32(stored_crc), ", computed ", hex32(crc), ")"));
+                        " data bytes does not match (stored ", hex32(stored_crc), ", computed ",
+                        hex32(crc), ")"));
   }
   return Step::kRecord;
 }
@@ -302,7 +318,8 @@ bool RecordParser::resync(const char* header) {
   }
 }
 
-bool RecordParser::hold_header(const char* header, uint64_t start, size_t in_chunk, uint64_t skipped) {
+bool RecordParser::hold_header(const char* header, uint64_t start, size_t in_chunk,
+                               uint64_t skipped) {
   std::memcpy(pending_, header, kRecordHeaderBytes);
   pending_start_ = start;
   pos_ += in_chunk;
@@ -312,9 +329,9 @@ bool RecordParser::hold_header(const char* header, uint64_t start, size_t in_chu
 }
 
 void RecordParser::prefetch_ahead(const char* end) {
-  // Parsing a large chunk (or a mapped file) is bound by memory latency more than by the CRC instruction:
-  // asking for the lines a little ahead of the record being checked keeps several misses in
-  // flight (measured: about 15% less time for a pass over 1 KiB records). Each line is
+  // Parsing a large chunk (or a mapped file) is bound by memory latency more than by the CRC
+  // instruction: asking for the lines a little ahead of the record being checked keeps several
+  // misses in flight (measured: about 15% less time for a pass over 1 KiB records). Each line is
   // requested once; prefetches never fault, but stay inside the chunk anyway.
   constexpr size_t kAhead = 2048;
   const char* limit = cur_.data + cur_.size;
@@ -344,7 +361,9 @@ uint64_t RecordParser::consume(char* dst, uint64_t n) {
 }
 
 std::string RecordParser::where(uint64_t offset) const {
-  if (stream_) return str_cat("at byte offset ", offset, " of the decompressed ", stream_, " stream of ", quoted(path_));
+  if (stream_)
+    return str_cat("at byte offset ", offset, " of the decompressed ", stream_, " stream of ",
+                   quoted(path_));
   return str_cat("at byte offset ", offset, " of ", quoted(path_));
 }
 
@@ -361,7 +380,8 @@ void RecordParser::close() {
 
 std::unique_ptr<RecordSource> open_record_file(const std::string& path, Compression compression,
                                                size_t buffer_size, bool skip_corrupt,
-                                               std::shared_ptr<ChunkPool> pool, uint64_t max_record_bytes,
+                                               std::shared_ptr<ChunkPool> pool,
+                                               uint64_t max_record_bytes,
                                                const FileReadOptions& file_options) {
   check_compression("records", compression);
   auto chunks = open_file_chunks("records", path, buffer_size, pool, file_options);
@@ -370,7 +390,8 @@ std::unique_ptr<RecordSource> open_record_file(const std::string& path, Compress
     chunks = decompress(compression, std::move(chunks), buffer_size, std::move(pool));
     stream = compression == Compression::kZstd ? "zstd" : "gzip";
   }
-  return std::make_unique<RecordParser>(path, std::move(chunks), stream, skip_corrupt, max_record_bytes);
+  return std::make_unique<RecordParser>(path, std::move(chunks), stream, skip_corrupt,
+                                        max_record_bytes);
 }
 
 // ---- fixed-length records ----
@@ -381,27 +402,29 @@ namespace {
 // spans two), knowing from the file's size where the records end.
 class FixedLengthReader final : public RecordSource {
  public:
-  FixedLengthReader(const std::string& path, uint64_t record_bytes, uint64_t header_bytes, uint64_t footer_bytes,
-                    bool skip_corrupt, const FileReadOptions& file_options, std::shared_ptr<ChunkPool> pool)
+  FixedLengthReader(const std::string& path, uint64_t record_bytes, uint64_t header_bytes,
+                    uint64_t footer_bytes, bool skip_corrupt, const FileReadOptions& file_options,
+                    std::shared_ptr<ChunkPool> pool)
       : path_(path), record_bytes_(record_bytes) {
     uint64_t size = 0;
-    input_ = open_sized_chunks("fixed_length_records", path, kDefaultChunkBytes, std::move(pool), file_options,
-                               &size);
+    input_ = open_sized_chunks("fixed_length_records", path, kDefaultChunkBytes, std::move(pool),
+                               file_options, &size);
     std::string problem;
     uint64_t lost = size;  // the bytes a problem makes unreadable
     if (header_bytes > size || footer_bytes > size - header_bytes) {
       problem = str_cat("fixed_length_records: the size of '", path, "' (", size,
-                        " bytes) is smaller than header_bytes (", header_bytes, ") plus footer_bytes (", footer_bytes,
-                        ")");
+                        " bytes) is smaller than header_bytes (", header_bytes,
+                        ") plus footer_bytes (", footer_bytes, ")");
     } else {
       const uint64_t body = size - header_bytes - footer_bytes;
       count_ = body / record_bytes;
       lost = body % record_bytes;
       if (body % record_bytes != 0)
-        problem = str_cat("fixed_length_records: the size of '", path, "' (", size, " bytes) minus header_bytes (",
-                          header_bytes, ") and footer_bytes (", footer_bytes, ") is not a multiple of record_bytes (",
-                          record_bytes, "): ", body % record_bytes, " bytes of a truncated record at byte offset ",
-                          header_bytes + count_ * record_bytes);
+        problem = str_cat(
+            "fixed_length_records: the size of '", path, "' (", size,
+            " bytes) minus header_bytes (", header_bytes, ") and footer_bytes (", footer_bytes,
+            ") is not a multiple of record_bytes (", record_bytes, "): ", body % record_bytes,
+            " bytes of a truncated record at byte offset ", header_bytes + count_ * record_bytes);
       to_skip_ = header_bytes;
     }
     if (!problem.empty()) {
@@ -464,7 +487,8 @@ class FixedLengthReader final : public RecordSource {
   // itself when the file shrinks; this is the backstop).
   [[noreturn]] void ended_early() {
     input_.reset();
-    raise(Code::kDataLoss, "fixed_length_records: ", quoted(path_), " ended before record ", index_, " of ", count_);
+    raise(Code::kDataLoss, "fixed_length_records: ", quoted(path_), " ended before record ", index_,
+          " of ", count_);
   }
 
   std::string path_;
@@ -472,7 +496,7 @@ class FixedLengthReader final : public RecordSource {
   std::unique_ptr<ChunkSource> input_;
   Chunk cur_;
   size_t pos_ = 0;
-  uint64_t to_skip_ = 0;  // header bytes still to pass
+  uint64_t to_skip_ = 0;                 // header bytes still to pass
   std::shared_ptr<const Buffer> spill_;  // the last record copied out of two chunks
   uint64_t count_ = 0;
   uint64_t index_ = 0;
@@ -484,11 +508,13 @@ class FixedLengthReader final : public RecordSource {
 
 std::unique_ptr<RecordSource> open_fixed_length_file(const std::string& path, uint64_t record_bytes,
                                                      uint64_t header_bytes, uint64_t footer_bytes,
-                                                     bool skip_corrupt, const FileReadOptions& file_options,
+                                                     bool skip_corrupt,
+                                                     const FileReadOptions& file_options,
                                                      std::shared_ptr<ChunkPool> pool) {
-  if (record_bytes == 0) raise(Code::kInvalidArgument, "fixed_length_records: record_bytes must be greater than zero");
-  return std::make_unique<FixedLengthReader>(path, record_bytes, header_bytes, footer_bytes, skip_corrupt,
-                                             file_options, std::move(pool));
+  if (record_bytes == 0)
+    raise(Code::kInvalidArgument, "fixed_length_records: record_bytes must be greater than zero");
+  return std::make_unique<FixedLengthReader>(path, record_bytes, header_bytes, footer_bytes,
+                                             skip_corrupt, file_options, std::move(pool));
 }
 
 }  // namespace dinput

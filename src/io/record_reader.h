@@ -81,8 +81,8 @@ class RecordSource {
 // not delivered.
 class RecordParser final : public RecordSource {
  public:
-  RecordParser(std::string path, std::unique_ptr<ChunkSource> input, const char* stream, bool skip_corrupt,
-               uint64_t max_record_bytes = kDefaultMaxRecordBytes);
+  RecordParser(std::string path, std::unique_ptr<ChunkSource> input, const char* stream,
+               bool skip_corrupt, uint64_t max_record_bytes = kDefaultMaxRecordBytes);
   bool next(RecordView& out) override;
   // Offset in the (decompressed) stream of the next record.
   uint64_t offset() const { return base_ + pos_; }
@@ -124,21 +124,20 @@ class RecordParser final : public RecordSource {
   bool done_ = false;
   Chunk cur_;
   size_t pos_ = 0;
-  uint64_t base_ = 0;               // stream offset of cur_.data
-  const char* prefetched_ = nullptr;  // lines of cur_ below this were prefetched
+  uint64_t base_ = 0;                    // stream offset of cur_.data
+  const char* prefetched_ = nullptr;     // lines of cur_ below this were prefetched
   std::shared_ptr<const Buffer> spill_;  // the last record copied out of several chunks
-  bool have_pending_ = false;       // resync found a header: pending_ holds it
+  bool have_pending_ = false;            // resync found a header: pending_ holds it
   char pending_[kRecordHeaderBytes];
   uint64_t pending_start_ = 0;
 };
 
 // A record file: the file's chunks, decompressed, parsed. Opening errors (NOT_FOUND,
 // PERMISSION_DENIED, ...) name the file. buffer_size 0: kDefaultChunkBytes.
-std::unique_ptr<RecordSource> open_record_file(const std::string& path, Compression compression,
-                                               size_t buffer_size, bool skip_corrupt,
-                                               std::shared_ptr<ChunkPool> pool = nullptr,
-                                               uint64_t max_record_bytes = kDefaultMaxRecordBytes,
-                                               const FileReadOptions& file_options = FileReadOptions{});
+std::unique_ptr<RecordSource> open_record_file(
+    const std::string& path, Compression compression, size_t buffer_size, bool skip_corrupt,
+    std::shared_ptr<ChunkPool> pool = nullptr, uint64_t max_record_bytes = kDefaultMaxRecordBytes,
+    const FileReadOptions& file_options = FileReadOptions{});
 
 // Fixed-length records: header_bytes are skipped at the start and footer_bytes at the end,
 // the rest is cut into records of record_bytes. A file whose body is not a multiple of
@@ -146,10 +145,9 @@ std::unique_ptr<RecordSource> open_record_file(const std::string& path, Compress
 // records are read and the incomplete tail counts as one skipped record. The file is read
 // in chunks (open_sized_chunks), records handed out as views of them; a pipe or device,
 // when allowed, is read whole first, at most file_options.whole_file_limit bytes.
-std::unique_ptr<RecordSource> open_fixed_length_file(const std::string& path, uint64_t record_bytes,
-                                                     uint64_t header_bytes, uint64_t footer_bytes,
-                                                     bool skip_corrupt,
-                                                     const FileReadOptions& file_options = FileReadOptions{},
-                                                     std::shared_ptr<ChunkPool> pool = nullptr);
+std::unique_ptr<RecordSource> open_fixed_length_file(
+    const std::string& path, uint64_t record_bytes, uint64_t header_bytes, uint64_t footer_bytes,
+    bool skip_corrupt, const FileReadOptions& file_options = FileReadOptions{},
+    std::shared_ptr<ChunkPool> pool = nullptr);
 
 }  // namespace dinput

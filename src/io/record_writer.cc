@@ -33,7 +33,8 @@ void write_all(int fd, const std::string& path, const char* p, size_t n) {
       if (errno == EINTR) continue;
       raise_file_error(kWhat, "write", path, errno);
     }
-    if (r == 0) raise(Code::kDataLoss, kWhat, ": cannot write '", path, "': the file accepts no more bytes");
+    if (r == 0)
+      raise(Code::kDataLoss, kWhat, ": cannot write '", path, "': the file accepts no more bytes");
     p += r;
     n -= static_cast<size_t>(r);
   }
@@ -138,7 +139,8 @@ class ZstdEncoder final : public RecordWriter::Encoder {
     ZSTD_inBuffer in{nullptr, 0, 0};
     for (;;) {
       ZSTD_outBuffer out{out_.data(), out_.size(), 0};
-      size_t left = check(ZSTD_compressStream2(cctx_, &out, &in, final ? ZSTD_e_end : ZSTD_e_flush));
+      size_t left =
+          check(ZSTD_compressStream2(cctx_, &out, &in, final ? ZSTD_e_end : ZSTD_e_flush));
       emit(out_.data(), out.pos);
       if (left == 0) return;
     }
@@ -146,7 +148,9 @@ class ZstdEncoder final : public RecordWriter::Encoder {
 
  private:
   size_t check(size_t rc) {
-    if (ZSTD_isError(rc)) raise(Code::kInternal, kWhat, ": zstd compression of '", path_, "' failed: ", ZSTD_getErrorName(rc));
+    if (ZSTD_isError(rc))
+      raise(Code::kInternal, kWhat, ": zstd compression of '", path_,
+            "' failed: ", ZSTD_getErrorName(rc));
     return rc;
   }
   ZSTD_CCtx* cctx_;
@@ -159,11 +163,13 @@ class ZstdEncoder final : public RecordWriter::Encoder {
 
 class GzipEncoder final : public RecordWriter::Encoder {
  public:
-  GzipEncoder(int fd, const std::string& path, int level) : Encoder(fd, path), out_(size_t{256} << 10) {
+  GzipEncoder(int fd, const std::string& path, int level)
+      : Encoder(fd, path), out_(size_t{256} << 10) {
     // 15 + 16: a 32 KiB window with a gzip header and trailer; memLevel 8 is zlib's default.
     int rc = deflateInit2(&zs_, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
     if (rc == Z_MEM_ERROR) throw std::bad_alloc();
-    if (rc != Z_OK) raise(Code::kInternal, kWhat, ": zlib deflateInit2 failed for '", path_, "' (code ", rc, ")");
+    if (rc != Z_OK)
+      raise(Code::kInternal, kWhat, ": zlib deflateInit2 failed for '", path_, "' (code ", rc, ")");
   }
   ~GzipEncoder() override { deflateEnd(&zs_); }
 
@@ -192,7 +198,8 @@ class GzipEncoder final : public RecordWriter::Encoder {
       zs_.avail_out = static_cast<uInt>(out_.size());
       int rc = deflate(&zs_, mode);
       if (rc == Z_STREAM_ERROR)
-        raise(Code::kInternal, kWhat, ": zlib compression of '", path_, "' failed: ", zs_.msg ? zs_.msg : "stream error");
+        raise(Code::kInternal, kWhat, ": zlib compression of '", path_,
+              "' failed: ", zs_.msg ? zs_.msg : "stream error");
       emit(out_.data(), out_.size() - zs_.avail_out);
       if (mode == Z_FINISH ? rc == Z_STREAM_END : (zs_.avail_in == 0 && zs_.avail_out != 0)) return;
     }
@@ -205,30 +212,41 @@ class GzipEncoder final : public RecordWriter::Encoder {
 
 }  // namespace
 
-RecordWriter::RecordWriter(std::string path, Compression compression, int level, int zstd_window_log)
+RecordWriter::RecordWriter(std::string path, Compression compression, int level,
+                           int zstd_window_log)
     : path_(std::move(path)) {
   check_compression(kWhat, compression);
   // The readers accept windows up to 2^31 (2^30 where size_t is 32 bits).
   const int max_window_log = sizeof(size_t) >= 8 ? 31 : 30;
-  DINPUT_CHECK_ARG(zstd_window_log == 0 || (zstd_window_log >= 10 && zstd_window_log <= max_window_log), kWhat,
-                   ": the zstd window log must be 10..", max_window_log, " (0: the level's), got ", zstd_window_log);
+  DINPUT_CHECK_ARG(
+      zstd_window_log == 0 || (zstd_window_log >= 10 && zstd_window_log <= max_window_log), kWhat,
+      ": the zstd window log must be 10..", max_window_log, " (0: the level's), got ",
+      zstd_window_log);
   if (compression == Compression::kZstd) {
-    DINPUT_CHECK_ARG(level >= 0 && level <= 19, kWhat, ": the zstd level must be 1..19 (0: the default 3), got ", level);
+    DINPUT_CHECK_ARG(level >= 0 && level <= 19, kWhat,
+                     ": the zstd level must be 1..19 (0: the default 3), got ", level);
     if (level == 0) level = 3;
   } else if (compression == Compression::kGzip) {
-    DINPUT_CHECK_ARG(level >= 0 && level <= 9, kWhat, ": the gzip level must be 1..9 (0: the default 6), got ", level);
+    DINPUT_CHECK_ARG(level >= 0 && level <= 9, kWhat,
+                     ": the gzip level must be 1..9 (0: the default 6), got ", level);
     if (level == 0) level = 6;
   }
   file_ = std::make_unique<OutputFile>(kWhat, path_);
   const int fd = file_->fd();
   switch (compression) {
 #ifdef DINPUT_HAVE_ZSTD
-    case Compression::kZstd: encoder_ = std::make_unique<ZstdEncoder>(fd, path_, level, zstd_window_log); break;
+    case Compression::kZstd:
+      encoder_ = std::make_unique<ZstdEncoder>(fd, path_, level, zstd_window_log);
+      break;
 #endif
 #ifdef DINPUT_HAVE_ZLIB
-    case Compression::kGzip: encoder_ = std::make_unique<GzipEncoder>(fd, path_, level); break;
+    case Compression::kGzip:
+      encoder_ = std::make_unique<GzipEncoder>(fd, path_, level);
+      break;
 #endif
-    default: encoder_ = std::make_unique<PlainEncoder>(fd, path_); break;
+    default:
+      encoder_ = std::make_unique<PlainEncoder>(fd, path_);
+      break;
   }
 }
 
@@ -242,7 +260,8 @@ RecordWriter::~RecordWriter() {
 
 void RecordWriter::check_usable(const char* op) {
   if (closed_)
-    raise(Code::kFailedPrecondition, kWhat, ": cannot ", op, " '", path_, "': the writer is closed");
+    raise(Code::kFailedPrecondition, kWhat, ": cannot ", op, " '", path_,
+          "': the writer is closed");
   if (failed_) throw *failed_;
 }
 
@@ -254,7 +273,8 @@ void RecordWriter::guarded(Body&& body) {
     failed_ = e;
     throw;
   } catch (const std::bad_alloc&) {
-    failed_ = Error(Code::kResourceExhausted, str_cat(kWhat, ": out of memory writing '", path_, "'"));
+    failed_ =
+        Error(Code::kResourceExhausted, str_cat(kWhat, ": out of memory writing '", path_, "'"));
     throw *failed_;
   }
 }

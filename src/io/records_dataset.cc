@@ -13,7 +13,9 @@ namespace {
 class RecordsDataset final : public FileSource {
  public:
   RecordsDataset(std::vector<std::string> files, Compression compression, size_t buffer_size)
-      : files_(std::move(files)), compression_(compression), buffer_size_(buffer_size),
+      : files_(std::move(files)),
+        compression_(compression),
+        buffer_size_(buffer_size),
         spec_{{DType::kBytes, Shape()}} {}
   const char* name() const override { return "records"; }
   const ElementSpec& element_spec() const override { return spec_; }
@@ -35,7 +37,8 @@ class RecordsDataset final : public FileSource {
     return make_record_iterator(
         "records", files_,
         [=](const std::string& path) {
-          return open_record_file(path, compression, buffer_size, skip, pool, max_record, file_options);
+          return open_record_file(path, compression, buffer_size, skip, pool, max_record,
+                                  file_options);
         },
         ctx.stats);
   }
@@ -49,17 +52,21 @@ class RecordsDataset final : public FileSource {
 
 class FixedLengthRecordsDataset final : public FileSource {
  public:
-  FixedLengthRecordsDataset(std::vector<std::string> files, uint64_t record_bytes, uint64_t header_bytes,
-                            uint64_t footer_bytes)
-      : files_(std::move(files)), record_bytes_(record_bytes), header_bytes_(header_bytes),
-        footer_bytes_(footer_bytes), spec_{{DType::kBytes, Shape()}} {}
+  FixedLengthRecordsDataset(std::vector<std::string> files, uint64_t record_bytes,
+                            uint64_t header_bytes, uint64_t footer_bytes)
+      : files_(std::move(files)),
+        record_bytes_(record_bytes),
+        header_bytes_(header_bytes),
+        footer_bytes_(footer_bytes),
+        spec_{{DType::kBytes, Shape()}} {}
   const char* name() const override { return "fixed_length_records"; }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override { return files_.empty() ? 0 : kUnknownCardinality; }
   DatasetPtr with_inputs(std::vector<DatasetPtr>) const override { return ptr(); }
   const std::vector<std::string>& files() const override { return files_; }
   DatasetPtr with_files(std::vector<std::string> files) const override {
-    return std::make_shared<FixedLengthRecordsDataset>(std::move(files), record_bytes_, header_bytes_, footer_bytes_);
+    return std::make_shared<FixedLengthRecordsDataset>(std::move(files), record_bytes_,
+                                                       header_bytes_, footer_bytes_);
   }
   std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override {
     uint64_t record = record_bytes_, header = header_bytes_, footer = footer_bytes_;
@@ -82,21 +89,27 @@ class FixedLengthRecordsDataset final : public FileSource {
 
 }  // namespace
 
-DatasetPtr make_records(std::vector<std::string> files, Compression compression, int64_t buffer_size) {
+DatasetPtr make_records(std::vector<std::string> files, Compression compression,
+                        int64_t buffer_size) {
   check_compression("records", compression);
-  DINPUT_CHECK_ARG(buffer_size >= 0, "records: buffer_size must be >= 0 (0: the default), got ", buffer_size);
-  return std::make_shared<RecordsDataset>(std::move(files), compression, static_cast<size_t>(buffer_size));
+  DINPUT_CHECK_ARG(buffer_size >= 0, "records: buffer_size must be >= 0 (0: the default), got ",
+                   buffer_size);
+  return std::make_shared<RecordsDataset>(std::move(files), compression,
+                                          static_cast<size_t>(buffer_size));
 }
 
-DatasetPtr make_fixed_length_records(std::vector<std::string> files, int64_t record_bytes, int64_t header_bytes,
-                                     int64_t footer_bytes) {
-  DINPUT_CHECK_ARG(record_bytes > 0, "fixed_length_records: record_bytes must be greater than zero, got ",
+DatasetPtr make_fixed_length_records(std::vector<std::string> files, int64_t record_bytes,
+                                     int64_t header_bytes, int64_t footer_bytes) {
+  DINPUT_CHECK_ARG(record_bytes > 0,
+                   "fixed_length_records: record_bytes must be greater than zero, got ",
                    record_bytes);
-  DINPUT_CHECK_ARG(header_bytes >= 0, "fixed_length_records: header_bytes must be >= 0, got ", header_bytes);
-  DINPUT_CHECK_ARG(footer_bytes >= 0, "fixed_length_records: footer_bytes must be >= 0, got ", footer_bytes);
-  return std::make_shared<FixedLengthRecordsDataset>(std::move(files), static_cast<uint64_t>(record_bytes),
-                                                     static_cast<uint64_t>(header_bytes),
-                                                     static_cast<uint64_t>(footer_bytes));
+  DINPUT_CHECK_ARG(header_bytes >= 0, "fixed_length_records: header_bytes must be >= 0, got ",
+                   header_bytes);
+  DINPUT_CHECK_ARG(footer_bytes >= 0, "fixed_length_records: footer_bytes must be >= 0, got ",
+                   footer_bytes);
+  return std::make_shared<FixedLengthRecordsDataset>(
+      std::move(files), static_cast<uint64_t>(record_bytes), static_cast<uint64_t>(header_bytes),
+      static_cast<uint64_t>(footer_bytes));
 }
 
 }  // namespace dinput

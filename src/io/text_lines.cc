@@ -52,14 +52,15 @@ class LineReader final : public RecordSource {
         if (nl) return checked(assemble(out), out);
       }
       if (!advance()) {
-        if (pieces_.empty()) return false;      // ended right after a "\n" (or an empty file)
-        return checked(assemble(out), out);     // a last line without "\n"
+        if (pieces_.empty()) return false;   // ended right after a "\n" (or an empty file)
+        return checked(assemble(out), out);  // a last line without "\n"
       }
     }
   }
 
  private:
-  static bool view(RecordView& out, const char* data, size_t size, const std::shared_ptr<const Buffer>* owner) {
+  static bool view(RecordView& out, const char* data, size_t size,
+                   const std::shared_ptr<const Buffer>* owner) {
     if (size && data[size - 1] == '\r') --size;
     out.data = data;
     out.size = size;
@@ -102,8 +103,9 @@ class LineReader final : public RecordSource {
     pieces_.clear();
     cur_ = Chunk{};
     input_.reset();
-    raise(Code::kResourceExhausted, "text_lines: the line at byte offset ", line_start_, " of ", quoted(path_),
-          " is longer than ", max_line_bytes_, " bytes (the limit is max_record_bytes; raise it "
+    raise(Code::kResourceExhausted, "text_lines: the line at byte offset ", line_start_, " of ",
+          quoted(path_), " is longer than ", max_line_bytes_,
+          " bytes (the limit is max_record_bytes; raise it "
           "with dinput_options_set_max_record_bytes if lines this long are expected)");
   }
 
@@ -152,7 +154,8 @@ class TextLinesDataset final : public FileSource {
         "text_lines", files_,
         [pool, file_options, max_line](const std::string& path) {
           return std::make_unique<LineReader>(
-              path, open_file_chunks("text_lines", path, kDefaultChunkBytes, pool, file_options), max_line);
+              path, open_file_chunks("text_lines", path, kDefaultChunkBytes, pool, file_options),
+              max_line);
         },
         ctx.stats);
   }

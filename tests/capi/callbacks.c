@@ -19,7 +19,7 @@ struct gen_config {
   int64_t limit;
   int64_t fail_at;           /* -1: never */
   dinput_status_t fail_code; /* status returned at fail_at */
-  const char *fail_message;  /* given to dinput_error_set, or NULL to set none */
+  const char* fail_message;  /* given to dinput_error_set, or NULL to set none */
   int wrong_shape_at;        /* -1: never; else yields an int64[2] there */
   int no_element_at;         /* -1: never; else returns OK without an element */
   int fail_init;
@@ -28,19 +28,19 @@ struct gen_config {
 };
 
 struct gen_state {
-  struct gen_config *config;
+  struct gen_config* config;
   int64_t next;
 };
 
-static dinput_status_t gen_init(void **state, void *user_data) {
-  struct gen_config *c = (struct gen_config *)user_data;
-  struct gen_state *s;
+static dinput_status_t gen_init(void** state, void* user_data) {
+  struct gen_config* c = (struct gen_config*)user_data;
+  struct gen_state* s;
   ++c->inits;
   if (c->fail_init) {
     dinput_error_set(DINPUT_PERMISSION_DENIED, "init refused by the test");
     return DINPUT_PERMISSION_DENIED;
   }
-  s = (struct gen_state *)malloc(sizeof *s);
+  s = (struct gen_state*)malloc(sizeof *s);
   if (!s) return DINPUT_RESOURCE_EXHAUSTED;
   s->config = c;
   s->next = 0;
@@ -48,12 +48,12 @@ static dinput_status_t gen_init(void **state, void *user_data) {
   return DINPUT_OK;
 }
 
-static dinput_status_t gen_next(dinput_element_t **out, void *state) {
-  struct gen_state *s = (struct gen_state *)state;
-  struct gen_config *c = s->config;
+static dinput_status_t gen_next(dinput_element_t** out, void* state) {
+  struct gen_state* s = (struct gen_state*)state;
+  struct gen_config* c = s->config;
   int64_t i = s->next++;
   int64_t pair[2];
-  dinput_tensor_t *t;
+  dinput_tensor_t* t;
   if (i >= c->limit) return DINPUT_OUT_OF_RANGE;
   if (i == c->fail_at) {
     if (c->fail_message) dinput_error_set(c->fail_code, c->fail_message);
@@ -70,13 +70,13 @@ static dinput_status_t gen_next(dinput_element_t **out, void *state) {
   return DINPUT_OK;
 }
 
-static void gen_finalize(void *state) {
-  struct gen_state *s = (struct gen_state *)state;
+static void gen_finalize(void* state) {
+  struct gen_state* s = (struct gen_state*)state;
   ++s->config->finalizes;
   free(s);
 }
 
-static void count_free(void *user_data) { ++((struct gen_config *)user_data)->frees; }
+static void count_free(void* user_data) { ++((struct gen_config*)user_data)->frees; }
 
 static struct gen_config config_of(int64_t limit) {
   struct gen_config c;
@@ -89,25 +89,26 @@ static struct gen_config config_of(int64_t limit) {
   return c;
 }
 
-static dinput_spec_t *scalar_int64_spec(void) {
-  dinput_spec_t *spec = NULL;
+static dinput_spec_t* scalar_int64_spec(void) {
+  dinput_spec_t* spec = NULL;
   CHECK_OK(dinput_spec_new(&spec));
   CHECK_OK(dinput_spec_add(spec, DINPUT_INT64, NULL, 0));
   return spec;
 }
 
-static dinput_dataset_t *make_gen(struct gen_config *c) {
-  dinput_spec_t *spec = scalar_int64_spec();
-  dinput_dataset_t *ds = NULL;
-  CHECK_OK(dinput_dataset_from_generator(&ds, spec, gen_init, gen_next, gen_finalize, c, count_free));
+static dinput_dataset_t* make_gen(struct gen_config* c) {
+  dinput_spec_t* spec = scalar_int64_spec();
+  dinput_dataset_t* ds = NULL;
+  CHECK_OK(
+      dinput_dataset_from_generator(&ds, spec, gen_init, gen_next, gen_finalize, c, count_free));
   dinput_spec_free(spec);
   return ds;
 }
 
 /* Reads from `it` until it fails; returns the failing status, and the number of elements
  * read before in *n. */
-static dinput_status_t read_until_error(dinput_iterator_t *it, int64_t *n) {
-  dinput_element_t *e = NULL;
+static dinput_status_t read_until_error(dinput_iterator_t* it, int64_t* n) {
+  dinput_element_t* e = NULL;
   dinput_status_t st;
   *n = 0;
   while ((st = dinput_iterator_get_next(&e, it)) == DINPUT_OK) {
@@ -120,9 +121,9 @@ static dinput_status_t read_until_error(dinput_iterator_t *it, int64_t *n) {
 
 static void test_generator_lifecycle(void) {
   struct gen_config c = config_of(4);
-  dinput_dataset_t *ds = make_gen(&c);
+  dinput_dataset_t* ds = make_gen(&c);
   dinput_iterator_t *it = NULL, *it2 = NULL;
-  dinput_element_t *e = NULL;
+  dinput_element_t* e = NULL;
   int64_t n = 0;
   int64_t values[8];
   CHECK(strcmp(dinput_dataset_name(ds), "from_generator") == 0);
@@ -152,9 +153,9 @@ static void test_generator_lifecycle(void) {
 
 /* init NULL: the state is user_data itself; finalize NULL is allowed. */
 static int64_t plain_counter;
-static dinput_status_t plain_next(dinput_element_t **out, void *state) {
-  int64_t *counter = (int64_t *)state;
-  dinput_tensor_t *t;
+static dinput_status_t plain_next(dinput_element_t** out, void* state) {
+  int64_t* counter = (int64_t*)state;
+  dinput_tensor_t* t;
   if (*counter >= 3) return DINPUT_OUT_OF_RANGE;
   t = make_int64(counter, 1, 0);
   ++*counter;
@@ -163,8 +164,8 @@ static dinput_status_t plain_next(dinput_element_t **out, void *state) {
 }
 
 static void test_generator_without_init(void) {
-  dinput_spec_t *spec = scalar_int64_spec();
-  dinput_dataset_t *ds = NULL;
+  dinput_spec_t* spec = scalar_int64_spec();
+  dinput_dataset_t* ds = NULL;
   int64_t v[4];
   plain_counter = 0;
   CHECK_OK(dinput_dataset_from_generator(&ds, spec, NULL, plain_next, NULL, &plain_counter, NULL));
@@ -175,8 +176,8 @@ static void test_generator_without_init(void) {
 }
 
 static void test_generator_failures(void) {
-  dinput_iterator_t *it = NULL;
-  dinput_dataset_t *ds;
+  dinput_iterator_t* it = NULL;
+  dinput_dataset_t* ds;
   int64_t n = 0;
   int i;
 
@@ -193,7 +194,7 @@ static void test_generator_failures(void) {
     CHECK(n == 3);
     CHECK(strcmp(dinput_last_error_message(), "record 3 is corrupt") == 0);
     for (i = 0; i < 2; ++i) {
-      dinput_element_t *e = NULL;
+      dinput_element_t* e = NULL;
       CHECK_STATUS(dinput_iterator_get_next(&e, it), DINPUT_DATA_LOSS);
       CHECK(strcmp(dinput_last_error_message(), "record 3 is corrupt") == 0);
       CHECK(e == NULL);
@@ -245,7 +246,7 @@ static void test_generator_failures(void) {
     struct gen_config c = config_of(10);
     c.fail_init = 1;
     ds = make_gen(&c);
-    it = (dinput_iterator_t *)(void *)&c;
+    it = (dinput_iterator_t*)(void*)&c;
     CHECK_STATUS(dinput_dataset_iterator(&it, ds), DINPUT_PERMISSION_DENIED);
     CHECK_MSG("init refused by the test");
     CHECK(it == NULL);
@@ -256,7 +257,7 @@ static void test_generator_failures(void) {
   /* Through prefetch the generator runs on a library thread; its message still arrives. */
   {
     struct gen_config c = config_of(10);
-    dinput_dataset_t *p = NULL;
+    dinput_dataset_t* p = NULL;
     c.fail_at = 4;
     c.fail_code = DINPUT_INTERNAL;
     c.fail_message = "failed on the prefetch thread";
@@ -277,19 +278,19 @@ static void test_generator_failures(void) {
 
 struct map_config {
   int64_t fail_on;
-  const char *message;
+  const char* message;
   int wrong_dtype;
   int frees;
   pthread_mutex_t mu;
   int calls;
 };
 
-static void count_map_free(void *user_data) { ++((struct map_config *)user_data)->frees; }
+static void count_map_free(void* user_data) { ++((struct map_config*)user_data)->frees; }
 
-static dinput_status_t negate(dinput_element_t **out, const dinput_element_t *in, void *user_data) {
-  struct map_config *c = (struct map_config *)user_data;
+static dinput_status_t negate(dinput_element_t** out, const dinput_element_t* in, void* user_data) {
+  struct map_config* c = (struct map_config*)user_data;
   int64_t v = 0;
-  dinput_tensor_t *t = NULL;
+  dinput_tensor_t* t = NULL;
   pthread_mutex_lock(&c->mu);
   ++c->calls;
   pthread_mutex_unlock(&c->mu);
@@ -301,7 +302,8 @@ static dinput_status_t negate(dinput_element_t **out, const dinput_element_t *in
   }
   if (c->wrong_dtype) {
     double d = (double)v;
-    if (dinput_tensor_new(&t, DINPUT_FLOAT64, NULL, 0, &d, sizeof d) != DINPUT_OK) return dinput_last_error_code();
+    if (dinput_tensor_new(&t, DINPUT_FLOAT64, NULL, 0, &d, sizeof d) != DINPUT_OK)
+      return dinput_last_error_code();
   } else {
     v = -v;
     t = make_int64(&v, 1, 0);
@@ -310,7 +312,7 @@ static dinput_status_t negate(dinput_element_t **out, const dinput_element_t *in
   return DINPUT_OK;
 }
 
-static struct map_config map_config_of(int64_t fail_on, const char *message) {
+static struct map_config map_config_of(int64_t fail_on, const char* message) {
   struct map_config c;
   memset(&c, 0, sizeof c);
   c.fail_on = fail_on;
@@ -321,7 +323,7 @@ static struct map_config map_config_of(int64_t fail_on, const char *message) {
 
 static void test_map_callbacks(void) {
   dinput_dataset_t *r = NULL, *m = NULL, *b = NULL;
-  dinput_iterator_t *it = NULL;
+  dinput_iterator_t* it = NULL;
   int64_t v[64];
   int64_t n = 0, i;
   int ok;
@@ -385,7 +387,7 @@ static void test_map_callbacks(void) {
     struct map_config c = map_config_of(-1, NULL);
     dinput_spec_t *spec = NULL, *reported = NULL;
     double d = 0;
-    dinput_element_t *e = NULL;
+    dinput_element_t* e = NULL;
     c.wrong_dtype = 1;
     CHECK_OK(dinput_spec_new(&spec));
     CHECK_OK(dinput_spec_add(spec, DINPUT_FLOAT64, NULL, 0));
@@ -423,9 +425,10 @@ struct filter_config {
   int frees;
 };
 
-static void count_filter_free(void *user_data) { ++((struct filter_config *)user_data)->frees; }
+static void count_filter_free(void* user_data) { ++((struct filter_config*)user_data)->frees; }
 
-static dinput_status_t keep_multiples_of_three(int *keep, const dinput_element_t *in, void *user_data) {
+static dinput_status_t keep_multiples_of_three(int* keep, const dinput_element_t* in,
+                                               void* user_data) {
   int64_t v = 0;
   (void)user_data;
   dinput_tensor_copy_to(&v, sizeof v, dinput_element_get(in, 0), DINPUT_INT64);
@@ -439,7 +442,7 @@ static dinput_status_t keep_multiples_of_three(int *keep, const dinput_element_t
 
 static void test_filter_callbacks(void) {
   dinput_dataset_t *r = NULL, *f = NULL;
-  dinput_iterator_t *it = NULL;
+  dinput_iterator_t* it = NULL;
   struct filter_config c = {0};
   int64_t v[8];
   int64_t n = 0;
@@ -464,25 +467,29 @@ static void test_filter_callbacks(void) {
 /* free_user_data runs exactly once even when the constructor fails, whatever the reason. */
 static void test_user_data_freed_when_constructors_fail(void) {
   dinput_dataset_t *r = NULL, *out = NULL;
-  dinput_spec_t *spec = scalar_int64_spec();
+  dinput_spec_t* spec = scalar_int64_spec();
   struct gen_config g = config_of(1);
   struct map_config m = map_config_of(-1, NULL);
   struct filter_config f = {0};
   CHECK_OK(dinput_dataset_range(&r, 0, 3, 1));
 
-  CHECK_STATUS(dinput_dataset_from_generator(&out, NULL, gen_init, gen_next, gen_finalize, &g, count_free),
-               DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(
+      dinput_dataset_from_generator(&out, NULL, gen_init, gen_next, gen_finalize, &g, count_free),
+      DINPUT_INVALID_ARGUMENT);
   CHECK(g.frees == 1);
-  CHECK_STATUS(dinput_dataset_from_generator(&out, spec, gen_init, NULL, gen_finalize, &g, count_free),
-               DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(
+      dinput_dataset_from_generator(&out, spec, gen_init, NULL, gen_finalize, &g, count_free),
+      DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("'next'");
   CHECK(g.frees == 2);
-  CHECK_STATUS(dinput_dataset_from_generator(NULL, spec, gen_init, gen_next, gen_finalize, &g, count_free),
-               DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(
+      dinput_dataset_from_generator(NULL, spec, gen_init, gen_next, gen_finalize, &g, count_free),
+      DINPUT_INVALID_ARGUMENT);
   CHECK(g.frees == 3);
   CHECK(g.inits == 0);
 
-  CHECK_STATUS(map_with(&out, NULL, negate, NULL, 1, 1, &m, count_map_free), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(map_with(&out, NULL, negate, NULL, 1, 1, &m, count_map_free),
+               DINPUT_INVALID_ARGUMENT);
   CHECK(m.frees == 1);
   CHECK_STATUS(map_with(&out, r, negate, NULL, -9, 1, &m, count_map_free), DINPUT_INVALID_ARGUMENT);
   CHECK(m.frees == 2);
@@ -495,7 +502,8 @@ static void test_user_data_freed_when_constructors_fail(void) {
   CHECK_STATUS(dinput_dataset_filter(&out, NULL, keep_multiples_of_three, &f, count_filter_free),
                DINPUT_INVALID_ARGUMENT);
   CHECK(f.frees == 1);
-  CHECK_STATUS(dinput_dataset_filter(&out, r, NULL, &f, count_filter_free), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_dataset_filter(&out, r, NULL, &f, count_filter_free),
+               DINPUT_INVALID_ARGUMENT);
   CHECK(f.frees == 2);
   CHECK(out == NULL);
 
@@ -514,11 +522,12 @@ struct gate {
   int attempted; /* the other thread has made its overlapping call */
 };
 
-static dinput_status_t gated_identity(dinput_element_t **out, const dinput_element_t *in, void *user_data) {
-  struct gate *g = (struct gate *)user_data;
+static dinput_status_t gated_identity(dinput_element_t** out, const dinput_element_t* in,
+                                      void* user_data) {
+  struct gate* g = (struct gate*)user_data;
   struct timespec deadline;
   int64_t v = 0;
-  dinput_tensor_t *t = NULL;
+  dinput_tensor_t* t = NULL;
   pthread_mutex_lock(&g->mu);
   if (!g->entered) {
     g->entered = 1;
@@ -537,15 +546,15 @@ static dinput_status_t gated_identity(dinput_element_t **out, const dinput_eleme
 }
 
 struct second_caller {
-  struct gate *gate;
-  dinput_iterator_t *it;
+  struct gate* gate;
+  dinput_iterator_t* it;
   dinput_status_t status;
   char message[256];
 };
 
-static void *call_while_first_runs(void *arg) {
-  struct second_caller *s = (struct second_caller *)arg;
-  dinput_element_t *e = NULL;
+static void* call_while_first_runs(void* arg) {
+  struct second_caller* s = (struct second_caller*)arg;
+  dinput_element_t* e = NULL;
   pthread_mutex_lock(&s->gate->mu);
   while (!s->gate->entered) pthread_cond_wait(&s->gate->cv, &s->gate->mu);
   pthread_mutex_unlock(&s->gate->mu);
@@ -562,16 +571,16 @@ static void *call_while_first_runs(void *arg) {
 #define HAMMER_N 100000
 
 struct hammer {
-  dinput_iterator_t *it;
-  int64_t *values;
+  dinput_iterator_t* it;
+  int64_t* values;
   int64_t count;
   int64_t busy;     /* FAILED_PRECONDITION answers */
   int other_errors; /* anything but OK, FAILED_PRECONDITION and the end */
 };
 
-static void *hammer_iterator(void *arg) {
-  struct hammer *h = (struct hammer *)arg;
-  dinput_element_t *e = NULL;
+static void* hammer_iterator(void* arg) {
+  struct hammer* h = (struct hammer*)arg;
+  dinput_element_t* e = NULL;
   for (;;) {
     dinput_status_t st = dinput_iterator_get_next(&e, h->it);
     if (st == DINPUT_OUT_OF_RANGE) break;
@@ -584,7 +593,8 @@ static void *hammer_iterator(void *arg) {
       dinput_element_free(e);
       break;
     }
-    dinput_tensor_copy_to(&h->values[h->count++], sizeof(int64_t), dinput_element_get(e, 0), DINPUT_INT64);
+    dinput_tensor_copy_to(&h->values[h->count++], sizeof(int64_t), dinput_element_get(e, 0),
+                          DINPUT_INT64);
     dinput_element_free(e);
   }
   return NULL;
@@ -592,14 +602,14 @@ static void *hammer_iterator(void *arg) {
 
 static void test_concurrent_iterator_use(void) {
   dinput_dataset_t *r = NULL, *s = NULL, *m = NULL;
-  dinput_iterator_t *it = NULL;
-  dinput_element_t *e = NULL;
-  dinput_spec_t *spec = scalar_int64_spec();
+  dinput_iterator_t* it = NULL;
+  dinput_element_t* e = NULL;
+  dinput_spec_t* spec = scalar_int64_spec();
   struct gate g;
   struct second_caller second;
   struct hammer h[2];
   pthread_t thread, threads[2];
-  char *seen = NULL;
+  char* seen = NULL;
   int64_t i, total = 0, duplicates = 0;
   int k;
 
@@ -646,11 +656,11 @@ static void test_concurrent_iterator_use(void) {
   for (k = 0; k < 2; ++k) {
     memset(&h[k], 0, sizeof h[k]);
     h[k].it = it;
-    h[k].values = (int64_t *)calloc(HAMMER_N, sizeof(int64_t));
+    h[k].values = (int64_t*)calloc(HAMMER_N, sizeof(int64_t));
     CHECK(pthread_create(&threads[k], NULL, hammer_iterator, &h[k]) == 0);
   }
   for (k = 0; k < 2; ++k) pthread_join(threads[k], NULL);
-  seen = (char *)calloc(HAMMER_N, 1);
+  seen = (char*)calloc(HAMMER_N, 1);
   for (k = 0; k < 2; ++k) {
     CHECK(h[k].other_errors == 0);
     for (i = 0; i < h[k].count; ++i) {
@@ -678,16 +688,16 @@ static void test_concurrent_iterator_use(void) {
  * producer may start the gated map before either call, so which of the two is refused is
  * up to the scheduler; the other call still gets its step.) */
 struct dist_caller {
-  struct gate *gate;
-  dinput_dist_iterator_t *it;
+  struct gate* gate;
+  dinput_dist_iterator_t* it;
   int wait_for_gate;
   dinput_status_t status;
   char message[256];
 };
 
-static void *call_dist(void *arg) {
-  struct dist_caller *c = (struct dist_caller *)arg;
-  dinput_per_replica_t *v = NULL;
+static void* call_dist(void* arg) {
+  struct dist_caller* c = (struct dist_caller*)arg;
+  dinput_per_replica_t* v = NULL;
   if (c->wait_for_gate) {
     struct timespec pause = {0, 50 * 1000 * 1000};
     pthread_mutex_lock(&c->gate->mu);
@@ -709,10 +719,10 @@ static void *call_dist(void *arg) {
 
 static void test_concurrent_dist_iterator_use(void) {
   dinput_dataset_t *r = NULL, *m = NULL;
-  dinput_strategy_t *strategy = NULL;
-  dinput_dist_dataset_t *dist = NULL;
-  dinput_dist_iterator_t *it = NULL;
-  dinput_spec_t *spec = scalar_int64_spec();
+  dinput_strategy_t* strategy = NULL;
+  dinput_dist_dataset_t* dist = NULL;
+  dinput_dist_iterator_t* it = NULL;
+  dinput_spec_t* spec = scalar_int64_spec();
   struct gate g;
   struct dist_caller a, b;
   pthread_t ta, tb;
@@ -740,8 +750,9 @@ static void test_concurrent_dist_iterator_use(void) {
   CHECK((a.status == DINPUT_OK) + (b.status == DINPUT_OK) == 1);
   CHECK(strstr(a.status == DINPUT_FAILED_PRECONDITION ? a.message : b.message,
                "already in use by another thread") != NULL);
-  if (refused != 1) fprintf(stderr, "dist calls: %s (%s), %s (%s)\n", dinput_status_name(a.status), a.message,
-                            dinput_status_name(b.status), b.message);
+  if (refused != 1)
+    fprintf(stderr, "dist calls: %s (%s), %s (%s)\n", dinput_status_name(a.status), a.message,
+            dinput_status_name(b.status), b.message);
   dinput_dist_iterator_free(it);
   dinput_dist_dataset_free(dist);
   dinput_strategy_free(strategy);
@@ -757,54 +768,58 @@ static void test_concurrent_dist_iterator_use(void) {
  * the data early and silently. */
 struct oor_config {
   int64_t at;          /* the input value (or call number) that returns OUT_OF_RANGE */
-  const char *message; /* given to dinput_error_set first, or NULL */
+  const char* message; /* given to dinput_error_set first, or NULL */
   int calls;
 };
 
-static dinput_status_t oor_status(struct oor_config *c, int64_t v) {
+static dinput_status_t oor_status(struct oor_config* c, int64_t v) {
   if (v != c->at) return DINPUT_OK;
   if (c->message) dinput_error_set(DINPUT_OUT_OF_RANGE, c->message);
   return DINPUT_OUT_OF_RANGE;
 }
 
-static int64_t scalar_of(const dinput_element_t *in) {
+static int64_t scalar_of(const dinput_element_t* in) {
   int64_t v = -1;
   dinput_tensor_copy_to(&v, sizeof v, dinput_element_get(in, 0), DINPUT_INT64);
   return v;
 }
 
-static dinput_status_t oor_map(dinput_element_t **out, const dinput_element_t *in, void *user_data) {
-  dinput_status_t st = oor_status((struct oor_config *)user_data, scalar_of(in));
+static dinput_status_t oor_map(dinput_element_t** out, const dinput_element_t* in,
+                               void* user_data) {
+  dinput_status_t st = oor_status((struct oor_config*)user_data, scalar_of(in));
   if (st != DINPUT_OK) return st;
   return dinput_element_ref(out, in);
 }
 
-static dinput_status_t oor_filter(int *keep, const dinput_element_t *in, void *user_data) {
+static dinput_status_t oor_filter(int* keep, const dinput_element_t* in, void* user_data) {
   *keep = 1;
-  return oor_status((struct oor_config *)user_data, scalar_of(in));
+  return oor_status((struct oor_config*)user_data, scalar_of(in));
 }
 
-static dinput_status_t oor_interleave(dinput_dataset_t **out, const dinput_element_t *in, void *user_data) {
-  dinput_status_t st = oor_status((struct oor_config *)user_data, scalar_of(in));
+static dinput_status_t oor_interleave(dinput_dataset_t** out, const dinput_element_t* in,
+                                      void* user_data) {
+  dinput_status_t st = oor_status((struct oor_config*)user_data, scalar_of(in));
   if (st != DINPUT_OK) return st;
   return dinput_dataset_from_tensors(out, in);
 }
 
-static dinput_status_t oor_gen_init(void **state, void *user_data) {
+static dinput_status_t oor_gen_init(void** state, void* user_data) {
   *state = user_data;
-  return oor_status((struct oor_config *)user_data, 0);
+  return oor_status((struct oor_config*)user_data, 0);
 }
 
-static dinput_status_t oor_dataset_fn(dinput_dataset_t **out, const dinput_input_context_t *context,
-                                      void *user_data) {
-  dinput_status_t st = oor_status((struct oor_config *)user_data, dinput_input_context_input_pipeline_id(context));
+static dinput_status_t oor_dataset_fn(dinput_dataset_t** out, const dinput_input_context_t* context,
+                                      void* user_data) {
+  dinput_status_t st =
+      oor_status((struct oor_config*)user_data, dinput_input_context_input_pipeline_id(context));
   if (st != DINPUT_OK) return st;
   return dinput_dataset_range(out, 0, 4, 1);
 }
 
 /* value_fn and replica_fn: OUT_OF_RANGE for replica `at`. */
-static dinput_status_t oor_replica_value(dinput_element_t **out, int64_t replica, struct oor_config *c) {
-  dinput_tensor_t *t;
+static dinput_status_t oor_replica_value(dinput_element_t** out, int64_t replica,
+                                         struct oor_config* c) {
+  dinput_tensor_t* t;
   dinput_status_t st = oor_status(c, replica);
   if (st != DINPUT_OK) return st;
   t = make_int64(&replica, 1, 0);
@@ -812,21 +827,23 @@ static dinput_status_t oor_replica_value(dinput_element_t **out, int64_t replica
   return DINPUT_OK;
 }
 
-static dinput_status_t oor_value_fn(dinput_element_t **out, const dinput_value_context_t *context,
-                                    void *user_data) {
-  return oor_replica_value(out, dinput_value_context_replica_id_in_sync_group(context), (struct oor_config *)user_data);
+static dinput_status_t oor_value_fn(dinput_element_t** out, const dinput_value_context_t* context,
+                                    void* user_data) {
+  return oor_replica_value(out, dinput_value_context_replica_id_in_sync_group(context),
+                           (struct oor_config*)user_data);
 }
 
-static dinput_status_t oor_replica_fn(dinput_element_t **out, const dinput_replica_context_t *context,
-                                      const dinput_element_t *args, void *user_data) {
+static dinput_status_t oor_replica_fn(dinput_element_t** out,
+                                      const dinput_replica_context_t* context,
+                                      const dinput_element_t* args, void* user_data) {
   (void)args;
   return oor_replica_value(out, dinput_replica_context_replica_id_in_sync_group(context),
-                           (struct oor_config *)user_data);
+                           (struct oor_config*)user_data);
 }
 
 /* Reads `it` until a failure: the number of elements before it, and the failure's status. */
-static dinput_status_t count_until_failure(dinput_iterator_t *it, int64_t *n) {
-  dinput_element_t *e = NULL;
+static dinput_status_t count_until_failure(dinput_iterator_t* it, int64_t* n) {
+  dinput_element_t* e = NULL;
   dinput_status_t st;
   *n = 0;
   while ((st = dinput_iterator_get_next(&e, it)) == DINPUT_OK) {
@@ -839,10 +856,10 @@ static dinput_status_t count_until_failure(dinput_iterator_t *it, int64_t *n) {
 /* Checks that iterating ds gives `before` elements, then INVALID_ARGUMENT whose message
  * names `what` and carries `message` (when given); get_next_as_optional fails the same way
  * instead of giving an empty optional. */
-static void check_oor_becomes_error(const dinput_dataset_t *ds, int64_t before, const char *what,
-                                    const char *message) {
-  dinput_iterator_t *it = NULL;
-  dinput_optional_t *opt = NULL;
+static void check_oor_becomes_error(const dinput_dataset_t* ds, int64_t before, const char* what,
+                                    const char* message) {
+  dinput_iterator_t* it = NULL;
+  dinput_optional_t* opt = NULL;
   int64_t n = -1, i;
   CHECK_OK(dinput_dataset_iterator(&it, ds));
   CHECK_STATUS(count_until_failure(it, &n), DINPUT_INVALID_ARGUMENT);
@@ -858,7 +875,7 @@ static void check_oor_becomes_error(const dinput_dataset_t *ds, int64_t before, 
     CHECK(dinput_optional_has_value(opt));
     dinput_optional_free(opt);
   }
-  opt = (dinput_optional_t *)(void *)&n;
+  opt = (dinput_optional_t*)(void*)&n;
   CHECK_STATUS(dinput_iterator_get_next_as_optional(&opt, it), DINPUT_INVALID_ARGUMENT);
   CHECK(opt == NULL);
   CHECK_MSG(what);
@@ -867,7 +884,7 @@ static void check_oor_becomes_error(const dinput_dataset_t *ds, int64_t before, 
 
 static void test_out_of_range_from_callbacks_is_an_error(void) {
   dinput_dataset_t *r = NULL, *ds = NULL;
-  dinput_spec_t *spec = scalar_int64_spec();
+  dinput_spec_t* spec = scalar_int64_spec();
   int k;
   CHECK_OK(dinput_dataset_range(&r, 0, 10, 1));
 
@@ -895,7 +912,7 @@ static void test_out_of_range_from_callbacks_is_an_error(void) {
   /* The generator's init has no "no more" meaning either; only its next does. */
   {
     struct oor_config c = {0, "init ran out", 0};
-    dinput_iterator_t *it = NULL;
+    dinput_iterator_t* it = NULL;
     CHECK_OK(dinput_dataset_from_generator(&ds, spec, oor_gen_init, plain_next, NULL, &c, NULL));
     CHECK_STATUS(dinput_dataset_iterator(&it, ds), DINPUT_INVALID_ARGUMENT);
     CHECK_MSG("generator's init callback");
@@ -907,12 +924,12 @@ static void test_out_of_range_from_callbacks_is_an_error(void) {
 }
 
 static void test_out_of_range_from_distribute_callbacks_is_an_error(void) {
-  const char *devices[2] = {"CPU:0", "CPU:1"};
-  dinput_strategy_t *strategy = NULL;
-  dinput_dist_dataset_t *dist = NULL;
-  dinput_per_replica_t *values = NULL;
-  dinput_input_options_t *per_replica = NULL;
-  dinput_collective_t *collective = NULL;
+  const char* devices[2] = {"CPU:0", "CPU:1"};
+  dinput_strategy_t* strategy = NULL;
+  dinput_dist_dataset_t* dist = NULL;
+  dinput_per_replica_t* values = NULL;
+  dinput_input_options_t* per_replica = NULL;
+  dinput_collective_t* collective = NULL;
   int k;
   CHECK_OK(dinput_strategy_new(&strategy, devices, 2));
   CHECK_OK(dinput_input_options_new(&per_replica));
@@ -921,8 +938,8 @@ static void test_out_of_range_from_distribute_callbacks_is_an_error(void) {
   /* dataset_fn, for the only pipeline and for the second of two. */
   for (k = 0; k < 2; ++k) {
     struct oor_config c = {k, k ? "no dataset for pipeline 1" : NULL, 0};
-    CHECK_STATUS(dinput_strategy_distribute_datasets_from_function(&dist, strategy, oor_dataset_fn, &c, NULL,
-                                                                   k ? per_replica : NULL),
+    CHECK_STATUS(dinput_strategy_distribute_datasets_from_function(
+                     &dist, strategy, oor_dataset_fn, &c, NULL, k ? per_replica : NULL),
                  DINPUT_INVALID_ARGUMENT);
     CHECK(dist == NULL);
     CHECK_MSG("dataset_fn returned OUT_OF_RANGE");
@@ -931,12 +948,14 @@ static void test_out_of_range_from_distribute_callbacks_is_an_error(void) {
   /* value_fn and replica_fn, for replica 0 (on the caller's thread) and replica 1. */
   for (k = 0; k < 2; ++k) {
     struct oor_config c = {k, k ? "replica 1 has no value" : NULL, 0};
-    CHECK_STATUS(dinput_strategy_distribute_values_from_function(&values, strategy, oor_value_fn, &c),
-                 DINPUT_INVALID_ARGUMENT);
+    CHECK_STATUS(
+        dinput_strategy_distribute_values_from_function(&values, strategy, oor_value_fn, &c),
+        DINPUT_INVALID_ARGUMENT);
     CHECK(values == NULL);
     CHECK_MSG("value_fn returned OUT_OF_RANGE");
     if (c.message) CHECK_MSG(c.message);
-    CHECK_STATUS(dinput_strategy_run(&values, strategy, oor_replica_fn, NULL, &c), DINPUT_INVALID_ARGUMENT);
+    CHECK_STATUS(dinput_strategy_run(&values, strategy, oor_replica_fn, NULL, &c),
+                 DINPUT_INVALID_ARGUMENT);
     CHECK(values == NULL);
     CHECK_MSG("replica_fn");
     CHECK_MSG("returned OUT_OF_RANGE");
@@ -944,23 +963,24 @@ static void test_out_of_range_from_distribute_callbacks_is_an_error(void) {
   }
   /* An abort with OUT_OF_RANGE would make the peers' get_next read it as end of data. */
   CHECK_OK(dinput_collective_new_in_process(&collective, 2, 0));
-  CHECK_STATUS(dinput_collective_abort(collective, DINPUT_OUT_OF_RANGE, "done"), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_collective_abort(collective, DINPUT_OUT_OF_RANGE, "done"),
+               DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("OUT_OF_RANGE");
   dinput_collective_free(collective);
   dinput_input_options_free(per_replica);
   dinput_strategy_free(strategy);
 }
 
-
 /* ---- the last error survives callbacks ---- */
 
 /* A callback that makes a failing dinput call of its own, then succeeds anyway: run on the
  * caller's thread, it must not change what the caller's last error says. */
-static dinput_status_t noisy_value(dinput_element_t **out, int64_t v) {
-  dinput_tensor_t *t = NULL;
-  dinput_dataset_t *bad = NULL;
+static dinput_status_t noisy_value(dinput_element_t** out, int64_t v) {
+  dinput_tensor_t* t = NULL;
+  dinput_dataset_t* bad = NULL;
   /* No CHECK here: replica 1 of run calls this on another thread. */
-  if (dinput_dataset_range(&bad, 0, 1, 0) != DINPUT_INVALID_ARGUMENT) return DINPUT_INTERNAL; /* step 0 */
+  if (dinput_dataset_range(&bad, 0, 1, 0) != DINPUT_INVALID_ARGUMENT)
+    return DINPUT_INTERNAL; /* step 0 */
   if (dinput_last_error_code() != DINPUT_INVALID_ARGUMENT) return DINPUT_INTERNAL;
   dinput_error_set(DINPUT_UNAVAILABLE, "noise from a callback that then succeeds");
   t = make_int64(&v, 1, 0);
@@ -968,27 +988,29 @@ static dinput_status_t noisy_value(dinput_element_t **out, int64_t v) {
   return DINPUT_OK;
 }
 
-static dinput_status_t noisy_map(dinput_element_t **out, const dinput_element_t *in, void *user_data) {
+static dinput_status_t noisy_map(dinput_element_t** out, const dinput_element_t* in,
+                                 void* user_data) {
   (void)user_data;
   return noisy_value(out, scalar_of(in));
 }
 
-static dinput_status_t noisy_value_fn(dinput_element_t **out, const dinput_value_context_t *context,
-                                      void *user_data) {
+static dinput_status_t noisy_value_fn(dinput_element_t** out, const dinput_value_context_t* context,
+                                      void* user_data) {
   (void)user_data;
   return noisy_value(out, dinput_value_context_replica_id_in_sync_group(context));
 }
 
-static dinput_status_t noisy_replica_fn(dinput_element_t **out, const dinput_replica_context_t *context,
-                                        const dinput_element_t *args, void *user_data) {
+static dinput_status_t noisy_replica_fn(dinput_element_t** out,
+                                        const dinput_replica_context_t* context,
+                                        const dinput_element_t* args, void* user_data) {
   (void)args;
   (void)user_data;
   return noisy_value(out, dinput_replica_context_replica_id_in_sync_group(context));
 }
 
-static dinput_status_t noisy_dataset_fn(dinput_dataset_t **out, const dinput_input_context_t *context,
-                                        void *user_data) {
-  dinput_element_t *e = NULL;
+static dinput_status_t noisy_dataset_fn(dinput_dataset_t** out,
+                                        const dinput_input_context_t* context, void* user_data) {
+  dinput_element_t* e = NULL;
   dinput_status_t st;
   (void)context;
   (void)user_data;
@@ -998,41 +1020,42 @@ static dinput_status_t noisy_dataset_fn(dinput_dataset_t **out, const dinput_inp
 }
 
 /* A generator's finalize and a free_user_data are callbacks too, run by the free calls. */
-static void noisy_free(void *user_data) {
-  dinput_dataset_t *bad = NULL;
+static void noisy_free(void* user_data) {
+  dinput_dataset_t* bad = NULL;
   (void)user_data;
   dinput_dataset_range(&bad, 0, 1, 0); /* fails: step 0 */
   dinput_error_set(DINPUT_UNAVAILABLE, "noise from a free callback");
 }
 
-static void noisy_finalize(void *state) { noisy_free(state); }
+static void noisy_finalize(void* state) { noisy_free(state); }
 
 /* The caller's last error is still the failure of `expected_message`, at the same address. */
-static void check_last_error_kept(const char *held, const char *expected_message) {
+static void check_last_error_kept(const char* held, const char* expected_message) {
   CHECK(dinput_last_error_code() == DINPUT_NOT_FOUND);
   CHECK(strcmp(dinput_last_error_message(), expected_message) == 0);
   CHECK(held == dinput_last_error_message() && strcmp(held, expected_message) == 0);
 }
 
 static void test_last_error_survives_callbacks(void) {
-  const char *devices[2] = {"CPU:0", "CPU:1"};
-  const char *missing[1] = {"/nonexistent-dinput-test-dir/*.txt"};
+  const char* devices[2] = {"CPU:0", "CPU:1"};
+  const char* missing[1] = {"/nonexistent-dinput-test-dir/*.txt"};
   char expected[512];
-  const char *held;
+  const char* held;
   dinput_dataset_t *r = NULL, *m = NULL, *names = NULL;
-  dinput_iterator_t *it = NULL;
-  dinput_element_t *e = NULL;
-  dinput_strategy_t *strategy = NULL;
-  dinput_dist_dataset_t *dist = NULL;
-  dinput_per_replica_t *values = NULL;
-  dinput_dataset_t *gen = NULL;
-  dinput_iterator_t *gen_it = NULL;
-  dinput_spec_t *spec = scalar_int64_spec();
+  dinput_iterator_t* it = NULL;
+  dinput_element_t* e = NULL;
+  dinput_strategy_t* strategy = NULL;
+  dinput_dist_dataset_t* dist = NULL;
+  dinput_per_replica_t* values = NULL;
+  dinput_dataset_t* gen = NULL;
+  dinput_iterator_t* gen_it = NULL;
+  dinput_spec_t* spec = scalar_int64_spec();
   int64_t counter = 0;
   int i;
 
   CHECK_OK(dinput_strategy_new(&strategy, devices, 2));
-  CHECK_OK(dinput_dataset_from_generator(&gen, spec, NULL, plain_next, noisy_finalize, &counter, noisy_free));
+  CHECK_OK(dinput_dataset_from_generator(&gen, spec, NULL, plain_next, noisy_finalize, &counter,
+                                         noisy_free));
   CHECK_OK(dinput_dataset_iterator(&gen_it, gen));
   dinput_spec_free(spec);
   CHECK_OK(dinput_dataset_range(&r, 0, 10, 1));
@@ -1057,7 +1080,8 @@ static void test_last_error_survives_callbacks(void) {
   }
   check_last_error_kept(held, expected);
   /* ... value_fn, ... */
-  CHECK_OK(dinput_strategy_distribute_values_from_function(&values, strategy, noisy_value_fn, NULL));
+  CHECK_OK(
+      dinput_strategy_distribute_values_from_function(&values, strategy, noisy_value_fn, NULL));
   dinput_per_replica_free(values);
   check_last_error_kept(held, expected);
   /* ... replica 0 of run, ... */
@@ -1065,7 +1089,8 @@ static void test_last_error_survives_callbacks(void) {
   dinput_per_replica_free(values);
   check_last_error_kept(held, expected);
   /* ... and dataset_fn. */
-  CHECK_OK(dinput_strategy_distribute_datasets_from_function(&dist, strategy, noisy_dataset_fn, NULL, NULL, NULL));
+  CHECK_OK(dinput_strategy_distribute_datasets_from_function(&dist, strategy, noisy_dataset_fn,
+                                                             NULL, NULL, NULL));
   dinput_dist_dataset_free(dist);
   check_last_error_kept(held, expected);
   /* ... and a generator's finalize and a free_user_data. */

@@ -12,7 +12,7 @@
 static int check_passed_ = 0;
 static int check_failed_ = 0;
 
-static inline void check_record_(int ok, const char *file, int line, const char *what) {
+static inline void check_record_(int ok, const char* file, int line, const char* what) {
   if (ok) {
     ++check_passed_;
   } else {
@@ -26,26 +26,26 @@ static inline void check_record_(int ok, const char *file, int line, const char 
 #define CHECK(cond) check_record_((cond) ? 1 : 0, __FILE__, __LINE__, #cond)
 
 /* A call that must return `code`. */
-#define CHECK_STATUS(call, code)                                                          \
-  do {                                                                                    \
-    dinput_status_t check_st_ = (call);                                                   \
-    if (check_st_ != (code))                                                              \
-      fprintf(stderr, "%s:%d: %s returned %s, expected %s\n", __FILE__, __LINE__, #call,  \
-              dinput_status_name(check_st_), dinput_status_name(code));                   \
-    check_record_(check_st_ == (code), __FILE__, __LINE__, #call);                        \
+#define CHECK_STATUS(call, code)                                                         \
+  do {                                                                                   \
+    dinput_status_t check_st_ = (call);                                                  \
+    if (check_st_ != (code))                                                             \
+      fprintf(stderr, "%s:%d: %s returned %s, expected %s\n", __FILE__, __LINE__, #call, \
+              dinput_status_name(check_st_), dinput_status_name(code));                  \
+    check_record_(check_st_ == (code), __FILE__, __LINE__, #call);                       \
   } while (0)
 
 #define CHECK_OK(call) CHECK_STATUS(call, DINPUT_OK)
 
 /* The last error message of this thread contains `text`. */
-#define CHECK_MSG(text)                                                                   \
-  do {                                                                                    \
-    const char *check_msg_ = dinput_last_error_message();                                 \
-    int check_has_ = check_msg_ != NULL && strstr(check_msg_, (text)) != NULL;            \
-    if (!check_has_)                                                                      \
-      fprintf(stderr, "%s:%d: last error message \"%s\" does not contain \"%s\"\n",       \
-              __FILE__, __LINE__, check_msg_ ? check_msg_ : "(null)", (text));            \
-    check_record_(check_has_, __FILE__, __LINE__, "message contains " #text);             \
+#define CHECK_MSG(text)                                                                       \
+  do {                                                                                        \
+    const char* check_msg_ = dinput_last_error_message();                                     \
+    int check_has_ = check_msg_ != NULL && strstr(check_msg_, (text)) != NULL;                \
+    if (!check_has_)                                                                          \
+      fprintf(stderr, "%s:%d: last error message \"%s\" does not contain \"%s\"\n", __FILE__, \
+              __LINE__, check_msg_ ? check_msg_ : "(null)", (text));                          \
+    check_record_(check_has_, __FILE__, __LINE__, "message contains " #text);                 \
   } while (0)
 
 /* Prints the closing line and returns the process exit status. */
@@ -57,42 +57,44 @@ static inline int check_finish_(void) {
 /* ---- small helpers shared by the programs ---- */
 
 /* An int64 tensor of `n` values (rank 1), or a scalar when rank is 0. */
-static inline dinput_tensor_t *make_int64(const int64_t *values, int64_t n, int rank) {
-  dinput_tensor_t *t = NULL;
+static inline dinput_tensor_t* make_int64(const int64_t* values, int64_t n, int rank) {
+  dinput_tensor_t* t = NULL;
   int64_t shape[1];
   shape[0] = n;
-  if (dinput_tensor_new(&t, DINPUT_INT64, shape, rank, values, (size_t)n * sizeof(int64_t)) != DINPUT_OK)
+  if (dinput_tensor_new(&t, DINPUT_INT64, shape, rank, values, (size_t)n * sizeof(int64_t)) !=
+      DINPUT_OK)
     return NULL;
   return t;
 }
 
 /* An element holding the given tensors; the tensors are released (the element keeps its
  * own references). */
-static inline dinput_element_t *make_element(dinput_tensor_t **tensors, size_t count) {
-  dinput_element_t *e = NULL;
+static inline dinput_element_t* make_element(dinput_tensor_t** tensors, size_t count) {
+  dinput_element_t* e = NULL;
   size_t i;
-  if (dinput_element_new(&e, (const dinput_tensor_t *const *)tensors, count) != DINPUT_OK) e = NULL;
+  if (dinput_element_new(&e, (const dinput_tensor_t* const*)tensors, count) != DINPUT_OK) e = NULL;
   for (i = 0; i < count; ++i) dinput_tensor_free(tensors[i]);
   return e;
 }
 
 /* Component `c` of `e` as int64 values: returns how many were copied (at most cap), or -1
  * when the component is not int64. */
-static inline int64_t read_int64(const dinput_element_t *e, size_t c, int64_t *dst, int64_t cap) {
-  const dinput_tensor_t *t = dinput_element_get(e, c);
+static inline int64_t read_int64(const dinput_element_t* e, size_t c, int64_t* dst, int64_t cap) {
+  const dinput_tensor_t* t = dinput_element_get(e, c);
   int64_t n = dinput_tensor_num_elements(t);
   if (dinput_tensor_dtype(t) != DINPUT_INT64 || n > cap) return -1;
-  if (dinput_tensor_copy_to(dst, (size_t)cap * sizeof(int64_t), t, DINPUT_INT64) != DINPUT_OK) return -1;
+  if (dinput_tensor_copy_to(dst, (size_t)cap * sizeof(int64_t), t, DINPUT_INT64) != DINPUT_OK)
+    return -1;
   return n;
 }
 
 /* Iterates `ds` to its end (at most `cap` values in all) and flattens component 0 of every
  * element into dst. Returns the number of values, or -1 on an error other than the end.
  * *num_elements (if given) receives the number of elements. */
-static inline int64_t drain_int64(const dinput_dataset_t *ds, int64_t *dst, int64_t cap,
-                                  int64_t *num_elements) {
-  dinput_iterator_t *it = NULL;
-  dinput_element_t *e = NULL;
+static inline int64_t drain_int64(const dinput_dataset_t* ds, int64_t* dst, int64_t cap,
+                                  int64_t* num_elements) {
+  dinput_iterator_t* it = NULL;
+  dinput_element_t* e = NULL;
   dinput_status_t st;
   int64_t total = 0, count = 0;
   if (dinput_dataset_iterator(&it, ds) != DINPUT_OK) return -1;
@@ -112,14 +114,14 @@ static inline int64_t drain_int64(const dinput_dataset_t *ds, int64_t *dst, int6
 }
 
 /* dst[0..n) == expected[0..n) */
-static inline int same_int64(const int64_t *got, int64_t got_n, const int64_t *expected, int64_t n) {
+static inline int same_int64(const int64_t* got, int64_t got_n, const int64_t* expected,
+                             int64_t n) {
   int64_t i;
   if (got_n != n) return 0;
   for (i = 0; i < n; ++i)
     if (got[i] != expected[i]) return 0;
   return 1;
 }
-
 
 /* ---- the transformations with their former positional settings ----
  * Each makes an options handle, sets it, calls the function and frees the handle. When a
@@ -130,15 +132,16 @@ static inline dinput_deterministic_t deterministic_of(int deterministic) {
   return deterministic ? DINPUT_DETERMINISTIC_TRUE : DINPUT_DETERMINISTIC_FALSE;
 }
 
-static inline dinput_status_t map_with(dinput_dataset_t **out, const dinput_dataset_t *input,
-                                       dinput_map_fn fn, const dinput_spec_t *out_spec,
+static inline dinput_status_t map_with(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                       dinput_map_fn fn, const dinput_spec_t* out_spec,
                                        int64_t num_parallel_calls, int deterministic,
-                                       void *user_data, dinput_free_fn free_user_data) {
-  dinput_map_options_t *o = NULL;
+                                       void* user_data, dinput_free_fn free_user_data) {
+  dinput_map_options_t* o = NULL;
   dinput_status_t st = dinput_map_options_new(&o);
   if (st == DINPUT_OK) st = dinput_map_options_set_out_spec(o, out_spec);
   if (st == DINPUT_OK) st = dinput_map_options_set_num_parallel_calls(o, num_parallel_calls);
-  if (st == DINPUT_OK) st = dinput_map_options_set_deterministic(o, deterministic_of(deterministic));
+  if (st == DINPUT_OK)
+    st = dinput_map_options_set_deterministic(o, deterministic_of(deterministic));
   if (st == DINPUT_OK) {
     st = dinput_dataset_map(out, input, fn, user_data, free_user_data, o);
   } else if (free_user_data) {
@@ -148,12 +151,13 @@ static inline dinput_status_t map_with(dinput_dataset_t **out, const dinput_data
   return st;
 }
 
-static inline dinput_status_t interleave_with(dinput_dataset_t **out, const dinput_dataset_t *input,
-                                              dinput_interleave_fn fn, const dinput_spec_t *out_spec,
-                                              int64_t cycle_length, int64_t block_length,
-                                              int64_t num_parallel_calls, int deterministic,
-                                              void *user_data, dinput_free_fn free_user_data) {
-  dinput_interleave_options_t *o = NULL;
+static inline dinput_status_t interleave_with(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                              dinput_interleave_fn fn,
+                                              const dinput_spec_t* out_spec, int64_t cycle_length,
+                                              int64_t block_length, int64_t num_parallel_calls,
+                                              int deterministic, void* user_data,
+                                              dinput_free_fn free_user_data) {
+  dinput_interleave_options_t* o = NULL;
   dinput_status_t st = dinput_interleave_options_new(&o);
   if (st == DINPUT_OK) st = dinput_interleave_options_set_cycle_length(o, cycle_length);
   if (st == DINPUT_OK) st = dinput_interleave_options_set_block_length(o, block_length);
@@ -170,9 +174,9 @@ static inline dinput_status_t interleave_with(dinput_dataset_t **out, const dinp
 }
 
 /* seed < 0: no seed (a random one). */
-static inline dinput_status_t shuffle_with(dinput_dataset_t **out, const dinput_dataset_t *input,
+static inline dinput_status_t shuffle_with(dinput_dataset_t** out, const dinput_dataset_t* input,
                                            int64_t buffer_size, int64_t seed, int reshuffle) {
-  dinput_shuffle_options_t *o = NULL;
+  dinput_shuffle_options_t* o = NULL;
   dinput_status_t st = dinput_shuffle_options_new(&o);
   if (st == DINPUT_OK && seed >= 0) st = dinput_shuffle_options_set_seed(o, seed, 0);
   if (st == DINPUT_OK) st = dinput_shuffle_options_set_reshuffle_each_iteration(o, reshuffle);
@@ -181,9 +185,9 @@ static inline dinput_status_t shuffle_with(dinput_dataset_t **out, const dinput_
   return st;
 }
 
-static inline dinput_status_t batch_with(dinput_dataset_t **out, const dinput_dataset_t *input,
+static inline dinput_status_t batch_with(dinput_dataset_t** out, const dinput_dataset_t* input,
                                          int64_t batch_size, int drop_remainder) {
-  dinput_batch_options_t *o = NULL;
+  dinput_batch_options_t* o = NULL;
   dinput_status_t st = dinput_batch_options_new(&o);
   if (st == DINPUT_OK) st = dinput_batch_options_set_drop_remainder(o, drop_remainder);
   if (st == DINPUT_OK) st = dinput_dataset_batch(out, input, batch_size, o);

@@ -16,8 +16,8 @@ static int64_t got[MAXV];
 
 /* Checks that `ds` yields exactly `expected` (component 0 flattened) in `num_elements`
  * elements. Frees ds. */
-static void expect_values(dinput_dataset_t *ds, const int64_t *expected, int64_t n, int64_t num_elements,
-                          int line) {
+static void expect_values(dinput_dataset_t* ds, const int64_t* expected, int64_t n,
+                          int64_t num_elements, int line) {
   int64_t count = -1;
   int64_t total = drain_int64(ds, got, MAXV, &count);
   int ok = same_int64(got, total, expected, n) && count == num_elements;
@@ -30,23 +30,23 @@ static void expect_values(dinput_dataset_t *ds, const int64_t *expected, int64_t
   check_record_(ok, __FILE__, line, "dataset values");
   dinput_dataset_free(ds);
 }
-#define EXPECT_VALUES(ds, n_elements, ...)                                                  \
-  do {                                                                                      \
-    static const int64_t expected_[] = {__VA_ARGS__};                                       \
-    expect_values((ds), expected_, (int64_t)(sizeof expected_ / sizeof expected_[0]),       \
-                  (n_elements), __LINE__);                                                  \
+#define EXPECT_VALUES(ds, n_elements, ...)                                            \
+  do {                                                                                \
+    static const int64_t expected_[] = {__VA_ARGS__};                                 \
+    expect_values((ds), expected_, (int64_t)(sizeof expected_ / sizeof expected_[0]), \
+                  (n_elements), __LINE__);                                            \
   } while (0)
 
-static dinput_dataset_t *range(int64_t start, int64_t stop, int64_t step) {
-  dinput_dataset_t *ds = NULL;
+static dinput_dataset_t* range(int64_t start, int64_t stop, int64_t step) {
+  dinput_dataset_t* ds = NULL;
   CHECK_OK(dinput_dataset_range(&ds, start, stop, step));
   return ds;
 }
 
 /* The element sizes of a batched dataset (component 0's first dimension), into sizes. */
-static int64_t batch_sizes(const dinput_dataset_t *ds, int64_t *sizes, int64_t cap) {
-  dinput_iterator_t *it = NULL;
-  dinput_element_t *e = NULL;
+static int64_t batch_sizes(const dinput_dataset_t* ds, int64_t* sizes, int64_t cap) {
+  dinput_iterator_t* it = NULL;
+  dinput_element_t* e = NULL;
   int64_t n = 0;
   if (dinput_dataset_iterator(&it, ds) != DINPUT_OK) return -1;
   while (n < cap && dinput_iterator_get_next(&e, it) == DINPUT_OK) {
@@ -58,7 +58,7 @@ static int64_t batch_sizes(const dinput_dataset_t *ds, int64_t *sizes, int64_t c
 }
 
 static void test_range(void) {
-  dinput_dataset_t *ds = NULL;
+  dinput_dataset_t* ds = NULL;
   EXPECT_VALUES(range(0, 5, 1), 5, 0, 1, 2, 3, 4);
   EXPECT_VALUES(range(10, 0, -4), 3, 10, 6, 2);
   EXPECT_VALUES(range(INT64_MAX - 2, INT64_MAX, 1), 2, INT64_MAX - 2, INT64_MAX - 1);
@@ -71,7 +71,7 @@ static void test_range(void) {
   CHECK(dinput_dataset_cardinality(ds) == 4);
   CHECK(strcmp(dinput_dataset_name(ds), "range") == 0);
   dinput_dataset_free(ds);
-  ds = (dinput_dataset_t *)(void *)got;
+  ds = (dinput_dataset_t*)(void*)got;
   CHECK_STATUS(dinput_dataset_range(&ds, 0, 10, 0), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("step");
   CHECK(ds == NULL);
@@ -82,11 +82,11 @@ static void test_range(void) {
 static void test_from_tensors(void) {
   float one = 1.0f;
   int64_t shape[1] = {1};
-  dinput_tensor_t *parts[2];
+  dinput_tensor_t* parts[2];
   dinput_element_t *e, *item = NULL;
-  dinput_dataset_t *ds = NULL;
-  dinput_iterator_t *it = NULL;
-  dinput_spec_t *spec = NULL;
+  dinput_dataset_t* ds = NULL;
+  dinput_iterator_t* it = NULL;
+  dinput_spec_t* spec = NULL;
   float back = 0;
   CHECK_OK(dinput_tensor_new(&parts[0], DINPUT_FLOAT32, shape, 1, &one, sizeof one));
   CHECK_OK(dinput_tensor_new(&parts[1], DINPUT_FLOAT32, shape, 1, &one, sizeof one));
@@ -106,7 +106,7 @@ static void test_from_tensors(void) {
   CHECK_OK(dinput_tensor_copy_to(&back, sizeof back, dinput_element_get(item, 1), DINPUT_FLOAT32));
   CHECK(back == 1.0f);
   dinput_element_free(item);
-  item = (dinput_element_t *)(void *)got;
+  item = (dinput_element_t*)(void*)got;
   CHECK_STATUS(dinput_iterator_get_next(&item, it), DINPUT_OUT_OF_RANGE);
   CHECK(item == NULL);
   dinput_iterator_free(it);
@@ -116,9 +116,9 @@ static void test_from_tensors(void) {
 static void test_from_tensor_slices(void) {
   int64_t v[4] = {1, 2, 3, 4};
   int64_t w[3] = {5, 6, 7};
-  dinput_tensor_t *parts[2];
-  dinput_element_t *e;
-  dinput_dataset_t *ds = NULL;
+  dinput_tensor_t* parts[2];
+  dinput_element_t* e;
+  dinput_dataset_t* ds = NULL;
 
   parts[0] = make_int64(v, 4, 1);
   e = make_element(parts, 1);
@@ -131,7 +131,7 @@ static void test_from_tensor_slices(void) {
   parts[0] = make_int64(v, 4, 1);
   parts[1] = make_int64(w, 3, 1);
   e = make_element(parts, 2);
-  ds = (dinput_dataset_t *)(void *)got;
+  ds = (dinput_dataset_t*)(void*)got;
   CHECK_STATUS(dinput_dataset_from_tensor_slices(&ds, e), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("first dimension");
   CHECK(ds == NULL);
@@ -147,7 +147,7 @@ static void test_from_tensor_slices(void) {
 
 static void test_batch(void) {
   dinput_dataset_t *r = range(0, 10, 1), *ds = NULL;
-  dinput_spec_t *spec = NULL;
+  dinput_spec_t* spec = NULL;
   CHECK_OK(dinput_dataset_batch(&ds, r, 4, NULL));
   CHECK(dinput_dataset_cardinality(ds) == 3);
   CHECK(strcmp(dinput_dataset_name(ds), "batch") == 0);
@@ -163,7 +163,7 @@ static void test_batch(void) {
   dinput_spec_free(spec);
   EXPECT_VALUES(ds, 2, 0, 1, 2, 3, 4, 5, 6, 7);
 
-  ds = (dinput_dataset_t *)(void *)got;
+  ds = (dinput_dataset_t*)(void*)got;
   CHECK_STATUS(dinput_dataset_batch(&ds, r, 0, NULL), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("batch_size");
   CHECK(ds == NULL);
@@ -173,13 +173,13 @@ static void test_batch(void) {
 }
 
 static void test_batch_of_bytes(void) {
-  const char *words[5] = {"a", "bb", "", "dddd", "e"};
+  const char* words[5] = {"a", "bb", "", "dddd", "e"};
   int64_t shape[1] = {5};
-  dinput_tensor_t *t = NULL;
+  dinput_tensor_t* t = NULL;
   dinput_element_t *e, *item = NULL;
   dinput_dataset_t *slices = NULL, *batched = NULL;
-  dinput_iterator_t *it = NULL;
-  const char *s = NULL;
+  dinput_iterator_t* it = NULL;
+  const char* s = NULL;
   size_t len = 0;
   CHECK_OK(dinput_tensor_new_bytes(&t, shape, 1, words, NULL));
   e = make_element(&t, 1);
@@ -228,7 +228,7 @@ static void test_unbatch_repeat_take_skip(void) {
 
   /* Batches span epochs (docs/semantics.md, "Datasets"). */
   {
-    dinput_dataset_t *rep = NULL;
+    dinput_dataset_t* rep = NULL;
     CHECK_OK(dinput_dataset_repeat(&rep, r, 2));
     CHECK_OK(dinput_dataset_batch(&ds, rep, 4, NULL));
     EXPECT_VALUES(ds, 3, 0, 1, 2, 3, 4, 0, 1, 2, 3, 4);
@@ -248,7 +248,7 @@ static void test_unbatch_repeat_take_skip(void) {
   CHECK(dinput_dataset_cardinality(ds) == 0);
   CHECK(drain_int64(ds, got, MAXV, NULL) == 0);
   dinput_dataset_free(ds);
-  ds = (dinput_dataset_t *)(void *)got;
+  ds = (dinput_dataset_t*)(void*)got;
   CHECK_STATUS(dinput_dataset_take(&ds, r, -2), DINPUT_INVALID_ARGUMENT);
   CHECK(ds == NULL);
   CHECK_STATUS(dinput_dataset_skip(&ds, r, -5), DINPUT_INVALID_ARGUMENT);
@@ -261,12 +261,12 @@ static void test_unbatch_repeat_take_skip(void) {
 
 static void test_shard(void) {
   dinput_dataset_t *r = range(0, 10, 1), *ds = NULL, *hint = NULL;
-  dinput_iterator_t *it = NULL;
+  dinput_iterator_t* it = NULL;
   CHECK_OK(dinput_dataset_shard(&ds, r, 3, 1));
   CHECK(dinput_dataset_cardinality(ds) == 3);
   CHECK(strcmp(dinput_dataset_name(ds), "shard") == 0);
   EXPECT_VALUES(ds, 3, 1, 4, 7);
-  ds = (dinput_dataset_t *)(void *)got;
+  ds = (dinput_dataset_t*)(void*)got;
   CHECK_STATUS(dinput_dataset_shard(&ds, r, 3, 3), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("index");
   CHECK(ds == NULL);
@@ -276,7 +276,7 @@ static void test_shard(void) {
   CHECK_STATUS(dinput_dataset_shard(&ds, r, DINPUT_SHARD_HINT, 0), DINPUT_INVALID_ARGUMENT);
   /* The placeholder is accepted, but only distribution can iterate it. */
   CHECK_OK(dinput_dataset_shard(&hint, r, DINPUT_SHARD_HINT, DINPUT_SHARD_HINT));
-  it = (dinput_iterator_t *)(void *)got;
+  it = (dinput_iterator_t*)(void*)got;
   CHECK_STATUS(dinput_dataset_iterator(&it, hint), DINPUT_FAILED_PRECONDITION);
   CHECK_MSG("SHARD_HINT");
   CHECK(it == NULL);
@@ -284,7 +284,7 @@ static void test_shard(void) {
   dinput_dataset_free(r);
 }
 
-static int64_t sorted_is_iota(int64_t *v, int64_t n) {
+static int64_t sorted_is_iota(int64_t* v, int64_t n) {
   int64_t i, j;
   for (i = 1; i < n; ++i)
     for (j = i; j > 0 && v[j - 1] > v[j]; --j) {
@@ -313,7 +313,7 @@ static void test_shuffle(void) {
   n3 = drain_int64(a, third, 50, NULL);
   CHECK(same_int64(first, n1, third, n3)); /* no reshuffle: same order again */
   CHECK(!same_int64(first, n1, got, drain_int64(r, got, MAXV, NULL))); /* shuffled at all */
-  CHECK(sorted_is_iota(first, n1));                                     /* a permutation */
+  CHECK(sorted_is_iota(first, n1));                                    /* a permutation */
 
   CHECK_OK(shuffle_with(&re, r, 50, 1234, 1));
   n1 = drain_int64(re, first, 50, NULL);
@@ -328,9 +328,9 @@ static void test_shuffle(void) {
   dinput_dataset_free(r);
 }
 
-static dinput_status_t square(dinput_element_t **out, const dinput_element_t *in, void *user_data) {
+static dinput_status_t square(dinput_element_t** out, const dinput_element_t* in, void* user_data) {
   int64_t v = 0;
-  dinput_tensor_t *t;
+  dinput_tensor_t* t;
   (void)user_data;
   if (dinput_tensor_copy_to(&v, sizeof v, dinput_element_get(in, 0), DINPUT_INT64) != DINPUT_OK)
     return dinput_last_error_code();
@@ -340,7 +340,7 @@ static dinput_status_t square(dinput_element_t **out, const dinput_element_t *in
   return DINPUT_OK;
 }
 
-static dinput_status_t is_odd(int *keep, const dinput_element_t *in, void *user_data) {
+static dinput_status_t is_odd(int* keep, const dinput_element_t* in, void* user_data) {
   int64_t v = 0;
   (void)user_data;
   dinput_tensor_copy_to(&v, sizeof v, dinput_element_get(in, 0), DINPUT_INT64);
@@ -350,8 +350,8 @@ static dinput_status_t is_odd(int *keep, const dinput_element_t *in, void *user_
 
 static void test_map_filter_enumerate_prefetch(void) {
   dinput_dataset_t *r = range(0, 6, 1), *ds = NULL, *mapped = NULL;
-  dinput_iterator_t *it = NULL;
-  dinput_element_t *e = NULL;
+  dinput_iterator_t* it = NULL;
+  dinput_element_t* e = NULL;
   int64_t pair[2];
   CHECK_OK(map_with(&mapped, r, square, NULL, 1, 1, NULL, NULL));
   CHECK(strcmp(dinput_dataset_name(mapped), "map") == 0);
@@ -413,7 +413,7 @@ static void test_rebatch(void) {
 }
 
 static void test_options(void) {
-  dinput_options_t *opts = NULL;
+  dinput_options_t* opts = NULL;
   dinput_dataset_t *r = range(0, 3, 1), *ds = NULL;
   CHECK_OK(dinput_options_new(&opts));
   CHECK(dinput_options_auto_shard_policy(opts) == DINPUT_AUTO_SHARD_AUTO);
@@ -431,8 +431,8 @@ static void test_options(void) {
 
 static char tmpdir[256];
 
-static void write_file(const char *path, const char *content, size_t n) {
-  FILE *f = fopen(path, "wb");
+static void write_file(const char* path, const char* content, size_t n) {
+  FILE* f = fopen(path, "wb");
   CHECK(f != NULL);
   if (!f) return;
   CHECK(fwrite(content, 1, n, f) == n);
@@ -441,13 +441,13 @@ static void write_file(const char *path, const char *content, size_t n) {
 
 static void test_text_lines(void) {
   char a[300], b[300], missing[300];
-  const char *files[3];
-  dinput_dataset_t *ds = NULL;
-  dinput_iterator_t *it = NULL;
-  dinput_element_t *e = NULL;
-  const char *s = NULL;
+  const char* files[3];
+  dinput_dataset_t* ds = NULL;
+  dinput_iterator_t* it = NULL;
+  dinput_element_t* e = NULL;
+  const char* s = NULL;
   size_t len = 0;
-  static const char *const expected[3] = {"one", "two", "three"};
+  static const char* const expected[3] = {"one", "two", "three"};
   int i;
   snprintf(a, sizeof a, "%s/a.txt", tmpdir);
   snprintf(b, sizeof b, "%s/b.txt", tmpdir);
@@ -477,7 +477,7 @@ static void test_text_lines(void) {
   CHECK_OK(dinput_dataset_iterator(&it, ds));
   CHECK_OK(dinput_iterator_get_next(&e, it));
   dinput_element_free(e);
-  e = (dinput_element_t *)(void *)files;
+  e = (dinput_element_t*)(void*)files;
   CHECK_STATUS(dinput_iterator_get_next(&e, it), DINPUT_NOT_FOUND);
   CHECK_MSG(missing);
   CHECK(e == NULL);
@@ -501,8 +501,8 @@ static void test_text_lines(void) {
 static void test_end_restart_and_free_order(void) {
   dinput_dataset_t *r = range(0, 6, 1), *b = NULL, *p = NULL;
   dinput_iterator_t *it = NULL, *it2 = NULL;
-  dinput_element_t *e = NULL;
-  dinput_spec_t *spec = NULL;
+  dinput_element_t* e = NULL;
+  dinput_spec_t* spec = NULL;
   int64_t v[4];
   int i;
   CHECK_OK(dinput_dataset_batch(&b, r, 4, NULL));
@@ -514,14 +514,15 @@ static void test_end_restart_and_free_order(void) {
   dinput_dataset_free(p);
   dinput_dataset_free(b);
   CHECK_OK(dinput_iterator_element_spec(&spec, it));
-  CHECK(dinput_spec_size(spec) == 1 && dinput_spec_dtype(spec, 0) == DINPUT_INT64 && dinput_spec_rank(spec, 0) == 1);
+  CHECK(dinput_spec_size(spec) == 1 && dinput_spec_dtype(spec, 0) == DINPUT_INT64 &&
+        dinput_spec_rank(spec, 0) == 1);
   dinput_spec_free(spec);
   CHECK_OK(dinput_iterator_get_next(&e, it));
   CHECK(read_int64(e, 0, v, 4) == 2 && v[0] == 4 && v[1] == 5);
   dinput_element_free(e);
   /* The end is OUT_OF_RANGE on every later call. */
   for (i = 0; i < 3; ++i) {
-    e = (dinput_element_t *)(void *)v;
+    e = (dinput_element_t*)(void*)v;
     CHECK_STATUS(dinput_iterator_get_next(&e, it), DINPUT_OUT_OF_RANGE);
     CHECK(e == NULL);
   }
@@ -555,9 +556,9 @@ static void test_end_restart_and_free_order(void) {
 }
 
 static void test_optionals(void) {
-  dinput_dataset_t *r = range(5, 7, 1);
-  dinput_iterator_t *it = NULL;
-  dinput_optional_t *opt = NULL;
+  dinput_dataset_t* r = range(5, 7, 1);
+  dinput_iterator_t* it = NULL;
+  dinput_optional_t* opt = NULL;
   dinput_element_t *e = NULL, *e2 = NULL;
   int64_t v = 0;
   int i;
@@ -578,7 +579,7 @@ static void test_optionals(void) {
   CHECK_OK(dinput_iterator_get_next_as_optional(&opt, it));
   CHECK(opt != NULL);
   CHECK(dinput_optional_has_value(opt) == 0);
-  e = (dinput_element_t *)(void *)&v;
+  e = (dinput_element_t*)(void*)&v;
   CHECK_STATUS(dinput_optional_get_value(&e, opt), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("empty");
   CHECK(e == NULL);
@@ -593,10 +594,10 @@ static void test_optionals(void) {
 }
 
 /* Shapes that do not stack: the message names both shapes. */
-static dinput_status_t ragged_next(dinput_element_t **out, void *state) {
-  int *n = (int *)state;
+static dinput_status_t ragged_next(dinput_element_t** out, void* state) {
+  int* n = (int*)state;
   int64_t values[3] = {1, 2, 3};
-  dinput_tensor_t *t;
+  dinput_tensor_t* t;
   if (*n >= 2) return DINPUT_OUT_OF_RANGE;
   t = make_int64(values, *n == 0 ? 2 : 3, 1);
   ++*n;
@@ -604,17 +605,17 @@ static dinput_status_t ragged_next(dinput_element_t **out, void *state) {
   return DINPUT_OK;
 }
 
-static dinput_status_t ragged_init(void **state, void *user_data) {
+static dinput_status_t ragged_init(void** state, void* user_data) {
   (void)user_data;
   *state = calloc(1, sizeof(int));
   return *state ? DINPUT_OK : DINPUT_RESOURCE_EXHAUSTED;
 }
 
 static void test_batch_shape_mismatch(void) {
-  dinput_spec_t *spec = NULL;
+  dinput_spec_t* spec = NULL;
   dinput_dataset_t *gen = NULL, *b = NULL;
-  dinput_iterator_t *it = NULL;
-  dinput_element_t *e = NULL;
+  dinput_iterator_t* it = NULL;
+  dinput_element_t* e = NULL;
   int64_t dims[1] = {DINPUT_UNKNOWN_DIM};
   CHECK_OK(dinput_spec_new(&spec));
   CHECK_OK(dinput_spec_add(spec, DINPUT_INT64, dims, 1));
@@ -634,10 +635,10 @@ static void test_batch_shape_mismatch(void) {
 /* Iterator statistics count the work of file readers; a pipeline without one counts
  * nothing, and unknown names are NOT_FOUND naming the name. */
 static void test_statistics_and_reader_options(void) {
-  dinput_dataset_t *r = range(0, 4, 1);
-  dinput_iterator_t *it = NULL;
-  dinput_element_t *e = NULL;
-  dinput_options_t *opts = NULL;
+  dinput_dataset_t* r = range(0, 4, 1);
+  dinput_iterator_t* it = NULL;
+  dinput_element_t* e = NULL;
+  dinput_options_t* opts = NULL;
   int64_t value = -1;
   CHECK_OK(dinput_dataset_iterator(&it, r));
   CHECK_OK(dinput_iterator_get_next(&e, it));
@@ -672,8 +673,8 @@ static void test_statistics_and_reader_options(void) {
 /* Every setter of dinput_options_t and dinput_input_options_t has a getter that returns the
  * value in effect: the default first (also for NULL), then what was set. */
 static void test_option_getters(void) {
-  dinput_options_t *opts = NULL;
-  dinput_input_options_t *in = NULL;
+  dinput_options_t* opts = NULL;
+  dinput_input_options_t* in = NULL;
 
   CHECK(dinput_options_skip_corrupt_records(NULL) == 0);
   CHECK_OK(dinput_options_new(&opts));
@@ -704,7 +705,8 @@ static void test_option_getters(void) {
   /* A refused value leaves the option as it was. */
   CHECK_STATUS(dinput_input_options_set_per_replica_buffer_size(in, -1), DINPUT_INVALID_ARGUMENT);
   CHECK(dinput_input_options_per_replica_buffer_size(in) == 3);
-  CHECK_STATUS(dinput_input_options_set_replication_mode(in, (dinput_replication_mode_t)2), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_input_options_set_replication_mode(in, (dinput_replication_mode_t)2),
+               DINPUT_INVALID_ARGUMENT);
   CHECK(dinput_input_options_replication_mode(in) == DINPUT_REPLICATION_PER_REPLICA);
   dinput_input_options_free(in);
   dinput_error_clear();
@@ -714,22 +716,23 @@ static void test_option_getters(void) {
  * or dinput_strategy_num_local_replicas uses one int index for both. Negative counts are
  * INVALID_ARGUMENT (checked before the arrays are read), negative indices out of range. */
 static void test_replica_indices_and_counts(void) {
-  const char *devices[2] = {"CPU:0", "CPU:1"};
+  const char* devices[2] = {"CPU:0", "CPU:1"};
   const int64_t shape[1] = {3};
-  dinput_collective_t *collective = NULL;
-  dinput_strategy_t *s = NULL;
-  dinput_per_replica_t *v = NULL;
-  dinput_tensor_t *t = NULL;
-  dinput_element_t *e = NULL;
-  const dinput_element_t *elements[2];
-  const dinput_tensor_t *parts[1];
+  dinput_collective_t* collective = NULL;
+  dinput_strategy_t* s = NULL;
+  dinput_per_replica_t* v = NULL;
+  dinput_tensor_t* t = NULL;
+  dinput_element_t* e = NULL;
+  const dinput_element_t* elements[2];
+  const dinput_tensor_t* parts[1];
   int n, r;
 
   CHECK_STATUS(dinput_strategy_new(&s, devices, -1), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("num_devices must be >= 0, got -1");
   CHECK(s == NULL);
   CHECK_OK(dinput_collective_new_in_process(&collective, 1, 0));
-  CHECK_STATUS(dinput_strategy_new_multi_worker(&s, collective, 0, devices, -2), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_strategy_new_multi_worker(&s, collective, 0, devices, -2),
+               DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("num_devices must be >= 0, got -2");
   CHECK(s == NULL);
   dinput_collective_free(collective);
@@ -763,7 +766,7 @@ static void test_replica_indices_and_counts(void) {
 }
 
 int main(void) {
-  const char *base = getenv("TMPDIR");
+  const char* base = getenv("TMPDIR");
   snprintf(tmpdir, sizeof tmpdir, "%s/dinput_capi_XXXXXX", base && *base ? base : "/tmp");
   if (!mkdtemp(tmpdir)) {
     perror("mkdtemp");

@@ -13,17 +13,29 @@
 
 /* A non-NULL pointer that is never a real handle: a failing call must overwrite it. */
 static char sentinel_storage;
-#define SENTINEL(type) ((type *)(void *)&sentinel_storage)
+#define SENTINEL(type) ((type*)(void*)&sentinel_storage)
 
 static void test_status_names(void) {
-  static const char *const names[] = {
-      "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-      "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-      "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
-      "UNAUTHENTICATED"};
+  static const char* const names[] = {"OK",
+                                      "CANCELLED",
+                                      "UNKNOWN",
+                                      "INVALID_ARGUMENT",
+                                      "DEADLINE_EXCEEDED",
+                                      "NOT_FOUND",
+                                      "ALREADY_EXISTS",
+                                      "PERMISSION_DENIED",
+                                      "RESOURCE_EXHAUSTED",
+                                      "FAILED_PRECONDITION",
+                                      "ABORTED",
+                                      "OUT_OF_RANGE",
+                                      "UNIMPLEMENTED",
+                                      "INTERNAL",
+                                      "UNAVAILABLE",
+                                      "DATA_LOSS",
+                                      "UNAUTHENTICATED"};
   int c;
   for (c = 0; c <= 16; ++c) {
-    const char *name = dinput_status_name((dinput_status_t)c);
+    const char* name = dinput_status_name((dinput_status_t)c);
     CHECK(name != NULL && strcmp(name, names[c]) == 0);
   }
   /* Values outside the enum: see enum_values.c. */
@@ -33,7 +45,7 @@ static void test_status_names(void) {
 
 static void test_version_and_build_info(void) {
   char expected[64];
-  const char *info = dinput_build_info();
+  const char* info = dinput_build_info();
   size_t i, len;
   int depth = 0, quotes = 0, balanced = 1;
   snprintf(expected, sizeof expected, "%d.%d.%d", DINPUT_VERSION_MAJOR, DINPUT_VERSION_MINOR,
@@ -71,7 +83,7 @@ static void test_version_and_build_info(void) {
 static void test_dtype_names(void) {
   int d;
   for (d = DINPUT_BOOL; d <= DINPUT_BYTES; ++d) {
-    const char *name = dinput_dtype_name((dinput_dtype_t)d);
+    const char* name = dinput_dtype_name((dinput_dtype_t)d);
     CHECK(strcmp(name, "invalid") != 0);
     CHECK(dinput_dtype_from_name(name) == (dinput_dtype_t)d);
   }
@@ -93,12 +105,12 @@ static void test_dtype_names(void) {
  * and a pointer out-parameter is left NULL. */
 static void test_null_arguments(void) {
   dinput_dataset_t *ds = NULL, *out = NULL;
-  dinput_iterator_t *it = NULL;
-  dinput_tensor_t *t = NULL;
-  dinput_element_t *e = NULL;
-  dinput_spec_t *spec = NULL;
-  dinput_optional_t *opt = NULL;
-  const char *str = NULL;
+  dinput_iterator_t* it = NULL;
+  dinput_tensor_t* t = NULL;
+  dinput_element_t* e = NULL;
+  dinput_spec_t* spec = NULL;
+  dinput_optional_t* opt = NULL;
+  const char* str = NULL;
   size_t len = 0;
   int64_t shape[1] = {2};
   int64_t buf[2];
@@ -151,7 +163,8 @@ static void test_null_arguments(void) {
   CHECK(out == NULL);
 
   out = SENTINEL(dinput_dataset_t);
-  CHECK_STATUS(dinput_dataset_from_generator(&out, NULL, NULL, NULL, NULL, NULL, NULL), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_dataset_from_generator(&out, NULL, NULL, NULL, NULL, NULL, NULL),
+               DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("'spec'");
   CHECK(out == NULL);
 
@@ -239,7 +252,8 @@ static void test_null_arguments(void) {
   CHECK_MSG("'spec'");
   CHECK_STATUS(dinput_options_new(NULL), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("'out'");
-  CHECK_STATUS(dinput_options_set_auto_shard_policy(NULL, DINPUT_AUTO_SHARD_OFF), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_options_set_auto_shard_policy(NULL, DINPUT_AUTO_SHARD_OFF),
+               DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("'options'");
 
   /* Accessors on NULL return their documented neutral values. */
@@ -277,8 +291,8 @@ static void test_null_arguments(void) {
 /* DINPUT_REQUIRE's contract (src/capi/firewall.h): the message names the function as well
  * as the argument, so that a user can tell which call of a chain failed. */
 static void test_messages_name_the_function(void) {
-  dinput_tensor_t *t = NULL;
-  dinput_iterator_t *it = NULL;
+  dinput_tensor_t* t = NULL;
+  dinput_iterator_t* it = NULL;
   int64_t shape[1] = {-3};
   CHECK_STATUS(dinput_tensor_ref(&t, NULL), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("dinput_tensor_ref");
@@ -295,27 +309,29 @@ static void test_messages_name_the_function(void) {
   /* Checks made inside the body of a call name the exported function too, never the
    * lambda the body runs in ("operator()"). */
   {
-    dinput_dataset_t *ds = NULL;
-    const char *files[1] = {NULL};
-    const char *one[1] = {"x.rec"};
+    dinput_dataset_t* ds = NULL;
+    const char* files[1] = {NULL};
+    const char* one[1] = {"x.rec"};
     CHECK_STATUS(dinput_dataset_records(&ds, NULL, 1, NULL), DINPUT_INVALID_ARGUMENT);
     CHECK_MSG("dinput_dataset_records: argument 'files' is NULL");
     CHECK(strstr(dinput_last_error_message(), "operator") == NULL);
-    CHECK_STATUS(dinput_dataset_fixed_length_records(&ds, files, 1, 4, 0, 0), DINPUT_INVALID_ARGUMENT);
+    CHECK_STATUS(dinput_dataset_fixed_length_records(&ds, files, 1, 4, 0, 0),
+                 DINPUT_INVALID_ARGUMENT);
     CHECK_MSG("dinput_dataset_fixed_length_records: files[0] is NULL");
     {
-      dinput_records_options_t *o = NULL;
+      dinput_records_options_t* o = NULL;
       CHECK_OK(dinput_records_options_new(&o));
-      CHECK_STATUS(dinput_records_options_set_compression(o, (dinput_compression_t)77), DINPUT_INVALID_ARGUMENT);
+      CHECK_STATUS(dinput_records_options_set_compression(o, (dinput_compression_t)77),
+                   DINPUT_INVALID_ARGUMENT);
       CHECK_MSG("dinput_records_options_set_compression: invalid compression 77");
       CHECK(strstr(dinput_last_error_message(), "operator") == NULL);
       dinput_records_options_free(o);
     }
     (void)one;
     {
-      dinput_record_writer_t *w = NULL;
-      const char *path = "capi_errors_messages.rec";
-      dinput_record_writer_options_t *o = NULL;
+      dinput_record_writer_t* w = NULL;
+      const char* path = "capi_errors_messages.rec";
+      dinput_record_writer_options_t* o = NULL;
       CHECK_OK(dinput_record_writer_options_new(&o));
       CHECK_OK(dinput_record_writer_options_set_compression(o, DINPUT_COMPRESSION_GZIP));
       CHECK_OK(dinput_record_writer_options_set_level(o, 15));
@@ -334,7 +350,7 @@ static void test_messages_name_the_function(void) {
 
 /* The last error: set by failures, kept by successful calls, settable by callbacks. */
 static void test_last_error(void) {
-  dinput_dataset_t *ds = NULL;
+  dinput_dataset_t* ds = NULL;
   dinput_error_clear();
   CHECK(dinput_last_error_code() == DINPUT_OK);
   CHECK(strcmp(dinput_last_error_message(), "") == 0);
@@ -364,21 +380,22 @@ static void test_last_error(void) {
 enum { kRounds = 2000 };
 
 struct thread_arg {
-  pthread_barrier_t *barrier;
+  pthread_barrier_t* barrier;
   dinput_status_t code;
-  const char *message;
+  const char* message;
   int mismatches;
   int fresh_was_clean;
 };
 
-static void *error_thread(void *p) {
-  struct thread_arg *arg = (struct thread_arg *)p;
+static void* error_thread(void* p) {
+  struct thread_arg* arg = (struct thread_arg*)p;
   int i;
   /* A new thread starts without an error, whatever other threads did. */
-  arg->fresh_was_clean = dinput_last_error_code() == DINPUT_OK && strcmp(dinput_last_error_message(), "") == 0;
+  arg->fresh_was_clean =
+      dinput_last_error_code() == DINPUT_OK && strcmp(dinput_last_error_message(), "") == 0;
   pthread_barrier_wait(arg->barrier);
   for (i = 0; i < kRounds; ++i) {
-    dinput_dataset_t *ds = NULL;
+    dinput_dataset_t* ds = NULL;
     if (i % 2 == 0) {
       dinput_error_set(arg->code, arg->message);
     } else if (arg->code == DINPUT_INVALID_ARGUMENT) {
@@ -388,7 +405,8 @@ static void *error_thread(void *p) {
     } else {
       dinput_error_set(arg->code, arg->message);
     }
-    if (dinput_last_error_code() != arg->code || strcmp(dinput_last_error_message(), arg->message) != 0)
+    if (dinput_last_error_code() != arg->code ||
+        strcmp(dinput_last_error_message(), arg->message) != 0)
       ++arg->mismatches;
   }
   return NULL;

@@ -12,9 +12,9 @@
 
 static char dir[256];
 
-static void write_file(const char *name, const char *content) {
+static void write_file(const char* name, const char* content) {
   char path[512];
-  FILE *f;
+  FILE* f;
   snprintf(path, sizeof path, "%s/%s", dir, name);
   f = fopen(path, "wb");
   CHECK(f != NULL);
@@ -25,17 +25,18 @@ static void write_file(const char *name, const char *content) {
 
 /* Reads every element (bytes scalars) of ds into one string, separated by ','. Returns the
  * final status of the iteration. */
-static dinput_status_t join_strings(const dinput_dataset_t *ds, char *dst, size_t cap) {
-  dinput_iterator_t *it = NULL;
-  dinput_element_t *e = NULL;
+static dinput_status_t join_strings(const dinput_dataset_t* ds, char* dst, size_t cap) {
+  dinput_iterator_t* it = NULL;
+  dinput_element_t* e = NULL;
   dinput_status_t st;
   size_t used = 0;
   dst[0] = '\0';
   if ((st = dinput_dataset_iterator(&it, ds)) != DINPUT_OK) return st;
   while ((st = dinput_iterator_get_next(&e, it)) == DINPUT_OK) {
-    const char *s = NULL;
+    const char* s = NULL;
     size_t len = 0;
-    if (dinput_tensor_string_view(&s, &len, dinput_element_get(e, 0), 0) == DINPUT_OK && used + len + 2 < cap) {
+    if (dinput_tensor_string_view(&s, &len, dinput_element_get(e, 0), 0) == DINPUT_OK &&
+        used + len + 2 < cap) {
       if (used) dst[used++] = ',';
       memcpy(dst + used, s, len);
       used += len;
@@ -48,7 +49,7 @@ static dinput_status_t join_strings(const dinput_dataset_t *ds, char *dst, size_
 }
 
 /* The last path component of each name, for comparing list_files output. */
-static void basenames(char *s) {
+static void basenames(char* s) {
   char *out = s, *p = s, *start = s;
   for (;; ++p) {
     if (*p == '/') start = p + 1;
@@ -66,8 +67,8 @@ static void basenames(char *s) {
 
 static void test_list_files(void) {
   char pattern[300], other[300], text[1024];
-  const char *patterns[2];
-  dinput_dataset_t *ds = NULL;
+  const char* patterns[2];
+  dinput_dataset_t* ds = NULL;
   snprintf(pattern, sizeof pattern, "%s/*.txt", dir);
   snprintf(other, sizeof other, "%s/*.none", dir);
   patterns[0] = pattern;
@@ -80,7 +81,7 @@ static void test_list_files(void) {
   CHECK(strcmp(text, "a.txt,b.txt,c.txt") == 0);
   dinput_dataset_free(ds);
 
-  ds = (dinput_dataset_t *)(void *)text;
+  ds = (dinput_dataset_t*)(void*)text;
   CHECK_STATUS(dinput_dataset_list_files(&ds, patterns + 1, 1, NULL), DINPUT_NOT_FOUND);
   CHECK_MSG(other);
   CHECK(ds == NULL);
@@ -95,17 +96,19 @@ struct reader_config {
   int fail_on_b;
 };
 
-static void count_free(void *user_data) { ++((struct reader_config *)user_data)->frees; }
+static void count_free(void* user_data) { ++((struct reader_config*)user_data)->frees; }
 
-static dinput_status_t open_lines(dinput_dataset_t **out, const dinput_element_t *in, void *user_data) {
-  struct reader_config *c = (struct reader_config *)user_data;
-  const char *s = NULL;
+static dinput_status_t open_lines(dinput_dataset_t** out, const dinput_element_t* in,
+                                  void* user_data) {
+  struct reader_config* c = (struct reader_config*)user_data;
+  const char* s = NULL;
   size_t len = 0;
   char path[512];
-  const char *files[1];
+  const char* files[1];
   dinput_status_t st;
   ++c->calls;
-  if ((st = dinput_tensor_string_view(&s, &len, dinput_element_get(in, 0), 0)) != DINPUT_OK) return st;
+  if ((st = dinput_tensor_string_view(&s, &len, dinput_element_get(in, 0), 0)) != DINPUT_OK)
+    return st;
   if (len >= sizeof path) return DINPUT_INVALID_ARGUMENT;
   memcpy(path, s, len);
   path[len] = '\0';
@@ -119,11 +122,11 @@ static dinput_status_t open_lines(dinput_dataset_t **out, const dinput_element_t
 
 static void test_interleave_text_files(void) {
   char pattern[300], text[1024];
-  const char *patterns[1];
+  const char* patterns[1];
   dinput_dataset_t *names = NULL, *lines = NULL;
-  dinput_spec_t *spec = NULL;
-  dinput_iterator_t *it = NULL;
-  dinput_element_t *e = NULL;
+  dinput_spec_t* spec = NULL;
+  dinput_iterator_t* it = NULL;
+  dinput_element_t* e = NULL;
   int64_t n = 0;
   int k;
   long parallel[2] = {1, 3};
@@ -136,7 +139,8 @@ static void test_interleave_text_files(void) {
   /* cycle 2, block 1: a1 b1 a2 b2 then c's lines fill the freed slot. */
   for (k = 0; k < 2; ++k) {
     struct reader_config c = {0, 0, 0};
-    CHECK_OK(interleave_with(&lines, names, open_lines, spec, 2, 1, parallel[k], 1, &c, count_free));
+    CHECK_OK(
+        interleave_with(&lines, names, open_lines, spec, 2, 1, parallel[k], 1, &c, count_free));
     CHECK(strcmp(dinput_dataset_name(lines), "interleave") == 0);
     CHECK_STATUS(join_strings(lines, text, sizeof text), DINPUT_OUT_OF_RANGE);
     if (strcmp(text, "a1,b1,a2,b2,c1,c2") != 0) fprintf(stderr, "  interleaved: %s\n", text);
@@ -188,7 +192,7 @@ static void test_interleave_text_files(void) {
 
 int main(void) {
   char path[300];
-  const char *base = getenv("TMPDIR");
+  const char* base = getenv("TMPDIR");
   snprintf(dir, sizeof dir, "%s/dinput_capi_files_XXXXXX", base && *base ? base : "/tmp");
   if (!mkdtemp(dir)) {
     perror("mkdtemp");

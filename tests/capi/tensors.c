@@ -13,8 +13,8 @@ static void test_new_and_accessors(void) {
   int32_t values[6] = {1, 2, 3, 4, 5, 6};
   int32_t back[6] = {0};
   int64_t shape[2] = {2, 3};
-  dinput_tensor_t *t = NULL;
-  const int64_t *s;
+  dinput_tensor_t* t = NULL;
+  const int64_t* s;
   CHECK_OK(dinput_tensor_new(&t, DINPUT_INT32, shape, 2, values, sizeof values));
   CHECK(t != NULL);
   CHECK(dinput_tensor_dtype(t) == DINPUT_INT32);
@@ -28,9 +28,9 @@ static void test_new_and_accessors(void) {
   CHECK(dinput_tensor_num_elements(t) == 6);
   CHECK(dinput_tensor_byte_size(t) == sizeof values);
   /* The data was copied: changing the source afterwards does not change the tensor. */
-  CHECK(dinput_tensor_data(t) != (const void *)values);
+  CHECK(dinput_tensor_data(t) != (const void*)values);
   values[0] = 100;
-  CHECK(((const int32_t *)dinput_tensor_data(t))[0] == 1);
+  CHECK(((const int32_t*)dinput_tensor_data(t))[0] == 1);
   CHECK_OK(dinput_tensor_copy_to(back, sizeof back, t, DINPUT_INT32));
   CHECK(back[0] == 1 && back[5] == 6);
   dinput_tensor_free(t);
@@ -42,7 +42,7 @@ static void test_scalars_zeros_and_empty(void) {
   int64_t shape[2] = {3, 0};
   float zeros[4] = {1, 1, 1, 1};
   int64_t four[1] = {4};
-  dinput_tensor_t *t = NULL;
+  dinput_tensor_t* t = NULL;
 
   CHECK_OK(dinput_tensor_new(&t, DINPUT_FLOAT64, NULL, 0, &pi, sizeof pi));
   CHECK(dinput_tensor_rank(t) == 0);
@@ -69,7 +69,7 @@ static void test_new_rejects_bad_input(void) {
   int64_t shape[2] = {2, 3};
   int64_t negative[2] = {2, -1};
   int32_t values[6] = {0};
-  dinput_tensor_t *t = NULL;
+  dinput_tensor_t* t = NULL;
 
   CHECK_STATUS(dinput_tensor_new(&t, DINPUT_INT32, shape, 2, values, 20), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("24");
@@ -77,7 +77,8 @@ static void test_new_rejects_bad_input(void) {
   CHECK(t == NULL);
   CHECK_STATUS(dinput_tensor_new(&t, DINPUT_BYTES, shape, 2, NULL, 0), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("dinput_tensor_new_bytes");
-  CHECK_STATUS(dinput_tensor_new(&t, DINPUT_DTYPE_INVALID, shape, 2, NULL, 0), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_tensor_new(&t, DINPUT_DTYPE_INVALID, shape, 2, NULL, 0),
+               DINPUT_INVALID_ARGUMENT);
   CHECK_STATUS(dinput_tensor_new(&t, DINPUT_INT32, negative, 2, NULL, 0), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("negative");
   CHECK_STATUS(dinput_tensor_new(&t, DINPUT_INT32, shape, -1, NULL, 0), DINPUT_INVALID_ARGUMENT);
@@ -97,27 +98,27 @@ static void test_new_rejects_bad_input(void) {
  * a tensor: it must fail instead of wrapping to a tiny buffer behind a huge shape. */
 static void test_new_rejects_overflowing_sizes(void) {
   int64_t huge[1] = {(int64_t)1 << 61};
-  dinput_tensor_t *t = NULL;
+  dinput_tensor_t* t = NULL;
   dinput_status_t st = dinput_tensor_new(&t, DINPUT_INT64, huge, 1, NULL, 0);
   CHECK(st == DINPUT_INVALID_ARGUMENT || st == DINPUT_RESOURCE_EXHAUSTED);
   CHECK(t == NULL);
   if (t) {
-    fprintf(stderr, "  got a tensor of %" PRId64 " elements and %zu bytes\n", dinput_tensor_num_elements(t),
-            dinput_tensor_byte_size(t));
+    fprintf(stderr, "  got a tensor of %" PRId64 " elements and %zu bytes\n",
+            dinput_tensor_num_elements(t), dinput_tensor_byte_size(t));
     dinput_tensor_free(t);
   }
 }
 
 static void test_bytes_tensors(void) {
-  const char *words[3] = {"alpha", "", "c"};
-  const char *raw[2] = {"a\0b", "xyz"};
+  const char* words[3] = {"alpha", "", "c"};
+  const char* raw[2] = {"a\0b", "xyz"};
   size_t lengths[2] = {3, 2};
   int64_t shape[1] = {3};
   int64_t two[1] = {2};
   int64_t zero[1] = {0};
-  const char *null_words[2] = {"ok", NULL};
-  dinput_tensor_t *t = NULL;
-  const char *s = NULL;
+  const char* null_words[2] = {"ok", NULL};
+  dinput_tensor_t* t = NULL;
+  const char* s = NULL;
   size_t len = 99;
   int64_t ints[1];
 
@@ -174,8 +175,8 @@ static void test_bytes_tensors(void) {
 
 static void test_string_access_on_numbers(void) {
   int64_t v[2] = {1, 2};
-  dinput_tensor_t *t = make_int64(v, 2, 1);
-  const char *s = NULL;
+  dinput_tensor_t* t = make_int64(v, 2, 1);
+  const char* s = NULL;
   size_t len = 0;
   CHECK_STATUS(dinput_tensor_string_view(&s, &len, t, 0), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("int64");
@@ -186,7 +187,7 @@ static void test_copy_to_checks(void) {
   int64_t v[3] = {7, 8, 9};
   int64_t dst[3] = {0};
   float f[3];
-  dinput_tensor_t *t = make_int64(v, 3, 1);
+  dinput_tensor_t* t = make_int64(v, 3, 1);
   CHECK_OK(dinput_tensor_copy_to(dst, sizeof dst, t, DINPUT_INT64));
   CHECK(dst[0] == 7 && dst[2] == 9);
   /* Wrong dtype: both dtypes named, nothing written. */
@@ -207,14 +208,14 @@ static void test_copy_to_checks(void) {
 /* A ref is a second handle to the same data, valid after the first is freed. */
 static void test_ref(void) {
   int64_t v[2] = {41, 42};
-  dinput_tensor_t *t = make_int64(v, 2, 1);
-  dinput_tensor_t *r = NULL;
-  const void *data = dinput_tensor_data(t);
+  dinput_tensor_t* t = make_int64(v, 2, 1);
+  dinput_tensor_t* r = NULL;
+  const void* data = dinput_tensor_data(t);
   CHECK_OK(dinput_tensor_ref(&r, t));
   CHECK(r != t);
   CHECK(dinput_tensor_data(r) == data);
   dinput_tensor_free(t);
-  CHECK(((const int64_t *)dinput_tensor_data(r))[1] == 42);
+  CHECK(((const int64_t*)dinput_tensor_data(r))[1] == 42);
   CHECK(dinput_tensor_dim(r, 0) == 2);
   dinput_tensor_free(r);
 }
@@ -223,14 +224,14 @@ static void test_elements(void) {
   int64_t v[2] = {1, 2};
   int64_t back[2];
   double d = 0.5;
-  dinput_tensor_t *parts[2];
-  dinput_tensor_t *with_null[2];
-  dinput_element_t *e = NULL;
-  const dinput_tensor_t *got;
+  dinput_tensor_t* parts[2];
+  dinput_tensor_t* with_null[2];
+  dinput_element_t* e = NULL;
+  const dinput_tensor_t* got;
 
   parts[0] = make_int64(v, 2, 1);
   CHECK_OK(dinput_tensor_new(&parts[1], DINPUT_FLOAT64, NULL, 0, &d, sizeof d));
-  CHECK_OK(dinput_element_new(&e, (const dinput_tensor_t *const *)parts, 2));
+  CHECK_OK(dinput_element_new(&e, (const dinput_tensor_t* const*)parts, 2));
   /* The element holds its own references: the caller's tensors can go. */
   dinput_tensor_free(parts[0]);
   dinput_tensor_free(parts[1]);
@@ -245,7 +246,8 @@ static void test_elements(void) {
   with_null[0] = make_int64(v, 2, 1);
   with_null[1] = NULL;
   e = NULL;
-  CHECK_STATUS(dinput_element_new(&e, (const dinput_tensor_t *const *)with_null, 2), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_element_new(&e, (const dinput_tensor_t* const*)with_null, 2),
+               DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("tensors[1]");
   CHECK(e == NULL);
   dinput_tensor_free(with_null[0]);
@@ -256,10 +258,10 @@ static void test_elements(void) {
 }
 
 static void test_specs(void) {
-  dinput_spec_t *spec = NULL;
+  dinput_spec_t* spec = NULL;
   int64_t shape[2] = {DINPUT_UNKNOWN_DIM, 3};
   int64_t bad[1] = {-2};
-  const int64_t *s;
+  const int64_t* s;
   CHECK_OK(dinput_spec_new(&spec));
   CHECK(dinput_spec_size(spec) == 0);
   CHECK_OK(dinput_spec_add(spec, DINPUT_FLOAT32, shape, 2));
@@ -288,15 +290,15 @@ static void test_specs(void) {
 
 static void check_dl_dtype(dinput_dtype_t dtype, uint8_t code, uint8_t bits) {
   int64_t shape[1] = {3};
-  dinput_tensor_t *t = NULL;
-  DLManagedTensor *m = NULL;
+  dinput_tensor_t* t = NULL;
+  DLManagedTensor* m = NULL;
   CHECK_OK(dinput_tensor_new(&t, dtype, shape, 1, NULL, 0));
   CHECK_OK(dinput_tensor_to_dlpack(&m, t));
   CHECK(m != NULL);
   if (m) {
     if (m->dl_tensor.dtype.code != code || m->dl_tensor.dtype.bits != bits)
-      fprintf(stderr, "  %s exported as code %d bits %d\n", dinput_dtype_name(dtype), m->dl_tensor.dtype.code,
-              m->dl_tensor.dtype.bits);
+      fprintf(stderr, "  %s exported as code %d bits %d\n", dinput_dtype_name(dtype),
+              m->dl_tensor.dtype.code, m->dl_tensor.dtype.bits);
     CHECK(m->dl_tensor.dtype.code == code);
     CHECK(m->dl_tensor.dtype.bits == bits);
     CHECK(m->dl_tensor.dtype.lanes == 1);
@@ -308,8 +310,8 @@ static void check_dl_dtype(dinput_dtype_t dtype, uint8_t code, uint8_t bits) {
 static void test_dlpack_fields(void) {
   float values[6] = {0, 1, 2, 3, 4, 5};
   int64_t shape[2] = {2, 3};
-  dinput_tensor_t *t = NULL;
-  DLManagedTensor *m = NULL;
+  dinput_tensor_t* t = NULL;
+  DLManagedTensor* m = NULL;
   CHECK_OK(dinput_tensor_new(&t, DINPUT_FLOAT32, shape, 2, values, sizeof values));
   CHECK_OK(dinput_tensor_to_dlpack(&m, t));
   CHECK(m != NULL);
@@ -321,11 +323,12 @@ static void test_dlpack_fields(void) {
   CHECK(m->dl_tensor.shape != NULL && m->dl_tensor.shape[0] == 2 && m->dl_tensor.shape[1] == 3);
   CHECK(m->dl_tensor.strides == NULL); /* compact row-major */
   CHECK(m->dl_tensor.byte_offset == 0);
-  CHECK(m->dl_tensor.dtype.code == kDLFloat && m->dl_tensor.dtype.bits == 32 && m->dl_tensor.dtype.lanes == 1);
+  CHECK(m->dl_tensor.dtype.code == kDLFloat && m->dl_tensor.dtype.bits == 32 &&
+        m->dl_tensor.dtype.lanes == 1);
   CHECK(m->deleter != NULL);
   /* The exported tensor outlives the dinput handle. */
   dinput_tensor_free(t);
-  CHECK(((const float *)m->dl_tensor.data)[5] == 5.0f);
+  CHECK(((const float*)m->dl_tensor.data)[5] == 5.0f);
   m->deleter(m);
 
   check_dl_dtype(DINPUT_BOOL, kDLUInt, 8);
@@ -344,20 +347,20 @@ static void test_dlpack_fields(void) {
 
 static void test_dlpack_scalar_and_errors(void) {
   int64_t v = 77;
-  const char *w[1] = {"text"};
-  dinput_tensor_t *t = NULL;
-  DLManagedTensor *m = NULL;
+  const char* w[1] = {"text"};
+  dinput_tensor_t* t = NULL;
+  DLManagedTensor* m = NULL;
   CHECK_OK(dinput_tensor_new(&t, DINPUT_INT64, NULL, 0, &v, sizeof v));
   CHECK_OK(dinput_tensor_to_dlpack(&m, t));
   if (m) {
     CHECK(m->dl_tensor.ndim == 0);
-    CHECK(*(const int64_t *)m->dl_tensor.data == 77);
+    CHECK(*(const int64_t*)m->dl_tensor.data == 77);
     m->deleter(m);
   }
   dinput_tensor_free(t);
 
   CHECK_OK(dinput_tensor_new_bytes(&t, NULL, 0, w, NULL));
-  m = (DLManagedTensor *)(void *)w; /* a non-NULL value that must be cleared */
+  m = (DLManagedTensor*)(void*)w; /* a non-NULL value that must be cleared */
   CHECK_STATUS(dinput_tensor_to_dlpack(&m, t), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("bytes");
   CHECK(m == NULL);
@@ -370,10 +373,10 @@ static void test_dlpack_scalar_and_errors(void) {
  * tensor alone must keep the data alive until its deleter runs. */
 static void test_dlpack_outlives_the_pipeline(void) {
   dinput_dataset_t *range = NULL, *batched = NULL;
-  dinput_iterator_t *it = NULL;
-  dinput_element_t *e = NULL;
-  DLManagedTensor *m = NULL;
-  const int64_t *data;
+  dinput_iterator_t* it = NULL;
+  dinput_element_t* e = NULL;
+  DLManagedTensor* m = NULL;
+  const int64_t* data;
   CHECK_OK(dinput_dataset_range(&range, 10, 20, 1));
   CHECK_OK(dinput_dataset_batch(&batched, range, 4, NULL));
   CHECK_OK(dinput_dataset_iterator(&it, batched));
@@ -387,7 +390,7 @@ static void test_dlpack_outlives_the_pipeline(void) {
   dinput_dataset_free(batched);
   dinput_dataset_free(range);
   if (!m) return;
-  data = (const int64_t *)m->dl_tensor.data;
+  data = (const int64_t*)m->dl_tensor.data;
   CHECK(m->dl_tensor.shape[0] == 4);
   CHECK(data[0] == 14 && data[3] == 17);
   m->deleter(m);

@@ -14,25 +14,29 @@
 
 /* ---- freezing ---- */
 
-static dinput_status_t identity_map(dinput_element_t **out, const dinput_element_t *in, void *user_data) {
+static dinput_status_t identity_map(dinput_element_t** out, const dinput_element_t* in,
+                                    void* user_data) {
   (void)user_data;
   return dinput_element_ref(out, in);
 }
 
-static dinput_status_t range_of_element(dinput_dataset_t **out, const dinput_element_t *in, void *user_data) {
+static dinput_status_t range_of_element(dinput_dataset_t** out, const dinput_element_t* in,
+                                        void* user_data) {
   int64_t n = 0;
   (void)user_data;
-  if (dinput_tensor_copy_to(&n, sizeof n, dinput_element_get(in, 0), DINPUT_INT64) != DINPUT_OK) return DINPUT_INTERNAL;
+  if (dinput_tensor_copy_to(&n, sizeof n, dinput_element_get(in, 0), DINPUT_INT64) != DINPUT_OK)
+    return DINPUT_INTERNAL;
   return dinput_dataset_range(out, 0, n, 1);
 }
 
-static dinput_status_t one_range(dinput_dataset_t **out, const dinput_input_context_t *context, void *user_data) {
+static dinput_status_t one_range(dinput_dataset_t** out, const dinput_input_context_t* context,
+                                 void* user_data) {
   (void)context;
   (void)user_data;
   return dinput_dataset_range(out, 0, 4, 1);
 }
 
-static dinput_status_t no_more(dinput_element_t **out, void *state) {
+static dinput_status_t no_more(dinput_element_t** out, void* state) {
   (void)out;
   (void)state;
   return DINPUT_OUT_OF_RANGE;
@@ -60,17 +64,20 @@ static void test_specs_freeze_when_used(void) {
 
   CHECK_OK(dinput_spec_new(&interleave_spec));
   CHECK_OK(dinput_spec_add(interleave_spec, DINPUT_INT64, NULL, 0));
-  CHECK_OK(interleave_with(&interleaved, range, range_of_element, interleave_spec, 2, 1, 1, 1, NULL, NULL));
+  CHECK_OK(interleave_with(&interleaved, range, range_of_element, interleave_spec, 2, 1, 1, 1, NULL,
+                           NULL));
   CHECK_STATUS(dinput_spec_add(interleave_spec, DINPUT_INT64, NULL, 0), DINPUT_FAILED_PRECONDITION);
   CHECK_MSG("spec already used by dinput_dataset_interleave");
 
   CHECK_OK(dinput_spec_new(&generator_spec));
   CHECK_OK(dinput_spec_add(generator_spec, DINPUT_INT64, NULL, 0));
   /* A failing call (no next function) leaves the spec mutable. */
-  CHECK_STATUS(dinput_dataset_from_generator(&generated, generator_spec, NULL, NULL, NULL, NULL, NULL),
-               DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(
+      dinput_dataset_from_generator(&generated, generator_spec, NULL, NULL, NULL, NULL, NULL),
+      DINPUT_INVALID_ARGUMENT);
   CHECK_OK(dinput_spec_add(generator_spec, DINPUT_INT64, NULL, 0));
-  CHECK_OK(dinput_dataset_from_generator(&generated, generator_spec, NULL, no_more, NULL, NULL, NULL));
+  CHECK_OK(
+      dinput_dataset_from_generator(&generated, generator_spec, NULL, no_more, NULL, NULL, NULL));
   CHECK_STATUS(dinput_spec_add(generator_spec, DINPUT_INT64, NULL, 0), DINPUT_FAILED_PRECONDITION);
   CHECK_MSG("spec already used by dinput_dataset_from_generator");
 
@@ -90,17 +97,19 @@ static void test_specs_freeze_when_used(void) {
 
 static void test_options_freeze_when_used(void) {
   dinput_dataset_t *range = NULL, *with = NULL, *batched = NULL;
-  dinput_options_t *options = NULL;
+  dinput_options_t* options = NULL;
   dinput_input_options_t *input_options = NULL, *fn_options = NULL;
-  dinput_strategy_t *strategy = NULL;
-  dinput_dist_dataset_t *dist = NULL;
+  dinput_strategy_t* strategy = NULL;
+  dinput_dist_dataset_t* dist = NULL;
 
   CHECK_OK(dinput_dataset_range(&range, 0, 8, 1));
   CHECK_OK(dinput_options_new(&options));
   CHECK_OK(dinput_options_set_auto_shard_policy(options, DINPUT_AUTO_SHARD_DATA));
   CHECK_OK(dinput_dataset_with_options(&with, range, options));
-  CHECK_STATUS(dinput_options_set_auto_shard_policy(options, DINPUT_AUTO_SHARD_OFF), DINPUT_FAILED_PRECONDITION);
-  CHECK_MSG("dinput_options_set_auto_shard_policy: options already used by dinput_dataset_with_options");
+  CHECK_STATUS(dinput_options_set_auto_shard_policy(options, DINPUT_AUTO_SHARD_OFF),
+               DINPUT_FAILED_PRECONDITION);
+  CHECK_MSG(
+      "dinput_options_set_auto_shard_policy: options already used by dinput_dataset_with_options");
   CHECK_STATUS(dinput_options_set_skip_corrupt_records(options, 1), DINPUT_FAILED_PRECONDITION);
   CHECK_STATUS(dinput_options_set_max_record_bytes(options, 1024), DINPUT_FAILED_PRECONDITION);
   CHECK_STATUS(dinput_options_set_map_files(options, 1), DINPUT_FAILED_PRECONDITION);
@@ -114,17 +123,22 @@ static void test_options_freeze_when_used(void) {
   CHECK_OK(dinput_input_options_new(&input_options));
   CHECK_OK(dinput_input_options_set_per_replica_buffer_size(input_options, 2));
   CHECK_OK(dinput_strategy_distribute_dataset(&dist, strategy, batched, input_options));
-  CHECK_STATUS(dinput_input_options_set_per_replica_buffer_size(input_options, 3), DINPUT_FAILED_PRECONDITION);
-  CHECK_MSG("input options already used by dinput_strategy_distribute_dataset");
-  CHECK_STATUS(dinput_input_options_set_fetch_to_device(input_options, 0), DINPUT_FAILED_PRECONDITION);
-  CHECK_STATUS(dinput_input_options_set_place_dataset_on_device(input_options, 1), DINPUT_FAILED_PRECONDITION);
-  CHECK_STATUS(dinput_input_options_set_replication_mode(input_options, DINPUT_REPLICATION_PER_REPLICA),
+  CHECK_STATUS(dinput_input_options_set_per_replica_buffer_size(input_options, 3),
                DINPUT_FAILED_PRECONDITION);
+  CHECK_MSG("input options already used by dinput_strategy_distribute_dataset");
+  CHECK_STATUS(dinput_input_options_set_fetch_to_device(input_options, 0),
+               DINPUT_FAILED_PRECONDITION);
+  CHECK_STATUS(dinput_input_options_set_place_dataset_on_device(input_options, 1),
+               DINPUT_FAILED_PRECONDITION);
+  CHECK_STATUS(
+      dinput_input_options_set_replication_mode(input_options, DINPUT_REPLICATION_PER_REPLICA),
+      DINPUT_FAILED_PRECONDITION);
   dinput_dist_dataset_free(dist);
   dist = NULL;
 
   CHECK_OK(dinput_input_options_new(&fn_options));
-  CHECK_OK(dinput_strategy_distribute_datasets_from_function(&dist, strategy, one_range, NULL, NULL, fn_options));
+  CHECK_OK(dinput_strategy_distribute_datasets_from_function(&dist, strategy, one_range, NULL, NULL,
+                                                             fn_options));
   CHECK_STATUS(dinput_input_options_set_fetch_to_device(fn_options, 0), DINPUT_FAILED_PRECONDITION);
   CHECK_MSG("input options already used by dinput_strategy_distribute_datasets_from_function");
 
@@ -174,24 +188,24 @@ static void sleep_ms(int ms) {
 struct gate {
   pthread_mutex_t mu;
   int open;
-  int inside;  /* callbacks blocked right now */
-  int calls;   /* callbacks entered */
-  int frees;   /* free_user_data calls */
+  int inside; /* callbacks blocked right now */
+  int calls;  /* callbacks entered */
+  int frees;  /* free_user_data calls */
   int calls_after_free;
 };
 
-static void gate_init(struct gate *g) {
+static void gate_init(struct gate* g) {
   memset(g, 0, sizeof *g);
   pthread_mutex_init(&g->mu, NULL);
 }
 
-static void gate_open(struct gate *g) {
+static void gate_open(struct gate* g) {
   pthread_mutex_lock(&g->mu);
   g->open = 1;
   pthread_mutex_unlock(&g->mu);
 }
 
-static int gate_read(struct gate *g, const int *field) {
+static int gate_read(struct gate* g, const int* field) {
   int v;
   pthread_mutex_lock(&g->mu);
   v = *field;
@@ -200,7 +214,7 @@ static int gate_read(struct gate *g, const int *field) {
 }
 
 /* Waits (up to 5 s) until *field reaches at least `want`. */
-static int gate_wait(struct gate *g, const int *field, int want) {
+static int gate_wait(struct gate* g, const int* field, int want) {
   int i;
   for (i = 0; i < 5000; ++i) {
     if (gate_read(g, field) >= want) return 1;
@@ -209,7 +223,7 @@ static int gate_wait(struct gate *g, const int *field, int want) {
   return 0;
 }
 
-static void gate_pass(struct gate *g) {
+static void gate_pass(struct gate* g) {
   pthread_mutex_lock(&g->mu);
   if (g->frees) ++g->calls_after_free;
   ++g->calls;
@@ -223,22 +237,23 @@ static void gate_pass(struct gate *g) {
   pthread_mutex_unlock(&g->mu);
 }
 
-static void gate_free(void *user_data) {
-  struct gate *g = (struct gate *)user_data;
+static void gate_free(void* user_data) {
+  struct gate* g = (struct gate*)user_data;
   pthread_mutex_lock(&g->mu);
   ++g->frees;
   pthread_mutex_unlock(&g->mu);
 }
 
-static dinput_status_t gated_map(dinput_element_t **out, const dinput_element_t *in, void *user_data) {
-  gate_pass((struct gate *)user_data);
+static dinput_status_t gated_map(dinput_element_t** out, const dinput_element_t* in,
+                                 void* user_data) {
+  gate_pass((struct gate*)user_data);
   return dinput_element_ref(out, in);
 }
 
-static dinput_status_t gated_next(dinput_element_t **out, void *state) {
+static dinput_status_t gated_next(dinput_element_t** out, void* state) {
   int64_t v = 7;
-  dinput_tensor_t *t;
-  gate_pass((struct gate *)state);
+  dinput_tensor_t* t;
+  gate_pass((struct gate*)state);
   t = make_int64(&v, 1, 0);
   *out = make_element(&t, 1);
   return *out ? DINPUT_OK : DINPUT_INTERNAL;
@@ -246,8 +261,9 @@ static dinput_status_t gated_next(dinput_element_t **out, void *state) {
 
 /* interleave: each input element opens a generator that blocks at the gate (user_data);
  * the gate's free function is the interleave's, so it runs once. */
-static dinput_status_t gated_generator(dinput_dataset_t **out, const dinput_element_t *in, void *user_data) {
-  dinput_spec_t *spec = NULL;
+static dinput_status_t gated_generator(dinput_dataset_t** out, const dinput_element_t* in,
+                                       void* user_data) {
+  dinput_spec_t* spec = NULL;
   dinput_status_t st;
   (void)in;
   if ((st = dinput_spec_new(&spec)) != DINPUT_OK) return st;
@@ -259,26 +275,26 @@ static dinput_status_t gated_generator(dinput_dataset_t **out, const dinput_elem
 
 /* get_next (or get_next_as_optional) on another thread, recording when it returned. */
 struct blocked_call {
-  dinput_iterator_t *it;
-  dinput_dist_iterator_t *dist;
+  dinput_iterator_t* it;
+  dinput_dist_iterator_t* dist;
   int optional;
   dinput_status_t status;
   char message[256];
   double returned_ms;
 };
 
-static void *blocked_call_run(void *arg) {
-  struct blocked_call *c = (struct blocked_call *)arg;
+static void* blocked_call_run(void* arg) {
+  struct blocked_call* c = (struct blocked_call*)arg;
   if (c->dist) {
-    dinput_per_replica_t *value = NULL;
+    dinput_per_replica_t* value = NULL;
     c->status = dinput_dist_iterator_get_next(&value, c->dist);
     dinput_per_replica_free(value);
   } else if (c->optional) {
-    dinput_optional_t *opt = NULL;
+    dinput_optional_t* opt = NULL;
     c->status = dinput_iterator_get_next_as_optional(&opt, c->it);
     dinput_optional_free(opt);
   } else {
-    dinput_element_t *e = NULL;
+    dinput_element_t* e = NULL;
     c->status = dinput_iterator_get_next(&e, c->it);
     dinput_element_free(e);
   }
@@ -290,12 +306,13 @@ static void *blocked_call_run(void *arg) {
 /* Cancels `it` while another thread's get_next waits for a callback blocked at `g`, then
  * frees it while the callback is still blocked; user_data is released only after the
  * callback has returned. */
-static void check_cancel_and_free(const char *what, dinput_dataset_t *ds, struct gate *g, int optional) {
-  dinput_iterator_t *it = NULL;
+static void check_cancel_and_free(const char* what, dinput_dataset_t* ds, struct gate* g,
+                                  int optional) {
+  dinput_iterator_t* it = NULL;
   struct blocked_call call;
   pthread_t thread;
   double cancelled_at, freed_in;
-  dinput_element_t *e = NULL;
+  dinput_element_t* e = NULL;
   printf("cancel: %s\n", what);
   CHECK_OK(dinput_dataset_iterator(&it, ds));
   dinput_dataset_free(ds); /* the iterator keeps the pipeline */
@@ -310,8 +327,8 @@ static void check_cancel_and_free(const char *what, dinput_dataset_t *ds, struct
   pthread_join(thread, NULL);
   CHECK(call.status == DINPUT_CANCELLED);
   CHECK(strstr(call.message, "cancelled") != NULL);
-  printf("  get_next returned %.2f ms after the cancel (limit %.0f)\n", call.returned_ms - cancelled_at,
-         kCancelLimitMs);
+  printf("  get_next returned %.2f ms after the cancel (limit %.0f)\n",
+         call.returned_ms - cancelled_at, kCancelLimitMs);
   CHECK(call.returned_ms - cancelled_at < kCancelLimitMs);
   /* Every later call is CANCELLED, and cancelling again is fine. */
   CHECK_STATUS(dinput_iterator_get_next(&e, it), DINPUT_CANCELLED);
@@ -323,7 +340,8 @@ static void check_cancel_and_free(const char *what, dinput_dataset_t *ds, struct
   freed_in = now_ms();
   dinput_iterator_free(it);
   freed_in = now_ms() - freed_in;
-  printf("  free took %.2f ms with a callback still blocked (limit %.0f)\n", freed_in, kFreeLimitMs);
+  printf("  free took %.2f ms with a callback still blocked (limit %.0f)\n", freed_in,
+         kFreeLimitMs);
   CHECK(freed_in < kFreeLimitMs);
   CHECK(gate_read(g, &g->frees) == 0); /* the callback still runs: its user_data lives */
   gate_open(g);
@@ -337,7 +355,7 @@ static void check_cancel_and_free(const char *what, dinput_dataset_t *ds, struct
 static void test_cancel_blocked_get_next(void) {
   struct gate g;
   dinput_dataset_t *range = NULL, *mapped = NULL, *gen = NULL, *prefetched = NULL;
-  dinput_spec_t *spec = NULL;
+  dinput_spec_t* spec = NULL;
 
   /* A prefetch thread inside a blocked generator. */
   gate_init(&g);
@@ -379,7 +397,7 @@ static void test_cancel_blocked_get_next(void) {
 static void test_free_with_slow_upstream(void) {
   struct gate g;
   dinput_dataset_t *range = NULL, *mapped = NULL, *prefetched = NULL;
-  dinput_iterator_t *it = NULL;
+  dinput_iterator_t* it = NULL;
   double took;
   gate_init(&g);
   CHECK_OK(dinput_dataset_range(&range, 0, 10, 1));
@@ -421,14 +439,14 @@ static void test_free_with_slow_upstream(void) {
 /* Two in-process workers: a cancel on one fails the other's blocked step at once (not after
  * the collective's 60 s timeout), and the collective stays usable. */
 struct drain {
-  dinput_dist_iterator_t *it;
+  dinput_dist_iterator_t* it;
   int steps;
   dinput_status_t end;
 };
 
-static void *drain_run(void *arg) {
-  struct drain *d = (struct drain *)arg;
-  dinput_per_replica_t *v = NULL;
+static void* drain_run(void* arg) {
+  struct drain* d = (struct drain*)arg;
+  dinput_per_replica_t* v = NULL;
   while ((d->end = dinput_dist_iterator_get_next(&v, d->it)) == DINPUT_OK) {
     ++d->steps;
     dinput_per_replica_free(v);
@@ -438,15 +456,15 @@ static void *drain_run(void *arg) {
 }
 
 static void test_cancel_dist_iterator(void) {
-  dinput_collective_t *collective = NULL;
-  dinput_strategy_t *strategy[2] = {NULL, NULL};
-  dinput_dist_dataset_t *dist[2] = {NULL, NULL};
-  dinput_dist_iterator_t *it[2] = {NULL, NULL};
+  dinput_collective_t* collective = NULL;
+  dinput_strategy_t* strategy[2] = {NULL, NULL};
+  dinput_dist_dataset_t* dist[2] = {NULL, NULL};
+  dinput_dist_iterator_t* it[2] = {NULL, NULL};
   dinput_dataset_t *range = NULL, *batched = NULL;
   struct blocked_call call;
   struct drain drains[2];
   pthread_t thread, threads[2];
-  dinput_per_replica_t *v = NULL;
+  dinput_per_replica_t* v = NULL;
   double cancelled_at;
   int w;
 

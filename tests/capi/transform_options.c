@@ -7,16 +7,19 @@
 
 #include "check.h"
 
-static dinput_status_t identity(dinput_element_t **out, const dinput_element_t *in, void *user_data) {
+static dinput_status_t identity(dinput_element_t** out, const dinput_element_t* in,
+                                void* user_data) {
   (void)user_data;
   return dinput_element_ref(out, in);
 }
 
 /* Identity, but element 0 takes 300 ms: a map allowed to reorder returns others first. */
-static dinput_status_t slow_first(dinput_element_t **out, const dinput_element_t *in, void *user_data) {
+static dinput_status_t slow_first(dinput_element_t** out, const dinput_element_t* in,
+                                  void* user_data) {
   int64_t v = 0;
   (void)user_data;
-  if (dinput_tensor_copy_to(&v, sizeof v, dinput_element_get(in, 0), DINPUT_INT64) != DINPUT_OK) return DINPUT_INTERNAL;
+  if (dinput_tensor_copy_to(&v, sizeof v, dinput_element_get(in, 0), DINPUT_INT64) != DINPUT_OK)
+    return DINPUT_INTERNAL;
   if (v == 0) {
     struct timespec t = {0, 300 * 1000 * 1000};
     nanosleep(&t, NULL);
@@ -27,8 +30,8 @@ static dinput_status_t slow_first(dinput_element_t **out, const dinput_element_t
 /* The first value of range(8).map(slow_first, 4 threads, deterministic) under
  * with_options(deterministic = pipeline) (pipeline < 0: no with_options). */
 static int64_t first_of_parallel_map(dinput_deterministic_t deterministic, int pipeline) {
-  dinput_map_options_t *o = NULL;
-  dinput_options_t *po = NULL;
+  dinput_map_options_t* o = NULL;
+  dinput_options_t* po = NULL;
   dinput_dataset_t *r = NULL, *m = NULL, *w = NULL;
   int64_t v[8] = {-1};
   CHECK_OK(dinput_map_options_new(&o));
@@ -59,14 +62,14 @@ static void test_deterministic_three_states(void) {
   CHECK(first_of_parallel_map(DINPUT_DETERMINISTIC_FALSE, -1) != 0);
 }
 
-static dinput_status_t two_of(dinput_dataset_t **out, const dinput_element_t *in, void *user_data) {
+static dinput_status_t two_of(dinput_dataset_t** out, const dinput_element_t* in, void* user_data) {
   (void)in;
   (void)user_data;
   return dinput_dataset_range(out, 0, 2, 1);
 }
 
 static void test_map_options(void) {
-  dinput_map_options_t *o = NULL;
+  dinput_map_options_t* o = NULL;
   dinput_spec_t *spec = NULL, *got = NULL;
   dinput_dataset_t *r = NULL, *m = NULL, *m2 = NULL;
   int64_t v[64];
@@ -103,7 +106,8 @@ static void test_map_options(void) {
   CHECK_MSG("got -2");
   CHECK_STATUS(dinput_map_options_set_num_parallel_calls(o, 1025), DINPUT_INVALID_ARGUMENT);
   CHECK(dinput_map_options_num_parallel_calls(o) == 4);
-  CHECK_STATUS(dinput_map_options_set_deterministic(o, (dinput_deterministic_t)7), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_map_options_set_deterministic(o, (dinput_deterministic_t)7),
+               DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("invalid deterministic 7");
   CHECK_STATUS(dinput_map_options_set_num_parallel_calls(NULL, 1), DINPUT_INVALID_ARGUMENT);
   CHECK_STATUS(dinput_map_options_new(NULL), DINPUT_INVALID_ARGUMENT);
@@ -138,7 +142,7 @@ static void test_map_options(void) {
 }
 
 static void test_interleave_options(void) {
-  dinput_interleave_options_t *o = NULL;
+  dinput_interleave_options_t* o = NULL;
   CHECK(dinput_interleave_options_cycle_length(NULL) == DINPUT_AUTOTUNE);
   CHECK(dinput_interleave_options_block_length(NULL) == 1);
   CHECK(dinput_interleave_options_num_parallel_calls(NULL) == 1);
@@ -166,12 +170,13 @@ static void test_interleave_options(void) {
   CHECK_STATUS(dinput_interleave_options_set_num_parallel_calls(o, -3), DINPUT_INVALID_ARGUMENT);
   CHECK_STATUS(dinput_interleave_options_set_deterministic(o, (dinput_deterministic_t)-2),
                DINPUT_INVALID_ARGUMENT);
-  CHECK(dinput_interleave_options_cycle_length(o) == 3 && dinput_interleave_options_block_length(o) == 2);
+  CHECK(dinput_interleave_options_cycle_length(o) == 3 &&
+        dinput_interleave_options_block_length(o) == 2);
 
   /* Used: frozen; the interleave reads 3 inputs of 2 elements each. */
   {
     dinput_dataset_t *r = NULL, *il = NULL;
-    dinput_spec_t *spec = NULL;
+    dinput_spec_t* spec = NULL;
     int64_t v[8], n;
     CHECK_OK(dinput_spec_new(&spec));
     CHECK_OK(dinput_spec_add(spec, DINPUT_INT64, NULL, 0));
@@ -190,7 +195,7 @@ static void test_interleave_options(void) {
 }
 
 static void test_batch_options(void) {
-  dinput_batch_options_t *o = NULL;
+  dinput_batch_options_t* o = NULL;
   dinput_dataset_t *r = NULL, *seq = NULL, *par = NULL;
   int64_t a[1100], b[1100], na, nb, ea, eb;
 
@@ -212,7 +217,8 @@ static void test_batch_options(void) {
   CHECK(dinput_batch_options_deterministic(o) == DINPUT_DETERMINISTIC_FALSE);
   CHECK_STATUS(dinput_batch_options_set_num_parallel_calls(o, -7), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("dinput_batch_options_set_num_parallel_calls: num_parallel_calls must be 0..1024");
-  CHECK_STATUS(dinput_batch_options_set_deterministic(o, (dinput_deterministic_t)2), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_batch_options_set_deterministic(o, (dinput_deterministic_t)2),
+               DINPUT_INVALID_ARGUMENT);
 
   /* Parallel batch assembly gives the same batches as the sequential one. */
   CHECK_OK(dinput_dataset_range(&r, 0, 1000, 1));
@@ -245,8 +251,9 @@ static void test_batch_options(void) {
   dinput_dataset_free(r);
 }
 
-static int64_t shuffled_order(const dinput_dataset_t *r, const dinput_shuffle_options_t *o, int64_t *dst) {
-  dinput_dataset_t *s = NULL;
+static int64_t shuffled_order(const dinput_dataset_t* r, const dinput_shuffle_options_t* o,
+                              int64_t* dst) {
+  dinput_dataset_t* s = NULL;
   int64_t n;
   if (dinput_dataset_shuffle(&s, r, 100, o) != DINPUT_OK) return -1;
   n = drain_int64(s, dst, 100, NULL);
@@ -256,7 +263,7 @@ static int64_t shuffled_order(const dinput_dataset_t *r, const dinput_shuffle_op
 
 static void test_shuffle_options(void) {
   dinput_shuffle_options_t *a = NULL, *b = NULL, *c = NULL;
-  dinput_dataset_t *r = NULL;
+  dinput_dataset_t* r = NULL;
   int64_t va[100], vb[100], vc[100];
 
   CHECK(dinput_shuffle_options_seed(NULL) == -1);
@@ -296,17 +303,18 @@ static void test_shuffle_options(void) {
 }
 
 /* The names list_files gives for the pattern, joined. */
-static void listed(const char *pattern, const dinput_list_files_options_t *o, char *text, size_t cap) {
-  dinput_dataset_t *ds = NULL;
-  dinput_iterator_t *it = NULL;
-  dinput_element_t *e = NULL;
-  const char *patterns[1];
+static void listed(const char* pattern, const dinput_list_files_options_t* o, char* text,
+                   size_t cap) {
+  dinput_dataset_t* ds = NULL;
+  dinput_iterator_t* it = NULL;
+  dinput_element_t* e = NULL;
+  const char* patterns[1];
   patterns[0] = pattern;
   text[0] = '\0';
   CHECK_OK(dinput_dataset_list_files(&ds, patterns, 1, o));
   CHECK_OK(dinput_dataset_iterator(&it, ds));
   while (dinput_iterator_get_next(&e, it) == DINPUT_OK) {
-    const char *s = NULL;
+    const char* s = NULL;
     size_t n = 0;
     CHECK_OK(dinput_tensor_string_view(&s, &n, dinput_element_get(e, 0), 0));
     if (strlen(text) + n + 2 < cap) strncat(strncat(text, s, n), ",", 2);
@@ -321,7 +329,7 @@ static void test_list_files_options(void) {
   char sorted[512], x[512], y[512], name[64];
   int i;
   for (i = 0; i < 8; ++i) {
-    FILE *f;
+    FILE* f;
     snprintf(name, sizeof name, "capi_list_files_%d.txt", i);
     f = fopen(name, "w");
     if (f) fclose(f);
@@ -344,8 +352,8 @@ static void test_list_files_options(void) {
   CHECK(strncmp(sorted, "capi_list_files_0.txt,capi_list_files_1.txt,", 44) == 0);
   listed("capi_list_files_*.txt", a, x, sizeof x);
   listed("capi_list_files_*.txt", b, y, sizeof y);
-  CHECK(strcmp(x, y) == 0);       /* the same pair, the same order */
-  CHECK(strcmp(x, sorted) != 0);  /* shuffled (8 names: 1 chance in 40320 to stay sorted) */
+  CHECK(strcmp(x, y) == 0);      /* the same pair, the same order */
+  CHECK(strcmp(x, sorted) != 0); /* shuffled (8 names: 1 chance in 40320 to stay sorted) */
   CHECK(strlen(x) == strlen(sorted));
   CHECK_STATUS(dinput_list_files_options_set_shuffle(a, 0), DINPUT_FAILED_PRECONDITION);
   CHECK_MSG("used by dinput_dataset_list_files");
@@ -359,7 +367,7 @@ static void test_list_files_options(void) {
 }
 
 static void test_deterministic_default(void) {
-  dinput_options_t *o = NULL;
+  dinput_options_t* o = NULL;
   CHECK(dinput_options_deterministic(NULL) == 1);
   CHECK_OK(dinput_options_new(&o));
   CHECK(dinput_options_deterministic(o) == 1);
@@ -371,14 +379,14 @@ static void test_deterministic_default(void) {
 }
 
 static void test_records_and_writer_options(void) {
-  dinput_records_options_t *ro = NULL;
-  dinput_record_writer_options_t *wo = NULL;
-  dinput_record_writer_t *w = NULL;
-  dinput_dataset_t *ds = NULL;
-  dinput_iterator_t *it = NULL;
-  dinput_element_t *e = NULL;
-  const char *path = "capi_transform_options.rec.zst";
-  const char *files[1];
+  dinput_records_options_t* ro = NULL;
+  dinput_record_writer_options_t* wo = NULL;
+  dinput_record_writer_t* w = NULL;
+  dinput_dataset_t* ds = NULL;
+  dinput_iterator_t* it = NULL;
+  dinput_element_t* e = NULL;
+  const char* path = "capi_transform_options.rec.zst";
+  const char* files[1];
   int i, n = 0;
   files[0] = path;
 
@@ -393,7 +401,8 @@ static void test_records_and_writer_options(void) {
   CHECK(dinput_record_writer_options_level(wo) == 5);
   CHECK_STATUS(dinput_record_writer_options_set_level(wo, 20), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("level must be 0..19");
-  CHECK_STATUS(dinput_record_writer_options_set_compression(wo, (dinput_compression_t)3), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_record_writer_options_set_compression(wo, (dinput_compression_t)3),
+               DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("invalid compression 3");
   CHECK(dinput_record_writer_options_zstd_window_log(NULL) == 0);
   CHECK(dinput_record_writer_options_zstd_window_log(wo) == 0);

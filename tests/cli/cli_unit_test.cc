@@ -14,15 +14,14 @@
 namespace dinput_tool {
 namespace {
 
-Pipeline must_parse(const std::string &text) {
+Pipeline must_parse(const std::string& text) {
   Pipeline pipeline;
   ParseError error;
-  EXPECT_TRUE(parse_pipeline(text, &pipeline, &error))
-      << text << ": " << error.message;
+  EXPECT_TRUE(parse_pipeline(text, &pipeline, &error)) << text << ": " << error.message;
   return pipeline;
 }
 
-std::string error_of(const std::string &text) {
+std::string error_of(const std::string& text) {
   Pipeline pipeline;
   ParseError error;
   EXPECT_FALSE(parse_pipeline(text, &pipeline, &error)) << text;
@@ -30,8 +29,7 @@ std::string error_of(const std::string &text) {
 }
 
 TEST(ChainParser, SourceAndMethods) {
-  Pipeline p =
-      must_parse("range(8).shuffle(4, seed=1).batch(2, drop_remainder=True)");
+  Pipeline p = must_parse("range(8).shuffle(4, seed=1).batch(2, drop_remainder=True)");
   ASSERT_EQ(p.calls.size(), 3u);
   EXPECT_EQ(p.calls[0].name, "range");
   EXPECT_EQ(p.calls[0].pos, 0u);
@@ -56,9 +54,10 @@ TEST(ChainParser, WhitespaceAndTrailingCommas) {
 }
 
 TEST(ChainParser, Numbers) {
-  Pipeline p = must_parse("f(-3, +4, 1_000, 2.5, -1e3, .5, 5., "
-                         "9223372036854775807, -9223372036854775808)");
-  const auto &a = p.calls[0].args;
+  Pipeline p = must_parse(
+      "f(-3, +4, 1_000, 2.5, -1e3, .5, 5., "
+      "9223372036854775807, -9223372036854775808)");
+  const auto& a = p.calls[0].args;
   ASSERT_EQ(a.size(), 9u);
   EXPECT_EQ(a[0].value.int_value, -3);
   EXPECT_EQ(a[1].value.int_value, 4);
@@ -95,9 +94,8 @@ TEST(ChainParser, FloatLiteralBeyondFloat32IsRejected) {
 }
 
 TEST(ChainParser, Strings) {
-  Pipeline p = must_parse(
-      R"(f('a"b', "c'd", "\n\t\\\x41\101", b"\xff", "\u00e9", "x" 'y'))");
-  const auto &a = p.calls[0].args;
+  Pipeline p = must_parse(R"(f('a"b', "c'd", "\n\t\\\x41\101", b"\xff", "\u00e9", "x" 'y'))");
+  const auto& a = p.calls[0].args;
   ASSERT_EQ(a.size(), 6u);
   EXPECT_EQ(a[0].value.text, "a\"b");
   EXPECT_EQ(a[1].value.text, "c'd");
@@ -108,17 +106,16 @@ TEST(ChainParser, Strings) {
 }
 
 TEST(ChainParser, ListsTuplesAndGrouping) {
-  Pipeline p = must_parse(
-      "from_tensors(([1.],[1.])).f((1,), (2), (), [[1, 2], [3, 4]], [])");
-  const Value &pair = p.calls[0].args[0].value;
+  Pipeline p = must_parse("from_tensors(([1.],[1.])).f((1,), (2), (), [[1, 2], [3, 4]], [])");
+  const Value& pair = p.calls[0].args[0].value;
   EXPECT_EQ(pair.kind, Value::Kind::kTuple);
   ASSERT_EQ(pair.items.size(), 2u);
   EXPECT_EQ(pair.items[0].kind, Value::Kind::kList);
   EXPECT_EQ(pair.items[0].items[0].kind, Value::Kind::kFloat);
-  const auto &a = p.calls[1].args;
+  const auto& a = p.calls[1].args;
   EXPECT_EQ(a[0].value.kind, Value::Kind::kTuple);
   EXPECT_EQ(a[0].value.items.size(), 1u);
-  EXPECT_EQ(a[1].value.kind, Value::Kind::kInt); // (2) is only grouping
+  EXPECT_EQ(a[1].value.kind, Value::Kind::kInt);  // (2) is only grouping
   EXPECT_EQ(a[1].value.pos, p.calls[1].args[1].pos);
   EXPECT_EQ(a[2].value.kind, Value::Kind::kTuple);
   EXPECT_TRUE(a[2].value.items.empty());
@@ -136,7 +133,7 @@ TEST(ChainParser, NamesAndPlaceholders) {
   EXPECT_EQ(p.calls[1].args[0].value.text, "SHARD_HINT");
   EXPECT_EQ(p.calls[2].args[0].value.text, "tf.data.AUTOTUNE");
   EXPECT_EQ(p.calls[3].args[0].value.text, "AutoShardPolicy.OFF");
-  const Value &g = p.calls[4].args[0].value;
+  const Value& g = p.calls[4].args[0].value;
   EXPECT_EQ(g.kind, Value::Kind::kPlaceholder);
   EXPECT_EQ(g.text, "per_replica_batch_size");
   ASSERT_EQ(g.items.size(), 1u);
@@ -152,7 +149,7 @@ TEST(ChainParser, CallsAsValues) {
       ".interleave(text_lines).interleave(fixed_length_records(16, footer_bytes=1))"
       ".interleave(tf.f())");
   ASSERT_EQ(p.calls.size(), 5u);
-  const Value &reader = p.calls[1].args[0].value;
+  const Value& reader = p.calls[1].args[0].value;
   EXPECT_EQ(reader.kind, Value::Kind::kCall);
   EXPECT_EQ(reader.text, "records");
   EXPECT_EQ(reader.pos, 31u);
@@ -161,13 +158,13 @@ TEST(ChainParser, CallsAsValues) {
   EXPECT_EQ(reader.args[0].value.text, "ZSTD");
   EXPECT_EQ(p.calls[1].args[1].keyword, "cycle_length");
   EXPECT_EQ(p.calls[2].args[0].value.kind, Value::Kind::kName);
-  const Value &fixed = p.calls[3].args[0].value;
+  const Value& fixed = p.calls[3].args[0].value;
   EXPECT_EQ(fixed.kind, Value::Kind::kCall);
   ASSERT_EQ(fixed.args.size(), 2u);
   EXPECT_TRUE(fixed.args[0].keyword.empty());
   EXPECT_EQ(fixed.args[0].value.int_value, 16);
   EXPECT_EQ(fixed.args[1].keyword, "footer_bytes");
-  const Value &dotted = p.calls[4].args[0].value;
+  const Value& dotted = p.calls[4].args[0].value;
   EXPECT_EQ(dotted.kind, Value::Kind::kCall);
   EXPECT_EQ(dotted.text, "tf.f");
   EXPECT_TRUE(dotted.args.empty());
@@ -185,50 +182,44 @@ TEST(ChainParser, CallValueErrors) {
   // Each "g(" is two characters; the '(' of the first call too deep is reported.
   const size_t too_deep = 2 + 2 * kMaxNestingDepth + 1;
   EXPECT_EQ(error_of(deep), "syntax error at position " + std::to_string(too_deep) +
-                               ": expected at most " + std::to_string(kMaxNestingDepth) +
-                               " nested brackets, found '('");
+                                ": expected at most " + std::to_string(kMaxNestingDepth) +
+                                " nested brackets, found '('");
 }
 
 TEST(ChainParser, SyntaxErrorsNameExpectedAndFound) {
-  EXPECT_EQ(error_of(""), "syntax error at position 0: expected a function "
-                         "name, found end of input");
-  EXPECT_EQ(
-      error_of("range(6).batch(4"),
-      "syntax error at position 16: expected ',' or ')', found end of input");
+  EXPECT_EQ(error_of(""),
+            "syntax error at position 0: expected a function "
+            "name, found end of input");
+  EXPECT_EQ(error_of("range(6).batch(4"),
+            "syntax error at position 16: expected ',' or ')', found end of input");
   EXPECT_EQ(error_of("range(6)..batch(4)"),
             "syntax error at position 9: expected a function name, found '.'");
   EXPECT_EQ(error_of("range(6) batch(4)"),
             "syntax error at position 9: expected '.' or end of input, found "
             "'batch'");
-  EXPECT_EQ(
-      error_of("range(6)).batch(2)"),
-      "syntax error at position 8: expected '.' or end of input, found ')'");
-  EXPECT_EQ(
-      error_of("range(6).batch(4) @"),
-      "syntax error at position 18: expected '.' or end of input, found '@'");
-  EXPECT_EQ(error_of("range"),
-            "syntax error at position 5: expected '(', found end of input");
-  EXPECT_EQ(
-      error_of("range(,)"),
-      "syntax error at position 6: expected an argument or ')', found ','");
-  EXPECT_EQ(error_of("f(x=)"),
-            "syntax error at position 4: expected a value, found ')'");
-  EXPECT_EQ(error_of("f([1,2)"),
-            "syntax error at position 6: expected ',' or ']', found ')'");
-  EXPECT_EQ(error_of("f(-x)"),
-            "syntax error at position 3: expected a number, found 'x'");
-  EXPECT_EQ(
-      error_of("text_lines(\"abc"),
-      "syntax error at position 15: expected closing \", found end of input");
+  EXPECT_EQ(error_of("range(6)).batch(2)"),
+            "syntax error at position 8: expected '.' or end of input, found ')'");
+  EXPECT_EQ(error_of("range(6).batch(4) @"),
+            "syntax error at position 18: expected '.' or end of input, found '@'");
+  EXPECT_EQ(error_of("range"), "syntax error at position 5: expected '(', found end of input");
+  EXPECT_EQ(error_of("range(,)"),
+            "syntax error at position 6: expected an argument or ')', found ','");
+  EXPECT_EQ(error_of("f(x=)"), "syntax error at position 4: expected a value, found ')'");
+  EXPECT_EQ(error_of("f([1,2)"), "syntax error at position 6: expected ',' or ']', found ')'");
+  EXPECT_EQ(error_of("f(-x)"), "syntax error at position 3: expected a number, found 'x'");
+  EXPECT_EQ(error_of("text_lines(\"abc"),
+            "syntax error at position 15: expected closing \", found end of input");
   EXPECT_EQ(error_of("f(a=1, 2)"),
             "syntax error at position 7: expected a keyword argument "
             "(positional arguments "
             "cannot follow keyword arguments) or ')', found '2'");
-  EXPECT_EQ(error_of("f(\"\\x4\")"), "syntax error at position 3: expected two "
-                                    "hex digits after \\x, found '\"'");
-  EXPECT_EQ(error_of("f(12abc)"), "syntax error at position 4: expected ',' or "
-                                 "a closing bracket after a number, "
-                                 "found 'a'");
+  EXPECT_EQ(error_of("f(\"\\x4\")"),
+            "syntax error at position 3: expected two "
+            "hex digits after \\x, found '\"'");
+  EXPECT_EQ(error_of("f(12abc)"),
+            "syntax error at position 4: expected ',' or "
+            "a closing bracket after a number, "
+            "found 'a'");
   EXPECT_EQ(error_of("f(\xc3\xa9)"),
             "syntax error at position 2: expected an argument or ')', "
             "found byte 0xC3");
@@ -238,22 +229,20 @@ TEST(ChainParser, SyntaxErrorsNameExpectedAndFound) {
 }
 
 TEST(ChainParser, EarlierSyntaxErrorWinsOverLaterLexicalError) {
-  EXPECT_EQ(
-      error_of("range(6) x(\"unterminated"),
-      "syntax error at position 9: expected '.' or end of input, found 'x'");
+  EXPECT_EQ(error_of("range(6) x(\"unterminated"),
+            "syntax error at position 9: expected '.' or end of input, found 'x'");
 }
 
 TEST(ChainParser, DeepNestingIsAnErrorNotACrash) {
   std::string deep = "f(" + std::string(100000, '[') + ")";
   std::string message = error_of(deep);
-  EXPECT_EQ(message,
-            "syntax error at position " + std::to_string(2 + kMaxNestingDepth) +
-                ": expected at most " + std::to_string(kMaxNestingDepth) +
-                " nested brackets, found '['");
+  EXPECT_EQ(message, "syntax error at position " + std::to_string(2 + kMaxNestingDepth) +
+                         ": expected at most " + std::to_string(kMaxNestingDepth) +
+                         " nested brackets, found '['");
 }
 
 TEST(ChainParser, GarbageNeverCrashes) {
-  const char *inputs[] = {"(",
+  const char* inputs[] = {"(",
                           ")",
                           "[[",
                           "range((",
@@ -277,7 +266,7 @@ TEST(ChainParser, GarbageNeverCrashes) {
                           "f(0x10)",
                           "f('\\U00110000')",
                           "f(\"\\777\")"};
-  for (const char *input : inputs) {
+  for (const char* input : inputs) {
     Pipeline pipeline;
     ParseError error;
     if (!parse_pipeline(input, &pipeline, &error)) {
@@ -328,29 +317,29 @@ TEST(JsonFormat, FloatsLikePythonRepr) {
 
 TEST(JsonFormat, HalfPrecision) {
   std::string s;
-  append_float16(&s, 0x3C00); // 1.0
+  append_float16(&s, 0x3C00);  // 1.0
   EXPECT_EQ(s, "1.0");
   s.clear();
-  append_float16(&s, 0x2E66); // nearest half to 0.1
+  append_float16(&s, 0x2E66);  // nearest half to 0.1
   EXPECT_EQ(s, "0.1");
   s.clear();
-  append_float16(&s, 0x7BFF); // largest half, 65504, shortest as numpy prints it
+  append_float16(&s, 0x7BFF);  // largest half, 65504, shortest as numpy prints it
   EXPECT_EQ(s, "65500.0");
   s.clear();
-  append_float16(&s, 0x0001); // smallest subnormal, 2^-24
+  append_float16(&s, 0x0001);  // smallest subnormal, 2^-24
   EXPECT_EQ(s, "6e-08");
   s.clear();
   append_float16(&s, 0xFC00);
   EXPECT_EQ(s, "\"-Infinity\"");
   s.clear();
-  append_bfloat16(&s, 0x3F80); // 1.0
+  append_bfloat16(&s, 0x3F80);  // 1.0
   EXPECT_EQ(s, "1.0");
   s.clear();
-  append_bfloat16(&s, 0x3DCD); // nearest bfloat16 to 0.1
+  append_bfloat16(&s, 0x3DCD);  // nearest bfloat16 to 0.1
   EXPECT_EQ(s, "0.1");
 }
 
-std::string json_text(const std::string &bytes) {
+std::string json_text(const std::string& bytes) {
   std::string s;
   append_json_string(&s, bytes);
   return s;
@@ -361,15 +350,15 @@ TEST(JsonFormat, Strings) {
   EXPECT_EQ(json_text("a\"b\\c"), "\"a\\\"b\\\\c\"");
   EXPECT_EQ(json_text("\n\r\t\b\f"), "\"\\n\\r\\t\\b\\f\"");
   EXPECT_EQ(json_text(std::string("\x01\0", 2)), "\"\\u0001\\u0000\"");
-  EXPECT_EQ(json_text("\xc3\xa9"), "\"\xc3\xa9\""); // valid UTF-8 is kept
+  EXPECT_EQ(json_text("\xc3\xa9"), "\"\xc3\xa9\"");  // valid UTF-8 is kept
   EXPECT_EQ(json_text("\xe2\x82\xac"), "\"\xe2\x82\xac\"");
   EXPECT_EQ(json_text("\xf0\x9f\x98\x80"), "\"\xf0\x9f\x98\x80\"");
   // Invalid bytes become lone surrogates \udcXX (Python's surrogateescape).
   EXPECT_EQ(json_text("\xff"), "\"\\udcff\"");
-  EXPECT_EQ(json_text("a\xc3"), "\"a\\udcc3\"");          // truncated sequence
-  EXPECT_EQ(json_text("\xc0\xaf"), "\"\\udcc0\\udcaf\""); // overlong
+  EXPECT_EQ(json_text("a\xc3"), "\"a\\udcc3\"");           // truncated sequence
+  EXPECT_EQ(json_text("\xc0\xaf"), "\"\\udcc0\\udcaf\"");  // overlong
   EXPECT_EQ(json_text("\xed\xa0\x80"),
-            "\"\\udced\\udca0\\udc80\""); // encoded surrogate
+            "\"\\udced\\udca0\\udc80\"");  // encoded surrogate
 }
 
 TEST(JsonFormat, DumpJsonWritesBytesMembersWithSurrogateEscapes) {
@@ -379,16 +368,18 @@ TEST(JsonFormat, DumpJsonWritesBytesMembersWithSurrogateEscapes) {
   line["smallest"] = nullptr;             // a real null stays null
   line["n"] = 3;
   EXPECT_EQ(dump_json(line, {{"file", "a\xff\nb"}}),
-            "{\"file\":\"a\\udcff\\nb\",\"note\":\"tab\\there \\\"q\\\" \\u0001\",\"smallest\":null,\"n\":3}");
-  EXPECT_EQ(dump_json(line), "{\"file\":null,\"note\":\"tab\\there \\\"q\\\" \\u0001\",\"smallest\":null,\"n\":3}");
+            "{\"file\":\"a\\udcff\\nb\",\"note\":\"tab\\there \\\"q\\\" "
+            "\\u0001\",\"smallest\":null,\"n\":3}");
+  EXPECT_EQ(dump_json(line),
+            "{\"file\":null,\"note\":\"tab\\there \\\"q\\\" \\u0001\",\"smallest\":null,\"n\":3}");
 }
 
 TEST(Suggest, EditDistance) {
   EXPECT_EQ(edit_distance("", ""), 0u);
   EXPECT_EQ(edit_distance("shuffle", "shuffle"), 0u);
-  EXPECT_EQ(edit_distance("shufle", "shuffle"), 1u);   // a deletion
-  EXPECT_EQ(edit_distance("shufflle", "shuffle"), 1u); // an insertion
-  EXPECT_EQ(edit_distance("bacth", "batch"), 1u);      // two neighbours swapped
+  EXPECT_EQ(edit_distance("shufle", "shuffle"), 1u);    // a deletion
+  EXPECT_EQ(edit_distance("shufflle", "shuffle"), 1u);  // an insertion
+  EXPECT_EQ(edit_distance("bacth", "batch"), 1u);       // two neighbours swapped
   EXPECT_EQ(edit_distance("repaet", "repeat"), 1u);
   EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
   EXPECT_EQ(edit_distance("", "abc"), 3u);
@@ -402,7 +393,7 @@ TEST(Suggest, OnlyCloseNamesAreSuggested) {
   EXPECT_EQ(did_you_mean("frobnicate", names), "");  // nothing close
   EXPECT_EQ(did_you_mean("foo", names), "");         // short: one edit at most
   EXPECT_EQ(did_you_mean("x", names), "");
-  EXPECT_EQ(did_you_mean("batch", names), "");       // an exact name is not misspelt
+  EXPECT_EQ(did_you_mean("batch", names), "");  // an exact name is not misspelt
   EXPECT_EQ(closest_name("--replics", {"--replicas", "--devices"}), "--replicas");
 }
 
@@ -413,11 +404,13 @@ TEST(Progress, PercentAndTimeLeftWhenTheStepsAreKnown) {
   p.bytes = 2000000;
   p.seconds = 2.5;
   p.total_steps = 1000;
-  EXPECT_EQ(progress_text(p), "bench: 250/1000 steps (25.0%), ETA 8s, 250 rows, 2.0 MB, 100 rows/s");
+  EXPECT_EQ(progress_text(p),
+            "bench: 250/1000 steps (25.0%), ETA 8s, 250 rows, 2.0 MB, 100 rows/s");
   p.total_steps = -1;
   EXPECT_EQ(progress_text(p), "bench: 250 steps, 250 rows, 2.0 MB, 100 rows/s");
   p.total_steps = 100;  // the data outlasting the estimate never shows more than 100%
-  EXPECT_EQ(progress_text(p), "bench: 250/100 steps (100.0%), ETA 0s, 250 rows, 2.0 MB, 100 rows/s");
+  EXPECT_EQ(progress_text(p),
+            "bench: 250/100 steps (100.0%), ETA 0s, 250 rows, 2.0 MB, 100 rows/s");
   p = Progress{};
   p.total_steps = 10;
   EXPECT_EQ(progress_text(p), "bench: 0/10 steps (0.0%), ETA unknown, 0 rows, 0.0 MB, 0 rows/s");
@@ -426,5 +419,5 @@ TEST(Progress, PercentAndTimeLeftWhenTheStepsAreKnown) {
   EXPECT_EQ(duration_text(7500), "2h05m");
 }
 
-} // namespace
-} // namespace dinput_tool
+}  // namespace
+}  // namespace dinput_tool

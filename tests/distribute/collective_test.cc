@@ -79,7 +79,8 @@ TEST(Collective, SlowWorkerNeverReceivesRowsAlone) {
       [&](auto s) {
         DatasetPtr ds = make_range(0, 8, 1);
         if (s->worker_index() == 1) ds = make_map(ds, slow_on(2), {}, 1, true);
-        return distribute_dataset(s, with_policy(make_batch(ds, 2, false), AutoShardPolicy::kData), {});
+        return distribute_dataset(s, with_policy(make_batch(ds, 2, false), AutoShardPolicy::kData),
+                                  {});
       },
       100);
   for (int w = 0; w < 2; ++w) {
@@ -125,7 +126,9 @@ TEST(Collective, DeadlineMessageNamesAtMostTenMissingWorkers) {
   } catch (const Error& e) {
     const std::string m = e.what();
     EXPECT_EQ(e.code(), Code::kDeadlineExceeded);
-    EXPECT_NE(m.find("for workers 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 189 more at step 0"), std::string::npos) << m;
+    EXPECT_NE(m.find("for workers 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 189 more at step 0"),
+              std::string::npos)
+        << m;
     EXPECT_NE(m.find("may only be slow"), std::string::npos) << m;
     EXPECT_LT(m.size(), 400u) << m;
   }
@@ -147,12 +150,14 @@ TEST(Collective, SlowWorkerThatFailsReportsItsOwnError) {
       [&](auto s) {
         DatasetPtr ds = make_range(0, 8, 1);
         if (s->worker_index() == 1) ds = make_map(ds, failing, {}, 1, true);
-        return distribute_dataset(s, with_policy(make_batch(ds, 2, false), AutoShardPolicy::kData), {});
+        return distribute_dataset(s, with_policy(make_batch(ds, 2, false), AutoShardPolicy::kData),
+                                  {});
       },
       100);
   EXPECT_EQ(runs[0].error.rfind("DEADLINE_EXCEEDED", 0), 0u) << runs[0].error;
   EXPECT_NE(runs[0].error.find("for worker 1 at step 1"), std::string::npos) << runs[0].error;
-  EXPECT_EQ(runs[1].error.rfind("DATA_LOSS: corrupt record at offset 1234 in 'b.rec'", 0), 0u) << runs[1].error;
+  EXPECT_EQ(runs[1].error.rfind("DATA_LOSS: corrupt record at offset 1234 in 'b.rec'", 0), 0u)
+      << runs[1].error;
   EXPECT_NE(runs[1].error.find("DEADLINE_EXCEEDED"), std::string::npos) << runs[1].error;
   EXPECT_EQ(runs[0].steps.size(), 1u);
   EXPECT_EQ(runs[1].steps.size(), 1u);

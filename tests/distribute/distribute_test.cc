@@ -5,16 +5,18 @@
 #include <thread>
 
 #include "data/nodes.h"
+#include "device/gpu.h"
 #include "distribute/graph.h"
 #include "distribute/split.h"
-#include "device/gpu.h"
 #include "harness.h"
 #include "io/file_sources.h"
 
 namespace dinput::testing {
 namespace {
 
-DatasetPtr range_batch(int64_t n, int64_t b, bool drop = false) { return make_batch(make_range(0, n, 1), b, drop); }
+DatasetPtr range_batch(int64_t n, int64_t b, bool drop = false) {
+  return make_batch(make_range(0, n, 1), b, drop);
+}
 
 std::string single(DatasetPtr ds, int N, InputOptions opts = {}) {
   auto runs = run_workers(1, N, [&](auto s) { return distribute_dataset(s, ds, opts); });
@@ -29,7 +31,8 @@ TEST(SpecExamples, EvenSplit) {
   EXPECT_EQ(single(range_batch(4, 4), 5), "[0] | [1] | [2] | [3] | []");
   EXPECT_EQ(single(range_batch(8, 4), 3), "[0,1] | [2,3] | [] ; [4,5] | [6,7] | []");
   EXPECT_EQ(single(range_batch(9, 4), 2), "[0,1] | [2,3] ; [4,5] | [6,7] ; [8] | []");
-  EXPECT_EQ(single(range_batch(9, 4), 4), "[0] | [1] | [2] | [3] ; [4] | [5] | [6] | [7] ; [8] | [] | [] | []");
+  EXPECT_EQ(single(range_batch(9, 4), 4),
+            "[0] | [1] | [2] | [3] ; [4] | [5] | [6] | [7] ; [8] | [] | [] | []");
 }
 
 TEST(SpecExamples, FromTensorsRepeat100Batch16On4Replicas) {
@@ -76,7 +79,9 @@ TEST(SpecExamples, BalancedSplit) {
 }
 
 TEST(SpecExamples, OffTwoWorkersSeeEverything) {
-  auto runs = run_workers(2, 1, [](auto s) { return distribute_dataset(s, with_policy(range_batch(12, 8), AutoShardPolicy::kOff), {}); });
+  auto runs = run_workers(2, 1, [](auto s) {
+    return distribute_dataset(s, with_policy(range_batch(12, 8), AutoShardPolicy::kOff), {});
+  });
   for (const auto& run : runs) {
     EXPECT_EQ(run.error, "");
     EXPECT_EQ(notation(run), "[0,1,2,3] ; [4,5,6,7] ; [8,9,10,11]");
@@ -95,7 +100,10 @@ TEST(AutoShard, DataTwoWorkers) {
   TempFiles files;
   files.add(iota(0, 12));
   auto runs = run_workers(2, 1, [&](auto s) {
-    return distribute_dataset(s, with_policy(make_batch(make_text_lines(files.files()), 4, false), AutoShardPolicy::kData), {});
+    return distribute_dataset(
+        s,
+        with_policy(make_batch(make_text_lines(files.files()), 4, false), AutoShardPolicy::kData),
+        {});
   });
   EXPECT_EQ(notation(runs[0]), "[0,1] ; [4,5] ; [8,9]");
   EXPECT_EQ(notation(runs[1]), "[2,3] ; [6,7] ; [10,11]");
@@ -105,9 +113,12 @@ TEST(AutoShard, OffOneFileTwoWorkers) {
   TempFiles files;
   files.add(iota(0, 12));
   auto runs = run_workers(2, 1, [&](auto s) {
-    return distribute_dataset(s, with_policy(make_batch(make_text_lines(files.files()), 4, false), AutoShardPolicy::kOff), {});
+    return distribute_dataset(
+        s, with_policy(make_batch(make_text_lines(files.files()), 4, false), AutoShardPolicy::kOff),
+        {});
   });
-  for (const auto& run : runs) EXPECT_EQ(notation(run), "[0,1] ; [2,3] ; [4,5] ; [6,7] ; [8,9] ; [10,11]");
+  for (const auto& run : runs)
+    EXPECT_EQ(notation(run), "[0,1] ; [2,3] ; [4,5] ; [6,7] ; [8,9] ; [10,11]");
 }
 
 TEST(AutoShard, FileTwoFilesTwoWorkers) {
@@ -116,7 +127,8 @@ TEST(AutoShard, FileTwoFilesTwoWorkers) {
   files.add(iota(6, 12));
   for (auto policy : {AutoShardPolicy::kFile, AutoShardPolicy::kAuto}) {
     auto runs = run_workers(2, 1, [&](auto s) {
-      return distribute_dataset(s, with_policy(make_batch(make_text_lines(files.files()), 4, false), policy), {});
+      return distribute_dataset(
+          s, with_policy(make_batch(make_text_lines(files.files()), 4, false), policy), {});
     });
     EXPECT_EQ(notation(runs[0]), "[0,1] ; [2,3] ; [4,5]");
     EXPECT_EQ(notation(runs[1]), "[6,7] ; [8,9] ; [10,11]");
@@ -127,10 +139,14 @@ TEST(AutoShard, FileWithTooFewFilesFailsAtIteration) {
   TempFiles files;
   files.add(iota(0, 12));
   auto runs = run_workers(2, 1, [&](auto s) {
-    return distribute_dataset(s, with_policy(make_batch(make_text_lines(files.files()), 4, false), AutoShardPolicy::kFile), {});
+    return distribute_dataset(
+        s,
+        with_policy(make_batch(make_text_lines(files.files()), 4, false), AutoShardPolicy::kFile),
+        {});
   });
   for (const auto& run : runs) {
-    EXPECT_NE(run.error.find("INVALID_ARGUMENT: Could not apply FILE based sharding: the dataset only has 1 file(s), "
+    EXPECT_NE(run.error.find("INVALID_ARGUMENT: Could not apply FILE based sharding: the dataset "
+                             "only has 1 file(s), "
                              "which is not enough for the required 2 shards/workers."),
               std::string::npos)
         << run.error;
@@ -152,20 +168,24 @@ TEST(AutoShard, FileWithoutFileSourceIsNotFound) {
   auto runs = run_workers(2, 1, [](auto s) {
     return distribute_dataset(s, with_policy(range_batch(8, 4), AutoShardPolicy::kFile), {});
   });
-  for (const auto& run : runs) EXPECT_EQ(run.error, "NOT_FOUND: Found an unshardable source dataset: range");
+  for (const auto& run : runs)
+    EXPECT_EQ(run.error, "NOT_FOUND: Found an unshardable source dataset: range");
 }
 
 TEST(AutoShard, FileOnOneWorkerIsANoOp) {
-  EXPECT_EQ(single(with_policy(range_batch(4, 2), AutoShardPolicy::kFile), 2), "[0] | [1] ; [2] | [3]");
+  EXPECT_EQ(single(with_policy(range_batch(4, 2), AutoShardPolicy::kFile), 2),
+            "[0] | [1] ; [2] | [3]");
 }
 
 TEST(AutoShard, PlanNamesTheAppliedPolicyAndSplit) {
   auto strategy = make_strategy({"CPU:0", "CPU:1"}, nullptr, 0);
-  EXPECT_EQ(distribute_dataset(strategy, range_batch(8, 4), {})->plan().description,
-            "{\"policy\":\"DATA\",\"split\":\"even\",\"global_batch_size\":4,\"num_replicas_in_sync\":2,"
-            "\"num_workers\":1,\"worker_index\":0}");
+  EXPECT_EQ(
+      distribute_dataset(strategy, range_batch(8, 4), {})->plan().description,
+      "{\"policy\":\"DATA\",\"split\":\"even\",\"global_batch_size\":4,\"num_replicas_in_sync\":2,"
+      "\"num_workers\":1,\"worker_index\":0}");
   EXPECT_NE(distribute_dataset(strategy, with_policy(range_batch(8, 4), AutoShardPolicy::kOff), {})
-                ->plan().description.find("\"split\":\"balanced\""),
+                ->plan()
+                .description.find("\"split\":\"balanced\""),
             std::string::npos);
 }
 
@@ -191,7 +211,8 @@ TEST(AutoShard, HintOutsideDistributionFails) {
 
 TEST(BatchSize, DetectedThroughBatchKeepingNodes) {
   EXPECT_EQ(detect_global_batch_size(make_prefetch(make_repeat(range_batch(8, 4), 2), 1)), 4);
-  EXPECT_EQ(detect_global_batch_size(make_shuffle(make_take(range_batch(8, 4, true), 1), 3, 1, true)), 4);
+  EXPECT_EQ(
+      detect_global_batch_size(make_shuffle(make_take(range_batch(8, 4, true), 1), 3, 1, true)), 4);
   EXPECT_EQ(detect_global_batch_size(make_unbatch(range_batch(8, 4))), -1);
   EXPECT_EQ(detect_global_batch_size(make_rebatch(range_batch(8, 4), {2}, false)), -1);
   EXPECT_EQ(detect_global_batch_size(make_range(0, 3, 1)), -1);
@@ -200,7 +221,8 @@ TEST(BatchSize, DetectedThroughBatchKeepingNodes) {
 // ---- docs/semantics.md, "Partial batches and the end of data": across workers ----
 
 TEST(PartialBatches, TwoWorkersData) {
-  auto runs = run_workers(2, 1, [](auto s) { return distribute_dataset(s, range_batch(9, 2), {}); });
+  auto runs =
+      run_workers(2, 1, [](auto s) { return distribute_dataset(s, range_batch(9, 2), {}); });
   EXPECT_EQ(notation(runs[0]), "[0] ; [2] ; [4] ; [6] ; [8]");
   EXPECT_EQ(notation(runs[1]), "[1] ; [3] ; [5] ; [7] ; []");
 }
@@ -261,7 +283,8 @@ TEST(Errors, ComponentsWithDifferentLeadingSizes) {
 TEST(Errors, PerReplicaBatchSizeNotDivisible) {
   InputContext ctx{1, 0, 3};
   EXPECT_EQ(ctx.per_replica_batch_size(9), 3);
-  expect_error(Code::kInvalidArgument, "The `global_batch_size` 10 is not divisible by `num_replicas_in_sync` 3",
+  expect_error(Code::kInvalidArgument,
+               "The `global_batch_size` 10 is not divisible by `num_replicas_in_sync` 3",
                [&] { ctx.per_replica_batch_size(10); });
 }
 
@@ -278,7 +301,8 @@ TEST(Errors, InputOptionCombinations) {
                [&] { distribute_datasets_from_function(strategy, fn, place); });
   InputOptions both = per_replica;
   both.place_dataset_on_device = true;
-  expect_error(Code::kInvalidArgument, "cannot both be set", [&] { distribute_datasets_from_function(strategy, fn, both); });
+  expect_error(Code::kInvalidArgument, "cannot both be set",
+               [&] { distribute_datasets_from_function(strategy, fn, both); });
   both.fetch_to_device = false;
   EXPECT_NO_THROW(distribute_datasets_from_function(strategy, fn, both));
 }
@@ -287,12 +311,15 @@ TEST(Errors, InputOptionCombinations) {
 // data is FAILED_PRECONDITION naming the device. Where a GPU is usable that is not an
 // error: Errors.GpuWhereUsableHoldsTheData checks the converse there.
 TEST(Errors, GpuWithoutCudaIsAClearError) {
-  if (gpu::availability().usable) GTEST_SKIP() << "a GPU is usable here (see Errors.GpuWhereUsableHoldsTheData)";
+  if (gpu::availability().usable)
+    GTEST_SKIP() << "a GPU is usable here (see Errors.GpuWhereUsableHoldsTheData)";
   auto strategy = make_strategy({"GPU:0", "CPU:0"}, nullptr, 0);
-  expect_error(Code::kFailedPrecondition, "GPU:0", [&] { distribute_dataset(strategy, range_batch(9, 4), {}); });
+  expect_error(Code::kFailedPrecondition, "GPU:0",
+               [&] { distribute_dataset(strategy, range_batch(9, 4), {}); });
   InputOptions host;
   host.fetch_to_device = false;
-  auto runs = run_workers(1, 2, [&](auto) { return distribute_dataset(strategy, range_batch(9, 4), host); });
+  auto runs = run_workers(
+      1, 2, [&](auto) { return distribute_dataset(strategy, range_batch(9, 4), host); });
   EXPECT_EQ(notation(runs[0]), "[0,1] | [2,3] ; [4,5] | [6,7] ; [8] | []");
 }
 
@@ -318,8 +345,11 @@ TEST(Errors, GpuWhereUsableHoldsTheData) {
 }
 
 TEST(Errors, DevicesAreValidated) {
-  expect_error(Code::kInvalidArgument, "invalid device name 'TPU:0'", [] { make_strategy({"TPU:0"}, nullptr, 0); });
-  expect_error(Code::kInvalidArgument, "listed twice", [] { make_strategy({"CPU:0", "/cpu:0"}, nullptr, 0); });
+  expect_error(Code::kInvalidArgument, "invalid device name 'TPU:0'",
+               [] { make_strategy({"TPU:0"}, nullptr, 0); });
+  expect_error(Code::kInvalidArgument, "listed twice", [] {
+    make_strategy({"CPU:0", "/cpu:0"}, nullptr, 0);
+  });
   auto s = make_strategy({"/job:worker/replica:0/task:0/device:GPU:1", "cpu:3"}, nullptr, 0);
   EXPECT_EQ(s->device_names(), (std::vector<std::string>{"GPU:1", "CPU:3"}));
 }
@@ -339,7 +369,8 @@ TEST(Errors, CallbackFailureInOneWorkerReachesAll) {
   auto runs = run_workers(3, 2, [](std::shared_ptr<const Strategy> s) {
     int worker = s->worker_index();
     auto fn = std::make_shared<const MapFn>([worker](const Element& e) -> Element {
-      if (worker == 1 && e[0].data_as<int64_t>()[0] >= 2) raise(Code::kAborted, "map failed on worker 1");
+      if (worker == 1 && e[0].data_as<int64_t>()[0] >= 2)
+        raise(Code::kAborted, "map failed on worker 1");
       return e;
     });
     DatasetPtr ds = make_batch(make_map(make_range(0, 1000, 1), fn, {}, 1, true), 6, false);
@@ -392,10 +423,11 @@ TEST(FromFunction, PerWorkerContextsAndDequeueOrder) {
         s,
         [&](const InputContext& ctx) {
           contexts[static_cast<size_t>(ctx.input_pipeline_id)] =
-              str_cat(ctx.num_input_pipelines, "/", ctx.input_pipeline_id, "/", ctx.num_replicas_in_sync, "/",
-                      ctx.per_replica_batch_size(8));
-          return make_batch(make_shard(make_range(0, 10, 1), ctx.num_input_pipelines, ctx.input_pipeline_id),
-                            ctx.per_replica_batch_size(8), false);
+              str_cat(ctx.num_input_pipelines, "/", ctx.input_pipeline_id, "/",
+                      ctx.num_replicas_in_sync, "/", ctx.per_replica_batch_size(8));
+          return make_batch(
+              make_shard(make_range(0, 10, 1), ctx.num_input_pipelines, ctx.input_pipeline_id),
+              ctx.per_replica_batch_size(8), false);
         },
         {});
   });
@@ -416,7 +448,9 @@ TEST(FromFunction, PerReplicaPipelines) {
         [&](const InputContext& ctx) {
           ids.push_back(ctx.input_pipeline_id);
           EXPECT_EQ(ctx.num_input_pipelines, 3);
-          return make_batch(make_range(ctx.input_pipeline_id * 10, ctx.input_pipeline_id * 10 + 1 + ctx.input_pipeline_id, 1), 1, false);
+          return make_batch(make_range(ctx.input_pipeline_id * 10,
+                                       ctx.input_pipeline_id * 10 + 1 + ctx.input_pipeline_id, 1),
+                            1, false);
         },
         o);
   });

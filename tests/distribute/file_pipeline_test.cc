@@ -34,8 +34,8 @@ DatasetPtr documented_example(int64_t parallel, bool deterministic) {
 }
 
 TEST(Interleave, MatchesTfDataOrder) {
-  const std::vector<int64_t> expected = {1, 1, 1, 1, 2, 2, 2, 2, 1, 1, 2, 2, 3, 3, 3, 3,
-                                         4, 4, 4, 4, 3, 3, 4, 4, 5, 5, 5, 5, 5, 5};
+  const std::vector<int64_t> expected = {1, 1, 1, 1, 2, 2, 2, 2, 1, 1, 2, 2, 3, 3, 3,
+                                         3, 4, 4, 4, 4, 3, 3, 4, 4, 5, 5, 5, 5, 5, 5};
   EXPECT_EQ(drain(documented_example(1, true)), expected);
   EXPECT_EQ(drain(documented_example(4, true)), expected);  // reading ahead keeps the order
 }
@@ -49,13 +49,14 @@ TEST(Interleave, NonDeterministicDeliversEverythingOnce) {
 }
 
 TEST(Interleave, ErrorsFromTheFunctionAndMismatchedSpecs) {
-  auto failing = std::make_shared<const InterleaveFn>([](const Element&) -> DatasetPtr {
-    raise(Code::kAborted, "cannot open");
-  });
-  auto it = make_interleave(make_range(0, 3, 1), failing, kInt64Scalar, 2, 1, 1, true)->make_iterator({});
+  auto failing = std::make_shared<const InterleaveFn>(
+      [](const Element&) -> DatasetPtr { raise(Code::kAborted, "cannot open"); });
+  auto it =
+      make_interleave(make_range(0, 3, 1), failing, kInt64Scalar, 2, 1, 1, true)->make_iterator({});
   Element e;
   EXPECT_THROW(it->next(e), Error);
-  auto wrong = std::make_shared<const InterleaveFn>([](const Element&) { return make_range(0, 2, 1); });
+  auto wrong =
+      std::make_shared<const InterleaveFn>([](const Element&) { return make_range(0, 2, 1); });
   ElementSpec floats{{DType::kFloat32, Shape()}};
   auto it2 = make_interleave(make_range(0, 3, 1), wrong, floats, 2, 1, 1, true)->make_iterator({});
   try {
@@ -71,7 +72,8 @@ TEST(Interleave, ErrorsFromTheFunctionAndMismatchedSpecs) {
 TEST(Interleave, DestroyedMidStreamStopsReaders) {
   auto fn = std::make_shared<const InterleaveFn>(
       [](const Element& e) { return make_repeat(make_from_tensors({e[0]}), -1); });
-  auto it = make_interleave(make_range(0, 4, 1), fn, kInt64Scalar, 4, 1, 4, true)->make_iterator({});
+  auto it =
+      make_interleave(make_range(0, 4, 1), fn, kInt64Scalar, 4, 1, 4, true)->make_iterator({});
   Element e;
   for (int i = 0; i < 100; ++i) ASSERT_TRUE(it->next(e));
   it.reset();  // must join the four reader threads without hanging
@@ -111,7 +113,8 @@ TEST(ListFiles, ShuffleIsSeededAndChangesPerEpoch) {
     while (it->next(e)) v.emplace_back(e[0].string(0));
     return v;
   };
-  auto a = make_list_files({dir + "/*.txt"}, true, 7), b = make_list_files({dir + "/*.txt"}, true, 7);
+  auto a = make_list_files({dir + "/*.txt"}, true, 7),
+       b = make_list_files({dir + "/*.txt"}, true, 7);
   auto a1 = order(a), a2 = order(a);
   EXPECT_EQ(a1, order(b));  // same seed, same first epoch
   EXPECT_NE(a1, a2);        // a new order for the next epoch
@@ -133,7 +136,8 @@ TEST(FileSharding, ThroughListFilesAndInterleave) {
   ElementSpec line{{DType::kBytes, Shape()}};
   for (auto policy : {AutoShardPolicy::kFile, AutoShardPolicy::kAuto}) {
     auto runs = run_workers(2, 1, [&](auto s) {
-      DatasetPtr ds = make_interleave(make_list_files({dir + "/*.txt"}, false, 0), reader, line, 1, 1, 1, true);
+      DatasetPtr ds =
+          make_interleave(make_list_files({dir + "/*.txt"}, false, 0), reader, line, 1, 1, 1, true);
       return distribute_dataset(s, with_policy(make_batch(ds, 4, false), policy), {});
     });
     // Worker 0 has files 0 and 2, worker 1 files 1 and 3. G = 4 over N = 2 replicas (one per

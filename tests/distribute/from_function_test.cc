@@ -21,14 +21,18 @@ DatasetPtr uneven_scalars(const InputContext& ctx) {
 }
 
 TEST(FromFunction, ExhaustedScalarReplicaFailsInsteadOfAnInventedZero) {
-  auto runs = run_workers(1, 2, [](auto s) { return distribute_datasets_from_function(s, uneven_scalars, per_replica()); });
+  auto runs = run_workers(1, 2, [](auto s) {
+    return distribute_datasets_from_function(s, uneven_scalars, per_replica());
+  });
   EXPECT_EQ(notation(runs[0]), "[0] | [10]");
   EXPECT_EQ(runs[0].error.rfind("FAILED_PRECONDITION", 0), 0u) << runs[0].error;
   EXPECT_NE(runs[0].error.find("replica 0 has no more data"), std::string::npos) << runs[0].error;
 }
 
 TEST(FromFunction, ExhaustedScalarReplicaFailsOnEveryWorker) {
-  auto runs = run_workers(2, 1, [](auto s) { return distribute_datasets_from_function(s, uneven_scalars, per_replica()); });
+  auto runs = run_workers(2, 1, [](auto s) {
+    return distribute_datasets_from_function(s, uneven_scalars, per_replica());
+  });
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(notation(runs[0]), "[0]");
   EXPECT_EQ(notation(runs[1]), "[10]");
@@ -39,7 +43,8 @@ TEST(FromFunction, ExhaustedScalarReplicaFailsOnEveryWorker) {
 TEST(FromFunction, ExhaustedBatchedReplicaGetsZeroRows) {
   auto runs = run_workers(1, 2, [](auto s) {
     return distribute_datasets_from_function(
-        s, [](const InputContext& ctx) { return make_batch(uneven_scalars(ctx), 1, false); }, per_replica());
+        s, [](const InputContext& ctx) { return make_batch(uneven_scalars(ctx), 1, false); },
+        per_replica());
   });
   EXPECT_EQ(runs[0].error, "");
   EXPECT_EQ(notation(runs[0]), "[0] | [10] ; [] | [11]");
@@ -52,7 +57,8 @@ TEST(FromFunction, ReplicasWithDifferentDtypesOrRanksAreRejected) {
     return ctx.input_pipeline_id == 1 ? make_from_tensors({word}) : make_range(0, 3, 1);
   };
   auto batched_on_2 = [](const InputContext& ctx) {
-    return ctx.input_pipeline_id == 2 ? make_batch(make_range(0, 3, 1), 2, false) : make_range(0, 3, 1);
+    return ctx.input_pipeline_id == 2 ? make_batch(make_range(0, 3, 1), 2, false)
+                                      : make_range(0, 3, 1);
   };
   auto strategy = make_strategy({"CPU:0", "CPU:1", "CPU:2"}, nullptr, 0);
   for (const auto& [fn, replica] : {std::make_pair(DatasetFn(bytes_on_1), "for replica 1 "),

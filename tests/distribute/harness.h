@@ -2,12 +2,12 @@
 // replica received, so tests can compare whole runs with the tables of docs/semantics.md.
 #pragma once
 
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 #include "collective/in_process.h"
@@ -22,8 +22,10 @@ inline std::vector<int64_t> values_of(const Element& piece) {
   std::vector<int64_t> v;
   const Tensor& t = piece.at(0);
   for (int64_t i = 0; i < t.num_elements(); ++i) {
-    if (t.dtype() == DType::kBytes) v.push_back(std::stoll(std::string(t.string(i))));
-    else v.push_back(t.data_as<int64_t>()[i]);
+    if (t.dtype() == DType::kBytes)
+      v.push_back(std::stoll(std::string(t.string(i))));
+    else
+      v.push_back(t.data_as<int64_t>()[i]);
   }
   return v;
 }
@@ -42,7 +44,8 @@ inline std::string notation(const WorkerRun& run) {
     for (size_t r = 0; r < run.steps[st].size(); ++r) {
       if (r) s += " | ";
       s += "[";
-      for (size_t i = 0; i < run.steps[st][r].size(); ++i) s += (i ? "," : "") + std::to_string(run.steps[st][r][i]);
+      for (size_t i = 0; i < run.steps[st][r].size(); ++i)
+        s += (i ? "," : "") + std::to_string(run.steps[st][r][i]);
       s += "]";
     }
   }
@@ -52,10 +55,12 @@ inline std::string notation(const WorkerRun& run) {
 using MakeDist = std::function<DistributedDatasetPtr(std::shared_ptr<const Strategy>)>;
 
 // W workers of R CPU replicas each; make() builds each worker's distributed dataset.
-inline std::vector<WorkerRun> run_workers(int W, int R, const MakeDist& make, int64_t timeout_ms = 20000) {
+inline std::vector<WorkerRun> run_workers(int W, int R, const MakeDist& make,
+                                          int64_t timeout_ms = 20000) {
   std::vector<std::string> devices;
   for (int r = 0; r < R; ++r) devices.push_back("CPU:" + std::to_string(r));
-  std::shared_ptr<Collective> collective = W > 1 ? make_in_process_collective(W, timeout_ms) : nullptr;
+  std::shared_ptr<Collective> collective =
+      W > 1 ? make_in_process_collective(W, timeout_ms) : nullptr;
   std::vector<WorkerRun> runs(static_cast<size_t>(W));
   auto work = [&](int w) {
     WorkerRun& run = runs[static_cast<size_t>(w)];

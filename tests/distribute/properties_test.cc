@@ -33,9 +33,11 @@ struct Case {
   bool reshuffle = false;
   int64_t repeat = 1;
   std::string describe() const {
-    return str_cat("W=", W, " R=", R, " G=", G, " size=", size, " drop=", drop, " source=", files ? "files" : "range",
-                   " num_files=", num_files, " policy=", policy_name(policy), " shuffle=", static_cast<int>(shuffle),
-                   " buffer=", buffer, " seed=", seed, " reshuffle=", reshuffle, " repeat=", repeat);
+    return str_cat("W=", W, " R=", R, " G=", G, " size=", size, " drop=", drop,
+                   " source=", files ? "files" : "range", " num_files=", num_files,
+                   " policy=", policy_name(policy), " shuffle=", static_cast<int>(shuffle),
+                   " buffer=", buffer, " seed=", seed, " reshuffle=", reshuffle,
+                   " repeat=", repeat);
   }
 };
 
@@ -46,8 +48,8 @@ DatasetPtr build_pipeline(const Case& c, const TempFiles& tmp, const std::string
   if (c.shuffle == Shuffle::kFileList) {
     auto read = std::make_shared<const InterleaveFn>(
         [](const Element& e) { return make_text_lines({std::string(e.at(0).string(0))}); });
-    ds = make_interleave(make_list_files({dir + "/*.txt"}, true, c.seed), read, {{DType::kBytes, Shape()}}, 1, 1, 1,
-                         true);
+    ds = make_interleave(make_list_files({dir + "/*.txt"}, true, c.seed), read,
+                         {{DType::kBytes, Shape()}}, 1, 1, 1, true);
   } else {
     ds = c.files ? make_text_lines(tmp.files()) : make_range(0, c.size, 1);
   }
@@ -78,7 +80,8 @@ std::map<int64_t, int> reference_counts(const Case& c, const std::function<Datas
 }
 
 // What the workers must receive in total, as value -> count.
-std::map<int64_t, int> expected_counts(const Case& c, const std::vector<std::vector<int64_t>>& file_contents,
+std::map<int64_t, int> expected_counts(const Case& c,
+                                       const std::vector<std::vector<int64_t>>& file_contents,
                                        AutoShardPolicy applied) {
   std::map<int64_t, int> counts;
   auto add_batched = [&](const std::vector<int64_t>& rows, int times) {
@@ -90,7 +93,8 @@ std::map<int64_t, int> expected_counts(const Case& c, const std::vector<std::vec
   if (applied == AutoShardPolicy::kFile) {
     for (int w = 0; w < c.W; ++w) {
       std::vector<int64_t> mine;
-      for (size_t i = static_cast<size_t>(w); i < file_contents.size(); i += static_cast<size_t>(c.W))
+      for (size_t i = static_cast<size_t>(w); i < file_contents.size();
+           i += static_cast<size_t>(c.W))
         mine.insert(mine.end(), file_contents[i].begin(), file_contents[i].end());
       add_batched(mine, 1);
     }
@@ -103,12 +107,12 @@ std::map<int64_t, int> expected_counts(const Case& c, const std::vector<std::vec
 TEST(Properties, RandomConfigurations) {
   std::mt19937 rng(20261122);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  const AutoShardPolicy policies[] = {AutoShardPolicy::kOff, AutoShardPolicy::kData, AutoShardPolicy::kAuto,
-                                      AutoShardPolicy::kFile};
+  const AutoShardPolicy policies[] = {AutoShardPolicy::kOff, AutoShardPolicy::kData,
+                                      AutoShardPolicy::kAuto, AutoShardPolicy::kFile};
   int checked = 0;
   for (int iteration = 0; iteration < 250; ++iteration) {
-    Case c{pick(1, 4), pick(1, 3), pick(1, 12), pick(0, 60), pick(0, 1) == 1, pick(0, 1) == 1, 0,
-           policies[pick(0, 3)]};
+    Case c{pick(1, 4),      pick(1, 3),      pick(1, 12), pick(0, 60),
+           pick(0, 1) == 1, pick(0, 1) == 1, 0,           policies[pick(0, 3)]};
     if (!c.files && c.policy == AutoShardPolicy::kFile) c.files = true;  // FILE needs files
     c.shuffle = static_cast<Shuffle>(pick(0, c.files ? 2 : 1));
     c.buffer = pick(1, 40);
@@ -121,7 +125,8 @@ TEST(Properties, RandomConfigurations) {
       c.num_files = pick(c.policy == AutoShardPolicy::kFile ? c.W : 1, 6);
       int64_t next = 0;
       for (int f = 0; f < c.num_files; ++f) {
-        int64_t n = f + 1 == c.num_files ? c.size - next : std::min<int64_t>(c.size - next, pick(0, 15));
+        int64_t n =
+            f + 1 == c.num_files ? c.size - next : std::min<int64_t>(c.size - next, pick(0, 15));
         contents.push_back(iota(next, next + n));
         next += n;
         tmp.add(contents.back());
@@ -132,10 +137,12 @@ TEST(Properties, RandomConfigurations) {
     AutoShardPolicy applied = c.policy;
     if (c.policy == AutoShardPolicy::kAuto)
       applied = c.files && c.num_files >= c.W ? AutoShardPolicy::kFile : AutoShardPolicy::kData;
-    if (c.policy == AutoShardPolicy::kFile || applied == AutoShardPolicy::kFile) applied = AutoShardPolicy::kFile;
+    if (c.policy == AutoShardPolicy::kFile || applied == AutoShardPolicy::kFile)
+      applied = AutoShardPolicy::kFile;
     if (c.W == 1 && applied == AutoShardPolicy::kFile) applied = AutoShardPolicy::kFile;
 
-    const std::string dir = tmp.files().empty() ? "" : tmp.files()[0].substr(0, tmp.files()[0].rfind('/'));
+    const std::string dir =
+        tmp.files().empty() ? "" : tmp.files()[0].substr(0, tmp.files()[0].rfind('/'));
     auto build = [&] { return build_pipeline(c, tmp, dir); };
     const DatasetPtr shared = build();  // one object, distributed by every worker
     auto runs = run_workers(c.W, c.R, [&](auto s) { return distribute_dataset(s, shared, {}); });
@@ -153,7 +160,8 @@ TEST(Properties, RandomConfigurations) {
     const int64_t share = (c.G + N - 1) / N;
     for (const auto& run : runs) {
       ASSERT_EQ(run.error, "");
-      ASSERT_EQ(run.steps.size(), runs[0].steps.size()) << "workers took different numbers of steps";
+      ASSERT_EQ(run.steps.size(), runs[0].steps.size())
+          << "workers took different numbers of steps";
       for (const auto& step : run.steps) {
         ASSERT_EQ(step.size(), static_cast<size_t>(c.R));
         for (const auto& piece : step) {

@@ -30,7 +30,8 @@ TEST(RandomSeed, EveryElementOnceWhenEachWorkerShufflesWithARandomSeed) {
       SCOPED_TRACE(str_cat("W=", W, " reshuffle=", reshuffle));
       // Built inside each worker's thread: W pipelines, W random seeds.
       auto runs = run_workers(W, 1, [&](std::shared_ptr<const Strategy> strategy) {
-        DatasetPtr ds = make_batch(make_shuffle(make_range(0, 240, 1), 64, -1, reshuffle), 4, false);
+        DatasetPtr ds =
+            make_batch(make_shuffle(make_range(0, 240, 1), 64, -1, reshuffle), 4, false);
         return distribute_dataset(std::move(strategy), with_policy(ds, AutoShardPolicy::kData), {});
       });
       EXPECT_EQ(all_values(runs), iota(0, 240));
@@ -46,7 +47,8 @@ TEST(RandomSeed, EveryElementOnceWithARandomlyShuffledFileList) {
     auto read = std::make_shared<const InterleaveFn>(
         [](const Element& e) { return make_text_lines({std::string(e.at(0).string(0))}); });
     DatasetPtr files = make_list_files({dir + "/*.txt"}, true, -1);
-    DatasetPtr ds = make_batch(make_interleave(files, read, {{DType::kBytes, Shape()}}, 2, 1, 1, true), 5, false);
+    DatasetPtr ds = make_batch(
+        make_interleave(files, read, {{DType::kBytes, Shape()}}, 2, 1, 1, true), 5, false);
     return distribute_dataset(std::move(strategy), with_policy(ds, AutoShardPolicy::kData), {});
   });
   EXPECT_EQ(all_values(runs), iota(0, 120));
@@ -58,7 +60,8 @@ TEST(RandomSeed, EveryElementOnceWhenDatasetFnShardsARandomShuffle) {
         std::move(strategy),
         [](const InputContext& ctx) {
           DatasetPtr ds = make_shuffle(make_range(0, 90, 1), 90, -1, true);
-          return make_batch(make_shard(ds, ctx.num_input_pipelines, ctx.input_pipeline_id), 3, false);
+          return make_batch(make_shard(ds, ctx.num_input_pipelines, ctx.input_pipeline_id), 3,
+                            false);
         },
         {});
   });
@@ -70,8 +73,9 @@ TEST(RandomSeed, OneWorkerKeepsItsOwnRandomSeeds) {
   // in its own order.
   auto order = [] {
     auto runs = run_workers(1, 1, [](std::shared_ptr<const Strategy> strategy) {
-      return distribute_dataset(std::move(strategy), make_batch(make_shuffle(make_range(0, 64, 1), 64, -1, true), 64, false),
-                                {});
+      return distribute_dataset(
+          std::move(strategy),
+          make_batch(make_shuffle(make_range(0, 64, 1), 64, -1, true), 64, false), {});
     });
     return runs.at(0).steps.at(0).at(0);
   };

@@ -39,21 +39,26 @@ TEST(ReplicaOps, RunCallsReplicasConcurrently) {
         // Each call waits (bounded) until all three are inside: only concurrent calls pass.
         arrived++;
         auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-        while (arrived.load() < 3 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+        while (arrived.load() < 3 && std::chrono::steady_clock::now() < deadline)
+          std::this_thread::yield();
         Tensor t = Tensor::allocate(DType::kInt64, Shape());
         *t.mutable_data_as<int64_t>() = arrived.load() == 3 ? ctx.replica_id_in_sync_group : -1;
         return Element{t};
       },
       nullptr);
-  for (int r = 0; r < 3; ++r) EXPECT_EQ(results[static_cast<size_t>(r)][0].data_as<int64_t>()[0], r);
+  for (int r = 0; r < 3; ++r)
+    EXPECT_EQ(results[static_cast<size_t>(r)][0].data_as<int64_t>()[0], r);
 }
 
 TEST(ReplicaOps, RunReportsTheFirstFailingReplica) {
   auto s = make_strategy({"CPU:0", "CPU:1"}, nullptr, 0);
   try {
-    run_on_replicas(*s, [](const ReplicaContext& ctx, const Element*) -> Element {
-      raise(Code::kAborted, "replica ", ctx.replica_id_in_sync_group, " failed");
-    }, nullptr);
+    run_on_replicas(
+        *s,
+        [](const ReplicaContext& ctx, const Element*) -> Element {
+          raise(Code::kAborted, "replica ", ctx.replica_id_in_sync_group, " failed");
+        },
+        nullptr);
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), "replica 0 failed");
@@ -76,7 +81,8 @@ TEST(ReplicaOps, MeanOverAxis0DividesByRows) {
   ASSERT_EQ(mean[0].shape(), Shape{2});
   EXPECT_FLOAT_EQ(mean[0].data_as<float>()[0], (1 + 3 + 5 + 7) / 4.0f);
   EXPECT_FLOAT_EQ(mean[0].data_as<float>()[1], (2 + 4 + 6 + 8) / 4.0f);
-  Element elementwise = reduce(*s, ReduceOp::kMean, {{f32({1, 2}, Shape{2})}, {f32({3, 6}, Shape{2})}}, kAxisNone);
+  Element elementwise =
+      reduce(*s, ReduceOp::kMean, {{f32({1, 2}, Shape{2})}, {f32({3, 6}, Shape{2})}}, kAxisNone);
   EXPECT_FLOAT_EQ(elementwise[0].data_as<float>()[1], 4.0f);
 }
 
@@ -105,7 +111,8 @@ Element scalar_of(DType dtype, T v) {
 // Issue 14 item 6: integer sums are exact or fail; MEAN is computed from the exact sum.
 TEST(ReplicaOps, IntegerOverflowIsAnErrorNamingOpAndDtype) {
   auto s = make_strategy({"CPU:0", "CPU:1"}, nullptr, 0);
-  auto expect_overflow = [&](const std::vector<Element>& v, const std::string& dtype, const std::string& sum) {
+  auto expect_overflow = [&](const std::vector<Element>& v, const std::string& dtype,
+                             const std::string& sum) {
     try {
       reduce(*s, ReduceOp::kSum, v, kAxisNone);
       ADD_FAILURE() << "no error for a " << dtype << " sum of " << sum;
@@ -117,35 +124,48 @@ TEST(ReplicaOps, IntegerOverflowIsAnErrorNamingOpAndDtype) {
       EXPECT_NE(m.find("exact sum is " + sum), std::string::npos) << m;
     }
   };
-  expect_overflow({scalar_of<int8_t>(DType::kInt8, 127), scalar_of<int8_t>(DType::kInt8, 127)}, "int8", "254");
-  expect_overflow({scalar_of<int64_t>(DType::kInt64, INT64_MAX), scalar_of<int64_t>(DType::kInt64, 1)}, "int64",
-                  "9223372036854775808");
-  expect_overflow({scalar_of<int64_t>(DType::kInt64, INT64_MIN), scalar_of<int64_t>(DType::kInt64, -1)}, "int64",
-                  "-9223372036854775809");
-  expect_overflow({scalar_of<uint64_t>(DType::kUInt64, UINT64_MAX), scalar_of<uint64_t>(DType::kUInt64, 1)}, "uint64",
-                  "18446744073709551616");
-  expect_overflow({scalar_of<uint8_t>(DType::kUInt8, 200), scalar_of<uint8_t>(DType::kUInt8, 100)}, "uint8", "300");
+  expect_overflow({scalar_of<int8_t>(DType::kInt8, 127), scalar_of<int8_t>(DType::kInt8, 127)},
+                  "int8", "254");
+  expect_overflow(
+      {scalar_of<int64_t>(DType::kInt64, INT64_MAX), scalar_of<int64_t>(DType::kInt64, 1)}, "int64",
+      "9223372036854775808");
+  expect_overflow(
+      {scalar_of<int64_t>(DType::kInt64, INT64_MIN), scalar_of<int64_t>(DType::kInt64, -1)},
+      "int64", "-9223372036854775809");
+  expect_overflow(
+      {scalar_of<uint64_t>(DType::kUInt64, UINT64_MAX), scalar_of<uint64_t>(DType::kUInt64, 1)},
+      "uint64", "18446744073709551616");
+  expect_overflow({scalar_of<uint8_t>(DType::kUInt8, 200), scalar_of<uint8_t>(DType::kUInt8, 100)},
+                  "uint8", "300");
 
   // In range: exact, including uint64 values above INT64_MAX and sums through an
   // intermediate that would overflow pairwise.
-  Element u = reduce(*s, ReduceOp::kSum, {scalar_of<uint64_t>(DType::kUInt64, UINT64_MAX - 5),
-                                          scalar_of<uint64_t>(DType::kUInt64, 5)}, kAxisNone);
+  Element u = reduce(
+      *s, ReduceOp::kSum,
+      {scalar_of<uint64_t>(DType::kUInt64, UINT64_MAX - 5), scalar_of<uint64_t>(DType::kUInt64, 5)},
+      kAxisNone);
   EXPECT_EQ(u[0].data_as<uint64_t>()[0], UINT64_MAX);
-  Element i8 = reduce(*s, ReduceOp::kSum, {scalar_of<int8_t>(DType::kInt8, 127), scalar_of<int8_t>(DType::kInt8, -128)},
+  Element i8 = reduce(*s, ReduceOp::kSum,
+                      {scalar_of<int8_t>(DType::kInt8, 127), scalar_of<int8_t>(DType::kInt8, -128)},
                       kAxisNone);
   EXPECT_EQ(i8[0].data_as<int8_t>()[0], -1);
 }
 
 TEST(ReplicaOps, IntegerMeanUsesTheExactSum) {
   auto s = make_strategy({"CPU:0", "CPU:1"}, nullptr, 0);
-  Element mean = reduce(*s, ReduceOp::kMean, {scalar_of<int64_t>(DType::kInt64, INT64_MAX),
-                                              scalar_of<int64_t>(DType::kInt64, INT64_MAX)}, kAxisNone);
+  Element mean = reduce(
+      *s, ReduceOp::kMean,
+      {scalar_of<int64_t>(DType::kInt64, INT64_MAX), scalar_of<int64_t>(DType::kInt64, INT64_MAX)},
+      kAxisNone);
   ASSERT_EQ(mean[0].dtype(), DType::kFloat64);
   EXPECT_DOUBLE_EQ(mean[0].data_as<double>()[0], 9223372036854775807.0);
-  Element umean = reduce(*s, ReduceOp::kMean, {scalar_of<uint64_t>(DType::kUInt64, UINT64_MAX),
-                                               scalar_of<uint64_t>(DType::kUInt64, UINT64_MAX)}, kAxisNone);
+  Element umean = reduce(*s, ReduceOp::kMean,
+                         {scalar_of<uint64_t>(DType::kUInt64, UINT64_MAX),
+                          scalar_of<uint64_t>(DType::kUInt64, UINT64_MAX)},
+                         kAxisNone);
   EXPECT_DOUBLE_EQ(umean[0].data_as<double>()[0], 18446744073709551615.0);
-  Element i8 = reduce(*s, ReduceOp::kMean, {scalar_of<int8_t>(DType::kInt8, 127), scalar_of<int8_t>(DType::kInt8, 127)},
+  Element i8 = reduce(*s, ReduceOp::kMean,
+                      {scalar_of<int8_t>(DType::kInt8, 127), scalar_of<int8_t>(DType::kInt8, 127)},
                       kAxisNone);
   EXPECT_DOUBLE_EQ(i8[0].data_as<double>()[0], 127.0);
 }
@@ -154,7 +174,8 @@ TEST(ReplicaOps, ExactIntegerSumAcrossWorkers) {
   // Two workers of two replicas; worker w's replicas both hold values[w]. Partial sums that
   // only fit in 128 bits are fine when the total is back in range; a total out of range
   // fails on every worker.
-  auto run = [](int64_t w0, int64_t w1, std::vector<int64_t>& sums, std::vector<std::string>& errors) {
+  auto run = [](int64_t w0, int64_t w1, std::vector<int64_t>& sums,
+                std::vector<std::string>& errors) {
     const int W = 2;
     auto c = make_in_process_collective(W, 10000);
     sums.assign(W, 0);
@@ -166,8 +187,10 @@ TEST(ReplicaOps, ExactIntegerSumAcrossWorkers) {
         const int64_t v = w == 0 ? w0 : w1;
         try {
           sums[static_cast<size_t>(w)] =
-              reduce(*s, ReduceOp::kSum, {scalar_of<int64_t>(DType::kInt64, v), scalar_of<int64_t>(DType::kInt64, v)},
-                     kAxisNone)[0].data_as<int64_t>()[0];
+              reduce(*s, ReduceOp::kSum,
+                     {scalar_of<int64_t>(DType::kInt64, v), scalar_of<int64_t>(DType::kInt64, v)},
+                     kAxisNone)[0]
+                  .data_as<int64_t>()[0];
         } catch (const Error& e) {
           errors[static_cast<size_t>(w)] = e.what();
         }
@@ -183,15 +206,19 @@ TEST(ReplicaOps, ExactIntegerSumAcrossWorkers) {
   }
   run(INT64_MAX, 1, sums, errors);
   for (int w = 0; w < 2; ++w)
-    EXPECT_NE(errors[static_cast<size_t>(w)].find("overflows int64"), std::string::npos) << "worker " << w;
+    EXPECT_NE(errors[static_cast<size_t>(w)].find("overflows int64"), std::string::npos)
+        << "worker " << w;
 }
 
 TEST(ReplicaOps, MismatchedShapesAndBytesAreRejected) {
   auto s = make_strategy({"CPU:0", "CPU:1"}, nullptr, 0);
-  EXPECT_THROW(reduce(*s, ReduceOp::kSum, {{f32({1, 2}, Shape{2})}, {f32({1}, Shape{1})}}, kAxisNone), Error);
+  EXPECT_THROW(
+      reduce(*s, ReduceOp::kSum, {{f32({1, 2}, Shape{2})}, {f32({1}, Shape{1})}}, kAxisNone),
+      Error);
   Tensor b = Tensor::allocate(DType::kBytes, Shape());
   EXPECT_THROW(reduce(*s, ReduceOp::kSum, {{b}, {b}}, kAxisNone), Error);
-  EXPECT_THROW(reduce(*s, ReduceOp::kSum, {{f32({1}, Shape())}}, kAxisNone), Error);  // 1 value, 2 replicas
+  EXPECT_THROW(reduce(*s, ReduceOp::kSum, {{f32({1}, Shape())}}, kAxisNone),
+               Error);  // 1 value, 2 replicas
   EXPECT_THROW(reduce(*s, ReduceOp::kSum, {{f32({1}, Shape())}, {f32({1}, Shape())}}, 1), Error);
 }
 
@@ -207,7 +234,8 @@ TEST(ReplicaOps, ReduceAcrossWorkersGivesEveryWorkerTheSameResult) {
       std::vector<Element> v;
       for (int r = 0; r < 2; ++r) v.push_back({f32({static_cast<float>(w * 2 + r)}, Shape{1})});
       sums[static_cast<size_t>(w)] = reduce(*s, ReduceOp::kSum, v, 0)[0].data_as<float>()[0];
-      means[static_cast<size_t>(w)] = reduce(*s, ReduceOp::kMean, v, kAxisNone)[0].data_as<float>()[0];
+      means[static_cast<size_t>(w)] =
+          reduce(*s, ReduceOp::kMean, v, kAxisNone)[0].data_as<float>()[0];
     });
   for (auto& t : threads) t.join();
   for (int w = 0; w < W; ++w) {

@@ -18,7 +18,8 @@ using Epochs = std::vector<std::vector<int64_t>>;
 
 Epochs run_epochs(int W, const DatasetPtr& shared, int epochs) {
   std::shared_ptr<Collective> collective = make_in_process_collective(W, 20000);
-  std::vector<std::vector<std::vector<std::vector<int64_t>>>> seen(static_cast<size_t>(W));  // w, epoch, step
+  std::vector<std::vector<std::vector<std::vector<int64_t>>>> seen(
+      static_cast<size_t>(W));  // w, epoch, step
   std::vector<std::string> errors(static_cast<size_t>(W));
   auto work = [&](int w) {
     try {
@@ -84,20 +85,25 @@ TEST(ShuffleEpochs, EachEpochItsOwnOrderTheSameOnEveryWorker) {
       EXPECT_EQ(epochs[e], plain_rows(fresh->make_iterator({}))) << "epoch " << e;
       EXPECT_EQ(sorted(epochs[e]), iota(0, 40)) << "epoch " << e;
     }
-    if (reshuffle) EXPECT_NE(epochs[0], epochs[1]);
-    else EXPECT_EQ(epochs[0], epochs[1]);
+    if (reshuffle)
+      EXPECT_NE(epochs[0], epochs[1]);
+    else
+      EXPECT_EQ(epochs[0], epochs[1]);
   }
 }
 
 TEST(ShuffleEpochs, RepeatInsideThePipelineReshufflesEveryRepetition) {
-  DatasetPtr shared = make_batch(make_repeat(make_shuffle(make_range(0, 10, 1), 10, 5, true), 2), 5, false);
+  DatasetPtr shared =
+      make_batch(make_repeat(make_shuffle(make_range(0, 10, 1), 10, 5, true), 2), 5, false);
   Epochs epochs = run_epochs(5, shared, 2);
   ASSERT_EQ(epochs.size(), 2u);
-  DatasetPtr fresh = make_batch(make_repeat(make_shuffle(make_range(0, 10, 1), 10, 5, true), 2), 5, false);
+  DatasetPtr fresh =
+      make_batch(make_repeat(make_shuffle(make_range(0, 10, 1), 10, 5, true), 2), 5, false);
   std::vector<int64_t> first = plain_rows(fresh->make_iterator({}));
   EXPECT_EQ(epochs[0], first);
   EXPECT_EQ(epochs[1], plain_rows(fresh->make_iterator({})));
-  EXPECT_NE(std::vector<int64_t>(first.begin(), first.begin() + 10), std::vector<int64_t>(first.begin() + 10, first.end()));
+  EXPECT_NE(std::vector<int64_t>(first.begin(), first.begin() + 10),
+            std::vector<int64_t>(first.begin() + 10, first.end()));
 }
 
 TEST(ShuffleEpochs, ShuffledFileListUnderData) {
@@ -111,8 +117,10 @@ TEST(ShuffleEpochs, ShuffledFileListUnderData) {
     DatasetPtr files = make_list_files({dir + "/*.txt"}, true, 1);
     Options data;
     data.auto_shard_policy = AutoShardPolicy::kData;
-    return make_with_options(make_batch(make_interleave(files, read, {{DType::kBytes, Shape()}}, 1, 1, 1, true), 6, false),
-                             data);
+    return make_with_options(
+        make_batch(make_interleave(files, read, {{DType::kBytes, Shape()}}, 1, 1, 1, true), 6,
+                   false),
+        data);
   };
   Epochs epochs = run_epochs(2, build(), 2);
   ASSERT_EQ(epochs.size(), 2u);

@@ -23,7 +23,8 @@ TEST(StrategySize, HugeCpuReplicaCountFailsFast) {
   auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(dinput_strategy_new_multi_worker_cpu(&s, c, 0, 1 << 30), DINPUT_INVALID_ARGUMENT);
   EXPECT_LT(seconds_since(start), 1.0);
-  EXPECT_NE(std::string(dinput_last_error_message()).find("at most 4096 replicas per worker"), std::string::npos)
+  EXPECT_NE(std::string(dinput_last_error_message()).find("at most 4096 replicas per worker"),
+            std::string::npos)
       << dinput_last_error_message();
   EXPECT_EQ(s, nullptr);
   dinput_collective_free(c);
@@ -52,7 +53,8 @@ TEST(StrategySize, DuplicateFoundAmongTheMostDevicesAllowed) {
     make_strategy(names, nullptr, 0);
     ADD_FAILURE() << "duplicate CPU:17 accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("device CPU:17 is listed twice"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("device CPU:17 is listed twice"), std::string::npos)
+        << e.what();
   }
   // GPU:3 and CPU:3 are different devices.
   EXPECT_EQ(make_strategy({"CPU:3", "GPU:3"}, nullptr, 0)->num_local_replicas(), 2);
@@ -64,7 +66,8 @@ TEST(StrategySize, WorkerAndReplicasInSyncBounds) {
   EXPECT_EQ(c, nullptr);
   ASSERT_EQ(dinput_collective_new_in_process(&c, kMaxWorkers, 0), DINPUT_OK);
   dinput_strategy_t* s = nullptr;
-  EXPECT_EQ(dinput_strategy_new_multi_worker_cpu(&s, c, 0, kMaxWorkers * 32), DINPUT_INVALID_ARGUMENT);
+  EXPECT_EQ(dinput_strategy_new_multi_worker_cpu(&s, c, 0, kMaxWorkers * 32),
+            DINPUT_INVALID_ARGUMENT);
   EXPECT_NE(std::string(dinput_last_error_message()).find("replicas in sync"), std::string::npos)
       << dinput_last_error_message();
   ASSERT_EQ(dinput_strategy_new_multi_worker_cpu(&s, c, 0, kMaxWorkers * 16), DINPUT_OK);

@@ -16,14 +16,14 @@
 
 namespace {
 
-#define REQUIRE(cond, ...)                                   \
-  do {                                                       \
-    if (!(cond)) {                                           \
+#define REQUIRE(cond, ...)                                        \
+  do {                                                            \
+    if (!(cond)) {                                                \
       std::fprintf(stderr, "FAILED %s:%d: ", __FILE__, __LINE__); \
-      std::fprintf(stderr, __VA_ARGS__);                     \
-      std::fprintf(stderr, "\n");                            \
-      std::exit(1);                                          \
-    }                                                        \
+      std::fprintf(stderr, __VA_ARGS__);                          \
+      std::fprintf(stderr, "\n");                                 \
+      std::exit(1);                                               \
+    }                                                             \
   } while (0)
 
 void ok(dinput_status_t st) {
@@ -50,7 +50,8 @@ struct Pipeline {
 };
 
 // range(n).batch(g) distributed over `devices`, fetched to the device or kept on the host.
-void make_range_pipeline(Pipeline& p, const std::vector<const char*>& devices, int64_t n, int64_t g, bool fetch) {
+void make_range_pipeline(Pipeline& p, const std::vector<const char*>& devices, int64_t n, int64_t g,
+                         bool fetch) {
   dinput_dataset_t* range = nullptr;
   ok(dinput_strategy_new(&p.strategy, devices.data(), static_cast<int>(devices.size())));
   ok(dinput_dataset_range(&range, 0, n, 1));
@@ -101,8 +102,8 @@ int test_values() {
   for (int r = 0; r < static_cast<int>(devices.size()); ++r) {
     const dinput_tensor_t* t = dinput_element_get(dinput_per_replica_get(step, r), 0);
     bool gpu = std::strncmp(devices[r], "GPU", 3) == 0;
-    REQUIRE((dinput_tensor_device_type(t) == DINPUT_DEVICE_CUDA) == gpu, "replica %d has device type %d", r,
-            dinput_tensor_device_type(t));
+    REQUIRE((dinput_tensor_device_type(t) == DINPUT_DEVICE_CUDA) == gpu,
+            "replica %d has device type %d", r, dinput_tensor_device_type(t));
     if (gpu) REQUIRE(dinput_tensor_device_index(t) == devices[r][4] - '0', "wrong device index");
   }
   dinput_per_replica_free(step);
@@ -123,7 +124,8 @@ template <typename Fn>
 double mean_ms(int n, Fn fn) {
   auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < n; ++i) fn();
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / n;
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
+         n;
 }
 
 // Copies overlap compute. The whole step is timed on the host — get_next, the wait that
@@ -173,7 +175,8 @@ int test_overlap() {
       if (cycles > 0) spin_kernel<<<1, 1, 0, stream>>>(cycles);
       cuda(cudaStreamSynchronize(stream));
       dinput_per_replica_free(step);
-      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       if (steps++ >= kWarmup) timed_ms += ms;
     }
     dinput_dist_iterator_free(it);
@@ -190,11 +193,14 @@ int test_overlap() {
   });
   const double step_ms = epoch_ms(cycles);
   const double limit_ms = compute_ms + input_ms / 2;
-  std::printf("overlap: input %.3f ms/step alone, compute %.3f ms, whole step %.3f ms (limit %.3f ms; serialized "
-              "would be %.3f ms): %.0f %% of the input hidden\n",
-              input_ms, compute_ms, step_ms, limit_ms, input_ms + compute_ms,
-              100 * (input_ms + compute_ms - step_ms) / input_ms);
-  REQUIRE(step_ms <= limit_ms, "a step took %.3f ms, more than compute + input/2 = %.3f ms: the copy is not overlapped",
+  std::printf(
+      "overlap: input %.3f ms/step alone, compute %.3f ms, whole step %.3f ms (limit %.3f ms; "
+      "serialized "
+      "would be %.3f ms): %.0f %% of the input hidden\n",
+      input_ms, compute_ms, step_ms, limit_ms, input_ms + compute_ms,
+      100 * (input_ms + compute_ms - step_ms) / input_ms);
+  REQUIRE(step_ms <= limit_ms,
+          "a step took %.3f ms, more than compute + input/2 = %.3f ms: the copy is not overlapped",
           step_ms, limit_ms);
   cuda(cudaStreamDestroy(stream));
   dinput_dataset_free(one);
@@ -204,7 +210,8 @@ int test_overlap() {
 }
 
 __global__ void copy_kernel(const int64_t* in, int64_t* out, int64_t n) {
-  for (int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) out[i] = in[i];
+  for (int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+    out[i] = in[i];
 }
 
 // dinput_tensor_cuda_wait and dinput_tensor_cuda_ready_event. A kernel on the consumer's
@@ -241,12 +248,15 @@ int test_wait() {
       } else {
         ok(dinput_tensor_cuda_wait(t, stream));
       }
-      copy_kernel<<<64, 256, 0, stream>>>(static_cast<const int64_t*>(dinput_tensor_data(t)), out, rows);
-      cuda(cudaMemcpyAsync(host.data(), out, rows * sizeof(int64_t), cudaMemcpyDeviceToHost, stream));
+      copy_kernel<<<64, 256, 0, stream>>>(static_cast<const int64_t*>(dinput_tensor_data(t)), out,
+                                          rows);
+      cuda(cudaMemcpyAsync(host.data(), out, rows * sizeof(int64_t), cudaMemcpyDeviceToHost,
+                           stream));
       cuda(cudaStreamSynchronize(stream));
       for (int64_t i = 0; i < rows; ++i)
-        REQUIRE(host[i] == next + i, "step %d (%s): value %lld is %lld", steps, by_event ? "ready event" : "cuda_wait",
-                static_cast<long long>(i), static_cast<long long>(host[i]));
+        REQUIRE(host[i] == next + i, "step %d (%s): value %lld is %lld", steps,
+                by_event ? "ready event" : "cuda_wait", static_cast<long long>(i),
+                static_cast<long long>(host[i]));
       // Replica 1 (CPU) holds the other half of the global batch; its rows come next.
       const dinput_tensor_t* on_host = dinput_element_get(dinput_per_replica_get(step, 1), 0);
       next += rows + dinput_tensor_dim(on_host, 0);
@@ -254,7 +264,8 @@ int test_wait() {
       dinput_per_replica_free(step);
     }
     dinput_dist_iterator_free(it);
-    REQUIRE(steps == n / g && next == n, "%d steps reaching %lld", steps, static_cast<long long>(next));
+    REQUIRE(steps == n / g && next == n, "%d steps reaching %lld", steps,
+            static_cast<long long>(next));
     std::printf("wait: %d steps read in order after %s%s\n", steps,
                 by_event ? "the ready events" : "dinput_tensor_cuda_wait",
                 by_event ? (" (" + std::to_string(events) + " not yet complete)").c_str() : "");
@@ -271,8 +282,10 @@ int test_wait() {
   ok(dinput_element_new(&e, parts, 1));
   ok(dinput_element_cuda_wait(e, stream));
   dinput_element_free(e);
-  REQUIRE(dinput_tensor_cuda_wait(nullptr, stream) == DINPUT_INVALID_ARGUMENT, "cuda_wait(NULL) accepted");
-  REQUIRE(dinput_element_cuda_wait(nullptr, stream) == DINPUT_INVALID_ARGUMENT, "element_cuda_wait(NULL) accepted");
+  REQUIRE(dinput_tensor_cuda_wait(nullptr, stream) == DINPUT_INVALID_ARGUMENT,
+          "cuda_wait(NULL) accepted");
+  REQUIRE(dinput_element_cuda_wait(nullptr, stream) == DINPUT_INVALID_ARGUMENT,
+          "element_cuda_wait(NULL) accepted");
   REQUIRE(dinput_tensor_cuda_ready_event(nullptr) == nullptr, "a NULL tensor has a ready event");
   dinput_tensor_free(h);
   cuda(cudaFree(out));
@@ -326,13 +339,15 @@ int test_nccl_reduce() {
   int steps = 0;
   while (dinput_dist_iterator_get_next(&step, it) == DINPUT_OK) {
     for (int r = 0; r < 2; ++r)
-      REQUIRE(dinput_tensor_device_type(dinput_element_get(dinput_per_replica_get(step, r), 0)) == DINPUT_DEVICE_CUDA,
+      REQUIRE(dinput_tensor_device_type(dinput_element_get(dinput_per_replica_get(step, r), 0)) ==
+                  DINPUT_DEVICE_CUDA,
               "replica %d is not on a GPU", r);
     for (dinput_reduce_op_t op : {DINPUT_REDUCE_SUM, DINPUT_REDUCE_MEAN}) {
       dinput_element_t* reduced = nullptr;
       ok(dinput_strategy_reduce(&reduced, p.strategy, op, step, DINPUT_AXIS_NONE));
       const dinput_tensor_t* r = dinput_element_get(reduced, 0);
-      REQUIRE(dinput_tensor_device_type(r) == DINPUT_DEVICE_CPU, "the reduced value is not in host memory");
+      REQUIRE(dinput_tensor_device_type(r) == DINPUT_DEVICE_CPU,
+              "the reduced value is not in host memory");
       REQUIRE(dinput_tensor_dtype(r) == DINPUT_FLOAT32 && dinput_tensor_num_elements(r) == cols,
               "reduced dtype %d with %lld values", dinput_tensor_dtype(r),
               static_cast<long long>(dinput_tensor_num_elements(r)));
@@ -341,8 +356,8 @@ int test_nccl_reduce() {
         // Both addends are multiples of 0.25 below 250: their float32 sum is exact.
         float sum = values[(2 * steps) * cols + c] + values[(2 * steps + 1) * cols + c];
         float want = op == DINPUT_REDUCE_SUM ? sum : sum / 2;
-        REQUIRE(got[c] == want, "step %d op %d column %lld: %g, expected %g", steps, op, static_cast<long long>(c),
-                got[c], want);
+        REQUIRE(got[c] == want, "step %d op %d column %lld: %g, expected %g", steps, op,
+                static_cast<long long>(c), got[c], want);
       }
       dinput_element_free(reduced);
     }
@@ -378,7 +393,8 @@ int test_iterators() {
   cuda(cudaDeviceSynchronize());
   size_t free1 = 0;
   cuda(cudaMemGetInfo(&free1, &total));
-  std::printf("iterators: free device memory %zu -> %zu bytes after 1000 iterators\n", free0, free1);
+  std::printf("iterators: free device memory %zu -> %zu bytes after 1000 iterators\n", free0,
+              free1);
   REQUIRE(free1 + (2u << 20) >= free0, "device memory grew by %zu bytes", free0 - free1);
   return 0;
 }
@@ -395,11 +411,13 @@ int test_dlpack() {
   ok(dinput_tensor_to_dlpack(&dl, dinput_element_get(dinput_per_replica_get(step, 0), 0)));
   dinput_per_replica_free(step);
   dinput_dist_iterator_free(it);
-  REQUIRE(dl->dl_tensor.device.device_type == kDLCUDA && dl->dl_tensor.device.device_id == 0, "wrong DLPack device");
+  REQUIRE(dl->dl_tensor.device.device_type == kDLCUDA && dl->dl_tensor.device.device_id == 0,
+          "wrong DLPack device");
   std::vector<int64_t> host(64);
   cuda(cudaDeviceSynchronize());
   cuda(cudaMemcpy(host.data(), dl->dl_tensor.data, 64 * sizeof(int64_t), cudaMemcpyDeviceToHost));
-  for (int i = 0; i < 64; ++i) REQUIRE(host[i] == i, "value %d is %lld", i, static_cast<long long>(host[i]));
+  for (int i = 0; i < 64; ++i)
+    REQUIRE(host[i] == i, "value %d is %lld", i, static_cast<long long>(host[i]));
   dl->deleter(dl);
   std::puts("dlpack: kDLCUDA export holds its data");
   return 0;

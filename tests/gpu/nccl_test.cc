@@ -18,14 +18,14 @@ namespace {
 
 int failures = 0;
 
-#define EXPECT(cond, ...)                                      \
-  do {                                                         \
-    if (!(cond)) {                                             \
+#define EXPECT(cond, ...)                                         \
+  do {                                                            \
+    if (!(cond)) {                                                \
       std::fprintf(stderr, "FAILED %s:%d: ", __FILE__, __LINE__); \
-      std::fprintf(stderr, __VA_ARGS__);                       \
-      std::fprintf(stderr, "\n");                              \
-      ++failures;                                              \
-    }                                                          \
+      std::fprintf(stderr, __VA_ARGS__);                          \
+      std::fprintf(stderr, "\n");                                 \
+      ++failures;                                                 \
+    }                                                             \
   } while (0)
 
 // A host tensor of `n` values base, base + step, ...
@@ -47,21 +47,24 @@ void check_sum(DType dtype, int devices, int64_t n) {
   for (int d = 0; d < devices; ++d) {
     T base = static_cast<T>(10 * (d + 1));
     base_sum += base;
-    per_replica.push_back(gpu::copy_to_device(host_values<T>(dtype, n, base, static_cast<T>(1)), d));
-    EXPECT(per_replica.back().buffer()->kind() == MemoryKind::kDevice, "copy_to_device left %s on the host",
-           dtype_name(dtype));
+    per_replica.push_back(
+        gpu::copy_to_device(host_values<T>(dtype, n, base, static_cast<T>(1)), d));
+    EXPECT(per_replica.back().buffer()->kind() == MemoryKind::kDevice,
+           "copy_to_device left %s on the host", dtype_name(dtype));
     ids.push_back(d);
   }
   Tensor sum = gpu::nccl_sum_to_host(per_replica, ids);
   EXPECT(sum.buffer()->kind() != MemoryKind::kDevice, "the NCCL sum is not in host memory");
-  EXPECT(sum.dtype() == dtype && sum.num_elements() == n, "the NCCL sum has dtype %s and %lld values",
-         dtype_name(sum.dtype()), static_cast<long long>(sum.num_elements()));
+  EXPECT(sum.dtype() == dtype && sum.num_elements() == n,
+         "the NCCL sum has dtype %s and %lld values", dtype_name(sum.dtype()),
+         static_cast<long long>(sum.num_elements()));
   const T* got = sum.data_as<T>();
   for (int64_t i = 0; i < n && i < sum.num_elements(); ++i) {
     T want = static_cast<T>(base_sum + static_cast<T>(devices) * static_cast<T>(i));
     if (got[i] != want) {
-      EXPECT(false, "%s over %d device(s): value %lld is %g, expected %g", dtype_name(dtype), devices,
-             static_cast<long long>(i), static_cast<double>(got[i]), static_cast<double>(want));
+      EXPECT(false, "%s over %d device(s): value %lld is %g, expected %g", dtype_name(dtype),
+             devices, static_cast<long long>(i), static_cast<double>(got[i]),
+             static_cast<double>(want));
       break;
     }
   }
@@ -94,6 +97,7 @@ int main() {
   } catch (const Error& e) {
     EXPECT(false, "%s: %s", code_name(e.code()), e.what());
   }
-  std::printf("nccl: version %d, %d GPU(s): %s\n", gpu::nccl().version, cuda.devices, failures ? "FAILED" : "passed");
+  std::printf("nccl: version %d, %d GPU(s): %s\n", gpu::nccl().version, cuda.devices,
+              failures ? "FAILED" : "passed");
   return failures ? 1 : 0;
 }

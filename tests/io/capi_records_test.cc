@@ -15,7 +15,8 @@ using namespace iotest;
 
 // dinput_record_writer_open with a compression and level set in an options handle; a
 // refused setting is returned like a refused open.
-dinput_status_t open_writer(dinput_record_writer_t** out, const char* path, dinput_compression_t c, int level) {
+dinput_status_t open_writer(dinput_record_writer_t** out, const char* path, dinput_compression_t c,
+                            int level) {
   dinput_record_writer_options_t* o = nullptr;
   dinput_status_t st = dinput_record_writer_options_new(&o);
   if (st == DINPUT_OK) st = dinput_record_writer_options_set_compression(o, c);
@@ -26,8 +27,8 @@ dinput_status_t open_writer(dinput_record_writer_t** out, const char* path, dinp
 }
 
 // dinput_dataset_records with a compression and buffer size set in an options handle.
-dinput_status_t open_records(dinput_dataset_t** out, const char* const* files, size_t n, dinput_compression_t c,
-                             int64_t buffer_size) {
+dinput_status_t open_records(dinput_dataset_t** out, const char* const* files, size_t n,
+                             dinput_compression_t c, int64_t buffer_size) {
   dinput_records_options_t* o = nullptr;
   dinput_status_t st = dinput_records_options_new(&o);
   if (st == DINPUT_OK) st = dinput_records_options_set_compression(o, c);
@@ -56,8 +57,10 @@ class CApiRecords : public IoTest {
       dinput_element_free(e);
     }
     *end = st;
-    const char* names[4] = {"records", "record_bytes", "corrupt_records_skipped", "corrupt_bytes_skipped"};
-    for (int i = 0; i < 4; ++i) EXPECT_EQ(dinput_iterator_statistic(&stats[i], it, names[i]), DINPUT_OK);
+    const char* names[4] = {"records", "record_bytes", "corrupt_records_skipped",
+                            "corrupt_bytes_skipped"};
+    for (int i = 0; i < 4; ++i)
+      EXPECT_EQ(dinput_iterator_statistic(&stats[i], it, names[i]), DINPUT_OK);
     dinput_iterator_free(it);
     return out;
   }
@@ -112,9 +115,11 @@ TEST_F(CApiRecords, CompressedFileReadWithoutCompressionSaysSo) {
   int64_t stats[4];
   EXPECT_TRUE(read(ds, &end, stats).empty());
   EXPECT_EQ(end, DINPUT_DATA_LOSS);
-  EXPECT_NE(last_error().find("starts with the gzip magic bytes"), std::string::npos) << last_error();
-  EXPECT_NE(last_error().find("DINPUT_COMPRESSION_GZIP with dinput_records_options_set_compression"),
-            std::string::npos)
+  EXPECT_NE(last_error().find("starts with the gzip magic bytes"), std::string::npos)
+      << last_error();
+  EXPECT_NE(
+      last_error().find("DINPUT_COMPRESSION_GZIP with dinput_records_options_set_compression"),
+      std::string::npos)
       << last_error();
   EXPECT_EQ(last_error().find("corrupt record"), std::string::npos) << last_error();
   dinput_dataset_free(ds);
@@ -122,7 +127,8 @@ TEST_F(CApiRecords, CompressedFileReadWithoutCompressionSaysSo) {
 
 // free() closes a writer that is still open: what was written is in the file.
 TEST_F(CApiRecords, FreeClosesAnOpenWriter) {
-  for (dinput_compression_t c : {DINPUT_COMPRESSION_NONE, DINPUT_COMPRESSION_ZSTD, DINPUT_COMPRESSION_GZIP}) {
+  for (dinput_compression_t c :
+       {DINPUT_COMPRESSION_NONE, DINPUT_COMPRESSION_ZSTD, DINPUT_COMPRESSION_GZIP}) {
     std::string p = path("free" + std::to_string(static_cast<int>(c)));
     dinput_record_writer_t* w = nullptr;
     dinput_status_t st = open_writer(&w, p.c_str(), c, 0);
@@ -183,7 +189,8 @@ TEST_F(CApiRecords, WriterArgumentErrors) {
   dinput_record_writer_t* z = nullptr;
   if (open_writer(&z, path("z").c_str(), DINPUT_COMPRESSION_ZSTD, 0) == DINPUT_OK) {
     dinput_record_writer_free(z);
-    EXPECT_EQ(open_writer(&z, path("z").c_str(), DINPUT_COMPRESSION_ZSTD, 22), DINPUT_INVALID_ARGUMENT);
+    EXPECT_EQ(open_writer(&z, path("z").c_str(), DINPUT_COMPRESSION_ZSTD, 22),
+              DINPUT_INVALID_ARGUMENT);
     EXPECT_NE(last_error().find("level"), std::string::npos);
   }
   dinput_record_writer_free(w);
@@ -197,7 +204,8 @@ TEST_F(CApiRecords, SourceArgumentErrors) {
   EXPECT_NE(last_error().find("'files'"), std::string::npos);
   EXPECT_EQ(dinput_dataset_records(&ds, files, 2, nullptr), DINPUT_INVALID_ARGUMENT);
   EXPECT_NE(last_error().find("files[1]"), std::string::npos);
-  EXPECT_EQ(open_records(&ds, files, 1, static_cast<dinput_compression_t>(-1), 0), DINPUT_INVALID_ARGUMENT);
+  EXPECT_EQ(open_records(&ds, files, 1, static_cast<dinput_compression_t>(-1), 0),
+            DINPUT_INVALID_ARGUMENT);
   EXPECT_EQ(open_records(&ds, files, 1, DINPUT_COMPRESSION_NONE, -5), DINPUT_INVALID_ARGUMENT);
   EXPECT_NE(last_error().find("buffer_size"), std::string::npos);
   EXPECT_EQ(ds, nullptr);
@@ -236,7 +244,7 @@ TEST_F(CApiRecords, MissingFileIsNotFound) {
 TEST_F(CApiRecords, SkipCorruptRecordsThroughOptions) {
   std::string bytes = frame_all({"r0", "r1", "r2", "r3"});
   const size_t rec = frame("r0").size();
-  bytes[1 * rec + 12] ^= 1;                        // r1: bad data CRC
+  bytes[1 * rec + 12] ^= 1;  // r1: bad data CRC
   auto bad = write("bad.rec", bytes);
   auto cut = write("cut.rec", frame_all({"c0", "c1"}).substr(0, rec + 5));  // c1 truncated
   auto good = write("good.rec", frame_all({"g0"}));
@@ -262,7 +270,8 @@ TEST_F(CApiRecords, SkipCorruptRecordsThroughOptions) {
   EXPECT_EQ(stats[0], 5);
   EXPECT_EQ(stats[1], 10);
   EXPECT_EQ(stats[2], 2);
-  EXPECT_EQ(stats[3], static_cast<int64_t>(rec + 5));  // r1 whole, and the 5 bytes of c1 that are there
+  EXPECT_EQ(stats[3],
+            static_cast<int64_t>(rec + 5));  // r1 whole, and the 5 bytes of c1 that are there
   dinput_options_free(opts);
   dinput_dataset_free(skipping);
   dinput_dataset_free(ds);
@@ -275,7 +284,8 @@ TEST_F(CApiRecords, MaxRecordBytesOption) {
   EXPECT_EQ(dinput_options_max_record_bytes(nullptr), int64_t{256} << 20);
   EXPECT_EQ(dinput_options_set_max_record_bytes(opts, 0), DINPUT_INVALID_ARGUMENT);
   EXPECT_NE(last_error().find("max_bytes"), std::string::npos) << last_error();
-  EXPECT_EQ(dinput_options_set_max_record_bytes(opts, (int64_t{1} << 56) + 1), DINPUT_INVALID_ARGUMENT);
+  EXPECT_EQ(dinput_options_set_max_record_bytes(opts, (int64_t{1} << 56) + 1),
+            DINPUT_INVALID_ARGUMENT);
   EXPECT_EQ(dinput_options_set_max_record_bytes(nullptr, 5), DINPUT_INVALID_ARGUMENT);
   ASSERT_EQ(dinput_options_set_max_record_bytes(opts, 3), DINPUT_OK);
   EXPECT_EQ(dinput_options_max_record_bytes(opts), 3);
@@ -345,9 +355,11 @@ TEST_F(CApiRecords, FileOptionsMapFilesAndAllowNonregularFiles) {
   for (dinput_dataset_t* plain : {lines, fixed}) {
     EXPECT_TRUE(read(plain, &end, stats).empty());
     EXPECT_EQ(end, DINPUT_FAILED_PRECONDITION);
-    EXPECT_NE(last_error().find("'/dev/zero' is not a regular file (it is a character device)"), std::string::npos)
+    EXPECT_NE(last_error().find("'/dev/zero' is not a regular file (it is a character device)"),
+              std::string::npos)
         << last_error();
-    EXPECT_NE(last_error().find("dinput_options_set_allow_nonregular_files"), std::string::npos) << last_error();
+    EXPECT_NE(last_error().find("dinput_options_set_allow_nonregular_files"), std::string::npos)
+        << last_error();
     dinput_dataset_t* allowed = nullptr;
     ASSERT_EQ(dinput_dataset_with_options(&allowed, plain, opts), DINPUT_OK);
     EXPECT_TRUE(read(allowed, &end, stats).empty());
@@ -357,15 +369,18 @@ TEST_F(CApiRecords, FileOptionsMapFilesAndAllowNonregularFiles) {
     EXPECT_NE(last_error().find("max_record_bytes"), std::string::npos) << last_error();
     dinput_dataset_free(allowed);
   }
-  EXPECT_NE(last_error().find("fixed_length_records: '/dev/zero' is not a regular file, so it is read whole"),
+  EXPECT_NE(last_error().find(
+                "fixed_length_records: '/dev/zero' is not a regular file, so it is read whole"),
             std::string::npos)
       << last_error();
   // text_lines names the offset of the line that is too long.
   dinput_dataset_t* allowed = nullptr;
   ASSERT_EQ(dinput_dataset_with_options(&allowed, lines, opts), DINPUT_OK);
   read(allowed, &end, stats);
-  EXPECT_NE(last_error().find("text_lines: the line at byte offset 0 of '/dev/zero' is longer than 1048576 bytes"),
-            std::string::npos)
+  EXPECT_NE(
+      last_error().find(
+          "text_lines: the line at byte offset 0 of '/dev/zero' is longer than 1048576 bytes"),
+      std::string::npos)
       << last_error();
   dinput_dataset_free(allowed);
   dinput_dataset_free(lines);

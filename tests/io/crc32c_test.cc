@@ -20,7 +20,8 @@ TEST(Crc32c, CheckValueOnEveryPath) {
   EXPECT_EQ(crc32c::extend_software(0, s, 9), 0xE3069283u);
   EXPECT_EQ(crc32c::value(s, 9), 0xE3069283u);
   EXPECT_EQ(bitwise_crc32c(s, 9), 0xE3069283u);  // the test's own reference agrees
-  if (!crc32c::hardware_available()) GTEST_SKIP() << "no SSE4.2 on this CPU: the hardware path is not testable";
+  if (!crc32c::hardware_available())
+    GTEST_SKIP() << "no SSE4.2 on this CPU: the hardware path is not testable";
   EXPECT_EQ(crc32c::extend_hardware(0, s, 9), 0xE3069283u);
 }
 
@@ -54,15 +55,20 @@ TEST(Crc32c, IsalAgreesWithTheLibrarysOwnCode) {
   EXPECT_EQ(crc32c::extend_isal(0, up, 32), 0x46DD794Eu);
   EXPECT_EQ(crc32c::extend_isal(0, nullptr, 0), 0u);
   std::string data = random_bytes((1 << 20) + 64, 21);
-  for (size_t n : {1, 7, 8, 15, 16, 31, 32, 63, 64, 255, 256, 257, 1000, 4096, 12345, 65536, 1 << 20}) {
+  for (size_t n :
+       {1, 7, 8, 15, 16, 31, 32, 63, 64, 255, 256, 257, 1000, 4096, 12345, 65536, 1 << 20}) {
     for (size_t offset : {0, 1, 3, 8}) {
       const char* p = data.data() + offset;
-      EXPECT_EQ(crc32c::extend_isal(0, p, n), crc32c::extend_software(0, p, n)) << n << " " << offset;
-      EXPECT_EQ(crc32c::extend(0, p, n), crc32c::extend_software(0, p, n)) << n;  // either side of 256
-      EXPECT_EQ(crc32c::extend_isal(0x12345678u, p, n), crc32c::extend_software(0x12345678u, p, n)) << n;
+      EXPECT_EQ(crc32c::extend_isal(0, p, n), crc32c::extend_software(0, p, n))
+          << n << " " << offset;
+      EXPECT_EQ(crc32c::extend(0, p, n), crc32c::extend_software(0, p, n))
+          << n;  // either side of 256
+      EXPECT_EQ(crc32c::extend_isal(0x12345678u, p, n), crc32c::extend_software(0x12345678u, p, n))
+          << n;
       // Extending in two pieces equals one piece.
       EXPECT_EQ(crc32c::extend_isal(crc32c::extend_isal(0, p, n / 2), p + n / 2, n - n / 2),
-                crc32c::extend_software(0, p, n)) << n;
+                crc32c::extend_software(0, p, n))
+          << n;
     }
   }
 }
@@ -87,7 +93,8 @@ TEST(Crc32c, HardwareEqualsSoftwareOnManyLengthsAndAlignments) {
     for (size_t n : lengths) {
       if (align + n > data.size()) continue;
       const char* p = data.data() + align;
-      ASSERT_EQ(crc32c::extend_hardware(0, p, n), crc32c::extend_software(0, p, n)) << "n=" << n << " align=" << align;
+      ASSERT_EQ(crc32c::extend_hardware(0, p, n), crc32c::extend_software(0, p, n))
+          << "n=" << n << " align=" << align;
     }
   }
   // A running CRC continues the same way on both paths.
@@ -105,7 +112,8 @@ TEST(Crc32c, HardwareEqualsSoftwareOnManyLengthsAndAlignments) {
 TEST(Crc32c, ExtendIsConcatenation) {
   std::string a = random_bytes(1234, 1), b = random_bytes(4321, 2);
   std::string ab = a + b;
-  EXPECT_EQ(crc32c::extend(crc32c::value(a.data(), a.size()), b.data(), b.size()), crc32c::value(ab.data(), ab.size()));
+  EXPECT_EQ(crc32c::extend(crc32c::value(a.data(), a.size()), b.data(), b.size()),
+            crc32c::value(ab.data(), ab.size()));
   EXPECT_EQ(crc32c::value(ab.data(), ab.size()), bitwise_crc32c(ab.data(), ab.size()));
 }
 

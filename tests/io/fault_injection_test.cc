@@ -112,7 +112,11 @@ ssize_t hook_write(int fd, const void* buf, size_t n) {
   return r;
 }
 
-const fileops::Ops kHooks{hook_open, hook_read, hook_pread, hook_write, fileops::system_ops().fstat,
+const fileops::Ops kHooks{hook_open,
+                          hook_read,
+                          hook_pread,
+                          hook_write,
+                          fileops::system_ops().fstat,
                           fileops::system_ops().stat};
 
 // The readers under test, each over a file of about 200 KB.
@@ -120,11 +124,16 @@ enum class Reader { kRecords, kZstd, kGzip, kTextLines, kFixedLength };
 
 const char* reader_name(Reader r) {
   switch (r) {
-    case Reader::kRecords: return "Records";
-    case Reader::kZstd: return "RecordsZstd";
-    case Reader::kGzip: return "RecordsGzip";
-    case Reader::kTextLines: return "TextLines";
-    case Reader::kFixedLength: return "FixedLength";
+    case Reader::kRecords:
+      return "Records";
+    case Reader::kZstd:
+      return "RecordsZstd";
+    case Reader::kGzip:
+      return "RecordsGzip";
+    case Reader::kTextLines:
+      return "TextLines";
+    case Reader::kFixedLength:
+      return "FixedLength";
   }
   return "?";
 }
@@ -148,18 +157,25 @@ class FaultInjection : public IoTest, public ::testing::WithParamInterface<Reade
     const Fault saved = inject_.fault;
     inject_.fault = Fault::kNone;
     Strings records;
-    for (int i = 0; i < 200; ++i) records.push_back(random_bytes(1000, static_cast<uint64_t>(i) + 11));
+    for (int i = 0; i < 200; ++i)
+      records.push_back(random_bytes(1000, static_cast<uint64_t>(i) + 11));
     Compression c = Compression::kNone;
     switch (GetParam()) {
-      case Reader::kZstd: c = Compression::kZstd; break;
-      case Reader::kGzip: c = Compression::kGzip; break;
-      default: break;
+      case Reader::kZstd:
+        c = Compression::kZstd;
+        break;
+      case Reader::kGzip:
+        c = Compression::kGzip;
+        break;
+      default:
+        break;
     }
     if (!compression_supported(c)) return false;
     file_ = path("data");
     if (GetParam() == Reader::kTextLines) {
       std::string text;
-      for (int i = 0; i < 2000; ++i) text += std::string(100, static_cast<char>('a' + i % 26)) + "\n";
+      for (int i = 0; i < 2000; ++i)
+        text += std::string(100, static_cast<char>('a' + i % 26)) + "\n";
       write("data", text);
     } else if (GetParam() == Reader::kFixedLength) {
       write("data", random_bytes(200 * 1000, 5));
@@ -175,9 +191,12 @@ class FaultInjection : public IoTest, public ::testing::WithParamInterface<Reade
 
   DatasetPtr dataset() const {
     switch (GetParam()) {
-      case Reader::kTextLines: return make_text_lines({file_});
-      case Reader::kFixedLength: return make_fixed_length_records({file_}, 1000, 0, 0);
-      default: return make_records({file_}, compression_, 4096);
+      case Reader::kTextLines:
+        return make_text_lines({file_});
+      case Reader::kFixedLength:
+        return make_fixed_length_records({file_}, 1000, 0, 0);
+      default:
+        return make_records({file_}, compression_, 4096);
     }
   }
   IteratorContext ctx() const { return IteratorContext{}; }
@@ -186,10 +205,14 @@ class FaultInjection : public IoTest, public ::testing::WithParamInterface<Reade
   // at fixed places.
   int64_t whole_before(uint64_t at) const {
     switch (GetParam()) {
-      case Reader::kRecords: return static_cast<int64_t>(at / (1000 + 16));  // framing: 12 + 4 bytes
-      case Reader::kTextLines: return static_cast<int64_t>(at / 101);
-      case Reader::kFixedLength: return static_cast<int64_t>(at / 1000);
-      default: return -1;
+      case Reader::kRecords:
+        return static_cast<int64_t>(at / (1000 + 16));  // framing: 12 + 4 bytes
+      case Reader::kTextLines:
+        return static_cast<int64_t>(at / 101);
+      case Reader::kFixedLength:
+        return static_cast<int64_t>(at / 1000);
+      default:
+        return -1;
     }
   }
   Outcome run_with(Fault fault, uint64_t at) {
@@ -238,8 +261,8 @@ TEST_P(FaultInjection, EioIsDataLossNamingFileAndOffset) {
   const uint64_t at = file_size() / 2;
   Outcome o = run_with(Fault::kEio, at);
   EXPECT_EQ(o.code, Code::kDataLoss) << o.message;
-  EXPECT_NE(o.message.find("cannot read '" + file_ + "' at byte offset " + std::to_string(at) + ": " +
-                           std::strerror(EIO)),
+  EXPECT_NE(o.message.find("cannot read '" + file_ + "' at byte offset " + std::to_string(at) +
+                           ": " + std::strerror(EIO)),
             std::string::npos)
       << o.message;
   expect_prefix(o.records, clean.records);
@@ -258,18 +281,21 @@ TEST_P(FaultInjection, EndingEarlyIsDataLossNamingFileAndOffset) {
   for (uint64_t at : {uint64_t{0}, uint64_t{4095}, file_size() / 3, file_size() - 1}) {
     Outcome o = run_with(Fault::kEndsAt, at);
     EXPECT_EQ(o.code, Code::kDataLoss) << o.message;
-    EXPECT_NE(o.message.find("'" + file_ + "' ends at byte offset " + std::to_string(at) + ", before the " +
-                             std::to_string(file_size()) + " bytes it had when it was opened"),
+    EXPECT_NE(o.message.find("'" + file_ + "' ends at byte offset " + std::to_string(at) +
+                             ", before the " + std::to_string(file_size()) +
+                             " bytes it had when it was opened"),
               std::string::npos)
         << o.message;
-    expect_prefix(o.records, clean.records);  // a compressed file cut in its last frame may give all
-    if (whole_before(at) >= 0) EXPECT_EQ(static_cast<int64_t>(o.records.size()), whole_before(at)) << "at " << at;
+    expect_prefix(o.records,
+                  clean.records);  // a compressed file cut in its last frame may give all
+    if (whole_before(at) >= 0)
+      EXPECT_EQ(static_cast<int64_t>(o.records.size()), whole_before(at)) << "at " << at;
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Readers, FaultInjection,
-                         ::testing::Values(Reader::kRecords, Reader::kZstd, Reader::kGzip, Reader::kTextLines,
-                                           Reader::kFixedLength),
+                         ::testing::Values(Reader::kRecords, Reader::kZstd, Reader::kGzip,
+                                           Reader::kTextLines, Reader::kFixedLength),
                          [](const auto& info) { return std::string(reader_name(info.param)); });
 
 // ---- the writer ----
@@ -327,7 +353,9 @@ TEST_P(WriterFaults, EnospcIsResourceExhaustedAndKeepsThePreviousFile) {
       message = e.what();
     }
     EXPECT_EQ(code, Code::kResourceExhausted) << at << ": " << message;
-    EXPECT_NE(message.find("cannot write '" + out + "': " + std::strerror(ENOSPC)), std::string::npos) << message;
+    EXPECT_NE(message.find("cannot write '" + out + "': " + std::strerror(ENOSPC)),
+              std::string::npos)
+        << message;
     EXPECT_EQ(read_file(out), before) << at;
     EXPECT_EQ(entries(), Strings{"out.rec"}) << at;
   }
@@ -343,8 +371,11 @@ TEST_P(WriterFaults, EnospcIsResourceExhaustedAndKeepsThePreviousFile) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Compressions, WriterFaults,
-                         ::testing::Values(Compression::kNone, Compression::kZstd, Compression::kGzip),
-                         [](const auto& info) { return std::string(compression_name(info.param)); });
+                         ::testing::Values(Compression::kNone, Compression::kZstd,
+                                           Compression::kGzip),
+                         [](const auto& info) {
+                           return std::string(compression_name(info.param));
+                         });
 
 }  // namespace
 }  // namespace dinput

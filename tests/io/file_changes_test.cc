@@ -30,7 +30,8 @@ using Strings = std::vector<std::string>;
 
 class FileChanges : public IoTest {
  protected:
-  std::string write_records(const std::string& name, const Strings& records, Compression c = Compression::kNone) {
+  std::string write_records(const std::string& name, const Strings& records,
+                            Compression c = Compression::kNone) {
     std::string p = path(name);
     RecordWriter w(p, c, 0);
     for (const auto& r : records) w.write(r.data(), r.size());
@@ -71,7 +72,9 @@ void expect_prefix(const Strings& got, const Strings& all) {
   for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], all[i]) << "element " << i;
 }
 
-void truncate_to(const std::string& p, off_t size) { ASSERT_EQ(::truncate(p.c_str(), size), 0) << p; }
+void truncate_to(const std::string& p, off_t size) {
+  ASSERT_EQ(::truncate(p.c_str(), size), 0) << p;
+}
 
 // A record file cut short between two get_next calls: the records read before the cut are
 // delivered unchanged, then DATA_LOSS names the file and the offset where it now ends
@@ -79,9 +82,11 @@ void truncate_to(const std::string& p, off_t size) { ASSERT_EQ(::truncate(p.c_st
 TEST_F(FileChanges, RecordsFileTruncatedWhileReadIsDataLossNotSigbus) {
   auto records = numbered(200, 1000);
   auto p = write_records("t.rec", records);
-  auto o = read_changing(make_records({p}, Compression::kNone, 4096), [&] { truncate_to(p, 50000); });
+  auto o =
+      read_changing(make_records({p}, Compression::kNone, 4096), [&] { truncate_to(p, 50000); });
   EXPECT_EQ(o.code, Code::kDataLoss) << o.message;
-  EXPECT_NE(o.message.find("'" + p + "' ends at byte offset 50000"), std::string::npos) << o.message;
+  EXPECT_NE(o.message.find("'" + p + "' ends at byte offset 50000"), std::string::npos)
+      << o.message;
   EXPECT_NE(o.message.find("truncated while it was being read"), std::string::npos) << o.message;
   EXPECT_GE(o.records.size(), 1u);
   expect_prefix(o.records, records);
@@ -98,7 +103,8 @@ TEST_F(FileChanges, TextFileTruncatedWhileReadIsDataLossNotSigbus) {
   auto p = write("t.txt", content);
   auto o = read_changing(make_text_lines({p}), [&] { truncate_to(p, 1500000); });
   EXPECT_EQ(o.code, Code::kDataLoss) << o.message;
-  EXPECT_NE(o.message.find("'" + p + "' ends at byte offset 1500000"), std::string::npos) << o.message;
+  EXPECT_NE(o.message.find("'" + p + "' ends at byte offset 1500000"), std::string::npos)
+      << o.message;
   expect_prefix(o.records, lines);
 }
 
@@ -106,9 +112,11 @@ TEST_F(FileChanges, GzipFileTruncatedWhileReadIsDataLossNotSigbus) {
   if (!compression_supported(Compression::kGzip)) GTEST_SKIP() << "zlib is not compiled in";
   auto records = numbered(300, 1000);  // random bytes: the stream is about as large
   auto p = write_records("t.rec.gz", records, Compression::kGzip);
-  auto o = read_changing(make_records({p}, Compression::kGzip, 4096), [&] { truncate_to(p, 60000); });
+  auto o =
+      read_changing(make_records({p}, Compression::kGzip, 4096), [&] { truncate_to(p, 60000); });
   EXPECT_EQ(o.code, Code::kDataLoss) << o.message;
-  EXPECT_NE(o.message.find("'" + p + "' ends at byte offset 60000"), std::string::npos) << o.message;
+  EXPECT_NE(o.message.find("'" + p + "' ends at byte offset 60000"), std::string::npos)
+      << o.message;
   expect_prefix(o.records, records);
 }
 
@@ -117,14 +125,16 @@ TEST_F(FileChanges, GzipFileTruncatedWhileReadIsDataLossNotSigbus) {
 TEST_F(FileChanges, FixedLengthFileTruncatedWhileReadIsDataLossNotSigbus) {
   std::string content = random_bytes(16 + 3000 * 1000, 3);  // a 16-byte header, 3000 records
   auto p = write("f.bin", content);
-  auto o = read_changing(make_fixed_length_records({p}, 1000, 16, 0), [&] { truncate_to(p, 1500016); });
+  auto o =
+      read_changing(make_fixed_length_records({p}, 1000, 16, 0), [&] { truncate_to(p, 1500016); });
   EXPECT_EQ(o.code, Code::kDataLoss) << o.message;
-  EXPECT_NE(o.message.find("'" + p + "' ends at byte offset 1500016, before the " + std::to_string(content.size()) +
-                           " bytes it had when it was opened"),
+  EXPECT_NE(o.message.find("'" + p + "' ends at byte offset 1500016, before the " +
+                           std::to_string(content.size()) + " bytes it had when it was opened"),
             std::string::npos)
       << o.message;
   ASSERT_EQ(o.records.size(), 1500u);  // every record before the cut
-  for (size_t i = 0; i < o.records.size(); ++i) ASSERT_EQ(o.records[i], content.substr(16 + i * 1000, 1000)) << i;
+  for (size_t i = 0; i < o.records.size(); ++i)
+    ASSERT_EQ(o.records[i], content.substr(16 + i * 1000, 1000)) << i;
 }
 
 // A record returned (and CRC-checked) keeps its bytes when the file is rewritten in place
@@ -170,7 +180,8 @@ TEST_F(FileChanges, MapFilesMapsTheFile) {
   EXPECT_EQ(read_all(make_records({p}, Compression::kNone, 0), mapped), records);
   auto lines = write("mm.txt", "one\ntwo\n");
   EXPECT_EQ(read_all(make_text_lines({lines}), mapped), (Strings{"one", "two"}));
-  EXPECT_EQ(read_all(make_fixed_length_records({lines}, 4, 0, 0), mapped), (Strings{"one\n", "two\n"}));
+  EXPECT_EQ(read_all(make_fixed_length_records({lines}, 4, 0, 0), mapped),
+            (Strings{"one\n", "two\n"}));
 
   auto it = make_records({p}, Compression::kNone, 0)->make_iterator(mapped);
   Element first;
@@ -201,7 +212,9 @@ Outcome read_fifo_with_deadline(const std::string& fifo, const std::function<Out
 
 void expect_not_regular(const Outcome& o, const std::string& p, const std::string& kind) {
   EXPECT_EQ(o.code, Code::kFailedPrecondition) << o.message;
-  EXPECT_NE(o.message.find("'" + p + "' is not a regular file (it is " + kind + ")"), std::string::npos) << o.message;
+  EXPECT_NE(o.message.find("'" + p + "' is not a regular file (it is " + kind + ")"),
+            std::string::npos)
+      << o.message;
   EXPECT_NE(o.message.find("allow_nonregular_files"), std::string::npos) << o.message;
 }
 
@@ -210,26 +223,32 @@ TEST_F(FileChanges, AFifoIsRefusedWithoutBlocking) {
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   const std::string kind = "a FIFO (named pipe)";
   expect_not_regular(
-      read_fifo_with_deadline(fifo, [&] { return read_until_error(make_records({fifo}, Compression::kNone, 0)); }),
+      read_fifo_with_deadline(
+          fifo, [&] { return read_until_error(make_records({fifo}, Compression::kNone, 0)); }),
       fifo, kind);
-  expect_not_regular(read_fifo_with_deadline(fifo, [&] { return read_until_error(make_text_lines({fifo})); }), fifo,
-                     kind);
   expect_not_regular(
-      read_fifo_with_deadline(fifo, [&] { return read_until_error(make_fixed_length_records({fifo}, 4, 0, 0)); }),
+      read_fifo_with_deadline(fifo, [&] { return read_until_error(make_text_lines({fifo})); }),
+      fifo, kind);
+  expect_not_regular(
+      read_fifo_with_deadline(
+          fifo, [&] { return read_until_error(make_fixed_length_records({fifo}, 4, 0, 0)); }),
       fifo, kind);
   // list_files matches it like any name; the reader behind it refuses it.
   auto names = read_all(make_list_files({dir_ + "/*"}, false, 0));
   ASSERT_EQ(names, Strings{fifo});
   expect_not_regular(
-      read_fifo_with_deadline(fifo, [&] { return read_until_error(make_records(names, Compression::kNone, 0)); }),
+      read_fifo_with_deadline(
+          fifo, [&] { return read_until_error(make_records(names, Compression::kNone, 0)); }),
       fifo, kind);
 }
 
 TEST_F(FileChanges, DevZeroIsRefusedByDefault) {
   const std::string kind = "a character device";
   expect_not_regular(read_until_error(make_text_lines({"/dev/zero"})), "/dev/zero", kind);
-  expect_not_regular(read_until_error(make_fixed_length_records({"/dev/zero"}, 4, 0, 0)), "/dev/zero", kind);
-  expect_not_regular(read_until_error(make_records({"/dev/zero"}, Compression::kNone, 0)), "/dev/zero", kind);
+  expect_not_regular(read_until_error(make_fixed_length_records({"/dev/zero"}, 4, 0, 0)),
+                     "/dev/zero", kind);
+  expect_not_regular(read_until_error(make_records({"/dev/zero"}, Compression::kNone, 0)),
+                     "/dev/zero", kind);
 }
 
 // ---- error messages ----
@@ -250,7 +269,8 @@ TEST_F(FileChanges, OutOfMemoryNamesTheFileAndTheStage) {
       std::fclose(f);
     }
     rlimit limit{};
-    limit.rlim_cur = limit.rlim_max = static_cast<rlim_t>(pages) * static_cast<rlim_t>(page) + (rlim_t{256} << 20);
+    limit.rlim_cur = limit.rlim_max =
+        static_cast<rlim_t>(pages) * static_cast<rlim_t>(page) + (rlim_t{256} << 20);
     if (pages == 0 || setrlimit(RLIMIT_AS, &limit) != 0) _exit(13);
     try {
       IteratorContext ctx;
@@ -295,8 +315,9 @@ TEST_F(FileChanges, GarbageAfterACompressedStreamNamesItsCompressedOffset) {
     auto o = read_until_error(make_records({p}, c, 0));
     EXPECT_EQ(o.code, Code::kDataLoss) << o.message;
     EXPECT_EQ(o.records.size(), 2u);
-    EXPECT_NE(o.message.find("compressed byte offset " + std::to_string(valid.size()) + " of the file"),
-              std::string::npos)
+    EXPECT_NE(
+        o.message.find("compressed byte offset " + std::to_string(valid.size()) + " of the file"),
+        std::string::npos)
         << compression_name(c) << ": " << o.message;
   }
 }
@@ -366,13 +387,16 @@ TEST_F(FileChanges, AZstdWindowBeyondTheLimitIsNotCalledCorrupt) {
   std::string valid = read_file(write_records("v", {"first"}, Compression::kZstd));
   // Magic, a descriptor with no content size, no checksum, no dictionary, then a window
   // descriptor with exponent 22 (window log 10 + 22 = 32) and an empty last raw block.
-  std::string frame = le(0xFD2FB528u, 4) + std::string("\x00", 1) + std::string("\xB0", 1) + std::string("\x01\x00\x00", 3);
+  std::string frame = le(0xFD2FB528u, 4) + std::string("\x00", 1) + std::string("\xB0", 1) +
+                      std::string("\x01\x00\x00", 3);
   auto p = write("w.zst", valid + frame);
   auto o = read_until_error(make_records({p}, Compression::kZstd, 0));
   EXPECT_EQ(o.records, Strings{"first"});
   EXPECT_EQ(o.code, Code::kResourceExhausted) << o.message;
   EXPECT_NE(o.message.find("'" + p + "'"), std::string::npos) << o.message;
-  EXPECT_NE(o.message.find("compressed byte offset " + std::to_string(valid.size())), std::string::npos) << o.message;
+  EXPECT_NE(o.message.find("compressed byte offset " + std::to_string(valid.size())),
+            std::string::npos)
+      << o.message;
   EXPECT_NE(o.message.find("window larger than"), std::string::npos) << o.message;
   EXPECT_EQ(o.message.find("corrupt"), std::string::npos) << o.message;
 }

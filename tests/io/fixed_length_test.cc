@@ -13,10 +13,18 @@ using namespace iotest;
 class FixedLength : public IoTest {};
 
 TEST_F(FixedLength, RecordsBetweenHeaderAndFooter) {
-  auto p = write("f.bin", "HDR" "aaaa" "bbbb" "cccc" "FT");
-  EXPECT_EQ(read_all(make_fixed_length_records({p}, 4, 3, 2)), (std::vector<std::string>{"aaaa", "bbbb", "cccc"}));
-  EXPECT_EQ(read_all(make_fixed_length_records({p}, 1, 13, 2)), (std::vector<std::string>{"c", "c"}));
-  EXPECT_EQ(read_all(make_fixed_length_records({p}, 17, 0, 0)), (std::vector<std::string>{"HDRaaaabbbbccccFT"}));
+  auto p = write("f.bin",
+                 "HDR"
+                 "aaaa"
+                 "bbbb"
+                 "cccc"
+                 "FT");
+  EXPECT_EQ(read_all(make_fixed_length_records({p}, 4, 3, 2)),
+            (std::vector<std::string>{"aaaa", "bbbb", "cccc"}));
+  EXPECT_EQ(read_all(make_fixed_length_records({p}, 1, 13, 2)),
+            (std::vector<std::string>{"c", "c"}));
+  EXPECT_EQ(read_all(make_fixed_length_records({p}, 17, 0, 0)),
+            (std::vector<std::string>{"HDRaaaabbbbccccFT"}));
   EXPECT_TRUE(read_all(make_fixed_length_records({p}, 4, 15, 2)).empty());  // an empty body
 }
 
@@ -46,20 +54,28 @@ TEST_F(FixedLength, RecordsAcrossChunksAndAHeaderLongerThanAChunk) {
   auto p = write("big.bin", content);
   std::vector<std::string> expected;
   for (size_t i = 0; i < n; ++i) expected.push_back(content.substr(header + i * 1000, 1000));
-  EXPECT_EQ(read_all(make_fixed_length_records({p}, 1000, static_cast<int64_t>(header), footer)), expected);
+  EXPECT_EQ(read_all(make_fixed_length_records({p}, 1000, static_cast<int64_t>(header), footer)),
+            expected);
   IteratorContext mapped;
   mapped.options.map_files = true;
-  EXPECT_EQ(read_all(make_fixed_length_records({p}, 1000, static_cast<int64_t>(header), footer), mapped), expected);
+  EXPECT_EQ(
+      read_all(make_fixed_length_records({p}, 1000, static_cast<int64_t>(header), footer), mapped),
+      expected);
 }
 
 TEST_F(FixedLength, BadSizeIsDataLossNamingFileAndSize) {
-  auto p = write("odd.bin", "HH" "abcd" "ef" "F");  // 9 bytes: 6 after header 2 and footer 1
+  auto p = write("odd.bin",
+                 "HH"
+                 "abcd"
+                 "ef"
+                 "F");  // 9 bytes: 6 after header 2 and footer 1
   auto o = read_until_error(make_fixed_length_records({p}, 4, 2, 1));
   EXPECT_TRUE(o.records.empty());
   EXPECT_EQ(o.code, Code::kDataLoss);
-  EXPECT_EQ(o.message, "fixed_length_records: the size of '" + p +
-                           "' (9 bytes) minus header_bytes (2) and footer_bytes (1) is not a multiple of "
-                           "record_bytes (4): 2 bytes of a truncated record at byte offset 6");
+  EXPECT_EQ(o.message,
+            "fixed_length_records: the size of '" + p +
+                "' (9 bytes) minus header_bytes (2) and footer_bytes (1) is not a multiple of "
+                "record_bytes (4): 2 bytes of a truncated record at byte offset 6");
   // Smaller than header + footer.
   auto tiny = write("tiny.bin", "abc");
   o = read_until_error(make_fixed_length_records({tiny}, 1, 2, 2));
@@ -69,7 +85,8 @@ TEST_F(FixedLength, BadSizeIsDataLossNamingFileAndSize) {
   // With skip_corrupt_records the whole records are read and the tail counts once.
   auto small = write("small.bin", "ab");  // smaller than header 2 + footer 1
   IteratorContext ctx = context(true);
-  EXPECT_EQ(read_all(make_fixed_length_records({p, small, p}, 4, 2, 1), ctx), (std::vector<std::string>{"abcd", "abcd"}));
+  EXPECT_EQ(read_all(make_fixed_length_records({p, small, p}, 4, 2, 1), ctx),
+            (std::vector<std::string>{"abcd", "abcd"}));
   EXPECT_EQ(ctx.stats->corrupt_records_skipped.load(), 3);
   EXPECT_EQ(ctx.stats->corrupt_bytes_skipped.load(), 2 + 2 + 2);  // p's tail twice, all of small
 }
@@ -86,7 +103,8 @@ TEST_F(FixedLength, ArgumentsAndMissingFiles) {
   auto p = write("x", "abcd");
   o = read_until_error(make_fixed_length_records({p}, 1, INT64_MAX, INT64_MAX));
   EXPECT_EQ(o.code, Code::kDataLoss);
-  EXPECT_EQ(read_until_error(make_fixed_length_records({p}, INT64_MAX, 0, 0)).code, Code::kDataLoss);
+  EXPECT_EQ(read_until_error(make_fixed_length_records({p}, INT64_MAX, 0, 0)).code,
+            Code::kDataLoss);
 }
 
 }  // namespace

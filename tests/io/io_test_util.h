@@ -62,7 +62,8 @@ inline std::string le(uint64_t v, int bytes) {
 // One TFRecord: u64 length, masked CRC of the length, data, masked CRC of the data.
 inline std::string frame(const std::string& data) {
   std::string len = le(data.size(), 8);
-  return len + le(masked(bitwise_crc32c(len.data(), 8)), 4) + data + le(masked(bitwise_crc32c(data.data(), data.size())), 4);
+  return len + le(masked(bitwise_crc32c(len.data(), 8)), 4) + data +
+         le(masked(bitwise_crc32c(data.data(), data.size())), 4);
 }
 
 inline std::string frame_all(const std::vector<std::string>& records) {
@@ -124,7 +125,8 @@ inline IteratorContext context(bool skip_corrupt = false) {
 }
 
 // Every element's only string, to the end (with a bound, so a bug cannot loop forever).
-inline std::vector<std::string> read_all(const DatasetPtr& ds, const IteratorContext& ctx = IteratorContext{}) {
+inline std::vector<std::string> read_all(const DatasetPtr& ds,
+                                         const IteratorContext& ctx = IteratorContext{}) {
   auto it = ds->make_iterator(ctx);
   std::vector<std::string> out;
   Element e;
@@ -144,7 +146,8 @@ struct Outcome {
   std::string message;
 };
 
-inline Outcome read_until_error(const DatasetPtr& ds, const IteratorContext& ctx = IteratorContext{}) {
+inline Outcome read_until_error(const DatasetPtr& ds,
+                                const IteratorContext& ctx = IteratorContext{}) {
   Outcome o;
   try {
     auto it = ds->make_iterator(ctx);

@@ -36,8 +36,9 @@ class RecordLimits : public IoTest {
     std::string len = le(claim, 8);
     write("bomb.raw", len + le(masked(bitwise_crc32c(len.data(), 8)), 4));
     std::string p = path("bomb.zst");
-    if (run("head -c " + std::to_string(zeros) + " /dev/zero >> '" + path("bomb.raw") + "' && zstd -q -c '" +
-            path("bomb.raw") + "' > '" + p + "' && rm '" + path("bomb.raw") + "'") != 0)
+    if (run("head -c " + std::to_string(zeros) + " /dev/zero >> '" + path("bomb.raw") +
+            "' && zstd -q -c '" + path("bomb.raw") + "' > '" + p + "' && rm '" + path("bomb.raw") +
+            "'") != 0)
       return "";
     return p;
   }
@@ -49,11 +50,14 @@ TEST_F(RecordLimits, AZstdBombClaimingOneGibFailsFastBeforeAllocating) {
   const int64_t before = peak_rss_bytes();
   const auto t0 = std::chrono::steady_clock::now();
   auto o = read_until_error(make_records({p}, Compression::kZstd, 0));
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(o.code, Code::kDataLoss);
-  EXPECT_EQ(o.message, "records: record at byte offset 0 of the decompressed zstd stream of '" + p +
-                           "' claims 1073741824 data bytes, more than the limit of 268435456 (max_record_bytes; "
-                           "raise it with dinput_options_set_max_record_bytes if records this large are expected)");
+  EXPECT_EQ(
+      o.message,
+      "records: record at byte offset 0 of the decompressed zstd stream of '" + p +
+          "' claims 1073741824 data bytes, more than the limit of 268435456 (max_record_bytes; "
+          "raise it with dinput_options_set_max_record_bytes if records this large are expected)");
   EXPECT_LT(seconds, 5.0);
   if (!kUnderSanitizer) {  // see kUnderSanitizer
     EXPECT_LT(peak_rss_bytes() - before, 16 * kMiB);
@@ -70,7 +74,8 @@ TEST_F(RecordLimits, AnUnbackedClaimUnderTheLimitCostsOnlyTheBytesThere) {
   const int64_t before = peak_rss_bytes();
   auto o = read_until_error(make_records({p}, Compression::kZstd, 0), ctx);
   EXPECT_EQ(o.code, Code::kDataLoss);
-  EXPECT_NE(o.message.find("truncated record at byte offset 0 of the decompressed zstd stream"), std::string::npos)
+  EXPECT_NE(o.message.find("truncated record at byte offset 0 of the decompressed zstd stream"),
+            std::string::npos)
       << o.message;
   if (!kUnderSanitizer) {  // see kUnderSanitizer
     EXPECT_LT(peak_rss_bytes() - before, 128 * kMiB);
@@ -113,10 +118,10 @@ TEST_F(RecordLimits, ALargeRecordIsHeldInMemoryOnce) {
   ASSERT_EQ(static_cast<int64_t>(got.size()), size);
   EXPECT_EQ(got[4096 * 5], 5);
   const int64_t grew = peak_rss_bytes() - before;
-  if (!kUnderSanitizer) {  // see kUnderSanitizer
+  if (!kUnderSanitizer) {            // see kUnderSanitizer
     EXPECT_GE(grew, size * 9 / 10);  // the record itself is there (the check can see memory)
-  EXPECT_LT(grew, size * 3 / 2) << "peak RSS grew by " << grew / kMiB << " MiB for a " << size / kMiB
-                                << " MiB record";
+    EXPECT_LT(grew, size * 3 / 2) << "peak RSS grew by " << grew / kMiB << " MiB for a "
+                                  << size / kMiB << " MiB record";
   }
   ASSERT_TRUE(it->next(e));
   EXPECT_EQ(e[0].string(0), "tail");

@@ -2,12 +2,12 @@
 // every compression, interoperability with the zstd and gzip commands, every kind of
 // corruption with its exact message, skipping corrupt records, and file errors.
 #include <dirent.h>
-#include <signal.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -49,7 +49,8 @@ class Records : public IoTest {
   }
 };
 
-const std::vector<std::string> kSmall = {"", "a", "hello world", std::string(1000, 'x'), std::string("\0\1\2", 3)};
+const std::vector<std::string> kSmall = {"", "a", "hello world", std::string(1000, 'x'),
+                                         std::string("\0\1\2", 3)};
 
 // ---- framing ----
 
@@ -113,7 +114,8 @@ TEST_F(Records, ManyRecordsAndBatches) {
   for (int i = 0; i < 1000; ++i) records.push_back(std::to_string(i));
   auto p = write("many.rec", frame_all(records));
   EXPECT_EQ(read_all(make_records({p, p}, Compression::kNone, 0)).size(), 2000u);
-  auto it = make_batch(make_records({p}, Compression::kNone, 0), 300, false)->make_iterator(IteratorContext{});
+  auto it = make_batch(make_records({p}, Compression::kNone, 0), 300, false)
+                ->make_iterator(IteratorContext{});
   Element e;
   std::vector<std::string> seen;
   std::vector<int64_t> sizes;
@@ -149,12 +151,13 @@ TEST_F(Records, StatisticsCountRecordsAndBytes) {
 
 // ---- the parser over chunk streams: every chunking gives the same records and errors ----
 
-std::vector<std::string> parse(const std::string& bytes, size_t chunk, bool skip, std::string* error,
-                               int64_t* skipped = nullptr, int64_t* skipped_bytes = nullptr,
+std::vector<std::string> parse(const std::string& bytes, size_t chunk, bool skip,
+                               std::string* error, int64_t* skipped = nullptr,
+                               int64_t* skipped_bytes = nullptr,
                                uint64_t max_record_bytes = kDefaultMaxRecordBytes) {
   auto holder = std::make_shared<std::string>(bytes);
-  RecordParser parser("mem", memory_chunks(holder->data(), holder->size(), nullptr, chunk), nullptr, skip,
-                      max_record_bytes);
+  RecordParser parser("mem", memory_chunks(holder->data(), holder->size(), nullptr, chunk), nullptr,
+                      skip, max_record_bytes);
   std::vector<std::string> out;
   try {
     RecordView v;
@@ -171,8 +174,8 @@ TEST(RecordParser, EveryChunkSizeGivesTheSameRecords) {
   std::vector<std::string> records = kSmall;
   records.push_back(random_bytes(5000, 3));
   std::string bytes = frame_all(records);
-  for (size_t chunk : {size_t{0}, size_t{1}, size_t{2}, size_t{3}, size_t{11}, size_t{12}, size_t{13}, size_t{16},
-                       size_t{17}, size_t{100}, size_t{4096}}) {
+  for (size_t chunk : {size_t{0}, size_t{1}, size_t{2}, size_t{3}, size_t{11}, size_t{12},
+                       size_t{13}, size_t{16}, size_t{17}, size_t{100}, size_t{4096}}) {
     std::string error;
     EXPECT_EQ(parse(bytes, chunk, false, &error), records) << chunk;
     EXPECT_EQ(error, "") << chunk;
@@ -185,8 +188,10 @@ TEST(RecordParser, EveryTruncationIsReportedAtTheSameOffsetForEveryChunking) {
     if (cut == 22) continue;  // a record boundary: a clean end
     std::string expected_error;
     std::vector<std::string> expected = parse(bytes.substr(0, cut), 0, false, &expected_error);
-    EXPECT_NE(expected_error.find(cut < 22 ? "at byte offset 0 of 'mem'" : "at byte offset 22 of 'mem'"),
-              std::string::npos) << cut << ": " << expected_error;
+    EXPECT_NE(
+        expected_error.find(cut < 22 ? "at byte offset 0 of 'mem'" : "at byte offset 22 of 'mem'"),
+        std::string::npos)
+        << cut << ": " << expected_error;
     EXPECT_NE(expected_error.find("truncated record"), std::string::npos) << expected_error;
     EXPECT_EQ(expected.size(), cut < 22 ? 0u : 1u);
     for (size_t chunk : {1, 5, 12, 13}) {
@@ -225,13 +230,16 @@ TEST_F(Records, CompressedFileReadUncompressedNamesTheCompression) {
     auto p = write_records(std::string("x.") + format, {"abc", "defg"}, c);
     auto o = read_until_error(make_records({p}, Compression::kNone, 0));
     EXPECT_EQ(o.code, Code::kDataLoss);
-    EXPECT_EQ(o.message, str_cat("records: '", p, "' starts with the ", format,
-                                 " magic bytes where the record at byte offset 0 belongs, so it is most likely a ",
-                                 format,
-                                 "-compressed record file, but it is read without compression: set the "
-                                 "compression to ", name, " (DINPUT_COMPRESSION_", name,
-                                 " with dinput_records_options_set_compression; compression=\"", name,
-                                 "\" in the dinput tool's records())"));
+    EXPECT_EQ(
+        o.message,
+        str_cat("records: '", p, "' starts with the ", format,
+                " magic bytes where the record at byte offset 0 belongs, so it is most likely a ",
+                format,
+                "-compressed record file, but it is read without compression: set the "
+                "compression to ",
+                name, " (DINPUT_COMPRESSION_", name,
+                " with dinput_records_options_set_compression; compression=\"", name,
+                "\" in the dinput tool's records())"));
   }
 }
 
@@ -240,20 +248,26 @@ TEST_F(Records, TextFileIsNotATFRecordFile) {
   auto p = write("notes.txt", "hello world\nsecond line\n");
   auto o = read_until_error(make_records({p}, Compression::kNone, 0));
   EXPECT_EQ(o.code, Code::kDataLoss);
-  EXPECT_EQ(o.message, "records: '" + p + "' is not a TFRecord file: it starts with text ('hello world\\n') "
-                       "where the header of the record at byte offset 0 belongs (text files are read with text_lines)");
+  EXPECT_EQ(o.message, "records: '" + p +
+                           "' is not a TFRecord file: it starts with text ('hello world\\n') "
+                           "where the header of the record at byte offset 0 belongs (text files "
+                           "are read with text_lines)");
   // A text file shorter than one header is named as text too, not as a truncated record.
   auto short_text = write("short.txt", "hi\n");
   o = read_until_error(make_records({short_text}, Compression::kNone, 0));
   EXPECT_EQ(o.code, Code::kDataLoss);
-  EXPECT_EQ(o.message, "records: '" + short_text + "' is not a TFRecord file: it starts with text ('hi\\n') "
-                       "where the header of the record at byte offset 0 belongs (text files are read with text_lines)");
+  EXPECT_EQ(o.message, "records: '" + short_text +
+                           "' is not a TFRecord file: it starts with text ('hi\\n') "
+                           "where the header of the record at byte offset 0 belongs (text files "
+                           "are read with text_lines)");
   // Other bytes that fail as the first header: the CRC message, with the hint.
-  auto q = write("binary.bin", std::string("\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d", 13));
+  auto q =
+      write("binary.bin", std::string("\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d", 13));
   o = read_until_error(make_records({q}, Compression::kNone, 0));
   EXPECT_NE(o.message.find("records: corrupt record at byte offset 0 of '" + q +
                            "': the CRC of its length field does not match"),
-            std::string::npos) << o.message;
+            std::string::npos)
+      << o.message;
   EXPECT_NE(o.message.find("most likely not a TFRecord file"), std::string::npos) << o.message;
 }
 
@@ -282,7 +296,8 @@ TEST_F(Records, BadDataCrc) {
   bytes[19 + 12 + 4] ^= 0x01;
   auto p2 = write("data2.rec", bytes);
   o = read_until_error(make_records({p2}, Compression::kNone, 0));
-  EXPECT_NE(o.message.find("corrupt record at byte offset 19 of '" + p2 + "'"), std::string::npos) << o.message;
+  EXPECT_NE(o.message.find("corrupt record at byte offset 19 of '" + p2 + "'"), std::string::npos)
+      << o.message;
 }
 
 TEST_F(Records, TruncatedInTheHeaderTheDataAndTheFooter) {
@@ -292,8 +307,10 @@ TEST_F(Records, TruncatedInTheHeaderTheDataAndTheFooter) {
     std::string detail;
   } cases[] = {
       {19 + 5, "the file ends 5 bytes into the record's 12-byte header"},
-      {19 + 12 + 3, "the file ends 15 bytes into a record of 7 data bytes (23 bytes with its framing)"},
-      {19 + 12 + 7 + 2, "the file ends 21 bytes into a record of 7 data bytes (23 bytes with its framing)"},
+      {19 + 12 + 3,
+       "the file ends 15 bytes into a record of 7 data bytes (23 bytes with its framing)"},
+      {19 + 12 + 7 + 2,
+       "the file ends 21 bytes into a record of 7 data bytes (23 bytes with its framing)"},
   };
   for (const auto& c : cases) {
     auto p = write("t" + std::to_string(c.cut) + ".rec", bytes.substr(0, c.cut));
@@ -312,10 +329,12 @@ TEST_F(Records, AHugeClaimedLengthIsOverTheLimit) {
   auto p = write("huge.rec", bytes);
   auto o = read_until_error(make_records({p}, Compression::kNone, 64));
   EXPECT_EQ(o.code, Code::kDataLoss);
-  EXPECT_EQ(o.message, "records: record at byte offset 0 of '" + p +
-                           "' claims 4611686018427387904 data bytes, more than the limit of 268435456 "
-                           "(max_record_bytes; raise it with dinput_options_set_max_record_bytes if records this "
-                           "large are expected)");
+  EXPECT_EQ(
+      o.message,
+      "records: record at byte offset 0 of '" + p +
+          "' claims 4611686018427387904 data bytes, more than the limit of 268435456 "
+          "(max_record_bytes; raise it with dinput_options_set_max_record_bytes if records this "
+          "large are expected)");
 }
 
 // Below the limit, a claim that the file does not hold is a truncation; the message gives
@@ -326,18 +345,21 @@ TEST_F(Records, AClaimBeyondTheDataIsATruncation) {
   auto o = read_until_error(make_records({p}, Compression::kNone, 0));
   EXPECT_EQ(o.code, Code::kDataLoss);
   EXPECT_EQ(o.message, "records: truncated record at byte offset 0 of '" + p +
-                           "': the file ends 17 bytes into a record of 1000 data bytes (1016 bytes with its framing)");
+                           "': the file ends 17 bytes into a record of 1000 data bytes (1016 bytes "
+                           "with its framing)");
 }
 
 // A length of 2^64 - 1 (a -1 written as unsigned) is shown as what it is, not wrapped.
 TEST_F(Records, AnAllOnesLengthIsShownAsTheFileStatesIt) {
   std::string len = le(UINT64_MAX, 8);
-  auto p = write("ones.rec", frame_all({"ok"}) + len + le(masked(bitwise_crc32c(len.data(), 8)), 4) + "x");
+  auto p = write("ones.rec",
+                 frame_all({"ok"}) + len + le(masked(bitwise_crc32c(len.data(), 8)), 4) + "x");
   IteratorContext ctx;
   ctx.options.max_record_bytes = kMaxMaxRecordBytes;  // the largest limit there is
   auto o = read_until_error(make_records({p}, Compression::kNone, 0), ctx);
   EXPECT_EQ(o.records, (std::vector<std::string>{"ok"}));
-  EXPECT_NE(o.message.find("at byte offset 18 of '" + p + "' claims 18446744073709551615 (0xffffffffffffffff) data "
+  EXPECT_NE(o.message.find("at byte offset 18 of '" + p +
+                           "' claims 18446744073709551615 (0xffffffffffffffff) data "
                            "bytes, more than the limit of 72057594037927936"),
             std::string::npos)
       << o.message;
@@ -354,11 +376,14 @@ TEST_F(Records, MaxRecordBytesOption) {
   at99.options.max_record_bytes = 99;
   auto o = read_until_error(make_records({p}, Compression::kNone, 0), at99);
   EXPECT_EQ(o.records, (std::vector<std::string>{"a"}));
-  EXPECT_NE(o.message.find("at byte offset 17 of '" + p + "' claims 100 data bytes, more than the limit of 99"),
-            std::string::npos) << o.message;
+  EXPECT_NE(o.message.find("at byte offset 17 of '" + p +
+                           "' claims 100 data bytes, more than the limit of 99"),
+            std::string::npos)
+      << o.message;
   IteratorContext skip = context(true);
   skip.options.max_record_bytes = 99;
-  EXPECT_EQ(read_all(make_records({p}, Compression::kNone, 0), skip), (std::vector<std::string>{"a", "c"}));
+  EXPECT_EQ(read_all(make_records({p}, Compression::kNone, 0), skip),
+            (std::vector<std::string>{"a", "c"}));
   EXPECT_EQ(skip.stats->corrupt_records_skipped.load(), 1);
   EXPECT_EQ(skip.stats->corrupt_bytes_skipped.load(), 116);
 }
@@ -416,10 +441,12 @@ TEST(RecordParser, AFlippedLengthBitLosesOnlyThatRecord) {
     std::string bytes = good;
     bytes[second + bit / 8] ^= static_cast<char>(1 << (bit % 8));
     std::vector<std::string> expected = {"first", "third", "", "fifth"};
-    for (size_t chunk : {size_t{0}, size_t{1}, size_t{5}, size_t{11}, size_t{12}, size_t{13}, size_t{64}}) {
+    for (size_t chunk :
+         {size_t{0}, size_t{1}, size_t{5}, size_t{11}, size_t{12}, size_t{13}, size_t{64}}) {
       std::string error;
       int64_t skipped = -1, skipped_bytes = -1;
-      EXPECT_EQ(parse(bytes, chunk, true, &error, &skipped, &skipped_bytes), expected) << bit << " " << chunk;
+      EXPECT_EQ(parse(bytes, chunk, true, &error, &skipped, &skipped_bytes), expected)
+          << bit << " " << chunk;
       EXPECT_EQ(error, "");
       EXPECT_EQ(skipped, 1) << chunk;
       EXPECT_EQ(skipped_bytes, static_cast<int64_t>(frame(records[1]).size())) << chunk;
@@ -438,7 +465,8 @@ TEST(RecordParser, GarbageIsSkippedAndCountedByTheByte) {
   for (size_t chunk : {size_t{0}, size_t{3}, size_t{100}}) {
     std::string error;
     int64_t skipped = -1, skipped_bytes = -1;
-    EXPECT_EQ(parse(bytes, chunk, true, &error, &skipped, &skipped_bytes), (std::vector<std::string>{"a", "b"}));
+    EXPECT_EQ(parse(bytes, chunk, true, &error, &skipped, &skipped_bytes),
+              (std::vector<std::string>{"a", "b"}));
     EXPECT_EQ(skipped, 2);
     EXPECT_EQ(skipped_bytes, static_cast<int64_t>(2 * (damaged.size() + garbage.size())));
   }
@@ -534,8 +562,10 @@ class RoundTrip : public Records, public ::testing::WithParamInterface<Compressi
 TEST_P(RoundTrip, SizesZeroOneKibAndFiveMib) {
   Compression c = GetParam();
   if (!supported(c)) GTEST_SKIP() << compression_name(c) << " is not compiled in";
-  std::vector<std::string> records = {"", "x", random_bytes(1024, 1), random_bytes(5 << 20, 2), "", "end"};
-  for (int i = 0; i < 300; ++i) records.push_back(random_bytes(static_cast<size_t>(i * 7), static_cast<uint64_t>(i)));
+  std::vector<std::string> records = {"", "x",  random_bytes(1024, 1), random_bytes(5 << 20, 2),
+                                      "", "end"};
+  for (int i = 0; i < 300; ++i)
+    records.push_back(random_bytes(static_cast<size_t>(i * 7), static_cast<uint64_t>(i)));
   auto p = write_records("rt.rec", records, c);
   // Default chunks, and tiny ones so that most records span chunk boundaries.
   for (int64_t buffer : {0, 1, 1000, 65536}) {
@@ -564,8 +594,11 @@ TEST_P(RoundTrip, LevelsAndFlush) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Compressions, RoundTrip,
-                         ::testing::Values(Compression::kNone, Compression::kZstd, Compression::kGzip),
-                         [](const auto& info) { return std::string(compression_name(info.param)); });
+                         ::testing::Values(Compression::kNone, Compression::kZstd,
+                                           Compression::kGzip),
+                         [](const auto& info) {
+                           return std::string(compression_name(info.param));
+                         });
 
 // The records go to a temporary file beside the output, which replaces the output only when
 // close() succeeds: until then a file already there keeps its contents.
@@ -801,8 +834,8 @@ TEST_F(Records, GzipInteropWithTheGzipCommand) {
 // decompressed stream (the size of the first stream's records).
 class CompressedCorruption : public Records, public ::testing::WithParamInterface<Compression> {
  protected:
-  void expect(const std::string& bytes, const std::string& kind, const std::vector<std::string>& first,
-              const std::string& detail) {
+  void expect(const std::string& bytes, const std::string& kind,
+              const std::vector<std::string>& first, const std::string& detail) {
     Compression c = GetParam();
     auto p = write("bad", bytes);
     const std::string name = c == Compression::kZstd ? "zstd" : "gzip";
@@ -810,8 +843,10 @@ class CompressedCorruption : public Records, public ::testing::WithParamInterfac
       auto o = read_until_error(make_records({p}, c, buffer));
       EXPECT_EQ(o.records, first);
       EXPECT_EQ(o.code, Code::kDataLoss);
-      std::string prefix = "records: " + kind + " " + name + " stream in '" + p + "', in the record at byte offset " +
-                           std::to_string(frame_all(first).size()) + " of the decompressed stream: ";
+      std::string prefix = "records: " + kind + " " + name + " stream in '" + p +
+                           "', in the record at byte offset " +
+                           std::to_string(frame_all(first).size()) +
+                           " of the decompressed stream: ";
       EXPECT_EQ(o.message.substr(0, prefix.size()), prefix) << o.message;
       EXPECT_NE(o.message.find(detail), std::string::npos) << o.message;
       // Skipping: the stream's end is lost and counted once; the next file is read.
@@ -833,7 +868,8 @@ TEST_P(CompressedCorruption, TruncatedSecondStream) {
   std::string a = read_file(write_records("a", first, c));
   std::string b = read_file(write_records("b", {"lost"}, c));
   // Cut inside the second stream's header, before any of its data can be decoded.
-  expect(a + b.substr(0, 5), "truncated", first, c == Compression::kZstd ? "ends inside a zstd frame" : "ends inside a gzip member");
+  expect(a + b.substr(0, 5), "truncated", first,
+         c == Compression::kZstd ? "ends inside a zstd frame" : "ends inside a gzip member");
 }
 
 TEST_P(CompressedCorruption, CorruptSecondStream) {
@@ -856,7 +892,9 @@ TEST_P(CompressedCorruption, GarbageAfterTheStream) {
 
 INSTANTIATE_TEST_SUITE_P(Compressions, CompressedCorruption,
                          ::testing::Values(Compression::kZstd, Compression::kGzip),
-                         [](const auto& info) { return std::string(compression_name(info.param)); });
+                         [](const auto& info) {
+                           return std::string(compression_name(info.param));
+                         });
 
 // A compressed stream that decodes fine but holds a bad record: the offset is the record's
 // offset in the decompressed stream, and the message says so.
@@ -870,10 +908,11 @@ TEST_F(Records, BadRecordInsideACompressedStream) {
   ASSERT_EQ(run("zstd -q -c '" + src + "' > '" + path("bad.zst") + "'"), 0);
   auto o = read_until_error(make_records({path("bad.zst")}, Compression::kZstd, 0));
   EXPECT_EQ(o.records, (std::vector<std::string>{"abc"}));
-  EXPECT_EQ(o.message, "records: corrupt record at byte offset 19 of the decompressed zstd stream of '" +
-                           path("bad.zst") + "': the CRC of its 4 data bytes does not match (stored 0x" +
-                           o.message.substr(o.message.find("stored 0x") + 9, 8) + ", computed 0x" +
-                           o.message.substr(o.message.find("computed 0x") + 11, 8) + ")");
+  EXPECT_EQ(o.message,
+            "records: corrupt record at byte offset 19 of the decompressed zstd stream of '" +
+                path("bad.zst") + "': the CRC of its 4 data bytes does not match (stored 0x" +
+                o.message.substr(o.message.find("stored 0x") + 9, 8) + ", computed 0x" +
+                o.message.substr(o.message.find("computed 0x") + 11, 8) + ")");
 }
 
 TEST_F(Records, UnsupportedCompressionIsUnimplemented) {

@@ -30,8 +30,9 @@ TEST_F(RecordSharding, FileAndAutoGiveEachWorkerItsFiles) {
   auto b = numbers("b.rec", 6, 12);
   for (auto policy : {AutoShardPolicy::kFile, AutoShardPolicy::kAuto}) {
     auto runs = run_workers(2, 1, [&](auto s) {
-      return distribute_dataset(s, with_policy(make_batch(make_records({a, b}, Compression::kNone, 0), 4, false), policy),
-                                {});
+      return distribute_dataset(
+          s, with_policy(make_batch(make_records({a, b}, Compression::kNone, 0), 4, false), policy),
+          {});
     });
     EXPECT_EQ(runs[0].error, "");
     EXPECT_EQ(runs[1].error, "");
@@ -45,7 +46,10 @@ TEST_F(RecordSharding, FixedLengthRecordsAreShardedByFile) {
   auto b = write("b.bin", "0506070809");
   auto runs = run_workers(2, 1, [&](auto s) {
     return distribute_dataset(
-        s, with_policy(make_batch(make_fixed_length_records({a, b}, 2, 0, 0), 2, false), AutoShardPolicy::kFile), {});
+        s,
+        with_policy(make_batch(make_fixed_length_records({a, b}, 2, 0, 0), 2, false),
+                    AutoShardPolicy::kFile),
+        {});
   });
   EXPECT_EQ(notation(runs[0]), "[0] ; [1] ; [2] ; [3] ; [4]");
   EXPECT_EQ(notation(runs[1]), "[5] ; [6] ; [7] ; [8] ; [9]");
@@ -55,10 +59,14 @@ TEST_F(RecordSharding, OneFileTwoWorkersUnderFileFails) {
   auto a = numbers("a.rec", 0, 4);
   auto runs = run_workers(2, 1, [&](auto s) {
     return distribute_dataset(
-        s, with_policy(make_batch(make_records({a}, Compression::kNone, 0), 2, false), AutoShardPolicy::kFile), {});
+        s,
+        with_policy(make_batch(make_records({a}, Compression::kNone, 0), 2, false),
+                    AutoShardPolicy::kFile),
+        {});
   });
   for (const auto& run : runs)
-    EXPECT_NE(run.error.find("Could not apply FILE based sharding: the dataset only has 1 file(s)"), std::string::npos)
+    EXPECT_NE(run.error.find("Could not apply FILE based sharding: the dataset only has 1 file(s)"),
+              std::string::npos)
         << run.error;
 }
 

@@ -19,15 +19,17 @@ using Lines = std::vector<std::string>;
 
 class TextLinesIo : public IoTest {
  protected:
-  Lines lines_of(const std::string& content) { return read_all(make_text_lines({write("t.txt", content)})); }
+  Lines lines_of(const std::string& content) {
+    return read_all(make_text_lines({write("t.txt", content)}));
+  }
 };
 
 TEST_F(TextLinesIo, LineEnds) {
   EXPECT_EQ(lines_of("a\r\nb\r\n"), (Lines{"a", "b"}));
-  EXPECT_EQ(lines_of("a\nb"), (Lines{"a", "b"}));          // no final newline
+  EXPECT_EQ(lines_of("a\nb"), (Lines{"a", "b"}));  // no final newline
   EXPECT_EQ(lines_of("a\r\nb"), (Lines{"a", "b"}));
-  EXPECT_EQ(lines_of("a\rb\r\n"), (Lines{"a\rb"}));        // a lone CR is content
-  EXPECT_EQ(lines_of("a\r"), (Lines{"a"}));                // ... except right before the end
+  EXPECT_EQ(lines_of("a\rb\r\n"), (Lines{"a\rb"}));  // a lone CR is content
+  EXPECT_EQ(lines_of("a\r"), (Lines{"a"}));          // ... except right before the end
   EXPECT_EQ(lines_of("\r\n\r\n"), (Lines{"", ""}));
   EXPECT_EQ(lines_of(std::string("x\0y\n", 4)), (Lines{std::string("x\0y", 3)}));
 }
@@ -67,7 +69,8 @@ TEST_F(TextLinesIo, APipeWithLinesAcrossChunks) {
   Lines expected;
   std::string content;
   for (int i = 0; i < 30000; ++i) {
-    expected.push_back(std::string(static_cast<size_t>(i % 97), 'a' + static_cast<char>(i % 26)) + std::to_string(i));
+    expected.push_back(std::string(static_cast<size_t>(i % 97), 'a' + static_cast<char>(i % 26)) +
+                       std::to_string(i));
     content += expected.back() + (i % 3 ? "\n" : "\r\n");
   }
   expected.push_back(std::string(3 << 20, 'L'));  // longer than a chunk, and last without "\n"
@@ -103,14 +106,16 @@ TEST_F(TextLinesIo, TheLineLimitCountsContentOnly) {
   auto o = read_until_error(make_text_lines({p}), ctx);
   EXPECT_EQ(o.code, Code::kOk) << o.message;
   EXPECT_EQ(o.records, (Lines{"abcde", "fghij", "12345"}));
-  for (const std::string& bad : {std::string("ab\nabcdef\nx"), std::string("ab\nabcde\r\r\n"),
-                                 std::string("ab\nabcdef")}) {
+  for (const std::string& bad :
+       {std::string("ab\nabcdef\nx"), std::string("ab\nabcde\r\r\n"), std::string("ab\nabcdef")}) {
     SCOPED_TRACE(bad);
     p = write("over.txt", bad);
     o = read_until_error(make_text_lines({p}), ctx);
     EXPECT_EQ(o.records, Lines{"ab"});
     EXPECT_EQ(o.code, Code::kResourceExhausted);
-    EXPECT_EQ(o.message.rfind("text_lines: the line at byte offset 3 of '" + p + "' is longer than 5 bytes", 0), 0u)
+    EXPECT_EQ(o.message.rfind(
+                  "text_lines: the line at byte offset 3 of '" + p + "' is longer than 5 bytes", 0),
+              0u)
         << o.message;
   }
   // Across chunks: lines a little longer than a chunk, and a limit of exactly their size.
@@ -121,13 +126,15 @@ TEST_F(TextLinesIo, TheLineLimitCountsContentOnly) {
   o = read_until_error(make_text_lines({p}), ctx);
   EXPECT_TRUE(o.records == (Lines{line, line})) << o.records.size() << " lines";
   EXPECT_EQ(o.code, Code::kResourceExhausted) << o.message;
-  EXPECT_NE(o.message.find("byte offset " + std::to_string(2 * n + 3) + " "), std::string::npos) << o.message;
+  EXPECT_NE(o.message.find("byte offset " + std::to_string(2 * n + 3) + " "), std::string::npos)
+      << o.message;
 }
 
 TEST_F(TextLinesIo, ErrorsNameTheFile) {
   auto o = read_until_error(make_text_lines({path("missing.txt")}));
   EXPECT_EQ(o.code, Code::kNotFound);
-  EXPECT_EQ(o.message.rfind("text_lines: cannot read '" + path("missing.txt") + "'", 0), 0u) << o.message;
+  EXPECT_EQ(o.message.rfind("text_lines: cannot read '" + path("missing.txt") + "'", 0), 0u)
+      << o.message;
   o = read_until_error(make_text_lines({dir_}));
   EXPECT_EQ(o.code, Code::kFailedPrecondition);
   if (geteuid() != 0) {

@@ -2,11 +2,11 @@
 // must have C linkage (checked by taking their addresses as extern "C" function types).
 #include "dinput.h"
 
-extern "C" typedef const char *version_fn(void);
+extern "C" typedef const char* version_fn(void);
 
 int main() {
-  version_fn *fn = &dinput_version;
-  dinput_tensor_t *t = nullptr;
+  version_fn* fn = &dinput_version;
+  dinput_tensor_t* t = nullptr;
   (void)t;
   return fn == nullptr ? 1 : 0;
 }

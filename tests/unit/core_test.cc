@@ -26,7 +26,8 @@ namespace {
 
 Tensor int64_vector(const std::vector<int64_t>& values) {
   Tensor t = Tensor::allocate(DType::kInt64, Shape{static_cast<int64_t>(values.size())});
-  if (!values.empty()) std::memcpy(t.mutable_data(), values.data(), values.size() * sizeof(int64_t));
+  if (!values.empty())
+    std::memcpy(t.mutable_data(), values.data(), values.size() * sizeof(int64_t));
   return t;
 }
 
@@ -68,9 +69,22 @@ Error error_of(Fn&& fn) {
 // ---- status -------------------------------------------------------------------------
 
 TEST(Status, CodeNamesMatchTheCanonicalNames) {
-  const char* names[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-                         "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-                         "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+  const char* names[] = {"OK",
+                         "CANCELLED",
+                         "UNKNOWN",
+                         "INVALID_ARGUMENT",
+                         "DEADLINE_EXCEEDED",
+                         "NOT_FOUND",
+                         "ALREADY_EXISTS",
+                         "PERMISSION_DENIED",
+                         "RESOURCE_EXHAUSTED",
+                         "FAILED_PRECONDITION",
+                         "ABORTED",
+                         "OUT_OF_RANGE",
+                         "UNIMPLEMENTED",
+                         "INTERNAL",
+                         "UNAVAILABLE",
+                         "DATA_LOSS",
                          "UNAUTHENTICATED"};
   for (int c = 0; c <= 16; ++c) EXPECT_STREQ(code_name(static_cast<Code>(c)), names[c]) << c;
   EXPECT_STREQ(code_name(static_cast<Code>(99)), "UNKNOWN_STATUS");
@@ -94,7 +108,9 @@ TEST(BuildInfo, ReasonsAreEscapedNotDropped) {
   gpu::NcclAvailability nccl;
   nccl.reason = "bad byte \xff";
   const std::string text = capi::build_info_json(cuda, nccl);
-  EXPECT_NE(text.find(R"("reason":"no \"driver\"\\ here\nline two\t\u0001\u001f")"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("reason":"no \"driver\"\\ here\nline two\t\u0001\u001f")"),
+            std::string::npos)
+      << text;
   const nlohmann::json info = nlohmann::json::parse(text);
   EXPECT_EQ(info["cuda"]["reason"], cuda.reason);
   EXPECT_EQ(info["nccl"]["reason"], "bad byte \xef\xbf\xbd");
@@ -120,11 +136,13 @@ TEST(DType, NamesAndSizesRoundTrip) {
     DType dtype;
     const char* name;
     size_t size;
-  } rows[] = {{DType::kBool, "bool", 1},        {DType::kInt8, "int8", 1},       {DType::kInt16, "int16", 2},
-              {DType::kInt32, "int32", 4},      {DType::kInt64, "int64", 8},     {DType::kUInt8, "uint8", 1},
-              {DType::kUInt16, "uint16", 2},    {DType::kUInt32, "uint32", 4},   {DType::kUInt64, "uint64", 8},
-              {DType::kFloat16, "float16", 2},  {DType::kBFloat16, "bfloat16", 2}, {DType::kFloat32, "float32", 4},
-              {DType::kFloat64, "float64", 8},  {DType::kBytes, "bytes", 0}};
+  } rows[] = {{DType::kBool, "bool", 1},         {DType::kInt8, "int8", 1},
+              {DType::kInt16, "int16", 2},       {DType::kInt32, "int32", 4},
+              {DType::kInt64, "int64", 8},       {DType::kUInt8, "uint8", 1},
+              {DType::kUInt16, "uint16", 2},     {DType::kUInt32, "uint32", 4},
+              {DType::kUInt64, "uint64", 8},     {DType::kFloat16, "float16", 2},
+              {DType::kBFloat16, "bfloat16", 2}, {DType::kFloat32, "float32", 4},
+              {DType::kFloat64, "float64", 8},   {DType::kBytes, "bytes", 0}};
   for (const auto& r : rows) {
     EXPECT_TRUE(dtype_valid(r.dtype)) << r.name;
     EXPECT_STREQ(dtype_name(r.dtype), r.name);
@@ -305,8 +323,10 @@ TEST(Tensor, AllocateRejectsNegativeDimsAndInvalidDtype) {
   Error e = error_of([] { Tensor::allocate(DType::kInt32, Shape{2, -3}); });
   EXPECT_EQ(e.code(), Code::kInvalidArgument);
   EXPECT_NE(std::string(e.what()).find("dimension 1"), std::string::npos) << e.what();
-  EXPECT_EQ(error_of([] { Tensor::allocate(DType::kInvalid, Shape{1}); }).code(), Code::kInvalidArgument);
-  EXPECT_EQ(error_of([] { Tensor::zeros(DType::kInt8, Shape{-1}); }).code(), Code::kInvalidArgument);
+  EXPECT_EQ(error_of([] { Tensor::allocate(DType::kInvalid, Shape{1}); }).code(),
+            Code::kInvalidArgument);
+  EXPECT_EQ(error_of([] { Tensor::zeros(DType::kInt8, Shape{-1}); }).code(),
+            Code::kInvalidArgument);
 }
 
 TEST(Tensor, SizesBeyondWhatCanBeAddressedAreRejected) {
@@ -314,9 +334,13 @@ TEST(Tensor, SizesBeyondWhatCanBeAddressedAreRejected) {
   for (Shape s : {Shape{int64_t{1} << 61}, Shape{int64_t{1} << 32, int64_t{1} << 32}}) {
     Error e = error_of([&] { Tensor::allocate(DType::kInt64, s); });
     EXPECT_EQ(e.code(), Code::kInvalidArgument) << s.to_string();
-    EXPECT_EQ(error_of([&] { Tensor::zeros(DType::kInt64, s); }).code(), Code::kInvalidArgument) << s.to_string();
+    EXPECT_EQ(error_of([&] { Tensor::zeros(DType::kInt64, s); }).code(), Code::kInvalidArgument)
+        << s.to_string();
   }
-  EXPECT_EQ(error_of([] { Tensor::allocate(DType::kBytes, Shape{INT64_MAX, 4}); }).code(), Code::kInvalidArgument);
+  EXPECT_EQ(error_of([] {
+              Tensor::allocate(DType::kBytes, Shape{INT64_MAX, 4});
+            }).code(),
+            Code::kInvalidArgument);
 }
 
 TEST(Tensor, BytesPayloadIsTheSumOfStringLengths) {
@@ -432,7 +456,8 @@ TEST(TensorOps, StackAndConcatOfBytesShareTheStringsAndKeepThemAlive) {
   b = Tensor();
   stacked = Tensor();
   EXPECT_EQ(strings_of(joined), (std::vector<std::string>{"second", "third one here", ""}));
-  EXPECT_EQ(strings_of(again), (std::vector<std::string>{"third one here", "", "first string", "second"}));
+  EXPECT_EQ(strings_of(again),
+            (std::vector<std::string>{"third one here", "", "first string", "second"}));
 }
 
 TEST(TensorOps, StackShapeMismatchNamesBothShapesAndTheComponent) {
@@ -452,7 +477,8 @@ TEST(TensorOps, StackDtypeMismatchIsRejected) {
 }
 
 TEST(TensorOps, ConcatJoinsRows) {
-  Tensor out = concat({int64_matrix(2, 2), int64_matrix(1, 2).slice(0, 1), int64_matrix(3, 2).slice(1, 3)});
+  Tensor out =
+      concat({int64_matrix(2, 2), int64_matrix(1, 2).slice(0, 1), int64_matrix(3, 2).slice(1, 3)});
   EXPECT_EQ(out.shape(), (Shape{5, 2}));
   EXPECT_EQ(values_of(out), (std::vector<int64_t>{0, 1, 2, 3, 0, 1, 2, 3, 4, 5}));
 }
@@ -476,7 +502,9 @@ TEST(TensorOps, ConcatMismatchNamesBothTensors) {
   std::string msg = e.what();
   EXPECT_NE(msg.find("int64[2,2]"), std::string::npos) << msg;
   EXPECT_NE(msg.find("int64[2,3]"), std::string::npos) << msg;
-  EXPECT_EQ(error_of([] { concat({int64_vector({1}), Tensor::zeros(DType::kInt32, Shape{1})}); }).code(),
+  EXPECT_EQ(error_of([] {
+              concat({int64_vector({1}), Tensor::zeros(DType::kInt32, Shape{1})});
+            }).code(),
             Code::kInvalidArgument);
 }
 
@@ -502,8 +530,8 @@ TEST(Half, KnownValues) {
   EXPECT_EQ(float_to_half(-0.0f), 0x8000);
   EXPECT_EQ(float_to_half(1.0f), 0x3c00);
   EXPECT_EQ(float_to_half(-2.0f), 0xc000);
-  EXPECT_EQ(float_to_half(65504.0f), 0x7bff);               // the largest finite half
-  EXPECT_EQ(float_to_half(65520.0f), 0x7c00);               // rounds to infinity
+  EXPECT_EQ(float_to_half(65504.0f), 0x7bff);  // the largest finite half
+  EXPECT_EQ(float_to_half(65520.0f), 0x7c00);  // rounds to infinity
   EXPECT_EQ(float_to_half(INFINITY), 0x7c00);
   EXPECT_EQ(float_to_half(std::ldexp(1.0f, -24)), 0x0001);  // the smallest subnormal
   EXPECT_EQ(float_to_half(std::ldexp(1.0f, -14)), 0x0400);  // the smallest normal

@@ -33,7 +33,8 @@ Tensor int64_scalar(int64_t v) {
 
 Tensor int64_vector(const std::vector<int64_t>& values) {
   Tensor t = Tensor::allocate(DType::kInt64, Shape{static_cast<int64_t>(values.size())});
-  if (!values.empty()) std::memcpy(t.mutable_data(), values.data(), values.size() * sizeof(int64_t));
+  if (!values.empty())
+    std::memcpy(t.mutable_data(), values.data(), values.size() * sizeof(int64_t));
   return t;
 }
 
@@ -55,7 +56,9 @@ std::vector<std::string> strings_of(const Tensor& t) {
   return out;
 }
 
-std::unique_ptr<Iterator> iterate(const DatasetPtr& ds) { return ds->make_iterator(IteratorContext{}); }
+std::unique_ptr<Iterator> iterate(const DatasetPtr& ds) {
+  return ds->make_iterator(IteratorContext{});
+}
 
 // At most `limit` elements, so that a broken end-of-data check cannot hang a test.
 std::vector<Element> collect(const DatasetPtr& ds, size_t limit = 100000) {
@@ -157,18 +160,21 @@ std::vector<Element> scalar_elements(int64_t n) {
 }
 
 DatasetPtr generator(std::vector<Element> elements, ElementSpec spec, int64_t fail_at = -1) {
-  return make_from_generator(std::move(spec), std::make_shared<ListGenerator>(std::move(elements), fail_at));
+  return make_from_generator(std::move(spec),
+                             std::make_shared<ListGenerator>(std::move(elements), fail_at));
 }
 
 const ElementSpec kScalarInt64{{DType::kInt64, Shape()}};
 
 DatasetPtr map_fn(DatasetPtr in, std::function<Element(const Element&)> fn, ElementSpec spec = {},
                   int64_t parallel = 1, bool deterministic = true) {
-  return make_map(std::move(in), std::make_shared<const MapFn>(std::move(fn)), std::move(spec), parallel,
-                  deterministic);
+  return make_map(std::move(in), std::make_shared<const MapFn>(std::move(fn)), std::move(spec),
+                  parallel, deterministic);
 }
 
-Element times(const Element& in, int64_t k) { return {int64_scalar(*in[0].data_as<int64_t>() * k)}; }
+Element times(const Element& in, int64_t k) {
+  return {int64_scalar(*in[0].data_as<int64_t>() * k)};
+}
 
 // ---- range ----------------------------------------------------------------------------
 
@@ -198,7 +204,8 @@ TEST(Range, ZeroStepIsRejected) {
 // Bounds at the edges of int64 must neither overflow nor stop early.
 TEST(Range, ExtremeBounds) {
   const int64_t kMax = INT64_MAX, kMin = INT64_MIN;
-  EXPECT_EQ(flat(make_range(kMax - 3, kMax, 1)), (std::vector<int64_t>{kMax - 3, kMax - 2, kMax - 1}));
+  EXPECT_EQ(flat(make_range(kMax - 3, kMax, 1)),
+            (std::vector<int64_t>{kMax - 3, kMax - 2, kMax - 1}));
   EXPECT_EQ(flat(make_range(kMin + 2, kMin, -1)), (std::vector<int64_t>{kMin + 2, kMin + 1}));
   auto wide = make_range(kMin, kMax, kMax);  // kMin, -1, kMax - 1
   EXPECT_EQ(wide->cardinality(), 3);
@@ -229,7 +236,8 @@ TEST(FromTensors, OneElementWithAllComponents) {
   auto ds = make_from_tensors({a, b});
   EXPECT_STREQ(ds->name(), "from_tensors");
   EXPECT_EQ(ds->cardinality(), 1);
-  EXPECT_EQ(ds->element_spec(), (ElementSpec{{DType::kInt64, Shape{2}}, {DType::kFloat32, Shape{1}}}));
+  EXPECT_EQ(ds->element_spec(),
+            (ElementSpec{{DType::kInt64, Shape{2}}, {DType::kFloat32, Shape{1}}}));
   auto all = collect(ds);
   ASSERT_EQ(all.size(), 1u);
   ASSERT_EQ(all[0].size(), 2u);
@@ -277,7 +285,9 @@ TEST(FromTensorSlices, RejectsScalarsMismatchedRowsAndNoComponents) {
   Error scalar = error_of([] { make_from_tensor_slices({int64_scalar(1)}); });
   EXPECT_EQ(scalar.code(), Code::kInvalidArgument);
   EXPECT_NE(std::string(scalar.what()).find("scalar"), std::string::npos) << scalar.what();
-  Error rows = error_of([] { make_from_tensor_slices({int64_vector({1, 2}), int64_vector({1, 2, 3})}); });
+  Error rows = error_of([] {
+    make_from_tensor_slices({int64_vector({1, 2}), int64_vector({1, 2, 3})});
+  });
   EXPECT_EQ(rows.code(), Code::kInvalidArgument);
   EXPECT_NE(std::string(rows.what()).find("3 rows"), std::string::npos) << rows.what();
   EXPECT_EQ(error_of([] { make_from_tensor_slices({}); }).code(), Code::kInvalidArgument);
@@ -314,14 +324,19 @@ TEST(FromGenerator, ElementsMustMatchTheSpec) {
   EXPECT_NE(msg.find("generator"), std::string::npos) << msg;
   EXPECT_NE(msg.find("int64[2]"), std::string::npos) << msg;
   // An unknown dimension in the spec accepts any size there.
-  auto flexible = generator({{int64_vector({1})}, {int64_vector({1, 2, 3})}}, {{DType::kInt64, Shape{kUnknownDim}}});
+  auto flexible = generator({{int64_vector({1})}, {int64_vector({1, 2, 3})}},
+                            {{DType::kInt64, Shape{kUnknownDim}}});
   EXPECT_EQ(collect(flexible).size(), 2u);
 }
 
 TEST(FromGenerator, InvalidSpecOrSourceIsRejected) {
-  EXPECT_EQ(error_of([] { make_from_generator({{DType::kInvalid, Shape()}}, std::make_shared<ListGenerator>(std::vector<Element>{})); }).code(),
+  EXPECT_EQ(error_of([] {
+              make_from_generator({{DType::kInvalid, Shape()}},
+                                  std::make_shared<ListGenerator>(std::vector<Element>{}));
+            }).code(),
             Code::kInvalidArgument);
-  EXPECT_EQ(error_of([] { make_from_generator(kScalarInt64, nullptr); }).code(), Code::kInvalidArgument);
+  EXPECT_EQ(error_of([] { make_from_generator(kScalarInt64, nullptr); }).code(),
+            Code::kInvalidArgument);
 }
 
 // ---- batch ----------------------------------------------------------------------------
@@ -345,9 +360,11 @@ TEST(Batch, FinalBatchIsShortUnlessDropped) {
 }
 
 TEST(Batch, BatchesOfVectorsAndSeveralComponents) {
-  auto ds = make_batch(make_from_tensor_slices({Tensor::zeros(DType::kFloat32, Shape{5, 3}), int64_vector(iota(0, 5))}), 2, false);
-  EXPECT_EQ(ds->element_spec(),
-            (ElementSpec{{DType::kFloat32, Shape{kUnknownDim, 3}}, {DType::kInt64, Shape{kUnknownDim}}}));
+  auto ds = make_batch(make_from_tensor_slices(
+                           {Tensor::zeros(DType::kFloat32, Shape{5, 3}), int64_vector(iota(0, 5))}),
+                       2, false);
+  EXPECT_EQ(ds->element_spec(), (ElementSpec{{DType::kFloat32, Shape{kUnknownDim, 3}},
+                                             {DType::kInt64, Shape{kUnknownDim}}}));
   auto all = collect(ds);
   ASSERT_EQ(all.size(), 3u);
   EXPECT_EQ(all[0][0].shape(), (Shape{2, 3}));
@@ -358,9 +375,12 @@ TEST(Batch, BatchesOfVectorsAndSeveralComponents) {
 // Elements that are produced one by one (here by a map) are stacked by copying, which
 // must handle variable-length strings.
 TEST(Batch, StacksBytes) {
-  auto strings = map_fn(
-      make_range(0, 5, 1), [](const Element& in) { return Element{bytes_scalar(std::string(static_cast<size_t>(*in[0].data_as<int64_t>()), 'x'))}; },
-      {{DType::kBytes, Shape()}});
+  auto strings = map_fn(make_range(0, 5, 1),
+                        [](const Element& in) {
+                          return Element{bytes_scalar(
+                              std::string(static_cast<size_t>(*in[0].data_as<int64_t>()), 'x'))};
+                        },
+                        {{DType::kBytes, Shape()}});
   auto all = collect(make_batch(strings, 2, false));
   ASSERT_EQ(all.size(), 3u);
   EXPECT_EQ(all[0][0].dtype(), DType::kBytes);
@@ -371,8 +391,9 @@ TEST(Batch, StacksBytes) {
 }
 
 TEST(Batch, ShapeMismatchNamesBothShapes) {
-  auto ds = make_batch(
-      generator({{int64_vector({1, 2})}, {int64_vector({1, 2, 3})}}, {{DType::kInt64, Shape{kUnknownDim}}}), 2, false);
+  auto ds = make_batch(generator({{int64_vector({1, 2})}, {int64_vector({1, 2, 3})}},
+                                 {{DType::kInt64, Shape{kUnknownDim}}}),
+                       2, false);
   Error e = iteration_error(ds);
   EXPECT_EQ(e.code(), Code::kInvalidArgument);
   std::string msg = e.what();
@@ -383,7 +404,8 @@ TEST(Batch, ShapeMismatchNamesBothShapes) {
 // num_parallel_calls > 1 stacks batches on a pool; the batches, their order, the last short
 // batch, drop_remainder and the errors are those of the sequential batch.
 TEST(Batch, ParallelAssemblyGivesTheSameBatches) {
-  auto slices = make_from_tensor_slices({Tensor::zeros(DType::kFloat32, Shape{23, 3}), int64_vector(iota(0, 23))});
+  auto slices = make_from_tensor_slices(
+      {Tensor::zeros(DType::kFloat32, Shape{23, 3}), int64_vector(iota(0, 23))});
   for (bool drop : {false, true}) {
     auto sequential = collect(make_batch(slices, 4, drop));
     for (int64_t parallel : {int64_t{2}, int64_t{8}, kAutotune}) {
@@ -393,12 +415,16 @@ TEST(Batch, ParallelAssemblyGivesTheSameBatches) {
       ASSERT_EQ(got.size(), sequential.size()) << parallel;
       for (size_t i = 0; i < got.size(); ++i) {
         EXPECT_EQ(got[i][0].shape(), sequential[i][0].shape());
-        EXPECT_EQ(values_of(got[i][1]), values_of(sequential[i][1])) << "batch " << i << ", " << parallel;
+        EXPECT_EQ(values_of(got[i][1]), values_of(sequential[i][1]))
+            << "batch " << i << ", " << parallel;
       }
     }
   }
   // A shape mismatch found on a pool thread reaches get_next after the good batches.
-  auto mixed = generator({{int64_vector({1, 2})}, {int64_vector({3, 4})}, {int64_vector({1, 2})}, {int64_vector({1, 2, 3})}},
+  auto mixed = generator({{int64_vector({1, 2})},
+                          {int64_vector({3, 4})},
+                          {int64_vector({1, 2})},
+                          {int64_vector({1, 2, 3})}},
                          {{DType::kInt64, Shape{kUnknownDim}}});
   int produced = 0;
   Error e = iteration_error(make_batch(mixed, 2, false, 4), &produced);
@@ -408,15 +434,18 @@ TEST(Batch, ParallelAssemblyGivesTheSameBatches) {
   // An input error comes after the batches before it, as in the sequential batch.
   for (int64_t parallel : {int64_t{1}, int64_t{4}}) {
     int before = 0;
-    Error failed = iteration_error(make_batch(generator(scalar_elements(10), kScalarInt64, 5), 2, false, parallel), &before);
+    Error failed = iteration_error(
+        make_batch(generator(scalar_elements(10), kScalarInt64, 5), 2, false, parallel), &before);
     EXPECT_EQ(failed.code(), Code::kDataLoss);
     EXPECT_EQ(before, 2) << parallel;
   }
   // with_inputs (used by distribution's rewrites) keeps the parallelism.
   auto rebuilt = make_batch(make_range(0, 10, 1), 3, false, 4)->with_inputs({make_range(0, 7, 1)});
   EXPECT_EQ(batches(rebuilt), (std::vector<std::vector<int64_t>>{{0, 1, 2}, {3, 4, 5}, {6}}));
-  EXPECT_EQ(error_of([&] { make_batch(make_range(0, 3, 1), 2, false, -2); }).code(), Code::kInvalidArgument);
-  EXPECT_EQ(error_of([&] { make_batch(make_range(0, 3, 1), 2, false, 1025); }).code(), Code::kInvalidArgument);
+  EXPECT_EQ(error_of([&] { make_batch(make_range(0, 3, 1), 2, false, -2); }).code(),
+            Code::kInvalidArgument);
+  EXPECT_EQ(error_of([&] { make_batch(make_range(0, 3, 1), 2, false, 1025); }).code(),
+            Code::kInvalidArgument);
 }
 
 TEST(Batch, InvalidSizeIsRejected) {
@@ -472,7 +501,8 @@ TEST(Unbatch, RowsAreViewsAndComponentsStayAligned) {
   Tensor v = int64_vector(iota(100, 106));
   Tensor m = Tensor::zeros(DType::kFloat64, Shape{6, 2});
   auto ds = make_unbatch(make_from_tensors({v, m}));
-  EXPECT_EQ(ds->element_spec(), (ElementSpec{{DType::kInt64, Shape()}, {DType::kFloat64, Shape{2}}}));
+  EXPECT_EQ(ds->element_spec(),
+            (ElementSpec{{DType::kInt64, Shape()}, {DType::kFloat64, Shape{2}}}));
   auto all = collect(ds);
   ASSERT_EQ(all.size(), 6u);
   EXPECT_EQ(all[3][0].data(), static_cast<const char*>(v.data()) + 3 * sizeof(int64_t));
@@ -481,13 +511,15 @@ TEST(Unbatch, RowsAreViewsAndComponentsStayAligned) {
 }
 
 TEST(Unbatch, SkipsEmptyBatchesAndRejectsScalars) {
-  auto with_empty = make_unbatch(generator({{int64_vector({})}, {int64_vector({1, 2})}, {int64_vector({})}, {int64_vector({3})}},
-                                           {{DType::kInt64, Shape{kUnknownDim}}}));
+  auto with_empty = make_unbatch(generator(
+      {{int64_vector({})}, {int64_vector({1, 2})}, {int64_vector({})}, {int64_vector({3})}},
+      {{DType::kInt64, Shape{kUnknownDim}}}));
   EXPECT_EQ(flat(with_empty), (std::vector<int64_t>{1, 2, 3}));
   Error e = error_of([] { make_unbatch(make_range(0, 3, 1)); });
   EXPECT_EQ(e.code(), Code::kInvalidArgument);
   EXPECT_NE(std::string(e.what()).find("scalar"), std::string::npos) << e.what();
-  EXPECT_EQ(make_unbatch(make_repeat(make_batch(make_range(0, 3, 1), 2, false), -1))->cardinality(), kInfiniteCardinality);
+  EXPECT_EQ(make_unbatch(make_repeat(make_batch(make_range(0, 3, 1), 2, false), -1))->cardinality(),
+            kInfiniteCardinality);
 }
 
 TEST(Unbatch, ComponentsWithDifferentRowCountsFail) {
@@ -544,7 +576,9 @@ TEST(Repeat, BytesBatchesSpanEpochs) {
 // filter that drops everything has an unknown cardinality, so only the iterator can tell.
 TEST(Repeat, ForeverOverAnEmptyInputTerminates) {
   EXPECT_TRUE(collect(make_repeat(make_range(0, 0, 1), -1), 10).empty());
-  auto nothing = make_filter(make_range(0, 5, 1), std::make_shared<const PredicateFn>([](const Element&) { return false; }));
+  auto nothing =
+      make_filter(make_range(0, 5, 1),
+                  std::make_shared<const PredicateFn>([](const Element&) { return false; }));
   EXPECT_TRUE(collect(make_repeat(nothing, -1), 10).empty());
   EXPECT_TRUE(collect(make_batch(make_repeat(nothing, -1), 4, false), 10).empty());
 }
@@ -552,14 +586,18 @@ TEST(Repeat, ForeverOverAnEmptyInputTerminates) {
 // tf.data's rule: repeat() of an input that may be non-empty is INFINITE, also when the
 // input's size is UNKNOWN; a finite count keeps UNKNOWN unknown.
 TEST(Repeat, ForeverOfAnUnknownInputIsInfinite) {
-  auto unknown = make_filter(make_range(0, 5, 1), std::make_shared<const PredicateFn>([](const Element&) { return true; }));
+  auto unknown =
+      make_filter(make_range(0, 5, 1),
+                  std::make_shared<const PredicateFn>([](const Element&) { return true; }));
   ASSERT_EQ(unknown->cardinality(), kUnknownCardinality);
   EXPECT_EQ(make_repeat(unknown, -1)->cardinality(), kInfiniteCardinality);
   EXPECT_EQ(make_batch(make_repeat(unknown, -1), 4, false)->cardinality(), kInfiniteCardinality);
   EXPECT_EQ(make_repeat(unknown, 3)->cardinality(), kUnknownCardinality);
   EXPECT_EQ(make_repeat(unknown, 0)->cardinality(), 0);
-  EXPECT_EQ(make_repeat(make_repeat(make_range(0, 2, 1), -1), -1)->cardinality(), kInfiniteCardinality);
-  EXPECT_EQ(make_repeat(make_repeat(make_range(0, 2, 1), -1), 2)->cardinality(), kInfiniteCardinality);
+  EXPECT_EQ(make_repeat(make_repeat(make_range(0, 2, 1), -1), -1)->cardinality(),
+            kInfiniteCardinality);
+  EXPECT_EQ(make_repeat(make_repeat(make_range(0, 2, 1), -1), 2)->cardinality(),
+            kInfiniteCardinality);
   EXPECT_EQ(make_repeat(make_take(unknown, 0), -1)->cardinality(), 0);
 }
 
@@ -598,7 +636,8 @@ TEST(Take, CountsAllAndBeyond) {
   EXPECT_EQ(make_take(forever, 25)->cardinality(), 25);
   EXPECT_EQ(flat(make_take(forever, 12)).size(), 12u);
   EXPECT_EQ(make_take(forever, -1)->cardinality(), kInfiniteCardinality);
-  auto unknown = make_filter(r, std::make_shared<const PredicateFn>([](const Element&) { return true; }));
+  auto unknown =
+      make_filter(r, std::make_shared<const PredicateFn>([](const Element&) { return true; }));
   EXPECT_EQ(make_take(unknown, 3)->cardinality(), kUnknownCardinality);
 }
 
@@ -620,8 +659,10 @@ TEST(Skip, CountsAllAndBeyond) {
   EXPECT_EQ(make_skip(r, -1)->cardinality(), 0);
   EXPECT_EQ(make_skip(r, 20)->cardinality(), 0);
   EXPECT_EQ(make_skip(make_repeat(r, -1), 3)->cardinality(), kInfiniteCardinality);
-  EXPECT_EQ(flat(make_take(make_skip(make_repeat(r, -1), 8), 4)), (std::vector<int64_t>{8, 9, 0, 1}));
-  EXPECT_EQ(batches(make_batch(make_skip(r, 7), 2, false)), (std::vector<std::vector<int64_t>>{{7, 8}, {9}}));
+  EXPECT_EQ(flat(make_take(make_skip(make_repeat(r, -1), 8), 4)),
+            (std::vector<int64_t>{8, 9, 0, 1}));
+  EXPECT_EQ(batches(make_batch(make_skip(r, 7), 2, false)),
+            (std::vector<std::vector<int64_t>>{{7, 8}, {9}}));
 }
 
 TEST(TakeSkip, CountsBelowMinusOneAreRejected) {
@@ -649,8 +690,10 @@ TEST(Shard, KeepsEveryNthElement) {
 
 TEST(Shard, ArgumentsAreValidated) {
   auto r = make_range(0, 10, 1);
-  for (auto [num, index] : std::vector<std::pair<int64_t, int64_t>>{{0, 0}, {-2, 0}, {3, 3}, {3, -2}, {3, 7}}) {
-    const int64_t shards = num, shard = index;  // C++17 lambdas cannot capture structured bindings (clang)
+  for (auto [num, index] :
+       std::vector<std::pair<int64_t, int64_t>>{{0, 0}, {-2, 0}, {3, 3}, {3, -2}, {3, 7}}) {
+    const int64_t shards = num,
+                  shard = index;  // C++17 lambdas cannot capture structured bindings (clang)
     Error e = error_of([&] { make_shard(r, shards, shard); });
     EXPECT_EQ(e.code(), Code::kInvalidArgument) << num << "," << index;
   }
@@ -739,8 +782,10 @@ TEST(Shuffle, RandomSeedStillGivesAPermutation) {
 }
 
 TEST(Shuffle, BufferSizeMustBePositive) {
-  EXPECT_EQ(error_of([] { make_shuffle(make_range(0, 3, 1), 0, 1, false); }).code(), Code::kInvalidArgument);
-  EXPECT_EQ(error_of([] { make_shuffle(make_range(0, 3, 1), -1, 1, false); }).code(), Code::kInvalidArgument);
+  EXPECT_EQ(error_of([] { make_shuffle(make_range(0, 3, 1), 0, 1, false); }).code(),
+            Code::kInvalidArgument);
+  EXPECT_EQ(error_of([] { make_shuffle(make_range(0, 3, 1), -1, 1, false); }).code(),
+            Code::kInvalidArgument);
 }
 
 // ---- map --------------------------------------------------------------------------------
@@ -757,7 +802,10 @@ TEST(Map, OutSpecDescribesTheResults) {
   ElementSpec out{{DType::kBytes, Shape()}, {DType::kInt64, Shape()}};
   auto ds = map_fn(
       make_range(0, 3, 1),
-      [](const Element& in) { return Element{bytes_scalar(std::to_string(*in[0].data_as<int64_t>())), in[0]}; }, out);
+      [](const Element& in) {
+        return Element{bytes_scalar(std::to_string(*in[0].data_as<int64_t>())), in[0]};
+      },
+      out);
   EXPECT_EQ(ds->element_spec(), out);
   auto all = collect(ds);
   ASSERT_EQ(all.size(), 3u);
@@ -766,7 +814,8 @@ TEST(Map, OutSpecDescribesTheResults) {
 }
 
 TEST(Map, ResultNotMatchingTheSpecFails) {
-  auto ds = map_fn(make_range(0, 3, 1), [](const Element&) { return Element{Tensor::zeros(DType::kFloat32, Shape())}; });
+  auto ds = map_fn(make_range(0, 3, 1),
+                   [](const Element&) { return Element{Tensor::zeros(DType::kFloat32, Shape())}; });
   Error e = iteration_error(ds);
   EXPECT_EQ(e.code(), Code::kInvalidArgument);
   std::string msg = e.what();
@@ -830,7 +879,8 @@ TEST(Map, ParallelCallsOverlap) {
     state->max_active = std::max(state->max_active, ++state->active);
     state->cv.notify_all();
     // Wait (bounded) until some call has seen a second one running at the same time.
-    state->cv.wait_for(lock, std::chrono::milliseconds(500), [&] { return state->max_active >= 2; });
+    state->cv.wait_for(lock, std::chrono::milliseconds(500),
+                       [&] { return state->max_active >= 2; });
     --state->active;
     return times(in, 1);
   };
@@ -859,13 +909,16 @@ TEST(Map, ArgumentsAreValidated) {
   EXPECT_EQ(error_of([&] { make_map(r, ok, {}, -2, true); }).code(), Code::kInvalidArgument);
   EXPECT_EQ(error_of([&] { make_map(r, ok, {}, 1025, true); }).code(), Code::kInvalidArgument);
   EXPECT_EQ(error_of([&] { make_map(r, nullptr, {}, 1, true); }).code(), Code::kInvalidArgument);
-  EXPECT_EQ(error_of([&] { make_map(r, std::make_shared<const MapFn>(), {}, 1, true); }).code(), Code::kInvalidArgument);
+  EXPECT_EQ(error_of([&] { make_map(r, std::make_shared<const MapFn>(), {}, 1, true); }).code(),
+            Code::kInvalidArgument);
   EXPECT_EQ(flat(make_map(r, ok, {}, 0, true)), iota(0, 3));  // 0 means sequential
 }
 
 // Destroying a parallel map mid-stream joins its pool without waiting for the rest.
 TEST(Map, DestroyingAParallelIteratorMidStreamIsPrompt) {
-  auto ds = map_fn(make_repeat(make_range(0, 10, 1), -1), [](const Element& in) { return times(in, 2); }, {}, 4, true);
+  auto ds = map_fn(
+      make_repeat(make_range(0, 10, 1), -1), [](const Element& in) { return times(in, 2); }, {}, 4,
+      true);
   auto it = iterate(ds);
   Element e;
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(it->next(e));
@@ -877,15 +930,18 @@ TEST(Map, DestroyingAParallelIteratorMidStreamIsPrompt) {
 // ---- filter -----------------------------------------------------------------------------
 
 TEST(Filter, KeepsMatchingElements) {
-  auto even = std::make_shared<const PredicateFn>([](const Element& e) { return *e[0].data_as<int64_t>() % 2 == 0; });
+  auto even = std::make_shared<const PredicateFn>(
+      [](const Element& e) { return *e[0].data_as<int64_t>() % 2 == 0; });
   auto ds = make_filter(make_range(0, 10, 1), even);
   EXPECT_STREQ(ds->name(), "filter");
   EXPECT_EQ(ds->cardinality(), kUnknownCardinality);
   EXPECT_EQ(ds->element_spec(), kScalarInt64);
   EXPECT_EQ(flat(ds), (std::vector<int64_t>{0, 2, 4, 6, 8}));
   EXPECT_EQ(make_filter(make_range(0, 0, 1), even)->cardinality(), 0);
-  EXPECT_EQ(batches(make_batch(ds, 2, false)), (std::vector<std::vector<int64_t>>{{0, 2}, {4, 6}, {8}}));
-  EXPECT_EQ(error_of([] { make_filter(make_range(0, 1, 1), nullptr); }).code(), Code::kInvalidArgument);
+  EXPECT_EQ(batches(make_batch(ds, 2, false)),
+            (std::vector<std::vector<int64_t>>{{0, 2}, {4, 6}, {8}}));
+  EXPECT_EQ(error_of([] { make_filter(make_range(0, 1, 1), nullptr); }).code(),
+            Code::kInvalidArgument);
 }
 
 TEST(Filter, PredicateErrorsPropagate) {
@@ -947,12 +1003,14 @@ TEST(Prefetch, SameElementsAllBufferSizes) {
     EXPECT_EQ(ds->cardinality(), 50);
     EXPECT_EQ(flat(ds), iota(0, 50)) << n;
   }
-  EXPECT_EQ(error_of([] { make_prefetch(make_range(0, 3, 1), -2); }).code(), Code::kInvalidArgument);
+  EXPECT_EQ(error_of([] { make_prefetch(make_range(0, 3, 1), -2); }).code(),
+            Code::kInvalidArgument);
 }
 
 TEST(Prefetch, ErrorsArriveAfterTheEarlierElements) {
   int produced = -1;
-  Error e = iteration_error(make_prefetch(generator(scalar_elements(10), kScalarInt64, 4), 8), &produced);
+  Error e =
+      iteration_error(make_prefetch(generator(scalar_elements(10), kScalarInt64, 4), 8), &produced);
   EXPECT_EQ(produced, 4);
   EXPECT_EQ(e.code(), Code::kDataLoss);
   EXPECT_NE(std::string(e.what()).find("element 4"), std::string::npos) << e.what();
@@ -962,8 +1020,11 @@ TEST(Prefetch, ErrorsArriveAfterTheEarlierElements) {
 // promptly.
 TEST(Prefetch, DestroyingAnIteratorMidStreamIsPrompt) {
   auto endless = make_repeat(make_range(0, 1000, 1), -1);
-  for (auto ds : {make_prefetch(endless, 16), make_prefetch(make_prefetch(endless, 4), 4),
-                  make_prefetch(map_fn(endless, [](const Element& in) { return times(in, 1); }, {}, 3, true), 8)}) {
+  for (auto ds :
+       {make_prefetch(endless, 16), make_prefetch(make_prefetch(endless, 4), 4),
+        make_prefetch(map_fn(
+                          endless, [](const Element& in) { return times(in, 1); }, {}, 3, true),
+                      8)}) {
     auto it = iterate(ds);
     Element e;
     for (int i = 0; i < 3; ++i) ASSERT_TRUE(it->next(e));
@@ -993,11 +1054,13 @@ TEST(Rebatch, RegroupsRowsAcrossInputBatches) {
 
 TEST(Rebatch, SizesCycleAndZeroGivesAnEmptyPiece) {
   auto ds = make_rebatch(make_batch(make_range(0, 10, 1), 4, false), {2, 0, 3}, false);
-  EXPECT_EQ(batches(ds), (std::vector<std::vector<int64_t>>{{0, 1}, {}, {2, 3, 4}, {5, 6}, {}, {7, 8, 9}}));
+  EXPECT_EQ(batches(ds),
+            (std::vector<std::vector<int64_t>>{{0, 1}, {}, {2, 3, 4}, {5, 6}, {}, {7, 8, 9}}));
   // Different sizes: the batch dimension is unknown even with drop_remainder.
   auto mixed = make_rebatch(make_batch(make_range(0, 10, 1), 4, false), {2, 1}, true);
   EXPECT_EQ(mixed->element_spec(), (ElementSpec{{DType::kInt64, Shape{kUnknownDim}}}));
-  EXPECT_EQ(batches(mixed), (std::vector<std::vector<int64_t>>{{0, 1}, {2}, {3, 4}, {5}, {6, 7}, {8}}));
+  EXPECT_EQ(batches(mixed),
+            (std::vector<std::vector<int64_t>>{{0, 1}, {2}, {3, 4}, {5}, {6, 7}, {8}}));
   // A leading 0 is an empty piece without reading, also before the first row.
   auto leading = make_rebatch(make_batch(make_range(0, 4, 1), 4, false), {0, 2}, false);
   EXPECT_EQ(batches(leading), (std::vector<std::vector<int64_t>>{{}, {0, 1}, {}, {2, 3}}));
@@ -1041,7 +1104,8 @@ TEST(Rebatch, ArgumentsAreValidated) {
   Error neg = error_of([&] { make_rebatch(b, {2, -1}, false); });
   EXPECT_EQ(neg.code(), Code::kInvalidArgument);
   EXPECT_NE(std::string(neg.what()).find("-1"), std::string::npos) << neg.what();
-  EXPECT_EQ(error_of([] { make_rebatch(make_range(0, 3, 1), {2}, false); }).code(), Code::kInvalidArgument);
+  EXPECT_EQ(error_of([] { make_rebatch(make_range(0, 3, 1), {2}, false); }).code(),
+            Code::kInvalidArgument);
   EXPECT_EQ(make_rebatch(make_repeat(b, -1), {3}, false)->cardinality(), kInfiniteCardinality);
 }
 
@@ -1064,9 +1128,12 @@ TEST(Interleave, CyclesThroughOpenDatasetsLikeTfData) {
   EXPECT_EQ(ds->cardinality(), kUnknownCardinality);
   // tf.data: range(3).interleave(lambda x: range(10x, 10x+3), cycle_length=2, block_length=1)
   EXPECT_EQ(flat(ds), (std::vector<int64_t>{0, 10, 1, 11, 2, 12, 20, 21, 22}));
-  EXPECT_EQ(flat(interleave_tens(make_range(0, 2, 1), 2, 2)), (std::vector<int64_t>{0, 1, 10, 11, 2, 12}));
-  EXPECT_EQ(flat(interleave_tens(make_range(0, 3, 1), 1, 1)), (std::vector<int64_t>{0, 1, 2, 10, 11, 12, 20, 21, 22}));
-  EXPECT_EQ(flat(interleave_tens(make_range(0, 3, 1), 5, 2)), (std::vector<int64_t>{0, 1, 10, 11, 20, 21, 2, 12, 22}));
+  EXPECT_EQ(flat(interleave_tens(make_range(0, 2, 1), 2, 2)),
+            (std::vector<int64_t>{0, 1, 10, 11, 2, 12}));
+  EXPECT_EQ(flat(interleave_tens(make_range(0, 3, 1), 1, 1)),
+            (std::vector<int64_t>{0, 1, 2, 10, 11, 12, 20, 21, 22}));
+  EXPECT_EQ(flat(interleave_tens(make_range(0, 3, 1), 5, 2)),
+            (std::vector<int64_t>{0, 1, 10, 11, 20, 21, 2, 12, 22}));
   EXPECT_EQ(interleave_tens(make_range(0, 0, 1), 2, 1)->cardinality(), 0);
   EXPECT_TRUE(flat(interleave_tens(make_range(0, 0, 1), 2, 1)).empty());
 }
@@ -1085,8 +1152,10 @@ TEST(Interleave, ParallelReadingKeepsOrderOrDeliversAll) {
 }
 
 TEST(Interleave, DatasetsNotMatchingTheSpecAndFunctionErrorsFail) {
-  auto wrong = std::make_shared<const InterleaveFn>([](const Element&) { return make_batch(make_range(0, 3, 1), 2, false); });
-  Error e = iteration_error(make_interleave(make_range(0, 2, 1), wrong, kScalarInt64, 2, 1, 1, true));
+  auto wrong = std::make_shared<const InterleaveFn>(
+      [](const Element&) { return make_batch(make_range(0, 3, 1), 2, false); });
+  Error e =
+      iteration_error(make_interleave(make_range(0, 2, 1), wrong, kScalarInt64, 2, 1, 1, true));
   EXPECT_EQ(e.code(), Code::kInvalidArgument);
   EXPECT_NE(std::string(e.what()).find("int64[2]"), std::string::npos) << e.what();
 
@@ -1095,23 +1164,31 @@ TEST(Interleave, DatasetsNotMatchingTheSpecAndFunctionErrorsFail) {
     return make_range(0, 2, 1);
   });
   int produced = -1;
-  Error f = iteration_error(make_interleave(make_range(0, 3, 1), failing, kScalarInt64, 1, 1, 1, true), &produced);
+  Error f = iteration_error(
+      make_interleave(make_range(0, 3, 1), failing, kScalarInt64, 1, 1, 1, true), &produced);
   EXPECT_EQ(produced, 2);
   EXPECT_EQ(f.code(), Code::kNotFound);
 }
 
 TEST(Interleave, ArgumentsAreValidated) {
-  auto fn = std::make_shared<const InterleaveFn>([](const Element&) { return make_range(0, 1, 1); });
+  auto fn =
+      std::make_shared<const InterleaveFn>([](const Element&) { return make_range(0, 1, 1); });
   auto r = make_range(0, 3, 1);
-  EXPECT_EQ(error_of([&] { make_interleave(r, fn, {}, 2, 1, 1, true); }).code(), Code::kInvalidArgument);
-  EXPECT_EQ(error_of([&] { make_interleave(r, fn, kScalarInt64, 0, 1, 1, true); }).code(), Code::kInvalidArgument);
-  EXPECT_EQ(error_of([&] { make_interleave(r, fn, kScalarInt64, 2, 0, 1, true); }).code(), Code::kInvalidArgument);
-  EXPECT_EQ(error_of([&] { make_interleave(r, fn, kScalarInt64, 2, 1, -2, true); }).code(), Code::kInvalidArgument);
-  EXPECT_EQ(error_of([&] { make_interleave(r, nullptr, kScalarInt64, 2, 1, 1, true); }).code(), Code::kInvalidArgument);
+  EXPECT_EQ(error_of([&] { make_interleave(r, fn, {}, 2, 1, 1, true); }).code(),
+            Code::kInvalidArgument);
+  EXPECT_EQ(error_of([&] { make_interleave(r, fn, kScalarInt64, 0, 1, 1, true); }).code(),
+            Code::kInvalidArgument);
+  EXPECT_EQ(error_of([&] { make_interleave(r, fn, kScalarInt64, 2, 0, 1, true); }).code(),
+            Code::kInvalidArgument);
+  EXPECT_EQ(error_of([&] { make_interleave(r, fn, kScalarInt64, 2, 1, -2, true); }).code(),
+            Code::kInvalidArgument);
+  EXPECT_EQ(error_of([&] { make_interleave(r, nullptr, kScalarInt64, 2, 1, 1, true); }).code(),
+            Code::kInvalidArgument);
 }
 
 TEST(Interleave, DestroyingAParallelIteratorMidStreamIsPrompt) {
-  auto fn = std::make_shared<const InterleaveFn>([](const Element&) { return make_repeat(make_range(0, 5, 1), -1); });
+  auto fn = std::make_shared<const InterleaveFn>(
+      [](const Element&) { return make_repeat(make_range(0, 5, 1), -1); });
   auto ds = make_interleave(make_range(0, 4, 1), fn, kScalarInt64, 4, 1, 4, false);
   auto it = iterate(ds);
   Element e;
@@ -1157,12 +1234,14 @@ TEST(WithOptions, OptionsReachDownstreamNodes) {
 TEST(Graph, WithInputsKeepsEachNodesParameters) {
   auto small = make_range(0, 10, 1);
   auto big = make_range(100, 120, 1);
-  auto keep = std::make_shared<const PredicateFn>([](const Element& e) { return *e[0].data_as<int64_t>() % 2 == 0; });
+  auto keep = std::make_shared<const PredicateFn>(
+      [](const Element& e) { return *e[0].data_as<int64_t>() % 2 == 0; });
   std::vector<DatasetPtr> nodes = {
-      make_batch(small, 3, true),       make_repeat(small, 2),       make_take(small, 3),
-      make_skip(small, 7),              make_shard(small, 4, 1),     make_shuffle(small, 1, 3, false),
-      make_filter(small, keep),         make_enumerate(small, 50),   make_prefetch(small, 2),
-      map_fn(small, [](const Element& in) { return times(in, -1); })};
+      make_batch(small, 3, true), make_repeat(small, 2),
+      make_take(small, 3),        make_skip(small, 7),
+      make_shard(small, 4, 1),    make_shuffle(small, 1, 3, false),
+      make_filter(small, keep),   make_enumerate(small, 50),
+      make_prefetch(small, 2),    map_fn(small, [](const Element& in) { return times(in, -1); })};
   std::vector<std::vector<int64_t>> expected = {
       {100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117},
       {},  // repeat: computed below
@@ -1260,7 +1339,9 @@ TEST(Sticky, TransformsStayEnded) {
   EXPECT_EQ(endless_after(make_prefetch(r, 2)), 10);
   EXPECT_EQ(endless_after(make_rebatch(make_batch(r, 4, false), {3, 0}, false)), 7);
   EXPECT_EQ(endless_after(make_unbatch(make_batch(r, 4, false))), 10);
-  EXPECT_EQ(endless_after(map_fn(r, [](const Element& in) { return in; }, {}, 3, false)), 10);
+  EXPECT_EQ(endless_after(map_fn(
+                r, [](const Element& in) { return in; }, {}, 3, false)),
+            10);
 }
 
 // ---- deep pipelines ---------------------------------------------------------------------
@@ -1282,7 +1363,9 @@ TEST(DeepPipeline, AMillionTakesStopAtTheLimitAndFree) {
     }
   }
   EXPECT_EQ(code, Code::kInvalidArgument);
-  EXPECT_NE(message.find("pipeline is 10001 operations deep; the limit is 10000"), std::string::npos) << message;
+  EXPECT_NE(message.find("pipeline is 10001 operations deep; the limit is 10000"),
+            std::string::npos)
+      << message;
   EXPECT_EQ(ds->depth(), kMaxPipelineDepth);
   EXPECT_EQ(ds->cardinality(), 3);
   EXPECT_EQ(flat(ds), (std::vector<int64_t>{0, 1, 2}));

@@ -69,31 +69,40 @@ TEST_F(TextLines, NameSpecAndCardinality) {
 }
 
 TEST_F(TextLines, LfCrlfAndMissingFinalNewline) {
-  EXPECT_EQ(lines(make_text_lines({write("lf.txt", "one\ntwo\n")})), (std::vector<std::string>{"one", "two"}));
-  EXPECT_EQ(lines(make_text_lines({write("crlf.txt", "one\r\ntwo\r\n")})), (std::vector<std::string>{"one", "two"}));
-  EXPECT_EQ(lines(make_text_lines({write("last.txt", "one\ntwo")})), (std::vector<std::string>{"one", "two"}));
-  EXPECT_EQ(lines(make_text_lines({write("mixed.txt", "a\r\nb\nc")})), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(lines(make_text_lines({write("lf.txt", "one\ntwo\n")})),
+            (std::vector<std::string>{"one", "two"}));
+  EXPECT_EQ(lines(make_text_lines({write("crlf.txt", "one\r\ntwo\r\n")})),
+            (std::vector<std::string>{"one", "two"}));
+  EXPECT_EQ(lines(make_text_lines({write("last.txt", "one\ntwo")})),
+            (std::vector<std::string>{"one", "two"}));
+  EXPECT_EQ(lines(make_text_lines({write("mixed.txt", "a\r\nb\nc")})),
+            (std::vector<std::string>{"a", "b", "c"}));
   // A lone CR inside a line is content, not a line end.
-  EXPECT_EQ(lines(make_text_lines({write("cr.txt", "a\rb\n")})), (std::vector<std::string>{"a\rb"}));
+  EXPECT_EQ(lines(make_text_lines({write("cr.txt", "a\rb\n")})),
+            (std::vector<std::string>{"a\rb"}));
 }
 
 TEST_F(TextLines, EmptyLinesAndEmptyFiles) {
-  EXPECT_EQ(lines(make_text_lines({write("blank.txt", "\n\nx\n\n")})), (std::vector<std::string>{"", "", "x", ""}));
+  EXPECT_EQ(lines(make_text_lines({write("blank.txt", "\n\nx\n\n")})),
+            (std::vector<std::string>{"", "", "x", ""}));
   EXPECT_TRUE(lines(make_text_lines({write("empty.txt", "")})).empty());
   EXPECT_EQ(lines(make_text_lines({write("nl.txt", "\n")})), (std::vector<std::string>{""}));
-  EXPECT_EQ(lines(make_text_lines({write("crlf_only.txt", "\r\n")})), (std::vector<std::string>{""}));
+  EXPECT_EQ(lines(make_text_lines({write("crlf_only.txt", "\r\n")})),
+            (std::vector<std::string>{""}));
 }
 
 TEST_F(TextLines, FilesAreReadInOrderAcrossEmptyOnes) {
   auto a = write("a.txt", "a1\na2");  // no final newline: a2 must not merge with b1
   auto e = write("e.txt", "");
   auto b = write("b.txt", "b1\n");
-  EXPECT_EQ(lines(make_text_lines({a, e, b, a})), (std::vector<std::string>{"a1", "a2", "b1", "a1", "a2"}));
+  EXPECT_EQ(lines(make_text_lines({a, e, b, a})),
+            (std::vector<std::string>{"a1", "a2", "b1", "a1", "a2"}));
 }
 
 TEST_F(TextLines, LongLinesAndEmbeddedNul) {
   std::string long_line(100000, 'q');
-  auto all = lines(make_text_lines({write("long.txt", long_line + "\nshort\n" + std::string("a\0b", 3) + "\n")}));
+  auto all = lines(make_text_lines(
+      {write("long.txt", long_line + "\nshort\n" + std::string("a\0b", 3) + "\n")}));
   ASSERT_EQ(all.size(), 3u);
   EXPECT_EQ(all[0], long_line);
   EXPECT_EQ(all[1], "short");  // the reused line buffer must not leak the long line's tail
@@ -206,7 +215,8 @@ TEST_F(TextLines, InterleavedTextFiles) {
   write("p2.txt", "b1\nb2\n");
   auto fn = std::make_shared<const InterleaveFn>(
       [](const Element& in) { return make_text_lines({std::string(in[0].string(0))}); });
-  auto ds = make_interleave(make_list_files({dir_ + "/p*.txt"}, false, 0), fn, {{DType::kBytes, Shape()}}, 2, 1, 1, true);
+  auto ds = make_interleave(make_list_files({dir_ + "/p*.txt"}, false, 0), fn,
+                            {{DType::kBytes, Shape()}}, 2, 1, 1, true);
   EXPECT_EQ(lines(ds), (std::vector<std::string>{"a1", "b1", "a2", "b2", "a3"}));
 }
 

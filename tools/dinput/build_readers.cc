@@ -30,13 +30,13 @@ struct ReaderConfig {
   int64_t footer_bytes = 0;
 };
 
-bool reader_kind_of(const std::string &name, ReaderKind *out) {
-  static const std::pair<const char *, ReaderKind> kReaders[] = {
+bool reader_kind_of(const std::string& name, ReaderKind* out) {
+  static const std::pair<const char*, ReaderKind> kReaders[] = {
       {"records", ReaderKind::kRecords},
       {"text_lines", ReaderKind::kTextLines},
       {"fixed_length_records", ReaderKind::kFixedLengthRecords},
   };
-  for (const auto &reader : kReaders) {
+  for (const auto& reader : kReaders) {
     if (name == reader.first) {
       *out = reader.second;
       return true;
@@ -45,19 +45,19 @@ bool reader_kind_of(const std::string &name, ReaderKind *out) {
   return false;
 }
 
-void parse_reader_config(ReaderKind kind, const Args &args, ReaderConfig *out) {
+void parse_reader_config(ReaderKind kind, const Args& args, ReaderConfig* out) {
   ReaderConfig config;
   config.kind = kind;
   switch (kind) {
     case ReaderKind::kRecords: {
-      const Value *v = args.get("compression");
+      const Value* v = args.get("compression");
       if (v != nullptr && v->kind != Value::Kind::kNone) {
         if (v->kind != Value::Kind::kString) {
           throw args.type_error("compression", kCompressionChoices, *v);
         }
         if (!parse_compression(v->text, &config.compression)) {
           throw args.error("compression", std::string("must be one of ") + kCompressionChoices +
-                                               ", got \"" + v->text + "\"");
+                                              ", got \"" + v->text + "\"");
         }
       }
       int_at_least(args, "buffer_size", 0, 0, &config.buffer_size);
@@ -67,7 +67,7 @@ void parse_reader_config(ReaderKind kind, const Args &args, ReaderConfig *out) {
       args.get_int("record_bytes", &config.record_bytes);
       if (config.record_bytes < 1) {
         throw args.error("record_bytes",
-                          "must be >= 1, got " + std::to_string(config.record_bytes));
+                         "must be >= 1, got " + std::to_string(config.record_bytes));
       }
       int_at_least(args, "header_bytes", 0, 0, &config.header_bytes);
       int_at_least(args, "footer_bytes", 0, 0, &config.footer_bytes);
@@ -80,14 +80,14 @@ void parse_reader_config(ReaderKind kind, const Args &args, ReaderConfig *out) {
 
 // The argument `name`: a string or a list of strings, none with a NUL byte (the C API takes
 
-void make_reader(const ReaderConfig &config, const std::vector<std::string> &files,
-                  DatasetPtr *out) {
-  std::vector<const char *> names;
-  for (const std::string &f : files) names.push_back(f.c_str());
-  dinput_dataset_t *made = nullptr;
+void make_reader(const ReaderConfig& config, const std::vector<std::string>& files,
+                 DatasetPtr* out) {
+  std::vector<const char*> names;
+  for (const std::string& f : files) names.push_back(f.c_str());
+  dinput_dataset_t* made = nullptr;
   switch (config.kind) {
     case ReaderKind::kRecords: {
-      dinput_records_options_t *raw = nullptr;
+      dinput_records_options_t* raw = nullptr;
       dinput_status_t code = dinput_records_options_new(&raw);
       check(code, "dinput_records_options_new");
       RecordsOptionsPtr options(raw);
@@ -96,21 +96,21 @@ void make_reader(const ReaderConfig &config, const std::vector<std::string> &fil
       code = dinput_records_options_set_buffer_size(options.get(), config.buffer_size);
       check(code, "dinput_records_options_set_buffer_size");
       return adopt(dinput_dataset_records(&made, names.data(), names.size(), options.get()), &made,
-                  "records", out);
+                   "records", out);
     }
     case ReaderKind::kTextLines:
-      return adopt(dinput_dataset_text_lines(&made, names.data(), names.size()), &made, "text_lines",
-                  out);
+      return adopt(dinput_dataset_text_lines(&made, names.data(), names.size()), &made,
+                   "text_lines", out);
     case ReaderKind::kFixedLengthRecords:
       return adopt(dinput_dataset_fixed_length_records(&made, names.data(), names.size(),
-                                                      config.record_bytes, config.header_bytes,
-                                                      config.footer_bytes),
-                  &made, "fixed_length_records", out);
+                                                       config.record_bytes, config.header_bytes,
+                                                       config.footer_bytes),
+                   &made, "fixed_length_records", out);
   }
   throw Failure(DINPUT_INTERNAL, "unknown reader");
 }
 
-void build_reader_source(ReaderKind kind, const Args &args, DatasetPtr *out) {
+void build_reader_source(ReaderKind kind, const Args& args, DatasetPtr* out) {
   std::vector<std::string> files;
   file_names(args, "filenames", &files);
   ReaderConfig config;
@@ -119,8 +119,8 @@ void build_reader_source(ReaderKind kind, const Args &args, DatasetPtr *out) {
 }
 
 // The READER argument of interleave(): a reader's bare name or a call of it without files.
-void parse_interleave_reader(const Args &args, ReaderConfig *out) {
-  const Value &v = *args.get("map_func");
+void parse_interleave_reader(const Args& args, ReaderConfig* out) {
+  const Value& v = *args.get("map_func");
   const std::string wanted =
       "a reader: records, text_lines or fixed_length_records(record_bytes=N), optionally "
       "called with its options but no files, e.g. records(compression=\"ZSTD\")";
@@ -129,13 +129,13 @@ void parse_interleave_reader(const Args &args, ReaderConfig *out) {
       !reader_kind_of(v.text, &kind)) {
     if (v.kind == Value::Kind::kName || v.kind == Value::Kind::kCall) {
       throw args.error("map_func", "must be " + wanted + ", got '" + v.text + "' at position " +
-                                        std::to_string(v.pos));
+                                       std::to_string(v.pos));
     }
     throw args.type_error("map_func", wanted, v);
   }
   // Bind the reader's own arguments as if it were called without its first parameter, the
   // files, which interleave supplies: records("ZSTD") is records(compression="ZSTD").
-  const FunctionSpec *source = find_function(v.text);
+  const FunctionSpec* source = find_function(v.text);
   FunctionSpec reader = *source;
   reader.params.erase(reader.params.begin());
   std::string usage = std::string(source->usage);
@@ -149,7 +149,7 @@ void parse_interleave_reader(const Args &args, ReaderConfig *out) {
   call.name = v.text;
   call.pos = v.pos;
   call.args = v.args;
-  for (const Argument &arg : call.args) {
+  for (const Argument& arg : call.args) {
     // Files given by keyword, or positionally where no option of the reader takes a list
     // or (except records' compression) a string, are files: say so rather than report a
     // type error of the option they would bind to.
@@ -173,10 +173,11 @@ void parse_interleave_reader(const Args &args, ReaderConfig *out) {
 
 // interleave()'s callback: the reader of the one file named by `in`. Nothing may throw out
 // of a callback into the library, hence call_from_library.
-dinput_status_t reader_for_file(dinput_dataset_t **out, const dinput_element_t *in, void *user_data) {
+dinput_status_t reader_for_file(dinput_dataset_t** out, const dinput_element_t* in,
+                                void* user_data) {
   return call_from_library([&] {
-    const ReaderConfig &config = *static_cast<const ReaderConfig *>(user_data);
-    const char *name = nullptr;
+    const ReaderConfig& config = *static_cast<const ReaderConfig*>(user_data);
+    const char* name = nullptr;
     size_t size = 0;
     check(dinput_tensor_string_view(&name, &size, dinput_element_get(in, 0), 0),
           "dinput_tensor_string_view");
@@ -190,11 +191,11 @@ dinput_status_t reader_for_file(dinput_dataset_t **out, const dinput_element_t *
   });
 }
 
-void free_reader_config(void *user_data) { delete static_cast<ReaderConfig *>(user_data); }
+void free_reader_config(void* user_data) { delete static_cast<ReaderConfig*>(user_data); }
 
 // Fails unless the elements of `input` are file names: bytes scalars.
-void check_file_name_input(const dinput_dataset_t *input) {
-  dinput_spec_t *raw = nullptr;
+void check_file_name_input(const dinput_dataset_t* input) {
+  dinput_spec_t* raw = nullptr;
   dinput_status_t code = dinput_dataset_element_spec(&raw, input);
   check(code, "dinput_dataset_element_spec");
   SpecPtr spec(raw);
@@ -216,19 +217,19 @@ void check_file_name_input(const dinput_dataset_t *input) {
 
 }  // namespace
 
-void build_text_lines(const Args &args, const dinput_dataset_t *, DatasetPtr *out) {
+void build_text_lines(const Args& args, const dinput_dataset_t*, DatasetPtr* out) {
   build_reader_source(ReaderKind::kTextLines, args, out);
 }
 
-void build_records(const Args &args, const dinput_dataset_t *, DatasetPtr *out) {
+void build_records(const Args& args, const dinput_dataset_t*, DatasetPtr* out) {
   build_reader_source(ReaderKind::kRecords, args, out);
 }
 
-void build_fixed_length_records(const Args &args, const dinput_dataset_t *, DatasetPtr *out) {
+void build_fixed_length_records(const Args& args, const dinput_dataset_t*, DatasetPtr* out) {
   build_reader_source(ReaderKind::kFixedLengthRecords, args, out);
 }
 
-void build_interleave(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+void build_interleave(const Args& args, const dinput_dataset_t* input, DatasetPtr* out) {
   ReaderConfig config;
   parse_interleave_reader(args, &config);
   int64_t cycle_length = 0, block_length = 0, num_parallel_calls = 0;
@@ -237,12 +238,12 @@ void build_interleave(const Args &args, const dinput_dataset_t *input, DatasetPt
   // None, as in tf.data, reads the open files one after another on the consumer's thread.
   args.get_int("num_parallel_calls", &num_parallel_calls, {kAutotune}, true, 1);
   // None leaves deterministic unset: with_options' default applies, as in tf.data.
-  const Value *deterministic_value = args.get("deterministic");
+  const Value* deterministic_value = args.get("deterministic");
   bool deterministic = true;
   args.get_bool("deterministic", &deterministic, true, true);
   check_file_name_input(input);
 
-  dinput_interleave_options_t *raw_options = nullptr;
+  dinput_interleave_options_t* raw_options = nullptr;
   dinput_status_t code = dinput_interleave_options_new(&raw_options);
   check(code, "dinput_interleave_options_new");
   InterleaveOptionsPtr options(raw_options);
@@ -258,7 +259,7 @@ void build_interleave(const Args &args, const dinput_dataset_t *input, DatasetPt
     check(code, "interleave");
   }
 
-  dinput_spec_t *raw_spec = nullptr;
+  dinput_spec_t* raw_spec = nullptr;
   code = dinput_spec_new(&raw_spec);
   check(code, "dinput_spec_new");
   SpecPtr spec(raw_spec);
@@ -267,11 +268,11 @@ void build_interleave(const Args &args, const dinput_dataset_t *input, DatasetPt
 
   // The library owns the config from here on, also when the call fails (it then frees it),
   // so the tool never frees it itself.
-  ReaderConfig *user_data = new ReaderConfig(config);
-  dinput_dataset_t *made = nullptr;
+  ReaderConfig* user_data = new ReaderConfig(config);
+  dinput_dataset_t* made = nullptr;
   adopt(dinput_dataset_interleave(&made, input, reader_for_file, spec.get(), user_data,
-                                 free_reader_config, options.get()),
-       &made, "interleave", out);
+                                  free_reader_config, options.get()),
+        &made, "interleave", out);
 }
 
 }  // namespace builder

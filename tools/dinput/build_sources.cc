@@ -8,7 +8,7 @@
 namespace dinput_tool {
 namespace builder {
 
-void build_range(const Args &args, const dinput_dataset_t *, DatasetPtr *out) {
+void build_range(const Args& args, const dinput_dataset_t*, DatasetPtr* out) {
   int64_t a = 0, b = 0, step = 1;
   // range(x) means range(0, x): its only argument is the stop.
   args.get_int_shown_as("start", args.get("stop") != nullptr ? "start" : "stop", &a);
@@ -19,26 +19,25 @@ void build_range(const Args &args, const dinput_dataset_t *, DatasetPtr *out) {
     start = a;
     stop = b;
   }
-  dinput_dataset_t *made = nullptr;
+  dinput_dataset_t* made = nullptr;
   adopt(dinput_dataset_range(&made, start, stop, step), &made, "range", out);
 }
 
-void build_from_tensors(const Args &args, const dinput_dataset_t *, DatasetPtr *out) {
+void build_from_tensors(const Args& args, const dinput_dataset_t*, DatasetPtr* out) {
   ElementPtr element;
   element_from_literal(*args.get("tensors"), args.function(), &element);
-  dinput_dataset_t *made = nullptr;
+  dinput_dataset_t* made = nullptr;
   adopt(dinput_dataset_from_tensors(&made, element.get()), &made, "from_tensors", out);
 }
 
-void build_from_tensor_slices(const Args &args, const dinput_dataset_t *, DatasetPtr *out) {
+void build_from_tensor_slices(const Args& args, const dinput_dataset_t*, DatasetPtr* out) {
   ElementPtr element;
   element_from_literal(*args.get("tensors"), args.function(), &element);
-  dinput_dataset_t *made = nullptr;
-  adopt(dinput_dataset_from_tensor_slices(&made, element.get()), &made, "from_tensor_slices",
-       out);
+  dinput_dataset_t* made = nullptr;
+  adopt(dinput_dataset_from_tensor_slices(&made, element.get()), &made, "from_tensor_slices", out);
 }
 
-void build_list_files(const Args &args, const dinput_dataset_t *, DatasetPtr *out) {
+void build_list_files(const Args& args, const dinput_dataset_t*, DatasetPtr* out) {
   std::vector<std::string> patterns;
   file_names(args, "file_pattern", &patterns);
   // Unlike tf.data (whose default is shuffle=True), the tool lists files sorted unless asked
@@ -51,7 +50,7 @@ void build_list_files(const Args &args, const dinput_dataset_t *, DatasetPtr *ou
     // The C API reserves negative seeds for "random"; an explicit seed must be honoured.
     throw args.error("seed", "must be >= 0 or None");
   }
-  dinput_list_files_options_t *raw = nullptr;
+  dinput_list_files_options_t* raw = nullptr;
   dinput_status_t code = dinput_list_files_options_new(&raw);
   check(code, "dinput_list_files_options_new");
   ListFilesOptionsPtr options(raw);
@@ -62,11 +61,11 @@ void build_list_files(const Args &args, const dinput_dataset_t *, DatasetPtr *ou
     code = dinput_list_files_options_set_seed(options.get(), seed, 0);
     check(code, "list_files");
   }
-  std::vector<const char *> names;
-  for (const std::string &p : patterns) names.push_back(p.c_str());
-  dinput_dataset_t *made = nullptr;
+  std::vector<const char*> names;
+  for (const std::string& p : patterns) names.push_back(p.c_str());
+  dinput_dataset_t* made = nullptr;
   adopt(dinput_dataset_list_files(&made, names.data(), names.size(), options.get()), &made,
-       "list_files", out);
+        "list_files", out);
 }
 
 }  // namespace builder

@@ -8,14 +8,14 @@
 namespace dinput_tool {
 namespace builder {
 
-void build_batch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+void build_batch(const Args& args, const dinput_dataset_t* input, DatasetPtr* out) {
   int64_t batch_size = 0, num_parallel_calls = 1;
   bool drop_remainder = false, deterministic = true;
   args.get_int("batch_size", &batch_size);
   args.get_bool("drop_remainder", &drop_remainder, false);
   args.get_int("num_parallel_calls", &num_parallel_calls, {kAutotune}, true, 1);
   args.get_bool("deterministic", &deterministic, true, true);
-  dinput_batch_options_t *raw = nullptr;
+  dinput_batch_options_t* raw = nullptr;
   dinput_status_t code = dinput_batch_options_new(&raw);
   check(code, "dinput_batch_options_new");
   BatchOptionsPtr options(raw);
@@ -23,24 +23,24 @@ void build_batch(const Args &args, const dinput_dataset_t *input, DatasetPtr *ou
   check(code, "batch");
   code = dinput_batch_options_set_num_parallel_calls(options.get(), num_parallel_calls);
   check(code, "batch");
-  const Value *deterministic_value = args.get("deterministic");
+  const Value* deterministic_value = args.get("deterministic");
   if (deterministic_value != nullptr && deterministic_value->kind != Value::Kind::kNone) {
     code = dinput_batch_options_set_deterministic(
         options.get(), deterministic ? DINPUT_DETERMINISTIC_TRUE : DINPUT_DETERMINISTIC_FALSE);
     check(code, "batch");
   }
-  dinput_dataset_t *made = nullptr;
+  dinput_dataset_t* made = nullptr;
   adopt(dinput_dataset_batch(&made, input, batch_size, options.get()), &made, "batch", out);
 }
 
-void build_repeat(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+void build_repeat(const Args& args, const dinput_dataset_t* input, DatasetPtr* out) {
   int64_t count = 0;
   args.get_int("count", &count, {}, true, DINPUT_REPEAT_FOREVER);
-  dinput_dataset_t *made = nullptr;
+  dinput_dataset_t* made = nullptr;
   adopt(dinput_dataset_repeat(&made, input, count), &made, "repeat", out);
 }
 
-void build_shuffle(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+void build_shuffle(const Args& args, const dinput_dataset_t* input, DatasetPtr* out) {
   int64_t buffer_size = 0, seed = -1;
   bool reshuffle = true;
   args.get_int("buffer_size", &buffer_size);
@@ -50,7 +50,7 @@ void build_shuffle(const Args &args, const dinput_dataset_t *input, DatasetPtr *
     throw args.error("seed", "must be >= 0 or None");
   }
   args.get_bool("reshuffle_each_iteration", &reshuffle, true);
-  dinput_shuffle_options_t *raw = nullptr;
+  dinput_shuffle_options_t* raw = nullptr;
   dinput_status_t code = dinput_shuffle_options_new(&raw);
   check(code, "dinput_shuffle_options_new");
   ShuffleOptionsPtr options(raw);
@@ -61,69 +61,68 @@ void build_shuffle(const Args &args, const dinput_dataset_t *input, DatasetPtr *
   }
   code = dinput_shuffle_options_set_reshuffle_each_iteration(options.get(), reshuffle ? 1 : 0);
   check(code, "shuffle");
-  dinput_dataset_t *made = nullptr;
-  adopt(dinput_dataset_shuffle(&made, input, buffer_size, options.get()), &made, "shuffle",
-       out);
+  dinput_dataset_t* made = nullptr;
+  adopt(dinput_dataset_shuffle(&made, input, buffer_size, options.get()), &made, "shuffle", out);
 }
 
-void build_shard(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+void build_shard(const Args& args, const dinput_dataset_t* input, DatasetPtr* out) {
   int64_t num_shards = 0, index = 0;
   args.get_int("num_shards", &num_shards, {kShardHint});
   args.get_int("index", &index, {kShardHint});
-  dinput_dataset_t *made = nullptr;
+  dinput_dataset_t* made = nullptr;
   adopt(dinput_dataset_shard(&made, input, num_shards, index), &made, "shard", out);
 }
 
-void build_take(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+void build_take(const Args& args, const dinput_dataset_t* input, DatasetPtr* out) {
   int64_t count = 0;
   args.get_int("count", &count);
-  dinput_dataset_t *made = nullptr;
+  dinput_dataset_t* made = nullptr;
   adopt(dinput_dataset_take(&made, input, count), &made, "take", out);
 }
 
-void build_skip(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+void build_skip(const Args& args, const dinput_dataset_t* input, DatasetPtr* out) {
   int64_t count = 0;
   args.get_int("count", &count);
-  dinput_dataset_t *made = nullptr;
+  dinput_dataset_t* made = nullptr;
   adopt(dinput_dataset_skip(&made, input, count), &made, "skip", out);
 }
 
-void build_enumerate(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+void build_enumerate(const Args& args, const dinput_dataset_t* input, DatasetPtr* out) {
   int64_t start = 0;
   args.get_int("start", &start, {}, false, 0);
-  dinput_dataset_t *made = nullptr;
+  dinput_dataset_t* made = nullptr;
   adopt(dinput_dataset_enumerate(&made, input, start), &made, "enumerate", out);
 }
 
-void build_unbatch(const Args &, const dinput_dataset_t *input, DatasetPtr *out) {
-  dinput_dataset_t *made = nullptr;
+void build_unbatch(const Args&, const dinput_dataset_t* input, DatasetPtr* out) {
+  dinput_dataset_t* made = nullptr;
   adopt(dinput_dataset_unbatch(&made, input), &made, "unbatch", out);
 }
 
-void build_rebatch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+void build_rebatch(const Args& args, const dinput_dataset_t* input, DatasetPtr* out) {
   std::vector<int64_t> sizes;
   bool drop_remainder = false;
   args.get_ints("batch_size", &sizes);
   args.get_bool("drop_remainder", &drop_remainder, false);
-  dinput_dataset_t *made = nullptr;
-  adopt(dinput_dataset_rebatch(&made, input, sizes.data(), sizes.size(), drop_remainder),
-       &made, "rebatch", out);
+  dinput_dataset_t* made = nullptr;
+  adopt(dinput_dataset_rebatch(&made, input, sizes.data(), sizes.size(), drop_remainder), &made,
+        "rebatch", out);
 }
 
-void build_prefetch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
+void build_prefetch(const Args& args, const dinput_dataset_t* input, DatasetPtr* out) {
   int64_t buffer_size = 0;
   args.get_int("buffer_size", &buffer_size, {kAutotune});
-  dinput_dataset_t *made = nullptr;
+  dinput_dataset_t* made = nullptr;
   adopt(dinput_dataset_prefetch(&made, input, buffer_size), &made, "prefetch", out);
 }
 
-void build_with_options(const Args &args, const dinput_dataset_t *input, DatasetPtr *out) {
-  const Value *policy_value = args.get("auto_shard_policy");
-  const Value *skip_value = args.get("skip_corrupt_records");
-  const Value *max_record_value = args.get("max_record_bytes");
-  const Value *map_value = args.get("map_files");
-  const Value *nonregular_value = args.get("allow_nonregular_files");
-  const Value *deterministic_value = args.get("deterministic");
+void build_with_options(const Args& args, const dinput_dataset_t* input, DatasetPtr* out) {
+  const Value* policy_value = args.get("auto_shard_policy");
+  const Value* skip_value = args.get("skip_corrupt_records");
+  const Value* max_record_value = args.get("max_record_bytes");
+  const Value* map_value = args.get("map_files");
+  const Value* nonregular_value = args.get("allow_nonregular_files");
+  const Value* deterministic_value = args.get("deterministic");
   if (policy_value == nullptr && skip_value == nullptr && max_record_value == nullptr &&
       map_value == nullptr && nonregular_value == nullptr && deterministic_value == nullptr) {
     throw invalid_argument(
@@ -131,7 +130,7 @@ void build_with_options(const Args &args, const dinput_dataset_t *input, Dataset
         "AUTO|FILE|DATA|HINT, skip_corrupt_records=False, max_record_bytes=268435456, "
         "map_files=False, allow_nonregular_files=False, deterministic=True)");
   }
-  dinput_options_t *raw = nullptr;
+  dinput_options_t* raw = nullptr;
   dinput_status_t code = dinput_options_new(&raw);
   check(code, "dinput_options_new");
   OptionsPtr options(raw);
@@ -178,7 +177,7 @@ void build_with_options(const Args &args, const dinput_dataset_t *input, Dataset
     code = dinput_options_set_deterministic(options.get(), deterministic ? 1 : 0);
     check(code, "dinput_options_set_deterministic");
   }
-  dinput_dataset_t *made = nullptr;
+  dinput_dataset_t* made = nullptr;
   adopt(dinput_dataset_with_options(&made, input, options.get()), &made, "with_options", out);
 }
 

@@ -23,21 +23,21 @@ namespace builder {
 
 // ---- named constants -------------------------------------------------------------------
 
-bool is_autotune(const std::string &name);
-bool is_shard_hint(const std::string &name);
+bool is_autotune(const std::string& name);
+bool is_shard_hint(const std::string& name);
 
 // ---- argument binding ------------------------------------------------------------------
 
 struct Param {
-  const char *name;
+  const char* name;
   bool required;
-  const char *shown = nullptr;  // the name in messages, when it differs (range's first)
+  const char* shown = nullptr;  // the name in messages, when it differs (range's first)
 };
 
 // A named constant an integer parameter also accepts, e.g. AUTOTUNE for prefetch.
 struct IntConstant {
-  const char *shown;  // how the error message spells it
-  bool (*matches)(const std::string &);
+  const char* shown;  // how the error message spells it
+  bool (*matches)(const std::string&);
   int64_t value;
 };
 
@@ -46,38 +46,38 @@ class Args {
   Args(std::string function, std::string usage)
       : function_(std::move(function)), usage_(std::move(usage)) {}
 
-  void set(const char *name, const Value *value) { values_.emplace_back(name, value); }
+  void set(const char* name, const Value* value) { values_.emplace_back(name, value); }
 
-  const Value *get(const char *name) const {
-    for (const auto &entry : values_) {
+  const Value* get(const char* name) const {
+    for (const auto& entry : values_) {
       if (std::strcmp(entry.first, name) == 0) return entry.second;
     }
     return nullptr;
   }
 
-  const std::string &function() const { return function_; }
+  const std::string& function() const { return function_; }
 
-  Failure error(const char *name, const std::string &problem) const {
+  Failure error(const char* name, const std::string& problem) const {
     return invalid_argument(function_ + "(): argument '" + name + "' " + problem +
-                           "; usage: " + usage_);
+                            "; usage: " + usage_);
   }
 
-  Failure type_error(const char *name, const std::string &wanted, const Value &got) const {
+  Failure type_error(const char* name, const std::string& wanted, const Value& got) const {
     return error(name, "must be " + wanted + ", got " + describe_kind(got.kind) + " at position " +
                            std::to_string(got.pos));
   }
 
   // An integer argument; absent or None gives `fallback` when `none_ok`.
-  void get_int(const char *name, int64_t *out, std::initializer_list<IntConstant> constants = {},
-             bool none_ok = false, int64_t fallback = 0) const {
+  void get_int(const char* name, int64_t* out, std::initializer_list<IntConstant> constants = {},
+               bool none_ok = false, int64_t fallback = 0) const {
     get_int_shown_as(name, name, out, constants, none_ok, fallback);
   }
 
   // get_int for a parameter whose meaning depends on the call, named `shown` in messages.
-  void get_int_shown_as(const char *name, const char *shown, int64_t *out,
-                    std::initializer_list<IntConstant> constants = {}, bool none_ok = false,
-                    int64_t fallback = 0) const {
-    const Value *v = get(name);
+  void get_int_shown_as(const char* name, const char* shown, int64_t* out,
+                        std::initializer_list<IntConstant> constants = {}, bool none_ok = false,
+                        int64_t fallback = 0) const {
+    const Value* v = get(name);
     name = shown;
     if (v == nullptr || (none_ok && v->kind == Value::Kind::kNone)) {
       *out = fallback;
@@ -89,25 +89,25 @@ class Args {
     }
     std::string wanted = "an integer";
     if (v->kind == Value::Kind::kName) {
-      for (const IntConstant &c : constants) {
+      for (const IntConstant& c : constants) {
         if (c.matches(v->text)) {
           *out = c.value;
           return;
         }
       }
     }
-    for (const IntConstant &c : constants) wanted += std::string(" or ") + c.shown;
+    for (const IntConstant& c : constants) wanted += std::string(" or ") + c.shown;
     if (none_ok) wanted += " or None";
     if (v->kind == Value::Kind::kName) {
       throw error(name, "must be " + wanted + ", got the name '" + v->text + "' at position " +
-                             std::to_string(v->pos));
+                            std::to_string(v->pos));
     }
     throw type_error(name, wanted, *v);
   }
 
   // A bool argument; absent (or None, when `none_ok`) gives `fallback`.
-  void get_bool(const char *name, bool *out, bool fallback, bool none_ok = false) const {
-    const Value *v = get(name);
+  void get_bool(const char* name, bool* out, bool fallback, bool none_ok = false) const {
+    const Value* v = get(name);
     if (v == nullptr || (none_ok && v->kind == Value::Kind::kNone)) {
       *out = fallback;
       return;
@@ -119,8 +119,8 @@ class Args {
   }
 
   // A string or a list of strings.
-  void get_strings(const char *name, std::vector<std::string> *out) const {
-    const Value *v = get(name);
+  void get_strings(const char* name, std::vector<std::string>* out) const {
+    const Value* v = get(name);
     if (v->kind == Value::Kind::kString) {
       out->push_back(v->text);
       return;
@@ -128,7 +128,7 @@ class Args {
     if (v->kind != Value::Kind::kList && v->kind != Value::Kind::kTuple) {
       throw type_error(name, "a string or a list of strings", *v);
     }
-    for (const Value &item : v->items) {
+    for (const Value& item : v->items) {
       if (item.kind != Value::Kind::kString) {
         throw type_error(name, "a string or a list of strings", item);
       }
@@ -137,8 +137,8 @@ class Args {
   }
 
   // An integer or a list of integers.
-  void get_ints(const char *name, std::vector<int64_t> *out) const {
-    const Value *v = get(name);
+  void get_ints(const char* name, std::vector<int64_t>* out) const {
+    const Value* v = get(name);
     if (v->kind == Value::Kind::kInt) {
       out->push_back(v->int_value);
       return;
@@ -146,7 +146,7 @@ class Args {
     if (v->kind != Value::Kind::kList && v->kind != Value::Kind::kTuple) {
       throw type_error(name, "an integer or a list of integers", *v);
     }
-    for (const Value &item : v->items) {
+    for (const Value& item : v->items) {
       if (item.kind != Value::Kind::kInt) {
         throw type_error(name, "an integer or a list of integers", item);
       }
@@ -157,27 +157,27 @@ class Args {
  private:
   std::string function_;
   std::string usage_;
-  std::vector<std::pair<const char *, const Value *>> values_;
+  std::vector<std::pair<const char*, const Value*>> values_;
 };
 
 // An integer >= `min`; absent or None gives `fallback`.
-void int_at_least(const Args &args, const char *name, int64_t min, int64_t fallback, int64_t *out);
+void int_at_least(const Args& args, const char* name, int64_t min, int64_t fallback, int64_t* out);
 
 // The argument `name`: a string or a list of strings, none with a NUL byte (the C API takes
 // NUL-terminated names).
-void file_names(const Args &args, const char *name, std::vector<std::string> *out);
+void file_names(const Args& args, const char* name, std::vector<std::string>* out);
 
 // ---- the function table ----------------------------------------------------------------
 
 enum class Role { kSource, kTransform };
 enum class Passing { kAny, kPositionalOnly, kKeywordOnly };
 
-using BuildFn = void (*)(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+using BuildFn = void (*)(const Args& args, const dinput_dataset_t* input, DatasetPtr* out);
 
 struct FunctionSpec {
-  const char *name;
+  const char* name;
   Role role;
-  const char *usage;
+  const char* usage;
   Passing passing;
   std::vector<Param> params;
   BuildFn build;
@@ -185,43 +185,43 @@ struct FunctionSpec {
 
 // `made` is passed by address because the call that fills it is another argument of the
 // same call, and the order in which arguments are evaluated is unspecified.
-void adopt(dinput_status_t code, dinput_dataset_t *const *made, const char *what, DatasetPtr *out);
+void adopt(dinput_status_t code, dinput_dataset_t* const* made, const char* what, DatasetPtr* out);
 
 extern const IntConstant kAutotune;
 extern const IntConstant kShardHint;
 
 // The function named `name` in the table, or null.
-const FunctionSpec *find_function(const std::string &name);
+const FunctionSpec* find_function(const std::string& name);
 
 // Python's rules for matching call arguments to parameters.
-void bind(const FunctionSpec &spec, const Call &call, Args *args);
+void bind(const FunctionSpec& spec, const Call& call, Args* args);
 
 // ---- the builders, one per function of the table ---------------------------------------
 
 // build_sources.cc
-void build_range(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
-void build_from_tensors(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
-void build_from_tensor_slices(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
-void build_list_files(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
+void build_range(const Args& args, const dinput_dataset_t*, DatasetPtr* out);
+void build_from_tensors(const Args& args, const dinput_dataset_t*, DatasetPtr* out);
+void build_from_tensor_slices(const Args& args, const dinput_dataset_t*, DatasetPtr* out);
+void build_list_files(const Args& args, const dinput_dataset_t*, DatasetPtr* out);
 
 // build_readers.cc
-void build_text_lines(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
-void build_records(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
-void build_fixed_length_records(const Args &args, const dinput_dataset_t *, DatasetPtr *out);
-void build_interleave(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+void build_text_lines(const Args& args, const dinput_dataset_t*, DatasetPtr* out);
+void build_records(const Args& args, const dinput_dataset_t*, DatasetPtr* out);
+void build_fixed_length_records(const Args& args, const dinput_dataset_t*, DatasetPtr* out);
+void build_interleave(const Args& args, const dinput_dataset_t* input, DatasetPtr* out);
 
 // build_transforms.cc
-void build_batch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
-void build_repeat(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
-void build_shuffle(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
-void build_shard(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
-void build_take(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
-void build_skip(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
-void build_enumerate(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
-void build_unbatch(const Args &, const dinput_dataset_t *input, DatasetPtr *out);
-void build_rebatch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
-void build_prefetch(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
-void build_with_options(const Args &args, const dinput_dataset_t *input, DatasetPtr *out);
+void build_batch(const Args& args, const dinput_dataset_t* input, DatasetPtr* out);
+void build_repeat(const Args& args, const dinput_dataset_t* input, DatasetPtr* out);
+void build_shuffle(const Args& args, const dinput_dataset_t* input, DatasetPtr* out);
+void build_shard(const Args& args, const dinput_dataset_t* input, DatasetPtr* out);
+void build_take(const Args& args, const dinput_dataset_t* input, DatasetPtr* out);
+void build_skip(const Args& args, const dinput_dataset_t* input, DatasetPtr* out);
+void build_enumerate(const Args& args, const dinput_dataset_t* input, DatasetPtr* out);
+void build_unbatch(const Args&, const dinput_dataset_t* input, DatasetPtr* out);
+void build_rebatch(const Args& args, const dinput_dataset_t* input, DatasetPtr* out);
+void build_prefetch(const Args& args, const dinput_dataset_t* input, DatasetPtr* out);
+void build_with_options(const Args& args, const dinput_dataset_t* input, DatasetPtr* out);
 
 }  // namespace builder
 }  // namespace dinput_tool

@@ -32,7 +32,7 @@ int hex_value(char c) {
   return -1;
 }
 
-std::string syntax_error(size_t pos, const std::string &expected, const std::string &found) {
+std::string syntax_error(size_t pos, const std::string& expected, const std::string& found) {
   return "syntax error at position " + std::to_string(pos) + ": expected " + expected + ", found " +
          found;
 }
@@ -47,7 +47,7 @@ std::string describe_char(char c) {
   return buf;
 }
 
-std::string quoted(const std::string &source) {
+std::string quoted(const std::string& source) {
   constexpr size_t kMaxShown = 32;
   std::string shown;
   for (char c : source.substr(0, kMaxShown)) {
@@ -58,7 +58,7 @@ std::string quoted(const std::string &source) {
   return "'" + shown + "'";
 }
 
-std::string describe(const Token &token) {
+std::string describe(const Token& token) {
   switch (token.kind) {
     case Token::Kind::kEnd:
       return "end of input";
@@ -71,7 +71,7 @@ std::string describe(const Token &token) {
   }
 }
 
-void append_utf8(std::string *out, uint32_t cp) {
+void append_utf8(std::string* out, uint32_t cp) {
   if (cp < 0x80) {
     out->push_back(static_cast<char>(cp));
   } else if (cp < 0x800) {
@@ -93,7 +93,7 @@ void append_utf8(std::string *out, uint32_t cp) {
 // than failing at once, so that an earlier syntax error is still reported first.
 class Lexer {
  public:
-  explicit Lexer(const std::string &text) : text_(text) {}
+  explicit Lexer(const std::string& text) : text_(text) {}
 
   std::vector<Token> run() {
     std::vector<Token> tokens;
@@ -164,8 +164,8 @@ class Lexer {
     size_t start = pos_;
     bool is_float = false;
     auto digits = [&]() {
-      while (is_digit(at(pos_)) ||
-             (at(pos_) == '_' && is_digit(at(pos_ + 1)) && pos_ > start && is_digit(at(pos_ - 1)))) {
+      while (is_digit(at(pos_)) || (at(pos_) == '_' && is_digit(at(pos_ + 1)) && pos_ > start &&
+                                    is_digit(at(pos_ - 1)))) {
         ++pos_;
       }
     };
@@ -192,7 +192,7 @@ class Lexer {
     if (is_name_char(at(pos_))) {
       // "12abc" is not a number followed by a name in Python either.
       return error(pos_, syntax_error(pos_, "',' or a closing bracket after a number",
-                                     describe_char(at(pos_))));
+                                      describe_char(at(pos_))));
     }
     return token;
   }
@@ -268,9 +268,9 @@ class Lexer {
           int hi = hex_value(at(pos_)), lo = hex_value(at(pos_ + 1));
           if (hi < 0 || lo < 0) {
             size_t bad = hi < 0 ? pos_ : pos_ + 1;
-            return error(escape_pos,
-                         syntax_error(escape_pos, "two hex digits after \\x",
-                                     bad < text_.size() ? describe_char(at(bad)) : "end of input"));
+            return error(escape_pos, syntax_error(escape_pos, "two hex digits after \\x",
+                                                  bad < text_.size() ? describe_char(at(bad))
+                                                                     : "end of input"));
           }
           token.text.push_back(static_cast<char>(hi * 16 + lo));
           pos_ += 2;
@@ -298,7 +298,7 @@ class Lexer {
           }
           if (cp > 0x10FFFF) {
             return error(escape_pos, syntax_error(escape_pos, "a code point up to \\U0010FFFF",
-                                                 quoted(text_.substr(escape_pos, count + 2))));
+                                                  quoted(text_.substr(escape_pos, count + 2))));
           }
           append_utf8(&token.text, cp);
           pos_ += count;
@@ -322,7 +322,7 @@ class Lexer {
     return token;
   }
 
-  const std::string &text_;
+  const std::string& text_;
   size_t pos_ = 0;
 };
 
@@ -330,7 +330,7 @@ class Parser {
  public:
   explicit Parser(std::vector<Token> tokens) : tokens_(std::move(tokens)) {}
 
-  bool parse_pipeline(Pipeline *out, ParseError *error) {
+  bool parse_pipeline(Pipeline* out, ParseError* error) {
     error_ = error;
     Call call;
     if (!parse_call(&call)) return false;
@@ -346,7 +346,7 @@ class Parser {
   }
 
  private:
-  const Token &peek(size_t ahead = 0) const {
+  const Token& peek(size_t ahead = 0) const {
     size_t i = index_ + ahead;
     return i < tokens_.size() ? tokens_[i] : tokens_.back();
   }
@@ -357,8 +357,8 @@ class Parser {
 
   // Reports "expected <expected>, found <current token>", unless the current token is a
   // lexical error, whose own message is more precise.
-  bool fail(const std::string &expected) {
-    const Token &token = peek();
+  bool fail(const std::string& expected) {
+    const Token& token = peek();
     if (token.kind == Token::Kind::kError) {
       error_->pos = token.pos;
       error_->message = token.text;
@@ -375,7 +375,7 @@ class Parser {
     return false;
   }
 
-  bool parse_call(Call *call) {
+  bool parse_call(Call* call) {
     if (peek().kind != Token::Kind::kName) return fail("a function name");
     call->name = peek().text;
     call->pos = peek().pos;
@@ -386,7 +386,7 @@ class Parser {
   }
 
   // Parses the arguments of a call after its '(' up to and including the ')'.
-  bool parse_arguments(std::vector<Argument> *args, int depth) {
+  bool parse_arguments(std::vector<Argument>* args, int depth) {
     bool seen_keyword = false;
     for (;;) {
       if (is_punct(')')) {
@@ -420,7 +420,7 @@ class Parser {
 
   // Parses comma-separated values up to `close`, allowing a trailing comma. Sets
   // *saw_comma when at least one comma was read (it decides between (x) and (x,)).
-  bool parse_sequence(std::vector<Value> *items, char close, int depth, bool *saw_comma) {
+  bool parse_sequence(std::vector<Value>* items, char close, int depth, bool* saw_comma) {
     const std::string closing = std::string("'") + close + "'";
     *saw_comma = false;
     for (;;) {
@@ -440,8 +440,8 @@ class Parser {
     }
   }
 
-  bool parse_value(Value *value, int depth, const std::string &expected) {
-    const Token &token = peek();
+  bool parse_value(Value* value, int depth, const std::string& expected) {
+    const Token& token = peek();
     value->pos = token.pos;
     if (token.kind == Token::Kind::kPunct) {
       switch (token.punct) {
@@ -497,7 +497,7 @@ class Parser {
     }
   }
 
-  bool parse_name(Value *value, int depth) {
+  bool parse_name(Value* value, int depth) {
     std::string name = peek().text;
     ++index_;
     bool dotted = false;
@@ -529,7 +529,7 @@ class Parser {
     return true;
   }
 
-  bool parse_placeholder(Value *value, int depth) {
+  bool parse_placeholder(Value* value, int depth) {
     ++index_;  // '$'
     if (peek().kind != Token::Kind::kName) return fail("a placeholder name after '$'");
     value->kind = Value::Kind::kPlaceholder;
@@ -543,7 +543,7 @@ class Parser {
     return true;
   }
 
-  bool parse_signed_number(Value *value) {
+  bool parse_signed_number(Value* value) {
     bool negative = false;
     size_t start = peek().pos;
     if (peek().kind == Token::Kind::kPunct) {
@@ -553,7 +553,7 @@ class Parser {
         return fail("a number");
       }
     }
-    const Token &number = peek();
+    const Token& number = peek();
     ++index_;
     if (number.kind == Token::Kind::kFloat) {
       value->kind = Value::Kind::kFloat;
@@ -562,8 +562,9 @@ class Parser {
       // silently change the data, so it is refused (tiny ones underflow to 0, as in TF).
       if (std::isinf(static_cast<float>(magnitude))) {
         std::string written = (negative ? "-" : "") + number.source;
-        return fail_at(start, "float literal " + quoted(written) + " at position " + std::to_string(start) +
-                                 " is out of the float32 range (largest magnitude about 3.4028235e38)");
+        return fail_at(
+            start, "float literal " + quoted(written) + " at position " + std::to_string(start) +
+                       " is out of the float32 range (largest magnitude about 3.4028235e38)");
       }
       value->float_value = negative ? -magnitude : magnitude;
       return true;
@@ -577,7 +578,7 @@ class Parser {
       if (magnitude > (limit - digit) / 10) {
         std::string written = (negative ? "-" : "") + number.source;
         return fail_at(start, "integer literal " + quoted(written) + " at position " +
-                                 std::to_string(start) + " is out of the int64 range");
+                                  std::to_string(start) + " is out of the int64 range");
       }
       magnitude = magnitude * 10 + digit;
     }
@@ -589,12 +590,12 @@ class Parser {
 
   std::vector<Token> tokens_;
   size_t index_ = 0;
-  ParseError *error_ = nullptr;
+  ParseError* error_ = nullptr;
 };
 
 }  // namespace
 
-bool parse_pipeline(const std::string &text, Pipeline *out, ParseError *error) {
+bool parse_pipeline(const std::string& text, Pipeline* out, ParseError* error) {
   Pipeline pipeline;
   Parser parser(Lexer(text).run());
   if (!parser.parse_pipeline(&pipeline, error)) return false;
@@ -602,7 +603,7 @@ bool parse_pipeline(const std::string &text, Pipeline *out, ParseError *error) {
   return true;
 }
 
-const char *describe_kind(Value::Kind kind) {
+const char* describe_kind(Value::Kind kind) {
   switch (kind) {
     case Value::Kind::kInt:
       return "an integer";

@@ -32,7 +32,16 @@ struct Argument;
 
 struct Value {
   enum class Kind {
-    kInt, kFloat, kString, kBool, kNone, kList, kTuple, kName, kPlaceholder, kCall
+    kInt,
+    kFloat,
+    kString,
+    kBool,
+    kNone,
+    kList,
+    kTuple,
+    kName,
+    kPlaceholder,
+    kCall
   };
 
   Kind kind = Kind::kNone;
@@ -40,7 +49,7 @@ struct Value {
   int64_t int_value = 0;     // kInt
   double float_value = 0;    // kFloat
   bool bool_value = false;   // kBool
-  std::string text;  // kString (decoded bytes), kName (dotted), kPlaceholder, kCall (name)
+  std::string text;          // kString (decoded bytes), kName (dotted), kPlaceholder, kCall (name)
   std::vector<Value> items;  // kList, kTuple, kPlaceholder (its arguments)
   // kCall: the call's arguments. (std::vector may hold the still incomplete Argument since
   // C++17; Argument is complete before any member of this vector is used.)
@@ -75,10 +84,10 @@ struct ParseError {
 constexpr int kMaxNestingDepth = 64;
 
 // Returns true and fills *out, or returns false and fills *error.
-bool parse_pipeline(const std::string &text, Pipeline *out, ParseError *error);
+bool parse_pipeline(const std::string& text, Pipeline* out, ParseError* error);
 
 // Human-readable kind of a value for error messages ("an integer", "a string", ...).
-const char *describe_kind(Value::Kind kind);
+const char* describe_kind(Value::Kind kind);
 
 }  // namespace dinput_tool
 

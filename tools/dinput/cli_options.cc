@@ -19,7 +19,7 @@ namespace {
 constexpr int64_t kMaxReplicas = 65536;
 constexpr int64_t kMaxWorkers = 1024;
 
-std::vector<std::string> split_devices(const std::string &text) {
+std::vector<std::string> split_devices(const std::string& text) {
   std::vector<std::string> devices;
   size_t start = 0;
   for (;;) {
@@ -36,10 +36,10 @@ std::vector<std::string> split_devices(const std::string &text) {
 
 }  // namespace
 
-void parse_integer(const std::string &option, const std::string &text, int64_t min, int64_t max,
-                    int64_t *out) {
-  const char *s = text.c_str();
-  char *end = nullptr;
+void parse_integer(const std::string& option, const std::string& text, int64_t min, int64_t max,
+                   int64_t* out) {
+  const char* s = text.c_str();
+  char* end = nullptr;
   errno = 0;
   long long value = std::strtoll(s, &end, 10);
   if (text.empty() || *end != '\0' || errno == ERANGE || value < min || value > max ||
@@ -50,7 +50,7 @@ void parse_integer(const std::string &option, const std::string &text, int64_t m
   *out = value;
 }
 
-const char *command_name(Command command) {
+const char* command_name(Command command) {
   switch (command) {
     case Command::kRun:
       return "run";
@@ -67,24 +67,25 @@ const char *command_name(Command command) {
 // value, --name=value, options among the operands, --), and the tool keeps writing its own
 // messages, which the tests and docs/cli.md pin, where CLI11 formats errors and help in
 // its own words.
-void parse_args(const std::string &command, int argc, char **argv,
-                 const std::vector<OptionDef> &known, ParsedArgs *out) {
+void parse_args(const std::string& command, int argc, char** argv,
+                const std::vector<OptionDef>& known, ParsedArgs* out) {
   constexpr int kFirstOption = 256;  // getopt_long's codes for the known options
   std::vector<option> longopts;
   for (size_t i = 0; i < known.size(); ++i) {
-    longopts.push_back(option{known[i].name + 2, known[i].takes_value ? required_argument : no_argument,
-                              nullptr, kFirstOption + static_cast<int>(i)});
+    longopts.push_back(option{known[i].name + 2,
+                              known[i].takes_value ? required_argument : no_argument, nullptr,
+                              kFirstOption + static_cast<int>(i)});
   }
   longopts.push_back(option{nullptr, 0, nullptr, 0});
   // getopt_long reads argv[1] on and may reorder the array: it gets a copy with a program
   // name in front.
-  std::vector<char *> args{const_cast<char *>("dinput")};
+  std::vector<char*> args{const_cast<char*>("dinput")};
   args.insert(args.end(), argv, argv + argc);
   args.push_back(nullptr);
   const int n = argc + 1;
-  auto name_of = [](const std::string &arg) { return arg.substr(0, arg.find('=')); };
+  auto name_of = [](const std::string& arg) { return arg.substr(0, arg.find('=')); };
   std::vector<std::string> names;
-  for (const OptionDef &d : known) names.emplace_back(d.name);
+  for (const OptionDef& d : known) names.emplace_back(d.name);
   // "-": operands come back in order as code 1 (and POSIXLY_CORRECT cannot stop the options
   // after them being read); ":": a missing value is ':' and nothing is printed.
   optind = 0;  // a fresh scan
@@ -97,7 +98,8 @@ void parse_args(const std::string &command, int argc, char **argv,
       continue;
     }
     if (c >= kFirstOption) {
-      out->options.emplace_back(known[static_cast<size_t>(c - kFirstOption)].name, optarg ? optarg : "");
+      out->options.emplace_back(known[static_cast<size_t>(c - kFirstOption)].name,
+                                optarg ? optarg : "");
       continue;
     }
     const std::string arg = args[optind - 1] ? args[optind - 1] : "";
@@ -110,56 +112,59 @@ void parse_args(const std::string &command, int argc, char **argv,
                              " takes no value");
     }
     if (arg.compare(0, 2, "--") != 0) {
-      throw invalid_argument("unknown option -" + std::string(1, static_cast<char>(optopt)) + " for '" +
-                             command + "' (options start with --; put an operand that starts with - after --)");
+      throw invalid_argument(
+          "unknown option -" + std::string(1, static_cast<char>(optopt)) + " for '" + command +
+          "' (options start with --; put an operand that starts with - after --)");
     }
     const std::string name = name_of(arg);
     std::string matches;
-    for (const OptionDef &d : known) {
-      if (std::strncmp(d.name, name.c_str(), name.size()) == 0) matches += std::string(matches.empty() ? "" : ", ") + d.name;
+    for (const OptionDef& d : known) {
+      if (std::strncmp(d.name, name.c_str(), name.size()) == 0)
+        matches += std::string(matches.empty() ? "" : ", ") + d.name;
     }
     if (matches.find(',') != std::string::npos) {
       throw invalid_argument("ambiguous option " + name + " for '" + command + "': " + matches);
     }
-    throw invalid_argument("unknown option " + name + " for '" + command + "'" + did_you_mean(name, names) +
-                           "; see dinput " + command + " --help");
+    throw invalid_argument("unknown option " + name + " for '" + command + "'" +
+                           did_you_mean(name, names) + "; see dinput " + command + " --help");
   }
   for (int i = optind; i < n; ++i) out->positionals.emplace_back(args[static_cast<size_t>(i)]);
 }
 
-const std::string *ParsedArgs::find(const char *name) const {
-  const std::string *found = nullptr;
-  for (const auto &option : options) {
+const std::string* ParsedArgs::find(const char* name) const {
+  const std::string* found = nullptr;
+  for (const auto& option : options) {
     if (option.first == name) found = &option.second;
   }
   return found;
 }
 
-void parse_cli_options(Command command, int argc, char **argv, CliOptions *out) {
+void parse_cli_options(Command command, int argc, char** argv, CliOptions* out) {
   // Which of run (1), spec (2) and bench (4) take each option.
   struct Def {
     OptionDef option;
     unsigned commands;
   };
   static const Def kOptions[] = {
-      {{"--replicas", true}, 7},          {{"--devices", true}, 7},
-      {{"--workers", true}, 7},           {{"--policy", true}, 7},
-      {{"--from-function", false}, 7},    {{"--optional", false}, 5},
-      {{"--steps", true}, 5},             {{"--shapes", false}, 1},
-      {{"--stats", false}, 1},            {{"--no-fetch-to-device", false}, 7},
+      {{"--replicas", true}, 7},       {{"--devices", true}, 7},
+      {{"--workers", true}, 7},        {{"--policy", true}, 7},
+      {{"--from-function", false}, 7}, {{"--optional", false}, 5},
+      {{"--steps", true}, 5},          {{"--shapes", false}, 1},
+      {{"--stats", false}, 1},         {{"--no-fetch-to-device", false}, 7},
       {{"--timeout-ms", true}, 7},
   };
   std::vector<OptionDef> known;
-  for (const Def &d : kOptions) known.push_back(d.option);
+  for (const Def& d : kOptions) known.push_back(d.option);
   ParsedArgs args;
   parse_args(command_name(command), argc, argv, known, &args);
   const unsigned bit = 1u << static_cast<unsigned>(command);
   CliOptions options;
   options.command = command;
-  for (const auto &[name, value] : args.options) {
-    for (const Def &d : kOptions) {
+  for (const auto& [name, value] : args.options) {
+    for (const Def& d : kOptions) {
       if (name == d.option.name && (d.commands & bit) == 0) {
-        throw invalid_argument("option " + name + " is not valid for '" + command_name(command) + "'");
+        throw invalid_argument("option " + name + " is not valid for '" + command_name(command) +
+                               "'");
       }
     }
     int64_t number = 0;
@@ -168,7 +173,7 @@ void parse_cli_options(Command command, int argc, char **argv, CliOptions *out) 
       options.replicas = static_cast<int>(number);
     } else if (name == "--devices") {
       options.devices = split_devices(value);
-      for (const std::string &d : options.devices) {
+      for (const std::string& d : options.devices) {
         if (d.empty()) {
           throw invalid_argument(
               "--devices expects a comma-separated list such as "
@@ -205,8 +210,8 @@ void parse_cli_options(Command command, int argc, char **argv, CliOptions *out) 
     }
   }
   if (args.positionals.size() > 1) {
-    throw invalid_argument("expected one PIPELINE argument, got a second one: '" + args.positionals[1] +
-                           "' (quote the pipeline for the shell)");
+    throw invalid_argument("expected one PIPELINE argument, got a second one: '" +
+                           args.positionals[1] + "' (quote the pipeline for the shell)");
   }
   const bool have_pipeline = !args.positionals.empty();
   if (have_pipeline) options.pipeline = args.positionals[0];

@@ -35,7 +35,7 @@ struct CliOptions {
 // One option a command accepts: its name with the leading "--", and whether it takes a
 // value.
 struct OptionDef {
-  const char *name;
+  const char* name;
   bool takes_value;
 };
 
@@ -45,26 +45,26 @@ struct ParsedArgs {
   std::vector<std::pair<std::string, std::string>> options;  // name (as in OptionDef), value
   std::vector<std::string> positionals;
 
-  const std::string *find(const char *name) const;
+  const std::string* find(const char* name) const;
 };
 
 // The one argument parser of every command: `--name value` or `--name=value`, an
 // unambiguous prefix of a name (--rep for --replicas), options before or after the operands,
 // `--` ends the options, and `-` alone is an operand (stdin). An unknown option is
 // INVALID_ARGUMENT naming it and `command`, with the closest known name when one is close.
-void parse_args(const std::string &command, int argc, char **argv,
-                 const std::vector<OptionDef> &known, ParsedArgs *out);
+void parse_args(const std::string& command, int argc, char** argv,
+                const std::vector<OptionDef>& known, ParsedArgs* out);
 
 // Parses the arguments that follow the subcommand name of run, spec or bench (parse_args,
 // then the checks of each value).
-void parse_cli_options(Command command, int argc, char **argv, CliOptions *out);
+void parse_cli_options(Command command, int argc, char** argv, CliOptions* out);
 
-const char *command_name(Command command);
+const char* command_name(Command command);
 
 // Parses the value of an integer option: decimal, within [min, max], else an
 // INVALID_ARGUMENT naming the option and the range.
-void parse_integer(const std::string &option, const std::string &text, int64_t min, int64_t max,
-                    int64_t *out);
+void parse_integer(const std::string& option, const std::string& text, int64_t min, int64_t max,
+                   int64_t* out);
 
 }  // namespace dinput_tool
 

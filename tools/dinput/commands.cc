@@ -34,7 +34,7 @@ using Clock = std::chrono::steady_clock;
 // away.
 volatile uint64_t g_checksum_sink = 0;
 
-void parse_chain(const std::string &text, Pipeline *pipeline) {
+void parse_chain(const std::string& text, Pipeline* pipeline) {
   ParseError error;
   if (!parse_pipeline(text, pipeline, &error)) throw invalid_argument(error.message);
 }
@@ -45,19 +45,20 @@ void parse_chain(const std::string &text, Pipeline *pipeline) {
 // are written in their own precision as Python's repr writes them (nlohmann-json holds
 // every float as a double), bytes that are not UTF-8 as \udcXX, and a large batch costs no
 // node per value.
-void append_replicas(std::string *out, const dinput_per_replica_t *value, bool shapes) {
+void append_replicas(std::string* out, const dinput_per_replica_t* value, bool shapes) {
   out->push_back('[');
   const int replicas = dinput_per_replica_size(value);
   for (int r = 0; r < replicas; ++r) {
     if (r) out->push_back(',');
-    const dinput_element_t *element = dinput_per_replica_get(value, r);
+    const dinput_element_t* element = dinput_per_replica_get(value, r);
     out->push_back('[');
     const size_t components = dinput_element_size(element);
     for (size_t c = 0; c < components; ++c) {
       if (c) out->push_back(',');
-      const dinput_tensor_t *tensor = dinput_element_get(element, c);
+      const dinput_tensor_t* tensor = dinput_element_get(element, c);
       if (shapes) {
-        out->append(JsonObject(shape(dinput_tensor_shape(tensor), dinput_tensor_rank(tensor))).dump());
+        out->append(
+            JsonObject(shape(dinput_tensor_shape(tensor), dinput_tensor_rank(tensor))).dump());
       } else {
         append_tensor_values(out, tensor);
       }
@@ -76,9 +77,9 @@ std::string end_line(int worker, bool ended, int64_t steps) {
 }
 
 // {"worker":W,"records":N,...}: the reader statistics of one worker's iterator (--stats).
-void stats_object(const dinput_dist_iterator_t *iterator, int worker, JsonObject *out) {
+void stats_object(const dinput_dist_iterator_t* iterator, int worker, JsonObject* out) {
   (*out)["worker"] = worker;
-  for (const char *name :
+  for (const char* name :
        {"records", "record_bytes", "corrupt_records_skipped", "corrupt_bytes_skipped"}) {
     int64_t value = 0;
     const dinput_status_t code = dinput_dist_iterator_statistic(&value, iterator, name);
@@ -91,7 +92,7 @@ void stats_object(const dinput_dist_iterator_t *iterator, int worker, JsonObject
 // flat and a reader sees steps as they come; `dinput run ... | head -1` ends at once. A reader
 // that closes the pipe ends the run quietly with status 0. On a failure the steps completed
 // before it stay printed, without the end lines, and the error goes to stderr.
-void command_run(const CliOptions &options, const Pipeline &pipeline) {
+void command_run(const CliOptions& options, const Pipeline& pipeline) {
   OrderedLineWriter writer(STDOUT_FILENO, options.workers);
   std::vector<std::string> end_lines(static_cast<size_t>(options.workers));
   std::vector<std::string> warnings(static_cast<size_t>(options.workers));  // skipped records
@@ -99,46 +100,46 @@ void command_run(const CliOptions &options, const Pipeline &pipeline) {
   // A worker's failure is thrown once stdout is complete: the steps before it stay printed.
   std::exception_ptr failure;
   try {
-    for_each_worker(options, pipeline, !options.has_steps, [&](const Worker &worker) {
-        // Whatever ends this worker, its later lines are not waited for.
-        struct Done {
-          OrderedLineWriter &writer;
-          int index;
-          ~Done() { writer.worker_done(index); }
-        } done{writer, worker.index};
-        DistIteratorPtr iterator;
-        new_iterator(worker.dataset, &iterator);
-        Stepper stepper(iterator.get(), options.optional);
-        const std::string prefix = "{\"worker\":" + std::to_string(worker.index) + ",\"step\":";
-        int64_t step = 0;
-        bool ended = false;
-        std::string line;
-        while (!options.has_steps || step < options.steps) {
-          PerReplicaPtr value;
-          stepper.next(&value);
-          if (!value) {
-            ended = true;
-            break;
-          }
-          line.clear();
-          line += prefix;
-          line += std::to_string(step);
-          line += ",\"replicas\":";
-          append_replicas(&line, value.get(), options.shapes);
-          line.push_back('}');
-          if (!writer.step(worker.index, line)) {
-            // The reader is gone (or stdout failed): stop this worker, and through the
-            // collective's abort the others.
-            throw Failure(DINPUT_CANCELLED, "stdout was closed");
-          }
-          ++step;
+    for_each_worker(options, pipeline, !options.has_steps, [&](const Worker& worker) {
+      // Whatever ends this worker, its later lines are not waited for.
+      struct Done {
+        OrderedLineWriter& writer;
+        int index;
+        ~Done() { writer.worker_done(index); }
+      } done{writer, worker.index};
+      DistIteratorPtr iterator;
+      new_iterator(worker.dataset, &iterator);
+      Stepper stepper(iterator.get(), options.optional);
+      const std::string prefix = "{\"worker\":" + std::to_string(worker.index) + ",\"step\":";
+      int64_t step = 0;
+      bool ended = false;
+      std::string line;
+      while (!options.has_steps || step < options.steps) {
+        PerReplicaPtr value;
+        stepper.next(&value);
+        if (!value) {
+          ended = true;
+          break;
         }
-        end_lines[static_cast<size_t>(worker.index)] = end_line(worker.index, ended, step);
-        warnings[static_cast<size_t>(worker.index)] = skip_warning(iterator.get(), worker.index);
-        if (options.stats) {
-          stats_object(iterator.get(), worker.index, &stats[static_cast<size_t>(worker.index)]);
+        line.clear();
+        line += prefix;
+        line += std::to_string(step);
+        line += ",\"replicas\":";
+        append_replicas(&line, value.get(), options.shapes);
+        line.push_back('}');
+        if (!writer.step(worker.index, line)) {
+          // The reader is gone (or stdout failed): stop this worker, and through the
+          // collective's abort the others.
+          throw Failure(DINPUT_CANCELLED, "stdout was closed");
         }
-      });
+        ++step;
+      }
+      end_lines[static_cast<size_t>(worker.index)] = end_line(worker.index, ended, step);
+      warnings[static_cast<size_t>(worker.index)] = skip_warning(iterator.get(), worker.index);
+      if (options.stats) {
+        stats_object(iterator.get(), worker.index, &stats[static_cast<size_t>(worker.index)]);
+      }
+    });
   } catch (...) {
     failure = std::current_exception();
   }
@@ -147,7 +148,7 @@ void command_run(const CliOptions &options, const Pipeline &pipeline) {
     return;           // the reader has what it wanted (e.g. `| head -1`)
   }
   if (!failure) {
-    for (std::string &end : end_lines) writer.trailer(std::move(end));
+    for (std::string& end : end_lines) writer.trailer(std::move(end));
     if (options.stats) {
       JsonObject line;
       line["stats"] = stats;
@@ -162,17 +163,17 @@ void command_run(const CliOptions &options, const Pipeline &pipeline) {
   }
   if (writer.closed_by_reader()) return;
   // Skipped corrupt records are reported after stdout is complete, so the two never interleave.
-  for (const std::string &warning : warnings) std::fputs(warning.c_str(), stderr);
+  for (const std::string& warning : warnings) std::fputs(warning.c_str(), stderr);
   if (written) std::rethrow_exception(written);  // before `failure`, which may only say "stopped"
   if (failure) std::rethrow_exception(failure);
 }
 
 // ---- spec ------------------------------------------------------------------------------
 
-void command_spec(const CliOptions &options, const Pipeline &pipeline, std::string *text) {
+void command_spec(const CliOptions& options, const Pipeline& pipeline, std::string* text) {
   std::vector<std::string> specs(static_cast<size_t>(options.workers));
-  for_each_worker(options, pipeline, false, [&](const Worker &worker) {
-    dinput_spec_t *raw = nullptr;
+  for_each_worker(options, pipeline, false, [&](const Worker& worker) {
+    dinput_spec_t* raw = nullptr;
     dinput_status_t code = dinput_dist_dataset_element_spec(&raw, worker.dataset);
     check(code, "dinput_dist_dataset_element_spec");
     SpecPtr spec(raw);
@@ -195,14 +196,14 @@ struct BenchTotals {
 
 // Reads every byte of the tensor, so that the benchmark measures data that really arrived
 // rather than only buffer handles.
-void touch(const dinput_tensor_t *delivered, uint64_t *checksum) {
+void touch(const dinput_tensor_t* delivered, uint64_t* checksum) {
   HostTensor host;
   host.open(delivered);
-  const dinput_tensor_t *tensor = host.get();
+  const dinput_tensor_t* tensor = host.get();
   if (dinput_tensor_dtype(tensor) == DINPUT_BYTES) {
     const int64_t n = dinput_tensor_num_elements(tensor);
     for (int64_t i = 0; i < n; ++i) {
-      const char *s = nullptr;
+      const char* s = nullptr;
       size_t len = 0;
       dinput_status_t code = dinput_tensor_string_view(&s, &len, tensor, i);
       check(code, "dinput_tensor_string_view");
@@ -210,7 +211,7 @@ void touch(const dinput_tensor_t *delivered, uint64_t *checksum) {
     }
     return;
   }
-  const unsigned char *data = static_cast<const unsigned char *>(dinput_tensor_data(tensor));
+  const unsigned char* data = static_cast<const unsigned char*>(dinput_tensor_data(tensor));
   const size_t size = dinput_tensor_byte_size(tensor);
   if (data == nullptr) return;
   size_t i = 0;
@@ -227,7 +228,7 @@ void touch(const dinput_tensor_t *delivered, uint64_t *checksum) {
 class ProgressLine {
  public:
   // total_steps: the steps of the whole run over every worker, -1 when not known.
-  ProgressLine(const BenchTotals &totals, Clock::time_point start, int64_t total_steps)
+  ProgressLine(const BenchTotals& totals, Clock::time_point start, int64_t total_steps)
       : totals_(totals), start_(start), total_steps_(total_steps) {
     if (isatty(STDERR_FILENO)) thread_ = std::thread([this] { loop(); });
   }
@@ -258,7 +259,7 @@ class ProgressLine {
     }
   }
 
-  const BenchTotals &totals_;
+  const BenchTotals& totals_;
   Clock::time_point start_;
   int64_t total_steps_;
   std::mutex mutex_;
@@ -271,7 +272,7 @@ class ProgressLine {
 // each worker, or, with one worker and a plain pipeline, the dataset's cardinality (one
 // step per global batch). -1 otherwise: with several workers the steps per worker depend
 // on the sharding, and a --from-function pipeline is built per worker.
-int64_t expected_steps(const CliOptions &options, const Pipeline &pipeline) {
+int64_t expected_steps(const CliOptions& options, const Pipeline& pipeline) {
   if (options.has_steps) {
     const bool fits = options.steps <= std::numeric_limits<int64_t>::max() / options.workers;
     return fits ? options.steps * options.workers : -1;
@@ -280,14 +281,14 @@ int64_t expected_steps(const CliOptions &options, const Pipeline &pipeline) {
   DatasetPtr dataset;
   try {
     build_dataset(pipeline, &dataset);
-  } catch (const Failure &) {
+  } catch (const Failure&) {
     return -1;  // the run itself reports it
   }
   const int64_t cardinality = dinput_dataset_cardinality(dataset.get());
   return cardinality >= 0 ? cardinality : -1;
 }
 
-void command_bench(const CliOptions &options, const Pipeline &pipeline, std::string *text) {
+void command_bench(const CliOptions& options, const Pipeline& pipeline, std::string* text) {
   BenchTotals totals;
   std::mutex time_mutex;
   bool have_times = false;
@@ -297,7 +298,7 @@ void command_bench(const CliOptions &options, const Pipeline &pipeline, std::str
   {
     ProgressLine progress(totals, launch,
                           isatty(STDERR_FILENO) ? expected_steps(options, pipeline) : -1);
-    for_each_worker(options, pipeline, !options.has_steps, [&](const Worker &worker) {
+    for_each_worker(options, pipeline, !options.has_steps, [&](const Worker& worker) {
       Clock::time_point start = Clock::now();
       DistIteratorPtr iterator;
       new_iterator(worker.dataset, &iterator);
@@ -309,9 +310,9 @@ void command_bench(const CliOptions &options, const Pipeline &pipeline, std::str
         if (!value) break;
         int64_t rows = 0, bytes = 0;
         for (int r = 0; r < dinput_per_replica_size(value.get()); ++r) {
-          const dinput_element_t *element = dinput_per_replica_get(value.get(), r);
+          const dinput_element_t* element = dinput_per_replica_get(value.get(), r);
           for (size_t c = 0; c < dinput_element_size(element); ++c) {
-            const dinput_tensor_t *tensor = dinput_element_get(element, c);
+            const dinput_tensor_t* tensor = dinput_element_get(element, c);
             // Rows are counted once per replica, from the first component (all
             // components of an element share the leading size); a scalar is one row.
             if (c == 0) rows += dinput_tensor_rank(tensor) > 0 ? dinput_tensor_dim(tensor, 0) : 1;
@@ -348,7 +349,7 @@ void command_bench(const CliOptions &options, const Pipeline &pipeline, std::str
 
 }  // namespace
 
-void run_command(const CliOptions &options, std::string *stdout_text) {
+void run_command(const CliOptions& options, std::string* stdout_text) {
   Pipeline pipeline;
   parse_chain(options.pipeline, &pipeline);
   switch (options.command) {
@@ -370,11 +371,19 @@ namespace {
 
 // The help text in sections, each shown by `dinput help` and, for the commands it names,
 // by `dinput COMMAND --help`.
-enum : unsigned { kRun = 1, kSpec = 2, kBench = 4, kWrite = 8, kConvert = 16, kInspect = 32, kAll = 63 };
+enum : unsigned {
+  kRun = 1,
+  kSpec = 2,
+  kBench = 4,
+  kWrite = 8,
+  kConvert = 16,
+  kInspect = 32,
+  kAll = 63
+};
 
 struct HelpSection {
   unsigned commands;
-  const char *text;
+  const char* text;
 };
 
 const HelpSection kHelp[] = {
@@ -386,14 +395,16 @@ Commands:
 )"},
     {kSpec, R"(  spec PIPELINE    print the per-replica element spec as one JSON object
 )"},
-    {kBench, R"(  bench PIPELINE   iterate one epoch (or --steps K), reading every byte; print throughput
+    {kBench,
+     R"(  bench PIPELINE   iterate one epoch (or --steps K), reading every byte; print throughput
 )"},
     {kWrite, R"(  write [--compression C] [--level N] (--lines FILE | --chunk-size N FILE) OUTPUT
                    make a record file: one record per line of FILE (the line end, "\n" or
                    "\r\n", stripped; FILE '-' is stdin), or one per N-byte chunk of FILE
                    (the last chunk may be shorter)
 )"},
-    {kConvert, R"(  convert [--compression C] [--level N] [--input-compression C] [--skip-corrupt] INPUT OUTPUT
+    {kConvert,
+     R"(  convert [--compression C] [--level N] [--input-compression C] [--skip-corrupt] INPUT OUTPUT
                    re-write a record file with compression C; INPUT's compression is
                    detected from its first bytes (zstd or gzip magic, else NONE) unless
                    --input-compression gives it
@@ -402,11 +413,13 @@ Commands:
                    read every record of each file, checking every CRC; print its
                    compression (detected as for convert, unless given) and record sizes
 )"},
-    {kConvert | kInspect, R"(  --skip-corrupt   (convert, inspect) skip damaged records instead of failing; the counts
+    {kConvert | kInspect,
+     R"(  --skip-corrupt   (convert, inspect) skip damaged records instead of failing; the counts
                    are added to the output ("corrupt_records_skipped",
                    "corrupt_bytes_skipped") and a warning line per damaged file goes to stderr
 )"},
-    {0, R"(  help [COMMAND]   print this text, or only what concerns COMMAND (as COMMAND --help does)
+    {0,
+     R"(  help [COMMAND]   print this text, or only what concerns COMMAND (as COMMAND --help does)
   --version        print the version and, on a second line, the build info as JSON
 
 )"},
@@ -484,7 +497,8 @@ OUTPUT is written to a temporary file beside it and renamed over it only when co
       "corrupt_bytes_skipped":D},...]}            last, with --stats: what each worker's
       file readers read and skipped (docs/records.md)
 )"},
-    {kSpec, R"(Output of spec: {"num_replicas_in_sync":N,"components":[{"dtype":"int64","shape":[null]}]}
+    {kSpec,
+     R"(Output of spec: {"num_replicas_in_sync":N,"components":[{"dtype":"int64","shape":[null]}]}
   (null: an unknown dimension).
 )"},
     {kBench, R"(Output of bench: {"rows":E,"bytes":B,"seconds":S,"rows_per_s":...,"bytes_per_s":...}
@@ -493,17 +507,20 @@ OUTPUT is written to a temporary file beside it and renamed over it only when co
   time left when the number of steps is known (--steps K, or one worker and a pipeline of
   known cardinality).
 )"},
-    {kWrite, R"(Output of write: {"records":N,"bytes":B,"output":"..."} (B: the records' payload bytes).
+    {kWrite,
+     R"(Output of write: {"records":N,"bytes":B,"output":"..."} (B: the records' payload bytes).
 )"},
     {kConvert, R"(Output of convert: the same, with "input_compression" and "compression" added.
 )"},
-    {kInspect, R"(Output of inspect, one line per file: {"file":"...","compression":"ZSTD","records":N,
+    {kInspect,
+     R"(Output of inspect, one line per file: {"file":"...","compression":"ZSTD","records":N,
   "payload_bytes":B,"smallest":S,"largest":L} (S and L: record sizes in bytes, null for a
   file without records); a zstd file with skippable frames (user data that holds no
   records) adds "skippable_frames" and "skippable_bytes".
 
 )"},
-    {kRun, R"(run prints each step as it completes (streamed; memory stays flat). Non-finite floats are
+    {kRun,
+     R"(run prints each step as it completes (streamed; memory stays flat). Non-finite floats are
 printed as the JSON strings "NaN", "Infinity" and "-Infinity". If the reader closes the pipe
 (e.g. `dinput run ... | head -1`), run stops quietly with exit status 0.
 
@@ -519,18 +536,18 @@ record file fails with DATA_LOSS naming the file and the byte offset of the dama
 
 std::string usage_text() {
   std::string text;
-  for (const HelpSection &section : kHelp) text += section.text;
+  for (const HelpSection& section : kHelp) text += section.text;
   return text;
 }
 
-bool command_help(const std::string &command, std::string *text) {
-  static const std::pair<const char *, unsigned> kCommands[] = {
-      {"run", kRun},         {"spec", kSpec},         {"bench", kBench},
-      {"write", kWrite},     {"convert", kConvert},   {"inspect", kInspect}};
-  for (const auto &[name, bit] : kCommands) {
+bool command_help(const std::string& command, std::string* text) {
+  static const std::pair<const char*, unsigned> kCommands[] = {
+      {"run", kRun},     {"spec", kSpec},       {"bench", kBench},
+      {"write", kWrite}, {"convert", kConvert}, {"inspect", kInspect}};
+  for (const auto& [name, bit] : kCommands) {
     if (command != name) continue;
     *text = "dinput " + command + ": (dinput help lists every command)\n\nCommand:\n";
-    for (const HelpSection &section : kHelp) {
+    for (const HelpSection& section : kHelp) {
       if (section.commands & bit) *text += section.text;
     }
     return true;

@@ -13,13 +13,13 @@
 namespace dinput_tool {
 
 // run, spec or bench, after option parsing.
-void run_command(const CliOptions &options, std::string *stdout_text);
+void run_command(const CliOptions& options, std::string* stdout_text);
 
 std::string version_text();
 std::string usage_text();
 // The help of one command (`dinput COMMAND --help`): its synopsis, options and output, the
 // parts of usage_text that concern it. False for a name that is no command.
-bool command_help(const std::string &command, std::string *text);
+bool command_help(const std::string& command, std::string* text);
 
 }  // namespace dinput_tool
 

@@ -4,9 +4,9 @@
 
 namespace dinput_tool {
 
-bool parse_compression(const std::string &name, dinput_compression_t *out) {
+bool parse_compression(const std::string& name, dinput_compression_t* out) {
   std::string upper = name;
-  for (char &c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (upper.empty() || upper == "NONE") {
     *out = DINPUT_COMPRESSION_NONE;
   } else if (upper == "ZSTD") {
@@ -19,7 +19,7 @@ bool parse_compression(const std::string &name, dinput_compression_t *out) {
   return true;
 }
 
-const char *compression_name(dinput_compression_t compression) {
+const char* compression_name(dinput_compression_t compression) {
   switch (compression) {
     case DINPUT_COMPRESSION_NONE:
       return "NONE";

@@ -10,13 +10,13 @@
 namespace dinput_tool {
 
 // NONE, ZSTD or GZIP in any case; "" is NONE, as in tf.data's compression_type.
-bool parse_compression(const std::string &name, dinput_compression_t *out);
+bool parse_compression(const std::string& name, dinput_compression_t* out);
 
 // "NONE", "ZSTD" or "GZIP".
-const char *compression_name(dinput_compression_t compression);
+const char* compression_name(dinput_compression_t compression);
 
 // What parse_compression accepts, for messages.
-constexpr const char *kCompressionChoices = "\"NONE\", \"ZSTD\", \"GZIP\" (any case), \"\" or None";
+constexpr const char* kCompressionChoices = "\"NONE\", \"ZSTD\", \"GZIP\" (any case), \"\" or None";
 
 }  // namespace dinput_tool
 

@@ -17,15 +17,15 @@ namespace dinput_tool {
 namespace {
 
 // --policy, then the tool's own check that `run` without --steps terminates.
-void finish_dataset(const CliOptions &options, bool require_finite, DatasetPtr *dataset) {
+void finish_dataset(const CliOptions& options, bool require_finite, DatasetPtr* dataset) {
   if (options.has_policy) {
-    dinput_options_t *raw = nullptr;
+    dinput_options_t* raw = nullptr;
     dinput_status_t code = dinput_options_new(&raw);
     check(code, "dinput_options_new");
     OptionsPtr dataset_options(raw);
     code = dinput_options_set_auto_shard_policy(dataset_options.get(), options.policy);
     check(code, "dinput_options_set_auto_shard_policy");
-    dinput_dataset_t *made = nullptr;
+    dinput_dataset_t* made = nullptr;
     code = dinput_dataset_with_options(&made, dataset->get(), dataset_options.get());
     check(code, "dinput_dataset_with_options");
     dataset->reset(made);
@@ -36,16 +36,16 @@ void finish_dataset(const CliOptions &options, bool require_finite, DatasetPtr *
 }
 
 struct FunctionModeData {
-  const Pipeline *pipeline;
-  const CliOptions *options;
+  const Pipeline* pipeline;
+  const CliOptions* options;
   bool require_finite;
 };
 
 // The dataset_fn of --from-function: the template with this input pipeline's values.
-dinput_status_t dataset_fn(dinput_dataset_t **out, const dinput_input_context_t *context,
-                          void *user_data) {
+dinput_status_t dataset_fn(dinput_dataset_t** out, const dinput_input_context_t* context,
+                           void* user_data) {
   return call_from_library([&] {
-    const FunctionModeData &data = *static_cast<const FunctionModeData *>(user_data);
+    const FunctionModeData& data = *static_cast<const FunctionModeData*>(user_data);
     InputPipelineInfo info;
     info.num_input_pipelines = dinput_input_context_num_input_pipelines(context);
     info.input_pipeline_id = dinput_input_context_input_pipeline_id(context);
@@ -65,15 +65,15 @@ dinput_status_t dataset_fn(dinput_dataset_t **out, const dinput_input_context_t 
   });
 }
 
-void make_strategy(const CliOptions &options, dinput_collective_t *collective, int worker,
-                    StrategyPtr *out) {
+void make_strategy(const CliOptions& options, dinput_collective_t* collective, int worker,
+                   StrategyPtr* out) {
   std::vector<std::string> names = options.devices;
   if (options.workers == 1 && options.replicas > 0) {
     for (int i = 0; i < options.replicas; ++i) names.push_back("CPU:" + std::to_string(i));
   }
-  std::vector<const char *> devices;
-  for (const std::string &name : names) devices.push_back(name.c_str());
-  dinput_strategy_t *made = nullptr;
+  std::vector<const char*> devices;
+  for (const std::string& name : names) devices.push_back(name.c_str());
+  dinput_strategy_t* made = nullptr;
   dinput_status_t code;
   if (options.workers == 1) {
     code = dinput_strategy_new(&made, devices.data(), static_cast<int>(devices.size()));
@@ -81,21 +81,20 @@ void make_strategy(const CliOptions &options, dinput_collective_t *collective, i
     // The library checks that the total divides among the workers.
     code = dinput_strategy_new_multi_worker_cpu(&made, collective, worker, options.replicas);
   } else {
-    code =
-        dinput_strategy_new_multi_worker(&made, collective, worker, devices.data(),
-                                         static_cast<int>(devices.size()));
+    code = dinput_strategy_new_multi_worker(&made, collective, worker, devices.data(),
+                                            static_cast<int>(devices.size()));
   }
   check(code, "creating the strategy");
   out->reset(made);
 }
 
-void run_worker(const CliOptions &options, const Pipeline &pipeline,
-                 const dinput_dataset_t *shared_dataset, bool require_finite,
-                 dinput_collective_t *collective, int index, const WorkerJob &job) {
+void run_worker(const CliOptions& options, const Pipeline& pipeline,
+                const dinput_dataset_t* shared_dataset, bool require_finite,
+                dinput_collective_t* collective, int index, const WorkerJob& job) {
   StrategyPtr strategy;
   make_strategy(options, collective, index, &strategy);
 
-  dinput_input_options_t *raw_options = nullptr;
+  dinput_input_options_t* raw_options = nullptr;
   dinput_status_t code = dinput_input_options_new(&raw_options);
   check(code, "dinput_input_options_new");
   InputOptionsPtr input_options(raw_options);
@@ -103,7 +102,7 @@ void run_worker(const CliOptions &options, const Pipeline &pipeline,
                                                   options.fetch_to_device ? 1 : 0);
   check(code, "dinput_input_options_set_fetch_to_device");
 
-  dinput_dist_dataset_t *made = nullptr;
+  dinput_dist_dataset_t* made = nullptr;
   if (options.from_function) {
     // Lives on this frame: the library calls dataset_fn only from within this call.
     FunctionModeData data{&pipeline, &options, require_finite};
@@ -125,7 +124,7 @@ void run_worker(const CliOptions &options, const Pipeline &pipeline,
 
 }  // namespace
 
-void exit_with_error(const Failure &failure) {
+void exit_with_error(const Failure& failure) {
   // Only the first failing worker reports; the others block here until the process ends.
   static std::mutex mutex;
   mutex.lock();
@@ -135,8 +134,8 @@ void exit_with_error(const Failure &failure) {
   _exit(1);
 }
 
-void for_each_worker(const CliOptions &options, const Pipeline &pipeline, bool require_finite,
-                     const WorkerJob &job) {
+void for_each_worker(const CliOptions& options, const Pipeline& pipeline, bool require_finite,
+                     const WorkerJob& job) {
   check_placeholders(pipeline, options.from_function);
   // Outside --from-function every worker distributes the same (immutable) dataset; building
   // it first also reports pipeline errors before any strategy exists.
@@ -150,7 +149,7 @@ void for_each_worker(const CliOptions &options, const Pipeline &pipeline, bool r
     return;
   }
 
-  dinput_collective_t *raw = nullptr;
+  dinput_collective_t* raw = nullptr;
   dinput_status_t code =
       dinput_collective_new_in_process(&raw, options.workers, options.timeout_ms);
   check(code, "dinput_collective_new_in_process");
@@ -159,7 +158,7 @@ void for_each_worker(const CliOptions &options, const Pipeline &pipeline, bool r
   // others from their waits at once; every thread is then joined normally.
   std::mutex first_failure_mutex;
   std::optional<Failure> first_failure;
-  auto fail = [&](const Failure &failure) {
+  auto fail = [&](const Failure& failure) {
     std::lock_guard<std::mutex> lock(first_failure_mutex);
     if (first_failure) return;
     first_failure = failure;
@@ -183,22 +182,22 @@ void for_each_worker(const CliOptions &options, const Pipeline &pipeline, bool r
       exit_with_error(current_failure());
     }
   }
-  for (std::thread &t : threads) t.join();
+  for (std::thread& t : threads) t.join();
   if (first_failure) throw *first_failure;
 }
 
-void new_iterator(const dinput_dist_dataset_t *dataset, DistIteratorPtr *out) {
-  dinput_dist_iterator_t *made = nullptr;
+void new_iterator(const dinput_dist_dataset_t* dataset, DistIteratorPtr* out) {
+  dinput_dist_iterator_t* made = nullptr;
   dinput_status_t code = dinput_dist_dataset_iterator(&made, dataset);
   check(code, "dinput_dist_dataset_iterator");
   out->reset(made);
 }
 
-void Stepper::next(PerReplicaPtr *out) {
+void Stepper::next(PerReplicaPtr* out) {
   out->reset();
-  dinput_per_replica_t *value = nullptr;
+  dinput_per_replica_t* value = nullptr;
   if (use_optional_) {
-    dinput_optional_t *raw = nullptr;
+    dinput_optional_t* raw = nullptr;
     dinput_status_t code = dinput_dist_iterator_get_next_as_optional(&raw, iterator_);
     check(code, "get_next_as_optional");
     OptionalPtr optional(raw);

@@ -16,11 +16,11 @@ namespace dinput_tool {
 
 struct Worker {
   int index = 0;
-  const dinput_strategy_t *strategy = nullptr;
-  const dinput_dist_dataset_t *dataset = nullptr;
+  const dinput_strategy_t* strategy = nullptr;
+  const dinput_dist_dataset_t* dataset = nullptr;
 };
 
-using WorkerJob = std::function<void(const Worker &worker)>;
+using WorkerJob = std::function<void(const Worker& worker)>;
 
 // Distributes the pipeline for every worker and runs `job` once per worker. With one worker
 // the job runs on the calling thread; with W > 1 each worker has its own thread, since the
@@ -28,27 +28,27 @@ using WorkerJob = std::function<void(const Worker &worker)>;
 // failing worker aborts the collective, so its peers stop waiting at once; that worker's
 // Failure is thrown after every thread has finished.
 // `require_finite`: an infinite pipeline is an error (the caller has no step limit).
-void for_each_worker(const CliOptions &options, const Pipeline &pipeline, bool require_finite,
-                     const WorkerJob &job);
+void for_each_worker(const CliOptions& options, const Pipeline& pipeline, bool require_finite,
+                     const WorkerJob& job);
 
 // Writes failure.line() to stderr and exits with status 1 without running destructors: only
 // for a worker thread that cannot even be created while others already wait for it.
-[[noreturn]] void exit_with_error(const Failure &failure);
+[[noreturn]] void exit_with_error(const Failure& failure);
 
 // Steps a distributed iterator with get_next or get_next_as_optional.
 class Stepper {
  public:
-  Stepper(dinput_dist_iterator_t *iterator, bool use_optional)
+  Stepper(dinput_dist_iterator_t* iterator, bool use_optional)
       : iterator_(iterator), use_optional_(use_optional) {}
   // Sets *out to the next step's value, or leaves it empty at the end of the data.
-  void next(PerReplicaPtr *out);
+  void next(PerReplicaPtr* out);
 
  private:
-  dinput_dist_iterator_t *iterator_;
+  dinput_dist_iterator_t* iterator_;
   bool use_optional_;
 };
 
-void new_iterator(const dinput_dist_dataset_t *dataset, DistIteratorPtr *out);
+void new_iterator(const dinput_dist_dataset_t* dataset, DistIteratorPtr* out);
 
 }  // namespace dinput_tool
 

@@ -9,12 +9,12 @@
 
 namespace dinput_tool {
 
-template <typename T, void (*Free)(T *)>
+template <typename T, void (*Free)(T*)>
 struct HandleDeleter {
-  void operator()(T *handle) const { Free(handle); }
+  void operator()(T* handle) const { Free(handle); }
 };
 
-template <typename T, void (*Free)(T *)>
+template <typename T, void (*Free)(T*)>
 using Handle = std::unique_ptr<T, HandleDeleter<T, Free>>;
 
 using TensorPtr = Handle<dinput_tensor_t, dinput_tensor_free>;

@@ -12,22 +12,22 @@ class HostTensor {
  public:
   HostTensor() = default;
   ~HostTensor() { dinput_tensor_free(copy_); }
-  HostTensor(const HostTensor &) = delete;
-  HostTensor &operator=(const HostTensor &) = delete;
+  HostTensor(const HostTensor&) = delete;
+  HostTensor& operator=(const HostTensor&) = delete;
 
   // `tensor` itself when it is in host memory, else a host copy owned by this object.
-  void open(const dinput_tensor_t *tensor) {
+  void open(const dinput_tensor_t* tensor) {
     view_ = tensor;
     if (dinput_tensor_device_type(tensor) != DINPUT_DEVICE_CUDA) return;
     dinput_status_t code = dinput_tensor_to_host(&copy_, tensor);
     check(code, "dinput_tensor_to_host");
     view_ = copy_;
   }
-  const dinput_tensor_t *get() const { return view_; }
+  const dinput_tensor_t* get() const { return view_; }
 
  private:
-  const dinput_tensor_t *view_ = nullptr;
-  dinput_tensor_t *copy_ = nullptr;
+  const dinput_tensor_t* view_ = nullptr;
+  dinput_tensor_t* copy_ = nullptr;
 };
 
 }  // namespace dinput_tool

@@ -14,14 +14,14 @@ namespace {
 
 const char kHex[] = "0123456789abcdef";
 
-void append_escaped_code_unit(std::string *out, unsigned value) {
+void append_escaped_code_unit(std::string* out, unsigned value) {
   out->append("\\u");
   for (int shift = 12; shift >= 0; shift -= 4) out->push_back(kHex[(value >> shift) & 0xF]);
 }
 
 // Length of the valid UTF-8 sequence starting at s[0], or 0 when it is not valid (overlong
 // forms, surrogates and code points past U+10FFFF are invalid, as in Python's decoder).
-size_t utf8_sequence_length(const unsigned char *s, size_t n) {
+size_t utf8_sequence_length(const unsigned char* s, size_t n) {
   unsigned char c = s[0];
   size_t len;
   uint32_t cp;
@@ -51,7 +51,7 @@ size_t utf8_sequence_length(const unsigned char *s, size_t n) {
 // Writes the shortest digits `digits` (no dot) with decimal exponent `exp` (the value is
 // d.ddd x 10^exp) the way Python's float repr does: positional notation when
 // -4 <= exp < 16, scientific otherwise, and always with a '.' or an 'e'.
-void append_python_repr(std::string *out, bool negative, const std::string &digits, int exp) {
+void append_python_repr(std::string* out, bool negative, const std::string& digits, int exp) {
   if (negative) out->push_back('-');
   if (exp >= -4 && exp < 16) {
     if (exp >= 0) {
@@ -83,14 +83,14 @@ void append_python_repr(std::string *out, bool negative, const std::string &digi
 }
 
 // Splits scientific text such as "-1.25e+02" into sign, digits "125" and exponent 2.
-void append_from_scientific(std::string *out, const char *text) {
+void append_from_scientific(std::string* out, const char* text) {
   bool negative = false;
   if (*text == '-') {
     negative = true;
     ++text;
   }
   std::string digits;
-  const char *p = text;
+  const char* p = text;
   for (; *p != '\0' && *p != 'e' && *p != 'E'; ++p) {
     if (*p != '.') digits.push_back(*p);
   }
@@ -103,7 +103,7 @@ void append_from_scientific(std::string *out, const char *text) {
 // JSON has no NaN or infinities; printed bare (as Python's json does) they make the line
 // unreadable for strict parsers. They are printed as the strings "NaN", "Infinity" and
 // "-Infinity" instead (docs/cli.md), which every JSON parser reads and a reader can map back.
-bool append_non_finite(std::string *out, double value) {
+bool append_non_finite(std::string* out, double value) {
   if (std::isnan(value)) {
     out->append("\"NaN\"");
     return true;
@@ -116,7 +116,7 @@ bool append_non_finite(std::string *out, double value) {
 }
 
 template <typename T>
-void append_shortest(std::string *out, T value) {
+void append_shortest(std::string* out, T value) {
   if (append_non_finite(out, static_cast<double>(value))) return;
   char buf[64];
   auto result = std::to_chars(buf, buf + sizeof buf - 1, value, std::chars_format::scientific);
@@ -124,8 +124,8 @@ void append_shortest(std::string *out, T value) {
   append_from_scientific(out, buf);
 }
 
-void append_shortest16(std::string *out, uint16_t bits, float (*to_float)(uint16_t),
-                      uint16_t (*from_float)(float)) {
+void append_shortest16(std::string* out, uint16_t bits, float (*to_float)(uint16_t),
+                       uint16_t (*from_float)(float)) {
   float value = to_float(bits);
   if (append_non_finite(out, value)) return;
   char buf[64];
@@ -138,8 +138,8 @@ void append_shortest16(std::string *out, uint16_t bits, float (*to_float)(uint16
 
 }  // namespace
 
-void append_json_string(std::string *out, const char *data, size_t size) {
-  const unsigned char *s = reinterpret_cast<const unsigned char *>(data);
+void append_json_string(std::string* out, const char* data, size_t size) {
+  const unsigned char* s = reinterpret_cast<const unsigned char*>(data);
   out->push_back('"');
   // Runs of valid UTF-8 are escaped by nlohmann-json; the bytes between them, which no JSON
   // library writes, as \udcXX.
@@ -163,10 +163,10 @@ void append_json_string(std::string *out, const char *data, size_t size) {
   out->push_back('"');
 }
 
-std::string dump_json(const JsonObject &object,
-                     const std::vector<std::pair<std::string, std::string>> &bytes) {
+std::string dump_json(const JsonObject& object,
+                      const std::vector<std::pair<std::string, std::string>>& bytes) {
   std::string text = object.dump();
-  for (const auto &[key, value] : bytes) {
+  for (const auto& [key, value] : bytes) {
     // The member as nlohmann-json wrote it: its key (escaped as nlohmann-json escapes it)
     // and the placeholder; it occurs once, since keys are unique and quotes inside strings
     // are escaped.
@@ -181,17 +181,17 @@ std::string dump_json(const JsonObject &object,
   return text;
 }
 
-void append_double(std::string *out, double value) { append_shortest(out, value); }
+void append_double(std::string* out, double value) { append_shortest(out, value); }
 
-void append_float32(std::string *out, float value) { append_shortest(out, value); }
+void append_float32(std::string* out, float value) { append_shortest(out, value); }
 
 // The 16-bit conversions are the library's own (src/core/half.cc, compiled into the tool):
 // one implementation of the rounding for the library's reductions and the tool's output.
-void append_float16(std::string *out, uint16_t bits) {
+void append_float16(std::string* out, uint16_t bits) {
   append_shortest16(out, bits, dinput::half_to_float, dinput::float_to_half);
 }
 
-void append_bfloat16(std::string *out, uint16_t bits) {
+void append_bfloat16(std::string* out, uint16_t bits) {
   append_shortest16(out, bits, dinput::bfloat16_to_float, dinput::float_to_bfloat16);
 }
 

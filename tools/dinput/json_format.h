@@ -21,8 +21,8 @@ namespace dinput_tool {
 // valid UTF-8 is written as \udcXX (XX its value), the lone-surrogate convention of Python's
 // "surrogateescape", so arbitrary bytes survive the round trip:
 //   json.loads(line)[...].encode("utf-8", "surrogateescape") gives the original bytes.
-void append_json_string(std::string *out, const char *data, size_t size);
-inline void append_json_string(std::string *out, const std::string &s) {
+void append_json_string(std::string* out, const char* data, size_t size);
+inline void append_json_string(std::string* out, const std::string& s) {
   append_json_string(out, s.data(), s.size());
 }
 
@@ -32,15 +32,15 @@ using JsonObject = nlohmann::ordered_json;
 // `object` as one line of JSON (no newline), written by nlohmann-json. nlohmann-json holds
 // only UTF-8 strings, while file names are arbitrary bytes: each member of `bytes` (a key of
 // `object` whose value is a placeholder, e.g. null) is written with append_json_string instead.
-std::string dump_json(const JsonObject &object,
-                     const std::vector<std::pair<std::string, std::string>> &bytes = {});
+std::string dump_json(const JsonObject& object,
+                      const std::vector<std::pair<std::string, std::string>>& bytes = {});
 
 // Floats as Python's repr: 1.0, 0.5, 1e+16, 1.5e-05, -0.0, and (not strict JSON, but what
 // Python's json module writes and reads) NaN, Infinity, -Infinity.
-void append_double(std::string *out, double value);
-void append_float32(std::string *out, float value);
-void append_float16(std::string *out, uint16_t bits);
-void append_bfloat16(std::string *out, uint16_t bits);
+void append_double(std::string* out, double value);
+void append_float32(std::string* out, float value);
+void append_float16(std::string* out, uint16_t bits);
+void append_bfloat16(std::string* out, uint16_t bits);
 
 }  // namespace dinput_tool
 

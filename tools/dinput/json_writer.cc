@@ -11,7 +11,7 @@ namespace dinput_tool {
 namespace {
 
 template <typename T>
-T load(const unsigned char *p) {
+T load(const unsigned char* p) {
   T value;
   std::memcpy(&value, p, sizeof value);  // the buffer need not be aligned for T
   return value;
@@ -19,13 +19,13 @@ T load(const unsigned char *p) {
 
 class TensorWriter {
  public:
-  TensorWriter(std::string *out, const dinput_tensor_t *tensor)
+  TensorWriter(std::string* out, const dinput_tensor_t* tensor)
       : out_(out),
         tensor_(tensor),
         dtype_(dinput_tensor_dtype(tensor)),
         rank_(dinput_tensor_rank(tensor)),
         dims_(dinput_tensor_shape(tensor)),
-        data_(static_cast<const unsigned char *>(dinput_tensor_data(tensor))),
+        data_(static_cast<const unsigned char*>(dinput_tensor_data(tensor))),
         item_size_(dinput_dtype_size(dtype_)) {}
 
   void write() {
@@ -40,7 +40,7 @@ class TensorWriter {
   }
 
  private:
-  void write_level(int level, int64_t *index) {
+  void write_level(int level, int64_t* index) {
     if (level == rank_) return write_scalar((*index)++);
     out_->push_back('[');
     for (int64_t i = 0; i < dims_[level]; ++i) {
@@ -51,7 +51,7 @@ class TensorWriter {
   }
 
   void write_scalar(int64_t index) {
-    const unsigned char *p = data_ + index * static_cast<int64_t>(item_size_);
+    const unsigned char* p = data_ + index * static_cast<int64_t>(item_size_);
     switch (dtype_) {
       case DINPUT_BOOL:
         out_->append(p[0] ? "true" : "false");
@@ -93,7 +93,7 @@ class TensorWriter {
         append_double(out_, load<double>(p));
         break;
       case DINPUT_BYTES: {
-        const char *s = nullptr;
+        const char* s = nullptr;
         size_t len = 0;
         dinput_status_t code = dinput_tensor_string_view(&s, &len, tensor_, index);
         check(code, "dinput_tensor_string_view");
@@ -106,25 +106,25 @@ class TensorWriter {
     }
   }
 
-  std::string *out_;
-  const dinput_tensor_t *tensor_;
+  std::string* out_;
+  const dinput_tensor_t* tensor_;
   dinput_dtype_t dtype_;
   int rank_;
-  const int64_t *dims_;
-  const unsigned char *data_;
+  const int64_t* dims_;
+  const unsigned char* data_;
   size_t item_size_;
 };
 
 }  // namespace
 
-void append_tensor_values(std::string *out, const dinput_tensor_t *tensor) {
+void append_tensor_values(std::string* out, const dinput_tensor_t* tensor) {
   if (tensor == nullptr) throw Failure(DINPUT_INTERNAL, "the library returned a null tensor");
   HostTensor host;
   host.open(tensor);
   TensorWriter(out, host.get()).write();
 }
 
-JsonObject::array_t shape(const int64_t *dims, int rank) {
+JsonObject::array_t shape(const int64_t* dims, int rank) {
   JsonObject::array_t shape;
   for (int i = 0; i < rank; ++i) {
     if (dims[i] == DINPUT_UNKNOWN_DIM) {
@@ -136,14 +136,14 @@ JsonObject::array_t shape(const int64_t *dims, int rank) {
   return shape;
 }
 
-JsonObject::array_t spec_components(const dinput_spec_t *spec) {
+JsonObject::array_t spec_components(const dinput_spec_t* spec) {
   JsonObject::array_t components;
   const size_t n = dinput_spec_size(spec);
   for (size_t i = 0; i < n; ++i) {
     JsonObject component;
     component["dtype"] = dinput_dtype_name(dinput_spec_dtype(spec, i));
     int rank = dinput_spec_rank(spec, i);
-    const int64_t *dims = dinput_spec_shape(spec, i);
+    const int64_t* dims = dinput_spec_shape(spec, i);
     if (rank < 0 || (rank > 0 && dims == nullptr)) {
       component["shape"] = nullptr;  // an unknown rank
     } else {

@@ -62,7 +62,7 @@ void OrderedLineWriter::collect_due() {
   // worker whose next line has not come yet; `skipped` ends the loop once all are finished.
   int skipped = 0;
   while (skipped < workers) {
-    auto &queue = pending_[static_cast<size_t>(cursor_)];
+    auto& queue = pending_[static_cast<size_t>(cursor_)];
     if (!queue.empty()) {
       ready_ += queue.front();
       queue.pop_front();
@@ -80,7 +80,8 @@ void OrderedLineWriter::write_loop() {
   std::string chunk;
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    work_.wait_for(lock, kFlushInterval, [this] { return ready_.size() >= kFlushBytes || finishing_; });
+    work_.wait_for(lock, kFlushInterval,
+                   [this] { return ready_.size() >= kFlushBytes || finishing_; });
     if (ready_.empty()) {
       if (finishing_) return;  // everything due is written
       continue;
@@ -90,7 +91,7 @@ void OrderedLineWriter::write_loop() {
     space_.notify_all();
     lock.unlock();
     // One write call for everything that was due: cheap when lines come fast.
-    const char *p = chunk.data();
+    const char* p = chunk.data();
     size_t left = chunk.size();
     int write_errno = 0;
     while (left > 0) {
@@ -108,8 +109,8 @@ void OrderedLineWriter::write_loop() {
       if (write_errno == EPIPE) {
         closed_ = true;
       } else {
-        error_ = Failure(DINPUT_UNAVAILABLE,
-                         std::string("could not write the output to stdout: ") + strerror(write_errno));
+        error_ = Failure(DINPUT_UNAVAILABLE, std::string("could not write the output to stdout: ") +
+                                                 strerror(write_errno));
       }
       ready_.clear();
       space_.notify_all();

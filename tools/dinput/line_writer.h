@@ -5,8 +5,8 @@
 // of a worker that is ahead wait in memory (workers step in lockstep through the collective,
 // so that is about one step per worker). Writing happens on a thread of its own, which
 // writes whatever is due in one go, at once when 64 KB are due and otherwise every 20 ms: a
-// slow pipeline's lines appear as they come, and a fast one is written in large chunks. When more than a few MB
-// are waiting to be written (a slow reader), the workers wait, so memory stays flat.
+// slow pipeline's lines appear as they come, and a fast one is written in large chunks. When more
+// than a few MB are waiting to be written (a slow reader), the workers wait, so memory stays flat.
 #ifndef DINPUT_TOOL_LINE_WRITER_H_
 #define DINPUT_TOOL_LINE_WRITER_H_
 
@@ -26,8 +26,8 @@ class OrderedLineWriter {
  public:
   OrderedLineWriter(int fd, int workers);
   ~OrderedLineWriter();  // stops the writing thread as finish() does, without throwing
-  OrderedLineWriter(const OrderedLineWriter &) = delete;
-  OrderedLineWriter &operator=(const OrderedLineWriter &) = delete;
+  OrderedLineWriter(const OrderedLineWriter&) = delete;
+  OrderedLineWriter& operator=(const OrderedLineWriter&) = delete;
 
   // Worker `worker`'s next step line (without the newline). Returns false once the output
   // is closed by its reader or failed: the worker should stop stepping.
@@ -50,17 +50,17 @@ class OrderedLineWriter {
 
   const int fd_;
   mutable std::mutex mu_;
-  std::condition_variable work_;   // the writer: something is due, or finishing
-  std::condition_variable space_;  // the workers: ready_ has room again
+  std::condition_variable work_;                  // the writer: something is due, or finishing
+  std::condition_variable space_;                 // the workers: ready_ has room again
   std::vector<std::deque<std::string>> pending_;  // per worker, in step order
   std::vector<bool> done_;
-  int cursor_ = 0;                 // the worker whose line is due next
-  std::string ready_;              // due text not yet written
+  int cursor_ = 0;     // the worker whose line is due next
+  std::string ready_;  // due text not yet written
   bool finishing_ = false;
-  bool closed_ = false;            // EPIPE
+  bool closed_ = false;           // EPIPE
   std::optional<Failure> error_;  // a write failed (not EPIPE)
   bool joined_ = false;
-  std::thread thread_;             // last: it starts in the constructor
+  std::thread thread_;  // last: it starts in the constructor
 };
 
 }  // namespace dinput_tool

@@ -19,25 +19,25 @@ namespace {
 using dinput_tool::Failure;
 
 // The one place a command's failure is reported: one stderr line and exit status 1.
-int fail(const Failure &failure) {
+int fail(const Failure& failure) {
   std::fprintf(stderr, "%s\n", failure.line().c_str());
   return 1;
 }
 
 // A reader that closed the pipe early (`dinput ... | head -1`) got what it wanted: that is
 // a quiet exit with status 0, not an error (SIGPIPE is ignored, so writes report EPIPE).
-int print(const std::string &text) {
+int print(const std::string& text) {
   errno = 0;
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
     if (errno == EPIPE) return 0;
-    return fail(Failure(DINPUT_UNAVAILABLE,
-                        std::string("could not write the output to stdout: ") + std::strerror(errno)));
+    return fail(Failure(DINPUT_UNAVAILABLE, std::string("could not write the output to stdout: ") +
+                                                std::strerror(errno)));
   }
   return 0;
 }
 
-bool asks_for_help(int argc, char **argv) {
+bool asks_for_help(int argc, char** argv) {
   for (int i = 2; i < argc; ++i) {
     if (std::strcmp(argv[i], "--") == 0) return false;
     if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) return true;
@@ -45,7 +45,7 @@ bool asks_for_help(int argc, char **argv) {
   return false;
 }
 
-int run_main(int argc, char **argv) {
+int run_main(int argc, char** argv) {
   if (argc < 2) {
     throw dinput_tool::invalid_argument("missing command; run 'dinput help' for usage");
   }
@@ -75,8 +75,8 @@ int run_main(int argc, char **argv) {
     static const std::vector<std::string> kCommands = {"run",     "spec",    "bench", "write",
                                                        "convert", "inspect", "help"};
     throw dinput_tool::invalid_argument("unknown command '" + command + "'" +
-                                             dinput_tool::did_you_mean(command, kCommands) +
-                                             "; run 'dinput help' for usage");
+                                        dinput_tool::did_you_mean(command, kCommands) +
+                                        "; run 'dinput help' for usage");
   }
   dinput_tool::CliOptions options;
   dinput_tool::parse_cli_options(parsed, argc - 2, argv + 2, &options);
@@ -87,7 +87,7 @@ int run_main(int argc, char **argv) {
 
 }  // namespace
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   // Writes to a closed pipe fail with EPIPE, which the tool handles, instead of killing it.
   std::signal(SIGPIPE, SIG_IGN);
   try {

@@ -16,7 +16,7 @@ namespace {
 
 // ---- the function table ----------------------------------------------------------------
 
-const std::vector<FunctionSpec> &functions() {
+const std::vector<FunctionSpec>& functions() {
   static const std::vector<FunctionSpec> kFunctions = {
       // sources
       {"range",
@@ -53,7 +53,9 @@ const std::vector<FunctionSpec> &functions() {
        Role::kSource,
        "fixed_length_records(filenames, record_bytes, header_bytes=0, footer_bytes=0)",
        Passing::kAny,
-       {{"filenames", true}, {"record_bytes", true}, {"header_bytes", false},
+       {{"filenames", true},
+        {"record_bytes", true},
+        {"header_bytes", false},
         {"footer_bytes", false}},
        build_fixed_length_records},
       {"list_files",
@@ -142,7 +144,7 @@ const std::vector<FunctionSpec> &functions() {
 
 std::string names_with_role(Role role) {
   std::string names;
-  for (const FunctionSpec &f : functions()) {
+  for (const FunctionSpec& f : functions()) {
     if (f.role != role) continue;
     if (!names.empty()) names += ", ";
     names += f.name;
@@ -152,22 +154,22 @@ std::string names_with_role(Role role) {
 
 }  // namespace
 
-const FunctionSpec *find_function(const std::string &name) {
-  for (const FunctionSpec &f : functions()) {
+const FunctionSpec* find_function(const std::string& name) {
+  for (const FunctionSpec& f : functions()) {
     if (name == f.name) return &f;
   }
   return nullptr;
 }
 
 // Python's rules for matching call arguments to parameters.
-void bind(const FunctionSpec &spec, const Call &call, Args *args) {
+void bind(const FunctionSpec& spec, const Call& call, Args* args) {
   const std::string usage = std::string("; usage: ") + spec.usage;
   const std::string prefix = call.name + "(): ";
-  std::vector<const Value *> bound(spec.params.size(), nullptr);
+  std::vector<const Value*> bound(spec.params.size(), nullptr);
   size_t num_positional = 0;
-  for (const Argument &arg : call.args) num_positional += arg.keyword.empty() ? 1 : 0;
+  for (const Argument& arg : call.args) num_positional += arg.keyword.empty() ? 1 : 0;
   size_t positional = 0;
-  for (const Argument &arg : call.args) {
+  for (const Argument& arg : call.args) {
     if (arg.keyword.empty()) {
       if (spec.passing == Passing::kKeywordOnly) {
         throw invalid_argument(prefix +
@@ -190,9 +192,10 @@ void bind(const FunctionSpec &spec, const Call &call, Args *args) {
     size_t i = 0;
     while (i < spec.params.size() && arg.keyword != spec.params[i].name) ++i;
     if (i == spec.params.size()) {
-      throw invalid_argument(prefix + "unexpected keyword argument '" + arg.keyword +
-                             "' at position " + std::to_string(arg.pos) +
-                             did_you_mean(arg.keyword, spec.params, [](const auto &p) { return p.name; }) + usage);
+      throw invalid_argument(
+          prefix + "unexpected keyword argument '" + arg.keyword + "' at position " +
+          std::to_string(arg.pos) +
+          did_you_mean(arg.keyword, spec.params, [](const auto& p) { return p.name; }) + usage);
     }
     if (bound[i] != nullptr) {
       throw invalid_argument(prefix + "got multiple values for argument '" + arg.keyword + "'" +
@@ -202,7 +205,7 @@ void bind(const FunctionSpec &spec, const Call &call, Args *args) {
   }
   for (size_t i = 0; i < spec.params.size(); ++i) {
     if (bound[i] == nullptr && spec.params[i].required) {
-      const char *shown = spec.params[i].shown ? spec.params[i].shown : spec.params[i].name;
+      const char* shown = spec.params[i].shown ? spec.params[i].shown : spec.params[i].name;
       throw invalid_argument(prefix + "missing required argument '" + shown + "'" + usage);
     }
     args->set(spec.params[i].name, bound[i]);
@@ -224,7 +227,7 @@ using builder::Role;
 // ---- placeholders ----------------------------------------------------------------------
 
 struct PlaceholderSpec {
-  const char *name;
+  const char* name;
   size_t num_args;
 };
 
@@ -235,13 +238,13 @@ const PlaceholderSpec kPlaceholders[] = {
     {"per_replica_batch_size", 1},
 };
 
-void check_value(const Value &v, bool allowed) {
+void check_value(const Value& v, bool allowed) {
   if (v.kind == Value::Kind::kPlaceholder) {
     if (!allowed) {
       throw invalid_argument("the placeholder $" + v.text + " at position " +
                              std::to_string(v.pos) + " is only available with --from-function");
     }
-    for (const PlaceholderSpec &p : kPlaceholders) {
+    for (const PlaceholderSpec& p : kPlaceholders) {
       if (v.text != p.name) continue;
       if (v.items.size() != p.num_args) {
         throw invalid_argument(
@@ -249,7 +252,7 @@ void check_value(const Value &v, bool allowed) {
             (p.num_args == 0 ? " takes no arguments"
                              : " takes one integer argument, e.g. $per_replica_batch_size(64)"));
       }
-      for (const Value &arg : v.items) {
+      for (const Value& arg : v.items) {
         if (arg.kind != Value::Kind::kInt) {
           throw invalid_argument("the argument of $" + v.text + " at position " +
                                  std::to_string(arg.pos) + " must be an integer, got " +
@@ -263,14 +266,14 @@ void check_value(const Value &v, bool allowed) {
                            "; known: $num_input_pipelines, $input_pipeline_id, "
                            "$num_replicas_in_sync, $per_replica_batch_size(G)");
   }
-  for (const Value &item : v.items) check_value(item, allowed);
-  for (const Argument &arg : v.args) check_value(arg.value, allowed);
+  for (const Value& item : v.items) check_value(item, allowed);
+  for (const Argument& arg : v.args) check_value(arg.value, allowed);
 }
 
-void resolve_value(Value *v, const InputPipelineInfo &info) {
+void resolve_value(Value* v, const InputPipelineInfo& info) {
   if (v->kind != Value::Kind::kPlaceholder) {
-    for (Value &item : v->items) resolve_value(&item, info);
-    for (Argument &arg : v->args) resolve_value(&arg.value, info);
+    for (Value& item : v->items) resolve_value(&item, info);
+    for (Argument& arg : v->args) resolve_value(&arg.value, info);
     return;
   }
   int64_t resolved = 0;
@@ -293,22 +296,22 @@ void resolve_value(Value *v, const InputPipelineInfo &info) {
 }
 }  // namespace
 
-bool parse_auto_shard_policy(const std::string &name, dinput_auto_shard_policy_t *out) {
+bool parse_auto_shard_policy(const std::string& name, dinput_auto_shard_policy_t* out) {
   std::string bare = name;
-  for (const char *prefix : {"tf.data.experimental.AutoShardPolicy.", "AutoShardPolicy."}) {
+  for (const char* prefix : {"tf.data.experimental.AutoShardPolicy.", "AutoShardPolicy."}) {
     size_t n = std::strlen(prefix);
     if (bare.compare(0, n, prefix) == 0) {
       bare = bare.substr(n);
       break;
     }
   }
-  for (char &c : bare) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  static const std::pair<const char *, dinput_auto_shard_policy_t> kPolicies[] = {
+  for (char& c : bare) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  static const std::pair<const char*, dinput_auto_shard_policy_t> kPolicies[] = {
       {"OFF", DINPUT_AUTO_SHARD_OFF},   {"AUTO", DINPUT_AUTO_SHARD_AUTO},
       {"FILE", DINPUT_AUTO_SHARD_FILE}, {"DATA", DINPUT_AUTO_SHARD_DATA},
       {"HINT", DINPUT_AUTO_SHARD_HINT},
   };
-  for (const auto &policy : kPolicies) {
+  for (const auto& policy : kPolicies) {
     if (bare == policy.first) {
       *out = policy.second;
       return true;
@@ -317,39 +320,41 @@ bool parse_auto_shard_policy(const std::string &name, dinput_auto_shard_policy_t
   return false;
 }
 
-void check_placeholders(const Pipeline &pipeline, bool allowed) {
-  for (const Call &call : pipeline.calls) {
-    for (const Argument &arg : call.args) {
+void check_placeholders(const Pipeline& pipeline, bool allowed) {
+  for (const Call& call : pipeline.calls) {
+    for (const Argument& arg : call.args) {
       check_value(arg.value, allowed);
     }
   }
 }
 
-void resolve_placeholders(const Pipeline &pipeline, const InputPipelineInfo &info, Pipeline *out) {
+void resolve_placeholders(const Pipeline& pipeline, const InputPipelineInfo& info, Pipeline* out) {
   Pipeline resolved = pipeline;
-  for (Call &call : resolved.calls) {
-    for (Argument &arg : call.args) resolve_value(&arg.value, info);
+  for (Call& call : resolved.calls) {
+    for (Argument& arg : call.args) resolve_value(&arg.value, info);
   }
   *out = std::move(resolved);
 }
 
-void build_dataset(const Pipeline &pipeline, DatasetPtr *out) {
+void build_dataset(const Pipeline& pipeline, DatasetPtr* out) {
   check_placeholders(pipeline, false);
   DatasetPtr current;
   for (size_t i = 0; i < pipeline.calls.size(); ++i) {
-    const Call &call = pipeline.calls[i];
-    const FunctionSpec *spec = find_function(call.name);
+    const Call& call = pipeline.calls[i];
+    const FunctionSpec* spec = find_function(call.name);
     const std::string where = " at position " + std::to_string(call.pos);
     if (spec == nullptr) {
-      throw invalid_argument("unknown function '" + call.name + "'" + where +
-                             did_you_mean(call.name, functions(), [](const FunctionSpec &f) { return f.name; }) + "; " +
-                             (i == 0 ? "sources: " + names_with_role(Role::kSource)
-                                     : "transformations: " + names_with_role(Role::kTransform)));
+      throw invalid_argument(
+          "unknown function '" + call.name + "'" + where +
+          did_you_mean(call.name, functions(), [](const FunctionSpec& f) { return f.name; }) +
+          "; " +
+          (i == 0 ? "sources: " + names_with_role(Role::kSource)
+                  : "transformations: " + names_with_role(Role::kTransform)));
     }
     if (i == 0 && spec->role != Role::kSource) {
-      throw invalid_argument(
-          call.name + "()" + where +
-          " is a transformation; a pipeline starts with a source: " + names_with_role(Role::kSource));
+      throw invalid_argument(call.name + "()" + where +
+                             " is a transformation; a pipeline starts with a source: " +
+                             names_with_role(Role::kSource));
     }
     if (i > 0 && spec->role != Role::kTransform) {
       throw invalid_argument(call.name + "()" + where +

@@ -25,18 +25,18 @@ struct InputPipelineInfo {
 
 // Checks every `$name(...)` placeholder of the pipeline: known name, right arguments.
 // `allowed` is false outside --from-function, where any placeholder is an error.
-void check_placeholders(const Pipeline &pipeline, bool allowed);
+void check_placeholders(const Pipeline& pipeline, bool allowed);
 
 // Returns a copy of the pipeline with every placeholder replaced by its integer value for
 // one input pipeline. Failures of get_per_replica_batch_size propagate unchanged.
-void resolve_placeholders(const Pipeline &pipeline, const InputPipelineInfo &info, Pipeline *out);
+void resolve_placeholders(const Pipeline& pipeline, const InputPipelineInfo& info, Pipeline* out);
 
 // Builds the dataset. The pipeline must not contain placeholders any more.
-void build_dataset(const Pipeline &pipeline, DatasetPtr *out);
+void build_dataset(const Pipeline& pipeline, DatasetPtr* out);
 
 // Parses an auto-shard policy name: OFF, AUTO, FILE, DATA, HINT (any case), optionally
 // qualified as AutoShardPolicy.X or tf.data.experimental.AutoShardPolicy.X.
-bool parse_auto_shard_policy(const std::string &name, dinput_auto_shard_policy_t *out);
+bool parse_auto_shard_policy(const std::string& name, dinput_auto_shard_policy_t* out);
 
 }  // namespace dinput_tool
 

@@ -22,13 +22,13 @@ namespace dinput_tool {
 
 namespace {
 
-constexpr const char *kWriteUsage =
+constexpr const char* kWriteUsage =
     "usage: dinput write [--compression NONE|ZSTD|GZIP] [--level N] "
     "(--lines FILE | --chunk-size N FILE) OUTPUT";
-constexpr const char *kConvertUsage =
+constexpr const char* kConvertUsage =
     "usage: dinput convert [--compression NONE|ZSTD|GZIP] [--level N] "
     "[--input-compression NONE|ZSTD|GZIP] [--skip-corrupt] INPUT OUTPUT";
-constexpr const char *kInspectUsage =
+constexpr const char* kInspectUsage =
     "usage: dinput inspect [--compression NONE|ZSTD|GZIP] [--skip-corrupt] FILE...";
 
 // A chunk is held in memory whole; the cap keeps a typo from asking for terabytes.
@@ -36,9 +36,9 @@ constexpr int64_t kMaxChunkSize = int64_t{1} << 30;
 
 // ---- arguments (parsed by parse_args, cli_options.h) -------------------------------------
 
-void compression_option(const ParsedArgs &args, const char *name, dinput_compression_t fallback,
-                         dinput_compression_t *out, bool *given = nullptr) {
-  const std::string *value = args.find(name);
+void compression_option(const ParsedArgs& args, const char* name, dinput_compression_t fallback,
+                        dinput_compression_t* out, bool* given = nullptr) {
+  const std::string* value = args.find(name);
   if (given != nullptr) *given = value != nullptr;
   if (value == nullptr) {
     *out = fallback;
@@ -46,14 +46,13 @@ void compression_option(const ParsedArgs &args, const char *name, dinput_compres
   }
   // "" means NONE in the chain syntax, but an empty option value is more likely a mistake.
   if (value->empty() || !parse_compression(*value, out)) {
-    throw invalid_argument(std::string(name) + " expects NONE, ZSTD or GZIP, got '" + *value +
-                           "'");
+    throw invalid_argument(std::string(name) + " expects NONE, ZSTD or GZIP, got '" + *value + "'");
   }
 }
 
 // --level: passed to the writer, which checks its range for the compression chosen.
-void level_option(const ParsedArgs &args, dinput_compression_t compression, int *out) {
-  const std::string *value = args.find("--level");
+void level_option(const ParsedArgs& args, dinput_compression_t compression, int* out) {
+  const std::string* value = args.find("--level");
   *out = 0;
   if (value == nullptr) return;
   if (compression == DINPUT_COMPRESSION_NONE) {
@@ -68,7 +67,7 @@ void level_option(const ParsedArgs &args, dinput_compression_t compression, int 
 // ---- files -----------------------------------------------------------------------------
 
 // Errors of the tool's own file access, coded as the library codes its own.
-Failure file_error(const char *verb, const std::string &path, int err) {
+Failure file_error(const char* verb, const std::string& path, int err) {
   dinput_status_t code;
   switch (err) {
     case ENOENT:
@@ -104,7 +103,7 @@ class InputFile {
     if (file_ != nullptr && file_ != stdin) std::fclose(file_);
   }
 
-  void open(const std::string &path) {
+  void open(const std::string& path) {
     if (path == "-") {
       file_ = stdin;
       name_ = "stdin";
@@ -115,18 +114,18 @@ class InputFile {
     if (file_ == nullptr) throw file_error("open", path, errno);
   }
 
-  FILE *get() const { return file_; }
-  const std::string &name() const { return name_; }
+  FILE* get() const { return file_; }
+  const std::string& name() const { return name_; }
   Failure read_error() const { return file_error("read", name_, errno); }
 
  private:
-  FILE *file_ = nullptr;
+  FILE* file_ = nullptr;
   std::string name_;
 };
 
 // Reading and writing the same file is almost always a slip of the fingers (the writer would
 // replace the input with itself at best), so it is refused.
-void check_not_input(const struct stat &input, const std::string &output) {
+void check_not_input(const struct stat& input, const std::string& output) {
   struct stat st;
   if (::stat(output.c_str(), &st) != 0) return;  // does not exist yet
   if (st.st_dev == input.st_dev && st.st_ino == input.st_ino) {
@@ -135,7 +134,7 @@ void check_not_input(const struct stat &input, const std::string &output) {
   }
 }
 
-void check_output_name(const std::string &output) {
+void check_output_name(const std::string& output) {
   if (output == "-") {
     throw invalid_argument("OUTPUT must be a file: record files are not written to stdout");
   }
@@ -148,7 +147,7 @@ constexpr uint32_t kZstdMagic = 0xFD2FB528u;
 
 bool is_skippable_magic(uint32_t magic) { return (magic & 0xFFFFFFF0u) == 0x184D2A50u; }
 
-uint32_t load_le32(const unsigned char *p) {
+uint32_t load_le32(const unsigned char* p) {
   return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
          static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
 }
@@ -156,7 +155,7 @@ uint32_t load_le32(const unsigned char *p) {
 // The compression of a record file from its first bytes: a zstd frame magic (a data frame,
 // or a skippable frame, which a zstd file may start with), the gzip magic, else NONE (a
 // plain file starts with a record length, which has no magic).
-void detect_compression(const std::string &path, dinput_compression_t *out) {
+void detect_compression(const std::string& path, dinput_compression_t* out) {
   // Only regular files are peeked at: opening a FIFO would wait for a writer, and reading a
   // pipe would take bytes the reader needs. Anything else is left to the library, which
   // names what is wrong with it (a FIFO or device is not read unless allowed).
@@ -165,7 +164,7 @@ void detect_compression(const std::string &path, dinput_compression_t *out) {
     *out = DINPUT_COMPRESSION_NONE;
     return;
   }
-  FILE *file = std::fopen(path.c_str(), "rb");
+  FILE* file = std::fopen(path.c_str(), "rb");
   if (file == nullptr) throw file_error("open", path, errno);
   unsigned char head[4] = {0, 0, 0, 0};
   size_t n = std::fread(head, 1, sizeof head, file);
@@ -192,11 +191,12 @@ struct ZstdFrames {
   int64_t skippable_bytes = 0;
 };
 
-ZstdFrames count_zstd_frames(FILE *file) {
+ZstdFrames count_zstd_frames(FILE* file) {
   ZstdFrames frames;
-  auto read_exact = [file](unsigned char *p, size_t n) { return std::fread(p, 1, n, file) == n; };
+  auto read_exact = [file](unsigned char* p, size_t n) { return std::fread(p, 1, n, file) == n; };
   auto skip = [file](uint64_t n) {
-    return n <= static_cast<uint64_t>(LONG_MAX) && std::fseek(file, static_cast<long>(n), SEEK_CUR) == 0;
+    return n <= static_cast<uint64_t>(LONG_MAX) &&
+           std::fseek(file, static_cast<long>(n), SEEK_CUR) == 0;
   };
   unsigned char b[8];
   while (read_exact(b, 4)) {
@@ -222,7 +222,7 @@ ZstdFrames count_zstd_frames(FILE *file) {
       const uint32_t header = static_cast<uint32_t>(b[0]) | static_cast<uint32_t>(b[1]) << 8 |
                               static_cast<uint32_t>(b[2]) << 16;
       const uint32_t type = (header >> 1) & 3, size = header >> 3;
-      if (type == 3) return frames;  // reserved: damage
+      if (type == 3) return frames;                    // reserved: damage
       if (!skip(type == 1 ? 1 : size)) return frames;  // RLE blocks hold one byte
       if (header & 1) break;
     }
@@ -239,20 +239,20 @@ ZstdFrames count_zstd_frames(FILE *file) {
 class RecordSource {
  public:
   // skip_corrupt: the library skips damaged records (see Skipped) instead of failing.
-  void open(const std::string &path, dinput_compression_t compression, bool skip_corrupt) {
-    const char *name = path.c_str();
-    dinput_records_options_t *raw_options = nullptr;
+  void open(const std::string& path, dinput_compression_t compression, bool skip_corrupt) {
+    const char* name = path.c_str();
+    dinput_records_options_t* raw_options = nullptr;
     dinput_status_t code = dinput_records_options_new(&raw_options);
     check(code, "dinput_records_options_new");
     RecordsOptionsPtr records_options(raw_options);
     code = dinput_records_options_set_compression(records_options.get(), compression);
     check(code, "dinput_records_options_set_compression");
-    dinput_dataset_t *dataset = nullptr;
+    dinput_dataset_t* dataset = nullptr;
     code = dinput_dataset_records(&dataset, &name, 1, records_options.get());
     check(code, "dinput_dataset_records");
     DatasetPtr owned(dataset);
     if (skip_corrupt) {
-      dinput_options_t *options = nullptr;
+      dinput_options_t* options = nullptr;
       code = dinput_options_new(&options);
       check(code, "dinput_options_new");
       OptionsPtr owned_options(options);
@@ -262,16 +262,16 @@ class RecordSource {
       check(code, "dinput_dataset_with_options");
       owned.reset(dataset);
     }
-    dinput_iterator_t *iterator = nullptr;
+    dinput_iterator_t* iterator = nullptr;
     code = dinput_dataset_iterator(&iterator, owned.get());
     check(code, "dinput_dataset_iterator");
     iterator_.reset(iterator);
   }
 
   // The next record, valid until the next call; *end at the end of the file.
-  void next(const char **data, size_t *size, bool *end) {
+  void next(const char** data, size_t* size, bool* end) {
     element_.reset();
-    dinput_element_t *element = nullptr;
+    dinput_element_t* element = nullptr;
     dinput_status_t code = dinput_iterator_get_next(&element, iterator_.get());
     *end = code == DINPUT_OUT_OF_RANGE;
     if (*end) return;
@@ -282,7 +282,7 @@ class RecordSource {
   }
 
   // The damaged records skipped so far and their bytes (the library's statistics).
-  void skipped(int64_t *records, int64_t *bytes) const {
+  void skipped(int64_t* records, int64_t* bytes) const {
     dinput_status_t code =
         dinput_iterator_statistic(records, iterator_.get(), "corrupt_records_skipped");
     if (code == DINPUT_OK) {
@@ -306,9 +306,9 @@ class RecordSink {
     if (writer_ && !closed_) dinput_record_writer_discard(writer_.get());
   }
 
-  void open(const std::string &path, dinput_compression_t compression, int level) {
+  void open(const std::string& path, dinput_compression_t compression, int level) {
     path_ = path;
-    dinput_record_writer_options_t *raw_options = nullptr;
+    dinput_record_writer_options_t* raw_options = nullptr;
     dinput_status_t code = dinput_record_writer_options_new(&raw_options);
     check(code, "dinput_record_writer_options_new");
     RecordWriterOptionsPtr options(raw_options);
@@ -316,13 +316,13 @@ class RecordSink {
     check(code, "dinput_record_writer_options_set_compression");
     code = dinput_record_writer_options_set_level(options.get(), level);
     check(code, "dinput_record_writer_options_set_level");
-    dinput_record_writer_t *writer = nullptr;
+    dinput_record_writer_t* writer = nullptr;
     code = dinput_record_writer_open(&writer, path.c_str(), options.get());
     check(code, "dinput_record_writer_open");
     writer_.reset(writer);
   }
 
-  void write(const char *data, size_t size) {
+  void write(const char* data, size_t size) {
     dinput_status_t code = dinput_record_writer_write(writer_.get(), data, size);
     check(code, "dinput_record_writer_write");
     records_ += 1;
@@ -344,7 +344,7 @@ class RecordSink {
     out["output"] = nullptr;
     return out;
   }
-  const std::string &path() const { return path_; }
+  const std::string& path() const { return path_; }
 
  private:
   RecordWriterPtr writer_;
@@ -356,10 +356,10 @@ class RecordSink {
 
 // One record per line. The line end ("\n", or "\r\n" as text_lines() also reads it) is not
 // part of the record; a last line without one is still a record.
-void write_lines(const InputFile &in, RecordSink *sink) {
-  char *line = nullptr;
+void write_lines(const InputFile& in, RecordSink* sink) {
+  char* line = nullptr;
   size_t capacity = 0;
-  std::unique_ptr<char *, void (*)(char **)> release(&line, [](char **p) { std::free(*p); });
+  std::unique_ptr<char*, void (*)(char**)> release(&line, [](char** p) { std::free(*p); });
   for (;;) {
     errno = 0;
     ssize_t n = ::getline(&line, &capacity, in.get());
@@ -375,7 +375,7 @@ void write_lines(const InputFile &in, RecordSink *sink) {
 }
 
 // One record per chunk_size bytes; the last chunk holds what is left.
-void write_chunks(const InputFile &in, int64_t chunk_size, RecordSink *sink) {
+void write_chunks(const InputFile& in, int64_t chunk_size, RecordSink* sink) {
   std::vector<char> buffer(static_cast<size_t>(chunk_size));
   for (;;) {
     errno = 0;
@@ -394,11 +394,11 @@ std::string skipped_text(int64_t records, int64_t bytes) {
          " (" + std::to_string(bytes) + " bytes)";
 }
 
-// With --skip-corrupt: the skip counts as members of the JSON object for stdout, and a warning for stderr
-// when anything was skipped (printed only once the command has succeeded, so that a failure
+// With --skip-corrupt: the skip counts as members of the JSON object for stdout, and a warning for
+// stderr when anything was skipped (printed only once the command has succeeded, so that a failure
 // still prints its one line).
-void skip_report(const RecordSource &source, const std::string &path, JsonObject *fields,
-                  std::string *warnings) {
+void skip_report(const RecordSource& source, const std::string& path, JsonObject* fields,
+                 std::string* warnings) {
   int64_t records = 0, bytes = 0;
   source.skipped(&records, &bytes);
   (*fields)["corrupt_records_skipped"] = records;
@@ -410,20 +410,18 @@ void skip_report(const RecordSource &source, const std::string &path, JsonObject
   }
 }
 
-void command_write(int argc, char **argv, std::string *text) {
+void command_write(int argc, char** argv, std::string* text) {
   ParsedArgs args;
-  parse_args("write", argc, argv,
-                                        {{"--compression", true},
-                                         {"--level", true},
-                                         {"--lines", true},
-                                         {"--chunk-size", true}},
-                                        &args);
+  parse_args(
+      "write", argc, argv,
+      {{"--compression", true}, {"--level", true}, {"--lines", true}, {"--chunk-size", true}},
+      &args);
   dinput_compression_t compression;
   compression_option(args, "--compression", DINPUT_COMPRESSION_NONE, &compression);
   int level = 0;
   level_option(args, compression, &level);
-  const std::string *lines = args.find("--lines");
-  const std::string *chunk_option = args.find("--chunk-size");
+  const std::string* lines = args.find("--lines");
+  const std::string* chunk_option = args.find("--chunk-size");
   if ((lines == nullptr) == (chunk_option == nullptr)) {
     throw invalid_argument(std::string(lines ? "--lines and --chunk-size cannot be used together"
                                              : "write needs --lines FILE or --chunk-size N FILE") +
@@ -438,11 +436,10 @@ void command_write(int argc, char **argv, std::string *text) {
   if (args.positionals.size() != operands) {
     throw invalid_argument(std::string("expected ") +
                            (operands == 1 ? "one operand, OUTPUT" : "two operands, FILE OUTPUT") +
-                           ", got " + std::to_string(args.positionals.size()) + "; " +
-                           kWriteUsage);
+                           ", got " + std::to_string(args.positionals.size()) + "; " + kWriteUsage);
   }
   const std::string input_path = lines != nullptr ? *lines : args.positionals[0];
-  const std::string &output = args.positionals.back();
+  const std::string& output = args.positionals.back();
   check_output_name(output);
 
   // The input is opened before the output, so that a wrong input name leaves OUTPUT as it was.
@@ -463,29 +460,28 @@ void command_write(int argc, char **argv, std::string *text) {
   *text = dump_json(sink.summary(), {{"output", sink.path()}}) + "\n";
 }
 
-void command_convert(int argc, char **argv, std::string *text) {
+void command_convert(int argc, char** argv, std::string* text) {
   ParsedArgs args;
   parse_args("convert", argc, argv,
-                                        {{"--compression", true},
-                                         {"--level", true},
-                                         {"--input-compression", true},
-                                         {"--skip-corrupt", false}},
-                                        &args);
+             {{"--compression", true},
+              {"--level", true},
+              {"--input-compression", true},
+              {"--skip-corrupt", false}},
+             &args);
   const bool skip_corrupt = args.find("--skip-corrupt") != nullptr;
   dinput_compression_t compression, input_compression;
   bool input_given = false;
   compression_option(args, "--compression", DINPUT_COMPRESSION_NONE, &compression);
-  compression_option(args, "--input-compression",
-                                                DINPUT_COMPRESSION_NONE, &input_compression,
-                                                &input_given);
+  compression_option(args, "--input-compression", DINPUT_COMPRESSION_NONE, &input_compression,
+                     &input_given);
   int level = 0;
   level_option(args, compression, &level);
   if (args.positionals.size() != 2) {
     throw invalid_argument("expected two operands, INPUT OUTPUT, got " +
                            std::to_string(args.positionals.size()) + "; " + kConvertUsage);
   }
-  const std::string &input = args.positionals[0];
-  const std::string &output = args.positionals[1];
+  const std::string& input = args.positionals[0];
+  const std::string& output = args.positionals[1];
   check_output_name(output);
   struct stat input_stat;
   if (::stat(input.c_str(), &input_stat) != 0) throw file_error("open", input, errno);
@@ -497,7 +493,7 @@ void command_convert(int argc, char **argv, std::string *text) {
   RecordSink sink;
   sink.open(output, compression, level);
   for (;;) {
-    const char *data = nullptr;
+    const char* data = nullptr;
     size_t size = 0;
     bool end = false;
     source.next(&data, &size, &end);
@@ -514,7 +510,7 @@ void command_convert(int argc, char **argv, std::string *text) {
   std::fputs(warnings.c_str(), stderr);
 }
 
-void command_inspect(int argc, char **argv, std::string *text) {
+void command_inspect(int argc, char** argv, std::string* text) {
   ParsedArgs args;
   parse_args("inspect", argc, argv, {{"--compression", true}, {"--skip-corrupt", false}}, &args);
   const bool skip_corrupt = args.find("--skip-corrupt") != nullptr;
@@ -525,7 +521,7 @@ void command_inspect(int argc, char **argv, std::string *text) {
     throw invalid_argument(std::string("missing FILE; ") + kInspectUsage);
   }
   std::string out, warnings;
-  for (const std::string &path : args.positionals) {
+  for (const std::string& path : args.positionals) {
     dinput_compression_t compression = forced;
     if (!force) detect_compression(path, &compression);
     RecordSource source;
@@ -533,7 +529,7 @@ void command_inspect(int argc, char **argv, std::string *text) {
     int64_t records = 0, bytes = 0;
     size_t smallest = 0, largest = 0;
     for (;;) {
-      const char *data = nullptr;
+      const char* data = nullptr;
       size_t size = 0;
       bool end = false;
       source.next(&data, &size, &end);
@@ -554,7 +550,7 @@ void command_inspect(int argc, char **argv, std::string *text) {
     if (compression == DINPUT_COMPRESSION_ZSTD) {
       // Skippable frames hold no records; they are reported so that bytes the records do not
       // account for are not mistaken for damage.
-      FILE *file = std::fopen(path.c_str(), "rb");
+      FILE* file = std::fopen(path.c_str(), "rb");
       if (file != nullptr) {
         ZstdFrames frames = count_zstd_frames(file);
         std::fclose(file);
@@ -573,7 +569,7 @@ void command_inspect(int argc, char **argv, std::string *text) {
 
 }  // namespace
 
-std::string skip_warning(const dinput_dist_iterator_t *iterator, int worker) {
+std::string skip_warning(const dinput_dist_iterator_t* iterator, int worker) {
   int64_t records = 0, bytes = 0;
   if (dinput_dist_iterator_statistic(&records, iterator, "corrupt_records_skipped") != DINPUT_OK ||
       dinput_dist_iterator_statistic(&bytes, iterator, "corrupt_bytes_skipped") != DINPUT_OK ||
@@ -583,12 +579,12 @@ std::string skip_warning(const dinput_dist_iterator_t *iterator, int worker) {
   return "warning: worker " + std::to_string(worker) + " " + skipped_text(records, bytes) + "\n";
 }
 
-bool is_record_command(const std::string &command) {
+bool is_record_command(const std::string& command) {
   return command == "write" || command == "convert" || command == "inspect";
 }
 
-void run_record_command(const std::string &command, int argc, char **argv,
-                        std::string *stdout_text) {
+void run_record_command(const std::string& command, int argc, char** argv,
+                        std::string* stdout_text) {
   if (command == "write") return command_write(argc, argv, stdout_text);
   if (command == "convert") return command_convert(argc, argv, stdout_text);
   if (command == "inspect") return command_inspect(argc, argv, stdout_text);

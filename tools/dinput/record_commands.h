@@ -12,16 +12,16 @@
 namespace dinput_tool {
 
 // True for "write", "convert" and "inspect".
-bool is_record_command(const std::string &command);
+bool is_record_command(const std::string& command);
 
 // "warning: worker W skipped N corrupt records (B bytes)\n" when the worker's readers
 // skipped damaged records (with_options(skip_corrupt_records=True)), else "". For `run` to
 // print on stderr once it has succeeded.
-std::string skip_warning(const dinput_dist_iterator_t *iterator, int worker);
+std::string skip_warning(const dinput_dist_iterator_t* iterator, int worker);
 
 // Runs one of them; argv holds the arguments after the subcommand name.
-void run_record_command(const std::string &command, int argc, char **argv,
-                        std::string *stdout_text);
+void run_record_command(const std::string& command, int argc, char** argv,
+                        std::string* stdout_text);
 
 }  // namespace dinput_tool
 

@@ -20,12 +20,11 @@ class Failure : public std::exception {
  public:
   // The message is held as a std::string of its own, not in std::runtime_error's shared
   // buffer: a worker's failure is copied to the thread that reports it (see dinput::Error).
-  Failure(dinput_status_t code, std::string message)
-      : code_(code), message_(std::move(message)) {}
+  Failure(dinput_status_t code, std::string message) : code_(code), message_(std::move(message)) {}
 
-  const char *what() const noexcept override { return message_.c_str(); }
+  const char* what() const noexcept override { return message_.c_str(); }
   dinput_status_t code() const { return code_; }
-  const std::string &message() const { return message_; }
+  const std::string& message() const { return message_; }
   // The single stderr line, e.g. "INVALID_ARGUMENT: batch(): ...".
   std::string line() const;
 
@@ -40,10 +39,10 @@ Failure unimplemented(std::string message);
 // Captures the library's thread-local message right after a failing call (it is only valid
 // until the next call on this thread). `what` names the call, used when the library gave
 // no message.
-Failure library_error(dinput_status_t code, const char *what);
+Failure library_error(dinput_status_t code, const char* what);
 
 // Throws library_error(code, what) unless `code` is DINPUT_OK.
-inline void check(dinput_status_t code, const char *what) {
+inline void check(dinput_status_t code, const char* what) {
   if (code != DINPUT_OK) throw library_error(code, what);
 }
 
@@ -54,12 +53,12 @@ Failure current_failure();
 
 // Hands a failure found inside a callback back through the library: sets the thread's
 // last error and returns the code for the callback to return.
-dinput_status_t report_to_library(const Failure &failure);
+dinput_status_t report_to_library(const Failure& failure);
 
 // Runs `body` inside a callback the library calls: DINPUT_OK when it returns, the code of
 // whatever it throws otherwise (report_to_library), so that nothing unwinds into C.
 template <typename Body>
-dinput_status_t call_from_library(Body &&body) noexcept {
+dinput_status_t call_from_library(Body&& body) noexcept {
   try {
     body();
     return DINPUT_OK;

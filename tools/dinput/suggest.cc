@@ -4,7 +4,7 @@
 
 namespace dinput_tool {
 
-size_t edit_distance(const std::string &a, const std::string &b) {
+size_t edit_distance(const std::string& a, const std::string& b) {
   // Three rows of the dynamic-programming table: two back for the swap of neighbours.
   std::vector<size_t> before(b.size() + 1), previous(b.size() + 1), current(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) previous[j] = j;
@@ -23,11 +23,12 @@ size_t edit_distance(const std::string &a, const std::string &b) {
   return previous[b.size()];
 }
 
-std::string closest_name(const std::string &word, const std::vector<std::string> &candidates) {
-  const size_t limit = std::min<size_t>(word.size() <= 4 ? 1 : 2, word.size() - (word.empty() ? 0 : 1));
+std::string closest_name(const std::string& word, const std::vector<std::string>& candidates) {
+  const size_t limit =
+      std::min<size_t>(word.size() <= 4 ? 1 : 2, word.size() - (word.empty() ? 0 : 1));
   std::string best;
   size_t best_distance = limit + 1;
-  for (const std::string &candidate : candidates) {
+  for (const std::string& candidate : candidates) {
     const size_t d = edit_distance(word, candidate);
     if (d < best_distance && d > 0) {
       best = candidate;
@@ -37,7 +38,7 @@ std::string closest_name(const std::string &word, const std::vector<std::string>
   return best;
 }
 
-std::string did_you_mean(const std::string &word, const std::vector<std::string> &candidates) {
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
   const std::string name = closest_name(word, candidates);
   return name.empty() ? "" : " (did you mean '" + name + "'?)";
 }

@@ -8,7 +8,7 @@ namespace dinput_tool {
 
 namespace {
 
-std::string shape_text(const std::vector<int64_t> &shape) {
+std::string shape_text(const std::vector<int64_t>& shape) {
   std::string text = "[";
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i) text += ",";
@@ -24,10 +24,10 @@ struct LeafKinds {
 
 class ComponentBuilder {
  public:
-  explicit ComponentBuilder(const std::string &function) : function_(function) {}
+  explicit ComponentBuilder(const std::string& function) : function_(function) {}
 
   // Finds the shape of `v` and checks that every leaf is a scalar literal.
-  void infer_shape(const Value &v, std::vector<int64_t> *shape) {
+  void infer_shape(const Value& v, std::vector<int64_t>* shape) {
     switch (v.kind) {
       case Value::Kind::kInt:
         kinds_.has_int = true;
@@ -56,16 +56,16 @@ class ComponentBuilder {
       std::vector<int64_t> other;
       infer_shape(v.items[i], &other);
       if (other != first) {
-        throw invalid_argument(function_ + "(): ragged nested list at position " +
-                               std::to_string(v.pos) + ": item 0 has shape " + shape_text(first) +
-                               " but item " + std::to_string(i) + " has shape " + shape_text(other) +
-                               "; all items of a list must have the same shape");
+        throw invalid_argument(
+            function_ + "(): ragged nested list at position " + std::to_string(v.pos) +
+            ": item 0 has shape " + shape_text(first) + " but item " + std::to_string(i) +
+            " has shape " + shape_text(other) + "; all items of a list must have the same shape");
       }
     }
     shape->insert(shape->end(), first.begin(), first.end());
   }
 
-  void infer_dtype(const Value &v, dinput_dtype_t *dtype) const {
+  void infer_dtype(const Value& v, dinput_dtype_t* dtype) const {
     int families = kinds_.has_string + kinds_.has_bool + (kinds_.has_int || kinds_.has_float);
     if (families > 1) {
       throw invalid_argument(function_ + "(): the tensor at position " + std::to_string(v.pos) +
@@ -83,28 +83,28 @@ class ComponentBuilder {
   }
 
   // Appends the leaves of `v` in row-major order.
-  void flatten(const Value &v, std::vector<const Value *> *leaves) const {
+  void flatten(const Value& v, std::vector<const Value*>* leaves) const {
     if (v.kind == Value::Kind::kList || v.kind == Value::Kind::kTuple) {
-      for (const Value &item : v.items) flatten(item, leaves);
+      for (const Value& item : v.items) flatten(item, leaves);
     } else {
       leaves->push_back(&v);
     }
   }
 
-  void build(const Value &v, TensorPtr *out) {
+  void build(const Value& v, TensorPtr* out) {
     std::vector<int64_t> shape;
     infer_shape(v, &shape);
     dinput_dtype_t dtype = DINPUT_DTYPE_INVALID;
     infer_dtype(v, &dtype);
-    std::vector<const Value *> leaves;
+    std::vector<const Value*> leaves;
     flatten(v, &leaves);
     const int rank = static_cast<int>(shape.size());
-    dinput_tensor_t *tensor = nullptr;
+    dinput_tensor_t* tensor = nullptr;
     dinput_status_t code;
     if (dtype == DINPUT_BYTES) {
-      std::vector<const char *> strings;
+      std::vector<const char*> strings;
       std::vector<size_t> lengths;
-      for (const Value *leaf : leaves) {
+      for (const Value* leaf : leaves) {
         strings.push_back(leaf->text.data());
         lengths.push_back(leaf->text.size());
       }
@@ -112,8 +112,8 @@ class ComponentBuilder {
     } else {
       const size_t item_size = dinput_dtype_size(dtype);
       std::vector<unsigned char> data(leaves.size() * item_size);
-      unsigned char *p = data.data();
-      for (const Value *leaf : leaves) {
+      unsigned char* p = data.data();
+      for (const Value* leaf : leaves) {
         if (dtype == DINPUT_INT64) {
           std::memcpy(p, &leaf->int_value, sizeof(int64_t));
         } else if (dtype == DINPUT_FLOAT32) {
@@ -132,16 +132,16 @@ class ComponentBuilder {
   }
 
  private:
-  const std::string &function_;
+  const std::string& function_;
   LeafKinds kinds_;
 };
 
 }  // namespace
 
-void element_from_literal(const Value &literal, const std::string &function, ElementPtr *out) {
-  std::vector<const Value *> parts;
+void element_from_literal(const Value& literal, const std::string& function, ElementPtr* out) {
+  std::vector<const Value*> parts;
   if (literal.kind == Value::Kind::kTuple) {
-    for (const Value &item : literal.items) {
+    for (const Value& item : literal.items) {
       if (item.kind == Value::Kind::kTuple) {
         throw invalid_argument(function + "(): nested tuple at position " +
                                std::to_string(item.pos) +
@@ -153,14 +153,14 @@ void element_from_literal(const Value &literal, const std::string &function, Ele
     parts.push_back(&literal);
   }
   std::vector<TensorPtr> tensors;
-  for (const Value *part : parts) {
+  for (const Value* part : parts) {
     TensorPtr tensor;
     ComponentBuilder(function).build(*part, &tensor);
     tensors.push_back(std::move(tensor));
   }
-  std::vector<const dinput_tensor_t *> raw;
-  for (const TensorPtr &t : tensors) raw.push_back(t.get());
-  dinput_element_t *element = nullptr;
+  std::vector<const dinput_tensor_t*> raw;
+  for (const TensorPtr& t : tensors) raw.push_back(t.get());
+  dinput_element_t* element = nullptr;
   dinput_status_t code = dinput_element_new(&element, raw.data(), raw.size());
   check(code, "dinput_element_new");
   out->reset(element);

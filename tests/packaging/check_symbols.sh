@@ -44,13 +44,15 @@ if [ "$defined_versions" != "$version_node" ]; then
   fail=1
 fi
 
-# Function names declared in the header: on each line starting with DINPUT_API, the
-# identifier directly before the first '('.
+# Function names declared in the header: in each declaration starting with DINPUT_API
+# (joined into one line up to its ';', since clang-format may put the name on the line
+# after the return type), the identifier directly before the first '('.
 # dinput_cuda.h, beside dinput.h, declares the CUDA-typed functions the library also exports.
 headers=("$header")
 cuda_header="$(dirname "$header")/dinput_cuda.h"
 [ -f "$cuda_header" ] && headers+=("$cuda_header")
-declared=$(grep -hE '^[[:space:]]*DINPUT_API' "${headers[@]}" |
+declared=$(sed -E -e '/^[[:space:]]*DINPUT_API/{:join' -e '/;/!{N;b join' -e '}' -e 's/\n/ /g' \
+    -e '}' "${headers[@]}" | grep -hE '^[[:space:]]*DINPUT_API' |
   sed -nE 's/^[^(]*[^a-z0-9_](dinput_[a-z0-9_]+)[[:space:]]*\(.*/\1/p' | sort -u)
 missing=$(comm -23 <(echo "$declared") <(echo "$exported"))
 extra=$(comm -13 <(echo "$declared") <(grep '^dinput_' <<<"$exported"))

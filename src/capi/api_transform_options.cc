@@ -49,7 +49,7 @@ template <typename Options>
 dinput_status_t make(const char* fn, Options** out) {
   return capi::guard(fn, [&] {
     DINPUT_REQUIRE_OUT(out);
-    *out = new Options();
+    *out = std::make_unique<Options>().release();  // the caller owns it until _free
   });
 }
 
@@ -78,7 +78,7 @@ extern "C" {
 
 DINPUT_API dinput_status_t dinput_map_options_new(dinput_map_options_t** out) { return make(__func__, out); }
 
-DINPUT_API void dinput_map_options_free(dinput_map_options_t* options) { delete options; }
+DINPUT_API void dinput_map_options_free(dinput_map_options_t* options) { capi::free_handle(options); }
 
 DINPUT_API dinput_status_t dinput_map_options_set_out_spec(dinput_map_options_t* options, const dinput_spec_t* spec) {
   return set(__func__, options, [&](dinput_map_options& o) {
@@ -129,7 +129,7 @@ DINPUT_API dinput_status_t dinput_interleave_options_new(dinput_interleave_optio
   return make(__func__, out);
 }
 
-DINPUT_API void dinput_interleave_options_free(dinput_interleave_options_t* options) { delete options; }
+DINPUT_API void dinput_interleave_options_free(dinput_interleave_options_t* options) { capi::free_handle(options); }
 
 DINPUT_API dinput_status_t dinput_interleave_options_set_cycle_length(dinput_interleave_options_t* options,
                                                                       int64_t cycle_length) {
@@ -187,7 +187,7 @@ DINPUT_API dinput_deterministic_t dinput_interleave_options_deterministic(const 
 
 DINPUT_API dinput_status_t dinput_batch_options_new(dinput_batch_options_t** out) { return make(__func__, out); }
 
-DINPUT_API void dinput_batch_options_free(dinput_batch_options_t* options) { delete options; }
+DINPUT_API void dinput_batch_options_free(dinput_batch_options_t* options) { capi::free_handle(options); }
 
 DINPUT_API dinput_status_t dinput_batch_options_set_drop_remainder(dinput_batch_options_t* options,
                                                                    int drop_remainder) {
@@ -226,7 +226,7 @@ DINPUT_API dinput_deterministic_t dinput_batch_options_deterministic(const dinpu
 
 DINPUT_API dinput_status_t dinput_shuffle_options_new(dinput_shuffle_options_t** out) { return make(__func__, out); }
 
-DINPUT_API void dinput_shuffle_options_free(dinput_shuffle_options_t* options) { delete options; }
+DINPUT_API void dinput_shuffle_options_free(dinput_shuffle_options_t* options) { capi::free_handle(options); }
 
 DINPUT_API dinput_status_t dinput_shuffle_options_set_seed(dinput_shuffle_options_t* options, int64_t seed,
                                                            int64_t seed2) {
@@ -263,7 +263,7 @@ DINPUT_API dinput_status_t dinput_list_files_options_new(dinput_list_files_optio
   return make(__func__, out);
 }
 
-DINPUT_API void dinput_list_files_options_free(dinput_list_files_options_t* options) { delete options; }
+DINPUT_API void dinput_list_files_options_free(dinput_list_files_options_t* options) { capi::free_handle(options); }
 
 DINPUT_API dinput_status_t dinput_list_files_options_set_shuffle(dinput_list_files_options_t* options, int shuffle) {
   return set(__func__, options, [&](dinput_list_files_options& o) { o.shuffle = shuffle != 0; });
@@ -297,7 +297,7 @@ DINPUT_API int64_t dinput_list_files_options_seed2(const dinput_list_files_optio
 
 DINPUT_API dinput_status_t dinput_records_options_new(dinput_records_options_t** out) { return make(__func__, out); }
 
-DINPUT_API void dinput_records_options_free(dinput_records_options_t* options) { delete options; }
+DINPUT_API void dinput_records_options_free(dinput_records_options_t* options) { capi::free_handle(options); }
 
 DINPUT_API dinput_status_t dinput_records_options_set_compression(dinput_records_options_t* options,
                                                                   dinput_compression_t compression) {
@@ -330,7 +330,7 @@ DINPUT_API dinput_status_t dinput_record_writer_options_new(dinput_record_writer
   return make(__func__, out);
 }
 
-DINPUT_API void dinput_record_writer_options_free(dinput_record_writer_options_t* options) { delete options; }
+DINPUT_API void dinput_record_writer_options_free(dinput_record_writer_options_t* options) { capi::free_handle(options); }
 
 DINPUT_API dinput_status_t dinput_record_writer_options_set_compression(dinput_record_writer_options_t* options,
                                                                         dinput_compression_t compression) {

@@ -1,4 +1,5 @@
-/*
+/**
+ * \file dinput_cuda.h
  * dinput_cuda.h — the CUDA-typed part of the dinput C API.
  *
  * Kept apart from dinput.h so that programs and bindings that never touch CUDA types need
@@ -23,14 +24,14 @@
 extern "C" {
 #endif
 
-/* Makes `stream` wait (on the device, without blocking the host) until the copy that fills
+/** Makes `stream` wait (on the device, without blocking the host) until the copy that fills
  * `tensor` has finished. */
 DINPUT_API dinput_status_t dinput_tensor_cuda_wait(const dinput_tensor_t *tensor, cudaStream_t stream);
 
-/* dinput_tensor_cuda_wait for every component of the element. */
+/** dinput_tensor_cuda_wait for every component of the element. */
 DINPUT_API dinput_status_t dinput_element_cuda_wait(const dinput_element_t *element, cudaStream_t stream);
 
-/* The event that completes with the copy filling `tensor`; NULL for a NULL tensor, host
+/** The event that completes with the copy filling `tensor`; NULL for a NULL tensor, host
  * tensors and tensors whose data was ready at once. BORROWED, so returned directly (not
  * through an out-parameter, which would be owned): valid while the tensor handle lives, and
  * never to be destroyed by the caller. For waiting on it, dinput_tensor_cuda_wait is

@@ -35,7 +35,7 @@ ctest --preset default --output-on-failure -j2 || status=1
 # The library's own test suites (CTest names ^(unit|capi|distribute|io)\.), which the
 # sanitizer stages build and run.
 suite_targets=(unit_core unit_data unit_io capi_errors capi_tensors capi_datasets capi_callbacks capi_files
-               capi_enum_values distribute_test io_test)
+               capi_enum_values capi_threading capi_transform_options distribute_test io_test)
 
 if [ "${DINPUT_SKIP_SANITIZERS:-0}" != "1" ]; then
   echo "== asan preset: configure and build the library's test suites $(elapsed)"

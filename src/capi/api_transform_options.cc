@@ -49,7 +49,7 @@ template <typename Options>
 dinput_status_t make(const char* fn, Options** out) {
   return capi::guard(fn, [&] {
     DINPUT_REQUIRE_OUT(out);
-    *out = new Options();
+    *out = std::make_unique<Options>().release();  // the caller owns it until _free
   });
 }
 
@@ -81,7 +81,9 @@ DINPUT_API dinput_status_t dinput_map_options_new(dinput_map_options_t** out) {
   return make(__func__, out);
 }
 
-DINPUT_API void dinput_map_options_free(dinput_map_options_t* options) { delete options; }
+DINPUT_API void dinput_map_options_free(dinput_map_options_t* options) {
+  capi::free_handle(options);
+}
 
 DINPUT_API dinput_status_t dinput_map_options_set_out_spec(dinput_map_options_t* options,
                                                            const dinput_spec_t* spec) {
@@ -136,7 +138,7 @@ DINPUT_API dinput_status_t dinput_interleave_options_new(dinput_interleave_optio
 }
 
 DINPUT_API void dinput_interleave_options_free(dinput_interleave_options_t* options) {
-  delete options;
+  capi::free_handle(options);
 }
 
 DINPUT_API dinput_status_t dinput_interleave_options_set_cycle_length(
@@ -203,7 +205,9 @@ DINPUT_API dinput_status_t dinput_batch_options_new(dinput_batch_options_t** out
   return make(__func__, out);
 }
 
-DINPUT_API void dinput_batch_options_free(dinput_batch_options_t* options) { delete options; }
+DINPUT_API void dinput_batch_options_free(dinput_batch_options_t* options) {
+  capi::free_handle(options);
+}
 
 DINPUT_API dinput_status_t dinput_batch_options_set_drop_remainder(dinput_batch_options_t* options,
                                                                    int drop_remainder) {
@@ -246,7 +250,9 @@ DINPUT_API dinput_status_t dinput_shuffle_options_new(dinput_shuffle_options_t**
   return make(__func__, out);
 }
 
-DINPUT_API void dinput_shuffle_options_free(dinput_shuffle_options_t* options) { delete options; }
+DINPUT_API void dinput_shuffle_options_free(dinput_shuffle_options_t* options) {
+  capi::free_handle(options);
+}
 
 DINPUT_API dinput_status_t dinput_shuffle_options_set_seed(dinput_shuffle_options_t* options,
                                                            int64_t seed, int64_t seed2) {
@@ -287,7 +293,7 @@ DINPUT_API dinput_status_t dinput_list_files_options_new(dinput_list_files_optio
 }
 
 DINPUT_API void dinput_list_files_options_free(dinput_list_files_options_t* options) {
-  delete options;
+  capi::free_handle(options);
 }
 
 DINPUT_API dinput_status_t
@@ -326,7 +332,9 @@ DINPUT_API dinput_status_t dinput_records_options_new(dinput_records_options_t**
   return make(__func__, out);
 }
 
-DINPUT_API void dinput_records_options_free(dinput_records_options_t* options) { delete options; }
+DINPUT_API void dinput_records_options_free(dinput_records_options_t* options) {
+  capi::free_handle(options);
+}
 
 DINPUT_API dinput_status_t dinput_records_options_set_compression(
     dinput_records_options_t* options, dinput_compression_t compression) {
@@ -363,7 +371,7 @@ DINPUT_API dinput_status_t dinput_record_writer_options_new(dinput_record_writer
 }
 
 DINPUT_API void dinput_record_writer_options_free(dinput_record_writer_options_t* options) {
-  delete options;
+  capi::free_handle(options);
 }
 
 DINPUT_API dinput_status_t dinput_record_writer_options_set_compression(

@@ -1,14 +1,10 @@
 // batch, unbatch and rebatch: moving rows between elements.
 #include <algorithm>
-#include <condition_variable>
-#include <deque>
-#include <exception>
-#include <mutex>
 
 #include "core/tensor_ops.h"
 #include "data/nodes.h"
+#include "data/parallel_calls.h"
 #include "data/row_reader.h"
-#include "data/thread_pool.h"
 
 namespace dinput {
 
@@ -68,17 +64,14 @@ class BatchIterator final : public Iterator {
 class ParallelBatchIterator final : public Iterator {
  public:
   ParallelBatchIterator(std::unique_ptr<Iterator> input, int64_t batch_size, bool drop_remainder,
-                        int threads)
+                        int threads, std::shared_ptr<Cancellation> cancellation)
       : input_(std::move(input)),
         batch_size_(batch_size),
         drop_remainder_(drop_remainder),
-        max_in_flight_(static_cast<size_t>(threads)),
-        pool_(std::make_unique<ThreadPool>(threads)) {}
-
-  ~ParallelBatchIterator() override { pool_.reset(); }  // join workers before slots go away
+        calls_(threads, static_cast<size_t>(threads), std::move(cancellation)) {}
 
   bool next(Element& out) override {
-    while (!input_done_ && in_flight_.size() < max_in_flight_) {
+    while (!input_done_ && !calls_.full()) {
       std::vector<Element> rows;
       rows.reserve(static_cast<size_t>(std::min<int64_t>(batch_size_, 1024)));
       Element e;
@@ -88,58 +81,21 @@ class ParallelBatchIterator final : public Iterator {
       } catch (...) {
         // As in the sequential batch, the batches before the failing one come out first
         // and the rows read for the failing one are dropped: the error waits in line.
-        auto failed = std::make_shared<Slot>();
-        failed->done = true;
-        failed->error = std::current_exception();
-        in_flight_.push_back(failed);
+        calls_.submit_error(std::current_exception());
         input_done_ = true;
         break;
       }
       if (static_cast<int64_t>(rows.size()) < batch_size_) input_done_ = true;
       if (rows.empty() || (drop_remainder_ && static_cast<int64_t>(rows.size()) < batch_size_))
         break;
-      auto slot = std::make_shared<Slot>();
-      in_flight_.push_back(slot);
-      pool_->submit([this, slot, rows = std::move(rows)]() mutable {
-        Element result;
-        std::exception_ptr error;
-        try {
-          result = stack_rows(rows);
-        } catch (...) {
-          error = std::current_exception();
-        }
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          slot->result = std::move(result);
-          slot->error = error;
-          slot->done = true;
-        }
-        cv_.notify_all();
-      });
+      calls_.submit([rows = std::move(rows)]() mutable { return stack_rows(rows); });
     }
-    if (in_flight_.empty()) return false;
-    std::shared_ptr<Slot> slot = in_flight_.front();
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return slot->done; });
-    }
-    in_flight_.pop_front();
-    if (slot->error) {
-      // Every later call repeats the error (the sticky iterator above keeps it anyway).
-      in_flight_.push_front(slot);
-      std::rethrow_exception(slot->error);
-    }
-    out = std::move(slot->result);
+    if (calls_.empty()) return false;
+    out = calls_.take(/*in_order=*/true);
     return true;
   }
 
  private:
-  struct Slot {
-    bool done = false;
-    Element result;
-    std::exception_ptr error;
-  };
-
   // What Iterator::next_batch does with the rows it read, with the same errors.
   static Element stack_rows(std::vector<Element>& rows) {
     const size_t components = rows[0].size();
@@ -161,12 +117,8 @@ class ParallelBatchIterator final : public Iterator {
   std::unique_ptr<Iterator> input_;
   int64_t batch_size_;
   bool drop_remainder_;
-  size_t max_in_flight_;
   bool input_done_ = false;
-  std::deque<std::shared_ptr<Slot>> in_flight_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::unique_ptr<ThreadPool> pool_;  // last: its workers use the members above
+  ParallelCalls calls_;  // last
 };
 
 }  // namespace
@@ -175,7 +127,8 @@ std::unique_ptr<Iterator> BatchDataset::make_iterator(const IteratorContext& ctx
   int64_t threads = parallel_ == kAutotune ? default_parallelism() : parallel_;
   if (threads > 1)
     return std::make_unique<ParallelBatchIterator>(input_->make_iterator(ctx), batch_size_,
-                                                   drop_remainder_, static_cast<int>(threads));
+                                                   drop_remainder_, static_cast<int>(threads),
+                                                   ctx.cancellation);
   return std::make_unique<BatchIterator>(input_->make_iterator(ctx), batch_size_, drop_remainder_);
 }
 

@@ -1,12 +1,8 @@
 // map: a user function applied to every element, sequentially or on a thread pool.
-#include <condition_variable>
-#include <deque>
-#include <exception>
-#include <mutex>
 #include <thread>
 
 #include "data/nodes.h"
-#include "data/thread_pool.h"
+#include "data/parallel_calls.h"
 
 namespace dinput {
 
@@ -66,9 +62,9 @@ class SequentialMapIterator final : public Iterator {
   std::unique_ptr<Iterator> input_;
 };
 
-// Reads input on the consumer's thread (input iterators are single-consumer) and keeps up
-// to 2x the pool size of function calls in flight. With `deterministic` results come back
-// in input order; otherwise whichever finishes first.
+// Reads input on the consumer's thread and keeps up to 2x the pool size of function calls
+// in flight (data/parallel_calls.h). With `deterministic` results come back in input order;
+// otherwise whichever finishes first.
 class ParallelMapIterator final : public Iterator {
  public:
   ParallelMapIterator(std::shared_ptr<const MapDataset> ds, std::unique_ptr<Iterator> input,
@@ -76,82 +72,28 @@ class ParallelMapIterator final : public Iterator {
       : ds_(std::move(ds)),
         input_(std::move(input)),
         deterministic_(deterministic),
-        max_in_flight_(static_cast<size_t>(threads) * 2),
-        cancellation_(std::move(cancellation)),
-        wake_on_cancel_(cancellation_,
-                        [this] {
-                          { std::lock_guard<std::mutex> lock(mu_); }
-                          cv_.notify_all();
-                        }),
-        pool_(std::make_unique<ThreadPool>(threads)) {}
-
-  ~ParallelMapIterator() override { pool_.reset(); }  // join workers before slots go away
+        calls_(threads, static_cast<size_t>(threads) * 2, std::move(cancellation)) {}
 
   bool next(Element& out) override {
-    while (!input_done_ && in_flight_.size() < max_in_flight_) {
+    while (!input_done_ && !calls_.full()) {
       Element in;
       if (!input_->next(in)) {
         input_done_ = true;
         break;
       }
-      auto slot = std::make_shared<Slot>();
-      in_flight_.push_back(slot);
-      pool_->submit([this, slot, in = std::move(in)]() mutable {
-        Element result;
-        std::exception_ptr error;
-        try {
-          result = map_one(*ds_, in);
-        } catch (...) {
-          error = std::current_exception();
-        }
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          slot->result = std::move(result);
-          slot->error = error;
-          slot->done = true;
-        }
-        cv_.notify_all();
-      });
+      calls_.submit([ds = ds_, in = std::move(in)] { return map_one(*ds, in); });
     }
-    if (in_flight_.empty()) return false;
-    std::unique_lock<std::mutex> lock(mu_);
-    auto ready = in_flight_.begin();
-    // A cancel ends the wait; the calls in flight finish on their own (see dispose.h).
-    cv_.wait(lock, [&] {
-      if (cancellation_ && cancellation_->cancelled()) return true;
-      if (deterministic_) return in_flight_.front()->done;
-      for (ready = in_flight_.begin(); ready != in_flight_.end(); ++ready)
-        if ((*ready)->done) return true;
-      return false;
-    });
-    if (cancellation_) cancellation_->raise_if_cancelled();
-    if (deterministic_) ready = in_flight_.begin();
-    std::shared_ptr<Slot> slot = *ready;
-    in_flight_.erase(ready);
-    lock.unlock();
-    if (slot->error) std::rethrow_exception(slot->error);
-    out = std::move(slot->result);
+    if (calls_.empty()) return false;
+    out = calls_.take(deterministic_);
     return true;
   }
 
  private:
-  struct Slot {
-    bool done = false;
-    Element result;
-    std::exception_ptr error;
-  };
-
   std::shared_ptr<const MapDataset> ds_;
   std::unique_ptr<Iterator> input_;
   bool deterministic_;
-  size_t max_in_flight_;
   bool input_done_ = false;
-  std::deque<std::shared_ptr<Slot>> in_flight_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::shared_ptr<Cancellation> cancellation_;
-  Cancellation::Registration wake_on_cancel_;  // after what the waker touches
-  std::unique_ptr<ThreadPool> pool_;           // last: its workers use the members above
+  ParallelCalls calls_;  // last: its workers run map_one on ds_
 };
 
 std::unique_ptr<Iterator> MapDataset::make_iterator(const IteratorContext& ctx) const {

@@ -1,0 +1,69 @@
+#include "data/parallel_calls.h"
+
+#include <utility>
+
+namespace dinput {
+
+ParallelCalls::ParallelCalls(int threads, size_t max_in_flight,
+                             std::shared_ptr<Cancellation> cancellation)
+    : max_in_flight_(max_in_flight),
+      cancellation_(std::move(cancellation)),
+      wake_on_cancel_(cancellation_,
+                      [this] {
+                        { std::lock_guard<std::mutex> lock(mu_); }
+                        cv_.notify_all();
+                      }),
+      pool_(std::make_unique<ThreadPool>(threads)) {}
+
+// The workers are joined before the slots and the lock they use go away.
+ParallelCalls::~ParallelCalls() { pool_.reset(); }
+
+void ParallelCalls::submit(std::function<Element()> work) {
+  auto slot = std::make_shared<Slot>();
+  in_flight_.push_back(slot);
+  pool_->submit([this, slot, work = std::move(work)] {
+    Element result;
+    std::exception_ptr error;
+    try {
+      result = work();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      slot->result = std::move(result);
+      slot->error = error;
+      slot->done = true;
+    }
+    cv_.notify_all();
+  });
+}
+
+void ParallelCalls::submit_error(std::exception_ptr error) {
+  auto slot = std::make_shared<Slot>();
+  slot->done = true;
+  slot->error = std::move(error);
+  in_flight_.push_back(std::move(slot));
+}
+
+Element ParallelCalls::take(bool in_order) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto ready = in_flight_.begin();
+  // A cancel ends the wait; the calls in flight finish on their own (see dispose.h).
+  cv_.wait(lock, [&] {
+    if (cancellation_ && cancellation_->cancelled()) return true;
+    if (in_order) return in_flight_.front()->done;
+    for (ready = in_flight_.begin(); ready != in_flight_.end(); ++ready)
+      if ((*ready)->done) return true;
+    return false;
+  });
+  if (cancellation_) cancellation_->raise_if_cancelled();
+  if (in_order) ready = in_flight_.begin();
+  std::shared_ptr<Slot> slot = *ready;
+  in_flight_.erase(ready);
+  lock.unlock();
+  if (slot->error) std::rethrow_exception(slot->error);
+  return std::move(slot->result);
+}
+
+}  // namespace dinput

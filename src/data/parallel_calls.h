@@ -1,0 +1,62 @@
+// Calls in flight on a thread pool, whose results are taken in the order they were submitted
+// or, where order does not matter, as they finish. The parallel map and the parallel batch
+// both read their input on the consumer's thread (input iterators are single-consumer) and
+// hand the costly part to the pool through this one queue, so both stop waiting when the
+// iterator is cancelled (data/cancellation.h) and both keep an input error in line behind
+// the results before it.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+
+#include "core/element.h"
+#include "data/cancellation.h"
+#include "data/thread_pool.h"
+
+namespace dinput {
+
+class ParallelCalls {
+ public:
+  // threads: the pool's size; max_in_flight: how many calls may wait to be taken.
+  // cancellation may be null (an iterator nobody can cancel).
+  ParallelCalls(int threads, size_t max_in_flight, std::shared_ptr<Cancellation> cancellation);
+  ~ParallelCalls();
+  ParallelCalls(const ParallelCalls&) = delete;
+  ParallelCalls& operator=(const ParallelCalls&) = delete;
+
+  bool full() const { return in_flight_.size() >= max_in_flight_; }
+  bool empty() const { return in_flight_.empty(); }
+
+  // Runs `work` on the pool; take() hands out its result or raises its exception.
+  void submit(std::function<Element()> work);
+  // An error found by the consumer (reading input): take() raises it once the calls
+  // submitted before it have been taken.
+  void submit_error(std::exception_ptr error);
+
+  // Waits for and removes the oldest call (in_order) or the first finished one, returning
+  // its result or raising its exception; CANCELLED once the iterator is cancelled.
+  // Must not be called when empty().
+  Element take(bool in_order);
+
+ private:
+  struct Slot {
+    bool done = false;
+    Element result;
+    std::exception_ptr error;
+  };
+
+  size_t max_in_flight_;
+  std::deque<std::shared_ptr<Slot>> in_flight_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::shared_ptr<Cancellation> cancellation_;
+  Cancellation::Registration wake_on_cancel_;  // after what the waker touches
+  std::unique_ptr<ThreadPool> pool_;           // last: its workers use the members above
+};
+
+}  // namespace dinput

@@ -88,13 +88,12 @@ void make_reader(const ReaderConfig& config, const std::vector<std::string>& fil
   switch (config.kind) {
     case ReaderKind::kRecords: {
       dinput_records_options_t* raw = nullptr;
-      dinput_status_t code = dinput_records_options_new(&raw);
-      check(code, "dinput_records_options_new");
+      check(dinput_records_options_new(&raw), "dinput_records_options_new");
       RecordsOptionsPtr options(raw);
-      code = dinput_records_options_set_compression(options.get(), config.compression);
-      check(code, "dinput_records_options_set_compression");
-      code = dinput_records_options_set_buffer_size(options.get(), config.buffer_size);
-      check(code, "dinput_records_options_set_buffer_size");
+      check(dinput_records_options_set_compression(options.get(), config.compression),
+            "dinput_records_options_set_compression");
+      check(dinput_records_options_set_buffer_size(options.get(), config.buffer_size),
+            "dinput_records_options_set_buffer_size");
       return adopt(dinput_dataset_records(&made, names.data(), names.size(), options.get()), &made,
                    "records", out);
     }
@@ -196,8 +195,7 @@ void free_reader_config(void* user_data) { delete static_cast<ReaderConfig*>(use
 // Fails unless the elements of `input` are file names: bytes scalars.
 void check_file_name_input(const dinput_dataset_t* input) {
   dinput_spec_t* raw = nullptr;
-  dinput_status_t code = dinput_dataset_element_spec(&raw, input);
-  check(code, "dinput_dataset_element_spec");
+  check(dinput_dataset_element_spec(&raw, input), "dinput_dataset_element_spec");
   SpecPtr spec(raw);
   if (dinput_spec_size(spec.get()) == 1 && dinput_spec_dtype(spec.get(), 0) == DINPUT_BYTES &&
       dinput_spec_rank(spec.get(), 0) == 0) {
@@ -244,27 +242,24 @@ void build_interleave(const Args& args, const dinput_dataset_t* input, DatasetPt
   check_file_name_input(input);
 
   dinput_interleave_options_t* raw_options = nullptr;
-  dinput_status_t code = dinput_interleave_options_new(&raw_options);
-  check(code, "dinput_interleave_options_new");
+  check(dinput_interleave_options_new(&raw_options), "dinput_interleave_options_new");
   InterleaveOptionsPtr options(raw_options);
-  code = dinput_interleave_options_set_cycle_length(options.get(), cycle_length);
-  check(code, "interleave");
-  code = dinput_interleave_options_set_block_length(options.get(), block_length);
-  check(code, "interleave");
-  code = dinput_interleave_options_set_num_parallel_calls(options.get(), num_parallel_calls);
-  check(code, "interleave");
+  check(dinput_interleave_options_set_cycle_length(options.get(), cycle_length), "interleave");
+  check(dinput_interleave_options_set_block_length(options.get(), block_length), "interleave");
+  check(dinput_interleave_options_set_num_parallel_calls(options.get(), num_parallel_calls),
+        "interleave");
   if (deterministic_value != nullptr && deterministic_value->kind != Value::Kind::kNone) {
-    code = dinput_interleave_options_set_deterministic(
-        options.get(), deterministic ? DINPUT_DETERMINISTIC_TRUE : DINPUT_DETERMINISTIC_FALSE);
-    check(code, "interleave");
+    check(
+        dinput_interleave_options_set_deterministic(
+            options.get(), deterministic ? DINPUT_DETERMINISTIC_TRUE : DINPUT_DETERMINISTIC_FALSE),
+        "interleave");
   }
 
   dinput_spec_t* raw_spec = nullptr;
-  code = dinput_spec_new(&raw_spec);
-  check(code, "dinput_spec_new");
+  check(dinput_spec_new(&raw_spec), "dinput_spec_new");
   SpecPtr spec(raw_spec);
-  code = dinput_spec_add(spec.get(), DINPUT_BYTES, nullptr, 0);  // every reader gives bytes scalars
-  check(code, "dinput_spec_add");
+  // Every reader gives bytes scalars.
+  check(dinput_spec_add(spec.get(), DINPUT_BYTES, nullptr, 0), "dinput_spec_add");
 
   // The library owns the config from here on, also when the call fails (it then frees it),
   // so the tool never frees it itself.

@@ -51,15 +51,12 @@ void build_list_files(const Args& args, const dinput_dataset_t*, DatasetPtr* out
     throw args.error("seed", "must be >= 0 or None");
   }
   dinput_list_files_options_t* raw = nullptr;
-  dinput_status_t code = dinput_list_files_options_new(&raw);
-  check(code, "dinput_list_files_options_new");
+  check(dinput_list_files_options_new(&raw), "dinput_list_files_options_new");
   ListFilesOptionsPtr options(raw);
-  code = dinput_list_files_options_set_shuffle(options.get(), shuffle ? 1 : 0);
-  check(code, "list_files");
+  check(dinput_list_files_options_set_shuffle(options.get(), shuffle ? 1 : 0), "list_files");
   if (seed >= 0) {
     // The chain's single seed is the pair (seed, 0), as for shuffle().
-    code = dinput_list_files_options_set_seed(options.get(), seed, 0);
-    check(code, "list_files");
+    check(dinput_list_files_options_set_seed(options.get(), seed, 0), "list_files");
   }
   std::vector<const char*> names;
   for (const std::string& p : patterns) names.push_back(p.c_str());

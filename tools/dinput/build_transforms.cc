@@ -16,18 +16,16 @@ void build_batch(const Args& args, const dinput_dataset_t* input, DatasetPtr* ou
   args.get_int("num_parallel_calls", &num_parallel_calls, {kAutotune}, true, 1);
   args.get_bool("deterministic", &deterministic, true, true);
   dinput_batch_options_t* raw = nullptr;
-  dinput_status_t code = dinput_batch_options_new(&raw);
-  check(code, "dinput_batch_options_new");
+  check(dinput_batch_options_new(&raw), "dinput_batch_options_new");
   BatchOptionsPtr options(raw);
-  code = dinput_batch_options_set_drop_remainder(options.get(), drop_remainder ? 1 : 0);
-  check(code, "batch");
-  code = dinput_batch_options_set_num_parallel_calls(options.get(), num_parallel_calls);
-  check(code, "batch");
+  check(dinput_batch_options_set_drop_remainder(options.get(), drop_remainder ? 1 : 0), "batch");
+  check(dinput_batch_options_set_num_parallel_calls(options.get(), num_parallel_calls), "batch");
   const Value* deterministic_value = args.get("deterministic");
   if (deterministic_value != nullptr && deterministic_value->kind != Value::Kind::kNone) {
-    code = dinput_batch_options_set_deterministic(
-        options.get(), deterministic ? DINPUT_DETERMINISTIC_TRUE : DINPUT_DETERMINISTIC_FALSE);
-    check(code, "batch");
+    check(
+        dinput_batch_options_set_deterministic(
+            options.get(), deterministic ? DINPUT_DETERMINISTIC_TRUE : DINPUT_DETERMINISTIC_FALSE),
+        "batch");
   }
   dinput_dataset_t* made = nullptr;
   adopt(dinput_dataset_batch(&made, input, batch_size, options.get()), &made, "batch", out);
@@ -51,16 +49,14 @@ void build_shuffle(const Args& args, const dinput_dataset_t* input, DatasetPtr* 
   }
   args.get_bool("reshuffle_each_iteration", &reshuffle, true);
   dinput_shuffle_options_t* raw = nullptr;
-  dinput_status_t code = dinput_shuffle_options_new(&raw);
-  check(code, "dinput_shuffle_options_new");
+  check(dinput_shuffle_options_new(&raw), "dinput_shuffle_options_new");
   ShuffleOptionsPtr options(raw);
   // The chain's single seed is the pair (seed, 0), which the C API maps to the same order.
   if (seed >= 0) {
-    code = dinput_shuffle_options_set_seed(options.get(), seed, 0);
-    check(code, "shuffle");
+    check(dinput_shuffle_options_set_seed(options.get(), seed, 0), "shuffle");
   }
-  code = dinput_shuffle_options_set_reshuffle_each_iteration(options.get(), reshuffle ? 1 : 0);
-  check(code, "shuffle");
+  check(dinput_shuffle_options_set_reshuffle_each_iteration(options.get(), reshuffle ? 1 : 0),
+        "shuffle");
   dinput_dataset_t* made = nullptr;
   adopt(dinput_dataset_shuffle(&made, input, buffer_size, options.get()), &made, "shuffle", out);
 }
@@ -131,8 +127,7 @@ void build_with_options(const Args& args, const dinput_dataset_t* input, Dataset
         "map_files=False, allow_nonregular_files=False, deterministic=True)");
   }
   dinput_options_t* raw = nullptr;
-  dinput_status_t code = dinput_options_new(&raw);
-  check(code, "dinput_options_new");
+  check(dinput_options_new(&raw), "dinput_options_new");
   OptionsPtr options(raw);
   // Only the options written are set: the library merges options per field, so an option
   // left out keeps the value an earlier with_options() gave it.
@@ -143,39 +138,38 @@ void build_with_options(const Args& args, const dinput_dataset_t* input, Dataset
       throw args.type_error("auto_shard_policy", "one of OFF, AUTO, FILE, DATA, HINT",
                             *policy_value);
     }
-    code = dinput_options_set_auto_shard_policy(options.get(), policy);
-    check(code, "dinput_options_set_auto_shard_policy");
+    check(dinput_options_set_auto_shard_policy(options.get(), policy),
+          "dinput_options_set_auto_shard_policy");
   }
   if (skip_value != nullptr) {
     bool skip = false;
     args.get_bool("skip_corrupt_records", &skip, false);
-    code = dinput_options_set_skip_corrupt_records(options.get(), skip ? 1 : 0);
-    check(code, "dinput_options_set_skip_corrupt_records");
+    check(dinput_options_set_skip_corrupt_records(options.get(), skip ? 1 : 0),
+          "dinput_options_set_skip_corrupt_records");
   }
   if (max_record_value != nullptr) {
     int64_t max_bytes = 0;
     args.get_int("max_record_bytes", &max_bytes);
-    code = dinput_options_set_max_record_bytes(options.get(), max_bytes);
-    check(code, "dinput_options_set_max_record_bytes");
+    check(dinput_options_set_max_record_bytes(options.get(), max_bytes),
+          "dinput_options_set_max_record_bytes");
   }
   if (map_value != nullptr) {
     bool map = false;
     args.get_bool("map_files", &map, false);
-    code = dinput_options_set_map_files(options.get(), map ? 1 : 0);
-    check(code, "dinput_options_set_map_files");
+    check(dinput_options_set_map_files(options.get(), map ? 1 : 0), "dinput_options_set_map_files");
   }
   if (nonregular_value != nullptr) {
     bool allow = false;
     args.get_bool("allow_nonregular_files", &allow, false);
-    code = dinput_options_set_allow_nonregular_files(options.get(), allow ? 1 : 0);
-    check(code, "dinput_options_set_allow_nonregular_files");
+    check(dinput_options_set_allow_nonregular_files(options.get(), allow ? 1 : 0),
+          "dinput_options_set_allow_nonregular_files");
   }
   if (deterministic_value != nullptr) {
     // The order of the map, interleave and batch before it whose own deterministic is None.
     bool deterministic = true;
     args.get_bool("deterministic", &deterministic, true);
-    code = dinput_options_set_deterministic(options.get(), deterministic ? 1 : 0);
-    check(code, "dinput_options_set_deterministic");
+    check(dinput_options_set_deterministic(options.get(), deterministic ? 1 : 0),
+          "dinput_options_set_deterministic");
   }
   dinput_dataset_t* made = nullptr;
   adopt(dinput_dataset_with_options(&made, input, options.get()), &made, "with_options", out);

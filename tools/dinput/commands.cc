@@ -82,8 +82,7 @@ void stats_object(const dinput_dist_iterator_t* iterator, int worker, JsonObject
   for (const char* name :
        {"records", "record_bytes", "corrupt_records_skipped", "corrupt_bytes_skipped"}) {
     int64_t value = 0;
-    const dinput_status_t code = dinput_dist_iterator_statistic(&value, iterator, name);
-    check(code, "dinput_dist_iterator_statistic");
+    check(dinput_dist_iterator_statistic(&value, iterator, name), "dinput_dist_iterator_statistic");
     (*out)[name] = value;
   }
 }
@@ -174,8 +173,8 @@ void command_spec(const CliOptions& options, const Pipeline& pipeline, std::stri
   std::vector<std::string> specs(static_cast<size_t>(options.workers));
   for_each_worker(options, pipeline, false, [&](const Worker& worker) {
     dinput_spec_t* raw = nullptr;
-    dinput_status_t code = dinput_dist_dataset_element_spec(&raw, worker.dataset);
-    check(code, "dinput_dist_dataset_element_spec");
+    check(dinput_dist_dataset_element_spec(&raw, worker.dataset),
+          "dinput_dist_dataset_element_spec");
     SpecPtr spec(raw);
     JsonObject out;
     out["num_replicas_in_sync"] = dinput_strategy_num_replicas_in_sync(worker.strategy);
@@ -205,8 +204,7 @@ void touch(const dinput_tensor_t* delivered, uint64_t* checksum) {
     for (int64_t i = 0; i < n; ++i) {
       const char* s = nullptr;
       size_t len = 0;
-      dinput_status_t code = dinput_tensor_string_view(&s, &len, tensor, i);
-      check(code, "dinput_tensor_string_view");
+      check(dinput_tensor_string_view(&s, &len, tensor, i), "dinput_tensor_string_view");
       for (size_t j = 0; j < len; ++j) *checksum += static_cast<unsigned char>(s[j]);
     }
     return;

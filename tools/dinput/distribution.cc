@@ -20,14 +20,13 @@ namespace {
 void finish_dataset(const CliOptions& options, bool require_finite, DatasetPtr* dataset) {
   if (options.has_policy) {
     dinput_options_t* raw = nullptr;
-    dinput_status_t code = dinput_options_new(&raw);
-    check(code, "dinput_options_new");
+    check(dinput_options_new(&raw), "dinput_options_new");
     OptionsPtr dataset_options(raw);
-    code = dinput_options_set_auto_shard_policy(dataset_options.get(), options.policy);
-    check(code, "dinput_options_set_auto_shard_policy");
+    check(dinput_options_set_auto_shard_policy(dataset_options.get(), options.policy),
+          "dinput_options_set_auto_shard_policy");
     dinput_dataset_t* made = nullptr;
-    code = dinput_dataset_with_options(&made, dataset->get(), dataset_options.get());
-    check(code, "dinput_dataset_with_options");
+    check(dinput_dataset_with_options(&made, dataset->get(), dataset_options.get()),
+          "dinput_dataset_with_options");
     dataset->reset(made);
   }
   if (require_finite && dinput_dataset_cardinality(dataset->get()) == DINPUT_INFINITE_CARDINALITY) {
@@ -95,14 +94,14 @@ void run_worker(const CliOptions& options, const Pipeline& pipeline,
   make_strategy(options, collective, index, &strategy);
 
   dinput_input_options_t* raw_options = nullptr;
-  dinput_status_t code = dinput_input_options_new(&raw_options);
-  check(code, "dinput_input_options_new");
+  check(dinput_input_options_new(&raw_options), "dinput_input_options_new");
   InputOptionsPtr input_options(raw_options);
-  code = dinput_input_options_set_fetch_to_device(input_options.get(),
-                                                  options.fetch_to_device ? 1 : 0);
-  check(code, "dinput_input_options_set_fetch_to_device");
+  check(dinput_input_options_set_fetch_to_device(input_options.get(),
+                                                 options.fetch_to_device ? 1 : 0),
+        "dinput_input_options_set_fetch_to_device");
 
   dinput_dist_dataset_t* made = nullptr;
+  dinput_status_t code;
   if (options.from_function) {
     // Lives on this frame: the library calls dataset_fn only from within this call.
     FunctionModeData data{&pipeline, &options, require_finite};
@@ -150,9 +149,8 @@ void for_each_worker(const CliOptions& options, const Pipeline& pipeline, bool r
   }
 
   dinput_collective_t* raw = nullptr;
-  dinput_status_t code =
-      dinput_collective_new_in_process(&raw, options.workers, options.timeout_ms);
-  check(code, "dinput_collective_new_in_process");
+  check(dinput_collective_new_in_process(&raw, options.workers, options.timeout_ms),
+        "dinput_collective_new_in_process");
   CollectivePtr collective(raw);
   // The first worker to fail keeps its error and aborts the collective, which releases the
   // others from their waits at once; every thread is then joined normally.
@@ -188,8 +186,7 @@ void for_each_worker(const CliOptions& options, const Pipeline& pipeline, bool r
 
 void new_iterator(const dinput_dist_dataset_t* dataset, DistIteratorPtr* out) {
   dinput_dist_iterator_t* made = nullptr;
-  dinput_status_t code = dinput_dist_dataset_iterator(&made, dataset);
-  check(code, "dinput_dist_dataset_iterator");
+  check(dinput_dist_dataset_iterator(&made, dataset), "dinput_dist_dataset_iterator");
   out->reset(made);
 }
 
@@ -198,12 +195,11 @@ void Stepper::next(PerReplicaPtr* out) {
   dinput_per_replica_t* value = nullptr;
   if (use_optional_) {
     dinput_optional_t* raw = nullptr;
-    dinput_status_t code = dinput_dist_iterator_get_next_as_optional(&raw, iterator_);
-    check(code, "get_next_as_optional");
+    check(dinput_dist_iterator_get_next_as_optional(&raw, iterator_), "get_next_as_optional");
     OptionalPtr optional(raw);
     if (!dinput_optional_has_value(optional.get())) return;
-    code = dinput_optional_get_per_replica(&value, optional.get());
-    check(code, "dinput_optional_get_per_replica");
+    check(dinput_optional_get_per_replica(&value, optional.get()),
+          "dinput_optional_get_per_replica");
   } else {
     dinput_status_t code = dinput_dist_iterator_get_next(&value, iterator_);
     if (code == DINPUT_OUT_OF_RANGE) return;

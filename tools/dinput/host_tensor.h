@@ -19,8 +19,7 @@ class HostTensor {
   void open(const dinput_tensor_t* tensor) {
     view_ = tensor;
     if (dinput_tensor_device_type(tensor) != DINPUT_DEVICE_CUDA) return;
-    dinput_status_t code = dinput_tensor_to_host(&copy_, tensor);
-    check(code, "dinput_tensor_to_host");
+    check(dinput_tensor_to_host(&copy_, tensor), "dinput_tensor_to_host");
     view_ = copy_;
   }
   const dinput_tensor_t* get() const { return view_; }

@@ -95,8 +95,7 @@ class TensorWriter {
       case DINPUT_BYTES: {
         const char* s = nullptr;
         size_t len = 0;
-        dinput_status_t code = dinput_tensor_string_view(&s, &len, tensor_, index);
-        check(code, "dinput_tensor_string_view");
+        check(dinput_tensor_string_view(&s, &len, tensor_, index), "dinput_tensor_string_view");
         append_json_string(out_, s, len);
         break;
       }

@@ -242,29 +242,26 @@ class RecordSource {
   void open(const std::string& path, dinput_compression_t compression, bool skip_corrupt) {
     const char* name = path.c_str();
     dinput_records_options_t* raw_options = nullptr;
-    dinput_status_t code = dinput_records_options_new(&raw_options);
-    check(code, "dinput_records_options_new");
+    check(dinput_records_options_new(&raw_options), "dinput_records_options_new");
     RecordsOptionsPtr records_options(raw_options);
-    code = dinput_records_options_set_compression(records_options.get(), compression);
-    check(code, "dinput_records_options_set_compression");
+    check(dinput_records_options_set_compression(records_options.get(), compression),
+          "dinput_records_options_set_compression");
     dinput_dataset_t* dataset = nullptr;
-    code = dinput_dataset_records(&dataset, &name, 1, records_options.get());
-    check(code, "dinput_dataset_records");
+    check(dinput_dataset_records(&dataset, &name, 1, records_options.get()),
+          "dinput_dataset_records");
     DatasetPtr owned(dataset);
     if (skip_corrupt) {
       dinput_options_t* options = nullptr;
-      code = dinput_options_new(&options);
-      check(code, "dinput_options_new");
+      check(dinput_options_new(&options), "dinput_options_new");
       OptionsPtr owned_options(options);
-      code = dinput_options_set_skip_corrupt_records(options, 1);
-      check(code, "dinput_options_set_skip_corrupt_records");
-      code = dinput_dataset_with_options(&dataset, owned.get(), options);
-      check(code, "dinput_dataset_with_options");
+      check(dinput_options_set_skip_corrupt_records(options, 1),
+            "dinput_options_set_skip_corrupt_records");
+      check(dinput_dataset_with_options(&dataset, owned.get(), options),
+            "dinput_dataset_with_options");
       owned.reset(dataset);
     }
     dinput_iterator_t* iterator = nullptr;
-    code = dinput_dataset_iterator(&iterator, owned.get());
-    check(code, "dinput_dataset_iterator");
+    check(dinput_dataset_iterator(&iterator, owned.get()), "dinput_dataset_iterator");
     iterator_.reset(iterator);
   }
 
@@ -277,8 +274,8 @@ class RecordSource {
     if (*end) return;
     check(code, "dinput_iterator_get_next");
     element_.reset(element);
-    code = dinput_tensor_string_view(data, size, dinput_element_get(element, 0), 0);
-    check(code, "dinput_tensor_string_view");
+    check(dinput_tensor_string_view(data, size, dinput_element_get(element, 0), 0),
+          "dinput_tensor_string_view");
   }
 
   // The damaged records skipped so far and their bytes (the library's statistics).
@@ -309,29 +306,26 @@ class RecordSink {
   void open(const std::string& path, dinput_compression_t compression, int level) {
     path_ = path;
     dinput_record_writer_options_t* raw_options = nullptr;
-    dinput_status_t code = dinput_record_writer_options_new(&raw_options);
-    check(code, "dinput_record_writer_options_new");
+    check(dinput_record_writer_options_new(&raw_options), "dinput_record_writer_options_new");
     RecordWriterOptionsPtr options(raw_options);
-    code = dinput_record_writer_options_set_compression(options.get(), compression);
-    check(code, "dinput_record_writer_options_set_compression");
-    code = dinput_record_writer_options_set_level(options.get(), level);
-    check(code, "dinput_record_writer_options_set_level");
+    check(dinput_record_writer_options_set_compression(options.get(), compression),
+          "dinput_record_writer_options_set_compression");
+    check(dinput_record_writer_options_set_level(options.get(), level),
+          "dinput_record_writer_options_set_level");
     dinput_record_writer_t* writer = nullptr;
-    code = dinput_record_writer_open(&writer, path.c_str(), options.get());
-    check(code, "dinput_record_writer_open");
+    check(dinput_record_writer_open(&writer, path.c_str(), options.get()),
+          "dinput_record_writer_open");
     writer_.reset(writer);
   }
 
   void write(const char* data, size_t size) {
-    dinput_status_t code = dinput_record_writer_write(writer_.get(), data, size);
-    check(code, "dinput_record_writer_write");
+    check(dinput_record_writer_write(writer_.get(), data, size), "dinput_record_writer_write");
     records_ += 1;
     bytes_ += static_cast<int64_t>(size);
   }
 
   void close() {
-    dinput_status_t code = dinput_record_writer_close(writer_.get());
-    check(code, "dinput_record_writer_close");
+    check(dinput_record_writer_close(writer_.get()), "dinput_record_writer_close");
     closed_ = true;
   }
 

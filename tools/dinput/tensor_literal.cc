@@ -161,8 +161,7 @@ void element_from_literal(const Value& literal, const std::string& function, Ele
   std::vector<const dinput_tensor_t*> raw;
   for (const TensorPtr& t : tensors) raw.push_back(t.get());
   dinput_element_t* element = nullptr;
-  dinput_status_t code = dinput_element_new(&element, raw.data(), raw.size());
-  check(code, "dinput_element_new");
+  check(dinput_element_new(&element, raw.data(), raw.size()), "dinput_element_new");
   out->reset(element);
 }
 

@@ -45,7 +45,7 @@ bool reader_kind_of(const std::string& name, ReaderKind* out) {
   return false;
 }
 
-void parse_reader_config(ReaderKind kind, const Args& args, ReaderConfig* out) {
+ReaderConfig parse_reader_config(ReaderKind kind, const Args& args) {
   ReaderConfig config;
   config.kind = kind;
   switch (kind) {
@@ -60,28 +60,27 @@ void parse_reader_config(ReaderKind kind, const Args& args, ReaderConfig* out) {
                                               ", got \"" + v->text + "\"");
         }
       }
-      int_at_least(args, "buffer_size", 0, 0, &config.buffer_size);
+      config.buffer_size = int_at_least(args, "buffer_size", 0, 0);
       break;
     }
     case ReaderKind::kFixedLengthRecords:
-      args.get_int("record_bytes", &config.record_bytes);
+      config.record_bytes = args.get_int("record_bytes");
       if (config.record_bytes < 1) {
         throw args.error("record_bytes",
                          "must be >= 1, got " + std::to_string(config.record_bytes));
       }
-      int_at_least(args, "header_bytes", 0, 0, &config.header_bytes);
-      int_at_least(args, "footer_bytes", 0, 0, &config.footer_bytes);
+      config.header_bytes = int_at_least(args, "header_bytes", 0, 0);
+      config.footer_bytes = int_at_least(args, "footer_bytes", 0, 0);
       break;
     case ReaderKind::kTextLines:
       break;
   }
-  *out = config;
+  return config;
 }
 
 // The argument `name`: a string or a list of strings, none with a NUL byte (the C API takes
 
-void make_reader(const ReaderConfig& config, const std::vector<std::string>& files,
-                 DatasetPtr* out) {
+DatasetPtr make_reader(const ReaderConfig& config, const std::vector<std::string>& files) {
   std::vector<const char*> names;
   for (const std::string& f : files) names.push_back(f.c_str());
   dinput_dataset_t* made = nullptr;
@@ -95,30 +94,27 @@ void make_reader(const ReaderConfig& config, const std::vector<std::string>& fil
       check(dinput_records_options_set_buffer_size(options.get(), config.buffer_size),
             "dinput_records_options_set_buffer_size");
       return adopt(dinput_dataset_records(&made, names.data(), names.size(), options.get()), &made,
-                   "records", out);
+                   "records");
     }
     case ReaderKind::kTextLines:
       return adopt(dinput_dataset_text_lines(&made, names.data(), names.size()), &made,
-                   "text_lines", out);
+                   "text_lines");
     case ReaderKind::kFixedLengthRecords:
       return adopt(dinput_dataset_fixed_length_records(&made, names.data(), names.size(),
                                                        config.record_bytes, config.header_bytes,
                                                        config.footer_bytes),
-                   &made, "fixed_length_records", out);
+                   &made, "fixed_length_records");
   }
   throw Failure(DINPUT_INTERNAL, "unknown reader");
 }
 
-void build_reader_source(ReaderKind kind, const Args& args, DatasetPtr* out) {
-  std::vector<std::string> files;
-  file_names(args, "filenames", &files);
-  ReaderConfig config;
-  parse_reader_config(kind, args, &config);
-  make_reader(config, files, out);
+DatasetPtr build_reader_source(ReaderKind kind, const Args& args) {
+  const std::vector<std::string> files = file_names(args, "filenames");
+  return make_reader(parse_reader_config(kind, args), files);
 }
 
 // The READER argument of interleave(): a reader's bare name or a call of it without files.
-void parse_interleave_reader(const Args& args, ReaderConfig* out) {
+ReaderConfig parse_interleave_reader(const Args& args) {
   const Value& v = *args.get("map_func");
   const std::string wanted =
       "a reader: records, text_lines or fixed_length_records(record_bytes=N), optionally "
@@ -167,7 +163,7 @@ void parse_interleave_reader(const Args& args, ReaderConfig* out) {
   }
   Args reader_args(v.text, usage);
   bind(reader, call, &reader_args);
-  parse_reader_config(kind, reader_args, out);
+  return parse_reader_config(kind, reader_args);
 }
 
 // interleave()'s callback: the reader of the one file named by `in`. Nothing may throw out
@@ -184,9 +180,7 @@ dinput_status_t reader_for_file(dinput_dataset_t** out, const dinput_element_t* 
     if (file.find('\0') != std::string::npos) {
       throw invalid_argument("interleave(): a file name of the input contains a NUL byte");
     }
-    DatasetPtr reader;
-    make_reader(config, {file}, &reader);
-    *out = reader.release();
+    *out = make_reader(config, {file}).release();
   });
 }
 
@@ -215,30 +209,27 @@ void check_file_name_input(const dinput_dataset_t* input) {
 
 }  // namespace
 
-void build_text_lines(const Args& args, const dinput_dataset_t*, DatasetPtr* out) {
-  build_reader_source(ReaderKind::kTextLines, args, out);
+DatasetPtr build_text_lines(const Args& args, const dinput_dataset_t*) {
+  return build_reader_source(ReaderKind::kTextLines, args);
 }
 
-void build_records(const Args& args, const dinput_dataset_t*, DatasetPtr* out) {
-  build_reader_source(ReaderKind::kRecords, args, out);
+DatasetPtr build_records(const Args& args, const dinput_dataset_t*) {
+  return build_reader_source(ReaderKind::kRecords, args);
 }
 
-void build_fixed_length_records(const Args& args, const dinput_dataset_t*, DatasetPtr* out) {
-  build_reader_source(ReaderKind::kFixedLengthRecords, args, out);
+DatasetPtr build_fixed_length_records(const Args& args, const dinput_dataset_t*) {
+  return build_reader_source(ReaderKind::kFixedLengthRecords, args);
 }
 
-void build_interleave(const Args& args, const dinput_dataset_t* input, DatasetPtr* out) {
-  ReaderConfig config;
-  parse_interleave_reader(args, &config);
-  int64_t cycle_length = 0, block_length = 0, num_parallel_calls = 0;
-  args.get_int("cycle_length", &cycle_length, {kAutotune}, true, DINPUT_AUTOTUNE);
-  args.get_int("block_length", &block_length, {}, true, 1);
+DatasetPtr build_interleave(const Args& args, const dinput_dataset_t* input) {
+  const ReaderConfig config = parse_interleave_reader(args);
+  const int64_t cycle_length = args.get_int("cycle_length", {kAutotune}, true, DINPUT_AUTOTUNE);
+  const int64_t block_length = args.get_int("block_length", {}, true, 1);
   // None, as in tf.data, reads the open files one after another on the consumer's thread.
-  args.get_int("num_parallel_calls", &num_parallel_calls, {kAutotune}, true, 1);
+  const int64_t num_parallel_calls = args.get_int("num_parallel_calls", {kAutotune}, true, 1);
   // None leaves deterministic unset: with_options' default applies, as in tf.data.
   const Value* deterministic_value = args.get("deterministic");
-  bool deterministic = true;
-  args.get_bool("deterministic", &deterministic, true, true);
+  const bool deterministic = args.get_bool("deterministic", true, true);
   check_file_name_input(input);
 
   dinput_interleave_options_t* raw_options = nullptr;
@@ -265,9 +256,9 @@ void build_interleave(const Args& args, const dinput_dataset_t* input, DatasetPt
   // so the tool never frees it itself.
   ReaderConfig* user_data = new ReaderConfig(config);
   dinput_dataset_t* made = nullptr;
-  adopt(dinput_dataset_interleave(&made, input, reader_for_file, spec.get(), user_data,
-                                  free_reader_config, options.get()),
-        &made, "interleave", out);
+  return adopt(dinput_dataset_interleave(&made, input, reader_for_file, spec.get(), user_data,
+                                         free_reader_config, options.get()),
+               &made, "interleave");
 }
 
 }  // namespace builder

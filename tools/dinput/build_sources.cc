@@ -8,44 +8,41 @@
 namespace dinput_tool {
 namespace builder {
 
-void build_range(const Args& args, const dinput_dataset_t*, DatasetPtr* out) {
-  int64_t a = 0, b = 0, step = 1;
+DatasetPtr build_range(const Args& args, const dinput_dataset_t*) {
   // range(x) means range(0, x): its only argument is the stop.
-  args.get_int_shown_as("start", args.get("stop") != nullptr ? "start" : "stop", &a);
-  args.get_int("stop", &b);
-  args.get_int("step", &step, {}, false, 1);
+  const int64_t a = args.get_int_shown_as("start", args.get("stop") != nullptr ? "start" : "stop");
+  const int64_t b = args.get_int("stop");
+  const int64_t step = args.get_int("step", {}, false, 1);
   int64_t start = 0, stop = a;  // range(stop)
   if (args.get("stop") != nullptr) {
     start = a;
     stop = b;
   }
   dinput_dataset_t* made = nullptr;
-  adopt(dinput_dataset_range(&made, start, stop, step), &made, "range", out);
+  return adopt(dinput_dataset_range(&made, start, stop, step), &made, "range");
 }
 
-void build_from_tensors(const Args& args, const dinput_dataset_t*, DatasetPtr* out) {
+DatasetPtr build_from_tensors(const Args& args, const dinput_dataset_t*) {
   ElementPtr element;
   element_from_literal(*args.get("tensors"), args.function(), &element);
   dinput_dataset_t* made = nullptr;
-  adopt(dinput_dataset_from_tensors(&made, element.get()), &made, "from_tensors", out);
+  return adopt(dinput_dataset_from_tensors(&made, element.get()), &made, "from_tensors");
 }
 
-void build_from_tensor_slices(const Args& args, const dinput_dataset_t*, DatasetPtr* out) {
+DatasetPtr build_from_tensor_slices(const Args& args, const dinput_dataset_t*) {
   ElementPtr element;
   element_from_literal(*args.get("tensors"), args.function(), &element);
   dinput_dataset_t* made = nullptr;
-  adopt(dinput_dataset_from_tensor_slices(&made, element.get()), &made, "from_tensor_slices", out);
+  return adopt(dinput_dataset_from_tensor_slices(&made, element.get()), &made,
+               "from_tensor_slices");
 }
 
-void build_list_files(const Args& args, const dinput_dataset_t*, DatasetPtr* out) {
-  std::vector<std::string> patterns;
-  file_names(args, "file_pattern", &patterns);
+DatasetPtr build_list_files(const Args& args, const dinput_dataset_t*) {
+  const std::vector<std::string> patterns = file_names(args, "file_pattern");
   // Unlike tf.data (whose default is shuffle=True), the tool lists files sorted unless asked
   // to shuffle: a command line is expected to print the same output every time it runs.
-  bool shuffle = false;
-  args.get_bool("shuffle", &shuffle, false, true);
-  int64_t seed = -1;
-  args.get_int("seed", &seed, {}, true, -1);
+  const bool shuffle = args.get_bool("shuffle", false, true);
+  const int64_t seed = args.get_int("seed", {}, true, -1);
   if (args.get("seed") != nullptr && args.get("seed")->kind == Value::Kind::kInt && seed < 0) {
     // The C API reserves negative seeds for "random"; an explicit seed must be honoured.
     throw args.error("seed", "must be >= 0 or None");
@@ -61,8 +58,8 @@ void build_list_files(const Args& args, const dinput_dataset_t*, DatasetPtr* out
   std::vector<const char*> names;
   for (const std::string& p : patterns) names.push_back(p.c_str());
   dinput_dataset_t* made = nullptr;
-  adopt(dinput_dataset_list_files(&made, names.data(), names.size(), options.get()), &made,
-        "list_files", out);
+  return adopt(dinput_dataset_list_files(&made, names.data(), names.size(), options.get()), &made,
+               "list_files");
 }
 
 }  // namespace builder

@@ -8,13 +8,11 @@
 namespace dinput_tool {
 namespace builder {
 
-void build_batch(const Args& args, const dinput_dataset_t* input, DatasetPtr* out) {
-  int64_t batch_size = 0, num_parallel_calls = 1;
-  bool drop_remainder = false, deterministic = true;
-  args.get_int("batch_size", &batch_size);
-  args.get_bool("drop_remainder", &drop_remainder, false);
-  args.get_int("num_parallel_calls", &num_parallel_calls, {kAutotune}, true, 1);
-  args.get_bool("deterministic", &deterministic, true, true);
+DatasetPtr build_batch(const Args& args, const dinput_dataset_t* input) {
+  const int64_t batch_size = args.get_int("batch_size");
+  const bool drop_remainder = args.get_bool("drop_remainder", false);
+  const int64_t num_parallel_calls = args.get_int("num_parallel_calls", {kAutotune}, true, 1);
+  const bool deterministic = args.get_bool("deterministic", true, true);
   dinput_batch_options_t* raw = nullptr;
   check(dinput_batch_options_new(&raw), "dinput_batch_options_new");
   BatchOptionsPtr options(raw);
@@ -28,26 +26,23 @@ void build_batch(const Args& args, const dinput_dataset_t* input, DatasetPtr* ou
         "batch");
   }
   dinput_dataset_t* made = nullptr;
-  adopt(dinput_dataset_batch(&made, input, batch_size, options.get()), &made, "batch", out);
+  return adopt(dinput_dataset_batch(&made, input, batch_size, options.get()), &made, "batch");
 }
 
-void build_repeat(const Args& args, const dinput_dataset_t* input, DatasetPtr* out) {
-  int64_t count = 0;
-  args.get_int("count", &count, {}, true, DINPUT_REPEAT_FOREVER);
+DatasetPtr build_repeat(const Args& args, const dinput_dataset_t* input) {
+  const int64_t count = args.get_int("count", {}, true, DINPUT_REPEAT_FOREVER);
   dinput_dataset_t* made = nullptr;
-  adopt(dinput_dataset_repeat(&made, input, count), &made, "repeat", out);
+  return adopt(dinput_dataset_repeat(&made, input, count), &made, "repeat");
 }
 
-void build_shuffle(const Args& args, const dinput_dataset_t* input, DatasetPtr* out) {
-  int64_t buffer_size = 0, seed = -1;
-  bool reshuffle = true;
-  args.get_int("buffer_size", &buffer_size);
-  args.get_int("seed", &seed, {}, true, -1);
+DatasetPtr build_shuffle(const Args& args, const dinput_dataset_t* input) {
+  const int64_t buffer_size = args.get_int("buffer_size");
+  const int64_t seed = args.get_int("seed", {}, true, -1);
   if (args.get("seed") != nullptr && args.get("seed")->kind == Value::Kind::kInt && seed < 0) {
     // The C API reserves negative seeds for "random"; an explicit seed must be honoured.
     throw args.error("seed", "must be >= 0 or None");
   }
-  args.get_bool("reshuffle_each_iteration", &reshuffle, true);
+  const bool reshuffle = args.get_bool("reshuffle_each_iteration", true);
   dinput_shuffle_options_t* raw = nullptr;
   check(dinput_shuffle_options_new(&raw), "dinput_shuffle_options_new");
   ShuffleOptionsPtr options(raw);
@@ -58,61 +53,54 @@ void build_shuffle(const Args& args, const dinput_dataset_t* input, DatasetPtr* 
   check(dinput_shuffle_options_set_reshuffle_each_iteration(options.get(), reshuffle ? 1 : 0),
         "shuffle");
   dinput_dataset_t* made = nullptr;
-  adopt(dinput_dataset_shuffle(&made, input, buffer_size, options.get()), &made, "shuffle", out);
+  return adopt(dinput_dataset_shuffle(&made, input, buffer_size, options.get()), &made, "shuffle");
 }
 
-void build_shard(const Args& args, const dinput_dataset_t* input, DatasetPtr* out) {
-  int64_t num_shards = 0, index = 0;
-  args.get_int("num_shards", &num_shards, {kShardHint});
-  args.get_int("index", &index, {kShardHint});
+DatasetPtr build_shard(const Args& args, const dinput_dataset_t* input) {
+  const int64_t num_shards = args.get_int("num_shards", {kShardHint});
+  const int64_t index = args.get_int("index", {kShardHint});
   dinput_dataset_t* made = nullptr;
-  adopt(dinput_dataset_shard(&made, input, num_shards, index), &made, "shard", out);
+  return adopt(dinput_dataset_shard(&made, input, num_shards, index), &made, "shard");
 }
 
-void build_take(const Args& args, const dinput_dataset_t* input, DatasetPtr* out) {
-  int64_t count = 0;
-  args.get_int("count", &count);
+DatasetPtr build_take(const Args& args, const dinput_dataset_t* input) {
+  const int64_t count = args.get_int("count");
   dinput_dataset_t* made = nullptr;
-  adopt(dinput_dataset_take(&made, input, count), &made, "take", out);
+  return adopt(dinput_dataset_take(&made, input, count), &made, "take");
 }
 
-void build_skip(const Args& args, const dinput_dataset_t* input, DatasetPtr* out) {
-  int64_t count = 0;
-  args.get_int("count", &count);
+DatasetPtr build_skip(const Args& args, const dinput_dataset_t* input) {
+  const int64_t count = args.get_int("count");
   dinput_dataset_t* made = nullptr;
-  adopt(dinput_dataset_skip(&made, input, count), &made, "skip", out);
+  return adopt(dinput_dataset_skip(&made, input, count), &made, "skip");
 }
 
-void build_enumerate(const Args& args, const dinput_dataset_t* input, DatasetPtr* out) {
-  int64_t start = 0;
-  args.get_int("start", &start, {}, false, 0);
+DatasetPtr build_enumerate(const Args& args, const dinput_dataset_t* input) {
+  const int64_t start = args.get_int("start", {}, false, 0);
   dinput_dataset_t* made = nullptr;
-  adopt(dinput_dataset_enumerate(&made, input, start), &made, "enumerate", out);
+  return adopt(dinput_dataset_enumerate(&made, input, start), &made, "enumerate");
 }
 
-void build_unbatch(const Args&, const dinput_dataset_t* input, DatasetPtr* out) {
+DatasetPtr build_unbatch(const Args&, const dinput_dataset_t* input) {
   dinput_dataset_t* made = nullptr;
-  adopt(dinput_dataset_unbatch(&made, input), &made, "unbatch", out);
+  return adopt(dinput_dataset_unbatch(&made, input), &made, "unbatch");
 }
 
-void build_rebatch(const Args& args, const dinput_dataset_t* input, DatasetPtr* out) {
-  std::vector<int64_t> sizes;
-  bool drop_remainder = false;
-  args.get_ints("batch_size", &sizes);
-  args.get_bool("drop_remainder", &drop_remainder, false);
+DatasetPtr build_rebatch(const Args& args, const dinput_dataset_t* input) {
+  const std::vector<int64_t> sizes = args.get_ints("batch_size");
+  const bool drop_remainder = args.get_bool("drop_remainder", false);
   dinput_dataset_t* made = nullptr;
-  adopt(dinput_dataset_rebatch(&made, input, sizes.data(), sizes.size(), drop_remainder), &made,
-        "rebatch", out);
+  return adopt(dinput_dataset_rebatch(&made, input, sizes.data(), sizes.size(), drop_remainder),
+               &made, "rebatch");
 }
 
-void build_prefetch(const Args& args, const dinput_dataset_t* input, DatasetPtr* out) {
-  int64_t buffer_size = 0;
-  args.get_int("buffer_size", &buffer_size, {kAutotune});
+DatasetPtr build_prefetch(const Args& args, const dinput_dataset_t* input) {
+  const int64_t buffer_size = args.get_int("buffer_size", {kAutotune});
   dinput_dataset_t* made = nullptr;
-  adopt(dinput_dataset_prefetch(&made, input, buffer_size), &made, "prefetch", out);
+  return adopt(dinput_dataset_prefetch(&made, input, buffer_size), &made, "prefetch");
 }
 
-void build_with_options(const Args& args, const dinput_dataset_t* input, DatasetPtr* out) {
+DatasetPtr build_with_options(const Args& args, const dinput_dataset_t* input) {
   const Value* policy_value = args.get("auto_shard_policy");
   const Value* skip_value = args.get("skip_corrupt_records");
   const Value* max_record_value = args.get("max_record_bytes");
@@ -142,37 +130,32 @@ void build_with_options(const Args& args, const dinput_dataset_t* input, Dataset
           "dinput_options_set_auto_shard_policy");
   }
   if (skip_value != nullptr) {
-    bool skip = false;
-    args.get_bool("skip_corrupt_records", &skip, false);
+    const bool skip = args.get_bool("skip_corrupt_records", false);
     check(dinput_options_set_skip_corrupt_records(options.get(), skip ? 1 : 0),
           "dinput_options_set_skip_corrupt_records");
   }
   if (max_record_value != nullptr) {
-    int64_t max_bytes = 0;
-    args.get_int("max_record_bytes", &max_bytes);
+    const int64_t max_bytes = args.get_int("max_record_bytes");
     check(dinput_options_set_max_record_bytes(options.get(), max_bytes),
           "dinput_options_set_max_record_bytes");
   }
   if (map_value != nullptr) {
-    bool map = false;
-    args.get_bool("map_files", &map, false);
+    const bool map = args.get_bool("map_files", false);
     check(dinput_options_set_map_files(options.get(), map ? 1 : 0), "dinput_options_set_map_files");
   }
   if (nonregular_value != nullptr) {
-    bool allow = false;
-    args.get_bool("allow_nonregular_files", &allow, false);
+    const bool allow = args.get_bool("allow_nonregular_files", false);
     check(dinput_options_set_allow_nonregular_files(options.get(), allow ? 1 : 0),
           "dinput_options_set_allow_nonregular_files");
   }
   if (deterministic_value != nullptr) {
     // The order of the map, interleave and batch before it whose own deterministic is None.
-    bool deterministic = true;
-    args.get_bool("deterministic", &deterministic, true);
+    const bool deterministic = args.get_bool("deterministic", true);
     check(dinput_options_set_deterministic(options.get(), deterministic ? 1 : 0),
           "dinput_options_set_deterministic");
   }
   dinput_dataset_t* made = nullptr;
-  adopt(dinput_dataset_with_options(&made, input, options.get()), &made, "with_options", out);
+  return adopt(dinput_dataset_with_options(&made, input, options.get()), &made, "with_options");
 }
 
 }  // namespace builder

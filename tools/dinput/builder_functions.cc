@@ -26,26 +26,28 @@ bool is_shard_hint(const std::string& name) {
   return name_matches(name, "SHARD_HINT", {"tf.data.experimental.", "data.experimental."});
 }
 
-void adopt(dinput_status_t code, dinput_dataset_t* const* made, const char* what, DatasetPtr* out) {
-  if (code != DINPUT_OK) throw library_error(code, what);
-  out->reset(*made);
+DatasetPtr adopt(dinput_status_t code, dinput_dataset_t* const* made, const char* what) {
+  check(code, what);
+  return DatasetPtr(*made);
 }
 
 const IntConstant kAutotune{"AUTOTUNE", is_autotune, DINPUT_AUTOTUNE};
 const IntConstant kShardHint{"SHARD_HINT", is_shard_hint, DINPUT_SHARD_HINT};
 
-void int_at_least(const Args& args, const char* name, int64_t min, int64_t fallback, int64_t* out) {
-  args.get_int(name, out, {}, true, fallback);
-  if (*out < min) {
-    throw args.error(name, "must be >= " + std::to_string(min) + ", got " + std::to_string(*out));
+int64_t int_at_least(const Args& args, const char* name, int64_t min, int64_t fallback) {
+  const int64_t value = args.get_int(name, {}, true, fallback);
+  if (value < min) {
+    throw args.error(name, "must be >= " + std::to_string(min) + ", got " + std::to_string(value));
   }
+  return value;
 }
 
-void file_names(const Args& args, const char* name, std::vector<std::string>* out) {
-  args.get_strings(name, out);
-  for (const std::string& f : *out) {
+std::vector<std::string> file_names(const Args& args, const char* name) {
+  std::vector<std::string> names = args.get_strings(name);
+  for (const std::string& f : names) {
     if (f.find('\0') != std::string::npos) throw args.error(name, "must not contain a NUL byte");
   }
+  return names;
 }
 
 }  // namespace builder

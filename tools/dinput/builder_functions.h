@@ -68,32 +68,23 @@ class Args {
   }
 
   // An integer argument; absent or None gives `fallback` when `none_ok`.
-  void get_int(const char* name, int64_t* out, std::initializer_list<IntConstant> constants = {},
-               bool none_ok = false, int64_t fallback = 0) const {
-    get_int_shown_as(name, name, out, constants, none_ok, fallback);
+  int64_t get_int(const char* name, std::initializer_list<IntConstant> constants = {},
+                  bool none_ok = false, int64_t fallback = 0) const {
+    return get_int_shown_as(name, name, constants, none_ok, fallback);
   }
 
   // get_int for a parameter whose meaning depends on the call, named `shown` in messages.
-  void get_int_shown_as(const char* name, const char* shown, int64_t* out,
-                        std::initializer_list<IntConstant> constants = {}, bool none_ok = false,
-                        int64_t fallback = 0) const {
+  int64_t get_int_shown_as(const char* name, const char* shown,
+                           std::initializer_list<IntConstant> constants = {}, bool none_ok = false,
+                           int64_t fallback = 0) const {
     const Value* v = get(name);
     name = shown;
-    if (v == nullptr || (none_ok && v->kind == Value::Kind::kNone)) {
-      *out = fallback;
-      return;
-    }
-    if (v->kind == Value::Kind::kInt) {
-      *out = v->int_value;
-      return;
-    }
+    if (v == nullptr || (none_ok && v->kind == Value::Kind::kNone)) return fallback;
+    if (v->kind == Value::Kind::kInt) return v->int_value;
     std::string wanted = "an integer";
     if (v->kind == Value::Kind::kName) {
       for (const IntConstant& c : constants) {
-        if (c.matches(v->text)) {
-          *out = c.value;
-          return;
-        }
+        if (c.matches(v->text)) return c.value;
       }
     }
     for (const IntConstant& c : constants) wanted += std::string(" or ") + c.shown;
@@ -106,52 +97,47 @@ class Args {
   }
 
   // A bool argument; absent (or None, when `none_ok`) gives `fallback`.
-  void get_bool(const char* name, bool* out, bool fallback, bool none_ok = false) const {
+  bool get_bool(const char* name, bool fallback, bool none_ok = false) const {
     const Value* v = get(name);
-    if (v == nullptr || (none_ok && v->kind == Value::Kind::kNone)) {
-      *out = fallback;
-      return;
-    }
+    if (v == nullptr || (none_ok && v->kind == Value::Kind::kNone)) return fallback;
     if (v->kind != Value::Kind::kBool) {
       throw type_error(name, none_ok ? "True, False or None" : "True or False", *v);
     }
-    *out = v->bool_value;
+    return v->bool_value;
   }
 
   // A string or a list of strings.
-  void get_strings(const char* name, std::vector<std::string>* out) const {
+  std::vector<std::string> get_strings(const char* name) const {
     const Value* v = get(name);
-    if (v->kind == Value::Kind::kString) {
-      out->push_back(v->text);
-      return;
-    }
+    if (v->kind == Value::Kind::kString) return {v->text};
     if (v->kind != Value::Kind::kList && v->kind != Value::Kind::kTuple) {
       throw type_error(name, "a string or a list of strings", *v);
     }
+    std::vector<std::string> strings;
     for (const Value& item : v->items) {
       if (item.kind != Value::Kind::kString) {
         throw type_error(name, "a string or a list of strings", item);
       }
-      out->push_back(item.text);
+      strings.push_back(item.text);
     }
+    return strings;
   }
 
   // An integer or a list of integers.
-  void get_ints(const char* name, std::vector<int64_t>* out) const {
+  std::vector<int64_t> get_ints(const char* name) const {
     const Value* v = get(name);
-    if (v->kind == Value::Kind::kInt) {
-      out->push_back(v->int_value);
-      return;
-    }
+    if (v->kind == Value::Kind::kInt) return {v->int_value};
     if (v->kind != Value::Kind::kList && v->kind != Value::Kind::kTuple) {
       throw type_error(name, "an integer or a list of integers", *v);
     }
+    std::vector<int64_t> ints;
     for (const Value& item : v->items) {
       if (item.kind != Value::Kind::kInt) {
         throw type_error(name, "an integer or a list of integers", item);
       }
-      out->push_back(item.int_value);
+      ints.push_back(item.int_value);
     }
+    return ints;
   }
 
  private:
@@ -161,18 +147,18 @@ class Args {
 };
 
 // An integer >= `min`; absent or None gives `fallback`.
-void int_at_least(const Args& args, const char* name, int64_t min, int64_t fallback, int64_t* out);
+int64_t int_at_least(const Args& args, const char* name, int64_t min, int64_t fallback);
 
 // The argument `name`: a string or a list of strings, none with a NUL byte (the C API takes
 // NUL-terminated names).
-void file_names(const Args& args, const char* name, std::vector<std::string>* out);
+std::vector<std::string> file_names(const Args& args, const char* name);
 
 // ---- the function table ----------------------------------------------------------------
 
 enum class Role { kSource, kTransform };
 enum class Passing { kAny, kPositionalOnly, kKeywordOnly };
 
-using BuildFn = void (*)(const Args& args, const dinput_dataset_t* input, DatasetPtr* out);
+using BuildFn = DatasetPtr (*)(const Args& args, const dinput_dataset_t* input);
 
 struct FunctionSpec {
   const char* name;
@@ -185,7 +171,7 @@ struct FunctionSpec {
 
 // `made` is passed by address because the call that fills it is another argument of the
 // same call, and the order in which arguments are evaluated is unspecified.
-void adopt(dinput_status_t code, dinput_dataset_t* const* made, const char* what, DatasetPtr* out);
+DatasetPtr adopt(dinput_status_t code, dinput_dataset_t* const* made, const char* what);
 
 extern const IntConstant kAutotune;
 extern const IntConstant kShardHint;
@@ -199,29 +185,29 @@ void bind(const FunctionSpec& spec, const Call& call, Args* args);
 // ---- the builders, one per function of the table ---------------------------------------
 
 // build_sources.cc
-void build_range(const Args& args, const dinput_dataset_t*, DatasetPtr* out);
-void build_from_tensors(const Args& args, const dinput_dataset_t*, DatasetPtr* out);
-void build_from_tensor_slices(const Args& args, const dinput_dataset_t*, DatasetPtr* out);
-void build_list_files(const Args& args, const dinput_dataset_t*, DatasetPtr* out);
+DatasetPtr build_range(const Args& args, const dinput_dataset_t*);
+DatasetPtr build_from_tensors(const Args& args, const dinput_dataset_t*);
+DatasetPtr build_from_tensor_slices(const Args& args, const dinput_dataset_t*);
+DatasetPtr build_list_files(const Args& args, const dinput_dataset_t*);
 
 // build_readers.cc
-void build_text_lines(const Args& args, const dinput_dataset_t*, DatasetPtr* out);
-void build_records(const Args& args, const dinput_dataset_t*, DatasetPtr* out);
-void build_fixed_length_records(const Args& args, const dinput_dataset_t*, DatasetPtr* out);
-void build_interleave(const Args& args, const dinput_dataset_t* input, DatasetPtr* out);
+DatasetPtr build_text_lines(const Args& args, const dinput_dataset_t*);
+DatasetPtr build_records(const Args& args, const dinput_dataset_t*);
+DatasetPtr build_fixed_length_records(const Args& args, const dinput_dataset_t*);
+DatasetPtr build_interleave(const Args& args, const dinput_dataset_t* input);
 
 // build_transforms.cc
-void build_batch(const Args& args, const dinput_dataset_t* input, DatasetPtr* out);
-void build_repeat(const Args& args, const dinput_dataset_t* input, DatasetPtr* out);
-void build_shuffle(const Args& args, const dinput_dataset_t* input, DatasetPtr* out);
-void build_shard(const Args& args, const dinput_dataset_t* input, DatasetPtr* out);
-void build_take(const Args& args, const dinput_dataset_t* input, DatasetPtr* out);
-void build_skip(const Args& args, const dinput_dataset_t* input, DatasetPtr* out);
-void build_enumerate(const Args& args, const dinput_dataset_t* input, DatasetPtr* out);
-void build_unbatch(const Args&, const dinput_dataset_t* input, DatasetPtr* out);
-void build_rebatch(const Args& args, const dinput_dataset_t* input, DatasetPtr* out);
-void build_prefetch(const Args& args, const dinput_dataset_t* input, DatasetPtr* out);
-void build_with_options(const Args& args, const dinput_dataset_t* input, DatasetPtr* out);
+DatasetPtr build_batch(const Args& args, const dinput_dataset_t* input);
+DatasetPtr build_repeat(const Args& args, const dinput_dataset_t* input);
+DatasetPtr build_shuffle(const Args& args, const dinput_dataset_t* input);
+DatasetPtr build_shard(const Args& args, const dinput_dataset_t* input);
+DatasetPtr build_take(const Args& args, const dinput_dataset_t* input);
+DatasetPtr build_skip(const Args& args, const dinput_dataset_t* input);
+DatasetPtr build_enumerate(const Args& args, const dinput_dataset_t* input);
+DatasetPtr build_unbatch(const Args&, const dinput_dataset_t* input);
+DatasetPtr build_rebatch(const Args& args, const dinput_dataset_t* input);
+DatasetPtr build_prefetch(const Args& args, const dinput_dataset_t* input);
+DatasetPtr build_with_options(const Args& args, const dinput_dataset_t* input);
 
 }  // namespace builder
 }  // namespace dinput_tool

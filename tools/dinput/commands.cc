@@ -278,7 +278,7 @@ int64_t expected_steps(const CliOptions& options, const Pipeline& pipeline) {
   if (options.workers != 1 || options.from_function) return -1;
   DatasetPtr dataset;
   try {
-    build_dataset(pipeline, &dataset);
+    dataset = build_dataset(pipeline);
   } catch (const Failure&) {
     return -1;  // the run itself reports it
   }

@@ -17,7 +17,7 @@ namespace dinput_tool {
 namespace {
 
 // --policy, then the tool's own check that `run` without --steps terminates.
-void finish_dataset(const CliOptions& options, bool require_finite, DatasetPtr* dataset) {
+DatasetPtr finish_dataset(const CliOptions& options, bool require_finite, DatasetPtr dataset) {
   if (options.has_policy) {
     dinput_options_t* raw = nullptr;
     check(dinput_options_new(&raw), "dinput_options_new");
@@ -25,13 +25,14 @@ void finish_dataset(const CliOptions& options, bool require_finite, DatasetPtr* 
     check(dinput_options_set_auto_shard_policy(dataset_options.get(), options.policy),
           "dinput_options_set_auto_shard_policy");
     dinput_dataset_t* made = nullptr;
-    check(dinput_dataset_with_options(&made, dataset->get(), dataset_options.get()),
+    check(dinput_dataset_with_options(&made, dataset.get(), dataset_options.get()),
           "dinput_dataset_with_options");
-    dataset->reset(made);
+    dataset.reset(made);
   }
-  if (require_finite && dinput_dataset_cardinality(dataset->get()) == DINPUT_INFINITE_CARDINALITY) {
+  if (require_finite && dinput_dataset_cardinality(dataset.get()) == DINPUT_INFINITE_CARDINALITY) {
     throw invalid_argument("the pipeline is infinite; pass --steps K to stop after K steps");
   }
+  return dataset;
 }
 
 struct FunctionModeData {
@@ -55,12 +56,8 @@ dinput_status_t dataset_fn(dinput_dataset_t** out, const dinput_input_context_t*
             "get_per_replica_batch_size");
       return result;
     };
-    Pipeline resolved;
-    resolve_placeholders(*data.pipeline, info, &resolved);
-    DatasetPtr dataset;
-    build_dataset(resolved, &dataset);
-    finish_dataset(*data.options, data.require_finite, &dataset);
-    *out = dataset.release();
+    const Pipeline resolved = resolve_placeholders(*data.pipeline, info);
+    *out = finish_dataset(*data.options, data.require_finite, build_dataset(resolved)).release();
   });
 }
 
@@ -140,8 +137,7 @@ void for_each_worker(const CliOptions& options, const Pipeline& pipeline, bool r
   // it first also reports pipeline errors before any strategy exists.
   DatasetPtr dataset;
   if (!options.from_function) {
-    build_dataset(pipeline, &dataset);
-    finish_dataset(options, require_finite, &dataset);
+    dataset = finish_dataset(options, require_finite, build_dataset(pipeline));
   }
   if (options.workers == 1) {
     run_worker(options, pipeline, dataset.get(), require_finite, nullptr, 0, job);

@@ -328,15 +328,15 @@ void check_placeholders(const Pipeline& pipeline, bool allowed) {
   }
 }
 
-void resolve_placeholders(const Pipeline& pipeline, const InputPipelineInfo& info, Pipeline* out) {
+Pipeline resolve_placeholders(const Pipeline& pipeline, const InputPipelineInfo& info) {
   Pipeline resolved = pipeline;
   for (Call& call : resolved.calls) {
     for (Argument& arg : call.args) resolve_value(&arg.value, info);
   }
-  *out = std::move(resolved);
+  return resolved;
 }
 
-void build_dataset(const Pipeline& pipeline, DatasetPtr* out) {
+DatasetPtr build_dataset(const Pipeline& pipeline) {
   check_placeholders(pipeline, false);
   DatasetPtr current;
   for (size_t i = 0; i < pipeline.calls.size(); ++i) {
@@ -364,12 +364,10 @@ void build_dataset(const Pipeline& pipeline, DatasetPtr* out) {
     }
     Args args(call.name, spec->usage);
     bind(*spec, call, &args);
-    DatasetPtr next;
-    spec->build(args, current.get(), &next);
-    current = std::move(next);
+    current = spec->build(args, current.get());
   }
   if (!current) throw invalid_argument("the pipeline is empty");
-  *out = std::move(current);
+  return current;
 }
 
 }  // namespace dinput_tool

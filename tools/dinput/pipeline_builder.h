@@ -29,10 +29,10 @@ void check_placeholders(const Pipeline& pipeline, bool allowed);
 
 // Returns a copy of the pipeline with every placeholder replaced by its integer value for
 // one input pipeline. Failures of get_per_replica_batch_size propagate unchanged.
-void resolve_placeholders(const Pipeline& pipeline, const InputPipelineInfo& info, Pipeline* out);
+Pipeline resolve_placeholders(const Pipeline& pipeline, const InputPipelineInfo& info);
 
 // Builds the dataset. The pipeline must not contain placeholders any more.
-void build_dataset(const Pipeline& pipeline, DatasetPtr* out);
+DatasetPtr build_dataset(const Pipeline& pipeline);
 
 // Parses an auto-shard policy name: OFF, AUTO, FILE, DATA, HINT (any case), optionally
 // qualified as AutoShardPolicy.X or tf.data.experimental.AutoShardPolicy.X.

@@ -36,8 +36,8 @@ std::vector<std::string> split_devices(const std::string& text) {
 
 }  // namespace
 
-void parse_integer(const std::string& option, const std::string& text, int64_t min, int64_t max,
-                   int64_t* out) {
+int64_t parse_integer(const std::string& option, const std::string& text, int64_t min,
+                      int64_t max) {
   const char* s = text.c_str();
   char* end = nullptr;
   errno = 0;
@@ -47,7 +47,7 @@ void parse_integer(const std::string& option, const std::string& text, int64_t m
     throw invalid_argument(option + " expects an integer from " + std::to_string(min) + " to " +
                            std::to_string(max) + ", got '" + text + "'");
   }
-  *out = value;
+  return value;
 }
 
 const char* command_name(Command command) {
@@ -67,8 +67,9 @@ const char* command_name(Command command) {
 // value, --name=value, options among the operands, --), and the tool keeps writing its own
 // messages, which the tests and docs/cli.md pin, where CLI11 formats errors and help in
 // its own words.
-void parse_args(const std::string& command, int argc, char** argv,
-                const std::vector<OptionDef>& known, ParsedArgs* out) {
+ParsedArgs parse_args(const std::string& command, int argc, char** argv,
+                      const std::vector<OptionDef>& known) {
+  ParsedArgs parsed;
   constexpr int kFirstOption = 256;  // getopt_long's codes for the known options
   std::vector<option> longopts;
   for (size_t i = 0; i < known.size(); ++i) {
@@ -94,12 +95,12 @@ void parse_args(const std::string& command, int argc, char** argv,
     const int c = getopt_long(n, args.data(), "-:", longopts.data(), nullptr);
     if (c == -1) break;
     if (c == 1) {
-      out->positionals.emplace_back(optarg);
+      parsed.positionals.emplace_back(optarg);
       continue;
     }
     if (c >= kFirstOption) {
-      out->options.emplace_back(known[static_cast<size_t>(c - kFirstOption)].name,
-                                optarg ? optarg : "");
+      parsed.options.emplace_back(known[static_cast<size_t>(c - kFirstOption)].name,
+                                  optarg ? optarg : "");
       continue;
     }
     const std::string arg = args[optind - 1] ? args[optind - 1] : "";
@@ -128,7 +129,8 @@ void parse_args(const std::string& command, int argc, char** argv,
     throw invalid_argument("unknown option " + name + " for '" + command + "'" +
                            did_you_mean(name, names) + "; see dinput " + command + " --help");
   }
-  for (int i = optind; i < n; ++i) out->positionals.emplace_back(args[static_cast<size_t>(i)]);
+  for (int i = optind; i < n; ++i) parsed.positionals.emplace_back(args[static_cast<size_t>(i)]);
+  return parsed;
 }
 
 const std::string* ParsedArgs::find(const char* name) const {
@@ -139,7 +141,7 @@ const std::string* ParsedArgs::find(const char* name) const {
   return found;
 }
 
-void parse_cli_options(Command command, int argc, char** argv, CliOptions* out) {
+CliOptions parse_cli_options(Command command, int argc, char** argv) {
   // Which of run (1), spec (2) and bench (4) take each option.
   struct Def {
     OptionDef option;
@@ -155,8 +157,7 @@ void parse_cli_options(Command command, int argc, char** argv, CliOptions* out) 
   };
   std::vector<OptionDef> known;
   for (const Def& d : kOptions) known.push_back(d.option);
-  ParsedArgs args;
-  parse_args(command_name(command), argc, argv, known, &args);
+  const ParsedArgs args = parse_args(command_name(command), argc, argv, known);
   const unsigned bit = 1u << static_cast<unsigned>(command);
   CliOptions options;
   options.command = command;
@@ -167,10 +168,8 @@ void parse_cli_options(Command command, int argc, char** argv, CliOptions* out) 
                                "'");
       }
     }
-    int64_t number = 0;
     if (name == "--replicas") {
-      parse_integer(name, value, 1, kMaxReplicas, &number);
-      options.replicas = static_cast<int>(number);
+      options.replicas = static_cast<int>(parse_integer(name, value, 1, kMaxReplicas));
     } else if (name == "--devices") {
       options.devices = split_devices(value);
       for (const std::string& d : options.devices) {
@@ -182,8 +181,7 @@ void parse_cli_options(Command command, int argc, char** argv, CliOptions* out) 
         }
       }
     } else if (name == "--workers") {
-      parse_integer(name, value, 1, kMaxWorkers, &number);
-      options.workers = static_cast<int>(number);
+      options.workers = static_cast<int>(parse_integer(name, value, 1, kMaxWorkers));
     } else if (name == "--policy") {
       if (!parse_auto_shard_policy(value, &options.policy)) {
         throw invalid_argument("--policy expects OFF, AUTO, FILE, DATA or HINT, got '" + value +
@@ -195,8 +193,7 @@ void parse_cli_options(Command command, int argc, char** argv, CliOptions* out) 
     } else if (name == "--optional") {
       options.optional = true;
     } else if (name == "--steps") {
-      parse_integer(name, value, 0, std::numeric_limits<int64_t>::max(), &number);
-      options.steps = number;
+      options.steps = parse_integer(name, value, 0, std::numeric_limits<int64_t>::max());
       options.has_steps = true;
     } else if (name == "--shapes") {
       options.shapes = true;
@@ -205,8 +202,7 @@ void parse_cli_options(Command command, int argc, char** argv, CliOptions* out) 
     } else if (name == "--no-fetch-to-device") {
       options.fetch_to_device = false;
     } else if (name == "--timeout-ms") {
-      parse_integer(name, value, 1, std::numeric_limits<int64_t>::max(), &number);
-      options.timeout_ms = number;
+      options.timeout_ms = parse_integer(name, value, 1, std::numeric_limits<int64_t>::max());
     }
   }
   if (args.positionals.size() > 1) {
@@ -222,7 +218,7 @@ void parse_cli_options(Command command, int argc, char** argv, CliOptions* out) 
   if (options.replicas != 0 && !options.devices.empty()) {
     throw invalid_argument("--replicas and --devices cannot be used together");
   }
-  *out = std::move(options);
+  return options;
 }
 
 }  // namespace dinput_tool

@@ -39,7 +39,7 @@ struct OptionDef {
   bool takes_value;
 };
 
-// What parse_args found: the options in the order given (a later one wins in Find), and the
+// What parse_args found: the options in the order given (a later one wins in find()), and the
 // operands.
 struct ParsedArgs {
   std::vector<std::pair<std::string, std::string>> options;  // name (as in OptionDef), value
@@ -52,19 +52,18 @@ struct ParsedArgs {
 // unambiguous prefix of a name (--rep for --replicas), options before or after the operands,
 // `--` ends the options, and `-` alone is an operand (stdin). An unknown option is
 // INVALID_ARGUMENT naming it and `command`, with the closest known name when one is close.
-void parse_args(const std::string& command, int argc, char** argv,
-                const std::vector<OptionDef>& known, ParsedArgs* out);
+ParsedArgs parse_args(const std::string& command, int argc, char** argv,
+                      const std::vector<OptionDef>& known);
 
 // Parses the arguments that follow the subcommand name of run, spec or bench (parse_args,
 // then the checks of each value).
-void parse_cli_options(Command command, int argc, char** argv, CliOptions* out);
+CliOptions parse_cli_options(Command command, int argc, char** argv);
 
 const char* command_name(Command command);
 
 // Parses the value of an integer option: decimal, within [min, max], else an
 // INVALID_ARGUMENT naming the option and the range.
-void parse_integer(const std::string& option, const std::string& text, int64_t min, int64_t max,
-                   int64_t* out);
+int64_t parse_integer(const std::string& option, const std::string& text, int64_t min, int64_t max);
 
 }  // namespace dinput_tool
 

@@ -34,9 +34,11 @@ using Clock = std::chrono::steady_clock;
 // away.
 volatile uint64_t g_checksum_sink = 0;
 
-void parse_chain(const std::string& text, Pipeline* pipeline) {
+Pipeline parse_chain(const std::string& text) {
+  Pipeline pipeline;
   ParseError error;
-  if (!parse_pipeline(text, pipeline, &error)) throw invalid_argument(error.message);
+  if (!parse_pipeline(text, &pipeline, &error)) throw invalid_argument(error.message);
+  return pipeline;
 }
 
 // ---- run -------------------------------------------------------------------------------
@@ -77,14 +79,16 @@ std::string end_line(int worker, bool ended, int64_t steps) {
 }
 
 // {"worker":W,"records":N,...}: the reader statistics of one worker's iterator (--stats).
-void stats_object(const dinput_dist_iterator_t* iterator, int worker, JsonObject* out) {
-  (*out)["worker"] = worker;
+JsonObject stats_object(const dinput_dist_iterator_t* iterator, int worker) {
+  JsonObject stats;
+  stats["worker"] = worker;
   for (const char* name :
        {"records", "record_bytes", "corrupt_records_skipped", "corrupt_bytes_skipped"}) {
     int64_t value = 0;
     check(dinput_dist_iterator_statistic(&value, iterator, name), "dinput_dist_iterator_statistic");
-    (*out)[name] = value;
+    stats[name] = value;
   }
+  return stats;
 }
 
 // Each line is written as its step completes (see OrderedLineWriter), so that memory stays
@@ -136,7 +140,7 @@ void command_run(const CliOptions& options, const Pipeline& pipeline) {
       end_lines[static_cast<size_t>(worker.index)] = end_line(worker.index, ended, step);
       warnings[static_cast<size_t>(worker.index)] = skip_warning(iterator.get(), worker.index);
       if (options.stats) {
-        stats_object(iterator.get(), worker.index, &stats[static_cast<size_t>(worker.index)]);
+        stats[static_cast<size_t>(worker.index)] = stats_object(iterator.get(), worker.index);
       }
     });
   } catch (...) {
@@ -169,7 +173,7 @@ void command_run(const CliOptions& options, const Pipeline& pipeline) {
 
 // ---- spec ------------------------------------------------------------------------------
 
-void command_spec(const CliOptions& options, const Pipeline& pipeline, std::string* text) {
+std::string command_spec(const CliOptions& options, const Pipeline& pipeline) {
   std::vector<std::string> specs(static_cast<size_t>(options.workers));
   for_each_worker(options, pipeline, false, [&](const Worker& worker) {
     dinput_spec_t* raw = nullptr;
@@ -182,7 +186,7 @@ void command_spec(const CliOptions& options, const Pipeline& pipeline, std::stri
     specs[static_cast<size_t>(worker.index)] = dump_json(out);
   });
   // Every worker has the same per-replica spec; worker 0's stands for all.
-  *text = specs[0] + "\n";
+  return specs[0] + "\n";
 }
 
 // ---- bench -----------------------------------------------------------------------------
@@ -286,7 +290,7 @@ int64_t expected_steps(const CliOptions& options, const Pipeline& pipeline) {
   return cardinality >= 0 ? cardinality : -1;
 }
 
-void command_bench(const CliOptions& options, const Pipeline& pipeline, std::string* text) {
+std::string command_bench(const CliOptions& options, const Pipeline& pipeline) {
   BenchTotals totals;
   std::mutex time_mutex;
   bool have_times = false;
@@ -342,21 +346,21 @@ void command_bench(const CliOptions& options, const Pipeline& pipeline, std::str
   out["seconds"] = seconds;
   out["rows_per_s"] = rows / divisor;
   out["bytes_per_s"] = bytes / divisor;
-  *text = dump_json(out) + "\n";
+  return dump_json(out) + "\n";
 }
 
 }  // namespace
 
-void run_command(const CliOptions& options, std::string* stdout_text) {
-  Pipeline pipeline;
-  parse_chain(options.pipeline, &pipeline);
+std::string run_command(const CliOptions& options) {
+  const Pipeline pipeline = parse_chain(options.pipeline);
   switch (options.command) {
     case Command::kRun:
-      return command_run(options, pipeline);  // streams its lines itself
+      command_run(options, pipeline);  // streams its lines itself
+      return "";
     case Command::kSpec:
-      return command_spec(options, pipeline, stdout_text);
+      return command_spec(options, pipeline);
     case Command::kBench:
-      return command_bench(options, pipeline, stdout_text);
+      return command_bench(options, pipeline);
   }
   throw Failure(DINPUT_INTERNAL, "unknown command");
 }

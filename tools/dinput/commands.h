@@ -1,7 +1,7 @@
 // The subcommands. spec and bench return their whole stdout text on success, so that a
 // failure prints nothing on stdout (exit status 1, one stderr line). run streams its lines
-// to stdout as the steps complete and leaves *stdout_text empty; a failure after some steps
-// leaves those lines printed, without the end lines (docs/cli.md).
+// to stdout as the steps complete and returns ""; a failure after some steps leaves those
+// lines printed, without the end lines (docs/cli.md).
 #ifndef DINPUT_TOOL_COMMANDS_H_
 #define DINPUT_TOOL_COMMANDS_H_
 
@@ -12,8 +12,8 @@
 
 namespace dinput_tool {
 
-// run, spec or bench, after option parsing.
-void run_command(const CliOptions& options, std::string* stdout_text);
+// run, spec or bench, after option parsing; returns the text for stdout.
+std::string run_command(const CliOptions& options);
 
 std::string version_text();
 std::string usage_text();

@@ -68,9 +68,7 @@ int run_main(int argc, char** argv) {
   } else if (command == "bench") {
     parsed = dinput_tool::Command::kBench;
   } else if (dinput_tool::is_record_command(command)) {
-    std::string text;
-    dinput_tool::run_record_command(command, argc - 2, argv + 2, &text);
-    return print(text);
+    return print(dinput_tool::run_record_command(command, argc - 2, argv + 2));
   } else {
     static const std::vector<std::string> kCommands = {"run",     "spec",    "bench", "write",
                                                        "convert", "inspect", "help"};
@@ -78,11 +76,9 @@ int run_main(int argc, char** argv) {
                                         dinput_tool::did_you_mean(command, kCommands) +
                                         "; run 'dinput help' for usage");
   }
-  dinput_tool::CliOptions options;
-  dinput_tool::parse_cli_options(parsed, argc - 2, argv + 2, &options);
-  std::string text;
-  dinput_tool::run_command(options, &text);
-  return print(text);
+  const dinput_tool::CliOptions options =
+      dinput_tool::parse_cli_options(parsed, argc - 2, argv + 2);
+  return print(dinput_tool::run_command(options));
 }
 
 }  // namespace

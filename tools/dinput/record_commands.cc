@@ -36,32 +36,29 @@ constexpr int64_t kMaxChunkSize = int64_t{1} << 30;
 
 // ---- arguments (parsed by parse_args, cli_options.h) -------------------------------------
 
-void compression_option(const ParsedArgs& args, const char* name, dinput_compression_t fallback,
-                        dinput_compression_t* out, bool* given = nullptr) {
+// `*given` (when not null): whether the option was given.
+dinput_compression_t compression_option(const ParsedArgs& args, const char* name,
+                                        dinput_compression_t fallback, bool* given = nullptr) {
   const std::string* value = args.find(name);
   if (given != nullptr) *given = value != nullptr;
-  if (value == nullptr) {
-    *out = fallback;
-    return;
-  }
+  if (value == nullptr) return fallback;
+  dinput_compression_t compression;
   // "" means NONE in the chain syntax, but an empty option value is more likely a mistake.
-  if (value->empty() || !parse_compression(*value, out)) {
+  if (value->empty() || !parse_compression(*value, &compression)) {
     throw invalid_argument(std::string(name) + " expects NONE, ZSTD or GZIP, got '" + *value + "'");
   }
+  return compression;
 }
 
 // --level: passed to the writer, which checks its range for the compression chosen.
-void level_option(const ParsedArgs& args, dinput_compression_t compression, int* out) {
+int level_option(const ParsedArgs& args, dinput_compression_t compression) {
   const std::string* value = args.find("--level");
-  *out = 0;
-  if (value == nullptr) return;
+  if (value == nullptr) return 0;
   if (compression == DINPUT_COMPRESSION_NONE) {
     // The writer would ignore it; saying so beats silently writing an uncompressed file.
     throw invalid_argument("--level applies to --compression ZSTD or GZIP only");
   }
-  int64_t level = 0;
-  parse_integer("--level", *value, 0, INT_MAX, &level);
-  *out = static_cast<int>(level);
+  return static_cast<int>(parse_integer("--level", *value, 0, INT_MAX));
 }
 
 // ---- files -----------------------------------------------------------------------------
@@ -155,15 +152,12 @@ uint32_t load_le32(const unsigned char* p) {
 // The compression of a record file from its first bytes: a zstd frame magic (a data frame,
 // or a skippable frame, which a zstd file may start with), the gzip magic, else NONE (a
 // plain file starts with a record length, which has no magic).
-void detect_compression(const std::string& path, dinput_compression_t* out) {
+dinput_compression_t detect_compression(const std::string& path) {
   // Only regular files are peeked at: opening a FIFO would wait for a writer, and reading a
   // pipe would take bytes the reader needs. Anything else is left to the library, which
   // names what is wrong with it (a FIFO or device is not read unless allowed).
   struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    *out = DINPUT_COMPRESSION_NONE;
-    return;
-  }
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return DINPUT_COMPRESSION_NONE;
   FILE* file = std::fopen(path.c_str(), "rb");
   if (file == nullptr) throw file_error("open", path, errno);
   unsigned char head[4] = {0, 0, 0, 0};
@@ -174,12 +168,10 @@ void detect_compression(const std::string& path, dinput_compression_t* out) {
   if (failed) throw file_error("read", path, err);
   static const unsigned char kGzip[2] = {0x1F, 0x8B};
   if (n >= 4 && (load_le32(head) == kZstdMagic || is_skippable_magic(load_le32(head)))) {
-    *out = DINPUT_COMPRESSION_ZSTD;
-  } else if (n >= 2 && std::memcmp(head, kGzip, 2) == 0) {
-    *out = DINPUT_COMPRESSION_GZIP;
-  } else {
-    *out = DINPUT_COMPRESSION_NONE;
+    return DINPUT_COMPRESSION_ZSTD;
   }
+  if (n >= 2 && std::memcmp(head, kGzip, 2) == 0) return DINPUT_COMPRESSION_GZIP;
+  return DINPUT_COMPRESSION_NONE;
 }
 
 // The frames of a zstd file, walked by their headers (RFC 8878): data frames and skippable
@@ -404,16 +396,13 @@ void skip_report(const RecordSource& source, const std::string& path, JsonObject
   }
 }
 
-void command_write(int argc, char** argv, std::string* text) {
-  ParsedArgs args;
-  parse_args(
+std::string command_write(int argc, char** argv) {
+  const ParsedArgs args = parse_args(
       "write", argc, argv,
-      {{"--compression", true}, {"--level", true}, {"--lines", true}, {"--chunk-size", true}},
-      &args);
-  dinput_compression_t compression;
-  compression_option(args, "--compression", DINPUT_COMPRESSION_NONE, &compression);
-  int level = 0;
-  level_option(args, compression, &level);
+      {{"--compression", true}, {"--level", true}, {"--lines", true}, {"--chunk-size", true}});
+  const dinput_compression_t compression =
+      compression_option(args, "--compression", DINPUT_COMPRESSION_NONE);
+  const int level = level_option(args, compression);
   const std::string* lines = args.find("--lines");
   const std::string* chunk_option = args.find("--chunk-size");
   if ((lines == nullptr) == (chunk_option == nullptr)) {
@@ -421,10 +410,8 @@ void command_write(int argc, char** argv, std::string* text) {
                                              : "write needs --lines FILE or --chunk-size N FILE") +
                            "; " + kWriteUsage);
   }
-  int64_t chunk_size = 0;
-  if (chunk_option != nullptr) {
-    parse_integer("--chunk-size", *chunk_option, 1, kMaxChunkSize, &chunk_size);
-  }
+  const int64_t chunk_size =
+      chunk_option != nullptr ? parse_integer("--chunk-size", *chunk_option, 1, kMaxChunkSize) : 0;
   // --lines names its input; with --chunk-size the input is the first operand.
   const size_t operands = lines != nullptr ? 1 : 2;
   if (args.positionals.size() != operands) {
@@ -451,25 +438,22 @@ void command_write(int argc, char** argv, std::string* text) {
     write_chunks(in, chunk_size, &sink);
   }
   sink.close();
-  *text = dump_json(sink.summary(), {{"output", sink.path()}}) + "\n";
+  return dump_json(sink.summary(), {{"output", sink.path()}}) + "\n";
 }
 
-void command_convert(int argc, char** argv, std::string* text) {
-  ParsedArgs args;
-  parse_args("convert", argc, argv,
-             {{"--compression", true},
-              {"--level", true},
-              {"--input-compression", true},
-              {"--skip-corrupt", false}},
-             &args);
+std::string command_convert(int argc, char** argv) {
+  const ParsedArgs args = parse_args("convert", argc, argv,
+                                     {{"--compression", true},
+                                      {"--level", true},
+                                      {"--input-compression", true},
+                                      {"--skip-corrupt", false}});
   const bool skip_corrupt = args.find("--skip-corrupt") != nullptr;
-  dinput_compression_t compression, input_compression;
+  const dinput_compression_t compression =
+      compression_option(args, "--compression", DINPUT_COMPRESSION_NONE);
   bool input_given = false;
-  compression_option(args, "--compression", DINPUT_COMPRESSION_NONE, &compression);
-  compression_option(args, "--input-compression", DINPUT_COMPRESSION_NONE, &input_compression,
-                     &input_given);
-  int level = 0;
-  level_option(args, compression, &level);
+  dinput_compression_t input_compression =
+      compression_option(args, "--input-compression", DINPUT_COMPRESSION_NONE, &input_given);
+  const int level = level_option(args, compression);
   if (args.positionals.size() != 2) {
     throw invalid_argument("expected two operands, INPUT OUTPUT, got " +
                            std::to_string(args.positionals.size()) + "; " + kConvertUsage);
@@ -480,7 +464,7 @@ void command_convert(int argc, char** argv, std::string* text) {
   struct stat input_stat;
   if (::stat(input.c_str(), &input_stat) != 0) throw file_error("open", input, errno);
   check_not_input(input_stat, output);
-  if (!input_given) detect_compression(input, &input_compression);
+  if (!input_given) input_compression = detect_compression(input);
 
   RecordSource source;
   source.open(input, input_compression, skip_corrupt);
@@ -500,24 +484,24 @@ void command_convert(int argc, char** argv, std::string* text) {
   std::string warnings;
   if (skip_corrupt) skip_report(source, input, &summary, &warnings);
   sink.close();
-  *text = dump_json(summary, {{"output", sink.path()}}) + "\n";
   std::fputs(warnings.c_str(), stderr);
+  return dump_json(summary, {{"output", sink.path()}}) + "\n";
 }
 
-void command_inspect(int argc, char** argv, std::string* text) {
-  ParsedArgs args;
-  parse_args("inspect", argc, argv, {{"--compression", true}, {"--skip-corrupt", false}}, &args);
+std::string command_inspect(int argc, char** argv) {
+  const ParsedArgs args =
+      parse_args("inspect", argc, argv, {{"--compression", true}, {"--skip-corrupt", false}});
   const bool skip_corrupt = args.find("--skip-corrupt") != nullptr;
-  dinput_compression_t forced;
   bool force = false;
-  compression_option(args, "--compression", DINPUT_COMPRESSION_NONE, &forced, &force);
+  const dinput_compression_t forced =
+      compression_option(args, "--compression", DINPUT_COMPRESSION_NONE, &force);
   if (args.positionals.empty()) {
     throw invalid_argument(std::string("missing FILE; ") + kInspectUsage);
   }
   std::string out, warnings;
   for (const std::string& path : args.positionals) {
     dinput_compression_t compression = forced;
-    if (!force) detect_compression(path, &compression);
+    if (!force) compression = detect_compression(path);
     RecordSource source;
     source.open(path, compression, skip_corrupt);
     int64_t records = 0, bytes = 0;
@@ -557,8 +541,8 @@ void command_inspect(int argc, char** argv, std::string* text) {
     if (skip_corrupt) skip_report(source, path, &line, &warnings);
     out += dump_json(line, {{"file", path}}) + "\n";
   }
-  *text = std::move(out);
   std::fputs(warnings.c_str(), stderr);
+  return out;
 }
 
 }  // namespace
@@ -577,11 +561,10 @@ bool is_record_command(const std::string& command) {
   return command == "write" || command == "convert" || command == "inspect";
 }
 
-void run_record_command(const std::string& command, int argc, char** argv,
-                        std::string* stdout_text) {
-  if (command == "write") return command_write(argc, argv, stdout_text);
-  if (command == "convert") return command_convert(argc, argv, stdout_text);
-  if (command == "inspect") return command_inspect(argc, argv, stdout_text);
+std::string run_record_command(const std::string& command, int argc, char** argv) {
+  if (command == "write") return command_write(argc, argv);
+  if (command == "convert") return command_convert(argc, argv);
+  if (command == "inspect") return command_inspect(argc, argv);
   throw Failure(DINPUT_INTERNAL, "unknown record command '" + command + "'");
 }
 

@@ -19,9 +19,9 @@ bool is_record_command(const std::string& command);
 // print on stderr once it has succeeded.
 std::string skip_warning(const dinput_dist_iterator_t* iterator, int worker);
 
-// Runs one of them; argv holds the arguments after the subcommand name.
-void run_record_command(const std::string& command, int argc, char** argv,
-                        std::string* stdout_text);
+// Runs one of them and returns its stdout text; argv holds the arguments after the
+// subcommand name.
+std::string run_record_command(const std::string& command, int argc, char** argv);
 
 }  // namespace dinput_tool
 

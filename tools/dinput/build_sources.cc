@@ -23,15 +23,13 @@ DatasetPtr build_range(const Args& args, const dinput_dataset_t*) {
 }
 
 DatasetPtr build_from_tensors(const Args& args, const dinput_dataset_t*) {
-  ElementPtr element;
-  element_from_literal(*args.get("tensors"), args.function(), &element);
+  const ElementPtr element = element_from_literal(*args.get("tensors"), args.function());
   dinput_dataset_t* made = nullptr;
   return adopt(dinput_dataset_from_tensors(&made, element.get()), &made, "from_tensors");
 }
 
 DatasetPtr build_from_tensor_slices(const Args& args, const dinput_dataset_t*) {
-  ElementPtr element;
-  element_from_literal(*args.get("tensors"), args.function(), &element);
+  const ElementPtr element = element_from_literal(*args.get("tensors"), args.function());
   dinput_dataset_t* made = nullptr;
   return adopt(dinput_dataset_from_tensor_slices(&made, element.get()), &made,
                "from_tensor_slices");

@@ -110,16 +110,14 @@ void command_run(const CliOptions& options, const Pipeline& pipeline) {
         int index;
         ~Done() { writer.worker_done(index); }
       } done{writer, worker.index};
-      DistIteratorPtr iterator;
-      new_iterator(worker.dataset, &iterator);
+      const DistIteratorPtr iterator = new_iterator(worker.dataset);
       Stepper stepper(iterator.get(), options.optional);
       const std::string prefix = "{\"worker\":" + std::to_string(worker.index) + ",\"step\":";
       int64_t step = 0;
       bool ended = false;
       std::string line;
       while (!options.has_steps || step < options.steps) {
-        PerReplicaPtr value;
-        stepper.next(&value);
+        const PerReplicaPtr value = stepper.next();
         if (!value) {
           ended = true;
           break;
@@ -302,13 +300,11 @@ std::string command_bench(const CliOptions& options, const Pipeline& pipeline) {
                           isatty(STDERR_FILENO) ? expected_steps(options, pipeline) : -1);
     for_each_worker(options, pipeline, !options.has_steps, [&](const Worker& worker) {
       Clock::time_point start = Clock::now();
-      DistIteratorPtr iterator;
-      new_iterator(worker.dataset, &iterator);
+      const DistIteratorPtr iterator = new_iterator(worker.dataset);
       Stepper stepper(iterator.get(), options.optional);
       uint64_t sum = 0;
       for (int64_t step = 0; !options.has_steps || step < options.steps; ++step) {
-        PerReplicaPtr value;
-        stepper.next(&value);
+        const PerReplicaPtr value = stepper.next();
         if (!value) break;
         int64_t rows = 0, bytes = 0;
         for (int r = 0; r < dinput_per_replica_size(value.get()); ++r) {

@@ -61,8 +61,7 @@ dinput_status_t dataset_fn(dinput_dataset_t** out, const dinput_input_context_t*
   });
 }
 
-void make_strategy(const CliOptions& options, dinput_collective_t* collective, int worker,
-                   StrategyPtr* out) {
+StrategyPtr make_strategy(const CliOptions& options, dinput_collective_t* collective, int worker) {
   std::vector<std::string> names = options.devices;
   if (options.workers == 1 && options.replicas > 0) {
     for (int i = 0; i < options.replicas; ++i) names.push_back("CPU:" + std::to_string(i));
@@ -81,14 +80,13 @@ void make_strategy(const CliOptions& options, dinput_collective_t* collective, i
                                             static_cast<int>(devices.size()));
   }
   check(code, "creating the strategy");
-  out->reset(made);
+  return StrategyPtr(made);
 }
 
 void run_worker(const CliOptions& options, const Pipeline& pipeline,
                 const dinput_dataset_t* shared_dataset, bool require_finite,
                 dinput_collective_t* collective, int index, const WorkerJob& job) {
-  StrategyPtr strategy;
-  make_strategy(options, collective, index, &strategy);
+  const StrategyPtr strategy = make_strategy(options, collective, index);
 
   dinput_input_options_t* raw_options = nullptr;
   check(dinput_input_options_new(&raw_options), "dinput_input_options_new");
@@ -180,31 +178,30 @@ void for_each_worker(const CliOptions& options, const Pipeline& pipeline, bool r
   if (first_failure) throw *first_failure;
 }
 
-void new_iterator(const dinput_dist_dataset_t* dataset, DistIteratorPtr* out) {
+DistIteratorPtr new_iterator(const dinput_dist_dataset_t* dataset) {
   dinput_dist_iterator_t* made = nullptr;
   check(dinput_dist_dataset_iterator(&made, dataset), "dinput_dist_dataset_iterator");
-  out->reset(made);
+  return DistIteratorPtr(made);
 }
 
-void Stepper::next(PerReplicaPtr* out) {
-  out->reset();
+PerReplicaPtr Stepper::next() {
   dinput_per_replica_t* value = nullptr;
   if (use_optional_) {
     dinput_optional_t* raw = nullptr;
     check(dinput_dist_iterator_get_next_as_optional(&raw, iterator_), "get_next_as_optional");
     OptionalPtr optional(raw);
-    if (!dinput_optional_has_value(optional.get())) return;
+    if (!dinput_optional_has_value(optional.get())) return nullptr;
     check(dinput_optional_get_per_replica(&value, optional.get()),
           "dinput_optional_get_per_replica");
   } else {
     dinput_status_t code = dinput_dist_iterator_get_next(&value, iterator_);
-    if (code == DINPUT_OUT_OF_RANGE) return;
+    if (code == DINPUT_OUT_OF_RANGE) return nullptr;
     check(code, "get_next");
   }
   if (value == nullptr) {
     throw Failure(DINPUT_INTERNAL, "the library returned no value for a step");
   }
-  out->reset(value);
+  return PerReplicaPtr(value);
 }
 
 }  // namespace dinput_tool

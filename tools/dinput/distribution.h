@@ -40,15 +40,15 @@ class Stepper {
  public:
   Stepper(dinput_dist_iterator_t* iterator, bool use_optional)
       : iterator_(iterator), use_optional_(use_optional) {}
-  // Sets *out to the next step's value, or leaves it empty at the end of the data.
-  void next(PerReplicaPtr* out);
+  // The next step's value, or null at the end of the data.
+  PerReplicaPtr next();
 
  private:
   dinput_dist_iterator_t* iterator_;
   bool use_optional_;
 };
 
-void new_iterator(const dinput_dist_dataset_t* dataset, DistIteratorPtr* out);
+DistIteratorPtr new_iterator(const dinput_dist_dataset_t* dataset);
 
 }  // namespace dinput_tool
 

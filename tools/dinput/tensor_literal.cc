@@ -26,21 +26,21 @@ class ComponentBuilder {
  public:
   explicit ComponentBuilder(const std::string& function) : function_(function) {}
 
-  // Finds the shape of `v` and checks that every leaf is a scalar literal.
-  void infer_shape(const Value& v, std::vector<int64_t>* shape) {
+  // The shape of `v`, checking that every leaf is a scalar literal.
+  std::vector<int64_t> infer_shape(const Value& v) {
     switch (v.kind) {
       case Value::Kind::kInt:
         kinds_.has_int = true;
-        return;
+        return {};
       case Value::Kind::kFloat:
         kinds_.has_float = true;
-        return;
+        return {};
       case Value::Kind::kString:
         kinds_.has_string = true;
-        return;
+        return {};
       case Value::Kind::kBool:
         kinds_.has_bool = true;
-        return;
+        return {};
       case Value::Kind::kList:
       case Value::Kind::kTuple:  // inside a tensor a tuple is a sequence, as in numpy
         break;
@@ -48,13 +48,11 @@ class ComponentBuilder {
         throw invalid_argument(function_ + "(): " + describe_kind(v.kind) + " at position " +
                                std::to_string(v.pos) + " cannot be part of a tensor");
     }
-    shape->push_back(static_cast<int64_t>(v.items.size()));
-    if (v.items.empty()) return;
-    std::vector<int64_t> first;
-    infer_shape(v.items[0], &first);
+    std::vector<int64_t> shape = {static_cast<int64_t>(v.items.size())};
+    if (v.items.empty()) return shape;
+    const std::vector<int64_t> first = infer_shape(v.items[0]);
     for (size_t i = 1; i < v.items.size(); ++i) {
-      std::vector<int64_t> other;
-      infer_shape(v.items[i], &other);
+      const std::vector<int64_t> other = infer_shape(v.items[i]);
       if (other != first) {
         throw invalid_argument(
             function_ + "(): ragged nested list at position " + std::to_string(v.pos) +
@@ -62,24 +60,20 @@ class ComponentBuilder {
             " has shape " + shape_text(other) + "; all items of a list must have the same shape");
       }
     }
-    shape->insert(shape->end(), first.begin(), first.end());
+    shape.insert(shape.end(), first.begin(), first.end());
+    return shape;
   }
 
-  void infer_dtype(const Value& v, dinput_dtype_t* dtype) const {
+  dinput_dtype_t infer_dtype(const Value& v) const {
     int families = kinds_.has_string + kinds_.has_bool + (kinds_.has_int || kinds_.has_float);
     if (families > 1) {
       throw invalid_argument(function_ + "(): the tensor at position " + std::to_string(v.pos) +
                              " mixes strings, bools and numbers; a tensor has one dtype");
     }
-    if (kinds_.has_string) {
-      *dtype = DINPUT_BYTES;
-    } else if (kinds_.has_bool) {
-      *dtype = DINPUT_BOOL;
-    } else if (kinds_.has_int && !kinds_.has_float) {
-      *dtype = DINPUT_INT64;
-    } else {
-      *dtype = DINPUT_FLOAT32;  // also for an empty list, as tf.constant([]) is float32
-    }
+    if (kinds_.has_string) return DINPUT_BYTES;
+    if (kinds_.has_bool) return DINPUT_BOOL;
+    if (kinds_.has_int && !kinds_.has_float) return DINPUT_INT64;
+    return DINPUT_FLOAT32;  // also for an empty list, as tf.constant([]) is float32
   }
 
   // Appends the leaves of `v` in row-major order.
@@ -91,11 +85,9 @@ class ComponentBuilder {
     }
   }
 
-  void build(const Value& v, TensorPtr* out) {
-    std::vector<int64_t> shape;
-    infer_shape(v, &shape);
-    dinput_dtype_t dtype = DINPUT_DTYPE_INVALID;
-    infer_dtype(v, &dtype);
+  TensorPtr build(const Value& v) {
+    const std::vector<int64_t> shape = infer_shape(v);
+    const dinput_dtype_t dtype = infer_dtype(v);
     std::vector<const Value*> leaves;
     flatten(v, &leaves);
     const int rank = static_cast<int>(shape.size());
@@ -128,7 +120,7 @@ class ComponentBuilder {
       code = dinput_tensor_new(&tensor, dtype, shape.data(), rank, data.data(), data.size());
     }
     check(code, "dinput_tensor_new");
-    out->reset(tensor);
+    return TensorPtr(tensor);
   }
 
  private:
@@ -138,7 +130,7 @@ class ComponentBuilder {
 
 }  // namespace
 
-void element_from_literal(const Value& literal, const std::string& function, ElementPtr* out) {
+ElementPtr element_from_literal(const Value& literal, const std::string& function) {
   std::vector<const Value*> parts;
   if (literal.kind == Value::Kind::kTuple) {
     for (const Value& item : literal.items) {
@@ -153,16 +145,12 @@ void element_from_literal(const Value& literal, const std::string& function, Ele
     parts.push_back(&literal);
   }
   std::vector<TensorPtr> tensors;
-  for (const Value* part : parts) {
-    TensorPtr tensor;
-    ComponentBuilder(function).build(*part, &tensor);
-    tensors.push_back(std::move(tensor));
-  }
+  for (const Value* part : parts) tensors.push_back(ComponentBuilder(function).build(*part));
   std::vector<const dinput_tensor_t*> raw;
   for (const TensorPtr& t : tensors) raw.push_back(t.get());
   dinput_element_t* element = nullptr;
   check(dinput_element_new(&element, raw.data(), raw.size()), "dinput_element_new");
-  out->reset(element);
+  return ElementPtr(element);
 }
 
 }  // namespace dinput_tool

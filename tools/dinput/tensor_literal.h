@@ -16,7 +16,7 @@ namespace dinput_tool {
 // The element a literal denotes: a top-level tuple gives one component per item (so
 // `(x, y)` is a two-component element), anything else a single component. `function`
 // names the caller in error messages.
-void element_from_literal(const Value& literal, const std::string& function, ElementPtr* out);
+ElementPtr element_from_literal(const Value& literal, const std::string& function);
 
 }  // namespace dinput_tool
 

@@ -1151,6 +1151,15 @@ case("records.interleave_reader_takes_no_files", [],
      error=("INVALID_ARGUMENT",
             "records() inside interleave() at position 41 takes no files: interleave reads "
             "each file name of its input with its own records()"))
+# A failure the tool finds inside interleave's callback (here a file name with a NUL byte)
+# comes back through the library as the callback's status, on the consumer's thread and on
+# the library's own threads alike: no exception unwinds through the library.
+case("records.interleave_callback_failure", [],
+     'from_tensor_slices(["a\\x00b"]).interleave(records)',
+     error=("INVALID_ARGUMENT", "interleave(): a file name of the input contains a NUL byte"))
+case("records.interleave_callback_failure_parallel", [],
+     'from_tensor_slices(["a\\x00b"]).interleave(records, num_parallel_calls=2)',
+     error=("INVALID_ARGUMENT", "interleave(): a file name of the input contains a NUL byte"))
 case("records.interleave_unknown_reader", [], 'from_tensor_slices(["a"]).interleave(range)',
      error_prefix=("INVALID_ARGUMENT", "interleave(): argument 'map_func' must be a reader"))
 case("records.interleave_fixed_length_needs_record_bytes", [],

@@ -124,6 +124,7 @@ extern "C" {
 /* ------------------------------------------------------------------------------------- */
 
 /** The canonical status codes (the same numbers as TensorFlow/absl). Append-only. */
+/* clang-format off */
 typedef DINPUT_ENUM(dinput_status_t) {
   DINPUT_OK = 0,
   DINPUT_CANCELLED = 1,
@@ -144,9 +145,10 @@ typedef DINPUT_ENUM(dinput_status_t) {
   DINPUT_UNAUTHENTICATED = 16,
   DINPUT_STATUS_FORCE_32BIT = 0x7FFFFFFF
 } dinput_status_t;
+/* clang-format on */
 
 /** Static name of a code, e.g. "INVALID_ARGUMENT"; "UNKNOWN_STATUS" for other values. */
-DINPUT_API const char *dinput_status_name(dinput_status_t code);
+DINPUT_API const char* dinput_status_name(dinput_status_t code);
 
 /* The last error. Each thread has one last error: a code and a message. It changes only
  * when a dinput call made by that thread fails (the call sets it to its own status and
@@ -162,7 +164,7 @@ DINPUT_API const char *dinput_status_name(dinput_status_t code);
 
 /** Message of the last failing call on this thread ("" if none). Borrowed: valid until the
  * next failing dinput call, dinput_error_set or dinput_error_clear on this thread. */
-DINPUT_API const char *dinput_last_error_message(void);
+DINPUT_API const char* dinput_last_error_message(void);
 
 /** Code of the last failing call on this thread (DINPUT_OK if none). */
 DINPUT_API dinput_status_t dinput_last_error_code(void);
@@ -172,7 +174,7 @@ DINPUT_API dinput_status_t dinput_last_error_code(void);
  * callback). message may be NULL. code must not be DINPUT_OK: that call records
  * INVALID_ARGUMENT ("dinput_error_set: code must not be DINPUT_OK ...") instead (use
  * dinput_error_clear to clear the last error). */
-DINPUT_API void dinput_error_set(dinput_status_t code, const char *message);
+DINPUT_API void dinput_error_set(dinput_status_t code, const char* message);
 
 /** Clears this thread's last error (code DINPUT_OK, message ""). Never needed for correct
  * error handling, since a status other than DINPUT_OK is what says a call failed; for a
@@ -181,7 +183,7 @@ DINPUT_API void dinput_error_set(dinput_status_t code, const char *message);
 DINPUT_API void dinput_error_clear(void);
 
 /** Run-time version string "MAJOR.MINOR.PATCH" (static: valid for the life of the process). */
-DINPUT_API const char *dinput_version(void);
+DINPUT_API const char* dinput_version(void);
 
 /** Run-time version number, same encoding as DINPUT_VERSION_NUMBER. */
 DINPUT_API int dinput_version_number(void);
@@ -190,13 +192,14 @@ DINPUT_API int dinput_version_number(void);
  * compiler, and for each optional component (cuda, nccl, gloo, zstd, zlib, isal: ISA-L's
  * CRC32C) whether it was compiled in and whether it is usable now,
  * e.g. {"version":"0.1.0","cuda":{"compiled":true,"available":false,"devices":0},...}. */
-DINPUT_API const char *dinput_build_info(void);
+DINPUT_API const char* dinput_build_info(void);
 
 /* ------------------------------------------------------------------------------------- */
 /* Data types and tensors                                                                 */
 /* ------------------------------------------------------------------------------------- */
 
 /** Element data types. Append-only. DINPUT_BYTES: each scalar is a byte string. */
+/* clang-format off */
 typedef DINPUT_ENUM(dinput_dtype_t) {
   DINPUT_DTYPE_INVALID = 0,
   DINPUT_BOOL = 1,
@@ -215,16 +218,17 @@ typedef DINPUT_ENUM(dinput_dtype_t) {
   DINPUT_BYTES = 14,
   DINPUT_DTYPE_FORCE_32BIT = 0x7FFFFFFF
 } dinput_dtype_t;
+/* clang-format on */
 
 /** Static name ("int64", "float32", "bytes", ...); "invalid" for unknown values. */
-DINPUT_API const char *dinput_dtype_name(dinput_dtype_t dtype);
+DINPUT_API const char* dinput_dtype_name(dinput_dtype_t dtype);
 
 /** Size of one scalar in bytes; 0 for DINPUT_BYTES and invalid values. */
 DINPUT_API size_t dinput_dtype_size(dinput_dtype_t dtype);
 
 /** Parses a dtype name as printed by dinput_dtype_name. Returns DINPUT_DTYPE_INVALID when
  * the name is unknown. */
-DINPUT_API dinput_dtype_t dinput_dtype_from_name(const char *name);
+DINPUT_API dinput_dtype_t dinput_dtype_from_name(const char* name);
 
 /** An unknown dimension in a shape (in specs only; tensors have known shapes). */
 #define DINPUT_UNKNOWN_DIM (-1)
@@ -238,72 +242,75 @@ typedef struct dinput_tensor dinput_tensor_t;
  * be NULL). Errors: INVALID_ARGUMENT for DINPUT_BYTES (use dinput_tensor_new_bytes), an
  * invalid dtype, a negative dimension, a size mismatch, or a DINPUT_BOOL byte other than
  * 0 or 1. */
-DINPUT_API dinput_status_t dinput_tensor_new(dinput_tensor_t **out, dinput_dtype_t dtype,
-                                             const int64_t *shape, int rank, const void *data,
+DINPUT_API dinput_status_t dinput_tensor_new(dinput_tensor_t** out, dinput_dtype_t dtype,
+                                             const int64_t* shape, int rank, const void* data,
                                              size_t nbytes);
 
 /** Creates a DINPUT_BYTES tensor from product(shape) strings, copied. lengths[i] is the length
  * of strings[i]; lengths may be NULL for NUL-terminated strings. */
-DINPUT_API dinput_status_t dinput_tensor_new_bytes(dinput_tensor_t **out, const int64_t *shape,
-                                                   int rank, const char *const *strings,
-                                                   const size_t *lengths);
+DINPUT_API dinput_status_t dinput_tensor_new_bytes(dinput_tensor_t** out, const int64_t* shape,
+                                                   int rank, const char* const* strings,
+                                                   const size_t* lengths);
 
 /** A new handle to the same tensor (no copy of the data). */
-DINPUT_API dinput_status_t dinput_tensor_ref(dinput_tensor_t **out, const dinput_tensor_t *tensor);
+DINPUT_API dinput_status_t dinput_tensor_ref(dinput_tensor_t** out, const dinput_tensor_t* tensor);
 
 /** Releases this handle to the tensor (the data lives on while another handle or element
  * holds it). NULL is ignored. */
-DINPUT_API void dinput_tensor_free(dinput_tensor_t *tensor);
+DINPUT_API void dinput_tensor_free(dinput_tensor_t* tensor);
 
 /** Accessors. On a NULL tensor they return DINPUT_DTYPE_INVALID, -1, NULL or 0. */
-DINPUT_API dinput_dtype_t dinput_tensor_dtype(const dinput_tensor_t *tensor);
+DINPUT_API dinput_dtype_t dinput_tensor_dtype(const dinput_tensor_t* tensor);
 /** Number of dimensions (0 for a scalar), -1 for NULL. */
-DINPUT_API int dinput_tensor_rank(const dinput_tensor_t *tensor);
+DINPUT_API int dinput_tensor_rank(const dinput_tensor_t* tensor);
 /** Borrowed array of rank dimensions, valid while the tensor handle lives. */
-DINPUT_API const int64_t *dinput_tensor_shape(const dinput_tensor_t *tensor);
+DINPUT_API const int64_t* dinput_tensor_shape(const dinput_tensor_t* tensor);
 /** Dimension i, or -1 when i is out of range. */
-DINPUT_API int64_t dinput_tensor_dim(const dinput_tensor_t *tensor, int i);
+DINPUT_API int64_t dinput_tensor_dim(const dinput_tensor_t* tensor, int i);
 /** Number of scalars: the product of the shape (1 for a scalar). */
-DINPUT_API int64_t dinput_tensor_num_elements(const dinput_tensor_t *tensor);
+DINPUT_API int64_t dinput_tensor_num_elements(const dinput_tensor_t* tensor);
 /** Payload bytes: num_elements * dtype size; for DINPUT_BYTES the sum of string lengths. */
-DINPUT_API size_t dinput_tensor_byte_size(const dinput_tensor_t *tensor);
+DINPUT_API size_t dinput_tensor_byte_size(const dinput_tensor_t* tensor);
 /** Borrowed pointer to the row-major data of a fixed-size dtype, valid while the tensor
  * handle lives; NULL for DINPUT_BYTES. The data must not be modified. For a CUDA tensor
  * (see dinput_tensor_device_type) this is a device pointer: order GPU work after the copy
  * that fills it with dinput_tensor_cuda_wait (dinput_cuda.h), and keep the handle until that
  * work is done, since its memory is reused once the last handle is freed. */
-DINPUT_API const void *dinput_tensor_data(const dinput_tensor_t *tensor);
+DINPUT_API const void* dinput_tensor_data(const dinput_tensor_t* tensor);
 
 /** Where a tensor's data lives. The numbers are DLPack's device types. Append-only. */
+/* clang-format off */
 typedef DINPUT_ENUM(dinput_device_type_t) {
   DINPUT_DEVICE_CPU = 1,
   DINPUT_DEVICE_CUDA = 2,
   DINPUT_DEVICE_CUDA_HOST = 3, /**< page-locked host memory */
   DINPUT_DEVICE_TYPE_FORCE_32BIT = 0x7FFFFFFF
 } dinput_device_type_t;
+/* clang-format on */
 
 /** The tensor's device type (DINPUT_DEVICE_CPU for NULL). */
-DINPUT_API dinput_device_type_t dinput_tensor_device_type(const dinput_tensor_t *tensor);
+DINPUT_API dinput_device_type_t dinput_tensor_device_type(const dinput_tensor_t* tensor);
 /** The CUDA device ordinal of a DINPUT_DEVICE_CUDA tensor; -1 otherwise. */
-DINPUT_API int dinput_tensor_device_index(const dinput_tensor_t *tensor);
+DINPUT_API int dinput_tensor_device_index(const dinput_tensor_t* tensor);
 /** A tensor in host memory with the same values: for a CUDA tensor a copy (waiting for the
  * copy that fills it), for a host tensor a new handle to the same data. */
-DINPUT_API dinput_status_t dinput_tensor_to_host(dinput_tensor_t **out, const dinput_tensor_t *tensor);
+DINPUT_API dinput_status_t dinput_tensor_to_host(dinput_tensor_t** out,
+                                                 const dinput_tensor_t* tensor);
 
 /** Typed access: copies the data of `tensor` into the caller's buffer `out` (capacity
  * `out_bytes`; out may be NULL when the tensor has no data) after checking that the
  * tensor's dtype is `expected`. INVALID_ARGUMENT names both dtypes on a mismatch, or the
  * sizes when out is too small; DINPUT_BYTES tensors are read with dinput_tensor_string_view. */
-DINPUT_API dinput_status_t dinput_tensor_copy_to(void *out, size_t out_bytes,
-                                                 const dinput_tensor_t *tensor,
+DINPUT_API dinput_status_t dinput_tensor_copy_to(void* out, size_t out_bytes,
+                                                 const dinput_tensor_t* tensor,
                                                  dinput_dtype_t expected);
 
 /** String `index` (row-major) of a DINPUT_BYTES tensor, as a view: *out points into the tensor
  * (BORROWED, not NUL-terminated, valid while the tensor handle lives) and *out_len is its
  * length. A function and not an accessor, so that a bad index or a tensor of another dtype is
  * an error with a message: INVALID_ARGUMENT, leaving *out NULL and *out_len 0. */
-DINPUT_API dinput_status_t dinput_tensor_string_view(const char **out, size_t *out_len,
-                                                     const dinput_tensor_t *tensor, int64_t index);
+DINPUT_API dinput_status_t dinput_tensor_string_view(const char** out, size_t* out_len,
+                                                     const dinput_tensor_t* tensor, int64_t index);
 
 struct DLManagedTensor; /* from dlpack/dlpack.h */
 
@@ -313,8 +320,8 @@ struct DLManagedTensor; /* from dlpack/dlpack.h */
  * code). CUDA tensors are exported as kDLCUDA with their device id, page-locked ones as
  * kDLCUDAHost; the consumer must order its reads after dinput_tensor_cuda_wait.
  * Errors: INVALID_ARGUMENT for DINPUT_BYTES tensors. */
-DINPUT_API dinput_status_t dinput_tensor_to_dlpack(struct DLManagedTensor **out,
-                                                   const dinput_tensor_t *tensor);
+DINPUT_API dinput_status_t dinput_tensor_to_dlpack(struct DLManagedTensor** out,
+                                                   const dinput_tensor_t* tensor);
 
 /* ------------------------------------------------------------------------------------- */
 /* Elements: tuples of tensors                                                            */
@@ -324,17 +331,18 @@ DINPUT_API dinput_status_t dinput_tensor_to_dlpack(struct DLManagedTensor **out,
 typedef struct dinput_element dinput_element_t;
 
 /** Creates an element from `count` tensors (the element takes its own references). */
-DINPUT_API dinput_status_t dinput_element_new(dinput_element_t **out,
-                                              const dinput_tensor_t *const *tensors, size_t count);
+DINPUT_API dinput_status_t dinput_element_new(dinput_element_t** out,
+                                              const dinput_tensor_t* const* tensors, size_t count);
 /** Releases this handle to the element. NULL is ignored. */
-DINPUT_API void dinput_element_free(dinput_element_t *element);
+DINPUT_API void dinput_element_free(dinput_element_t* element);
 /** A new handle to the same element (no copy of the data). */
-DINPUT_API dinput_status_t dinput_element_ref(dinput_element_t **out, const dinput_element_t *element);
+DINPUT_API dinput_status_t dinput_element_ref(dinput_element_t** out,
+                                              const dinput_element_t* element);
 /** Number of components (0 for NULL). */
-DINPUT_API size_t dinput_element_size(const dinput_element_t *element);
+DINPUT_API size_t dinput_element_size(const dinput_element_t* element);
 /** Borrowed component i, valid while the element lives; NULL when out of range. Use
  * dinput_tensor_ref to keep it longer. */
-DINPUT_API const dinput_tensor_t *dinput_element_get(const dinput_element_t *element, size_t i);
+DINPUT_API const dinput_tensor_t* dinput_element_get(const dinput_element_t* element, size_t i);
 
 /* ------------------------------------------------------------------------------------- */
 /* Element specs                                                                          */
@@ -346,26 +354,27 @@ typedef struct dinput_spec dinput_spec_t;
 
 /** Creates an empty spec (no components); add them with dinput_spec_add. A spec is mutable
  * until a call uses it (it is then frozen: see THREADING above). */
-DINPUT_API dinput_status_t dinput_spec_new(dinput_spec_t **out);
+DINPUT_API dinput_status_t dinput_spec_new(dinput_spec_t** out);
 /** Appends a component. Dimensions must be >= 0 or DINPUT_UNKNOWN_DIM. */
-DINPUT_API dinput_status_t dinput_spec_add(dinput_spec_t *spec, dinput_dtype_t dtype,
-                                           const int64_t *shape, int rank);
+DINPUT_API dinput_status_t dinput_spec_add(dinput_spec_t* spec, dinput_dtype_t dtype,
+                                           const int64_t* shape, int rank);
 /** Frees the spec. NULL is ignored. */
-DINPUT_API void dinput_spec_free(dinput_spec_t *spec);
+DINPUT_API void dinput_spec_free(dinput_spec_t* spec);
 /** Number of components (0 for NULL). */
-DINPUT_API size_t dinput_spec_size(const dinput_spec_t *spec);
+DINPUT_API size_t dinput_spec_size(const dinput_spec_t* spec);
 /** Dtype of component i, DINPUT_DTYPE_INVALID when out of range. */
-DINPUT_API dinput_dtype_t dinput_spec_dtype(const dinput_spec_t *spec, size_t i);
+DINPUT_API dinput_dtype_t dinput_spec_dtype(const dinput_spec_t* spec, size_t i);
 /** Rank of component i, -1 when out of range. */
-DINPUT_API int dinput_spec_rank(const dinput_spec_t *spec, size_t i);
+DINPUT_API int dinput_spec_rank(const dinput_spec_t* spec, size_t i);
 /** Borrowed dimensions of component i, valid while the spec lives; NULL when out of range. */
-DINPUT_API const int64_t *dinput_spec_shape(const dinput_spec_t *spec, size_t i);
+DINPUT_API const int64_t* dinput_spec_shape(const dinput_spec_t* spec, size_t i);
 
 /* ------------------------------------------------------------------------------------- */
 /* Dataset options                                                                        */
 /* ------------------------------------------------------------------------------------- */
 
 /** How distribute_dataset shards a dataset across workers (values as in TensorFlow). */
+/* clang-format off */
 typedef DINPUT_ENUM(dinput_auto_shard_policy_t) {
   DINPUT_AUTO_SHARD_OFF = -1,
   DINPUT_AUTO_SHARD_AUTO = 0,
@@ -374,6 +383,7 @@ typedef DINPUT_ENUM(dinput_auto_shard_policy_t) {
   DINPUT_AUTO_SHARD_HINT = 3,
   DINPUT_AUTO_SHARD_POLICY_FORCE_32BIT = 0x7FFFFFFF
 } dinput_auto_shard_policy_t;
+/* clang-format on */
 
 /** Dataset options (as tf.data.Options): sharding policy, corrupt-record handling, record
  * limits, file access and determinism. Attached to a dataset with dinput_dataset_with_options;
@@ -381,15 +391,15 @@ typedef DINPUT_ENUM(dinput_auto_shard_policy_t) {
 typedef struct dinput_options dinput_options_t;
 
 /** Creates options with every setting at its default. */
-DINPUT_API dinput_status_t dinput_options_new(dinput_options_t **out);
+DINPUT_API dinput_status_t dinput_options_new(dinput_options_t** out);
 /** Frees the options. NULL is ignored; datasets built with them keep their own copy. */
-DINPUT_API void dinput_options_free(dinput_options_t *options);
+DINPUT_API void dinput_options_free(dinput_options_t* options);
 /** Default DINPUT_AUTO_SHARD_AUTO. */
-DINPUT_API dinput_status_t dinput_options_set_auto_shard_policy(dinput_options_t *options,
+DINPUT_API dinput_status_t dinput_options_set_auto_shard_policy(dinput_options_t* options,
                                                                 dinput_auto_shard_policy_t policy);
 /** The auto-shard policy (DINPUT_AUTO_SHARD_AUTO for NULL). */
-DINPUT_API dinput_auto_shard_policy_t dinput_options_auto_shard_policy(
-    const dinput_options_t *options);
+DINPUT_API dinput_auto_shard_policy_t
+dinput_options_auto_shard_policy(const dinput_options_t* options);
 /** Default 0: a corrupt record (bad CRC, truncated) fails get_next with DINPUT_DATA_LOSS
  * naming the file and byte offset. Non-zero: readers skip corrupt records and go on. A bad
  * data CRC skips that record; a bad length CRC makes the reader scan forward for the next
@@ -399,9 +409,10 @@ DINPUT_API dinput_auto_shard_policy_t dinput_options_auto_shard_policy(
  * records the damaged bytes held) and per file ended early; "corrupt_bytes_skipped" is every
  * byte of the (decompressed) data read and not delivered. Applies to the readers upstream of
  * the with_options node. */
-DINPUT_API dinput_status_t dinput_options_set_skip_corrupt_records(dinput_options_t *options, int enable);
+DINPUT_API dinput_status_t dinput_options_set_skip_corrupt_records(dinput_options_t* options,
+                                                                   int enable);
 /** 1 when corrupt records are skipped, else 0 (0 when unset or options is NULL). */
-DINPUT_API int dinput_options_skip_corrupt_records(const dinput_options_t *options);
+DINPUT_API int dinput_options_skip_corrupt_records(const dinput_options_t* options);
 /** The largest record (data bytes) the record readers accept; default 256 MiB
  * (268435456), at most 2^56. A length field claiming more is DINPUT_DATA_LOSS naming the
  * file, the offset and the claim, raised before any memory is taken for it, so a damaged or
@@ -409,9 +420,10 @@ DINPUT_API int dinput_options_skip_corrupt_records(const dinput_options_t *optio
  * record is skipped instead. A record is held in memory once, in a buffer of its size.
  * INVALID_ARGUMENT for max_bytes outside 1..2^56. Applies to the readers upstream of the
  * with_options node. */
-DINPUT_API dinput_status_t dinput_options_set_max_record_bytes(dinput_options_t *options, int64_t max_bytes);
+DINPUT_API dinput_status_t dinput_options_set_max_record_bytes(dinput_options_t* options,
+                                                               int64_t max_bytes);
 /** The limit in effect (the default when unset or options is NULL). */
-DINPUT_API int64_t dinput_options_max_record_bytes(const dinput_options_t *options);
+DINPUT_API int64_t dinput_options_max_record_bytes(const dinput_options_t* options);
 /** Default 0: the file readers (records, text_lines, fixed_length_records) read files with
  * pread() into the library's own buffers, and records are views of those buffers. A regular
  * file that ends before the size it had when it was opened (truncated while being read) is
@@ -422,9 +434,9 @@ DINPUT_API int64_t dinput_options_max_record_bytes(const dinput_options_t *optio
  * by another process kills this process with SIGBUS when the missing pages are touched, and
  * a mapped file rewritten in place changes records already returned and CRC-checked. Applies
  * to the readers upstream of the with_options node. */
-DINPUT_API dinput_status_t dinput_options_set_map_files(dinput_options_t *options, int enable);
+DINPUT_API dinput_status_t dinput_options_set_map_files(dinput_options_t* options, int enable);
 /** 1 when regular files are memory-mapped, else 0 (0 when unset or options is NULL). */
-DINPUT_API int dinput_options_map_files(const dinput_options_t *options);
+DINPUT_API int dinput_options_map_files(const dinput_options_t* options);
 /** Default 0: the file readers refuse paths that are not regular files (FIFOs, character and
  * block devices, sockets) with DINPUT_FAILED_PRECONDITION naming the file, checked before
  * the file is opened (opening a FIFO waits for a writer). Non-zero: such files are read to
@@ -432,16 +444,17 @@ DINPUT_API int dinput_options_map_files(const dinput_options_t *options);
  * fixed_length_records (which reads such a file whole) at one larger than max_record_bytes,
  * with DINPUT_RESOURCE_EXHAUSTED naming the file, so that /dev/zero cannot take memory
  * without bound. Applies to the readers upstream of the with_options node. */
-DINPUT_API dinput_status_t dinput_options_set_allow_nonregular_files(dinput_options_t *options, int enable);
+DINPUT_API dinput_status_t dinput_options_set_allow_nonregular_files(dinput_options_t* options,
+                                                                     int enable);
 /** 1 when non-regular files are allowed, else 0 (0 when unset or options is NULL). */
-DINPUT_API int dinput_options_allow_nonregular_files(const dinput_options_t *options);
+DINPUT_API int dinput_options_allow_nonregular_files(const dinput_options_t* options);
 /** The order of the map, interleave and batch nodes upstream of the with_options node whose
  * own options leave deterministic DINPUT_DETERMINISTIC_UNSET (tf.data's
  * Options.deterministic). Default 1: elements keep their input order. 0: they may come in
  * the order they are ready. */
-DINPUT_API dinput_status_t dinput_options_set_deterministic(dinput_options_t *options, int enable);
+DINPUT_API dinput_status_t dinput_options_set_deterministic(dinput_options_t* options, int enable);
 /** 1 when ordered, else 0 (1 when unset or options is NULL). */
-DINPUT_API int dinput_options_deterministic(const dinput_options_t *options);
+DINPUT_API int dinput_options_deterministic(const dinput_options_t* options);
 
 /* ------------------------------------------------------------------------------------- */
 /* Transformation options                                                                 */
@@ -463,6 +476,7 @@ DINPUT_API int dinput_options_deterministic(const dinput_options_t *options);
  *  - A handle may be read from several threads; setters need the caller's own locking. */
 
 /** tf.data's three-state `deterministic` of map, interleave and batch. */
+/* clang-format off */
 typedef DINPUT_ENUM(dinput_deterministic_t) {
   /** Follow dinput_options_set_deterministic of the pipeline (default: ordered). */
   DINPUT_DETERMINISTIC_UNSET = -1,
@@ -472,113 +486,119 @@ typedef DINPUT_ENUM(dinput_deterministic_t) {
   DINPUT_DETERMINISTIC_TRUE = 1,
   DINPUT_DETERMINISTIC_FORCE_32BIT = 0x7FFFFFFF
 } dinput_deterministic_t;
+/* clang-format on */
 
 /** Options of dinput_dataset_map. */
 typedef struct dinput_map_options dinput_map_options_t;
 /** A new handle with every setting at its default; release it with dinput_map_options_free. */
-DINPUT_API dinput_status_t dinput_map_options_new(dinput_map_options_t **out);
+DINPUT_API dinput_status_t dinput_map_options_new(dinput_map_options_t** out);
 /** Releases the handle (NULL is accepted). */
-DINPUT_API void dinput_map_options_free(dinput_map_options_t *options);
+DINPUT_API void dinput_map_options_free(dinput_map_options_t* options);
 /** The spec of the map function's results (copied); NULL (the default): the same as the
  * input's. A result that does not match it fails get_next with INVALID_ARGUMENT. */
-DINPUT_API dinput_status_t dinput_map_options_set_out_spec(dinput_map_options_t *options,
-                                                           const dinput_spec_t *spec);
+DINPUT_API dinput_status_t dinput_map_options_set_out_spec(dinput_map_options_t* options,
+                                                           const dinput_spec_t* spec);
 /** A copy of the spec set, or *out = NULL when none is (DINPUT_OK either way). */
-DINPUT_API dinput_status_t dinput_map_options_out_spec(dinput_spec_t **out,
-                                                       const dinput_map_options_t *options);
+DINPUT_API dinput_status_t dinput_map_options_out_spec(dinput_spec_t** out,
+                                                       const dinput_map_options_t* options);
 /** 1 (the default) or 0: sequential, on the consumer's thread; 2..1024 or DINPUT_AUTOTUNE: a
  * pool of that many threads (DINPUT_AUTOTUNE: one per core). */
-DINPUT_API dinput_status_t dinput_map_options_set_num_parallel_calls(dinput_map_options_t *options,
+DINPUT_API dinput_status_t dinput_map_options_set_num_parallel_calls(dinput_map_options_t* options,
                                                                      int64_t num_parallel_calls);
 /** The num parallel calls in effect (the default when options is NULL). */
-DINPUT_API int64_t dinput_map_options_num_parallel_calls(const dinput_map_options_t *options);
+DINPUT_API int64_t dinput_map_options_num_parallel_calls(const dinput_map_options_t* options);
 /** Whether a parallel map returns results in input order (default UNSET). */
-DINPUT_API dinput_status_t dinput_map_options_set_deterministic(dinput_map_options_t *options,
-                                                                dinput_deterministic_t deterministic);
+DINPUT_API dinput_status_t dinput_map_options_set_deterministic(
+    dinput_map_options_t* options, dinput_deterministic_t deterministic);
 /** The deterministic in effect (the default when options is NULL). */
-DINPUT_API dinput_deterministic_t dinput_map_options_deterministic(const dinput_map_options_t *options);
+DINPUT_API dinput_deterministic_t
+dinput_map_options_deterministic(const dinput_map_options_t* options);
 
 /** Options of dinput_dataset_interleave. */
 typedef struct dinput_interleave_options dinput_interleave_options_t;
 /** A new handle with every setting at its default (released by
  * dinput_interleave_options_free). */
-DINPUT_API dinput_status_t dinput_interleave_options_new(dinput_interleave_options_t **out);
+DINPUT_API dinput_status_t dinput_interleave_options_new(dinput_interleave_options_t** out);
 /** Releases the handle (NULL is accepted). */
-DINPUT_API void dinput_interleave_options_free(dinput_interleave_options_t *options);
+DINPUT_API void dinput_interleave_options_free(dinput_interleave_options_t* options);
 /** How many datasets are read at once: 1..4096, or DINPUT_AUTOTUNE (the default: one per
  * core). */
 DINPUT_API dinput_status_t dinput_interleave_options_set_cycle_length(
-    dinput_interleave_options_t *options, int64_t cycle_length);
+    dinput_interleave_options_t* options, int64_t cycle_length);
 /** The cycle length in effect (the default when options is NULL). */
-DINPUT_API int64_t dinput_interleave_options_cycle_length(const dinput_interleave_options_t *options);
+DINPUT_API int64_t
+dinput_interleave_options_cycle_length(const dinput_interleave_options_t* options);
 /** Consecutive elements taken from one dataset before moving to the next: >= 1 (default 1). */
 DINPUT_API dinput_status_t dinput_interleave_options_set_block_length(
-    dinput_interleave_options_t *options, int64_t block_length);
+    dinput_interleave_options_t* options, int64_t block_length);
 /** The block length in effect (the default when options is NULL). */
-DINPUT_API int64_t dinput_interleave_options_block_length(const dinput_interleave_options_t *options);
+DINPUT_API int64_t
+dinput_interleave_options_block_length(const dinput_interleave_options_t* options);
 /** 1 (the default) or 0: the open datasets are read on the consumer's thread; > 1 or
  * DINPUT_AUTOTUNE: each open dataset is read ahead on a library thread of its own. */
 DINPUT_API dinput_status_t dinput_interleave_options_set_num_parallel_calls(
-    dinput_interleave_options_t *options, int64_t num_parallel_calls);
+    dinput_interleave_options_t* options, int64_t num_parallel_calls);
 /** The num parallel calls in effect (the default when options is NULL). */
-DINPUT_API int64_t dinput_interleave_options_num_parallel_calls(
-    const dinput_interleave_options_t *options);
+DINPUT_API int64_t
+dinput_interleave_options_num_parallel_calls(const dinput_interleave_options_t* options);
 /** Default UNSET. When not deterministic, a parallel interleave passes over a dataset that
  * has no element ready instead of waiting for it. */
 DINPUT_API dinput_status_t dinput_interleave_options_set_deterministic(
-    dinput_interleave_options_t *options, dinput_deterministic_t deterministic);
+    dinput_interleave_options_t* options, dinput_deterministic_t deterministic);
 /** The deterministic in effect (the default when options is NULL). */
-DINPUT_API dinput_deterministic_t dinput_interleave_options_deterministic(
-    const dinput_interleave_options_t *options);
+DINPUT_API dinput_deterministic_t
+dinput_interleave_options_deterministic(const dinput_interleave_options_t* options);
 
 /** Options of dinput_dataset_batch. */
 typedef struct dinput_batch_options dinput_batch_options_t;
 /** A new handle with every setting at its default; release it with dinput_batch_options_free. */
-DINPUT_API dinput_status_t dinput_batch_options_new(dinput_batch_options_t **out);
+DINPUT_API dinput_status_t dinput_batch_options_new(dinput_batch_options_t** out);
 /** Releases the handle (NULL is accepted). */
-DINPUT_API void dinput_batch_options_free(dinput_batch_options_t *options);
+DINPUT_API void dinput_batch_options_free(dinput_batch_options_t* options);
 /** Non-zero: a last batch shorter than batch_size is dropped (default 0: it is kept). */
-DINPUT_API dinput_status_t dinput_batch_options_set_drop_remainder(dinput_batch_options_t *options,
+DINPUT_API dinput_status_t dinput_batch_options_set_drop_remainder(dinput_batch_options_t* options,
                                                                    int drop_remainder);
 /** 1 when the remainder is dropped, else 0. */
-DINPUT_API int dinput_batch_options_drop_remainder(const dinput_batch_options_t *options);
+DINPUT_API int dinput_batch_options_drop_remainder(const dinput_batch_options_t* options);
 /** 1 (the default) or 0: batches are assembled on the consumer's thread; 2..1024 or
  * DINPUT_AUTOTUNE: the copies that stack the rows of a batch run on a pool of that many
  * threads, several batches at once, while the rows of the next batches are read. The batches
  * are the same either way. */
-DINPUT_API dinput_status_t dinput_batch_options_set_num_parallel_calls(dinput_batch_options_t *options,
-                                                                       int64_t num_parallel_calls);
+DINPUT_API dinput_status_t dinput_batch_options_set_num_parallel_calls(
+    dinput_batch_options_t* options, int64_t num_parallel_calls);
 /** The num parallel calls in effect (the default when options is NULL). */
-DINPUT_API int64_t dinput_batch_options_num_parallel_calls(const dinput_batch_options_t *options);
+DINPUT_API int64_t dinput_batch_options_num_parallel_calls(const dinput_batch_options_t* options);
 /** Default UNSET. Accepted for tf.data parity; batches currently always come in input
  * order (stacking takes about as long for every batch, so reordering would gain little). */
-DINPUT_API dinput_status_t dinput_batch_options_set_deterministic(dinput_batch_options_t *options,
-                                                                  dinput_deterministic_t deterministic);
+DINPUT_API dinput_status_t dinput_batch_options_set_deterministic(
+    dinput_batch_options_t* options, dinput_deterministic_t deterministic);
 /** The deterministic in effect (the default when options is NULL). */
-DINPUT_API dinput_deterministic_t dinput_batch_options_deterministic(const dinput_batch_options_t *options);
+DINPUT_API dinput_deterministic_t
+dinput_batch_options_deterministic(const dinput_batch_options_t* options);
 
 /** Options of dinput_dataset_shuffle. */
 typedef struct dinput_shuffle_options dinput_shuffle_options_t;
 /** A new handle with every setting at its default; release it with dinput_shuffle_options_free. */
-DINPUT_API dinput_status_t dinput_shuffle_options_new(dinput_shuffle_options_t **out);
+DINPUT_API dinput_status_t dinput_shuffle_options_new(dinput_shuffle_options_t** out);
 /** Releases the handle (NULL is accepted). */
-DINPUT_API void dinput_shuffle_options_free(dinput_shuffle_options_t *options);
+DINPUT_API void dinput_shuffle_options_free(dinput_shuffle_options_t* options);
 /** The seed pair that picks the order, as tf.data's global seed (seed) and operation seed
  * (seed2): both >= 0. The same pair gives the same order on every run and every worker;
  * (s, 0) gives the same order as the single seed s of the tool's chain syntax and the
  * bindings. Unset (the default): a random seed, drawn once per dataset. */
-DINPUT_API dinput_status_t dinput_shuffle_options_set_seed(dinput_shuffle_options_t *options, int64_t seed,
-                                                           int64_t seed2);
+DINPUT_API dinput_status_t dinput_shuffle_options_set_seed(dinput_shuffle_options_t* options,
+                                                           int64_t seed, int64_t seed2);
 /** The seed set, or -1 when none is. */
-DINPUT_API int64_t dinput_shuffle_options_seed(const dinput_shuffle_options_t *options);
+DINPUT_API int64_t dinput_shuffle_options_seed(const dinput_shuffle_options_t* options);
 /** The second seed set, or -1 when no seed is set. */
-DINPUT_API int64_t dinput_shuffle_options_seed2(const dinput_shuffle_options_t *options);
+DINPUT_API int64_t dinput_shuffle_options_seed2(const dinput_shuffle_options_t* options);
 /** Default 1: each new iterator (epoch) uses a different order, derived from the seed. 0: every
  * iterator uses the same order. */
-DINPUT_API dinput_status_t dinput_shuffle_options_set_reshuffle_each_iteration(
-    dinput_shuffle_options_t *options, int enable);
+DINPUT_API dinput_status_t
+dinput_shuffle_options_set_reshuffle_each_iteration(dinput_shuffle_options_t* options, int enable);
 /** 1 when each iterator gets a new order, else 0 (1 when options is NULL). */
-DINPUT_API int dinput_shuffle_options_reshuffle_each_iteration(const dinput_shuffle_options_t *options);
+DINPUT_API int dinput_shuffle_options_reshuffle_each_iteration(
+    const dinput_shuffle_options_t* options);
 
 /* ------------------------------------------------------------------------------------- */
 /* Datasets                                                                               */
@@ -591,7 +611,7 @@ typedef struct dinput_dataset dinput_dataset_t;
  * that takes user_data with a dinput_free_fn owns it from the call on: if the call fails,
  * free_user_data has already been called when it returns, so the caller must not free
  * user_data itself in either case. */
-typedef void (*dinput_free_fn)(void *user_data);
+typedef void (*dinput_free_fn)(void* user_data);
 
 /** Cardinality values besides counts. */
 #define DINPUT_INFINITE_CARDINALITY (-1)
@@ -608,31 +628,32 @@ typedef void (*dinput_free_fn)(void *user_data);
 
 /** Releases this handle to the dataset; datasets and iterators built on it keep it alive.
  * NULL is ignored. */
-DINPUT_API void dinput_dataset_free(dinput_dataset_t *dataset);
+DINPUT_API void dinput_dataset_free(dinput_dataset_t* dataset);
 /** A new handle to the same (immutable) dataset. */
-DINPUT_API dinput_status_t dinput_dataset_ref(dinput_dataset_t **out, const dinput_dataset_t *dataset);
+DINPUT_API dinput_status_t dinput_dataset_ref(dinput_dataset_t** out,
+                                              const dinput_dataset_t* dataset);
 /** Number of elements, DINPUT_INFINITE_CARDINALITY or DINPUT_UNKNOWN_CARDINALITY
  * (DINPUT_UNKNOWN_CARDINALITY for NULL). */
-DINPUT_API int64_t dinput_dataset_cardinality(const dinput_dataset_t *dataset);
+DINPUT_API int64_t dinput_dataset_cardinality(const dinput_dataset_t* dataset);
 /** The spec of the elements the dataset yields (a new spec, owned by the caller). */
-DINPUT_API dinput_status_t dinput_dataset_element_spec(dinput_spec_t **out,
-                                                       const dinput_dataset_t *dataset);
+DINPUT_API dinput_status_t dinput_dataset_element_spec(dinput_spec_t** out,
+                                                       const dinput_dataset_t* dataset);
 /** Short name of the node ("range", "batch", ...), static (valid for the life of the
  * process); "" for NULL. */
-DINPUT_API const char *dinput_dataset_name(const dinput_dataset_t *dataset);
+DINPUT_API const char* dinput_dataset_name(const dinput_dataset_t* dataset);
 
 /* -- sources -- */
 
 /** int64 scalars start, start+step, ... up to (excluding) stop. step must not be 0. */
-DINPUT_API dinput_status_t dinput_dataset_range(dinput_dataset_t **out, int64_t start,
-                                                int64_t stop, int64_t step);
+DINPUT_API dinput_status_t dinput_dataset_range(dinput_dataset_t** out, int64_t start, int64_t stop,
+                                                int64_t step);
 /** One element: `element` itself. */
-DINPUT_API dinput_status_t dinput_dataset_from_tensors(dinput_dataset_t **out,
-                                                       const dinput_element_t *element);
+DINPUT_API dinput_status_t dinput_dataset_from_tensors(dinput_dataset_t** out,
+                                                       const dinput_element_t* element);
 /** The slices of `element` along its first dimension; every component must have rank >= 1
  * and the same leading size. */
-DINPUT_API dinput_status_t dinput_dataset_from_tensor_slices(dinput_dataset_t **out,
-                                                             const dinput_element_t *element);
+DINPUT_API dinput_status_t dinput_dataset_from_tensor_slices(dinput_dataset_t** out,
+                                                             const dinput_element_t* element);
 
 /** Generator callbacks. For each new iterator the library calls init(&state, user_data)
  * (init may be NULL: state is then user_data), then next(&element, state) until next returns
@@ -640,61 +661,64 @@ DINPUT_API dinput_status_t dinput_dataset_from_tensor_slices(dinput_dataset_t **
  * finalize(state) (may be NULL). next transfers ownership of *out to the library. Elements
  * must match the declared spec, else get_next fails with INVALID_ARGUMENT. Calls for one
  * iterator never overlap, but may come from a library thread. */
-typedef dinput_status_t (*dinput_generator_init_fn)(void **state, void *user_data);
+typedef dinput_status_t (*dinput_generator_init_fn)(void** state, void* user_data);
 /** Generator next callback: the next element into *out (owned by the library afterwards);
  * DINPUT_OUT_OF_RANGE at the end of data. See dinput_generator_init_fn. */
-typedef dinput_status_t (*dinput_generator_next_fn)(dinput_element_t **out, void *state);
+typedef dinput_status_t (*dinput_generator_next_fn)(dinput_element_t** out, void* state);
 /** Generator finalize callback: releases the state of one iterator. See
  * dinput_generator_init_fn. */
-typedef void (*dinput_generator_finalize_fn)(void *state);
+typedef void (*dinput_generator_finalize_fn)(void* state);
 
 /** A dataset whose elements come from callbacks (see dinput_generator_init_fn), declared to
  * match `spec` (copied, and frozen). Each iterator runs its own init / next / finalize
  * sequence. user_data is released with free_user_data (may be NULL) when the last dataset or
  * iterator using it is gone. Cardinality DINPUT_UNKNOWN_CARDINALITY. */
 DINPUT_API dinput_status_t dinput_dataset_from_generator(
-    dinput_dataset_t **out, const dinput_spec_t *spec, dinput_generator_init_fn init,
-    dinput_generator_next_fn next, dinput_generator_finalize_fn finalize, void *user_data,
+    dinput_dataset_t** out, const dinput_spec_t* spec, dinput_generator_init_fn init,
+    dinput_generator_next_fn next, dinput_generator_finalize_fn finalize, void* user_data,
     dinput_free_fn free_user_data);
 
 /** One DINPUT_BYTES scalar per line of each file, files read in order. "\\n" and "\\r\\n" end a
  * line; the last line needs no newline. A line longer than max_record_bytes is
  * DINPUT_RESOURCE_EXHAUSTED naming the file and the line's offset. A file source for FILE
  * auto-sharding. The file errors of every reader: see dinput_dataset_records. */
-DINPUT_API dinput_status_t dinput_dataset_text_lines(dinput_dataset_t **out,
-                                                     const char *const *files, size_t num_files);
+DINPUT_API dinput_status_t dinput_dataset_text_lines(dinput_dataset_t** out,
+                                                     const char* const* files, size_t num_files);
 
 /** Compression of a record file. Append-only. ZSTD: the whole file is one zstd stream (so
  * `zstd -d` yields a plain record file); GZIP: one gzip stream. */
+/* clang-format off */
 typedef DINPUT_ENUM(dinput_compression_t) {
   DINPUT_COMPRESSION_NONE = 0,
   DINPUT_COMPRESSION_ZSTD = 1,
   DINPUT_COMPRESSION_GZIP = 2,
   DINPUT_COMPRESSION_FORCE_32BIT = 0x7FFFFFFF
 } dinput_compression_t;
+/* clang-format on */
 
 /** Options of dinput_dataset_records (see "Transformation options" for how option handles
  * work). */
 typedef struct dinput_records_options dinput_records_options_t;
 /** A new handle with every setting at its default; release it with dinput_records_options_free. */
-DINPUT_API dinput_status_t dinput_records_options_new(dinput_records_options_t **out);
+DINPUT_API dinput_status_t dinput_records_options_new(dinput_records_options_t** out);
 /** Releases the handle (NULL is accepted). */
-DINPUT_API void dinput_records_options_free(dinput_records_options_t *options);
+DINPUT_API void dinput_records_options_free(dinput_records_options_t* options);
 /** The compression of every file (default DINPUT_COMPRESSION_NONE). */
-DINPUT_API dinput_status_t dinput_records_options_set_compression(dinput_records_options_t *options,
+DINPUT_API dinput_status_t dinput_records_options_set_compression(dinput_records_options_t* options,
                                                                   dinput_compression_t compression);
 /** The compression in effect (the default when options is NULL). */
-DINPUT_API dinput_compression_t dinput_records_options_compression(const dinput_records_options_t *options);
+DINPUT_API dinput_compression_t
+dinput_records_options_compression(const dinput_records_options_t* options);
 /** The read buffer in bytes, >= 0 (default 0: a size the library picks). */
-DINPUT_API dinput_status_t dinput_records_options_set_buffer_size(dinput_records_options_t *options,
+DINPUT_API dinput_status_t dinput_records_options_set_buffer_size(dinput_records_options_t* options,
                                                                   int64_t buffer_size);
 /** The buffer size in effect (the default when options is NULL). */
-DINPUT_API int64_t dinput_records_options_buffer_size(const dinput_records_options_t *options);
+DINPUT_API int64_t dinput_records_options_buffer_size(const dinput_records_options_t* options);
 
 /** One DINPUT_BYTES scalar per record of TFRecord-framed files (u64 length, masked CRC32C of
  * the length, data, masked CRC32C of the data), read in order; both CRCs of every record are
- * verified. options (NULL: defaults): the compression and read buffer size. A bad CRC or a truncated record
- * is DINPUT_DATA_LOSS naming the file and byte offset (see
+ * verified. options (NULL: defaults): the compression and read buffer size. A bad CRC or a
+ * truncated record is DINPUT_DATA_LOSS naming the file and byte offset (see
  * dinput_options_set_skip_corrupt_records); a missing file NOT_FOUND; an unreadable one
  * PERMISSION_DENIED; a directory, a symbolic link loop, or a FIFO or device (unless
  * dinput_options_set_allow_nonregular_files) FAILED_PRECONDITION; a read error (EIO) or a file
@@ -702,146 +726,144 @@ DINPUT_API int64_t dinput_records_options_buffer_size(const dinput_records_optio
  * ZSTD streams may declare windows up to 2^31 bytes (2^30 on 32-bit hosts), as
  * `zstd --long=31` writes; a larger window is RESOURCE_EXHAUSTED. A file source for FILE
  * auto-sharding. */
-DINPUT_API dinput_status_t dinput_dataset_records(dinput_dataset_t **out, const char *const *files,
+DINPUT_API dinput_status_t dinput_dataset_records(dinput_dataset_t** out, const char* const* files,
                                                   size_t num_files,
-                                                  const dinput_records_options_t *options);
+                                                  const dinput_records_options_t* options);
 
 /** One DINPUT_BYTES scalar of record_bytes bytes per record of each file, after skipping
  * header_bytes at the start and footer_bytes at the end. A file whose body is not a multiple
  * of record_bytes is DINPUT_DATA_LOSS naming the file and the size. A file source. */
-DINPUT_API dinput_status_t dinput_dataset_fixed_length_records(dinput_dataset_t **out,
-                                                               const char *const *files, size_t num_files,
-                                                               int64_t record_bytes, int64_t header_bytes,
-                                                               int64_t footer_bytes);
+DINPUT_API dinput_status_t dinput_dataset_fixed_length_records(
+    dinput_dataset_t** out, const char* const* files, size_t num_files, int64_t record_bytes,
+    int64_t header_bytes, int64_t footer_bytes);
 
 /** Options of dinput_dataset_list_files (see "Transformation options" for how option
  * handles work). */
 typedef struct dinput_list_files_options dinput_list_files_options_t;
 /** A new handle with every setting at its default (released by
  * dinput_list_files_options_free). */
-DINPUT_API dinput_status_t dinput_list_files_options_new(dinput_list_files_options_t **out);
+DINPUT_API dinput_status_t dinput_list_files_options_new(dinput_list_files_options_t** out);
 /** Releases the handle (NULL is accepted). */
-DINPUT_API void dinput_list_files_options_free(dinput_list_files_options_t *options);
+DINPUT_API void dinput_list_files_options_free(dinput_list_files_options_t* options);
 /** Non-zero: the names are shuffled, in a new order for each iterator. Default 0: sorted
  * (unlike tf.data, whose default is to shuffle, so that a listing is the same every run). */
-DINPUT_API dinput_status_t dinput_list_files_options_set_shuffle(dinput_list_files_options_t *options,
-                                                                 int shuffle);
+DINPUT_API dinput_status_t
+dinput_list_files_options_set_shuffle(dinput_list_files_options_t* options, int shuffle);
 /** 1 when the names are shuffled, else 0 (0 when options is NULL). */
-DINPUT_API int dinput_list_files_options_shuffle(const dinput_list_files_options_t *options);
+DINPUT_API int dinput_list_files_options_shuffle(const dinput_list_files_options_t* options);
 /** The seed pair of the shuffle, as for dinput_shuffle_options_set_seed: both >= 0; unset
  * (the default): random. */
-DINPUT_API dinput_status_t dinput_list_files_options_set_seed(dinput_list_files_options_t *options,
+DINPUT_API dinput_status_t dinput_list_files_options_set_seed(dinput_list_files_options_t* options,
                                                               int64_t seed, int64_t seed2);
 /** The seed set, or -1 when none is. */
-DINPUT_API int64_t dinput_list_files_options_seed(const dinput_list_files_options_t *options);
+DINPUT_API int64_t dinput_list_files_options_seed(const dinput_list_files_options_t* options);
 /** The second seed set, or -1 when no seed is set. */
-DINPUT_API int64_t dinput_list_files_options_seed2(const dinput_list_files_options_t *options);
+DINPUT_API int64_t dinput_list_files_options_seed2(const dinput_list_files_options_t* options);
 
 /** The names (DINPUT_BYTES scalars) of the files matching any of the glob patterns, matched
  * now. Sorted, or shuffled when the options say so (NULL: sorted). NOT_FOUND when nothing
  * matches. A file source: FILE auto-sharding splits this list, so a reader fed by it
  * (through dinput_dataset_interleave) reads only the worker's files; the shuffle then
  * applies to the worker's share. */
-DINPUT_API dinput_status_t dinput_dataset_list_files(dinput_dataset_t **out, const char *const *patterns,
+DINPUT_API dinput_status_t dinput_dataset_list_files(dinput_dataset_t** out,
+                                                     const char* const* patterns,
                                                      size_t num_patterns,
-                                                     const dinput_list_files_options_t *options);
+                                                     const dinput_list_files_options_t* options);
 
 /* -- transforms -- (every transform keeps its input alive) */
 
 /** Stacks batch_size consecutive elements along a new first dimension. The last batch may be
  * shorter unless the options drop the remainder. batch_size must be >= 1. Elements of a
  * batch must have equal shapes. options: NULL for the defaults (see dinput_batch_options_t). */
-DINPUT_API dinput_status_t dinput_dataset_batch(dinput_dataset_t **out,
-                                                const dinput_dataset_t *input, int64_t batch_size,
-                                                const dinput_batch_options_t *options);
+DINPUT_API dinput_status_t dinput_dataset_batch(dinput_dataset_t** out,
+                                                const dinput_dataset_t* input, int64_t batch_size,
+                                                const dinput_batch_options_t* options);
 /** Splits each element along its first dimension into rows. */
-DINPUT_API dinput_status_t dinput_dataset_unbatch(dinput_dataset_t **out,
-                                                  const dinput_dataset_t *input);
+DINPUT_API dinput_status_t dinput_dataset_unbatch(dinput_dataset_t** out,
+                                                  const dinput_dataset_t* input);
 /** count >= 0, or DINPUT_REPEAT_FOREVER. As in tf.data, repeating forever an input that may be
  * non-empty (of UNKNOWN cardinality too) has DINPUT_INFINITE_CARDINALITY; only an input of
  * cardinality 0 gives 0. (When one pass over the input yields nothing, iteration still ends.) */
-DINPUT_API dinput_status_t dinput_dataset_repeat(dinput_dataset_t **out,
-                                                 const dinput_dataset_t *input, int64_t count);
+DINPUT_API dinput_status_t dinput_dataset_repeat(dinput_dataset_t** out,
+                                                 const dinput_dataset_t* input, int64_t count);
 /** The first count elements (count -1: all). */
-DINPUT_API dinput_status_t dinput_dataset_take(dinput_dataset_t **out,
-                                               const dinput_dataset_t *input, int64_t count);
+DINPUT_API dinput_status_t dinput_dataset_take(dinput_dataset_t** out,
+                                               const dinput_dataset_t* input, int64_t count);
 /** All but the first count elements (count -1: skips everything). */
-DINPUT_API dinput_status_t dinput_dataset_skip(dinput_dataset_t **out,
-                                               const dinput_dataset_t *input, int64_t count);
+DINPUT_API dinput_status_t dinput_dataset_skip(dinput_dataset_t** out,
+                                               const dinput_dataset_t* input, int64_t count);
 /** Keeps elements i with i % num_shards == index. Both may be DINPUT_SHARD_HINT (together). */
-DINPUT_API dinput_status_t dinput_dataset_shard(dinput_dataset_t **out,
-                                                const dinput_dataset_t *input, int64_t num_shards,
+DINPUT_API dinput_status_t dinput_dataset_shard(dinput_dataset_t** out,
+                                                const dinput_dataset_t* input, int64_t num_shards,
                                                 int64_t index);
 /** Shuffles with a buffer of buffer_size elements (>= 1). options: NULL for the defaults, a
  * random seed and a new order for each iterator (see dinput_shuffle_options_t). */
-DINPUT_API dinput_status_t dinput_dataset_shuffle(dinput_dataset_t **out,
-                                                  const dinput_dataset_t *input,
+DINPUT_API dinput_status_t dinput_dataset_shuffle(dinput_dataset_t** out,
+                                                  const dinput_dataset_t* input,
                                                   int64_t buffer_size,
-                                                  const dinput_shuffle_options_t *options);
+                                                  const dinput_shuffle_options_t* options);
 
 /** map callback: computes *out from in. *out is owned by the library afterwards; in is
  * borrowed for the call only (take a handle with dinput_element_ref to keep it, or return
  * such a handle as *out). With num_parallel_calls > 1 (dinput_map_options_t) it runs
  * concurrently on library threads. */
-typedef dinput_status_t (*dinput_map_fn)(dinput_element_t **out, const dinput_element_t *in,
-                                         void *user_data);
+typedef dinput_status_t (*dinput_map_fn)(dinput_element_t** out, const dinput_element_t* in,
+                                         void* user_data);
 /** Applies fn to each element. options (NULL: defaults, a sequential map whose results have
  * the input's spec) give the results' spec, the parallelism and the order (see
  * dinput_map_options_t). */
-DINPUT_API dinput_status_t dinput_dataset_map(dinput_dataset_t **out,
-                                              const dinput_dataset_t *input, dinput_map_fn fn,
-                                              void *user_data, dinput_free_fn free_user_data,
-                                              const dinput_map_options_t *options);
+DINPUT_API dinput_status_t dinput_dataset_map(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                              dinput_map_fn fn, void* user_data,
+                                              dinput_free_fn free_user_data,
+                                              const dinput_map_options_t* options);
 
 /** filter callback: sets *keep to non-zero to keep the element. in is borrowed for the call
  * only (dinput_element_ref keeps it longer). */
-typedef dinput_status_t (*dinput_filter_fn)(int *keep, const dinput_element_t *in,
-                                            void *user_data);
+typedef dinput_status_t (*dinput_filter_fn)(int* keep, const dinput_element_t* in, void* user_data);
 /** Keeps the elements for which fn sets *keep to non-zero, in order. fn runs on the thread
  * that asks for the next element (the caller of get_next, or a library thread upstream of a
  * prefetch). A failing status from fn fails get_next; DINPUT_OUT_OF_RANGE from fn is
  * reported as INVALID_ARGUMENT naming the filter callback. */
-DINPUT_API dinput_status_t dinput_dataset_filter(dinput_dataset_t **out,
-                                                 const dinput_dataset_t *input,
-                                                 dinput_filter_fn fn, void *user_data,
-                                                 dinput_free_fn free_user_data);
+DINPUT_API dinput_status_t dinput_dataset_filter(dinput_dataset_t** out,
+                                                 const dinput_dataset_t* input, dinput_filter_fn fn,
+                                                 void* user_data, dinput_free_fn free_user_data);
 /** interleave callback: the dataset to read for one input element (for example a record
  * reader for one file name). *out is owned by the library afterwards; in is borrowed for the
  * call only (dinput_element_ref keeps it longer, for example for a dataset made from it). */
-typedef dinput_status_t (*dinput_interleave_fn)(dinput_dataset_t **out, const dinput_element_t *in,
-                                                void *user_data);
+typedef dinput_status_t (*dinput_interleave_fn)(dinput_dataset_t** out, const dinput_element_t* in,
+                                                void* user_data);
 /** For each input element, fn gives a dataset; up to cycle_length of them are read at once,
  * taking block_length consecutive elements from each in turn (as tf.data's interleave).
  * out_spec is the spec of the datasets fn returns; it is a required argument rather than an
  * option because interleave cannot infer it. fn itself is called on the consumer's thread.
  * options (NULL: defaults, see dinput_interleave_options_t) give cycle_length, block_length,
  * num_parallel_calls and deterministic. */
-DINPUT_API dinput_status_t dinput_dataset_interleave(dinput_dataset_t **out,
-                                                     const dinput_dataset_t *input,
+DINPUT_API dinput_status_t dinput_dataset_interleave(dinput_dataset_t** out,
+                                                     const dinput_dataset_t* input,
                                                      dinput_interleave_fn fn,
-                                                     const dinput_spec_t *out_spec,
-                                                     void *user_data, dinput_free_fn free_user_data,
-                                                     const dinput_interleave_options_t *options);
+                                                     const dinput_spec_t* out_spec, void* user_data,
+                                                     dinput_free_fn free_user_data,
+                                                     const dinput_interleave_options_t* options);
 
 /** Pairs each element with its int64 index: the result has 1 + n components (index first). */
-DINPUT_API dinput_status_t dinput_dataset_enumerate(dinput_dataset_t **out,
-                                                    const dinput_dataset_t *input, int64_t start);
+DINPUT_API dinput_status_t dinput_dataset_enumerate(dinput_dataset_t** out,
+                                                    const dinput_dataset_t* input, int64_t start);
 /** Produces up to buffer_size elements ahead on a background thread (DINPUT_AUTOTUNE: 2;
  * 0: no prefetch). */
-DINPUT_API dinput_status_t dinput_dataset_prefetch(dinput_dataset_t **out,
-                                                   const dinput_dataset_t *input,
+DINPUT_API dinput_status_t dinput_dataset_prefetch(dinput_dataset_t** out,
+                                                   const dinput_dataset_t* input,
                                                    int64_t buffer_size);
 /** Regroups the rows of batched input into batches whose sizes cycle through sizes[0..n),
  * like unbatch().batch(k) with k cycling. Sizes may be 0 (an empty batch); at least one must
  * be positive. */
-DINPUT_API dinput_status_t dinput_dataset_rebatch(dinput_dataset_t **out,
-                                                  const dinput_dataset_t *input,
-                                                  const int64_t *sizes, size_t num_sizes,
+DINPUT_API dinput_status_t dinput_dataset_rebatch(dinput_dataset_t** out,
+                                                  const dinput_dataset_t* input,
+                                                  const int64_t* sizes, size_t num_sizes,
                                                   int drop_remainder);
 /** The same data with the given options (copied). */
-DINPUT_API dinput_status_t dinput_dataset_with_options(dinput_dataset_t **out,
-                                                       const dinput_dataset_t *input,
-                                                       const dinput_options_t *options);
+DINPUT_API dinput_status_t dinput_dataset_with_options(dinput_dataset_t** out,
+                                                       const dinput_dataset_t* input,
+                                                       const dinput_options_t* options);
 
 /* ------------------------------------------------------------------------------------- */
 /* Iterators and optionals                                                                */
@@ -855,46 +877,47 @@ typedef struct dinput_iterator dinput_iterator_t;
 typedef struct dinput_optional dinput_optional_t;
 
 /** Starts iterating the dataset from its beginning (a new epoch). */
-DINPUT_API dinput_status_t dinput_dataset_iterator(dinput_iterator_t **out,
-                                                   const dinput_dataset_t *dataset);
+DINPUT_API dinput_status_t dinput_dataset_iterator(dinput_iterator_t** out,
+                                                   const dinput_dataset_t* dataset);
 /** Frees the iterator. Its background threads are stopped; one that is inside a callback
  * (a slow map function, a blocked generator) is not waited for: it finishes that call after
  * free has returned, touching nothing the caller freed, and then the user_data of its
  * callback is released (when no dataset holds it any more). Must not overlap another call on
  * the iterator, dinput_iterator_cancel included. */
-DINPUT_API void dinput_iterator_free(dinput_iterator_t *iterator);
+DINPUT_API void dinput_iterator_free(dinput_iterator_t* iterator);
 /** Cancels the iterator, from any thread, also while another thread is in get_next or
  * get_next_as_optional on it: a call waiting for data produced on library threads returns
  * DINPUT_CANCELLED within about 10 ms; one running a callback on its own thread (a
  * sequential map, a generator without prefetch) returns DINPUT_CANCELLED when that callback
  * returns. Every later get_next returns DINPUT_CANCELLED ("the iterator was cancelled").
  * Idempotent; INVALID_ARGUMENT for NULL. The iterator must still be freed. */
-DINPUT_API dinput_status_t dinput_iterator_cancel(dinput_iterator_t *iterator);
+DINPUT_API dinput_status_t dinput_iterator_cancel(dinput_iterator_t* iterator);
 /** The next element; DINPUT_OUT_OF_RANGE at the end (and on every later call), and only
  * then. After any other error the iterator is finished: later calls repeat the error. */
-DINPUT_API dinput_status_t dinput_iterator_get_next(dinput_element_t **out,
-                                                    dinput_iterator_t *iterator);
+DINPUT_API dinput_status_t dinput_iterator_get_next(dinput_element_t** out,
+                                                    dinput_iterator_t* iterator);
 /** The next element as an optional (empty at the end); errors as for get_next. */
-DINPUT_API dinput_status_t dinput_iterator_get_next_as_optional(dinput_optional_t **out,
-                                                                dinput_iterator_t *iterator);
+DINPUT_API dinput_status_t dinput_iterator_get_next_as_optional(dinput_optional_t** out,
+                                                                dinput_iterator_t* iterator);
 /** The spec of the elements the iterator yields (a new spec, owned by the caller). */
-DINPUT_API dinput_status_t dinput_iterator_element_spec(dinput_spec_t **out,
-                                                        const dinput_iterator_t *iterator);
+DINPUT_API dinput_status_t dinput_iterator_element_spec(dinput_spec_t** out,
+                                                        const dinput_iterator_t* iterator);
 /** A counter of the iterator's work so far: "records" (records read by file readers),
  * "record_bytes" (their payload bytes), "corrupt_records_skipped" and
  * "corrupt_bytes_skipped" (see dinput_options_set_skip_corrupt_records). NOT_FOUND for
  * other names. */
-DINPUT_API dinput_status_t dinput_iterator_statistic(int64_t *out, const dinput_iterator_t *iterator,
-                                                     const char *name);
+DINPUT_API dinput_status_t dinput_iterator_statistic(int64_t* out,
+                                                     const dinput_iterator_t* iterator,
+                                                     const char* name);
 
 /** Frees the optional (and its handle to the value it holds). NULL is ignored. */
-DINPUT_API void dinput_optional_free(dinput_optional_t *optional);
+DINPUT_API void dinput_optional_free(dinput_optional_t* optional);
 /** 1 when the optional holds a value, 0 when empty or NULL. */
-DINPUT_API int dinput_optional_has_value(const dinput_optional_t *optional);
+DINPUT_API int dinput_optional_has_value(const dinput_optional_t* optional);
 /** The element held by the optional (a new handle). INVALID_ARGUMENT when empty or when it
  * holds a per-replica value. */
-DINPUT_API dinput_status_t dinput_optional_get_value(dinput_element_t **out,
-                                                     const dinput_optional_t *optional);
+DINPUT_API dinput_status_t dinput_optional_get_value(dinput_element_t** out,
+                                                     const dinput_optional_t* optional);
 
 /* ------------------------------------------------------------------------------------- */
 /* Record files: writing                                                                  */
@@ -909,30 +932,31 @@ typedef struct dinput_record_writer dinput_record_writer_t;
 typedef struct dinput_record_writer_options dinput_record_writer_options_t;
 /** A new handle with every setting at its default (released by
  * dinput_record_writer_options_free). */
-DINPUT_API dinput_status_t dinput_record_writer_options_new(dinput_record_writer_options_t **out);
+DINPUT_API dinput_status_t dinput_record_writer_options_new(dinput_record_writer_options_t** out);
 /** Releases the handle (NULL is accepted). */
-DINPUT_API void dinput_record_writer_options_free(dinput_record_writer_options_t *options);
+DINPUT_API void dinput_record_writer_options_free(dinput_record_writer_options_t* options);
 /** The compression of the file (default DINPUT_COMPRESSION_NONE). */
 DINPUT_API dinput_status_t dinput_record_writer_options_set_compression(
-    dinput_record_writer_options_t *options, dinput_compression_t compression);
+    dinput_record_writer_options_t* options, dinput_compression_t compression);
 /** The compression in effect (the default when options is NULL). */
-DINPUT_API dinput_compression_t dinput_record_writer_options_compression(
-    const dinput_record_writer_options_t *options);
+DINPUT_API dinput_compression_t
+dinput_record_writer_options_compression(const dinput_record_writer_options_t* options);
 /** The compression level: 0 (the default) picks the codec's default (zstd 3, gzip 6); else
  * 1..19 for zstd, 1..9 for gzip (checked by dinput_record_writer_open, which knows the
  * codec); ignored for NONE. INVALID_ARGUMENT outside 0..19. */
-DINPUT_API dinput_status_t dinput_record_writer_options_set_level(dinput_record_writer_options_t *options,
-                                                                  int level);
+DINPUT_API dinput_status_t
+dinput_record_writer_options_set_level(dinput_record_writer_options_t* options, int level);
 /** The level in effect (the default when options is NULL). */
-DINPUT_API int dinput_record_writer_options_level(const dinput_record_writer_options_t *options);
+DINPUT_API int dinput_record_writer_options_level(const dinput_record_writer_options_t* options);
 /** zstd only: the log2 of the window, 10..31, with long-distance matching, as
  * `zstd --long=N` writes: repeats further apart are found, and readers need a window of
  * that size (dinput_dataset_records accepts up to 2^31, 2^30 on 32-bit hosts; open refuses
  * more with INVALID_ARGUMENT). 0 (the default): the level's window. */
 DINPUT_API dinput_status_t dinput_record_writer_options_set_zstd_window_log(
-    dinput_record_writer_options_t *options, int window_log);
+    dinput_record_writer_options_t* options, int window_log);
 /** The zstd window log in effect (0 when options is NULL). */
-DINPUT_API int dinput_record_writer_options_zstd_window_log(const dinput_record_writer_options_t *options);
+DINPUT_API int dinput_record_writer_options_zstd_window_log(
+    const dinput_record_writer_options_t* options);
 
 /** Starts a record file at `path`. The records go to a temporary file in the same directory
  * (named ".NAME.tmp-..."), which dinput_record_writer_close syncs and renames over `path`:
@@ -945,26 +969,26 @@ DINPUT_API int dinput_record_writer_options_zstd_window_log(const dinput_record_
  * have. Errors name `path`:
  * NOT_FOUND for a missing directory, PERMISSION_DENIED for a directory that cannot be
  * written to, FAILED_PRECONDITION for a directory. */
-DINPUT_API dinput_status_t dinput_record_writer_open(dinput_record_writer_t **out, const char *path,
-                                                     const dinput_record_writer_options_t *options);
+DINPUT_API dinput_status_t dinput_record_writer_open(dinput_record_writer_t** out, const char* path,
+                                                     const dinput_record_writer_options_t* options);
 /** Appends one record of `size` bytes (data may be NULL when size is 0). */
-DINPUT_API dinput_status_t dinput_record_writer_write(dinput_record_writer_t *writer, const void *data,
-                                                      size_t size);
+DINPUT_API dinput_status_t dinput_record_writer_write(dinput_record_writer_t* writer,
+                                                      const void* data, size_t size);
 /** Pushes buffered records to the (temporary) file; a flushed zstd/gzip stream stays open for
  * more. The records appear at `path` only at close. */
-DINPUT_API dinput_status_t dinput_record_writer_flush(dinput_record_writer_t *writer);
+DINPUT_API dinput_status_t dinput_record_writer_flush(dinput_record_writer_t* writer);
 /** Finishes the stream, syncs and closes the file and puts it at `path`, reporting any error
  * (then `path` is unchanged); later writes fail with FAILED_PRECONDITION. Closing twice is
  * OK. */
-DINPUT_API dinput_status_t dinput_record_writer_close(dinput_record_writer_t *writer);
+DINPUT_API dinput_status_t dinput_record_writer_close(dinput_record_writer_t* writer);
 /** Abandons the file: the temporary is removed and `path` keeps what it held before. For
  * when the records turn out to be wrong (say, their source is damaged). The writer is then
  * closed: later writes fail with FAILED_PRECONDITION, close does nothing. Never fails for
  * a non-NULL writer (INVALID_ARGUMENT for NULL). */
-DINPUT_API dinput_status_t dinput_record_writer_discard(dinput_record_writer_t *writer);
+DINPUT_API dinput_status_t dinput_record_writer_discard(dinput_record_writer_t* writer);
 /** Closes (if still open; what was written then replaces `path`, and an error is lost — call
  * close first to see it) and frees. */
-DINPUT_API void dinput_record_writer_free(dinput_record_writer_t *writer);
+DINPUT_API void dinput_record_writer_free(dinput_record_writer_t* writer);
 
 /* ------------------------------------------------------------------------------------- */
 /* Strategies and distribution                                                            */
@@ -1011,93 +1035,96 @@ typedef struct dinput_replica_context dinput_replica_context_t;
  * makes the wait fail with DEADLINE_EXCEEDED; a timeout_ms above 10^12 (about 31.7 years,
  * INT64_MAX included) waits without a deadline. num_workers is at most 65536
  * (INVALID_ARGUMENT otherwise). */
-DINPUT_API dinput_status_t dinput_collective_new_in_process(dinput_collective_t **out,
+DINPUT_API dinput_status_t dinput_collective_new_in_process(dinput_collective_t** out,
                                                             int num_workers, int64_t timeout_ms);
 /** Releases this handle to the collective (strategies made with it keep it alive). NULL is
  * ignored. */
-DINPUT_API void dinput_collective_free(dinput_collective_t *collective);
+DINPUT_API void dinput_collective_free(dinput_collective_t* collective);
 /** Fails every pending and future collective wait of every worker with `code` (not DINPUT_OK,
- * nor DINPUT_OUT_OF_RANGE, which get_next would report as end of data) and `message`: a worker that cannot continue (say, its dataset failed to build) releases
- * its peers at once instead of leaving them to time out. Irreversible. */
-DINPUT_API dinput_status_t dinput_collective_abort(dinput_collective_t *collective, dinput_status_t code,
-                                                   const char *message);
+ * nor DINPUT_OUT_OF_RANGE, which get_next would report as end of data) and `message`: a worker that
+ * cannot continue (say, its dataset failed to build) releases its peers at once instead of leaving
+ * them to time out. Irreversible. */
+DINPUT_API dinput_status_t dinput_collective_abort(dinput_collective_t* collective,
+                                                   dinput_status_t code, const char* message);
 /** Number of workers the collective joins (0 for NULL). */
-DINPUT_API int dinput_collective_num_workers(const dinput_collective_t *collective);
+DINPUT_API int dinput_collective_num_workers(const dinput_collective_t* collective);
 
 /** A single-worker strategy over `num_devices` devices named "CPU:k" or "GPU:k" (also
  * "/cpu:0", "/job:worker/device:GPU:1" forms are accepted). num_devices 0 gives the default
  * strategy: one replica on CPU:0. Device names must be distinct. */
-DINPUT_API dinput_status_t dinput_strategy_new(dinput_strategy_t **out,
-                                               const char *const *devices, int num_devices);
+DINPUT_API dinput_status_t dinput_strategy_new(dinput_strategy_t** out, const char* const* devices,
+                                               int num_devices);
 /** Worker `worker_index` of a multi-worker strategy whose workers are joined by `collective`.
  * Every worker has the given local devices (R = num_devices; 0 means CPU:0). */
-DINPUT_API dinput_status_t dinput_strategy_new_multi_worker(dinput_strategy_t **out,
-                                                            dinput_collective_t *collective,
+DINPUT_API dinput_status_t dinput_strategy_new_multi_worker(dinput_strategy_t** out,
+                                                            dinput_collective_t* collective,
                                                             int worker_index,
-                                                            const char *const *devices,
+                                                            const char* const* devices,
                                                             int num_devices);
 /** Like dinput_strategy_new_multi_worker with num_replicas_in_sync CPU replicas in total:
  * INVALID_ARGUMENT when it is not divisible by the number of workers. Every strategy has at
  * most 4096 replicas per worker and 1048576 (2^20) replicas in sync: larger counts fail at
  * once with INVALID_ARGUMENT. */
-DINPUT_API dinput_status_t dinput_strategy_new_multi_worker_cpu(dinput_strategy_t **out,
-                                                                dinput_collective_t *collective,
+DINPUT_API dinput_status_t dinput_strategy_new_multi_worker_cpu(dinput_strategy_t** out,
+                                                                dinput_collective_t* collective,
                                                                 int worker_index,
                                                                 int num_replicas_in_sync);
 /** Releases this handle to the strategy (distributed datasets keep it alive). NULL is
  * ignored. */
-DINPUT_API void dinput_strategy_free(dinput_strategy_t *strategy);
+DINPUT_API void dinput_strategy_free(dinput_strategy_t* strategy);
 /** N = W * R (0 for NULL). */
-DINPUT_API int dinput_strategy_num_replicas_in_sync(const dinput_strategy_t *strategy);
+DINPUT_API int dinput_strategy_num_replicas_in_sync(const dinput_strategy_t* strategy);
 /** R: the replicas of this worker (0 for NULL). */
-DINPUT_API int dinput_strategy_num_local_replicas(const dinput_strategy_t *strategy);
+DINPUT_API int dinput_strategy_num_local_replicas(const dinput_strategy_t* strategy);
 /** W: the workers of the strategy, 1 for a single-worker strategy (0 for NULL). */
-DINPUT_API int dinput_strategy_num_workers(const dinput_strategy_t *strategy);
+DINPUT_API int dinput_strategy_num_workers(const dinput_strategy_t* strategy);
 /** This worker's index in 0..W-1 (0 for NULL). */
-DINPUT_API int dinput_strategy_worker_index(const dinput_strategy_t *strategy);
+DINPUT_API int dinput_strategy_worker_index(const dinput_strategy_t* strategy);
 /** Canonical name ("CPU:0", "GPU:1") of local replica i, borrowed: valid while the strategy
  * handle lives; NULL when out of range. */
-DINPUT_API const char *dinput_strategy_device(const dinput_strategy_t *strategy, int i);
+DINPUT_API const char* dinput_strategy_device(const dinput_strategy_t* strategy, int i);
 
 /** Replication of input pipelines (as tf.distribute.InputReplicationMode). */
+/* clang-format off */
 typedef DINPUT_ENUM(dinput_replication_mode_t) {
   DINPUT_REPLICATION_PER_WORKER = 0,
   DINPUT_REPLICATION_PER_REPLICA = 1,
   DINPUT_REPLICATION_MODE_FORCE_32BIT = 0x7FFFFFFF
 } dinput_replication_mode_t;
+/* clang-format on */
 
 /** Input options (as tf.distribute.InputOptions). Defaults: fetch_to_device 1,
  * replication_mode PER_WORKER, place_dataset_on_device 0, per_replica_buffer_size 1. */
-DINPUT_API dinput_status_t dinput_input_options_new(dinput_input_options_t **out);
+DINPUT_API dinput_status_t dinput_input_options_new(dinput_input_options_t** out);
 /** Frees the input options. NULL is ignored. */
-DINPUT_API void dinput_input_options_free(dinput_input_options_t *options);
+DINPUT_API void dinput_input_options_free(dinput_input_options_t* options);
 /** Non-zero (the default): each replica's data is copied to its device (a GPU) ahead of
  * use; 0: data stays in host memory. */
-DINPUT_API dinput_status_t dinput_input_options_set_fetch_to_device(dinput_input_options_t *o,
+DINPUT_API dinput_status_t dinput_input_options_set_fetch_to_device(dinput_input_options_t* o,
                                                                     int enable);
 /** PER_WORKER (the default): one input pipeline per worker, split among its replicas;
  * PER_REPLICA: one pipeline per local replica (dinput_strategy_distribute_datasets_from_function
  * only). */
 DINPUT_API dinput_status_t dinput_input_options_set_replication_mode(
-    dinput_input_options_t *o, dinput_replication_mode_t mode);
+    dinput_input_options_t* o, dinput_replication_mode_t mode);
 /** Non-zero: the dataset function's pipeline is placed on the replica's device (PER_REPLICA
  * mode only, and not together with fetch_to_device); default 0. */
-DINPUT_API dinput_status_t dinput_input_options_set_place_dataset_on_device(
-    dinput_input_options_t *o, int enable);
+DINPUT_API dinput_status_t
+dinput_input_options_set_place_dataset_on_device(dinput_input_options_t* o, int enable);
 /** >= 0; 0 disables the per-replica buffer. */
-DINPUT_API dinput_status_t dinput_input_options_set_per_replica_buffer_size(
-    dinput_input_options_t *o, int64_t size);
+DINPUT_API dinput_status_t
+dinput_input_options_set_per_replica_buffer_size(dinput_input_options_t* o, int64_t size);
 /** The getters give the value in effect: what was set, else the default above (also for a
  * NULL o, which the distribute functions read as the defaults).
  * fetch_to_device: 1 or 0. */
-DINPUT_API int dinput_input_options_fetch_to_device(const dinput_input_options_t *o);
+DINPUT_API int dinput_input_options_fetch_to_device(const dinput_input_options_t* o);
 /** The replication mode in effect (default DINPUT_REPLICATION_PER_WORKER). */
-DINPUT_API dinput_replication_mode_t dinput_input_options_replication_mode(
-    const dinput_input_options_t *o);
+DINPUT_API dinput_replication_mode_t
+dinput_input_options_replication_mode(const dinput_input_options_t* o);
 /** place_dataset_on_device in effect: 1 or 0 (default 0). */
-DINPUT_API int dinput_input_options_place_dataset_on_device(const dinput_input_options_t *o);
+DINPUT_API int dinput_input_options_place_dataset_on_device(const dinput_input_options_t* o);
 /** The per-replica buffer size in effect (default 1). */
-DINPUT_API int64_t dinput_input_options_per_replica_buffer_size(const dinput_input_options_t *o);
+DINPUT_API int64_t dinput_input_options_per_replica_buffer_size(const dinput_input_options_t* o);
 
 /** Distributes a dataset batched by the global batch size (experimental_distribute_dataset):
  * auto-shards it across workers by the dataset's auto_shard_policy, splits each global batch
@@ -1110,144 +1137,145 @@ DINPUT_API int64_t dinput_input_options_per_replica_buffer_size(const dinput_inp
  * is collective: every worker must make it, in the same order as its other such calls, and
  * it waits for the others (DEADLINE_EXCEEDED after the collective's timeout). */
 DINPUT_API dinput_status_t dinput_strategy_distribute_dataset(
-    dinput_dist_dataset_t **out, const dinput_strategy_t *strategy,
-    const dinput_dataset_t *dataset, const dinput_input_options_t *options);
+    dinput_dist_dataset_t** out, const dinput_strategy_t* strategy, const dinput_dataset_t* dataset,
+    const dinput_input_options_t* options);
 
 /** dataset_fn: returns the (already sharded and per-replica batched) dataset of one input
  * pipeline. Called once per worker (PER_WORKER) or per local replica (PER_REPLICA), from the
  * calling thread of dinput_strategy_distribute_datasets_from_function. `context` is borrowed
  * for the call only; *out becomes the library's. */
-typedef dinput_status_t (*dinput_dataset_fn)(dinput_dataset_t **out,
-                                             const dinput_input_context_t *context,
-                                             void *user_data);
+typedef dinput_status_t (*dinput_dataset_fn)(dinput_dataset_t** out,
+                                             const dinput_input_context_t* context,
+                                             void* user_data);
 /** Distributes the datasets that fn builds, one per input pipeline (see dinput_dataset_fn);
  * the datasets are not sharded or rebatched: each yields per-replica batches already.
  * fn is called only during this call, so user_data is released with free_user_data (may be
  * NULL) before it returns, also on failure. options may be NULL (defaults). */
 DINPUT_API dinput_status_t dinput_strategy_distribute_datasets_from_function(
-    dinput_dist_dataset_t **out, const dinput_strategy_t *strategy, dinput_dataset_fn fn,
-    void *user_data, dinput_free_fn free_user_data, const dinput_input_options_t *options);
+    dinput_dist_dataset_t** out, const dinput_strategy_t* strategy, dinput_dataset_fn fn,
+    void* user_data, dinput_free_fn free_user_data, const dinput_input_options_t* options);
 
 /** Number of input pipelines in the job (0 for NULL). */
-DINPUT_API int dinput_input_context_num_input_pipelines(const dinput_input_context_t *c);
+DINPUT_API int dinput_input_context_num_input_pipelines(const dinput_input_context_t* c);
 /** Index of this input pipeline, in 0..num_input_pipelines-1 (0 for NULL). */
-DINPUT_API int dinput_input_context_input_pipeline_id(const dinput_input_context_t *c);
+DINPUT_API int dinput_input_context_input_pipeline_id(const dinput_input_context_t* c);
 /** Number of replicas in sync in the job (0 for NULL). */
-DINPUT_API int dinput_input_context_num_replicas_in_sync(const dinput_input_context_t *c);
+DINPUT_API int dinput_input_context_num_replicas_in_sync(const dinput_input_context_t* c);
 /** global_batch_size / num_replicas_in_sync; INVALID_ARGUMENT when it does not divide. */
 DINPUT_API dinput_status_t dinput_input_context_get_per_replica_batch_size(
-    int64_t *out, const dinput_input_context_t *c, int64_t global_batch_size);
+    int64_t* out, const dinput_input_context_t* c, int64_t global_batch_size);
 
 /** Releases this handle to the distributed dataset (its iterators keep it alive). NULL is
  * ignored. */
-DINPUT_API void dinput_dist_dataset_free(dinput_dist_dataset_t *dataset);
+DINPUT_API void dinput_dist_dataset_free(dinput_dist_dataset_t* dataset);
 /** How this worker's input is distributed, as static JSON text borrowed for the dataset's life:
  * {"policy":"DATA","split":"even","global_batch_size":4,"num_replicas_in_sync":2,
  *  "num_workers":1,"worker_index":0} — policy is the one applied (AUTO resolved; "NONE" for
  * distribute_datasets_from_function), split is "none", "even" or "balanced", and
  * global_batch_size is -1 when unknown. "" for NULL. */
-DINPUT_API const char *dinput_dist_dataset_plan(const dinput_dist_dataset_t *dataset);
+DINPUT_API const char* dinput_dist_dataset_plan(const dinput_dist_dataset_t* dataset);
 /** The per-replica element spec (batch dimension unknown when partial batches can occur). */
-DINPUT_API dinput_status_t dinput_dist_dataset_element_spec(dinput_spec_t **out,
-                                                            const dinput_dist_dataset_t *dataset);
+DINPUT_API dinput_status_t dinput_dist_dataset_element_spec(dinput_spec_t** out,
+                                                            const dinput_dist_dataset_t* dataset);
 /** A new iterator (a new epoch). In a multi-worker strategy every worker must create its
  * iterators in the same order, since their steps are matched through the collective. */
-DINPUT_API dinput_status_t dinput_dist_dataset_iterator(dinput_dist_iterator_t **out,
-                                                        const dinput_dist_dataset_t *dataset);
+DINPUT_API dinput_status_t dinput_dist_dataset_iterator(dinput_dist_iterator_t** out,
+                                                        const dinput_dist_dataset_t* dataset);
 /** Frees the iterator without waiting for a slow upstream (see dinput_iterator_free). In a
  * multi-worker strategy, freeing an iterator that has not ended cancels it (see
  * dinput_dist_iterator_cancel), so the other workers' iterators fail at once instead of
  * waiting for this worker's steps until the collective's timeout. */
-DINPUT_API void dinput_dist_iterator_free(dinput_dist_iterator_t *iterator);
+DINPUT_API void dinput_dist_iterator_free(dinput_dist_iterator_t* iterator);
 /** Cancels the iterator as dinput_iterator_cancel does (any thread, also while another is in
  * get_next, which then returns DINPUT_CANCELLED within about 10 ms, as does every later
  * call). In a multi-worker strategy the iterators of this epoch on the other workers fail
  * too, promptly, with DINPUT_CANCELLED naming this worker, also when they are waiting for
  * this one in a step; the collective and later iterators are not affected. Idempotent;
  * INVALID_ARGUMENT for NULL. */
-DINPUT_API dinput_status_t dinput_dist_iterator_cancel(dinput_dist_iterator_t *iterator);
+DINPUT_API dinput_status_t dinput_dist_iterator_cancel(dinput_dist_iterator_t* iterator);
 /** One step: an element per local replica; replicas without data get an empty (0-row) batch;
  * DINPUT_OUT_OF_RANGE when no replica on any worker has data. */
-DINPUT_API dinput_status_t dinput_dist_iterator_get_next(dinput_per_replica_t **out,
-                                                         dinput_dist_iterator_t *iterator);
+DINPUT_API dinput_status_t dinput_dist_iterator_get_next(dinput_per_replica_t** out,
+                                                         dinput_dist_iterator_t* iterator);
 /** One step as an optional holding a per-replica value (empty at the end of data, on every
  * worker at the same step); errors as for dinput_dist_iterator_get_next. */
 DINPUT_API dinput_status_t dinput_dist_iterator_get_next_as_optional(
-    dinput_optional_t **out, dinput_dist_iterator_t *iterator);
+    dinput_optional_t** out, dinput_dist_iterator_t* iterator);
 /** The per-replica element spec of the iterator's steps (a new spec, owned by the caller). */
-DINPUT_API dinput_status_t dinput_dist_iterator_element_spec(
-    dinput_spec_t **out, const dinput_dist_iterator_t *iterator);
+DINPUT_API dinput_status_t
+dinput_dist_iterator_element_spec(dinput_spec_t** out, const dinput_dist_iterator_t* iterator);
 /** The statistics of dinput_iterator_statistic for this worker's input pipelines. */
-DINPUT_API dinput_status_t dinput_dist_iterator_statistic(int64_t *out,
-                                                          const dinput_dist_iterator_t *iterator,
-                                                          const char *name);
+DINPUT_API dinput_status_t dinput_dist_iterator_statistic(int64_t* out,
+                                                          const dinput_dist_iterator_t* iterator,
+                                                          const char* name);
 
 /** The per-replica value held by an optional (a new handle). INVALID_ARGUMENT when empty or
  * when it holds a plain element. */
-DINPUT_API dinput_status_t dinput_optional_get_per_replica(dinput_per_replica_t **out,
-                                                           const dinput_optional_t *optional);
+DINPUT_API dinput_status_t dinput_optional_get_per_replica(dinput_per_replica_t** out,
+                                                           const dinput_optional_t* optional);
 
 /** Releases this handle to the per-replica value. NULL is ignored. */
-DINPUT_API void dinput_per_replica_free(dinput_per_replica_t *value);
+DINPUT_API void dinput_per_replica_free(dinput_per_replica_t* value);
 /** A new handle to the same per-replica value (no copy of the data). */
-DINPUT_API dinput_status_t dinput_per_replica_ref(dinput_per_replica_t **out, const dinput_per_replica_t *value);
+DINPUT_API dinput_status_t dinput_per_replica_ref(dinput_per_replica_t** out,
+                                                  const dinput_per_replica_t* value);
 /** Number of local replicas in the value (0 for NULL). */
-DINPUT_API int dinput_per_replica_size(const dinput_per_replica_t *value);
+DINPUT_API int dinput_per_replica_size(const dinput_per_replica_t* value);
 /** Borrowed element of local replica i (local_results order), valid while the value lives;
  * NULL when out of range (negative i included). */
-DINPUT_API const dinput_element_t *dinput_per_replica_get(const dinput_per_replica_t *value,
-                                                          int i);
+DINPUT_API const dinput_element_t* dinput_per_replica_get(const dinput_per_replica_t* value, int i);
 /** Creates a per-replica value from one element per local replica. count: 0..4096 (the most
  * local replicas a strategy has), else INVALID_ARGUMENT. */
-DINPUT_API dinput_status_t dinput_per_replica_new(dinput_per_replica_t **out,
-                                                  const dinput_element_t *const *elements,
+DINPUT_API dinput_status_t dinput_per_replica_new(dinput_per_replica_t** out,
+                                                  const dinput_element_t* const* elements,
                                                   int count);
 
 /** value_fn: the value of one replica, called once per local replica in replica order, on the
  * thread that calls dinput_strategy_distribute_values_from_function, during that call only.
  * `context` is borrowed for the call only; *out becomes the library's. */
-typedef dinput_status_t (*dinput_value_fn)(dinput_element_t **out,
-                                           const dinput_value_context_t *context,
-                                           void *user_data);
+typedef dinput_status_t (*dinput_value_fn)(dinput_element_t** out,
+                                           const dinput_value_context_t* context, void* user_data);
 /** A per-replica value whose element for each local replica is computed by fn (see
  * dinput_value_fn). A failing status from fn fails the call, naming the replica. */
 DINPUT_API dinput_status_t dinput_strategy_distribute_values_from_function(
-    dinput_per_replica_t **out, const dinput_strategy_t *strategy, dinput_value_fn fn,
-    void *user_data);
+    dinput_per_replica_t** out, const dinput_strategy_t* strategy, dinput_value_fn fn,
+    void* user_data);
 /** The replica's index among all replicas in sync, worker_index * R + local index (0 for
  * NULL). */
-DINPUT_API int dinput_value_context_replica_id_in_sync_group(const dinput_value_context_t *c);
+DINPUT_API int dinput_value_context_replica_id_in_sync_group(const dinput_value_context_t* c);
 /** Number of replicas in sync (0 for NULL). */
-DINPUT_API int dinput_value_context_num_replicas_in_sync(const dinput_value_context_t *c);
+DINPUT_API int dinput_value_context_num_replicas_in_sync(const dinput_value_context_t* c);
 
 /** run callback: computes replica context's result from its slice of the arguments (args
  * is NULL when run was given no arguments). Called concurrently, once per local replica
  * (replica 0 on the calling thread). `context` and `args` are borrowed for the call only
  * (dinput_element_ref keeps args longer); *out becomes the library's. */
-typedef dinput_status_t (*dinput_replica_fn)(dinput_element_t **out,
-                                             const dinput_replica_context_t *context,
-                                             const dinput_element_t *args, void *user_data);
+typedef dinput_status_t (*dinput_replica_fn)(dinput_element_t** out,
+                                             const dinput_replica_context_t* context,
+                                             const dinput_element_t* args, void* user_data);
 /** Runs fn once per local replica, concurrently, each with its replica's element of args (may
  * be NULL), and returns the results as a per-replica value (as tf.distribute.Strategy.run).
  * A failing status from any replica fails the call, naming the replica. */
-DINPUT_API dinput_status_t dinput_strategy_run(dinput_per_replica_t **out,
-                                               const dinput_strategy_t *strategy,
+DINPUT_API dinput_status_t dinput_strategy_run(dinput_per_replica_t** out,
+                                               const dinput_strategy_t* strategy,
                                                dinput_replica_fn fn,
-                                               const dinput_per_replica_t *args, void *user_data);
+                                               const dinput_per_replica_t* args, void* user_data);
 /** The replica's index among all replicas in sync (0 for NULL). */
-DINPUT_API int dinput_replica_context_replica_id_in_sync_group(const dinput_replica_context_t *c);
+DINPUT_API int dinput_replica_context_replica_id_in_sync_group(const dinput_replica_context_t* c);
 /** Number of replicas in sync (0 for NULL). */
-DINPUT_API int dinput_replica_context_num_replicas_in_sync(const dinput_replica_context_t *c);
+DINPUT_API int dinput_replica_context_num_replicas_in_sync(const dinput_replica_context_t* c);
 /** Canonical device name of the replica, e.g. "CPU:1"; borrowed like the context: valid during
  * the callback only. */
-DINPUT_API const char *dinput_replica_context_device(const dinput_replica_context_t *c);
+DINPUT_API const char* dinput_replica_context_device(const dinput_replica_context_t* c);
 
 /** How dinput_strategy_reduce combines the replicas' values: their sum or their mean. */
+/* clang-format off */
 typedef DINPUT_ENUM(dinput_reduce_op_t) {
   DINPUT_REDUCE_SUM = 0,
   DINPUT_REDUCE_MEAN = 1,
   DINPUT_REDUCE_OP_FORCE_32BIT = 0x7FFFFFFF
 } dinput_reduce_op_t;
+/* clang-format on */
 /** axis for dinput_strategy_reduce: element-wise across replicas only. */
 #define DINPUT_AXIS_NONE (-1)
 
@@ -1262,10 +1290,10 @@ typedef DINPUT_ENUM(dinput_reduce_op_t) {
  * once to float64. Floating values on GPUs are summed with NCCL when it is available (one
  * worker, element-wise), else (and integers always) copied to the host. The result is in
  * host memory, and every worker gets the same one. */
-DINPUT_API dinput_status_t dinput_strategy_reduce(dinput_element_t **out,
-                                                  const dinput_strategy_t *strategy,
+DINPUT_API dinput_status_t dinput_strategy_reduce(dinput_element_t** out,
+                                                  const dinput_strategy_t* strategy,
                                                   dinput_reduce_op_t op,
-                                                  const dinput_per_replica_t *value, int axis);
+                                                  const dinput_per_replica_t* value, int axis);
 
 #ifdef __cplusplus
 } /* extern "C" */

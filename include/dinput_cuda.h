@@ -26,10 +26,12 @@ extern "C" {
 
 /** Makes `stream` wait (on the device, without blocking the host) until the copy that fills
  * `tensor` has finished. */
-DINPUT_API dinput_status_t dinput_tensor_cuda_wait(const dinput_tensor_t *tensor, cudaStream_t stream);
+DINPUT_API dinput_status_t dinput_tensor_cuda_wait(const dinput_tensor_t* tensor,
+                                                   cudaStream_t stream);
 
 /** dinput_tensor_cuda_wait for every component of the element. */
-DINPUT_API dinput_status_t dinput_element_cuda_wait(const dinput_element_t *element, cudaStream_t stream);
+DINPUT_API dinput_status_t dinput_element_cuda_wait(const dinput_element_t* element,
+                                                    cudaStream_t stream);
 
 /** The event that completes with the copy filling `tensor`; NULL for a NULL tensor, host
  * tensors and tensors whose data was ready at once. BORROWED, so returned directly (not
@@ -37,7 +39,7 @@ DINPUT_API dinput_status_t dinput_element_cuda_wait(const dinput_element_t *elem
  * never to be destroyed by the caller. For waiting on it, dinput_tensor_cuda_wait is
  * simpler; the event is for callers that need it themselves (cudaEventQuery, or
  * cudaStreamWaitEvent on a stream of their own). */
-DINPUT_API cudaEvent_t dinput_tensor_cuda_ready_event(const dinput_tensor_t *tensor);
+DINPUT_API cudaEvent_t dinput_tensor_cuda_ready_event(const dinput_tensor_t* tensor);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -2,6 +2,7 @@
 // runs one of them per file name of its input.
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <new>
 #include <string>
 #include <utility>
@@ -184,7 +185,9 @@ dinput_status_t reader_for_file(dinput_dataset_t** out, const dinput_element_t* 
   });
 }
 
-void free_reader_config(void* user_data) { delete static_cast<ReaderConfig*>(user_data); }
+void free_reader_config(void* user_data) {
+  std::unique_ptr<ReaderConfig>(static_cast<ReaderConfig*>(user_data));
+}
 
 // Fails unless the elements of `input` are file names: bytes scalars.
 void check_file_name_input(const dinput_dataset_t* input) {
@@ -254,7 +257,7 @@ DatasetPtr build_interleave(const Args& args, const dinput_dataset_t* input) {
 
   // The library owns the config from here on, also when the call fails (it then frees it),
   // so the tool never frees it itself.
-  ReaderConfig* user_data = new ReaderConfig(config);
+  ReaderConfig* user_data = std::make_unique<ReaderConfig>(config).release();
   dinput_dataset_t* made = nullptr;
   return adopt(dinput_dataset_interleave(&made, input, reader_for_file, spec.get(), user_data,
                                          free_reader_config, options.get()),

@@ -1125,6 +1125,12 @@ def write_convert_refusals(ctx):
     ctx.fails("NOT_FOUND", "convert", ctx.path("missing.rec"), ctx.path("b.rec"))
     ctx.fails("NOT_FOUND", "inspect", ctx.path("missing.rec"))
     expect_equal("a.rec after a missing input", ctx.read_file("a.rec"), before)
+    # The tool codes its own file errors as the library does (one errno mapping): a symbolic
+    # link loop is FAILED_PRECONDITION, not DATA_LOSS.
+    os.symlink("loop.txt", ctx.path("loop.txt"))
+    line = ctx.fails("FAILED_PRECONDITION", "write", "--lines", ctx.path("loop.txt"), rec)
+    if "loop.txt" not in line:
+        raise CaseFailure("the error must name the file: " + line)
     # The writer checks the level before it creates the file.
     line = ctx.fails("INVALID_ARGUMENT", "write", "--compression", "ZSTD", "--level", "99",
                      "--lines", text, ctx.path("c.rec"))

@@ -16,6 +16,7 @@
 #include "cli_options.h"
 #include "compression.h"
 #include "handles.h"
+#include "io/file_error.h"
 #include "json_format.h"
 
 namespace dinput_tool {
@@ -63,33 +64,10 @@ int level_option(const ParsedArgs& args, dinput_compression_t compression) {
 
 // ---- files -----------------------------------------------------------------------------
 
-// Errors of the tool's own file access, coded as the library codes its own.
+// Errors of the tool's own file access, coded by the library's own errno mapping
+// (src/io/file_error_code.cc, compiled in), whose codes are dinput_status_t's numbers.
 Failure file_error(const char* verb, const std::string& path, int err) {
-  dinput_status_t code;
-  switch (err) {
-    case ENOENT:
-    case ENOTDIR:
-      code = DINPUT_NOT_FOUND;
-      break;
-    case EACCES:
-    case EPERM:
-    case EROFS:
-      code = DINPUT_PERMISSION_DENIED;
-      break;
-    case EISDIR:
-      code = DINPUT_FAILED_PRECONDITION;
-      break;
-    case ENOMEM:
-    case ENOSPC:
-    case EDQUOT:
-    case EFBIG:
-    case EMFILE:
-    case ENFILE:
-      code = DINPUT_RESOURCE_EXHAUSTED;
-      break;
-    default:
-      code = DINPUT_DATA_LOSS;
-  }
+  const auto code = static_cast<dinput_status_t>(dinput::file_error_code(err));
   return Failure(code, std::string("cannot ") + verb + " '" + path + "': " + std::strerror(err));
 }
 

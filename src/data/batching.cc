@@ -96,24 +96,6 @@ class ParallelBatchIterator final : public Iterator {
   }
 
  private:
-  // What Iterator::next_batch does with the rows it read, with the same errors.
-  static Element stack_rows(std::vector<Element>& rows) {
-    const size_t components = rows[0].size();
-    for (size_t r = 1; r < rows.size(); ++r)
-      if (rows[r].size() != components)
-        raise(Code::kInvalidArgument,
-              "Cannot batch elements with different numbers of components: ", describe(rows[0]),
-              " and ", describe(rows[r]));
-    Element out;
-    out.reserve(components);
-    std::vector<Tensor> column(rows.size());
-    for (size_t c = 0; c < components; ++c) {
-      for (size_t r = 0; r < rows.size(); ++r) column[r] = std::move(rows[r][c]);
-      out.push_back(stack(column, c));
-    }
-    return out;
-  }
-
   std::unique_ptr<Iterator> input_;
   int64_t batch_size_;
   bool drop_remainder_;

@@ -7,6 +7,23 @@
 
 namespace dinput {
 
+Element stack_rows(std::vector<Element>& rows) {
+  const size_t components = rows[0].size();
+  for (size_t r = 1; r < rows.size(); ++r)
+    if (rows[r].size() != components)
+      raise(Code::kInvalidArgument,
+            "Cannot batch elements with different numbers of components: ", describe(rows[0]),
+            " and ", describe(rows[r]));
+  Element out;
+  out.reserve(components);
+  std::vector<Tensor> column(rows.size());
+  for (size_t c = 0; c < components; ++c) {
+    for (size_t r = 0; r < rows.size(); ++r) column[r] = std::move(rows[r][c]);
+    out.push_back(stack(column, c));
+  }
+  return out;
+}
+
 int64_t Iterator::next_batch(int64_t n, Element& out) {
   std::vector<Element> rows;
   rows.reserve(
@@ -14,19 +31,7 @@ int64_t Iterator::next_batch(int64_t n, Element& out) {
   Element e;
   while (static_cast<int64_t>(rows.size()) < n && next(e)) rows.push_back(std::move(e));
   if (rows.empty()) return 0;
-  const size_t components = rows[0].size();
-  for (size_t r = 1; r < rows.size(); ++r)
-    if (rows[r].size() != components)
-      raise(Code::kInvalidArgument,
-            "Cannot batch elements with different numbers of components: ", describe(rows[0]),
-            " and ", describe(rows[r]));
-  out.clear();
-  out.reserve(components);
-  std::vector<Tensor> column(rows.size());
-  for (size_t c = 0; c < components; ++c) {
-    for (size_t r = 0; r < rows.size(); ++r) column[r] = std::move(rows[r][c]);
-    out.push_back(stack(column, c));
-  }
+  out = stack_rows(rows);
   return static_cast<int64_t>(rows.size());
 }
 

@@ -4,6 +4,7 @@
 
 #include <exception>
 #include <memory>
+#include <vector>
 
 #include "core/element.h"
 #include "core/status.h"
@@ -23,6 +24,11 @@ class Iterator {
   // directly, which is what makes batch() cheap.
   virtual int64_t next_batch(int64_t n, Element& out);
 };
+
+// Stacks rows (elements with the same number of components and equal shapes) into one
+// element with a new leading dimension; the rows' tensors are moved from. Rows that differ
+// are INVALID_ARGUMENT. `rows` must not be empty. What next_batch and the parallel batch do.
+Element stack_rows(std::vector<Element>& rows);
 
 // Gives an iterator the behaviour users rely on at the API surface: once it has ended it
 // stays ended, and once it has failed every later call repeats the same error (a half-done

@@ -2,8 +2,9 @@
 # Sets up a fresh machine, builds dinput and runs every test (README, second command; .ci/run
 # calls it):
 #  1. the default preset (RelWithDebInfo, build/): every CTest test — unit, C API, CLI,
-#     packaging, examples, distribution, record files, fuzz corpora, bindings, and the GPU
-#     tests (which report SKIP without a GPU);
+#     packaging, examples, distribution, record files, fuzz corpora, bindings, the API
+#     reference (Doxygen), the code style (clang-format), and the GPU tests (which report
+#     SKIP without a GPU);
 #  2. the asan preset (Debug, AddressSanitizer + UBSan, build-asan/): the library's own test
 #     suites again, with leak detection;
 #  3. the tsan preset (ThreadSanitizer, CPU-only: DINPUT_WITH_CUDA=OFF, build-tsan/): the

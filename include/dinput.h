@@ -53,8 +53,9 @@
  *    datasets, strategies, distributed datasets, per-replica values, optionals) may be
  *    shared and read from several threads at once.
  *  - Specs (dinput_spec_t) and options (dinput_options_t, dinput_input_options_t) are
- *    mutable until used, then frozen. The functions that use them (dinput_dataset_map and
- *    dinput_dataset_interleave out_spec, dinput_dataset_from_generator spec,
+ *    mutable until used, then frozen. The functions that use them
+ *    (dinput_map_options_set_out_spec, dinput_dataset_interleave out_spec,
+ *    dinput_dataset_from_generator spec,
  *    dinput_dataset_with_options, dinput_strategy_distribute_dataset,
  *    dinput_strategy_distribute_datasets_from_function) copy their values, and a successful
  *    call freezes the object: every later setter or adder on it fails with
@@ -75,7 +76,8 @@
  *    callback are left to finish that call on their own, after which they release what they
  *    used. Such a callback's user_data is still released exactly once, after its last call
  *    has returned, so it may outlive the free call.
- *  - Callbacks (generator, map, filter, dataset_fn, value_fn, run) may be called from library
+ *  - Callbacks (generator, map, filter, interleave, dataset_fn, value_fn, run) may be called
+ *    from library
  *    threads, and several at once where the documentation says so (parallel map, run).
  *    A callback reports failure by returning a status other than DINPUT_OK; it may first
  *    call dinput_error_set() to give the message that reaches the caller.
@@ -473,7 +475,8 @@ DINPUT_API int dinput_options_deterministic(const dinput_options_t* options);
  *    frozen: a setter on it then fails with FAILED_PRECONDITION naming the function that
  *    used it. It can still be read, and used for more datasets with the same settings. A
  *    call that fails does not freeze the handle.
- *  - A handle may be read from several threads; setters need the caller's own locking. */
+ *  - As for specs and options (THREADING above): until it is frozen a handle belongs to one
+ *    thread; once frozen it may be read from several threads at once. */
 
 /** tf.data's three-state `deterministic` of map, interleave and batch. */
 /* clang-format off */
@@ -494,8 +497,9 @@ typedef struct dinput_map_options dinput_map_options_t;
 DINPUT_API dinput_status_t dinput_map_options_new(dinput_map_options_t** out);
 /** Releases the handle (NULL is accepted). */
 DINPUT_API void dinput_map_options_free(dinput_map_options_t* options);
-/** The spec of the map function's results (copied); NULL (the default): the same as the
- * input's. A result that does not match it fails get_next with INVALID_ARGUMENT. */
+/** The spec of the map function's results; NULL (the default): the same as the input's. The
+ * spec is copied and frozen (a later dinput_spec_add on it fails). A result that does not
+ * match it fails get_next with INVALID_ARGUMENT. */
 DINPUT_API dinput_status_t dinput_map_options_set_out_spec(dinput_map_options_t* options,
                                                            const dinput_spec_t* spec);
 /** A copy of the spec set, or *out = NULL when none is (DINPUT_OK either way). */
@@ -534,7 +538,7 @@ DINPUT_API dinput_status_t dinput_interleave_options_set_block_length(
 /** The block length in effect (the default when options is NULL). */
 DINPUT_API int64_t
 dinput_interleave_options_block_length(const dinput_interleave_options_t* options);
-/** 1 (the default) or 0: the open datasets are read on the consumer's thread; > 1 or
+/** 1 (the default) or 0: the open datasets are read on the consumer's thread; 2..1024 or
  * DINPUT_AUTOTUNE: each open dataset is read ahead on a library thread of its own. */
 DINPUT_API dinput_status_t dinput_interleave_options_set_num_parallel_calls(
     dinput_interleave_options_t* options, int64_t num_parallel_calls);
@@ -623,7 +627,8 @@ typedef void (*dinput_free_fn)(void* user_data);
 /** Placeholder for dinput_dataset_shard, replaced by (num_workers, worker_index) under the
  * HINT auto-shard policy. */
 #define DINPUT_SHARD_HINT (-1)
-/** buffer_size for dinput_dataset_prefetch / num_parallel_calls for map: chosen by dinput. */
+/** Chosen by dinput: buffer_size of dinput_dataset_prefetch, num_parallel_calls of the map,
+ * interleave and batch options, and cycle_length of the interleave options. */
 #define DINPUT_AUTOTUNE (-1)
 
 /** Releases this handle to the dataset; datasets and iterators built on it keep it alive.
@@ -951,7 +956,8 @@ DINPUT_API int dinput_record_writer_options_level(const dinput_record_writer_opt
 /** zstd only: the log2 of the window, 10..31, with long-distance matching, as
  * `zstd --long=N` writes: repeats further apart are found, and readers need a window of
  * that size (dinput_dataset_records accepts up to 2^31, 2^30 on 32-bit hosts; open refuses
- * more with INVALID_ARGUMENT). 0 (the default): the level's window. */
+ * more with INVALID_ARGUMENT). 0 (the default): the level's window. Ignored unless the
+ * compression is ZSTD. */
 DINPUT_API dinput_status_t dinput_record_writer_options_set_zstd_window_log(
     dinput_record_writer_options_t* options, int window_log);
 /** The zstd window log in effect (0 when options is NULL). */
@@ -965,8 +971,8 @@ DINPUT_API int dinput_record_writer_options_zstd_window_log(
  * and `path` is unchanged. A symbolic link to a file is followed (the file is replaced, the
  * link stays); the replacement keeps the replaced file's permission bits. A path that is not
  * a regular file (a device, a FIFO) is written directly. options (NULL: an uncompressed
- * file): the compression and its level; INVALID_ARGUMENT for a level the codec does not
- * have. Errors name `path`:
+ * file): the compression, its level and the zstd window; INVALID_ARGUMENT for a level the
+ * codec does not have. File errors name `path`:
  * NOT_FOUND for a missing directory, PERMISSION_DENIED for a directory that cannot be
  * written to, FAILED_PRECONDITION for a directory. */
 DINPUT_API dinput_status_t dinput_record_writer_open(dinput_record_writer_t** out, const char* path,
@@ -1130,7 +1136,7 @@ DINPUT_API int64_t dinput_input_options_per_replica_buffer_size(const dinput_inp
  * auto-shards it across workers by the dataset's auto_shard_policy, splits each global batch
  * among the replicas and prefetches. options may be NULL (defaults).
  * Random seeds: with several workers, a dataset containing a shuffle or list_files with a
- * random seed (seed < 0) would be shuffled differently by each worker's copy, and sharding
+ * random seed (no seed set) would be shuffled differently by each worker's copy, and sharding
  * would then lose and repeat elements. The workers agree on one random seed instead (worker
  * 0's, through the collective), so for such a dataset this call (and
  * dinput_strategy_distribute_datasets_from_function, for the datasets dataset_fn returns)

@@ -11,7 +11,9 @@
  *
  * Every build of dinput exports these functions and installs this header. In a build without
  * CUDA support they succeed as no-ops (as they do for host tensors in any build), since no
- * tensor can then live on a GPU.
+ * tensor can then live on a GPU. Including this header needs CUDA's runtime headers
+ * (cuda_runtime_api.h, from the CUDA toolkit) on the include path, whatever the build of
+ * dinput.
  */
 #ifndef DINPUT_CUDA_H
 #define DINPUT_CUDA_H

@@ -13,7 +13,9 @@
 //! gives a [`Canceller`] that is `Send + Sync` and may be used from any thread while the
 //! consumer is blocked in `get_next`, which then fails with [`Code::Cancelled`]. The C handle
 //! is shared between the iterator and its cancellers and freed when the last of them is
-//! dropped, since freeing must never race with a cancel.
+//! dropped, since freeing must never race with a cancel. Dropping the iterator itself
+//! cancels it, so a canceller that outlives it keeps neither its background threads
+//! producing nor (for a distributed iterator) the other workers waiting on it.
 
 use std::cell::Cell;
 use std::fmt;
@@ -128,6 +130,15 @@ impl Iterator {
     }
 }
 
+impl Drop for Iterator {
+    fn drop(&mut self) {
+        // Stop the pipeline now, not when the last Canceller goes: nobody can consume it any
+        // more. SAFETY: self.raw is live; cancel may overlap any call but free, which only the
+        // last owner of the Arc makes. Its status is ignored (nothing to report it to).
+        unsafe { sys::dinput_iterator_cancel(self.raw.as_ptr()) };
+    }
+}
+
 impl std::iter::Iterator for Iterator {
     type Item = Result<Element>;
 
@@ -185,7 +196,8 @@ enum CancelTarget {
 /// `get_next`: that call returns [`Code::Cancelled`] promptly, and so does every later one.
 /// For a distributed iterator the other workers' iterators of the epoch fail too. Cloning
 /// is cheap; the iterator's C handle lives until the iterator and all its cancellers are
-/// dropped.
+/// dropped, but dropping the iterator already cancels it (a canceller that outlives its
+/// iterator only makes idempotent calls).
 #[derive(Clone)]
 pub struct Canceller {
     target: CancelTarget,
@@ -269,6 +281,14 @@ impl DistIterator {
         // SAFETY: out and name are valid for the call; self.raw is live.
         check(unsafe { sys::dinput_dist_iterator_statistic(&mut value, self.raw.as_ptr(), name.as_ptr()) })?;
         Ok(value)
+    }
+}
+
+impl Drop for DistIterator {
+    fn drop(&mut self) {
+        // As for Iterator, and more pressing: until cancelled, the other workers of the job
+        // wait in their step for this one until the collective's timeout. SAFETY: as there.
+        unsafe { sys::dinput_dist_iterator_cancel(self.raw.as_ptr()) };
     }
 }
 

@@ -91,3 +91,42 @@ fn cancel_on_one_worker_fails_the_others_promptly() {
     assert!(err.message.contains("worker 0 cancelled"), "{err}");
     assert!(returned_at - cancelled_at < Duration::from_millis(500));
 }
+
+#[test]
+fn dropping_a_dist_iterator_cancels_it_while_a_canceller_lives() {
+    // Without the iterator's own Drop, the C handle (and so the cancel of the other workers)
+    // would only go with the last Canceller, and worker 1 would wait out this timeout.
+    let collective = Collective::in_process(2, Some(Duration::from_secs(30))).unwrap();
+    let batched = Dataset::range(0, 64, 1).unwrap().batch(2, false).unwrap();
+    let mut iterators = Vec::new();
+    let mut datasets = Vec::new();
+    for w in 0..2 {
+        let strategy = Strategy::multi_worker(&collective, w, &["CPU:0"]).unwrap();
+        let dist = strategy.distribute_dataset(&batched, None).unwrap();
+        iterators.push(dist.iter().unwrap());
+        datasets.push(dist);
+    }
+    let mut worker1 = iterators.pop().unwrap();
+    let mut worker0 = iterators.pop().unwrap();
+    let other = std::thread::spawn(move || {
+        let mut steps = 0;
+        loop {
+            match worker1.get_next() {
+                Ok(_) => steps += 1,
+                Err(e) => return (steps, e, Instant::now()),
+            }
+        }
+    });
+    for _ in 0..2 {
+        worker0.get_next().unwrap();
+    }
+    let canceller = worker0.canceller();
+    std::thread::sleep(Duration::from_millis(50)); // worker 1 now waits in step 3
+    let dropped_at = Instant::now();
+    drop(worker0);
+    let (steps, err, returned_at) = other.join().unwrap();
+    assert_eq!(steps, 2);
+    assert_eq!(err.code, Code::Cancelled, "{err}");
+    assert!(returned_at - dropped_at < Duration::from_millis(500), "{:?}", returned_at - dropped_at);
+    canceller.cancel().unwrap(); // still callable, and idempotent
+}

@@ -57,8 +57,9 @@ pub struct Options {
     raw: NonNull<sys::dinput_options_t>,
 }
 
-// SAFETY: dinput.h lists options among the immutable objects that may be shared; setters take
-// `&mut self`, so they never overlap a read.
+// SAFETY: options are mutable until used (Dataset::with_options), then frozen (dinput.h);
+// until then a setter must not overlap any other call on them, and setters take `&mut self`,
+// so they never do. Every other call only reads, and may overlap another read.
 unsafe impl Send for Options {}
 // SAFETY: as above.
 unsafe impl Sync for Options {}
@@ -72,7 +73,14 @@ impl Drop for Options {
 
 impl fmt::Debug for Options {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Options").field("auto_shard_policy", &self.auto_shard_policy()).finish()
+        f.debug_struct("Options")
+            .field("auto_shard_policy", &self.auto_shard_policy())
+            .field("skip_corrupt_records", &self.skip_corrupt_records())
+            .field("max_record_bytes", &self.max_record_bytes())
+            .field("map_files", &self.map_files())
+            .field("allow_nonregular_files", &self.allow_nonregular_files())
+            .field("deterministic", &self.deterministic())
+            .finish()
     }
 }
 
@@ -101,6 +109,11 @@ impl Options {
         // SAFETY: self.raw is live and exclusively borrowed.
         check(unsafe { sys::dinput_options_set_skip_corrupt_records(self.raw.as_ptr(), enable as c_int) })?;
         Ok(self)
+    }
+
+    pub fn skip_corrupt_records(&self) -> bool {
+        // SAFETY: self.raw is live.
+        unsafe { sys::dinput_options_skip_corrupt_records(self.raw.as_ptr()) != 0 }
     }
 
     /// The largest record (data bytes) the record readers accept (default 256 MiB, at most

@@ -379,8 +379,9 @@ pub struct InputOptions {
     raw: NonNull<sys::dinput_input_options_t>,
 }
 
-// SAFETY: immutable once built (setters take &mut self); dinput.h lists options among the
-// objects that may be shared.
+// SAFETY: mutable until used (distribute_dataset, distribute_datasets_from_function), then
+// frozen (dinput.h); a setter must not overlap any other call, and setters take &mut self.
+// Every other call only reads, and may overlap another read.
 unsafe impl Send for InputOptions {}
 // SAFETY: as above.
 unsafe impl Sync for InputOptions {}
@@ -394,8 +395,12 @@ impl Drop for InputOptions {
 
 impl fmt::Debug for InputOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // The C API has setters only, so there is nothing to show.
-        f.debug_struct("InputOptions").finish_non_exhaustive()
+        f.debug_struct("InputOptions")
+            .field("fetch_to_device", &self.fetch_to_device())
+            .field("replication_mode", &self.replication_mode())
+            .field("place_dataset_on_device", &self.place_dataset_on_device())
+            .field("per_replica_buffer_size", &self.per_replica_buffer_size())
+            .finish()
     }
 }
 
@@ -429,6 +434,31 @@ impl InputOptions {
         // SAFETY: self.raw is live and exclusively borrowed.
         check(unsafe { sys::dinput_input_options_set_per_replica_buffer_size(self.raw.as_ptr(), size) })?;
         Ok(self)
+    }
+
+    // The getters give the value in effect: what was set, else the default.
+
+    pub fn fetch_to_device(&self) -> bool {
+        // SAFETY: self.raw is live.
+        unsafe { sys::dinput_input_options_fetch_to_device(self.raw.as_ptr()) != 0 }
+    }
+
+    pub fn replication_mode(&self) -> ReplicationMode {
+        // SAFETY: self.raw is live.
+        match unsafe { sys::dinput_input_options_replication_mode(self.raw.as_ptr()) } {
+            sys::DINPUT_REPLICATION_PER_REPLICA => ReplicationMode::PerReplica,
+            _ => ReplicationMode::PerWorker,
+        }
+    }
+
+    pub fn place_dataset_on_device(&self) -> bool {
+        // SAFETY: self.raw is live.
+        unsafe { sys::dinput_input_options_place_dataset_on_device(self.raw.as_ptr()) != 0 }
+    }
+
+    pub fn per_replica_buffer_size(&self) -> i64 {
+        // SAFETY: self.raw is live.
+        unsafe { sys::dinput_input_options_per_replica_buffer_size(self.raw.as_ptr()) }
     }
 }
 

@@ -13,7 +13,7 @@ use dinput::{
     InputOptions, InterleaveOptions, Iterator, MapOptions, Optional, Options, PerReplica, RecordWriter, Spec, Strategy,
     Tensor, UNKNOWN_DIM,
 };
-use dinput::{BatchOptions, ShuffleOptions, AUTOTUNE};
+use dinput::{BatchOptions, ReplicationMode, ShuffleOptions, AUTOTUNE};
 
 fn ints(it: Iterator) -> Vec<i64> {
     it.map(|e| e.unwrap().tensor(0).unwrap().item::<i64>().unwrap()).collect()
@@ -238,8 +238,12 @@ fn transforms() {
 
     let mut options = Options::new().unwrap();
     assert_eq!(options.auto_shard_policy(), AutoShardPolicy::Auto);
+    assert!(!options.skip_corrupt_records());
     options.set_auto_shard_policy(AutoShardPolicy::Off).unwrap().set_skip_corrupt_records(true).unwrap();
     assert_eq!(options.auto_shard_policy(), AutoShardPolicy::Off);
+    assert!(options.skip_corrupt_records());
+    let shown = format!("{options:?}");
+    assert!(shown.contains("skip_corrupt_records: true") && shown.contains("deterministic: true"), "{shown}");
     assert_eq!(all_ints(&r.with_options(&options).unwrap()), (0..10).collect::<Vec<_>>());
     assert!(!options.map_files());
     assert!(!options.allow_nonregular_files());
@@ -398,8 +402,16 @@ fn input_options_and_plan() {
     assert_eq!(default.devices(), vec!["CPU:0"]);
 
     let mut options = InputOptions::new().unwrap();
+    assert!(options.fetch_to_device());
+    assert_eq!(options.replication_mode(), ReplicationMode::PerWorker);
+    assert!(!options.place_dataset_on_device());
+    assert_eq!(options.per_replica_buffer_size(), 1);
     options.set_fetch_to_device(false).unwrap().set_per_replica_buffer_size(0).unwrap();
     assert_eq!(options.set_per_replica_buffer_size(-1).unwrap_err().code, Code::InvalidArgument);
+    assert!(!options.fetch_to_device());
+    assert_eq!(options.per_replica_buffer_size(), 0);
+    let shown = format!("{options:?}");
+    assert!(shown.contains("fetch_to_device: false") && shown.contains("per_replica_buffer_size: 0"), "{shown}");
     let dist = strategy.distribute_dataset(&common::range_batch(6, 4), Some(&options)).unwrap();
     assert_eq!(common::steps(&dist), steps![[[0, 1], [2, 3]], [[4], [5]]]);
     let plan = dist.plan();
@@ -411,7 +423,10 @@ fn input_options_and_plan() {
     assert_eq!(options.set_place_dataset_on_device(true).unwrap_err().code, Code::FailedPrecondition);
     // place_dataset_on_device needs PER_REPLICA.
     let mut options = InputOptions::new().unwrap();
-    options.set_place_dataset_on_device(true).unwrap();
+    options.set_place_dataset_on_device(true).unwrap().set_replication_mode(ReplicationMode::PerReplica).unwrap();
+    assert!(options.place_dataset_on_device());
+    assert_eq!(options.replication_mode(), ReplicationMode::PerReplica);
+    options.set_replication_mode(ReplicationMode::PerWorker).unwrap();
     assert_eq!(
         strategy.distribute_dataset(&common::range_batch(6, 4), Some(&options)).unwrap_err().code,
         Code::InvalidArgument

@@ -16,7 +16,7 @@ use dinput::{sys, Dataset, DistDataset, Strategy};
 
 const RUNS: usize = 5;
 const BATCH: i64 = 256;
-const REPLICAS: usize = 2;
+const REPLICAS: i32 = 2;
 
 /// Kept out of line, like the C benchmark's bench_sum_i64, so both sides run the same loop.
 #[inline(never)]
@@ -63,7 +63,7 @@ fn raw_pass(dist: &DistDataset, n: i64) -> f64 {
             // element and tensor stay valid until pv is freed below; an int64 tensor's data
             // holds num_elements values.
             unsafe {
-                let t = sys::dinput_element_get(sys::dinput_per_replica_get(pv, r as i32), 0);
+                let t = sys::dinput_element_get(sys::dinput_per_replica_get(pv, r), 0);
                 let k = sys::dinput_tensor_num_elements(t);
                 if k > 0 {
                     let data = sys::dinput_tensor_data(t) as *const i64;

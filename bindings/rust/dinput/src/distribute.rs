@@ -1,5 +1,12 @@
 //! Strategies and distribution (the tf.distribute layer): collectives, strategies, input
 //! options, distributed datasets, per-replica values, run and reduce.
+//!
+//! Integer types: counts and ids the library defines (workers, replicas, worker and replica
+//! ids, input pipelines) are `i32`, the C API's `int`, whether given ([`Strategy::cpu`],
+//! [`Strategy::multi_worker_cpu`], [`Collective::in_process`]) or returned
+//! ([`Strategy::num_local_replicas`], ...). Positions in a Rust-side sequence are `usize`, as
+//! for any Rust collection: [`Strategy::device`] and [`PerReplica::get`] take an index and
+//! [`PerReplica::len`] returns the length in `usize`, so `0..value.len()` indexes it.
 
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::fmt;
@@ -129,8 +136,12 @@ impl Strategy {
         Strategy::new::<&str>(&[])
     }
 
-    /// `num_replicas` CPU replicas: CPU:0 .. CPU:n-1.
-    pub fn cpu(num_replicas: usize) -> Result<Strategy> {
+    /// `num_replicas` CPU replicas: CPU:0 .. CPU:n-1 (INVALID_ARGUMENT when below 1).
+    pub fn cpu(num_replicas: i32) -> Result<Strategy> {
+        if num_replicas < 1 {
+            // Strategy::new(&[]) would quietly be the default strategy's one replica.
+            return Err(Error::invalid_argument(format!("num_replicas {num_replicas}: must be at least 1")));
+        }
         let names: Vec<String> = (0..num_replicas).map(|i| format!("CPU:{i}")).collect();
         Strategy::new(&names)
     }

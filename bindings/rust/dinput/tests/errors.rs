@@ -29,6 +29,16 @@ fn range_step_zero_is_invalid_argument() {
 }
 
 #[test]
+fn a_cpu_strategy_of_no_replicas_is_invalid_argument() {
+    for n in [0, -1] {
+        let err = Strategy::cpu(n).unwrap_err();
+        assert_eq!(err.code, Code::InvalidArgument);
+        assert!(err.message.contains(&format!("num_replicas {n}")), "{}", err.message);
+    }
+    assert_eq!(Strategy::cpu(3).unwrap().num_local_replicas(), 3);
+}
+
+#[test]
 fn distributing_scalars_is_invalid_argument() {
     let err = Strategy::cpu(2).unwrap().distribute_dataset(&Dataset::range(0, 5, 1).unwrap(), None).unwrap_err();
     assert_eq!(err.code, Code::InvalidArgument);

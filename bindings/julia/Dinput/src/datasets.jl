@@ -124,7 +124,7 @@ end
 
 """
     Options(; auto_shard_policy=nothing, skip_corrupt_records=nothing, max_record_bytes=nothing,
-            map_files=nothing, allow_nonregular_files=nothing)
+            map_files=nothing, allow_nonregular_files=nothing, deterministic=nothing)
 
 Dataset options, applied with [`with_options`](@ref) (as `tf.data.Options`). Only the
 options given are set; the others are inherited from upstream `with_options` nodes.
@@ -491,7 +491,8 @@ end
 """
     with_options(ds, options::Options) -> Dataset
     with_options(ds; auto_shard_policy=nothing, skip_corrupt_records=nothing,
-                 max_record_bytes=nothing, map_files=nothing, allow_nonregular_files=nothing) -> Dataset
+                 max_record_bytes=nothing, map_files=nothing, allow_nonregular_files=nothing,
+                 deterministic=nothing) -> Dataset
 
 The same data with the given [`Options`](@ref).
 """

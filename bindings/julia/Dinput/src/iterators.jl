@@ -1,10 +1,12 @@
 # Iterators of datasets and distributed datasets, optionals, and the iteration protocol.
 #
-# Iterators are the only handles whose release blocks: freeing one stops and joins its
-# background threads, which may be running a Julia callback at that moment. A finalizer must
-# not block (it may run in the middle of any code, even in such a callback, on the very
-# thread being joined), so finalizers only queue the handle, and the queue is drained at the
-# next safe point: when a new iterator is made, or when one is closed, outside callbacks.
+# Iterators are the only handles whose release waits: freeing one stops its background
+# threads and waits for those that are not inside a callback (one running a Julia callback
+# is not waited for; it finishes later, touching nothing freed). The free may also release
+# the callbacks' user data, which runs Julia code (`_free_user_data`, under ROOTS_LOCK). A
+# finalizer may run in the middle of any code, one holding that lock included, and must not
+# wait, so finalizers only queue the handle, and the queue is drained at the next safe
+# point: when a new iterator is made, or when one is closed, outside callbacks.
 # `close(it)` releases at once.
 
 abstract type IteratorHandle <: Handle end
@@ -105,8 +107,9 @@ function cancel(it::IteratorHandle)
     return it
 end
 
-# Frees the iterators that finalizers queued. Not from inside a callback: the current
-# thread might be the producer thread of one of them, which the free would join.
+# Frees the iterators that finalizers queued. Not from inside a callback, which would then
+# wait for another iterator's threads and run Julia code (releasing user data) while the
+# library waits on the callback.
 function _drain_pending_frees()
     _in_callback() && return nothing
     while true

@@ -160,9 +160,9 @@ func (e *Element) String() string {
 	return "(" + strings.Join(parts, ", ") + ")"
 }
 
-// cloneHandle returns a new owned C handle holding the same tensors, for handing an element
-// to the library (which takes ownership of callback results) while the Go Element stays
-// usable. It is cheap: the tensors are shared, not copied.
+// cloneHandle returns a new owned C handle to the same element (dinput_element_ref), for
+// handing an element to the library (which takes ownership of callback results) while the Go
+// Element stays usable. It is cheap: nothing is copied.
 func (e *Element) cloneHandle() (*C.dinput_element_t, error) {
 	if e == nil {
 		return nil, closedError("Element")
@@ -173,7 +173,7 @@ func (e *Element) cloneHandle() (*C.dinput_element_t, error) {
 		return nil, closedError("Element")
 	}
 	var out *C.dinput_element_t
-	err := call(func() C.dinput_status_t { return C.dgo_element_clone(&out, p) })
+	err := call(func() C.dinput_status_t { return C.dinput_element_ref(&out, p) })
 	runtime.KeepAlive(e)
 	return out, err
 }

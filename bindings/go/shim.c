@@ -36,24 +36,6 @@ dinput_status_t dgo_element_tensor(dinput_tensor_t** out, dgo_tensor_info* info,
   return st;
 }
 
-dinput_status_t dgo_element_clone(dinput_element_t** out, const dinput_element_t* e) {
-  size_t n = dinput_element_size(e);
-  const dinput_tensor_t* small[16];
-  const dinput_tensor_t** parts = small;
-  if (n > 16) {
-    parts = (const dinput_tensor_t**)malloc(n * sizeof *parts);
-    if (!parts) {
-      *out = NULL;
-      dinput_error_set(DINPUT_RESOURCE_EXHAUSTED, "out of memory copying an element");
-      return DINPUT_RESOURCE_EXHAUSTED;
-    }
-  }
-  for (size_t i = 0; i < n; i++) parts[i] = dinput_element_get(e, i);
-  dinput_status_t st = dinput_element_new(out, parts, n);
-  if (parts != small) free(parts);
-  return st;
-}
-
 static dinput_status_t replica_out_of_range(const dinput_per_replica_t* v, size_t replica) {
   char msg[128];
   snprintf(msg, sizeof msg, "replica %zu is out of range for a per-replica value of %d replica(s)",
@@ -75,7 +57,7 @@ dinput_status_t dgo_per_replica_element(dinput_element_t** out, const dinput_per
     *out = NULL;
     return replica_out_of_range(v, replica);
   }
-  return dgo_element_clone(out, e);
+  return dinput_element_ref(out, e);
 }
 
 dinput_status_t dgo_per_replica_tensor(dinput_tensor_t** out, dgo_tensor_info* info,

@@ -28,8 +28,6 @@ dgo_tensor_info dgo_tensor_describe(const dinput_tensor_t* t);
 /* A new owned handle to tensor `index` of an element (INVALID_ARGUMENT when out of range). */
 dinput_status_t dgo_element_tensor(dinput_tensor_t** out, dgo_tensor_info* info,
                                    const dinput_element_t* e, size_t index);
-/* A new owned element holding the same tensors as `e` (the C API has no element_ref). */
-dinput_status_t dgo_element_clone(dinput_element_t** out, const dinput_element_t* e);
 /* A new owned handle to element `replica` of a per-replica value. */
 dinput_status_t dgo_per_replica_element(dinput_element_t** out, const dinput_per_replica_t* v,
                                         size_t replica);

@@ -35,9 +35,7 @@ static double run_dinput(const dinput_dataset_t* ds, int64_t n) {
   double t0 = bench_now_ns();
   for (;;) {
     dinput_element_t* e = NULL;
-    dinput_status_t s = dinput_iterator_get_next(&e, it);
-    if (s == DINPUT_OUT_OF_RANGE) break;
-    bench_check(s, "dinput_iterator_get_next");
+    if (!bench_next(it, &e)) break;
     const dinput_tensor_t* t = dinput_element_get(e, 0);
     const int64_t* v = (const int64_t*)dinput_tensor_data(t);
     int64_t k = dinput_tensor_num_elements(t);
@@ -102,9 +100,7 @@ static double run_batches(const dinput_dataset_t* ds, int64_t expected_batches) 
   double t0 = bench_now_ns();
   for (;;) {
     dinput_element_t* e = NULL;
-    dinput_status_t s = dinput_iterator_get_next(&e, it);
-    if (s == DINPUT_OUT_OF_RANGE) break;
-    bench_check(s, "dinput_iterator_get_next");
+    if (!bench_next(it, &e)) break;
     const float* v = (const float*)dinput_tensor_data(dinput_element_get(e, 0));
     bench_escape(v);
     ++batches;

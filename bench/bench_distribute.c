@@ -114,9 +114,7 @@ static double plain_rows_pass(const dinput_dataset_t* ds, int64_t steps, int64_t
   double t0 = bench_now_ns();
   for (;;) {
     dinput_element_t* e = NULL;
-    dinput_status_t s = dinput_iterator_get_next(&e, it);
-    if (s == DINPUT_OUT_OF_RANGE) break;
-    bench_check(s, "dinput_iterator_get_next");
+    if (!bench_next(it, &e)) break;
     const dinput_tensor_t* t = dinput_element_get(e, 0);
     int64_t rows = dinput_tensor_dim(t, 0);
     sum += bench_sum_rows((const uint8_t*)dinput_tensor_data(t), rows, row_bytes);
@@ -303,9 +301,7 @@ static double plain_range_pass(const dinput_dataset_t* ds, int64_t n) {
   double t0 = bench_now_ns();
   for (;;) {
     dinput_element_t* e = NULL;
-    dinput_status_t s = dinput_iterator_get_next(&e, it);
-    if (s == DINPUT_OUT_OF_RANGE) break;
-    bench_check(s, "dinput_iterator_get_next");
+    if (!bench_next(it, &e)) break;
     const dinput_tensor_t* t = dinput_element_get(e, 0);
     sum += bench_sum_i64((const int64_t*)dinput_tensor_data(t), dinput_tensor_num_elements(t));
     dinput_element_free(e);

@@ -59,6 +59,15 @@ static inline void bench_check(dinput_status_t s, const char* what) {
 }
 #define BENCH_CHECK(call) bench_check((call), #call)
 
+/* The next element of a plain iterator into *e: 1, or 0 at the end of data; any error ends
+ * the benchmark (bench_check). */
+static inline int bench_next(dinput_iterator_t* it, dinput_element_t** e) {
+  dinput_status_t s = dinput_iterator_get_next(e, it);
+  if (s == DINPUT_OUT_OF_RANGE) return 0;
+  bench_check(s, "dinput_iterator_get_next");
+  return 1;
+}
+
 /* The same summation for dinput's values and the baseline's, kept out of line so that both
  * sides run exactly this loop. */
 __attribute__((noinline, unused)) static int64_t bench_sum_i64(const int64_t* v, int64_t n) {

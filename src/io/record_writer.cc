@@ -8,6 +8,7 @@
 #include <new>
 #include <vector>
 
+#include "core/quote.h"
 #include "io/crc32c.h"
 #include "io/file_error.h"
 #include "io/file_ops.h"
@@ -220,14 +221,14 @@ RecordWriter::RecordWriter(std::string path, Compression compression, int level,
   const int max_window_log = sizeof(size_t) >= 8 ? 31 : 30;
   DINPUT_CHECK_ARG(
       zstd_window_log == 0 || (zstd_window_log >= 10 && zstd_window_log <= max_window_log), kWhat,
-      ": the zstd window log must be 10..", max_window_log, " (0: the level's), got ",
-      zstd_window_log);
+      " ", quoted(path_), ": the zstd window log must be 10..", max_window_log,
+      " (0: the level's), got ", zstd_window_log);
   if (compression == Compression::kZstd) {
-    DINPUT_CHECK_ARG(level >= 0 && level <= 19, kWhat,
+    DINPUT_CHECK_ARG(level >= 0 && level <= 19, kWhat, " ", quoted(path_),
                      ": the zstd level must be 1..19 (0: the default 3), got ", level);
     if (level == 0) level = 3;
   } else if (compression == Compression::kGzip) {
-    DINPUT_CHECK_ARG(level >= 0 && level <= 9, kWhat,
+    DINPUT_CHECK_ARG(level >= 0 && level <= 9, kWhat, " ", quoted(path_),
                      ": the gzip level must be 1..9 (0: the default 6), got ", level);
     if (level == 0) level = 6;
   }

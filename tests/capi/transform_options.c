@@ -413,6 +413,24 @@ static void test_records_and_writer_options(void) {
   CHECK_STATUS(dinput_record_writer_options_set_zstd_window_log(wo, 32), DINPUT_INVALID_ARGUMENT);
   CHECK(dinput_record_writer_options_zstd_window_log(wo) == 28);
 
+  /* A level the codec does not have is refused at open, naming the file (where gzip is built
+   * in; otherwise open is UNIMPLEMENTED first). */
+  {
+    dinput_record_writer_options_t* gzip_options = NULL;
+    dinput_record_writer_t* refused = NULL;
+    dinput_status_t st;
+    CHECK_OK(dinput_record_writer_options_new(&gzip_options));
+    CHECK_OK(dinput_record_writer_options_set_compression(gzip_options, DINPUT_COMPRESSION_GZIP));
+    CHECK_OK(dinput_record_writer_options_set_level(gzip_options, 12));
+    st = dinput_record_writer_open(&refused, "capi_transform_options_level12.rec.gz", gzip_options);
+    if (st != DINPUT_UNIMPLEMENTED) {
+      CHECK(st == DINPUT_INVALID_ARGUMENT && refused == NULL);
+      CHECK_MSG("capi_transform_options_level12.rec.gz");
+      CHECK_MSG("gzip level must be 1..9");
+    }
+    dinput_record_writer_options_free(gzip_options);
+  }
+
   CHECK(dinput_records_options_compression(NULL) == DINPUT_COMPRESSION_NONE);
   CHECK(dinput_records_options_buffer_size(NULL) == 0);
   CHECK_OK(dinput_records_options_new(&ro));

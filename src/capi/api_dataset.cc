@@ -39,24 +39,11 @@ dinput_status_t make_source(const char* fn, dinput_dataset_t** out,
   });
 }
 
-// CANCELLED before and after the pipeline's next (which itself stops waiting with
-// CANCELLED): a call that a cancel overlapped returns CANCELLED even when a callback on this
-// thread went on to produce an element, and so does every later call.
-bool next_unless_cancelled(dinput_iterator& iterator, Element& e, const char* fn) {
-  auto check = [&] {
-    if (iterator.cancellation->cancelled())
-      raise(Code::kCancelled, fn, ": the iterator was cancelled (dinput_iterator_cancel)");
-  };
-  check();
-  bool got;
-  try {
-    got = iterator.it.next(e);
-  } catch (const Error& err) {
-    if (err.code() == Code::kCancelled) check();
-    throw;
-  }
-  check();
-  return got;
+// The next element for get_next and get_next_as_optional; see capi::next_element.
+bool next_element(dinput_iterator& iterator, Element& e) {
+  return capi::next_element(
+      "dinput_iterator_cancel", [&] { return iterator.cancellation->cancelled(); },
+      [&] { return iterator.it.next(e); });
 }
 
 }  // namespace
@@ -251,34 +238,30 @@ DINPUT_API dinput_status_t dinput_dataset_list_files(dinput_dataset_t** out,
                                                      const char* const* patterns,
                                                      size_t num_patterns,
                                                      const dinput_list_files_options_t* options) {
-  const dinput_list_files_options defaults;
-  const dinput_list_files_options& o = options ? *options : defaults;
-  dinput_status_t code = make_source(__func__, out, [&] {
-    if (num_patterns > 0 && !patterns)
-      raise(Code::kInvalidArgument, "dinput_dataset_list_files: argument 'patterns' is NULL");
-    std::vector<std::string> list;
-    for (size_t i = 0; i < num_patterns; ++i) {
-      if (!patterns[i])
-        raise(Code::kInvalidArgument, "dinput_dataset_list_files: patterns[", i, "] is NULL");
-      list.emplace_back(patterns[i]);
-    }
-    return make_list_files(list, o.shuffle, capi::combined_seed(o.has_seed, o.seed, o.seed2));
-  });
-  if (code == DINPUT_OK) capi::freeze(options, "dinput_dataset_list_files");
-  return code;
+  const auto& o = capi::settings(options);
+  return capi::freeze_if_ok(
+      options, "dinput_dataset_list_files", make_source(__func__, out, [&] {
+        if (num_patterns > 0 && !patterns)
+          raise(Code::kInvalidArgument, "dinput_dataset_list_files: argument 'patterns' is NULL");
+        std::vector<std::string> list;
+        for (size_t i = 0; i < num_patterns; ++i) {
+          if (!patterns[i])
+            raise(Code::kInvalidArgument, "dinput_dataset_list_files: patterns[", i, "] is NULL");
+          list.emplace_back(patterns[i]);
+        }
+        return make_list_files(list, o.shuffle, capi::combined_seed(o.has_seed, o.seed, o.seed2));
+      }));
 }
 
 DINPUT_API dinput_status_t dinput_dataset_batch(dinput_dataset_t** out,
                                                 const dinput_dataset_t* input, int64_t batch_size,
                                                 const dinput_batch_options_t* options) {
-  const dinput_batch_options defaults;
-  const dinput_batch_options& o = options ? *options : defaults;
-  dinput_status_t code = make_dataset(__func__, out, input, [&](DatasetPtr in) {
-    return make_batch(in, batch_size, o.drop_remainder, o.num_parallel_calls,
-                      capi::to_optional(o.deterministic));
-  });
-  if (code == DINPUT_OK) capi::freeze(options, "dinput_dataset_batch");
-  return code;
+  const auto& o = capi::settings(options);
+  return capi::freeze_if_ok(
+      options, "dinput_dataset_batch", make_dataset(__func__, out, input, [&](DatasetPtr in) {
+        // o.deterministic is accepted (and checked) but has no effect: batches keep their order.
+        return make_batch(in, batch_size, o.drop_remainder, o.num_parallel_calls);
+      }));
 }
 
 DINPUT_API dinput_status_t dinput_dataset_unbatch(dinput_dataset_t** out,
@@ -312,14 +295,12 @@ DINPUT_API dinput_status_t dinput_dataset_shuffle(dinput_dataset_t** out,
                                                   const dinput_dataset_t* input,
                                                   int64_t buffer_size,
                                                   const dinput_shuffle_options_t* options) {
-  const dinput_shuffle_options defaults;
-  const dinput_shuffle_options& o = options ? *options : defaults;
-  dinput_status_t code = make_dataset(__func__, out, input, [&](DatasetPtr in) {
-    return make_shuffle(in, buffer_size, capi::combined_seed(o.has_seed, o.seed, o.seed2),
-                        o.reshuffle_each_iteration);
-  });
-  if (code == DINPUT_OK) capi::freeze(options, "dinput_dataset_shuffle");
-  return code;
+  const auto& o = capi::settings(options);
+  return capi::freeze_if_ok(
+      options, "dinput_dataset_shuffle", make_dataset(__func__, out, input, [&](DatasetPtr in) {
+        return make_shuffle(in, buffer_size, capi::combined_seed(o.has_seed, o.seed, o.seed2),
+                            o.reshuffle_each_iteration);
+      }));
 }
 
 DINPUT_API dinput_status_t dinput_dataset_map(dinput_dataset_t** out, const dinput_dataset_t* input,
@@ -327,15 +308,13 @@ DINPUT_API dinput_status_t dinput_dataset_map(dinput_dataset_t** out, const dinp
                                               dinput_free_fn free_user_data,
                                               const dinput_map_options_t* options) {
   auto owned = std::make_shared<capi::UserData>(user_data, free_user_data);
-  const dinput_map_options defaults;
-  const dinput_map_options& o = options ? *options : defaults;
-  dinput_status_t code = make_dataset(__func__, out, input, [&](DatasetPtr in) {
-    if (!fn) raise(Code::kInvalidArgument, "dinput_dataset_map: argument 'fn' is NULL");
-    return make_map(in, capi::make_c_map(fn, owned), o.out_spec.value_or(ElementSpec()),
-                    o.num_parallel_calls, capi::to_optional(o.deterministic));
-  });
-  if (code == DINPUT_OK) capi::freeze(options, "dinput_dataset_map");
-  return code;
+  const auto& o = capi::settings(options);
+  return capi::freeze_if_ok(
+      options, "dinput_dataset_map", make_dataset(__func__, out, input, [&](DatasetPtr in) {
+        if (!fn) raise(Code::kInvalidArgument, "dinput_dataset_map: argument 'fn' is NULL");
+        return make_map(in, capi::make_c_map(fn, owned), o.out_spec.value_or(ElementSpec()),
+                        o.num_parallel_calls, capi::to_optional(o.deterministic));
+      }));
 }
 
 DINPUT_API dinput_status_t dinput_dataset_filter(dinput_dataset_t** out,
@@ -355,20 +334,18 @@ DINPUT_API dinput_status_t dinput_dataset_interleave(dinput_dataset_t** out,
                                                      dinput_free_fn free_user_data,
                                                      const dinput_interleave_options_t* options) {
   auto owned = std::make_shared<capi::UserData>(user_data, free_user_data);
-  const dinput_interleave_options defaults;
-  const dinput_interleave_options& o = options ? *options : defaults;
-  dinput_status_t code = make_dataset(__func__, out, input, [&](DatasetPtr in) {
-    if (!fn) raise(Code::kInvalidArgument, "dinput_dataset_interleave: argument 'fn' is NULL");
-    if (!out_spec)
-      raise(Code::kInvalidArgument, "dinput_dataset_interleave: argument 'out_spec' is NULL");
-    DatasetPtr ds =
-        make_interleave(in, capi::make_c_interleave(fn, owned), out_spec->spec, o.cycle_length,
-                        o.block_length, o.num_parallel_calls, capi::to_optional(o.deterministic));
-    out_spec->frozen.freeze("dinput_dataset_interleave");
-    return ds;
-  });
-  if (code == DINPUT_OK) capi::freeze(options, "dinput_dataset_interleave");
-  return code;
+  const auto& o = capi::settings(options);
+  return capi::freeze_if_ok(
+      options, "dinput_dataset_interleave", make_dataset(__func__, out, input, [&](DatasetPtr in) {
+        if (!fn) raise(Code::kInvalidArgument, "dinput_dataset_interleave: argument 'fn' is NULL");
+        if (!out_spec)
+          raise(Code::kInvalidArgument, "dinput_dataset_interleave: argument 'out_spec' is NULL");
+        DatasetPtr ds = make_interleave(in, capi::make_c_interleave(fn, owned), out_spec->spec,
+                                        o.cycle_length, o.block_length, o.num_parallel_calls,
+                                        capi::to_optional(o.deterministic));
+        out_spec->frozen.freeze("dinput_dataset_interleave");
+        return ds;
+      }));
 }
 
 DINPUT_API dinput_status_t dinput_dataset_enumerate(dinput_dataset_t** out,
@@ -448,9 +425,7 @@ DINPUT_API dinput_status_t dinput_iterator_get_next(dinput_element_t** out,
     DINPUT_REQUIRE(iterator);
     capi::InUseScope busy(iterator->in_use, "dinput_iterator_get_next");
     Element e;
-    if (!capi::next_or_end(
-            [&] { return next_unless_cancelled(*iterator, e, "dinput_iterator_get_next"); }))
-      raise(Code::kOutOfRange, "End of sequence");
+    if (!next_element(*iterator, e)) raise(Code::kOutOfRange, "End of sequence");
     *out = capi::new_handle<dinput_element>(capi::to_handle(std::move(e)));
   });
 }
@@ -463,10 +438,7 @@ DINPUT_API dinput_status_t dinput_iterator_get_next_as_optional(dinput_optional_
     capi::InUseScope busy(iterator->in_use, "dinput_iterator_get_next_as_optional");
     Element e;
     dinput_optional opt;
-    if (capi::next_or_end([&] {
-          return next_unless_cancelled(*iterator, e, "dinput_iterator_get_next_as_optional");
-        }))
-      opt.element = capi::to_handle(std::move(e));
+    if (next_element(*iterator, e)) opt.element = capi::to_handle(std::move(e));
     *out = capi::new_handle<dinput_optional>(std::move(opt));
   });
 }

@@ -65,23 +65,10 @@ dinput_per_replica to_per_replica(std::vector<Element>&& values) {
   return pr;
 }
 
-// As for dataset iterators: a step that a cancel overlapped is CANCELLED, and so is every
-// later one, with the message naming the call.
-bool next_unless_cancelled(DistributedIterator& it, std::vector<Element>& step, const char* fn) {
-  auto check = [&] {
-    if (it.cancelled())
-      raise(Code::kCancelled, fn, ": the iterator was cancelled (dinput_dist_iterator_cancel)");
-  };
-  check();
-  bool got;
-  try {
-    got = it.next(step);
-  } catch (const Error& e) {
-    if (e.code() == Code::kCancelled) check();
-    throw;
-  }
-  check();
-  return got;
+// The next step for get_next and get_next_as_optional; see capi::next_element.
+bool next_step(DistributedIterator& it, std::vector<Element>& step) {
+  return capi::next_element(
+      "dinput_dist_iterator_cancel", [&] { return it.cancelled(); }, [&] { return it.next(step); });
 }
 
 const InputOptions& options_or_default(const dinput_input_options_t* o) {
@@ -360,9 +347,7 @@ DINPUT_API dinput_status_t dinput_dist_iterator_get_next(dinput_per_replica_t** 
     DINPUT_REQUIRE(it);
     capi::InUseScope busy(it->in_use, "dinput_dist_iterator_get_next");
     std::vector<Element> step;
-    if (!capi::next_or_end(
-            [&] { return next_unless_cancelled(*it->it, step, "dinput_dist_iterator_get_next"); }))
-      raise(Code::kOutOfRange, "End of sequence");
+    if (!next_step(*it->it, step)) raise(Code::kOutOfRange, "End of sequence");
     *out = capi::new_handle<dinput_per_replica>(to_per_replica(std::move(step)));
   });
 }
@@ -375,10 +360,7 @@ DINPUT_API dinput_status_t dinput_dist_iterator_get_next_as_optional(dinput_opti
     capi::InUseScope busy(it->in_use, "dinput_dist_iterator_get_next_as_optional");
     std::vector<Element> step;
     dinput_optional opt;
-    if (capi::next_or_end([&] {
-          return next_unless_cancelled(*it->it, step, "dinput_dist_iterator_get_next_as_optional");
-        }))
-      opt.per_replica = to_per_replica(std::move(step));
+    if (next_step(*it->it, step)) opt.per_replica = to_per_replica(std::move(step));
     *out = capi::new_handle<dinput_optional>(std::move(opt));
   });
 }

@@ -47,16 +47,15 @@ extern "C" {
 DINPUT_API dinput_status_t dinput_dataset_records(dinput_dataset_t** out, const char* const* files,
                                                   size_t num_files,
                                                   const dinput_records_options_t* options) {
-  const dinput_records_options defaults;
-  const dinput_records_options& o = options ? *options : defaults;
-  dinput_status_t code = capi::guard(__func__, [&] {
-    DINPUT_REQUIRE_OUT(out);
-    auto names = file_list(capi::current_function(), files, num_files);
-    *out = capi::new_handle<dinput_dataset>(make_records(
-        std::move(names), to_compression(capi::current_function(), o.compression), o.buffer_size));
-  });
-  if (code == DINPUT_OK) capi::freeze(options, "dinput_dataset_records");
-  return code;
+  const auto& o = capi::settings(options);
+  return capi::freeze_if_ok(
+      options, "dinput_dataset_records", capi::guard(__func__, [&] {
+        DINPUT_REQUIRE_OUT(out);
+        auto names = file_list(capi::current_function(), files, num_files);
+        *out = capi::new_handle<dinput_dataset>(
+            make_records(std::move(names), to_compression(capi::current_function(), o.compression),
+                         o.buffer_size));
+      }));
 }
 
 DINPUT_API dinput_status_t dinput_dataset_fixed_length_records(
@@ -72,17 +71,15 @@ DINPUT_API dinput_status_t dinput_dataset_fixed_length_records(
 
 DINPUT_API dinput_status_t dinput_record_writer_open(
     dinput_record_writer_t** out, const char* path, const dinput_record_writer_options_t* options) {
-  const dinput_record_writer_options defaults;
-  const dinput_record_writer_options& o = options ? *options : defaults;
-  dinput_status_t code = capi::guard(__func__, [&] {
-    DINPUT_REQUIRE_OUT(out);
-    DINPUT_REQUIRE(path);
-    Compression c = to_compression(capi::current_function(), o.compression);
-    *out = capi::new_handle<dinput_record_writer>(
-        std::make_unique<RecordWriter>(path, c, o.level, o.zstd_window_log));
-  });
-  if (code == DINPUT_OK) capi::freeze(options, "dinput_record_writer_open");
-  return code;
+  const auto& o = capi::settings(options);
+  return capi::freeze_if_ok(
+      options, "dinput_record_writer_open", capi::guard(__func__, [&] {
+        DINPUT_REQUIRE_OUT(out);
+        DINPUT_REQUIRE(path);
+        Compression c = to_compression(capi::current_function(), o.compression);
+        *out = capi::new_handle<dinput_record_writer>(
+            std::make_unique<RecordWriter>(path, c, o.level, o.zstd_window_log));
+      }));
 }
 
 DINPUT_API dinput_status_t dinput_record_writer_write(dinput_record_writer_t* writer,

@@ -10,9 +10,11 @@ namespace dinput::capi {
 
 void check_not_frozen(const FreezableOptions& options) { options.frozen.check_mutable("options"); }
 
-void freeze(const FreezableOptions* options, const char* fn) {
+dinput_status_t freeze_if_ok(const FreezableOptions* options, const char* fn,
+                             dinput_status_t code) {
   // The first user is the one named; later uses leave it.
-  if (options) options->frozen.freeze(fn);
+  if (code == DINPUT_OK && options) options->frozen.freeze(fn);
+  return code;
 }
 
 std::optional<bool> to_optional(dinput_deterministic_t deterministic) {

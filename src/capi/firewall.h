@@ -69,20 +69,35 @@ dinput_status_t guard(const char* fn, Body&& body) noexcept {
   }
 }
 
-// Runs an iterator's next() for get_next and get_next_as_optional, whose OUT_OF_RANGE means
-// end of data and nothing else. next() says end of data by returning false; an error that
-// carries OUT_OF_RANGE from inside the pipeline is a failure, so it is passed on as INTERNAL
-// rather than read as a clean end that would drop the rest of the epoch.
-template <typename Next>
-bool next_or_end(Next&& next) {
+// Runs an iterator's next() for the get_next and get_next_as_optional functions of plain and
+// distributed iterators (the exported function running names itself in errors); false at the
+// end of data.
+//  - OUT_OF_RANGE means end of data and nothing else: next() says end of data by returning
+//    false, and an error that carries OUT_OF_RANGE from inside the pipeline is a failure, so
+//    it is passed on as INTERNAL rather than read as a clean end that would drop the rest of
+//    the epoch.
+//  - CANCELLED before and after next() (which itself stops waiting with CANCELLED): a call
+//    that a cancel (by `cancel_fn`) overlapped returns CANCELLED even when a callback on this
+//    thread went on to produce an element, and so does every later call.
+template <typename Cancelled, typename Next>
+bool next_element(const char* cancel_fn, Cancelled&& cancelled, Next&& next) {
+  auto check = [&] {
+    if (cancelled())
+      raise(Code::kCancelled, current_function(), ": the iterator was cancelled (", cancel_fn, ")");
+  };
+  check();
+  bool got;
   try {
-    return next();
+    got = next();
   } catch (const Error& e) {
+    if (e.code() == Code::kCancelled) check();
     if (e.code() != Code::kOutOfRange) throw;
     throw Error(Code::kInternal, str_cat("internal error: a failure with code OUT_OF_RANGE inside "
                                          "the pipeline (not end of data): ",
                                          e.what()));
   }
+  check();
+  return got;
 }
 
 // Runs a body that returns a value (accessors); on any exception returns `fallback`.

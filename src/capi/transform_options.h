@@ -22,8 +22,17 @@ struct FreezableOptions {
 
 // FAILED_PRECONDITION naming the function that used `options` when it is frozen.
 void check_not_frozen(const FreezableOptions& options);
-// Marks `options` (when not null) as used by `fn`, a static string.
-void freeze(const FreezableOptions* options, const char* fn);
+// Passes on `code`, the status of the call `fn` (a static string) that used `options`; when
+// it is DINPUT_OK, marks `options` (when not null) as used by it: a call that failed leaves
+// the handle mutable.
+dinput_status_t freeze_if_ok(const FreezableOptions* options, const char* fn, dinput_status_t code);
+
+// The settings of an option handle: its own, or the defaults for NULL.
+template <typename Options>
+const Options& settings(const Options* options) {
+  static const Options defaults;
+  return options ? *options : defaults;
+}
 
 // The three states of dinput_deterministic_t as the core takes them.
 std::optional<bool> to_optional(dinput_deterministic_t deterministic);

@@ -11,12 +11,11 @@ namespace dinput {
 // ---- batch ----
 
 BatchDataset::BatchDataset(DatasetPtr input, int64_t batch_size, bool drop_remainder,
-                           int64_t parallel, std::optional<bool> deterministic)
+                           int64_t parallel)
     : UnaryDataset(std::move(input)),
       batch_size_(batch_size),
       drop_remainder_(drop_remainder),
-      parallel_(parallel),
-      deterministic_(deterministic) {
+      parallel_(parallel) {
   for (const auto& s : input_->element_spec())
     spec_.push_back({s.dtype, s.shape.prepend(drop_remainder ? batch_size : kUnknownDim)});
 }
@@ -29,8 +28,7 @@ int64_t BatchDataset::cardinality() const {
 }
 
 DatasetPtr BatchDataset::with_inputs(std::vector<DatasetPtr> inputs) const {
-  return std::make_shared<BatchDataset>(inputs.at(0), batch_size_, drop_remainder_, parallel_,
-                                        deterministic_);
+  return std::make_shared<BatchDataset>(inputs.at(0), batch_size_, drop_remainder_, parallel_);
 }
 
 namespace {
@@ -115,16 +113,12 @@ std::unique_ptr<Iterator> BatchDataset::make_iterator(const IteratorContext& ctx
 }
 
 DatasetPtr make_batch(DatasetPtr input, int64_t batch_size, bool drop_remainder,
-                      int64_t num_parallel_calls, std::optional<bool> deterministic) {
+                      int64_t num_parallel_calls) {
   DINPUT_CHECK_ARG(input != nullptr, "batch: no input dataset");
   DINPUT_CHECK_ARG(batch_size > 0, "batch: batch_size must be greater than zero, got ", batch_size);
-  DINPUT_CHECK_ARG(num_parallel_calls >= -1,
-                   "batch: num_parallel_calls must be >= 1 or AUTOTUNE (-1), got ",
-                   num_parallel_calls);
-  DINPUT_CHECK_ARG(num_parallel_calls <= 1024, "batch: num_parallel_calls ", num_parallel_calls,
-                   " is more than 1024 threads");
+  check_num_parallel_calls("batch", num_parallel_calls);
   return std::make_shared<BatchDataset>(std::move(input), batch_size, drop_remainder,
-                                        num_parallel_calls, deterministic);
+                                        num_parallel_calls);
 }
 
 // ---- unbatch ----

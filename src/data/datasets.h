@@ -33,10 +33,10 @@ DatasetPtr make_from_generator(ElementSpec spec, std::shared_ptr<const Generator
 
 // --- transforms ---
 // num_parallel_calls > 1 (or kAutotune, -1) stacks several batches at once on a thread pool;
-// batches still come out in order (deterministic only permits reordering, see batching.cc).
+// batches always come out in order, so batch has no deterministic setting here (the C API
+// accepts one for tf.data's signature and ignores it, see batching.cc).
 DatasetPtr make_batch(DatasetPtr input, int64_t batch_size, bool drop_remainder,
-                      int64_t num_parallel_calls = 1,
-                      std::optional<bool> deterministic = std::nullopt);
+                      int64_t num_parallel_calls = 1);
 DatasetPtr make_unbatch(DatasetPtr input);
 DatasetPtr make_rebatch(DatasetPtr input, std::vector<int64_t> sizes, bool drop_remainder);
 DatasetPtr make_repeat(DatasetPtr input, int64_t count);
@@ -70,5 +70,7 @@ DatasetPtr make_with_options(DatasetPtr input, const Options& options);
 
 // Threads used for AUTOTUNE'd parallelism.
 int default_parallelism();
+// INVALID_ARGUMENT naming `op` unless n is 0..1024 threads or kAutotune (map, batch).
+void check_num_parallel_calls(const char* op, int64_t n);
 
 }  // namespace dinput

@@ -11,6 +11,11 @@ int default_parallelism() {
   return n == 0 ? 2 : static_cast<int>(n);
 }
 
+void check_num_parallel_calls(const char* op, int64_t n) {
+  DINPUT_CHECK_ARG(n >= -1, op, ": num_parallel_calls must be >= 1 or AUTOTUNE (-1), got ", n);
+  DINPUT_CHECK_ARG(n <= 1024, op, ": num_parallel_calls ", n, " is more than 1024 threads");
+}
+
 namespace {
 
 class MapDataset final : public UnaryDataset {
@@ -112,11 +117,7 @@ DatasetPtr make_map(DatasetPtr input, std::shared_ptr<const MapFn> fn, ElementSp
                     int64_t num_parallel_calls, std::optional<bool> deterministic) {
   DINPUT_CHECK_ARG(input != nullptr, "map: no input dataset");
   DINPUT_CHECK_ARG(fn != nullptr && *fn, "map: no function given");
-  DINPUT_CHECK_ARG(num_parallel_calls >= -1,
-                   "map: num_parallel_calls must be >= 1 or AUTOTUNE (-1), got ",
-                   num_parallel_calls);
-  DINPUT_CHECK_ARG(num_parallel_calls <= 1024, "map: num_parallel_calls ", num_parallel_calls,
-                   " is more than 1024 threads");
+  check_num_parallel_calls("map", num_parallel_calls);
   if (out_spec.empty()) out_spec = input->element_spec();
   return std::make_shared<MapDataset>(std::move(input), std::move(fn), std::move(out_spec),
                                       num_parallel_calls, deterministic);

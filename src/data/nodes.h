@@ -13,8 +13,7 @@ namespace dinput {
 class BatchDataset final : public UnaryDataset {
  public:
   // parallel > 1 (or kAutotune) stacks batches on a thread pool (see batching.cc).
-  BatchDataset(DatasetPtr input, int64_t batch_size, bool drop_remainder, int64_t parallel = 1,
-               std::optional<bool> deterministic = std::nullopt);
+  BatchDataset(DatasetPtr input, int64_t batch_size, bool drop_remainder, int64_t parallel = 1);
   const char* name() const override { return "batch"; }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override;
@@ -28,7 +27,6 @@ class BatchDataset final : public UnaryDataset {
   int64_t batch_size_;
   bool drop_remainder_;
   int64_t parallel_;
-  std::optional<bool> deterministic_;
   ElementSpec spec_;
 };
 

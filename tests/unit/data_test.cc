@@ -409,7 +409,7 @@ TEST(Batch, ParallelAssemblyGivesTheSameBatches) {
   for (bool drop : {false, true}) {
     auto sequential = collect(make_batch(slices, 4, drop));
     for (int64_t parallel : {int64_t{2}, int64_t{8}, kAutotune}) {
-      auto ds = make_batch(slices, 4, drop, parallel, false);
+      auto ds = make_batch(slices, 4, drop, parallel);
       EXPECT_EQ(ds->cardinality(), drop ? 5 : 6);
       auto got = collect(ds);
       ASSERT_EQ(got.size(), sequential.size()) << parallel;

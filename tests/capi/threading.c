@@ -455,6 +455,26 @@ static void* drain_run(void* arg) {
   return NULL;
 }
 
+/* Starts a get_next on `blocked` in another thread, waits until it is blocked in the step,
+ * then cancels `stopped` (free_it 0) or frees it (free_it 1), and waits for the get_next to
+ * return into *call. Returns the milliseconds from the cancel or free to that return. */
+static double stop_while_blocked(struct blocked_call* call, dinput_dist_iterator_t* blocked,
+                                 dinput_dist_iterator_t* stopped, int free_it) {
+  pthread_t thread;
+  double stopped_at;
+  memset(call, 0, sizeof *call);
+  call->dist = blocked;
+  CHECK(pthread_create(&thread, NULL, blocked_call_run, call) == 0);
+  sleep_ms(50);
+  stopped_at = now_ms();
+  if (free_it)
+    dinput_dist_iterator_free(stopped);
+  else
+    CHECK_OK(dinput_dist_iterator_cancel(stopped));
+  pthread_join(thread, NULL);
+  return call->returned_ms - stopped_at;
+}
+
 static void test_cancel_dist_iterator(void) {
   dinput_collective_t* collective = NULL;
   dinput_strategy_t* strategy[2] = {NULL, NULL};
@@ -463,9 +483,9 @@ static void test_cancel_dist_iterator(void) {
   dinput_dataset_t *range = NULL, *batched = NULL;
   struct blocked_call call;
   struct drain drains[2];
-  pthread_t thread, threads[2];
+  pthread_t threads[2];
   dinput_per_replica_t* v = NULL;
-  double cancelled_at;
+  double latency;
   int w;
 
   CHECK_OK(dinput_collective_new_in_process(&collective, 2, 60000));
@@ -477,18 +497,12 @@ static void test_cancel_dist_iterator(void) {
     CHECK_OK(dinput_dist_dataset_iterator(&it[w], dist[w]));
   }
   /* Worker 1 waits in a step for worker 0, which cancels instead of taking it. */
-  memset(&call, 0, sizeof call);
-  call.dist = it[1];
-  CHECK(pthread_create(&thread, NULL, blocked_call_run, &call) == 0);
-  sleep_ms(50);
-  cancelled_at = now_ms();
-  CHECK_OK(dinput_dist_iterator_cancel(it[0]));
-  pthread_join(thread, NULL);
+  latency = stop_while_blocked(&call, it[1], it[0], 0);
   CHECK(call.status == DINPUT_CANCELLED);
   CHECK(strstr(call.message, "worker 0 cancelled") != NULL);
   printf("dist: worker 1's step failed %.2f ms after worker 0 cancelled (limit %.0f): %s\n",
-         call.returned_ms - cancelled_at, kCancelLimitMs, call.message);
-  CHECK(call.returned_ms - cancelled_at < kCancelLimitMs);
+         latency, kCancelLimitMs, call.message);
+  CHECK(latency < kCancelLimitMs);
   CHECK_STATUS(dinput_dist_iterator_get_next(&v, it[0]), DINPUT_CANCELLED);
   CHECK_MSG("dinput_dist_iterator_get_next: the iterator was cancelled");
   CHECK_STATUS(dinput_dist_iterator_get_next(&v, it[1]), DINPUT_CANCELLED);
@@ -512,31 +526,19 @@ static void test_cancel_dist_iterator(void) {
   }
   /* Worker 0 cancels its own step while it waits for worker 1; worker 1 then fails too. */
   for (w = 0; w < 2; ++w) CHECK_OK(dinput_dist_dataset_iterator(&it[w], dist[w]));
-  memset(&call, 0, sizeof call);
-  call.dist = it[0];
-  CHECK(pthread_create(&thread, NULL, blocked_call_run, &call) == 0);
-  sleep_ms(50);
-  cancelled_at = now_ms();
-  CHECK_OK(dinput_dist_iterator_cancel(it[0]));
-  pthread_join(thread, NULL);
+  latency = stop_while_blocked(&call, it[0], it[0], 0);
   CHECK(call.status == DINPUT_CANCELLED);
   CHECK(strstr(call.message, "dinput_dist_iterator_get_next: the iterator was cancelled") != NULL);
-  CHECK(call.returned_ms - cancelled_at < kCancelLimitMs);
+  CHECK(latency < kCancelLimitMs);
   CHECK_STATUS(dinput_dist_iterator_get_next(&v, it[1]), DINPUT_CANCELLED);
   CHECK_MSG("worker 0 cancelled");
   for (w = 0; w < 2; ++w) dinput_dist_iterator_free(it[w]);
 
   /* Freeing one worker's iterator mid-epoch releases the other's waiting step too. */
   for (w = 0; w < 2; ++w) CHECK_OK(dinput_dist_dataset_iterator(&it[w], dist[w]));
-  memset(&call, 0, sizeof call);
-  call.dist = it[1];
-  CHECK(pthread_create(&thread, NULL, blocked_call_run, &call) == 0);
-  sleep_ms(50);
-  cancelled_at = now_ms();
-  dinput_dist_iterator_free(it[0]);
-  pthread_join(thread, NULL);
+  latency = stop_while_blocked(&call, it[1], it[0], 1);
   CHECK(call.status == DINPUT_CANCELLED);
-  CHECK(call.returned_ms - cancelled_at < kCancelLimitMs);
+  CHECK(latency < kCancelLimitMs);
   dinput_dist_iterator_free(it[1]);
 
   for (w = 0; w < 2; ++w) {

@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dinput::{Canceller, Code, Collective, Dataset, MapOptions, Strategy};
+use dinput::{Canceller, Code, Collective, Dataset, DistDataset, DistIterator, MapOptions, Strategy};
 
 #[test]
 fn cancellers_are_send_and_sync() {
@@ -66,20 +66,26 @@ fn cancel_fails_a_blocked_get_next_and_drop_does_not_wait() {
     assert_eq!(dropped.load(Ordering::SeqCst), 1);
 }
 
+/// Two in-process workers with one CPU replica each over range(n).batch(2), joined by a
+/// collective with `timeout`: the distributed datasets (kept alive by the caller) and each
+/// worker's iterator of the first epoch.
+fn two_workers(timeout: Duration, n: i64) -> (Vec<DistDataset>, DistIterator, DistIterator) {
+    let collective = Collective::in_process(2, Some(timeout)).unwrap();
+    let batched = Dataset::range(0, n, 1).unwrap().batch(2, false).unwrap();
+    let datasets: Vec<DistDataset> = (0..2)
+        .map(|w| {
+            let strategy = Strategy::multi_worker(&collective, w, &["CPU:0"]).unwrap();
+            strategy.distribute_dataset(&batched, None).unwrap()
+        })
+        .collect();
+    let worker0 = datasets[0].iter().unwrap();
+    let worker1 = datasets[1].iter().unwrap();
+    (datasets, worker0, worker1)
+}
+
 #[test]
 fn cancel_on_one_worker_fails_the_others_promptly() {
-    let collective = Collective::in_process(2, Some(Duration::from_secs(60))).unwrap();
-    let batched = Dataset::range(0, 16, 1).unwrap().batch(2, false).unwrap();
-    let mut iterators = Vec::new();
-    let mut datasets = Vec::new();
-    for w in 0..2 {
-        let strategy = Strategy::multi_worker(&collective, w, &["CPU:0"]).unwrap();
-        let dist = strategy.distribute_dataset(&batched, None).unwrap();
-        iterators.push(dist.iter().unwrap());
-        datasets.push(dist);
-    }
-    let mut worker1 = iterators.pop().unwrap();
-    let worker0 = iterators.pop().unwrap();
+    let (_datasets, worker0, mut worker1) = two_workers(Duration::from_secs(60), 16);
     // Worker 1 waits in its first step for worker 0, which cancels instead.
     let waiting = std::thread::spawn(move || (worker1.get_next().map(|_| ()), Instant::now()));
     std::thread::sleep(Duration::from_millis(50));
@@ -96,18 +102,7 @@ fn cancel_on_one_worker_fails_the_others_promptly() {
 fn dropping_a_dist_iterator_cancels_it_while_a_canceller_lives() {
     // Without the iterator's own Drop, the C handle (and so the cancel of the other workers)
     // would only go with the last Canceller, and worker 1 would wait out this timeout.
-    let collective = Collective::in_process(2, Some(Duration::from_secs(30))).unwrap();
-    let batched = Dataset::range(0, 64, 1).unwrap().batch(2, false).unwrap();
-    let mut iterators = Vec::new();
-    let mut datasets = Vec::new();
-    for w in 0..2 {
-        let strategy = Strategy::multi_worker(&collective, w, &["CPU:0"]).unwrap();
-        let dist = strategy.distribute_dataset(&batched, None).unwrap();
-        iterators.push(dist.iter().unwrap());
-        datasets.push(dist);
-    }
-    let mut worker1 = iterators.pop().unwrap();
-    let mut worker0 = iterators.pop().unwrap();
+    let (_datasets, mut worker0, mut worker1) = two_workers(Duration::from_secs(30), 64);
     let other = std::thread::spawn(move || {
         let mut steps = 0;
         loop {

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -235,17 +236,20 @@ class RecordSource {
     iterator_.reset(iterator);
   }
 
-  // The next record, valid until the next call; *end at the end of the file.
-  void next(const char** data, size_t* size, bool* end) {
+  // The next record into *record, valid until the next call; false at the end of the file.
+  bool next(std::string_view* record) {
     element_.reset();
     dinput_element_t* element = nullptr;
     dinput_status_t code = dinput_iterator_get_next(&element, iterator_.get());
-    *end = code == DINPUT_OUT_OF_RANGE;
-    if (*end) return;
+    if (code == DINPUT_OUT_OF_RANGE) return false;
     check(code, "dinput_iterator_get_next");
     element_.reset(element);
-    check(dinput_tensor_string_view(data, size, dinput_element_get(element, 0), 0),
+    const char* data = nullptr;
+    size_t size = 0;
+    check(dinput_tensor_string_view(&data, &size, dinput_element_get(element, 0), 0),
           "dinput_tensor_string_view");
+    *record = std::string_view(data, size);
+    return true;
   }
 
   // The damaged records skipped so far and their bytes (the library's statistics).
@@ -448,14 +452,7 @@ std::string command_convert(int argc, char** argv) {
   source.open(input, input_compression, skip_corrupt);
   RecordSink sink;
   sink.open(output, compression, level);
-  for (;;) {
-    const char* data = nullptr;
-    size_t size = 0;
-    bool end = false;
-    source.next(&data, &size, &end);
-    if (end) break;
-    sink.write(data, size);
-  }
+  for (std::string_view record; source.next(&record);) sink.write(record.data(), record.size());
   JsonObject summary = sink.summary();
   summary["input_compression"] = compression_name(input_compression);
   summary["compression"] = compression_name(compression);
@@ -484,12 +481,8 @@ std::string command_inspect(int argc, char** argv) {
     source.open(path, compression, skip_corrupt);
     int64_t records = 0, bytes = 0;
     size_t smallest = 0, largest = 0;
-    for (;;) {
-      const char* data = nullptr;
-      size_t size = 0;
-      bool end = false;
-      source.next(&data, &size, &end);
-      if (end) break;
+    for (std::string_view record; source.next(&record);) {
+      const size_t size = record.size();
       smallest = records == 0 || size < smallest ? size : smallest;
       largest = size > largest ? size : largest;
       records += 1;

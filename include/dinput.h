@@ -299,6 +299,17 @@ DINPUT_API int dinput_tensor_device_index(const dinput_tensor_t* tensor);
 DINPUT_API dinput_status_t dinput_tensor_to_host(dinput_tensor_t** out,
                                                  const dinput_tensor_t* tensor);
 
+/** Creates a tensor like dinput_tensor_new, but in page-locked (pinned) host memory from
+ * dinput's pinned pool (its device type is DINPUT_DEVICE_CUDA_HOST). Copies of it to a GPU
+ * skip the staging copy that pageable memory needs and run at the full speed of the bus:
+ * use it for data that a distributed iterator sends to GPUs many times (from_tensors with
+ * repeat, say). The memory returns to the pool when the last reference is gone. Errors: as
+ * dinput_tensor_new, FAILED_PRECONDITION without a usable CUDA driver and device (always in
+ * a build without CUDA), RESOURCE_EXHAUSTED when no page-locked memory is left. */
+DINPUT_API dinput_status_t dinput_tensor_new_pinned(dinput_tensor_t** out, dinput_dtype_t dtype,
+                                                    const int64_t* shape, int rank,
+                                                    const void* data, size_t nbytes);
+
 /** Typed access: copies the data of `tensor` into the caller's buffer `out` (capacity
  * `out_bytes`; out may be NULL when the tensor has no data) after checking that the
  * tensor's dtype is `expected`. INVALID_ARGUMENT names both dtypes on a mismatch, or the
@@ -324,6 +335,39 @@ struct DLManagedTensor; /* from dlpack/dlpack.h */
  * Errors: INVALID_ARGUMENT for DINPUT_BYTES tensors. */
 DINPUT_API dinput_status_t dinput_tensor_to_dlpack(struct DLManagedTensor** out,
                                                    const dinput_tensor_t* tensor);
+
+/* ------------------------------------------------------------------------------------- */
+/* GPU memory: the caches behind CUDA tensors                                             */
+/* ------------------------------------------------------------------------------------- */
+
+/* dinput keeps the device blocks of freed CUDA tensors for reuse, because cudaMalloc and
+ * cudaFree stall the GPU. A cached block is handed out again only after the GPU work of
+ * every stream that read it (see dinput_tensor_cuda_wait and
+ * dinput_tensor_cuda_record_stream in dinput_cuda.h) has run. These functions bound and
+ * release that cache, for programs that share the GPU with another framework's allocator.
+ * They need no CUDA headers; in a build without CUDA they succeed and report 0 bytes. */
+
+/** Releases every cached block on every GPU, and the cached pinned host blocks, back to
+ * CUDA. Blocks that live tensors hold are kept. Blocks whose readers may still run on the
+ * GPU are released after that work: this call may wait for the GPU (it is never made from
+ * inside dinput's own deleters). The cache of a GPU is also emptied when the last
+ * distributed iterator feeding that GPU is freed. */
+DINPUT_API dinput_status_t dinput_cuda_empty_cache(void);
+
+/** Sets how many bytes of free blocks the cache of each GPU may keep (default 1 GiB, or
+ * DINPUT_CUDA_CACHE_MB from the environment). Blocks freed beyond it go back to CUDA.
+ * 0 disables caching (every block is released once its readers are done). Takes effect at
+ * once; process-wide. */
+DINPUT_API dinput_status_t dinput_cuda_set_cache_limit(size_t bytes);
+
+/** The per-GPU cache limit in effect, in bytes (see dinput_cuda_set_cache_limit). */
+DINPUT_API dinput_status_t dinput_cuda_cache_limit(size_t* out);
+
+/** Device memory that dinput holds on GPU `device`: *out_held is every byte allocated from
+ * CUDA and not yet returned (blocks in use by tensors plus cached ones), *out_cached the part
+ * that is free for reuse. Either pointer may be NULL. A device that dinput never used, or
+ * a build without CUDA, gives 0 and 0. INVALID_ARGUMENT for a negative device. */
+DINPUT_API dinput_status_t dinput_cuda_pool_bytes(size_t* out_held, size_t* out_cached, int device);
 
 /* ------------------------------------------------------------------------------------- */
 /* Elements: tuples of tensors                                                            */

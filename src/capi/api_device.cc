@@ -56,6 +56,41 @@ DINPUT_API dinput_status_t dinput_element_cuda_wait(const dinput_element_t* elem
   });
 }
 
+DINPUT_API dinput_status_t dinput_tensor_cuda_record_stream(const dinput_tensor_t* tensor,
+                                                            cudaStream_t stream) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE(tensor);
+    gpu::record_stream(tensor->t, stream);
+  });
+}
+
+DINPUT_API dinput_status_t dinput_cuda_empty_cache(void) {
+  return capi::guard(__func__, [&] { gpu::empty_cache(); });
+}
+
+DINPUT_API dinput_status_t dinput_cuda_set_cache_limit(size_t bytes) {
+  return capi::guard(__func__, [&] { gpu::set_cache_limit(bytes); });
+}
+
+DINPUT_API dinput_status_t dinput_cuda_cache_limit(size_t* out) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE(out);
+    *out = gpu::cache_limit();
+  });
+}
+
+DINPUT_API dinput_status_t dinput_cuda_pool_bytes(size_t* out_held, size_t* out_cached,
+                                                  int device) {
+  return capi::guard(__func__, [&] {
+    if (out_held) *out_held = 0;
+    if (out_cached) *out_cached = 0;
+    DINPUT_CHECK_ARG(device >= 0, "dinput_cuda_pool_bytes: device must be >= 0, got ", device);
+    if (device >= gpu::availability().devices) return;  // never used: nothing held
+    if (out_held) *out_held = gpu::pooled_device_bytes(device);
+    if (out_cached) *out_cached = gpu::cached_device_bytes(device);
+  });
+}
+
 DINPUT_API cudaEvent_t dinput_tensor_cuda_ready_event(const dinput_tensor_t* tensor) {
   return capi::guard_value<cudaEvent_t>(nullptr, [&] {
     return tensor ? static_cast<cudaEvent_t>(gpu::ready_event(tensor->t)) : nullptr;

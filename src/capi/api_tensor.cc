@@ -29,39 +29,71 @@ Shape checked_shape(const char* fn, const int64_t* shape, int rank) {
 
 extern "C" {
 
-DINPUT_API dinput_status_t dinput_tensor_new(dinput_tensor_t** out, dinput_dtype_t dtype,
-                                             const int64_t* shape, int rank, const void* data,
-                                             size_t nbytes) {
-  return capi::guard(__func__, [&] {
-    DINPUT_REQUIRE_OUT(out);
-    DType dt = static_cast<DType>(dtype);
-    DINPUT_CHECK_ARG(dtype_valid(dt), "dinput_tensor_new: invalid dtype ", static_cast<int>(dtype));
-    DINPUT_CHECK_ARG(dt != DType::kBytes,
-                     "dinput_tensor_new: bytes tensors are made with dinput_tensor_new_bytes");
-    Shape s = checked_shape(capi::current_function(), shape, rank);
-    if (data == nullptr) {
-      *out = capi::new_handle<dinput_tensor>(Tensor::zeros(dt, s));
-      return;
-    }
-    // Compare sizes before allocating, so a wrong shape is a clear error and never a huge
-    // allocation.
-    size_t expected = 0;
-    if (__builtin_mul_overflow(static_cast<size_t>(s.checked_num_elements()), dtype_size(dt),
-                               &expected))
-      raise(Code::kInvalidArgument, "dinput_tensor_new: a ", dtype_name(dt), s.to_string(),
-            " tensor is too large");
-    DINPUT_CHECK_ARG(nbytes == expected, "dinput_tensor_new: a ", dtype_name(dt), s.to_string(),
+namespace {
+
+// dinput_tensor_new and dinput_tensor_new_pinned: checks the arguments, then copies `data`
+// into host memory, or into pinned memory from the GPU layer's pool when `pinned`.
+Tensor new_fixed_size_tensor(dinput_dtype_t dtype, const int64_t* shape, int rank, const void* data,
+                             size_t nbytes, bool pinned) {
+  const char* fn = capi::current_function();
+  DType dt = static_cast<DType>(dtype);
+  DINPUT_CHECK_ARG(dtype_valid(dt), fn, ": invalid dtype ", static_cast<int>(dtype));
+  DINPUT_CHECK_ARG(dt != DType::kBytes, fn,
+                   ": bytes tensors are made with dinput_tensor_new_bytes");
+  Shape s = checked_shape(fn, shape, rank);
+  // Compare sizes before allocating, so a wrong shape is a clear error and never a huge
+  // allocation.
+  size_t expected = 0;
+  if (__builtin_mul_overflow(static_cast<size_t>(s.checked_num_elements()), dtype_size(dt),
+                             &expected))
+    raise(Code::kInvalidArgument, fn, ": a ", dtype_name(dt), s.to_string(),
+          " tensor is too large");
+  if (data != nullptr) {
+    DINPUT_CHECK_ARG(nbytes == expected, fn, ": a ", dtype_name(dt), s.to_string(),
                      " tensor needs ", expected, " bytes of data, got ", nbytes);
     if (dt == DType::kBool) {
       // Consumers compare bools with 0 and 1; any other byte would read as neither.
       const unsigned char* b = static_cast<const unsigned char*>(data);
       for (size_t i = 0; i < expected; ++i)
-        DINPUT_CHECK_ARG(b[i] <= 1, "dinput_tensor_new: bool element ", i, " is ",
-                         static_cast<int>(b[i]), "; bool values must be 0 or 1");
+        DINPUT_CHECK_ARG(b[i] <= 1, fn, ": bool element ", i, " is ", static_cast<int>(b[i]),
+                         "; bool values must be 0 or 1");
     }
+  }
+  if (!pinned) {
+    if (data == nullptr) return Tensor::zeros(dt, s);
     Tensor t = Tensor::allocate(dt, s);
     if (expected) std::memcpy(t.mutable_data(), data, expected);
-    *out = capi::new_handle<dinput_tensor>(std::move(t));
+    return t;
+  }
+  Tensor t(dt, s, gpu::allocate_pinned(expected), 0);
+  if (expected) {
+    if (data)
+      std::memcpy(t.mutable_data(), data, expected);
+    else
+      std::memset(t.mutable_data(), 0, expected);
+  }
+  return t;
+}
+
+}  // namespace
+
+DINPUT_API dinput_status_t dinput_tensor_new(dinput_tensor_t** out, dinput_dtype_t dtype,
+                                             const int64_t* shape, int rank, const void* data,
+                                             size_t nbytes) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE_OUT(out);
+    *out = capi::new_handle<dinput_tensor>(
+        new_fixed_size_tensor(dtype, shape, rank, data, nbytes, false));
+  });
+}
+
+DINPUT_API dinput_status_t dinput_tensor_new_pinned(dinput_tensor_t** out, dinput_dtype_t dtype,
+                                                    const int64_t* shape, int rank,
+                                                    const void* data, size_t nbytes) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE_OUT(out);
+    *out = capi::new_handle<dinput_tensor>(
+        new_fixed_size_tensor(dtype, shape, rank, data, nbytes, true));
   });
 }
 

@@ -6,6 +6,8 @@
 #include <cuda_runtime_api.h>
 
 #include <memory>
+#include <mutex>
+#include <vector>
 
 #include "core/buffer.h"
 #include "device/gpu_runtime.h"
@@ -13,29 +15,49 @@
 namespace dinput::gpu {
 
 // A block of device memory from the caching allocator. `ready_` completes when the copy
-// that fills it has finished; the staging buffer it was copied from stays alive until then.
+// that fills it has finished. The streams that read it (`readers_`) are recorded so that,
+// when the last reference goes, the block returns to the cache together with events that
+// complete after that reading: the next writer of the block waits on them on the GPU
+// (docs/gpu.md, "Memory reuse"). Nothing here blocks the host.
 class DeviceBuffer final : public Buffer {
  public:
-  DeviceBuffer(void* data, size_t size, int device, size_t size_class);
+  DeviceBuffer(void* data, size_t size, int device, size_t block_size);
   ~DeviceBuffer() override;
-  void set_ready(cudaEvent_t event, std::shared_ptr<const Buffer> staging);
-  cudaEvent_t ready() const { return ready_; }
+  void set_ready(Event event) { ready_ = std::move(event); }
+  cudaEvent_t ready() const { return ready_.get(); }
+  // Records a stream whose work reads this block; 0 means the device's legacy stream.
+  void add_reader(cudaStream_t stream) const;
 
  private:
-  size_t size_class_;
-  cudaEvent_t ready_ = nullptr;
-  std::shared_ptr<const Buffer> staging_;
+  size_t block_size_;
+  Event ready_;
+  mutable std::mutex mu_;
+  mutable std::vector<cudaStream_t> readers_;
 };
 
 // A block of page-locked host memory from the staging pool.
 class PinnedBuffer final : public Buffer {
  public:
-  PinnedBuffer(void* data, size_t size, size_t size_class);
+  PinnedBuffer(void* data, size_t size, size_t block_size);
   ~PinnedBuffer() override;
 
  private:
-  size_t size_class_;
+  size_t block_size_;
 };
+
+// Keeps `owner` (a staging or pinned source buffer) alive until `event` completes, without
+// waiting for it: host memory that a queued copy still reads must not be handed out again.
+void release_after(Event event, std::shared_ptr<const void> owner);
+
+// Lets go of the owners kept by release_after whose events have completed.
+void poll_deferred_releases();
+
+// The special stream handles (0, cudaStreamLegacy, cudaStreamPerThread) name a stream of
+// whichever device is current: dinput makes the tensor's device current for them.
+bool is_special_stream(cudaStream_t s);
+
+// The stream dinput copies to `device` on (created on first use, never destroyed).
+cudaStream_t copy_stream(int device);
 
 }  // namespace dinput::gpu
 

@@ -1,53 +1,162 @@
 // Device memory from a per-device caching allocator, and page-locked host memory from a
-// bounded staging pool. Both keep released blocks by size class for reuse, because
-// cudaMalloc/cudaHostAlloc synchronise the device and cost far more than a batch's copy.
+// bounded staging pool. Both keep released blocks for reuse, because cudaMalloc and
+// cudaHostAlloc synchronise the device and cost far more than a batch's copy. How a device
+// block is kept safe from the streams that still read it is in docs/gpu.md ("Memory reuse").
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <vector>
 
+#include "core/immortal.h"
 #include "core/status.h"
 #include "device/gpu.h"
 #include "device/gpu_buffers.h"
 
 namespace dinput::gpu {
 
+namespace {
+
+// The per-device bound on cached free bytes (DINPUT_CUDA_CACHE_MB, default 1 GiB).
+std::atomic<size_t>& cache_limit_bytes() {
+  static std::atomic<size_t> limit{[] {
+    const char* env = std::getenv("DINPUT_CUDA_CACHE_MB");
+    long mb = env ? std::atol(env) : 1024;
+    return static_cast<size_t>(mb < 0 ? 0 : mb) << 20;
+  }()};
+  return limit;
+}
+
+}  // namespace
+
+size_t cache_limit() { return cache_limit_bytes().load(); }
+
 #ifdef DINPUT_HAVE_CUDA
 
 namespace {
 
-// Powers of two up to 4 MiB, then multiples of 4 MiB: little waste, few classes.
-size_t size_class(size_t bytes) {
-  constexpr size_t kSmallest = 512, kLarge = size_t{4} << 20;
-  if (bytes <= kSmallest) return kSmallest;
-  if (bytes <= kLarge) {
-    size_t c = kSmallest;
-    while (c < bytes) c <<= 1;
-    return c;
-  }
-  return (bytes + kLarge - 1) / kLarge * kLarge;
+// Sizes are rounded so that near sizes share blocks: to 512 bytes below 1 MiB, to 2 MiB
+// above. A request may take any free block up to twice its rounded size (the smallest that
+// fits), so batches of varying sizes reuse each other's blocks instead of each size keeping
+// blocks of its own.
+size_t block_size(size_t bytes) {
+  constexpr size_t kSmall = 512, kLarge = size_t{2} << 20;
+  const size_t unit = bytes < (size_t{1} << 20) ? kSmall : kLarge;
+  return std::max(unit, (bytes + unit - 1) / unit * unit);
 }
 
-struct Pool {
-  std::mutex mu;
-  std::map<size_t, std::vector<void*>> free_blocks;
-  size_t held = 0;    // bytes allocated from CUDA and not yet given back
-  size_t cached = 0;  // of which free, waiting for reuse
+// A free device block and the events after which no queued GPU work reads it any more.
+struct FreeBlock {
+  void* ptr = nullptr;
+  size_t size = 0;
+  std::vector<Event> readers;
 };
 
-Pool& device_pool(int device) {
-  static std::mutex mu;
-  static std::map<int, std::unique_ptr<Pool>> pools;
-  std::lock_guard<std::mutex> lock(mu);
-  auto& p = pools[device];
-  if (!p) p = std::make_unique<Pool>();
+struct DevicePool {
+  std::mutex mu;
+  std::multimap<size_t, FreeBlock> free;  // by size, for best fit
+  std::deque<FreeBlock> evicted;          // over the cache limit: to return to CUDA
+  size_t held = 0;                        // bytes allocated from CUDA and not returned
+  size_t cached = 0;                      // of which free in `free`
+  int users = 0;                          // live DeviceUse tokens
+};
+
+struct DevicePools {
+  std::mutex mu;
+  std::map<int, std::unique_ptr<DevicePool>> by_device;
+};
+
+// Immortal: tensors may outlive static destruction at exit, and their deleters use these.
+DevicePool& device_pool(int device) {
+  static Immortal<DevicePools> pools;
+  std::lock_guard<std::mutex> lock(pools->mu);
+  auto& p = pools->by_device[device];
+  if (!p) p = std::make_unique<DevicePool>();
   return *p;
 }
 
-Pool& pinned_pool() {
-  static Pool pool;
-  return pool;
+std::vector<int> pooled_devices() {
+  std::vector<int> devices;
+  for (int d = 0; d < availability().devices; ++d) devices.push_back(d);
+  return devices;
+}
+
+// Returns blocks to CUDA. cudaFree waits for the device; the readers' events are waited for
+// first all the same, so that the order does not rest on that.
+void free_blocks(int device, std::vector<FreeBlock> blocks) {
+  if (blocks.empty()) return;
+  DeviceGuard guard(device);
+  for (FreeBlock& b : blocks) {
+    for (const Event& e : b.readers) cudaEventSynchronize(e.get());
+    cudaFree(b.ptr);
+  }
+  cudaGetLastError();
+}
+
+std::vector<FreeBlock> take_evicted(DevicePool& pool) {
+  std::lock_guard<std::mutex> lock(pool.mu);
+  std::vector<FreeBlock> out(std::make_move_iterator(pool.evicted.begin()),
+                             std::make_move_iterator(pool.evicted.end()));
+  pool.evicted.clear();
+  for (const FreeBlock& b : out) pool.held -= b.size;
+  return out;
+}
+
+std::vector<FreeBlock> take_all_free(DevicePool& pool) {
+  std::lock_guard<std::mutex> lock(pool.mu);
+  std::vector<FreeBlock> out;
+  for (auto& [size, b] : pool.free) out.push_back(std::move(b));
+  pool.free.clear();
+  pool.cached = 0;
+  for (FreeBlock& b : pool.evicted) out.push_back(std::move(b));
+  pool.evicted.clear();
+  for (const FreeBlock& b : out) pool.held -= b.size;
+  return out;
+}
+
+// Moves the largest free blocks to `evicted` until the cache is within its limit.
+void enforce_limit(DevicePool& pool) {
+  const size_t limit = cache_limit_bytes().load();
+  while (pool.cached > limit && !pool.free.empty()) {
+    auto largest = std::prev(pool.free.end());
+    pool.cached -= largest->second.size;
+    pool.evicted.push_back(std::move(largest->second));
+    pool.free.erase(largest);
+  }
+}
+
+// Takes the smallest free block of at least `size` and at most twice it; 0 when none fits,
+// else the block's size.
+template <typename Block>
+size_t take_best_fit(std::multimap<size_t, Block>& free, size_t size, Block& out) {
+  auto it = free.lower_bound(size);
+  if (it == free.end() || it->first > 2 * size) return 0;
+  const size_t got = it->first;
+  out = std::move(it->second);
+  free.erase(it);
+  return got;
+}
+
+bool take_free(DevicePool& pool, size_t size, FreeBlock& out) {
+  std::lock_guard<std::mutex> lock(pool.mu);
+  const size_t got = take_best_fit(pool.free, size, out);
+  pool.cached -= got;
+  return got > 0;
+}
+
+struct PinnedPool {
+  std::mutex mu;
+  std::multimap<size_t, void*> free;
+  size_t held = 0;
+  size_t cached = 0;
+};
+
+PinnedPool& pinned_pool() {
+  static Immortal<PinnedPool> pool;
+  return *pool;
 }
 
 // The pinned pool keeps at most this many free bytes (DINPUT_PINNED_POOL_MB, default 512).
@@ -60,119 +169,237 @@ size_t pinned_cache_limit() {
   return limit;
 }
 
-void* take(Pool& pool, size_t cls) {
-  std::lock_guard<std::mutex> lock(pool.mu);
-  auto it = pool.free_blocks.find(cls);
-  if (it == pool.free_blocks.end() || it->second.empty()) return nullptr;
-  void* p = it->second.back();
-  it->second.pop_back();
-  pool.cached -= cls;
-  return p;
-}
+// Owners kept alive until their copies complete (release_after).
+struct DeferredReleases {
+  std::mutex mu;
+  std::deque<std::pair<Event, std::shared_ptr<const void>>> pending;
+};
 
-void release_cached_device_blocks(Pool& pool, int device) {
-  std::lock_guard<std::mutex> lock(pool.mu);
-  DeviceGuard guard(device);
-  for (auto& [cls, blocks] : pool.free_blocks) {
-    for (void* p : blocks) cudaFree(p);
-    pool.held -= cls * blocks.size();
-    pool.cached -= cls * blocks.size();
-    blocks.clear();
-  }
+DeferredReleases& deferred() {
+  static Immortal<DeferredReleases> d;
+  return *d;
 }
 
 }  // namespace
 
-DeviceBuffer::DeviceBuffer(void* data, size_t size, int device, size_t size_class)
-    : Buffer(data, size, MemoryKind::kDevice, device), size_class_(size_class) {}
+void release_after(Event event, std::shared_ptr<const void> owner) {
+  DeferredReleases& d = deferred();
+  std::lock_guard<std::mutex> lock(d.mu);
+  d.pending.emplace_back(std::move(event), std::move(owner));
+}
+
+void poll_deferred_releases() {
+  std::vector<std::shared_ptr<const void>> done;  // released outside the lock
+  {
+    DeferredReleases& d = deferred();
+    std::lock_guard<std::mutex> lock(d.mu);
+    // Copies complete in order on a stream, so the oldest entries are the ones to look at.
+    while (!d.pending.empty()) {
+      cudaError_t state = cudaEventQuery(d.pending.front().first.get());
+      if (state == cudaErrorNotReady) break;
+      if (state != cudaSuccess) cudaGetLastError();  // a broken event: nothing will read it
+      done.push_back(std::move(d.pending.front().second));
+      d.pending.pop_front();
+    }
+  }
+}
+
+DeviceBuffer::DeviceBuffer(void* data, size_t size, int device, size_t block_size)
+    : Buffer(data, size, MemoryKind::kDevice, device), block_size_(block_size) {}
+
+void DeviceBuffer::add_reader(cudaStream_t stream) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (std::find(readers_.begin(), readers_.end(), stream) == readers_.end())
+    readers_.push_back(stream);
+}
 
 DeviceBuffer::~DeviceBuffer() {
-  if (ready_) {
-    // The copy into this block (and out of its staging buffer) must finish before either is
-    // handed to someone else.
-    cudaEventSynchronize(ready_);
-    cudaEventDestroy(ready_);
+  FreeBlock block;
+  block.ptr = data_;
+  block.size = block_size_;
+  // The copy that filled the block, and what each reader stream has queued by now: the next
+  // writer waits for all of them on the GPU. The host never waits here.
+  if (ready_) block.readers.push_back(ready_);
+  bool unknown_readers = false;
+  for (cudaStream_t s : readers_) {
+    try {
+      // The event must belong to the device of the stream it is recorded on.
+      int stream_device = device_;
+      if (!is_special_stream(s))
+        check_cuda(cudaStreamGetDevice(s, &stream_device), "cudaStreamGetDevice");
+      DeviceGuard guard(stream_device);
+      Event e = new_event();
+      check_cuda(cudaEventRecord(e.get(), s), "cudaEventRecord on a reader stream");
+      block.readers.push_back(std::move(e));
+    } catch (...) {
+      cudaGetLastError();
+      unknown_readers = true;  // a stream destroyed too early: see below
+    }
   }
-  staging_.reset();
-  Pool& pool = device_pool(device_);
+  DevicePool& pool = device_pool(device_);
   std::lock_guard<std::mutex> lock(pool.mu);
-  pool.free_blocks[size_class_].push_back(data_);
-  pool.cached += size_class_;
-}
-
-void DeviceBuffer::set_ready(cudaEvent_t event, std::shared_ptr<const Buffer> staging) {
-  ready_ = event;
-  staging_ = std::move(staging);
-}
-
-PinnedBuffer::PinnedBuffer(void* data, size_t size, size_t size_class)
-    : Buffer(data, size, MemoryKind::kPinnedHost, -1), size_class_(size_class) {}
-
-PinnedBuffer::~PinnedBuffer() {
-  Pool& pool = pinned_pool();
-  std::lock_guard<std::mutex> lock(pool.mu);
-  if (pool.cached + size_class_ > pinned_cache_limit()) {
-    cudaFreeHost(data_);
-    pool.held -= size_class_;
+  if (unknown_readers) {
+    // Some reader's work cannot be waited for on the GPU: the block is only given back to
+    // CUDA (whose cudaFree waits for the whole device), never reused.
+    pool.evicted.push_back(std::move(block));
     return;
   }
-  pool.free_blocks[size_class_].push_back(data_);
-  pool.cached += size_class_;
+  pool.cached += block.size;
+  pool.free.emplace(block.size, std::move(block));
+  enforce_limit(pool);
 }
 
-std::shared_ptr<Buffer> allocate_device(int device, size_t bytes) {
+PinnedBuffer::PinnedBuffer(void* data, size_t size, size_t block_size)
+    : Buffer(data, size, MemoryKind::kPinnedHost, -1), block_size_(block_size) {}
+
+PinnedBuffer::~PinnedBuffer() {
+  PinnedPool& pool = pinned_pool();
+  {
+    std::lock_guard<std::mutex> lock(pool.mu);
+    if (pool.cached + block_size_ <= pinned_cache_limit()) {
+      pool.free.emplace(block_size_, data_);
+      pool.cached += block_size_;
+      return;
+    }
+    pool.held -= block_size_;
+  }
+  cudaFreeHost(data_);  // outside the lock: it can take a while
+}
+
+std::shared_ptr<Buffer> allocate_device(int device, size_t bytes, void* writer) {
   require_device(device);
-  const size_t cls = size_class(bytes);
-  Pool& pool = device_pool(device);
-  void* p = take(pool, cls);
-  if (!p) {
+  poll_deferred_releases();
+  const size_t size = block_size(bytes);
+  DevicePool& pool = device_pool(device);
+  free_blocks(device, take_evicted(pool));
+  FreeBlock block;
+  if (take_free(pool, size, block)) {
+    // The block's last readers may still be queued: the writer's stream waits for them.
     DeviceGuard guard(device);
-    cudaError_t err = cudaMalloc(&p, cls);
+    for (const Event& e : block.readers)
+      check_cuda(cudaStreamWaitEvent(static_cast<cudaStream_t>(writer), e.get(), 0),
+                 "cudaStreamWaitEvent before reusing a device block");
+    return std::make_shared<DeviceBuffer>(block.ptr, bytes, device, block.size);
+  }
+  void* p = nullptr;
+  {
+    DeviceGuard guard(device);
+    cudaError_t err = cudaMalloc(&p, size);
     if (err == cudaErrorMemoryAllocation) {
       // Cached blocks of other sizes may be what stands in the way: give them back and retry.
       cudaGetLastError();
-      release_cached_device_blocks(pool, device);
-      err = cudaMalloc(&p, cls);
+      free_blocks(device, take_all_free(pool));
+      err = cudaMalloc(&p, size);
     }
     check_cuda(err, "cudaMalloc of device memory");
-    std::lock_guard<std::mutex> lock(pool.mu);
-    pool.held += cls;
   }
-  return std::make_shared<DeviceBuffer>(p, bytes, device, cls);
+  std::lock_guard<std::mutex> lock(pool.mu);
+  pool.held += size;
+  return std::make_shared<DeviceBuffer>(p, bytes, device, size);
 }
 
 std::shared_ptr<Buffer> allocate_pinned(size_t bytes) {
   const Availability& a = availability();
   if (!a.usable) raise(Code::kFailedPrecondition, "pinned host memory: ", a.reason);
-  const size_t cls = size_class(bytes);
-  Pool& pool = pinned_pool();
-  void* p = take(pool, cls);
-  if (!p) {
-    check_cuda(cudaHostAlloc(&p, cls, cudaHostAllocPortable),
-               "cudaHostAlloc of pinned staging memory");
+  poll_deferred_releases();
+  const size_t size = block_size(bytes);
+  PinnedPool& pool = pinned_pool();
+  {
     std::lock_guard<std::mutex> lock(pool.mu);
-    pool.held += cls;
+    void* p = nullptr;
+    if (const size_t got = take_best_fit(pool.free, size, p)) {
+      pool.cached -= got;
+      return std::make_shared<PinnedBuffer>(p, bytes, got);
+    }
   }
-  return std::make_shared<PinnedBuffer>(p, bytes, cls);
+  void* p = nullptr;
+  check_cuda(cudaHostAlloc(&p, size, cudaHostAllocPortable),
+             "cudaHostAlloc of pinned staging memory");
+  std::lock_guard<std::mutex> lock(pool.mu);
+  pool.held += size;
+  return std::make_shared<PinnedBuffer>(p, bytes, size);
 }
 
 HostAllocator pinned_host_allocator() {
   return [](size_t bytes, bool zero) {
-    std::shared_ptr<Buffer> b = allocate_pinned(bytes);
-    if (zero && bytes) std::memset(b->data(), 0, bytes);
+    // Small tensors are cheap to stage and not worth page-locking.
+    std::shared_ptr<Buffer> b =
+        bytes < kPinThreshold ? allocate_host(bytes, zero) : allocate_pinned(bytes);
+    if (zero && bytes && b->kind() == MemoryKind::kPinnedHost) std::memset(b->data(), 0, bytes);
     return b;
   };
 }
 
 size_t pooled_device_bytes(int device) {
-  Pool& pool = device_pool(device);
+  DevicePool& pool = device_pool(device);
   std::lock_guard<std::mutex> lock(pool.mu);
   return pool.held;
 }
 
+size_t cached_device_bytes(int device) {
+  DevicePool& pool = device_pool(device);
+  std::lock_guard<std::mutex> lock(pool.mu);
+  return pool.cached;
+}
+
+void set_cache_limit(size_t bytes) {
+  cache_limit_bytes().store(bytes);
+  if (!availability().usable) return;
+  for (int d : pooled_devices()) {
+    DevicePool& pool = device_pool(d);
+    {
+      std::lock_guard<std::mutex> lock(pool.mu);
+      enforce_limit(pool);
+    }
+    free_blocks(d, take_evicted(pool));
+  }
+}
+
+void empty_cache(int device) {
+  if (!availability().usable) return;
+  for (int d : pooled_devices())
+    if (device < 0 || d == device) free_blocks(d, take_all_free(device_pool(d)));
+  if (device >= 0) return;
+  // The pinned blocks still read by queued copies are held by the deferred releases; the
+  // free ones are not read by anything.
+  poll_deferred_releases();
+  std::vector<void*> pinned;
+  {
+    PinnedPool& pool = pinned_pool();
+    std::lock_guard<std::mutex> lock(pool.mu);
+    for (auto& [size, p] : pool.free) {
+      pinned.push_back(p);
+      pool.held -= size;
+    }
+    pool.free.clear();
+    pool.cached = 0;
+  }
+  for (void* p : pinned) cudaFreeHost(p);
+}
+
+DeviceUse::DeviceUse(std::vector<int> devices) : devices_(std::move(devices)) {
+  for (int d : devices_) {
+    DevicePool& pool = device_pool(d);
+    std::lock_guard<std::mutex> lock(pool.mu);
+    ++pool.users;
+  }
+}
+
+DeviceUse::~DeviceUse() {
+  for (int d : devices_) {
+    DevicePool& pool = device_pool(d);
+    bool last = false;
+    {
+      std::lock_guard<std::mutex> lock(pool.mu);
+      last = --pool.users == 0;
+    }
+    if (last) free_blocks(d, take_all_free(pool));
+  }
+}
+
 #else  // CPU-only build: every request for GPU memory is the same clear error.
 
-std::shared_ptr<Buffer> allocate_device(int device, size_t) {
+std::shared_ptr<Buffer> allocate_device(int device, size_t, void*) {
   require_device(device);
   raise(Code::kInternal, "unreachable: require_device passed without CUDA");
 }
@@ -184,6 +411,13 @@ std::shared_ptr<Buffer> allocate_pinned(size_t) {
 HostAllocator pinned_host_allocator() { return nullptr; }
 
 size_t pooled_device_bytes(int) { return 0; }
+size_t cached_device_bytes(int) { return 0; }
+
+void set_cache_limit(size_t bytes) { cache_limit_bytes().store(bytes); }
+void empty_cache(int) {}
+
+DeviceUse::DeviceUse(std::vector<int> devices) : devices_(std::move(devices)) {}
+DeviceUse::~DeviceUse() = default;
 
 #endif
 

@@ -3,7 +3,10 @@
 
 #include <cuda_runtime_api.h>
 
+#include <memory>
+
 #include "core/status.h"
+#include "device/gpu.h"
 
 namespace dinput::gpu {
 
@@ -14,19 +17,13 @@ inline void check_cuda(cudaError_t err, const char* what) {
   raise(code, what, " failed: ", cudaGetErrorName(err), ": ", cudaGetErrorString(err));
 }
 
-// Sets the calling thread's current device for the lifetime of the guard.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device) {
-    cudaGetDevice(&previous_);
-    check_cuda(cudaSetDevice(device), "cudaSetDevice");
-  }
-  ~DeviceGuard() { cudaSetDevice(previous_); }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
+// The calling thread's context, and making a saved one (or none) current again.
+ThreadContext current_context();
+void make_current(const ThreadContext& saved);
 
- private:
-  int previous_ = 0;
-};
+// A CUDA event owned by reference count (cudaEventDestroy when the last owner lets go).
+using Event = std::shared_ptr<CUevent_st>;
+// A new event without timing, on the current device.
+Event new_event();
 
 }  // namespace dinput::gpu

@@ -3,7 +3,9 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 
+#include "core/immortal.h"
 #include "device/gpu.h"
 #include "device/gpu_buffers.h"
 
@@ -13,19 +15,6 @@ namespace dinput::gpu {
 
 namespace {
 
-// Copies run on a stream of their own per device, so they overlap the consumer's kernels.
-cudaStream_t copy_stream(int device) {
-  static std::mutex mu;
-  static std::map<int, cudaStream_t> streams;
-  std::lock_guard<std::mutex> lock(mu);
-  cudaStream_t& s = streams[device];
-  if (!s) {
-    DeviceGuard guard(device);
-    check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate for copies");
-  }
-  return s;
-}
-
 const DeviceBuffer* device_buffer(const Tensor& t) {
   return t.defined() && t.buffer()->kind() == MemoryKind::kDevice
              ? static_cast<const DeviceBuffer*>(t.buffer().get())
@@ -34,6 +23,27 @@ const DeviceBuffer* device_buffer(const Tensor& t) {
 
 }  // namespace
 
+bool is_special_stream(cudaStream_t s) {
+  return s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread;
+}
+
+// Copies run on a stream of their own per device, so they overlap the consumer's kernels.
+// Immortal, like the pools: deleters that run at exit may still name these streams.
+cudaStream_t copy_stream(int device) {
+  struct Streams {
+    std::mutex mu;
+    std::map<int, cudaStream_t> by_device;
+  };
+  static Immortal<Streams> streams;
+  std::lock_guard<std::mutex> lock(streams->mu);
+  cudaStream_t& s = streams->by_device[device];
+  if (!s) {
+    DeviceGuard guard(device);
+    check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate for copies");
+  }
+  return s;
+}
+
 Tensor copy_to_device(const Tensor& tensor, int device) {
   if (tensor.dtype() == DType::kBytes) return tensor;
   if (const DeviceBuffer* d = device_buffer(tensor)) {
@@ -41,27 +51,32 @@ Tensor copy_to_device(const Tensor& tensor, int device) {
     return copy_to_device(copy_to_host(tensor), device);  // between devices through the host
   }
   const size_t bytes = tensor.byte_size();
-  std::shared_ptr<Buffer> dst = allocate_device(device, bytes);
-  if (bytes > 0) {
-    // Page-locked memory is copied from directly (and kept alive until the copy is done);
-    // anything else goes through a pinned staging block first.
-    std::shared_ptr<const Buffer> source = tensor.buffer();
-    const void* src = tensor.data();
-    if (source->kind() != MemoryKind::kPinnedHost) {
-      std::shared_ptr<Buffer> staging = allocate_pinned(bytes);
-      std::memcpy(staging->data(), src, bytes);
-      src = staging->data();
-      source = std::move(staging);
-    }
-    DeviceGuard guard(device);
-    cudaStream_t stream = copy_stream(device);
-    check_cuda(cudaMemcpyAsync(dst->data(), src, bytes, cudaMemcpyHostToDevice, stream),
-               "cudaMemcpyAsync to GPU");
-    cudaEvent_t done = nullptr;
-    check_cuda(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate");
-    check_cuda(cudaEventRecord(done, stream), "cudaEventRecord");
-    static_cast<DeviceBuffer*>(dst.get())->set_ready(done, std::move(source));
+  cudaStream_t stream = copy_stream(device);
+  std::shared_ptr<Buffer> dst = allocate_device(device, bytes, stream);
+  if (bytes == 0) return Tensor(tensor.dtype(), tensor.shape(), std::move(dst), 0);
+  // Page-locked memory is copied from directly; anything else goes through a pinned staging
+  // block first. Either source stays alive until the copy has read it (release_after).
+  std::shared_ptr<const Buffer> source = tensor.buffer();
+  const void* src = tensor.data();
+  if (source->kind() != MemoryKind::kPinnedHost) {
+    std::shared_ptr<Buffer> staging = allocate_pinned(bytes);
+    std::memcpy(staging->data(), src, bytes);
+    src = staging->data();
+    source = std::move(staging);
   }
+  DeviceGuard guard(device);
+  // The event exists before the copy is queued: once the copy is queued, nothing may fail
+  // between it and the record that tells when the source can be released.
+  Event done = new_event();
+  check_cuda(cudaMemcpyAsync(dst->data(), src, bytes, cudaMemcpyHostToDevice, stream),
+             "cudaMemcpyAsync to GPU");
+  cudaError_t recorded = cudaEventRecord(done.get(), stream);
+  if (recorded != cudaSuccess) {
+    cudaStreamSynchronize(stream);  // the source may be released only after the copy
+    check_cuda(recorded, "cudaEventRecord after a copy to GPU");
+  }
+  release_after(done, std::move(source));
+  static_cast<DeviceBuffer*>(dst.get())->set_ready(std::move(done));
   return Tensor(tensor.dtype(), tensor.shape(), std::move(dst), 0);
 }
 
@@ -79,11 +94,20 @@ Tensor copy_to_host(const Tensor& tensor) {
   return host;
 }
 
+void record_stream(const Tensor& tensor, void* stream) {
+  if (const DeviceBuffer* d = device_buffer(tensor))
+    d->add_reader(static_cast<cudaStream_t>(stream));
+}
+
 void stream_wait(const Tensor& tensor, void* stream) {
   const DeviceBuffer* d = device_buffer(tensor);
-  if (!d || !d->ready()) return;
-  check_cuda(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), d->ready(), 0),
-             "cudaStreamWaitEvent");
+  if (!d) return;
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  d->add_reader(s);
+  if (!d->ready()) return;
+  std::optional<DeviceGuard> guard;
+  if (is_special_stream(s)) guard.emplace(d->device());
+  check_cuda(cudaStreamWaitEvent(s, d->ready(), 0), "cudaStreamWaitEvent");
 }
 
 void* ready_event(const Tensor& tensor) {
@@ -104,6 +128,7 @@ Tensor copy_to_device(const Tensor& tensor, int device) {
   return tensor;
 }
 Tensor copy_to_host(const Tensor& tensor) { return tensor; }
+void record_stream(const Tensor&, void*) {}
 void stream_wait(const Tensor&, void*) {}
 void* ready_event(const Tensor&) { return nullptr; }
 void synchronize(const Tensor&) {}

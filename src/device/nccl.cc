@@ -146,8 +146,8 @@ Tensor nccl_sum_to_host(const std::vector<Tensor>& per_replica, const std::vecto
     check_cuda(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking),
                "cudaStreamCreate for NCCL");
     stream_wait(per_replica[r], streams[r]);
-    sums.emplace_back(first.dtype(), first.shape(), allocate_device(devices[r], first.byte_size()),
-                      0);
+    sums.emplace_back(first.dtype(), first.shape(),
+                      allocate_device(devices[r], first.byte_size(), streams[r]), 0);
   }
   check_nccl(api().group_start(), "ncclGroupStart");
   for (size_t r = 0; r < devices.size(); ++r)

@@ -235,8 +235,14 @@ DistributedDatasetPtr distribute_datasets_from_function(std::shared_ptr<const St
 
 struct DistributedIterator::Buffer {
   Buffer(DistributedIterator* it, size_t capacity, std::shared_ptr<Cancellation> cancellation)
-      : producer([it](LocalStep& step) { return it->produce_step(step); }, capacity,
-                 std::move(cancellation)) {}
+      : producer(
+            [it, bound = false](LocalStep& step) mutable {
+              // The producer thread works for the first GPU replica from its first step on.
+              if (!bound && it->first_gpu_ >= 0) gpu::bind_thread(it->first_gpu_);
+              bound = true;
+              return it->produce_step(step);
+            },
+            capacity, std::move(cancellation)) {}
   BackgroundProducer<LocalStep> producer;
 };
 
@@ -244,6 +250,13 @@ DistributedIterator::DistributedIterator(DistributedDatasetPtr dataset)
     : dataset_(std::move(dataset)) {
   const Strategy& s = dataset_->strategy();
   feeds_gpu_ = feeds_gpu(s, dataset_->options());
+  if (feeds_gpu_) {
+    std::vector<int> gpus;
+    for (const auto& d : s.devices())
+      if (d.type == DeviceType::kGPU) gpus.push_back(d.index);
+    first_gpu_ = gpus.front();
+    device_use_ = std::make_unique<gpu::DeviceUse>(std::move(gpus));
+  }
   if (s.collective()) channel_ = s.collective()->open_channel(s.worker_index());
   // Steps are produced ahead on one background thread: per_replica_buffer_size steps ready
   // for the consumer, plus the one being split (which stands in for the R elements
@@ -288,6 +301,8 @@ void DistributedIterator::open_sources() {
 bool DistributedIterator::produce_step(LocalStep& step) {
   // Batches bound for GPUs are allocated page-locked, so their copies need no staging.
   ScopedHostAllocator pinned(feeds_gpu_ ? gpu::pinned_host_allocator() : nullptr);
+  std::optional<gpu::DeviceGuard> on_gpu;  // a no-op on the producer thread, bound already
+  if (first_gpu_ >= 0) on_gpu.emplace(first_gpu_);
   if (!sources_open_) open_sources();
   const int R = dataset_->strategy().num_local_replicas();
   step.pieces.assign(static_cast<size_t>(R), Element());

@@ -16,6 +16,7 @@
 
 #include "core/status.h"
 #include "data/dataset.h"
+#include "device/gpu.h"
 #include "distribute/input_options.h"
 #include "distribute/strategy.h"
 
@@ -126,6 +127,12 @@ class DistributedIterator {
   std::shared_ptr<Cancellation> cancellation_ = std::make_shared<Cancellation>();
   uint64_t channel_ = 0;
   bool feeds_gpu_ = false;
+  // The first GPU replica's device, or -1: current on the threads that produce steps, so
+  // that pinned allocations and copies never make a context on another GPU.
+  int first_gpu_ = -1;
+  // Marks the GPUs fed as in use; declared before the pipelines so that it goes after them,
+  // and the cache of a GPU is emptied when its last iterator is gone.
+  std::unique_ptr<gpu::DeviceUse> device_use_;
   std::vector<std::unique_ptr<Iterator>> sources_;  // one per pipeline, after splitting
   bool sources_open_ = false;
   std::vector<bool> source_done_;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <exception>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -35,6 +36,11 @@ std::vector<Element> run_on_replicas(
   std::vector<std::exception_ptr> errors(R);
   auto call = [&](size_t r) {
     try {
+      // A GPU replica's function runs with its GPU current, as CUDA code in it expects.
+      const Device& device = strategy.devices()[r];
+      std::optional<gpu::DeviceGuard> on_device;
+      if (device.type == DeviceType::kGPU && device.index < gpu::availability().devices)
+        on_device.emplace(device.index);
       ReplicaContext ctx{strategy.replica_id(static_cast<int>(r)), strategy.num_replicas_in_sync(),
                          &strategy.device_names()[r]};
       results[r] = fn(ctx, args ? &(*args)[r] : nullptr);

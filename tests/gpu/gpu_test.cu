@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "dinput.h"
@@ -128,15 +129,14 @@ double mean_ms(int n, Fn fn) {
          n;
 }
 
-// Copies overlap compute. The whole step is timed on the host — get_next, the wait that
-// orders the compute stream after the copy, and a kernel — so a copy done synchronously
-// inside get_next counts as much as one left to the wait. First the input alone is timed
-// (steps with no compute: the pipeline's own rate, copy included), then a kernel of about
-// twice that time. Overlapped, a step takes about the kernel's time; serialized, the
-// kernel's plus the input's. The test requires a step to hide at least half of the input
-// time: step <= compute + input / 2 (measured the other way, >= 50 % of the copy hidden).
-// The margin leaves room for the launch and synchronization costs of each step (tens of
-// microseconds, against an input time of milliseconds with 64 MiB batches).
+// Copies overlap compute, measured the way a training loop runs: N steps queued with no
+// per-step synchronization (get_next, the wait that orders the consumer's stream after the
+// copy, a kernel, freeing the step), one synchronization at the end. The same N steps are
+// timed with the input alone (no kernel) and with the kernels alone. Overlapped, the whole
+// run takes about the longer of the two; serialized, their sum. The consumer's stream is a
+// blocking one (cudaStreamCreate), so a synchronous copy in get_next, or a copy on the
+// legacy stream, would serialize with its kernels and fail the limit: whole <= compute +
+// input / 2 (at least half of the input hidden).
 int test_overlap() {
   const int64_t rows = 16 << 20;  // 16 Mi float32 = 64 MiB per step
   dinput_tensor_t* big = nullptr;
@@ -150,7 +150,7 @@ int test_overlap() {
   ok(dinput_strategy_new(&p.strategy, devices, 1));
   dinput_dataset_t* one = nullptr;
   ok(dinput_dataset_from_tensors(&one, e));
-  const int kSteps = 60, kWarmup = 5;
+  const int kSteps = 40;
   ok(dinput_dataset_repeat(&p.dataset, one, kSteps));
   ok(dinput_strategy_distribute_dataset(&p.dist, p.strategy, p.dataset, nullptr));
   cudaStream_t stream;
@@ -158,50 +158,55 @@ int test_overlap() {
   int clock_khz = 0;
   cuda(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
 
-  // Runs one epoch, each step: get_next, wait, kernel of `cycles` (none for 0), synchronize.
-  // Returns the mean wall time of the steps after the warm-up ones.
+  // One epoch: every step queued without waiting; `cycles` 0 means no kernel. Returns the
+  // wall time of the whole epoch, from the first get_next to the end of the GPU work.
   auto epoch_ms = [&](long long cycles) {
     dinput_dist_iterator_t* it = nullptr;
     ok(dinput_dist_dataset_iterator(&it, p.dist));
-    int steps = 0;
-    double timed_ms = 0;
+    // The first step fills the pools; the clock starts after it.
+    dinput_per_replica_t* step = nullptr;
+    ok(dinput_dist_iterator_get_next(&step, it));
+    ok(dinput_element_cuda_wait(dinput_per_replica_get(step, 0), stream));
+    dinput_per_replica_free(step);
+    cuda(cudaStreamSynchronize(stream));
+    auto t0 = std::chrono::steady_clock::now();
+    int steps = 1;
     for (;;) {
-      auto t0 = std::chrono::steady_clock::now();
-      dinput_per_replica_t* step = nullptr;
       dinput_status_t st = dinput_dist_iterator_get_next(&step, it);
       if (st == DINPUT_OUT_OF_RANGE) break;
       ok(st);
       ok(dinput_element_cuda_wait(dinput_per_replica_get(step, 0), stream));
       if (cycles > 0) spin_kernel<<<1, 1, 0, stream>>>(cycles);
-      cuda(cudaStreamSynchronize(stream));
-      dinput_per_replica_free(step);
-      double ms =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      if (steps++ >= kWarmup) timed_ms += ms;
+      dinput_per_replica_free(step);  // at once: the wait recorded the stream as a reader
+      ++steps;
     }
+    cuda(cudaStreamSynchronize(stream));
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     dinput_dist_iterator_free(it);
     REQUIRE(steps == kSteps, "expected %d steps, got %d", kSteps, steps);
-    return timed_ms / (kSteps - kWarmup);
+    return ms;
   };
 
   const double input_ms = epoch_ms(0);
-  const double target_ms = std::max(2.0, 2 * input_ms);
-  const long long cycles = static_cast<long long>(clock_khz * target_ms);
-  const double compute_ms = mean_ms(20, [&] {
-    spin_kernel<<<1, 1, 0, stream>>>(cycles);
-    cuda(cudaStreamSynchronize(stream));
-  });
-  const double step_ms = epoch_ms(cycles);
+  const double per_step_ms = input_ms / (kSteps - 1);
+  const long long cycles = static_cast<long long>(clock_khz * std::max(1.0, 2 * per_step_ms));
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 1; i < kSteps; ++i) spin_kernel<<<1, 1, 0, stream>>>(cycles);
+  cuda(cudaStreamSynchronize(stream));
+  const double compute_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const double whole_ms = epoch_ms(cycles);
   const double limit_ms = compute_ms + input_ms / 2;
   std::printf(
-      "overlap: input %.3f ms/step alone, compute %.3f ms, whole step %.3f ms (limit %.3f ms; "
-      "serialized "
-      "would be %.3f ms): %.0f %% of the input hidden\n",
-      input_ms, compute_ms, step_ms, limit_ms, input_ms + compute_ms,
-      100 * (input_ms + compute_ms - step_ms) / input_ms);
-  REQUIRE(step_ms <= limit_ms,
-          "a step took %.3f ms, more than compute + input/2 = %.3f ms: the copy is not overlapped",
-          step_ms, limit_ms);
+      "overlap: %d steps of 64 MiB: input alone %.1f ms, compute alone %.1f ms, both %.1f ms "
+      "(limit %.1f ms, serialized %.1f ms): %.0f %% of the input hidden\n",
+      kSteps - 1, input_ms, compute_ms, whole_ms, limit_ms, input_ms + compute_ms,
+      100 * (input_ms + compute_ms - whole_ms) / input_ms);
+  REQUIRE(whole_ms <= limit_ms,
+          "the run took %.1f ms, more than compute + input/2 = %.1f ms: the copies are not "
+          "overlapped",
+          whole_ms, limit_ms);
   cuda(cudaStreamDestroy(stream));
   dinput_dataset_free(one);
   dinput_element_free(e);
@@ -423,6 +428,303 @@ int test_dlpack() {
   return 0;
 }
 
+// Counts, on the GPU, the values of a step that differ from base, base + 1, ...: the check
+// first spins for `cycles`, so that it reads the data well after the host has moved on.
+__global__ void check_kernel(const int64_t* v, int64_t n, int64_t base, long long cycles,
+                             unsigned long long* mismatches) {
+  if (threadIdx.x == 0) {
+    long long start = clock64();
+    while (clock64() - start < cycles) {
+    }
+  }
+  __syncthreads();
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+    if (v[i] != base + i) atomicAdd(mismatches, 1ULL);
+}
+
+// How a test consumer orders its stream after a step's copy and keeps the memory from reuse.
+enum class Consumer {
+  kWait,            // dinput_tensor_cuda_wait (records the stream)
+  kEventAndRecord,  // the ready event by hand, plus dinput_tensor_cuda_record_stream
+  kDlpack,          // cuda_wait, then a DLPack export whose deleter runs right away
+  kEventOnly,       // the ready event by hand and nothing else: unprotected (a control)
+};
+
+// The reuse race: a consumer whose kernels run far behind the host frees each step as soon
+// as its kernel is queued (as a DLPack consumer such as PyTorch does when its tensor dies).
+// The freed blocks go back to the cache while the kernels that read them have not run; the
+// next copies must not overwrite them before that. A kernel checks every value of every
+// step on the GPU with no host synchronization in between; any overwritten block shows as
+// mismatches. Returns the mismatch count.
+unsigned long long reuse_race(Consumer how, int steps) {
+  const int64_t g = 1 << 18;  // 2 MiB of int64 per step
+  Pipeline p;
+  make_range_pipeline(p, {"GPU:0"}, g * steps, g, true);
+  cudaStream_t stream;
+  cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  unsigned long long* mismatches = nullptr;
+  cuda(cudaMalloc(&mismatches, sizeof(unsigned long long)));
+  cuda(cudaMemset(mismatches, 0, sizeof(unsigned long long)));
+  int clock_khz = 0;
+  cuda(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+  const long long cycles = clock_khz * 2LL;  // about 2 ms per step: the GPU falls behind
+  dinput_dist_iterator_t* it = nullptr;
+  ok(dinput_dist_dataset_iterator(&it, p.dist));
+  dinput_per_replica_t* step = nullptr;
+  int64_t base = 0;
+  int done = 0;
+  while (dinput_dist_iterator_get_next(&step, it) == DINPUT_OK) {
+    const dinput_tensor_t* t = dinput_element_get(dinput_per_replica_get(step, 0), 0);
+    const int64_t rows = dinput_tensor_dim(t, 0);
+    const int64_t* data = static_cast<const int64_t*>(dinput_tensor_data(t));
+    DLManagedTensor* dl = nullptr;
+    if (how == Consumer::kWait || how == Consumer::kDlpack) ok(dinput_tensor_cuda_wait(t, stream));
+    if (how == Consumer::kEventAndRecord || how == Consumer::kEventOnly) {
+      if (cudaEvent_t ready = dinput_tensor_cuda_ready_event(t))
+        cuda(cudaStreamWaitEvent(stream, ready, 0));
+      if (how == Consumer::kEventAndRecord) ok(dinput_tensor_cuda_record_stream(t, stream));
+    }
+    if (how == Consumer::kDlpack) {
+      ok(dinput_tensor_to_dlpack(&dl, t));
+      data = static_cast<const int64_t*>(dl->dl_tensor.data);
+    }
+    dinput_per_replica_free(step);  // dinput's references go at once
+    check_kernel<<<1, 256, 0, stream>>>(data, rows, base, cycles, mismatches);
+    if (dl) dl->deleter(dl);  // the consumer's reference goes as soon as its work is queued
+    base += rows;
+    ++done;
+  }
+  dinput_dist_iterator_free(it);
+  cuda(cudaStreamSynchronize(stream));
+  unsigned long long found = 0;
+  cuda(cudaMemcpy(&found, mismatches, sizeof(found), cudaMemcpyDeviceToHost));
+  REQUIRE(done == steps, "%d steps instead of %d", done, steps);
+  cuda(cudaFree(mismatches));
+  cuda(cudaStreamDestroy(stream));
+  return found;
+}
+
+int test_reuse() {
+  const int kSteps = 48;
+  const struct {
+    Consumer how;
+    const char* name;
+  } protected_consumers[] = {{Consumer::kWait, "cuda_wait"},
+                             {Consumer::kEventAndRecord, "ready event + record_stream"},
+                             {Consumer::kDlpack, "DLPack, deleter right after the launch"}};
+  for (const auto& c : protected_consumers) {
+    unsigned long long bad = reuse_race(c.how, kSteps);
+    std::printf("reuse: %s: %d steps checked on the GPU, %llu wrong values\n", c.name, kSteps, bad);
+    REQUIRE(bad == 0, "%s: %llu values were overwritten before the consumer's kernel read them",
+            c.name, bad);
+  }
+  // The control shows that the check can see the race: a consumer that tells dinput nothing
+  // about its stream leaves the memory unprotected (not a failure: this is misuse).
+  std::printf("reuse: control (ready event only, stream not recorded): %llu wrong values\n",
+              reuse_race(Consumer::kEventOnly, kSteps));
+  return 0;
+}
+
+// The driver's view of contexts, through the runtime (linking libcuda would stop this
+// program from starting on machines without a driver, where it must report SKIP).
+struct Driver {
+  int (*ctx_get_current)(void**) = nullptr;
+  int (*primary_ctx_state)(int, unsigned*, int*) = nullptr;
+  Driver() {
+    cudaDriverEntryPointQueryResult r{};
+    void* f = nullptr;
+    if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &f, 12000, cudaEnableDefault, &r) ==
+        cudaSuccess)
+      ctx_get_current = reinterpret_cast<int (*)(void**)>(f);
+    if (cudaGetDriverEntryPointByVersion("cuDevicePrimaryCtxGetState", &f, 12000, cudaEnableDefault,
+                                         &r) == cudaSuccess)
+      primary_ctx_state = reinterpret_cast<int (*)(int, unsigned*, int*)>(f);
+    REQUIRE(ctx_get_current && primary_ctx_state, "driver entry points not found");
+  }
+  bool thread_has_context() const {
+    void* c = nullptr;
+    return ctx_get_current(&c) == 0 && c != nullptr;
+  }
+  bool primary_active(int device) const {
+    unsigned flags = 0;
+    int active = 0;
+    return primary_ctx_state(device, &flags, &active) == 0 && active != 0;
+  }
+};
+
+// Steps through `devices` on the calling thread, with no step buffer (so the pipeline runs
+// on this thread), reading every value back.
+void use_on_this_thread(const std::vector<const char*>& devices) {
+  Pipeline p;
+  dinput_dataset_t* range = nullptr;
+  ok(dinput_strategy_new(&p.strategy, devices.data(), static_cast<int>(devices.size())));
+  ok(dinput_dataset_range(&range, 0, 1 << 20, 1));
+  ok(dinput_dataset_batch(&p.dataset, range, 1 << 17, nullptr));
+  dinput_dataset_free(range);
+  dinput_input_options_t* o = nullptr;
+  ok(dinput_input_options_new(&o));
+  ok(dinput_input_options_set_per_replica_buffer_size(o, 0));
+  ok(dinput_strategy_distribute_dataset(&p.dist, p.strategy, p.dataset, o));
+  dinput_input_options_free(o);
+  auto values = drain(p);
+  REQUIRE(!values.empty() && values[0][0] == 0, "no values read");
+}
+
+// Contexts: dinput leaves a thread's CUDA context as it found it, so no context appears on a
+// GPU the program did not use. A thread without a context that runs a GPU:0 pipeline on
+// itself still has none afterwards. With two GPUs: a program that uses only GPU:1 (a step
+// buffer's thread, pinned allocations, copies, reads, freeing) has no context on GPU 0.
+int test_contexts() {
+  Driver driver;
+  const bool gpu0_before = driver.primary_active(0);
+  if (gpu_count() >= 2) {
+    REQUIRE(!gpu0_before, "a context on GPU 0 exists before the test");
+    {
+      Pipeline p;
+      make_range_pipeline(p, {"GPU:1"}, 1 << 20, 1 << 17, true);
+      auto values = drain(p);
+      REQUIRE(values.size() == 8, "%zu steps", values.size());
+    }
+    ok(dinput_cuda_empty_cache());
+    REQUIRE(!driver.primary_active(0), "using only GPU:1 created a context on GPU 0");
+    std::puts("contexts: a GPU:1 pipeline left GPU 0 without a context");
+  } else {
+    std::puts("contexts: one GPU: the GPU:1-only case needs two (not run)");
+  }
+  bool had = true, has = true;
+  std::thread([&] {
+    had = driver.thread_has_context();
+    use_on_this_thread({"GPU:0"});
+    has = driver.thread_has_context();
+  }).join();
+  REQUIRE(!had, "a new thread already had a context");
+  REQUIRE(!has, "dinput left a context current on a thread that had none");
+  std::puts("contexts: a thread without a context has none after running a GPU:0 pipeline");
+  return 0;
+}
+
+// Generator of uint8 vectors whose sizes vary from step to step (8 to 40 MiB).
+struct VaryingSizes {
+  int next = 0;
+  int steps = 0;
+};
+dinput_status_t varying_next(dinput_element_t** out, void* state) {
+  auto* s = static_cast<VaryingSizes*>(state);
+  if (s->next == s->steps) return DINPUT_OUT_OF_RANGE;
+  const int64_t mib = 8 + (s->next * 7919) % 33;
+  ++s->next;
+  const int64_t shape[1] = {mib << 20};
+  dinput_tensor_t* t = nullptr;
+  dinput_status_t st = dinput_tensor_new(&t, DINPUT_UINT8, shape, 1, nullptr, 0);
+  if (st != DINPUT_OK) return st;
+  const dinput_tensor_t* parts[1] = {t};
+  st = dinput_element_new(out, parts, 1);
+  dinput_tensor_free(t);
+  return st;
+}
+dinput_status_t varying_init(void** state, void* user_data) {
+  *state = new VaryingSizes{0, *static_cast<int*>(user_data)};
+  return DINPUT_OK;
+}
+void varying_finalize(void* state) { delete static_cast<VaryingSizes*>(state); }
+
+// The device cache: under batches of varying sizes its free bytes stay within the limit and
+// the memory held stays near what the steps in flight need; after the last iterator is
+// freed nothing is held; dinput_cuda_empty_cache empties it while an iterator lives.
+int test_cache() {
+  size_t limit_before = 0;
+  ok(dinput_cuda_cache_limit(&limit_before));
+  const size_t limit = size_t{96} << 20;
+  ok(dinput_cuda_set_cache_limit(limit));
+  size_t got = 0;
+  ok(dinput_cuda_cache_limit(&got));
+  REQUIRE(got == limit, "cache limit %zu, set %zu", got, limit);
+  int steps = 200;
+  dinput_spec_t* spec = nullptr;
+  ok(dinput_spec_new(&spec));
+  const int64_t any[1] = {-1};
+  ok(dinput_spec_add(spec, DINPUT_UINT8, any, 1));
+  Pipeline p;
+  const char* devices[1] = {"GPU:0"};
+  ok(dinput_strategy_new(&p.strategy, devices, 1));
+  ok(dinput_dataset_from_generator(&p.dataset, spec, varying_init, varying_next, varying_finalize,
+                                   &steps, nullptr));
+  dinput_spec_free(spec);
+  ok(dinput_strategy_distribute_dataset(&p.dist, p.strategy, p.dataset, nullptr));
+  cudaStream_t stream;
+  cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  dinput_dist_iterator_t* it = nullptr;
+  ok(dinput_dist_dataset_iterator(&it, p.dist));
+  dinput_per_replica_t* step = nullptr;
+  size_t max_held = 0, max_cached = 0;
+  int n = 0;
+  while (dinput_dist_iterator_get_next(&step, it) == DINPUT_OK) {
+    ok(dinput_element_cuda_wait(dinput_per_replica_get(step, 0), stream));
+    dinput_per_replica_free(step);
+    size_t held = 0, cached = 0;
+    ok(dinput_cuda_pool_bytes(&held, &cached, 0));
+    max_held = std::max(max_held, held);
+    max_cached = std::max(max_cached, cached);
+    ++n;
+  }
+  REQUIRE(n == steps, "%d steps", n);
+  // In flight at most: the step buffer (2 steps), the one being split and the one just
+  // freed, of at most 40 MiB (rounded up to 2 MiB, and a reused block at most twice the size).
+  const size_t in_flight = size_t{4} * (80u << 20);
+  std::printf("cache: %d steps of 8..40 MiB: at most %zu MiB held, %zu MiB cached (limit %zu)\n", n,
+              max_held >> 20, max_cached >> 20, limit >> 20);
+  REQUIRE(max_cached <= limit, "the cache held %zu free bytes, over its limit %zu", max_cached,
+          limit);
+  REQUIRE(max_held <= limit + in_flight, "%zu bytes held", max_held);
+  size_t held = 0, cached = 0;
+  ok(dinput_cuda_empty_cache());
+  ok(dinput_cuda_pool_bytes(&held, &cached, 0));
+  REQUIRE(cached == 0, "%zu bytes cached after dinput_cuda_empty_cache", cached);
+  dinput_dist_iterator_free(it);
+  ok(dinput_cuda_pool_bytes(&held, &cached, 0));
+  REQUIRE(held == 0 && cached == 0, "%zu bytes held (%zu cached) after the last iterator", held,
+          cached);
+  std::puts("cache: nothing held once the last iterator is freed");
+  ok(dinput_cuda_set_cache_limit(limit_before));
+  REQUIRE(dinput_cuda_pool_bytes(nullptr, nullptr, -1) == DINPUT_INVALID_ARGUMENT,
+          "a negative device was accepted");
+  cuda(cudaStreamDestroy(stream));
+  return 0;
+}
+
+// dinput_tensor_new_pinned: the tensor is page-locked (CUDA_HOST), holds the values given,
+// and a distributed iterator copies it to the GPU intact.
+int test_pinned() {
+  std::vector<int64_t> values(1 << 16);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<int64_t>(i * 3);
+  const int64_t shape[1] = {static_cast<int64_t>(values.size())};
+  dinput_tensor_t* t = nullptr;
+  ok(dinput_tensor_new_pinned(&t, DINPUT_INT64, shape, 1, values.data(),
+                              values.size() * sizeof(int64_t)));
+  REQUIRE(dinput_tensor_device_type(t) == DINPUT_DEVICE_CUDA_HOST, "device type %d",
+          dinput_tensor_device_type(t));
+  cudaPointerAttributes attrs{};
+  cuda(cudaPointerGetAttributes(&attrs, dinput_tensor_data(t)));
+  REQUIRE(attrs.type == cudaMemoryTypeHost, "not page-locked (type %d)", attrs.type);
+  const dinput_tensor_t* parts[1] = {t};
+  dinput_element_t* e = nullptr;
+  ok(dinput_element_new(&e, parts, 1));
+  Pipeline p;
+  const char* devices[1] = {"GPU:0"};
+  ok(dinput_strategy_new(&p.strategy, devices, 1));
+  dinput_dataset_t* one = nullptr;
+  ok(dinput_dataset_from_tensors(&one, e));
+  ok(dinput_dataset_repeat(&p.dataset, one, 3));
+  ok(dinput_strategy_distribute_dataset(&p.dist, p.strategy, p.dataset, nullptr));
+  auto got = drain(p);
+  REQUIRE(got.size() == 3, "%zu steps", got.size());
+  for (const auto& v : got) REQUIRE(v == values, "a pinned source arrived changed");
+  std::puts("pinned: a page-locked source reaches the GPU intact");
+  dinput_dataset_free(one);
+  dinput_element_free(e);
+  dinput_tensor_free(t);
+  return 0;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -437,6 +739,10 @@ int main(int argc, char** argv) {
   if (which == "dlpack") return test_dlpack();
   if (which == "wait") return test_wait();
   if (which == "nccl_reduce") return test_nccl_reduce();
+  if (which == "reuse") return test_reuse();
+  if (which == "contexts") return test_contexts();
+  if (which == "cache") return test_cache();
+  if (which == "pinned") return test_pinned();
   std::fprintf(stderr, "unknown case %s\n", which.c_str());
   return 2;
 }

@@ -1,7 +1,9 @@
-// GPU benchmark (issue "GPU"): host-to-device throughput of dinput's prefetcher against
-// plain cudaMemcpyAsync from a cudaHostAlloc buffer, for batches of 1, 16 and 64 MiB, and
-// the exposed input time per step of a distributed pipeline feeding one GPU. Prints one JSON
-// line per measurement; exits 77 without a usable GPU.
+// GPU benchmark: host-to-device throughput of a distributed iterator feeding one GPU against
+// plain cudaMemcpyAsync from a cudaHostAlloc buffer in the same run, for batches of 1, 16 and
+// 64 MiB, from two sources: a page-locked tensor (dinput_tensor_new_pinned, as batches bound
+// for a GPU are allocated), which is copied from directly, and a pageable one, which goes
+// through a staging copy on the host first. Prints one JSON line per measurement; exits 77
+// without a usable GPU.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -52,10 +54,13 @@ double baseline_gbps(size_t bytes, int steps) {
 
 // dinput: from_tensors(uint8[bytes]).repeat(steps) distributed to GPU:0; the consumer waits
 // for every step's copy on its stream before taking the next.
-double dinput_gbps(size_t bytes, int steps) {
+double dinput_gbps(size_t bytes, int steps, bool pinned) {
   const int64_t shape[1] = {static_cast<int64_t>(bytes)};
   dinput_tensor_t* t = nullptr;
-  ok(dinput_tensor_new(&t, DINPUT_UINT8, shape, 1, nullptr, 0));
+  if (pinned)
+    ok(dinput_tensor_new_pinned(&t, DINPUT_UINT8, shape, 1, nullptr, 0));
+  else
+    ok(dinput_tensor_new(&t, DINPUT_UINT8, shape, 1, nullptr, 0));
   const dinput_tensor_t* parts[1] = {t};
   dinput_element_t* e = nullptr;
   ok(dinput_element_new(&e, parts, 1));
@@ -111,20 +116,24 @@ int main() {
   for (size_t mib : {1, 16, 64}) {
     const size_t bytes = mib << 20;
     const int steps = mib == 1 ? 400 : mib == 16 ? 60 : 20;
-    std::vector<double> base, ours;
+    std::vector<double> base, pinned, pageable;
     for (int r = 0; r < 3; ++r) {
       base.push_back(baseline_gbps(bytes, steps));
-      ours.push_back(dinput_gbps(bytes, steps));
+      pinned.push_back(dinput_gbps(bytes, steps, true));
+      pageable.push_back(dinput_gbps(bytes, steps, false));
     }
-    std::sort(base.begin(), base.end());
-    std::sort(ours.begin(), ours.end());
-    const double ratio = ours[1] / base[1];
+    for (auto* v : {&base, &pinned, &pageable}) std::sort(v->begin(), v->end());
+    // The goal is for the pinned source, which leaves dinput only its own overhead to show;
+    // a pageable source is bounded by the host's memcpy into staging, reported beside it.
+    const double ratio = pinned[1] / base[1];
     const double goal = mib >= 16 ? 0.95 : 0.8;
     std::printf(
-        "{\"bench\":\"gpu.h2d\",\"batch_mib\":%zu,\"dinput_gb_per_s\":%.2f,\"cudaMemcpyAsync_gb_"
-        "per_s\":%.2f,"
-        "\"ratio\":%.3f,\"goal\":\">= %.2f\",\"pass\":%s}\n",
-        mib, ours[1], base[1], ratio, goal, ratio >= goal ? "true" : "false");
+        "{\"bench\":\"gpu.h2d\",\"batch_mib\":%zu,\"cudaMemcpyAsync_gb_per_s\":%.2f,"
+        "\"dinput_pinned_gb_per_s\":%.2f,\"dinput_pageable_gb_per_s\":%.2f,"
+        "\"pinned_ratio\":%.3f,\"pageable_ratio\":%.3f,\"goal\":\"pinned >= %.2f\","
+        "\"pass\":%s}\n",
+        mib, base[1], pinned[1], pageable[1], ratio, pageable[1] / base[1], goal,
+        ratio >= goal ? "true" : "false");
   }
   return 0;
 }

@@ -44,6 +44,7 @@ DINPUT_API dinput_status_t dinput_tensor_cuda_wait(const dinput_tensor_t* tensor
                                                    cudaStream_t stream) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(tensor);
+    gpu::record_stream(tensor->t, stream);
     gpu::stream_wait(tensor->t, stream);
   });
 }
@@ -52,7 +53,10 @@ DINPUT_API dinput_status_t dinput_element_cuda_wait(const dinput_element_t* elem
                                                     cudaStream_t stream) {
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE(element);
-    for (const auto& t : element->parts) gpu::stream_wait(t, stream);
+    for (const auto& t : element->parts) {
+      gpu::record_stream(t, stream);
+      gpu::stream_wait(t, stream);
+    }
   });
 }
 

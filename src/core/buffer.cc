@@ -48,7 +48,8 @@ ScopedHostAllocator::ScopedHostAllocator(HostAllocator allocator)
 ScopedHostAllocator::~ScopedHostAllocator() { thread_host_allocator() = saved_; }
 
 std::shared_ptr<Buffer> allocate_host(size_t bytes, bool zero) {
-  if (HostAllocator a = thread_host_allocator()) return a(bytes, zero);
+  if (HostAllocator a = thread_host_allocator())
+    if (std::shared_ptr<Buffer> b = a(bytes, zero)) return b;
   return aligned_host(bytes, zero);
 }
 

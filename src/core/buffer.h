@@ -43,7 +43,9 @@ std::shared_ptr<Buffer> allocate_host(size_t bytes, bool zero = false);
 
 // Where allocate_host takes memory on the calling thread while a scope is active. The GPU
 // layer points the producer thread of a distributed iterator that feeds GPUs at its pinned
-// pool, so batches bound for a device are born page-locked and need no staging copy.
+// pool, so batches bound for a device are born page-locked and need no staging copy. An
+// allocator returns nullptr to decline a request (a size not worth pinning): ordinary host
+// memory is used then.
 using HostAllocator = std::shared_ptr<Buffer> (*)(size_t bytes, bool zero);
 class ScopedHostAllocator {
  public:

@@ -93,8 +93,10 @@ Tensor copy_to_device(const Tensor& tensor, int device);
 // A host copy of any tensor (waits for its copy to finish); host tensors are returned as is.
 Tensor copy_to_host(const Tensor& tensor);
 
-// Makes `stream` (a cudaStream_t) wait until the tensor's data is ready, and records it as a
-// reader of the tensor's block (see record_stream); no-op for host data.
+// Makes `stream` (a cudaStream_t) wait until the tensor's data is ready; no-op for host
+// data. Internal users that finish their reads before the tensor can go (the NCCL reduce
+// synchronizes its streams) need nothing more; consumers outside also record_stream, so
+// that dinput_tensor_cuda_wait does both.
 void stream_wait(const Tensor& tensor, void* stream);
 // Records `stream` as a reader of the tensor's device block: the block is reused only after
 // the work queued on it by the time the block is released. No-op for host data.

@@ -25,14 +25,19 @@ class DeviceBuffer final : public Buffer {
   ~DeviceBuffer() override;
   void set_ready(Event event) { ready_ = std::move(event); }
   cudaEvent_t ready() const { return ready_.get(); }
-  // Records a stream whose work reads this block; 0 means the device's legacy stream.
+  // Records a stream whose work reads this block; 0 means the device's legacy stream. The
+  // stream's device is looked up now, while the stream is surely valid.
   void add_reader(cudaStream_t stream) const;
 
  private:
+  struct Reader {
+    cudaStream_t stream;
+    int device;
+  };
   size_t block_size_;
   Event ready_;
   mutable std::mutex mu_;
-  mutable std::vector<cudaStream_t> readers_;
+  mutable std::vector<Reader> readers_;
 };
 
 // A block of page-locked host memory from the staging pool.

@@ -208,9 +208,13 @@ DeviceBuffer::DeviceBuffer(void* data, size_t size, int device, size_t block_siz
     : Buffer(data, size, MemoryKind::kDevice, device), block_size_(block_size) {}
 
 void DeviceBuffer::add_reader(cudaStream_t stream) const {
+  int stream_device = device_;
+  if (!is_special_stream(stream))
+    check_cuda(cudaStreamGetDevice(stream, &stream_device), "cudaStreamGetDevice");
   std::lock_guard<std::mutex> lock(mu_);
-  if (std::find(readers_.begin(), readers_.end(), stream) == readers_.end())
-    readers_.push_back(stream);
+  for (const Reader& r : readers_)
+    if (r.stream == stream) return;
+  readers_.push_back(Reader{stream, stream_device});
 }
 
 DeviceBuffer::~DeviceBuffer() {
@@ -221,19 +225,15 @@ DeviceBuffer::~DeviceBuffer() {
   // writer waits for all of them on the GPU. The host never waits here.
   if (ready_) block.readers.push_back(ready_);
   bool unknown_readers = false;
-  for (cudaStream_t s : readers_) {
+  for (const Reader& r : readers_) {
     try {
-      // The event must belong to the device of the stream it is recorded on.
-      int stream_device = device_;
-      if (!is_special_stream(s))
-        check_cuda(cudaStreamGetDevice(s, &stream_device), "cudaStreamGetDevice");
-      DeviceGuard guard(stream_device);
+      DeviceGuard guard(r.device);  // an event is recorded on a stream of its own device
       Event e = new_event();
-      check_cuda(cudaEventRecord(e.get(), s), "cudaEventRecord on a reader stream");
+      check_cuda(cudaEventRecord(e.get(), r.stream), "cudaEventRecord on a reader stream");
       block.readers.push_back(std::move(e));
     } catch (...) {
       cudaGetLastError();
-      unknown_readers = true;  // a stream destroyed too early: see below
+      unknown_readers = true;  // see below
     }
   }
   DevicePool& pool = device_pool(device_);
@@ -321,11 +321,12 @@ std::shared_ptr<Buffer> allocate_pinned(size_t bytes) {
 }
 
 HostAllocator pinned_host_allocator() {
-  return [](size_t bytes, bool zero) {
-    // Small tensors are cheap to stage and not worth page-locking.
-    std::shared_ptr<Buffer> b =
-        bytes < kPinThreshold ? allocate_host(bytes, zero) : allocate_pinned(bytes);
-    if (zero && bytes && b->kind() == MemoryKind::kPinnedHost) std::memset(b->data(), 0, bytes);
+  return [](size_t bytes, bool zero) -> std::shared_ptr<Buffer> {
+    // Small tensors are cheap to stage and not worth page-locking: declined, they get
+    // ordinary host memory.
+    if (bytes < kPinThreshold) return nullptr;
+    std::shared_ptr<Buffer> b = allocate_pinned(bytes);
+    if (zero) std::memset(b->data(), 0, bytes);
     return b;
   };
 }

@@ -103,7 +103,6 @@ void stream_wait(const Tensor& tensor, void* stream) {
   const DeviceBuffer* d = device_buffer(tensor);
   if (!d) return;
   cudaStream_t s = static_cast<cudaStream_t>(stream);
-  d->add_reader(s);
   if (!d->ready()) return;
   std::optional<DeviceGuard> guard;
   if (is_special_stream(s)) guard.emplace(d->device());

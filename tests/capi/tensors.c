@@ -396,6 +396,42 @@ static void test_dlpack_outlives_the_pipeline(void) {
   m->deleter(m);
 }
 
+/* The GPU memory functions work in every build. Where no GPU is usable (always on CI), a
+ * pinned tensor is FAILED_PRECONDITION naming pinned memory and the pools hold nothing;
+ * where one is, the tensor is page-locked and holds the values given. */
+static void test_gpu_memory_functions(void) {
+  int64_t values[4] = {1, 2, 3, 4};
+  int64_t shape[1] = {4};
+  dinput_tensor_t* t = NULL;
+  size_t limit = 0, saved = 0, held = 7, cached = 7;
+  dinput_status_t st = dinput_tensor_new_pinned(&t, DINPUT_INT64, shape, 1, values, sizeof values);
+  if (st == DINPUT_OK) {
+    CHECK(dinput_tensor_device_type(t) == DINPUT_DEVICE_CUDA_HOST);
+    CHECK(((const int64_t*)dinput_tensor_data(t))[3] == 4);
+  } else {
+    CHECK(st == DINPUT_FAILED_PRECONDITION);
+    CHECK_MSG("pinned host memory");
+    CHECK(t == NULL);
+  }
+  dinput_tensor_free(t);
+  /* The same argument checks as dinput_tensor_new, before any allocation. */
+  CHECK_STATUS(dinput_tensor_new_pinned(&t, DINPUT_INT64, shape, 1, values, 3),
+               DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("dinput_tensor_new_pinned");
+  CHECK_OK(dinput_cuda_cache_limit(&saved));
+  CHECK_OK(dinput_cuda_set_cache_limit(12345));
+  CHECK_OK(dinput_cuda_cache_limit(&limit));
+  CHECK(limit == 12345);
+  CHECK_OK(dinput_cuda_set_cache_limit(saved));
+  CHECK_STATUS(dinput_cuda_cache_limit(NULL), DINPUT_INVALID_ARGUMENT);
+  CHECK_OK(dinput_cuda_pool_bytes(&held, &cached, 0));
+  if (st != DINPUT_OK) CHECK(held == 0 && cached == 0);
+  CHECK_OK(dinput_cuda_pool_bytes(NULL, NULL, 1000));
+  CHECK_STATUS(dinput_cuda_pool_bytes(&held, &cached, -1), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("device must be >= 0");
+  CHECK_OK(dinput_cuda_empty_cache());
+}
+
 int main(void) {
   test_new_and_accessors();
   test_scalars_zeros_and_empty();
@@ -410,5 +446,6 @@ int main(void) {
   test_dlpack_fields();
   test_dlpack_scalar_and_errors();
   test_dlpack_outlives_the_pipeline();
+  test_gpu_memory_functions();
   return check_finish_();
 }

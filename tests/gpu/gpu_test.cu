@@ -281,6 +281,7 @@ int test_wait() {
   const int64_t shape[1] = {4};
   ok(dinput_tensor_new(&h, DINPUT_INT64, shape, 1, nullptr, 0));
   ok(dinput_tensor_cuda_wait(h, stream));
+  ok(dinput_tensor_cuda_record_stream(h, stream));
   REQUIRE(dinput_tensor_cuda_ready_event(h) == nullptr, "a host tensor has a ready event");
   const dinput_tensor_t* parts[1] = {h};
   dinput_element_t* e = nullptr;
@@ -291,6 +292,8 @@ int test_wait() {
           "cuda_wait(NULL) accepted");
   REQUIRE(dinput_element_cuda_wait(nullptr, stream) == DINPUT_INVALID_ARGUMENT,
           "element_cuda_wait(NULL) accepted");
+  REQUIRE(dinput_tensor_cuda_record_stream(nullptr, stream) == DINPUT_INVALID_ARGUMENT,
+          "record_stream(NULL) accepted");
   REQUIRE(dinput_tensor_cuda_ready_event(nullptr) == nullptr, "a NULL tensor has a ready event");
   dinput_tensor_free(h);
   cuda(cudaFree(out));
@@ -485,12 +488,16 @@ unsigned long long reuse_race(Consumer how, int steps) {
       if (how == Consumer::kEventAndRecord) ok(dinput_tensor_cuda_record_stream(t, stream));
     }
     if (how == Consumer::kDlpack) {
+      // Only the export holds the data from here on, as when PyTorch took it.
       ok(dinput_tensor_to_dlpack(&dl, t));
       data = static_cast<const int64_t*>(dl->dl_tensor.data);
+      dinput_per_replica_free(step);
+      step = nullptr;
     }
-    dinput_per_replica_free(step);  // dinput's references go at once
     check_kernel<<<1, 256, 0, stream>>>(data, rows, base, cycles, mismatches);
-    if (dl) dl->deleter(dl);  // the consumer's reference goes as soon as its work is queued
+    // Every reference goes as soon as the work that reads the data is queued.
+    dinput_per_replica_free(step);
+    if (dl) dl->deleter(dl);
     base += rows;
     ++done;
   }

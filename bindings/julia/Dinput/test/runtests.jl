@@ -123,7 +123,7 @@ end
     e = Element(t, 7)
     # On host tensors the waits and record_stream are no-ops, whatever the stream; a made-up
     # handle is never touched.
-    for stream in (0, 1, 2, nothing, C_NULL, Ptr{Cvoid}(0x1234), (handle=Ptr{Cvoid}(2),))
+    for stream in (0, 1, 2, nothing, C_NULL, Ptr{Cvoid}(UInt(0x1234)), (handle=Ptr{Cvoid}(2),))
         @test Dinput.cuda_wait(t, stream) === nothing
         @test Dinput.cuda_record_stream(t, stream) === nothing
         @test Dinput.cuda_wait(e, stream) === nothing

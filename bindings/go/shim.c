@@ -227,3 +227,28 @@ dinput_status_t dgo_input_options(dinput_input_options_t** out, int fetch_to_dev
   *out = o;
   return st;
 }
+
+/* dinput_cuda.h declares these four with cudaStream_t and cudaEvent_t, which need CUDA's
+ * headers. Both types are pointers to opaque structs (struct CUstream_st *, struct
+ * CUevent_st *), passed exactly like void*, so they are declared here with void* instead.
+ * cuda_test.go checks that these declarations are dinput_cuda.h's with that one change. */
+dinput_status_t dinput_tensor_cuda_wait(const dinput_tensor_t* tensor, void* stream);
+dinput_status_t dinput_element_cuda_wait(const dinput_element_t* element, void* stream);
+dinput_status_t dinput_tensor_cuda_record_stream(const dinput_tensor_t* tensor, void* stream);
+void* dinput_tensor_cuda_ready_event(const dinput_tensor_t* tensor);
+
+dinput_status_t dgo_tensor_cuda_wait(const dinput_tensor_t* t, uintptr_t stream) {
+  return dinput_tensor_cuda_wait(t, (void*)stream);
+}
+
+dinput_status_t dgo_element_cuda_wait(const dinput_element_t* e, uintptr_t stream) {
+  return dinput_element_cuda_wait(e, (void*)stream);
+}
+
+dinput_status_t dgo_tensor_cuda_record_stream(const dinput_tensor_t* t, uintptr_t stream) {
+  return dinput_tensor_cuda_record_stream(t, (void*)stream);
+}
+
+uintptr_t dgo_tensor_cuda_ready_event(const dinput_tensor_t* t) {
+  return (uintptr_t)dinput_tensor_cuda_ready_event(t);
+}

@@ -70,6 +70,13 @@ dinput_status_t dgo_distribute_values_from_function(dinput_per_replica_t** out,
 dinput_status_t dgo_strategy_run(dinput_per_replica_t** out, const dinput_strategy_t* strategy,
                                  const dinput_per_replica_t* args, uintptr_t handle);
 
+/* The functions of dinput_cuda.h, with CUDA's stream and event handles carried as integers
+ * (Go's uintptr), so that neither cgo nor Go code needs CUDA headers. See shim.c. */
+dinput_status_t dgo_tensor_cuda_wait(const dinput_tensor_t* t, uintptr_t stream);
+dinput_status_t dgo_element_cuda_wait(const dinput_element_t* e, uintptr_t stream);
+dinput_status_t dgo_tensor_cuda_record_stream(const dinput_tensor_t* t, uintptr_t stream);
+uintptr_t dgo_tensor_cuda_ready_event(const dinput_tensor_t* t);
+
 /* Input options built from Go values in one call (NULL out on failure). */
 dinput_status_t dgo_input_options(dinput_input_options_t** out, int fetch_to_device,
                                   int replication_mode, int place_dataset_on_device,

@@ -176,20 +176,25 @@ func NewVector[T Scalar](data []T) (*Tensor, error) {
 // NewTensorRaw returns a tensor of any fixed-size dtype (float16 and bfloat16 included) from
 // its raw little-endian bytes, len(data) = product(shape) * dtype.Size().
 func NewTensorRaw(dtype DType, shape []int64, data []byte) (*Tensor, error) {
-	if dtype == Bytes {
-		return nil, invalidArgument("NewTensorRaw: bytes tensors are made with NewBytesTensor")
-	}
-	size := dtype.Size()
-	if size == 0 {
-		return nil, invalidArgument("NewTensorRaw: invalid dtype %d", int(dtype))
-	}
-	if len(data)%size != 0 {
-		return nil, invalidArgument("NewTensorRaw: %d byte(s) are not a whole number of %s scalars", len(data), dtype)
-	}
-	if err := checkShape("NewTensorRaw", shape, len(data)/size); err != nil {
+	if err := checkRaw("NewTensorRaw", dtype, shape, data); err != nil {
 		return nil, err
 	}
 	return newTensor(dtype, shape, sliceData(data), uintptr(len(data)))
+}
+
+// checkRaw validates the arguments of NewTensorRaw and NewPinnedTensorRaw.
+func checkRaw(what string, dtype DType, shape []int64, data []byte) error {
+	if dtype == Bytes {
+		return invalidArgument("%s: bytes tensors are made with NewBytesTensor", what)
+	}
+	size := dtype.Size()
+	if size == 0 {
+		return invalidArgument("%s: invalid dtype %d", what, int(dtype))
+	}
+	if len(data)%size != 0 {
+		return invalidArgument("%s: %d byte(s) are not a whole number of %s scalars", what, len(data), dtype)
+	}
+	return checkShape(what, shape, len(data)/size)
 }
 
 // Zeros returns a tensor of zeros of a fixed-size dtype.
@@ -198,12 +203,22 @@ func Zeros(dtype DType, shape []int64) (*Tensor, error) {
 }
 
 func newTensor(dtype DType, shape []int64, data unsafe.Pointer, nbytes uintptr) (*Tensor, error) {
+	return newTensorIn(false, dtype, shape, data, nbytes)
+}
+
+// newTensorIn makes a tensor with dinput_tensor_new, or with dinput_tensor_new_pinned (same
+// arguments) when pinned is set.
+func newTensorIn(pinned bool, dtype DType, shape []int64, data unsafe.Pointer, nbytes uintptr) (*Tensor, error) {
 	if !dtype.valid() {
 		return nil, invalidArgument("unknown dtype %d", int(dtype))
 	}
 	var out *C.dinput_tensor_t
 	err := call(func() C.dinput_status_t {
-		return C.dinput_tensor_new(&out, C.dinput_dtype_t(dtype), shapePtr(shape), C.int(len(shape)), data, C.size_t(nbytes))
+		cshape, rank, cbytes := shapePtr(shape), C.int(len(shape)), C.size_t(nbytes)
+		if pinned {
+			return C.dinput_tensor_new_pinned(&out, C.dinput_dtype_t(dtype), cshape, rank, data, cbytes)
+		}
+		return C.dinput_tensor_new(&out, C.dinput_dtype_t(dtype), cshape, rank, data, cbytes)
 	})
 	runtime.KeepAlive(shape)
 	if err != nil {

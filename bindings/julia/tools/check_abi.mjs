@@ -2,8 +2,8 @@
 // check_abi.mjs — checks the Julia binding against the C header, without Julia.
 //
 // Julia cannot run where the binding is built, so nothing would notice a wrapper whose
-// argument types drifted from include/dinput.h until it crashed a user's process. This script
-// reads both sides and compares them:
+// argument types drifted from include/dinput.h (or include/dinput_cuda.h) until it crashed a
+// user's process. This script reads both sides and compares them:
 //
 //   * every DINPUT_API function has exactly one `ccall((:name, libdinput), Ret, (Args...), ...)`
 //     (or `@gcsafe_ccall(...)`, the binding's GC-safe variant with the same shape) whose
@@ -17,11 +17,12 @@
 // Type mapping (C -> Julia): void -> Cvoid; int -> Cint; int64_t -> Int64; size_t -> Csize_t;
 // double -> Cdouble/Float64; float -> Cfloat/Float32; enums -> Cint; T* -> Ptr{T'} with opaque
 // structs as Cvoid; function pointers -> Ptr{Cvoid}; const char* -> Cstring or Ptr{UInt8}
-// (Cstring only where the chars are const: C never writes through it).
+// (Cstring only where the chars are const: C never writes through it); CUDA's cudaStream_t
+// and cudaEvent_t (pointers to opaque structs) -> Ptr{Cvoid}, so the binding needs no CUDA.
 //
-// Usage:
-//   node check_abi.mjs HEADER FILE.jl...     check; exit 1 listing every mismatch
-//   node check_abi.mjs --self-test [HEADER FILE.jl...]
+// Usage (the headers are the arguments ending in .h; they are read as one):
+//   node check_abi.mjs HEADER.h... FILE.jl...     check; exit 1 listing every mismatch
+//   node check_abi.mjs --self-test [HEADER.h... FILE.jl...]
 //       prove the checker catches broken wrappers: synthetic cases, and (given files) the
 //       real binding with deliberate mutations, each of which must add the expected error.
 import fs from 'node:fs';
@@ -114,6 +115,9 @@ function splitParams(s) {
 }
 
 // The Julia spellings a C type may have, as a set of normalized strings.
+// CUDA's handle types of dinput_cuda.h: pointers to opaque driver structs.
+const CUDA_HANDLES = new Set(['cudaStream_t', 'cudaEvent_t']);
+
 function juliaTypesFor(ctype, hdr) {
   const tokens = ctype.match(/\w+|\*/g) || [];
   const depth = tokens.filter((t) => t === '*').length;
@@ -143,6 +147,8 @@ function juliaTypesFor(ctype, hdr) {
     inner = ['Cvoid'];
   } else if (scalar[base]) {
     inner = scalar[base];
+  } else if (CUDA_HANDLES.has(base)) {
+    inner = ['Ptr{Cvoid}'];
   } else {
     return new Set([`<unknown C type ${ctype}>`]);
   }
@@ -338,7 +344,7 @@ function compare(hdr, jl, libName = 'libdinput') {
     }
   }
   for (const [fn, calls] of byFn) {
-    if (!hdr.functions.has(fn)) problems.push(`${calls[0].where}: ccall of ${fn}, which include/dinput.h does not declare`);
+    if (!hdr.functions.has(fn)) problems.push(`${calls[0].where}: ccall of ${fn}, which the headers do not declare`);
   }
 
   const implemented = new Set();
@@ -399,6 +405,7 @@ DINPUT_API const char *dinput_thing_name(const dinput_thing_t *thing, int i);
 DINPUT_API void dinput_thing_free(dinput_thing_t *thing);
 DINPUT_API dinput_mode_t dinput_thing_mode(const dinput_thing_t *thing, dinput_mode_t fallback);
 DINPUT_API dinput_status_t dinput_thing_export(struct DLManagedTensor **out, dinput_cb_fn fn);
+DINPUT_API cudaEvent_t dinput_thing_wait(const dinput_thing_t *thing, cudaStream_t stream);
 `;
 
 const MINI_JULIA = `
@@ -418,6 +425,7 @@ dinput_thing_name(thing, i) = ccall((:dinput_thing_name, libdinput), Cstring, (P
 dinput_thing_free(thing) = @gcsafe_ccall((:dinput_thing_free, libdinput), Cvoid, (Ptr{Cvoid},), thing)
 dinput_thing_mode(thing, fallback) = ccall((:dinput_thing_mode, libdinput), Cint, (Ptr{Cvoid}, Cint), thing, fallback)
 dinput_thing_export(out, fn) = ccall((:dinput_thing_export, libdinput), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, fn)
+dinput_thing_wait(thing, stream) = ccall((:dinput_thing_wait, libdinput), Ptr{Cvoid}, (Ptr{Cvoid}, Ptr{Cvoid}), thing, stream)
 cb() = @cfunction(_cb, Cint, (Ptr{Ptr{Cvoid}}, Cstring, Ptr{Cvoid}))  # dinput_cb_fn
 `;
 
@@ -430,7 +438,7 @@ const MINI_CASES = [
   ['values and types disagree', (s) => s.replace('Ptr{Cvoid}), out, fn)', 'Ptr{Cvoid}), out)'), /dinput_thing_export declares 2 argument type\(s\) but passes 1/],
   ['missing wrapper', (s) => s.replace(/dinput_thing_free\(thing\) = .*\n/, ''), /dinput_thing_free: no ccall wrapper/],
   ['duplicate wrapper', (s) => s + 'again(t) = ccall((:dinput_thing_free, libdinput), Cvoid, (Ptr{Cvoid},), t)\n', /dinput_thing_free: 2 ccall wrappers/],
-  ['unknown function', (s) => s + 'f() = ccall((:dinput_nope, libdinput), Cvoid, ())\n', /ccall of dinput_nope, which include\/dinput.h does not declare/],
+  ['unknown function', (s) => s + 'f() = ccall((:dinput_nope, libdinput), Cvoid, ())\n', /ccall of dinput_nope, which the headers do not declare/],
   ['wrong library', (s) => s.replace('@gcsafe_ccall((:dinput_thing_free, libdinput)', '@gcsafe_ccall((:dinput_thing_free, libother)'), /calls into libother/],
   ['Cstring for an output', (s) => s.replace('(Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, fn', '(Ptr{Cstring}, Ptr{Cvoid}), out, fn'), /dinput_thing_export: argument 1 \(out\) is Ptr\{Cstring\}/],
   ['opaque handle passed as an integer', (s) => s.replace('(Ptr{Cvoid},), thing)', '(Csize_t,), thing)'), /argument 1 \(thing\) is Csize_t, expected Ptr\{Cvoid\}/],
@@ -441,6 +449,8 @@ const MINI_CASES = [
   ['implicit enumerator value', (s) => s.replace('DINPUT_MODE_B = Cint(5)', 'DINPUT_MODE_B = Cint(1)'), /DINPUT_MODE_B = 1, the header says 5/],
   ['enum passed as Int64', (s) => s.replace('(Ptr{Cvoid}, Cint), thing, fallback', '(Ptr{Cvoid}, Int64), thing, fallback'), /dinput_thing_mode: argument 2 \(fallback\) is Int64, expected Cint/],
   ['missing constant', (s) => s.replace('const DINPUT_UNKNOWN_DIM = -1\n', ''), /DINPUT_UNKNOWN_DIM: header constant without a Julia const/],
+  ['CUDA stream passed as an integer', (s) => s.replace('(Ptr{Cvoid}, Ptr{Cvoid}), thing, stream', '(Ptr{Cvoid}, Csize_t), thing, stream'), /dinput_thing_wait: argument 2 \(stream\) is Csize_t, expected Ptr\{Cvoid\}/],
+  ['CUDA event returned as an integer', (s) => s.replace('Ptr{Cvoid}, (Ptr{Cvoid}, Ptr{Cvoid}), thing, stream', 'UInt, (Ptr{Cvoid}, Ptr{Cvoid}), thing, stream'), /dinput_thing_wait: return type UInt, expected Ptr\{Cvoid\}/],
 ];
 
 // Mutations of the real binding: [description, mutate, expected error].
@@ -457,12 +467,15 @@ const REAL_CASES = [
   ['map trampoline declared with a missing argument',
     (src) => src.replace(/(@cfunction\(\s*\w+,\s*Cint,\s*\()Ptr\{Ptr\{Cvoid\}\},\s*(Ptr\{Cvoid\},\s*Ptr\{Cvoid\}\)\)\s*# dinput_map_fn)/, '$1$2'),
     /@cfunction for dinput_map_fn: 2 argument type\(s\), expected 3/],
+  ['dinput_tensor_cuda_wait (dinput_cuda.h) takes the stream as an integer',
+    (src) => src.replace(/(\(:dinput_tensor_cuda_wait, libdinput\),\s*Cint,\s*\(Ptr\{Cvoid\},\s*)Ptr\{Cvoid\}/, '$1UInt'),
+    /dinput_tensor_cuda_wait: argument 2 \(stream\) is UInt, expected Ptr\{Cvoid\}/],
   ['DINPUT_OUT_OF_RANGE with a wrong value',
     (src) => src.replace(/(const DINPUT_OUT_OF_RANGE = Cint\()11\)/, '$112)'),
     /DINPUT_OUT_OF_RANGE = 12, the header says 11/],
 ];
 
-function selfTest(headerPath, files) {
+function selfTest(headerText, files) {
   let failed = 0;
   const report = (ok, what, detail) => {
     console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}${detail ? ': ' + detail : ''}`);
@@ -477,8 +490,7 @@ function selfTest(headerPath, files) {
     const errs = mini(mutated);
     report(errs.some((e) => expect.test(e)), `synthetic: ${what} is caught`, errs.find((e) => expect.test(e)) || `got: ${errs.join('; ') || 'no error'}`);
   }
-  if (headerPath) {
-    const headerText = fs.readFileSync(headerPath, 'utf8');
+  if (headerText) {
     const baseline = new Set(check(headerText, files).problems);
     for (const [what, mutate, expect] of REAL_CASES) {
       let applied = false;
@@ -503,13 +515,20 @@ function main(argv) {
   const selftest = argv[0] === '--self-test';
   const rest = selftest ? argv.slice(1) : argv;
   if (!selftest && rest.length < 2) {
-    console.error('usage: node check_abi.mjs HEADER FILE.jl...   |   node check_abi.mjs --self-test [HEADER FILE.jl...]');
+    console.error('usage: node check_abi.mjs HEADER.h... FILE.jl...   |   node check_abi.mjs --self-test [HEADER.h... FILE.jl...]');
     return 2;
   }
-  const [headerPath, ...jlPaths] = rest;
+  const headerPaths = rest.filter((p) => p.endsWith('.h'));
+  const jlPaths = rest.filter((p) => !p.endsWith('.h'));
   const files = jlPaths.map((p) => ({ name: path.relative(process.cwd(), p) || p, text: fs.readFileSync(p, 'utf8') }));
-  if (selftest) return selfTest(headerPath, files) ? 0 : 1;
-  const { problems, summary } = check(fs.readFileSync(headerPath, 'utf8'), files);
+  // The headers are parsed as one text: dinput_cuda.h uses the types of dinput.h.
+  const headerText = headerPaths.map((p) => fs.readFileSync(p, 'utf8')).join('\n');
+  if (selftest) return selfTest(headerText, files) ? 0 : 1;
+  if (!headerPaths.length || !files.length) {
+    console.error('check_abi.mjs: give at least one header (.h) and one Julia file');
+    return 2;
+  }
+  const { problems, summary } = check(headerText, files);
   for (const p of problems) console.log(p);
   if (problems.length) {
     console.log(`ABI check FAILED: ${problems.length} problem(s) (${summary})`);

@@ -10,7 +10,7 @@
 #         every .jl file of the package (must parse).
 # abi:    runs check_abi.mjs (Node only, no packages): its self-test with deliberate mutations
 #         of the binding, a deliberately wrong wrapper (must be reported), and the package
-#         against the header (must match).
+#         against the headers, dinput.h and the dinput_cuda.h next to it (must match).
 # Node and npm are looked up again here, so that installing them needs no reconfigure.
 cmake_minimum_required(VERSION 3.16)
 
@@ -92,11 +92,13 @@ if(CHECK STREQUAL "syntax")
   run_node("check_syntax.mjs on the package" EXPECT PASS ARGS "${checker}" ${jl_files})
 elseif(CHECK STREQUAL "abi")
   set(checker "${tools}/check_abi.mjs")
-  run_node("check_abi.mjs --self-test" EXPECT PASS ARGS "${checker}" --self-test "${HEADER}" ${jl_files})
+  get_filename_component(include_dir "${HEADER}" DIRECTORY)
+  set(headers "${HEADER}" "${include_dir}/dinput_cuda.h")
+  run_node("check_abi.mjs --self-test" EXPECT PASS ARGS "${checker}" --self-test ${headers} ${jl_files})
   run_node("check_abi.mjs on a deliberately wrong wrapper" EXPECT FAIL
            MATCH "dinput_dataset_batch: argument 3 \\(batch_size\\) is Cint, expected Int64"
            ARGS "${checker}" "${HEADER}" "${tools}/selftest/bad_wrapper.jl.txt")
-  run_node("check_abi.mjs on the package" EXPECT PASS ARGS "${checker}" "${HEADER}" ${jl_files})
+  run_node("check_abi.mjs on the package" EXPECT PASS ARGS "${checker}" ${headers} ${jl_files})
 else()
   message(FATAL_ERROR "run_check.cmake: CHECK must be syntax or abi, not '${CHECK}'")
 endif()

@@ -22,6 +22,9 @@ Conventions:
   message.
 - Tensors keep dinput's dimensions: `size(Tensor(a)) == size(a)` and `t[i, j]` of the C
   row-major tensor is `Array(t)[i+1, j+1]` (see [`Tensor`](@ref)).
+- CUDA tensors (from GPU replicas) live in device memory: order a stream after the copy
+  that fills them with [`Dinput.cuda_wait`](@ref) before reading them on the GPU (see the
+  README, "CUDA tensors").
 - Julia callbacks (generators, `map`, `filter`, `interleave`, dataset and value functions,
   `run`) may be called on dinput's own threads; this needs Julia ≥ 1.9. On older Julia the
   binding refuses the configurations that would do so (see the README, "Threads").
@@ -39,6 +42,7 @@ include("errors.jl")
 include("handles.jl")
 include("tensors.jl")
 include("elements.jl")
+include("cuda.jl")
 include("callbacks.jl")
 include("datasets.jl")
 include("iterators.jl")

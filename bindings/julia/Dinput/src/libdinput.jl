@@ -1,5 +1,5 @@
-# The raw C ABI: one Julia function per DINPUT_API function of include/dinput.h, with the
-# same name and arguments, and the header's constants. Nothing here checks statuses or
+# The raw C ABI: one Julia function per DINPUT_API function of include/dinput.h and
+# include/dinput_cuda.h, with the same name and arguments, and the header's constants. Nothing here checks statuses or
 # manages lifetimes; that is the job of the safe layer (the rest of src/). Handles are
 # passed as `Ptr{Cvoid}`: any object with a `Base.unsafe_convert(Ptr{Cvoid}, x)` method can
 # be given, and `ccall` keeps it rooted for the duration of the call.
@@ -9,8 +9,8 @@
 """
     Dinput.LibDinput
 
-Low-level `ccall` wrappers of the dinput C ABI (`include/dinput.h`), one per function, with
-the header's names. Statuses are returned as `Cint`; out-parameters are `Ref`s or arrays.
+Low-level `ccall` wrappers of the dinput C ABI (`include/dinput.h` and
+`include/dinput_cuda.h`), one per function, with the headers' names. Statuses are returned as `Cint`; out-parameters are `Ref`s or arrays.
 Prefer the safe API of [`Dinput`](@ref).
 """
 module LibDinput
@@ -219,6 +219,12 @@ function dinput_tensor_to_host(out, tensor)
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
         out, tensor)
 end
+# cudaHostAlloc may wait for the GPU: GC-safe.
+function dinput_tensor_new_pinned(out, dtype, shape, rank, data, nbytes)
+    @gcsafe_ccall((:dinput_tensor_new_pinned, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Cint, Ptr{Int64}, Cint, Ptr{Cvoid}, Csize_t),
+        out, dtype, shape, rank, data, nbytes)
+end
 function dinput_tensor_copy_to(out, out_bytes, tensor, expected)
     ccall((:dinput_tensor_copy_to, libdinput), Cint,
         (Ptr{Cvoid}, Csize_t, Ptr{Cvoid}, Cint),
@@ -233,6 +239,22 @@ function dinput_tensor_to_dlpack(out, tensor)
     ccall((:dinput_tensor_to_dlpack, libdinput), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
         out, tensor)
+end
+
+# ---------------------------------------------------------------------------------------
+# GPU memory: the caches behind CUDA tensors
+# ---------------------------------------------------------------------------------------
+
+# May wait for GPU work, but never for a thread that runs Julia code: a plain ccall.
+dinput_cuda_empty_cache() = ccall((:dinput_cuda_empty_cache, libdinput), Cint, ())
+dinput_cuda_set_cache_limit(bytes) =
+    ccall((:dinput_cuda_set_cache_limit, libdinput), Cint, (Csize_t,), bytes)
+dinput_cuda_cache_limit(out) =
+    ccall((:dinput_cuda_cache_limit, libdinput), Cint, (Ptr{Csize_t},), out)
+function dinput_cuda_pool_bytes(out_held, out_cached, device)
+    ccall((:dinput_cuda_pool_bytes, libdinput), Cint,
+        (Ptr{Csize_t}, Ptr{Csize_t}, Cint),
+        out_held, out_cached, device)
 end
 
 # ---------------------------------------------------------------------------------------
@@ -994,5 +1016,23 @@ function dinput_strategy_reduce(out, strategy, op, value, axis)
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Cint, Ptr{Cvoid}, Cint),
         out, strategy, op, value, axis)
 end
+
+# ---------------------------------------------------------------------------------------
+# dinput_cuda.h: ordering CUDA streams after the copies that fill tensors
+# ---------------------------------------------------------------------------------------
+
+# The header declares these with CUDA's cudaStream_t and cudaEvent_t, which are pointers to
+# opaque structs: Ptr{Cvoid} here, so that no CUDA package is needed. None of them blocks.
+dinput_tensor_cuda_wait(tensor, stream) =
+    ccall((:dinput_tensor_cuda_wait, libdinput), Cint, (Ptr{Cvoid}, Ptr{Cvoid}), tensor, stream)
+dinput_element_cuda_wait(element, stream) =
+    ccall((:dinput_element_cuda_wait, libdinput), Cint, (Ptr{Cvoid}, Ptr{Cvoid}), element, stream)
+function dinput_tensor_cuda_record_stream(tensor, stream)
+    ccall((:dinput_tensor_cuda_record_stream, libdinput), Cint,
+        (Ptr{Cvoid}, Ptr{Cvoid}),
+        tensor, stream)
+end
+dinput_tensor_cuda_ready_event(tensor) =
+    ccall((:dinput_tensor_cuda_ready_event, libdinput), Ptr{Cvoid}, (Ptr{Cvoid},), tensor)
 
 end # module LibDinput

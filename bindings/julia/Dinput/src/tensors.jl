@@ -43,8 +43,8 @@ function _julia_type(code::Integer)
 end
 
 """
-    Tensor(a::AbstractArray; dtype=nothing)
-    Tensor(x::Number; dtype=nothing)
+    Tensor(a::AbstractArray; dtype=nothing, pinned=false)
+    Tensor(x::Number; dtype=nothing, pinned=false)
     Tensor(s::AbstractString)
 
 An immutable dinput tensor holding a copy of `a` (a scalar for a number or string).
@@ -61,6 +61,12 @@ the dimensions reversed.
 read as their raw `UInt16` bits, and `Tensor(bits::AbstractArray{UInt16}; dtype=:bfloat16)`
 makes one. Arrays of strings (or of `Vector{UInt8}`) make `bytes` tensors; note that a
 `Vector{UInt8}` is a `uint8` tensor, not a byte string.
+
+**Pinned memory.** With `pinned=true` the tensor is made in page-locked host memory
+(`Dinput.device_type(t) == :cuda_host`), which copies to a GPU at the full speed of the bus,
+without the staging copy that pageable memory needs: for data a distributed iterator sends
+to GPUs many times (`from_tensors` with `repeat`). Without a usable CUDA driver and device
+(always in a build without CUDA) it throws a `DinputError` with code `:FAILED_PRECONDITION`.
 
 ```julia
 t = Tensor([1 2 3; 4 5 6])     # int64, shape (2, 3)
@@ -81,14 +87,19 @@ end
 
 _free(::Tensor, p::Ptr{Cvoid}) = LibDinput.dinput_tensor_free(p)
 
-function Tensor(a::AbstractArray{T,N}; dtype::Union{Nothing,Symbol}=nothing) where {T<:FixedTypes,N}
+function Tensor(a::AbstractArray{T,N}; dtype::Union{Nothing,Symbol}=nothing,
+                pinned::Bool=false) where {T<:FixedTypes,N}
     code = _array_dtype(T, dtype)
     data = _row_major(a)
     shape = Int64[size(a)...]
-    return Tensor(_out(o -> LibDinput.dinput_tensor_new(o, code, shape, N, data, sizeof(data))))
+    # Both constructors take the same arguments; the pinned one copies into pinned memory.
+    construct = pinned ? LibDinput.dinput_tensor_new_pinned : LibDinput.dinput_tensor_new
+    return Tensor(_out(o -> construct(o, code, shape, N, data, sizeof(data))))
 end
 
-Tensor(x::FixedTypes; dtype::Union{Nothing,Symbol}=nothing) = Tensor(fill(x); dtype=dtype)
+function Tensor(x::FixedTypes; dtype::Union{Nothing,Symbol}=nothing, pinned::Bool=false)
+    return Tensor(fill(x); dtype=dtype, pinned=pinned)
+end
 
 function Tensor(a::AbstractArray{S,N}) where {S<:Union{AbstractString,AbstractVector{UInt8}},N}
     buffers = [_bytes_buffer(s) for s in vec(_row_major(a))]

@@ -117,6 +117,55 @@ end
     @test sprint(show, t) == "Tensor(<closed>)"
 end
 
+@testset "CUDA (what runs without a GPU)" begin
+    has_gpu = occursin("\"cuda\":{\"compiled\":true,\"available\":true", Dinput.build_info())
+    t = Tensor(Int32[1 2; 3 4])
+    e = Element(t, 7)
+    # On host tensors the waits and record_stream are no-ops, whatever the stream; a made-up
+    # handle is never touched.
+    for stream in (0, 1, 2, nothing, C_NULL, Ptr{Cvoid}(UInt(0x1234)), (handle=Ptr{Cvoid}(2),))
+        @test Dinput.cuda_wait(t, stream) === nothing
+        @test Dinput.cuda_record_stream(t, stream) === nothing
+        @test Dinput.cuda_wait(e, stream) === nothing
+    end
+    @test_throws ArgumentError Dinput.cuda_wait(t, -1)
+    @test_throws ArgumentError Dinput.cuda_wait(t, "stream")
+    @test Dinput.cuda_ready_event(t) == C_NULL
+    @test Array(t) == Int32[1 2; 3 4]
+
+    # Pinned tensors need a usable GPU.
+    if has_gpu
+        p = Tensor(Float32[1.5, 2.5]; pinned=true)
+        @test Dinput.device_type(p) == :cuda_host
+        @test Array(p) == Float32[1.5, 2.5]
+        @test Dinput.device_type(Tensor(3.0; pinned=true)) == :cuda_host
+    else
+        err = caught(() -> Tensor(Float32[1.5, 2.5]; pinned=true))
+        @test is_error(err, :FAILED_PRECONDITION)
+        @test occursin("pinned", err.message)
+        @test is_error(caught(() -> Tensor(3.0; pinned=true)), :FAILED_PRECONDITION)
+    end
+    @test Dinput.device_type(Tensor(Float32[1.5]; pinned=false)) == :cpu
+
+    # The device cache.
+    before = Dinput.cuda_cache_limit()
+    @test before > 0
+    for limit in (12345, 0, before)
+        @test Dinput.cuda_set_cache_limit(limit) === nothing
+        @test Dinput.cuda_cache_limit() == limit
+    end
+    @test_throws ArgumentError Dinput.cuda_set_cache_limit(-1)
+    @test Dinput.cuda_empty_cache() === nothing
+    held, cached = Dinput.cuda_pool_bytes(0)
+    @test has_gpu ? cached <= held : (held, cached) == (0, 0)
+    err = caught(() -> Dinput.cuda_pool_bytes(-1))
+    @test is_error(err, :INVALID_ARGUMENT)
+    @test occursin("-1", err.message)
+
+    close(t)
+    @test is_error(caught(() -> Dinput.cuda_wait(t, 0)), :FAILED_PRECONDITION)
+end
+
 @testset "elements and specs" begin
     e = Element([1, 2, 3], 4.0f0, "x")
     @test length(e) == 3

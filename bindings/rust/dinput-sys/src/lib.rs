@@ -1,8 +1,9 @@
-//! Raw FFI declarations of dinput's C ABI, `include/dinput.h`, written by hand.
+//! Raw FFI declarations of dinput's C ABI, `include/dinput.h` and `include/dinput_cuda.h`,
+//! written by hand.
 //!
-//! Everything here mirrors the header one to one: the opaque handle types, the enum values,
+//! Everything here mirrors the headers one to one: the opaque handle types, the enum values,
 //! the macro constants, the callback typedefs and every `DINPUT_API` function, in the
-//! header's order and with its parameter names. The safe layer is the `dinput` crate; read
+//! headers' order and with their parameter names. The safe layer is the `dinput` crate; read
 //! the header (or that crate) for what each function does, who owns what, and which
 //! pointers are borrowed.
 //!
@@ -15,8 +16,10 @@
 //!   `!Unpin`, so that they can only be used behind pointers; the safe layer decides which
 //!   wrappers may cross threads.
 //! - Callback typedefs are `Option<unsafe extern "C" fn ...>` so that NULL is `None`.
+//! - CUDA's `cudaStream_t` and `cudaEvent_t` (in dinput_cuda.h) are `*mut c_void`: they are
+//!   pointers to opaque structs, and spelling them so keeps the CUDA toolkit out of the build.
 //!
-//! `tests/header.rs` parses dinput.h and this file and checks that both declare the same
+//! `tests/header.rs` parses both headers and this file and checks that they declare the same
 //! functions with the same parameter and return types, and the same constants with the same
 //! values.
 #![no_std]
@@ -364,6 +367,14 @@ extern "C" {
     pub fn dinput_tensor_device_type(tensor: *const dinput_tensor_t) -> dinput_device_type_t;
     pub fn dinput_tensor_device_index(tensor: *const dinput_tensor_t) -> c_int;
     pub fn dinput_tensor_to_host(out: *mut *mut dinput_tensor_t, tensor: *const dinput_tensor_t) -> dinput_status_t;
+    pub fn dinput_tensor_new_pinned(
+        out: *mut *mut dinput_tensor_t,
+        dtype: dinput_dtype_t,
+        shape: *const i64,
+        rank: c_int,
+        data: *const c_void,
+        nbytes: usize,
+    ) -> dinput_status_t;
     pub fn dinput_tensor_copy_to(
         out: *mut c_void,
         out_bytes: usize,
@@ -377,6 +388,12 @@ extern "C" {
         index: i64,
     ) -> dinput_status_t;
     pub fn dinput_tensor_to_dlpack(out: *mut *mut DLManagedTensor, tensor: *const dinput_tensor_t) -> dinput_status_t;
+
+    // -- GPU memory: the caches behind CUDA tensors --
+    pub fn dinput_cuda_empty_cache() -> dinput_status_t;
+    pub fn dinput_cuda_set_cache_limit(bytes: usize) -> dinput_status_t;
+    pub fn dinput_cuda_cache_limit(out: *mut usize) -> dinput_status_t;
+    pub fn dinput_cuda_pool_bytes(out_held: *mut usize, out_cached: *mut usize, device: c_int) -> dinput_status_t;
 
     // -- elements --
     pub fn dinput_element_new(
@@ -886,4 +903,21 @@ extern "C" {
         value: *const dinput_per_replica_t,
         axis: c_int,
     ) -> dinput_status_t;
+}
+
+// ---------------------------------------------------------------------------------------
+// Functions of dinput_cuda.h, in its order
+// ---------------------------------------------------------------------------------------
+
+// dinput_cuda.h declares these with CUDA's handle types, cudaStream_t and cudaEvent_t. Both
+// are pointers to opaque driver structs (`struct CUstream_st *`, `struct CUevent_st *`, the
+// same handles as the driver API's CUstream and CUevent), so they are `*mut c_void` here and
+// this crate needs no CUDA toolkit. A stream of 0 (NULL) is the legacy default stream;
+// cudaStreamLegacy (1 as a pointer) and cudaStreamPerThread (2) are accepted too. Every
+// build of libdinput exports these functions, with or without CUDA support.
+extern "C" {
+    pub fn dinput_tensor_cuda_wait(tensor: *const dinput_tensor_t, stream: *mut c_void) -> dinput_status_t;
+    pub fn dinput_element_cuda_wait(element: *const dinput_element_t, stream: *mut c_void) -> dinput_status_t;
+    pub fn dinput_tensor_cuda_record_stream(tensor: *const dinput_tensor_t, stream: *mut c_void) -> dinput_status_t;
+    pub fn dinput_tensor_cuda_ready_event(tensor: *const dinput_tensor_t) -> *mut c_void;
 }

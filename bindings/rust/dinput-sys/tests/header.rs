@@ -1,6 +1,7 @@
-//! Checks the hand-written declarations of src/lib.rs against include/dinput.h.
+//! Checks the hand-written declarations of src/lib.rs against include/dinput.h and
+//! include/dinput_cuda.h.
 //!
-//! Both files are parsed with simple text processing (the header's C is regular: one
+//! The files are parsed with simple text processing (the header's C is regular: one
 //! declaration per statement, no nested macros) and compared:
 //! - every `DINPUT_API` function of the header is declared in Rust and vice versa, with the
 //!   same number of parameters, and each parameter and the return type translated from C
@@ -11,7 +12,10 @@
 //! - every typedef name exists in Rust.
 //!
 //! The header is found through $DINPUT_HEADER (CTest sets it) or relative to this crate:
-//! ../../../include/dinput.h. A test that cannot find it fails rather than passing vacuously.
+//! ../../../include/dinput.h; dinput_cuda.h is the file of that name next to it. Its CUDA
+//! handle types, cudaStream_t and cudaEvent_t, are pointers to opaque structs and are
+//! expected as `*mut c_void`. A test that cannot find a header fails rather than passing
+//! vacuously.
 //! Further tests call the library to check that its names for the status and dtype values
 //! agree with the constants, i.e. the library linked is the one the header describes.
 
@@ -44,6 +48,10 @@ fn header_path() -> PathBuf {
         Some(p) => PathBuf::from(p),
         None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../include/dinput.h"),
     }
+}
+
+fn cuda_header_path() -> PathBuf {
+    header_path().with_file_name("dinput_cuda.h")
 }
 
 fn read(path: &PathBuf) -> String {
@@ -261,6 +269,8 @@ fn c_type_to_rust(decl: &str, has_name: bool) -> String {
         "int32_t" => "i32",
         "uint64_t" => "u64",
         "uint8_t" => "u8",
+        // CUDA's handles (`struct CUstream_st *`, `struct CUevent_st *`), opaque to Rust.
+        "cudaStream_t" | "cudaEvent_t" => "*mut c_void",
         other => other,
     }
     .to_string();
@@ -589,8 +599,21 @@ fn parse_rust(src: &str) -> Api {
     api
 }
 
+/// Adds the declarations of a second header (dinput_cuda.h) to those of the first.
+fn merge(into: &mut Api, from: Api) {
+    for (name, sig) in from.functions {
+        let previous = into.functions.insert(name.clone(), sig);
+        assert!(previous.is_none(), "{name} declared in both headers");
+    }
+    into.callbacks.extend(from.callbacks);
+    into.constants.extend(from.constants);
+    into.types.extend(from.types);
+    into.struct_aliases.extend(from.struct_aliases);
+}
+
 fn apis() -> (Api, Api) {
-    let header = parse_header(&read(&header_path()));
+    let mut header = parse_header(&read(&header_path()));
+    merge(&mut header, parse_header(&read(&cuda_header_path())));
     let rust = parse_rust(&read(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")));
     (header, rust)
 }
@@ -642,6 +665,9 @@ fn every_function_is_declared_with_the_same_signature() {
         header.functions["dinput_strategy_new"].params,
         vec!["*mut*mutdinput_strategy_t", "*const*constc_char", "c_int"]
     );
+    // dinput_cuda.h was read too, with its CUDA handles as opaque pointers.
+    assert_eq!(header.functions["dinput_tensor_cuda_wait"].params, vec!["*constdinput_tensor_t", "*mutc_void"]);
+    assert_eq!(header.functions["dinput_tensor_cuda_ready_event"].ret, "*mutc_void");
     compare_signatures("function", &header.functions, &rust.functions);
 }
 

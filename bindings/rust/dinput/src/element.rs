@@ -8,6 +8,7 @@ use std::ptr::NonNull;
 
 use dinput_sys as sys;
 
+use crate::cuda::Stream;
 use crate::error::{check, out_handle, Error, Result};
 use crate::tensor::{DType, Tensor, TensorRef};
 
@@ -88,6 +89,13 @@ impl Element {
     /// The components in order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = TensorRef<'_>> + '_ {
         (0..self.len()).map(move |i| self.get(i).expect("index below len"))
+    }
+
+    /// [`Tensor::cuda_wait`] for every component: `stream` waits on the GPU for the copies
+    /// that fill them and is recorded as their reader. A no-op for host tensors.
+    pub fn cuda_wait(&self, stream: Stream) -> Result<()> {
+        // SAFETY: self.raw is live; Stream::from_raw's caller vouched for the stream.
+        check(unsafe { sys::dinput_element_cuda_wait(self.raw.as_ptr(), stream.as_raw()) })
     }
 
     /// A new handle to the same element (no data copied). `Clone` does the same and panics

@@ -54,6 +54,12 @@
 //! - Contexts passed to callbacks ([`InputContext`], [`ValueContext`], [`ReplicaContext`])
 //!   are borrowed for the call and cannot escape it.
 //!
+//! # CUDA tensors
+//!
+//! Tensors delivered to GPU replicas live in device memory, filled by an asynchronous copy:
+//! order your stream after it with [`Tensor::cuda_wait`] before reading them on the GPU. The
+//! [`cuda`] module explains the rules and bounds dinput's device memory cache.
+//!
 //! # Closures
 //!
 //! Callbacks are Rust closures. Which bounds each needs follows from where the library runs
@@ -78,6 +84,7 @@
 #![warn(missing_debug_implementations)]
 
 mod callback;
+pub mod cuda;
 mod dataset;
 mod distribute;
 mod element;

@@ -9,6 +9,7 @@ use std::ptr::NonNull;
 
 use dinput_sys as sys;
 
+use crate::cuda::Stream;
 use crate::error::{c_string, check, out_handle, static_str, Code, Error, Result};
 
 /// Element data types. `Bytes`: each scalar is a byte string. `Invalid` stands for
@@ -184,12 +185,28 @@ impl Tensor {
     }
 
     fn from_parts(dtype: DType, shape: &[i64], data: *const c_void, nbytes: usize) -> Result<Tensor> {
+        Tensor::from_parts_with(sys::dinput_tensor_new, dtype, shape, data, nbytes)
+    }
+
+    /// Calls `dinput_tensor_new` or `dinput_tensor_new_pinned`, which take the same arguments.
+    fn from_parts_with(
+        new: unsafe extern "C" fn(
+            *mut *mut sys::dinput_tensor_t,
+            sys::dinput_dtype_t,
+            *const i64,
+            c_int,
+            *const c_void,
+            usize,
+        ) -> sys::dinput_status_t,
+        dtype: DType,
+        shape: &[i64],
+        data: *const c_void,
+        nbytes: usize,
+    ) -> Result<Tensor> {
         let rank = rank_of(shape)?;
         // SAFETY: shape points at `rank` dimensions (or is NULL for rank 0); data points at
         // nbytes readable bytes or is NULL (zeros); the library copies both during the call.
-        let raw = out_handle(|out| unsafe {
-            sys::dinput_tensor_new(out, dtype.raw(), shape_ptr(shape), rank, data, nbytes)
-        })?;
+        let raw = out_handle(|out| unsafe { new(out, dtype.raw(), shape_ptr(shape), rank, data, nbytes) })?;
         Ok(Tensor { raw })
     }
 
@@ -221,6 +238,28 @@ impl Tensor {
     pub fn from_raw_bytes(dtype: DType, shape: &[i64], bytes: &[u8]) -> Result<Tensor> {
         // As in `new`, an empty slice still gives a non-NULL pointer (NULL would mean zeros).
         Tensor::from_parts(dtype, shape, bytes.as_ptr() as *const c_void, bytes.len())
+    }
+
+    /// [`Tensor::new`] in page-locked (pinned) host memory ([`Device::CudaHost`]): copies of
+    /// it to a GPU skip the staging copy that pageable memory needs. For data a distributed
+    /// iterator sends to GPUs many times (`from_tensors` with `repeat`). FAILED_PRECONDITION
+    /// without a usable CUDA driver and device (always in a build without CUDA),
+    /// RESOURCE_EXHAUSTED when no page-locked memory is left.
+    pub fn new_pinned<T: Scalar>(shape: &[i64], data: &[T]) -> Result<Tensor> {
+        // As in `new`: never NULL, so that an empty slice is not taken for "zeros".
+        let data_ptr = data.as_ptr() as *const c_void;
+        Tensor::from_parts_with(sys::dinput_tensor_new_pinned, T::DTYPE, shape, data_ptr, std::mem::size_of_val(data))
+    }
+
+    /// [`Tensor::from_raw_bytes`] in page-locked host memory (see [`Tensor::new_pinned`]).
+    pub fn from_raw_bytes_pinned(dtype: DType, shape: &[i64], bytes: &[u8]) -> Result<Tensor> {
+        Tensor::from_parts_with(
+            sys::dinput_tensor_new_pinned,
+            dtype,
+            shape,
+            bytes.as_ptr() as *const c_void,
+            bytes.len(),
+        )
     }
 
     /// A bool tensor.
@@ -316,6 +355,37 @@ impl Tensor {
         // SAFETY: self.raw is live; out is a valid out-parameter.
         let raw = out_handle(|out| unsafe { sys::dinput_tensor_to_host(out, self.raw.as_ptr()) })?;
         Ok(Tensor { raw })
+    }
+
+    /// Makes `stream` wait, on the GPU and without blocking the host, until the copy that
+    /// fills this tensor has finished, and records `stream` as a reader of the tensor (as
+    /// [`Tensor::cuda_record_stream`] does). Call it before queueing kernels that read the
+    /// tensor's device pointer on `stream`; the tensor may be dropped as soon as they are
+    /// queued. A no-op for host tensors. See the [`cuda`](crate::cuda) module.
+    pub fn cuda_wait(&self, stream: Stream) -> Result<()> {
+        // SAFETY: self.raw is live; Stream::from_raw's caller vouched for the stream.
+        check(unsafe { sys::dinput_tensor_cuda_wait(self.raw.as_ptr(), stream.as_raw()) })
+    }
+
+    /// Tells dinput that GPU work on `stream` reads this tensor, so that its device memory is
+    /// not handed to a later copy until the work queued on `stream` by the time the last
+    /// handle is dropped has run. [`Tensor::cuda_wait`] does this already; use it for a
+    /// stream that reads the data without that wait (one that waited on
+    /// [`Tensor::cuda_ready_event`], or a second stream of yours), as PyTorch's
+    /// `Tensor.record_stream`. A no-op for host tensors; never blocks.
+    pub fn cuda_record_stream(&self, stream: Stream) -> Result<()> {
+        // SAFETY: self.raw is live; Stream::from_raw's caller vouched for the stream.
+        check(unsafe { sys::dinput_tensor_cuda_record_stream(self.raw.as_ptr(), stream.as_raw()) })
+    }
+
+    /// The CUDA event (`cudaEvent_t`) that completes with the copy filling this tensor; null
+    /// for host tensors and for tensors whose data was ready at once. Borrowed: valid as long
+    /// as this handle lives, never to be destroyed by the caller. For
+    /// `cudaStreamWaitEvent` on a stream of yours (then call [`Tensor::cuda_record_stream`]
+    /// for that stream) or `cudaEventQuery`; [`Tensor::cuda_wait`] is simpler.
+    pub fn cuda_ready_event(&self) -> *mut c_void {
+        // SAFETY: self.raw is live.
+        unsafe { sys::dinput_tensor_cuda_ready_event(self.raw.as_ptr()) }
     }
 
     /// The borrowing accessors dereference `dinput_tensor_data`, which is a device pointer

@@ -1337,9 +1337,11 @@ typedef DINPUT_ENUM(dinput_reduce_op_t) {
  * components. Integer components are summed exactly in 128 bits: a SUM outside the range of
  * its dtype (signed or unsigned; nothing wraps) fails with DINPUT_INVALID_ARGUMENT naming
  * the op, the dtype and the exact sum, and an integer MEAN divides the exact sum, rounded
- * once to float64. Floating values on GPUs are summed with NCCL when it is available (one
- * worker, element-wise), else (and integers always) copied to the host. The result is in
- * host memory, and every worker gets the same one. */
+ * once to float64. Values on GPUs give bit for bit the result of the same values on the
+ * host: NCCL (when available; one worker, element-wise) sums only floating components over
+ * exactly two distinct GPUs, where its one rounding is the host's, and a component whose
+ * NCCL sum is not finite or whose MEAN is subnormal is redone on the host; everything else
+ * is copied to the host. The result is in host memory, and every worker gets the same one. */
 DINPUT_API dinput_status_t dinput_strategy_reduce(dinput_element_t** out,
                                                   const dinput_strategy_t* strategy,
                                                   dinput_reduce_op_t op,

@@ -2,9 +2,15 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <thread>
 
+#include "core/immortal.h"
 #include "core/status.h"
 #include "device/gpu.h"
 
@@ -25,6 +31,8 @@ namespace {
 struct NcclApi {
   decltype(&ncclGetVersion) get_version = nullptr;
   decltype(&ncclCommInitAll) comm_init_all = nullptr;
+  decltype(&ncclCommAbort) comm_abort = nullptr;
+  decltype(&ncclCommGetAsyncError) comm_get_async_error = nullptr;
   decltype(&ncclAllReduce) all_reduce = nullptr;
   decltype(&ncclGroupStart) group_start = nullptr;
   decltype(&ncclGroupEnd) group_end = nullptr;
@@ -73,21 +81,162 @@ ncclDataType_t nccl_type(DType d) {
   }
 }
 
-// One communicator clique per set of devices, made on first use and kept for the process.
-std::vector<ncclComm_t>& communicators(const std::vector<int>& devices) {
-  static std::mutex mu;
-  static std::map<std::vector<int>, std::vector<ncclComm_t>> cliques;
-  std::lock_guard<std::mutex> lock(mu);
-  auto& comms = cliques[devices];
-  if (comms.empty()) {
-    comms.resize(devices.size());
-    check_nccl(api().comm_init_all(comms.data(), static_cast<int>(devices.size()), devices.data()),
-               "ncclCommInitAll");
+std::string device_list(const std::vector<int>& devices) {
+  std::string s;
+  for (int d : devices) s += (s.empty() ? "GPU:" : ", GPU:") + std::to_string(d);
+  return s;
+}
+
+// The test hook's rank (testing::fail_next_all_reduce), or -1.
+std::atomic<int> injected_failure_rank{-1};
+
+// One lock per GPU, never freed. An operation holds the locks of all its GPUs, taken in
+// ascending order, from its first stream wait until its sum is complete: collectives are
+// then queued on every GPU in one order (two orders on two GPUs deadlock), also between
+// cliques that share a GPU, and two threads never queue into one clique at once.
+std::mutex& device_lock(int device) {
+  struct Locks {
+    std::mutex mu;
+    std::map<int, std::unique_ptr<std::mutex>> by_device;
+  };
+  static Immortal<Locks> locks;
+  std::lock_guard<std::mutex> lock(locks->mu);
+  std::unique_ptr<std::mutex>& m = locks->by_device[device];
+  if (!m) m = std::make_unique<std::mutex>();
+  return *m;
+}
+
+class DeviceLocks {
+ public:
+  explicit DeviceLocks(std::vector<int> devices) {
+    std::sort(devices.begin(), devices.end());
+    for (int d : devices) held_.emplace_back(device_lock(d));
   }
-  return comms;
+
+ private:
+  std::vector<std::unique_lock<std::mutex>> held_;
+};
+
+// The communicators of one list of devices (rank r on devices[r]) and a stream per rank,
+// made on first use and kept until an error aborts them.
+struct Clique {
+  std::vector<int> devices;
+  std::vector<ncclComm_t> comms;
+  std::vector<cudaStream_t> streams;
+};
+
+std::mutex& cliques_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+
+// Immortal: tensors and threads may still reduce while static destructors run at exit.
+std::map<std::vector<int>, std::shared_ptr<Clique>>& cliques() {
+  static Immortal<std::map<std::vector<int>, std::shared_ptr<Clique>>> m;
+  return *m;
+}
+
+// Aborts the communicators (ending whatever they still run) and forgets the clique, so the
+// next operation on these devices starts from new ones. Never throws.
+void drop(const std::shared_ptr<Clique>& clique) {
+  {
+    std::lock_guard<std::mutex> lock(cliques_mutex());
+    auto it = cliques().find(clique->devices);
+    if (it != cliques().end() && it->second == clique) cliques().erase(it);
+  }
+  for (ncclComm_t c : clique->comms)
+    if (c) api().comm_abort(c);
+  for (size_t r = 0; r < clique->streams.size(); ++r) {
+    if (!clique->streams[r]) continue;
+    try {
+      DeviceGuard guard(clique->devices[r]);
+      cudaStreamSynchronize(clique->streams[r]);  // the aborted kernels have returned
+      cudaStreamDestroy(clique->streams[r]);
+    } catch (const Error&) {
+      // No device to set: the stream goes with its context.
+    }
+  }
+  cudaGetLastError();  // the abort's errors are reported by the caller, not by later calls
+}
+
+// The clique of `devices`; the caller holds their device locks, so no other thread makes
+// the same clique meanwhile.
+std::shared_ptr<Clique> clique_for(const std::vector<int>& devices) {
+  {
+    std::lock_guard<std::mutex> lock(cliques_mutex());
+    auto it = cliques().find(devices);
+    if (it != cliques().end()) return it->second;
+  }
+  auto clique = std::make_shared<Clique>();
+  clique->devices = devices;
+  clique->comms.assign(devices.size(), nullptr);
+  clique->streams.assign(devices.size(), nullptr);
+  try {
+    check_nccl(
+        api().comm_init_all(clique->comms.data(), static_cast<int>(devices.size()), devices.data()),
+        "ncclCommInitAll");
+    for (size_t r = 0; r < devices.size(); ++r) {
+      DeviceGuard guard(devices[r]);
+      check_cuda(cudaStreamCreateWithFlags(&clique->streams[r], cudaStreamNonBlocking),
+                 "cudaStreamCreate for NCCL");
+    }
+  } catch (...) {
+    drop(clique);
+    throw;
+  }
+  std::lock_guard<std::mutex> lock(cliques_mutex());
+  cliques()[devices] = clique;
+  return clique;
+}
+
+// An NCCL group that is ended however its scope is left: a group left open keeps every
+// later NCCL call of the thread from launching. After an error inside the group NCCL
+// cancels the group's operations at its end.
+class Group {
+ public:
+  Group() { check_nccl(api().group_start(), "ncclGroupStart"); }
+  ~Group() {
+    if (open_) api().group_end();
+  }
+  void end() {
+    open_ = false;
+    check_nccl(api().group_end(), "ncclGroupEnd");
+  }
+  Group(const Group&) = delete;
+  Group& operator=(const Group&) = delete;
+
+ private:
+  bool open_ = true;
+};
+
+// Waits for rank r's operation by polling its stream and its communicator's asynchronous
+// error: a collective that fails on a peer never completes, so a plain stream synchronize
+// would wait forever.
+void wait_for(const Clique& clique, size_t r) {
+  DeviceGuard guard(clique.devices[r]);
+  for (int polls = 0;; ++polls) {
+    cudaError_t q = cudaStreamQuery(clique.streams[r]);
+    if (q == cudaSuccess) return;
+    if (q != cudaErrorNotReady) check_cuda(q, "cudaStreamQuery after ncclAllReduce");
+    ncclResult_t async = ncclSuccess;
+    check_nccl(api().comm_get_async_error(clique.comms[r], &async), "ncclCommGetAsyncError");
+    if (async != ncclSuccess && async != ncclInProgress)
+      raise(Code::kUnavailable, "NCCL all-reduce over ", device_list(clique.devices),
+            " failed on GPU:", clique.devices[r], ": ", api().error_string(async),
+            "; its communicators were aborted and the next reduce makes new ones");
+    // Most sums finish within microseconds; after that, back off to spare the CPU.
+    if (polls < 1000)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
 }
 
 }  // namespace
+
+namespace testing {
+void fail_next_all_reduce(int rank) { injected_failure_rank.store(rank); }
+}  // namespace testing
 
 const NcclAvailability& nccl() {
   static const NcclAvailability probed = [] {
@@ -101,6 +250,8 @@ const NcclAvailability& nccl() {
     NcclApi& f = api();
     if (!find(lib, "ncclGetVersion", f.get_version) ||
         !find(lib, "ncclCommInitAll", f.comm_init_all) ||
+        !find(lib, "ncclCommAbort", f.comm_abort) ||
+        !find(lib, "ncclCommGetAsyncError", f.comm_get_async_error) ||
         !find(lib, "ncclAllReduce", f.all_reduce) || !find(lib, "ncclGroupStart", f.group_start) ||
         !find(lib, "ncclGroupEnd", f.group_end) ||
         !find(lib, "ncclGetErrorString", f.error_string)) {
@@ -134,31 +285,46 @@ bool nccl_supports(DType dtype) {
 
 Tensor nccl_sum_to_host(const std::vector<Tensor>& per_replica, const std::vector<int>& devices) {
   if (!nccl().loaded) raise(Code::kUnavailable, "NCCL: ", nccl().reason);
+  if (devices.empty() || per_replica.size() != devices.size())
+    raise(Code::kInvalidArgument, "NCCL sum: ", per_replica.size(), " tensor(s) for ",
+          devices.size(), " device(s)");
+  for (size_t r = 0; r < devices.size(); ++r)
+    for (size_t q = 0; q < r; ++q)
+      if (devices[q] == devices[r])
+        raise(Code::kFailedPrecondition, "NCCL sum: GPU:", devices[r],
+              " is listed twice; NCCL needs one rank per GPU");
   const Tensor& first = per_replica.at(0);
-  ncclDataType_t type = nccl_type(first.dtype());
+  const ncclDataType_t type = nccl_type(first.dtype());
   const size_t count = static_cast<size_t>(first.num_elements());
-  std::vector<ncclComm_t>& comms = communicators(devices);
+  const int fail_rank = injected_failure_rank.exchange(-1);
+  DeviceLocks locks(devices);
+  std::shared_ptr<Clique> clique = clique_for(devices);
   // Each replica sums into a fresh block of its device, after the copy that filled its input.
   std::vector<Tensor> sums;
-  std::vector<cudaStream_t> streams(devices.size());
   for (size_t r = 0; r < devices.size(); ++r) {
     DeviceGuard guard(devices[r]);
-    check_cuda(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking),
-               "cudaStreamCreate for NCCL");
-    stream_wait(per_replica[r], streams[r]);
+    stream_wait(per_replica[r], clique->streams[r]);
     sums.emplace_back(first.dtype(), first.shape(),
-                      allocate_device(devices[r], first.byte_size(), streams[r]), 0);
+                      allocate_device(devices[r], first.byte_size(), clique->streams[r]), 0);
   }
-  check_nccl(api().group_start(), "ncclGroupStart");
-  for (size_t r = 0; r < devices.size(); ++r)
-    check_nccl(api().all_reduce(per_replica[r].data(), sums[r].mutable_data(), count, type, ncclSum,
-                                comms[r], streams[r]),
-               "ncclAllReduce");
-  check_nccl(api().group_end(), "ncclGroupEnd");
-  for (size_t r = 0; r < devices.size(); ++r) {
-    DeviceGuard guard(devices[r]);
-    check_cuda(cudaStreamSynchronize(streams[r]), "cudaStreamSynchronize after ncclAllReduce");
-    cudaStreamDestroy(streams[r]);
+  try {
+    {
+      Group group;
+      for (size_t r = 0; r < devices.size(); ++r) {
+        // The hook hands NCCL a type it does not have: a real NCCL failure inside the group.
+        const ncclDataType_t t =
+            static_cast<int>(r) == fail_rank ? static_cast<ncclDataType_t>(ncclNumTypes) : type;
+        check_nccl(api().all_reduce(per_replica[r].data(), sums[r].mutable_data(), count, t,
+                                    ncclSum, clique->comms[r], clique->streams[r]),
+                   "ncclAllReduce");
+      }
+      group.end();
+    }
+    for (size_t r = 0; r < devices.size(); ++r) wait_for(*clique, r);
+  } catch (...) {
+    // The group may have launched part of the collective; only an abort ends it for sure.
+    drop(clique);
+    throw;
   }
   return copy_to_host(sums[0]);
 }
@@ -179,6 +345,10 @@ bool nccl_supports(DType) { return false; }
 Tensor nccl_sum_to_host(const std::vector<Tensor>&, const std::vector<int>&) {
   raise(Code::kUnavailable, "NCCL: ", nccl().reason);
 }
+
+namespace testing {
+void fail_next_all_reduce(int) {}
+}  // namespace testing
 
 #endif
 

@@ -18,12 +18,25 @@ struct NcclAvailability {
 
 const NcclAvailability& nccl();
 
-// Sums tensors of one dtype and shape, tensor r on GPU devices[r] (distinct GPUs), with
-// ncclAllReduce, and returns the sum as a host tensor. Raises UNIMPLEMENTED for dtypes NCCL
-// has no type for (callers then reduce on the host).
+// Sums tensors of one dtype and shape, tensor r on GPU devices[r], with ncclAllReduce in
+// their own dtype (callers decide where that is exact: reduce in distribute/replica_ops.cc),
+// and returns the sum as a host tensor. Raises UNIMPLEMENTED for dtypes NCCL has no type
+// for and FAILED_PRECONDITION when a GPU is listed twice (NCCL needs a rank per GPU).
+//
+// Thread-safe. An operation holds a lock per GPU it uses, taken in ascending order, until
+// its sum is complete, so collectives are queued in one order on every GPU. It waits by
+// polling its streams and NCCL's asynchronous error: a collective that fails raises
+// UNAVAILABLE naming NCCL's error instead of hanging. Any failure after the NCCL group
+// started aborts the communicators of these devices; the next call makes new ones.
 Tensor nccl_sum_to_host(const std::vector<Tensor>& per_replica, const std::vector<int>& devices);
 
 // Whether nccl_sum_to_host can take tensors of this dtype.
 bool nccl_supports(DType dtype);
+
+namespace testing {
+// For white-box tests only: the next nccl_sum_to_host hands NCCL an invalid datatype for
+// rank `rank` inside its group, so that NCCL itself fails there, as a real error would.
+void fail_next_all_reduce(int rank);
+}  // namespace testing
 
 }  // namespace dinput::gpu

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <exception>
+#include <limits>
 #include <optional>
 #include <string>
 #include <thread>
@@ -288,63 +289,100 @@ Tensor reduce_component(const Strategy& strategy, ReduceOp op, const std::vector
 
 }  // namespace
 
+// The NCCL path sums in the dtype itself, so it is taken only where that is bit-for-bit the
+// host path. With two replicas NCCL makes one addition per element, a + b rounded once to
+// the dtype (to nearest, subnormals kept: tests/gpu/nccl_test.cc checks it). The host path adds in
+// double and rounds once, so SUM agrees (float16 and bfloat16 are rounded through float, which is
+// harmless: float has more than 2p + 2 bits for both, and rounding twice then equals rounding
+// once). MEAN agrees too, the host rounding (a + b) / 2 and this path halving the rounded a + b,
+// unless that sum overflowed (two float16 60000s: NCCL gives inf, the host 60000); the host path
+// redoes any component with a non-finite sum, which also gives NaNs the host's bits. A MEAN that
+// comes out subnormal is redone as well: with two addends the sum is exact in that range, so both
+// paths agree there too (nccl_rule_test checks it), but the check is cheap and keeps the
+// rule from resting on that argument alone.
+// With three or more GPUs NCCL rounds after each addition, in an order its algorithm and
+// chunking choose, and integers wrap in NCCL where the host path is exact or an error (and
+// MEAN gives float64): those stay on the host.
+bool nccl_reduce_is_exact(DType dtype, const std::vector<int>& devices) {
+  if (devices.size() != 2 || devices[0] == devices[1]) return false;  // NCCL: a rank per GPU
+  switch (dtype) {
+    case DType::kFloat16:
+    case DType::kBFloat16:
+    case DType::kFloat32:
+    case DType::kFloat64:
+      return true;
+    default:
+      return false;
+  }
+}
+
 namespace {
 
-// Values on GPU replicas: an element-wise sum over distinct local GPUs goes through NCCL when
-// it is available (one worker; the result comes back to the host), everything else is
-// copied to the host and reduced there.
-Element reduce_on_gpus(const Strategy& strategy, ReduceOp op,
-                       const std::vector<Element>& per_replica, int axis, bool* done) {
-  *done = false;
+double smallest_normal(DType d) {
+  switch (d) {
+    case DType::kFloat16:
+      return 6.103515625e-05;  // 2^-14
+    case DType::kFloat64:
+      return std::numeric_limits<double>::min();
+    default:
+      return static_cast<double>(std::numeric_limits<float>::min());  // float32, bfloat16
+  }
+}
+
+}  // namespace
+
+bool finish_nccl_sum(const Strategy& strategy, ReduceOp op, const Tensor& sum, Tensor* out) {
+  for (int64_t i = 0; i < sum.num_elements(); ++i)
+    if (!std::isfinite(read_double(sum, i))) return false;
+  // The host path's own arithmetic, on replica 0 holding the sum and the others zeros.
+  std::vector<Element> single(static_cast<size_t>(strategy.num_local_replicas()),
+                              Element{Tensor::zeros(sum.dtype(), sum.shape())});
+  single[0] = {sum};
+  Tensor result = reduce_component(strategy, op, single, 0, kAxisNone);
+  if (op == ReduceOp::kMean) {
+    const double tiny = smallest_normal(sum.dtype());
+    for (int64_t i = 0; i < result.num_elements(); ++i) {
+      const double m = std::fabs(read_double(result, i));
+      if (m != 0 && m < tiny) return false;
+    }
+  }
+  *out = std::move(result);
+  return true;
+}
+
+namespace {
+
+// The GPUs of the local replicas where NCCL may reduce at all (every replica on a GPU, one
+// worker, element-wise, NCCL loaded), else none.
+std::vector<int> nccl_devices(const Strategy& strategy, int axis) {
+  if (axis != kAxisNone || strategy.collective() || !gpu::nccl().loaded) return {};
   std::vector<int> devices;
   for (const auto& d : strategy.devices()) {
     if (d.type != DeviceType::kGPU) return {};
     devices.push_back(d.index);
   }
-  if (axis != kAxisNone || strategy.collective() || !gpu::nccl().loaded || devices.size() < 2)
-    return {};
+  return devices;
+}
+
+// Whether component c is in device memory on every replica, with replica 0's dtype and shape.
+bool on_devices(const std::vector<Element>& per_replica, size_t c) {
+  const Tensor& first = per_replica[0][c];
   for (const auto& replica : per_replica)
-    for (size_t c = 0; c < replica.size(); ++c)
-      if (replica[c].buffer()->kind() != MemoryKind::kDevice ||
-          !gpu::nccl_supports(replica[c].dtype()) || is_integral(replica[c].dtype()) ||
-          replica[c].dtype() != per_replica[0][c].dtype() ||
-          replica[c].shape() != per_replica[0][c].shape())
-        return {};
-  Element out;
-  for (size_t c = 0; c < per_replica[0].size(); ++c) {
-    std::vector<Tensor> column;
-    for (const auto& replica : per_replica) column.push_back(replica[c]);
-    Tensor sum = gpu::nccl_sum_to_host(column, devices);
-    // The host path finishes the job (MEAN's division and its dtype rules) on the one summed value.
-    std::vector<Element> single(per_replica.size());
-    single[0] = {sum};
-    for (size_t r = 1; r < single.size(); ++r)
-      single[r] = {Tensor::zeros(sum.dtype(), sum.shape())};
-    out.push_back(reduce_component(strategy, op, single, 0, axis));
-  }
-  *done = true;
-  return out;
+    if (replica[c].buffer()->kind() != MemoryKind::kDevice || replica[c].dtype() != first.dtype() ||
+        replica[c].shape() != first.shape())
+      return false;
+  return true;
 }
 
 }  // namespace
 
-Element reduce(const Strategy& strategy, ReduceOp op, const std::vector<Element>& per_replica_in,
+Element reduce(const Strategy& strategy, ReduceOp op, const std::vector<Element>& per_replica,
                int axis) {
   DINPUT_CHECK_ARG(axis == kAxisNone || axis == 0,
                    "reduce: axis must be DINPUT_AXIS_NONE (-1) or 0, got ", axis);
   DINPUT_CHECK_ARG(op == ReduceOp::kSum || op == ReduceOp::kMean, "reduce: invalid op ",
                    static_cast<int>(op));
   const size_t R = static_cast<size_t>(strategy.num_local_replicas());
-  if (per_replica_in.size() != R)
-    raise(Code::kInvalidArgument, "reduce: the value has ", per_replica_in.size(),
-          " replica(s) but the strategy has ", R, " local replica(s)");
-  bool on_gpus = false;
-  Element via_nccl = reduce_on_gpus(strategy, op, per_replica_in, axis, &on_gpus);
-  if (on_gpus) return via_nccl;
-  // Host path: values on GPUs are copied to the host first.
-  std::vector<Element> per_replica = per_replica_in;
-  for (auto& replica : per_replica)
-    for (auto& t : replica) t = gpu::copy_to_host(t);
   if (per_replica.size() != R)
     raise(Code::kInvalidArgument, "reduce: the value has ", per_replica.size(),
           " replica(s) but the strategy has ", R, " local replica(s)");
@@ -352,9 +390,30 @@ Element reduce(const Strategy& strategy, ReduceOp op, const std::vector<Element>
     if (per_replica[r].size() != per_replica[0].size())
       raise(Code::kInvalidArgument, "reduce: replica ", r, " has ", per_replica[r].size(),
             " component(s) but replica 0 has ", per_replica[0].size());
+  const std::vector<int> gpus = nccl_devices(strategy, axis);
+  // Host path: values on GPUs are copied to the host first (once, when a component needs it).
+  std::vector<Element> on_host;
+  bool copied = false;
   Element out;
-  for (size_t c = 0; c < per_replica[0].size(); ++c)
-    out.push_back(reduce_component(strategy, op, per_replica, c, axis));
+  for (size_t c = 0; c < per_replica[0].size(); ++c) {
+    if (!gpus.empty() && on_devices(per_replica, c) &&
+        nccl_reduce_is_exact(per_replica[0][c].dtype(), gpus)) {
+      std::vector<Tensor> column;
+      for (const auto& replica : per_replica) column.push_back(replica[c]);
+      Tensor result;
+      if (finish_nccl_sum(strategy, op, gpu::nccl_sum_to_host(column, gpus), &result)) {
+        out.push_back(std::move(result));
+        continue;
+      }
+    }
+    if (!copied) {
+      on_host = per_replica;
+      for (auto& replica : on_host)
+        for (auto& t : replica) t = gpu::copy_to_host(t);
+      copied = true;
+    }
+    out.push_back(reduce_component(strategy, op, on_host, c, axis));
+  }
   return out;
 }
 

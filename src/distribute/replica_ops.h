@@ -31,7 +31,21 @@ enum class ReduceOp { kSum = 0, kMean = 1 };
 constexpr int kAxisNone = -1;
 
 // Reduces across all replicas of all workers (an all-reduce when there are several).
+// Components on GPU replicas are summed with NCCL only where that gives bit-for-bit the
+// host path's result (the two functions below); everything else is reduced on the host.
 Element reduce(const Strategy& strategy, ReduceOp op, const std::vector<Element>& per_replica,
                int axis);
+
+// Whether a component of `dtype` whose replicas lie on the GPUs `devices` (replica order;
+// one worker, element-wise) may be summed with NCCL in its own dtype: float16, bfloat16,
+// float32 and float64 over exactly two distinct GPUs, where NCCL's one rounding per element
+// is the host path's. The reasoning is in replica_ops.cc.
+bool nccl_reduce_is_exact(DType dtype, const std::vector<int>& devices);
+
+// Finishes one component on the NCCL path from NCCL's element-wise sum (a host tensor of
+// the component's dtype): *out gets the host path's result for `op`, and true. False, with
+// *out untouched, where the host path must reduce the component instead: a sum element is
+// not finite, or (MEAN) a mean comes out subnormal (nonzero, below the smallest normal).
+bool finish_nccl_sum(const Strategy& strategy, ReduceOp op, const Tensor& sum, Tensor* out);
 
 }  // namespace dinput

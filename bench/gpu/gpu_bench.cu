@@ -52,6 +52,27 @@ double baseline_gbps(size_t bytes, int steps) {
   return static_cast<double>(bytes) * steps / t / 1e9;
 }
 
+// The driver's own path for pageable memory: cudaMemcpyAsync from malloc'd memory (the
+// driver stages it through pinned buffers of its own), for comparison with dinput's
+// pageable source.
+double pageable_driver_gbps(size_t bytes, int steps) {
+  std::vector<unsigned char> host(bytes, 1);
+  void* dev = nullptr;
+  cudaStream_t s;
+  cuda(cudaMalloc(&dev, bytes));
+  cuda(cudaStreamCreate(&s));
+  cuda(cudaMemcpyAsync(dev, host.data(), bytes, cudaMemcpyHostToDevice, s));
+  cuda(cudaStreamSynchronize(s));
+  double t0 = seconds();
+  for (int i = 0; i < steps; ++i)
+    cuda(cudaMemcpyAsync(dev, host.data(), bytes, cudaMemcpyHostToDevice, s));
+  cuda(cudaStreamSynchronize(s));
+  double t = seconds() - t0;
+  cudaFree(dev);
+  cudaStreamDestroy(s);
+  return static_cast<double>(bytes) * steps / t / 1e9;
+}
+
 // dinput: from_tensors(uint8[bytes]).repeat(steps) distributed to GPU:0; the consumer waits
 // for every step's copy on its stream before taking the next.
 double dinput_gbps(size_t bytes, int steps, bool pinned) {
@@ -116,13 +137,14 @@ int main() {
   for (size_t mib : {1, 16, 64}) {
     const size_t bytes = mib << 20;
     const int steps = mib == 1 ? 400 : mib == 16 ? 60 : 20;
-    std::vector<double> base, pinned, pageable;
+    std::vector<double> base, pinned, pageable, driver_pageable;
     for (int r = 0; r < 3; ++r) {
       base.push_back(baseline_gbps(bytes, steps));
+      driver_pageable.push_back(pageable_driver_gbps(bytes, steps));
       pinned.push_back(dinput_gbps(bytes, steps, true));
       pageable.push_back(dinput_gbps(bytes, steps, false));
     }
-    for (auto* v : {&base, &pinned, &pageable}) std::sort(v->begin(), v->end());
+    for (auto* v : {&base, &pinned, &pageable, &driver_pageable}) std::sort(v->begin(), v->end());
     // The goal is for the pinned source, which leaves dinput only its own overhead to show;
     // a pageable source is bounded by the host's memcpy into staging, reported beside it.
     const double ratio = pinned[1] / base[1];
@@ -130,10 +152,10 @@ int main() {
     std::printf(
         "{\"bench\":\"gpu.h2d\",\"batch_mib\":%zu,\"cudaMemcpyAsync_gb_per_s\":%.2f,"
         "\"dinput_pinned_gb_per_s\":%.2f,\"dinput_pageable_gb_per_s\":%.2f,"
-        "\"pinned_ratio\":%.3f,\"pageable_ratio\":%.3f,\"goal\":\"pinned >= %.2f\","
-        "\"pass\":%s}\n",
-        mib, base[1], pinned[1], pageable[1], ratio, pageable[1] / base[1], goal,
-        ratio >= goal ? "true" : "false");
+        "\"cudaMemcpyAsync_pageable_gb_per_s\":%.2f,\"pinned_ratio\":%.3f,"
+        "\"pageable_ratio\":%.3f,\"goal\":\"pinned >= %.2f\",\"pass\":%s}\n",
+        mib, base[1], pinned[1], pageable[1], driver_pageable[1], ratio, pageable[1] / base[1],
+        goal, ratio >= goal ? "true" : "false");
   }
   return 0;
 }

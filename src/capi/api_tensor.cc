@@ -6,6 +6,7 @@
 #include "capi/firewall.h"
 #include "capi/handles.h"
 #include "capi/host_tensors.h"
+#include "device/gpu.h"
 
 using namespace dinput;
 

@@ -235,15 +235,19 @@ DINPUT_API dinput_dtype_t dinput_dtype_from_name(const char* name);
 /** An unknown dimension in a shape (in specs only; tensors have known shapes). */
 #define DINPUT_UNKNOWN_DIM (-1)
 
-/** An immutable dense tensor: dtype, shape, data (in host memory for now). */
+/** An immutable dense tensor: dtype, shape, data. The data is in host memory, except for the
+ * tensors a distributed iterator delivers to GPU replicas (see dinput_tensor_device_type):
+ * passed back to a call that reads data on the host, those are copied to the host first
+ * (see the guide, docs/c-api.md, "Tensors on a GPU"). */
 typedef struct dinput_tensor dinput_tensor_t;
 
 /** Creates a tensor of a fixed-size dtype with a copy of `data`, which must hold exactly
- * product(shape) * dinput_dtype_size(dtype) bytes (`nbytes`). data may be NULL when nbytes
- * is 0, or to get a tensor of zeros (then nbytes is ignored). rank 0 is a scalar (shape may
- * be NULL). Errors: INVALID_ARGUMENT for DINPUT_BYTES (use dinput_tensor_new_bytes), an
- * invalid dtype, a negative dimension, a size mismatch, or a DINPUT_BOOL byte other than
- * 0 or 1. */
+ * product(shape) * dinput_dtype_size(dtype) bytes (`nbytes`) of host memory (not the
+ * dinput_tensor_data of a CUDA tensor: copy that with dinput_tensor_to_host first). data may
+ * be NULL when nbytes is 0, or to get a tensor of zeros (then nbytes is ignored). rank 0 is a
+ * scalar (shape may be NULL). Errors: INVALID_ARGUMENT for DINPUT_BYTES (use
+ * dinput_tensor_new_bytes), an invalid dtype, a negative dimension, a size mismatch, or a
+ * DINPUT_BOOL byte other than 0 or 1. */
 DINPUT_API dinput_status_t dinput_tensor_new(dinput_tensor_t** out, dinput_dtype_t dtype,
                                              const int64_t* shape, int rank, const void* data,
                                              size_t nbytes);
@@ -295,7 +299,8 @@ DINPUT_API dinput_device_type_t dinput_tensor_device_type(const dinput_tensor_t*
 /** The CUDA device ordinal of a DINPUT_DEVICE_CUDA tensor; -1 otherwise. */
 DINPUT_API int dinput_tensor_device_index(const dinput_tensor_t* tensor);
 /** A tensor in host memory with the same values: for a CUDA tensor a copy (waiting for the
- * copy that fills it), for a host tensor a new handle to the same data. */
+ * copy that fills it), for a host tensor a new handle to the same data. FAILED_PRECONDITION
+ * naming the device when the CUDA tensor's GPU cannot be used in this process. */
 DINPUT_API dinput_status_t dinput_tensor_to_host(dinput_tensor_t** out,
                                                  const dinput_tensor_t* tensor);
 
@@ -311,9 +316,11 @@ DINPUT_API dinput_status_t dinput_tensor_new_pinned(dinput_tensor_t** out, dinpu
                                                     const void* data, size_t nbytes);
 
 /** Typed access: copies the data of `tensor` into the caller's buffer `out` (capacity
- * `out_bytes`; out may be NULL when the tensor has no data) after checking that the
- * tensor's dtype is `expected`. INVALID_ARGUMENT names both dtypes on a mismatch, or the
- * sizes when out is too small; DINPUT_BYTES tensors are read with dinput_tensor_string_view. */
+ * `out_bytes`, host memory; out may be NULL when the tensor has no data) after checking that
+ * the tensor's dtype is `expected`. A CUDA tensor is copied from the GPU (waiting for the
+ * copy that fills it). INVALID_ARGUMENT names both dtypes on a mismatch, or the sizes when
+ * out is too small; FAILED_PRECONDITION names the device when a CUDA tensor's GPU cannot be
+ * used in this process. DINPUT_BYTES tensors are read with dinput_tensor_string_view. */
 DINPUT_API dinput_status_t dinput_tensor_copy_to(void* out, size_t out_bytes,
                                                  const dinput_tensor_t* tensor,
                                                  dinput_dtype_t expected);
@@ -696,11 +703,14 @@ DINPUT_API const char* dinput_dataset_name(const dinput_dataset_t* dataset);
 /** int64 scalars start, start+step, ... up to (excluding) stop. step must not be 0. */
 DINPUT_API dinput_status_t dinput_dataset_range(dinput_dataset_t** out, int64_t start, int64_t stop,
                                                 int64_t step);
-/** One element: `element` itself. */
+/** One element: `element` itself. Components that are CUDA tensors are copied to host memory
+ * (the dataset's elements are always there); FAILED_PRECONDITION names the component and the
+ * device when a GPU cannot be used in this process. */
 DINPUT_API dinput_status_t dinput_dataset_from_tensors(dinput_dataset_t** out,
                                                        const dinput_element_t* element);
 /** The slices of `element` along its first dimension; every component must have rank >= 1
- * and the same leading size. */
+ * and the same leading size. CUDA components are copied to host memory first, as by
+ * dinput_dataset_from_tensors. */
 DINPUT_API dinput_status_t dinput_dataset_from_tensor_slices(dinput_dataset_t** out,
                                                              const dinput_element_t* element);
 
@@ -708,7 +718,9 @@ DINPUT_API dinput_status_t dinput_dataset_from_tensor_slices(dinput_dataset_t** 
  * (init may be NULL: state is then user_data), then next(&element, state) until next returns
  * DINPUT_OUT_OF_RANGE (end of data) or another failing status (error), and finally
  * finalize(state) (may be NULL). next transfers ownership of *out to the library. Elements
- * must match the declared spec, else get_next fails with INVALID_ARGUMENT. Calls for one
+ * must match the declared spec, else get_next fails with INVALID_ARGUMENT. CUDA tensors in
+ * them are copied to host memory (get_next fails with FAILED_PRECONDITION naming the device
+ * when its GPU cannot be used in this process). Calls for one
  * iterator never overlap, but may come from a library thread. */
 typedef dinput_status_t (*dinput_generator_init_fn)(void** state, void* user_data);
 /** Generator next callback: the next element into *out (owned by the library afterwards);
@@ -854,7 +866,8 @@ DINPUT_API dinput_status_t dinput_dataset_shuffle(dinput_dataset_t** out,
 
 /** map callback: computes *out from in. *out is owned by the library afterwards; in is
  * borrowed for the call only (take a handle with dinput_element_ref to keep it, or return
- * such a handle as *out). With num_parallel_calls > 1 (dinput_map_options_t) it runs
+ * such a handle as *out). CUDA tensors in *out are copied to host memory, as a generator's
+ * are (see dinput_generator_init_fn). With num_parallel_calls > 1 (dinput_map_options_t) it runs
  * concurrently on library threads. */
 typedef dinput_status_t (*dinput_map_fn)(dinput_element_t** out, const dinput_element_t* in,
                                          void* user_data);
@@ -1021,7 +1034,8 @@ DINPUT_API int dinput_record_writer_options_zstd_window_log(
  * written to, FAILED_PRECONDITION for a directory. */
 DINPUT_API dinput_status_t dinput_record_writer_open(dinput_record_writer_t** out, const char* path,
                                                      const dinput_record_writer_options_t* options);
-/** Appends one record of `size` bytes (data may be NULL when size is 0). */
+/** Appends one record of `size` bytes of host memory (data may be NULL when size is 0; the
+ * dinput_tensor_data of a CUDA tensor is a device pointer: dinput_tensor_to_host first). */
 DINPUT_API dinput_status_t dinput_record_writer_write(dinput_record_writer_t* writer,
                                                       const void* data, size_t size);
 /** Pushes buffered records to the (temporary) file; a flushed zstd/gzip stream stays open for
@@ -1275,7 +1289,9 @@ DINPUT_API int dinput_per_replica_size(const dinput_per_replica_t* value);
  * NULL when out of range (negative i included). */
 DINPUT_API const dinput_element_t* dinput_per_replica_get(const dinput_per_replica_t* value, int i);
 /** Creates a per-replica value from one element per local replica. count: 0..4096 (the most
- * local replicas a strategy has), else INVALID_ARGUMENT. */
+ * local replicas a strategy has), else INVALID_ARGUMENT. The elements may hold CUDA tensors,
+ * as those of dinput_dist_iterator_get_next do; they are kept as they are (as are those that
+ * value_fn and the run function return). */
 DINPUT_API dinput_status_t dinput_per_replica_new(dinput_per_replica_t** out,
                                                   const dinput_element_t* const* elements,
                                                   int count);
@@ -1341,7 +1357,9 @@ typedef DINPUT_ENUM(dinput_reduce_op_t) {
  * host: NCCL (when available; one worker, element-wise) sums only floating components over
  * exactly two distinct GPUs, where its one rounding is the host's, and a component whose
  * NCCL sum is not finite or whose MEAN is subnormal is redone on the host; everything else
- * is copied to the host. The result is in host memory, and every worker gets the same one. */
+ * is copied to the host. A CUDA tensor whose GPU cannot be used in this process is
+ * FAILED_PRECONDITION naming the replica and the device. The result is in host memory, and
+ * every worker gets the same one. */
 DINPUT_API dinput_status_t dinput_strategy_reduce(dinput_element_t** out,
                                                   const dinput_strategy_t* strategy,
                                                   dinput_reduce_op_t op,

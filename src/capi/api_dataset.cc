@@ -2,6 +2,7 @@
 #include "capi/callbacks.h"
 #include "capi/firewall.h"
 #include "capi/handles.h"
+#include "capi/host_tensors.h"
 #include "capi/in_use.h"
 #include "capi/transform_options.h"
 #include "data/datasets.h"
@@ -187,7 +188,9 @@ DINPUT_API dinput_status_t dinput_dataset_from_tensors(dinput_dataset_t** out,
   return make_source(__func__, out, [&] {
     if (!element)
       raise(Code::kInvalidArgument, "dinput_dataset_from_tensors: argument 'element' is NULL");
-    return make_from_tensors(capi::to_element(*element));
+    Element e = capi::to_element(*element);
+    capi::move_to_host(e, capi::current_function(), "argument 'element'");
+    return make_from_tensors(std::move(e));
   });
 }
 
@@ -197,7 +200,9 @@ DINPUT_API dinput_status_t dinput_dataset_from_tensor_slices(dinput_dataset_t** 
     if (!element)
       raise(Code::kInvalidArgument,
             "dinput_dataset_from_tensor_slices: argument 'element' is NULL");
-    return make_from_tensor_slices(capi::to_element(*element));
+    Element e = capi::to_element(*element);
+    capi::move_to_host(e, capi::current_function(), "argument 'element'");
+    return make_from_tensor_slices(std::move(e));
   });
 }
 

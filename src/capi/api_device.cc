@@ -7,6 +7,7 @@
 
 #include "capi/firewall.h"
 #include "capi/handles.h"
+#include "capi/host_tensors.h"
 #include "device/gpu.h"
 
 using namespace dinput;
@@ -36,7 +37,8 @@ DINPUT_API dinput_status_t dinput_tensor_to_host(dinput_tensor_t** out,
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(tensor);
-    *out = capi::new_handle<dinput_tensor>(gpu::copy_to_host(tensor->t));
+    *out = capi::new_handle<dinput_tensor>(
+        capi::host_tensor(tensor->t, capi::current_function(), "argument 'tensor'"));
   });
 }
 

@@ -3,6 +3,7 @@
 #include "capi/callbacks.h"
 #include "capi/firewall.h"
 #include "capi/handles.h"
+#include "capi/host_tensors.h"
 #include "capi/in_use.h"
 #include "collective/in_process.h"
 #include "distribute/dist_dataset.h"
@@ -518,6 +519,14 @@ DINPUT_API dinput_status_t dinput_strategy_reduce(dinput_element_t** out,
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(strategy);
     DINPUT_REQUIRE(value);
+    // reduce takes CUDA tensors itself (NCCL, or copies to the host); only a tensor on a
+    // device this process cannot use is refused here, before CUDA or the CPU touches it.
+    for (size_t r = 0; r < value->replicas.size(); ++r) {
+      const Element& e = value->replicas[r].parts;
+      if (!capi::all_on_host(e))
+        capi::check_devices(e, capi::current_function(),
+                            str_cat("the element of replica ", r, " in argument 'value'").c_str());
+    }
     Element result =
         reduce(*strategy->strategy, static_cast<ReduceOp>(op), to_elements(*value), axis);
     *out = capi::new_handle<dinput_element>(capi::to_handle(std::move(result)));

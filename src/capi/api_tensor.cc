@@ -5,6 +5,7 @@
 
 #include "capi/firewall.h"
 #include "capi/handles.h"
+#include "capi/host_tensors.h"
 #include "device/gpu.h"
 
 using namespace dinput;
@@ -163,7 +164,8 @@ DINPUT_API dinput_status_t dinput_tensor_copy_to(void* out, size_t out_bytes,
                      need, " bytes but the destination 'out' holds ", out_bytes);
     if (need) {
       DINPUT_REQUIRE(out);
-      Tensor host = gpu::copy_to_host(t);  // the same tensor when it is in host memory
+      // The same tensor when it is in host memory.
+      Tensor host = capi::host_tensor(t, capi::current_function(), "argument 'tensor'");
       std::memcpy(out, host.data(), need);
     }
   });

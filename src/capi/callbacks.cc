@@ -1,6 +1,7 @@
 #include "capi/callbacks.h"
 
 #include "capi/firewall.h"
+#include "capi/host_tensors.h"
 
 namespace dinput::capi {
 
@@ -30,6 +31,13 @@ Element take_element(dinput_element_t* handle, const char* what) {
   if (!handle) raise(Code::kInvalidArgument, what, " returned DINPUT_OK without an element");
   std::unique_ptr<dinput_element> owned(handle);
   return std::move(owned->parts);
+}
+
+Element take_host_element(dinput_element_t* handle, const char* what) {
+  Element e = take_element(handle, what);
+  // The message is built only when there is something to copy: this runs for every element.
+  if (!all_on_host(e)) move_to_host(e, nullptr, str_cat("the element ", what, " returned").c_str());
+  return e;
 }
 
 namespace {
@@ -90,7 +98,7 @@ bool CGeneratorInstance::next(Element& out) {
   }
   if (st != DINPUT_OK) dinput_element_free(produced);
   check_callback(st, "the generator's next callback");
-  out = take_element(produced, "the generator's next callback");
+  out = take_host_element(produced, "the generator's next callback");
   return true;
 }
 
@@ -111,7 +119,7 @@ std::shared_ptr<const MapFn> make_c_map(dinput_map_fn fn, std::shared_ptr<UserDa
     dinput_status_t st = fn(&produced, &in_handle, user_data->get());
     if (st != DINPUT_OK) dinput_element_free(produced);
     check_callback(st, "the map callback");
-    return take_element(produced, "the map callback");
+    return take_host_element(produced, "the map callback");
   });
 }
 

@@ -38,6 +38,9 @@ void check_callback(dinput_status_t status, const char* what);
 
 // Takes ownership of an element handle a callback returned.
 Element take_element(dinput_element_t* handle, const char* what);
+// take_element for results that enter a host pipeline (a map function's, a generator's):
+// CUDA tensors in them are copied to host memory (see host_tensors.h).
+Element take_host_element(dinput_element_t* handle, const char* what);
 
 std::shared_ptr<const GeneratorSource> make_c_generator(dinput_generator_init_fn init,
                                                         dinput_generator_next_fn next,

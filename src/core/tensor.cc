@@ -74,4 +74,11 @@ std::string Tensor::describe() const {
   return std::string(dtype_name(dtype_)) + shape_.to_string();
 }
 
+void Tensor::require_host(std::string_view what) const {
+  if (on_host()) return;
+  raise(Code::kInvalidArgument, what, ": the ", describe(),
+        " tensor is in the memory of GPU:", buffer_->device(),
+        ", which host code cannot read; copy it to the host first (dinput_tensor_to_host)");
+}
+
 }  // namespace dinput

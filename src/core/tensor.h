@@ -75,6 +75,14 @@ class Tensor {
   const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
   size_t offset() const { return offset_; }
 
+  // Whether host code may read the bytes: false for a CUDA tensor, whose data() is a
+  // device pointer (a distributed iterator hands such tensors out, and users pass them back).
+  bool on_host() const { return !buffer_ || buffer_->kind() != MemoryKind::kDevice; }
+  // Raises INVALID_ARGUMENT naming `what` unless on_host(). Host code that reads a tensor's
+  // bytes calls it first: a CUDA tensor that got past the C API's copies to the host is then
+  // an error, never a CPU read of a device pointer.
+  void require_host(std::string_view what) const;
+
   // "int64[2,3]" — used in error messages.
   std::string describe() const;
 

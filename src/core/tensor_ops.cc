@@ -15,6 +15,9 @@ Tensor stack(const std::vector<Tensor>& rows, size_t component) {
             component, ". First element had shape ", first.describe(), " and element ", i,
             " had shape ", rows[i].describe(), ".");
   }
+  // The message is built only on failure: this runs for every row of every batch.
+  for (const auto& r : rows)
+    if (!r.on_host()) r.require_host(str_cat("batching component ", component));
   Tensor out =
       Tensor::allocate(first.dtype(), first.shape().prepend(static_cast<int64_t>(rows.size())));
   if (first.dtype() == DType::kBytes) {
@@ -42,6 +45,7 @@ Tensor concat(const std::vector<Tensor>& parts) {
   for (const auto& p : parts) {
     if (p.dtype() != first.dtype() || p.rank() != first.rank() || p.shape().drop_first() != inner)
       raise(Code::kInvalidArgument, "Cannot concatenate ", first.describe(), " and ", p.describe());
+    if (!p.on_host()) p.require_host("concatenating rows");
     rows += p.dim(0);
   }
   Tensor out = Tensor::allocate(first.dtype(), first.shape().with_first(rows));

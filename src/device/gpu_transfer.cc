@@ -83,6 +83,7 @@ Tensor copy_to_device(const Tensor& tensor, int device) {
 Tensor copy_to_host(const Tensor& tensor) {
   const DeviceBuffer* d = device_buffer(tensor);
   if (!d) return tensor;
+  require_device(d->device());  // a clear error, not CUDA's, where the GPU cannot be used
   synchronize(tensor);
   Tensor host = Tensor::allocate(tensor.dtype(), tensor.shape());
   const size_t bytes = tensor.byte_size();

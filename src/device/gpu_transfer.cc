@@ -1,5 +1,6 @@
 // Moving tensors between host and device: pinned staging, one copy stream per device, and
 // an event per copy so consumers can order their own streams after it.
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -19,6 +20,29 @@ const DeviceBuffer* device_buffer(const Tensor& t) {
   return t.defined() && t.buffer()->kind() == MemoryKind::kDevice
              ? static_cast<const DeviceBuffer*>(t.buffer().get())
              : nullptr;
+}
+
+// Pageable sources are staged in chunks of this size. On an H100 host, 2 to 4 MiB chunks
+// staged 16 MiB batches about 1.5x faster than one whole-batch block, which leaves the
+// staged data out of the cache by the time the GPU reads it (bench/README.md, GPU).
+constexpr size_t kStagingChunk = size_t{2} << 20;
+
+// Queues one host-to-device copy on `stream` and returns the event that completes with it;
+// `source` (the memory read) is kept alive until then. The event exists before the copy is
+// queued: once the copy is queued, nothing may fail before the record that says when the
+// source can be released.
+Event queue_copy(char* dst, const void* src, size_t n, cudaStream_t stream,
+                 std::shared_ptr<const void> source) {
+  Event done = new_event();
+  check_cuda(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, stream),
+             "cudaMemcpyAsync to GPU");
+  cudaError_t recorded = cudaEventRecord(done.get(), stream);
+  if (recorded != cudaSuccess) {
+    cudaStreamSynchronize(stream);  // the source may be released only after the copy
+    check_cuda(recorded, "cudaEventRecord after a copy to GPU");
+  }
+  release_after(done, std::move(source));
+  return done;
 }
 
 }  // namespace
@@ -54,28 +78,27 @@ Tensor copy_to_device(const Tensor& tensor, int device) {
   cudaStream_t stream = copy_stream(device);
   std::shared_ptr<Buffer> dst = allocate_device(device, bytes, stream);
   if (bytes == 0) return Tensor(tensor.dtype(), tensor.shape(), std::move(dst), 0);
-  // Page-locked memory is copied from directly; anything else goes through a pinned staging
-  // block first. Either source stays alive until the copy has read it (release_after).
-  std::shared_ptr<const Buffer> source = tensor.buffer();
-  const void* src = tensor.data();
-  if (source->kind() != MemoryKind::kPinnedHost) {
-    std::shared_ptr<Buffer> staging = allocate_pinned(bytes);
-    std::memcpy(staging->data(), src, bytes);
-    src = staging->data();
-    source = std::move(staging);
-  }
   DeviceGuard guard(device);
-  // The event exists before the copy is queued: once the copy is queued, nothing may fail
-  // between it and the record that tells when the source can be released.
-  Event done = new_event();
-  check_cuda(cudaMemcpyAsync(dst->data(), src, bytes, cudaMemcpyHostToDevice, stream),
-             "cudaMemcpyAsync to GPU");
-  cudaError_t recorded = cudaEventRecord(done.get(), stream);
-  if (recorded != cudaSuccess) {
-    cudaStreamSynchronize(stream);  // the source may be released only after the copy
-    check_cuda(recorded, "cudaEventRecord after a copy to GPU");
+  Event done;
+  std::shared_ptr<const Buffer> source = tensor.buffer();
+  if (source->kind() == MemoryKind::kPinnedHost) {
+    // Page-locked memory is copied from directly, and kept until the copy has read it.
+    done = queue_copy(static_cast<char*>(dst->data()), tensor.data(), bytes, stream, source);
+  } else {
+    // Anything else goes through pinned staging, one chunk at a time: the chunk being
+    // filled stays small enough to be in the CPU's cache when the GPU reads it, and the copy
+    // of one chunk runs while the next is filled.
+    const size_t chunk = kStagingChunk;
+    const char* src = static_cast<const char*>(tensor.data());
+    for (size_t at = 0; at < bytes; at += chunk) {
+      const size_t n = std::min(chunk, bytes - at);
+      std::shared_ptr<Buffer> staging = allocate_pinned(n);
+      void* staged = staging->data();  // before the move below: argument order is unspecified
+      std::memcpy(staged, src + at, n);
+      done =
+          queue_copy(static_cast<char*>(dst->data()) + at, staged, n, stream, std::move(staging));
+    }
   }
-  release_after(done, std::move(source));
   static_cast<DeviceBuffer*>(dst.get())->set_ready(std::move(done));
   return Tensor(tensor.dtype(), tensor.shape(), std::move(dst), 0);
 }

@@ -577,6 +577,44 @@ void use_on_this_thread(const std::vector<const char*>& devices) {
   REQUIRE(!values.empty() && values[0][0] == 0, "no values read");
 }
 
+// A replica function that returns the device current on its thread (int32 scalar).
+dinput_status_t current_device_fn(dinput_element_t** out, const dinput_replica_context_t*,
+                                  const dinput_element_t*, void*) {
+  int device = -1;
+  if (cudaGetDevice(&device) != cudaSuccess) device = -1;
+  dinput_tensor_t* t = nullptr;
+  dinput_status_t st = dinput_tensor_new(&t, DINPUT_INT32, nullptr, 0, &device, sizeof device);
+  if (st != DINPUT_OK) return st;
+  const dinput_tensor_t* parts[1] = {t};
+  st = dinput_element_new(out, parts, 1);
+  dinput_tensor_free(t);
+  return st;
+}
+
+// dinput_strategy_run calls each GPU replica's function with its GPU current: on every GPU
+// of the machine (up to 4), each replica sees its own device.
+void check_run_devices() {
+  std::vector<std::string> names;
+  for (int d = 0; d < std::min(gpu_count(), 4); ++d) names.push_back("GPU:" + std::to_string(d));
+  std::vector<const char*> devices;
+  for (const auto& n : names) devices.push_back(n.c_str());
+  dinput_strategy_t* strategy = nullptr;
+  ok(dinput_strategy_new(&strategy, devices.data(), static_cast<int>(devices.size())));
+  dinput_per_replica_t* results = nullptr;
+  ok(dinput_strategy_run(&results, strategy, current_device_fn, nullptr, nullptr));
+  for (int r = 0; r < static_cast<int>(devices.size()); ++r) {
+    int32_t seen = -2;
+    ok(dinput_tensor_copy_to(&seen, sizeof seen,
+                             dinput_element_get(dinput_per_replica_get(results, r), 0),
+                             DINPUT_INT32));
+    REQUIRE(seen == r, "replica %d ran with GPU:%d current", r, seen);
+  }
+  dinput_per_replica_free(results);
+  dinput_strategy_free(strategy);
+  std::printf("contexts: run calls each of %zu GPU replica(s) with its own GPU current\n",
+              devices.size());
+}
+
 // Contexts: dinput leaves a thread's CUDA context as it found it, so no context appears on a
 // GPU the program did not use. A thread without a context that runs a GPU:0 pipeline on
 // itself still has none afterwards. With two GPUs: a program that uses only GPU:1 (a step
@@ -607,6 +645,7 @@ int test_contexts() {
   REQUIRE(!had, "a new thread already had a context");
   REQUIRE(!has, "dinput left a context current on a thread that had none");
   std::puts("contexts: a thread without a context has none after running a GPU:0 pipeline");
+  check_run_devices();
   return 0;
 }
 

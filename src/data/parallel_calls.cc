@@ -32,7 +32,7 @@ void ParallelCalls::submit(std::function<Element()> work) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       slot->result = std::move(result);
-      slot->error = error;
+      slot->error = std::move(error);  // the worker keeps no reference to the exception
       slot->done = true;
     }
     cv_.notify_all();
@@ -62,7 +62,10 @@ Element ParallelCalls::take(bool in_order) {
   std::shared_ptr<Slot> slot = *ready;
   in_flight_.erase(ready);
   lock.unlock();
-  if (slot->error) std::rethrow_exception(slot->error);
+  // The exception is taken out of the slot, which the worker may still hold: its last
+  // reference is then always dropped on this thread, never on the worker's (whose release,
+  // inside the C++ runtime, ThreadSanitizer cannot see as ordered after our reads).
+  if (std::exception_ptr error = std::move(slot->error)) std::rethrow_exception(error);
   return std::move(slot->result);
 }
 

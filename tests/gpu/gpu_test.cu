@@ -14,30 +14,9 @@
 
 #include "dinput.h"
 #include "dinput_cuda.h"
+#include "gpu_check.h"
 
 namespace {
-
-#define REQUIRE(cond, ...)                                        \
-  do {                                                            \
-    if (!(cond)) {                                                \
-      std::fprintf(stderr, "FAILED %s:%d: ", __FILE__, __LINE__); \
-      std::fprintf(stderr, __VA_ARGS__);                          \
-      std::fprintf(stderr, "\n");                                 \
-      std::exit(1);                                               \
-    }                                                             \
-  } while (0)
-
-void ok(dinput_status_t st) {
-  REQUIRE(st == DINPUT_OK, "%s: %s", dinput_status_name(st), dinput_last_error_message());
-}
-
-void cuda(cudaError_t err) { REQUIRE(err == cudaSuccess, "CUDA: %s", cudaGetErrorString(err)); }
-
-int gpu_count() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) return 0;
-  return n;
-}
 
 struct Pipeline {
   dinput_strategy_t* strategy = nullptr;
@@ -63,6 +42,21 @@ void make_range_pipeline(Pipeline& p, const std::vector<const char*>& devices, i
   ok(dinput_input_options_set_fetch_to_device(o, fetch ? 1 : 0));
   ok(dinput_strategy_distribute_dataset(&p.dist, p.strategy, p.dataset, o));
   dinput_input_options_free(o);
+}
+
+// from_tensors(tensor).repeat(repeats) distributed to GPU:0 (fetch_to_device).
+void make_repeat_pipeline(Pipeline& p, const dinput_tensor_t* tensor, int repeats) {
+  const dinput_tensor_t* parts[1] = {tensor};
+  dinput_element_t* e = nullptr;
+  ok(dinput_element_new(&e, parts, 1));
+  const char* devices[1] = {"GPU:0"};
+  ok(dinput_strategy_new(&p.strategy, devices, 1));
+  dinput_dataset_t* one = nullptr;
+  ok(dinput_dataset_from_tensors(&one, e));
+  ok(dinput_dataset_repeat(&p.dataset, one, repeats));
+  ok(dinput_strategy_distribute_dataset(&p.dist, p.strategy, p.dataset, nullptr));
+  dinput_dataset_free(one);
+  dinput_element_free(e);
 }
 
 // Every replica's values of one epoch, read back to the host.
@@ -142,17 +136,9 @@ int test_overlap() {
   dinput_tensor_t* big = nullptr;
   const int64_t shape[1] = {rows};
   ok(dinput_tensor_new(&big, DINPUT_FLOAT32, shape, 1, nullptr, 0));
-  const dinput_tensor_t* parts[1] = {big};
-  dinput_element_t* e = nullptr;
-  ok(dinput_element_new(&e, parts, 1));
-  Pipeline p;
-  const char* devices[1] = {"GPU:0"};
-  ok(dinput_strategy_new(&p.strategy, devices, 1));
-  dinput_dataset_t* one = nullptr;
-  ok(dinput_dataset_from_tensors(&one, e));
   const int kSteps = 40;
-  ok(dinput_dataset_repeat(&p.dataset, one, kSteps));
-  ok(dinput_strategy_distribute_dataset(&p.dist, p.strategy, p.dataset, nullptr));
+  Pipeline p;
+  make_repeat_pipeline(p, big, kSteps);
   cudaStream_t stream;
   cuda(cudaStreamCreate(&stream));
   int clock_khz = 0;
@@ -208,8 +194,6 @@ int test_overlap() {
           "overlapped",
           whole_ms, limit_ms);
   cuda(cudaStreamDestroy(stream));
-  dinput_dataset_free(one);
-  dinput_element_free(e);
   dinput_tensor_free(big);
   return 0;
 }
@@ -752,22 +736,12 @@ int test_pinned() {
   cudaPointerAttributes attrs{};
   cuda(cudaPointerGetAttributes(&attrs, dinput_tensor_data(t)));
   REQUIRE(attrs.type == cudaMemoryTypeHost, "not page-locked (type %d)", attrs.type);
-  const dinput_tensor_t* parts[1] = {t};
-  dinput_element_t* e = nullptr;
-  ok(dinput_element_new(&e, parts, 1));
   Pipeline p;
-  const char* devices[1] = {"GPU:0"};
-  ok(dinput_strategy_new(&p.strategy, devices, 1));
-  dinput_dataset_t* one = nullptr;
-  ok(dinput_dataset_from_tensors(&one, e));
-  ok(dinput_dataset_repeat(&p.dataset, one, 3));
-  ok(dinput_strategy_distribute_dataset(&p.dist, p.strategy, p.dataset, nullptr));
+  make_repeat_pipeline(p, t, 3);
   auto got = drain(p);
   REQUIRE(got.size() == 3, "%zu steps", got.size());
   for (const auto& v : got) REQUIRE(v == values, "a pinned source arrived changed");
   std::puts("pinned: a page-locked source reaches the GPU intact");
-  dinput_dataset_free(one);
-  dinput_element_free(e);
   dinput_tensor_free(t);
   return 0;
 }

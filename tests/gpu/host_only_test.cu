@@ -12,28 +12,9 @@
 #include <vector>
 
 #include "dinput.h"
+#include "gpu_check.h"
 
 namespace {
-
-#define REQUIRE(cond, ...)                                        \
-  do {                                                            \
-    if (!(cond)) {                                                \
-      std::fprintf(stderr, "FAILED %s:%d: ", __FILE__, __LINE__); \
-      std::fprintf(stderr, __VA_ARGS__);                          \
-      std::fprintf(stderr, "\n");                                 \
-      std::exit(1);                                               \
-    }                                                             \
-  } while (0)
-
-void ok(dinput_status_t st) {
-  REQUIRE(st == DINPUT_OK, "%s: %s", dinput_status_name(st), dinput_last_error_message());
-}
-
-int gpu_count() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) return 0;
-  return n;
-}
 
 // The values of a host tensor of int64 (fails on a CUDA tensor: this must be a host copy).
 std::vector<int64_t> host_values(const dinput_tensor_t* t) {

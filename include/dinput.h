@@ -357,8 +357,9 @@ DINPUT_API dinput_status_t dinput_tensor_to_dlpack(struct DLManagedTensor** out,
 /** Releases every cached block on every GPU, and the cached pinned host blocks, back to
  * CUDA. Blocks that live tensors hold are kept. Blocks whose readers may still run on the
  * GPU are released after that work: this call may wait for the GPU (it is never made from
- * inside dinput's own deleters). The cache of a GPU is also emptied when the last
- * distributed iterator feeding that GPU is freed. */
+ * inside dinput's own deleters), and for the blocks that freed iterators are handing back.
+ * The cache of a GPU is also emptied when the last distributed iterator feeding that GPU is
+ * freed: on a thread of dinput's, so that freeing the iterator never waits for the GPU. */
 DINPUT_API dinput_status_t dinput_cuda_empty_cache(void);
 
 /** Sets how many bytes of free blocks the cache of each GPU may keep (default 1 GiB, or

@@ -379,10 +379,12 @@ int test_iterators() {
   };
   one_epoch_step();
   cuda(cudaDeviceSynchronize());
+  ok(dinput_cuda_empty_cache());
   size_t free0 = 0, total = 0;
   cuda(cudaMemGetInfo(&free0, &total));
   for (int i = 0; i < 1000; ++i) one_epoch_step();
   cuda(cudaDeviceSynchronize());
+  ok(dinput_cuda_empty_cache());  // the frees of the last iterators may still be running
   size_t free1 = 0;
   cuda(cudaMemGetInfo(&free1, &total));
   std::printf("iterators: free device memory %zu -> %zu bytes after 1000 iterators\n", free0,
@@ -745,6 +747,68 @@ int test_pinned() {
   dinput_tensor_free(t);
   return 0;
 }
+
+// Freeing an iterator does not wait for the consumer's GPU work: at the end of an epoch the
+// cache of the GPU is emptied, and that must not stall the host until kernels queued behind
+// the last steps have run (about 300 ms here). Requires the free to take under 100 ms.
+int test_free_time() {
+  Pipeline p;
+  make_range_pipeline(p, {"GPU:0"}, 1 << 20, 1 << 17, true);
+  cudaStream_t stream;
+  cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  int clock_khz = 0;
+  cuda(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+  dinput_dist_iterator_t* it = nullptr;
+  ok(dinput_dist_dataset_iterator(&it, p.dist));
+  dinput_per_replica_t* step = nullptr;
+  int steps = 0;
+  while (dinput_dist_iterator_get_next(&step, it) == DINPUT_OK) {
+    ok(dinput_element_cuda_wait(dinput_per_replica_get(step, 0), stream));
+    spin_kernel<<<1, 1, 0, stream>>>(clock_khz * 40LL);  // about 40 ms each
+    dinput_per_replica_free(step);
+    ++steps;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  dinput_dist_iterator_free(it);
+  const double free_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const bool queue_left = cudaStreamQuery(stream) == cudaErrorNotReady;
+  cuda(cudaStreamSynchronize(stream));
+  std::printf("free_time: freeing the iterator after %d steps took %.1f ms (%s)\n", steps, free_ms,
+              queue_left ? "the GPU was still busy after it" : "the GPU had drained");
+  REQUIRE(free_ms < 100, "freeing the iterator waited %.1f ms for the GPU", free_ms);
+  // The cache was handed back in the background; empty_cache waits for that.
+  ok(dinput_cuda_empty_cache());
+  size_t held = 1, cached = 1;
+  ok(dinput_cuda_pool_bytes(&held, &cached, 0));
+  REQUIRE(held == 0 && cached == 0, "%zu bytes held, %zu cached after the last iterator", held,
+          cached);
+  cuda(cudaStreamDestroy(stream));
+  return 0;
+}
+
+// A program that frees its last iterator and returns at once, while the GPU still runs the
+// kernels queued behind the last steps and the cache is being handed back on a thread of
+// dinput's: the process ends normally (exit code 0), with no crash in CUDA's teardown.
+int test_exit_after_free() {
+  Pipeline p;
+  make_range_pipeline(p, {"GPU:0"}, 1 << 20, 1 << 17, true);
+  cudaStream_t stream;
+  cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  int clock_khz = 0;
+  cuda(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+  dinput_dist_iterator_t* it = nullptr;
+  ok(dinput_dist_dataset_iterator(&it, p.dist));
+  dinput_per_replica_t* step = nullptr;
+  while (dinput_dist_iterator_get_next(&step, it) == DINPUT_OK) {
+    ok(dinput_element_cuda_wait(dinput_per_replica_get(step, 0), stream));
+    spin_kernel<<<1, 1, 0, stream>>>(clock_khz * 20LL);
+    dinput_per_replica_free(step);
+  }
+  dinput_dist_iterator_free(it);
+  std::puts("exit_after_free: returning with the GPU busy");
+  return 0;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -763,6 +827,8 @@ int main(int argc, char** argv) {
   if (which == "contexts") return test_contexts();
   if (which == "cache") return test_cache();
   if (which == "pinned") return test_pinned();
+  if (which == "free_time") return test_free_time();
+  if (which == "exit_after_free") return test_exit_after_free();
   std::fprintf(stderr, "unknown case %s\n", which.c_str());
   return 2;
 }

@@ -323,7 +323,7 @@ std::shared_ptr<Buffer> allocate_device(int device, size_t bytes, void* writer) 
   poll_deferred_releases();
   const size_t size = block_size(bytes);
   DevicePool& pool = device_pool(device);
-  free_blocks(device, take_evicted(pool));
+  free_in_background(device, take_evicted(pool));  // the producer must not wait for the GPU
   FreeBlock block;
   if (take_free(pool, size, block)) {
     // The block's last readers may still be queued: the writer's stream waits for them.
@@ -404,7 +404,7 @@ void set_cache_limit(size_t bytes) {
       std::lock_guard<std::mutex> lock(pool.mu);
       enforce_limit(pool);
     }
-    free_blocks(d, take_evicted(pool));
+    free_in_background(d, take_evicted(pool));
   }
 }
 

@@ -660,67 +660,70 @@ dinput_status_t varying_init(void** state, void* user_data) {
 }
 void varying_finalize(void* state) { delete static_cast<VaryingSizes*>(state); }
 
-// The device cache: under batches of varying sizes its free bytes stay within the limit and
-// the memory held stays near what the steps in flight need; after the last iterator is
-// freed nothing is held; dinput_cuda_empty_cache empties it while an iterator lives.
+// The device cache, at a limit of 96 MiB and of 0: under batches of varying sizes its free
+// bytes stay within the limit and the memory held stays near what the steps in flight need;
+// after the last iterator is freed nothing is held; dinput_cuda_empty_cache empties it while
+// an iterator lives.
 int test_cache() {
   size_t limit_before = 0;
   ok(dinput_cuda_cache_limit(&limit_before));
-  const size_t limit = size_t{96} << 20;
-  ok(dinput_cuda_set_cache_limit(limit));
-  size_t got = 0;
-  ok(dinput_cuda_cache_limit(&got));
-  REQUIRE(got == limit, "cache limit %zu, set %zu", got, limit);
-  int steps = 200;
-  dinput_spec_t* spec = nullptr;
-  ok(dinput_spec_new(&spec));
-  const int64_t any[1] = {-1};
-  ok(dinput_spec_add(spec, DINPUT_UINT8, any, 1));
-  Pipeline p;
-  const char* devices[1] = {"GPU:0"};
-  ok(dinput_strategy_new(&p.strategy, devices, 1));
-  ok(dinput_dataset_from_generator(&p.dataset, spec, varying_init, varying_next, varying_finalize,
-                                   &steps, nullptr));
-  dinput_spec_free(spec);
-  ok(dinput_strategy_distribute_dataset(&p.dist, p.strategy, p.dataset, nullptr));
-  cudaStream_t stream;
-  cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  dinput_dist_iterator_t* it = nullptr;
-  ok(dinput_dist_dataset_iterator(&it, p.dist));
-  dinput_per_replica_t* step = nullptr;
-  size_t max_held = 0, max_cached = 0;
-  int n = 0;
-  while (dinput_dist_iterator_get_next(&step, it) == DINPUT_OK) {
-    ok(dinput_element_cuda_wait(dinput_per_replica_get(step, 0), stream));
-    dinput_per_replica_free(step);
+  // A limit that keeps blocks, and 0, where every freed block goes back to CUDA at once.
+  for (const size_t limit : {size_t{96} << 20, size_t{0}}) {
+    ok(dinput_cuda_set_cache_limit(limit));
+    size_t got = 0;
+    ok(dinput_cuda_cache_limit(&got));
+    REQUIRE(got == limit, "cache limit %zu, set %zu", got, limit);
+    int steps = 200;
+    dinput_spec_t* spec = nullptr;
+    ok(dinput_spec_new(&spec));
+    const int64_t any[1] = {-1};
+    ok(dinput_spec_add(spec, DINPUT_UINT8, any, 1));
+    Pipeline p;
+    const char* devices[1] = {"GPU:0"};
+    ok(dinput_strategy_new(&p.strategy, devices, 1));
+    ok(dinput_dataset_from_generator(&p.dataset, spec, varying_init, varying_next, varying_finalize,
+                                     &steps, nullptr));
+    dinput_spec_free(spec);
+    ok(dinput_strategy_distribute_dataset(&p.dist, p.strategy, p.dataset, nullptr));
+    cudaStream_t stream;
+    cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    dinput_dist_iterator_t* it = nullptr;
+    ok(dinput_dist_dataset_iterator(&it, p.dist));
+    dinput_per_replica_t* step = nullptr;
+    size_t max_held = 0, max_cached = 0;
+    int n = 0;
+    while (dinput_dist_iterator_get_next(&step, it) == DINPUT_OK) {
+      ok(dinput_element_cuda_wait(dinput_per_replica_get(step, 0), stream));
+      dinput_per_replica_free(step);
+      size_t held = 0, cached = 0;
+      ok(dinput_cuda_pool_bytes(&held, &cached, 0));
+      max_held = std::max(max_held, held);
+      max_cached = std::max(max_cached, cached);
+      ++n;
+    }
+    REQUIRE(n == steps, "%d steps", n);
+    // In flight at most: the step buffer (2 steps), the one being split and the one just
+    // freed, of at most 40 MiB (rounded up to 2 MiB, and a reused block at most twice the size).
+    const size_t in_flight = size_t{4} * (80u << 20);
+    std::printf("cache: %d steps of 8..40 MiB: at most %zu MiB held, %zu MiB cached (limit %zu)\n",
+                n, max_held >> 20, max_cached >> 20, limit >> 20);
+    REQUIRE(max_cached <= limit, "the cache held %zu free bytes, over its limit %zu", max_cached,
+            limit);
+    REQUIRE(max_held <= limit + in_flight, "%zu bytes held", max_held);
     size_t held = 0, cached = 0;
+    ok(dinput_cuda_empty_cache());
     ok(dinput_cuda_pool_bytes(&held, &cached, 0));
-    max_held = std::max(max_held, held);
-    max_cached = std::max(max_cached, cached);
-    ++n;
+    REQUIRE(cached == 0, "%zu bytes cached after dinput_cuda_empty_cache", cached);
+    dinput_dist_iterator_free(it);
+    ok(dinput_cuda_pool_bytes(&held, &cached, 0));
+    REQUIRE(held == 0 && cached == 0, "%zu bytes held (%zu cached) after the last iterator", held,
+            cached);
+    std::puts("cache: nothing held once the last iterator is freed");
+    cuda(cudaStreamDestroy(stream));
   }
-  REQUIRE(n == steps, "%d steps", n);
-  // In flight at most: the step buffer (2 steps), the one being split and the one just
-  // freed, of at most 40 MiB (rounded up to 2 MiB, and a reused block at most twice the size).
-  const size_t in_flight = size_t{4} * (80u << 20);
-  std::printf("cache: %d steps of 8..40 MiB: at most %zu MiB held, %zu MiB cached (limit %zu)\n", n,
-              max_held >> 20, max_cached >> 20, limit >> 20);
-  REQUIRE(max_cached <= limit, "the cache held %zu free bytes, over its limit %zu", max_cached,
-          limit);
-  REQUIRE(max_held <= limit + in_flight, "%zu bytes held", max_held);
-  size_t held = 0, cached = 0;
-  ok(dinput_cuda_empty_cache());
-  ok(dinput_cuda_pool_bytes(&held, &cached, 0));
-  REQUIRE(cached == 0, "%zu bytes cached after dinput_cuda_empty_cache", cached);
-  dinput_dist_iterator_free(it);
-  ok(dinput_cuda_pool_bytes(&held, &cached, 0));
-  REQUIRE(held == 0 && cached == 0, "%zu bytes held (%zu cached) after the last iterator", held,
-          cached);
-  std::puts("cache: nothing held once the last iterator is freed");
   ok(dinput_cuda_set_cache_limit(limit_before));
   REQUIRE(dinput_cuda_pool_bytes(nullptr, nullptr, -1) == DINPUT_INVALID_ARGUMENT,
           "a negative device was accepted");
-  cuda(cudaStreamDestroy(stream));
   return 0;
 }
 

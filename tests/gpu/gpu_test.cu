@@ -751,6 +751,26 @@ int test_pinned() {
   return 0;
 }
 
+// One epoch of range(2^20).batch(2^17) on GPU:0 with a kernel of `ms_per_step` queued on
+// `stream` after each step, and every step freed at once: the GPU is still busy with those
+// kernels when this returns the exhausted iterator (not freed). *steps counts the steps.
+dinput_dist_iterator_t* epoch_behind_kernels(const Pipeline& p, cudaStream_t stream,
+                                             long long ms_per_step, int* steps) {
+  int clock_khz = 0;
+  cuda(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+  dinput_dist_iterator_t* it = nullptr;
+  ok(dinput_dist_dataset_iterator(&it, p.dist));
+  dinput_per_replica_t* step = nullptr;
+  *steps = 0;
+  while (dinput_dist_iterator_get_next(&step, it) == DINPUT_OK) {
+    ok(dinput_element_cuda_wait(dinput_per_replica_get(step, 0), stream));
+    spin_kernel<<<1, 1, 0, stream>>>(clock_khz * ms_per_step);
+    dinput_per_replica_free(step);
+    ++*steps;
+  }
+  return it;
+}
+
 // Freeing an iterator does not wait for the consumer's GPU work: at the end of an epoch the
 // cache of the GPU is emptied, and that must not stall the host until kernels queued behind
 // the last steps have run (about 300 ms here). Requires the free to take under 100 ms.
@@ -759,18 +779,8 @@ int test_free_time() {
   make_range_pipeline(p, {"GPU:0"}, 1 << 20, 1 << 17, true);
   cudaStream_t stream;
   cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  int clock_khz = 0;
-  cuda(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
-  dinput_dist_iterator_t* it = nullptr;
-  ok(dinput_dist_dataset_iterator(&it, p.dist));
-  dinput_per_replica_t* step = nullptr;
   int steps = 0;
-  while (dinput_dist_iterator_get_next(&step, it) == DINPUT_OK) {
-    ok(dinput_element_cuda_wait(dinput_per_replica_get(step, 0), stream));
-    spin_kernel<<<1, 1, 0, stream>>>(clock_khz * 40LL);  // about 40 ms each
-    dinput_per_replica_free(step);
-    ++steps;
-  }
+  dinput_dist_iterator_t* it = epoch_behind_kernels(p, stream, 40, &steps);
   auto t0 = std::chrono::steady_clock::now();
   dinput_dist_iterator_free(it);
   const double free_ms =
@@ -798,20 +808,12 @@ int test_exit_after_free() {
   make_range_pipeline(p, {"GPU:0"}, 1 << 20, 1 << 17, true);
   cudaStream_t stream;
   cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  int clock_khz = 0;
-  cuda(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
-  dinput_dist_iterator_t* it = nullptr;
-  ok(dinput_dist_dataset_iterator(&it, p.dist));
-  dinput_per_replica_t* step = nullptr;
-  while (dinput_dist_iterator_get_next(&step, it) == DINPUT_OK) {
-    ok(dinput_element_cuda_wait(dinput_per_replica_get(step, 0), stream));
-    spin_kernel<<<1, 1, 0, stream>>>(clock_khz * 20LL);
-    dinput_per_replica_free(step);
-  }
-  dinput_dist_iterator_free(it);
+  int steps = 0;
+  dinput_dist_iterator_free(epoch_behind_kernels(p, stream, 20, &steps));
   std::puts("exit_after_free: returning with the GPU busy");
   return 0;
 }
+
 }  // namespace
 
 int main(int argc, char** argv) {

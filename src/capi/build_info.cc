@@ -26,8 +26,13 @@ std::string build_info_json(const gpu::Availability& cuda, const gpu::NcclAvaila
                   {"available", nccl.loaded},
                   {"version", nccl.version},
                   {"reason", nccl.reason}};
-  // Gloo is not part of dinput yet.
+  // The multi-process collective's transport: linked in when found at build time
+  // (src/collective/gloo.cc), so usable whenever the library loads.
+#ifdef DINPUT_HAVE_GLOO
+  info["gloo"] = {{"compiled", true}, {"available", true}};
+#else
   info["gloo"] = {{"compiled", false}, {"available", false}};
+#endif
   // Record-file compression: linked in when found at build time, so usable whenever the
   // library loads; the version is the one the library runs with.
   for (auto [component, c] :

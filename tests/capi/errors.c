@@ -73,6 +73,12 @@ static void test_version_and_build_info(void) {
   CHECK(strstr(info, "\"cuda\"") != NULL);
   CHECK(strstr(info, "\"nccl\"") != NULL);
   CHECK(strstr(info, "\"gloo\"") != NULL);
+  /* Gloo is compiled in exactly when CMake found it (DINPUT_TEST_HAVE_GLOO, from the build). */
+#if DINPUT_TEST_HAVE_GLOO
+  CHECK(strstr(info, "\"gloo\":{\"compiled\":true,\"available\":true}") != NULL);
+#else
+  CHECK(strstr(info, "\"gloo\":{\"compiled\":false,\"available\":false}") != NULL);
+#endif
   CHECK(strstr(info, "\"zstd\"") != NULL);
   CHECK(strstr(info, "\"zlib\"") != NULL);
   CHECK(strstr(info, "\"compiled\"") != NULL);

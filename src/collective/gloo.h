@@ -1,0 +1,62 @@
+// The Gloo backend of Collective: workers are processes (on one host or several) joined by
+// Gloo's TCP transport. They meet through a Store (store.h): each publishes its listening
+// address there and connects to every other (a full mesh), and after that the Store is used
+// no more — every step goes over the TCP connections only.
+//
+// Compiled only when CMake finds Gloo (DINPUT_HAVE_GLOO); nothing outside src/collective
+// includes Gloo's headers.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "collective/collective.h"
+#include "collective/store.h"
+
+namespace dinput {
+
+struct GlooOptions {
+  // How long an operation waits for the other workers, and the rendezvous for them to arrive.
+  std::chrono::milliseconds timeout{60000};
+  // The network interface to listen on (e.g. "eth0"), or else the host name or address;
+  // with neither, DINPUT_GLOO_IFACE names the interface, and without it Gloo uses the
+  // address this host's name resolves to.
+  std::string iface;
+  std::string address;
+  // Namespaces the rendezvous keys, so two jobs on one store never mix.
+  std::string job_id = "dinput";
+};
+
+// One process's end of the collective: it holds the single worker `rank` (all_gather with
+// another worker index is INVALID_ARGUMENT).
+//
+// Each operation sends this worker's payload straight to every other worker and receives
+// theirs, on a Gloo slot made of (channel, sequence number): operations of different
+// channels never wait for each other, whatever order the threads of each process issue
+// them in. A worker that gives up on an operation (timeout), or aborts, tells the others
+// with a control message, so they fail too instead of waiting out their own timeouts; a
+// worker whose process dies closes its connections, which the others see at once.
+class GlooCollective final : public Collective {
+ public:
+  // Connects worker `rank` of `world_size` to the others through `store`; returns when every
+  // worker has connected. DEADLINE_EXCEEDED naming the workers that did not arrive within
+  // the timeout; UNAVAILABLE when a connection fails; INVALID_ARGUMENT for a bad interface.
+  GlooCollective(int rank, int world_size, std::shared_ptr<Store> store, GlooOptions options);
+  ~GlooCollective() override;
+  int num_workers() const override;
+  std::vector<std::string> all_gather(int worker, uint64_t channel, std::string payload) override;
+  void abort(const Error& error) override;
+  void abort_channel(uint64_t channel, const Error& error) override;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+std::shared_ptr<Collective> make_gloo_collective(int rank, int world_size,
+                                                 std::shared_ptr<Store> store,
+                                                 const GlooOptions& options);
+
+}  // namespace dinput

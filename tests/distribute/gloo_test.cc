@@ -1,0 +1,442 @@
+// The Gloo collective (src/collective/gloo.cc): workers as threads of this process first,
+// each with its own GlooCollective over one in-memory store and loopback TCP, then as real
+// processes (fork) over a store in files, where one of them is killed.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "collective/gloo.h"
+#include "harness.h"
+
+namespace dinput::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+GlooOptions loopback(int64_t timeout_ms, std::string job = "test") {
+  GlooOptions o;
+  o.timeout = milliseconds(timeout_ms);
+  o.address = "127.0.0.1";
+  o.job_id = std::move(job);
+  return o;
+}
+
+// W collectives, one per worker, built concurrently (each constructor waits for the others).
+std::vector<std::shared_ptr<Collective>> connect(int W, int64_t timeout_ms,
+                                                 std::shared_ptr<Store> store = nullptr) {
+  if (!store) store = make_memory_store();
+  std::vector<std::shared_ptr<Collective>> out(static_cast<size_t>(W));
+  std::vector<std::string> errors(static_cast<size_t>(W));
+  std::vector<std::thread> threads;
+  for (int w = 0; w < W; ++w)
+    threads.emplace_back([&, w] {
+      try {
+        out[static_cast<size_t>(w)] = make_gloo_collective(w, W, store, loopback(timeout_ms));
+      } catch (const std::exception& e) {
+        errors[static_cast<size_t>(w)] = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (int w = 0; w < W; ++w) EXPECT_EQ(errors[static_cast<size_t>(w)], "") << "worker " << w;
+  return out;
+}
+
+template <typename F>
+Code code_of(F&& f, std::string* message = nullptr) {
+  try {
+    f();
+    return Code::kOk;
+  } catch (const Error& e) {
+    if (message) *message = e.what();
+    return e.code();
+  }
+}
+
+std::string payload_of(int w, int step) {
+  // Sizes from empty to past one message (the second exchange), differing between workers.
+  const size_t size = static_cast<size_t>((w * 37 + step * 101) % 1300);
+  std::string s(size, '\0');
+  for (size_t i = 0; i < size; ++i) s[i] = static_cast<char>('a' + (w + step + i) % 26);
+  return s;
+}
+
+TEST(GlooCollective, AllGatherGivesEveryPayloadInWorkerOrder) {
+  for (int W : {2, 3, 4}) {
+    SCOPED_TRACE(W);
+    auto c = connect(W, 20000);
+    ASSERT_EQ(c.size(), static_cast<size_t>(W));
+    std::vector<std::string> errors(static_cast<size_t>(W));
+    std::vector<std::thread> threads;
+    for (int w = 0; w < W; ++w)
+      threads.emplace_back([&, w] {
+        for (int step = 0; step < 30; ++step) {
+          auto got = c[static_cast<size_t>(w)]->all_gather(w, 1, payload_of(w, step));
+          std::vector<std::string> want;
+          for (int v = 0; v < W; ++v) want.push_back(payload_of(v, step));
+          if (got != want) errors[static_cast<size_t>(w)] = "step " + std::to_string(step);
+        }
+        // The Collective helpers built on all_gather.
+        auto sums = c[static_cast<size_t>(w)]->all_reduce_sum(w, 2, std::vector<int64_t>{w, 1});
+        if (sums != std::vector<int64_t>{W * (W - 1) / 2, W})
+          errors[static_cast<size_t>(w)] = "sum";
+        c[static_cast<size_t>(w)]->barrier(w, 2);
+      });
+    for (auto& t : threads) t.join();
+    for (int w = 0; w < W; ++w) EXPECT_EQ(errors[static_cast<size_t>(w)], "") << "worker " << w;
+    EXPECT_EQ(c[0]->num_workers(), W);
+    EXPECT_EQ(code_of([&] { c[0]->all_gather(1, 1, "x"); }), Code::kInvalidArgument);
+  }
+}
+
+// Each worker runs one thread per channel; the threads of different workers reach the
+// channels in whatever order the scheduler gives, so no channel may wait for another.
+TEST(GlooCollective, ChannelsInterleavedFromSeveralThreads) {
+  constexpr int W = 3, kChannels = 6, kSteps = 40;
+  auto c = connect(W, 20000);
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < W; ++w)
+    for (int ch = 0; ch < kChannels; ++ch)
+      threads.emplace_back([&, w, ch] {
+        // Agreement channels (top bit set) as well as iterators' and the strategy's.
+        const uint64_t channel = ch == kChannels - 1 ? (uint64_t{1} << 63) | 4 : uint64_t(ch);
+        for (int step = 0; step < kSteps; ++step) {
+          if ((w + ch + step) % 7 == 0) std::this_thread::sleep_for(milliseconds(1));
+          auto got = c[static_cast<size_t>(w)]->all_gather(
+              w, channel,
+              std::to_string(ch) + ":" + std::to_string(step) + ":" + std::to_string(w));
+          for (int v = 0; v < W; ++v)
+            if (got.at(static_cast<size_t>(v)) !=
+                std::to_string(ch) + ":" + std::to_string(step) + ":" + std::to_string(v))
+              ++bad;
+        }
+      });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(bad.load(), 0);
+}
+
+std::vector<WorkerRun> run_gloo_workers(int W, int R, const MakeDist& make) {
+  std::vector<std::string> devices;
+  for (int r = 0; r < R; ++r) devices.push_back("CPU:" + std::to_string(r));
+  auto collectives = connect(W, 20000);
+  std::vector<WorkerRun> runs(static_cast<size_t>(W));
+  auto work = [&](int w) {
+    WorkerRun& run = runs[static_cast<size_t>(w)];
+    try {
+      auto strategy = make_strategy(devices, collectives.at(static_cast<size_t>(w)), w);
+      for (int epoch = 0; epoch < 2; ++epoch) {
+        DistributedIterator it(make(strategy));
+        std::vector<Element> step;
+        while (it.next(step)) {
+          std::vector<std::vector<int64_t>> replicas;
+          for (const auto& piece : step) replicas.push_back(values_of(piece));
+          run.steps.push_back(std::move(replicas));
+        }
+      }
+    } catch (const Error& e) {
+      run.error = std::string(code_name(e.code())) + ": " + e.what();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int w = 0; w < W; ++w) threads.emplace_back(work, w);
+  for (auto& t : threads) t.join();
+  return runs;
+}
+
+TEST(GlooCollective, DistributedIteratorGivesTheInProcessOutput) {
+  struct Case {
+    int W, R;
+    MakeDist make;
+  };
+  const std::vector<Case> cases = {
+      {2, 2,
+       [](std::shared_ptr<const Strategy> s) {
+         return distribute_dataset(s, make_batch(make_range(0, 20, 1), 8, false), {});
+       }},
+      {3, 1,
+       [](std::shared_ptr<const Strategy> s) {
+         return distribute_dataset(
+             s, make_batch(make_shuffle(make_range(0, 50, 1), 50, 5, true), 6, false), {});
+       }},
+      {4, 2,
+       [](std::shared_ptr<const Strategy> s) {
+         return distribute_dataset(
+             s, make_batch(with_policy(make_range(0, 30, 1), AutoShardPolicy::kOff), 8, false), {});
+       }},
+  };
+  for (const auto& k : cases) {
+    SCOPED_TRACE(k.W);
+    auto in_process = run_workers(k.W, k.R, k.make);
+    auto again = run_workers(k.W, k.R, k.make);
+    auto gloo = run_gloo_workers(k.W, k.R, k.make);
+    for (int w = 0; w < k.W; ++w) {
+      ASSERT_EQ(gloo[static_cast<size_t>(w)].error, "") << "worker " << w;
+      ASSERT_EQ(in_process[static_cast<size_t>(w)].error, "") << "worker " << w;
+      // The Gloo run made two epochs (two distributed datasets on one strategy); each
+      // in-process run one.
+      EXPECT_EQ(notation(gloo[static_cast<size_t>(w)]),
+                notation(in_process[static_cast<size_t>(w)]) + " ; " +
+                    notation(again[static_cast<size_t>(w)]))
+          << "worker " << w;
+    }
+  }
+}
+
+TEST(GlooCollective, TimeoutNamesTheMissingWorkerAndFailsItToo) {
+  auto c = connect(3, 300);
+  std::string m0, m1, m2;
+  Code c0 = Code::kOk, c1 = Code::kOk;
+  const auto start = Clock::now();
+  std::thread t1([&] { c1 = code_of([&] { c[1]->all_gather(1, 3, "b"); }, &m1); });
+  c0 = code_of([&] { c[0]->all_gather(0, 3, "a"); }, &m0);
+  t1.join();
+  EXPECT_LT(Clock::now() - start, milliseconds(5000));
+  EXPECT_EQ(c0, Code::kDeadlineExceeded);
+  EXPECT_EQ(c1, Code::kDeadlineExceeded);
+  EXPECT_NE(m0.find("for worker 2 at step 0 of channel 3"), std::string::npos) << m0;
+  EXPECT_NE(m1.find("worker 2"), std::string::npos) << m1;
+  // The late worker does not complete the step alone: the others gave up on the channel.
+  std::this_thread::sleep_for(milliseconds(200));
+  EXPECT_EQ(code_of([&] { c[2]->all_gather(2, 3, "c"); }, &m2), Code::kDeadlineExceeded);
+  EXPECT_NE(m2.find("worker 2"), std::string::npos) << m2;
+  // Other channels go on.
+  std::vector<std::thread> ts;
+  std::atomic<int> ok{0};
+  for (int w = 0; w < 3; ++w)
+    ts.emplace_back([&, w] {
+      if (c[static_cast<size_t>(w)]->all_gather(w, 4, "x").size() == 3) ++ok;
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(ok.load(), 3);
+}
+
+TEST(GlooCollective, AbortFromOneWorkerReleasesTheOthers) {
+  auto c = connect(3, 60000);
+  std::string m1, m2;
+  Code c1 = Code::kOk, c2 = Code::kOk;
+  const auto start = Clock::now();
+  std::thread t1([&] { c1 = code_of([&] { c[1]->all_gather(1, 1, "b"); }, &m1); });
+  std::thread t2([&] { c2 = code_of([&] { c[2]->all_gather(2, 7, "c"); }, &m2); });
+  std::this_thread::sleep_for(milliseconds(100));
+  c[0]->abort(Error(Code::kInvalidArgument, "worker 0's pipeline failed: bad record"));
+  t1.join();
+  t2.join();
+  EXPECT_LT(Clock::now() - start, milliseconds(5000));
+  EXPECT_EQ(c1, Code::kInvalidArgument);
+  EXPECT_EQ(c2, Code::kInvalidArgument);
+  EXPECT_EQ(m1, "worker 0's pipeline failed: bad record");
+  EXPECT_EQ(m2, m1);
+  // Later operations fail too, on every worker.
+  for (int w = 0; w < 3; ++w)
+    EXPECT_EQ(code_of([&] { c[static_cast<size_t>(w)]->all_gather(w, 9, ""); }),
+              Code::kInvalidArgument);
+}
+
+TEST(GlooCollective, AbortChannelReleasesThatChannelOnly) {
+  auto c = connect(2, 60000);
+  std::string m1;
+  Code c1 = Code::kOk;
+  std::thread t1([&] { c1 = code_of([&] { c[1]->all_gather(1, 5, "b"); }, &m1); });
+  std::this_thread::sleep_for(milliseconds(100));
+  c[0]->abort_channel(5, Error(Code::kCancelled, "iterator cancelled"));
+  t1.join();
+  EXPECT_EQ(c1, Code::kCancelled);
+  EXPECT_EQ(m1, "iterator cancelled");
+  EXPECT_EQ(code_of([&] { c[0]->all_gather(0, 5, ""); }), Code::kCancelled);
+  std::thread t([&] { c[1]->all_gather(1, 6, "y"); });
+  EXPECT_EQ(c[0]->all_gather(0, 6, "x"), (std::vector<std::string>{"x", "y"}));
+  t.join();
+}
+
+TEST(GlooCollective, RendezvousTimeoutNamesTheMissingWorkers) {
+  auto store = make_memory_store();
+  std::vector<std::string> messages(2);
+  std::vector<Code> codes(2);
+  std::vector<std::thread> ts;
+  for (int w = 0; w < 2; ++w)
+    ts.emplace_back([&, w] {
+      codes[static_cast<size_t>(w)] =
+          code_of([&] { make_gloo_collective(w, 4, store, loopback(300)); },
+                  &messages[static_cast<size_t>(w)]);
+    });
+  for (auto& t : ts) t.join();
+  for (int w = 0; w < 2; ++w) {
+    EXPECT_EQ(codes[static_cast<size_t>(w)], Code::kDeadlineExceeded);
+    EXPECT_NE(messages[static_cast<size_t>(w)].find("at the rendezvous for workers 2, 3 "),
+              std::string::npos)
+        << messages[static_cast<size_t>(w)];
+  }
+  EXPECT_EQ(code_of([&] { make_gloo_collective(0, 2, store, loopback(0)); }),
+            Code::kInvalidArgument);
+  EXPECT_EQ(code_of([&] { make_gloo_collective(2, 2, store, loopback(100)); }),
+            Code::kInvalidArgument);
+  GlooOptions bad = loopback(100);
+  bad.address.clear();
+  bad.iface = "no-such-interface0";
+  EXPECT_EQ(code_of([&] { make_gloo_collective(0, 1, store, bad); }), Code::kInvalidArgument);
+}
+
+// A store in a directory, for processes: a key is a file, written whole by rename.
+class DirStore final : public Store {
+ public:
+  explicit DirStore(std::string dir) : dir_(std::move(dir)) {}
+  void set(const std::string& key, const std::string& value) override {
+    const std::string tmp = path(key) + ".tmp" + std::to_string(getpid());
+    std::ofstream(tmp, std::ios::binary) << value;
+    std::rename(tmp.c_str(), path(key).c_str());
+  }
+  std::vector<std::string> get(const std::vector<std::string>& keys,
+                               milliseconds timeout) override {
+    const auto deadline = Clock::now() + timeout;
+    while (!check(keys)) {
+      if (Clock::now() > deadline) raise(Code::kDeadlineExceeded, "dir store: keys missing");
+      std::this_thread::sleep_for(milliseconds(2));
+    }
+    std::vector<std::string> out;
+    for (const auto& k : keys) {
+      std::ifstream in(path(k), std::ios::binary);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      out.push_back(ss.str());
+    }
+    return out;
+  }
+  int64_t add(const std::string& key, int64_t delta) override {
+    const int fd = open((dir_ + "/lock").c_str(), O_CREAT | O_RDWR, 0600);
+    flock(fd, LOCK_EX);
+    int64_t now = delta;
+    if (check({key})) now += std::stoll(get({key}, milliseconds(0)).at(0));
+    set(key, std::to_string(now));
+    flock(fd, LOCK_UN);
+    close(fd);
+    return now;
+  }
+  bool check(const std::vector<std::string>& keys) override {
+    struct stat st;
+    for (const auto& k : keys)
+      if (stat(path(k).c_str(), &st) != 0) return false;
+    return true;
+  }
+
+ private:
+  std::string path(const std::string& key) const {
+    std::string p = dir_ + "/k_";
+    for (unsigned char ch : key)
+      p += std::isalnum(ch) ? std::string(1, char(ch)) : std::to_string(ch);
+    return p;
+  }
+  std::string dir_;
+};
+
+// Runs in a child: what it reports goes to `fd` as one line.
+void child_worker(int w, int W, const std::string& dir, int report_fd) {
+  auto say = [&](const std::string& s) {
+    std::string line = s + "\n";
+    (void)!write(report_fd, line.data(), line.size());
+  };
+  try {
+    auto c = make_gloo_collective(w, W, std::make_shared<DirStore>(dir), loopback(30000));
+    for (int step = 0; step < 3; ++step) c->all_gather(w, 1, std::to_string(w));
+    say("ready");
+    if (w == W - 1) {
+      c->all_gather(w, 99, "");  // waits (nobody else comes) until the parent kills it
+      say("unexpected: the doomed worker completed");
+      return;
+    }
+    const auto start = Clock::now();
+    try {
+      c->all_gather(w, 1, "after");
+      say("unexpected: completed without the killed worker");
+    } catch (const Error& e) {
+      const auto ms = std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
+      say(str_cat(code_name(e.code()), " after ", ms, " ms: ", e.what()));
+    }
+  } catch (const std::exception& e) {
+    say(std::string("error: ") + e.what());
+  }
+}
+
+TEST(GlooCollective, ProcessKilledMidStepFailsTheOthersNamingIt) {
+  for (int W : {2, 3}) {
+    SCOPED_TRACE(W);
+    char tmpl[] = "/tmp/dinput_gloo_XXXXXX";
+    const std::string dir = mkdtemp(tmpl);
+    std::vector<pid_t> pids;
+    std::vector<int> fds;
+    for (int w = 0; w < W; ++w) {
+      int p[2];
+      ASSERT_EQ(pipe(p), 0);
+      const pid_t pid = fork();
+      ASSERT_GE(pid, 0);
+      if (pid == 0) {
+        close(p[0]);
+        child_worker(w, W, dir, p[1]);
+        _exit(0);
+      }
+      close(p[1]);
+      pids.push_back(pid);
+      fds.push_back(p[0]);
+    }
+    // Reads one line from each child, failing (and killing them all) past the watchdog.
+    const auto watchdog = Clock::now() + std::chrono::seconds(60);
+    auto read_line = [&](int w) {
+      std::string line;
+      char ch;
+      while (Clock::now() < watchdog) {
+        struct timeval tv = {0, 100000};
+        fd_set set;
+        FD_ZERO(&set);
+        FD_SET(fds[static_cast<size_t>(w)], &set);
+        if (select(fds[static_cast<size_t>(w)] + 1, &set, nullptr, nullptr, &tv) <= 0) continue;
+        if (read(fds[static_cast<size_t>(w)], &ch, 1) != 1 || ch == '\n') break;
+        line += ch;
+      }
+      return line;
+    };
+    bool all_ready = true;
+    for (int w = 0; w < W; ++w) {
+      const std::string line = read_line(w);
+      EXPECT_EQ(line, "ready") << "worker " << w;
+      all_ready = all_ready && line == "ready";
+    }
+    if (all_ready) {
+      std::this_thread::sleep_for(milliseconds(200));  // the survivors are waiting in a step
+      kill(pids.back(), SIGKILL);
+      for (int w = 0; w + 1 < W; ++w) {
+        const std::string line = read_line(w);
+        EXPECT_EQ(line.rfind("UNAVAILABLE after ", 0), 0u) << line;
+        EXPECT_NE(line.find("lost its connection to worker " + std::to_string(W - 1)),
+                  std::string::npos)
+            << line;
+      }
+    }
+    // Every child reaped; any still running past the watchdog is killed.
+    for (size_t i = 0; i < pids.size(); ++i) {
+      int status = 0;
+      while (waitpid(pids[i], &status, WNOHANG) == 0) {
+        if (Clock::now() > watchdog) {
+          ADD_FAILURE() << "worker " << i << " hung; killed";
+          kill(pids[i], SIGKILL);
+        }
+        std::this_thread::sleep_for(milliseconds(10));
+      }
+      close(fds[i]);
+    }
+    std::system(("rm -rf " + dir).c_str());
+  }
+}
+
+}  // namespace
+}  // namespace dinput::testing

@@ -29,6 +29,20 @@ add_test(NAME bench.smoke.crc32c
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/check_smoke.cmake)
 set_tests_properties(bench.smoke.crc32c PROPERTIES TIMEOUT 120 LABELS bench)
 
+# The per-step agreement over Gloo against a bare Gloo all-reduce (bench/README.md). White-box
+# like bench_crc32c; it prints a "skipped" line in a build without Gloo.
+add_executable(bench_gloo ${CMAKE_CURRENT_SOURCE_DIR}/bench_gloo.cc)
+target_link_libraries(bench_gloo PRIVATE dinput_static)
+if(DINPUT_HAVE_GLOO)
+  target_compile_definitions(bench_gloo PRIVATE DINPUT_HAVE_GLOO=1)
+  target_link_libraries(bench_gloo PRIVATE gloo)
+endif()
+target_compile_options(bench_gloo PRIVATE -Wall -Wextra)
+add_test(NAME bench.smoke.gloo
+         COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:bench_gloo>
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/check_smoke.cmake)
+set_tests_properties(bench.smoke.gloo PROPERTIES TIMEOUT 120 LABELS bench)
+
 # The soak test (bench/soak/soak.c): the W1 pipeline over in-process workers with random
 # worker restarts, checking exactly-once delivery in every completed epoch. Its real run
 # lasts 30 minutes (bench/README.md); CTest runs a few seconds of it on small files, which

@@ -45,16 +45,18 @@ constexpr size_t kInline = kMessage - kLengthBytes;
 constexpr size_t kControlHeader = 1 + 8 + 4 + 4;
 constexpr size_t kControlMessage = 2048;
 
-// Gloo matches a send with a receive by a 64-bit slot. Ours: bits 63-62 the exchange (0 the
-// first, 1 the rest of long payloads, 3 control), bit 61 the agreement-channel bit of the
-// channel id, bits 60-40 the channel's low 21 bits, bits 39-0 the sequence number. Channels
-// a million apart or operations 2^40 apart could share a slot, but a slot is only in use
-// while its operation runs (or on a channel that was aborted), so they never meet.
+// Gloo matches a send with a receive by a 64-bit slot (raw: gloo::Slot's 32-bit tag has no
+// room for a channel and a 64-bit step). Ours: bits 63-59 the exchange (round k of the
+// all-gather is k, the rest of long payloads 30, control messages 31), bit 58 the
+// agreement-channel bit of the channel id, bits 57-40 the channel's low 18 bits, bits 39-0
+// the step. Channels 2^18 apart or steps 2^40 apart could share a slot, but a slot is in use
+// only while its operation runs (or on a channel that was aborted), so they never meet.
+constexpr uint64_t kRestExchange = 30;
 uint64_t data_slot(uint64_t channel, uint64_t seq, uint64_t exchange) {
-  return (exchange << 62) | ((channel >> 63) << 61) |
-         ((channel & ((uint64_t{1} << 21) - 1)) << 40) | (seq & ((uint64_t{1} << 40) - 1));
+  return (exchange << 59) | ((channel >> 63) << 58) |
+         ((channel & ((uint64_t{1} << 18) - 1)) << 40) | (seq & ((uint64_t{1} << 40) - 1));
 }
-constexpr uint64_t kControlSlot = uint64_t{3} << 62;
+constexpr uint64_t kControlSlot = uint64_t{31} << 59;
 
 enum ControlKind : uint8_t { kAbortAll = 1, kAbortChannel = 2 };
 
@@ -84,37 +86,35 @@ struct Op {
   uint64_t channel = 0;
   uint64_t seq = 0;
   Clock::time_point deadline;
-  std::string send_msg;
-  std::string send_rest;
-  std::vector<std::string> recv_msg;   // per worker
-  std::vector<std::string> recv_rest;  // per worker
-  std::vector<std::unique_ptr<UnboundBuffer>> sends, recvs, rest_sends, rest_recvs;
-  std::vector<bool> arrived;
-  std::mutex mu;  // buffers being added vs interrupt()
+  // Messages and their buffers, in the order posted; sends[i] goes to send_peers[i].
+  std::list<std::string> send_msgs;
+  std::list<std::string> recv_msg;
+  std::vector<std::unique_ptr<UnboundBuffer>> sends, recvs;
+  std::vector<int> send_peers;
+  std::mutex mu;  // guards what follows, and buffers being added vs interrupt()
   bool interrupted = false;
-  bool timed_out = false;
+  int waiting_for = -1;  // the worker whose message this one waits for
+  size_t have = 0;       // blocks received so far (offsets from this worker)
 
   // Wakes the operation's thread from any wait, now or later.
-  void interrupt(bool timeout) {
+  void interrupt() {
     std::lock_guard<std::mutex> lock(mu);
     interrupted = true;
-    timed_out = timed_out || timeout;
-    for (auto* list : {&sends, &recvs, &rest_sends, &rest_recvs})
-      for (auto& b : *list)
-        if (b) {
-          b->abortWaitRecv();
-          b->abortWaitSend();
-        }
+    for (auto* list : {&sends, &recvs})
+      for (auto& b : *list) {
+        b->abortWaitRecv();
+        b->abortWaitSend();
+      }
   }
-  UnboundBuffer* add(std::vector<std::unique_ptr<UnboundBuffer>>& list, size_t index,
+  UnboundBuffer* add(std::vector<std::unique_ptr<UnboundBuffer>>& list,
                      std::unique_ptr<UnboundBuffer> buffer) {
     std::lock_guard<std::mutex> lock(mu);
     if (interrupted) {
       buffer->abortWaitRecv();
       buffer->abortWaitSend();
     }
-    list[index] = std::move(buffer);
-    return list[index].get();
+    list.push_back(std::move(buffer));
+    return list.back().get();
   }
 };
 
@@ -153,14 +153,14 @@ struct GlooCollective::Impl {
     std::lock_guard<std::mutex> lock(mu);
     if (aborted) return false;
     aborted = error;
-    for (const auto& op : pending) op->interrupt(false);
+    for (const auto& op : pending) op->interrupt();
     return true;
   }
   bool apply_abort_channel(uint64_t channel, const Error& error) {
     std::lock_guard<std::mutex> lock(mu);
     if (!aborted_channels.emplace(channel, error).second) return false;  // the first stays
     for (const auto& op : pending)
-      if (op->channel == channel) op->interrupt(false);
+      if (op->channel == channel) op->interrupt();
     return true;
   }
   void lost(int peer, const std::string& what, const Op& op) {
@@ -171,7 +171,7 @@ struct GlooCollective::Impl {
                              " at step ", op.seq, " of channel ", op.channel, " (", what,
                              "): that worker stopped, or the network between them failed; "
                              "every worker fails"));
-    for (const auto& p : pending) p->interrupt(false);
+    for (const auto& p : pending) p->interrupt();
   }
 
   // Sends a control message to every other worker. Waits (at most a second, or the timeout)
@@ -189,8 +189,7 @@ struct GlooCollective::Impl {
     std::memcpy(&msg[13], &length, 4);
     msg += text;
     auto op = std::make_shared<Op>();
-    op->send_msg = std::move(msg);
-    op->sends.resize(static_cast<size_t>(size));
+    std::string& out = op->send_msgs.emplace_back(std::move(msg));
     op->deadline = Clock::now() +
                    std::min<std::chrono::milliseconds>(options.timeout, std::chrono::seconds(1));
     {
@@ -202,16 +201,13 @@ struct GlooCollective::Impl {
     for (int p = 0; p < size; ++p) {
       if (p == rank) continue;
       try {
-        auto* b = op->add(op->sends, static_cast<size_t>(p),
-                          context->createUnboundBuffer(&op->send_msg[0], op->send_msg.size()));
-        b->send(p, kControlSlot, 0, op->send_msg.size());
+        op->add(op->sends, context->createUnboundBuffer(&out[0], out.size()))
+            ->send(p, kControlSlot, 0, out.size());
       } catch (const std::exception&) {
         // That worker is gone: it needs no message.
       }
     }
-    for (int p = 0; p < size; ++p) {
-      auto& b = op->sends[static_cast<size_t>(p)];
-      if (!b) continue;
+    for (auto& b : op->sends) {
       try {
         if (!b->waitSend(nullptr, kForever)) break;
       } catch (const std::exception&) {
@@ -233,7 +229,7 @@ struct GlooCollective::Impl {
       const Clock::time_point now = Clock::now();
       for (const auto& op : pending) {
         if (op->deadline <= now)
-          op->interrupt(true);
+          op->interrupt();
         else
           next = std::min(next, op->deadline);
       }
@@ -290,8 +286,22 @@ struct GlooCollective::Impl {
 
   std::vector<std::string> all_gather(uint64_t channel, std::string payload);
   [[noreturn]] void fail(const std::shared_ptr<Op>& op);
-  void wait_recvs(Op& op, std::vector<std::unique_ptr<UnboundBuffer>>& list);
-  void wait_sends(Op& op, std::vector<std::unique_ptr<UnboundBuffer>>& list);
+  void wait_recv(UnboundBuffer& buffer, int peer);
+  void wait_send(UnboundBuffer& buffer, int peer);
+  // A malformed message: this worker cannot go on, nor can the others without it.
+  [[noreturn]] void abort_and_rethrow(const std::shared_ptr<Op>& op) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      pending.erase(op);
+      graveyard.push_back(op);
+    }
+    try {
+      throw;
+    } catch (const Error& e) {
+      if (apply_abort(e)) broadcast(kAbortAll, 0, e);
+      throw;
+    }
+  }
 };
 
 namespace {
@@ -307,26 +317,19 @@ struct Lost {
 
 }  // namespace
 
-void GlooCollective::Impl::wait_recvs(Op& op, std::vector<std::unique_ptr<UnboundBuffer>>& list) {
-  for (size_t p = 0; p < list.size(); ++p) {
-    if (!list[p]) continue;
-    try {
-      if (!list[p]->waitRecv(nullptr, kForever)) throw Interrupted{};
-    } catch (const std::exception& e) {
-      throw Lost{static_cast<int>(p), e.what()};
-    }
-    op.arrived[p] = true;
+void GlooCollective::Impl::wait_recv(UnboundBuffer& buffer, int peer) {
+  try {
+    if (!buffer.waitRecv(nullptr, kForever)) throw Interrupted{};
+  } catch (const std::exception& e) {
+    throw Lost{peer, e.what()};
   }
 }
 
-void GlooCollective::Impl::wait_sends(Op&, std::vector<std::unique_ptr<UnboundBuffer>>& list) {
-  for (size_t p = 0; p < list.size(); ++p) {
-    if (!list[p]) continue;
-    try {
-      if (!list[p]->waitSend(nullptr, kForever)) throw Interrupted{};
-    } catch (const std::exception& e) {
-      throw Lost{static_cast<int>(p), e.what()};
-    }
+void GlooCollective::Impl::wait_send(UnboundBuffer& buffer, int peer) {
+  try {
+    if (!buffer.waitSend(nullptr, kForever)) throw Interrupted{};
+  } catch (const std::exception& e) {
+    throw Lost{peer, e.what()};
   }
 }
 
@@ -340,21 +343,33 @@ void GlooCollective::Impl::fail(const std::shared_ptr<Op>& op) {
   if (found != aborted_channels.end()) throw found->second;
   // Timed out: this worker gives up on the step, and so must every other (one that already
   // completed it fails its next step on the channel), or the workers would go on out of
-  // step. The message names the workers whose payload did not come.
+  // step. The message names the worker this one waited for, and the workers whose payloads
+  // it would have brought: one of those had not arrived (a worker waiting for a missing one
+  // holds up those after it).
+  int waiting_for;
+  size_t have;
+  {
+    std::lock_guard<std::mutex> op_lock(op->mu);
+    waiting_for = op->waiting_for;
+    have = op->have;
+  }
   std::vector<int> missing;
-  for (int p = 0; p < size; ++p)
-    if (p != rank && !op->arrived[static_cast<size_t>(p)]) missing.push_back(p);
+  for (size_t i = have; i < static_cast<size_t>(size); ++i)
+    missing.push_back(
+        static_cast<int>((static_cast<size_t>(rank) + i) % static_cast<size_t>(size)));
   const Error error(
       Code::kDeadlineExceeded,
       str_cat("collective: worker ", rank, " waited ", options.timeout.count(), " ms for ",
-              missing.empty() ? std::string("the other workers") : workers_list(missing),
+              waiting_for < 0 ? std::string("the other workers") : str_cat("worker ", waiting_for),
               " at step ", op->seq, " of channel ", op->channel,
+              missing.empty() ? std::string()
+                              : str_cat(", which brings the payloads of ", workers_list(missing)),
               "; they had not arrived: they may only be slow (raise the timeout), or have stopped "
               "iterating or never started. A worker that failed reports its own error; every "
               "worker fails this step"));
   aborted_channels.emplace(op->channel, error);
   for (const auto& p : pending)
-    if (p->channel == op->channel) p->interrupt(false);
+    if (p->channel == op->channel) p->interrupt();
   lock.unlock();
   broadcast(kAbortChannel, op->channel, error);
   throw error;
@@ -378,88 +393,102 @@ std::vector<std::string> GlooCollective::Impl::all_gather(uint64_t channel, std:
     result[0] = std::move(payload);
     return result;
   }
-  op->arrived.assign(n, false);
-  op->arrived[static_cast<size_t>(rank)] = true;
-  op->recv_msg.assign(n, std::string());
-  op->recvs.resize(n);
-  op->sends.resize(n);
-  op->rest_recvs.resize(n);
-  op->rest_sends.resize(n);
-  op->send_msg.resize(kLengthBytes);
-  put_u64(&op->send_msg[0], payload.size());
-  op->send_msg.append(payload, 0, std::min(payload.size(), kInline));
-  const uint64_t slot = data_slot(channel, op->seq, 0);
+  // Bruck's all-gather: in round k (d = 2^k) each worker sends the blocks it holds to the
+  // worker d before it and receives as many from the worker d after it, so after
+  // ceil(log2 W) rounds of one message each way it holds every block — in log-depth, where
+  // sending to every worker would cost W - 1 messages a step. Blocks are held by offset:
+  // offset i is worker (rank + i) mod W. A block is a payload's length and its first
+  // kInline bytes.
+  std::vector<uint64_t> lengths(n);
+  std::vector<std::string> heads(n);
+  lengths[0] = payload.size();
+  heads[0] = payload.substr(0, kInline);
+  size_t have = 1;
   int peer = -1;
   try {
-    // Receives first, so that each peer's send finds its receive already announced.
-    for (int p = 0; p < size; ++p) {
-      if (p == rank) continue;
-      peer = p;
-      auto& memory = op->recv_msg[static_cast<size_t>(p)];
-      memory.assign(kMessage, '\0');
-      op->add(op->recvs, static_cast<size_t>(p),
-              context->createUnboundBuffer(&memory[0], memory.size()))
-          ->recv(p, slot, 0, memory.size());
+    for (size_t d = 1, round = 0; d < n; d *= 2, ++round) {
+      const size_t count = std::min(d, n - d);
+      const int to = static_cast<int>((static_cast<size_t>(rank) + n - d) % n);
+      const int from = static_cast<int>((static_cast<size_t>(rank) + d) % n);
+      const uint64_t slot = data_slot(channel, op->seq, round);
+      op->recv_msg.emplace_back(count * kMessage, '\0');
+      std::string& in = op->recv_msg.back();
+      std::string& out = op->send_msgs.emplace_back();
+      out.resize(count * kLengthBytes);
+      for (size_t i = 0; i < count; ++i) {
+        put_u64(&out[i * kLengthBytes], lengths[i]);
+        out += heads[i];
+      }
+      // The receive first, so that the peer's send finds it already announced.
+      peer = from;
+      op->add(op->recvs, context->createUnboundBuffer(&in[0], in.size()))
+          ->recv(from, slot, 0, in.size());
+      peer = to;
+      op->add(op->sends, context->createUnboundBuffer(&out[0], out.size()))
+          ->send(to, slot, 0, out.size());
+      op->send_peers.push_back(to);
+      {
+        std::lock_guard<std::mutex> lock(op->mu);
+        op->waiting_for = from;
+        op->have = have;
+      }
+      wait_recv(*op->recvs.back(), from);
+      size_t at = count * kLengthBytes;
+      for (size_t i = 0; i < count; ++i) {
+        const uint64_t length = get_u64(&in[i * kLengthBytes]);
+        const size_t head = static_cast<size_t>(std::min<uint64_t>(length, kInline));
+        if (at + head > in.size())
+          raise(Code::kInternal, "collective: worker ", from, " sent a malformed message at step ",
+                op->seq, " of channel ", channel);
+        lengths[have + i] = length;
+        heads[have + i] = in.substr(at, head);
+        at += head;
+      }
+      have += count;
     }
-    for (int p = 0; p < size; ++p) {
-      if (p == rank) continue;
-      peer = p;
-      op->add(op->sends, static_cast<size_t>(p),
-              context->createUnboundBuffer(&op->send_msg[0], op->send_msg.size()))
-          ->send(p, slot, 0, op->send_msg.size());
-    }
-    wait_recvs(*op, op->recvs);
-    // Long payloads: the rest of each, whose sizes every worker now knows.
-    std::vector<uint64_t> lengths(n);
-    bool any_long = payload.size() > kInline;
-    for (int p = 0; p < size; ++p) {
-      if (p == rank) continue;
-      lengths[static_cast<size_t>(p)] = get_u64(op->recv_msg[static_cast<size_t>(p)].data());
-      any_long = any_long || lengths[static_cast<size_t>(p)] > kInline;
-    }
+    // Long payloads: the rest of each, straight from its worker, now that every worker knows
+    // every length.
+    const bool any_long = std::any_of(lengths.begin(), lengths.end(),
+                                      [](uint64_t length) { return length > kInline; });
+    std::vector<std::string> rests(n);
+    std::vector<std::pair<UnboundBuffer*, int>> rest_recvs;
     if (any_long) {
-      const uint64_t rest_slot = data_slot(channel, op->seq, 1);
-      op->recv_rest.assign(n, std::string());
-      for (int p = 0; p < size; ++p) {
-        if (p == rank || lengths[static_cast<size_t>(p)] <= kInline) continue;
+      const uint64_t rest_slot = data_slot(channel, op->seq, kRestExchange);
+      for (size_t i = 1; i < n; ++i) {
+        if (lengths[i] <= kInline) continue;
+        const int p = static_cast<int>((static_cast<size_t>(rank) + i) % n);
+        rests[i].assign(lengths[i] - kInline, '\0');
         peer = p;
-        auto& memory = op->recv_rest[static_cast<size_t>(p)];
-        memory.assign(lengths[static_cast<size_t>(p)] - kInline, '\0');
-        op->arrived[static_cast<size_t>(p)] = false;
-        op->add(op->rest_recvs, static_cast<size_t>(p),
-                context->createUnboundBuffer(&memory[0], memory.size()))
-            ->recv(p, rest_slot, 0, memory.size());
+        auto* b = op->add(op->recvs, context->createUnboundBuffer(&rests[i][0], rests[i].size()));
+        b->recv(p, rest_slot, 0, rests[i].size());
+        rest_recvs.emplace_back(b, p);
       }
       if (payload.size() > kInline) {
-        op->send_rest = payload.substr(kInline);
+        std::string& rest = op->send_msgs.emplace_back(payload.substr(kInline));
         for (int p = 0; p < size; ++p) {
           if (p == rank) continue;
           peer = p;
-          op->add(op->rest_sends, static_cast<size_t>(p),
-                  context->createUnboundBuffer(&op->send_rest[0], op->send_rest.size()))
-              ->send(p, rest_slot, 0, op->send_rest.size());
+          op->add(op->sends, context->createUnboundBuffer(&rest[0], rest.size()))
+              ->send(p, rest_slot, 0, rest.size());
+          op->send_peers.push_back(p);
         }
       }
-      wait_recvs(*op, op->rest_recvs);
+      for (const auto& [b, p] : rest_recvs) wait_recv(*b, p);
     }
-    wait_sends(*op, op->sends);
-    wait_sends(*op, op->rest_sends);
-    for (int p = 0; p < size; ++p) {
-      auto& out = result[static_cast<size_t>(p)];
-      if (p == rank) {
-        out = std::move(payload);
-        continue;
-      }
-      const std::string& msg = op->recv_msg[static_cast<size_t>(p)];
-      const uint64_t length = lengths[static_cast<size_t>(p)];
-      out.assign(msg, kLengthBytes, std::min<uint64_t>(length, kInline));
-      if (length > kInline) out += op->recv_rest[static_cast<size_t>(p)];
+    for (size_t i = 0; i < op->sends.size(); ++i) wait_send(*op->sends[i], op->send_peers[i]);
+    result[static_cast<size_t>(rank)] = std::move(payload);
+    for (size_t i = 1; i < n; ++i) {
+      std::string& out = result[(static_cast<size_t>(rank) + i) % n];
+      out = std::move(heads[i]);
+      if (lengths[i] > kInline) out += rests[i];
     }
   } catch (const Interrupted&) {
     fail(op);
   } catch (const Lost& lost_peer) {
     lost(lost_peer.peer, lost_peer.what, *op);
     fail(op);
+  } catch (const Error&) {
+    abort_and_rethrow(op);
   } catch (const std::exception& e) {
     // Posting a send or receive on a connection Gloo already knows to be broken.
     lost(peer, e.what(), *op);
@@ -535,7 +564,7 @@ GlooCollective::~GlooCollective() {
   {
     std::lock_guard<std::mutex> lock(s.mu);
     s.stopping = true;
-    for (const auto& op : s.pending) op->interrupt(false);
+    for (const auto& op : s.pending) op->interrupt();
     if (s.control_recv) s.control_recv->abortWaitRecv();
   }
   s.timer_cv.notify_all();

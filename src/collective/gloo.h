@@ -31,10 +31,10 @@ struct GlooOptions {
 // One process's end of the collective: it holds the single worker `rank` (all_gather with
 // another worker index is INVALID_ARGUMENT).
 //
-// Each operation sends this worker's payload straight to every other worker and receives
-// theirs, on a Gloo slot made of (channel, sequence number): operations of different
-// channels never wait for each other, whatever order the threads of each process issue
-// them in. A worker that gives up on an operation (timeout), or aborts, tells the others
+// Each operation is an all-gather in ceil(log2 W) rounds of one message each way (Bruck's
+// algorithm), on Gloo slots made of (channel, sequence number, round): operations of
+// different channels never wait for each other, whatever order the threads of each process
+// issue them in. A worker that gives up on an operation (timeout), or aborts, tells the others
 // with a control message, so they fail too instead of waiting out their own timeouts; a
 // worker whose process dies closes its connections, which the others see at once.
 class GlooCollective final : public Collective {

@@ -135,6 +135,7 @@ struct GlooCollective::Impl {
   std::list<std::pair<std::unique_ptr<UnboundBuffer>, std::string>> control_graveyard;
   bool stopping = false;
   std::condition_variable timer_cv;
+  std::condition_variable control_cv;  // an abort arrived (for lost())
   std::thread timer;
   std::thread control;
   UnboundBuffer* control_recv = nullptr;  // the control thread's current receive (under mu)
@@ -154,6 +155,7 @@ struct GlooCollective::Impl {
     if (aborted) return false;
     aborted = error;
     for (const auto& op : pending) op->interrupt();
+    control_cv.notify_all();
     return true;
   }
   bool apply_abort_channel(uint64_t channel, const Error& error) {
@@ -161,10 +163,18 @@ struct GlooCollective::Impl {
     if (!aborted_channels.emplace(channel, error).second) return false;  // the first stays
     for (const auto& op : pending)
       if (op->channel == channel) op->interrupt();
+    control_cv.notify_all();
     return true;
   }
   void lost(int peer, const std::string& what, const Op& op) {
-    std::lock_guard<std::mutex> lock(mu);
+    std::unique_lock<std::mutex> lock(mu);
+    // A worker that aborts and then exits sent its reason before closing, on the same
+    // connection, but the control thread may not have handed it over yet: wait a moment for
+    // it, so that the reason, not the closed connection, is what every worker reports.
+    control_cv.wait_for(lock, std::chrono::milliseconds(200), [&] {
+      return aborted || broken || stopping || aborted_channels.count(op.channel) > 0;
+    });
+    if (aborted || aborted_channels.count(op.channel) > 0) return;
     if (!broken)
       broken = Error(Code::kUnavailable,
                      str_cat("collective: worker ", rank, " lost its connection to worker ", peer,

@@ -439,5 +439,96 @@ TEST(GlooCollective, ProcessKilledMidStepFailsTheOthersNamingIt) {
   }
 }
 
+// A worker whose pipeline fails aborts and exits at once: the others report its reason, not
+// the connection it closed.
+TEST(GlooCollective, ProcessThatAbortsAndExitsTellsTheOthersWhy) {
+  constexpr int W = 3;
+  char tmpl[] = "/tmp/dinput_gloo_XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  std::vector<pid_t> pids;
+  std::vector<int> fds;
+  for (int w = 0; w < W; ++w) {
+    int p[2];
+    ASSERT_EQ(pipe(p), 0);
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      close(p[0]);
+      std::string line;
+      try {
+        auto c = make_gloo_collective(w, W, std::make_shared<DirStore>(dir), loopback(30000));
+        c->all_gather(w, 1, "x");
+        if (w == 0) {
+          std::this_thread::sleep_for(milliseconds(200));  // the others wait in step 1
+          c->abort(Error(Code::kInvalidArgument, "worker 0's pipeline failed: bad record"));
+          _exit(0);  // without destroying the collective, as a crashing program would
+        }
+        c->all_gather(w, 1, "y");
+        line = "unexpected: completed";
+      } catch (const Error& e) {
+        line = str_cat(code_name(e.code()), ": ", e.what());
+      }
+      line += "\n";
+      (void)!write(p[1], line.data(), line.size());
+      _exit(0);
+    }
+    close(p[1]);
+    pids.push_back(pid);
+    fds.push_back(p[0]);
+  }
+  const auto watchdog = Clock::now() + std::chrono::seconds(60);
+  for (int w = 1; w < W; ++w) {
+    std::string line;
+    char ch;
+    while (Clock::now() < watchdog) {
+      struct timeval tv = {0, 100000};
+      fd_set set;
+      FD_ZERO(&set);
+      FD_SET(fds[static_cast<size_t>(w)], &set);
+      if (select(fds[static_cast<size_t>(w)] + 1, &set, nullptr, nullptr, &tv) <= 0) continue;
+      if (read(fds[static_cast<size_t>(w)], &ch, 1) != 1 || ch == '\n') break;
+      line += ch;
+    }
+    EXPECT_EQ(line, "INVALID_ARGUMENT: worker 0's pipeline failed: bad record") << "worker " << w;
+  }
+  for (size_t i = 0; i < pids.size(); ++i) {
+    int status = 0;
+    while (waitpid(pids[i], &status, WNOHANG) == 0) {
+      if (Clock::now() > watchdog) {
+        ADD_FAILURE() << "worker " << i << " hung; killed";
+        kill(pids[i], SIGKILL);
+      }
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    close(fds[i]);
+  }
+  std::system(("rm -rf " + dir).c_str());
+}
+
+// Two jobs on one store, told apart by their job ids, run at once without mixing.
+TEST(GlooCollective, TwoJobsOnOneStore) {
+  auto store = make_memory_store();
+  constexpr int W = 2;
+  std::vector<std::shared_ptr<Collective>> c(2 * W);
+  std::vector<std::thread> ts;
+  for (int i = 0; i < 2 * W; ++i)
+    ts.emplace_back([&, i] {
+      c[static_cast<size_t>(i)] =
+          make_gloo_collective(i % W, W, store, loopback(20000, i < W ? "job-a" : "job-b"));
+    });
+  for (auto& t : ts) t.join();
+  ts.clear();
+  std::vector<std::vector<std::string>> got(2 * W);
+  for (int i = 0; i < 2 * W; ++i)
+    ts.emplace_back([&, i] {
+      got[static_cast<size_t>(i)] = c[static_cast<size_t>(i)]->all_gather(
+          i % W, 1, (i < W ? "a" : "b") + std::to_string(i % W));
+    });
+  for (auto& t : ts) t.join();
+  for (int i = 0; i < 2 * W; ++i)
+    EXPECT_EQ(got[static_cast<size_t>(i)], i < W ? (std::vector<std::string>{"a0", "a1"})
+                                                 : (std::vector<std::string>{"b0", "b1"}));
+}
+
 }  // namespace
 }  // namespace dinput::testing

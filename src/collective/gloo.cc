@@ -58,7 +58,20 @@ uint64_t data_slot(uint64_t channel, uint64_t seq, uint64_t exchange) {
 }
 constexpr uint64_t kControlSlot = uint64_t{31} << 59;
 
-enum ControlKind : uint8_t { kAbortAll = 1, kAbortChannel = 2 };
+// kQuery asks whether a worker has entered a step (after a timeout, to name the missing);
+// kReply answers it (code 1: it has). Their text is the step, 8 bytes.
+enum ControlKind : uint8_t { kAbortAll = 1, kAbortChannel = 2, kQuery = 3, kReply = 4 };
+
+std::string control_message(ControlKind kind, uint64_t channel, int32_t code, std::string text) {
+  text.resize(std::min(text.size(), kControlMessage - kControlHeader));
+  std::string msg(kControlHeader, '\0');
+  msg[0] = static_cast<char>(kind);
+  std::memcpy(&msg[1], &channel, 8);
+  const uint32_t length = static_cast<uint32_t>(text.size());
+  std::memcpy(&msg[9], &code, 4);
+  std::memcpy(&msg[13], &length, 4);
+  return msg + text;
+}
 
 void put_u64(char* p, uint64_t v) { std::memcpy(p, &v, 8); }
 uint64_t get_u64(const char* p) {
@@ -91,10 +104,8 @@ struct Op {
   std::list<std::string> recv_msg;
   std::vector<std::unique_ptr<UnboundBuffer>> sends, recvs;
   std::vector<int> send_peers;
-  std::mutex mu;  // guards what follows, and buffers being added vs interrupt()
+  std::mutex mu;  // guards `interrupted`, and buffers being added vs interrupt()
   bool interrupted = false;
-  int waiting_for = -1;  // the worker whose message this one waits for
-  size_t have = 0;       // blocks received so far (offsets from this worker)
 
   // Wakes the operation's thread from any wait, now or later.
   void interrupt() {
@@ -133,6 +144,54 @@ struct GlooCollective::Impl {
   std::set<std::shared_ptr<Op>> pending;
   std::list<std::shared_ptr<Op>> graveyard;
   std::list<std::pair<std::unique_ptr<UnboundBuffer>, std::string>> control_graveyard;
+  // Control messages sent without waiting (queries and replies): kept until the connections
+  // close, like the graveyard (only timeouts make them).
+  std::list<std::pair<std::unique_ptr<UnboundBuffer>, std::string>> control_sent;
+  // Arrival queries of this worker in flight: (channel, step) -> per worker -1 (no answer),
+  // 0 (not arrived) or 1 (arrived).
+  std::map<std::pair<uint64_t, uint64_t>, std::vector<int>> queries;
+
+  // Sends a control message to `peer` without waiting for it to leave.
+  void send_control(int peer, std::string msg) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (stopping) return;
+    try {
+      auto& entry = control_sent.emplace_back(nullptr, std::move(msg));
+      entry.first = context->createUnboundBuffer(&entry.second[0], entry.second.size());
+      entry.first->send(peer, kControlSlot, 0, entry.second.size());
+    } catch (const std::exception&) {
+      // That worker is gone: it is counted as missing.
+    }
+  }
+
+  // After a timeout at (channel, seq): the workers that had not entered that step, asked
+  // directly (a worker waits for one peer a round, which may itself wait for the missing
+  // one). A worker that does not answer within a second (or the timeout) counts as missing.
+  std::vector<int> not_arrived(uint64_t channel, uint64_t seq) {
+    const auto key = std::make_pair(channel, seq);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      queries[key].assign(static_cast<size_t>(size), -1);
+    }
+    std::string step(8, '\0');
+    put_u64(&step[0], seq);
+    for (int p = 0; p < size; ++p)
+      if (p != rank) send_control(p, control_message(kQuery, channel, 0, step));
+    std::unique_lock<std::mutex> lock(mu);
+    std::vector<int>& replies = queries[key];
+    control_cv.wait_for(
+        lock, std::min<std::chrono::milliseconds>(options.timeout, std::chrono::seconds(1)), [&] {
+          for (int p = 0; p < size; ++p)
+            if (p != rank && replies[static_cast<size_t>(p)] < 0) return false;
+          return true;
+        });
+    std::vector<int> missing;
+    for (int p = 0; p < size; ++p)
+      if (p != rank && replies[static_cast<size_t>(p)] != 1) missing.push_back(p);
+    queries.erase(key);
+    return missing;
+  }
+
   bool stopping = false;
   std::condition_variable timer_cv;
   std::condition_variable control_cv;  // an abort arrived (for lost())
@@ -188,16 +247,8 @@ struct GlooCollective::Impl {
   // for it to leave, so that a worker which aborts and then exits still tells the others.
   void broadcast(ControlKind kind, uint64_t channel, const Error& error) {
     if (size == 1) return;
-    std::string text = error.what();
-    text.resize(std::min(text.size(), kControlMessage - kControlHeader));
-    std::string msg(kControlHeader, '\0');
-    msg[0] = static_cast<char>(kind);
-    put_u64(&msg[1], channel);
-    const int32_t code = static_cast<int32_t>(error.code());
-    const uint32_t length = static_cast<uint32_t>(text.size());
-    std::memcpy(&msg[9], &code, 4);
-    std::memcpy(&msg[13], &length, 4);
-    msg += text;
+    std::string msg =
+        control_message(kind, channel, static_cast<int32_t>(error.code()), error.what());
     auto op = std::make_shared<Op>();
     std::string& out = op->send_msgs.emplace_back(std::move(msg));
     op->deadline = Clock::now() +
@@ -255,6 +306,7 @@ struct GlooCollective::Impl {
       for (int p = 0; p < size; ++p)
         if (p != rank) peers.push_back(p);
       bool received = false;
+      int source = -1;
       try {
         buffer = context->createUnboundBuffer(&memory[0], memory.size());
         {
@@ -263,7 +315,7 @@ struct GlooCollective::Impl {
           control_recv = buffer.get();
         }
         buffer->recv(peers, kControlSlot, 0, memory.size());
-        received = buffer->waitRecv(nullptr, kForever);
+        received = buffer->waitRecv(&source, kForever);
       } catch (const std::exception&) {
         // A worker's connection failed while its message was on the way; operations report
         // that worker themselves. Listen again, after a pause in case the failure persists.
@@ -287,6 +339,24 @@ struct GlooCollective::Impl {
       std::memcpy(&length, &memory[13], 4);
       length = std::min<uint32_t>(length, kControlMessage - kControlHeader);
       const Error error(static_cast<Code>(code), memory.substr(kControlHeader, length));
+      if (kind == kQuery && length == 8 && source >= 0) {
+        bool arrived;
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          auto found = next_seq.find(channel);
+          arrived = found != next_seq.end() && found->second > get_u64(&memory[kControlHeader]);
+        }
+        send_control(source, control_message(kReply, channel, arrived ? 1 : 0,
+                                             memory.substr(kControlHeader, 8)));
+        continue;
+      }
+      if (kind == kReply && length == 8 && source >= 0 && source < size) {
+        std::lock_guard<std::mutex> lock(mu);
+        auto found = queries.find({channel, get_u64(&memory[kControlHeader])});
+        if (found != queries.end()) found->second[static_cast<size_t>(source)] = code == 1;
+        control_cv.notify_all();
+        continue;
+      }
       if (kind == kAbortAll)
         apply_abort(error);
       else if (kind == kAbortChannel)
@@ -353,27 +423,19 @@ void GlooCollective::Impl::fail(const std::shared_ptr<Op>& op) {
   if (found != aborted_channels.end()) throw found->second;
   // Timed out: this worker gives up on the step, and so must every other (one that already
   // completed it fails its next step on the channel), or the workers would go on out of
-  // step. The message names the worker this one waited for, and the workers whose payloads
-  // it would have brought: one of those had not arrived (a worker waiting for a missing one
-  // holds up those after it).
-  int waiting_for;
-  size_t have;
-  {
-    std::lock_guard<std::mutex> op_lock(op->mu);
-    waiting_for = op->waiting_for;
-    have = op->have;
-  }
-  std::vector<int> missing;
-  for (size_t i = have; i < static_cast<size_t>(size); ++i)
-    missing.push_back(
-        static_cast<int>((static_cast<size_t>(rank) + i) % static_cast<size_t>(size)));
+  // step. The message names the workers that had not entered the step.
+  lock.unlock();
+  const std::vector<int> missing = not_arrived(op->channel, op->seq);
+  lock.lock();
+  if (aborted) throw *aborted;  // what came meanwhile wins, as it does on the others
+  if (broken) throw *broken;
+  found = aborted_channels.find(op->channel);
+  if (found != aborted_channels.end()) throw found->second;
   const Error error(
       Code::kDeadlineExceeded,
       str_cat("collective: worker ", rank, " waited ", options.timeout.count(), " ms for ",
-              waiting_for < 0 ? std::string("the other workers") : str_cat("worker ", waiting_for),
+              missing.empty() ? std::string("the other workers") : workers_list(missing),
               " at step ", op->seq, " of channel ", op->channel,
-              missing.empty() ? std::string()
-                              : str_cat(", which brings the payloads of ", workers_list(missing)),
               "; they had not arrived: they may only be slow (raise the timeout), or have stopped "
               "iterating or never started. A worker that failed reports its own error; every "
               "worker fails this step"));
@@ -437,11 +499,6 @@ std::vector<std::string> GlooCollective::Impl::all_gather(uint64_t channel, std:
       op->add(op->sends, context->createUnboundBuffer(&out[0], out.size()))
           ->send(to, slot, 0, out.size());
       op->send_peers.push_back(to);
-      {
-        std::lock_guard<std::mutex> lock(op->mu);
-        op->waiting_for = from;
-        op->have = have;
-      }
       wait_recv(*op->recvs.back(), from);
       size_t at = count * kLengthBytes;
       for (size_t i = 0; i < count; ++i) {

@@ -223,6 +223,32 @@ TEST(GlooCollective, TimeoutNamesTheMissingWorkerAndFailsItToo) {
   EXPECT_EQ(ok.load(), 3);
 }
 
+// A worker waits for one peer a round, and that peer may be waiting for the missing worker:
+// the message still names the workers that had not entered the step, and only them.
+TEST(GlooCollective, TimeoutNamesOnlyTheWorkersThatHadNotArrived) {
+  for (int W : {4, 6}) {
+    SCOPED_TRACE(W);
+    auto c = connect(W, 300);
+    const int arriving = W == 4 ? 3 : 4;  // W = 6: workers 4 and 5 stay away
+    std::vector<std::string> m(static_cast<size_t>(arriving));
+    std::vector<Code> codes(static_cast<size_t>(arriving));
+    std::vector<std::thread> ts;
+    for (int w = 0; w < arriving; ++w)
+      ts.emplace_back([&, w] {
+        codes[static_cast<size_t>(w)] = code_of(
+            [&] { c[static_cast<size_t>(w)]->all_gather(w, 3, "a"); }, &m[static_cast<size_t>(w)]);
+      });
+    for (auto& t : ts) t.join();
+    for (int w = 0; w < arriving; ++w) {
+      EXPECT_EQ(codes[static_cast<size_t>(w)], Code::kDeadlineExceeded);
+      EXPECT_NE(m[static_cast<size_t>(w)].find(W == 4 ? "for worker 3 at step 0 of channel 3"
+                                                      : "for workers 4, 5 at step 0 of channel 3"),
+                std::string::npos)
+          << m[static_cast<size_t>(w)];
+    }
+  }
+}
+
 TEST(GlooCollective, AbortFromOneWorkerReleasesTheOthers) {
   auto c = connect(3, 60000);
   std::string m1, m2;

@@ -233,14 +233,18 @@ struct GlooCollective::Impl {
     control_cv.wait_for(lock, std::chrono::milliseconds(200), [&] {
       return aborted || broken || stopping || aborted_channels.count(op.channel) > 0;
     });
-    if (aborted || aborted_channels.count(op.channel) > 0) return;
-    if (!broken)
-      broken = Error(Code::kUnavailable,
-                     str_cat("collective: worker ", rank, " lost its connection to worker ", peer,
-                             " at step ", op.seq, " of channel ", op.channel, " (", what,
-                             "): that worker stopped, or the network between them failed; "
-                             "every worker fails"));
+    if (aborted || aborted_channels.count(op.channel) > 0 || broken) return;
+    broken = Error(Code::kUnavailable,
+                   str_cat("collective: worker ", rank, " lost its connection to worker ", peer,
+                           " at step ", op.seq, " of channel ", op.channel, " (", what,
+                           "): that worker stopped, or the network between them failed; "
+                           "every worker fails"));
     for (const auto& p : pending) p->interrupt();
+    // Only the workers exchanging with the lost one in their current round see its
+    // connection close; the others may be waiting for one of those. Tell them all.
+    const Error error = *broken;
+    lock.unlock();
+    broadcast(kAbortAll, 0, error);
   }
 
   // Sends a control message to every other worker. Waits (at most a second, or the timeout)

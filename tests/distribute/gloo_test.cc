@@ -316,6 +316,30 @@ TEST(GlooCollective, RendezvousTimeoutNamesTheMissingWorkers) {
   EXPECT_EQ(code_of([&] { make_gloo_collective(0, 1, store, bad); }), Code::kInvalidArgument);
 }
 
+// DINPUT_GLOO_IFACE names the interface when the options name neither it nor an address.
+TEST(GlooCollective, InterfaceFromTheEnvironment) {
+  auto store = make_memory_store();
+  GlooOptions o = loopback(5000, "env");
+  o.address.clear();
+  setenv("DINPUT_GLOO_IFACE", "no-such-interface0", 1);
+  std::string m;
+  EXPECT_EQ(code_of([&] { make_gloo_collective(0, 1, store, o); }, &m), Code::kInvalidArgument);
+  EXPECT_NE(m.find("network interface 'no-such-interface0'"), std::string::npos) << m;
+  // An address in the options wins over the variable.
+  EXPECT_EQ(code_of([&] { make_gloo_collective(0, 1, store, loopback(5000, "env2")); }), Code::kOk);
+  // The loopback interface by name.
+  setenv("DINPUT_GLOO_IFACE", "lo", 1);
+  std::vector<std::shared_ptr<Collective>> c(2);
+  std::vector<std::thread> ts;
+  for (int w = 0; w < 2; ++w)
+    ts.emplace_back([&, w] { c[static_cast<size_t>(w)] = make_gloo_collective(w, 2, store, o); });
+  for (auto& t : ts) t.join();
+  unsetenv("DINPUT_GLOO_IFACE");
+  std::thread t([&] { c[1]->all_gather(1, 1, "b"); });
+  EXPECT_EQ(c[0]->all_gather(0, 1, "a"), (std::vector<std::string>{"a", "b"}));
+  t.join();
+}
+
 // A store in a directory, for processes: a key is a file, written whole by rename.
 class DirStore final : public Store {
  public:

@@ -607,16 +607,21 @@ GlooCollective::GlooCollective(int rank, int world_size, std::shared_ptr<Store> 
   s.context = std::make_shared<gloo::rendezvous::Context>(rank, world_size);
   s.context->setTimeout(gloo_timeout);
   auto keys = make_prefix_store(make_prefix_store(std::move(store), options.job_id), "gloo");
-  GlooStoreAdapter adapter(keys, options.timeout);
+  // A timeout past kNoDeadlineMs means none; the store is given the longest that the clock
+  // can hold (a longer one overflowed into an immediate timeout).
+  GlooStoreAdapter adapter(keys, std::min<std::chrono::milliseconds>(
+                                     options.timeout, std::chrono::milliseconds(kNoDeadlineMs)));
   try {
     // Each worker publishes its addresses under its rank, then connects to every other.
     s.context->connectFullMesh(adapter, s.device);
   } catch (const Error& e) {
     if (e.code() != Code::kDeadlineExceeded) throw;
-    // Gloo waits for the workers one by one: name all those still missing.
+    // Gloo waits for the workers one by one: name all those still missing. Each worker sets
+    // two keys, its rank ("2") and "rank_2".
     std::vector<int> missing;
     for (int r = 0; r < world_size; ++r)
-      if (r != rank && !keys->check({std::to_string(r)})) missing.push_back(r);
+      if (r != rank && !keys->check({std::to_string(r), "rank_" + std::to_string(r)}))
+        missing.push_back(r);
     raise(Code::kDeadlineExceeded, "collective: worker ", rank, " of ", world_size, " waited ",
           options.timeout.count(), " ms at the rendezvous for ",
           missing.empty() ? std::string("the other workers") : workers_list(missing),

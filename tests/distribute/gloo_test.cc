@@ -316,6 +316,27 @@ TEST(GlooCollective, RendezvousTimeoutNamesTheMissingWorkers) {
   EXPECT_EQ(code_of([&] { make_gloo_collective(0, 1, store, bad); }), Code::kInvalidArgument);
 }
 
+// Timeouts past what the clock can hold wait without a deadline (as in process).
+TEST(GlooCollective, HugeTimeoutsWait) {
+  auto store = make_memory_store();
+  std::vector<std::shared_ptr<Collective>> c(2);
+  std::vector<std::thread> ts;
+  for (int w = 0; w < 2; ++w)
+    ts.emplace_back([&, w] {
+      GlooOptions o = loopback(0, "huge");
+      o.timeout = milliseconds::max();
+      c[static_cast<size_t>(w)] = make_gloo_collective(w, 2, store, o);
+    });
+  for (auto& t : ts) t.join();
+  ASSERT_TRUE(c[0] && c[1]);
+  std::thread late([&] {
+    std::this_thread::sleep_for(milliseconds(100));
+    c[1]->all_gather(1, 1, "b");
+  });
+  EXPECT_EQ(c[0]->all_gather(0, 1, "a"), (std::vector<std::string>{"a", "b"}));
+  late.join();
+}
+
 // DINPUT_GLOO_IFACE names the interface when the options name neither it nor an address.
 TEST(GlooCollective, InterfaceFromTheEnvironment) {
   auto store = make_memory_store();

@@ -19,6 +19,7 @@
 
 #include "collective/gloo.h"
 #include "harness.h"
+#include "io/file_sources.h"
 
 namespace dinput::testing {
 namespace {
@@ -591,6 +592,68 @@ TEST(GlooCollective, WorkerProcessesGiveTheInProcessOutput) {
     }
     std::system(("rm -rf " + dir).c_str());
   }
+}
+
+// An error in one worker's pipeline reaches every worker process, as in process: each fails
+// with the error of the failing worker. Its message (naming a long path) is longer than one
+// message of the all-gather, so it also takes the exchange of long payloads.
+TEST(GlooCollective, PipelineErrorOfOneProcessReachesEveryWorker) {
+  constexpr int W = 3;
+  char tmpl[] = "/tmp/dinput_gloo_XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string missing =
+      dir + "/" + std::string(200, 'd') + "/" + std::string(200, 'e') + "/" + std::string(200, 'f');
+  std::vector<pid_t> pids;
+  std::vector<int> fds;
+  for (int w = 0; w < W; ++w) {
+    int p[2];
+    ASSERT_EQ(pipe(p), 0);
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      close(p[0]);
+      std::string out = "no error";
+      try {
+        std::string file = dir + "/w" + std::to_string(w) + ".txt";
+        if (w == 1)
+          file = missing;
+        else
+          std::ofstream(file) << "1\n2\n3\n4\n";
+        auto c = make_gloo_collective(w, W, std::make_shared<DirStore>(dir), loopback(30000));
+        DistributedIterator it(distribute_dataset(
+            make_strategy({"CPU:0"}, c, w), make_batch(make_text_lines({file}), 2, false), {}));
+        std::vector<Element> step;
+        while (it.next(step)) {
+        }
+      } catch (const Error& e) {
+        out = str_cat(code_name(e.code()), ": ", e.what());
+      }
+      (void)!write(p[1], out.data(), out.size());
+      _exit(0);
+    }
+    close(p[1]);
+    pids.push_back(pid);
+    fds.push_back(p[0]);
+  }
+  const auto watchdog = Clock::now() + std::chrono::seconds(60);
+  std::vector<std::string> got;
+  for (int w = 0; w < W; ++w) got.push_back(read_all(fds[static_cast<size_t>(w)], watchdog));
+  EXPECT_NE(got[1].find(missing), std::string::npos) << got[1];
+  EXPECT_GT(got[1].size(), 600u);
+  EXPECT_EQ(got[0], got[1]);
+  EXPECT_EQ(got[2], got[1]);
+  for (size_t i = 0; i < pids.size(); ++i) {
+    int status = 0;
+    while (waitpid(pids[i], &status, WNOHANG) == 0) {
+      if (Clock::now() > watchdog) {
+        ADD_FAILURE() << "worker " << i << " hung; killed";
+        kill(pids[i], SIGKILL);
+      }
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    close(fds[i]);
+  }
+  std::system(("rm -rf " + dir).c_str());
 }
 
 // A worker whose pipeline fails aborts and exits at once: the others report its reason, not

@@ -228,9 +228,10 @@ struct GlooCollective::Impl {
   void lost(int peer, const std::string& what, const Op& op) {
     std::unique_lock<std::mutex> lock(mu);
     // A worker that aborts and then exits sent its reason before closing, on the same
-    // connection, but the control thread may not have handed it over yet: wait a moment for
-    // it, so that the reason, not the closed connection, is what every worker reports.
-    control_cv.wait_for(lock, std::chrono::milliseconds(200), [&] {
+    // connection, but the control thread may not have handed it over yet: wait for it (up to
+    // a second: on a loaded machine 200 ms was not always enough), so that the reason, not
+    // the closed connection, is what every worker reports.
+    control_cv.wait_for(lock, std::chrono::seconds(1), [&] {
       return aborted || broken || stopping || aborted_channels.count(op.channel) > 0;
     });
     if (aborted || aborted_channels.count(op.channel) > 0 || broken) return;

@@ -1079,7 +1079,8 @@ typedef struct dinput_cluster dinput_cluster_t;
  * missing variable is INVALID_ARGUMENT naming the variable and its value (a rank not below
  * the world size, a non-number, TF_CONFIG that is not JSON with the offset, a task type the
  * cluster lacks, a SLURM node list that does not parse, ...); so is an unknown source.
- * "auto" finding no source at all is NOT_FOUND, naming the variables it looked for. */
+ * "auto" finding no source at all is NOT_FOUND, naming the variables it looked for. The
+ * environment is read with getenv, so no other thread may change it during the call. */
 DINPUT_API dinput_status_t dinput_cluster_resolve(dinput_cluster_t** out, const char* source);
 /** A cluster given explicitly (source "explicit"): rank in 0..world_size-1, world_size >= 1,
  * and rdzv_url tcp://HOST:PORT, file://DIR, redis://HOST:PORT, or NULL or "" for none;

@@ -26,7 +26,12 @@ bool known_job(const std::string& name) {
   return false;
 }
 
-const char* type_name(const json& v) { return v.type_name(); }
+// The JSON type of `v` with its article, for messages: "an object", "a string", "null".
+std::string type_name(const json& v) {
+  const std::string name = v.type_name();
+  if (v.is_null()) return name;
+  return (name[0] == 'a' || name[0] == 'o' ? "an " : "a ") + name;
+}
 
 }  // namespace
 
@@ -50,19 +55,19 @@ ClusterSpec parse_tf_config(const std::string& value, int port) {
   auto cluster_it = config.find("cluster");
   if (cluster_it == config.end()) fail("no \"cluster\"");
   const json& cluster = *cluster_it;
-  if (!cluster.is_object()) fail("\"cluster\" is a ", type_name(cluster), ", not an object");
+  if (!cluster.is_object()) fail("\"cluster\" is ", type_name(cluster), ", not an object");
   std::vector<std::string> jobs[4];  // indexed like kJobs
   for (auto it = cluster.begin(); it != cluster.end(); ++it) {
     if (!known_job(it.key()))
       fail("cluster job ", quoted(it.key()), " is none of chief, worker, ps and evaluator");
     if (!it.value().is_array())
-      fail("cluster.", it.key(), " is a ", type_name(it.value()),
+      fail("cluster.", it.key(), " is ", type_name(it.value()),
            ", not a list of \"host:port\" addresses");
     std::vector<std::string> addresses;
     for (size_t i = 0; i < it.value().size(); ++i) {
       const json& a = it.value()[i];
       if (!a.is_string())
-        fail("cluster.", it.key(), "[", i, "] is a ", type_name(a), ", not a \"host:port\" string");
+        fail("cluster.", it.key(), "[", i, "] is ", type_name(a), ", not a \"host:port\" string");
       addresses.push_back(a.get<std::string>());
     }
     for (size_t j = 0; j < 4; ++j)

@@ -211,6 +211,14 @@ TEST(TfConfig, ErrorsNameTheFieldAndTheValue) {
   expect_error(
       [] { parse_tf_config(R"({"cluster": {"worker": "a:1"}, "task": {"type": "worker"}})"); },
       kInvalid, {"cluster.worker is a string"});
+  // TensorFlow's sparse form (a map of index to address) is not read.
+  expect_error(
+      [] {
+        parse_tf_config(R"({"cluster": {"worker": {"0": "a:1"}}, "task": {"type": "worker"}})");
+      },
+      kInvalid, {"cluster.worker is an object, not a list"});
+  expect_error([] { parse_tf_config(R"({"cluster": null, "task": {}})"); }, kInvalid,
+               {"\"cluster\" is null, not an object"});
   expect_error(
       [] {
         parse_tf_config(R"({"cluster": {"chief": ["a:1", "b:1"]}, "task": {"type": "chief"}})");

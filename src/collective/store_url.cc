@@ -196,7 +196,7 @@ std::shared_ptr<Store> make_store(const std::string& url, int rank, int world_si
       int port = server->port();
       served = u.host.find(':') != std::string::npos ? str_cat("tcp://[", u.host, "]:", port)
                                                      : str_cat("tcp://", u.host, ":", port);
-      base = make_tcp_store(server->local_host(), port, options.connect_timeout, server);
+      base = make_tcp_store(server->local_host(), port, options.connect_timeout, server, served);
     } else {
       check_loopback(url, u, world_size, options);
       base = make_tcp_store(u.host, u.port, options.connect_timeout);

@@ -186,13 +186,14 @@ struct TcpStoreServer::Impl {
     uint64_t serial = 0;  // tells a parked get from an earlier one in waiting_on
     std::vector<std::string> keys;
     size_t missing = 0;
-    Clock::time_point deadline;
+    // Its entry in `deadlines`, erased when it is answered before its timeout.
+    std::multimap<Clock::time_point, std::pair<int, uint64_t>>::iterator deadline_it;
   };
+  std::multimap<Clock::time_point, std::pair<int, uint64_t>> deadlines;
   std::unordered_map<int, Conn> conns;
   std::unordered_map<std::string, std::string> values;
   // For each key not yet set, the parked gets (connection, serial) waiting on it.
   std::unordered_map<std::string, std::vector<std::pair<int, uint64_t>>> waiting_on;
-  std::multimap<Clock::time_point, std::pair<int, uint64_t>> deadlines;
   uint64_t next_serial = 1;
   std::vector<int> runnable;  // connections whose parked get was answered
 
@@ -277,7 +278,9 @@ struct TcpStoreServer::Impl {
   void drop(int fd) {
     epoll_ctl(epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
     close(fd);
-    conns.erase(fd);  // entries of its parked get in waiting_on/deadlines go stale
+    auto c = conns.find(fd);
+    if (c != conns.end() && c->second.parked) deadlines.erase(c->second.deadline_it);
+    conns.erase(fd);  // entries of its parked get in waiting_on go stale (serials tell)
   }
 
   // Handles every complete request buffered on `fd`, stopping at a get that must wait.
@@ -365,11 +368,12 @@ struct TcpStoreServer::Impl {
         c.parked = true;
         c.serial = next_serial++;
         c.missing = missing;
-        c.deadline = Clock::now() + std::chrono::milliseconds(std::min(timeout_ms, kMaxTimeoutMs));
+        auto deadline =
+            Clock::now() + std::chrono::milliseconds(std::min(timeout_ms, kMaxTimeoutMs));
         for (const auto& k : keys)
           if (!values.count(k)) waiting_on[k].emplace_back(fd, c.serial);
         c.keys = std::move(keys);
-        deadlines.emplace(c.deadline, std::make_pair(fd, c.serial));
+        c.deadline_it = deadlines.emplace(deadline, std::make_pair(fd, c.serial));
         return true;
       }
       default:
@@ -394,6 +398,7 @@ struct TcpStoreServer::Impl {
       // Taken out first: answering may drop the connection (a failed send).
       std::vector<std::string> keys = std::move(c->second.keys);
       c->second.parked = false;
+      deadlines.erase(c->second.deadline_it);
       runnable.push_back(fd);
       answer_get(fd, keys);
     }
@@ -559,11 +564,11 @@ namespace {
 class TcpStore final : public Store {
  public:
   TcpStore(std::string host, int port, std::chrono::milliseconds connect_timeout,
-           std::shared_ptr<TcpStoreServer> server)
+           std::shared_ptr<TcpStoreServer> server, std::string url)
       : server_(std::move(server)),
         host_(std::move(host)),
         port_(port),
-        url_("tcp://" + host_port(host_, port_)),
+        url_(url.empty() ? "tcp://" + host_port(host_, port_) : std::move(url)),
         connect_timeout_(connect_timeout) {
     // The first connection waits for the server as long as allowed (rank 0 may start late);
     // it is kept for the first operation.
@@ -823,8 +828,9 @@ class TcpStore final : public Store {
 
 std::shared_ptr<Store> make_tcp_store(const std::string& host, int port,
                                       std::chrono::milliseconds connect_timeout,
-                                      std::shared_ptr<TcpStoreServer> server) {
-  return std::make_shared<TcpStore>(host, port, connect_timeout, std::move(server));
+                                      std::shared_ptr<TcpStoreServer> server,
+                                      const std::string& url) {
+  return std::make_shared<TcpStore>(host, port, connect_timeout, std::move(server), url);
 }
 
 }  // namespace dinput

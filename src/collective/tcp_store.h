@@ -42,10 +42,12 @@ class TcpStoreServer {
 // A client of the store at host:port. Connecting retries with a growing pause until
 // `connect_timeout` has passed, then fails with UNAVAILABLE naming the address and how long it
 // tried. `server`, when given, is kept alive as long as the client (rank 0 owns its server
-// through its client). Each concurrent operation uses a connection of its own, so a long get
-// on one thread never delays a set on another.
+// through its client). `url` names the store in error messages (empty: tcp://HOST:PORT). Each
+// concurrent operation uses a connection of its own, so a long get on one thread never delays
+// a set on another.
 std::shared_ptr<Store> make_tcp_store(const std::string& host, int port,
                                       std::chrono::milliseconds connect_timeout,
-                                      std::shared_ptr<TcpStoreServer> server = nullptr);
+                                      std::shared_ptr<TcpStoreServer> server = nullptr,
+                                      const std::string& url = "");
 
 }  // namespace dinput

@@ -320,50 +320,61 @@ TEST(StoreUrl, BindAddressFromOptionsAndEnvironment) {
 }
 
 TEST(StoreUrl, LoopbackHostIsAnErrorOnlyWhenNotAllowed) {
-  StoreOptions options;
-  options.allow_loopback = false;
-  options.connect_timeout = milliseconds(100);
+  StoreOptions strict;
+  strict.allow_loopback = false;
+  strict.connect_timeout = milliseconds(100);
+  StoreOptions lenient = strict;
+  lenient.allow_loopback = true;
+  StoreOptions client_only = strict;
+  client_only.serve = false;
   for (std::string host : {"localhost", "127.0.0.1", "[::1]"}) {
-    std::string url = "tcp://" + host + ":" + std::to_string(free_port());
-    std::string message;
-    EXPECT_EQ(code_of([&] { make_store(url, 1, 2, options); }, &message), Code::kInvalidArgument)
-        << url;
-    EXPECT_NE(message.find("loopback"), std::string::npos) << message;
-    EXPECT_NE(message.find(url), std::string::npos) << message;
-    // A one-worker job, or loopback allowed: no check (here: nothing serves, so UNAVAILABLE).
-    EXPECT_EQ(code_of([&] {
-                make_store(url, 0, 1, [&] {
-                  auto o = options;
-                  o.serve = false;
-                  return o;
-                }());
-              }),
-              Code::kUnavailable);
-    options.allow_loopback = true;
-    EXPECT_EQ(code_of([&] { make_store(url, 1, 2, options); }), Code::kUnavailable);
-    options.allow_loopback = false;
+    for (std::string scheme : {"tcp", "redis"}) {
+      std::string url = scheme + "://" + host + ":" + std::to_string(free_port());
+      std::string message;
+      EXPECT_EQ(code_of([&] { make_store(url, 1, 2, strict); }, &message), Code::kInvalidArgument)
+          << url;
+      EXPECT_NE(message.find("loopback"), std::string::npos) << message;
+      EXPECT_NE(message.find(url), std::string::npos) << message;
+      // Loopback allowed, or a one-worker job: no check (nothing serves there: UNAVAILABLE,
+      // or UNIMPLEMENTED for redis:// without Gloo).
+      Code unreachable =
+          scheme == "redis" && !redis_store_available() ? Code::kUnimplemented : Code::kUnavailable;
+      EXPECT_EQ(code_of([&] { make_store(url, 1, 2, lenient); }), unreachable) << url;
+      EXPECT_EQ(code_of([&] { make_store(url, 0, 1, client_only); }), unreachable) << url;
+    }
   }
+  // The rank that serves a tcp:// store reaches it on its own machine: not checked.
+  EXPECT_EQ(code_of([&] { make_store("tcp://localhost:0", 0, 2, strict); }), Code::kOk);
 }
 
 // ---- tcp:// ----
 
 TEST(TcpStore, WorkerProcessesSetAndGetEachOthersKeys) {
-  std::string url;
-  auto store = make_store("tcp://127.0.0.1:0", 0, 4, {}, &url);
-  std::vector<std::unique_ptr<Child>> children;
-  for (int r = 1; r < 4; ++r) {
-    children.push_back(std::make_unique<Child>(
-        std::vector<std::string>{url, std::to_string(r), "4", "",
-                                 "set=addr/" + std::to_string(r) + "=host" + std::to_string(r),
-                                 "get=addr/0,addr/1,addr/2,addr/3@20000"}));
-  }
-  store->set("addr/0", "host0");
-  auto values = store->get({"addr/0", "addr/1", "addr/2", "addr/3"}, milliseconds(20000));
-  EXPECT_EQ(values, (std::vector<std::string>{"host0", "host1", "host2", "host3"}));
-  for (auto& c : children) {
-    std::string out;
-    EXPECT_EQ(c->finish(&out), 0) << out;
-    EXPECT_EQ(out, "get addr/0=host0 addr/1=host1 addr/2=host2 addr/3=host3\n");
+  for (int world : {2, 4, 16}) {
+    std::string url;
+    auto store = make_store("tcp://127.0.0.1:0", 0, world, {}, &url);
+    std::vector<std::string> keys, expected;
+    std::string line = "get";
+    for (int r = 0; r < world; ++r) {
+      keys.push_back("addr/" + std::to_string(r));
+      expected.push_back("host" + std::to_string(r));
+      line += " " + keys.back() + "=" + expected.back();
+    }
+    std::string all_keys = keys[0];
+    for (int r = 1; r < world; ++r) all_keys += "," + keys[r];
+    std::vector<std::unique_ptr<Child>> children;
+    for (int r = 1; r < world; ++r) {
+      children.push_back(std::make_unique<Child>(std::vector<std::string>{
+          url, std::to_string(r), std::to_string(world), "", "set=" + keys[r] + "=" + expected[r],
+          "get=" + all_keys + "@20000"}));
+    }
+    store->set("addr/0", "host0");
+    EXPECT_EQ(store->get(keys, milliseconds(20000)), expected);
+    for (auto& c : children) {
+      std::string out;
+      EXPECT_EQ(c->finish(&out), 0) << out;
+      EXPECT_EQ(out, line + "\n");
+    }
   }
 }
 

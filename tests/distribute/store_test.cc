@@ -583,6 +583,34 @@ TEST(TcpStore, SomethingElseOnThePortIsNamed) {
   close(fd);
 }
 
+TEST(TcpStore, ManyWaitersAndAMalformedClient) {
+  std::string url;
+  auto store = make_store("tcp://127.0.0.1:0", 0, 1, {}, &url);
+  int port = std::atoi(url.substr(url.rfind(':') + 1).c_str());
+  // A client that speaks something else is dropped; the others go on.
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  const char garbage[] = "\xff\xff\xff\xffGET / HTTP/1.0\r\n\r\n";
+  ASSERT_GT(write(fd, garbage, sizeof(garbage) - 1), 0);
+  char buf[16];
+  EXPECT_EQ(read(fd, buf, sizeof(buf)), 0);  // closed by the server
+  close(fd);
+  // 64 threads wait on one key, each on a connection of its own; one set releases them all.
+  std::vector<std::future<std::vector<std::string>>> waiters;
+  for (int i = 0; i < 64; ++i)
+    waiters.push_back(
+        std::async(std::launch::async, [&] { return store->get({"go"}, milliseconds(20000)); }));
+  std::this_thread::sleep_for(milliseconds(200));
+  store->set("go", "now");
+  for (auto& w : waiters)
+    EXPECT_EQ(within(milliseconds(10000), [&] { return w.get(); }),
+              std::vector<std::string>{"now"});
+}
+
 // Two jobs with the same keys on one store, each of two worker processes: every worker sees
 // only its own job's values.
 void two_jobs_on_one_store(const std::string& url, const std::vector<std::string>& extra) {

@@ -2,9 +2,11 @@
 
 #include "core/status.h"
 
-#ifdef DINPUT_HAVE_GLOO
+#ifdef DINPUT_HAVE_GLOO_REDIS
 // Debian installs hiredis.h under hiredis/; Gloo's header includes it either way.
+#ifndef HIREDIS_NESTED_INCLUDE
 #define HIREDIS_NESTED_INCLUDE 1
+#endif
 #include <gloo/common/error.h>
 #include <gloo/common/logging.h>
 #include <gloo/rendezvous/redis_store.h>
@@ -18,15 +20,16 @@
 
 namespace dinput {
 
-#ifndef DINPUT_HAVE_GLOO
+#ifndef DINPUT_HAVE_GLOO_REDIS
 
 bool redis_store_available() { return false; }
 
 std::shared_ptr<Store> make_redis_store(const std::string& host, int port,
                                         std::chrono::milliseconds) {
   raise(Code::kUnimplemented, "rendezvous store redis://", host, ":", port,
-        ": this dinput was built without Gloo (the redis:// store uses Gloo's RedisStore; "
-        "install libgloo-dev and rebuild, or use tcp:// or file://)");
+        ": this dinput was built without Gloo, or with a Gloo without Redis (the redis:// "
+        "store uses Gloo's RedisStore; install libgloo-dev and rebuild, or use tcp:// or "
+        "file://)");
 }
 
 #else

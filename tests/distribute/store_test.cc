@@ -619,9 +619,12 @@ void two_jobs_on_one_store(const std::string& url, const std::vector<std::string
     for (int r = 0; r < 2; ++r) {
       std::vector<std::string> args = {url, std::to_string(r), "2", job};
       args.insert(args.end(), extra.begin(), extra.end());
-      for (std::string s : {"set=rank/" + std::to_string(r) + "=" + job + std::to_string(r),
-                            std::string("get=rank/0,rank/1@20000"), std::string("add=n=1"),
-                            std::string("sleep=200"), std::string("add=n=0")})
+      // Both workers of a job count themselves, then meet again: each then reads 2.
+      std::string me = std::to_string(r);
+      for (std::string s :
+           {"set=rank/" + me + "=" + job + me, std::string("get=rank/0,rank/1@20000"),
+            std::string("add=n=1"), "set=counted/" + me + "=1",
+            std::string("get=counted/0,counted/1@20000"), std::string("add=n=0")})
         args.push_back(s);
       children.push_back(std::make_unique<Child>(args));
     }
@@ -631,10 +634,11 @@ void two_jobs_on_one_store(const std::string& url, const std::vector<std::string
     std::string out;
     EXPECT_EQ(children[i]->finish(&out), 0) << out;
     auto lines = split(out, '\n');
-    ASSERT_EQ(lines.size(), 3u) << out;
+    ASSERT_EQ(lines.size(), 4u) << out;
     EXPECT_EQ(lines[0], "get rank/0=" + job + "0 rank/1=" + job + "1");
     EXPECT_TRUE(lines[1] == "add 1" || lines[1] == "add 2") << lines[1];
-    EXPECT_EQ(lines[2], "add 2");
+    EXPECT_EQ(lines[2], "get counted/0=1 counted/1=1");
+    EXPECT_EQ(lines[3], "add 2");
   }
 }
 

@@ -350,7 +350,7 @@ TEST(StoreUrl, LoopbackHostIsAnErrorOnlyWhenNotAllowed) {
 // ---- tcp:// ----
 
 TEST(TcpStore, WorkerProcessesSetAndGetEachOthersKeys) {
-  for (int world : {2, 4, 16}) {
+  for (int world : {2, 4, 16, 64}) {
     std::string url;
     auto store = make_store("tcp://127.0.0.1:0", 0, world, {}, &url);
     std::vector<std::string> keys, expected;

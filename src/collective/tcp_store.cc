@@ -196,6 +196,8 @@ struct TcpStoreServer::Impl {
   std::unordered_map<std::string, std::vector<std::pair<int, uint64_t>>> waiting_on;
   uint64_t next_serial = 1;
   std::vector<int> runnable;  // connections whose parked get was answered
+  bool accept_paused = false;
+  Clock::time_point accept_resume;
 
   ~Impl() {
     for (auto& [fd, conn] : conns) close(fd);
@@ -213,6 +215,14 @@ struct TcpStoreServer::Impl {
                                                                           Clock::now())
                         .count();
         wait_ms = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(left + 1, 1 << 30)));
+      }
+      if (accept_paused) {
+        if (Clock::now() >= accept_resume) {
+          listen_for(EPOLLIN);
+          accept_paused = false;
+        } else {
+          wait_ms = wait_ms < 0 ? 50 : std::min(wait_ms, 50);
+        }
       }
       int n = epoll_wait(epoll_fd, events.data(), static_cast<int>(events.size()), wait_ms);
       if (n < 0 && errno != EINTR) return;
@@ -245,7 +255,16 @@ struct TcpStoreServer::Impl {
   void accept_all() {
     for (;;) {
       int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0) return;  // EAGAIN, or a connection reset before we took it
+      if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+          // Out of descriptors: the listening socket stays readable, so stop watching it for
+          // a moment instead of spinning; waiting clients stay in the accept queue.
+          listen_for(0);
+          accept_paused = true;
+          accept_resume = Clock::now() + std::chrono::milliseconds(50);
+        }
+        return;  // EAGAIN, or a connection reset before we took it
+      }
       int one = 1;
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
       epoll_event ev{};
@@ -257,6 +276,13 @@ struct TcpStoreServer::Impl {
       }
       conns[fd];
     }
+  }
+
+  void listen_for(uint32_t events) {
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.fd = listen_fd;
+    epoll_ctl(epoll_fd, EPOLL_CTL_MOD, listen_fd, &ev);
   }
 
   // Reads what the socket has; false when the peer closed or failed.

@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -52,6 +53,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 // argv: --store-worker URL RANK WORLD JOB STEP... Steps (options first, then operations):
 //   noserve | connect=MS | noloopback     options of make_store
+//   nofile=N                              lowers this process's descriptor limit
 //   url                                   prints "url <served url>"
 //   set=K=V | add=K=D | get=K1,K2@MS | check=K1,K2 | sleep=MS
 int worker_main(int argc, char** argv) {
@@ -78,6 +80,13 @@ int worker_main(int argc, char** argv) {
       }
       if (op == "noloopback") {
         options.allow_loopback = false;
+        continue;
+      }
+      if (op == "nofile") {
+        rlimit limit{};
+        getrlimit(RLIMIT_NOFILE, &limit);
+        limit.rlim_cur = static_cast<rlim_t>(std::atoll(arg.c_str()));
+        setrlimit(RLIMIT_NOFILE, &limit);
         continue;
       }
       if (!store) store = make_store(url, rank, world, options, &served);
@@ -148,6 +157,11 @@ class Child {
   Child& operator=(const Child&) = delete;
 
   pid_t pid() const { return pid_; }
+  // The CPU time the child used, once finished.
+  milliseconds cpu_time() const {
+    auto ms = [](const timeval& t) { return t.tv_sec * 1000 + t.tv_usec / 1000; };
+    return milliseconds(ms(usage_.ru_utime) + ms(usage_.ru_stime));
+  }
 
   // The next line the child prints; empty when none comes within `timeout`.
   std::string read_line(milliseconds timeout = kChildDeadline) {
@@ -172,7 +186,7 @@ class Child {
     if (output) *output = buf_;
     int status = 0;
     for (;;) {
-      pid_t r = waitpid(pid_, &status, WNOHANG);
+      pid_t r = wait4(pid_, &status, WNOHANG, &usage_);
       if (r == pid_) break;
       if (Clock::now() >= deadline) {
         ADD_FAILURE() << "worker " << pid_ << " hung: killed";
@@ -210,6 +224,7 @@ class Child {
   pid_t pid_ = -1;
   int out_ = -1;
   std::string buf_;
+  rusage usage_{};
 };
 
 // A port nothing listens on now (bound, then closed).
@@ -609,6 +624,29 @@ TEST(TcpStore, ManyWaitersAndAMalformedClient) {
   for (auto& w : waiters)
     EXPECT_EQ(within(milliseconds(10000), [&] { return w.get(); }),
               std::vector<std::string>{"now"});
+}
+
+TEST(TcpStore, ServerOutOfDescriptorsWaitsInsteadOfSpinning) {
+  // A server process allowed 16 descriptors (about 8 left for connections) and 40 clients:
+  // those it cannot accept wait in the queue; the server must not spin on them meanwhile.
+  Child server({"tcp://127.0.0.1:0", "0", "2", "", "nofile=16", "url", "sleep=1500"});
+  std::string line = server.read_line();
+  ASSERT_EQ(line.rfind("url ", 0), 0u) << line;
+  int port = std::atoi(line.substr(line.rfind(':') + 1).c_str());
+  std::vector<int> fds;
+  for (int i = 0; i < 40; ++i) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+    fds.push_back(fd);
+  }
+  std::string out;
+  EXPECT_EQ(server.finish(&out), 0) << out;
+  EXPECT_LT(server.cpu_time().count(), 500) << "ms of CPU while out of descriptors";
+  for (int fd : fds) close(fd);
 }
 
 // Two jobs with the same keys on one store, each of two worker processes: every worker sees

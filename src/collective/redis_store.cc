@@ -191,8 +191,9 @@ class RedisStore final : public Store {
         last = probe ? probe->errstr : "cannot allocate a hiredis context";
         if (probe) redisFree(probe);
       }
-      if (Clock::now() + pause >= deadline) break;
-      std::this_thread::sleep_for(pause);
+      auto now = Clock::now();
+      if (now >= deadline) break;
+      std::this_thread::sleep_for(std::min<Clock::duration>(pause, deadline - now));
       pause = std::min(pause * 2, std::chrono::milliseconds(1000));
     }
     auto tried =

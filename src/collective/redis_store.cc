@@ -24,7 +24,7 @@ namespace dinput {
 
 bool redis_store_available() { return false; }
 
-std::shared_ptr<Store> make_redis_store(const std::string& host, int port,
+std::shared_ptr<Store> make_redis_store(const std::string& host, int port, int,
                                         std::chrono::milliseconds) {
   raise(Code::kUnimplemented, "rendezvous store redis://", host, ":", port,
         ": this dinput was built without Gloo, or with a Gloo without Redis (the redis:// "
@@ -58,10 +58,12 @@ struct ReplyGuard {
 
 class RedisStore final : public Store {
  public:
-  RedisStore(std::string host, int port, std::chrono::milliseconds connect_timeout)
+  RedisStore(std::string host, int port, int db, std::chrono::milliseconds connect_timeout)
       : host_(std::move(host)),
         port_(port),
-        url_(str_cat("redis://", host_, ":", port_)),
+        db_(db),
+        url_(db == 0 ? str_cat("redis://", host_, ":", port_)
+                     : str_cat("redis://", host_, ":", port_, "/", db)),
         connect_timeout_(connect_timeout) {
     idle_.push_back(connect(connect_timeout_));
   }
@@ -183,7 +185,9 @@ class RedisStore final : public Store {
       if (probe && probe->err == 0) {
         redisFree(probe);
         try {
-          return std::make_unique<Connection>(host_, port_);
+          auto c = std::make_unique<Connection>(host_, port_);
+          if (db_ != 0) select_db(*c);
+          return c;
         } catch (const gloo::EnforceNotMet& e) {
           last = e.what();
         }
@@ -202,8 +206,15 @@ class RedisStore final : public Store {
           " ms): ", last);
   }
 
+  // Gloo's commands then run on database db_ of the connection.
+  void select_db(Connection& c) {
+    ReplyGuard r{static_cast<redisReply*>(redisCommand(c.context(), "SELECT %d", db_))};
+    expect(c, r.reply, str_cat("select of database ", db_));
+  }
+
   std::string host_;
   int port_;
+  int db_;
   std::string url_;
   std::chrono::milliseconds connect_timeout_;
   std::mutex mu_;
@@ -212,9 +223,9 @@ class RedisStore final : public Store {
 
 }  // namespace
 
-std::shared_ptr<Store> make_redis_store(const std::string& host, int port,
+std::shared_ptr<Store> make_redis_store(const std::string& host, int port, int db,
                                         std::chrono::milliseconds connect_timeout) {
-  return std::make_shared<RedisStore>(host, port, connect_timeout);
+  return std::make_shared<RedisStore>(host, port, db, connect_timeout);
 }
 
 #endif

@@ -14,9 +14,10 @@ namespace dinput {
 // Whether this build has the redis:// store (Gloo was found at build time).
 bool redis_store_available();
 
-// A client of the Redis server at host:port. Connecting retries until `connect_timeout`, then
-// UNAVAILABLE naming the address; UNIMPLEMENTED in a build without Gloo.
-std::shared_ptr<Store> make_redis_store(const std::string& host, int port,
+// A client of database `db` of the Redis server at host:port. Connecting retries until
+// `connect_timeout`, then UNAVAILABLE naming the address; UNIMPLEMENTED in a build without
+// Gloo.
+std::shared_ptr<Store> make_redis_store(const std::string& host, int port, int db,
                                         std::chrono::milliseconds connect_timeout);
 
 }  // namespace dinput

@@ -24,7 +24,7 @@ namespace {
 
 [[noreturn]] void bad_url(const std::string& url, const std::string& why) {
   raise(Code::kInvalidArgument, "rendezvous URL '", url, "': ", why,
-        " (expected tcp://HOST:PORT, file:///DIR or redis://HOST:PORT)");
+        " (expected tcp://HOST:PORT, file:///DIR or redis://HOST:PORT[/DB])");
 }
 
 // HOST:PORT of a tcp:// or redis:// URL, IPv6 literals in brackets.
@@ -163,7 +163,21 @@ StoreUrl parse_store_url(const std::string& url) {
   std::transform(out.scheme.begin(), out.scheme.end(), out.scheme.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   std::string rest = url.substr(sep + 3);
-  if (out.scheme == "tcp" || out.scheme == "redis") {
+  if (out.scheme == "redis") {
+    // redis://HOST:PORT/DB: a database number, as Redis URLs have it.
+    size_t slash = rest.find('/');
+    if (slash != std::string::npos && slash + 1 < rest.size()) {
+      std::string db = rest.substr(slash + 1);
+      if (!db.empty() && db.back() == '/') db.pop_back();
+      if (db.empty() || db.size() > 9 || !std::all_of(db.begin(), db.end(), [](char c) {
+            return std::isdigit(static_cast<unsigned char>(c));
+          }))
+        bad_url(url, "database '" + db + "' is not a number");
+      out.db = std::atoi(db.c_str());
+      rest = rest.substr(0, slash);
+    }
+    parse_host_port(url, rest, &out);
+  } else if (out.scheme == "tcp") {
     parse_host_port(url, rest, &out);
   } else if (out.scheme == "file") {
     // file:///abs/dir (an empty host) or file://localhost/abs/dir; anything else after
@@ -206,7 +220,7 @@ std::shared_ptr<Store> make_store(const std::string& url, int rank, int world_si
   } else {
     if (u.port == 0) bad_url(url, "port 0 names no Redis server");
     check_loopback(url, u, world_size, options);
-    base = make_redis_store(u.host, u.port, options.connect_timeout);
+    base = make_redis_store(u.host, u.port, u.db, options.connect_timeout);
   }
   if (served_url) *served_url = served;
   if (options.job_id.empty()) return base;

@@ -1,7 +1,7 @@
 // The rendezvous store named by a URL, as every worker of a job opens it:
 //   tcp://HOST:PORT    served by the worker of rank 0 (a thread of it), reached by every worker
 //   file:///DIR        a directory on a shared file system
-//   redis://HOST:PORT  a Redis server (needs Gloo at build time)
+//   redis://HOST:PORT[/DB]  a Redis server (needs Gloo at build time)
 // docs/multi-process.md ("Rendezvous stores") describes the stores and the options.
 #pragma once
 
@@ -18,6 +18,7 @@ struct StoreUrl {
   std::string host;    // tcp, redis: without the brackets of an IPv6 literal
   int port = -1;       // tcp, redis
   std::string path;    // file: the directory
+  int db = 0;          // redis: the database number (redis://HOST:PORT/DB)
 };
 
 // Parses `url`; INVALID_ARGUMENT naming it when malformed (unknown scheme, missing or

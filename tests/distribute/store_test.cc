@@ -285,13 +285,18 @@ TEST(StoreUrl, Parses) {
   u = parse_store_url("redis://10.0.0.5:6379");
   EXPECT_EQ(u.host, "10.0.0.5");
   EXPECT_EQ(u.port, 6379);
+  EXPECT_EQ(u.db, 0);
+  u = parse_store_url("redis://10.0.0.5:6379/3");
+  EXPECT_EQ(u.port, 6379);
+  EXPECT_EQ(u.db, 3);
 }
 
 TEST(StoreUrl, MalformedIsInvalidArgumentNamingTheUrl) {
-  for (std::string url : {"", "node1:29500", "http://node1:80", "tcp://node1", "tcp://node1:",
-                          "tcp://:29500", "tcp://node1:65536", "tcp://node1:-1", "tcp://node1:12ab",
-                          "tcp://::1:29500", "tcp://[::1]", "tcp://node1:29500/path",
-                          "redis://user@node1:6379", "redis://node1", "file://", "file:///"}) {
+  for (std::string url :
+       {"", "node1:29500", "http://node1:80", "tcp://node1", "tcp://node1:", "tcp://:29500",
+        "tcp://node1:65536", "tcp://node1:-1", "tcp://node1:12ab", "tcp://::1:29500", "tcp://[::1]",
+        "tcp://node1:29500/path", "redis://user@node1:6379", "redis://node1",
+        "redis://node1:6379/x", "redis://node1:6379/-1", "file://", "file:///"}) {
     std::string message;
     EXPECT_EQ(code_of([&] { parse_store_url(url); }, &message), Code::kInvalidArgument) << url;
     EXPECT_NE(message.find("'" + url + "'"), std::string::npos) << message;
@@ -850,6 +855,17 @@ TEST_F(RedisStoreTest, TimeoutsJobsAndAServerThatGoes) {
   store->set("text", "x");
   EXPECT_EQ(code_of([&] { store->add("text", 1); }, &message), Code::kFailedPrecondition);
   two_jobs_on_one_store(url_, {});
+
+  // Databases keep their keys apart; one Redis does not have is named.
+  auto db1 = make_store(url_ + "/1", 0, 1);
+  auto db2 = make_store(url_ + "/2", 0, 1);
+  db1->set("only-in-1", "x");
+  EXPECT_TRUE(db1->check({"only-in-1"}));
+  EXPECT_FALSE(db2->check({"only-in-1"}));
+  EXPECT_FALSE(store->check({"only-in-1"}));
+  EXPECT_EQ(code_of([&] { make_store(url_ + "/100000", 0, 1); }, &message),
+            Code::kFailedPrecondition);
+  EXPECT_NE(message.find("database 100000"), std::string::npos) << message;
 
   // The server goes away during a wait.
   auto waiting = std::async(std::launch::async, [&] {

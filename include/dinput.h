@@ -37,7 +37,8 @@
  *      - while the handle it was read from lives (not freed): dinput_tensor_data,
  *        dinput_tensor_shape, dinput_tensor_string_view, dinput_tensor_cuda_ready_event,
  *        dinput_element_get, dinput_spec_shape, dinput_per_replica_get,
- *        dinput_strategy_device, dinput_dist_dataset_plan;
+ *        dinput_strategy_device, dinput_dist_dataset_plan, and the string getters of a
+ *        cluster (dinput_cluster_rdzv_url, ...);
  *      - during the callback only: the contexts passed to callbacks (input, value and
  *        replica contexts, and what dinput_replica_context_device returns from one), and the
  *        input element `in` of map, filter and interleave callbacks and `args` of a run
@@ -50,8 +51,8 @@
  *
  * THREADING
  *  - The library is thread-safe for distinct handles. Immutable objects (tensors, elements,
- *    datasets, strategies, distributed datasets, per-replica values, optionals) may be
- *    shared and read from several threads at once.
+ *    datasets, strategies, distributed datasets, per-replica values, optionals, clusters)
+ *    may be shared and read from several threads at once.
  *  - Specs (dinput_spec_t) and options (dinput_options_t, dinput_input_options_t) are
  *    mutable until used, then frozen. The functions that use them
  *    (dinput_map_options_set_out_spec, dinput_dataset_interleave out_spec,
@@ -1054,6 +1055,76 @@ DINPUT_API dinput_status_t dinput_record_writer_discard(dinput_record_writer_t* 
 /** Closes (if still open; what was written then replaces `path`, and an error is lost — call
  * close first to see it) and frees. */
 DINPUT_API void dinput_record_writer_free(dinput_record_writer_t* writer);
+
+/* ------------------------------------------------------------------------------------- */
+/* Clusters: a worker process's place in a multi-process job                              */
+/* ------------------------------------------------------------------------------------- */
+
+/* A cluster handle says which worker this process is in a job of several processes (its
+ * rank and the number of workers), where the workers meet (the rendezvous URL) and what the
+ * launcher called the job. It is read from the variables a launcher sets (TF_CONFIG,
+ * SLURM's srun, torchrun, Open MPI's mpirun, or dinput's own DINPUT_RANK, DINPUT_WORLD_SIZE
+ * and DINPUT_RDZV_URL) or given explicitly. docs/multi-process.md lists every variable each
+ * source reads. The handle is immutable: it may be read from several threads at once, and
+ * its strings are borrowed for as long as the handle lives. */
+
+/** A worker process's place in a job; immutable. */
+typedef struct dinput_cluster dinput_cluster_t;
+
+/** Resolves the cluster from this process's environment. source: "tf_config", "slurm",
+ * "torchrun", "mpi", "explicit" (the DINPUT_* variables), or "auto" (or NULL): the first of
+ * explicit, tf_config, torchrun, mpi, slurm whose variables are present (an inner launcher
+ * before the SLURM allocation it may run in). DINPUT_RDZV_URL, when set, replaces the
+ * launcher's rendezvous and DINPUT_JOB_ID its job id, whatever the source. A malformed or
+ * missing variable is INVALID_ARGUMENT naming the variable and its value (a rank not below
+ * the world size, a non-number, TF_CONFIG that is not JSON with the offset, a task type the
+ * cluster lacks, a SLURM node list that does not parse, ...); so is an unknown source.
+ * "auto" finding no source at all is NOT_FOUND, naming the variables it looked for. The
+ * environment is read with getenv, so no other thread may change it during the call. */
+DINPUT_API dinput_status_t dinput_cluster_resolve(dinput_cluster_t** out, const char* source);
+/** A cluster given explicitly (source "explicit"): rank in 0..world_size-1, world_size >= 1,
+ * and rdzv_url tcp://HOST:PORT, file://DIR, redis://HOST:PORT, or NULL or "" for none;
+ * INVALID_ARGUMENT naming the argument otherwise. */
+DINPUT_API dinput_status_t dinput_cluster_new(dinput_cluster_t** out, int rank, int world_size,
+                                              const char* rdzv_url);
+/** Releases the handle. NULL is ignored. */
+DINPUT_API void dinput_cluster_free(dinput_cluster_t* cluster);
+/** This process's worker index in 0..world_size-1; -1 for a TF_CONFIG ps or evaluator task
+ * (see dinput_cluster_is_input_worker) and for NULL. */
+DINPUT_API int dinput_cluster_rank(const dinput_cluster_t* cluster);
+/** The number of workers that read input: for TF_CONFIG the chief and worker tasks (0 for
+ * NULL). */
+DINPUT_API int dinput_cluster_world_size(const dinput_cluster_t* cluster);
+/** This process's index among the job's workers on its host; -1 when the launcher does not
+ * say (and for NULL). */
+DINPUT_API int dinput_cluster_local_rank(const dinput_cluster_t* cluster);
+/** The number of the job's workers on this host; -1 when the launcher does not say (and for
+ * NULL). */
+DINPUT_API int dinput_cluster_local_world_size(const dinput_cluster_t* cluster);
+/** The rendezvous URL (tcp://HOST:PORT, file://DIR or redis://HOST:PORT); "" when none is
+ * known (a SLURM job without DINPUT_RDZV_PORT or MASTER_PORT, say) and for NULL. Borrowed:
+ * valid while the handle lives. */
+DINPUT_API const char* dinput_cluster_rdzv_url(const dinput_cluster_t* cluster);
+/** The host of the worker of rank 0 (TF_CONFIG's chief or worker 0, SLURM's first node,
+ * MASTER_ADDR, the host of a tcp:// URL), without brackets for IPv6; "" when unknown and for
+ * NULL. Borrowed: valid while the handle lives. */
+DINPUT_API const char* dinput_cluster_coordinator_host(const dinput_cluster_t* cluster);
+/** The launcher's name of the job (DINPUT_JOB_ID, SLURM_JOB_ID.SLURM_STEP_ID,
+ * TORCHELASTIC_RUN_ID, PMIX_NAMESPACE); "" when it gives none and for NULL. Borrowed: valid
+ * while the handle lives. */
+DINPUT_API const char* dinput_cluster_job_id(const dinput_cluster_t* cluster);
+/** Where the cluster came from: "tf_config", "slurm", "torchrun", "mpi" or "explicit"; ""
+ * for NULL. Borrowed: valid while the handle lives. */
+DINPUT_API const char* dinput_cluster_source(const dinput_cluster_t* cluster);
+/** TF_CONFIG's task.type ("chief", "worker", "ps", "evaluator"); "" for the other sources
+ * and for NULL. Borrowed: valid while the handle lives. */
+DINPUT_API const char* dinput_cluster_task_type(const dinput_cluster_t* cluster);
+/** TF_CONFIG's task.index; -1 for the other sources and for NULL. */
+DINPUT_API int dinput_cluster_task_index(const dinput_cluster_t* cluster);
+/** 1 when this process reads input as one of the job's workers; 0 for a TF_CONFIG ps or
+ * evaluator task (joining the input job from it fails with FAILED_PRECONDITION) and for
+ * NULL. */
+DINPUT_API int dinput_cluster_is_input_worker(const dinput_cluster_t* cluster);
 
 /* ------------------------------------------------------------------------------------- */
 /* Strategies and distribution                                                            */

@@ -1,5 +1,24 @@
 #include "collective/gloo.h"
 
+#include "core/status.h"
+
+// Without Gloo (CMake did not find it, or DINPUT_WITH_GLOO=OFF) only the factory exists, and
+// says so.
+#ifndef DINPUT_HAVE_GLOO
+
+namespace dinput {
+
+std::shared_ptr<Collective> make_gloo_collective(int, int, std::shared_ptr<Store>,
+                                                 const GlooOptions&) {
+  raise(Code::kUnimplemented,
+        "collective: this dinput was built without Gloo, so its workers cannot be processes "
+        "(install libgloo-dev and rebuild; dinput_build_info reports \"gloo\")");
+}
+
+}  // namespace dinput
+
+#else
+
 #include <gloo/common/error.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/transport/tcp/device.h>
@@ -102,7 +121,7 @@ struct Op {
   // Messages and their buffers, in the order posted; sends[i] goes to send_peers[i].
   std::list<std::string> send_msgs;
   std::list<std::string> recv_msg;
-  std::vector<std::unique_ptr<UnboundBuffer>> sends, recvs;
+  std::vector<std::unique_ptr<UnboundBuffer> > sends, recvs;
   std::vector<int> send_peers;
   std::mutex mu;  // guards `interrupted`, and buffers being added vs interrupt()
   bool interrupted = false;
@@ -117,7 +136,7 @@ struct Op {
         b->abortWaitSend();
       }
   }
-  UnboundBuffer* add(std::vector<std::unique_ptr<UnboundBuffer>>& list,
+  UnboundBuffer* add(std::vector<std::unique_ptr<UnboundBuffer> >& list,
                      std::unique_ptr<UnboundBuffer> buffer) {
     std::lock_guard<std::mutex> lock(mu);
     if (interrupted) {
@@ -141,15 +160,15 @@ struct GlooCollective::Impl {
   std::optional<Error> broken;  // a connection to a worker failed
   std::map<uint64_t, Error> aborted_channels;
   std::map<uint64_t, uint64_t> next_seq;
-  std::set<std::shared_ptr<Op>> pending;
-  std::list<std::shared_ptr<Op>> graveyard;
-  std::list<std::pair<std::unique_ptr<UnboundBuffer>, std::string>> control_graveyard;
+  std::set<std::shared_ptr<Op> > pending;
+  std::list<std::shared_ptr<Op> > graveyard;
+  std::list<std::pair<std::unique_ptr<UnboundBuffer>, std::string> > control_graveyard;
   // Control messages sent without waiting (queries and replies): kept until the connections
   // close, like the graveyard (only timeouts make them).
-  std::list<std::pair<std::unique_ptr<UnboundBuffer>, std::string>> control_sent;
+  std::list<std::pair<std::unique_ptr<UnboundBuffer>, std::string> > control_sent;
   // Arrival queries of this worker in flight: (channel, step) -> per worker -1 (no answer),
   // 0 (not arrived) or 1 (arrived).
-  std::map<std::pair<uint64_t, uint64_t>, std::vector<int>> queries;
+  std::map<std::pair<uint64_t, uint64_t>, std::vector<int> > queries;
 
   // Sends a control message to `peer` without waiting for it to leave.
   void send_control(int peer, std::string msg) {
@@ -523,7 +542,7 @@ std::vector<std::string> GlooCollective::Impl::all_gather(uint64_t channel, std:
     const bool any_long = std::any_of(lengths.begin(), lengths.end(),
                                       [](uint64_t length) { return length > kInline; });
     std::vector<std::string> rests(n);
-    std::vector<std::pair<UnboundBuffer*, int>> rest_recvs;
+    std::vector<std::pair<UnboundBuffer*, int> > rest_recvs;
     if (any_long) {
       const uint64_t rest_slot = data_slot(channel, op->seq, kRestExchange);
       for (size_t i = 1; i < n; ++i) {
@@ -679,3 +698,5 @@ std::shared_ptr<Collective> make_gloo_collective(int rank, int world_size,
 }
 
 }  // namespace dinput
+
+#endif  // DINPUT_HAVE_GLOO

@@ -3,8 +3,8 @@
 // address there and connects to every other (a full mesh), and after that the Store is used
 // no more — every step goes over the TCP connections only.
 //
-// Compiled only when CMake finds Gloo (DINPUT_HAVE_GLOO); nothing outside src/collective
-// includes Gloo's headers.
+// Compiled only when CMake finds Gloo (DINPUT_HAVE_GLOO); without it make_gloo_collective
+// is UNIMPLEMENTED. Nothing outside src/collective includes Gloo's headers.
 #pragma once
 
 #include <chrono>
@@ -55,6 +55,7 @@ class GlooCollective final : public Collective {
   std::unique_ptr<Impl> impl_;
 };
 
+// The collective of GlooCollective's constructor; UNIMPLEMENTED in a build without Gloo.
 std::shared_ptr<Collective> make_gloo_collective(int rank, int world_size,
                                                  std::shared_ptr<Store> store,
                                                  const GlooOptions& options);

@@ -46,6 +46,7 @@ include("cuda.jl")
 include("callbacks.jl")
 include("datasets.jl")
 include("iterators.jl")
+include("cluster.jl")
 include("distribute.jl")
 include("records.jl")
 
@@ -64,6 +65,7 @@ export Collective, abort!, Strategy, InputOptions, DistributedDataset, PerReplic
     replica_context, per_replica_batch_size, num_replicas_in_sync, num_local_replicas,
     num_workers, worker_index, devices, plan
 export RecordWriter, discard
+export Cluster, resolve_cluster
 
 """
     Dinput.version() -> VersionNumber

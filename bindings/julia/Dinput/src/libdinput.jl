@@ -836,6 +836,43 @@ dinput_record_writer_free(writer) =
     @gcsafe_ccall((:dinput_record_writer_free, libdinput), Cvoid, (Ptr{Cvoid},), writer)
 
 # ---------------------------------------------------------------------------------------
+# Clusters
+# ---------------------------------------------------------------------------------------
+
+function dinput_cluster_resolve(out, source)
+    ccall((:dinput_cluster_resolve, libdinput), Cint, (Ptr{Ptr{Cvoid}}, Cstring), out, source)
+end
+function dinput_cluster_new(out, rank, world_size, rdzv_url)
+    ccall((:dinput_cluster_new, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Cint, Cint, Cstring),
+        out, rank, world_size, rdzv_url)
+end
+dinput_cluster_free(cluster) =
+    ccall((:dinput_cluster_free, libdinput), Cvoid, (Ptr{Cvoid},), cluster)
+dinput_cluster_rank(cluster) =
+    ccall((:dinput_cluster_rank, libdinput), Cint, (Ptr{Cvoid},), cluster)
+dinput_cluster_world_size(cluster) =
+    ccall((:dinput_cluster_world_size, libdinput), Cint, (Ptr{Cvoid},), cluster)
+dinput_cluster_local_rank(cluster) =
+    ccall((:dinput_cluster_local_rank, libdinput), Cint, (Ptr{Cvoid},), cluster)
+dinput_cluster_local_world_size(cluster) =
+    ccall((:dinput_cluster_local_world_size, libdinput), Cint, (Ptr{Cvoid},), cluster)
+dinput_cluster_rdzv_url(cluster) =
+    ccall((:dinput_cluster_rdzv_url, libdinput), Ptr{UInt8}, (Ptr{Cvoid},), cluster)
+dinput_cluster_coordinator_host(cluster) =
+    ccall((:dinput_cluster_coordinator_host, libdinput), Ptr{UInt8}, (Ptr{Cvoid},), cluster)
+dinput_cluster_job_id(cluster) =
+    ccall((:dinput_cluster_job_id, libdinput), Ptr{UInt8}, (Ptr{Cvoid},), cluster)
+dinput_cluster_source(cluster) =
+    ccall((:dinput_cluster_source, libdinput), Ptr{UInt8}, (Ptr{Cvoid},), cluster)
+dinput_cluster_task_type(cluster) =
+    ccall((:dinput_cluster_task_type, libdinput), Ptr{UInt8}, (Ptr{Cvoid},), cluster)
+dinput_cluster_task_index(cluster) =
+    ccall((:dinput_cluster_task_index, libdinput), Cint, (Ptr{Cvoid},), cluster)
+dinput_cluster_is_input_worker(cluster) =
+    ccall((:dinput_cluster_is_input_worker, libdinput), Cint, (Ptr{Cvoid},), cluster)
+
+# ---------------------------------------------------------------------------------------
 # Strategies and distribution
 # ---------------------------------------------------------------------------------------
 

@@ -552,6 +552,20 @@ end
     @test is_error(err, :ABORTED) && occursin("cannot continue", err.message)
 end
 
+@testset "clusters" begin
+    c = Cluster(1, 4, "tcp://127.0.0.1:5000")
+    @test Dinput.rank(c) == 1 && Dinput.world_size(c) == 4
+    @test Dinput.rdzv_url(c) == "tcp://127.0.0.1:5000" && Dinput.coordinator_host(c) == "127.0.0.1"
+    @test Dinput.source(c) == "explicit" && Dinput.local_rank(c) == -1 && Dinput.is_input_worker(c)
+    @test is_error(caught(() -> Cluster(4, 4)), :INVALID_ARGUMENT)
+    withenv("TF_CONFIG" => """{"cluster": {"chief": ["c:1"], "worker": ["w:1"], "ps": ["p:1"]},
+                               "task": {"type": "ps", "index": 0}}""") do
+        ps = resolve_cluster()
+        @test Dinput.task_type(ps) == "ps" && Dinput.task_index(ps) == 0
+        @test !Dinput.is_input_worker(ps) && Dinput.world_size(ps) == 2
+    end
+end
+
 @testset "record files" begin
     mktempdir() do dir
         path = joinpath(dir, "data.tfrecord")

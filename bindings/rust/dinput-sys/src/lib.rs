@@ -171,6 +171,8 @@ opaque! {
     dinput_iterator => dinput_iterator_t;
     /// Holds an element, a per-replica value, or nothing.
     dinput_optional => dinput_optional_t;
+    /// A worker process's place in a multi-process job; immutable.
+    dinput_cluster => dinput_cluster_t;
     /// How workers exchange the values the distributed iterator and reduce need.
     dinput_collective => dinput_collective_t;
     /// One worker's view of W workers x R replica devices.
@@ -744,6 +746,27 @@ extern "C" {
     pub fn dinput_record_writer_close(writer: *mut dinput_record_writer_t) -> dinput_status_t;
     pub fn dinput_record_writer_discard(writer: *mut dinput_record_writer_t) -> dinput_status_t;
     pub fn dinput_record_writer_free(writer: *mut dinput_record_writer_t);
+
+    // -- clusters --
+    pub fn dinput_cluster_resolve(out: *mut *mut dinput_cluster_t, source: *const c_char) -> dinput_status_t;
+    pub fn dinput_cluster_new(
+        out: *mut *mut dinput_cluster_t,
+        rank: c_int,
+        world_size: c_int,
+        rdzv_url: *const c_char,
+    ) -> dinput_status_t;
+    pub fn dinput_cluster_free(cluster: *mut dinput_cluster_t);
+    pub fn dinput_cluster_rank(cluster: *const dinput_cluster_t) -> c_int;
+    pub fn dinput_cluster_world_size(cluster: *const dinput_cluster_t) -> c_int;
+    pub fn dinput_cluster_local_rank(cluster: *const dinput_cluster_t) -> c_int;
+    pub fn dinput_cluster_local_world_size(cluster: *const dinput_cluster_t) -> c_int;
+    pub fn dinput_cluster_rdzv_url(cluster: *const dinput_cluster_t) -> *const c_char;
+    pub fn dinput_cluster_coordinator_host(cluster: *const dinput_cluster_t) -> *const c_char;
+    pub fn dinput_cluster_job_id(cluster: *const dinput_cluster_t) -> *const c_char;
+    pub fn dinput_cluster_source(cluster: *const dinput_cluster_t) -> *const c_char;
+    pub fn dinput_cluster_task_type(cluster: *const dinput_cluster_t) -> *const c_char;
+    pub fn dinput_cluster_task_index(cluster: *const dinput_cluster_t) -> c_int;
+    pub fn dinput_cluster_is_input_worker(cluster: *const dinput_cluster_t) -> c_int;
 
     // -- strategies and distribution --
     pub fn dinput_collective_new_in_process(

@@ -84,6 +84,7 @@
 #![warn(missing_debug_implementations)]
 
 mod callback;
+mod cluster;
 pub mod cuda;
 mod dataset;
 mod distribute;
@@ -92,6 +93,7 @@ mod error;
 mod iter;
 mod tensor;
 
+pub use cluster::Cluster;
 pub use dataset::{
     AutoShardPolicy, BatchOptions, Cardinality, Compression, Dataset, InterleaveOptions, MapOptions, Options,
     RecordWriter, RecordWriterOptions, ShuffleOptions, AUTOTUNE,

@@ -1,0 +1,53 @@
+package dinput
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestClusterExplicit(t *testing.T) {
+	c, err := NewCluster(1, 4, "tcp://127.0.0.1:5000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Rank() != 1 || c.WorldSize() != 4 || c.Source() != "explicit" || !c.IsInputWorker() {
+		t.Errorf("got rank %d of %d from %q", c.Rank(), c.WorldSize(), c.Source())
+	}
+	if c.RdzvURL() != "tcp://127.0.0.1:5000" || c.CoordinatorHost() != "127.0.0.1" {
+		t.Errorf("got %q at %q", c.RdzvURL(), c.CoordinatorHost())
+	}
+	if c.LocalRank() != -1 || c.TaskIndex() != -1 || c.TaskType() != "" {
+		t.Errorf("unknown fields: %d %d %q", c.LocalRank(), c.TaskIndex(), c.TaskType())
+	}
+	_, err = NewCluster(4, 4, "")
+	var e *Error
+	if !errors.As(err, &e) || e.Code != InvalidArgument || !strings.Contains(e.Message, "got 4") {
+		t.Errorf("rank 4 of 4: %v", err)
+	}
+}
+
+// t.Setenv sets the variables for the C library too (cgo's os.Setenv calls setenv) and
+// restores them afterwards; it also forbids t.Parallel, so no other test sees them.
+func TestResolveClusterTfConfig(t *testing.T) {
+	t.Setenv("TF_CONFIG", `{"cluster": {"chief": ["host0:2222"], "worker": ["host1:2222", "host2:2222"],
+		"ps": ["host3:2222"]}, "task": {"type": "worker", "index": 0}}`)
+	c, err := ResolveCluster("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Source() != "tf_config" || c.Rank() != 1 || c.WorldSize() != 3 {
+		t.Errorf("worker 0 after the chief: got rank %d of %d from %q", c.Rank(), c.WorldSize(), c.Source())
+	}
+	if c.TaskType() != "worker" || c.TaskIndex() != 0 || c.RdzvURL() != "tcp://host0:2222" {
+		t.Errorf("got task %s:%d, rendezvous %q", c.TaskType(), c.TaskIndex(), c.RdzvURL())
+	}
+	t.Setenv("TF_CONFIG", `{"cluster": {"worker": ["a:1"]}, "task": {"type": "chief"}}`)
+	_, err = ResolveCluster("tf_config")
+	var e *Error
+	if !errors.As(err, &e) || e.Code != InvalidArgument || !strings.Contains(e.Message, "task.type 'chief'") {
+		t.Errorf("a task the cluster lacks: %v", err)
+	}
+}

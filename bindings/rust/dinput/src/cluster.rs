@@ -1,0 +1,122 @@
+//! Clusters: a worker process's place in a multi-process job (its rank, the number of
+//! workers, where they meet), read from what the launcher set (TF_CONFIG, srun, torchrun,
+//! mpirun, DINPUT_* variables) or given explicitly.
+
+use std::fmt;
+use std::ptr::NonNull;
+
+use dinput_sys as sys;
+
+use crate::error::{borrowed_str, c_string, out_handle, Result};
+
+/// A worker process's place in a multi-process job. Immutable, so `Send + Sync`.
+pub struct Cluster {
+    raw: NonNull<sys::dinput_cluster_t>,
+}
+
+// SAFETY: a cluster handle is immutable after it is made (dinput.h, "Clusters"): reading it
+// from several threads at once is allowed, and so is freeing it from another thread.
+unsafe impl Send for Cluster {}
+// SAFETY: as above.
+unsafe impl Sync for Cluster {}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        // SAFETY: self.raw is live and owned by this value.
+        unsafe { sys::dinput_cluster_free(self.raw.as_ptr()) }
+    }
+}
+
+impl fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cluster")
+            .field("source", &self.source())
+            .field("rank", &self.rank())
+            .field("world_size", &self.world_size())
+            .field("rdzv_url", &self.rdzv_url())
+            .finish()
+    }
+}
+
+impl Cluster {
+    /// Resolves the cluster from this process's environment. `source`: "auto", "tf_config",
+    /// "slurm", "torchrun", "mpi" or "explicit" (the DINPUT_* variables). A malformed or
+    /// missing variable is INVALID_ARGUMENT naming it and its value; "auto" finding nothing
+    /// is NOT_FOUND.
+    pub fn resolve(source: &str) -> Result<Cluster> {
+        let source = c_string(source, "source")?;
+        // SAFETY: `source` is a NUL-terminated string that outlives the call.
+        let raw = out_handle(|out| unsafe { sys::dinput_cluster_resolve(out, source.as_ptr()) })?;
+        Ok(Cluster { raw })
+    }
+
+    /// A cluster given explicitly: `rank` in `0..world_size`, and the rendezvous URL
+    /// (tcp://HOST:PORT, file://DIR, redis://HOST:PORT; "" for none).
+    pub fn new(rank: i32, world_size: i32, rdzv_url: &str) -> Result<Cluster> {
+        let url = c_string(rdzv_url, "rdzv_url")?;
+        // SAFETY: `url` is a NUL-terminated string that outlives the call.
+        let raw = out_handle(|out| unsafe { sys::dinput_cluster_new(out, rank, world_size, url.as_ptr()) })?;
+        Ok(Cluster { raw })
+    }
+
+    /// The raw handle, for the calls of [`crate::sys`]; valid while `self` lives.
+    pub fn as_ptr(&self) -> *const sys::dinput_cluster_t {
+        self.raw.as_ptr()
+    }
+
+    /// This process's worker index; -1 for a TF_CONFIG ps or evaluator task.
+    pub fn rank(&self) -> i32 {
+        // SAFETY: self.raw is live.
+        unsafe { sys::dinput_cluster_rank(self.raw.as_ptr()) }
+    }
+    /// The number of workers that read input.
+    pub fn world_size(&self) -> i32 {
+        // SAFETY: self.raw is live.
+        unsafe { sys::dinput_cluster_world_size(self.raw.as_ptr()) }
+    }
+    /// The index among the job's workers on this host, when the launcher says.
+    pub fn local_rank(&self) -> Option<i32> {
+        // SAFETY: self.raw is live.
+        let v = unsafe { sys::dinput_cluster_local_rank(self.raw.as_ptr()) };
+        (v >= 0).then_some(v)
+    }
+    /// The number of the job's workers on this host, when the launcher says.
+    pub fn local_world_size(&self) -> Option<i32> {
+        // SAFETY: self.raw is live.
+        let v = unsafe { sys::dinput_cluster_local_world_size(self.raw.as_ptr()) };
+        (v >= 0).then_some(v)
+    }
+    /// The rendezvous URL; "" when none is known.
+    pub fn rdzv_url(&self) -> &str {
+        // SAFETY: the string lives as long as the handle, which `self` keeps.
+        unsafe { borrowed_str(sys::dinput_cluster_rdzv_url(self.raw.as_ptr())) }
+    }
+    /// The host of the worker of rank 0; "" when unknown.
+    pub fn coordinator_host(&self) -> &str {
+        // SAFETY: as for rdzv_url.
+        unsafe { borrowed_str(sys::dinput_cluster_coordinator_host(self.raw.as_ptr())) }
+    }
+    /// The launcher's name of the job; "" when it gives none.
+    pub fn job_id(&self) -> &str {
+        // SAFETY: as for rdzv_url.
+        unsafe { borrowed_str(sys::dinput_cluster_job_id(self.raw.as_ptr())) }
+    }
+    /// "tf_config", "slurm", "torchrun", "mpi" or "explicit".
+    pub fn source(&self) -> &str {
+        // SAFETY: as for rdzv_url.
+        unsafe { borrowed_str(sys::dinput_cluster_source(self.raw.as_ptr())) }
+    }
+    /// TF_CONFIG's task type and index; `None` for the other sources.
+    pub fn task(&self) -> Option<(&str, i32)> {
+        // SAFETY: as for rdzv_url.
+        let kind = unsafe { borrowed_str(sys::dinput_cluster_task_type(self.raw.as_ptr())) };
+        // SAFETY: self.raw is live.
+        let index = unsafe { sys::dinput_cluster_task_index(self.raw.as_ptr()) };
+        (!kind.is_empty()).then_some((kind, index))
+    }
+    /// false for a TF_CONFIG ps or evaluator task, which reads no input.
+    pub fn is_input_worker(&self) -> bool {
+        // SAFETY: self.raw is live.
+        unsafe { sys::dinput_cluster_is_input_worker(self.raw.as_ptr()) != 0 }
+    }
+}

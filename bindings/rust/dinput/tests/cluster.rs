@@ -1,0 +1,48 @@
+//! Cluster handles: explicit ones, and resolving torchrun's variables. One test function:
+//! it sets process environment variables, which the other tests of this binary must not see
+//! change under them.
+
+use dinput::{Cluster, Code};
+
+#[test]
+fn explicit_and_torchrun_clusters() {
+    let c = Cluster::new(1, 4, "tcp://127.0.0.1:5000").unwrap();
+    assert_eq!((c.rank(), c.world_size()), (1, 4));
+    assert_eq!(c.rdzv_url(), "tcp://127.0.0.1:5000");
+    assert_eq!(c.coordinator_host(), "127.0.0.1");
+    assert_eq!(c.source(), "explicit");
+    assert_eq!(c.local_rank(), None);
+    assert_eq!(c.task(), None);
+    assert!(c.is_input_worker());
+
+    let err = Cluster::new(4, 4, "").unwrap_err();
+    assert_eq!(err.code, Code::InvalidArgument);
+    assert!(err.message.contains("got 4"), "{}", err.message);
+
+    for (k, v) in [
+        ("RANK", "3"),
+        ("WORLD_SIZE", "4"),
+        ("LOCAL_RANK", "1"),
+        ("LOCAL_WORLD_SIZE", "2"),
+        ("MASTER_ADDR", "node-a"),
+        ("MASTER_PORT", "29500"),
+        ("TORCHELASTIC_RUN_ID", "r1"),
+    ] {
+        std::env::set_var(k, v);
+    }
+    let c = Cluster::resolve("torchrun").unwrap();
+    assert_eq!((c.rank(), c.world_size(), c.local_rank(), c.local_world_size()), (3, 4, Some(1), Some(2)));
+    assert_eq!(c.rdzv_url(), "tcp://node-a:29500");
+    assert_eq!(c.job_id(), "r1");
+    std::env::set_var("RANK", "4");
+    let err = Cluster::resolve("torchrun").unwrap_err();
+    assert_eq!(err.code, Code::InvalidArgument);
+    assert!(err.message.contains("RANK=4 is not below WORLD_SIZE=4"), "{}", err.message);
+
+    let tf = r#"{"cluster": {"chief": ["c:1"], "worker": ["w:1"], "ps": ["p:1"]}, "task": {"type": "ps", "index": 0}}"#;
+    std::env::set_var("TF_CONFIG", tf);
+    let ps = Cluster::resolve("auto").unwrap();
+    assert_eq!(ps.task(), Some(("ps", 0)));
+    assert!(!ps.is_input_worker());
+    assert_eq!(ps.world_size(), 2);
+}

@@ -1,0 +1,299 @@
+/* Cluster handles: each resolver reading the process environment as its launcher sets it
+ * (torchrun, srun, mpirun, TF_CONFIG, DINPUT_*), the automatic order, the errors naming the
+ * variable and its value, explicit clusters, and the getters' values for NULL. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "dinput.h"
+
+/* Every variable any resolver reads, cleared before each case so that cases (and the
+ * environment ctest runs in) cannot leak into each other. */
+static const char* const kVariables[] = {"DINPUT_RANK",
+                                         "DINPUT_WORLD_SIZE",
+                                         "DINPUT_LOCAL_RANK",
+                                         "DINPUT_LOCAL_WORLD_SIZE",
+                                         "DINPUT_RDZV_URL",
+                                         "DINPUT_RDZV_PORT",
+                                         "DINPUT_JOB_ID",
+                                         "TF_CONFIG",
+                                         "RANK",
+                                         "WORLD_SIZE",
+                                         "LOCAL_RANK",
+                                         "LOCAL_WORLD_SIZE",
+                                         "GROUP_RANK",
+                                         "MASTER_ADDR",
+                                         "MASTER_PORT",
+                                         "TORCHELASTIC_RUN_ID",
+                                         "OMPI_COMM_WORLD_RANK",
+                                         "OMPI_COMM_WORLD_SIZE",
+                                         "OMPI_COMM_WORLD_LOCAL_RANK",
+                                         "OMPI_COMM_WORLD_LOCAL_SIZE",
+                                         "PMIX_NAMESPACE",
+                                         "SLURM_PROCID",
+                                         "SLURM_NTASKS",
+                                         "SLURM_NPROCS",
+                                         "SLURM_STEP_NUM_TASKS",
+                                         "SLURM_LOCALID",
+                                         "SLURM_NODEID",
+                                         "SLURMD_NODENAME",
+                                         "SLURM_NTASKS_PER_NODE",
+                                         "SLURM_STEP_TASKS_PER_NODE",
+                                         "SLURM_STEP_NODELIST",
+                                         "SLURM_JOB_NODELIST",
+                                         "SLURM_NODELIST",
+                                         "SLURM_JOB_ID",
+                                         "SLURM_JOBID",
+                                         "SLURM_STEP_ID",
+                                         "SLURM_STEPID"};
+
+static void clear_environment(void) {
+  size_t i;
+  for (i = 0; i < sizeof kVariables / sizeof kVariables[0]; ++i) unsetenv(kVariables[i]);
+}
+
+#define CHECK_STR(got, want) CHECK(strcmp((got), (want)) == 0)
+
+static void test_torchrun(void) {
+  dinput_cluster_t* c = NULL;
+  clear_environment();
+  /* What `torchrun --nnodes 2 --nproc-per-node 4 --rdzv-id job7 ...` gives its sixth worker. */
+  setenv("RANK", "5", 1);
+  setenv("WORLD_SIZE", "8", 1);
+  setenv("LOCAL_RANK", "1", 1);
+  setenv("LOCAL_WORLD_SIZE", "4", 1);
+  setenv("GROUP_RANK", "1", 1);
+  setenv("MASTER_ADDR", "10.0.0.1", 1);
+  setenv("MASTER_PORT", "29500", 1);
+  setenv("TORCHELASTIC_RUN_ID", "job7", 1);
+  CHECK_OK(dinput_cluster_resolve(&c, "torchrun"));
+  CHECK(dinput_cluster_rank(c) == 5);
+  CHECK(dinput_cluster_world_size(c) == 8);
+  CHECK(dinput_cluster_local_rank(c) == 1);
+  CHECK(dinput_cluster_local_world_size(c) == 4);
+  CHECK_STR(dinput_cluster_rdzv_url(c), "tcp://10.0.0.1:29500");
+  CHECK_STR(dinput_cluster_coordinator_host(c), "10.0.0.1");
+  CHECK_STR(dinput_cluster_job_id(c), "job7");
+  CHECK_STR(dinput_cluster_source(c), "torchrun");
+  CHECK_STR(dinput_cluster_task_type(c), "");
+  CHECK(dinput_cluster_task_index(c) == -1);
+  CHECK(dinput_cluster_is_input_worker(c) == 1);
+  dinput_cluster_free(c);
+  c = NULL;
+  /* auto finds the same; NULL means auto. */
+  CHECK_OK(dinput_cluster_resolve(&c, NULL));
+  CHECK_STR(dinput_cluster_source(c), "torchrun");
+  dinput_cluster_free(c);
+  c = NULL;
+
+  setenv("RANK", "8", 1);
+  CHECK_STATUS(dinput_cluster_resolve(&c, "torchrun"), DINPUT_INVALID_ARGUMENT);
+  CHECK(c == NULL);
+  CHECK_MSG("dinput_cluster_resolve: RANK=8 is not below WORLD_SIZE=8");
+  setenv("RANK", "five", 1);
+  CHECK_STATUS(dinput_cluster_resolve(&c, "auto"), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("RANK='five' is not a non-negative integer");
+  setenv("RANK", "0", 1);
+  setenv("MASTER_PORT", "port", 1);
+  CHECK_STATUS(dinput_cluster_resolve(&c, "torchrun"), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("MASTER_PORT='port'");
+}
+
+static void test_slurm(void) {
+  dinput_cluster_t* c = NULL;
+  clear_environment();
+  /* What `srun -N 2 --ntasks-per-node 2` in job 4711 gives task 2, the first on node002. */
+  setenv("SLURM_PROCID", "2", 1);
+  setenv("SLURM_NTASKS", "4", 1);
+  setenv("SLURM_NPROCS", "4", 1);
+  setenv("SLURM_STEP_NUM_TASKS", "4", 1);
+  setenv("SLURM_LOCALID", "0", 1);
+  setenv("SLURM_NODEID", "1", 1);
+  setenv("SLURMD_NODENAME", "node002", 1);
+  setenv("SLURM_NTASKS_PER_NODE", "2", 1);
+  setenv("SLURM_STEP_TASKS_PER_NODE", "2(x2)", 1);
+  setenv("SLURM_STEP_NODELIST", "node[001-002]", 1);
+  setenv("SLURM_JOB_NODELIST", "node[001-002]", 1);
+  setenv("SLURM_JOB_ID", "4711", 1);
+  setenv("SLURM_STEP_ID", "0", 1);
+  CHECK_OK(dinput_cluster_resolve(&c, "slurm"));
+  CHECK(dinput_cluster_rank(c) == 2);
+  CHECK(dinput_cluster_world_size(c) == 4);
+  CHECK(dinput_cluster_local_rank(c) == 0);
+  CHECK(dinput_cluster_local_world_size(c) == 2);
+  CHECK_STR(dinput_cluster_coordinator_host(c), "node001");
+  CHECK_STR(dinput_cluster_job_id(c), "4711.0");
+  CHECK_STR(dinput_cluster_source(c), "slurm");
+  /* SLURM names no port: no rendezvous until one is given. */
+  CHECK_STR(dinput_cluster_rdzv_url(c), "");
+  dinput_cluster_free(c);
+  c = NULL;
+  setenv("DINPUT_RDZV_PORT", "29400", 1);
+  CHECK_OK(dinput_cluster_resolve(&c, "auto"));
+  CHECK_STR(dinput_cluster_source(c), "slurm");
+  CHECK_STR(dinput_cluster_rdzv_url(c), "tcp://node001:29400");
+  dinput_cluster_free(c);
+  c = NULL;
+
+  setenv("SLURM_STEP_NODELIST", "node[001-", 1);
+  CHECK_STATUS(dinput_cluster_resolve(&c, "slurm"), DINPUT_INVALID_ARGUMENT);
+  CHECK(c == NULL);
+  CHECK_MSG("SLURM_STEP_NODELIST='node[001-'");
+}
+
+static void test_mpi(void) {
+  dinput_cluster_t* c = NULL;
+  clear_environment();
+  /* `mpirun -np 4` with the rendezvous given by the user. */
+  setenv("OMPI_COMM_WORLD_RANK", "3", 1);
+  setenv("OMPI_COMM_WORLD_SIZE", "4", 1);
+  setenv("OMPI_COMM_WORLD_LOCAL_RANK", "3", 1);
+  setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "4", 1);
+  setenv("DINPUT_RDZV_URL", "redis://127.0.0.1:6379", 1);
+  setenv("DINPUT_JOB_ID", "train-1", 1);
+  CHECK_OK(dinput_cluster_resolve(&c, "mpi"));
+  CHECK(dinput_cluster_rank(c) == 3);
+  CHECK(dinput_cluster_world_size(c) == 4);
+  CHECK(dinput_cluster_local_rank(c) == 3);
+  CHECK(dinput_cluster_local_world_size(c) == 4);
+  CHECK_STR(dinput_cluster_rdzv_url(c), "redis://127.0.0.1:6379");
+  CHECK_STR(dinput_cluster_job_id(c), "train-1");
+  CHECK_STR(dinput_cluster_source(c), "mpi");
+  dinput_cluster_free(c);
+  c = NULL;
+  setenv("OMPI_COMM_WORLD_SIZE", "", 1); /* empty counts as unset */
+  CHECK_STATUS(dinput_cluster_resolve(&c, "mpi"), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("OMPI_COMM_WORLD_SIZE is not set");
+}
+
+static void test_tf_config(void) {
+  dinput_cluster_t* c = NULL;
+  static const char* const kCluster =
+      "{\"cluster\": {\"chief\": [\"host0:2222\"], \"worker\": [\"host1:2222\", "
+      "\"host2:2222\"], \"ps\": [\"host3:2222\"]}, \"task\": {\"type\": \"%s\", \"index\": %d}}";
+  char config[512];
+  clear_environment();
+  snprintf(config, sizeof config, kCluster, "worker", 1);
+  setenv("TF_CONFIG", config, 1);
+  CHECK_OK(dinput_cluster_resolve(&c, "tf_config"));
+  CHECK(dinput_cluster_rank(c) == 2); /* worker 1 after the chief */
+  CHECK(dinput_cluster_world_size(c) == 3);
+  CHECK_STR(dinput_cluster_task_type(c), "worker");
+  CHECK(dinput_cluster_task_index(c) == 1);
+  CHECK(dinput_cluster_is_input_worker(c) == 1);
+  CHECK_STR(dinput_cluster_coordinator_host(c), "host0");
+  CHECK_STR(dinput_cluster_rdzv_url(c), "tcp://host0:2222");
+  CHECK_STR(dinput_cluster_source(c), "tf_config");
+  CHECK(dinput_cluster_local_rank(c) == -1);
+  dinput_cluster_free(c);
+  c = NULL;
+
+  /* The ps task resolves and can read its task, but is no input worker. */
+  snprintf(config, sizeof config, kCluster, "ps", 0);
+  setenv("TF_CONFIG", config, 1);
+  CHECK_OK(dinput_cluster_resolve(&c, "auto"));
+  CHECK_STR(dinput_cluster_task_type(c), "ps");
+  CHECK(dinput_cluster_task_index(c) == 0);
+  CHECK(dinput_cluster_is_input_worker(c) == 0);
+  CHECK(dinput_cluster_rank(c) == -1);
+  dinput_cluster_free(c);
+  c = NULL;
+
+  snprintf(config, sizeof config, kCluster, "evaluator", 0);
+  setenv("TF_CONFIG", config, 1);
+  CHECK_OK(dinput_cluster_resolve(&c, "tf_config"));
+  CHECK_STR(dinput_cluster_task_type(c), "evaluator");
+  CHECK(dinput_cluster_is_input_worker(c) == 0);
+  dinput_cluster_free(c);
+  c = NULL;
+
+  setenv("TF_CONFIG", "{\"cluster\": {\"worker\": [\"a:1\"]}, \"task\": ", 1);
+  CHECK_STATUS(dinput_cluster_resolve(&c, "tf_config"), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("not valid JSON at offset 41");
+  snprintf(config, sizeof config, kCluster, "worker", 2);
+  setenv("TF_CONFIG", config, 1);
+  CHECK_STATUS(dinput_cluster_resolve(&c, "tf_config"), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("task.index 2 is out of range");
+  unsetenv("TF_CONFIG");
+  CHECK_STATUS(dinput_cluster_resolve(&c, "tf_config"), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("TF_CONFIG is not set");
+}
+
+static void test_explicit_and_auto(void) {
+  dinput_cluster_t* c = NULL;
+  clear_environment();
+  CHECK_STATUS(dinput_cluster_resolve(&c, "auto"), DINPUT_NOT_FOUND);
+  CHECK(c == NULL);
+  CHECK_MSG("tried, in order: explicit (DINPUT_RANK or DINPUT_WORLD_SIZE), tf_config (TF_CONFIG)");
+  CHECK_MSG("slurm (SLURM_PROCID)");
+  CHECK_STATUS(dinput_cluster_resolve(&c, "yarn"), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("unknown cluster source 'yarn'");
+  CHECK_STATUS(dinput_cluster_resolve(NULL, "auto"), DINPUT_INVALID_ARGUMENT);
+
+  /* DINPUT_* variables come before every launcher's. */
+  setenv("SLURM_PROCID", "0", 1);
+  setenv("SLURM_NTASKS", "1", 1);
+  setenv("DINPUT_RANK", "1", 1);
+  setenv("DINPUT_WORLD_SIZE", "2", 1);
+  setenv("DINPUT_RDZV_URL", "file:///tmp/rdzv", 1);
+  CHECK_OK(dinput_cluster_resolve(&c, "auto"));
+  CHECK_STR(dinput_cluster_source(c), "explicit");
+  CHECK(dinput_cluster_rank(c) == 1);
+  CHECK(dinput_cluster_world_size(c) == 2);
+  CHECK_STR(dinput_cluster_rdzv_url(c), "file:///tmp/rdzv");
+  CHECK_STR(dinput_cluster_coordinator_host(c), "");
+  dinput_cluster_free(c);
+  c = NULL;
+
+  CHECK_OK(dinput_cluster_new(&c, 1, 4, "tcp://127.0.0.1:5000"));
+  CHECK(dinput_cluster_rank(c) == 1);
+  CHECK(dinput_cluster_world_size(c) == 4);
+  CHECK(dinput_cluster_local_rank(c) == -1);
+  CHECK(dinput_cluster_local_world_size(c) == -1);
+  CHECK_STR(dinput_cluster_rdzv_url(c), "tcp://127.0.0.1:5000");
+  CHECK_STR(dinput_cluster_coordinator_host(c), "127.0.0.1");
+  CHECK_STR(dinput_cluster_source(c), "explicit");
+  CHECK_STR(dinput_cluster_job_id(c), "");
+  CHECK(dinput_cluster_is_input_worker(c) == 1);
+  dinput_cluster_free(c);
+  c = NULL;
+  CHECK_OK(dinput_cluster_new(&c, 0, 1, NULL));
+  CHECK_STR(dinput_cluster_rdzv_url(c), "");
+  dinput_cluster_free(c);
+  c = NULL;
+  CHECK_STATUS(dinput_cluster_new(&c, 4, 4, NULL), DINPUT_INVALID_ARGUMENT);
+  CHECK(c == NULL);
+  CHECK_MSG("dinput_cluster_new: rank must be in 0..world_size-1 = 0..3, got 4");
+  CHECK_STATUS(dinput_cluster_new(&c, 0, 0, NULL), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("world_size must be >= 1");
+  CHECK_STATUS(dinput_cluster_new(&c, 0, 2, "udp://h:1"), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("rdzv_url='udp://h:1' is not a rendezvous URL");
+  CHECK_STATUS(dinput_cluster_new(NULL, 0, 1, NULL), DINPUT_INVALID_ARGUMENT);
+
+  /* The getters of NULL, and free of NULL. */
+  CHECK(dinput_cluster_rank(NULL) == -1);
+  CHECK(dinput_cluster_world_size(NULL) == 0);
+  CHECK(dinput_cluster_local_rank(NULL) == -1);
+  CHECK(dinput_cluster_local_world_size(NULL) == -1);
+  CHECK_STR(dinput_cluster_rdzv_url(NULL), "");
+  CHECK_STR(dinput_cluster_coordinator_host(NULL), "");
+  CHECK_STR(dinput_cluster_job_id(NULL), "");
+  CHECK_STR(dinput_cluster_source(NULL), "");
+  CHECK_STR(dinput_cluster_task_type(NULL), "");
+  CHECK(dinput_cluster_task_index(NULL) == -1);
+  CHECK(dinput_cluster_is_input_worker(NULL) == 0);
+  dinput_cluster_free(NULL);
+}
+
+int main(void) {
+  test_torchrun();
+  test_slurm();
+  test_mpi();
+  test_tf_config();
+  test_explicit_and_auto();
+  clear_environment();
+  return check_finish_();
+}

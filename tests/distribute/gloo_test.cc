@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "collective/gloo.h"
+#include "collective/store_url.h"
 #include "harness.h"
 #include "io/file_sources.h"
 
@@ -535,63 +536,75 @@ std::string read_all(int fd, Clock::time_point watchdog) {
 // Workers as processes: each child builds its strategy on its own GlooCollective and
 // iterates; what each worker gets is what the same worker gets in process.
 TEST(GlooCollective, WorkerProcessesGiveTheInProcessOutput) {
-  for (int W : {2, 3, 4}) {
-    SCOPED_TRACE(W);
-    const MakeDist make = [](std::shared_ptr<const Strategy> s) {
-      return distribute_dataset(s, make_batch(make_range(0, 20, 1), 8, false), {});
-    };
-    auto in_process = run_workers(W, 2, make);
-    char tmpl[] = "/tmp/dinput_gloo_XXXXXX";
-    const std::string dir = mkdtemp(tmpl);
-    std::vector<pid_t> pids;
-    std::vector<int> fds;
-    for (int w = 0; w < W; ++w) {
-      int p[2];
-      ASSERT_EQ(pipe(p), 0);
-      const pid_t pid = fork();
-      ASSERT_GE(pid, 0);
-      if (pid == 0) {
-        close(p[0]);
-        WorkerRun run;
-        try {
-          auto c = make_gloo_collective(w, W, std::make_shared<DirStore>(dir), loopback(30000));
-          DistributedIterator it(make(make_strategy({"CPU:0", "CPU:1"}, c, w)));
-          std::vector<Element> step;
-          while (it.next(step)) {
-            std::vector<std::vector<int64_t>> replicas;
-            for (const auto& piece : step) replicas.push_back(values_of(piece));
-            run.steps.push_back(std::move(replicas));
+  // The store: the test's own in files, then the library's tcp:// (served here, by the test
+  // process, on a port the system chooses) and file://.
+  for (const std::string kind : {"dir", "tcp", "file"})
+    for (int W : {2, 3, 4}) {
+      SCOPED_TRACE(kind + " W=" + std::to_string(W));
+      const MakeDist make = [](std::shared_ptr<const Strategy> s) {
+        return distribute_dataset(s, make_batch(make_range(0, 20, 1), 8, false), {});
+      };
+      auto in_process = run_workers(W, 2, make);
+      char tmpl[] = "/tmp/dinput_gloo_XXXXXX";
+      const std::string dir = mkdtemp(tmpl);
+      std::shared_ptr<Store> server;
+      std::string url = "file://" + dir;
+      if (kind == "tcp") server = make_store("tcp://127.0.0.1:0", 0, W, {}, &url);
+      auto open_store = [&](int w) -> std::shared_ptr<Store> {
+        if (kind == "dir") return std::make_shared<DirStore>(dir);
+        StoreOptions o;
+        o.serve = false;  // the server runs in the test process (not copied by fork)
+        return make_store(url, w, W, o);
+      };
+      std::vector<pid_t> pids;
+      std::vector<int> fds;
+      for (int w = 0; w < W; ++w) {
+        int p[2];
+        ASSERT_EQ(pipe(p), 0);
+        const pid_t pid = fork();
+        ASSERT_GE(pid, 0);
+        if (pid == 0) {
+          close(p[0]);
+          WorkerRun run;
+          try {
+            auto c = make_gloo_collective(w, W, open_store(w), loopback(30000));
+            DistributedIterator it(make(make_strategy({"CPU:0", "CPU:1"}, c, w)));
+            std::vector<Element> step;
+            while (it.next(step)) {
+              std::vector<std::vector<int64_t>> replicas;
+              for (const auto& piece : step) replicas.push_back(values_of(piece));
+              run.steps.push_back(std::move(replicas));
+            }
+          } catch (const Error& e) {
+            run.error = e.what();
           }
-        } catch (const Error& e) {
-          run.error = e.what();
+          const std::string out = run.error.empty() ? notation(run) : "error: " + run.error;
+          (void)!write(p[1], out.data(), out.size());
+          _exit(0);
         }
-        const std::string out = run.error.empty() ? notation(run) : "error: " + run.error;
-        (void)!write(p[1], out.data(), out.size());
-        _exit(0);
+        close(p[1]);
+        pids.push_back(pid);
+        fds.push_back(p[0]);
       }
-      close(p[1]);
-      pids.push_back(pid);
-      fds.push_back(p[0]);
-    }
-    const auto watchdog = Clock::now() + std::chrono::seconds(60);
-    for (int w = 0; w < W; ++w)
-      EXPECT_EQ(read_all(fds[static_cast<size_t>(w)], watchdog),
-                notation(in_process[static_cast<size_t>(w)]))
-          << "worker " << w;
-    for (size_t i = 0; i < pids.size(); ++i) {
-      int status = 0;
-      while (waitpid(pids[i], &status, WNOHANG) == 0) {
-        if (Clock::now() > watchdog) {
-          ADD_FAILURE() << "worker " << i << " hung; killed";
-          kill(pids[i], SIGKILL);
+      const auto watchdog = Clock::now() + std::chrono::seconds(60);
+      for (int w = 0; w < W; ++w)
+        EXPECT_EQ(read_all(fds[static_cast<size_t>(w)], watchdog),
+                  notation(in_process[static_cast<size_t>(w)]))
+            << "worker " << w;
+      for (size_t i = 0; i < pids.size(); ++i) {
+        int status = 0;
+        while (waitpid(pids[i], &status, WNOHANG) == 0) {
+          if (Clock::now() > watchdog) {
+            ADD_FAILURE() << "worker " << i << " hung; killed";
+            kill(pids[i], SIGKILL);
+          }
+          std::this_thread::sleep_for(milliseconds(10));
         }
-        std::this_thread::sleep_for(milliseconds(10));
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "worker " << i;
+        close(fds[i]);
       }
-      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "worker " << i;
-      close(fds[i]);
+      std::system(("rm -rf " + dir).c_str());
     }
-    std::system(("rm -rf " + dir).c_str());
-  }
 }
 
 // An error in one worker's pipeline reaches every worker process, as in process: each fails

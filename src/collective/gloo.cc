@@ -23,6 +23,9 @@ std::shared_ptr<Collective> make_gloo_collective(int, int, std::shared_ptr<Store
 #include <gloo/rendezvous/context.h>
 #include <gloo/transport/tcp/device.h>
 #include <gloo/transport/unbound_buffer.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -107,6 +110,30 @@ std::string workers_list(const std::vector<int>& ranks) {
     out += (i ? ", " : "") + std::to_string(ranks[i]);
   if (ranks.size() > kNamed) out += str_cat(" and ", ranks.size() - kNamed, " more");
   return str_cat(ranks.size() == 1 ? "worker " : "workers ", out);
+}
+
+// Empty when a socket can listen on one of `host`'s addresses; else why not.
+std::string why_not_local(const std::string& host) {
+  addrinfo hints = {};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found); rc != 0)
+    return str_cat("it does not resolve (", gai_strerror(rc), ")");
+  std::string why = "no address of it belongs to this host";
+  for (const addrinfo* a = found; a; a = a->ai_next) {
+    const int fd = socket(a->ai_family, SOCK_STREAM, 0);
+    if (fd < 0) continue;
+    sockaddr_storage address = {};
+    std::memcpy(&address, a->ai_addr, a->ai_addrlen);  // port 0: any
+    const bool bound = bind(fd, reinterpret_cast<sockaddr*>(&address), a->ai_addrlen) == 0;
+    close(fd);
+    if (bound) {
+      why.clear();
+      break;
+    }
+  }
+  freeaddrinfo(found);
+  return why;
 }
 
 }  // namespace
@@ -612,10 +639,22 @@ GlooCollective::GlooCollective(int rank, int world_size, std::shared_ptr<Store> 
   const auto gloo_timeout =
       std::min<std::chrono::milliseconds>(options.timeout, std::chrono::hours(1));
   gloo::transport::tcp::attr attr;
-  if (!options.iface.empty())
+  if (!options.iface.empty()) {
     attr.iface = options.iface;
-  else
+  } else {
     attr.hostname = options.address;
+    if (attr.hostname.empty()) {
+      char name[256] = {};
+      gethostname(name, sizeof name - 1);
+      attr.hostname = name;
+    }
+    // Gloo crashes (SIGSEGV in CreateDeviceAttr) on a name with no address of this host, so
+    // check first that one of its addresses can be listened on.
+    if (const std::string why = why_not_local(attr.hostname); !why.empty())
+      raise(Code::kInvalidArgument, "collective: cannot listen on ",
+            options.address.empty() ? "this host's name '" : "address '", attr.hostname, "': ", why,
+            options.address.empty() ? " (set DINPUT_GLOO_IFACE or the address to listen on)" : "");
+  }
   try {
     s.device = gloo::transport::tcp::CreateDevice(attr);
   } catch (const std::exception& e) {

@@ -316,6 +316,16 @@ TEST(GlooCollective, RendezvousTimeoutNamesTheMissingWorkers) {
   bad.address.clear();
   bad.iface = "no-such-interface0";
   EXPECT_EQ(code_of([&] { make_gloo_collective(0, 1, store, bad); }), Code::kInvalidArgument);
+  // An address of another host (Gloo itself crashed on one), or one that does not resolve.
+  for (const char* address : {"192.0.2.1", "no-such-host.invalid"}) {
+    GlooOptions elsewhere = loopback(100);
+    elsewhere.address = address;
+    std::string m;
+    EXPECT_EQ(code_of([&] { make_gloo_collective(0, 2, store, elsewhere); }, &m),
+              Code::kInvalidArgument);
+    EXPECT_NE(m.find(std::string("cannot listen on address '") + address + "'"), std::string::npos)
+        << m;
+  }
 }
 
 // Timeouts past what the clock can hold wait without a deadline (as in process).

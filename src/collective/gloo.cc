@@ -24,12 +24,14 @@ std::shared_ptr<Collective> make_gloo_collective(int, int, std::shared_ptr<Store
 #include <gloo/transport/tcp/device.h>
 #include <gloo/transport/unbound_buffer.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <list>
@@ -111,6 +113,23 @@ std::string workers_list(const std::vector<int>& ranks) {
   if (ranks.size() > kNamed) out += str_cat(" and ", ranks.size() - kNamed, " more");
   return str_cat(ranks.size() == 1 ? "worker " : "workers ", out);
 }
+
+// Blocks SIGPIPE in this thread while it lives; threads started meanwhile keep it blocked.
+class BlockSigpipe {
+ public:
+  BlockSigpipe() {
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, &old_);
+  }
+  ~BlockSigpipe() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+  BlockSigpipe(const BlockSigpipe&) = delete;
+  BlockSigpipe& operator=(const BlockSigpipe&) = delete;
+
+ private:
+  sigset_t old_;
+};
 
 // Empty when a socket can listen on one of `host`'s addresses; else why not.
 std::string why_not_local(const std::string& host) {
@@ -630,6 +649,10 @@ GlooCollective::GlooCollective(int rank, int world_size, std::shared_ptr<Store> 
   if (options.iface.empty() && options.address.empty()) {
     if (const char* env = std::getenv("DINPUT_GLOO_IFACE"); env && *env) options.iface = env;
   }
+  // The threads started here (Gloo's event loop, which does most of the writing, and ours)
+  // inherit this thread's signal mask: with SIGPIPE blocked, a write to a worker that died
+  // fails with EPIPE instead of killing the process.
+  const BlockSigpipe block_sigpipe;
   Impl& s = *impl_;
   s.rank = rank;
   s.size = world_size;

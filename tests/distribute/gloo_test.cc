@@ -1,6 +1,7 @@
 // The Gloo collective (src/collective/gloo.cc): workers as threads of this process first,
 // each with its own GlooCollective over one in-memory store and loopback TCP, then as real
 // processes (fork) over a store in files, where one of them is killed.
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -371,6 +372,39 @@ TEST(GlooCollective, InterfaceFromTheEnvironment) {
   std::thread t([&] { c[1]->all_gather(1, 1, "b"); });
   EXPECT_EQ(c[0]->all_gather(0, 1, "a"), (std::vector<std::string>{"a", "b"}));
   t.join();
+}
+
+// Threads of this process, and how many of them block SIGPIPE (from /proc).
+std::pair<int, int> threads_blocking_sigpipe() {
+  int threads = 0, blocking = 0;
+  DIR* dir = opendir("/proc/self/task");
+  if (!dir) return {-1, -1};
+  while (dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    std::ifstream status(std::string("/proc/self/task/") + entry->d_name + "/status");
+    std::string line;
+    while (std::getline(status, line))
+      if (line.rfind("SigBlk:", 0) == 0) {
+        ++threads;
+        const unsigned long long mask = std::stoull(line.substr(7), nullptr, 16);
+        if (mask & (1ull << (SIGPIPE - 1))) ++blocking;
+      }
+  }
+  closedir(dir);
+  return {threads, blocking};
+}
+
+// Every thread the collective starts blocks SIGPIPE: a write to a worker that died then fails
+// (the others report it) instead of killing this process. The caller's mask is left alone.
+TEST(GlooCollective, ItsThreadsBlockSigpipe) {
+  const auto before = threads_blocking_sigpipe();
+  auto c = connect(2, 20000);
+  const auto after = threads_blocking_sigpipe();
+  EXPECT_GT(after.first, before.first);
+  EXPECT_EQ(after.second - before.second, after.first - before.first);
+  sigset_t mask;
+  pthread_sigmask(SIG_BLOCK, nullptr, &mask);
+  EXPECT_FALSE(sigismember(&mask, SIGPIPE));
 }
 
 // A store in a directory, for processes: a key is a file, written whole by rename.

@@ -1173,6 +1173,23 @@ typedef struct dinput_replica_context dinput_replica_context_t;
  * (INVALID_ARGUMENT otherwise). */
 DINPUT_API dinput_status_t dinput_collective_new_in_process(dinput_collective_t** out,
                                                             int num_workers, int64_t timeout_ms);
+/** A collective joining the worker processes of a job, over TCP (Gloo): this process is worker
+ * dinput_cluster_rank(cluster) of dinput_cluster_world_size(cluster), and the workers meet
+ * through the cluster's rendezvous URL (tcp://HOST:PORT is served by the worker of rank 0;
+ * file://DIR; redis://HOST:PORT). Returns once every worker has connected. Pass the handle to
+ * dinput_strategy_new_multi_worker with worker_index = the cluster's rank.
+ * timeout_ms bounds the rendezvous and every later wait (0: 60000); a worker that does not
+ * arrive, or dies, makes the others fail within it with DEADLINE_EXCEEDED or UNAVAILABLE
+ * naming the worker. job_id (NULL or "": the cluster's job id, or "dinput") namespaces the
+ * rendezvous keys, so that jobs sharing a store never mix. The network interface is taken
+ * from DINPUT_GLOO_IFACE when set (docs/multi-process.md). Errors: INVALID_ARGUMENT for a
+ * cluster without a rendezvous URL or a malformed one; FAILED_PRECONDITION for a TF_CONFIG
+ * task that reads no input (ps, evaluator); UNIMPLEMENTED in a build without Gloo (see
+ * dinput_build_info). */
+DINPUT_API dinput_status_t dinput_collective_new_from_cluster(dinput_collective_t** out,
+                                                              const dinput_cluster_t* cluster,
+                                                              int64_t timeout_ms,
+                                                              const char* job_id);
 /** Releases this handle to the collective (strategies made with it keep it alive). NULL is
  * ignored. */
 DINPUT_API void dinput_collective_free(dinput_collective_t* collective);

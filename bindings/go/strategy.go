@@ -35,6 +35,31 @@ func NewInProcessCollective(numWorkers int, timeout time.Duration) (*Collective,
 	return c, nil
 }
 
+// NewCollectiveFromCluster returns a collective joining the worker processes of a job over
+// TCP: this process is worker cluster.Rank(), and the workers meet at the cluster's
+// rendezvous URL. It returns once every worker has connected. timeout bounds the rendezvous
+// and every later wait (0: one minute); jobID ("": the cluster's) namespaces the rendezvous
+// keys. Unimplemented in a build without Gloo.
+func NewCollectiveFromCluster(cluster *Cluster, timeout time.Duration, jobID string) (*Collective, error) {
+	cj := C.CString(jobID)
+	defer C.free(unsafe.Pointer(cj))
+	p := cluster.ref.acquire()
+	defer cluster.ref.release()
+	if p == nil {
+		return nil, closedError("Cluster")
+	}
+	var out *C.dinput_collective_t
+	if err := call(func() C.dinput_status_t {
+		return C.dinput_collective_new_from_cluster(&out, p, C.int64_t(timeout.Milliseconds()), cj)
+	}); err != nil {
+		return nil, err
+	}
+	c := &Collective{numWorkers: int(C.dinput_collective_num_workers(out))}
+	c.ref.p = out
+	runtime.SetFinalizer(c, (*Collective).Close)
+	return c, nil
+}
+
 // Close releases the collective (strategies made with it keep it alive). Idempotent.
 func (c *Collective) Close() error {
 	if c == nil {

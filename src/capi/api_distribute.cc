@@ -1,6 +1,7 @@
 // Collectives, strategies, input options, distributed datasets and iterators, per-replica
 // values, run and reduce.
 #include "capi/callbacks.h"
+#include "capi/collective_handle.h"
 #include "capi/firewall.h"
 #include "capi/handles.h"
 #include "capi/host_tensors.h"
@@ -11,9 +12,6 @@
 
 using namespace dinput;
 
-struct dinput_collective {
-  std::shared_ptr<Collective> collective;
-};
 struct dinput_strategy {
   std::shared_ptr<const Strategy> strategy;
 };

@@ -207,6 +207,14 @@ static void test_tf_config(void) {
   CHECK_OK(dinput_cluster_resolve(&c, "tf_config"));
   CHECK_STR(dinput_cluster_task_type(c), "evaluator");
   CHECK(dinput_cluster_is_input_worker(c) == 0);
+  {
+    /* An evaluator reads no input: it cannot join the input job. */
+    dinput_collective_t* coll = NULL;
+    CHECK_STATUS(dinput_collective_new_from_cluster(&coll, c, 1000, NULL),
+                 DINPUT_FAILED_PRECONDITION);
+    CHECK_MSG("evaluator");
+    CHECK(coll == NULL);
+  }
   dinput_cluster_free(c);
   c = NULL;
 
@@ -288,12 +296,48 @@ static void test_explicit_and_auto(void) {
   dinput_cluster_free(NULL);
 }
 
+/* A collective from a cluster: the arguments are checked, a cluster without a rendezvous URL
+ * is refused naming what to set, and a one-worker job on a file:// store joins at once. A build
+ * without Gloo refuses every one with UNIMPLEMENTED. */
+static void test_collective_from_cluster(void) {
+  dinput_cluster_t* c = NULL;
+  dinput_collective_t* coll = NULL;
+  dinput_status_t st;
+  CHECK_STATUS(dinput_collective_new_from_cluster(NULL, NULL, 0, NULL), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_collective_new_from_cluster(&coll, NULL, 0, NULL), DINPUT_INVALID_ARGUMENT);
+  CHECK_OK(dinput_cluster_new(&c, 0, 2, NULL));
+  CHECK_STATUS(dinput_collective_new_from_cluster(&coll, c, 1000, NULL), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("no rendezvous URL");
+  CHECK_STATUS(dinput_collective_new_from_cluster(&coll, c, -1, NULL), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("timeout_ms");
+  dinput_cluster_free(c);
+  c = NULL;
+  {
+    char dir[] = "/tmp/dinput-capi-cluster-XXXXXX";
+    char url[64];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(url, sizeof url, "file://%s", dir);
+    CHECK_OK(dinput_cluster_new(&c, 0, 1, url));
+  }
+  st = dinput_collective_new_from_cluster(&coll, c, 10000, "capi-cluster-test");
+  if (strstr(dinput_build_info(), "\"gloo\":{\"compiled\":true") != NULL) {
+    CHECK(st == DINPUT_OK);
+    CHECK(dinput_collective_num_workers(coll) == 1);
+  } else {
+    CHECK(st == DINPUT_UNIMPLEMENTED);
+    CHECK_MSG("no Gloo");
+  }
+  dinput_collective_free(coll);
+  dinput_cluster_free(c);
+}
+
 int main(void) {
   test_torchrun();
   test_slurm();
   test_mpi();
   test_tf_config();
   test_explicit_and_auto();
+  test_collective_from_cluster();
   clear_environment();
   return check_finish_();
 }

@@ -28,6 +28,17 @@ _free(::Collective, p::Ptr{Cvoid}) = LibDinput.dinput_collective_free(p)
 Collective(num_workers::Integer; timeout_ms::Integer=0) =
     Collective(_out(o -> LibDinput.dinput_collective_new_in_process(o, num_workers, timeout_ms)))
 
+"""
+    Collective(cluster::Cluster; timeout_ms=0, job_id="")
+
+A collective joining the worker processes of a job over TCP: this process is worker
+`rank(cluster)`, and the workers meet at the cluster's rendezvous URL. Returns once every
+worker has connected. `timeout_ms` bounds the rendezvous and every later wait (0: 60 s);
+`job_id` ("" : the cluster's) namespaces the rendezvous keys.
+"""
+Collective(cluster::Cluster; timeout_ms::Integer=0, job_id::AbstractString="") =
+    Collective(_out(o -> LibDinput.dinput_collective_new_from_cluster(o, cluster, timeout_ms, job_id)))
+
 num_workers(c::Collective) = Int(LibDinput.dinput_collective_num_workers(c))
 
 """

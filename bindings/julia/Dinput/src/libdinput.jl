@@ -881,6 +881,11 @@ function dinput_collective_new_in_process(out, num_workers, timeout_ms)
         (Ptr{Ptr{Cvoid}}, Cint, Int64),
         out, num_workers, timeout_ms)
 end
+function dinput_collective_new_from_cluster(out, cluster, timeout_ms, job_id)
+    @gcsafe_ccall((:dinput_collective_new_from_cluster, libdinput), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64, Cstring),
+        out, cluster, timeout_ms, job_id)
+end
 dinput_collective_free(collective) =
     ccall((:dinput_collective_free, libdinput), Cvoid, (Ptr{Cvoid},), collective)
 function dinput_collective_abort(collective, code, message)

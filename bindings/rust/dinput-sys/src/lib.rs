@@ -774,6 +774,12 @@ extern "C" {
         num_workers: c_int,
         timeout_ms: i64,
     ) -> dinput_status_t;
+    pub fn dinput_collective_new_from_cluster(
+        out: *mut *mut dinput_collective_t,
+        cluster: *const dinput_cluster_t,
+        timeout_ms: i64,
+        job_id: *const c_char,
+    ) -> dinput_status_t;
     pub fn dinput_collective_free(collective: *mut dinput_collective_t);
     pub fn dinput_collective_abort(
         collective: *mut dinput_collective_t,

@@ -68,6 +68,33 @@ impl Collective {
         Ok(Collective { raw })
     }
 
+    /// A collective joining the worker processes of a job over TCP: this process is worker
+    /// `cluster.rank()`, and the workers meet at the cluster's rendezvous URL. Returns once
+    /// every worker has connected. `timeout` bounds the rendezvous and every later wait
+    /// (`None`: 60 s); `job_id` (`None`: the cluster's) namespaces the rendezvous keys.
+    /// UNIMPLEMENTED in a build without Gloo.
+    pub fn from_cluster(
+        cluster: &crate::Cluster,
+        timeout: Option<Duration>,
+        job_id: Option<&str>,
+    ) -> Result<Collective> {
+        let timeout_ms = match timeout {
+            None => 0,
+            Some(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX).max(1),
+        };
+        let job = match job_id {
+            Some(j) => Some(crate::error::c_string(j, "job_id")?),
+            None => None,
+        };
+        let job_ptr = job.as_ref().map_or(std::ptr::null(), |j| j.as_ptr());
+        // SAFETY: out is a valid out-parameter; cluster is live for the call; job_ptr is NULL
+        // or a NUL-terminated string that outlives the call.
+        let raw = out_handle(|out| unsafe {
+            sys::dinput_collective_new_from_cluster(out, cluster.as_ptr(), timeout_ms, job_ptr)
+        })?;
+        Ok(Collective { raw })
+    }
+
     /// Fails every pending and future collective wait of every worker with `code` and
     /// `message`, so that a worker that cannot go on releases its peers at once. Irreversible.
     pub fn abort(&self, code: Code, message: &str) -> Result<()> {

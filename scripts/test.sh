@@ -35,26 +35,37 @@ ctest --preset default --output-on-failure -j2 || status=1
 
 # The library's own test suites (CTest names ^(unit|capi|distribute|io)\.), which the
 # sanitizer stages build and run.
-suite_targets=(unit_core unit_data unit_io capi_errors capi_tensors capi_datasets capi_callbacks capi_files
-               capi_enum_values capi_threading capi_transform_options distribute_test io_test)
+suite_targets=(unit_core unit_data unit_io unit_host_only unit_cluster capi_errors capi_tensors
+               capi_datasets capi_callbacks capi_files capi_enum_values capi_threading
+               capi_transform_options capi_cluster distribute_test store_test io_test)
+# Targets that exist only when Gloo is found (a preset's configure says which).
+optional_targets() {
+  local preset=$1 t
+  for t in gloo_test gloo_shared_main; do
+    cmake --build --preset "$preset" --target help 2>/dev/null | grep -qw "$t" && echo "$t"
+  done
+  return 0
+}
 
 if [ "${DINPUT_SKIP_SANITIZERS:-0}" != "1" ]; then
   echo "== asan preset: configure and build the library's test suites $(elapsed)"
   cmake --preset asan
-  cmake --build --preset asan -j2 --target "${suite_targets[@]}"
+  cmake --build --preset asan -j2 --target "${suite_targets[@]}" $(optional_targets asan)
   echo "== asan preset: unit, C API, distribution and record-file tests $(elapsed)"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --preset asan -R '^(unit|capi|distribute|io)\.' --output-on-failure -j2 || status=1
 
   echo "== tsan preset (CPU-only): configure and build the library, the tool and the test suites $(elapsed)"
   cmake --preset tsan
-  cmake --build --preset tsan -j2 --target dinput dinput_tool "${suite_targets[@]}"
+  cmake --build --preset tsan -j2 --target dinput dinput_tool "${suite_targets[@]}" \
+    $(optional_targets tsan)
   echo "== tsan preset: unit, C API, distribution and record-file tests $(elapsed)"
   ctest --preset tsan --output-on-failure -j2 || status=1
 
   echo "== fuzz preset: configure and build the libFuzzer targets $(elapsed)"
   cmake --preset fuzz
-  cmake --build --preset fuzz -j2 --target fuzz_record_reader fuzz_chain_parser fuzz_dist_iterator
+  cmake --build --preset fuzz -j2 --target fuzz_record_reader fuzz_chain_parser fuzz_dist_iterator \
+    fuzz_cluster_env
   echo "== fuzz preset: each target for 60 s $(elapsed)"
   ctest --preset fuzz --output-on-failure || status=1
 fi

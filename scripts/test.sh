@@ -40,9 +40,11 @@ suite_targets=(unit_core unit_data unit_io unit_host_only unit_cluster capi_erro
                capi_transform_options capi_cluster distribute_test store_test io_test)
 # Targets that exist only when Gloo is found (a preset's configure says which).
 optional_targets() {
-  local preset=$1 t
+  local preset=$1 t targets
+  # Read whole first: under pipefail, grep -q closing the pipe early would fail the pipeline.
+  targets=$(cmake --build --preset "$preset" --target help 2>/dev/null || true)
   for t in gloo_test gloo_shared_main; do
-    cmake --build --preset "$preset" --target help 2>/dev/null | grep -qw "$t" && echo "$t"
+    if grep -qw "$t" <<<"$targets"; then echo "$t"; fi
   done
   return 0
 }

@@ -25,9 +25,10 @@ std::string shown(const std::string& value) {
 }
 
 int parse_int(const std::string& name, const std::string& value, int min) {
+  // At most 10 digits, checked before any is read: more could overflow n.
   bool ok = !value.empty() && value.size() <= 10;
   long long n = 0;
-  for (char c : value) {
+  for (char c : ok ? value : std::string()) {
     if (c < '0' || c > '9') {
       ok = false;
       break;

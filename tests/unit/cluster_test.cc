@@ -277,6 +277,10 @@ TEST(Resolve, TorchrunErrors) {
   expect_error([&] { resolve("torchrun", with("RANK", "x1")); }, kInvalid,
                {"RANK='x1' is not a non-negative integer"});
   expect_error([&] { resolve("torchrun", with("RANK", "-1")); }, kInvalid, {"RANK='-1'"});
+  // Far more digits than an int holds: refused before any arithmetic (found by fuzzing: the
+  // digits were once summed first, overflowing).
+  expect_error([&] { resolve("torchrun", with("RANK", "29999999999999999999999")); }, kInvalid,
+               {"RANK='29999999999999999999999' is not a non-negative integer"});
   expect_error([&] { resolve("torchrun", with("WORLD_SIZE", "0")); }, kInvalid,
                {"WORLD_SIZE='0' must be >= 1"});
   expect_error([&] { resolve("torchrun", with("WORLD_SIZE", "99999999999")); }, kInvalid,

@@ -728,11 +728,21 @@ GlooCollective::~GlooCollective() {
   s.timer_cv.notify_all();
   if (s.timer.joinable()) s.timer.join();
   if (s.control.joinable()) s.control.join();
-  // Connections first: only then can no Gloo thread touch the buffers left behind.
+  // Connections first: only then can no Gloo thread touch the buffers left behind. Every
+  // Gloo buffer holds the transport's context (and through it the event-loop thread), so the
+  // buffers go before the memory they point into: the last one stops that thread, and only
+  // then are the messages freed (a pair would free its string first).
   s.context.reset();
   s.device.reset();
+  for (auto* sent : {&s.control_graveyard, &s.control_sent})
+    for (auto& entry : *sent) entry.first.reset();
+  for (auto& op : s.graveyard) {
+    op->sends.clear();
+    op->recvs.clear();
+  }
   s.graveyard.clear();
   s.control_graveyard.clear();
+  s.control_sent.clear();
 }
 
 int GlooCollective::num_workers() const { return impl_->size; }

@@ -580,6 +580,12 @@ std::string read_all(int fd, Clock::time_point watchdog) {
 // Workers as processes: each child builds its strategy on its own GlooCollective and
 // iterates; what each worker gets is what the same worker gets in process.
 TEST(GlooCollective, WorkerProcessesGiveTheInProcessOutput) {
+#if defined(__SANITIZE_THREAD__)
+  // This test forks from a process that already runs threads (the in-process run it compares
+  // with, the tcp:// server), which ThreadSanitizer's runtime does not support: its children
+  // stop before they print. The default and AddressSanitizer stages run it.
+  GTEST_SKIP() << "forks after starting threads, which ThreadSanitizer does not support";
+#endif
   // The store: the test's own in files, then the library's tcp:// (served here, by the test
   // process, on a port the system chooses) and file://.
   for (const std::string kind : {"dir", "tcp", "file"})

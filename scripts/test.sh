@@ -55,7 +55,6 @@ if [ "${DINPUT_SKIP_SANITIZERS:-0}" != "1" ]; then
   cmake --build --preset asan -j2 --target "${suite_targets[@]}" $(optional_targets asan)
   echo "== asan preset: unit, C API, distribution and record-file tests $(elapsed)"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    LSAN_OPTIONS=suppressions=$PWD/tests/sanitizers/lsan.supp \
     ctest --preset asan -R '^(unit|capi|distribute|io)\.' --output-on-failure -j2 || status=1
 
   echo "== tsan preset (CPU-only): configure and build the library, the tool and the test suites $(elapsed)"
@@ -63,8 +62,7 @@ if [ "${DINPUT_SKIP_SANITIZERS:-0}" != "1" ]; then
   cmake --build --preset tsan -j2 --target dinput dinput_tool "${suite_targets[@]}" \
     $(optional_targets tsan)
   echo "== tsan preset: unit, C API, distribution and record-file tests $(elapsed)"
-  TSAN_OPTIONS=suppressions=$PWD/tests/sanitizers/tsan.supp \
-    ctest --preset tsan --output-on-failure -j2 || status=1
+  ctest --preset tsan --output-on-failure -j2 || status=1
 
   echo "== fuzz preset: configure and build the libFuzzer targets $(elapsed)"
   cmake --preset fuzz

@@ -23,10 +23,15 @@ type Collective struct {
 // Every collective wait is bounded by timeout (0: one minute); a worker that does not
 // arrive in time makes the wait fail with DeadlineExceeded.
 func NewInProcessCollective(numWorkers int, timeout time.Duration) (*Collective, error) {
+	return newCollective(func(out **C.dinput_collective_t) C.dinput_status_t {
+		return C.dinput_collective_new_in_process(out, C.int(numWorkers), C.int64_t(timeout.Milliseconds()))
+	})
+}
+
+// newCollective wraps the collective that create makes, with its finalizer.
+func newCollective(create func(out **C.dinput_collective_t) C.dinput_status_t) (*Collective, error) {
 	var out *C.dinput_collective_t
-	if err := call(func() C.dinput_status_t {
-		return C.dinput_collective_new_in_process(&out, C.int(numWorkers), C.int64_t(timeout.Milliseconds()))
-	}); err != nil {
+	if err := call(func() C.dinput_status_t { return create(&out) }); err != nil {
 		return nil, err
 	}
 	c := &Collective{numWorkers: int(C.dinput_collective_num_workers(out))}
@@ -48,16 +53,9 @@ func NewCollectiveFromCluster(cluster *Cluster, timeout time.Duration, jobID str
 	if p == nil {
 		return nil, closedError("Cluster")
 	}
-	var out *C.dinput_collective_t
-	if err := call(func() C.dinput_status_t {
-		return C.dinput_collective_new_from_cluster(&out, p, C.int64_t(timeout.Milliseconds()), cj)
-	}); err != nil {
-		return nil, err
-	}
-	c := &Collective{numWorkers: int(C.dinput_collective_num_workers(out))}
-	c.ref.p = out
-	runtime.SetFinalizer(c, (*Collective).Close)
-	return c, nil
+	return newCollective(func(out **C.dinput_collective_t) C.dinput_status_t {
+		return C.dinput_collective_new_from_cluster(out, p, C.int64_t(timeout.Milliseconds()), cj)
+	})
 }
 
 // Close releases the collective (strategies made with it keep it alive). Idempotent.

@@ -49,6 +49,11 @@ ClusterSpec parse_tf_config(const std::string& value, int port) {
     std::string what = e.what();
     if (size_t tag = what.find("] "); tag != std::string::npos) what = what.substr(tag + 2);
     fail("not valid JSON at offset ", e.byte > 0 ? e.byte - 1 : 0, " (", what, ")");
+  } catch (const json::exception& e) {
+    // Valid syntax the parser still refuses, such as a number too large for a double.
+    std::string what = e.what();
+    if (size_t tag = what.find("] "); tag != std::string::npos) what = what.substr(tag + 2);
+    fail("not usable JSON (", what, ")");
   }
   if (!config.is_object()) fail("expected a JSON object, got ", type_name(config));
 

@@ -187,6 +187,10 @@ TEST(TfConfig, ErrorsNameTheFieldAndTheValue) {
   const Code kInvalid = Code::kInvalidArgument;
   expect_error([] { parse_tf_config(R"({"cluster": {"worker": ["a:1"],})"); }, kInvalid,
                {"TF_CONFIG='{\"cluster\"", "not valid JSON at offset 31"});
+  // Valid syntax with a number no double holds (found by fuzzing: it escaped as a JSON
+  // library exception).
+  expect_error([] { parse_tf_config(R"({"cluster": {"worker": [1e999999]}})"); }, kInvalid,
+               {"TF_CONFIG=", "not usable JSON", "number overflow"});
   expect_error([] { parse_tf_config("[1]"); }, kInvalid, {"expected a JSON object"});
   expect_error([] { parse_tf_config(R"({"task": {"type": "worker"}})"); }, kInvalid,
                {"no \"cluster\""});

@@ -138,6 +138,19 @@ void check_ranks(const ClusterSpec& spec, const std::string& rank_name,
           local_size_name, "=", spec.local_world_size);
 }
 
+// The four numbers a launcher names the same way every time (SLURM, which falls back between
+// variables, reads its own): rank and world size required, the local pair optional. Errors
+// name spec.source, set before.
+void read_ranks(ClusterSpec& spec, const Environment& env, const std::string& rank_name,
+                const std::string& size_name, const std::string& local_rank_name,
+                const std::string& local_size_name) {
+  spec.rank = require_int(env, rank_name, 0, spec.source);
+  spec.world_size = require_int(env, size_name, 1, spec.source);
+  spec.local_rank = get_int(env, local_rank_name, 0).value_or(-1);
+  spec.local_world_size = get_int(env, local_size_name, 1).value_or(-1);
+  check_ranks(spec, rank_name, size_name, local_rank_name, local_size_name);
+}
+
 }  // namespace cluster_detail
 
 using namespace cluster_detail;
@@ -196,12 +209,8 @@ std::string tcp_url(const std::string& host, int port) {
 ClusterSpec resolve_explicit(const Environment& env) {
   ClusterSpec spec;
   spec.source = "explicit";
-  spec.rank = require_int(env, "DINPUT_RANK", 0, "explicit");
-  spec.world_size = require_int(env, "DINPUT_WORLD_SIZE", 1, "explicit");
-  spec.local_rank = get_int(env, "DINPUT_LOCAL_RANK", 0).value_or(-1);
-  spec.local_world_size = get_int(env, "DINPUT_LOCAL_WORLD_SIZE", 1).value_or(-1);
-  check_ranks(spec, "DINPUT_RANK", "DINPUT_WORLD_SIZE", "DINPUT_LOCAL_RANK",
-              "DINPUT_LOCAL_WORLD_SIZE");
+  read_ranks(spec, env, "DINPUT_RANK", "DINPUT_WORLD_SIZE", "DINPUT_LOCAL_RANK",
+             "DINPUT_LOCAL_WORLD_SIZE");
   apply_overrides(spec, env);
   return spec;
 }
@@ -231,11 +240,7 @@ void master_rendezvous(ClusterSpec& spec, const Environment& env, const ResolveO
 ClusterSpec resolve_torchrun(const Environment& env, const ResolveOptions& options) {
   ClusterSpec spec;
   spec.source = "torchrun";
-  spec.rank = require_int(env, "RANK", 0, "torchrun");
-  spec.world_size = require_int(env, "WORLD_SIZE", 1, "torchrun");
-  spec.local_rank = get_int(env, "LOCAL_RANK", 0).value_or(-1);
-  spec.local_world_size = get_int(env, "LOCAL_WORLD_SIZE", 1).value_or(-1);
-  check_ranks(spec, "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE");
+  read_ranks(spec, env, "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE");
   // torchrun always sets MASTER_ADDR and MASTER_PORT (its c10d store's address).
   master_rendezvous(spec, env, options, /*required=*/true, "torchrun");
   if (auto run_id = get(env, "TORCHELASTIC_RUN_ID")) spec.job_id = *run_id;
@@ -246,12 +251,8 @@ ClusterSpec resolve_torchrun(const Environment& env, const ResolveOptions& optio
 ClusterSpec resolve_mpi(const Environment& env, const ResolveOptions& options) {
   ClusterSpec spec;
   spec.source = "mpi";
-  spec.rank = require_int(env, "OMPI_COMM_WORLD_RANK", 0, "mpi");
-  spec.world_size = require_int(env, "OMPI_COMM_WORLD_SIZE", 1, "mpi");
-  spec.local_rank = get_int(env, "OMPI_COMM_WORLD_LOCAL_RANK", 0).value_or(-1);
-  spec.local_world_size = get_int(env, "OMPI_COMM_WORLD_LOCAL_SIZE", 1).value_or(-1);
-  check_ranks(spec, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
-              "OMPI_COMM_WORLD_LOCAL_SIZE");
+  read_ranks(spec, env, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+             "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE");
   // mpirun names no rendezvous address of its own: DINPUT_RDZV_URL or MASTER_ADDR/PORT.
   master_rendezvous(spec, env, options, /*required=*/false, "mpi");
   // The PMIx namespace is the job's name under Open MPI's launcher.

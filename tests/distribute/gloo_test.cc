@@ -132,32 +132,9 @@ TEST(GlooCollective, ChannelsInterleavedFromSeveralThreads) {
   EXPECT_EQ(bad.load(), 0);
 }
 
+// W workers over Gloo (threads, each its own collective), two epochs each.
 std::vector<WorkerRun> run_gloo_workers(int W, int R, const MakeDist& make) {
-  std::vector<std::string> devices;
-  for (int r = 0; r < R; ++r) devices.push_back("CPU:" + std::to_string(r));
-  auto collectives = connect(W, 20000);
-  std::vector<WorkerRun> runs(static_cast<size_t>(W));
-  auto work = [&](int w) {
-    WorkerRun& run = runs[static_cast<size_t>(w)];
-    try {
-      auto strategy = make_strategy(devices, collectives.at(static_cast<size_t>(w)), w);
-      for (int epoch = 0; epoch < 2; ++epoch) {
-        DistributedIterator it(make(strategy));
-        std::vector<Element> step;
-        while (it.next(step)) {
-          std::vector<std::vector<int64_t>> replicas;
-          for (const auto& piece : step) replicas.push_back(values_of(piece));
-          run.steps.push_back(std::move(replicas));
-        }
-      }
-    } catch (const Error& e) {
-      run.error = std::string(code_name(e.code())) + ": " + e.what();
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int w = 0; w < W; ++w) threads.emplace_back(work, w);
-  for (auto& t : threads) t.join();
-  return runs;
+  return run_workers_on(connect(W, 20000), R, make, /*epochs=*/2);
 }
 
 TEST(GlooCollective, DistributedIteratorGivesTheInProcessOutput) {

@@ -54,24 +54,28 @@ inline std::string notation(const WorkerRun& run) {
 
 using MakeDist = std::function<DistributedDatasetPtr(std::shared_ptr<const Strategy>)>;
 
-// W workers of R CPU replicas each; make() builds each worker's distributed dataset.
-inline std::vector<WorkerRun> run_workers(int W, int R, const MakeDist& make,
-                                          int64_t timeout_ms = 20000) {
+// One worker per collective (worker w on collectives[w]; a null collective for a single
+// worker), each of R CPU replicas, as threads; make() builds each worker's distributed
+// dataset, once per epoch, on one strategy per worker.
+inline std::vector<WorkerRun> run_workers_on(
+    const std::vector<std::shared_ptr<Collective>>& collectives, int R, const MakeDist& make,
+    int epochs = 1) {
+  const int W = static_cast<int>(collectives.size());
   std::vector<std::string> devices;
   for (int r = 0; r < R; ++r) devices.push_back("CPU:" + std::to_string(r));
-  std::shared_ptr<Collective> collective =
-      W > 1 ? make_in_process_collective(W, timeout_ms) : nullptr;
   std::vector<WorkerRun> runs(static_cast<size_t>(W));
   auto work = [&](int w) {
     WorkerRun& run = runs[static_cast<size_t>(w)];
     try {
-      auto strategy = make_strategy(devices, collective, w);
-      DistributedIterator it(make(strategy));
-      std::vector<Element> step;
-      while (it.next(step)) {
-        std::vector<std::vector<int64_t>> replicas;
-        for (const auto& piece : step) replicas.push_back(values_of(piece));
-        run.steps.push_back(std::move(replicas));
+      auto strategy = make_strategy(devices, collectives[static_cast<size_t>(w)], w);
+      for (int epoch = 0; epoch < epochs; ++epoch) {
+        DistributedIterator it(make(strategy));
+        std::vector<Element> step;
+        while (it.next(step)) {
+          std::vector<std::vector<int64_t>> replicas;
+          for (const auto& piece : step) replicas.push_back(values_of(piece));
+          run.steps.push_back(std::move(replicas));
+        }
       }
     } catch (const Error& e) {
       run.error = std::string(code_name(e.code())) + ": " + e.what();
@@ -81,6 +85,15 @@ inline std::vector<WorkerRun> run_workers(int W, int R, const MakeDist& make,
   for (int w = 0; w < W; ++w) threads.emplace_back(work, w);
   for (auto& t : threads) t.join();
   return runs;
+}
+
+// W workers of R CPU replicas each, joined by one in-process collective.
+inline std::vector<WorkerRun> run_workers(int W, int R, const MakeDist& make,
+                                          int64_t timeout_ms = 20000) {
+  std::shared_ptr<Collective> collective =
+      W > 1 ? make_in_process_collective(W, timeout_ms) : nullptr;
+  return run_workers_on(
+      std::vector<std::shared_ptr<Collective>>(static_cast<size_t>(W), collective), R, make);
 }
 
 inline DatasetPtr with_policy(DatasetPtr ds, AutoShardPolicy p) {

@@ -437,6 +437,24 @@ class DirStore final : public Store {
 };
 
 // Runs in a child: what it reports goes to `fd` as one line.
+// Waits for every child and closes its pipe; a child still running past the watchdog is a
+// failure and is killed. Returns each child's wait status.
+std::vector<int> reap_children(const std::vector<pid_t>& pids, const std::vector<int>& fds,
+                               Clock::time_point watchdog) {
+  std::vector<int> statuses(pids.size(), 0);
+  for (size_t i = 0; i < pids.size(); ++i) {
+    while (waitpid(pids[i], &statuses[i], WNOHANG) == 0) {
+      if (Clock::now() > watchdog) {
+        ADD_FAILURE() << "worker " << i << " hung; killed";
+        kill(pids[i], SIGKILL);
+      }
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    close(fds[i]);
+  }
+  return statuses;
+}
+
 void child_worker(int w, int W, const std::string& dir, int report_fd) {
   auto say = [&](const std::string& s) {
     std::string line = s + "\n";
@@ -527,17 +545,7 @@ TEST(GlooCollective, ProcessKilledMidStepFailsTheOthersNamingIt) {
       }
     }
     // Every child reaped; any still running past the watchdog is killed.
-    for (size_t i = 0; i < pids.size(); ++i) {
-      int status = 0;
-      while (waitpid(pids[i], &status, WNOHANG) == 0) {
-        if (Clock::now() > watchdog) {
-          ADD_FAILURE() << "worker " << i << " hung; killed";
-          kill(pids[i], SIGKILL);
-        }
-        std::this_thread::sleep_for(milliseconds(10));
-      }
-      close(fds[i]);
-    }
+    reap_children(pids, fds, watchdog);
     std::system(("rm -rf " + dir).c_str());
   }
 }
@@ -623,18 +631,9 @@ TEST(GlooCollective, WorkerProcessesGiveTheInProcessOutput) {
         EXPECT_EQ(read_all(fds[static_cast<size_t>(w)], watchdog),
                   notation(in_process[static_cast<size_t>(w)]))
             << "worker " << w;
-      for (size_t i = 0; i < pids.size(); ++i) {
-        int status = 0;
-        while (waitpid(pids[i], &status, WNOHANG) == 0) {
-          if (Clock::now() > watchdog) {
-            ADD_FAILURE() << "worker " << i << " hung; killed";
-            kill(pids[i], SIGKILL);
-          }
-          std::this_thread::sleep_for(milliseconds(10));
-        }
-        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "worker " << i;
-        close(fds[i]);
-      }
+      const std::vector<int> statuses = reap_children(pids, fds, watchdog);
+      for (size_t i = 0; i < statuses.size(); ++i)
+        EXPECT_TRUE(WIFEXITED(statuses[i]) && WEXITSTATUS(statuses[i]) == 0) << "worker " << i;
       std::system(("rm -rf " + dir).c_str());
     }
 }
@@ -687,17 +686,7 @@ TEST(GlooCollective, PipelineErrorOfOneProcessReachesEveryWorker) {
   EXPECT_GT(got[1].size(), 600u);
   EXPECT_EQ(got[0], got[1]);
   EXPECT_EQ(got[2], got[1]);
-  for (size_t i = 0; i < pids.size(); ++i) {
-    int status = 0;
-    while (waitpid(pids[i], &status, WNOHANG) == 0) {
-      if (Clock::now() > watchdog) {
-        ADD_FAILURE() << "worker " << i << " hung; killed";
-        kill(pids[i], SIGKILL);
-      }
-      std::this_thread::sleep_for(milliseconds(10));
-    }
-    close(fds[i]);
-  }
+  reap_children(pids, fds, watchdog);
   std::system(("rm -rf " + dir).c_str());
 }
 
@@ -753,17 +742,7 @@ TEST(GlooCollective, ProcessThatAbortsAndExitsTellsTheOthersWhy) {
     }
     EXPECT_EQ(line, "INVALID_ARGUMENT: worker 0's pipeline failed: bad record") << "worker " << w;
   }
-  for (size_t i = 0; i < pids.size(); ++i) {
-    int status = 0;
-    while (waitpid(pids[i], &status, WNOHANG) == 0) {
-      if (Clock::now() > watchdog) {
-        ADD_FAILURE() << "worker " << i << " hung; killed";
-        kill(pids[i], SIGKILL);
-      }
-      std::this_thread::sleep_for(milliseconds(10));
-    }
-    close(fds[i]);
-  }
+  reap_children(pids, fds, watchdog);
   std::system(("rm -rf " + dir).c_str());
 }
 

@@ -697,17 +697,23 @@ TEST(TcpStore, TwoJobsOnOneStoreNeverMix) {
 
 // ---- file:// ----
 
-TEST(FileStore, WorkerProcessesMeetInADirectory) {
-  std::string dir = temp_dir("procs");
-  std::string url = "file://" + dir + "/rdzv";  // created on first use
+// W worker processes on the store at `url`: each publishes its address and reads every
+// other's, then adds 1 to a shared counter ten times. The reads see every address, and the
+// 10 W additions return 10 W distinct values, the last of them 10 W.
+void workers_meet_and_count(const std::string& url, int W) {
   std::vector<std::unique_ptr<Child>> children;
-  for (int r = 0; r < 4; ++r) {
+  std::string all_keys, all_values;
+  for (int r = 0; r < W; ++r) {
+    all_keys += (r ? "," : "") + ("addr/" + std::to_string(r));
+    all_values += (r ? " " : "") + ("addr/" + std::to_string(r) + "=h" + std::to_string(r));
+  }
+  for (int r = 0; r < W; ++r) {
     std::vector<std::string> args = {url,
                                      std::to_string(r),
-                                     "4",
+                                     std::to_string(W),
                                      "job",
                                      "set=addr/" + std::to_string(r) + "=h" + std::to_string(r),
-                                     "get=addr/0,addr/1,addr/2,addr/3@20000"};
+                                     "get=" + all_keys + "@20000"};
     for (int i = 0; i < 10; ++i) args.push_back("add=counter=1");
     children.push_back(std::make_unique<Child>(args));
   }
@@ -717,12 +723,17 @@ TEST(FileStore, WorkerProcessesMeetInADirectory) {
     EXPECT_EQ(c->finish(&out), 0) << out;
     auto lines = split(out, '\n');
     ASSERT_EQ(lines.size(), 11u) << out;
-    EXPECT_EQ(lines[0], "get addr/0=h0 addr/1=h1 addr/2=h2 addr/3=h3");
+    EXPECT_EQ(lines[0], "get " + all_values);
     for (size_t i = 1; i < lines.size(); ++i)
       EXPECT_TRUE(seen.insert(std::atoll(lines[i].c_str() + 4)).second) << lines[i];
   }
-  EXPECT_EQ(seen.size(), 40u);
-  EXPECT_EQ(*seen.rbegin(), 40);
+  EXPECT_EQ(seen.size(), static_cast<size_t>(10 * W));
+  EXPECT_EQ(*seen.rbegin(), 10 * W);
+}
+
+TEST(FileStore, WorkerProcessesMeetInADirectory) {
+  std::string dir = temp_dir("procs");
+  workers_meet_and_count("file://" + dir + "/rdzv", 4);  // the directory is made on first use
 }
 
 TEST(FileStore, WaitsTimeOutNamingMissingKeysAndJobsNeverMix) {
@@ -815,31 +826,7 @@ class RedisStoreTest : public testing::Test {
   pid_t server_ = -1;
 };
 
-TEST_F(RedisStoreTest, WorkerProcessesSetGetAndAdd) {
-  std::vector<std::unique_ptr<Child>> children;
-  for (int r = 0; r < 3; ++r) {
-    std::vector<std::string> args = {url_,
-                                     std::to_string(r),
-                                     "3",
-                                     "job",
-                                     "set=addr/" + std::to_string(r) + "=h" + std::to_string(r),
-                                     "get=addr/0,addr/1,addr/2@20000"};
-    for (int i = 0; i < 10; ++i) args.push_back("add=counter=1");
-    children.push_back(std::make_unique<Child>(args));
-  }
-  std::set<int64_t> seen;
-  for (auto& c : children) {
-    std::string out;
-    EXPECT_EQ(c->finish(&out), 0) << out;
-    auto lines = split(out, '\n');
-    ASSERT_EQ(lines.size(), 11u) << out;
-    EXPECT_EQ(lines[0], "get addr/0=h0 addr/1=h1 addr/2=h2");
-    for (size_t i = 1; i < lines.size(); ++i)
-      EXPECT_TRUE(seen.insert(std::atoll(lines[i].c_str() + 4)).second) << lines[i];
-  }
-  EXPECT_EQ(seen.size(), 30u);
-  EXPECT_EQ(*seen.rbegin(), 30);
-}
+TEST_F(RedisStoreTest, WorkerProcessesSetGetAndAdd) { workers_meet_and_count(url_, 3); }
 
 TEST_F(RedisStoreTest, TimeoutsJobsAndAServerThatGoes) {
   auto store = make_store(url_, 0, 1);

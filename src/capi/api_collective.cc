@@ -16,33 +16,6 @@
 
 using namespace dinput;
 
-namespace {
-
-#ifdef DINPUT_HAVE_GLOO
-// Keeps the rendezvous store as long as the collective: the tcp:// server runs in rank 0's
-// process, and workers still connecting to each other read their peers' addresses from it
-// after rank 0 itself is connected.
-class StoreHoldingCollective final : public Collective {
- public:
-  StoreHoldingCollective(std::shared_ptr<Store> store, std::shared_ptr<Collective> inner)
-      : store_(std::move(store)), inner_(std::move(inner)) {}
-  int num_workers() const override { return inner_->num_workers(); }
-  std::vector<std::string> all_gather(int worker, uint64_t channel, std::string payload) override {
-    return inner_->all_gather(worker, channel, std::move(payload));
-  }
-  void abort(const Error& error) override { inner_->abort(error); }
-  void abort_channel(uint64_t channel, const Error& error) override {
-    inner_->abort_channel(channel, error);
-  }
-
- private:
-  std::shared_ptr<Store> store_;  // before inner_: destroyed after it
-  std::shared_ptr<Collective> inner_;
-};
-#endif
-
-}  // namespace
-
 extern "C" {
 
 DINPUT_API dinput_status_t dinput_collective_new_from_cluster(dinput_collective_t** out,
@@ -74,10 +47,9 @@ DINPUT_API dinput_status_t dinput_collective_new_from_cluster(dinput_collective_
     GlooOptions gloo_options;
     gloo_options.timeout = timeout;
     gloo_options.job_id = job;
-    std::shared_ptr<Collective> gloo =
-        make_gloo_collective(spec.rank, spec.world_size, store, gloo_options);
+    // The collective keeps the store (and rank 0's tcp:// server) as long as it lives.
     *out = capi::new_handle<dinput_collective>(
-        std::make_shared<StoreHoldingCollective>(std::move(store), std::move(gloo)));
+        make_gloo_collective(spec.rank, spec.world_size, std::move(store), gloo_options));
 #else
     (void)job_id;
     raise(Code::kUnimplemented,

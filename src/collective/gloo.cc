@@ -200,6 +200,10 @@ struct GlooCollective::Impl {
   GlooOptions options;
   std::shared_ptr<gloo::transport::Device> device;
   std::shared_ptr<gloo::rendezvous::Context> context;
+  // The rendezvous store, kept as long as the collective: a tcp:// store is served by the
+  // process of worker 0, and workers still connecting to each other read their peers'
+  // addresses from it after worker 0 itself is connected.
+  std::shared_ptr<Store> store;
 
   std::mutex mu;
   std::optional<Error> aborted;
@@ -688,6 +692,7 @@ GlooCollective::GlooCollective(int rank, int world_size, std::shared_ptr<Store> 
   }
   s.context = std::make_shared<gloo::rendezvous::Context>(rank, world_size);
   s.context->setTimeout(gloo_timeout);
+  s.store = store;
   auto keys = make_prefix_store(make_prefix_store(std::move(store), options.job_id), "gloo");
   // A timeout past kNoDeadlineMs means none; the store is given the longest that the clock
   // can hold (a longer one overflowed into an immediate timeout).

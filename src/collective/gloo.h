@@ -1,7 +1,8 @@
 // The Gloo backend of Collective: workers are processes (on one host or several) joined by
 // Gloo's TCP transport. They meet through a Store (store.h): each publishes its listening
 // address there and connects to every other (a full mesh), and after that the Store is used
-// no more — every step goes over the TCP connections only.
+// no more — every step goes over the TCP connections only. The collective still holds the
+// store until it is destroyed: rank 0's tcp:// server must outlive the others' rendezvous.
 //
 // Compiled only when CMake finds Gloo (DINPUT_HAVE_GLOO); without it make_gloo_collective
 // is UNIMPLEMENTED. Nothing outside src/collective includes Gloo's headers.

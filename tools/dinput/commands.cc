@@ -509,7 +509,7 @@ Each worker gets DINPUT_RANK, DINPUT_WORLD_SIZE, DINPUT_LOCAL_RANK, DINPUT_LOCAL
   same dinput executable. Output: line k of every worker, in worker order, before line k + 1
   of any (a worker whose output ended is passed over), so that dinput launch -n W -- dinput
   run ARGS prints what dinput run --workers W ARGS prints; the --stats lines become one.
-  Each distinct stderr line is shown once. When a worker fails, the others have 3 s to end
+  Each distinct stderr line is shown once. When a worker fails, the others have 5 s to end
   on their own, then get SIGTERM, then SIGKILL; the exit status is the first failing
   worker's (128 + N for signal N), and a worker killed by a signal is named on stderr. No
   worker outlives the launcher, even one killed with SIGKILL.

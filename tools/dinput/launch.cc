@@ -36,7 +36,7 @@ using Clock = std::chrono::steady_clock;
 constexpr int64_t kMaxProcesses = 1024;
 // How long the other workers have to end on their own once one has failed (the collective's
 // abort releases them at once), and then to end after SIGTERM, before SIGKILL.
-constexpr auto kStopGrace = std::chrono::seconds(3);
+constexpr auto kStopGrace = std::chrono::seconds(5);
 // How long output may still arrive after every worker has exited (from a process a worker
 // left behind that holds its pipe).
 constexpr auto kDrainGrace = std::chrono::seconds(1);

@@ -311,6 +311,26 @@ def launch_killed_launcher_leaves_no_worker(ctx):
 
 
 @case
+def launch_passes_sigterm_to_the_workers(ctx):
+    marker = "63.%d" % os.getpid()
+    proc = subprocess.Popen([ctx.tool, "launch", "-n", "2", "--", "sleep", marker], cwd=ctx.dir)
+    deadline = time.monotonic() + 30
+    while len(pids_matching("sleep\0" + marker)) < 2:
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise rc.CaseFailure("the workers did not start")
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    try:
+        code = proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise rc.CaseFailure("launch did not end after SIGTERM")
+    rc.expect_equal("exit status", code, 128 + signal.SIGTERM)
+    expect_gone("sleep\0" + marker, 5)
+
+
+@case
 def launch_command_that_cannot_run(ctx):
     code, out, err = call(ctx, [ctx.tool, "launch", "-n", "2", "--", "./no-such-program"])
     rc.expect_equal("exit status", code, 127)

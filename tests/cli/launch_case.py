@@ -481,6 +481,44 @@ def cluster_errors_name_the_variable(ctx):
 
 
 @case
+def worker_that_never_arrives_is_named(ctx):
+    port = free_port()
+    started = time.monotonic()
+    code, out, err = call(ctx, [ctx.tool, "run", "--rank", "0", "--world-size", "3", "--rdzv",
+                                "tcp://127.0.0.1:%d" % port, "--timeout-ms", "1500"] + RUN_ARGS,
+                          env=clean_env())
+    took = time.monotonic() - started
+    if code != 1 or not err.startswith("DEADLINE_EXCEEDED: ") or "workers 1, 2" not in err:
+        raise rc.CaseFailure("a rendezvous nobody joins must be DEADLINE_EXCEEDED naming the "
+                             "missing workers 1, 2")
+    if took > 30:
+        raise rc.CaseFailure("the rendezvous timeout of 1.5 s took %.1f s" % took)
+
+
+@case
+def rendezvous_port_in_use_names_the_address(ctx):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        address = "127.0.0.1:%d" % busy.getsockname()[1]
+        code, out, err = call(ctx, [ctx.tool, "run", "--rank", "0", "--world-size", "2",
+                                    "--rdzv", "tcp://" + address, "--timeout-ms", "3000"]
+                              + RUN_ARGS, env=clean_env())
+    if code != 1 or address not in err or len(err.splitlines()) != 1:
+        raise rc.CaseFailure("a rendezvous port in use must fail naming %s" % address)
+
+
+@case
+def launched_worker_refuses_workers_option(ctx):
+    code, out, err = call(ctx, [ctx.tool, "launch", "-n", "2", "--", "dinput", "run",
+                                "--workers", "2"] + RUN_ARGS)
+    rc.expect_equal("exit status", code, 1)
+    rc.expect_equal("stderr", err, "INVALID_ARGUMENT: --workers simulates workers in one process, "
+                    "but DINPUT_RANK/DINPUT_WORLD_SIZE make this process one worker of a job (as "
+                    "'dinput launch' starts it); drop --workers\n")
+
+
+@case
 def world_size_one_needs_no_rendezvous(ctx):
     code, out, err = call(ctx, [ctx.tool, "run", "--rank", "0", "--world-size", "1"] + RUN_ARGS,
                           env=clean_env())

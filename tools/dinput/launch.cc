@@ -285,6 +285,12 @@ class Launch {
                                    ? "launch-" + std::to_string(getpid()) + "-" +
                                          std::to_string(Clock::now().time_since_epoch().count())
                                    : options_.job_id;
+    // Before any worker starts, so that a stop request never finds a worker it is not passed
+    // to (exec resets the handler in the workers).
+    struct sigaction action {};
+    action.sa_handler = on_stop_signal;
+    sigaction(SIGINT, &action, nullptr);
+    sigaction(SIGTERM, &action, nullptr);
     for (int r = 0; r < options_.processes; ++r) {
       children_[static_cast<size_t>(r)].rank = r;
       try {
@@ -295,10 +301,6 @@ class Launch {
         throw;
       }
     }
-    struct sigaction action {};
-    action.sa_handler = on_stop_signal;
-    sigaction(SIGINT, &action, nullptr);
-    sigaction(SIGTERM, &action, nullptr);
     loop();
     return exit_status();
   }

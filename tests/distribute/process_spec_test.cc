@@ -2,7 +2,7 @@
 // of data, the sharding policies, distribute_datasets_from_function, a seeded shuffle, an
 // error in one worker's pipeline) run by W = 2, 3 and 4 worker processes over the Gloo
 // collective, against the same W workers as threads of one process: every worker must get
-// the same steps, element for element, and the same error.
+// the same steps, element for element, in each of two epochs, and the same error.
 //
 // The workers meet through a tcp:// store served by the test process on a port the system
 // chooses; each example is its own job (its own job id, so its own Gloo rendezvous) within
@@ -177,6 +177,10 @@ std::shared_ptr<Collective> join_job(const std::string& url, int rank, int W,
   return make_gloo_collective(rank, W, make_store(url, rank, W, store_options), options);
 }
 
+// Each worker runs two epochs (two distributed datasets on one strategy): a reshuffling
+// shuffle must give every worker the same new order in the second.
+constexpr int kEpochs = 2;
+
 // A channel no iterator or strategy uses.
 constexpr uint64_t kJoinedChannel = uint64_t{1} << 62;
 
@@ -195,8 +199,9 @@ const RegisterWorker spec_worker("spec", [](const std::vector<std::string>& args
       // connection instead of the example's (a limitation of the Gloo rendezvous, to be
       // fixed there). A barrier first keeps this test about the examples.
       collective->barrier(rank, kJoinedChannel);
-      run = run_one_worker(collective, rank, example.R,
-                           [&](auto s) { return example.make(std::move(s), dir); });
+      run = run_one_worker(
+          collective, rank, example.R, [&](auto s) { return example.make(std::move(s), dir); },
+          kEpochs);
     } catch (const Error& e) {
       run.error = std::string("joining: ") + code_name(e.code()) + ": " + e.what();
     }
@@ -228,8 +233,10 @@ TEST(ProcessSpec, ExamplesOnTwoThreeAndFourProcessesGiveTheInProcessOutput) {
     }
     for (const auto& example : examples()) {
       SCOPED_TRACE("W=" + std::to_string(W) + " example " + example.name);
-      const auto in_process =
-          run_workers(W, example.R, [&](auto s) { return example.make(std::move(s), dir); });
+      const auto in_process = run_workers_on(
+          std::vector<std::shared_ptr<Collective>>(static_cast<size_t>(W),
+                                                   make_in_process_collective(W, 20000)),
+          example.R, [&](auto s) { return example.make(std::move(s), dir); }, kEpochs);
       for (int rank = 0; rank < W; ++rank) {
         const auto found = reports[static_cast<size_t>(rank)].find(example.name);
         ASSERT_NE(found, reports[static_cast<size_t>(rank)].end())

@@ -12,9 +12,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <iostream>
+#include <memory>
 #include <set>
 #include <sstream>
 
+#include "collective/redis_store.h"
+#include "collective/store_url.h"
 #include "dinput.h"
 #include "process_harness.h"
 
@@ -175,7 +179,8 @@ struct Job {
   int die_rank = -1, die_step = -1, linger_ms = 0;
 };
 
-std::vector<ChildResult> run_job(const Job& job) {
+// The worker processes of a job.
+std::vector<ChildSpec> job_children(const Job& job) {
   std::vector<ChildSpec> children;
   for (const Env& env : job.env) {
     ChildSpec spec;
@@ -191,7 +196,11 @@ std::vector<ChildResult> run_job(const Job& job) {
     spec.env = environment_with(kLauncherVariables, env);
     children.push_back(std::move(spec));
   }
-  return run_children(children, milliseconds(90000));
+  return children;
+}
+
+std::vector<ChildResult> run_job(const Job& job) {
+  return run_children(job_children(job), milliseconds(90000));
 }
 
 bool port_was_taken(const std::vector<ChildResult>& results) {
@@ -263,7 +272,6 @@ void expect_job(const Job& job, const std::vector<ChildResult>& results,
   std::multiset<int64_t> want;
   for (int64_t v = 0; v < job.n; ++v) want.insert(v);
   EXPECT_EQ(all, want) << "the workers together did not get every element exactly once";
-  expect_no_children();
 }
 
 std::string ip_port(int port) { return "127.0.0.1:" + std::to_string(port); }
@@ -318,6 +326,7 @@ TEST(ProcessCluster, TfConfigChiefAndWorkersJoinWhilePsAndEvaluatorCannot) {
           << error;
     }
   }
+  expect_no_children();
 }
 
 // ---- torchrun ----
@@ -363,6 +372,7 @@ TEST(ProcessCluster, TorchrunVariables) {
                           {"input", "1"}});
     expect_job(Job{}, results, expected);
   }
+  expect_no_children();
 }
 
 // ---- SLURM ----
@@ -413,6 +423,7 @@ TEST(ProcessCluster, SlurmVariables) {
                           {"input", "1"}});
     expect_job(Job{}, results, expected);
   }
+  expect_no_children();
 }
 
 // ---- Open MPI ----
@@ -459,6 +470,7 @@ TEST(ProcessCluster, OpenMpiVariables) {
                             {"input", "1"}});
       expect_job(Job{}, results, expected);
     }
+  expect_no_children();
 }
 
 // ---- explicit ----
@@ -498,6 +510,100 @@ TEST(ProcessCluster, ExplicitVariables) {
       expect_job(Job{}, results, expected);
     }
   std::system(("rm -rf " + dir).c_str());
+  expect_no_children();
+}
+
+// ---- two jobs on one store ----
+
+// A redis-server of the test's own on a free port, stopped (and reaped) with the object.
+class RedisServer {
+ public:
+  RedisServer() {
+    port_ = free_port();
+    const std::string port = std::to_string(port_);
+    std::vector<std::string> all = {"redis-server", "--port", port,           "--bind", "127.0.0.1",
+                                    "--save",       "",       "--appendonly", "no"};
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const pid_t parent = getpid();
+    pid_ = fork();
+    if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(4);
+      const int null = open("/dev/null", O_WRONLY);
+      dup2(null, 1);
+      execvp(argv[0], argv.data());
+      _exit(5);
+    }
+    // Ready once it answers (make_store retries connecting until then).
+    StoreOptions options;
+    options.connect_timeout = milliseconds(10000);
+    make_store(url(), 0, 1, options)->set("ready", "1");
+  }
+  ~RedisServer() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  RedisServer(const RedisServer&) = delete;
+  RedisServer& operator=(const RedisServer&) = delete;
+  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  int port_ = 0;
+  pid_t pid_ = -1;
+};
+
+// Two jobs of the same size run at once on one file:// directory, then on one Redis server,
+// kept apart by their DINPUT_JOB_IDs alone: each worker gets its own job's data (the jobs
+// read different ranges), which a mix of the jobs' addresses would not give.
+TEST(ProcessCluster, TwoJobsAtOnceOnOneStoreKeptApartByTheirJobIds) {
+  char tmpl[] = "/tmp/dinput_process_cluster_XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const bool redis =
+      redis_store_available() && std::system("command -v redis-server >/dev/null 2>&1") == 0;
+  for (const std::string kind : {"file", "redis"}) {
+    if (kind == "redis" && !redis) {
+      std::cerr << "redis:// not run: "
+                << (redis_store_available() ? "no redis-server" : "no Redis support") << "\n";
+      continue;
+    }
+    SCOPED_TRACE(kind);
+    std::unique_ptr<RedisServer> server;
+    if (kind == "redis") server = std::make_unique<RedisServer>();
+    const std::string url = kind == "redis" ? server->url() : "file://" + dir;
+    std::vector<Job> jobs(2);
+    std::vector<ChildSpec> children;
+    std::vector<std::vector<Env>> expected(2);
+    for (int j = 0; j < 2; ++j) {
+      Job& job = jobs[static_cast<size_t>(j)];
+      job.source = "auto";
+      job.n = j == 0 ? 22 : 37;
+      job.g = j == 0 ? 4 : 6;
+      const std::string id = kind + "-job-" + std::to_string(j);
+      for (int r = 0; r < 3; ++r) {
+        job.env.push_back({{"DINPUT_RANK", std::to_string(r)},
+                           {"DINPUT_WORLD_SIZE", "3"},
+                           {"DINPUT_RDZV_URL", url},
+                           {"DINPUT_JOB_ID", id}});
+        expected[static_cast<size_t>(j)].push_back(
+            {{"rank", std::to_string(r)}, {"job", id}, {"url", url}, {"input", "1"}});
+      }
+      for (auto& child : job_children(job)) children.push_back(std::move(child));
+    }
+    const auto results = run_children(children, milliseconds(90000));
+    ASSERT_EQ(results.size(), 6u);
+    for (int j = 0; j < 2; ++j) {
+      SCOPED_TRACE("job " + std::to_string(j));
+      expect_job(jobs[static_cast<size_t>(j)],
+                 std::vector<ChildResult>(results.begin() + 3 * j, results.begin() + 3 * j + 3),
+                 expected[static_cast<size_t>(j)]);
+    }
+  }
+  std::system(("rm -rf " + dir).c_str());
+  expect_no_children();
 }
 
 // ---- faults ----

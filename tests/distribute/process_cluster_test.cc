@@ -475,12 +475,13 @@ TEST(ProcessCluster, OpenMpiVariables) {
 
 // ---- explicit ----
 
-// dinput's own variables, with a tcp:// and a file:// rendezvous.
+// dinput's own variables, with a tcp:// and a file:// rendezvous; the source named, "auto", and
+// NULL (which means "auto").
 TEST(ProcessCluster, ExplicitVariables) {
   char tmpl[] = "/tmp/dinput_process_cluster_XXXXXX";
   const std::string dir = mkdtemp(tmpl);
   for (const bool file : {false, true})
-    for (const std::string source : {"explicit", "auto"}) {
+    for (const std::string source : {"explicit", "auto", "NULL"}) {
       SCOPED_TRACE(source + (file ? " file://" : " tcp://"));
       std::string url;
       const auto results = run_job_on_free_port([&](int port) {

@@ -4,8 +4,9 @@
 // the C API alone (dinput_cluster_resolve, a collective from the cluster,
 // dinput_strategy_new_multi_worker) and read range(N).batch(G) on two replicas each: every
 // worker must get its share (the steps the same worker gets among threads of one process),
-// and the workers together every element exactly once. Then the faults a job of processes
-// meets: a worker that never arrives, a port already in use, a worker killed mid-epoch.
+// and the workers together every element exactly once. Then two jobs at once on one store
+// (file://, redis://), and the faults a job of processes meets: workers that never arrive,
+// a port already in use, a worker killed mid-epoch.
 //
 // Each child's environment is this process's without any launcher's variables, plus those
 // of its launcher, given to exec: the test process never changes its own environment.
@@ -37,7 +38,8 @@ dinput_status_t collective_from_cluster(dinput_collective_t** out, const dinput_
 }
 
 // Every variable a resolver reads, or a launcher sets beside them: none reaches a child
-// unless its launcher sets it.
+// unless its launcher sets it. (The network choices, DINPUT_GLOO_IFACE and the like, are
+// passed on: they describe this machine, not a launcher.)
 const std::vector<std::string> kLauncherVariables = {"DINPUT_RANK",
                                                      "DINPUT_WORLD_SIZE",
                                                      "DINPUT_LOCAL_RANK",
@@ -87,10 +89,7 @@ const std::vector<std::string> kLauncherVariables = {"DINPUT_RANK",
                                                      "SLURM_JOB_ID",
                                                      "SLURM_JOBID",
                                                      "SLURM_STEP_ID",
-                                                     "SLURM_STEPID",
-                                                     "DINPUT_GLOO_IFACE",
-                                                     "DINPUT_RDZV_ADDR",
-                                                     "DINPUT_RDZV_INTERFACE"};
+                                                     "SLURM_STEPID"};
 
 // ---- the worker ----
 

@@ -686,40 +686,6 @@ TEST(ProcessCluster, PortInUseNamesTheAddress) {
   expect_no_children();
 }
 
-// A job rerun with the job id of an earlier run on a file:// store finds that run's
-// addresses under its keys (keys outlive a job). A worker whose peer never comes then tries
-// the dead address of the earlier peer: it must fail, not hang. Today it fails with
-// UNAVAILABLE from Gloo's connect, which retries for up to 5 times the timeout; the bound
-// below allows that (a follow-up is to fail within the timeout, naming the stale key).
-TEST(ProcessCluster, StaleAddressOfAnEarlierRunFailsInsteadOfHanging) {
-  char tmpl[] = "/tmp/dinput_process_cluster_XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
-  auto env = [&](int rank) {
-    Env e = explicit_env(rank, 2, "file://" + dir);
-    e["DINPUT_JOB_ID"] = "rerun";
-    return e;
-  };
-  Job first;
-  first.source = "auto";
-  first.env = {env(0), env(1)};
-  expect_job(first, run_job(first),
-             {{{"rank", "0"}, {"input", "1"}}, {{"rank", "1"}, {"input", "1"}}});
-  Job rerun;
-  rerun.source = "auto";
-  rerun.timeout_ms = 1000;
-  rerun.env = {env(0)};
-  const auto start = Clock::now();
-  const auto results = run_job(rerun);
-  EXPECT_LT(Clock::now() - start, std::chrono::seconds(5 * 1 + 10));
-  ASSERT_EQ(results.size(), 1u);
-  EXPECT_TRUE(results[0].exited_ok()) << results[0].err;
-  const std::string error = error_of(results[0].out);
-  EXPECT_EQ(error.rfind("collective: UNAVAILABLE: ", 0), 0u) << error;
-  EXPECT_NE(error.find("could not connect to the other workers"), std::string::npos) << error;
-  expect_no_children();
-  std::system(("rm -rf " + dir).c_str());
-}
-
 // The worker of rank 2 of 3 dies (SIGKILL) in the middle of the epoch: the others' get_next
 // fails well within the timeout with UNAVAILABLE naming it, and every process ends.
 TEST(ProcessCluster, WorkerKilledMidEpochFailsTheOthersNamingIt) {

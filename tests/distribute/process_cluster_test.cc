@@ -477,8 +477,8 @@ TEST(ProcessCluster, OpenMpiVariables) {
 // dinput's own variables, with a tcp:// and a file:// rendezvous; the source named, "auto", and
 // NULL (which means "auto").
 TEST(ProcessCluster, ExplicitVariables) {
-  char tmpl[] = "/tmp/dinput_process_cluster_XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
+  const ScratchDir scratch("process_cluster");
+  const std::string& dir = scratch.path();
   for (const bool file : {false, true})
     for (const std::string source : {"explicit", "auto", "NULL"}) {
       SCOPED_TRACE(source + (file ? " file://" : " tcp://"));
@@ -509,7 +509,6 @@ TEST(ProcessCluster, ExplicitVariables) {
                             {"input", "1"}});
       expect_job(Job{}, results, expected);
     }
-  std::system(("rm -rf " + dir).c_str());
   expect_no_children();
 }
 
@@ -560,8 +559,8 @@ class RedisServer {
 // kept apart by their DINPUT_JOB_IDs alone: each worker gets its own job's data (the jobs
 // read different ranges), which a mix of the jobs' addresses would not give.
 TEST(ProcessCluster, TwoJobsAtOnceOnOneStoreKeptApartByTheirJobIds) {
-  char tmpl[] = "/tmp/dinput_process_cluster_XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
+  const ScratchDir scratch("process_cluster");
+  const std::string& dir = scratch.path();
   const bool redis =
       redis_store_available() && std::system("command -v redis-server >/dev/null 2>&1") == 0;
   for (const std::string kind : {"file", "redis"}) {
@@ -602,7 +601,6 @@ TEST(ProcessCluster, TwoJobsAtOnceOnOneStoreKeptApartByTheirJobIds) {
                  expected[static_cast<size_t>(j)]);
     }
   }
-  std::system(("rm -rf " + dir).c_str());
   expect_no_children();
 }
 
@@ -620,8 +618,8 @@ Env explicit_env(int rank, int world_size, const std::string& url) {
 // still waiting in it (its timeout started a little later) reports the store's server gone:
 // a limitation of the tcp:// rendezvous that this test records.
 TEST(ProcessCluster, WorkersThatNeverArriveAreNamedWhenTheRendezvousTimesOut) {
-  char tmpl[] = "/tmp/dinput_process_cluster_XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
+  const ScratchDir scratch("process_cluster");
+  const std::string& dir = scratch.path();
   for (const bool tcp : {false, true}) {
     SCOPED_TRACE(tcp ? "tcp://" : "file://");
     const auto start = Clock::now();
@@ -648,7 +646,6 @@ TEST(ProcessCluster, WorkersThatNeverArriveAreNamedWhenTheRendezvousTimesOut) {
     }
   }
   expect_no_children();
-  std::system(("rm -rf " + dir).c_str());
 }
 
 // Rank 0 cannot serve the rendezvous on a port another program listens on: it fails at

@@ -20,6 +20,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -200,6 +201,26 @@ inline int free_port() {
   close(fd);
   return ntohs(a.sin_port);
 }
+
+// A fresh directory under /tmp, removed with everything in it when the object goes (also
+// when an assertion ends the test early).
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& name) {
+    std::string tmpl = "/tmp/dinput_" + name + "_XXXXXX";
+    if (mkdtemp(tmpl.data())) path_ = tmpl;
+    EXPECT_FALSE(path_.empty()) << "mkdtemp: " << std::strerror(errno);
+  }
+  ~ScratchDir() {
+    if (!path_.empty()) std::system(("rm -rf '" + path_ + "'").c_str());
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 // ---- what a worker prints ----
 

@@ -79,8 +79,8 @@ const RegisterWorker properties_worker("properties", [](const std::vector<std::s
 TEST(ProcessProperties, RandomConfigurationsOnWorkerProcesses) {
   uint64_t seed = 20261125;
   if (const char* s = std::getenv("DINPUT_PROCESS_PROPERTIES_SEED")) seed = std::stoull(s);
-  char tmpl[] = "/tmp/dinput_process_properties_XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
+  const ScratchDir scratch("process_properties");
+  const std::string& dir = scratch.path();
   for (int i = 0; i < kConfigurations; ++i) {
     std::vector<std::vector<int64_t>> contents;
     const Case c = configuration(seed, i, contents);
@@ -142,7 +142,6 @@ TEST(ProcessProperties, RandomConfigurationsOnWorkerProcesses) {
   }
   EXPECT_EQ(checked, kConfigurations);
   expect_no_children();
-  std::system(("rm -rf " + dir).c_str());
 }
 
 }  // namespace

@@ -212,8 +212,8 @@ const RegisterWorker spec_worker("spec", [](const std::vector<std::string>& args
 });
 
 TEST(ProcessSpec, ExamplesOnTwoThreeAndFourProcessesGiveTheInProcessOutput) {
-  char tmpl[] = "/tmp/dinput_process_spec_XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
+  const ScratchDir scratch("process_spec");
+  const std::string& dir = scratch.path();
   write_files(dir);
   std::string url;
   const auto server = make_store("tcp://127.0.0.1:0", 0, 4, {}, &url);
@@ -249,7 +249,6 @@ TEST(ProcessSpec, ExamplesOnTwoThreeAndFourProcessesGiveTheInProcessOutput) {
     }
   }
   expect_no_children();
-  std::system(("rm -rf " + dir).c_str());
 }
 
 }  // namespace

@@ -768,6 +768,11 @@ void GlooCollective::abort_channel(uint64_t channel, const Error& error) {
   if (impl_->apply_abort_channel(channel, error)) impl_->broadcast(kAbortChannel, channel, error);
 }
 
+void GlooCollective::raise_if_failed(uint64_t channel) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->throw_if_failed(channel);
+}
+
 std::shared_ptr<Collective> make_gloo_collective(int rank, int world_size,
                                                  std::shared_ptr<Store> store,
                                                  const GlooOptions& options) {

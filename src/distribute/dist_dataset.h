@@ -122,6 +122,16 @@ class DistributedIterator {
                   const std::optional<Error>& local_error);
   void release();
 
+  // Whether the workers exchange anything per step. With one worker there is nobody to agree
+  // with. When every worker's pipelines are infinite (repeat() without a count), no worker
+  // can run out of data, so the per-step count is known in advance: the first step's
+  // exchange also tells whether every worker's are, and later steps exchange nothing,
+  // errors and cancels then travelling by abort_channel (as TensorFlow does without
+  // get_next_as_optional). Every worker decides from the same gathered values.
+  enum class Exchange { kFirstStep, kEveryStep, kNone };
+  Exchange exchange_ = Exchange::kFirstStep;
+  bool infinite_ = false;  // every pipeline of this worker has infinite cardinality
+
   DistributedDatasetPtr dataset_;
   std::shared_ptr<IteratorStats> stats_ = std::make_shared<IteratorStats>();
   std::shared_ptr<Cancellation> cancellation_ = std::make_shared<Cancellation>();

@@ -246,5 +246,60 @@ TEST(AgreementSkip, PipelineErrorReachesEveryWorkerOverGloo) {
   EXPECT_EQ(errors[0], errors[1]);
 }
 
+TEST(AgreementSkip, WorkerThatStopsIsNoticedWithoutPerStepExchange) {
+  // Worker 2 takes a few steps and then closes its connections without a word, as a killed
+  // process does; the others, exchanging nothing per step, must still fail, naming it.
+  auto store = make_memory_store();
+  GlooOptions options;
+  options.timeout = std::chrono::milliseconds(30000);
+  options.address = "127.0.0.1";
+  options.job_id = "stop";
+  std::vector<std::shared_ptr<Collective>> on(3);
+  std::vector<std::thread> threads;
+  std::string unavailable;
+  for (int w = 0; w < 3; ++w)
+    threads.emplace_back([&, w] {
+      try {
+        on[static_cast<size_t>(w)] = make_gloo_collective(w, 3, store, options);
+      } catch (const Error& e) {
+        unavailable = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  threads.clear();
+  if (!unavailable.empty()) GTEST_SKIP() << unavailable;
+  std::vector<std::string> errors(3);
+  std::vector<double> seconds(3);
+  for (int w = 0; w < 3; ++w)
+    threads.emplace_back([&, w] {
+      std::shared_ptr<Collective> mine = std::move(on[static_cast<size_t>(w)]);
+      const auto start = Clock::now();
+      try {
+        DistributedIterator it(distribute_dataset(make_strategy({"CPU:0"}, mine, w),
+                                                  repeated(-1, AutoShardPolicy::kData), {}));
+        std::vector<Element> step;
+        for (int s = 0; w != 2 || s < 5; ++s) {
+          if (Clock::now() - start > std::chrono::seconds(30)) {
+            errors[static_cast<size_t>(w)] = "no error within 30 s";
+            break;
+          }
+          if (!it.next(step)) break;
+        }
+      } catch (const Error& e) {
+        errors[static_cast<size_t>(w)] = std::string(code_name(e.code())) + ": " + e.what();
+      }
+      seconds[static_cast<size_t>(w)] = std::chrono::duration<double>(Clock::now() - start).count();
+      // Worker 2's iterator, strategy and collective go here: its connections close.
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(errors[2], "");
+  for (int w = 0; w < 2; ++w) {
+    const std::string& e = errors[static_cast<size_t>(w)];
+    EXPECT_EQ(e.rfind("UNAVAILABLE: ", 0), 0u) << e;
+    EXPECT_NE(e.find("lost its connection to worker 2"), std::string::npos) << e;
+    EXPECT_LT(seconds[static_cast<size_t>(w)], 10.0) << e;
+  }
+}
+
 }  // namespace
 }  // namespace dinput::testing

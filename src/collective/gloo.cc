@@ -71,8 +71,7 @@ constexpr size_t kControlMessage = 2048;
 
 // Gloo matches a send with a receive by a 64-bit slot (raw: gloo::Slot's 32-bit tag has no
 // room for a channel and a 64-bit step). Ours: bits 63-59 the exchange (round k of the
-// all-gather is k, the connection probe 29, the rest of long payloads 30, control messages
-// 31), bit 58 the
+// all-gather is k, the rest of long payloads 30, control messages 31), bit 58 the
 // agreement-channel bit of the channel id, bits 57-40 the channel's low 18 bits, bits 39-0
 // the step. Channels 2^18 apart or steps 2^40 apart could share a slot, but a slot is in use
 // only while its operation runs (or on a channel that was aborted), so they never meet.
@@ -220,16 +219,6 @@ struct GlooCollective::Impl {
   // Arrival queries of this worker in flight: (channel, step) -> per worker -1 (no answer),
   // 0 (not arrived) or 1 (arrived).
   std::map<std::pair<uint64_t, uint64_t>, std::vector<int> > queries;
-
-  // Connections are also probed outside operations, for a distributed iterator that
-  // exchanges nothing per step (raise_if_failed): at most every kProbeEvery, by one thread.
-  std::mutex probe_mu;
-  Clock::time_point last_probe;
-  // One receive per other worker (index: its rank), posted once on a slot nobody sends to:
-  // Gloo fails it when that worker's connection closes. Reset before the connections close.
-  std::vector<std::unique_ptr<UnboundBuffer> > probes;
-  char probe_byte = 0;
-  void probe_connections(uint64_t channel);
 
   // Sends a control message to `peer` without waiting for it to leave.
   void send_control(int peer, std::string msg) {
@@ -754,7 +743,6 @@ GlooCollective::~GlooCollective() {
   s.timer_cv.notify_all();
   if (s.timer.joinable()) s.timer.join();
   if (s.control.joinable()) s.control.join();
-  s.probes.clear();  // posted receives that never complete: Gloo holds them weakly
   // Connections first: only then can no Gloo thread touch the buffers left behind. Every
   // Gloo buffer holds the transport's context (and through it the event-loop thread), so the
   // buffers go before the memory they point into: the last one stops that thread, and only
@@ -790,71 +778,7 @@ void GlooCollective::abort_channel(uint64_t channel, const Error& error) {
   if (impl_->apply_abort_channel(channel, error)) impl_->broadcast(kAbortChannel, channel, error);
 }
 
-// A worker whose process died closed its connections; Gloo's event loop sees the close and
-// fails the receives posted on that connection. Workers that exchange nothing per step would
-// never post one, so each keeps a receive posted from every other worker on a slot nobody
-// sends to, and tests them without waiting (abortWaitRecv, then waitRecv: it raises the
-// failure, or returns at once).
-constexpr uint64_t kProbeSlot = uint64_t{29} << 59;
-constexpr std::chrono::milliseconds kProbeEvery{100};
-
-void GlooCollective::Impl::probe_connections(uint64_t channel) {
-  std::unique_lock<std::mutex> probing(probe_mu, std::try_to_lock);
-  if (!probing || Clock::now() - last_probe < kProbeEvery) return;
-  last_probe = Clock::now();
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (stopping) return;
-  }
-  int failed = -1;
-  std::string what;
-  try {
-    if (probes.empty()) {
-      probes.resize(static_cast<size_t>(size));
-      for (int p = 0; p < size && failed < 0; ++p) {
-        if (p == rank) continue;
-        failed = p;
-        probes[static_cast<size_t>(p)] = context->createUnboundBuffer(&probe_byte, 1);
-        probes[static_cast<size_t>(p)]->recv(p, kProbeSlot, 0, 1);
-        failed = -1;
-      }
-    }
-    for (int p = 0; p < size && failed < 0; ++p) {
-      UnboundBuffer* probe = probes[static_cast<size_t>(p)].get();
-      if (!probe) continue;
-      failed = p;
-      probe->abortWaitRecv();
-      probe->waitRecv(nullptr, kForever);
-      failed = -1;
-    }
-  } catch (const std::exception& e) {
-    what = e.what();
-  }
-  if (failed < 0) return;
-  std::unique_lock<std::mutex> lock(mu);
-  // A worker that failed or aborted before exiting sent its reason first: let it arrive, as
-  // lost() does, so that every worker reports the reason rather than the close.
-  control_cv.wait_for(lock, std::chrono::seconds(1), [&] {
-    return aborted || broken || stopping || aborted_channels.count(channel) > 0;
-  });
-  if (aborted || broken || stopping || aborted_channels.count(channel) > 0) return;
-  broken = Error(
-      Code::kUnavailable,
-      str_cat("collective: worker ", rank, " lost its connection to worker ", failed, " (", what,
-              "): that worker stopped, or the network between them failed; every "
-              "worker fails"));
-  for (const auto& op : pending) op->interrupt();
-  const Error error = *broken;
-  lock.unlock();
-  broadcast(kAbortAll, 0, error);
-}
-
 void GlooCollective::raise_if_failed(uint64_t channel) {
-  {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    impl_->throw_if_failed(channel);
-  }
-  impl_->probe_connections(channel);
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->throw_if_failed(channel);
 }

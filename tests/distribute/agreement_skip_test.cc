@@ -246,14 +246,15 @@ TEST(AgreementSkip, PipelineErrorReachesEveryWorkerOverGloo) {
   EXPECT_EQ(errors[0], errors[1]);
 }
 
-TEST(AgreementSkip, WorkerThatStopsIsNoticedWithoutPerStepExchange) {
-  // Worker 2 takes a few steps and then closes its connections without a word, as a killed
-  // process does; the others, exchanging nothing per step, must still fail, naming it.
+TEST(AgreementSkip, WorkerThatFinishesEarlyDoesNotFailTheOthers) {
+  // Without per-step exchanges the workers drift apart: worker 2 takes its 5 steps and closes
+  // its connections (as a process of `dinput launch ... run --steps 5` exits) while the
+  // others are still iterating. That is not a failure: they take their steps to the end.
   auto store = make_memory_store();
   GlooOptions options;
   options.timeout = std::chrono::milliseconds(30000);
   options.address = "127.0.0.1";
-  options.job_id = "stop";
+  options.job_id = "early";
   std::vector<std::shared_ptr<Collective>> on(3);
   std::vector<std::thread> threads;
   std::string unavailable;
@@ -268,36 +269,37 @@ TEST(AgreementSkip, WorkerThatStopsIsNoticedWithoutPerStepExchange) {
   for (auto& t : threads) t.join();
   threads.clear();
   if (!unavailable.empty()) GTEST_SKIP() << unavailable;
+  std::atomic<bool> closed{false};
   std::vector<std::string> errors(3);
-  std::vector<double> seconds(3);
+  std::vector<int> steps(3, 0);
   for (int w = 0; w < 3; ++w)
     threads.emplace_back([&, w] {
       std::shared_ptr<Collective> mine = std::move(on[static_cast<size_t>(w)]);
-      const auto start = Clock::now();
+      const int want = w == 2 ? 5 : 200;
       try {
-        DistributedIterator it(distribute_dataset(make_strategy({"CPU:0"}, mine, w),
-                                                  repeated(-1, AutoShardPolicy::kData), {}));
+        auto it = std::make_unique<DistributedIterator>(distribute_dataset(
+            make_strategy({"CPU:0"}, mine, w), repeated(-1, AutoShardPolicy::kData), {}));
         std::vector<Element> step;
-        for (int s = 0; w != 2 || s < 5; ++s) {
-          if (Clock::now() - start > std::chrono::seconds(30)) {
-            errors[static_cast<size_t>(w)] = "no error within 30 s";
-            break;
-          }
-          if (!it.next(step)) break;
+        for (int& s = steps[static_cast<size_t>(w)]; s < want && it->next(step); ++s) {
+          // The others go on only once worker 2 has gone, and then for a while (> 100 ms).
+          if (w != 2 && s == 10)
+            while (!closed) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          if (w != 2 && s > 10) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        if (w == 2) {
+          it.reset();
+          mine.reset();  // the last reference: its connections close
+          closed = true;
         }
       } catch (const Error& e) {
         errors[static_cast<size_t>(w)] = std::string(code_name(e.code())) + ": " + e.what();
+        closed = true;
       }
-      seconds[static_cast<size_t>(w)] = std::chrono::duration<double>(Clock::now() - start).count();
-      // Worker 2's iterator, strategy and collective go here: its connections close.
     });
   for (auto& t : threads) t.join();
-  EXPECT_EQ(errors[2], "");
-  for (int w = 0; w < 2; ++w) {
-    const std::string& e = errors[static_cast<size_t>(w)];
-    EXPECT_EQ(e.rfind("UNAVAILABLE: ", 0), 0u) << e;
-    EXPECT_NE(e.find("lost its connection to worker 2"), std::string::npos) << e;
-    EXPECT_LT(seconds[static_cast<size_t>(w)], 10.0) << e;
+  for (int w = 0; w < 3; ++w) {
+    EXPECT_EQ(errors[static_cast<size_t>(w)], "") << "worker " << w;
+    EXPECT_EQ(steps[static_cast<size_t>(w)], w == 2 ? 5 : 200) << "worker " << w;
   }
 }
 

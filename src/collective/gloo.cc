@@ -209,6 +209,10 @@ struct GlooCollective::Impl {
   std::optional<Error> aborted;
   std::optional<Error> broken;  // a connection to a worker failed
   std::map<uint64_t, Error> aborted_channels;
+  // The first step of each aborted channel that fails. A worker that leaves a channel after
+  // step k (its iterator freed once it has what it wanted) sent its part of every step up to
+  // k, so the others still complete those steps; only later steps fail. Absent: every step.
+  std::map<uint64_t, uint64_t> aborted_from;
   std::map<uint64_t, uint64_t> next_seq;
   std::set<std::shared_ptr<Op> > pending;
   std::list<std::shared_ptr<Op> > graveyard;
@@ -270,11 +274,27 @@ struct GlooCollective::Impl {
 
   bool no_deadline() const { return options.timeout.count() > kNoDeadlineMs; }
 
-  void throw_if_failed(uint64_t channel) {
+  // Whether step `seq` of `channel` fails because the channel was aborted (mu held).
+  bool channel_aborted_at(uint64_t channel, uint64_t seq) const {
+    if (aborted_channels.count(channel) == 0) return false;
+    auto from = aborted_from.find(channel);
+    return from == aborted_from.end() || seq >= from->second;
+  }
+
+  void throw_if_failed(uint64_t channel, uint64_t seq) {
     if (aborted) throw *aborted;
     if (broken) throw *broken;
-    auto found = aborted_channels.find(channel);
-    if (found != aborted_channels.end()) throw found->second;
+    if (channel_aborted_at(channel, seq)) throw aborted_channels.at(channel);
+  }
+
+  // The first step of `channel` that this worker's abort makes fail: the one it is in, or
+  // else the next it would take (mu held).
+  uint64_t abort_step(uint64_t channel) const {
+    auto next = next_seq.find(channel);
+    uint64_t from = next == next_seq.end() ? 0 : next->second;
+    for (const auto& op : pending)
+      if (op->channel == channel) from = std::min(from, op->seq);
+    return from;
   }
 
   // Applies an abort locally; true if it changed anything.
@@ -286,11 +306,13 @@ struct GlooCollective::Impl {
     control_cv.notify_all();
     return true;
   }
-  bool apply_abort_channel(uint64_t channel, const Error& error) {
+  // Steps from `from` on fail on `channel` (see aborted_from); true if it changed anything.
+  bool apply_abort_channel(uint64_t channel, uint64_t from, const Error& error) {
     std::lock_guard<std::mutex> lock(mu);
     if (!aborted_channels.emplace(channel, error).second) return false;  // the first stays
+    aborted_from[channel] = from;
     for (const auto& op : pending)
-      if (op->channel == channel) op->interrupt();
+      if (op->channel == channel && op->seq >= from) op->interrupt();
     control_cv.notify_all();
     return true;
   }
@@ -301,9 +323,9 @@ struct GlooCollective::Impl {
     // a second: on a loaded machine 200 ms was not always enough), so that the reason, not
     // the closed connection, is what every worker reports.
     control_cv.wait_for(lock, std::chrono::seconds(1), [&] {
-      return aborted || broken || stopping || aborted_channels.count(op.channel) > 0;
+      return aborted || broken || stopping || channel_aborted_at(op.channel, op.seq);
     });
-    if (aborted || aborted_channels.count(op.channel) > 0 || broken) return;
+    if (aborted || channel_aborted_at(op.channel, op.seq) || broken) return;
     broken = Error(Code::kUnavailable,
                    str_cat("collective: worker ", rank, " lost its connection to worker ", peer,
                            " at step ", op.seq, " of channel ", op.channel, " (", what,
@@ -319,10 +341,16 @@ struct GlooCollective::Impl {
 
   // Sends a control message to every other worker. Waits (at most a second, or the timeout)
   // for it to leave, so that a worker which aborts and then exits still tells the others.
-  void broadcast(ControlKind kind, uint64_t channel, const Error& error) {
+  // A kAbortChannel message's text starts with the first step that fails, 8 bytes.
+  void broadcast(ControlKind kind, uint64_t channel, const Error& error, uint64_t from = 0) {
     if (size == 1) return;
-    std::string msg =
-        control_message(kind, channel, static_cast<int32_t>(error.code()), error.what());
+    std::string text = error.what();
+    if (kind == kAbortChannel) {
+      std::string step(8, '\0');
+      put_u64(&step[0], from);
+      text = step + text;
+    }
+    std::string msg = control_message(kind, channel, static_cast<int32_t>(error.code()), text);
     auto op = std::make_shared<Op>();
     std::string& out = op->send_msgs.emplace_back(std::move(msg));
     op->deadline = Clock::now() +
@@ -412,7 +440,12 @@ struct GlooCollective::Impl {
       std::memcpy(&code, &memory[9], 4);
       std::memcpy(&length, &memory[13], 4);
       length = std::min<uint32_t>(length, kControlMessage - kControlHeader);
-      const Error error(static_cast<Code>(code), memory.substr(kControlHeader, length));
+      // A channel's abort carries its first failing step ahead of the reason.
+      const bool has_step = kind == kAbortChannel && length >= 8;
+      const uint64_t from = has_step ? get_u64(&memory[kControlHeader]) : 0;
+      const Error error(static_cast<Code>(code), has_step
+                                                     ? memory.substr(kControlHeader + 8, length - 8)
+                                                     : memory.substr(kControlHeader, length));
       if (kind == kQuery && length == 8 && source >= 0) {
         bool arrived;
         {
@@ -434,7 +467,7 @@ struct GlooCollective::Impl {
       if (kind == kAbortAll)
         apply_abort(error);
       else if (kind == kAbortChannel)
-        apply_abort_channel(channel, error);
+        apply_abort_channel(channel, from, error);
     }
   }
 
@@ -493,8 +526,7 @@ void GlooCollective::Impl::fail(const std::shared_ptr<Op>& op) {
   graveyard.push_back(op);
   if (aborted) throw *aborted;
   if (broken) throw *broken;
-  auto found = aborted_channels.find(op->channel);
-  if (found != aborted_channels.end()) throw found->second;
+  if (channel_aborted_at(op->channel, op->seq)) throw aborted_channels.at(op->channel);
   // Timed out: this worker gives up on the step, and so must every other (one that already
   // completed it fails its next step on the channel), or the workers would go on out of
   // step. The message names the workers that had not entered the step.
@@ -503,8 +535,7 @@ void GlooCollective::Impl::fail(const std::shared_ptr<Op>& op) {
   lock.lock();
   if (aborted) throw *aborted;  // what came meanwhile wins, as it does on the others
   if (broken) throw *broken;
-  found = aborted_channels.find(op->channel);
-  if (found != aborted_channels.end()) throw found->second;
+  if (channel_aborted_at(op->channel, op->seq)) throw aborted_channels.at(op->channel);
   const Error error(
       Code::kDeadlineExceeded,
       str_cat("collective: worker ", rank, " waited ", options.timeout.count(), " ms for ",
@@ -513,11 +544,13 @@ void GlooCollective::Impl::fail(const std::shared_ptr<Op>& op) {
               "; they had not arrived: they may only be slow (raise the timeout), or have stopped "
               "iterating or never started. A worker that failed reports its own error; every "
               "worker fails this step"));
-  aborted_channels.emplace(op->channel, error);
+  // Any abort of the channel so far begins at a later step: this timeout is the first cause.
+  aborted_channels.insert_or_assign(op->channel, error);
+  aborted_from[op->channel] = op->seq;
   for (const auto& p : pending)
-    if (p->channel == op->channel) p->interrupt();
+    if (p->channel == op->channel && p->seq >= op->seq) p->interrupt();
   lock.unlock();
-  broadcast(kAbortChannel, op->channel, error);
+  broadcast(kAbortChannel, op->channel, error, op->seq);
   throw error;
 }
 
@@ -527,7 +560,7 @@ std::vector<std::string> GlooCollective::Impl::all_gather(uint64_t channel, std:
   const auto n = static_cast<size_t>(size);
   {
     std::lock_guard<std::mutex> lock(mu);
-    throw_if_failed(channel);
+    throw_if_failed(channel, next_seq[channel]);
     op->seq = next_seq[channel]++;
     op->deadline = no_deadline() ? Clock::time_point::max() : Clock::now() + options.timeout;
     pending.insert(op);
@@ -775,12 +808,21 @@ void GlooCollective::abort(const Error& error) {
 }
 
 void GlooCollective::abort_channel(uint64_t channel, const Error& error) {
-  if (impl_->apply_abort_channel(channel, error)) impl_->broadcast(kAbortChannel, channel, error);
+  uint64_t from;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    from = impl_->abort_step(channel);
+  }
+  if (impl_->apply_abort_channel(channel, from, error))
+    impl_->broadcast(kAbortChannel, channel, error, from);
 }
 
 void GlooCollective::raise_if_failed(uint64_t channel) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->throw_if_failed(channel);
+  // As for the step this worker would take next: an abort of the channel by a worker that
+  // left it later than that does not concern it.
+  auto next = impl_->next_seq.find(channel);
+  impl_->throw_if_failed(channel, next == impl_->next_seq.end() ? 0 : next->second);
 }
 
 std::shared_ptr<Collective> make_gloo_collective(int rank, int world_size,

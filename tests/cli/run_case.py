@@ -1226,9 +1226,25 @@ def gpu_available(tool):
         return False
 
 
-def run_tool(tool, spec, files):
+def launchable(spec):
+    """Whether a case runs `run --workers W` (W > 1): launch_case.py reruns it as W worker
+    processes of `dinput launch`, expecting the same output."""
+    args = spec["args"]
+    return (spec.get("command", "run") == "run" and "script" not in spec and "--workers" in args
+            and int(args[args.index("--workers") + 1]) > 1)
+
+
+def run_tool(tool, spec, files, launch=False):
     command = spec.get("command", "run")
-    argv = [tool, command] + list(spec["args"])
+    args = list(spec["args"])
+    if launch:
+        # `run --workers W ARGS` becomes `launch -n W -- dinput run ARGS`.
+        i = args.index("--workers")
+        workers = args[i + 1]
+        del args[i:i + 2]
+        argv = [tool, "launch", "-n", workers, "--", tool, command] + args
+    else:
+        argv = [tool, command] + args
     if spec["pipeline"] is not None:
         pipeline = spec["pipeline"]
         for name, path in files.items():
@@ -1255,7 +1271,7 @@ def check_script(spec, tool):
     return 0
 
 
-def check_case(name, tool, version):
+def check_case(name, tool, version, launch=False):
     spec = CASES[name]
     if "script" in spec:
         return check_script(spec, tool)
@@ -1264,8 +1280,8 @@ def check_case(name, tool, version):
         return SKIP
     with tempfile.TemporaryDirectory() as directory:
         files = make_files(directory)
-        argv, proc = run_tool(tool, spec, files)
-        second = run_tool(tool, spec, files)[1] if spec.get("deterministic") else None
+        argv, proc = run_tool(tool, spec, files, launch)
+        second = run_tool(tool, spec, files, launch)[1] if spec.get("deterministic") else None
     stdout = proc.stdout.decode("utf-8", "surrogateescape")
     stderr = proc.stderr.decode("utf-8", "surrogateescape")
     print("command:", " ".join(argv))

@@ -268,6 +268,33 @@ TEST(GlooCollective, AbortChannelReleasesThatChannelOnly) {
   t.join();
 }
 
+// A worker that leaves a channel after its steps (its iterator freed once it has taken K
+// steps) has sent its part of those steps: the others, slower, still complete them, and
+// only the steps it never takes fail. Three workers, so that Bruck's rounds forward blocks.
+TEST(GlooCollective, AbortChannelAfterAStepLetsTheOthersCompleteIt) {
+  auto c = connect(3, 60000);
+  std::vector<std::thread> slow;
+  std::vector<std::vector<std::string>> got(3);
+  std::vector<Code> next(3, Code::kOk);
+  for (int w = 1; w < 3; ++w)
+    slow.emplace_back([&, w] {
+      got[static_cast<size_t>(w)] = c[static_cast<size_t>(w)]->all_gather(w, 7, payload_of(w, 0));
+      // Worker 0 is gone from the channel by now; the next step cannot complete.
+      std::this_thread::sleep_for(milliseconds(200));
+      next[static_cast<size_t>(w)] =
+          code_of([&] { c[static_cast<size_t>(w)]->all_gather(w, 7, "later"); });
+    });
+  // Worker 0 completes step 0 (it needs the others' parts), then leaves at once, before the
+  // slower workers have read theirs.
+  got[0] = c[0]->all_gather(0, 7, payload_of(0, 0));
+  c[0]->abort_channel(7, Error(Code::kCancelled, "worker 0 freed its iterator"));
+  for (auto& t : slow) t.join();
+  const std::vector<std::string> all = {payload_of(0, 0), payload_of(1, 0), payload_of(2, 0)};
+  for (int w = 0; w < 3; ++w) EXPECT_EQ(got[static_cast<size_t>(w)], all) << "worker " << w;
+  EXPECT_EQ(next[1], Code::kCancelled);
+  EXPECT_EQ(next[2], Code::kCancelled);
+}
+
 TEST(GlooCollective, RendezvousTimeoutNamesTheMissingWorkers) {
   auto store = make_memory_store();
   std::vector<std::string> messages(2);

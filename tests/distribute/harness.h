@@ -54,6 +54,30 @@ inline std::string notation(const WorkerRun& run) {
 
 using MakeDist = std::function<DistributedDatasetPtr(std::shared_ptr<const Strategy>)>;
 
+// Worker w of R CPU replicas on `collective` (null for a single worker): builds its strategy
+// and, once per epoch, its distributed dataset with make(), and records every step.
+inline WorkerRun run_one_worker(const std::shared_ptr<Collective>& collective, int w, int R,
+                                const MakeDist& make, int epochs = 1) {
+  std::vector<std::string> devices;
+  for (int r = 0; r < R; ++r) devices.push_back("CPU:" + std::to_string(r));
+  WorkerRun run;
+  try {
+    auto strategy = make_strategy(devices, collective, w);
+    for (int epoch = 0; epoch < epochs; ++epoch) {
+      DistributedIterator it(make(strategy));
+      std::vector<Element> step;
+      while (it.next(step)) {
+        std::vector<std::vector<int64_t>> replicas;
+        for (const auto& piece : step) replicas.push_back(values_of(piece));
+        run.steps.push_back(std::move(replicas));
+      }
+    }
+  } catch (const Error& e) {
+    run.error = std::string(code_name(e.code())) + ": " + e.what();
+  }
+  return run;
+}
+
 // One worker per collective (worker w on collectives[w]; a null collective for a single
 // worker), each of R CPU replicas, as threads; make() builds each worker's distributed
 // dataset, once per epoch, on one strategy per worker.
@@ -61,25 +85,10 @@ inline std::vector<WorkerRun> run_workers_on(
     const std::vector<std::shared_ptr<Collective>>& collectives, int R, const MakeDist& make,
     int epochs = 1) {
   const int W = static_cast<int>(collectives.size());
-  std::vector<std::string> devices;
-  for (int r = 0; r < R; ++r) devices.push_back("CPU:" + std::to_string(r));
   std::vector<WorkerRun> runs(static_cast<size_t>(W));
   auto work = [&](int w) {
-    WorkerRun& run = runs[static_cast<size_t>(w)];
-    try {
-      auto strategy = make_strategy(devices, collectives[static_cast<size_t>(w)], w);
-      for (int epoch = 0; epoch < epochs; ++epoch) {
-        DistributedIterator it(make(strategy));
-        std::vector<Element> step;
-        while (it.next(step)) {
-          std::vector<std::vector<int64_t>> replicas;
-          for (const auto& piece : step) replicas.push_back(values_of(piece));
-          run.steps.push_back(std::move(replicas));
-        }
-      }
-    } catch (const Error& e) {
-      run.error = std::string(code_name(e.code())) + ": " + e.what();
-    }
+    runs[static_cast<size_t>(w)] =
+        run_one_worker(collectives[static_cast<size_t>(w)], w, R, make, epochs);
   };
   std::vector<std::thread> threads;
   for (int w = 0; w < W; ++w) threads.emplace_back(work, w);

@@ -18,6 +18,34 @@ namespace {
 // create billions of devices or threads.
 constexpr int64_t kMaxReplicas = 65536;
 constexpr int64_t kMaxWorkers = 1024;
+// The most worker processes of one job (the collective's own limit).
+constexpr int64_t kMaxJobWorkers = 65536;
+
+// The combinations of --workers, --cluster, --rank, --world-size and --rdzv that mean
+// something; the library checks the values themselves (a rank not below the world size, a
+// malformed URL, an unknown source) when the job is joined.
+void check_job_options(const CliOptions& options) {
+  const JobOptions& job = options.job;
+  if (!job.given()) return;
+  if (options.workers != 1) {
+    throw invalid_argument(
+        "--workers simulates workers as threads of one process and cannot be combined with "
+        "--cluster, --rank, --world-size or --rdzv, which make this process one worker of a "
+        "job; use 'dinput launch -n W -- dinput run ...' to start W worker processes");
+  }
+  if (!job.cluster.empty() && (job.has_rank || job.world_size != 0)) {
+    throw invalid_argument(
+        "--cluster reads the rank and world size from the launcher's variables; "
+        "give either --cluster or --rank and --world-size");
+  }
+  if (job.cluster.empty() && job.has_rank != (job.world_size != 0)) {
+    throw invalid_argument(job.has_rank ? "--rank needs --world-size"
+                                        : "--world-size needs --rank");
+  }
+  if (job.cluster.empty() && !job.has_rank) {
+    throw invalid_argument("--rdzv needs --rank and --world-size, or --cluster");
+  }
+}
 
 std::vector<std::string> split_devices(const std::string& text) {
   std::vector<std::string> devices;
@@ -153,7 +181,9 @@ CliOptions parse_cli_options(Command command, int argc, char** argv) {
       {{"--from-function", false}, 7}, {{"--optional", false}, 5},
       {{"--steps", true}, 5},          {{"--shapes", false}, 1},
       {{"--stats", false}, 1},         {{"--no-fetch-to-device", false}, 7},
-      {{"--timeout-ms", true}, 7},
+      {{"--timeout-ms", true}, 7},     {{"--cluster", true}, 7},
+      {{"--rank", true}, 7},           {{"--world-size", true}, 7},
+      {{"--rdzv", true}, 7},           {{"--job-id", true}, 7},
   };
   std::vector<OptionDef> known;
   for (const Def& d : kOptions) known.push_back(d.option);
@@ -203,8 +233,20 @@ CliOptions parse_cli_options(Command command, int argc, char** argv) {
       options.fetch_to_device = false;
     } else if (name == "--timeout-ms") {
       options.timeout_ms = parse_integer(name, value, 1, std::numeric_limits<int64_t>::max());
+    } else if (name == "--cluster") {
+      options.job.cluster = value;
+    } else if (name == "--rank") {
+      options.job.rank = static_cast<int>(parse_integer(name, value, 0, kMaxJobWorkers - 1));
+      options.job.has_rank = true;
+    } else if (name == "--world-size") {
+      options.job.world_size = static_cast<int>(parse_integer(name, value, 1, kMaxJobWorkers));
+    } else if (name == "--rdzv") {
+      options.job.rdzv = value;
+    } else if (name == "--job-id") {
+      options.job.job_id = value;
     }
   }
+  check_job_options(options);
   if (args.positionals.size() > 1) {
     throw invalid_argument("expected one PIPELINE argument, got a second one: '" +
                            args.positionals[1] + "' (quote the pipeline for the shell)");

@@ -14,6 +14,18 @@ namespace dinput_tool {
 
 enum class Command { kRun, kSpec, kBench };
 
+// How this process joins a multi-process job, as given on the command line.
+struct JobOptions {
+  std::string cluster;  // --cluster SOURCE; "" when not given
+  bool has_rank = false;
+  int rank = 0;        // --rank R
+  int world_size = 0;  // --world-size W; 0 when not given
+  std::string rdzv;    // --rdzv URL; "" when not given
+  std::string job_id;  // --job-id ID; "" when not given
+  // Whether any of the above was given.
+  bool given() const { return !cluster.empty() || has_rank || world_size != 0 || !rdzv.empty(); }
+};
+
 struct CliOptions {
   Command command = Command::kRun;
   std::string pipeline;
@@ -30,6 +42,10 @@ struct CliOptions {
   bool stats = false;  // run: a last line with each worker's reader statistics
   bool fetch_to_device = true;
   int64_t timeout_ms = 0;  // collective timeout with --workers; 0: the library's default
+  // One worker process of a multi-process job (docs/cli.md, "Several processes"):
+  // --cluster SOURCE, or --rank/--world-size/--rdzv, or DINPUT_RANK and DINPUT_WORLD_SIZE
+  // in the environment (what `dinput launch` sets).
+  JobOptions job;
 };
 
 // One option a command accepts: its name with the leading "--", and whether it takes a

@@ -96,10 +96,12 @@ JsonObject stats_object(const dinput_dist_iterator_t* iterator, int worker) {
 // that closes the pipe ends the run quietly with status 0. On a failure the steps completed
 // before it stay printed, without the end lines, and the error goes to stderr.
 void command_run(const CliOptions& options, const Pipeline& pipeline) {
-  OrderedLineWriter writer(STDOUT_FILENO, options.workers);
-  std::vector<std::string> end_lines(static_cast<size_t>(options.workers));
-  std::vector<std::string> warnings(static_cast<size_t>(options.workers));  // skipped records
-  std::vector<JsonObject> stats(static_cast<size_t>(options.workers));      // --stats
+  // One worker of a multi-process job prints only its own lines (`dinput launch` merges them).
+  const int workers = local_workers(options);
+  OrderedLineWriter writer(STDOUT_FILENO, workers);
+  std::vector<std::string> end_lines(static_cast<size_t>(workers));
+  std::vector<std::string> warnings(static_cast<size_t>(workers));  // skipped records
+  std::vector<JsonObject> stats(static_cast<size_t>(workers));      // --stats
   // A worker's failure is thrown once stdout is complete: the steps before it stay printed.
   std::exception_ptr failure;
   try {
@@ -109,7 +111,7 @@ void command_run(const CliOptions& options, const Pipeline& pipeline) {
         OrderedLineWriter& writer;
         int index;
         ~Done() { writer.worker_done(index); }
-      } done{writer, worker.index};
+      } done{writer, worker.slot};
       const DistIteratorPtr iterator = new_iterator(worker.dataset);
       Stepper stepper(iterator.get(), options.optional);
       const std::string prefix = "{\"worker\":" + std::to_string(worker.index) + ",\"step\":";
@@ -128,17 +130,18 @@ void command_run(const CliOptions& options, const Pipeline& pipeline) {
         line += ",\"replicas\":";
         append_replicas(&line, value.get(), options.shapes);
         line.push_back('}');
-        if (!writer.step(worker.index, line)) {
+        if (!writer.step(worker.slot, line)) {
           // The reader is gone (or stdout failed): stop this worker, and through the
           // collective's abort the others.
           throw Failure(DINPUT_CANCELLED, "stdout was closed");
         }
         ++step;
       }
-      end_lines[static_cast<size_t>(worker.index)] = end_line(worker.index, ended, step);
-      warnings[static_cast<size_t>(worker.index)] = skip_warning(iterator.get(), worker.index);
+      const size_t slot = static_cast<size_t>(worker.slot);
+      end_lines[slot] = end_line(worker.index, ended, step);
+      warnings[slot] = skip_warning(iterator.get(), worker.index);
       if (options.stats) {
-        stats[static_cast<size_t>(worker.index)] = stats_object(iterator.get(), worker.index);
+        stats[slot] = stats_object(iterator.get(), worker.index);
       }
     });
   } catch (...) {
@@ -172,7 +175,7 @@ void command_run(const CliOptions& options, const Pipeline& pipeline) {
 // ---- spec ------------------------------------------------------------------------------
 
 std::string command_spec(const CliOptions& options, const Pipeline& pipeline) {
-  std::vector<std::string> specs(static_cast<size_t>(options.workers));
+  std::vector<std::string> specs(static_cast<size_t>(local_workers(options)));
   for_each_worker(options, pipeline, false, [&](const Worker& worker) {
     dinput_spec_t* raw = nullptr;
     check(dinput_dist_dataset_element_spec(&raw, worker.dataset),
@@ -181,9 +184,9 @@ std::string command_spec(const CliOptions& options, const Pipeline& pipeline) {
     JsonObject out;
     out["num_replicas_in_sync"] = dinput_strategy_num_replicas_in_sync(worker.strategy);
     out["components"] = spec_components(spec.get());
-    specs[static_cast<size_t>(worker.index)] = dump_json(out);
+    specs[static_cast<size_t>(worker.slot)] = dump_json(out);
   });
-  // Every worker has the same per-replica spec; worker 0's stands for all.
+  // Every worker has the same per-replica spec; this process's first worker's stands for all.
   return specs[0] + "\n";
 }
 
@@ -273,11 +276,12 @@ class ProgressLine {
 // step per global batch). -1 otherwise: with several workers the steps per worker depend
 // on the sharding, and a --from-function pipeline is built per worker.
 int64_t expected_steps(const CliOptions& options, const Pipeline& pipeline) {
+  const int workers = local_workers(options);
   if (options.has_steps) {
-    const bool fits = options.steps <= std::numeric_limits<int64_t>::max() / options.workers;
-    return fits ? options.steps * options.workers : -1;
+    const bool fits = options.steps <= std::numeric_limits<int64_t>::max() / workers;
+    return fits ? options.steps * workers : -1;
   }
-  if (options.workers != 1 || options.from_function) return -1;
+  if (workers != 1 || joins_job(options) || options.from_function) return -1;
   DatasetPtr dataset;
   try {
     dataset = build_dataset(pipeline);
@@ -376,7 +380,8 @@ enum : unsigned {
   kWrite = 8,
   kConvert = 16,
   kInspect = 32,
-  kAll = 63
+  kLaunch = 64,
+  kAll = 127
 };
 
 struct HelpSection {
@@ -415,6 +420,11 @@ Commands:
      R"(  --skip-corrupt   (convert, inspect) skip damaged records instead of failing; the counts
                    are added to the output ("corrupt_records_skipped",
                    "corrupt_bytes_skipped") and a warning line per damaged file goes to stderr
+)"},
+    {kLaunch, R"(  launch -n W [--rdzv URL] [--job-id ID] [--] COMMAND [ARGS...]
+                   start W worker processes of one job on this machine, each running
+                   COMMAND (e.g. dinput run ...), and print their output merged in worker
+                   order; if one fails, the others are stopped
 )"},
     {0,
      R"(  help [COMMAND]   print this text, or only what concerns COMMAND (as COMMAND --help does)
@@ -469,6 +479,18 @@ Literals: ints (int64), floats (float32), strings (bytes), True/False (bool), ne
                        $input_pipeline_id, $num_replicas_in_sync and
                        $per_replica_batch_size(G) take each input pipeline's values
   --no-fetch-to-device keep the values in host memory
+Options of run, spec and bench that make this process one worker of a multi-process job
+(each process prints only its own worker's lines; dinput launch merges them):
+  --cluster SOURCE     read the rank, world size and rendezvous from a launcher's variables:
+                       auto, tf_config, slurm, torchrun, mpi or explicit (docs/multi-process.md)
+  --rank R --world-size W
+                       this process is worker R of W
+  --rdzv URL           where the workers meet: tcp://HOST:PORT (served by worker 0),
+                       file://DIR or redis://HOST:PORT; with --cluster it replaces the
+                       launcher's
+  --job-id ID          names the job's rendezvous keys (default: the launcher's job id)
+  A process whose environment has DINPUT_RANK and DINPUT_WORLD_SIZE (as dinput launch sets
+  them) joins that job without any of these options.
 )"},
     {kRun | kBench, R"(Options of run and bench:
   --steps K            stop after K steps (required for infinite pipelines)
@@ -477,6 +499,21 @@ Literals: ints (int64), floats (float32), strings (bytes), True/False (bool), ne
     {kRun, R"(Options of run:
   --shapes             print each component's shape, e.g. [0,3], instead of its values
   --stats              print a last line with each worker's reader statistics
+)"},
+    {kLaunch, R"(Options of launch:
+  -n W, --nproc W      the number of worker processes (1 to 1024)
+  --rdzv URL           the job's rendezvous (default: tcp://127.0.0.1:PORT with a free port)
+  --job-id ID          the job id (default: one unique to this launch)
+Each worker gets DINPUT_RANK, DINPUT_WORLD_SIZE, DINPUT_LOCAL_RANK, DINPUT_LOCAL_WORLD_SIZE,
+  DINPUT_RDZV_URL and DINPUT_JOB_ID in its environment. A COMMAND named dinput runs this
+  same dinput executable. Output: line k of every worker, in worker order, before line k + 1
+  of any (a worker whose output ended is passed over), so that dinput launch -n W -- dinput
+  run ARGS prints what dinput run --workers W ARGS prints; the --stats lines become one.
+  Each distinct stderr line is shown once. When a worker fails, the others have 5 s to end
+  on their own, then get SIGTERM, then SIGKILL; the exit status is the first failing
+  worker's (128 + N for signal N), and a worker killed by a signal is named on stderr. No
+  worker outlives the launcher, even one killed with SIGKILL.
+
 )"},
     {kWrite | kConvert, R"(Options of write and convert:
   --compression C      NONE (default), ZSTD or GZIP: the compression of OUTPUT
@@ -540,8 +577,8 @@ std::string usage_text() {
 
 bool command_help(const std::string& command, std::string* text) {
   static const std::pair<const char*, unsigned> kCommands[] = {
-      {"run", kRun},     {"spec", kSpec},       {"bench", kBench},
-      {"write", kWrite}, {"convert", kConvert}, {"inspect", kInspect}};
+      {"run", kRun},         {"spec", kSpec},       {"bench", kBench},  {"write", kWrite},
+      {"convert", kConvert}, {"inspect", kInspect}, {"launch", kLaunch}};
   for (const auto& [name, bit] : kCommands) {
     if (command != name) continue;
     *text = "dinput " + command + ": (dinput help lists every command)\n\nCommand:\n";

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <optional>
@@ -61,16 +62,18 @@ dinput_status_t dataset_fn(dinput_dataset_t** out, const dinput_input_context_t*
   });
 }
 
-StrategyPtr make_strategy(const CliOptions& options, dinput_collective_t* collective, int worker) {
+// world_size: the number of workers in the job (1: no collective).
+StrategyPtr make_strategy(const CliOptions& options, int world_size,
+                          dinput_collective_t* collective, int worker) {
   std::vector<std::string> names = options.devices;
-  if (options.workers == 1 && options.replicas > 0) {
+  if (world_size == 1 && options.replicas > 0) {
     for (int i = 0; i < options.replicas; ++i) names.push_back("CPU:" + std::to_string(i));
   }
   std::vector<const char*> devices;
   for (const std::string& name : names) devices.push_back(name.c_str());
   dinput_strategy_t* made = nullptr;
   dinput_status_t code;
-  if (options.workers == 1) {
+  if (world_size == 1) {
     code = dinput_strategy_new(&made, devices.data(), static_cast<int>(devices.size()));
   } else if (options.replicas > 0) {
     // The library checks that the total divides among the workers.
@@ -83,10 +86,53 @@ StrategyPtr make_strategy(const CliOptions& options, dinput_collective_t* collec
   return StrategyPtr(made);
 }
 
+// Whether the environment names this process's place in a job the way `dinput launch` does.
+bool launched_as_worker() {
+  for (const char* name : {"DINPUT_RANK", "DINPUT_WORLD_SIZE"}) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && *value != '\0') return true;
+  }
+  return false;
+}
+
+// The job this process is one worker of, or null when it runs on its own.
+ClusterPtr join_cluster(const CliOptions& options) {
+  const JobOptions& job = options.job;
+  dinput_cluster_t* made = nullptr;
+  if (!job.cluster.empty()) {
+    check(dinput_cluster_resolve(&made, job.cluster.c_str()), "resolving --cluster");
+    ClusterPtr resolved(made);
+    if (job.rdzv.empty()) return resolved;
+    // --rdzv replaces the launcher's rendezvous address; rank and world size stay.
+    check(dinput_cluster_new(&made, dinput_cluster_rank(resolved.get()),
+                             dinput_cluster_world_size(resolved.get()), job.rdzv.c_str()),
+          "--rdzv");
+    return ClusterPtr(made);
+  }
+  if (job.has_rank) {
+    check(dinput_cluster_new(&made, job.rank, job.world_size, job.rdzv.c_str()),
+          "--rank/--world-size/--rdzv");
+    return ClusterPtr(made);
+  }
+  if (launched_as_worker()) {
+    if (options.workers != 1) {
+      throw invalid_argument(
+          "--workers simulates workers in one process, but DINPUT_RANK/DINPUT_WORLD_SIZE make "
+          "this process one worker of a job (as 'dinput launch' starts it); drop --workers");
+    }
+    check(dinput_cluster_resolve(&made, "explicit"), "reading DINPUT_RANK and DINPUT_WORLD_SIZE");
+    return ClusterPtr(made);
+  }
+  if (!job.job_id.empty()) {
+    throw invalid_argument("--job-id needs a job: give --cluster, or --rank and --world-size");
+  }
+  return nullptr;
+}
+
 void run_worker(const CliOptions& options, const Pipeline& pipeline,
-                const dinput_dataset_t* shared_dataset, bool require_finite,
-                dinput_collective_t* collective, int index, const WorkerJob& job) {
-  const StrategyPtr strategy = make_strategy(options, collective, index);
+                const dinput_dataset_t* shared_dataset, bool require_finite, int world_size,
+                dinput_collective_t* collective, int index, int slot, const WorkerJob& job) {
+  const StrategyPtr strategy = make_strategy(options, world_size, collective, index);
 
   dinput_input_options_t* raw_options = nullptr;
   check(dinput_input_options_new(&raw_options), "dinput_input_options_new");
@@ -111,12 +157,45 @@ void run_worker(const CliOptions& options, const Pipeline& pipeline,
 
   Worker worker;
   worker.index = index;
+  worker.slot = slot;
   worker.strategy = strategy.get();
   worker.dataset = dist.get();
   job(worker);
 }
 
+// This process as worker `rank` of the cluster's job: it meets the others through the
+// rendezvous, and a failure here aborts the job's collective so that the others stop at once
+// instead of waiting out the timeout.
+void run_job_worker(const CliOptions& options, const Pipeline& pipeline,
+                    const dinput_dataset_t* shared_dataset, bool require_finite,
+                    const dinput_cluster_t* cluster, const WorkerJob& job) {
+  const int world_size = dinput_cluster_world_size(cluster);
+  const int rank = dinput_cluster_rank(cluster);
+  if (world_size == 1 && dinput_cluster_is_input_worker(cluster)) {
+    run_worker(options, pipeline, shared_dataset, require_finite, 1, nullptr, 0, 0, job);
+    return;
+  }
+  dinput_collective_t* raw = nullptr;
+  check(dinput_collective_new_from_cluster(
+            &raw, cluster, options.timeout_ms,
+            options.job.job_id.empty() ? nullptr : options.job.job_id.c_str()),
+        "joining the job");
+  CollectivePtr collective(raw);
+  try {
+    run_worker(options, pipeline, shared_dataset, require_finite, world_size, collective.get(),
+               rank, 0, job);
+  } catch (...) {
+    const Failure failure = current_failure();
+    dinput_collective_abort(collective.get(), failure.code(), failure.message().c_str());
+    throw failure;
+  }
+}
+
 }  // namespace
+
+bool joins_job(const CliOptions& options) { return options.job.given() || launched_as_worker(); }
+
+int local_workers(const CliOptions& options) { return joins_job(options) ? 1 : options.workers; }
 
 void exit_with_error(const Failure& failure) {
   // Only the first failing worker reports; the others block here until the process ends.
@@ -137,8 +216,12 @@ void for_each_worker(const CliOptions& options, const Pipeline& pipeline, bool r
   if (!options.from_function) {
     dataset = finish_dataset(options, require_finite, build_dataset(pipeline));
   }
+  if (const ClusterPtr cluster = join_cluster(options)) {
+    run_job_worker(options, pipeline, dataset.get(), require_finite, cluster.get(), job);
+    return;
+  }
   if (options.workers == 1) {
-    run_worker(options, pipeline, dataset.get(), require_finite, nullptr, 0, job);
+    run_worker(options, pipeline, dataset.get(), require_finite, 1, nullptr, 0, 0, job);
     return;
   }
 
@@ -165,7 +248,8 @@ void for_each_worker(const CliOptions& options, const Pipeline& pipeline, bool r
         // A worker's failure goes to the thread that started it, which throws it once every
         // worker has ended.
         try {
-          run_worker(options, pipeline, dataset.get(), require_finite, collective.get(), w, job);
+          run_worker(options, pipeline, dataset.get(), require_finite, options.workers,
+                     collective.get(), w, w, job);
         } catch (...) {
           fail(current_failure());
         }

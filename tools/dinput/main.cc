@@ -10,6 +10,7 @@
 
 #include "cli_options.h"
 #include "commands.h"
+#include "launch.h"
 #include "record_commands.h"
 #include "status.h"
 #include "suggest.h"
@@ -53,7 +54,11 @@ int run_main(int argc, char** argv) {
   if (command == "--version" || command == "version") {
     return print(dinput_tool::version_text());
   }
-  if (command == "--help" || command == "-h" || command == "help" || asks_for_help(argc, argv)) {
+  // launch's help options come before its command: what follows belongs to the workers.
+  const bool wants_help = command == "launch"
+                              ? dinput_tool::launch_asks_for_help(argc - 2, argv + 2)
+                              : asks_for_help(argc, argv);
+  if (command == "--help" || command == "-h" || command == "help" || wants_help) {
     // `dinput help write` and `dinput write --help` both show write's help.
     std::string help;
     const std::string topic = command == "help" && argc > 2 ? argv[2] : command;
@@ -67,11 +72,13 @@ int run_main(int argc, char** argv) {
     parsed = dinput_tool::Command::kSpec;
   } else if (command == "bench") {
     parsed = dinput_tool::Command::kBench;
+  } else if (command == "launch") {
+    return dinput_tool::run_launch(argc - 2, argv + 2);
   } else if (dinput_tool::is_record_command(command)) {
     return print(dinput_tool::run_record_command(command, argc - 2, argv + 2));
   } else {
-    static const std::vector<std::string> kCommands = {"run",     "spec",    "bench", "write",
-                                                       "convert", "inspect", "help"};
+    static const std::vector<std::string> kCommands = {"run",     "spec",    "bench",  "write",
+                                                       "convert", "inspect", "launch", "help"};
     throw dinput_tool::invalid_argument("unknown command '" + command + "'" +
                                         dinput_tool::did_you_mean(command, kCommands) +
                                         "; run 'dinput help' for usage");

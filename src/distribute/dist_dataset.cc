@@ -398,7 +398,7 @@ DistributedIterator::Agreement DistributedIterator::agree(int64_t local_count,
 void DistributedIterator::cancel() {
   cancellation_->cancel();
   const Strategy& s = dataset_->strategy();
-  if (s.collective())
+  if (s.collective() && exchange_ != Exchange::kNone)
     s.collective()->abort_channel(
         channel_, Error(Code::kCancelled,
                         str_cat("worker ", s.worker_index(),

@@ -8,6 +8,8 @@
 // the other workers, through the collective, whether any replica anywhere still has data.
 #pragma once
 
+#include <atomic>
+
 #include <functional>
 #include <memory>
 #include <optional>
@@ -94,7 +96,9 @@ class DistributedIterator {
   bool next(std::vector<Element>& out);
   // Any thread, also while next() waits: that next() and every later one fail with
   // CANCELLED, and the other workers' iterators of this epoch fail at once too (through
-  // the collective) instead of waiting for this worker's steps. Idempotent.
+  // the collective) instead of waiting for this worker's steps; once an iterator over
+  // infinite pipelines stopped exchanging (none waits for its steps), it stops alone.
+  // Idempotent.
   void cancel();
   bool cancelled() const { return cancellation_->cancelled(); }
   // Whether the iterator has ended or failed and released its pipelines; what is left
@@ -128,8 +132,10 @@ class DistributedIterator {
   // exchange also tells whether every worker's are, and later steps exchange nothing,
   // errors and cancels then travelling by abort_channel (as TensorFlow does without
   // get_next_as_optional). Every worker decides from the same gathered values.
+  // Without the exchange nobody waits for this worker's steps, so cancelling (or freeing)
+  // its iterator stops it alone (cancel() reads this from any thread).
   enum class Exchange { kFirstStep, kEveryStep, kNone };
-  Exchange exchange_ = Exchange::kFirstStep;
+  std::atomic<Exchange> exchange_{Exchange::kFirstStep};
   bool infinite_ = false;  // every pipeline of this worker has infinite cardinality
 
   DistributedDatasetPtr dataset_;

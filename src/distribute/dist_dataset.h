@@ -9,7 +9,6 @@
 #pragma once
 
 #include <atomic>
-
 #include <functional>
 #include <memory>
 #include <optional>
@@ -129,11 +128,11 @@ class DistributedIterator {
   // Whether the workers exchange anything per step. With one worker there is nobody to agree
   // with. When every worker's pipelines are infinite (repeat() without a count), no worker
   // can run out of data, so the per-step count is known in advance: the first step's
-  // exchange also tells whether every worker's are, and later steps exchange nothing,
-  // errors and cancels then travelling by abort_channel (as TensorFlow does without
-  // get_next_as_optional). Every worker decides from the same gathered values.
-  // Without the exchange nobody waits for this worker's steps, so cancelling (or freeing)
-  // its iterator stops it alone (cancel() reads this from any thread).
+  // exchange also tells whether every worker's are, and later steps exchange nothing (as
+  // TensorFlow drops get_next_as_optional), a pipeline error then travelling by
+  // abort_channel. Every worker decides from the same gathered values. Without the exchange
+  // nobody waits for this worker's steps, so cancelling (or freeing) its iterator stops it
+  // alone (cancel() reads this from any thread).
   enum class Exchange { kFirstStep, kEveryStep, kNone };
   std::atomic<Exchange> exchange_{Exchange::kFirstStep};
   bool infinite_ = false;  // every pipeline of this worker has infinite cardinality

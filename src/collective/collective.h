@@ -36,6 +36,11 @@ class Collective {
   // worker, now and later; other channels go on. A worker that cancels its distributed
   // iterator releases the other workers' iterators of that epoch this way.
   virtual void abort_channel(uint64_t channel, const Error& error) = 0;
+  // Raises, without waiting or exchanging anything, the error that ended the collective or
+  // `channel` (an abort, a lost connection), if one is known here. A distributed iterator
+  // that needs no per-step exchange (an infinite pipeline) polls this each step, so that
+  // another worker's pipeline error still stops it.
+  virtual void raise_if_failed(uint64_t channel) = 0;
 
   std::vector<int64_t> all_reduce_sum(int worker, uint64_t channel,
                                       const std::vector<int64_t>& values);

@@ -585,28 +585,38 @@ std::vector<std::string> GlooCollective::Impl::all_gather(uint64_t channel, std:
   size_t have = 1;
   int peer = -1;
   try {
+    // Every round's receive is posted first: posting one tells its sender that it is ready,
+    // and a send whose receive is announced leaves at once from the caller's thread; one
+    // posted before that notice waits for it, and then leaves from Gloo's event loop (a
+    // notice, a thread wake-up and a write more). Announced together, the later rounds'
+    // notices travel while the first round runs.
+    std::vector<UnboundBuffer*> round_recvs;
     for (size_t d = 1, round = 0; d < n; d *= 2, ++round) {
+      const size_t count = std::min(d, n - d);
+      const int from = static_cast<int>((static_cast<size_t>(rank) + d) % n);
+      std::string& in = op->recv_msg.emplace_back(count * kMessage, '\0');
+      peer = from;
+      round_recvs.push_back(op->add(op->recvs, context->createUnboundBuffer(&in[0], in.size())));
+      round_recvs.back()->recv(from, data_slot(channel, op->seq, round), 0, in.size());
+    }
+    auto in_msg = op->recv_msg.begin();
+    for (size_t d = 1, round = 0; d < n; d *= 2, ++round, ++in_msg) {
       const size_t count = std::min(d, n - d);
       const int to = static_cast<int>((static_cast<size_t>(rank) + n - d) % n);
       const int from = static_cast<int>((static_cast<size_t>(rank) + d) % n);
       const uint64_t slot = data_slot(channel, op->seq, round);
-      op->recv_msg.emplace_back(count * kMessage, '\0');
-      std::string& in = op->recv_msg.back();
+      const std::string& in = *in_msg;
       std::string& out = op->send_msgs.emplace_back();
       out.resize(count * kLengthBytes);
       for (size_t i = 0; i < count; ++i) {
         put_u64(&out[i * kLengthBytes], lengths[i]);
         out += heads[i];
       }
-      // The receive first, so that the peer's send finds it already announced.
-      peer = from;
-      op->add(op->recvs, context->createUnboundBuffer(&in[0], in.size()))
-          ->recv(from, slot, 0, in.size());
       peer = to;
       op->add(op->sends, context->createUnboundBuffer(&out[0], out.size()))
           ->send(to, slot, 0, out.size());
       op->send_peers.push_back(to);
-      wait_recv(*op->recvs.back(), from);
+      wait_recv(*round_recvs[round], from);
       size_t at = count * kLengthBytes;
       for (size_t i = 0; i < count; ++i) {
         const uint64_t length = get_u64(&in[i * kLengthBytes]);
@@ -805,6 +815,14 @@ void GlooCollective::abort_channel(uint64_t channel, const Error& error) {
   }
   if (impl_->apply_abort_channel(channel, from, error))
     impl_->broadcast(kAbortChannel, channel, error, from);
+}
+
+void GlooCollective::raise_if_failed(uint64_t channel) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  // As for the step this worker would take next: an abort of the channel by a worker that
+  // left it later than that does not concern it.
+  auto next = impl_->next_seq.find(channel);
+  impl_->throw_if_failed(channel, next == impl_->next_seq.end() ? 0 : next->second);
 }
 
 std::shared_ptr<Collective> make_gloo_collective(int rank, int world_size,

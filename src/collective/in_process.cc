@@ -117,6 +117,13 @@ void InProcessCollective::abort_channel(uint64_t channel, const Error& error) {
   cv_.notify_all();
 }
 
+void InProcessCollective::raise_if_failed(uint64_t channel) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (aborted_) throw *aborted_;
+  auto found = aborted_channels_.find(channel);
+  if (found != aborted_channels_.end()) throw found->second;
+}
+
 std::shared_ptr<Collective> make_in_process_collective(int num_workers, int64_t timeout_ms) {
   DINPUT_CHECK_ARG(num_workers >= 1, "collective: num_workers must be >= 1, got ", num_workers);
   DINPUT_CHECK_ARG(num_workers <= kMaxWorkers, "collective: num_workers must be at most ",

@@ -24,6 +24,7 @@ class InProcessCollective final : public Collective {
   std::vector<std::string> all_gather(int worker, uint64_t channel, std::string payload) override;
   void abort(const Error& error) override;
   void abort_channel(uint64_t channel, const Error& error) override;
+  void raise_if_failed(uint64_t channel) override;
 
   // Rounds some worker has entered and not every worker has left (for tests: rounds given
   // up on are freed once every worker has passed them).

@@ -258,6 +258,10 @@ DistributedIterator::DistributedIterator(DistributedDatasetPtr dataset)
     device_use_ = std::make_unique<gpu::DeviceUse>(std::move(gpus));
   }
   if (s.collective()) channel_ = s.collective()->open_channel(s.worker_index());
+  if (!s.collective() || s.num_workers() == 1) exchange_ = Exchange::kNone;
+  infinite_ = true;
+  for (const auto& p : dataset_->plan().pipelines)
+    infinite_ = infinite_ && p->cardinality() == kInfiniteCardinality;
   // Steps are produced ahead on one background thread: per_replica_buffer_size steps ready
   // for the consumer, plus the one being split (which stands in for the R elements
   // distribute_dataset prefetches before splitting).
@@ -337,17 +341,26 @@ DistributedIterator::Agreement DistributedIterator::agree(int64_t local_count,
                                                           const std::optional<Error>& local_error) {
   const Strategy& s = dataset_->strategy();
   Collective* collective = s.collective();
-  if (!collective) {
-    if (local_error) throw *local_error;
+  if (exchange_ == Exchange::kNone) {
+    if (local_error) {
+      // The others learn of it by abort (with one worker, there are none).
+      if (collective && s.num_workers() > 1) collective->abort_channel(channel_, *local_error);
+      throw *local_error;
+    }
+    // Another worker's error or cancel, or a lost connection, stops this worker too.
+    if (collective && s.num_workers() > 1) collective->raise_if_failed(channel_);
     return Agreement{local_count, short_replica};
   }
-  // Payload: count (8 bytes), status code (4), a replica without data or -1 (4), message.
-  constexpr size_t kHeader = 16;
+  // Payload: count (8 bytes), status code (4), a replica without data or -1 (4), whether this
+  // worker's pipelines are infinite (4, first step only), message.
+  constexpr size_t kHeader = 20;
   std::string payload(kHeader, '\0');
   int32_t code = local_error ? static_cast<int32_t>(local_error->code()) : 0;
+  const int32_t infinite = exchange_ == Exchange::kFirstStep && infinite_ ? 1 : 0;
   std::memcpy(&payload[0], &local_count, 8);
   std::memcpy(&payload[8], &code, 4);
   std::memcpy(&payload[12], &short_replica, 4);
+  std::memcpy(&payload[16], &infinite, 4);
   if (local_error) payload += local_error->what();
   std::vector<std::string> all;
   try {
@@ -362,25 +375,30 @@ DistributedIterator::Agreement DistributedIterator::agree(int64_t local_count,
     throw;
   }
   Agreement agreed;
+  bool all_infinite = true;
   for (const auto& p : all) {
     if (p.size() < kHeader) raise(Code::kInternal, "malformed step report from a worker");
     int64_t count;
-    int32_t c, short_r;
+    int32_t c, short_r, inf;
     std::memcpy(&count, p.data(), 8);
     std::memcpy(&c, p.data() + 8, 4);
     std::memcpy(&short_r, p.data() + 12, 4);
+    std::memcpy(&inf, p.data() + 16, 4);
     // Every worker raises the same error: that of the lowest-numbered failing worker.
     if (c != 0) throw Error(static_cast<Code>(c), p.substr(kHeader));
     agreed.total += count;
     if (agreed.short_replica < 0) agreed.short_replica = short_r;
+    all_infinite = all_infinite && inf == 1;
   }
+  if (exchange_ == Exchange::kFirstStep)
+    exchange_ = all_infinite && agreed.total > 0 ? Exchange::kNone : Exchange::kEveryStep;
   return agreed;
 }
 
 void DistributedIterator::cancel() {
   cancellation_->cancel();
   const Strategy& s = dataset_->strategy();
-  if (s.collective())
+  if (s.collective() && exchange_ != Exchange::kNone)
     s.collective()->abort_channel(
         channel_, Error(Code::kCancelled,
                         str_cat("worker ", s.worker_index(),

@@ -8,6 +8,7 @@
 // the other workers, through the collective, whether any replica anywhere still has data.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -94,7 +95,9 @@ class DistributedIterator {
   bool next(std::vector<Element>& out);
   // Any thread, also while next() waits: that next() and every later one fail with
   // CANCELLED, and the other workers' iterators of this epoch fail at once too (through
-  // the collective) instead of waiting for this worker's steps. Idempotent.
+  // the collective) instead of waiting for this worker's steps; once an iterator over
+  // infinite pipelines stopped exchanging (none waits for its steps), it stops alone.
+  // Idempotent.
   void cancel();
   bool cancelled() const { return cancellation_->cancelled(); }
   // Whether the iterator has ended or failed and released its pipelines; what is left
@@ -121,6 +124,18 @@ class DistributedIterator {
   Agreement agree(int64_t local_count, int32_t short_replica,
                   const std::optional<Error>& local_error);
   void release();
+
+  // Whether the workers exchange anything per step. With one worker there is nobody to agree
+  // with. When every worker's pipelines are infinite (repeat() without a count), no worker
+  // can run out of data, so the per-step count is known in advance: the first step's
+  // exchange also tells whether every worker's are, and later steps exchange nothing (as
+  // TensorFlow drops get_next_as_optional), a pipeline error then travelling by
+  // abort_channel. Every worker decides from the same gathered values. Without the exchange
+  // nobody waits for this worker's steps, so cancelling (or freeing) its iterator stops it
+  // alone (cancel() reads this from any thread).
+  enum class Exchange { kFirstStep, kEveryStep, kNone };
+  std::atomic<Exchange> exchange_{Exchange::kFirstStep};
+  bool infinite_ = false;  // every pipeline of this worker has infinite cardinality
 
   DistributedDatasetPtr dataset_;
   std::shared_ptr<IteratorStats> stats_ = std::make_shared<IteratorStats>();

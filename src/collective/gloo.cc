@@ -734,9 +734,19 @@ GlooCollective::~GlooCollective() {
   if (s.timer.joinable()) s.timer.join();
   if (s.control.joinable()) s.control.join();
   // Connections first: only then can no Gloo thread touch the buffers left behind. Every
-  // Gloo buffer holds the transport's context (and through it the event-loop thread), so the
-  // buffers go before the memory they point into: the last one stops that thread, and only
-  // then are the messages freed (a pair would free its string first).
+  // Gloo buffer holds the transport's context, which owns the connections (pairs), so
+  // dropping the context would close nothing while a buffer lives: the event loop could
+  // still complete a send or fail a receive (signalling the buffer's condition variable)
+  // while the buffer is destroyed. Gloo guards that with a spin on a weak pointer, which is
+  // enough on x86 but orders nothing that ThreadSanitizer can see. Destroying each pair
+  // instead closes its socket under the pair's lock, the lock the event loop holds whenever
+  // it touches one of our buffers, and waits for the loop to drop the socket: after that no
+  // Gloo thread reaches the buffers, and all it did to them happened before. It is a soft
+  // close (a FIN after what was already written), as the context's own destruction was.
+  for (int p = 0; p < s.size; ++p)
+    if (s.context) s.context->getPair(p).reset();
+  // Every buffer holds the transport's context (and through it the device), so the buffers
+  // go before the memory they point into, and only then are the messages freed.
   s.context.reset();
   s.device.reset();
   for (auto* sent : {&s.control_graveyard, &s.control_sent})

@@ -43,6 +43,7 @@ std::shared_ptr<Collective> make_gloo_collective(int, int, std::shared_ptr<Store
 
 #include "collective/gloo_store.h"
 #include "collective/in_process.h"
+#include "collective/store_url.h"
 #include "core/status.h"
 
 namespace dinput {
@@ -131,28 +132,35 @@ class BlockSigpipe {
   sigset_t old_;
 };
 
-// Empty when a socket can listen on one of `host`'s addresses; else why not.
-std::string why_not_local(const std::string& host) {
+// The first address of `host` that a socket can listen on, numeric, as Gloo itself would pick
+// it (it tries them in getaddrinfo's order); empty, with `why` set, when there is none.
+std::string listen_address(const std::string& host, std::string* why, bool* loopback) {
   addrinfo hints = {};
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
-  if (const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found); rc != 0)
-    return str_cat("it does not resolve (", gai_strerror(rc), ")");
-  std::string why = "no address of it belongs to this host";
-  for (const addrinfo* a = found; a; a = a->ai_next) {
+  if (const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found); rc != 0) {
+    *why = str_cat("it does not resolve (", gai_strerror(rc), ")");
+    return {};
+  }
+  *why = "no address of it belongs to this host";
+  std::string numeric;
+  for (const addrinfo* a = found; a && numeric.empty(); a = a->ai_next) {
     const int fd = socket(a->ai_family, SOCK_STREAM, 0);
     if (fd < 0) continue;
     sockaddr_storage address = {};
     std::memcpy(&address, a->ai_addr, a->ai_addrlen);  // port 0: any
     const bool bound = bind(fd, reinterpret_cast<sockaddr*>(&address), a->ai_addrlen) == 0;
     close(fd);
-    if (bound) {
-      why.clear();
-      break;
+    char text[NI_MAXHOST] = {};
+    if (bound && getnameinfo(a->ai_addr, a->ai_addrlen, text, sizeof text, nullptr, 0,
+                             NI_NUMERICHOST) == 0) {
+      numeric = text;
+      *loopback = is_loopback(a->ai_addr);
+      why->clear();
     }
   }
   freeaddrinfo(found);
-  return why;
+  return numeric;
 }
 
 }  // namespace
@@ -650,9 +658,6 @@ GlooCollective::GlooCollective(int rank, int world_size, std::shared_ptr<Store> 
   DINPUT_CHECK_ARG(store != nullptr, "collective: the rendezvous store is null");
   DINPUT_CHECK_ARG(options.timeout.count() > 0, "collective: timeout must be > 0 ms, got ",
                    options.timeout.count());
-  if (options.iface.empty() && options.address.empty()) {
-    if (const char* env = std::getenv("DINPUT_GLOO_IFACE"); env && *env) options.iface = env;
-  }
   // The threads started here (Gloo's event loop, which does most of the writing, and ours)
   // inherit this thread's signal mask: with SIGPIPE blocked, a write to a worker that died
   // fails with EPIPE instead of killing the process.
@@ -665,30 +670,55 @@ GlooCollective::GlooCollective(int rank, int world_size, std::shared_ptr<Store> 
   // worker to publish its address, so the connections themselves come quickly.
   const auto gloo_timeout =
       std::min<std::chrono::milliseconds>(options.timeout, std::chrono::hours(1));
-  gloo::transport::tcp::attr attr;
-  if (!options.iface.empty()) {
-    attr.iface = options.iface;
-  } else {
-    attr.hostname = options.address;
-    if (attr.hostname.empty()) {
-      char name[256] = {};
-      gethostname(name, sizeof name - 1);
-      attr.hostname = name;
+  // Where to listen: the interface, else the address, of the options, else of the
+  // environment, else this host's name. Gloo is given the numeric address, chosen here: it
+  // crashes (SIGSEGV in CreateDeviceAttr) on a name with no address of this host.
+  std::string iface_source = "interface", host_source = "address";
+  if (options.iface.empty() && options.address.empty()) {
+    if (const char* env = std::getenv("DINPUT_GLOO_IFACE"); env && *env) {
+      options.iface = env;
+      iface_source = "DINPUT_GLOO_IFACE";
+    } else if (const char* env = std::getenv("DINPUT_GLOO_ADDRESS"); env && *env) {
+      options.address = env;
+      host_source = "DINPUT_GLOO_ADDRESS";
     }
-    // Gloo crashes (SIGSEGV in CreateDeviceAttr) on a name with no address of this host, so
-    // check first that one of its addresses can be listened on.
-    if (const std::string why = why_not_local(attr.hostname); !why.empty())
-      raise(Code::kInvalidArgument, "collective: cannot listen on ",
-            options.address.empty() ? "this host's name '" : "address '", attr.hostname, "': ", why,
-            options.address.empty() ? " (set DINPUT_GLOO_IFACE or the address to listen on)" : "");
   }
+  std::string host = options.address;
+  if (!options.iface.empty()) {
+    host = interface_address(options.iface, str_cat("collective: ", iface_source));
+    host_source = str_cat("network interface '", options.iface, "', whose address is");
+  } else if (host.empty()) {
+    char name[256] = {};
+    gethostname(name, sizeof name - 1);
+    host = name;
+    host_source = "this host's name";
+  }
+  std::string why;
+  bool loopback = false;
+  const std::string address = listen_address(host, &why, &loopback);
+  if (address.empty())
+    raise(Code::kInvalidArgument, "collective: cannot listen on ", host_source, " '", host,
+          "': ", why,
+          host_source == "this host's name"
+              ? " (set DINPUT_GLOO_IFACE, or the interface or address to listen on)"
+              : "");
+  // Workers on other hosts cannot reach a loopback address: they would fail to connect, or
+  // reach a process of their own host, long after this one published it.
+  if (loopback && world_size > 1 && options.refuse_loopback)
+    raise(Code::kFailedPrecondition, "collective: worker ", rank, " of ", world_size,
+          " would listen on the loopback address ", address, " (from ", host_source, " '", host,
+          "'), which workers on other hosts cannot reach, and nothing shows that all ", world_size,
+          " workers run on this host; set the network interface or address the others reach "
+          "this host by (the collective's options, DINPUT_GLOO_IFACE or DINPUT_GLOO_ADDRESS), "
+          "or allow loopback (the option, or DINPUT_GLOO_ALLOW_LOOPBACK=1) when every worker "
+          "does run here");
+  gloo::transport::tcp::attr attr;
+  attr.hostname = address;
   try {
     s.device = gloo::transport::tcp::CreateDevice(attr);
   } catch (const std::exception& e) {
-    raise(Code::kInvalidArgument, "collective: cannot listen on ",
-          options.iface.empty() ? str_cat("address '", options.address, "'")
-                                : str_cat("network interface '", options.iface, "'"),
-          ": ", e.what());
+    raise(Code::kInvalidArgument, "collective: cannot listen on ", host_source, " '", host,
+          "': ", e.what());
   }
   s.context = std::make_shared<gloo::rendezvous::Context>(rank, world_size);
   s.context->setTimeout(gloo_timeout);

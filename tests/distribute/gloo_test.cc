@@ -335,7 +335,11 @@ TEST(GlooCollective, InterfaceFromTheEnvironment) {
   setenv("DINPUT_GLOO_IFACE", "no-such-interface0", 1);
   std::string m;
   EXPECT_EQ(code_of([&] { make_gloo_collective(0, 1, store, o); }, &m), Code::kInvalidArgument);
-  EXPECT_NE(m.find("network interface 'no-such-interface0'"), std::string::npos) << m;
+  EXPECT_NE(m.find("DINPUT_GLOO_IFACE=no-such-interface0: no network interface of that name"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("interfaces here: "), std::string::npos) << m;
+  EXPECT_NE(m.find("lo"), std::string::npos) << m;
   // An address in the options wins over the variable.
   EXPECT_EQ(code_of([&] { make_gloo_collective(0, 1, store, loopback(5000, "env2")); }), Code::kOk);
   // The loopback interface by name.
@@ -349,6 +353,47 @@ TEST(GlooCollective, InterfaceFromTheEnvironment) {
   std::thread t([&] { c[1]->all_gather(1, 1, "b"); });
   EXPECT_EQ(c[0]->all_gather(0, 1, "a"), (std::vector<std::string>{"a", "b"}));
   t.join();
+}
+
+// DINPUT_GLOO_ADDRESS names the address when neither the options nor DINPUT_GLOO_IFACE name
+// where to listen; the interface variable wins over it.
+TEST(GlooCollective, AddressFromTheEnvironment) {
+  auto store = make_memory_store();
+  GlooOptions o = loopback(5000, "env-address");
+  o.address.clear();
+  setenv("DINPUT_GLOO_ADDRESS", "192.0.2.1", 1);
+  std::string m;
+  EXPECT_EQ(code_of([&] { make_gloo_collective(0, 1, store, o); }, &m), Code::kInvalidArgument);
+  EXPECT_NE(m.find("cannot listen on DINPUT_GLOO_ADDRESS '192.0.2.1'"), std::string::npos) << m;
+  setenv("DINPUT_GLOO_IFACE", "lo", 1);
+  EXPECT_EQ(code_of([&] { make_gloo_collective(0, 1, store, o); }), Code::kOk);
+  unsetenv("DINPUT_GLOO_IFACE");
+  setenv("DINPUT_GLOO_ADDRESS", "127.0.0.1", 1);
+  o.job_id = "env-address-2";
+  EXPECT_EQ(code_of([&] { make_gloo_collective(0, 1, store, o); }), Code::kOk);
+  unsetenv("DINPUT_GLOO_ADDRESS");
+}
+
+// With refuse_loopback (the C API's choice for a job not known to run on one host), a worker
+// of several that would listen on a loopback address fails at once, naming it; one worker
+// alone may.
+TEST(GlooCollective, RefusedLoopbackNamesTheAddress) {
+  auto store = make_memory_store();
+  GlooOptions o = loopback(5000, "refuse");
+  o.refuse_loopback = true;
+  std::string m;
+  const auto start = Clock::now();
+  EXPECT_EQ(code_of([&] { make_gloo_collective(1, 3, store, o); }, &m), Code::kFailedPrecondition);
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(2));  // not after the rendezvous
+  EXPECT_NE(m.find("worker 1 of 3 would listen on the loopback address 127.0.0.1 (from address "
+                   "'127.0.0.1')"),
+            std::string::npos)
+      << m;
+  o.address = "localhost";
+  EXPECT_EQ(code_of([&] { make_gloo_collective(0, 2, store, o); }, &m), Code::kFailedPrecondition);
+  EXPECT_NE(m.find("'localhost'"), std::string::npos) << m;
+  o.job_id = "refuse-alone";
+  EXPECT_EQ(code_of([&] { make_gloo_collective(0, 1, store, o); }), Code::kOk);
 }
 
 // Threads of this process, and how many of them block SIGPIPE (from /proc).

@@ -177,6 +177,9 @@ struct Op {
   std::list<std::string> recv_msg;
   std::vector<std::unique_ptr<UnboundBuffer> > sends, recvs;
   std::vector<int> send_peers;
+  // A control broadcast: only its deadline or the collective's end cut it short, never a
+  // failure (see broadcast()).
+  bool control = false;
   std::mutex mu;  // guards `interrupted`, and buffers being added vs interrupt()
   bool interrupted = false;
 
@@ -217,6 +220,9 @@ struct GlooCollective::Impl {
   std::optional<Error> aborted;
   std::optional<Error> broken;  // a connection to a worker failed
   std::map<uint64_t, Error> aborted_channels;
+  // Workers whose connection failed. The control thread no longer listens to them: a message
+  // one announced before it went would otherwise be picked for every receive, and fail it.
+  std::set<int> gone;
   std::map<uint64_t, uint64_t> next_seq;
   std::set<std::shared_ptr<Op> > pending;
   std::list<std::shared_ptr<Op> > graveyard;
@@ -238,6 +244,7 @@ struct GlooCollective::Impl {
       entry.first->send(peer, kControlSlot, 0, entry.second.size());
     } catch (const std::exception&) {
       // That worker is gone: it is counted as missing.
+      gone.insert(peer);
     }
   }
 
@@ -270,7 +277,7 @@ struct GlooCollective::Impl {
   }
 
   bool stopping = false;
-  std::condition_variable timer_cv;
+  std::condition_variable timer_cv;    // a deadline changed, or stopping (also the control thread)
   std::condition_variable control_cv;  // an abort arrived (for lost())
   std::thread timer;
   std::thread control;
@@ -285,25 +292,35 @@ struct GlooCollective::Impl {
     if (found != aborted_channels.end()) throw found->second;
   }
 
+  // Wakes the operations in flight (of `*channel` only, when given) that wait for the others;
+  // under mu. Control broadcasts go on: each carries a reason the others have yet to get.
+  // Two workers that both lost a third each broadcast why, and each one's message used to
+  // cut the other's broadcast short; both then exited before telling a worker that had not
+  // seen the loss itself, and that worker named one of them instead of the lost one.
+  void interrupt_operations(const uint64_t* channel) {
+    for (const auto& op : pending)
+      if (!op->control && (!channel || op->channel == *channel)) op->interrupt();
+  }
+
   // Applies an abort locally; true if it changed anything.
   bool apply_abort(const Error& error) {
     std::lock_guard<std::mutex> lock(mu);
     if (aborted) return false;
     aborted = error;
-    for (const auto& op : pending) op->interrupt();
+    interrupt_operations(nullptr);
     control_cv.notify_all();
     return true;
   }
   bool apply_abort_channel(uint64_t channel, const Error& error) {
     std::lock_guard<std::mutex> lock(mu);
     if (!aborted_channels.emplace(channel, error).second) return false;  // the first stays
-    for (const auto& op : pending)
-      if (op->channel == channel) op->interrupt();
+    interrupt_operations(&channel);
     control_cv.notify_all();
     return true;
   }
   void lost(int peer, const std::string& what, const Op& op) {
     std::unique_lock<std::mutex> lock(mu);
+    gone.insert(peer);
     // A worker that aborts and then exits sent its reason before closing, on the same
     // connection, but the control thread may not have handed it over yet: wait for it (up to
     // a second: on a loaded machine 200 ms was not always enough), so that the reason, not
@@ -317,7 +334,7 @@ struct GlooCollective::Impl {
                            " at step ", op.seq, " of channel ", op.channel, " (", what,
                            "): that worker stopped, or the network between them failed; "
                            "every worker fails"));
-    for (const auto& p : pending) p->interrupt();
+    interrupt_operations(nullptr);
     // Only the workers exchanging with the lost one in their current round see its
     // connection close; the others may be waiting for one of those. Tell them all.
     const Error error = *broken;
@@ -325,32 +342,42 @@ struct GlooCollective::Impl {
     broadcast(kAbortAll, 0, error);
   }
 
-  // Sends a control message to every other worker. Waits (at most a second, or the timeout)
-  // for it to leave, so that a worker which aborts and then exits still tells the others.
+  // Sends a control message to every other worker. Waits for it to leave (each receiver's
+  // control thread must have asked for it: a round trip), so that a worker which fails and
+  // then exits still tells the others; at most kBroadcastWait (or the timeout), which only
+  // a worker that is alive but not running (stopped, or its host frozen) makes it wait out.
+  // A worker that is gone fails its send at once.
   void broadcast(ControlKind kind, uint64_t channel, const Error& error) {
     if (size == 1) return;
+    constexpr std::chrono::milliseconds kBroadcastWait{5000};
     std::string msg =
         control_message(kind, channel, static_cast<int32_t>(error.code()), error.what());
     auto op = std::make_shared<Op>();
+    op->control = true;
     std::string& out = op->send_msgs.emplace_back(std::move(msg));
-    op->deadline = Clock::now() +
-                   std::min<std::chrono::milliseconds>(options.timeout, std::chrono::seconds(1));
+    op->deadline = Clock::now() + std::min(options.timeout, kBroadcastWait);
     {
       std::lock_guard<std::mutex> lock(mu);
       if (stopping) return;
       pending.insert(op);
     }
     timer_cv.notify_all();
+    // Only the sends that were posted are waited for: a send refused at once (its worker is
+    // gone) would never complete, and held every broadcast to its deadline.
+    std::vector<UnboundBuffer*> posted;
     for (int p = 0; p < size; ++p) {
       if (p == rank) continue;
       try {
-        op->add(op->sends, context->createUnboundBuffer(&out[0], out.size()))
-            ->send(p, kControlSlot, 0, out.size());
+        UnboundBuffer* b = op->add(op->sends, context->createUnboundBuffer(&out[0], out.size()));
+        b->send(p, kControlSlot, 0, out.size());
+        posted.push_back(b);
       } catch (const std::exception&) {
         // That worker is gone: it needs no message.
+        std::lock_guard<std::mutex> lock(mu);
+        gone.insert(p);
       }
     }
-    for (auto& b : op->sends) {
+    for (UnboundBuffer* b : posted) {
       try {
         if (!b->waitSend(nullptr, kForever)) break;
       } catch (const std::exception&) {
@@ -385,8 +412,16 @@ struct GlooCollective::Impl {
       auto memory = std::string(kControlMessage, '\0');
       std::unique_ptr<UnboundBuffer> buffer;
       std::vector<int> peers;
-      for (int p = 0; p < size; ++p)
-        if (p != rank) peers.push_back(p);
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        for (int p = 0; p < size; ++p)
+          if (p != rank && !gone.count(p)) peers.push_back(p);
+      }
+      if (peers.empty()) {  // nobody left to hear from
+        std::unique_lock<std::mutex> lock(mu);
+        timer_cv.wait(lock, [&] { return stopping; });
+        return;
+      }
       bool received = false;
       int source = -1;
       try {
@@ -522,8 +557,7 @@ void GlooCollective::Impl::fail(const std::shared_ptr<Op>& op) {
               "iterating or never started. A worker that failed reports its own error; every "
               "worker fails this step"));
   aborted_channels.emplace(op->channel, error);
-  for (const auto& p : pending)
-    if (p->channel == op->channel) p->interrupt();
+  interrupt_operations(&op->channel);
   lock.unlock();
   broadcast(kAbortChannel, op->channel, error);
   throw error;

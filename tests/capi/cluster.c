@@ -476,6 +476,25 @@ static void test_collective_listen_address(void) {
     dinput_cluster_free(c);
     c = NULL;
     clear_environment();
+    /* Rank 0 serves a tcp:// rendezvous: a port that is taken names the URL. */
+    {
+      struct sockaddr_in a;
+      socklen_t length = sizeof a;
+      int fd = socket(AF_INET, SOCK_STREAM, 0);
+      memset(&a, 0, sizeof a);
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      CHECK(fd >= 0 && bind(fd, (struct sockaddr*)&a, sizeof a) == 0 && listen(fd, 1) == 0 &&
+            getsockname(fd, (struct sockaddr*)&a, &length) == 0);
+      snprintf(url, sizeof url, "tcp://127.0.0.1:%d", ntohs(a.sin_port));
+      CHECK_OK(dinput_cluster_new(&c, 0, 2, url));
+      CHECK_STATUS(dinput_collective_new_from_cluster(&coll, c, o), DINPUT_UNAVAILABLE);
+      CHECK_MSG(url);
+      CHECK_MSG("in use");
+      dinput_cluster_free(c);
+      c = NULL;
+      if (fd >= 0) close(fd);
+    }
     /* A rendezvous at a loopback address: only workers of this host can meet there. */
     snprintf(url, sizeof url, "tcp://127.0.0.1:%d", free_port());
     CHECK_OK(dinput_cluster_new(&c, 0, 2, url));

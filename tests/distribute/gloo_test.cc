@@ -818,6 +818,49 @@ TEST(GlooCollective, ProcessThatAbortsAndExitsTellsTheOthersWhy) {
   std::system(("rm -rf " + dir).c_str());
 }
 
+// A worker process that never starts: the others fail the rendezvous within the timeout,
+// naming it, and exit (none is left behind: reap_children fails a test whose child hangs).
+TEST(GlooCollective, ProcessThatNeverArrivesFailsTheRendezvousNamingIt) {
+  constexpr int W = 3;
+  char tmpl[] = "/tmp/dinput_gloo_XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  std::vector<pid_t> pids;
+  std::vector<int> fds;
+  for (int w = 0; w + 1 < W; ++w) {  // worker 2 is never started
+    int p[2];
+    ASSERT_EQ(pipe(p), 0);
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      close(p[0]);
+      std::string out = "unexpected: joined";
+      const auto start = Clock::now();
+      try {
+        make_gloo_collective(w, W, std::make_shared<DirStore>(dir), loopback(1500));
+      } catch (const Error& e) {
+        const auto ms = std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
+        out = str_cat(code_name(e.code()), " after ", ms, " ms: ", e.what());
+      }
+      (void)!write(p[1], out.data(), out.size());
+      _exit(0);
+    }
+    close(p[1]);
+    pids.push_back(pid);
+    fds.push_back(p[0]);
+  }
+  const auto watchdog = Clock::now() + std::chrono::seconds(60);
+  for (int w = 0; w + 1 < W; ++w) {
+    const std::string got = read_all(fds[static_cast<size_t>(w)], watchdog);
+    EXPECT_EQ(got.rfind("DEADLINE_EXCEEDED after ", 0), 0u) << got;
+    EXPECT_LT(std::atoi(got.c_str() + std::strlen("DEADLINE_EXCEEDED after ")), 20000) << got;
+    EXPECT_NE(got.find("at the rendezvous for worker 2 "), std::string::npos) << got;
+  }
+  const std::vector<int> statuses = reap_children(pids, fds, watchdog);
+  for (size_t i = 0; i < statuses.size(); ++i)
+    EXPECT_TRUE(WIFEXITED(statuses[i]) && WEXITSTATUS(statuses[i]) == 0) << "worker " << i;
+  std::system(("rm -rf " + dir).c_str());
+}
+
 // Two jobs on one store, told apart by their job ids, run at once without mixing.
 TEST(GlooCollective, TwoJobsOnOneStore) {
   auto store = make_memory_store();

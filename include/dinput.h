@@ -1236,8 +1236,10 @@ DINPUT_API int dinput_collective_options_allow_loopback(const dinput_collective_
  * worker a loopback address (127.0.0.0/8, ::1; many Linux hosts resolve their own name to
  * one) is FAILED_PRECONDITION naming the host name and the address, unless the job is known
  * to run on this host: allow_loopback (or DINPUT_GLOO_ALLOW_LOOPBACK=1), a launcher that says
- * every worker is local (dinput_cluster_local_world_size equal to the world size), or a
- * rendezvous host that is itself a loopback address (localhost, 127.0.0.1, ::1).
+ * every worker is local (dinput_cluster_local_world_size equal to the world size), a
+ * rendezvous host that is itself a loopback address (localhost, 127.0.0.1, ::1), or a file://
+ * rendezvous on a file system that only this host mounts (ext4, xfs, btrfs, tmpfs, overlay,
+ * ...; docs/multi-process.md lists them).
  * Errors: INVALID_ARGUMENT for a cluster without a rendezvous URL or a malformed one, or a
  * bad interface or address; FAILED_PRECONDITION for a TF_CONFIG task that reads no input
  * (ps, evaluator) and for the loopback rule above; UNIMPLEMENTED in a build without Gloo (see

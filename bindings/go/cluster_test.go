@@ -2,6 +2,8 @@ package dinput
 
 import (
 	"errors"
+	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -54,9 +56,17 @@ func TestResolveClusterTfConfig(t *testing.T) {
 }
 
 // A worker of two listening on 127.0.0.1 while nothing shows that the other runs on this
-// host is refused; allowed, it waits for worker 1 (who never comes) until the timeout.
+// host is refused; allowed, it waits for worker 1 (who never comes) until the timeout. The
+// job meets at 192.0.2.1 (a documentation address: another host's, as far as the rule can
+// tell; worker 0 serves the rendezvous on every interface).
 func TestCollectiveFromClusterOptions(t *testing.T) {
-	c, err := NewCluster(0, 2, "file://"+t.TempDir())
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	c, err := NewCluster(0, 2, fmt.Sprintf("tcp://192.0.2.1:%d", port))
 	if err != nil {
 		t.Fatal(err)
 	}

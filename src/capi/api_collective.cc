@@ -1,8 +1,11 @@
 // Collectives made from a cluster: the worker processes of a job joined over TCP (Gloo),
 // meeting through the cluster's rendezvous store, and their options. docs/multi-process.md.
 #include <arpa/inet.h>
+#include <linux/magic.h>
+#include <sys/vfs.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -50,9 +53,37 @@ bool loopback_literal(const std::string& host) {
   return inet_pton(AF_INET6, host.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
 }
 
+// Whether `dir` (or, while it does not exist yet, its nearest existing parent) is on a file
+// system that only this host mounts (ext4, xfs, btrfs, f2fs, tmpfs, ramfs, overlay): workers
+// of other hosts cannot meet in it. Shared ones (NFS, Lustre, GPFS, CephFS, FUSE, ...) and any
+// that cannot be told say nothing.
+bool on_local_file_system(std::string dir) {
+  struct statfs fs;
+  for (;;) {
+    if (statfs(dir.c_str(), &fs) == 0) break;
+    if ((errno != ENOENT && errno != ENOTDIR) || dir == "/" || dir == ".") return false;
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    const size_t slash = dir.rfind('/');
+    dir = slash == std::string::npos ? "." : slash == 0 ? "/" : dir.substr(0, slash);
+  }
+  switch (static_cast<unsigned long>(fs.f_type)) {
+    case EXT4_SUPER_MAGIC:  // also ext2 and ext3
+    case XFS_SUPER_MAGIC:
+    case BTRFS_SUPER_MAGIC:
+    case F2FS_SUPER_MAGIC:
+    case TMPFS_MAGIC:
+    case RAMFS_MAGIC:
+    case OVERLAYFS_SUPER_MAGIC:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Whether this worker may listen on a loopback address: the option (else
 // DINPUT_GLOO_ALLOW_LOOPBACK) allows it, the launcher says every worker runs on this host,
-// or they meet at a loopback address (which only workers of this host reach).
+// or they meet where only workers of this host can: a loopback address, or a directory on a
+// file system of this host alone.
 bool loopback_allowed(const dinput_collective_options& o, const ClusterSpec& spec) {
   if (o.allow_loopback >= 0) {
     if (o.allow_loopback) return true;
@@ -63,7 +94,8 @@ bool loopback_allowed(const dinput_collective_options& o, const ClusterSpec& spe
   }
   if (spec.world_size <= 1 || spec.local_world_size == spec.world_size) return true;
   const StoreUrl url = parse_store_url(spec.rdzv_url);
-  return !url.host.empty() && loopback_literal(url.host);
+  if (url.scheme == "file") return on_local_file_system(url.path);
+  return loopback_literal(url.host);
 }
 
 }  // namespace

@@ -401,8 +401,11 @@ static int free_port(void) {
 
 /* Where a worker listens, from the options and the environment: a bad interface names it and
  * this host's interfaces; a loopback address in a job of two workers is refused unless the
- * job shows it runs on this host. Worker 1 never comes, so a worker that passes the checks
- * fails the rendezvous after the short timeout instead (DEADLINE_EXCEEDED naming worker 1). */
+ * job shows it runs on this host. The job first meets at tcp://192.0.2.1 (a documentation
+ * address: another host's, as far as the rule can tell; worker 0 serves the rendezvous on
+ * every interface whatever the URL's host). Worker 1 never comes, so a worker that passes
+ * the checks fails the rendezvous after the short timeout instead (DEADLINE_EXCEEDED naming
+ * worker 1). */
 static void test_collective_listen_address(void) {
   const int gloo = strstr(dinput_build_info(), "\"gloo\":{\"compiled\":true") != NULL;
   char dir[] = "/tmp/dinput-capi-listen-XXXXXX";
@@ -412,7 +415,7 @@ static void test_collective_listen_address(void) {
   dinput_collective_options_t* o = NULL;
   clear_environment();
   CHECK(mkdtemp(dir) != NULL);
-  snprintf(url, sizeof url, "file://%s", dir);
+  snprintf(url, sizeof url, "tcp://192.0.2.1:%d", free_port());
   CHECK_OK(dinput_cluster_new(&c, 0, 2, url));
   CHECK_OK(dinput_collective_options_new(&o));
   CHECK_OK(dinput_collective_options_set_timeout_ms(o, 300));
@@ -498,6 +501,15 @@ static void test_collective_listen_address(void) {
     /* A rendezvous at a loopback address: only workers of this host can meet there. */
     snprintf(url, sizeof url, "tcp://127.0.0.1:%d", free_port());
     CHECK_OK(dinput_cluster_new(&c, 0, 2, url));
+    CHECK_STATUS(dinput_collective_new_from_cluster(&coll, c, o), DINPUT_DEADLINE_EXCEEDED);
+    CHECK_MSG("for worker 1");
+    dinput_cluster_free(c);
+    c = NULL;
+    /* A file:// rendezvous in a directory of this host's own file system (/tmp: ext4, tmpfs
+     * or overlay) cannot be shared with other hosts either. */
+    snprintf(url, sizeof url, "file://%s", dir);
+    CHECK_OK(dinput_cluster_new(&c, 0, 2, url));
+    CHECK_OK(dinput_collective_options_set_job_id(o, "local-directory"));
     CHECK_STATUS(dinput_collective_new_from_cluster(&coll, c, o), DINPUT_DEADLINE_EXCEEDED);
     CHECK_MSG("for worker 1");
   }

@@ -66,10 +66,12 @@ fn collective_options_and_the_loopback_rule() {
     assert_eq!((o.job_id(), o.address()), ("rust-options", "127.0.0.1"));
     assert!(o.set_interface("a\0b").is_err());
 
-    // Two workers meeting in a directory, this one listening on 127.0.0.1: nothing shows that
-    // the other runs on this host, so the loopback address is refused.
-    let dir = std::env::temp_dir().join(format!("dinput-rust-options-{}", std::process::id()));
-    let c = Cluster::new(0, 2, &format!("file://{}", dir.display())).unwrap();
+    // Two workers meeting at 192.0.2.1 (a documentation address: another host's, as far as
+    // the rule can tell; worker 0 serves the rendezvous on every interface), this one
+    // listening on 127.0.0.1: nothing shows that the other runs on this host, so the loopback
+    // address is refused.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let c = Cluster::new(0, 2, &format!("tcp://192.0.2.1:{port}")).unwrap();
     let gloo = dinput::build_info().contains("\"gloo\":{\"compiled\":true");
     let err = Collective::from_cluster(&c, Some(&o)).unwrap_err();
     if gloo {
@@ -84,5 +86,4 @@ fn collective_options_and_the_loopback_rule() {
     } else {
         assert_eq!(err.code, Code::Unimplemented);
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

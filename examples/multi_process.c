@@ -88,8 +88,12 @@ int main(int argc, char** argv) {
   /* A process of a job: its rank, the number of workers and where they meet. */
   dinput_cluster_t* cluster = NULL;
   check(dinput_cluster_resolve(&cluster, "auto"));
+  dinput_collective_options_t* options = NULL;
+  check(dinput_collective_options_new(&options));
+  check(dinput_collective_options_set_timeout_ms(options, 30000));
   dinput_collective_t* collective = NULL;
-  check(dinput_collective_new_from_cluster(&collective, cluster, 30000, NULL));
+  check(dinput_collective_new_from_cluster(&collective, cluster, options));
+  dinput_collective_options_free(options);
   char out[4096];
   run_worker(collective, dinput_cluster_rank(cluster), out, sizeof out);
   fputs(out, stdout);

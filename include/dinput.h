@@ -1173,23 +1173,80 @@ typedef struct dinput_replica_context dinput_replica_context_t;
  * (INVALID_ARGUMENT otherwise). */
 DINPUT_API dinput_status_t dinput_collective_new_in_process(dinput_collective_t** out,
                                                             int num_workers, int64_t timeout_ms);
+/** Options of dinput_collective_new_from_cluster: the timeout, the job id, and the network
+ * address the worker listens on. A plain value: the collective copies what it needs, so the
+ * options may be changed or freed afterwards. */
+typedef struct dinput_collective_options dinput_collective_options_t;
+
+/** Creates collective options with every setting at its default (NULL passed to
+ * dinput_collective_new_from_cluster means the same). */
+DINPUT_API dinput_status_t dinput_collective_options_new(dinput_collective_options_t** out);
+/** Frees the options. NULL is ignored. */
+DINPUT_API void dinput_collective_options_free(dinput_collective_options_t* options);
+/** How long the rendezvous and every later collective wait may take, in ms: >= 0 (0: the
+ * default, 60000; above 10^12, about 31.7 years, no deadline); INVALID_ARGUMENT when
+ * negative. */
+DINPUT_API dinput_status_t
+dinput_collective_options_set_timeout_ms(dinput_collective_options_t* options, int64_t timeout_ms);
+/** The timeout in effect, in ms (60000 when unset or 0, and for NULL). */
+DINPUT_API int64_t dinput_collective_options_timeout_ms(const dinput_collective_options_t* options);
+/** The job id that namespaces the rendezvous keys, so that jobs sharing a store never mix;
+ * NULL or "" (the default): the cluster's job id, else "dinput". Copied. */
+DINPUT_API dinput_status_t
+dinput_collective_options_set_job_id(dinput_collective_options_t* options, const char* job_id);
+/** The job id set; "" when unset and for NULL. Borrowed: valid until the next set or free. */
+DINPUT_API const char* dinput_collective_options_job_id(const dinput_collective_options_t* options);
+/** The network interface (such as "eth0") whose address this worker listens on and gives the
+ * other workers: its IPv4 address, else its first IPv6 address that is not link-local. NULL or
+ * "" (the default): DINPUT_GLOO_IFACE, else the address (below). An interface without an
+ * address makes dinput_collective_new_from_cluster fail with INVALID_ARGUMENT naming it and
+ * listing this host's interfaces. Copied. */
+DINPUT_API dinput_status_t
+dinput_collective_options_set_interface(dinput_collective_options_t* options, const char* name);
+/** The interface set; "" when unset and for NULL. Borrowed: valid until the next set or free. */
+DINPUT_API const char* dinput_collective_options_interface(
+    const dinput_collective_options_t* options);
+/** A host name or address of this host to listen on, when no interface is set. NULL or ""
+ * (the default): DINPUT_GLOO_ADDRESS, else the address this host's name resolves to. One that
+ * does not resolve, or is not this host's, makes dinput_collective_new_from_cluster fail with
+ * INVALID_ARGUMENT naming it; so do an interface and an address both set. Copied. */
+DINPUT_API dinput_status_t
+dinput_collective_options_set_address(dinput_collective_options_t* options, const char* address);
+/** The address set; "" when unset and for NULL. Borrowed: valid until the next set or free. */
+DINPUT_API const char* dinput_collective_options_address(
+    const dinput_collective_options_t* options);
+/** Non-zero: this worker may listen on a loopback address although the job has several
+ * workers and nothing else shows that they all run on this host (see
+ * dinput_collective_new_from_cluster); 0: it may not. Unset (the default): the environment
+ * variable DINPUT_GLOO_ALLOW_LOOPBACK decides (1 allows, 0 or unset does not). */
+DINPUT_API dinput_status_t
+dinput_collective_options_set_allow_loopback(dinput_collective_options_t* options, int allow);
+/** 1 when allow_loopback was set non-zero; 0 when set to 0, unset, and for NULL. */
+DINPUT_API int dinput_collective_options_allow_loopback(const dinput_collective_options_t* options);
+
 /** A collective joining the worker processes of a job, over TCP (Gloo): this process is worker
  * dinput_cluster_rank(cluster) of dinput_cluster_world_size(cluster), and the workers meet
  * through the cluster's rendezvous URL (tcp://HOST:PORT is served by the worker of rank 0;
  * file://DIR; redis://HOST:PORT). Returns once every worker has connected. Pass the handle to
- * dinput_strategy_new_multi_worker with worker_index = the cluster's rank.
- * timeout_ms bounds the rendezvous and every later wait (0: 60000); a worker that does not
- * arrive, or dies, makes the others fail within it with DEADLINE_EXCEEDED or UNAVAILABLE
- * naming the worker. job_id (NULL or "": the cluster's job id, or "dinput") namespaces the
- * rendezvous keys, so that jobs sharing a store never mix. The network interface is taken
- * from DINPUT_GLOO_IFACE when set (docs/multi-process.md). Errors: INVALID_ARGUMENT for a
- * cluster without a rendezvous URL or a malformed one; FAILED_PRECONDITION for a TF_CONFIG
- * task that reads no input (ps, evaluator); UNIMPLEMENTED in a build without Gloo (see
+ * dinput_strategy_new_multi_worker with worker_index = the cluster's rank. options may be NULL
+ * (the defaults); their timeout bounds the rendezvous and every later wait: a worker that does
+ * not arrive, or dies, makes the others fail within it with DEADLINE_EXCEEDED or UNAVAILABLE
+ * naming the worker.
+ * Loopback: the others reach this worker at the address it listens on, so with more than one
+ * worker a loopback address (127.0.0.0/8, ::1; many Linux hosts resolve their own name to
+ * one) is FAILED_PRECONDITION naming the host name and the address, unless the job is known
+ * to run on this host: allow_loopback (or DINPUT_GLOO_ALLOW_LOOPBACK=1), a launcher that says
+ * every worker is local (dinput_cluster_local_world_size equal to the world size), a
+ * rendezvous host that is itself a loopback address (localhost, 127.0.0.1, ::1), or a file://
+ * rendezvous on a file system that only this host mounts (ext4, xfs, btrfs, tmpfs, overlay,
+ * ...; docs/multi-process.md lists them).
+ * Errors: INVALID_ARGUMENT for a cluster without a rendezvous URL or a malformed one, or a
+ * bad interface or address; FAILED_PRECONDITION for a TF_CONFIG task that reads no input
+ * (ps, evaluator) and for the loopback rule above; UNIMPLEMENTED in a build without Gloo (see
  * dinput_build_info). */
-DINPUT_API dinput_status_t dinput_collective_new_from_cluster(dinput_collective_t** out,
-                                                              const dinput_cluster_t* cluster,
-                                                              int64_t timeout_ms,
-                                                              const char* job_id);
+DINPUT_API dinput_status_t
+dinput_collective_new_from_cluster(dinput_collective_t** out, const dinput_cluster_t* cluster,
+                                   const dinput_collective_options_t* options);
 /** Releases this handle to the collective (strategies made with it keep it alive). NULL is
  * ignored. */
 DINPUT_API void dinput_collective_free(dinput_collective_t* collective);

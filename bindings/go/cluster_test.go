@@ -2,8 +2,11 @@ package dinput
 
 import (
 	"errors"
+	"fmt"
+	"net"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestClusterExplicit(t *testing.T) {
@@ -49,5 +52,49 @@ func TestResolveClusterTfConfig(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || e.Code != InvalidArgument || !strings.Contains(e.Message, "task.type 'chief'") {
 		t.Errorf("a task the cluster lacks: %v", err)
+	}
+}
+
+// A worker of two listening on 127.0.0.1 while nothing shows that the other runs on this
+// host is refused; allowed, it waits for worker 1 (who never comes) until the timeout. The
+// job meets at 192.0.2.1 (a documentation address: another host's, as far as the rule can
+// tell; worker 0 serves the rendezvous on every interface).
+func TestCollectiveFromClusterOptions(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	c, err := NewCluster(0, 2, fmt.Sprintf("tcp://192.0.2.1:%d", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	o := &CollectiveOptions{Timeout: 300 * time.Millisecond, JobID: "go-options", Address: "127.0.0.1",
+		AllowLoopback: LoopbackRefuse}
+	_, err = NewCollectiveFromCluster(c, o)
+	var e *Error
+	if !strings.Contains(BuildInfo(), `"gloo":{"compiled":true`) {
+		if !errors.As(err, &e) || e.Code != Unimplemented {
+			t.Errorf("without Gloo: %v", err)
+		}
+		return
+	}
+	if !errors.As(err, &e) || e.Code != FailedPrecondition || !strings.Contains(e.Message, "loopback address 127.0.0.1") {
+		t.Errorf("refused loopback: %v", err)
+	}
+	o.AllowLoopback = LoopbackAllow
+	_, err = NewCollectiveFromCluster(c, o)
+	if !errors.As(err, &e) || e.Code != DeadlineExceeded || !strings.Contains(e.Message, "for worker 1") {
+		t.Errorf("allowed loopback: %v", err)
+	}
+	o.Interface = "lo"
+	_, err = NewCollectiveFromCluster(c, o)
+	if !errors.As(err, &e) || e.Code != InvalidArgument || !strings.Contains(e.Message, "both an interface") {
+		t.Errorf("interface and address: %v", err)
+	}
+	if _, err = NewCollectiveFromCluster(c, &CollectiveOptions{Timeout: -time.Second}); err == nil {
+		t.Error("a negative timeout was accepted")
 	}
 }

@@ -228,6 +228,25 @@ dinput_status_t dgo_input_options(dinput_input_options_t** out, int fetch_to_dev
   return st;
 }
 
+dinput_status_t dgo_collective_options(dinput_collective_options_t** out, int64_t timeout_ms,
+                                       const char* job_id, const char* interface_name,
+                                       const char* address, int allow_loopback) {
+  dinput_collective_options_t* o = NULL;
+  dinput_status_t st = dinput_collective_options_new(&o);
+  if (st == DINPUT_OK) st = dinput_collective_options_set_timeout_ms(o, timeout_ms);
+  if (st == DINPUT_OK) st = dinput_collective_options_set_job_id(o, job_id);
+  if (st == DINPUT_OK) st = dinput_collective_options_set_interface(o, interface_name);
+  if (st == DINPUT_OK) st = dinput_collective_options_set_address(o, address);
+  if (st == DINPUT_OK && allow_loopback >= 0)
+    st = dinput_collective_options_set_allow_loopback(o, allow_loopback);
+  if (st != DINPUT_OK) {
+    dinput_collective_options_free(o);
+    o = NULL;
+  }
+  *out = o;
+  return st;
+}
+
 /* dinput_cuda.h declares these four with cudaStream_t and cudaEvent_t, which need CUDA's
  * headers. Both types are pointers to opaque structs (struct CUstream_st *, struct
  * CUevent_st *), passed exactly like void*, so they are declared here with void* instead.

@@ -82,4 +82,10 @@ dinput_status_t dgo_input_options(dinput_input_options_t** out, int fetch_to_dev
                                   int replication_mode, int place_dataset_on_device,
                                   int64_t per_replica_buffer_size);
 
+/* Collective options built from Go values in one call (NULL out on failure); allow_loopback
+ * -1 leaves it unset. */
+dinput_status_t dgo_collective_options(dinput_collective_options_t** out, int64_t timeout_ms,
+                                       const char* job_id, const char* interface_name,
+                                       const char* address, int allow_loopback);
+
 #endif

@@ -40,21 +40,91 @@ func newCollective(create func(out **C.dinput_collective_t) C.dinput_status_t) (
 	return c, nil
 }
 
+// Loopback says whether a worker of a job of several may listen on a loopback address.
+type Loopback int
+
+const (
+	// LoopbackUnset leaves it to the environment variable DINPUT_GLOO_ALLOW_LOOPBACK (1
+	// allows it).
+	LoopbackUnset Loopback = iota
+	// LoopbackAllow lets the worker listen on a loopback address: every worker runs on this
+	// host.
+	LoopbackAllow
+	// LoopbackRefuse refuses it unless the job shows that it runs on one host.
+	LoopbackRefuse
+)
+
+// CollectiveOptions are the options of NewCollectiveFromCluster; nil or the zero value gives
+// the defaults.
+type CollectiveOptions struct {
+	// Timeout bounds the rendezvous and every later wait (0: one minute).
+	Timeout time.Duration
+	// JobID namespaces the rendezvous keys ("": the cluster's job id, else "dinput").
+	JobID string
+	// Interface is the network interface (such as "eth0") whose address this worker listens
+	// on ("": DINPUT_GLOO_IFACE, else Address).
+	Interface string
+	// Address is a host name or address of this host to listen on ("": DINPUT_GLOO_ADDRESS,
+	// else the address this host's name resolves to).
+	Address string
+	// AllowLoopback: with several workers, a loopback address is refused (FailedPrecondition)
+	// unless the job shows it runs on one host (a launcher's local world size equal to the
+	// world size, or a loopback rendezvous host) or this allows it.
+	AllowLoopback Loopback
+}
+
+// toC builds the C options; nil for nil options (the library's defaults). The caller frees.
+func (o *CollectiveOptions) toC() (*C.dinput_collective_options_t, error) {
+	if o == nil {
+		return nil, nil
+	}
+	if o.Timeout < 0 {
+		return nil, invalidArgument("CollectiveOptions: Timeout must be >= 0, got %v", o.Timeout)
+	}
+	ms := o.Timeout.Milliseconds()
+	if o.Timeout > 0 && ms == 0 {
+		ms = 1 // 0 would mean the default; the shortest wait the library can express
+	}
+	allow := C.int(-1)
+	switch o.AllowLoopback {
+	case LoopbackUnset:
+	case LoopbackAllow:
+		allow = 1
+	case LoopbackRefuse:
+		allow = 0
+	default:
+		return nil, invalidArgument("CollectiveOptions: unknown AllowLoopback %d", int(o.AllowLoopback))
+	}
+	strs := []string{o.JobID, o.Interface, o.Address}
+	cs := make([]*C.char, len(strs))
+	for i, s := range strs {
+		cs[i] = C.CString(s)
+		defer C.free(unsafe.Pointer(cs[i]))
+	}
+	var out *C.dinput_collective_options_t
+	err := call(func() C.dinput_status_t {
+		return C.dgo_collective_options(&out, C.int64_t(ms), cs[0], cs[1], cs[2], allow)
+	})
+	return out, err
+}
+
 // NewCollectiveFromCluster returns a collective joining the worker processes of a job over
 // TCP: this process is worker cluster.Rank(), and the workers meet at the cluster's
-// rendezvous URL. It returns once every worker has connected. timeout bounds the rendezvous
-// and every later wait (0: one minute); jobID ("": the cluster's) namespaces the rendezvous
-// keys. Unimplemented in a build without Gloo.
-func NewCollectiveFromCluster(cluster *Cluster, timeout time.Duration, jobID string) (*Collective, error) {
-	cj := C.CString(jobID)
-	defer C.free(unsafe.Pointer(cj))
+// rendezvous URL. It returns once every worker has connected. options may be nil (the
+// defaults). Unimplemented in a build without Gloo.
+func NewCollectiveFromCluster(cluster *Cluster, options *CollectiveOptions) (*Collective, error) {
+	copts, err := options.toC()
+	if err != nil {
+		return nil, err
+	}
+	defer C.dinput_collective_options_free(copts)
 	p := cluster.ref.acquire()
 	defer cluster.ref.release()
 	if p == nil {
 		return nil, closedError("Cluster")
 	}
 	return newCollective(func(out **C.dinput_collective_t) C.dinput_status_t {
-		return C.dinput_collective_new_from_cluster(out, p, C.int64_t(timeout.Milliseconds()), cj)
+		return C.dinput_collective_new_from_cluster(out, p, copts)
 	})
 }
 

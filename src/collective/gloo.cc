@@ -43,6 +43,7 @@ std::shared_ptr<Collective> make_gloo_collective(int, int, std::shared_ptr<Store
 
 #include "collective/gloo_store.h"
 #include "collective/in_process.h"
+#include "collective/store_url.h"
 #include "core/status.h"
 
 namespace dinput {
@@ -131,28 +132,35 @@ class BlockSigpipe {
   sigset_t old_;
 };
 
-// Empty when a socket can listen on one of `host`'s addresses; else why not.
-std::string why_not_local(const std::string& host) {
+// The first address of `host` that a socket can listen on, numeric, as Gloo itself would pick
+// it (it tries them in getaddrinfo's order); empty, with `why` set, when there is none.
+std::string listen_address(const std::string& host, std::string* why, bool* loopback) {
   addrinfo hints = {};
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
-  if (const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found); rc != 0)
-    return str_cat("it does not resolve (", gai_strerror(rc), ")");
-  std::string why = "no address of it belongs to this host";
-  for (const addrinfo* a = found; a; a = a->ai_next) {
+  if (const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found); rc != 0) {
+    *why = str_cat("it does not resolve (", gai_strerror(rc), ")");
+    return {};
+  }
+  *why = "no address of it belongs to this host";
+  std::string numeric;
+  for (const addrinfo* a = found; a && numeric.empty(); a = a->ai_next) {
     const int fd = socket(a->ai_family, SOCK_STREAM, 0);
     if (fd < 0) continue;
     sockaddr_storage address = {};
     std::memcpy(&address, a->ai_addr, a->ai_addrlen);  // port 0: any
     const bool bound = bind(fd, reinterpret_cast<sockaddr*>(&address), a->ai_addrlen) == 0;
     close(fd);
-    if (bound) {
-      why.clear();
-      break;
+    char text[NI_MAXHOST] = {};
+    if (bound && getnameinfo(a->ai_addr, a->ai_addrlen, text, sizeof text, nullptr, 0,
+                             NI_NUMERICHOST) == 0) {
+      numeric = text;
+      *loopback = is_loopback(a->ai_addr);
+      why->clear();
     }
   }
   freeaddrinfo(found);
-  return why;
+  return numeric;
 }
 
 }  // namespace
@@ -169,6 +177,9 @@ struct Op {
   std::list<std::string> recv_msg;
   std::vector<std::unique_ptr<UnboundBuffer> > sends, recvs;
   std::vector<int> send_peers;
+  // A control broadcast: only its deadline or the collective's end cut it short, never a
+  // failure (see broadcast()).
+  bool control = false;
   std::mutex mu;  // guards `interrupted`, and buffers being added vs interrupt()
   bool interrupted = false;
 
@@ -213,6 +224,9 @@ struct GlooCollective::Impl {
   // step k (its iterator freed once it has what it wanted) sent its part of every step up to
   // k, so the others still complete those steps; only later steps fail. Absent: every step.
   std::map<uint64_t, uint64_t> aborted_from;
+  // Workers whose connection failed. The control thread no longer listens to them: a message
+  // one announced before it went would otherwise be picked for every receive, and fail it.
+  std::set<int> gone;
   std::map<uint64_t, uint64_t> next_seq;
   std::set<std::shared_ptr<Op> > pending;
   std::list<std::shared_ptr<Op> > graveyard;
@@ -234,6 +248,7 @@ struct GlooCollective::Impl {
       entry.first->send(peer, kControlSlot, 0, entry.second.size());
     } catch (const std::exception&) {
       // That worker is gone: it is counted as missing.
+      gone.insert(peer);
     }
   }
 
@@ -266,7 +281,7 @@ struct GlooCollective::Impl {
   }
 
   bool stopping = false;
-  std::condition_variable timer_cv;
+  std::condition_variable timer_cv;    // a deadline changed, or stopping (also the control thread)
   std::condition_variable control_cv;  // an abort arrived (for lost())
   std::thread timer;
   std::thread control;
@@ -293,8 +308,20 @@ struct GlooCollective::Impl {
     auto next = next_seq.find(channel);
     uint64_t from = next == next_seq.end() ? 0 : next->second;
     for (const auto& op : pending)
-      if (op->channel == channel) from = std::min(from, op->seq);
+      if (!op->control && op->channel == channel) from = std::min(from, op->seq);
     return from;
+  }
+
+  // Wakes the operations in flight (of `*channel` only, when given) that wait for the others;
+  // under mu. Control broadcasts go on: each carries a reason the others have yet to get.
+  // Two workers that both lost a third each broadcast why, and each one's message used to
+  // cut the other's broadcast short; both then exited before telling a worker that had not
+  // seen the loss itself, and that worker named one of them instead of the lost one.
+  // With a channel, only its steps from `from` on (see aborted_from).
+  void interrupt_operations(const uint64_t* channel, uint64_t from = 0) {
+    for (const auto& op : pending)
+      if (!op->control && (!channel || (op->channel == *channel && op->seq >= from)))
+        op->interrupt();
   }
 
   // Applies an abort locally; true if it changed anything.
@@ -302,7 +329,7 @@ struct GlooCollective::Impl {
     std::lock_guard<std::mutex> lock(mu);
     if (aborted) return false;
     aborted = error;
-    for (const auto& op : pending) op->interrupt();
+    interrupt_operations(nullptr);
     control_cv.notify_all();
     return true;
   }
@@ -311,13 +338,13 @@ struct GlooCollective::Impl {
     std::lock_guard<std::mutex> lock(mu);
     if (!aborted_channels.emplace(channel, error).second) return false;  // the first stays
     aborted_from[channel] = from;
-    for (const auto& op : pending)
-      if (op->channel == channel && op->seq >= from) op->interrupt();
+    interrupt_operations(&channel, from);
     control_cv.notify_all();
     return true;
   }
   void lost(int peer, const std::string& what, const Op& op) {
     std::unique_lock<std::mutex> lock(mu);
+    gone.insert(peer);
     // A worker that aborts and then exits sent its reason before closing, on the same
     // connection, but the control thread may not have handed it over yet: wait for it (up to
     // a second: on a loaded machine 200 ms was not always enough), so that the reason, not
@@ -331,7 +358,7 @@ struct GlooCollective::Impl {
                            " at step ", op.seq, " of channel ", op.channel, " (", what,
                            "): that worker stopped, or the network between them failed; "
                            "every worker fails"));
-    for (const auto& p : pending) p->interrupt();
+    interrupt_operations(nullptr);
     // Only the workers exchanging with the lost one in their current round see its
     // connection close; the others may be waiting for one of those. Tell them all.
     const Error error = *broken;
@@ -339,11 +366,15 @@ struct GlooCollective::Impl {
     broadcast(kAbortAll, 0, error);
   }
 
-  // Sends a control message to every other worker. Waits (at most a second, or the timeout)
-  // for it to leave, so that a worker which aborts and then exits still tells the others.
-  // A kAbortChannel message's text starts with the first step that fails, 8 bytes.
+  // Sends a control message to every other worker. Waits for it to leave (each receiver's
+  // control thread must have asked for it: a round trip), so that a worker which fails and
+  // then exits still tells the others; at most kBroadcastWait (or the timeout), which only
+  // a worker that is alive but not running (stopped, or its host frozen) makes it wait out.
+  // A worker that is gone fails its send at once. A kAbortChannel message's text starts with
+  // the first step that fails, 8 bytes.
   void broadcast(ControlKind kind, uint64_t channel, const Error& error, uint64_t from = 0) {
     if (size == 1) return;
+    constexpr std::chrono::milliseconds kBroadcastWait{5000};
     std::string text = error.what();
     if (kind == kAbortChannel) {
       std::string step(8, '\0');
@@ -352,25 +383,31 @@ struct GlooCollective::Impl {
     }
     std::string msg = control_message(kind, channel, static_cast<int32_t>(error.code()), text);
     auto op = std::make_shared<Op>();
+    op->control = true;
     std::string& out = op->send_msgs.emplace_back(std::move(msg));
-    op->deadline = Clock::now() +
-                   std::min<std::chrono::milliseconds>(options.timeout, std::chrono::seconds(1));
+    op->deadline = Clock::now() + std::min(options.timeout, kBroadcastWait);
     {
       std::lock_guard<std::mutex> lock(mu);
       if (stopping) return;
       pending.insert(op);
     }
     timer_cv.notify_all();
+    // Only the sends that were posted are waited for: a send refused at once (its worker is
+    // gone) would never complete, and held every broadcast to its deadline.
+    std::vector<UnboundBuffer*> posted;
     for (int p = 0; p < size; ++p) {
       if (p == rank) continue;
       try {
-        op->add(op->sends, context->createUnboundBuffer(&out[0], out.size()))
-            ->send(p, kControlSlot, 0, out.size());
+        UnboundBuffer* b = op->add(op->sends, context->createUnboundBuffer(&out[0], out.size()));
+        b->send(p, kControlSlot, 0, out.size());
+        posted.push_back(b);
       } catch (const std::exception&) {
         // That worker is gone: it needs no message.
+        std::lock_guard<std::mutex> lock(mu);
+        gone.insert(p);
       }
     }
-    for (auto& b : op->sends) {
+    for (UnboundBuffer* b : posted) {
       try {
         if (!b->waitSend(nullptr, kForever)) break;
       } catch (const std::exception&) {
@@ -405,8 +442,16 @@ struct GlooCollective::Impl {
       auto memory = std::string(kControlMessage, '\0');
       std::unique_ptr<UnboundBuffer> buffer;
       std::vector<int> peers;
-      for (int p = 0; p < size; ++p)
-        if (p != rank) peers.push_back(p);
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        for (int p = 0; p < size; ++p)
+          if (p != rank && !gone.count(p)) peers.push_back(p);
+      }
+      if (peers.empty()) {  // nobody left to hear from
+        std::unique_lock<std::mutex> lock(mu);
+        timer_cv.wait(lock, [&] { return stopping; });
+        return;
+      }
       bool received = false;
       int source = -1;
       try {
@@ -547,8 +592,7 @@ void GlooCollective::Impl::fail(const std::shared_ptr<Op>& op) {
   // Any abort of the channel so far begins at a later step: this timeout is the first cause.
   aborted_channels.insert_or_assign(op->channel, error);
   aborted_from[op->channel] = op->seq;
-  for (const auto& p : pending)
-    if (p->channel == op->channel && p->seq >= op->seq) p->interrupt();
+  interrupt_operations(&op->channel, op->seq);
   lock.unlock();
   broadcast(kAbortChannel, op->channel, error, op->seq);
   throw error;
@@ -693,9 +737,6 @@ GlooCollective::GlooCollective(int rank, int world_size, std::shared_ptr<Store> 
   DINPUT_CHECK_ARG(store != nullptr, "collective: the rendezvous store is null");
   DINPUT_CHECK_ARG(options.timeout.count() > 0, "collective: timeout must be > 0 ms, got ",
                    options.timeout.count());
-  if (options.iface.empty() && options.address.empty()) {
-    if (const char* env = std::getenv("DINPUT_GLOO_IFACE"); env && *env) options.iface = env;
-  }
   // The threads started here (Gloo's event loop, which does most of the writing, and ours)
   // inherit this thread's signal mask: with SIGPIPE blocked, a write to a worker that died
   // fails with EPIPE instead of killing the process.
@@ -708,30 +749,55 @@ GlooCollective::GlooCollective(int rank, int world_size, std::shared_ptr<Store> 
   // worker to publish its address, so the connections themselves come quickly.
   const auto gloo_timeout =
       std::min<std::chrono::milliseconds>(options.timeout, std::chrono::hours(1));
-  gloo::transport::tcp::attr attr;
-  if (!options.iface.empty()) {
-    attr.iface = options.iface;
-  } else {
-    attr.hostname = options.address;
-    if (attr.hostname.empty()) {
-      char name[256] = {};
-      gethostname(name, sizeof name - 1);
-      attr.hostname = name;
+  // Where to listen: the interface, else the address, of the options, else of the
+  // environment, else this host's name. Gloo is given the numeric address, chosen here: it
+  // crashes (SIGSEGV in CreateDeviceAttr) on a name with no address of this host.
+  std::string iface_source = "interface", host_source = "address";
+  if (options.iface.empty() && options.address.empty()) {
+    if (const char* env = std::getenv("DINPUT_GLOO_IFACE"); env && *env) {
+      options.iface = env;
+      iface_source = "DINPUT_GLOO_IFACE";
+    } else if (const char* env = std::getenv("DINPUT_GLOO_ADDRESS"); env && *env) {
+      options.address = env;
+      host_source = "DINPUT_GLOO_ADDRESS";
     }
-    // Gloo crashes (SIGSEGV in CreateDeviceAttr) on a name with no address of this host, so
-    // check first that one of its addresses can be listened on.
-    if (const std::string why = why_not_local(attr.hostname); !why.empty())
-      raise(Code::kInvalidArgument, "collective: cannot listen on ",
-            options.address.empty() ? "this host's name '" : "address '", attr.hostname, "': ", why,
-            options.address.empty() ? " (set DINPUT_GLOO_IFACE or the address to listen on)" : "");
   }
+  std::string host = options.address;
+  if (!options.iface.empty()) {
+    host = interface_address(options.iface, str_cat("collective: ", iface_source));
+    host_source = str_cat("network interface '", options.iface, "', whose address is");
+  } else if (host.empty()) {
+    char name[256] = {};
+    gethostname(name, sizeof name - 1);
+    host = name;
+    host_source = "this host's name";
+  }
+  std::string why;
+  bool loopback = false;
+  const std::string address = listen_address(host, &why, &loopback);
+  if (address.empty())
+    raise(Code::kInvalidArgument, "collective: cannot listen on ", host_source, " '", host,
+          "': ", why,
+          host_source == "this host's name"
+              ? " (set DINPUT_GLOO_IFACE, or the interface or address to listen on)"
+              : "");
+  // Workers on other hosts cannot reach a loopback address: they would fail to connect, or
+  // reach a process of their own host, long after this one published it.
+  if (loopback && world_size > 1 && options.refuse_loopback)
+    raise(Code::kFailedPrecondition, "collective: worker ", rank, " of ", world_size,
+          " would listen on the loopback address ", address, " (from ", host_source, " '", host,
+          "'), which workers on other hosts cannot reach, and nothing shows that all ", world_size,
+          " workers run on this host; set the network interface or address the others reach "
+          "this host by (the collective's options, DINPUT_GLOO_IFACE or DINPUT_GLOO_ADDRESS), "
+          "or allow loopback (the option, or DINPUT_GLOO_ALLOW_LOOPBACK=1) when every worker "
+          "does run here");
+  gloo::transport::tcp::attr attr;
+  attr.hostname = address;
   try {
     s.device = gloo::transport::tcp::CreateDevice(attr);
   } catch (const std::exception& e) {
-    raise(Code::kInvalidArgument, "collective: cannot listen on ",
-          options.iface.empty() ? str_cat("address '", options.address, "'")
-                                : str_cat("network interface '", options.iface, "'"),
-          ": ", e.what());
+    raise(Code::kInvalidArgument, "collective: cannot listen on ", host_source, " '", host,
+          "': ", e.what());
   }
   s.context = std::make_shared<gloo::rendezvous::Context>(rank, world_size);
   s.context->setTimeout(gloo_timeout);
@@ -777,9 +843,19 @@ GlooCollective::~GlooCollective() {
   if (s.timer.joinable()) s.timer.join();
   if (s.control.joinable()) s.control.join();
   // Connections first: only then can no Gloo thread touch the buffers left behind. Every
-  // Gloo buffer holds the transport's context (and through it the event-loop thread), so the
-  // buffers go before the memory they point into: the last one stops that thread, and only
-  // then are the messages freed (a pair would free its string first).
+  // Gloo buffer holds the transport's context, which owns the connections (pairs), so
+  // dropping the context would close nothing while a buffer lives: the event loop could
+  // still complete a send or fail a receive (signalling the buffer's condition variable)
+  // while the buffer is destroyed. Gloo guards that with a spin on a weak pointer, which is
+  // enough on x86 but orders nothing that ThreadSanitizer can see. Destroying each pair
+  // instead closes its socket under the pair's lock, the lock the event loop holds whenever
+  // it touches one of our buffers, and waits for the loop to drop the socket: after that no
+  // Gloo thread reaches the buffers, and all it did to them happened before. It is a soft
+  // close (a FIN after what was already written), as the context's own destruction was.
+  for (int p = 0; p < s.size; ++p)
+    if (s.context) s.context->getPair(p).reset();
+  // Every buffer holds the transport's context (and through it the device), so the buffers
+  // go before the memory they point into, and only then are the messages freed.
   s.context.reset();
   s.device.reset();
   for (auto* sent : {&s.control_graveyard, &s.control_sent})

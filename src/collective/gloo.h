@@ -20,11 +20,16 @@ namespace dinput {
 struct GlooOptions {
   // How long an operation waits for the other workers, and the rendezvous for them to arrive.
   std::chrono::milliseconds timeout{60000};
-  // The network interface to listen on (e.g. "eth0"), or else the host name or address;
-  // with neither, DINPUT_GLOO_IFACE names the interface, and without it Gloo uses the
-  // address this host's name resolves to.
+  // The network interface to listen on (e.g. "eth0"; its IPv4 address, else its first IPv6
+  // address that is not link-local), or else the host name or address; with neither,
+  // DINPUT_GLOO_IFACE names the interface, else DINPUT_GLOO_ADDRESS the address, and without
+  // them the worker listens on the address this host's name resolves to.
   std::string iface;
   std::string address;
+  // With more than one worker, listening on a loopback address is FAILED_PRECONDITION:
+  // workers on other hosts could not reach it. The C API sets this unless the job is known to
+  // run on one host (docs/multi-process.md); tests of workers on one host leave it off.
+  bool refuse_loopback = false;
   // Namespaces the rendezvous keys, so two jobs on one store never mix.
   std::string job_id = "dinput";
 };
@@ -42,7 +47,8 @@ class GlooCollective final : public Collective {
  public:
   // Connects worker `rank` of `world_size` to the others through `store`; returns when every
   // worker has connected. DEADLINE_EXCEEDED naming the workers that did not arrive within
-  // the timeout; UNAVAILABLE when a connection fails; INVALID_ARGUMENT for a bad interface.
+  // the timeout; UNAVAILABLE when a connection fails; INVALID_ARGUMENT for a bad interface or
+  // address; FAILED_PRECONDITION for a loopback address that options.refuse_loopback refuses.
   GlooCollective(int rank, int world_size, std::shared_ptr<Store> store, GlooOptions options);
   ~GlooCollective() override;
   int num_workers() const override;

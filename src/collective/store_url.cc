@@ -71,13 +71,7 @@ std::string env_or(const std::string& value, const char* name, std::string* sour
 
 }  // namespace
 
-std::string rendezvous_bind_address(const StoreOptions& options) {
-  std::string source = "bind_address";
-  std::string addr = env_or(options.bind_address, "DINPUT_RDZV_ADDR", &source);
-  if (!addr.empty()) return addr;
-  source = "bind_interface";
-  std::string iface = env_or(options.bind_interface, "DINPUT_RDZV_INTERFACE", &source);
-  if (iface.empty()) return {};
+std::string interface_address(const std::string& iface, const std::string& source) {
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0)
     raise(Code::kUnavailable, source, "=", iface, ": cannot list the network interfaces");
@@ -108,7 +102,15 @@ std::string rendezvous_bind_address(const StoreOptions& options) {
         ": no network interface of that name with an address (interfaces here: ", known, ")");
 }
 
-namespace {
+std::string rendezvous_bind_address(const StoreOptions& options) {
+  std::string source = "bind_address";
+  std::string addr = env_or(options.bind_address, "DINPUT_RDZV_ADDR", &source);
+  if (!addr.empty()) return addr;
+  source = "bind_interface";
+  std::string iface = env_or(options.bind_interface, "DINPUT_RDZV_INTERFACE", &source);
+  if (iface.empty()) return {};
+  return interface_address(iface, source);
+}
 
 bool is_loopback(const sockaddr* sa) {
   if (sa->sa_family == AF_INET)
@@ -120,6 +122,8 @@ bool is_loopback(const sockaddr* sa) {
   }
   return false;
 }
+
+namespace {
 
 // In a job that spans machines, a store host that resolves to loopback would give each
 // machine a store of its own and leave every worker waiting: fail now, naming the host.

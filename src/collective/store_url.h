@@ -11,6 +11,8 @@
 
 #include "collective/store.h"
 
+struct sockaddr;
+
 namespace dinput {
 
 struct StoreUrl {
@@ -52,6 +54,14 @@ struct StoreOptions {
 // The address a tcp:// server of rank 0 listens on under `options` (and the environment):
 // empty for every interface. INVALID_ARGUMENT naming the interface when it has no address.
 std::string rendezvous_bind_address(const StoreOptions& options);
+
+// The address of network interface `iface` (its IPv4 address, else its first IPv6 address
+// that is not link-local), for listening on it. INVALID_ARGUMENT naming `source` (the option
+// or environment variable that named it) and listing the interfaces there when it has none.
+std::string interface_address(const std::string& iface, const std::string& source);
+
+// Whether `sa` is a loopback address (127.0.0.0/8, ::1, or 127.x mapped into IPv6).
+bool is_loopback(const sockaddr* sa);
 
 // Opens the store of `url` for the worker `rank` of `world_size` workers: starts the tcp://
 // server on rank 0, connects (with retries), and applies the job id. `served_url`, when not

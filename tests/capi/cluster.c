@@ -3,9 +3,13 @@
  * variable and its value, explicit clusters, and the getters' values for NULL. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "dinput.h"
@@ -48,7 +52,10 @@ static const char* const kVariables[] = {"DINPUT_RANK",
                                          "SLURM_JOB_ID",
                                          "SLURM_JOBID",
                                          "SLURM_STEP_ID",
-                                         "SLURM_STEPID"};
+                                         "SLURM_STEPID",
+                                         "DINPUT_GLOO_IFACE",
+                                         "DINPUT_GLOO_ADDRESS",
+                                         "DINPUT_GLOO_ALLOW_LOOPBACK"};
 
 static void clear_environment(void) {
   size_t i;
@@ -210,8 +217,7 @@ static void test_tf_config(void) {
   {
     /* An evaluator reads no input: it cannot join the input job. */
     dinput_collective_t* coll = NULL;
-    CHECK_STATUS(dinput_collective_new_from_cluster(&coll, c, 1000, NULL),
-                 DINPUT_FAILED_PRECONDITION);
+    CHECK_STATUS(dinput_collective_new_from_cluster(&coll, c, NULL), DINPUT_FAILED_PRECONDITION);
     CHECK_MSG("evaluator");
     CHECK(coll == NULL);
   }
@@ -303,13 +309,12 @@ static void test_collective_from_cluster(void) {
   dinput_cluster_t* c = NULL;
   dinput_collective_t* coll = NULL;
   dinput_status_t st;
-  CHECK_STATUS(dinput_collective_new_from_cluster(NULL, NULL, 0, NULL), DINPUT_INVALID_ARGUMENT);
-  CHECK_STATUS(dinput_collective_new_from_cluster(&coll, NULL, 0, NULL), DINPUT_INVALID_ARGUMENT);
+  dinput_collective_options_t* o = NULL;
+  CHECK_STATUS(dinput_collective_new_from_cluster(NULL, NULL, NULL), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_collective_new_from_cluster(&coll, NULL, NULL), DINPUT_INVALID_ARGUMENT);
   CHECK_OK(dinput_cluster_new(&c, 0, 2, NULL));
-  CHECK_STATUS(dinput_collective_new_from_cluster(&coll, c, 1000, NULL), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_collective_new_from_cluster(&coll, c, NULL), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("no rendezvous URL");
-  CHECK_STATUS(dinput_collective_new_from_cluster(&coll, c, -1, NULL), DINPUT_INVALID_ARGUMENT);
-  CHECK_MSG("timeout_ms");
   dinput_cluster_free(c);
   c = NULL;
   {
@@ -319,7 +324,11 @@ static void test_collective_from_cluster(void) {
     snprintf(url, sizeof url, "file://%s", dir);
     CHECK_OK(dinput_cluster_new(&c, 0, 1, url));
   }
-  st = dinput_collective_new_from_cluster(&coll, c, 10000, "capi-cluster-test");
+  CHECK_OK(dinput_collective_options_new(&o));
+  CHECK_OK(dinput_collective_options_set_timeout_ms(o, 10000));
+  CHECK_OK(dinput_collective_options_set_job_id(o, "capi-cluster-test"));
+  st = dinput_collective_new_from_cluster(&coll, c, o);
+  dinput_collective_options_free(o);
   if (strstr(dinput_build_info(), "\"gloo\":{\"compiled\":true") != NULL) {
     CHECK(st == DINPUT_OK);
     CHECK(dinput_collective_num_workers(coll) == 1);
@@ -331,6 +340,189 @@ static void test_collective_from_cluster(void) {
   dinput_cluster_free(c);
 }
 
+/* Collective options: defaults, setters and getters, NULL. */
+static void test_collective_options(void) {
+  dinput_collective_options_t* o = NULL;
+  CHECK_STATUS(dinput_collective_options_new(NULL), DINPUT_INVALID_ARGUMENT);
+  CHECK_OK(dinput_collective_options_new(&o));
+  CHECK(dinput_collective_options_timeout_ms(o) == 60000);
+  CHECK_STR(dinput_collective_options_job_id(o), "");
+  CHECK_STR(dinput_collective_options_interface(o), "");
+  CHECK_STR(dinput_collective_options_address(o), "");
+  CHECK(dinput_collective_options_allow_loopback(o) == 0);
+  CHECK_OK(dinput_collective_options_set_timeout_ms(o, 1500));
+  CHECK(dinput_collective_options_timeout_ms(o) == 1500);
+  CHECK_STATUS(dinput_collective_options_set_timeout_ms(o, -1), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("timeout_ms must be >= 0, got -1");
+  CHECK(dinput_collective_options_timeout_ms(o) == 1500);
+  CHECK_OK(dinput_collective_options_set_timeout_ms(o, 0));
+  CHECK(dinput_collective_options_timeout_ms(o) == 60000);
+  CHECK_OK(dinput_collective_options_set_job_id(o, "job-9"));
+  CHECK_STR(dinput_collective_options_job_id(o), "job-9");
+  CHECK_OK(dinput_collective_options_set_interface(o, "eth0"));
+  CHECK_STR(dinput_collective_options_interface(o), "eth0");
+  CHECK_OK(dinput_collective_options_set_interface(o, NULL));
+  CHECK_STR(dinput_collective_options_interface(o), "");
+  CHECK_OK(dinput_collective_options_set_address(o, "10.1.2.3"));
+  CHECK_STR(dinput_collective_options_address(o), "10.1.2.3");
+  CHECK_OK(dinput_collective_options_set_allow_loopback(o, 7));
+  CHECK(dinput_collective_options_allow_loopback(o) == 1);
+  CHECK_OK(dinput_collective_options_set_allow_loopback(o, 0));
+  CHECK(dinput_collective_options_allow_loopback(o) == 0);
+  CHECK_STATUS(dinput_collective_options_set_job_id(NULL, "x"), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_collective_options_set_interface(NULL, "x"), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_collective_options_set_address(NULL, "x"), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_collective_options_set_allow_loopback(NULL, 1), DINPUT_INVALID_ARGUMENT);
+  CHECK_STATUS(dinput_collective_options_set_timeout_ms(NULL, 1), DINPUT_INVALID_ARGUMENT);
+  CHECK(dinput_collective_options_timeout_ms(NULL) == 60000);
+  CHECK_STR(dinput_collective_options_job_id(NULL), "");
+  CHECK_STR(dinput_collective_options_interface(NULL), "");
+  CHECK_STR(dinput_collective_options_address(NULL), "");
+  CHECK(dinput_collective_options_allow_loopback(NULL) == 0);
+  dinput_collective_options_free(o);
+  dinput_collective_options_free(NULL);
+}
+
+/* A TCP port of 127.0.0.1 that was free a moment ago (the rendezvous server binds it). */
+static int free_port(void) {
+  struct sockaddr_in a;
+  socklen_t length = sizeof a;
+  int port = 0;
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd >= 0 && bind(fd, (struct sockaddr*)&a, sizeof a) == 0 &&
+      getsockname(fd, (struct sockaddr*)&a, &length) == 0)
+    port = ntohs(a.sin_port);
+  if (fd >= 0) close(fd);
+  return port;
+}
+
+/* Where a worker listens, from the options and the environment: a bad interface names it and
+ * this host's interfaces; a loopback address in a job of two workers is refused unless the
+ * job shows it runs on this host. The job first meets at tcp://192.0.2.1 (a documentation
+ * address: another host's, as far as the rule can tell; worker 0 serves the rendezvous on
+ * every interface whatever the URL's host). Worker 1 never comes, so a worker that passes
+ * the checks fails the rendezvous after the short timeout instead (DEADLINE_EXCEEDED naming
+ * worker 1). */
+static void test_collective_listen_address(void) {
+  const int gloo = strstr(dinput_build_info(), "\"gloo\":{\"compiled\":true") != NULL;
+  char dir[] = "/tmp/dinput-capi-listen-XXXXXX";
+  char url[64];
+  dinput_cluster_t* c = NULL;
+  dinput_collective_t* coll = NULL;
+  dinput_collective_options_t* o = NULL;
+  clear_environment();
+  CHECK(mkdtemp(dir) != NULL);
+  snprintf(url, sizeof url, "tcp://192.0.2.1:%d", free_port());
+  CHECK_OK(dinput_cluster_new(&c, 0, 2, url));
+  CHECK_OK(dinput_collective_options_new(&o));
+  CHECK_OK(dinput_collective_options_set_timeout_ms(o, 300));
+
+  CHECK_OK(dinput_collective_options_set_interface(o, "lo"));
+  CHECK_OK(dinput_collective_options_set_address(o, "127.0.0.1"));
+  CHECK_STATUS(dinput_collective_new_from_cluster(&coll, c, o), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("both an interface ('lo') and an address ('127.0.0.1')");
+  CHECK_OK(dinput_collective_options_set_address(o, NULL));
+  if (!gloo) {
+    CHECK_STATUS(dinput_collective_new_from_cluster(&coll, c, o), DINPUT_UNIMPLEMENTED);
+  } else {
+    /* The loopback interface, by the option: refused, naming the interface and address. */
+    CHECK_STATUS(dinput_collective_new_from_cluster(&coll, c, o), DINPUT_FAILED_PRECONDITION);
+    CHECK_MSG("worker 0 of 2 would listen on the loopback address 127.0.0.1");
+    CHECK_MSG("network interface 'lo'");
+    CHECK_MSG("DINPUT_GLOO_ALLOW_LOOPBACK=1");
+    /* An interface this host lacks: named, with the interfaces there (lo among them). */
+    CHECK_OK(dinput_collective_options_set_interface(o, "no-such-if0"));
+    CHECK_STATUS(dinput_collective_new_from_cluster(&coll, c, o), DINPUT_INVALID_ARGUMENT);
+    CHECK_MSG("interface=no-such-if0: no network interface of that name");
+    CHECK_MSG("lo");
+    /* The variable names the interface when the option does not; the option beats it. */
+    CHECK_OK(dinput_collective_options_set_interface(o, NULL));
+    setenv("DINPUT_GLOO_IFACE", "no-such-if1", 1);
+    CHECK_STATUS(dinput_collective_new_from_cluster(&coll, c, o), DINPUT_INVALID_ARGUMENT);
+    CHECK_MSG("DINPUT_GLOO_IFACE=no-such-if1");
+    CHECK_OK(dinput_collective_options_set_address(o, "127.0.0.1"));
+    CHECK_STATUS(dinput_collective_new_from_cluster(&coll, c, o), DINPUT_FAILED_PRECONDITION);
+    CHECK_MSG("from address '127.0.0.1'");
+    unsetenv("DINPUT_GLOO_IFACE");
+    /* Allowed by the option, or else by the variable (which the option set to 0 beats). */
+    CHECK_OK(dinput_collective_options_set_allow_loopback(o, 1));
+    CHECK_STATUS(dinput_collective_new_from_cluster(&coll, c, o), DINPUT_DEADLINE_EXCEEDED);
+    CHECK_MSG("for worker 1");
+    CHECK_OK(dinput_collective_options_set_job_id(o, "by-variable"));
+    CHECK_OK(dinput_collective_options_set_allow_loopback(o, 0));
+    setenv("DINPUT_GLOO_ALLOW_LOOPBACK", "1", 1);
+    CHECK_STATUS(dinput_collective_new_from_cluster(&coll, c, o), DINPUT_FAILED_PRECONDITION);
+    dinput_collective_options_free(o);
+    CHECK_OK(dinput_collective_options_new(&o));
+    CHECK_OK(dinput_collective_options_set_timeout_ms(o, 300));
+    CHECK_OK(dinput_collective_options_set_job_id(o, "by-variable"));
+    CHECK_OK(dinput_collective_options_set_address(o, "127.0.0.1"));
+    CHECK_STATUS(dinput_collective_new_from_cluster(&coll, c, o), DINPUT_DEADLINE_EXCEEDED);
+    setenv("DINPUT_GLOO_ALLOW_LOOPBACK", "yes", 1);
+    CHECK_STATUS(dinput_collective_new_from_cluster(&coll, c, o), DINPUT_INVALID_ARGUMENT);
+    CHECK_MSG("DINPUT_GLOO_ALLOW_LOOPBACK='yes' is neither 1 nor 0");
+    unsetenv("DINPUT_GLOO_ALLOW_LOOPBACK");
+    dinput_cluster_free(c);
+    c = NULL;
+    /* A launcher that says both workers run on this host. */
+    setenv("DINPUT_RANK", "0", 1);
+    setenv("DINPUT_WORLD_SIZE", "2", 1);
+    setenv("DINPUT_LOCAL_RANK", "0", 1);
+    setenv("DINPUT_LOCAL_WORLD_SIZE", "2", 1);
+    setenv("DINPUT_RDZV_URL", url, 1);
+    CHECK_OK(dinput_cluster_resolve(&c, "explicit"));
+    CHECK_OK(dinput_collective_options_set_job_id(o, "local-launcher"));
+    CHECK_STATUS(dinput_collective_new_from_cluster(&coll, c, o), DINPUT_DEADLINE_EXCEEDED);
+    dinput_cluster_free(c);
+    c = NULL;
+    clear_environment();
+    /* Rank 0 serves a tcp:// rendezvous: a port that is taken names the URL. */
+    {
+      struct sockaddr_in a;
+      socklen_t length = sizeof a;
+      int fd = socket(AF_INET, SOCK_STREAM, 0);
+      memset(&a, 0, sizeof a);
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      CHECK(fd >= 0 && bind(fd, (struct sockaddr*)&a, sizeof a) == 0 && listen(fd, 1) == 0 &&
+            getsockname(fd, (struct sockaddr*)&a, &length) == 0);
+      snprintf(url, sizeof url, "tcp://127.0.0.1:%d", ntohs(a.sin_port));
+      CHECK_OK(dinput_cluster_new(&c, 0, 2, url));
+      CHECK_STATUS(dinput_collective_new_from_cluster(&coll, c, o), DINPUT_UNAVAILABLE);
+      CHECK_MSG(url);
+      CHECK_MSG("in use");
+      dinput_cluster_free(c);
+      c = NULL;
+      if (fd >= 0) close(fd);
+    }
+    /* A rendezvous at a loopback address: only workers of this host can meet there. */
+    snprintf(url, sizeof url, "tcp://127.0.0.1:%d", free_port());
+    CHECK_OK(dinput_cluster_new(&c, 0, 2, url));
+    CHECK_STATUS(dinput_collective_new_from_cluster(&coll, c, o), DINPUT_DEADLINE_EXCEEDED);
+    CHECK_MSG("for worker 1");
+    dinput_cluster_free(c);
+    c = NULL;
+    /* A file:// rendezvous in a directory of this host's own file system (/tmp: ext4, tmpfs
+     * or overlay) cannot be shared with other hosts either. */
+    snprintf(url, sizeof url, "file://%s", dir);
+    CHECK_OK(dinput_cluster_new(&c, 0, 2, url));
+    CHECK_OK(dinput_collective_options_set_job_id(o, "local-directory"));
+    CHECK_STATUS(dinput_collective_new_from_cluster(&coll, c, o), DINPUT_DEADLINE_EXCEEDED);
+    CHECK_MSG("for worker 1");
+  }
+  CHECK(coll == NULL);
+  dinput_collective_options_free(o);
+  dinput_cluster_free(c);
+  {
+    char command[128];
+    snprintf(command, sizeof command, "rm -rf %s", dir);
+    CHECK(system(command) == 0);
+  }
+}
+
 int main(void) {
   test_torchrun();
   test_slurm();
@@ -338,6 +530,8 @@ int main(void) {
   test_tf_config();
   test_explicit_and_auto();
   test_collective_from_cluster();
+  test_collective_options();
+  test_collective_listen_address();
   clear_environment();
   return check_finish_();
 }

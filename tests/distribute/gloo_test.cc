@@ -362,7 +362,11 @@ TEST(GlooCollective, InterfaceFromTheEnvironment) {
   setenv("DINPUT_GLOO_IFACE", "no-such-interface0", 1);
   std::string m;
   EXPECT_EQ(code_of([&] { make_gloo_collective(0, 1, store, o); }, &m), Code::kInvalidArgument);
-  EXPECT_NE(m.find("network interface 'no-such-interface0'"), std::string::npos) << m;
+  EXPECT_NE(m.find("DINPUT_GLOO_IFACE=no-such-interface0: no network interface of that name"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("interfaces here: "), std::string::npos) << m;
+  EXPECT_NE(m.find("lo"), std::string::npos) << m;
   // An address in the options wins over the variable.
   EXPECT_EQ(code_of([&] { make_gloo_collective(0, 1, store, loopback(5000, "env2")); }), Code::kOk);
   // The loopback interface by name.
@@ -376,6 +380,47 @@ TEST(GlooCollective, InterfaceFromTheEnvironment) {
   std::thread t([&] { c[1]->all_gather(1, 1, "b"); });
   EXPECT_EQ(c[0]->all_gather(0, 1, "a"), (std::vector<std::string>{"a", "b"}));
   t.join();
+}
+
+// DINPUT_GLOO_ADDRESS names the address when neither the options nor DINPUT_GLOO_IFACE name
+// where to listen; the interface variable wins over it.
+TEST(GlooCollective, AddressFromTheEnvironment) {
+  auto store = make_memory_store();
+  GlooOptions o = loopback(5000, "env-address");
+  o.address.clear();
+  setenv("DINPUT_GLOO_ADDRESS", "192.0.2.1", 1);
+  std::string m;
+  EXPECT_EQ(code_of([&] { make_gloo_collective(0, 1, store, o); }, &m), Code::kInvalidArgument);
+  EXPECT_NE(m.find("cannot listen on DINPUT_GLOO_ADDRESS '192.0.2.1'"), std::string::npos) << m;
+  setenv("DINPUT_GLOO_IFACE", "lo", 1);
+  EXPECT_EQ(code_of([&] { make_gloo_collective(0, 1, store, o); }), Code::kOk);
+  unsetenv("DINPUT_GLOO_IFACE");
+  setenv("DINPUT_GLOO_ADDRESS", "127.0.0.1", 1);
+  o.job_id = "env-address-2";
+  EXPECT_EQ(code_of([&] { make_gloo_collective(0, 1, store, o); }), Code::kOk);
+  unsetenv("DINPUT_GLOO_ADDRESS");
+}
+
+// With refuse_loopback (the C API's choice for a job not known to run on one host), a worker
+// of several that would listen on a loopback address fails at once, naming it; one worker
+// alone may.
+TEST(GlooCollective, RefusedLoopbackNamesTheAddress) {
+  auto store = make_memory_store();
+  GlooOptions o = loopback(5000, "refuse");
+  o.refuse_loopback = true;
+  std::string m;
+  const auto start = Clock::now();
+  EXPECT_EQ(code_of([&] { make_gloo_collective(1, 3, store, o); }, &m), Code::kFailedPrecondition);
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(2));  // not after the rendezvous
+  EXPECT_NE(m.find("worker 1 of 3 would listen on the loopback address 127.0.0.1 (from address "
+                   "'127.0.0.1')"),
+            std::string::npos)
+      << m;
+  o.address = "localhost";
+  EXPECT_EQ(code_of([&] { make_gloo_collective(0, 2, store, o); }, &m), Code::kFailedPrecondition);
+  EXPECT_NE(m.find("'localhost'"), std::string::npos) << m;
+  o.job_id = "refuse-alone";
+  EXPECT_EQ(code_of([&] { make_gloo_collective(0, 1, store, o); }), Code::kOk);
 }
 
 // Threads of this process, and how many of them block SIGPIPE (from /proc).
@@ -409,6 +454,38 @@ TEST(GlooCollective, ItsThreadsBlockSigpipe) {
   sigset_t mask;
   pthread_sigmask(SIG_BLOCK, nullptr, &mask);
   EXPECT_FALSE(sigismember(&mask, SIGPIPE));
+}
+
+// Two workers that lose a third at the same moment each tell the others why, and leave at
+// once: a worker that had not seen the loss itself still names the lost worker, not one of
+// those that left. (Each one's message used to cut the other's broadcast short, so both
+// could leave before the third worker had their reason.) With W = 4, workers 1 and 2 wait
+// for worker 3 in the step, and worker 0 waits for worker 2.
+TEST(GlooCollective, SurvivorsThatLeaveAtOnceStillNameTheLostWorker) {
+  for (int round = 0; round < 5; ++round) {
+    SCOPED_TRACE(round);
+    auto c = connect(4, 20000);
+    ASSERT_EQ(c.size(), 4u);
+    std::vector<std::string> got(3);
+    std::vector<std::thread> ts;
+    for (int w = 0; w < 3; ++w)
+      ts.emplace_back([&, w] {
+        try {
+          c[static_cast<size_t>(w)]->all_gather(w, 1, "x");
+          got[static_cast<size_t>(w)] = "completed";
+        } catch (const Error& e) {
+          got[static_cast<size_t>(w)] = e.what();
+        }
+        if (w != 0) c[static_cast<size_t>(w)].reset();  // leaves at once
+      });
+    std::this_thread::sleep_for(milliseconds(100));  // the others wait in the step
+    c[3].reset();                                    // worker 3 leaves mid-step
+    for (auto& t : ts) t.join();
+    for (int w = 0; w < 3; ++w)
+      EXPECT_NE(got[static_cast<size_t>(w)].find("lost its connection to worker 3"),
+                std::string::npos)
+          << "worker " << w << ": " << got[static_cast<size_t>(w)];
+  }
 }
 
 // A store in a directory, for processes: a key is a file, written whole by rename.
@@ -503,11 +580,6 @@ void child_worker(int w, int W, const std::string& dir, int report_fd) {
     } catch (const Error& e) {
       const auto ms = std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
       say(str_cat(code_name(e.code()), " after ", ms, " ms: ", e.what()));
-      // Stay up a while: a survivor that exits at once closes its own connections, and on a
-      // loaded machine a slower survivor can see that close before the reason it carried,
-      // and name the exited survivor instead of the killed worker (a known limitation,
-      // issue 9). This test is about the killed worker.
-      std::this_thread::sleep_for(std::chrono::seconds(2));
     }
   } catch (const std::exception& e) {
     say(std::string("error: ") + e.what());
@@ -770,6 +842,49 @@ TEST(GlooCollective, ProcessThatAbortsAndExitsTellsTheOthersWhy) {
     EXPECT_EQ(line, "INVALID_ARGUMENT: worker 0's pipeline failed: bad record") << "worker " << w;
   }
   reap_children(pids, fds, watchdog);
+  std::system(("rm -rf " + dir).c_str());
+}
+
+// A worker process that never starts: the others fail the rendezvous within the timeout,
+// naming it, and exit (none is left behind: reap_children fails a test whose child hangs).
+TEST(GlooCollective, ProcessThatNeverArrivesFailsTheRendezvousNamingIt) {
+  constexpr int W = 3;
+  char tmpl[] = "/tmp/dinput_gloo_XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  std::vector<pid_t> pids;
+  std::vector<int> fds;
+  for (int w = 0; w + 1 < W; ++w) {  // worker 2 is never started
+    int p[2];
+    ASSERT_EQ(pipe(p), 0);
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      close(p[0]);
+      std::string out = "unexpected: joined";
+      const auto start = Clock::now();
+      try {
+        make_gloo_collective(w, W, std::make_shared<DirStore>(dir), loopback(1500));
+      } catch (const Error& e) {
+        const auto ms = std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
+        out = str_cat(code_name(e.code()), " after ", ms, " ms: ", e.what());
+      }
+      (void)!write(p[1], out.data(), out.size());
+      _exit(0);
+    }
+    close(p[1]);
+    pids.push_back(pid);
+    fds.push_back(p[0]);
+  }
+  const auto watchdog = Clock::now() + std::chrono::seconds(60);
+  for (int w = 0; w + 1 < W; ++w) {
+    const std::string got = read_all(fds[static_cast<size_t>(w)], watchdog);
+    EXPECT_EQ(got.rfind("DEADLINE_EXCEEDED after ", 0), 0u) << got;
+    EXPECT_LT(std::atoi(got.c_str() + std::strlen("DEADLINE_EXCEEDED after ")), 20000) << got;
+    EXPECT_NE(got.find("at the rendezvous for worker 2 "), std::string::npos) << got;
+  }
+  const std::vector<int> statuses = reap_children(pids, fds, watchdog);
+  for (size_t i = 0; i < statuses.size(); ++i)
+    EXPECT_TRUE(WIFEXITED(statuses[i]) && WEXITSTATUS(statuses[i]) == 0) << "worker " << i;
   std::system(("rm -rf " + dir).c_str());
 }
 

@@ -34,7 +34,13 @@ const char* const kDevices[kReplicas] = {"CPU:0", "CPU:1"};
 // The one place these tests make a collective from a cluster.
 dinput_status_t collective_from_cluster(dinput_collective_t** out, const dinput_cluster_t* cluster,
                                         int64_t timeout_ms) {
-  return dinput_collective_new_from_cluster(out, cluster, timeout_ms, nullptr);
+  dinput_collective_options_t* options = nullptr;
+  if (dinput_status_t code = dinput_collective_options_new(&options); code != DINPUT_OK)
+    return code;
+  dinput_status_t code = dinput_collective_options_set_timeout_ms(options, timeout_ms);
+  if (code == DINPUT_OK) code = dinput_collective_new_from_cluster(out, cluster, options);
+  dinput_collective_options_free(options);
+  return code;
 }
 
 // Every variable a resolver reads, or a launcher sets beside them: none reaches a child

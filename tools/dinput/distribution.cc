@@ -175,10 +175,20 @@ void run_job_worker(const CliOptions& options, const Pipeline& pipeline,
     run_worker(options, pipeline, shared_dataset, require_finite, 1, nullptr, 0, 0, job);
     return;
   }
+  dinput_collective_options_t* made_options = nullptr;
+  check(dinput_collective_options_new(&made_options), "dinput_collective_options_new");
+  const CollectiveOptionsPtr collective_options(made_options);
+  if (options.timeout_ms != 0) {
+    check(dinput_collective_options_set_timeout_ms(collective_options.get(), options.timeout_ms),
+          "--timeout-ms");
+  }
+  if (!options.job.job_id.empty()) {
+    check(
+        dinput_collective_options_set_job_id(collective_options.get(), options.job.job_id.c_str()),
+        "--job-id");
+  }
   dinput_collective_t* raw = nullptr;
-  check(dinput_collective_new_from_cluster(
-            &raw, cluster, options.timeout_ms,
-            options.job.job_id.empty() ? nullptr : options.job.job_id.c_str()),
+  check(dinput_collective_new_from_cluster(&raw, cluster, collective_options.get()),
         "joining the job");
   CollectivePtr collective(raw);
   try {

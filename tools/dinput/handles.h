@@ -26,6 +26,7 @@ using IteratorPtr = Handle<dinput_iterator_t, dinput_iterator_free>;
 using RecordWriterPtr = Handle<dinput_record_writer_t, dinput_record_writer_free>;
 using OptionalPtr = Handle<dinput_optional_t, dinput_optional_free>;
 using ClusterPtr = Handle<dinput_cluster_t, dinput_cluster_free>;
+using CollectiveOptionsPtr = Handle<dinput_collective_options_t, dinput_collective_options_free>;
 using CollectivePtr = Handle<dinput_collective_t, dinput_collective_free>;
 using StrategyPtr = Handle<dinput_strategy_t, dinput_strategy_free>;
 using InputOptionsPtr = Handle<dinput_input_options_t, dinput_input_options_free>;

@@ -29,15 +29,36 @@ Collective(num_workers::Integer; timeout_ms::Integer=0) =
     Collective(_out(o -> LibDinput.dinput_collective_new_in_process(o, num_workers, timeout_ms)))
 
 """
-    Collective(cluster::Cluster; timeout_ms=0, job_id="")
+    Collective(cluster::Cluster; timeout_ms=0, job_id="", interface="", address="",
+               allow_loopback=nothing)
 
 A collective joining the worker processes of a job over TCP: this process is worker
 `rank(cluster)`, and the workers meet at the cluster's rendezvous URL. Returns once every
 worker has connected. `timeout_ms` bounds the rendezvous and every later wait (0: 60 s);
-`job_id` ("" : the cluster's) namespaces the rendezvous keys.
+`job_id` ("": the cluster's) namespaces the rendezvous keys. `interface` (such as "eth0") or
+`address` is where this worker listens ("": `DINPUT_GLOO_IFACE`, else `DINPUT_GLOO_ADDRESS`,
+else the address this host's name resolves to). With several workers, a loopback address is
+refused (`:FAILED_PRECONDITION`) unless the job shows it runs on one host (a launcher's local
+world size equal to the world size, or a loopback rendezvous host) or `allow_loopback` is
+`true` (`nothing`: `DINPUT_GLOO_ALLOW_LOOPBACK=1` allows it).
 """
-Collective(cluster::Cluster; timeout_ms::Integer=0, job_id::AbstractString="") =
-    Collective(_out(o -> LibDinput.dinput_collective_new_from_cluster(o, cluster, timeout_ms, job_id)))
+function Collective(cluster::Cluster; timeout_ms::Integer=0, job_id::AbstractString="",
+                    interface::AbstractString="", address::AbstractString="",
+                    allow_loopback::Union{Bool,Nothing}=nothing)
+    options = _out(LibDinput.dinput_collective_options_new)
+    try
+        check(LibDinput.dinput_collective_options_set_timeout_ms(options, timeout_ms))
+        check(LibDinput.dinput_collective_options_set_job_id(options, job_id))
+        check(LibDinput.dinput_collective_options_set_interface(options, interface))
+        check(LibDinput.dinput_collective_options_set_address(options, address))
+        if allow_loopback !== nothing
+            check(LibDinput.dinput_collective_options_set_allow_loopback(options, allow_loopback))
+        end
+        return Collective(_out(o -> LibDinput.dinput_collective_new_from_cluster(o, cluster, options)))
+    finally
+        LibDinput.dinput_collective_options_free(options)
+    end
+end
 
 num_workers(c::Collective) = Int(LibDinput.dinput_collective_num_workers(c))
 

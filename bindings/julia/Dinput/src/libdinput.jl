@@ -881,10 +881,44 @@ function dinput_collective_new_in_process(out, num_workers, timeout_ms)
         (Ptr{Ptr{Cvoid}}, Cint, Int64),
         out, num_workers, timeout_ms)
 end
-function dinput_collective_new_from_cluster(out, cluster, timeout_ms, job_id)
+dinput_collective_options_new(out) =
+    ccall((:dinput_collective_options_new, libdinput), Cint, (Ptr{Ptr{Cvoid}},), out)
+dinput_collective_options_free(options) =
+    ccall((:dinput_collective_options_free, libdinput), Cvoid, (Ptr{Cvoid},), options)
+function dinput_collective_options_set_timeout_ms(options, timeout_ms)
+    ccall((:dinput_collective_options_set_timeout_ms, libdinput), Cint,
+        (Ptr{Cvoid}, Int64), options, timeout_ms)
+end
+dinput_collective_options_timeout_ms(options) =
+    ccall((:dinput_collective_options_timeout_ms, libdinput), Int64, (Ptr{Cvoid},), options)
+function dinput_collective_options_set_job_id(options, job_id)
+    ccall((:dinput_collective_options_set_job_id, libdinput), Cint,
+        (Ptr{Cvoid}, Cstring), options, job_id)
+end
+dinput_collective_options_job_id(options) =
+    ccall((:dinput_collective_options_job_id, libdinput), Ptr{UInt8}, (Ptr{Cvoid},), options)
+function dinput_collective_options_set_interface(options, name)
+    ccall((:dinput_collective_options_set_interface, libdinput), Cint,
+        (Ptr{Cvoid}, Cstring), options, name)
+end
+dinput_collective_options_interface(options) =
+    ccall((:dinput_collective_options_interface, libdinput), Ptr{UInt8}, (Ptr{Cvoid},), options)
+function dinput_collective_options_set_address(options, address)
+    ccall((:dinput_collective_options_set_address, libdinput), Cint,
+        (Ptr{Cvoid}, Cstring), options, address)
+end
+dinput_collective_options_address(options) =
+    ccall((:dinput_collective_options_address, libdinput), Ptr{UInt8}, (Ptr{Cvoid},), options)
+function dinput_collective_options_set_allow_loopback(options, allow)
+    ccall((:dinput_collective_options_set_allow_loopback, libdinput), Cint,
+        (Ptr{Cvoid}, Cint), options, allow)
+end
+dinput_collective_options_allow_loopback(options) =
+    ccall((:dinput_collective_options_allow_loopback, libdinput), Cint, (Ptr{Cvoid},), options)
+function dinput_collective_new_from_cluster(out, cluster, options)
     @gcsafe_ccall((:dinput_collective_new_from_cluster, libdinput), Cint,
-        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64, Cstring),
-        out, cluster, timeout_ms, job_id)
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}),
+        out, cluster, options)
 end
 dinput_collective_free(collective) =
     ccall((:dinput_collective_free, libdinput), Cvoid, (Ptr{Cvoid},), collective)

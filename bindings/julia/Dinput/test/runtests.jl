@@ -564,6 +564,20 @@ end
         @test Dinput.task_type(ps) == "ps" && Dinput.task_index(ps) == 0
         @test !Dinput.is_input_worker(ps) && Dinput.world_size(ps) == 2
     end
+    # a worker of two on 127.0.0.1, meeting in a directory of this host's own file system:
+    # allowed, it waits for worker 1, who never comes; an interface this host lacks is named
+    mktempdir() do dir
+        two = Cluster(0, 2, "file://" * dir)
+        err = caught(() -> Collective(two; timeout_ms=300, address="127.0.0.1"))
+        if occursin("\"gloo\":{\"compiled\":true", Dinput.build_info())
+            @test is_error(err, :DEADLINE_EXCEEDED) && occursin("for worker 1", err.message)
+            err = caught(() -> Collective(two; timeout_ms=300, interface="no-such-if0",
+                                          allow_loopback=true))
+            @test is_error(err, :INVALID_ARGUMENT) && occursin("no-such-if0", err.message)
+        else
+            @test is_error(err, :UNIMPLEMENTED)
+        end
+    end
 end
 
 @testset "record files" begin

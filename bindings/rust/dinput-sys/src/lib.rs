@@ -175,6 +175,8 @@ opaque! {
     dinput_cluster => dinput_cluster_t;
     /// How workers exchange the values the distributed iterator and reduce need.
     dinput_collective => dinput_collective_t;
+    /// Options of dinput_collective_new_from_cluster.
+    dinput_collective_options => dinput_collective_options_t;
     /// One worker's view of W workers x R replica devices.
     dinput_strategy => dinput_strategy_t;
     /// tf.distribute.InputOptions.
@@ -774,11 +776,37 @@ extern "C" {
         num_workers: c_int,
         timeout_ms: i64,
     ) -> dinput_status_t;
+    pub fn dinput_collective_options_new(out: *mut *mut dinput_collective_options_t) -> dinput_status_t;
+    pub fn dinput_collective_options_free(options: *mut dinput_collective_options_t);
+    pub fn dinput_collective_options_set_timeout_ms(
+        options: *mut dinput_collective_options_t,
+        timeout_ms: i64,
+    ) -> dinput_status_t;
+    pub fn dinput_collective_options_timeout_ms(options: *const dinput_collective_options_t) -> i64;
+    pub fn dinput_collective_options_set_job_id(
+        options: *mut dinput_collective_options_t,
+        job_id: *const c_char,
+    ) -> dinput_status_t;
+    pub fn dinput_collective_options_job_id(options: *const dinput_collective_options_t) -> *const c_char;
+    pub fn dinput_collective_options_set_interface(
+        options: *mut dinput_collective_options_t,
+        name: *const c_char,
+    ) -> dinput_status_t;
+    pub fn dinput_collective_options_interface(options: *const dinput_collective_options_t) -> *const c_char;
+    pub fn dinput_collective_options_set_address(
+        options: *mut dinput_collective_options_t,
+        address: *const c_char,
+    ) -> dinput_status_t;
+    pub fn dinput_collective_options_address(options: *const dinput_collective_options_t) -> *const c_char;
+    pub fn dinput_collective_options_set_allow_loopback(
+        options: *mut dinput_collective_options_t,
+        allow: c_int,
+    ) -> dinput_status_t;
+    pub fn dinput_collective_options_allow_loopback(options: *const dinput_collective_options_t) -> c_int;
     pub fn dinput_collective_new_from_cluster(
         out: *mut *mut dinput_collective_t,
         cluster: *const dinput_cluster_t,
-        timeout_ms: i64,
-        job_id: *const c_char,
+        options: *const dinput_collective_options_t,
     ) -> dinput_status_t;
     pub fn dinput_collective_free(collective: *mut dinput_collective_t);
     pub fn dinput_collective_abort(

@@ -3,11 +3,13 @@
 //! mpirun, DINPUT_* variables) or given explicitly.
 
 use std::fmt;
+use std::ffi::c_int;
 use std::ptr::NonNull;
+use std::time::Duration;
 
 use dinput_sys as sys;
 
-use crate::error::{borrowed_str, c_string, out_handle, Result};
+use crate::error::{borrowed_str, c_string, check, out_handle, Result};
 
 /// A worker process's place in a multi-process job. Immutable, so `Send + Sync`.
 pub struct Cluster {
@@ -118,5 +120,131 @@ impl Cluster {
     pub fn is_input_worker(&self) -> bool {
         // SAFETY: self.raw is live.
         unsafe { sys::dinput_cluster_is_input_worker(self.raw.as_ptr()) != 0 }
+    }
+}
+
+/// Options of [`crate::Collective::from_cluster`]: the timeout, the job id, and the network
+/// address this worker listens on. The collective copies them, so they may be changed or
+/// dropped afterwards.
+pub struct CollectiveOptions {
+    raw: NonNull<sys::dinput_collective_options_t>,
+}
+
+// SAFETY: a plain value; setters take &mut self, and the getters and from_cluster only read,
+// so no call on it overlaps a write.
+unsafe impl Send for CollectiveOptions {}
+// SAFETY: as above.
+unsafe impl Sync for CollectiveOptions {}
+
+impl Drop for CollectiveOptions {
+    fn drop(&mut self) {
+        // SAFETY: self owns the handle.
+        unsafe { sys::dinput_collective_options_free(self.raw.as_ptr()) }
+    }
+}
+
+impl fmt::Debug for CollectiveOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CollectiveOptions")
+            .field("timeout", &self.timeout())
+            .field("job_id", &self.job_id())
+            .field("interface", &self.interface())
+            .field("address", &self.address())
+            .field("allow_loopback", &self.allow_loopback())
+            .finish()
+    }
+}
+
+impl CollectiveOptions {
+    /// Every setting at its default.
+    pub fn new() -> Result<CollectiveOptions> {
+        // SAFETY: out is a valid out-parameter.
+        let raw = out_handle(|out| unsafe { sys::dinput_collective_options_new(out) })?;
+        Ok(CollectiveOptions { raw })
+    }
+
+    /// The raw handle, for the calls of [`crate::sys`]; valid while `self` lives.
+    pub fn as_ptr(&self) -> *const sys::dinput_collective_options_t {
+        self.raw.as_ptr()
+    }
+
+    /// How long the rendezvous and every later wait may take (`None`: the default, 60 s).
+    pub fn set_timeout(&mut self, timeout: Option<Duration>) -> Result<&mut CollectiveOptions> {
+        let ms = match timeout {
+            None => 0,
+            // A zero Duration would mean "default" to the library; the shortest wait it can
+            // express is 1 ms.
+            Some(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX).max(1),
+        };
+        // SAFETY: self.raw is live and exclusively borrowed.
+        check(unsafe { sys::dinput_collective_options_set_timeout_ms(self.raw.as_ptr(), ms) })?;
+        Ok(self)
+    }
+
+    /// Namespaces the rendezvous keys; "" (the default): the cluster's job id, else "dinput".
+    pub fn set_job_id(&mut self, job_id: &str) -> Result<&mut CollectiveOptions> {
+        let job_id = c_string(job_id, "job_id")?;
+        // SAFETY: self.raw is live and exclusively borrowed; job_id outlives the call.
+        check(unsafe { sys::dinput_collective_options_set_job_id(self.raw.as_ptr(), job_id.as_ptr()) })?;
+        Ok(self)
+    }
+
+    /// The network interface (such as "eth0") whose address this worker listens on; ""
+    /// (the default): DINPUT_GLOO_IFACE, else the address.
+    pub fn set_interface(&mut self, name: &str) -> Result<&mut CollectiveOptions> {
+        let name = c_string(name, "interface")?;
+        // SAFETY: self.raw is live and exclusively borrowed; name outlives the call.
+        check(unsafe { sys::dinput_collective_options_set_interface(self.raw.as_ptr(), name.as_ptr()) })?;
+        Ok(self)
+    }
+
+    /// A host name or address of this host to listen on; "" (the default):
+    /// DINPUT_GLOO_ADDRESS, else the address this host's name resolves to.
+    pub fn set_address(&mut self, address: &str) -> Result<&mut CollectiveOptions> {
+        let address = c_string(address, "address")?;
+        // SAFETY: self.raw is live and exclusively borrowed; address outlives the call.
+        check(unsafe { sys::dinput_collective_options_set_address(self.raw.as_ptr(), address.as_ptr()) })?;
+        Ok(self)
+    }
+
+    /// Whether this worker may listen on a loopback address in a job of several workers that
+    /// does not otherwise show it runs on one host (a launcher's local world size equal to
+    /// the world size, or a loopback rendezvous host). Unset: DINPUT_GLOO_ALLOW_LOOPBACK=1
+    /// allows it.
+    pub fn set_allow_loopback(&mut self, allow: bool) -> Result<&mut CollectiveOptions> {
+        // SAFETY: self.raw is live and exclusively borrowed.
+        check(unsafe { sys::dinput_collective_options_set_allow_loopback(self.raw.as_ptr(), allow as c_int) })?;
+        Ok(self)
+    }
+
+    /// The timeout in effect (60 s by default).
+    pub fn timeout(&self) -> Duration {
+        // SAFETY: self.raw is live.
+        let ms = unsafe { sys::dinput_collective_options_timeout_ms(self.raw.as_ptr()) };
+        Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+    }
+
+    /// The job id set ("" when unset).
+    pub fn job_id(&self) -> &str {
+        // SAFETY: self.raw is live; the string lives until the next set, which needs &mut self.
+        unsafe { borrowed_str(sys::dinput_collective_options_job_id(self.raw.as_ptr())) }
+    }
+
+    /// The interface set ("" when unset).
+    pub fn interface(&self) -> &str {
+        // SAFETY: as for job_id.
+        unsafe { borrowed_str(sys::dinput_collective_options_interface(self.raw.as_ptr())) }
+    }
+
+    /// The address set ("" when unset).
+    pub fn address(&self) -> &str {
+        // SAFETY: as for job_id.
+        unsafe { borrowed_str(sys::dinput_collective_options_address(self.raw.as_ptr())) }
+    }
+
+    /// Whether allow_loopback was set true.
+    pub fn allow_loopback(&self) -> bool {
+        // SAFETY: self.raw is live.
+        unsafe { sys::dinput_collective_options_allow_loopback(self.raw.as_ptr()) != 0 }
     }
 }

@@ -70,27 +70,18 @@ impl Collective {
 
     /// A collective joining the worker processes of a job over TCP: this process is worker
     /// `cluster.rank()`, and the workers meet at the cluster's rendezvous URL. Returns once
-    /// every worker has connected. `timeout` bounds the rendezvous and every later wait
-    /// (`None`: 60 s); `job_id` (`None`: the cluster's) namespaces the rendezvous keys.
-    /// UNIMPLEMENTED in a build without Gloo.
+    /// every worker has connected. `options` (`None`: the defaults) give the timeout, the job
+    /// id and the address to listen on. With several workers, listening on a loopback address
+    /// is FAILED_PRECONDITION unless the job shows it runs on one host (see
+    /// [`crate::CollectiveOptions::set_allow_loopback`]). UNIMPLEMENTED in a build without Gloo.
     pub fn from_cluster(
         cluster: &crate::Cluster,
-        timeout: Option<Duration>,
-        job_id: Option<&str>,
+        options: Option<&crate::CollectiveOptions>,
     ) -> Result<Collective> {
-        let timeout_ms = match timeout {
-            None => 0,
-            Some(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX).max(1),
-        };
-        let job = match job_id {
-            Some(j) => Some(crate::error::c_string(j, "job_id")?),
-            None => None,
-        };
-        let job_ptr = job.as_ref().map_or(std::ptr::null(), |j| j.as_ptr());
-        // SAFETY: out is a valid out-parameter; cluster is live for the call; job_ptr is NULL
-        // or a NUL-terminated string that outlives the call.
+        let options_ptr = options.map_or(std::ptr::null(), |o| o.as_ptr());
+        // SAFETY: out is a valid out-parameter; cluster and options are live for the call.
         let raw = out_handle(|out| unsafe {
-            sys::dinput_collective_new_from_cluster(out, cluster.as_ptr(), timeout_ms, job_ptr)
+            sys::dinput_collective_new_from_cluster(out, cluster.as_ptr(), options_ptr)
         })?;
         Ok(Collective { raw })
     }

@@ -93,7 +93,7 @@ mod error;
 mod iter;
 mod tensor;
 
-pub use cluster::Cluster;
+pub use cluster::{Cluster, CollectiveOptions};
 pub use dataset::{
     AutoShardPolicy, BatchOptions, Cardinality, Compression, Dataset, InterleaveOptions, MapOptions, Options,
     RecordWriter, RecordWriterOptions, ShuffleOptions, AUTOTUNE,

@@ -2,7 +2,9 @@
 //! it sets process environment variables, which the other tests of this binary must not see
 //! change under them.
 
-use dinput::{Cluster, Code};
+use std::time::Duration;
+
+use dinput::{Cluster, Code, Collective, CollectiveOptions};
 
 #[test]
 fn explicit_and_torchrun_clusters() {
@@ -45,4 +47,43 @@ fn explicit_and_torchrun_clusters() {
     assert_eq!(ps.task(), Some(("ps", 0)));
     assert!(!ps.is_input_worker());
     assert_eq!(ps.world_size(), 2);
+}
+
+#[test]
+fn collective_options_and_the_loopback_rule() {
+    let mut o = CollectiveOptions::new().unwrap();
+    assert_eq!(o.timeout(), Duration::from_secs(60));
+    assert_eq!((o.job_id(), o.interface(), o.address(), o.allow_loopback()), ("", "", "", false));
+    o.set_timeout(Some(Duration::from_millis(300)))
+        .unwrap()
+        .set_job_id("rust-options")
+        .unwrap()
+        .set_address("127.0.0.1")
+        .unwrap()
+        .set_allow_loopback(false)
+        .unwrap();
+    assert_eq!(o.timeout(), Duration::from_millis(300));
+    assert_eq!((o.job_id(), o.address()), ("rust-options", "127.0.0.1"));
+    assert!(o.set_interface("a\0b").is_err());
+
+    // Two workers meeting at 192.0.2.1 (a documentation address: another host's, as far as
+    // the rule can tell; worker 0 serves the rendezvous on every interface), this one
+    // listening on 127.0.0.1: nothing shows that the other runs on this host, so the loopback
+    // address is refused.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let c = Cluster::new(0, 2, &format!("tcp://192.0.2.1:{port}")).unwrap();
+    let gloo = dinput::build_info().contains("\"gloo\":{\"compiled\":true");
+    let err = Collective::from_cluster(&c, Some(&o)).unwrap_err();
+    if gloo {
+        assert_eq!(err.code, Code::FailedPrecondition, "{}", err.message);
+        assert!(err.message.contains("loopback address 127.0.0.1"), "{}", err.message);
+        // Allowed, it waits for worker 1, who never comes.
+        o.set_allow_loopback(true).unwrap();
+        assert!(o.allow_loopback());
+        let err = Collective::from_cluster(&c, Some(&o)).unwrap_err();
+        assert_eq!(err.code, Code::DeadlineExceeded, "{}", err.message);
+        assert!(err.message.contains("for worker 1"), "{}", err.message);
+    } else {
+        assert_eq!(err.code, Code::Unimplemented);
+    }
 }

@@ -82,6 +82,9 @@ uint64_t data_slot(uint64_t channel, uint64_t seq, uint64_t exchange) {
          ((channel & ((uint64_t{1} << 18) - 1)) << 40) | (seq & ((uint64_t{1} << 40) - 1));
 }
 constexpr uint64_t kControlSlot = uint64_t{31} << 59;
+// The channel of the barrier that ends the constructor. Its one step shares a slot only with
+// step 0 of agreement channel 2^18 - 1, which 262,143 earlier agreements would open.
+constexpr uint64_t kJoinChannel = ~uint64_t{0};
 
 // kQuery asks whether a worker has entered a step (after a timeout, to name the missing);
 // kReply answers it (code 1: it has). Their text is the step, 8 bytes.
@@ -517,6 +520,9 @@ struct GlooCollective::Impl {
   }
 
   std::vector<std::string> all_gather(uint64_t channel, std::string payload);
+  // Stops the threads and closes the connections; the destructor's work, also done by a
+  // constructor that fails after starting the threads.
+  void shutdown();
   [[noreturn]] void fail(const std::shared_ptr<Op>& op);
   void wait_recv(UnboundBuffer& buffer, int peer);
   void wait_send(UnboundBuffer& buffer, int peer);
@@ -826,13 +832,28 @@ GlooCollective::GlooCollective(int rank, int world_size, std::shared_ptr<Store> 
   } catch (const gloo::Exception& e) {
     raise(Code::kUnavailable, "collective: worker ", rank, " of ", world_size,
           " could not connect to the other workers: ", e.what());
+  } catch (const std::exception& e) {
+    // Gloo's own checks (gloo::EnforceNotMet) fail this way, for one: workers of two jobs of
+    // different sizes that share a job id on one store read each other's addresses.
+    raise(Code::kFailedPrecondition, "collective: worker ", rank, " of ", world_size,
+          " could not connect to the other workers (", e.what(),
+          "): is another job using the same job id on this rendezvous store?");
   }
   s.timer = std::thread([&s] { s.timer_loop(); });
   s.control = std::thread([&s] { s.control_loop(); });
+  // Connected is not yet joined: a worker that returned now, failed at once and closed its
+  // connections would make a peer still connecting to it fail with "connection closed"
+  // instead of hearing why. Every worker returns once every worker is connected.
+  try {
+    s.all_gather(kJoinChannel, std::string());
+  } catch (...) {
+    s.shutdown();
+    throw;
+  }
 }
 
-GlooCollective::~GlooCollective() {
-  Impl& s = *impl_;
+void GlooCollective::Impl::shutdown() {
+  Impl& s = *this;
   {
     std::lock_guard<std::mutex> lock(s.mu);
     s.stopping = true;
@@ -868,6 +889,8 @@ GlooCollective::~GlooCollective() {
   s.control_graveyard.clear();
   s.control_sent.clear();
 }
+
+GlooCollective::~GlooCollective() { impl_->shutdown(); }
 
 int GlooCollective::num_workers() const { return impl_->size; }
 

@@ -295,6 +295,20 @@ TEST(GlooCollective, AbortChannelAfterAStepLetsTheOthersCompleteIt) {
   EXPECT_EQ(next[2], Code::kCancelled);
 }
 
+// A job id reused by a job of another size finds the first job's addresses in the store (a
+// file:// directory or Redis database keeps them); Gloo's own check of their size is then a
+// clear error of the collective, not an INTERNAL one (nor, for a C++ caller, an exception
+// other than dinput::Error).
+TEST(GlooCollective, JobIdReusedByAJobOfAnotherSizeIsAClearError) {
+  auto store = make_memory_store();
+  connect(3, 60000, store);  // leaves the addresses of 3 workers under job "test"
+  std::string message;
+  EXPECT_EQ(code_of([&] { make_gloo_collective(0, 2, store, loopback(2000)); }, &message),
+            Code::kFailedPrecondition)
+      << message;
+  EXPECT_NE(message.find("same job id"), std::string::npos) << message;
+}
+
 TEST(GlooCollective, RendezvousTimeoutNamesTheMissingWorkers) {
   auto store = make_memory_store();
   std::vector<std::string> messages(2);

@@ -43,7 +43,7 @@ optional_targets() {
   local preset=$1 t targets
   # Read whole first: under pipefail, grep -q closing the pipe early would fail the pipeline.
   targets=$(cmake --build --preset "$preset" --target help 2>/dev/null || true)
-  for t in gloo_test gloo_shared_main; do
+  for t in gloo_test gloo_shared_main process_test; do
     if grep -qw "$t" <<<"$targets"; then echo "$t"; fi
   done
   return 0

@@ -1,10 +1,13 @@
 // The Gloo collective (src/collective/gloo.cc): workers as threads of this process first,
 // each with its own GlooCollective over one in-memory store and loopback TCP, then as real
 // processes (fork) over a store in files, where one of them is killed.
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -702,7 +705,24 @@ TEST(GlooCollective, WorkerProcessesGiveTheInProcessOutput) {
       const std::string dir = mkdtemp(tmpl);
       std::shared_ptr<Store> server;
       std::string url = "file://" + dir;
-      if (kind == "tcp") server = make_store("tcp://127.0.0.1:0", 0, W, {}, &url);
+      // The tcp:// server is a thread of this process, started only after the workers are
+      // forked: a fork while it runs could copy a lock it holds (the allocator's, under
+      // ASan) into a child, where nobody would ever release it. Its port is reserved first
+      // (bound, not listening; the server binds it with SO_REUSEADDR beside that).
+      int reserved = -1;
+      if (kind == "tcp") {
+        reserved = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        ASSERT_GE(reserved, 0);
+        const int one = 1;
+        setsockopt(reserved, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t length = sizeof address;
+        ASSERT_EQ(bind(reserved, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+        ASSERT_EQ(getsockname(reserved, reinterpret_cast<sockaddr*>(&address), &length), 0);
+        url = "tcp://127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+      }
       auto open_store = [&](int w) -> std::shared_ptr<Store> {
         if (kind == "dir") return std::make_shared<DirStore>(dir);
         StoreOptions o;
@@ -739,11 +759,13 @@ TEST(GlooCollective, WorkerProcessesGiveTheInProcessOutput) {
         pids.push_back(pid);
         fds.push_back(p[0]);
       }
+      if (kind == "tcp") server = make_store(url, 0, W, {});
       const auto watchdog = Clock::now() + std::chrono::seconds(60);
       for (int w = 0; w < W; ++w)
         EXPECT_EQ(read_all(fds[static_cast<size_t>(w)], watchdog),
                   notation(in_process[static_cast<size_t>(w)]))
             << "worker " << w;
+      if (reserved >= 0) close(reserved);
       const std::vector<int> statuses = reap_children(pids, fds, watchdog);
       for (size_t i = 0; i < statuses.size(); ++i)
         EXPECT_TRUE(WIFEXITED(statuses[i]) && WEXITSTATUS(statuses[i]) == 0) << "worker " << i;

@@ -295,9 +295,8 @@ def launch_reader_closing_the_pipe_stops_the_workers(ctx):
             raise rc.CaseFailure("worker process %d is still there" % pid)
 
 
-@case
-def launch_killed_launcher_leaves_no_worker(ctx):
-    marker = "62.%d" % os.getpid()
+def launch_sleepers(ctx, marker):
+    """`launch -n 2 -- sleep MARKER`, once both workers run."""
     proc = subprocess.Popen([ctx.tool, "launch", "-n", "2", "--", "sleep", marker], cwd=ctx.dir)
     deadline = time.monotonic() + 30
     while len(pids_matching("sleep\0" + marker)) < 2:
@@ -305,6 +304,13 @@ def launch_killed_launcher_leaves_no_worker(ctx):
             proc.kill()
             raise rc.CaseFailure("the workers did not start")
         time.sleep(0.05)
+    return proc
+
+
+@case
+def launch_killed_launcher_leaves_no_worker(ctx):
+    marker = "62.%d" % os.getpid()
+    proc = launch_sleepers(ctx, marker)
     proc.kill()
     proc.wait()
     expect_gone("sleep\0" + marker, 5)
@@ -313,13 +319,7 @@ def launch_killed_launcher_leaves_no_worker(ctx):
 @case
 def launch_passes_sigterm_to_the_workers(ctx):
     marker = "63.%d" % os.getpid()
-    proc = subprocess.Popen([ctx.tool, "launch", "-n", "2", "--", "sleep", marker], cwd=ctx.dir)
-    deadline = time.monotonic() + 30
-    while len(pids_matching("sleep\0" + marker)) < 2:
-        if time.monotonic() > deadline:
-            proc.kill()
-            raise rc.CaseFailure("the workers did not start")
-        time.sleep(0.05)
+    proc = launch_sleepers(ctx, marker)
     proc.send_signal(signal.SIGTERM)
     try:
         code = proc.wait(timeout=30)

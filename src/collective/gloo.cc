@@ -751,10 +751,15 @@ GlooCollective::GlooCollective(int rank, int world_size, std::shared_ptr<Store> 
   s.rank = rank;
   s.size = world_size;
   s.options = options;
-  // Gloo's connect waits up to 5 times its timeout; the rendezvous already waited for every
-  // worker to publish its address, so the connections themselves come quickly.
-  const auto gloo_timeout =
-      std::min<std::chrono::milliseconds>(options.timeout, std::chrono::hours(1));
+  // Gloo's connect retries for up to 5 times its timeout, so it gets a fifth of ours: a peer
+  // address that nobody serves any more (a store that kept a finished job's keys under the
+  // same job id) then fails within the timeout. The rendezvous already waited for every
+  // worker to publish its address, so live peers answer at once; still, a connection (and
+  // its handshake, on a loaded machine) gets at least half a second, or the whole timeout
+  // where that is shorter.
+  const auto capped = std::min<std::chrono::milliseconds>(options.timeout, std::chrono::hours(1));
+  const auto gloo_timeout = std::max<std::chrono::milliseconds>(
+      capped / 5, std::min<std::chrono::milliseconds>(capped, std::chrono::milliseconds(500)));
   // Where to listen: the interface, else the address, of the options, else of the
   // environment, else this host's name. Gloo is given the numeric address, chosen here: it
   // crashes (SIGSEGV in CreateDeviceAttr) on a name with no address of this host.

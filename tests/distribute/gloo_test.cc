@@ -312,6 +312,40 @@ TEST(GlooCollective, JobIdReusedByAJobOfAnotherSizeIsAClearError) {
   EXPECT_NE(message.find("same job id"), std::string::npos) << message;
 }
 
+// A store that still holds a finished job's addresses under the same job id (a file://
+// directory or Redis database is not emptied): a new worker reads its peer's old address and
+// cannot connect there. It fails within about the timeout, not several times it. The old
+// worker's port is held here (bound, not listening) so that connecting is refused and no
+// other test's worker can take that port meanwhile.
+TEST(GlooCollective, StaleAddressFailsWithinTheTimeout) {
+  auto store = make_memory_store();
+  int held = -1;
+  for (int attempt = 0; attempt < 5 && held < 0; ++attempt) {
+    auto old_job = connect(2, 60000, store);
+    const std::string blob = store->get({"test/gloo/0"}, milliseconds(1000)).at(0);
+    old_job.clear();  // its ports close
+    // The old worker 0's port, from its address (sockaddr_storage at the blob's start).
+    sockaddr_storage ss{};
+    std::memcpy(&ss, blob.data(), std::min(blob.size(), sizeof ss));
+    if (ss.ss_family != AF_INET) GTEST_SKIP() << "the address is not IPv4";
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd, reinterpret_cast<sockaddr*>(&ss), sizeof(sockaddr_in)) == 0)
+      held = fd;
+    else
+      close(fd);  // taken again already: try with another old job
+  }
+  ASSERT_GE(held, 0) << "could not hold an old worker's port";
+  const auto start = Clock::now();
+  std::string message;
+  const Code code = code_of([&] { make_gloo_collective(1, 2, store, loopback(5000)); }, &message);
+  const auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
+  close(held);
+  EXPECT_NE(code, Code::kOk);
+  EXPECT_LT(took, 7500) << message;  // 25 s before: five times the timeout
+}
+
 TEST(GlooCollective, RendezvousTimeoutNamesTheMissingWorkers) {
   auto store = make_memory_store();
   std::vector<std::string> messages(2);

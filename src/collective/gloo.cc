@@ -88,7 +88,16 @@ constexpr uint64_t kJoinChannel = ~uint64_t{0};
 
 // kQuery asks whether a worker has entered a step (after a timeout, to name the missing);
 // kReply answers it (code 1: it has). Their text is the step, 8 bytes.
-enum ControlKind : uint8_t { kAbortAll = 1, kAbortChannel = 2, kQuery = 3, kReply = 4 };
+// kLeaving: the sender is closing its collective normally (its connections close next).
+// kPing: nothing; sent to the next worker to see whether its connection still stands.
+enum ControlKind : uint8_t {
+  kAbortAll = 1,
+  kAbortChannel = 2,
+  kQuery = 3,
+  kReply = 4,
+  kLeaving = 5,
+  kPing = 6
+};
 
 std::string control_message(ControlKind kind, uint64_t channel, int32_t code, std::string text) {
   text.resize(std::min(text.size(), kControlMessage - kControlHeader));
@@ -230,6 +239,12 @@ struct GlooCollective::Impl {
   // Workers whose connection failed. The control thread no longer listens to them: a message
   // one announced before it went would otherwise be picked for every receive, and fail it.
   std::set<int> gone;
+  // Workers that said they were leaving (kLeaving): their connections close without a fault.
+  std::set<int> left;
+  // The liveness probe of iterators that exchange nothing per step (probe()).
+  Clock::time_point next_probe{};
+  std::unique_ptr<UnboundBuffer> ping;
+  std::string ping_message;
   std::map<uint64_t, uint64_t> next_seq;
   std::set<std::shared_ptr<Op> > pending;
   std::list<std::shared_ptr<Op> > graveyard;
@@ -448,7 +463,7 @@ struct GlooCollective::Impl {
       {
         std::lock_guard<std::mutex> lock(mu);
         for (int p = 0; p < size; ++p)
-          if (p != rank && !gone.count(p)) peers.push_back(p);
+          if (p != rank && !gone.count(p) && !left.count(p)) peers.push_back(p);
       }
       if (peers.empty()) {  // nobody left to hear from
         std::unique_lock<std::mutex> lock(mu);
@@ -512,11 +527,66 @@ struct GlooCollective::Impl {
         control_cv.notify_all();
         continue;
       }
+      if (kind == kLeaving && source >= 0 && source < size) {
+        std::lock_guard<std::mutex> lock(mu);
+        left.insert(source);
+        control_cv.notify_all();
+        continue;
+      }
       if (kind == kAbortAll)
         apply_abort(error);
       else if (kind == kAbortChannel)
         apply_abort_channel(channel, from, error);
     }
+  }
+
+  // Liveness for iterators that exchange nothing per step (infinite pipelines): a worker
+  // killed meanwhile would otherwise go unnoticed, since only exchanges read the connections.
+  // Each worker watches the next one (a ring: one message per worker and period, whatever the
+  // number of workers): every half second it sends it a kPing, and once that connection has
+  // failed the send fails at once. A worker that closed its collective normally said so
+  // first (kLeaving) and is not a fault; one that did not is lost, and, as in lost(), every
+  // worker is told.
+  void probe() {
+    if (size == 1) return;
+    const int peer = (rank + 1) % size;
+    std::unique_lock<std::mutex> lock(mu);
+    const Clock::time_point now = Clock::now();
+    if (stopping || aborted || broken || left.count(peer) || now < next_probe) return;
+    next_probe = now + std::chrono::milliseconds(500);
+    std::string what;
+    try {
+      if (ping) {
+        // The previous ping has normally left long ago; one still queued is kept, as
+        // control_sent's are, since Gloo may yet send it.
+        try {
+          ping->waitSend(nullptr, std::chrono::milliseconds(1));
+        } catch (const std::exception&) {
+        }
+        control_graveyard.emplace_back(std::move(ping), std::move(ping_message));
+      }
+      ping_message = control_message(kPing, 0, 0, std::string());
+      ping = context->createUnboundBuffer(&ping_message[0], ping_message.size());
+      ping->send(peer, kControlSlot, 0, ping_message.size());
+      return;
+    } catch (const std::exception& e) {
+      what = e.what();
+    }
+    // A worker that leaves sends kLeaving before it closes, but the control thread may hand
+    // it over after the closed connection shows here: wait for it a little.
+    control_cv.wait_for(lock, std::chrono::seconds(1),
+                        [&] { return stopping || aborted || broken || left.count(peer) > 0; });
+    if (stopping || aborted || broken || left.count(peer)) return;
+    gone.insert(peer);
+    broken = Error(
+        Code::kUnavailable,
+        str_cat("collective: worker ", rank, " lost its connection to worker ", peer, " (", what,
+                "): that worker stopped, or the network between them failed; "
+                "every worker fails"));
+    interrupt_operations(nullptr);
+    const Error error = *broken;
+    lock.unlock();
+    broadcast(kAbortAll, 0, error);
   }
 
   std::vector<std::string> all_gather(uint64_t channel, std::string payload);
@@ -859,6 +929,13 @@ GlooCollective::GlooCollective(int rank, int world_size, std::shared_ptr<Store> 
 
 void GlooCollective::Impl::shutdown() {
   Impl& s = *this;
+  // A normal close: the others' probes must not take the closed connections for a fault.
+  bool healthy;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    healthy = !s.stopping && !s.aborted && !s.broken;
+  }
+  if (healthy && s.context) s.broadcast(kLeaving, 0, Error(Code::kOk, "leaving"));
   {
     std::lock_guard<std::mutex> lock(s.mu);
     s.stopping = true;
@@ -922,6 +999,7 @@ void GlooCollective::abort_channel(uint64_t channel, const Error& error) {
 }
 
 void GlooCollective::raise_if_failed(uint64_t channel) {
+  impl_->probe();
   std::lock_guard<std::mutex> lock(impl_->mu);
   // As for the step this worker would take next: an abort of the channel by a worker that
   // left it later than that does not concern it.

@@ -294,10 +294,12 @@ TEST(AgreementSkip, WorkerThatFinishesEarlyDoesNotFailTheOthers) {
             make_strategy({"CPU:0"}, mine, w), repeated(-1, AutoShardPolicy::kData), {}));
         std::vector<Element> step;
         for (int& s = steps[static_cast<size_t>(w)]; s < want && it->next(step); ++s) {
-          // The others go on only once worker 2 has gone, and then for a while (> 100 ms).
+          // The others go on only once worker 2 has gone, and then for long enough (~2 s) that
+          // the liveness probe (every 0.5 s) finds its connection closed: a worker that said it
+          // was leaving is no fault.
           if (w != 2 && s == 10)
             while (!closed) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-          if (w != 2 && s > 10) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          if (w != 2 && s > 10) std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
         if (w == 2) {
           it.reset();

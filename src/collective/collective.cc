@@ -51,6 +51,40 @@ void Collective::barrier(int worker, uint64_t channel) {
   all_gather(worker, channel, std::string());
 }
 
+std::string Collective::share_from_worker0(int worker, uint64_t channel,
+                                           const std::function<std::string()>& make) {
+  // Worker 0 sends 'v' and the value, or 'e', the code (4 bytes) and the message.
+  std::string mine;
+  if (worker == 0) {
+    try {
+      mine = "v" + make();
+    } catch (const Error& e) {
+      const int32_t code = static_cast<int32_t>(e.code());
+      mine = "e" + std::string(reinterpret_cast<const char*>(&code), 4) + e.what();
+    }
+  }
+  const std::vector<std::string> all = all_gather(worker, channel, std::move(mine));
+  const std::string& from0 = all.at(0);
+  if (!from0.empty() && from0[0] == 'v') return from0.substr(1);
+  if (from0.size() >= 5 && from0[0] == 'e') {
+    int32_t code;
+    std::memcpy(&code, from0.data() + 1, 4);
+    throw Error(static_cast<Code>(code), from0.substr(5));
+  }
+  raise(Code::kInternal, "collective: worker 0 shared a malformed value on channel ", channel);
+}
+
+std::shared_ptr<void> Collective::attachment(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto found = attachments_.find(name);
+  return found == attachments_.end() ? nullptr : found->second;
+}
+
+void Collective::set_attachment(const std::string& name, std::shared_ptr<void> value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  attachments_[name] = std::move(value);
+}
+
 uint64_t Collective::open_channel(int worker) {
   std::lock_guard<std::mutex> lock(mu_);
   if (channels_opened_.size() < static_cast<size_t>(num_workers()))

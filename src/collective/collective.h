@@ -9,7 +9,11 @@
 // so that iterators of different epochs cannot cross their steps.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -50,6 +54,21 @@ class Collective {
   std::vector<__int128> all_reduce_sum(int worker, uint64_t channel,
                                        const std::vector<__int128>& values);
   void barrier(int worker, uint64_t channel);
+  // Worker 0's value, on every worker: worker 0 calls make() and the others receive what it
+  // returned. An Error make() raises is raised on every worker alike (so none waits for a
+  // value that never comes). make is called on worker 0 only.
+  std::string share_from_worker0(int worker, uint64_t channel,
+                                 const std::function<std::string()>& make);
+
+  // How long an operation waits for the other workers; other layers that wait for them
+  // (NCCL across the workers) use the same bound.
+  virtual std::chrono::milliseconds timeout() const { return std::chrono::milliseconds(60000); }
+
+  // State a layer above keeps per collective, such as NCCL's communicator across the
+  // workers: the value stored under `name` (null when none), or replaced. Destroyed with the
+  // collective.
+  std::shared_ptr<void> attachment(const std::string& name);
+  void set_attachment(const std::string& name, std::shared_ptr<void> value);
 
   // The k-th call by a worker returns the same channel id on every worker.
   uint64_t open_channel(int worker);
@@ -67,6 +86,7 @@ class Collective {
   std::vector<uint64_t> channels_opened_;
   std::vector<uint64_t> agreements_opened_;
   std::vector<bool> claimed_;
+  std::map<std::string, std::shared_ptr<void>> attachments_;
 };
 
 }  // namespace dinput

@@ -976,6 +976,8 @@ GlooCollective::~GlooCollective() { impl_->shutdown(); }
 
 int GlooCollective::num_workers() const { return impl_->size; }
 
+std::chrono::milliseconds GlooCollective::timeout() const { return impl_->options.timeout; }
+
 std::vector<std::string> GlooCollective::all_gather(int worker, uint64_t channel,
                                                     std::string payload) {
   if (worker != impl_->rank)

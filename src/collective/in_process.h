@@ -23,6 +23,7 @@ class InProcessCollective final : public Collective {
   int num_workers() const override { return num_workers_; }
   std::vector<std::string> all_gather(int worker, uint64_t channel, std::string payload) override;
   void abort(const Error& error) override;
+  std::chrono::milliseconds timeout() const override { return timeout_; }
   void abort_channel(uint64_t channel, const Error& error) override;
   void raise_if_failed(uint64_t channel) override;
 

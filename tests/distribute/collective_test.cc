@@ -3,7 +3,9 @@
 // freed when every worker has passed it; the workers stay in step for later rounds.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include "harness.h"
@@ -161,6 +163,35 @@ TEST(Collective, SlowWorkerThatFailsReportsItsOwnError) {
   EXPECT_NE(runs[1].error.find("DEADLINE_EXCEEDED"), std::string::npos) << runs[1].error;
   EXPECT_EQ(runs[0].steps.size(), 1u);
   EXPECT_EQ(runs[1].steps.size(), 1u);
+}
+
+// share_from_worker0 (how NCCL's unique id reaches the workers): worker 0's value arrives
+// everywhere, and its failure is every worker's failure, not a wait for a value that never
+// comes.
+TEST(Collective, ShareFromWorkerZero) {
+  auto c = make_in_process_collective(3, 10000);
+  std::vector<std::string> values(3), errors(3);
+  std::vector<std::thread> threads;
+  std::atomic<int> made{0};
+  for (int w = 0; w < 3; ++w)
+    threads.emplace_back([&, w] {
+      values[static_cast<size_t>(w)] = c->share_from_worker0(w, 7, [&] {
+        ++made;
+        return std::string("id\0bytes", 8);
+      });
+      try {
+        c->share_from_worker0(
+            w, 7, []() -> std::string { raise(Code::kUnavailable, "no unique id here"); });
+      } catch (const Error& e) {
+        errors[static_cast<size_t>(w)] = std::string(code_name(e.code())) + ": " + e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(made.load(), 1);
+  for (int w = 0; w < 3; ++w) {
+    EXPECT_EQ(values[static_cast<size_t>(w)], std::string("id\0bytes", 8)) << "worker " << w;
+    EXPECT_EQ(errors[static_cast<size_t>(w)], "UNAVAILABLE: no unique id here") << "worker " << w;
+  }
 }
 
 }  // namespace

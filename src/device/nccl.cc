@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
 
+#include "collective/collective.h"
 #include "core/immortal.h"
 #include "core/status.h"
 #include "device/gpu.h"
@@ -37,6 +39,9 @@ struct NcclApi {
   decltype(&ncclGroupStart) group_start = nullptr;
   decltype(&ncclGroupEnd) group_end = nullptr;
   decltype(&ncclGetErrorString) error_string = nullptr;
+  // Across worker processes (nccl_sum_across_workers); NCCL 2.14 and later have both.
+  decltype(&ncclGetUniqueId) get_unique_id = nullptr;
+  decltype(&ncclCommInitRankConfig) comm_init_rank_config = nullptr;
 };
 
 NcclApi& api() {
@@ -260,9 +265,146 @@ const NcclAvailability& nccl() {
     }
     f.get_version(&a.version);
     a.loaded = true;
+    // Optional: without them, reduce across workers stays on the host.
+    a.across_workers = find(lib, "ncclGetUniqueId", f.get_unique_id) &&
+                       find(lib, "ncclCommInitRankConfig", f.comm_init_rank_config);
     return a;
   }();
   return probed;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The communicator of one worker of a collective's job, on its GPU, with a stream of its own;
+// kept as an attachment of the collective (Collective::attachment) until an error aborts it.
+struct WorkerComm {
+  int device = -1;
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+  std::mutex mu;  // one sum at a time: NCCL calls on a communicator must not interleave
+  ~WorkerComm() {
+    if (comm) api().comm_abort(comm);
+    if (stream) {
+      try {
+        DeviceGuard guard(device);
+        cudaStreamSynchronize(stream);
+        cudaStreamDestroy(stream);
+      } catch (const Error&) {
+      }
+    }
+    cudaGetLastError();
+  }
+};
+
+Clock::time_point deadline_after(std::chrono::milliseconds timeout) {
+  // A timeout past ~31 years means none (as for the collectives).
+  if (timeout.count() > 1000000000000LL) return Clock::time_point::max();
+  return Clock::now() + timeout;
+}
+
+// Polls a non-blocking communicator until its pending call (forming, or queueing an
+// operation) is done. Past the deadline, or on NCCL's error, the caller aborts it.
+void wait_in_progress(ncclComm_t comm, Clock::time_point deadline, const std::string& what) {
+  for (int polls = 0;; ++polls) {
+    ncclResult_t state = ncclSuccess;
+    check_nccl(api().comm_get_async_error(comm, &state), "ncclCommGetAsyncError");
+    if (state == ncclSuccess) return;
+    if (state != ncclInProgress)
+      raise(Code::kUnavailable, what, " failed: ", api().error_string(state));
+    if (Clock::now() >= deadline)
+      raise(Code::kDeadlineExceeded, what,
+            " did not complete within the collective's timeout: another worker is missing, "
+            "stopped or slow");
+    if (polls < 1000)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
+std::shared_ptr<WorkerComm> worker_comm(Collective& collective, int worker, int device) {
+  const std::string name = "nccl.worker_comm";
+  if (auto made = std::static_pointer_cast<WorkerComm>(collective.attachment(name))) {
+    if (made->device != device)
+      raise(Code::kFailedPrecondition, "NCCL across workers: worker ", worker,
+            " reduced on GPU:", made->device, " before and on GPU:", device,
+            " now; one communicator serves one GPU per worker");
+    return made;
+  }
+  const int workers = collective.num_workers();
+  // Worker 0 makes NCCL's unique id; the job's collective carries it to the others.
+  const std::string id_bytes = collective.share_from_worker0(worker, 0, [] {
+    ncclUniqueId id;
+    check_nccl(api().get_unique_id(&id), "ncclGetUniqueId");
+    return std::string(id.internal, sizeof id.internal);
+  });
+  if (id_bytes.size() != sizeof(ncclUniqueId))
+    raise(Code::kInternal, "NCCL across workers: worker 0 sent an id of ", id_bytes.size(),
+          " bytes");
+  ncclUniqueId id;
+  std::memcpy(id.internal, id_bytes.data(), sizeof id.internal);
+  auto made = std::make_shared<WorkerComm>();
+  made->device = device;
+  DeviceGuard guard(device);
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;  // every wait is polled against the deadline instead
+  const std::string what = str_cat("forming the NCCL communicator of the ", workers,
+                                   " workers (this is worker ", worker, ", on GPU:", device, ")");
+  const ncclResult_t r = api().comm_init_rank_config(&made->comm, workers, id, worker, &config);
+  if (r != ncclSuccess && r != ncclInProgress)
+    raise(Code::kUnavailable, what, " failed: ", api().error_string(r));
+  wait_in_progress(made->comm, deadline_after(collective.timeout()), what);
+  check_cuda(cudaStreamCreateWithFlags(&made->stream, cudaStreamNonBlocking),
+             "cudaStreamCreate for NCCL");
+  collective.set_attachment(name, made);
+  return made;
+}
+
+}  // namespace
+
+bool nccl_across_workers_available() { return nccl().loaded && nccl().across_workers; }
+
+Tensor nccl_sum_across_workers(Collective& collective, int worker, const Tensor& local,
+                               int device) {
+  if (!nccl_across_workers_available())
+    raise(Code::kUnavailable, "NCCL across workers: ",
+          nccl().loaded ? "this libnccl has no non-blocking communicators" : nccl().reason);
+  const ncclDataType_t type = nccl_type(local.dtype());
+  const size_t count = static_cast<size_t>(local.num_elements());
+  std::shared_ptr<WorkerComm> wc = worker_comm(collective, worker, device);
+  std::lock_guard<std::mutex> lock(wc->mu);
+  DeviceGuard guard(device);
+  try {
+    stream_wait(local, wc->stream);
+    Tensor sum(local.dtype(), local.shape(), allocate_device(device, local.byte_size(), wc->stream),
+               0);
+    const std::string what =
+        str_cat("NCCL all-reduce over the ", collective.num_workers(), " workers");
+    const Clock::time_point deadline = deadline_after(collective.timeout());
+    const ncclResult_t r = api().all_reduce(local.data(), sum.mutable_data(), count, type, ncclSum,
+                                            wc->comm, wc->stream);
+    if (r != ncclSuccess && r != ncclInProgress)
+      raise(Code::kUnavailable, what, " failed: ", api().error_string(r));
+    wait_in_progress(wc->comm, deadline, what);  // queued
+    for (int polls = 0;; ++polls) {              // and run
+      const cudaError_t q = cudaStreamQuery(wc->stream);
+      if (q == cudaSuccess) break;
+      if (q != cudaErrorNotReady) check_cuda(q, "cudaStreamQuery after ncclAllReduce");
+      wait_in_progress(wc->comm, deadline, what);  // raises on NCCL's error or the deadline
+      if (polls < 1000)
+        std::this_thread::yield();
+      else
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    return copy_to_host(sum);
+  } catch (...) {
+    // A peer gone or stalled: only an abort ends what the communicator still runs. The next
+    // call forms a new one (every worker fails this call the same way, or by its timeout).
+    collective.set_attachment("nccl.worker_comm", nullptr);
+    throw;
+  }
 }
 
 bool nccl_supports(DType dtype) {
@@ -343,6 +485,12 @@ const NcclAvailability& nccl() {
 bool nccl_supports(DType) { return false; }
 
 Tensor nccl_sum_to_host(const std::vector<Tensor>&, const std::vector<int>&) {
+  raise(Code::kUnavailable, "NCCL: ", nccl().reason);
+}
+
+bool nccl_across_workers_available() { return false; }
+
+Tensor nccl_sum_across_workers(Collective&, int, const Tensor&, int) {
   raise(Code::kUnavailable, "NCCL: ", nccl().reason);
 }
 

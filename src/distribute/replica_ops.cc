@@ -334,10 +334,11 @@ double smallest_normal(DType d) {
 bool finish_nccl_sum(const Strategy& strategy, ReduceOp op, const Tensor& sum, Tensor* out) {
   for (int64_t i = 0; i < sum.num_elements(); ++i)
     if (!std::isfinite(read_double(sum, i))) return false;
-  // The host path's own arithmetic, on replica 0 holding the sum and the others zeros.
+  // The host path's own arithmetic, on replica 0 holding the sum and the others zeros (across
+  // workers, where every worker holds the sum, worker 0's replica 0 alone).
   std::vector<Element> single(static_cast<size_t>(strategy.num_local_replicas()),
                               Element{Tensor::zeros(sum.dtype(), sum.shape())});
-  single[0] = {sum};
+  if (strategy.worker_index() == 0) single[0] = {sum};
   Tensor result = reduce_component(strategy, op, single, 0, kAxisNone);
   if (op == ReduceOp::kMean) {
     const double tiny = smallest_normal(sum.dtype());
@@ -362,6 +363,16 @@ std::vector<int> nccl_devices(const Strategy& strategy, int axis) {
     devices.push_back(d.index);
   }
   return devices;
+}
+
+// Across workers NCCL's sum is the host path's only with two ranks, as above: two workers
+// of one GPU replica each. Whether a reduce may go that way depends on facts every worker
+// shares (the build, the strategy's shape, the axis), so that all of them take part in the
+// agreement below or none does; what each worker has (its replica on a GPU, the dtype, NCCL
+// loaded) is then agreed per component.
+bool may_sum_across_workers(const Strategy& strategy, int axis) {
+  return gpu::nccl().compiled && strategy.collective() && strategy.num_workers() == 2 &&
+         strategy.num_local_replicas() == 1 && axis == kAxisNone;
 }
 
 // Whether component c is in device memory on every replica, with replica 0's dtype and shape.
@@ -391,11 +402,45 @@ Element reduce(const Strategy& strategy, ReduceOp op, const std::vector<Element>
       raise(Code::kInvalidArgument, "reduce: replica ", r, " has ", per_replica[r].size(),
             " component(s) but replica 0 has ", per_replica[0].size());
   const std::vector<int> gpus = nccl_devices(strategy, axis);
+  // Across two workers: each says per component whether it can sum it with NCCL (its
+  // replica's value on its GPU, a dtype NCCL sums exactly), and a component goes that way
+  // only where both can.
+  std::string across;
+  if (may_sum_across_workers(strategy, axis)) {
+    const Device& device = strategy.devices().at(0);
+    std::string mine(per_replica[0].size(), '0');
+    for (size_t c = 0; c < mine.size(); ++c)
+      if (device.type == DeviceType::kGPU && gpu::nccl_across_workers_available() &&
+          on_devices(per_replica, c) && nccl_reduce_is_exact(per_replica[0][c].dtype(), {0, 1}))
+        mine[c] = '1';
+    const std::vector<std::string> all =
+        strategy.collective()->all_gather(strategy.worker_index(), 0, mine);
+    across = mine;
+    for (const std::string& theirs : all) {
+      if (theirs.size() != across.size())
+        raise(Code::kInternal,
+              "reduce: the workers reduce values of different numbers of "
+              "components; their calls are out of step");
+      for (size_t c = 0; c < across.size(); ++c)
+        if (theirs[c] != '1') across[c] = '0';
+    }
+  }
   // Host path: values on GPUs are copied to the host first (once, when a component needs it).
   std::vector<Element> on_host;
   bool copied = false;
   Element out;
   for (size_t c = 0; c < per_replica[0].size(); ++c) {
+    if (!across.empty() && across[c] == '1') {
+      const Tensor sum =
+          gpu::nccl_sum_across_workers(*strategy.collective(), strategy.worker_index(),
+                                       per_replica[0][c], strategy.devices().at(0).index);
+      Tensor result;
+      // Both workers hold the same sum, so both decide alike whether to redo it on the host.
+      if (finish_nccl_sum(strategy, op, sum, &result)) {
+        out.push_back(std::move(result));
+        continue;
+      }
+    }
     if (!gpus.empty() && on_devices(per_replica, c) &&
         nccl_reduce_is_exact(per_replica[0][c].dtype(), gpus)) {
       std::vector<Tensor> column;

@@ -244,5 +244,44 @@ TEST(ReplicaOps, ReduceAcrossWorkersGivesEveryWorkerTheSameResult) {
   }
 }
 
+// Two workers of one replica each: a CUDA build first agrees, per reduce, whether NCCL may
+// sum a component across the workers (here, on CPUs, never). That extra exchange must keep
+// both workers' channel in step over a run of reduces of different shapes and ops, and leave
+// the host path's results as they were.
+TEST(ReplicaOps, ReduceAcrossTwoWorkersOfOneReplicaStaysInStep) {
+  auto c = make_in_process_collective(2, 10000);
+  std::vector<std::vector<float>> got(2);
+  std::vector<std::string> errors(2);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < 2; ++w)
+    threads.emplace_back([&, w] {
+      try {
+        auto s = make_strategy({"CPU:0"}, c, w);
+        for (int round = 0; round < 20; ++round) {
+          const float x = static_cast<float>(w + round);
+          const Element value = {f32({x, 2 * x}, Shape{2}), f32({x}, Shape())};
+          const ReduceOp op = round % 2 ? ReduceOp::kMean : ReduceOp::kSum;
+          const Element r = reduce(*s, op, {value}, kAxisNone);
+          got[static_cast<size_t>(w)].push_back(r[0].data_as<float>()[1]);
+          got[static_cast<size_t>(w)].push_back(r[1].data_as<float>()[0]);
+        }
+      } catch (const Error& e) {
+        errors[static_cast<size_t>(w)] = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(errors[0], "");
+  EXPECT_EQ(errors[1], "");
+  std::vector<float> expected;
+  for (int round = 0; round < 20; ++round) {
+    const float total = static_cast<float>(2 * round + 1);  // round + (1 + round)
+    const float divisor = round % 2 ? 2.0f : 1.0f;
+    expected.push_back(2 * total / divisor);
+    expected.push_back(total / divisor);
+  }
+  EXPECT_EQ(got[0], expected);
+  EXPECT_EQ(got[1], expected);
+}
+
 }  // namespace
 }  // namespace dinput::testing

@@ -6,6 +6,8 @@
 //     where two GPUs exist, over GPU:0 and GPU:1 (the only case where NCCL is used).
 //   - Over two GPUs, the real NCCL sum of finite values is accepted by finish_nccl_sum and
 //     equals the host path: NCCL's one rounding is the host's.
+//   - Two workers of one GPU each (threads over an in-process collective): reduce sums across
+//     the workers with NCCL and gives the host's bits.
 //   - Two threads summing at once, an NCCL failure injected inside the group (the next sum
 //     must still work), and one GPU listed twice (an error, not NCCL's INTERNAL).
 // Cases that need two GPUs say SKIP for themselves on one. Exits 77 (SKIP) without a usable
@@ -234,9 +236,48 @@ void ok(dinput_status_t st, const char* what) {
 
 // The rows as one step of from_tensor_slices(rows).batch(replicas) distributed over
 // `devices`, fetched to the GPUs or kept on the host, then SUM and MEAN of that step.
+// The same on a given strategy (of `replicas` replicas in sync over all its workers), whose
+// local replicas are `local`.
+std::vector<Reduced> reduce_on(dinput_strategy_t* strategy, int replicas, int local, const Kind& k,
+                               const Rows& rows, bool fetch);
+
 std::vector<Reduced> reduce_step(const std::vector<const char*>& devices, const Kind& k,
                                  const Rows& rows, bool fetch) {
   const int replicas = static_cast<int>(devices.size());
+  dinput_strategy_t* strategy = nullptr;
+  ok(dinput_strategy_new(&strategy, devices.data(), replicas), "dinput_strategy_new");
+  std::vector<Reduced> out = reduce_on(strategy, replicas, replicas, k, rows, fetch);
+  dinput_strategy_free(strategy);
+  return out;
+}
+
+// Two workers (threads over an in-process collective) of one GPU each, GPU:0 and GPU:1: the
+// case where reduce sums across workers with NCCL. Worker 0's results (worker 1's must match).
+std::vector<Reduced> reduce_step_two_workers(const Kind& k, const Rows& rows, bool fetch) {
+  dinput_collective_t* collective = nullptr;
+  ok(dinput_collective_new_in_process(&collective, 2, 60000), "dinput_collective_new_in_process");
+  std::vector<std::vector<Reduced>> per_worker(2);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < 2; ++w)
+    threads.emplace_back([&, w] {
+      const char* device[1] = {w == 0 ? "GPU:0" : "GPU:1"};
+      dinput_strategy_t* strategy = nullptr;
+      ok(dinput_strategy_new_multi_worker(&strategy, collective, w, device, 1),
+         "dinput_strategy_new_multi_worker");
+      per_worker[static_cast<size_t>(w)] = reduce_on(strategy, 2, 1, k, rows, fetch);
+      dinput_strategy_free(strategy);
+    });
+  for (auto& t : threads) t.join();
+  dinput_collective_free(collective);
+  for (size_t i = 0; i < per_worker[0].size(); ++i)
+    EXPECT(per_worker[1][i].status == per_worker[0][i].status &&
+               per_worker[1][i].bytes == per_worker[0][i].bytes,
+           "%s: the two workers reduced to different results", dtype_name(k.dtype));
+  return per_worker[0];
+}
+
+std::vector<Reduced> reduce_on(dinput_strategy_t* strategy, int replicas, int local, const Kind& k,
+                               const Rows& rows, bool fetch) {
   const int64_t n = static_cast<int64_t>(rows[0].size());
   const std::vector<unsigned char> data = bytes_of(k, rows);
   const int64_t shape[2] = {replicas, n};
@@ -248,8 +289,6 @@ std::vector<Reduced> reduce_step(const std::vector<const char*>& devices, const 
   dinput_dataset_t *slices = nullptr, *batched = nullptr;
   ok(dinput_dataset_from_tensor_slices(&slices, e), "from_tensor_slices");
   ok(dinput_dataset_batch(&batched, slices, replicas, nullptr), "batch");
-  dinput_strategy_t* strategy = nullptr;
-  ok(dinput_strategy_new(&strategy, devices.data(), replicas), "dinput_strategy_new");
   dinput_input_options_t* o = nullptr;
   ok(dinput_input_options_new(&o), "dinput_input_options_new");
   ok(dinput_input_options_set_fetch_to_device(o, fetch ? 1 : 0), "set_fetch_to_device");
@@ -259,7 +298,7 @@ std::vector<Reduced> reduce_step(const std::vector<const char*>& devices, const 
   ok(dinput_dist_dataset_iterator(&it, dist), "iterator");
   dinput_per_replica_t* step = nullptr;
   ok(dinput_dist_iterator_get_next(&step, it), "get_next");
-  for (int r = 0; r < replicas; ++r) {
+  for (int r = 0; r < local; ++r) {
     const dinput_device_type_t where =
         dinput_tensor_device_type(dinput_element_get(dinput_per_replica_get(step, r), 0));
     EXPECT((where == DINPUT_DEVICE_CUDA) == fetch, "%s: replica %d is in memory of kind %d",
@@ -287,7 +326,6 @@ std::vector<Reduced> reduce_step(const std::vector<const char*>& devices, const 
   dinput_dist_iterator_free(it);
   dinput_dist_dataset_free(dist);
   dinput_input_options_free(o);
-  dinput_strategy_free(strategy);
   dinput_dataset_free(batched);
   dinput_dataset_free(slices);
   dinput_element_free(e);
@@ -318,6 +356,32 @@ void compare_paths(const std::vector<const char*>& devices, const Kind& k, const
            "(dtype %d vs %d, first differing byte %zu of %zu)",
            dtype_name(k.dtype), op, data_name, devices.size(), g.dtype, h.dtype, first,
            h.bytes.size());
+  }
+}
+
+// compare_paths for two workers of one GPU each (NCCL across the workers) against the host.
+void compare_two_workers(const Kind& k, const Rows& rows, const char* data_name) {
+  const std::vector<Reduced> on_gpus = reduce_step_two_workers(k, rows, true);
+  const std::vector<Reduced> on_host = reduce_step_two_workers(k, rows, false);
+  for (size_t i = 0; i < on_gpus.size(); ++i) {
+    const Reduced &g = on_gpus[i], &h = on_host[i];
+    EXPECT(g.status == h.status && g.dtype == h.dtype && g.bytes == h.bytes,
+           "%s %s of %s values over two workers of one GPU each: the GPU result differs from "
+           "the host's (%s vs %s)",
+           dtype_name(k.dtype), i == 0 ? "SUM" : "MEAN", data_name, dinput_status_name(g.status),
+           dinput_status_name(h.status));
+  }
+}
+
+void compare_all_two_workers() {
+  std::mt19937_64 rng(17);
+  for (const Kind& k : kKinds) {
+    if (k.exponent_bits == 0) {
+      compare_two_workers(k, int_rows(k, 2, 1024, false, rng), "in-range");
+    } else {
+      compare_two_workers(k, normal_rows(k, 2, 1 << 14, rng), "normal");
+      compare_two_workers(k, edge_rows(k, 2, 4096, rng), "edge");
+    }
   }
 }
 
@@ -466,6 +530,11 @@ int main() {
       check_concurrent_sums(2);
       compare_all({"GPU:0", "GPU:1"});
       check_real_nccl_rounding();
+      if (gpu::nccl_across_workers_available()) {
+        compare_all_two_workers();
+      } else {
+        std::printf("SKIP (part): this libnccl has no non-blocking communicators\n");
+      }
     } else {
       std::printf("SKIP (part): the two-GPU cases need a second GPU\n");
     }

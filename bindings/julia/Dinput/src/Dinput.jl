@@ -87,35 +87,40 @@ const HEADER_VERSION = VersionNumber(LibDinput.DINPUT_VERSION_MAJOR,
                                      LibDinput.DINPUT_VERSION_MINOR,
                                      LibDinput.DINPUT_VERSION_PATCH)
 
-function _check_library()
-    lib = LibDinput.libdinput
-    env = get(ENV, "DINPUT_LIB", nothing)
-    if env !== nothing && env != lib
-        # `ccall` binds to a constant library name, fixed when this package was precompiled;
-        # going on would silently use the old library.
-        error("""
-            DINPUT_LIB is "$env" but Dinput was precompiled with "$lib".
-            Recompile it with the new value set, then restart Julia:
-                Base.compilecache(Base.identify_package("Dinput"))""")
-    end
-    if Libdl.dlopen_e(lib) == C_NULL
-        error("""
-            Dinput cannot load the dinput library "$lib". Set DINPUT_LIB to its path before
-            the first `using Dinput` (for example DINPUT_LIB=/path/to/build/src/libdinput.so),
-            or put its directory on LD_LIBRARY_PATH (DYLD_LIBRARY_PATH on macOS).""")
-    end
+"""
+    Dinput.library_path() -> String
+
+The path of the dinput library this session uses, chosen when Dinput was loaded: from the
+environment variable `JULIA_DINPUT_LIBRARY` (else `DINPUT_LIB`), else the package's
+preference `libdinput`, else `libdinput.so.0` found by the dynamic loader (see the README,
+"Install"). [`Dinput.library_source`](@ref) says which.
+"""
+library_path() = LibDinput.LIBRARY_PATH[]
+
+"""
+    Dinput.library_source() -> String
+
+Where [`Dinput.library_path`](@ref) came from, in words: "the environment variable
+JULIA_DINPUT_LIBRARY", "the preference \"libdinput\" of Dinput" or "the default name".
+"""
+library_source() = LibDinput.LIBRARY_SOURCE[]
+
+# Loads the library (at `using Dinput`, never at precompile time: see the top of
+# libdinput.jl) and refuses one whose version the binding cannot use.
+function _load_library()
+    lib = LibDinput.load!()
     v = version()
     # Same major version, and at least the minor version whose functions we call.
     if v.major != HEADER_VERSION.major || v.minor < HEADER_VERSION.minor
         error("Dinput $(HEADER_VERSION.major).$(HEADER_VERSION.minor) needs dinput " *
               "$(HEADER_VERSION.major).$(HEADER_VERSION.minor).x or a later minor version; " *
-              "\"$lib\" is $v")
+              "\"$lib\" (from $(library_source())) is $v")
     end
     return nothing
 end
 
 function __init__()
-    _check_library()
+    _load_library()
     # Iterators may have producer threads that call Julia; stop them before Julia exits.
     atexit(_release_iterators_at_exit)
     return nothing

@@ -1,5 +1,6 @@
-# The Julia binding's test suite. Run with the library on DINPUT_LIB (see the README):
-#   DINPUT_LIB=/path/to/libdinput.so julia -t 2 --project=bindings/julia/Dinput \
+# The Julia binding's test suite. Run with the library on JULIA_DINPUT_LIBRARY (or any other
+# way the README's "Install" gives):
+#   JULIA_DINPUT_LIBRARY=/path/to/libdinput.so.0 julia -t 2 --project=bindings/julia/Dinput \
 #       -e 'using Pkg; Pkg.test()'
 # With one Julia thread the multi-worker test is skipped; before Julia 1.9 the cases that
 # need callbacks on dinput's threads check that the binding refuses them instead.
@@ -33,6 +34,33 @@ is_error(err, code::Symbol) = err isa DinputError && err.code == code
         @test Dinput.status_code(name) == code
     end
     @test_throws ArgumentError Dinput.status_code(:NOPE)
+
+    # the library was chosen at load time, and the choice is reported
+    @test isfile(Dinput.library_path())
+    @test Dinput.library_source() in ("the environment variable JULIA_DINPUT_LIBRARY",
+                                      "the environment variable DINPUT_LIB",
+                                      "the preference \"libdinput\" of Dinput",
+                                      "the default name")
+    @test Dinput.LibDinput.LIBRARY_HANDLE[] != C_NULL
+    # every wrapper's function pointer was resolved
+    @test !isempty(Dinput.LibDinput.FUNCTION_NAMES)
+    @test all(n -> getfield(Dinput.LibDinput, Symbol(n, :_ptr))[] != C_NULL,
+              Dinput.LibDinput.FUNCTION_NAMES)
+    # preferences are looked up under the package's own UUID
+    @test Base.PkgId(Dinput).uuid == Dinput.LibDinput.PACKAGE_UUID
+    # the order of the sources, read when asked (not when the package was precompiled)
+    find = Dinput.LibDinput.find_library
+    withenv("JULIA_DINPUT_LIBRARY" => "/a/libdinput.so.0", "DINPUT_LIB" => "/b/libdinput.so.0") do
+        @test find() == ("/a/libdinput.so.0", "the environment variable JULIA_DINPUT_LIBRARY")
+    end
+    withenv("JULIA_DINPUT_LIBRARY" => "", "DINPUT_LIB" => "/b/libdinput.so.0") do
+        @test find() == ("/b/libdinput.so.0", "the environment variable DINPUT_LIB")
+    end
+    withenv("JULIA_DINPUT_LIBRARY" => nothing, "DINPUT_LIB" => nothing) do
+        library, source = find()
+        @test source in ("the preference \"libdinput\" of Dinput", "the default name")
+        source == "the default name" && @test library == Dinput.LibDinput.DEFAULT_LIBRARY
+    end
 end
 
 @testset "tensors" begin

@@ -26,8 +26,8 @@ Conventions:
   that fills them with [`Dinput.cuda_wait`](@ref) before reading them on the GPU (see the
   README, "CUDA tensors").
 - Julia callbacks (generators, `map`, `filter`, `interleave`, dataset and value functions,
-  `run`) may be called on dinput's own threads; this needs Julia ≥ 1.9. On older Julia the
-  binding refuses the configurations that would do so (see the README, "Threads").
+  `strategy_run`) may be called on dinput's own threads; this needs Julia ≥ 1.9. On older
+  Julia the binding refuses the configurations that would do so (see the README, "Threads").
 
 The raw C functions are in the submodule `Dinput.LibDinput`.
 """
@@ -35,6 +35,12 @@ module Dinput
 
 using Libdl
 using Random
+
+# tf.data's `skip` and `enumerate` are functions of this module, not methods of Base's (which
+# mean other things): declared before anything can refer to Base's, so that every `skip` and
+# `enumerate` in this module is Dinput's. Code here that needs Base's writes `Base.skip`.
+function skip end
+function enumerate end
 
 include("libdinput.jl")
 
@@ -62,6 +68,7 @@ export DatasetIterator, DistributedIterator, Optional, iterator, get_next, get_n
 export Collective, abort!, Strategy, InputOptions, DistributedDataset, PerReplica,
     InputContext, ValueContext, ReplicaContext, distribute_dataset,
     distribute_datasets_from_function, distribute_values_from_function, local_results,
+    strategy_run, strategy_reduce,
     replica_context, per_replica_batch_size, num_replicas_in_sync, num_local_replicas,
     num_workers, worker_index, devices, plan
 export RecordWriter, discard

@@ -102,7 +102,8 @@ function _preference()
     value = get(Base.get_preferences(PACKAGE_UUID), PREFERENCE, nothing)
     value === nothing && return nothing
     (value isa AbstractString && !isempty(value)) ||
-        error("Dinput: the preference \"$PREFERENCE\" must be the library's path, not $(repr(value))")
+        error("Dinput: the preference \"$PREFERENCE\" must be the library's path, " *
+              "not $(repr(value))")
     return String(value)
 end
 

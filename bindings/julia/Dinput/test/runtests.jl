@@ -248,7 +248,7 @@ end
     @test sort(order(3, 9)) == collect(0:49)
     @test [x[1][] for x in unbatch(b)] == collect(0:8)
     @test [Array(x[1]) for x in rebatch(b, [1, 3])] == [[0], [1, 2, 3], [4], [5, 6, 7], [8]]
-    @test [x[1][] for x in take(skip(Dataset(0:9), 2), 3)] == [2, 3, 4]
+    @test [x[1][] for x in take(Dinput.skip(Dataset(0:9), 2), 3)] == [2, 3, 4]
     @test [x[1][] for x in shard(Dataset(0:9), 3, 1)] == [1, 4, 7]
     @test [x[1][] for x in repeat(Dataset(0:1), 3)] == [0, 1, 0, 1, 0, 1]
     @test cardinality(repeat(Dataset(0:1))) == Dinput.INFINITE_CARDINALITY
@@ -260,8 +260,15 @@ end
     @test sort(order) == collect(0:9)
     @test [x[1][] for x in shuffled] == order
 
-    en = enumerate(Dataset(10:12); start=5)
+    en = Dinput.enumerate(Dataset(10:12); start=5)
     @test [(i[], x[]) for (i, x) in en] == [(5, 10), (6, 11), (7, 12)]
+    # Base.enumerate keeps its meaning on datasets: (1, element), (2, element), ...
+    @test [(i, x[1][]) for (i, x) in enumerate(Dataset(10:12))] == [(1, 10), (2, 11), (3, 12)]
+    # tf.data's skip, enumerate, run and reduce are Dinput's own functions: no method of
+    # Base's functions of those names (which mean other things) comes from Dinput
+    for f in (Base.skip, Base.enumerate, Base.run, Base.reduce)
+        @test !any(m -> m.module === Dinput, methods(f))
+    end
 
     ft = from_tensors(Float32[1], Float32[1])                  # from_tensors(([1.], [1.]))
     @test cardinality(ft) == 1
@@ -460,14 +467,15 @@ end
 end
 
 @testset "restore order" begin
-    # range(24).enumerate().batch(6): run doubles the values, the index restores the order
+    # range(24).enumerate().batch(6): strategy_run doubles the values, the index restores
+    # the order
     strategy = Strategy(CPU2)
-    dist = distribute_dataset(strategy, batch(enumerate(Dataset(0:23)), 6))
+    dist = distribute_dataset(strategy, batch(Dinput.enumerate(Dataset(0:23)), 6))
     predict(x) = (Array(x[1]), 2 .* Array(x[2]))
     result = Dict{Int,Int}()
     for step in dist
         outputs = if Dinput.FOREIGN_THREAD_CALLBACKS
-            run(predict, strategy, step)
+            strategy_run(predict, strategy, step)
         else
             PerReplica([predict(x) for x in local_results(step)])
         end
@@ -516,7 +524,7 @@ end
     @test is_error(caught(() -> InputOptions(per_replica_buffer_size=-1)), :INVALID_ARGUMENT)
 end
 
-@testset "distribute_values_from_function, run and reduce" begin
+@testset "distribute_values_from_function, strategy_run and strategy_reduce" begin
     strategy = Strategy(CPU2)
     ids = distribute_values_from_function(ctx -> Float32(ctx.replica_id_in_sync_group), strategy)
     @test [e[1][] for e in local_results(ids)] == [0.0f0, 1.0f0]
@@ -525,31 +533,33 @@ end
     one_each = distribute_values_from_function(_ -> 1.0f0, strategy)
     @test length(one_each) == 2
 
-    @test reduce(:sum, strategy, one_each)[1][] == 2.0f0
-    @test Float64(reduce(:mean, strategy, one_each)[1][]) ≈ 1.0
-    @test is_error(caught(() -> reduce(:sum, strategy, one_each; dims=1)), :INVALID_ARGUMENT)
-    @test_throws ArgumentError reduce(:max, strategy, one_each)
+    @test strategy_reduce(:sum, strategy, one_each)[1][] == 2.0f0
+    @test Float64(strategy_reduce(:mean, strategy, one_each)[1][]) ≈ 1.0
+    @test is_error(caught(() -> strategy_reduce(:sum, strategy, one_each; dims=1)),
+                   :INVALID_ARGUMENT)
+    @test_throws ArgumentError strategy_reduce(:max, strategy, one_each)
     @test is_error(caught(replica_context), :FAILED_PRECONDITION)
 
     single = Strategy()
-    doubled = run(x -> 2 * x[1][], single, distribute_values_from_function(_ -> 21, single))
+    doubled = strategy_run(x -> 2 * x[1][], single,
+                           distribute_values_from_function(_ -> 21, single))
     @test [e[1][] for e in doubled] == [42]
 
     if Dinput.FOREIGN_THREAD_CALLBACKS
         for _ in 1:4
-            @test [e[1][] for e in run(x -> x, strategy, one_each)] == [1.0f0, 1.0f0]
+            @test [e[1][] for e in strategy_run(x -> x, strategy, one_each)] == [1.0f0, 1.0f0]
         end
-        placed = run(strategy) do
+        placed = strategy_run(strategy) do
             ctx = replica_context()
             (ctx.replica_id_in_sync_group, ctx.device)
         end
         @test [(e[1][], e[2][]) for e in placed] == [(0, "CPU:0"), (1, "CPU:1")]
-        losses = run(() -> 0.1f0, strategy)                    # 0.1 per replica, summed: 0.2
-        @test reduce(:sum, strategy, losses)[1][] ≈ 0.2f0
-        err = caught(() -> run(x -> error("replica failed"), strategy, one_each))
+        losses = strategy_run(() -> 0.1f0, strategy)           # 0.1 per replica, summed: 0.2
+        @test strategy_reduce(:sum, strategy, losses)[1][] ≈ 0.2f0
+        err = caught(() -> strategy_run(x -> error("replica failed"), strategy, one_each))
         @test err isa DinputError && occursin("replica failed", err.message)
     else
-        @test is_error(caught(() -> run(x -> x, strategy, one_each)), :UNIMPLEMENTED)
+        @test is_error(caught(() -> strategy_run(x -> x, strategy, one_each)), :UNIMPLEMENTED)
     end
 end
 

@@ -20,8 +20,10 @@ Conventions:
   code `:FAILED_PRECONDITION`).
 - Failures throw [`DinputError`](@ref) with the status code as a `Symbol` and the library's
   message.
-- Tensors keep dinput's dimensions: `size(Tensor(a)) == size(a)` and `t[i, j]` of the C
-  row-major tensor is `Array(t)[i+1, j+1]` (see [`Tensor`](@ref)).
+- Tensors keep dinput's dimensions, batch first: `size(Tensor(a)) == size(a)` and `t[i][j]`
+  of the C row-major tensor is `Array(t)[i+1, j+1]`. [`batch_last`](@ref) (a copy) and
+  [`unsafe_array`](@ref) (zero-copy) give the batch-last order Julia libraries use,
+  [`unsafe_batch_first`](@ref) a zero-copy view in dinput's order (see [`Tensor`](@ref)).
 - CUDA tensors (from GPU replicas) live in device memory: order a stream after the copy
   that fills them with [`Dinput.cuda_wait`](@ref) before reading them on the GPU (see the
   README, "CUDA tensors").
@@ -57,7 +59,7 @@ include("distribute.jl")
 include("records.jl")
 
 export DinputError
-export Tensor, dtype, unsafe_array
+export Tensor, dtype, unsafe_array, unsafe_batch_first, batch_last
 export Element, TensorSpec, element_spec
 export Options, auto_shard_policy
 export Dataset, cardinality, from_tensors, from_tensor_slices, from_generator, text_lines,

@@ -145,6 +145,68 @@ end
     @test sprint(show, t) == "Tensor(<closed>)"
 end
 
+@testset "layouts: batch first and batch last" begin
+    # three samples of two features, batch first as dinput (and C, TensorFlow) has it
+    a = [1 2; 3 4; 5 6]
+    t = Tensor(a)
+    @test size(t) == (3, 2)
+    @test Array(t) == a                                  # batch first, a permuting copy
+    bl = batch_last(t)                                   # batch last, a plain copy
+    @test bl isa Matrix{Int64}
+    @test size(bl) == (2, 3) && bl == permutedims(a)
+    @test batch_last(Int64, t) == bl
+    @test is_error(caught(() -> batch_last(Float64, t)), :INVALID_ARGUMENT)
+    GC.@preserve t begin
+        raw = unsafe_array(t)                            # batch last, zero-copy
+        @test raw == bl
+        v = unsafe_batch_first(t)                        # batch first, zero-copy
+        @test v isa PermutedDimsArray
+        @test size(v) == size(t) && v == a
+        @test v[3, 1] == 5 && v[1, 2] == 2
+        @test pointer(parent(v)) == pointer(raw)         # the same memory: nothing copied
+    end
+
+    # rank 3: (batch, h, w) in dinput is (w, h, batch) batch last
+    cube = reshape(collect(Float32, 1:24), 4, 3, 2)
+    tc = Tensor(cube)
+    @test size(batch_last(tc)) == (2, 3, 4)
+    @test batch_last(tc) == permutedims(cube, (3, 2, 1))
+    GC.@preserve tc begin
+        @test unsafe_batch_first(tc) == cube
+        @test unsafe_array(tc) == batch_last(tc)
+    end
+
+    # a tensor from batch-last data (Flux's features × samples): no permutation
+    x = reshape(collect(Float32, 1:6), 2, 3)            # 2 features, 3 samples
+    tx = Tensor(x; layout=:batch_last)
+    @test size(tx) == (3, 2)
+    @test batch_last(tx) == x
+    @test Array(tx) == permutedims(x)
+    @test size(Tensor(x; layout=:batch_first)) == (2, 3)
+    @test_throws ArgumentError Tensor(x; layout=:rows)
+    # sliced along the batch: one sample (a column of x) per element
+    @test [Array(e[1]) for e in from_tensor_slices(tx)] == [x[:, j] for j in 1:3]
+
+    # rank 0 and 1: both orders agree
+    @test batch_last(Tensor([1, 2, 3])) == [1, 2, 3]
+    @test batch_last(Tensor(7)) == fill(7)
+    t1 = Tensor(Int32[4, 5])
+    GC.@preserve t1 begin
+        @test unsafe_batch_first(t1) == Int32[4, 5]
+    end
+
+    # bytes tensors: copies in both orders (no zero-copy view)
+    s = Tensor(["a" "b" "c"; "d" "e" "f"])
+    @test batch_last(s) == ["a" "d"; "b" "e"; "c" "f"]
+    @test Array(Tensor(["a" "d"; "b" "e"; "c" "f"]; layout=:batch_last)) ==
+          ["a" "b" "c"; "d" "e" "f"]
+    @test_throws ArgumentError unsafe_batch_first(s)
+
+    # a batch from a pipeline: rows of a, two per batch, then batch last for a model
+    batches = [batch_last(x[1]) for x in batch(from_tensor_slices(a), 2)]
+    @test batches == [[1 3; 2 4], reshape([5, 6], 2, 1)]
+end
+
 @testset "CUDA (what runs without a GPU)" begin
     has_gpu = occursin("\"cuda\":{\"compiled\":true,\"available\":true", Dinput.build_info())
     t = Tensor(Int32[1 2; 3 4])

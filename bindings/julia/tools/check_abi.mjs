@@ -549,4 +549,9 @@ function main(argv) {
   return 0;
 }
 
-process.exitCode = main(process.argv.slice(2));
+// Run as a script; check_names.mjs imports stripJulia from here.
+if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(import.meta.url).pathname)) {
+  process.exitCode = main(process.argv.slice(2));
+}
+
+export { stripJulia };

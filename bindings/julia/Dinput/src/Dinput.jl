@@ -31,6 +31,9 @@ Conventions:
   `strategy_run`) may be called on dinput's own threads; this needs Julia ≥ 1.9. On older
   Julia the binding refuses the configurations that would do so (see the README, "Threads").
 
+The dinput library is chosen at `using Dinput` (in `__init__`, never at precompile time):
+`ENV["JULIA_DINPUT_LIBRARY"]` (or `ENV["DINPUT_LIB"]`), else the package preference
+`libdinput`, else `libdinput.so.0`; [`Dinput.library_path`](@ref) says which was loaded.
 The raw C functions are in the submodule `Dinput.LibDinput`.
 """
 module Dinput

@@ -6,15 +6,21 @@
 #   bindings.julia.syntax  every .jl file of the package parses with the tree-sitter Julia
 #                          grammar (no ERROR or MISSING node); the checker must also reject
 #                          a deliberately broken file.
-#   bindings.julia.abi     every ccall, @cfunction and constant matches include/dinput.h;
-#                          the checker must also report deliberately wrong wrappers.
+#   bindings.julia.abi     every ccall, @cfunction and constant matches include/dinput.h,
+#                          and no ccall fixes the library at precompile time; the checker
+#                          must also report deliberately wrong wrappers.
+#   bindings.julia.names   every exported name is defined, and every Dinput.name (and every
+#                          unexported name called unqualified) in the test suite and the
+#                          README exists; the checker must also report deliberate mutations.
+# The syntax test also makes sure that the test suite (Dinput/test/runtests.jl) is among the
+# files it parses and that Project.toml gives Pkg.test() its Test dependency.
 # Without node (or, for the syntax test, npm) they fail with a message saying what to
 # install; the syntax test needs the npm registry the first time (`npm ci` into the build
 # tree).
 find_program(DINPUT_JULIA_NODE NAMES node nodejs)
 find_program(DINPUT_JULIA_NPM NAMES npm)
 
-foreach(check syntax abi)
+foreach(check syntax abi names)
   add_test(NAME bindings.julia.${check}
            COMMAND ${CMAKE_COMMAND}
                    -DCHECK=${check}

@@ -5,10 +5,13 @@
 // argument types drifted from include/dinput.h (or include/dinput_cuda.h) until it crashed a
 // user's process. This script reads both sides and compares them:
 //
-//   * every DINPUT_API function has exactly one `ccall((:name, libdinput), Ret, (Args...), ...)`
+//   * every DINPUT_API function has exactly one `ccall(@fptr(:name), Ret, (Args...), ...)`
 //     (or `@gcsafe_ccall(...)`, the binding's GC-safe variant with the same shape) whose
 //     return type, argument count and argument types map from the C declaration, and whose
 //     call passes as many values as it declares types;
+//   * no ccall names a dinput function with a library, `ccall((:name, lib), ...)`: that form
+//     binds the library when the package is precompiled, whereas the binding opens it at
+//     load time and calls through the pointers `@fptr` reads;
 //   * every `@cfunction(f, Ret, (Args...))` carries a trailing `# dinput_xxx_fn` comment naming
 //     the callback typedef it implements, its signature matches that typedef, and every
 //     callback typedef of the header is implemented;
@@ -277,14 +280,19 @@ function scanJulia(files) {
       if (!parsed) { problems.push(`${where}: unbalanced ${m[1]}(`); continue; }
       const [target, ret, types, ...values] = parsed.args;
       if (/^:dinput_/.test(target || '')) {
-        problems.push(`${where}: ${m[1]} of ${target} without the library: use (${target}, libdinput)`);
+        problems.push(`${where}: ${m[1]} of ${target} without the library: use @fptr(${target})`);
         continue;
       }
-      const t = (target || '').match(/^\(\s*:(\w+)\s*,\s*([\w.]+)\s*\)$/);
-      if (!t || !t[1].startsWith('dinput_')) continue; // libjulia or function-pointer calls
+      const bound = (target || '').match(/^\(\s*:(dinput_\w+)\s*,([\s\S]*)\)$/);
+      if (bound) {
+        problems.push(`${where}: ${bound[1]} binds its library (${bound[2].trim()}) when the package is precompiled: use @fptr(:${bound[1]})`);
+        continue;
+      }
+      const t = (target || '').match(/^@fptr\s*\(\s*:(\w+)\s*\)$/);
+      if (!t || !t[1].startsWith('dinput_')) continue; // libjulia or other function-pointer calls
       const items = tupleItems(types || '');
       if (!items) { problems.push(`${where}: ${t[1]}: argument types must be a literal tuple`); continue; }
-      ccalls.push({ where, form: m[1], fn: t[1], lib: t[2], ret: normType(ret || ''), types: items.map(normType), nvalues: values.length });
+      ccalls.push({ where, form: m[1], fn: t[1], ret: normType(ret || ''), types: items.map(normType), nvalues: values.length });
     }
     for (const m of code.matchAll(/@cfunction\s*\(/g)) {
       const open = m.index + m[0].length - 1;
@@ -310,7 +318,7 @@ function scanJulia(files) {
 // Comparison
 // ---------------------------------------------------------------------------------------
 
-function compare(hdr, jl, libName = 'libdinput') {
+function compare(hdr, jl) {
   const problems = [...hdr.problems, ...jl.problems];
   const byFn = new Map();
   for (const c of jl.ccalls) {
@@ -338,7 +346,6 @@ function compare(hdr, jl, libName = 'libdinput') {
     if (calls.length === 0) { problems.push(`${fn}: no ccall wrapper`); continue; }
     if (calls.length > 1) problems.push(`${fn}: ${calls.length} ccall wrappers (${calls.map((c) => c.where).join(', ')}); expected exactly one`);
     for (const c of calls) {
-      if (c.lib !== libName) problems.push(`${c.where}: ${fn} calls into ${c.lib}, expected ${libName}`);
       problems.push(...checkSig(`${c.where}: ${fn}`, decl, c.ret, c.types));
       if (c.nvalues !== c.types.length) problems.push(`${c.where}: ${fn} declares ${c.types.length} argument type(s) but passes ${c.nvalues} value(s)`);
     }
@@ -414,18 +421,18 @@ const DINPUT_OK = Cint(0)
 const DINPUT_UNKNOWN = Cint(2)
 const DINPUT_MODE_A = Cint(4)
 const DINPUT_MODE_B = Cint(5)
-# ccall((:dinput_thing_free, libdinput), Cint, ()) in a comment is ignored
-msg = "x: $(join(["a", "b"], ", ")) ccall((:dinput_thing_free, libdinput), Cint, ())"
-#= a block comment: ccall((:dinput_thing_free, libdinput), Cint, ()) =#
-"""docstring: ccall((:dinput_thing_free, libdinput), Cint, ())"""
+# ccall(@fptr(:dinput_thing_free), Cint, ()) in a comment is ignored
+msg = "x: $(join(["a", "b"], ", ")) ccall(@fptr(:dinput_thing_free), Cint, ())"
+#= a block comment: ccall(@fptr(:dinput_thing_free), Cint, ()) =#
+"""docstring: ccall(@fptr(:dinput_thing_free), Cint, ())"""
 dinput_thing_new(out, size, names, count) =
-    ccall((:dinput_thing_new, libdinput), Cint, (Ptr{Ptr{Cvoid}}, Int64, Ptr{Cstring}, Csize_t),
+    ccall(@fptr(:dinput_thing_new), Cint, (Ptr{Ptr{Cvoid}}, Int64, Ptr{Cstring}, Csize_t),
           out, size, names, count)
-dinput_thing_name(thing, i) = ccall((:dinput_thing_name, libdinput), Cstring, (Ptr{Cvoid}, Cint), thing, i)
-dinput_thing_free(thing) = @gcsafe_ccall((:dinput_thing_free, libdinput), Cvoid, (Ptr{Cvoid},), thing)
-dinput_thing_mode(thing, fallback) = ccall((:dinput_thing_mode, libdinput), Cint, (Ptr{Cvoid}, Cint), thing, fallback)
-dinput_thing_export(out, fn) = ccall((:dinput_thing_export, libdinput), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, fn)
-dinput_thing_wait(thing, stream) = ccall((:dinput_thing_wait, libdinput), Ptr{Cvoid}, (Ptr{Cvoid}, Ptr{Cvoid}), thing, stream)
+dinput_thing_name(thing, i) = ccall(@fptr(:dinput_thing_name), Cstring, (Ptr{Cvoid}, Cint), thing, i)
+dinput_thing_free(thing) = @gcsafe_ccall(@fptr(:dinput_thing_free), Cvoid, (Ptr{Cvoid},), thing)
+dinput_thing_mode(thing, fallback) = ccall(@fptr(:dinput_thing_mode), Cint, (Ptr{Cvoid}, Cint), thing, fallback)
+dinput_thing_export(out, fn) = ccall(@fptr(:dinput_thing_export), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, fn)
+dinput_thing_wait(thing, stream) = ccall(@fptr(:dinput_thing_wait), Ptr{Cvoid}, (Ptr{Cvoid}, Ptr{Cvoid}), thing, stream)
 cb() = @cfunction(_cb, Cint, (Ptr{Ptr{Cvoid}}, Cstring, Ptr{Cvoid}))  # dinput_cb_fn
 `;
 
@@ -437,9 +444,10 @@ const MINI_CASES = [
   ['extra argument', (s) => s.replace('(Ptr{Cvoid},), thing)', '(Ptr{Cvoid}, Cint), thing, 0)'), /dinput_thing_free: 2 argument type\(s\), expected 1/],
   ['values and types disagree', (s) => s.replace('Ptr{Cvoid}), out, fn)', 'Ptr{Cvoid}), out)'), /dinput_thing_export declares 2 argument type\(s\) but passes 1/],
   ['missing wrapper', (s) => s.replace(/dinput_thing_free\(thing\) = .*\n/, ''), /dinput_thing_free: no ccall wrapper/],
-  ['duplicate wrapper', (s) => s + 'again(t) = ccall((:dinput_thing_free, libdinput), Cvoid, (Ptr{Cvoid},), t)\n', /dinput_thing_free: 2 ccall wrappers/],
-  ['unknown function', (s) => s + 'f() = ccall((:dinput_nope, libdinput), Cvoid, ())\n', /ccall of dinput_nope, which the headers do not declare/],
-  ['wrong library', (s) => s.replace('@gcsafe_ccall((:dinput_thing_free, libdinput)', '@gcsafe_ccall((:dinput_thing_free, libother)'), /calls into libother/],
+  ['duplicate wrapper', (s) => s + 'again(t) = ccall(@fptr(:dinput_thing_free), Cvoid, (Ptr{Cvoid},), t)\n', /dinput_thing_free: 2 ccall wrappers/],
+  ['unknown function', (s) => s + 'f() = ccall(@fptr(:dinput_nope), Cvoid, ())\n', /ccall of dinput_nope, which the headers do not declare/],
+  ['library bound at precompile time', (s) => s.replace('@gcsafe_ccall(@fptr(:dinput_thing_free)', '@gcsafe_ccall((:dinput_thing_free, libdinput)'), /dinput_thing_free binds its library \(libdinput\) when the package is precompiled/],
+  ['library bound at precompile time (ccall)', (s) => s.replace('ccall(@fptr(:dinput_thing_mode)', 'ccall((:dinput_thing_mode, "libdinput.so.0")'), /dinput_thing_mode binds its library/],
   ['Cstring for an output', (s) => s.replace('(Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, fn', '(Ptr{Cstring}, Ptr{Cvoid}), out, fn'), /dinput_thing_export: argument 1 \(out\) is Ptr\{Cstring\}/],
   ['opaque handle passed as an integer', (s) => s.replace('(Ptr{Cvoid},), thing)', '(Csize_t,), thing)'), /argument 1 \(thing\) is Csize_t, expected Ptr\{Cvoid\}/],
   ['callback signature', (s) => s.replace('(Ptr{Ptr{Cvoid}}, Cstring, Ptr{Cvoid}))', '(Ptr{Ptr{Cvoid}}, Ptr{Cvoid}))'), /@cfunction for dinput_cb_fn: 2 argument type\(s\), expected 3/],
@@ -456,20 +464,23 @@ const MINI_CASES = [
 // Mutations of the real binding: [description, mutate, expected error].
 const REAL_CASES = [
   ['dinput_dataset_batch takes Cint for the int64_t batch size',
-    (src) => src.replace(/(\(:dinput_dataset_batch, libdinput\),\s*Cint,\s*\(Ptr\{Ptr\{Cvoid\}\},\s*Ptr\{Cvoid\},\s*)Int64/, '$1Cint'),
+    (src) => src.replace(/(@fptr\(:dinput_dataset_batch\),\s*Cint,\s*\(Ptr\{Ptr\{Cvoid\}\},\s*Ptr\{Cvoid\},\s*)Int64/, '$1Cint'),
     /dinput_dataset_batch: argument 3 \(batch_size\) is Cint, expected Int64/],
   ['dinput_tensor_free wrapper removed',
-    (src) => src.replace(/ccall\(\(:dinput_tensor_free, libdinput\)/, 'ccall((:dinput_tensor_free_removed, libdinput)'),
+    (src) => src.replace(/ccall\(@fptr\(:dinput_tensor_free\)/, 'ccall(@fptr(:dinput_tensor_free_removed)'),
     /dinput_tensor_free: no ccall wrapper/],
   ['dinput_iterator_get_next loses its out-parameter',
-    (src) => src.replace(/(\(:dinput_iterator_get_next, libdinput\),\s*Cint,\s*\()Ptr\{Ptr\{Cvoid\}\},\s*/, '$1'),
+    (src) => src.replace(/(@fptr\(:dinput_iterator_get_next\),\s*Cint,\s*\()Ptr\{Ptr\{Cvoid\}\},\s*/, '$1'),
     /dinput_iterator_get_next: 1 argument type\(s\), expected 2/],
   ['map trampoline declared with a missing argument',
     (src) => src.replace(/(@cfunction\(\s*\w+,\s*Cint,\s*\()Ptr\{Ptr\{Cvoid\}\},\s*(Ptr\{Cvoid\},\s*Ptr\{Cvoid\}\)\)\s*# dinput_map_fn)/, '$1$2'),
     /@cfunction for dinput_map_fn: 2 argument type\(s\), expected 3/],
   ['dinput_tensor_cuda_wait (dinput_cuda.h) takes the stream as an integer',
-    (src) => src.replace(/(\(:dinput_tensor_cuda_wait, libdinput\),\s*Cint,\s*\(Ptr\{Cvoid\},\s*)Ptr\{Cvoid\}/, '$1UInt'),
+    (src) => src.replace(/(@fptr\(:dinput_tensor_cuda_wait\),\s*Cint,\s*\(Ptr\{Cvoid\},\s*)Ptr\{Cvoid\}/, '$1UInt'),
     /dinput_tensor_cuda_wait: argument 2 \(stream\) is UInt, expected Ptr\{Cvoid\}/],
+  ['dinput_dataset_shuffle goes back to a library fixed at precompile time',
+    (src) => src.replace(/ccall\(@fptr\(:dinput_dataset_shuffle\)/, 'ccall((:dinput_dataset_shuffle, libdinput)'),
+    /dinput_dataset_shuffle binds its library \(libdinput\) when the package is precompiled/],
   ['DINPUT_OUT_OF_RANGE with a wrong value',
     (src) => src.replace(/(const DINPUT_OUT_OF_RANGE = Cint\()11\)/, '$112)'),
     /DINPUT_OUT_OF_RANGE = 12, the header says 11/],
@@ -538,4 +549,9 @@ function main(argv) {
   return 0;
 }
 
-process.exitCode = main(process.argv.slice(2));
+// Run as a script; check_names.mjs imports stripJulia from here.
+if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(import.meta.url).pathname)) {
+  process.exitCode = main(process.argv.slice(2));
+}
+
+export { stripJulia };

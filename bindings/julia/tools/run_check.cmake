@@ -1,16 +1,19 @@
 # Runs one check of the Julia binding for CTest (registered by ../ctest.cmake), in script
 # mode:
-#   cmake -DCHECK=syntax|abi -DBINDING_DIR=<bindings/julia> -DHEADER=<include/dinput.h>
+#   cmake -DCHECK=syntax|abi|names -DBINDING_DIR=<bindings/julia> -DHEADER=<include/dinput.h>
 #         -DWORK_DIR=<a directory in the build tree> [-DNODE=<node>] [-DNPM=<npm>]
 #         -P run_check.cmake
 #
 # syntax: installs web-tree-sitter and tree-sitter-julia (versions pinned by
 #         package-lock.json) into WORK_DIR with `npm ci --ignore-scripts`, then runs
 #         check_syntax.mjs: its self-test, a deliberately broken file (must be rejected), and
-#         every .jl file of the package (must parse).
+#         every .jl file of the package (must parse), which must include the test suite
+#         test/runtests.jl; Project.toml must give `Pkg.test()` the Test stdlib.
 # abi:    runs check_abi.mjs (Node only, no packages): its self-test with deliberate mutations
 #         of the binding, a deliberately wrong wrapper (must be reported), and the package
 #         against the headers, dinput.h and the dinput_cuda.h next to it (must match).
+# names:  runs check_names.mjs (Node only): its self-test (mutations of the package must be
+#         reported), then the package and README.md (every name they use must exist).
 # Node and npm are looked up again here, so that installing them needs no reconfigure.
 cmake_minimum_required(VERSION 3.16)
 
@@ -55,6 +58,16 @@ function(run_node what)
 endfunction()
 
 if(CHECK STREQUAL "syntax")
+  # The test suite a Julia user runs with Pkg.test() is parsed with the rest.
+  set(runtests "${BINDING_DIR}/Dinput/test/runtests.jl")
+  if(NOT runtests IN_LIST jl_files)
+    message(FATAL_ERROR "bindings.julia.syntax: the package has no test suite ${runtests}")
+  endif()
+  file(READ "${BINDING_DIR}/Dinput/Project.toml" project)
+  if(NOT project MATCHES "\n\\[extras\\][^[]*\nTest = \"8dfed614-e22c-5e08-85e1-65c5234f0b40\""
+     OR NOT project MATCHES "\n\\[targets\\][^[]*\ntest = \\[[^]\n]*\"Test\"")
+    message(FATAL_ERROR "bindings.julia.syntax: Dinput/Project.toml must list Test under [extras] and in [targets] test, for Pkg.test()")
+  endif()
   # The npm packages live in the build tree, installed again only when the lock file changes.
   file(MAKE_DIRECTORY "${WORK_DIR}")
   foreach(f package.json package-lock.json check_syntax.mjs)
@@ -99,6 +112,12 @@ elseif(CHECK STREQUAL "abi")
            MATCH "dinput_dataset_batch: argument 3 \\(batch_size\\) is Cint, expected Int64"
            ARGS "${checker}" "${HEADER}" "${tools}/selftest/bad_wrapper.jl.txt")
   run_node("check_abi.mjs on the package" EXPECT PASS ARGS "${checker}" ${headers} ${jl_files})
+elseif(CHECK STREQUAL "names")
+  set(checker "${tools}/check_names.mjs")
+  run_node("check_names.mjs --self-test" EXPECT PASS
+           ARGS "${checker}" --self-test "${BINDING_DIR}/Dinput" "${BINDING_DIR}/README.md")
+  run_node("check_names.mjs on the package" EXPECT PASS
+           ARGS "${checker}" "${BINDING_DIR}/Dinput" "${BINDING_DIR}/README.md")
 else()
-  message(FATAL_ERROR "run_check.cmake: CHECK must be syntax or abi, not '${CHECK}'")
+  message(FATAL_ERROR "run_check.cmake: CHECK must be syntax, abi or names, not '${CHECK}'")
 endif()

@@ -20,21 +20,32 @@ Conventions:
   code `:FAILED_PRECONDITION`).
 - Failures throw [`DinputError`](@ref) with the status code as a `Symbol` and the library's
   message.
-- Tensors keep dinput's dimensions: `size(Tensor(a)) == size(a)` and `t[i, j]` of the C
-  row-major tensor is `Array(t)[i+1, j+1]` (see [`Tensor`](@ref)).
+- Tensors keep dinput's dimensions, batch first: `size(Tensor(a)) == size(a)` and `t[i][j]`
+  of the C row-major tensor is `Array(t)[i+1, j+1]`. [`batch_last`](@ref) (a copy) and
+  [`unsafe_array`](@ref) (zero-copy) give the batch-last order Julia libraries use,
+  [`unsafe_batch_first`](@ref) a zero-copy view in dinput's order (see [`Tensor`](@ref)).
 - CUDA tensors (from GPU replicas) live in device memory: order a stream after the copy
   that fills them with [`Dinput.cuda_wait`](@ref) before reading them on the GPU (see the
   README, "CUDA tensors").
 - Julia callbacks (generators, `map`, `filter`, `interleave`, dataset and value functions,
-  `run`) may be called on dinput's own threads; this needs Julia ≥ 1.9. On older Julia the
-  binding refuses the configurations that would do so (see the README, "Threads").
+  `strategy_run`) may be called on dinput's own threads; this needs Julia ≥ 1.9. On older
+  Julia the binding refuses the configurations that would do so (see the README, "Threads").
 
+The dinput library is chosen at `using Dinput` (in `__init__`, never at precompile time):
+`ENV["JULIA_DINPUT_LIBRARY"]` (or `ENV["DINPUT_LIB"]`), else the package preference
+`libdinput`, else `libdinput.so.0`; [`Dinput.library_path`](@ref) says which was loaded.
 The raw C functions are in the submodule `Dinput.LibDinput`.
 """
 module Dinput
 
 using Libdl
 using Random
+
+# tf.data's `skip` and `enumerate` are functions of this module, not methods of Base's (which
+# mean other things): declared before anything can refer to Base's, so that every `skip` and
+# `enumerate` in this module is Dinput's. Code here that needs Base's writes `Base.skip`.
+function skip end
+function enumerate end
 
 include("libdinput.jl")
 
@@ -51,7 +62,7 @@ include("distribute.jl")
 include("records.jl")
 
 export DinputError
-export Tensor, dtype, unsafe_array
+export Tensor, dtype, unsafe_array, unsafe_batch_first, batch_last
 export Element, TensorSpec, element_spec
 export Options, auto_shard_policy
 export Dataset, cardinality, from_tensors, from_tensor_slices, from_generator, text_lines,
@@ -62,6 +73,7 @@ export DatasetIterator, DistributedIterator, Optional, iterator, get_next, get_n
 export Collective, abort!, Strategy, InputOptions, DistributedDataset, PerReplica,
     InputContext, ValueContext, ReplicaContext, distribute_dataset,
     distribute_datasets_from_function, distribute_values_from_function, local_results,
+    strategy_run, strategy_reduce,
     replica_context, per_replica_batch_size, num_replicas_in_sync, num_local_replicas,
     num_workers, worker_index, devices, plan
 export RecordWriter, discard
@@ -87,35 +99,40 @@ const HEADER_VERSION = VersionNumber(LibDinput.DINPUT_VERSION_MAJOR,
                                      LibDinput.DINPUT_VERSION_MINOR,
                                      LibDinput.DINPUT_VERSION_PATCH)
 
-function _check_library()
-    lib = LibDinput.libdinput
-    env = get(ENV, "DINPUT_LIB", nothing)
-    if env !== nothing && env != lib
-        # `ccall` binds to a constant library name, fixed when this package was precompiled;
-        # going on would silently use the old library.
-        error("""
-            DINPUT_LIB is "$env" but Dinput was precompiled with "$lib".
-            Recompile it with the new value set, then restart Julia:
-                Base.compilecache(Base.identify_package("Dinput"))""")
-    end
-    if Libdl.dlopen_e(lib) == C_NULL
-        error("""
-            Dinput cannot load the dinput library "$lib". Set DINPUT_LIB to its path before
-            the first `using Dinput` (for example DINPUT_LIB=/path/to/build/src/libdinput.so),
-            or put its directory on LD_LIBRARY_PATH (DYLD_LIBRARY_PATH on macOS).""")
-    end
+"""
+    Dinput.library_path() -> String
+
+The path of the dinput library this session uses, chosen when Dinput was loaded: from the
+environment variable `JULIA_DINPUT_LIBRARY` (else `DINPUT_LIB`), else the package's
+preference `libdinput`, else `libdinput.so.0` found by the dynamic loader (see the README,
+"Install"). [`Dinput.library_source`](@ref) says which.
+"""
+library_path() = LibDinput.LIBRARY_PATH[]
+
+"""
+    Dinput.library_source() -> String
+
+Where [`Dinput.library_path`](@ref) came from, in words: "the environment variable
+JULIA_DINPUT_LIBRARY", "the preference \"libdinput\" of Dinput" or "the default name".
+"""
+library_source() = LibDinput.LIBRARY_SOURCE[]
+
+# Loads the library (at `using Dinput`, never at precompile time: see the top of
+# libdinput.jl) and refuses one whose version the binding cannot use.
+function _load_library()
+    lib = LibDinput.load!()
     v = version()
     # Same major version, and at least the minor version whose functions we call.
     if v.major != HEADER_VERSION.major || v.minor < HEADER_VERSION.minor
         error("Dinput $(HEADER_VERSION.major).$(HEADER_VERSION.minor) needs dinput " *
               "$(HEADER_VERSION.major).$(HEADER_VERSION.minor).x or a later minor version; " *
-              "\"$lib\" is $v")
+              "\"$lib\" (from $(library_source())) is $v")
     end
     return nothing
 end
 
 function __init__()
-    _check_library()
+    _load_library()
     # Iterators may have producer threads that call Julia; stop them before Julia exits.
     atexit(_release_iterators_at_exit)
     return nothing

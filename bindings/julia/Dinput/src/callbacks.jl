@@ -12,7 +12,7 @@
 #     explicitly costs two calls and does not depend on the wrapper);
 #   - never lets a Julia exception unwind into C (it would skip C++ destructors and locks):
 #     `_guard` catches it, passes its message to `dinput_error_set` and returns a failing
-#     status, which reaches the caller of get_next (or run, ...) as a DinputError;
+#     status, which reaches the caller of get_next (or strategy_run, ...) as a DinputError;
 #   - marks the task as inside a callback (`_in_callback`), so that deferred frees of
 #     iterators never run on one of dinput's producer threads.
 

@@ -48,10 +48,14 @@ end
 Sources: `Dataset(range)`, [`from_tensors`](@ref), [`from_tensor_slices`](@ref),
 [`from_generator`](@ref), [`text_lines`](@ref), [`records`](@ref),
 [`fixed_length_records`](@ref), [`list_files`](@ref). Transforms: [`batch`](@ref),
-[`unbatch`](@ref), [`rebatch`](@ref), `repeat`, [`take`](@ref), `skip`, [`shard`](@ref),
-`shuffle`, `map`, `filter`, [`interleave`](@ref), `enumerate`, [`prefetch`](@ref),
-[`with_options`](@ref). `map`, `filter`, `repeat`, `skip`, `enumerate` (here: the dataset
-transform, index first) and `Random.shuffle` are methods of the Base and Random functions.
+[`unbatch`](@ref), [`rebatch`](@ref), `repeat`, [`take`](@ref), [`Dinput.skip`](@ref),
+[`shard`](@ref), `shuffle`, `map`, `filter`, [`interleave`](@ref),
+[`Dinput.enumerate`](@ref), [`prefetch`](@ref), [`with_options`](@ref). `map`, `filter`,
+`repeat` and `Random.shuffle` are methods of the Base and Random functions, with their
+meaning (a transformed collection of the same kind, here a lazy `Dataset`); `skip` and
+`enumerate` mean something else in Base (`skip(io, n)`, `(i, x)` pairs counted from 1), so
+the dataset transforms are functions of this module, not exported: `Dinput.skip`,
+`Dinput.enumerate`.
 """
 mutable struct Dataset <: Handle
     ptr::Ptr{Cvoid}
@@ -429,11 +433,12 @@ The first `count` elements (-1: all).
 take(ds::Dataset, count::Integer) = _derive(o -> LibDinput.dinput_dataset_take(o, ds, count), ds)
 
 """
-    skip(ds::Dataset, count) -> Dataset
+    Dinput.skip(ds::Dataset, count) -> Dataset
 
-All but the first `count` elements (-1: skips everything).
+All but the first `count` elements (-1: skips everything): `tf.data`'s `skip`. Not
+`Base.skip`, which moves an IO stream; not exported, so that it does not hide it.
 """
-Base.skip(ds::Dataset, count::Integer) =
+skip(ds::Dataset, count::Integer) =
     _derive(o -> LibDinput.dinput_dataset_skip(o, ds, count), ds)
 
 """
@@ -465,14 +470,15 @@ function Random.shuffle(ds::Dataset, buffer_size::Integer; seed::Integer=-1,
 end
 
 """
-    enumerate(ds::Dataset; start=0) -> Dataset
+    Dinput.enumerate(ds::Dataset; start=0) -> Dataset
 
 The dataset transform of `tf.data`: each element gets an int64 index (from `start`) as a
-new first component. Unlike `Base.enumerate` on other iterables, the result is a `Dataset`
-and the index is a tensor: `for (i, x) in enumerate(ds)` destructures an element's
-components.
+new first component. Unlike `Base.enumerate`, which this does not extend (and, unexported,
+does not hide), the result is a `Dataset` and the index is a tensor: `for (i, x) in
+Dinput.enumerate(ds)` destructures an element's components; `enumerate(ds)` is still
+Base's `(1, element)`, `(2, element)`, ...
 """
-Base.enumerate(ds::Dataset; start::Integer=0) =
+enumerate(ds::Dataset; start::Integer=0) =
     _derive(o -> LibDinput.dinput_dataset_enumerate(o, ds, start), ds)
 
 """

@@ -473,7 +473,7 @@ ValueContext(p::Ptr{Cvoid}) =
 """
     ReplicaContext
 
-The replica a function called by `run` computes for: the fields
+The replica a function called by `strategy_run` computes for: the fields
 `replica_id_in_sync_group`, `num_replicas_in_sync` and `device` (`"CPU:1"`). See
 [`replica_context`](@ref).
 """
@@ -491,14 +491,14 @@ ReplicaContext(p::Ptr{Cvoid}) =
 """
     replica_context() -> ReplicaContext
 
-Inside a function called by `run`: the replica it computes for (as
+Inside a function called by `strategy_run`: the replica it computes for (as
 `tf.distribute.get_replica_context()`).
 """
 function replica_context()
     ctx = get(task_local_storage(), REPLICA_CONTEXT, nothing)
     if ctx === nothing
-        throw(DinputError(:FAILED_PRECONDITION,
-                          "replica_context() is available only inside a function called by run"))
+        throw(DinputError(:FAILED_PRECONDITION, "replica_context() is available only " *
+                                                "inside a function called by strategy_run"))
     end
     return ctx::ReplicaContext
 end
@@ -523,20 +523,21 @@ function distribute_values_from_function(f, strategy::Strategy)
 end
 
 """
-    run(f, strategy::Strategy, args::PerReplica) -> PerReplica
-    run(f, strategy::Strategy) -> PerReplica
+    strategy_run(f, strategy::Strategy, args::PerReplica) -> PerReplica
+    strategy_run(f, strategy::Strategy) -> PerReplica
 
 `strategy.run(f, args)`: calls `f(x)` once per local replica with that replica's element of
 `args` (or `f()` without `args`), and gathers the results (anything [`Element`](@ref)
 accepts) into a per-replica value. Inside `f`, [`replica_context`](@ref) tells the replica.
 
 The replicas run concurrently: replica 0 on this thread, the others on threads of dinput,
-which needs Julia ≥ 1.9 (on older Julia, `run` on more than one local replica throws).
+which needs Julia ≥ 1.9 (on older Julia, `strategy_run` on more than one local replica
+throws). (A function of its own, not a method of `Base.run`, which runs commands.)
 `f` must therefore be thread-safe, and `x` is valid only during the call.
 """
-function Base.run(f::Function, strategy::Strategy, args::Union{Nothing,PerReplica}=nothing)
+function strategy_run(f, strategy::Strategy, args::Union{Nothing,PerReplica}=nothing)
     n = num_local_replicas(strategy)
-    n > 1 && _require_foreign_threads("run on $n local replicas (one thread each)")
+    n > 1 && _require_foreign_threads("strategy_run on $n local replicas (one thread each)")
     cb = Callback(f)
     GC.@preserve cb begin    # user_data is used during the call only
         p = _out(o -> LibDinput.dinput_strategy_run(
@@ -551,15 +552,16 @@ const REDUCE_OPS = Dict{Symbol,Cint}(
 )
 
 """
-    reduce(op::Symbol, strategy::Strategy, value::PerReplica; dims=nothing) -> Element
+    strategy_reduce(op::Symbol, strategy::Strategy, value::PerReplica; dims=nothing) -> Element
 
 `strategy.reduce(op, value, axis)` across all replicas of all workers, component by
 component; `op` is `:sum` or `:mean`. `dims=nothing`: element-wise (shapes must match);
 `dims=1` (TensorFlow's `axis=0`): also over the first dimension, the batch (`:mean` divides
 by the total number of rows). Numeric components are reduced in float64 (dinput.h describes
-the dtypes of the results). Every worker gets the same result.
+the dtypes of the results). Every worker gets the same result. (A function of its own, not
+a method of `Base.reduce`, which folds a collection with a binary function.)
 """
-function Base.reduce(op::Symbol, strategy::Strategy, value::PerReplica;
+function strategy_reduce(op::Symbol, strategy::Strategy, value::PerReplica;
                      dims::Union{Nothing,Integer}=nothing)
     code = get(REDUCE_OPS, op) do
         throw(ArgumentError("unknown reduce op :$op; expected :sum or :mean"))

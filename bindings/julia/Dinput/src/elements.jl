@@ -17,7 +17,7 @@ e[2][]                # 4.0f0
 features, label = e   # destructuring
 ```
 
-Elements passed to callbacks (`map`, `filter`, `run`, ...) are valid only during the call;
+Elements passed to callbacks (`map`, `filter`, `strategy_run`, ...) are valid only during the call;
 `copy(x)`, `x[i]` (a tensor of its own) and arrays made from it stay valid.
 """
 mutable struct Element <: Handle

@@ -129,7 +129,7 @@ end
     Dinput.FOREIGN_THREAD_CALLBACKS
 
 Whether Julia callbacks may run on threads that dinput starts (prefetch and parallel `map`
-threads, the distributed iterator's producer thread, `run`'s replica threads). Julia adopts
+threads, the distributed iterator's producer thread, `strategy_run`'s replica threads). Julia adopts
 such threads automatically from version 1.9; before, calling Julia from them crashes, so the
 binding throws a `DinputError(:UNIMPLEMENTED, ...)` instead of building such a pipeline.
 """

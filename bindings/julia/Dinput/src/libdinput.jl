@@ -1,44 +1,166 @@
 # The raw C ABI: one Julia function per DINPUT_API function of include/dinput.h and
-# include/dinput_cuda.h, with the same name and arguments, and the header's constants. Nothing here checks statuses or
-# manages lifetimes; that is the job of the safe layer (the rest of src/). Handles are
-# passed as `Ptr{Cvoid}`: any object with a `Base.unsafe_convert(Ptr{Cvoid}, x)` method can
-# be given, and `ccall` keeps it rooted for the duration of the call.
+# include/dinput_cuda.h, with the same name and arguments, and the header's constants.
+# Nothing here checks statuses or manages lifetimes; that is the job of the safe layer (the
+# rest of src/). Handles are passed as `Ptr{Cvoid}`: any object with a
+# `Base.unsafe_convert(Ptr{Cvoid}, x)` method can be given, and `ccall` keeps it rooted for
+# the duration of the call.
+#
+# How the library is found, and why every call goes through a function pointer:
+# `ccall((:name, lib), ...)` needs `lib` to be a constant, and a constant is evaluated when
+# the package is precompiled: the library would be whatever the environment said then, not
+# what it says when the user loads Dinput (a non-constant `lib[]` there is rejected or, in
+# newer Julia, looked up by name on every call). So `load!` (called by `Dinput.__init__`,
+# i.e. at every `using Dinput`, never at precompile time) picks the library path (see
+# `find_library`), `dlopen`s it, and resolves every function with `dlsym` into a slot of its
+# own: one `const` `Ref{Ptr{Cvoid}}` per C function, named `<function>_ptr`. A wrapper then
+# calls `ccall(@fptr(:name), Ret, (Types...), args...)`: `ccall` with a run-time function
+# pointer, which costs one load more than a constant binding and nothing else.
 #
 # tools/check_abi.mjs checks every `ccall` below against the header (argument count, types,
-# return type), so keep the literal `ccall((:name, libdinput), Ret, (Types...), args...)` form.
+# return type), so keep the literal `ccall(@fptr(:name), Ret, (Types...), args...)` form; it
+# also rejects the `(:name, lib)` form, which would bring back the precompile-time library.
 """
     Dinput.LibDinput
 
 Low-level `ccall` wrappers of the dinput C ABI (`include/dinput.h` and
-`include/dinput_cuda.h`), one per function, with the headers' names. Statuses are returned as `Cint`; out-parameters are `Ref`s or arrays.
-Prefer the safe API of [`Dinput`](@ref).
+`include/dinput_cuda.h`), one per function, with the headers' names. Statuses are returned as
+`Cint`; out-parameters are `Ref`s or arrays. Prefer the safe API of [`Dinput`](@ref).
 """
 module LibDinput
 
-"""
-    libdinput
+using Libdl
 
-The shared library that every `ccall` of this module binds to: `ENV["DINPUT_LIB"]` as it
-was when Dinput was precompiled, else `"libdinput"` (found by the dynamic loader through
-`LD_LIBRARY_PATH`, `DYLD_LIBRARY_PATH`, the system paths or `Libdl.DL_LOAD_PATH`).
-`ccall` needs a constant library name, so it is fixed at precompile time;
-`Dinput.__init__` refuses to load when `DINPUT_LIB` has changed since (see the README).
-"""
-const libdinput = get(ENV, "DINPUT_LIB", "libdinput")
+# Every C function a wrapper calls, in the order the wrappers appear: `@fptr` adds to it as
+# it expands, and the loop at the end of this file gives each its slot.
+const FUNCTION_NAMES = Symbol[]
+
+_slot_name(name::Symbol) = Symbol(name, :_ptr)
 
 """
-    @gcsafe_ccall((:name, libdinput), RetType, (ArgTypes...), args...)
+    @fptr(:dinput_name) -> Ptr{Cvoid}
+
+The address of the C function `dinput_name` in the library loaded by [`load!`](@ref), read
+from its slot (a `const` global, so the read is one load). Throws before `load!` has run
+(during precompilation, say) instead of calling through a null pointer.
+"""
+macro fptr(name)
+    (name isa QuoteNode && name.value isa Symbol) ||
+        error("@fptr: expected @fptr(:dinput_name), got $(repr(name))")
+    sym = name.value
+    sym in FUNCTION_NAMES || push!(FUNCTION_NAMES, sym)
+    return :(_loaded($(_slot_name(sym))[], $name))
+end
+
+@inline _loaded(p::Ptr{Cvoid}, name::Symbol) = p == C_NULL ? _not_loaded(name) : p
+@noinline _not_loaded(name::Symbol) =
+    error("Dinput: $name was called before the dinput library was loaded (by Dinput.__init__)")
+
+# Where the library comes from, in order: an environment variable, the package's
+# preference, the installed soname.
+const ENV_VARIABLES = ("JULIA_DINPUT_LIBRARY", "DINPUT_LIB")
+const PREFERENCE = "libdinput"
+# Dinput's UUID (Project.toml): preferences are stored under the package's UUID.
+const PACKAGE_UUID = Base.UUID("e9c8e14f-153c-4744-9b47-f95c70fb0a6c")
+const DEFAULT_LIBRARY =
+    Sys.isapple() ? "libdinput.0.dylib" : Sys.iswindows() ? "libdinput.dll" : "libdinput.so.0"
+
+const LIBRARY_HANDLE = Ref{Ptr{Cvoid}}(C_NULL)
+const LIBRARY_PATH = Ref{String}("")
+const LIBRARY_SOURCE = Ref{String}("")
+
+"""
+    LibDinput.find_library() -> (library, source)
+
+The dinput library to load and where that choice came from, decided when called (at
+`using Dinput`), in this order:
+
+1. the environment variable `JULIA_DINPUT_LIBRARY`, else `DINPUT_LIB` (a path, or a name for
+   the dynamic loader), when set and not empty;
+2. the preference `libdinput` of the Dinput package, as Preferences.jl stores it
+   (`Preferences.set_preferences!(Dinput, "libdinput" => path)`, or by hand: a `[Dinput]`
+   table with `libdinput = "/path/to/libdinput.so.0"` in `LocalPreferences.toml` next to the
+   active project, or `[preferences.Dinput]` in its `Project.toml`);
+3. `libdinput.so.0` (`libdinput.0.dylib` on macOS), found by the dynamic loader through
+   `LD_LIBRARY_PATH`, the system paths or `Libdl.DL_LOAD_PATH`.
+"""
+function find_library()
+    for var in ENV_VARIABLES
+        value = get(ENV, var, "")
+        isempty(value) || return (value, "the environment variable $var")
+    end
+    value = _preference()
+    value === nothing || return (value, "the preference \"$PREFERENCE\" of Dinput")
+    return (DEFAULT_LIBRARY, "the default name")
+end
+
+# The preference, read the way Preferences.jl reads it (Preferences.jl is a thin layer over
+# `Base.get_preferences`, which merges the preferences of every project on the load path),
+# so that Dinput needs no dependency for it: Preferences.jl stays optional, a tool for
+# writing the setting. It is read at run time only, so changing it needs no recompilation.
+function _preference()
+    isdefined(Base, :get_preferences) || return nothing
+    value = get(Base.get_preferences(PACKAGE_UUID), PREFERENCE, nothing)
+    value === nothing && return nothing
+    (value isa AbstractString && !isempty(value)) ||
+        error("Dinput: the preference \"$PREFERENCE\" must be the library's path, " *
+              "not $(repr(value))")
+    return String(value)
+end
+
+"""
+    LibDinput.load!() -> String
+
+Opens the dinput library chosen by [`find_library`](@ref) and points every wrapper of this
+module at it; returns its path. Called by `Dinput.__init__`, once per session: the library
+stays loaded until Julia exits (dinput's threads make unloading it unsafe), so choosing
+another one needs a new session.
+"""
+function load!()
+    library, source = find_library()
+    handle = try
+        Libdl.dlopen(library)
+    catch err
+        error("""
+            Dinput cannot load the dinput library "$library" (from $source):
+            $(sprint(showerror, err))
+            Set JULIA_DINPUT_LIBRARY to its path before `using Dinput` (for example
+            JULIA_DINPUT_LIBRARY=/path/to/build/src/libdinput.so.0), set the preference
+            "$PREFERENCE" (see the README), or put its directory on LD_LIBRARY_PATH
+            (DYLD_LIBRARY_PATH on macOS).""")
+    end
+    pointers = [Libdl.dlsym_e(handle, name) for name in FUNCTION_NAMES]
+    absent = FUNCTION_NAMES[pointers .== C_NULL]
+    if !isempty(absent)
+        error("Dinput: the dinput library \"$library\" (from $source) lacks $(length(absent)) " *
+              "function(s) the binding calls, such as $(join(first(absent, 3), ", ")): " *
+              "it is older than the binding")
+    end
+    for (name, p) in zip(FUNCTION_NAMES, pointers)
+        getfield(@__MODULE__, _slot_name(name))[] = p
+    end
+    LIBRARY_HANDLE[] = handle
+    LIBRARY_PATH[] = try
+        Libdl.dlpath(handle)        # the file the loader chose, for messages and library_path
+    catch
+        library
+    end
+    LIBRARY_SOURCE[] = source
+    return LIBRARY_PATH[]
+end
+
+"""
+    @gcsafe_ccall(@fptr(:name), RetType, (ArgTypes...), args...)
 
 A `ccall` during which the garbage collector may run on other threads.
 
 A Julia thread blocked inside a plain `ccall` stays "GC-unsafe": a collection started by any
 other thread waits for it. dinput calls that wait for other threads (a background producer,
-replicas of `run`, the workers of a collective) would then deadlock as soon as one of those
-threads runs Julia code that allocates. This macro converts the arguments first (which may
-allocate), then switches the thread to GC-safe (`jl_gc_safe_enter`) around the call itself.
-The callee may call back into Julia: the `@cfunction` wrapper switches back to GC-unsafe for
-the duration of the callback. The function pointer is looked up with `cglobal` before the
-switch, so no symbol resolution (which uses Julia locks) happens in the GC-safe region.
+replicas of `strategy_run`, the workers of a collective) would then deadlock as soon as one
+of those threads runs Julia code that allocates. This macro converts the arguments first
+(which may allocate), then switches the thread to GC-safe (`jl_gc_safe_enter`) around the
+call itself. The callee may call back into Julia: the `@cfunction` wrapper switches back to
+GC-unsafe for the duration of the callback. The function pointer is read from its slot
+before the switch.
 """
 macro gcsafe_ccall(target, rettype, argtypes, args...)
     Meta.isexpr(argtypes, :tuple) ||
@@ -53,7 +175,7 @@ macro gcsafe_ccall(target, rettype, argtypes, args...)
     for (c, T, a) in zip(converted, types, args)
         push!(body.args, :($c = Base.cconvert($T, $a)))
     end
-    push!(body.args, :($fptr = cglobal($target)))
+    push!(body.args, :($fptr = $target))
     inner = Expr(:block)
     for (r, T, c) in zip(raw, types, converted)
         push!(inner.args, :($r = Base.unsafe_convert($T, $c)))
@@ -163,80 +285,80 @@ const DINPUT_REDUCE_OP_FORCE_32BIT = Cint(2147483647)
 # Status codes, errors, version
 # ---------------------------------------------------------------------------------------
 
-dinput_status_name(code) = ccall((:dinput_status_name, libdinput), Ptr{UInt8}, (Cint,), code)
-dinput_last_error_message() = ccall((:dinput_last_error_message, libdinput), Ptr{UInt8}, ())
-dinput_last_error_code() = ccall((:dinput_last_error_code, libdinput), Cint, ())
+dinput_status_name(code) = ccall(@fptr(:dinput_status_name), Ptr{UInt8}, (Cint,), code)
+dinput_last_error_message() = ccall(@fptr(:dinput_last_error_message), Ptr{UInt8}, ())
+dinput_last_error_code() = ccall(@fptr(:dinput_last_error_code), Cint, ())
 dinput_error_set(code, message) =
-    ccall((:dinput_error_set, libdinput), Cvoid, (Cint, Cstring), code, message)
-dinput_error_clear() = ccall((:dinput_error_clear, libdinput), Cvoid, ())
-dinput_version() = ccall((:dinput_version, libdinput), Ptr{UInt8}, ())
-dinput_version_number() = ccall((:dinput_version_number, libdinput), Cint, ())
-dinput_build_info() = ccall((:dinput_build_info, libdinput), Ptr{UInt8}, ())
+    ccall(@fptr(:dinput_error_set), Cvoid, (Cint, Cstring), code, message)
+dinput_error_clear() = ccall(@fptr(:dinput_error_clear), Cvoid, ())
+dinput_version() = ccall(@fptr(:dinput_version), Ptr{UInt8}, ())
+dinput_version_number() = ccall(@fptr(:dinput_version_number), Cint, ())
+dinput_build_info() = ccall(@fptr(:dinput_build_info), Ptr{UInt8}, ())
 
 # ---------------------------------------------------------------------------------------
 # Data types and tensors
 # ---------------------------------------------------------------------------------------
 
-dinput_dtype_name(dtype) = ccall((:dinput_dtype_name, libdinput), Ptr{UInt8}, (Cint,), dtype)
-dinput_dtype_size(dtype) = ccall((:dinput_dtype_size, libdinput), Csize_t, (Cint,), dtype)
+dinput_dtype_name(dtype) = ccall(@fptr(:dinput_dtype_name), Ptr{UInt8}, (Cint,), dtype)
+dinput_dtype_size(dtype) = ccall(@fptr(:dinput_dtype_size), Csize_t, (Cint,), dtype)
 dinput_dtype_from_name(name) =
-    ccall((:dinput_dtype_from_name, libdinput), Cint, (Cstring,), name)
+    ccall(@fptr(:dinput_dtype_from_name), Cint, (Cstring,), name)
 function dinput_tensor_new(out, dtype, shape, rank, data, nbytes)
-    ccall((:dinput_tensor_new, libdinput), Cint,
+    ccall(@fptr(:dinput_tensor_new), Cint,
         (Ptr{Ptr{Cvoid}}, Cint, Ptr{Int64}, Cint, Ptr{Cvoid}, Csize_t),
         out, dtype, shape, rank, data, nbytes)
 end
 function dinput_tensor_new_bytes(out, shape, rank, strings, lengths)
-    ccall((:dinput_tensor_new_bytes, libdinput), Cint,
+    ccall(@fptr(:dinput_tensor_new_bytes), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Int64}, Cint, Ptr{Ptr{UInt8}}, Ptr{Csize_t}),
         out, shape, rank, strings, lengths)
 end
 dinput_tensor_ref(out, tensor) =
-    ccall((:dinput_tensor_ref, libdinput), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, tensor)
+    ccall(@fptr(:dinput_tensor_ref), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, tensor)
 dinput_tensor_free(tensor) =
-    ccall((:dinput_tensor_free, libdinput), Cvoid, (Ptr{Cvoid},), tensor)
+    ccall(@fptr(:dinput_tensor_free), Cvoid, (Ptr{Cvoid},), tensor)
 dinput_tensor_dtype(tensor) =
-    ccall((:dinput_tensor_dtype, libdinput), Cint, (Ptr{Cvoid},), tensor)
+    ccall(@fptr(:dinput_tensor_dtype), Cint, (Ptr{Cvoid},), tensor)
 dinput_tensor_rank(tensor) =
-    ccall((:dinput_tensor_rank, libdinput), Cint, (Ptr{Cvoid},), tensor)
+    ccall(@fptr(:dinput_tensor_rank), Cint, (Ptr{Cvoid},), tensor)
 dinput_tensor_shape(tensor) =
-    ccall((:dinput_tensor_shape, libdinput), Ptr{Int64}, (Ptr{Cvoid},), tensor)
+    ccall(@fptr(:dinput_tensor_shape), Ptr{Int64}, (Ptr{Cvoid},), tensor)
 dinput_tensor_dim(tensor, i) =
-    ccall((:dinput_tensor_dim, libdinput), Int64, (Ptr{Cvoid}, Cint), tensor, i)
+    ccall(@fptr(:dinput_tensor_dim), Int64, (Ptr{Cvoid}, Cint), tensor, i)
 dinput_tensor_num_elements(tensor) =
-    ccall((:dinput_tensor_num_elements, libdinput), Int64, (Ptr{Cvoid},), tensor)
+    ccall(@fptr(:dinput_tensor_num_elements), Int64, (Ptr{Cvoid},), tensor)
 dinput_tensor_byte_size(tensor) =
-    ccall((:dinput_tensor_byte_size, libdinput), Csize_t, (Ptr{Cvoid},), tensor)
+    ccall(@fptr(:dinput_tensor_byte_size), Csize_t, (Ptr{Cvoid},), tensor)
 dinput_tensor_data(tensor) =
-    ccall((:dinput_tensor_data, libdinput), Ptr{Cvoid}, (Ptr{Cvoid},), tensor)
+    ccall(@fptr(:dinput_tensor_data), Ptr{Cvoid}, (Ptr{Cvoid},), tensor)
 dinput_tensor_device_type(tensor) =
-    ccall((:dinput_tensor_device_type, libdinput), Cint, (Ptr{Cvoid},), tensor)
+    ccall(@fptr(:dinput_tensor_device_type), Cint, (Ptr{Cvoid},), tensor)
 dinput_tensor_device_index(tensor) =
-    ccall((:dinput_tensor_device_index, libdinput), Cint, (Ptr{Cvoid},), tensor)
+    ccall(@fptr(:dinput_tensor_device_index), Cint, (Ptr{Cvoid},), tensor)
 # Waits for the device-to-host copy of a CUDA tensor: GC-safe like the other waits.
 function dinput_tensor_to_host(out, tensor)
-    @gcsafe_ccall((:dinput_tensor_to_host, libdinput), Cint,
+    @gcsafe_ccall(@fptr(:dinput_tensor_to_host), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
         out, tensor)
 end
 # cudaHostAlloc may wait for the GPU: GC-safe.
 function dinput_tensor_new_pinned(out, dtype, shape, rank, data, nbytes)
-    @gcsafe_ccall((:dinput_tensor_new_pinned, libdinput), Cint,
+    @gcsafe_ccall(@fptr(:dinput_tensor_new_pinned), Cint,
         (Ptr{Ptr{Cvoid}}, Cint, Ptr{Int64}, Cint, Ptr{Cvoid}, Csize_t),
         out, dtype, shape, rank, data, nbytes)
 end
 function dinput_tensor_copy_to(out, out_bytes, tensor, expected)
-    ccall((:dinput_tensor_copy_to, libdinput), Cint,
+    ccall(@fptr(:dinput_tensor_copy_to), Cint,
         (Ptr{Cvoid}, Csize_t, Ptr{Cvoid}, Cint),
         out, out_bytes, tensor, expected)
 end
 function dinput_tensor_string_view(out, out_len, tensor, index)
-    ccall((:dinput_tensor_string_view, libdinput), Cint,
+    ccall(@fptr(:dinput_tensor_string_view), Cint,
         (Ptr{Ptr{UInt8}}, Ptr{Csize_t}, Ptr{Cvoid}, Int64),
         out, out_len, tensor, index)
 end
 function dinput_tensor_to_dlpack(out, tensor)
-    ccall((:dinput_tensor_to_dlpack, libdinput), Cint,
+    ccall(@fptr(:dinput_tensor_to_dlpack), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
         out, tensor)
 end
@@ -246,13 +368,13 @@ end
 # ---------------------------------------------------------------------------------------
 
 # May wait for GPU work, but never for a thread that runs Julia code: a plain ccall.
-dinput_cuda_empty_cache() = ccall((:dinput_cuda_empty_cache, libdinput), Cint, ())
+dinput_cuda_empty_cache() = ccall(@fptr(:dinput_cuda_empty_cache), Cint, ())
 dinput_cuda_set_cache_limit(bytes) =
-    ccall((:dinput_cuda_set_cache_limit, libdinput), Cint, (Csize_t,), bytes)
+    ccall(@fptr(:dinput_cuda_set_cache_limit), Cint, (Csize_t,), bytes)
 dinput_cuda_cache_limit(out) =
-    ccall((:dinput_cuda_cache_limit, libdinput), Cint, (Ptr{Csize_t},), out)
+    ccall(@fptr(:dinput_cuda_cache_limit), Cint, (Ptr{Csize_t},), out)
 function dinput_cuda_pool_bytes(out_held, out_cached, device)
-    ccall((:dinput_cuda_pool_bytes, libdinput), Cint,
+    ccall(@fptr(:dinput_cuda_pool_bytes), Cint,
         (Ptr{Csize_t}, Ptr{Csize_t}, Cint),
         out_held, out_cached, device)
 end
@@ -262,106 +384,106 @@ end
 # ---------------------------------------------------------------------------------------
 
 function dinput_element_new(out, tensors, count)
-    ccall((:dinput_element_new, libdinput), Cint,
+    ccall(@fptr(:dinput_element_new), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Ptr{Cvoid}}, Csize_t),
         out, tensors, count)
 end
 dinput_element_free(element) =
-    ccall((:dinput_element_free, libdinput), Cvoid, (Ptr{Cvoid},), element)
+    ccall(@fptr(:dinput_element_free), Cvoid, (Ptr{Cvoid},), element)
 dinput_element_ref(out, element) =
-    ccall((:dinput_element_ref, libdinput), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, element)
+    ccall(@fptr(:dinput_element_ref), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, element)
 dinput_element_size(element) =
-    ccall((:dinput_element_size, libdinput), Csize_t, (Ptr{Cvoid},), element)
+    ccall(@fptr(:dinput_element_size), Csize_t, (Ptr{Cvoid},), element)
 dinput_element_get(element, i) =
-    ccall((:dinput_element_get, libdinput), Ptr{Cvoid}, (Ptr{Cvoid}, Csize_t), element, i)
+    ccall(@fptr(:dinput_element_get), Ptr{Cvoid}, (Ptr{Cvoid}, Csize_t), element, i)
 
 # ---------------------------------------------------------------------------------------
 # Element specs
 # ---------------------------------------------------------------------------------------
 
-dinput_spec_new(out) = ccall((:dinput_spec_new, libdinput), Cint, (Ptr{Ptr{Cvoid}},), out)
+dinput_spec_new(out) = ccall(@fptr(:dinput_spec_new), Cint, (Ptr{Ptr{Cvoid}},), out)
 function dinput_spec_add(spec, dtype, shape, rank)
-    ccall((:dinput_spec_add, libdinput), Cint,
+    ccall(@fptr(:dinput_spec_add), Cint,
         (Ptr{Cvoid}, Cint, Ptr{Int64}, Cint),
         spec, dtype, shape, rank)
 end
-dinput_spec_free(spec) = ccall((:dinput_spec_free, libdinput), Cvoid, (Ptr{Cvoid},), spec)
-dinput_spec_size(spec) = ccall((:dinput_spec_size, libdinput), Csize_t, (Ptr{Cvoid},), spec)
+dinput_spec_free(spec) = ccall(@fptr(:dinput_spec_free), Cvoid, (Ptr{Cvoid},), spec)
+dinput_spec_size(spec) = ccall(@fptr(:dinput_spec_size), Csize_t, (Ptr{Cvoid},), spec)
 dinput_spec_dtype(spec, i) =
-    ccall((:dinput_spec_dtype, libdinput), Cint, (Ptr{Cvoid}, Csize_t), spec, i)
+    ccall(@fptr(:dinput_spec_dtype), Cint, (Ptr{Cvoid}, Csize_t), spec, i)
 dinput_spec_rank(spec, i) =
-    ccall((:dinput_spec_rank, libdinput), Cint, (Ptr{Cvoid}, Csize_t), spec, i)
+    ccall(@fptr(:dinput_spec_rank), Cint, (Ptr{Cvoid}, Csize_t), spec, i)
 dinput_spec_shape(spec, i) =
-    ccall((:dinput_spec_shape, libdinput), Ptr{Int64}, (Ptr{Cvoid}, Csize_t), spec, i)
+    ccall(@fptr(:dinput_spec_shape), Ptr{Int64}, (Ptr{Cvoid}, Csize_t), spec, i)
 
 # ---------------------------------------------------------------------------------------
 # Dataset options
 # ---------------------------------------------------------------------------------------
 
-dinput_options_new(out) = ccall((:dinput_options_new, libdinput), Cint, (Ptr{Ptr{Cvoid}},), out)
+dinput_options_new(out) = ccall(@fptr(:dinput_options_new), Cint, (Ptr{Ptr{Cvoid}},), out)
 dinput_options_free(options) =
-    ccall((:dinput_options_free, libdinput), Cvoid, (Ptr{Cvoid},), options)
+    ccall(@fptr(:dinput_options_free), Cvoid, (Ptr{Cvoid},), options)
 function dinput_options_set_auto_shard_policy(options, policy)
-    ccall((:dinput_options_set_auto_shard_policy, libdinput), Cint,
+    ccall(@fptr(:dinput_options_set_auto_shard_policy), Cint,
         (Ptr{Cvoid}, Cint),
         options, policy)
 end
 dinput_options_auto_shard_policy(options) =
-    ccall((:dinput_options_auto_shard_policy, libdinput), Cint, (Ptr{Cvoid},), options)
+    ccall(@fptr(:dinput_options_auto_shard_policy), Cint, (Ptr{Cvoid},), options)
 function dinput_options_set_skip_corrupt_records(options, enable)
-    ccall((:dinput_options_set_skip_corrupt_records, libdinput), Cint,
+    ccall(@fptr(:dinput_options_set_skip_corrupt_records), Cint,
         (Ptr{Cvoid}, Cint),
         options, enable)
 end
 
 function dinput_options_skip_corrupt_records(options)
-    ccall((:dinput_options_skip_corrupt_records, libdinput), Cint,
+    ccall(@fptr(:dinput_options_skip_corrupt_records), Cint,
         (Ptr{Cvoid},),
         options)
 end
 
 function dinput_options_set_max_record_bytes(options, max_bytes)
-    ccall((:dinput_options_set_max_record_bytes, libdinput), Cint,
+    ccall(@fptr(:dinput_options_set_max_record_bytes), Cint,
         (Ptr{Cvoid}, Int64),
         options, max_bytes)
 end
 
 function dinput_options_max_record_bytes(options)
-    ccall((:dinput_options_max_record_bytes, libdinput), Int64,
+    ccall(@fptr(:dinput_options_max_record_bytes), Int64,
         (Ptr{Cvoid},),
         options)
 end
 
 function dinput_options_set_map_files(options, enable)
-    ccall((:dinput_options_set_map_files, libdinput), Cint,
+    ccall(@fptr(:dinput_options_set_map_files), Cint,
         (Ptr{Cvoid}, Cint),
         options, enable)
 end
 
 function dinput_options_map_files(options)
-    ccall((:dinput_options_map_files, libdinput), Cint,
+    ccall(@fptr(:dinput_options_map_files), Cint,
         (Ptr{Cvoid},),
         options)
 end
 
 function dinput_options_set_allow_nonregular_files(options, enable)
-    ccall((:dinput_options_set_allow_nonregular_files, libdinput), Cint,
+    ccall(@fptr(:dinput_options_set_allow_nonregular_files), Cint,
         (Ptr{Cvoid}, Cint),
         options, enable)
 end
 
 function dinput_options_allow_nonregular_files(options)
-    ccall((:dinput_options_allow_nonregular_files, libdinput), Cint,
+    ccall(@fptr(:dinput_options_allow_nonregular_files), Cint,
         (Ptr{Cvoid},),
         options)
 end
 function dinput_options_set_deterministic(options, enable)
-    ccall((:dinput_options_set_deterministic, libdinput), Cint,
+    ccall(@fptr(:dinput_options_set_deterministic), Cint,
         (Ptr{Cvoid}, Cint),
         options, enable)
 end
 function dinput_options_deterministic(options)
-    ccall((:dinput_options_deterministic, libdinput), Cint,
+    ccall(@fptr(:dinput_options_deterministic), Cint,
         (Ptr{Cvoid},),
         options)
 end
@@ -371,272 +493,272 @@ end
 # ---------------------------------------------------------------------------------------
 
 function dinput_map_options_new(out)
-    ccall((:dinput_map_options_new, libdinput), Cint,
+    ccall(@fptr(:dinput_map_options_new), Cint,
         (Ptr{Ptr{Cvoid}},),
         out)
 end
 function dinput_map_options_free(options)
-    ccall((:dinput_map_options_free, libdinput), Cvoid,
+    ccall(@fptr(:dinput_map_options_free), Cvoid,
         (Ptr{Cvoid},),
         options)
 end
 function dinput_map_options_set_out_spec(options, spec)
-    ccall((:dinput_map_options_set_out_spec, libdinput), Cint,
+    ccall(@fptr(:dinput_map_options_set_out_spec), Cint,
         (Ptr{Cvoid}, Ptr{Cvoid}),
         options, spec)
 end
 function dinput_map_options_out_spec(out, options)
-    ccall((:dinput_map_options_out_spec, libdinput), Cint,
+    ccall(@fptr(:dinput_map_options_out_spec), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
         out, options)
 end
 function dinput_map_options_set_num_parallel_calls(options, num_parallel_calls)
-    ccall((:dinput_map_options_set_num_parallel_calls, libdinput), Cint,
+    ccall(@fptr(:dinput_map_options_set_num_parallel_calls), Cint,
         (Ptr{Cvoid}, Int64),
         options, num_parallel_calls)
 end
 function dinput_map_options_num_parallel_calls(options)
-    ccall((:dinput_map_options_num_parallel_calls, libdinput), Int64,
+    ccall(@fptr(:dinput_map_options_num_parallel_calls), Int64,
         (Ptr{Cvoid},),
         options)
 end
 function dinput_map_options_set_deterministic(options, deterministic)
-    ccall((:dinput_map_options_set_deterministic, libdinput), Cint,
+    ccall(@fptr(:dinput_map_options_set_deterministic), Cint,
         (Ptr{Cvoid}, Cint),
         options, deterministic)
 end
 function dinput_map_options_deterministic(options)
-    ccall((:dinput_map_options_deterministic, libdinput), Cint,
+    ccall(@fptr(:dinput_map_options_deterministic), Cint,
         (Ptr{Cvoid},),
         options)
 end
 function dinput_interleave_options_new(out)
-    ccall((:dinput_interleave_options_new, libdinput), Cint,
+    ccall(@fptr(:dinput_interleave_options_new), Cint,
         (Ptr{Ptr{Cvoid}},),
         out)
 end
 function dinput_interleave_options_free(options)
-    ccall((:dinput_interleave_options_free, libdinput), Cvoid,
+    ccall(@fptr(:dinput_interleave_options_free), Cvoid,
         (Ptr{Cvoid},),
         options)
 end
 function dinput_interleave_options_set_cycle_length(options, cycle_length)
-    ccall((:dinput_interleave_options_set_cycle_length, libdinput), Cint,
+    ccall(@fptr(:dinput_interleave_options_set_cycle_length), Cint,
         (Ptr{Cvoid}, Int64),
         options, cycle_length)
 end
 function dinput_interleave_options_cycle_length(options)
-    ccall((:dinput_interleave_options_cycle_length, libdinput), Int64,
+    ccall(@fptr(:dinput_interleave_options_cycle_length), Int64,
         (Ptr{Cvoid},),
         options)
 end
 function dinput_interleave_options_set_block_length(options, block_length)
-    ccall((:dinput_interleave_options_set_block_length, libdinput), Cint,
+    ccall(@fptr(:dinput_interleave_options_set_block_length), Cint,
         (Ptr{Cvoid}, Int64),
         options, block_length)
 end
 function dinput_interleave_options_block_length(options)
-    ccall((:dinput_interleave_options_block_length, libdinput), Int64,
+    ccall(@fptr(:dinput_interleave_options_block_length), Int64,
         (Ptr{Cvoid},),
         options)
 end
 function dinput_interleave_options_set_num_parallel_calls(options, num_parallel_calls)
-    ccall((:dinput_interleave_options_set_num_parallel_calls, libdinput), Cint,
+    ccall(@fptr(:dinput_interleave_options_set_num_parallel_calls), Cint,
         (Ptr{Cvoid}, Int64),
         options, num_parallel_calls)
 end
 function dinput_interleave_options_num_parallel_calls(options)
-    ccall((:dinput_interleave_options_num_parallel_calls, libdinput), Int64,
+    ccall(@fptr(:dinput_interleave_options_num_parallel_calls), Int64,
         (Ptr{Cvoid},),
         options)
 end
 function dinput_interleave_options_set_deterministic(options, deterministic)
-    ccall((:dinput_interleave_options_set_deterministic, libdinput), Cint,
+    ccall(@fptr(:dinput_interleave_options_set_deterministic), Cint,
         (Ptr{Cvoid}, Cint),
         options, deterministic)
 end
 function dinput_interleave_options_deterministic(options)
-    ccall((:dinput_interleave_options_deterministic, libdinput), Cint,
+    ccall(@fptr(:dinput_interleave_options_deterministic), Cint,
         (Ptr{Cvoid},),
         options)
 end
 function dinput_batch_options_new(out)
-    ccall((:dinput_batch_options_new, libdinput), Cint,
+    ccall(@fptr(:dinput_batch_options_new), Cint,
         (Ptr{Ptr{Cvoid}},),
         out)
 end
 function dinput_batch_options_free(options)
-    ccall((:dinput_batch_options_free, libdinput), Cvoid,
+    ccall(@fptr(:dinput_batch_options_free), Cvoid,
         (Ptr{Cvoid},),
         options)
 end
 function dinput_batch_options_set_drop_remainder(options, drop_remainder)
-    ccall((:dinput_batch_options_set_drop_remainder, libdinput), Cint,
+    ccall(@fptr(:dinput_batch_options_set_drop_remainder), Cint,
         (Ptr{Cvoid}, Cint),
         options, drop_remainder)
 end
 function dinput_batch_options_drop_remainder(options)
-    ccall((:dinput_batch_options_drop_remainder, libdinput), Cint,
+    ccall(@fptr(:dinput_batch_options_drop_remainder), Cint,
         (Ptr{Cvoid},),
         options)
 end
 function dinput_batch_options_set_num_parallel_calls(options, num_parallel_calls)
-    ccall((:dinput_batch_options_set_num_parallel_calls, libdinput), Cint,
+    ccall(@fptr(:dinput_batch_options_set_num_parallel_calls), Cint,
         (Ptr{Cvoid}, Int64),
         options, num_parallel_calls)
 end
 function dinput_batch_options_num_parallel_calls(options)
-    ccall((:dinput_batch_options_num_parallel_calls, libdinput), Int64,
+    ccall(@fptr(:dinput_batch_options_num_parallel_calls), Int64,
         (Ptr{Cvoid},),
         options)
 end
 function dinput_batch_options_set_deterministic(options, deterministic)
-    ccall((:dinput_batch_options_set_deterministic, libdinput), Cint,
+    ccall(@fptr(:dinput_batch_options_set_deterministic), Cint,
         (Ptr{Cvoid}, Cint),
         options, deterministic)
 end
 function dinput_batch_options_deterministic(options)
-    ccall((:dinput_batch_options_deterministic, libdinput), Cint,
+    ccall(@fptr(:dinput_batch_options_deterministic), Cint,
         (Ptr{Cvoid},),
         options)
 end
 function dinput_shuffle_options_new(out)
-    ccall((:dinput_shuffle_options_new, libdinput), Cint,
+    ccall(@fptr(:dinput_shuffle_options_new), Cint,
         (Ptr{Ptr{Cvoid}},),
         out)
 end
 function dinput_shuffle_options_free(options)
-    ccall((:dinput_shuffle_options_free, libdinput), Cvoid,
+    ccall(@fptr(:dinput_shuffle_options_free), Cvoid,
         (Ptr{Cvoid},),
         options)
 end
 function dinput_shuffle_options_set_seed(options, seed, seed2)
-    ccall((:dinput_shuffle_options_set_seed, libdinput), Cint,
+    ccall(@fptr(:dinput_shuffle_options_set_seed), Cint,
         (Ptr{Cvoid}, Int64, Int64),
         options, seed, seed2)
 end
 function dinput_shuffle_options_seed(options)
-    ccall((:dinput_shuffle_options_seed, libdinput), Int64,
+    ccall(@fptr(:dinput_shuffle_options_seed), Int64,
         (Ptr{Cvoid},),
         options)
 end
 function dinput_shuffle_options_seed2(options)
-    ccall((:dinput_shuffle_options_seed2, libdinput), Int64,
+    ccall(@fptr(:dinput_shuffle_options_seed2), Int64,
         (Ptr{Cvoid},),
         options)
 end
 function dinput_shuffle_options_set_reshuffle_each_iteration(options, enable)
-    ccall((:dinput_shuffle_options_set_reshuffle_each_iteration, libdinput), Cint,
+    ccall(@fptr(:dinput_shuffle_options_set_reshuffle_each_iteration), Cint,
         (Ptr{Cvoid}, Cint),
         options, enable)
 end
 function dinput_shuffle_options_reshuffle_each_iteration(options)
-    ccall((:dinput_shuffle_options_reshuffle_each_iteration, libdinput), Cint,
+    ccall(@fptr(:dinput_shuffle_options_reshuffle_each_iteration), Cint,
         (Ptr{Cvoid},),
         options)
 end
 function dinput_list_files_options_new(out)
-    ccall((:dinput_list_files_options_new, libdinput), Cint,
+    ccall(@fptr(:dinput_list_files_options_new), Cint,
         (Ptr{Ptr{Cvoid}},),
         out)
 end
 function dinput_list_files_options_free(options)
-    ccall((:dinput_list_files_options_free, libdinput), Cvoid,
+    ccall(@fptr(:dinput_list_files_options_free), Cvoid,
         (Ptr{Cvoid},),
         options)
 end
 function dinput_list_files_options_set_shuffle(options, shuffle)
-    ccall((:dinput_list_files_options_set_shuffle, libdinput), Cint,
+    ccall(@fptr(:dinput_list_files_options_set_shuffle), Cint,
         (Ptr{Cvoid}, Cint),
         options, shuffle)
 end
 function dinput_list_files_options_shuffle(options)
-    ccall((:dinput_list_files_options_shuffle, libdinput), Cint,
+    ccall(@fptr(:dinput_list_files_options_shuffle), Cint,
         (Ptr{Cvoid},),
         options)
 end
 function dinput_list_files_options_set_seed(options, seed, seed2)
-    ccall((:dinput_list_files_options_set_seed, libdinput), Cint,
+    ccall(@fptr(:dinput_list_files_options_set_seed), Cint,
         (Ptr{Cvoid}, Int64, Int64),
         options, seed, seed2)
 end
 function dinput_list_files_options_seed(options)
-    ccall((:dinput_list_files_options_seed, libdinput), Int64,
+    ccall(@fptr(:dinput_list_files_options_seed), Int64,
         (Ptr{Cvoid},),
         options)
 end
 function dinput_list_files_options_seed2(options)
-    ccall((:dinput_list_files_options_seed2, libdinput), Int64,
+    ccall(@fptr(:dinput_list_files_options_seed2), Int64,
         (Ptr{Cvoid},),
         options)
 end
 function dinput_records_options_new(out)
-    ccall((:dinput_records_options_new, libdinput), Cint,
+    ccall(@fptr(:dinput_records_options_new), Cint,
         (Ptr{Ptr{Cvoid}},),
         out)
 end
 function dinput_records_options_free(options)
-    ccall((:dinput_records_options_free, libdinput), Cvoid,
+    ccall(@fptr(:dinput_records_options_free), Cvoid,
         (Ptr{Cvoid},),
         options)
 end
 function dinput_records_options_set_compression(options, compression)
-    ccall((:dinput_records_options_set_compression, libdinput), Cint,
+    ccall(@fptr(:dinput_records_options_set_compression), Cint,
         (Ptr{Cvoid}, Cint),
         options, compression)
 end
 function dinput_records_options_compression(options)
-    ccall((:dinput_records_options_compression, libdinput), Cint,
+    ccall(@fptr(:dinput_records_options_compression), Cint,
         (Ptr{Cvoid},),
         options)
 end
 function dinput_records_options_set_buffer_size(options, buffer_size)
-    ccall((:dinput_records_options_set_buffer_size, libdinput), Cint,
+    ccall(@fptr(:dinput_records_options_set_buffer_size), Cint,
         (Ptr{Cvoid}, Int64),
         options, buffer_size)
 end
 function dinput_records_options_buffer_size(options)
-    ccall((:dinput_records_options_buffer_size, libdinput), Int64,
+    ccall(@fptr(:dinput_records_options_buffer_size), Int64,
         (Ptr{Cvoid},),
         options)
 end
 function dinput_record_writer_options_new(out)
-    ccall((:dinput_record_writer_options_new, libdinput), Cint,
+    ccall(@fptr(:dinput_record_writer_options_new), Cint,
         (Ptr{Ptr{Cvoid}},),
         out)
 end
 function dinput_record_writer_options_free(options)
-    ccall((:dinput_record_writer_options_free, libdinput), Cvoid,
+    ccall(@fptr(:dinput_record_writer_options_free), Cvoid,
         (Ptr{Cvoid},),
         options)
 end
 function dinput_record_writer_options_set_compression(options, compression)
-    ccall((:dinput_record_writer_options_set_compression, libdinput), Cint,
+    ccall(@fptr(:dinput_record_writer_options_set_compression), Cint,
         (Ptr{Cvoid}, Cint),
         options, compression)
 end
 function dinput_record_writer_options_compression(options)
-    ccall((:dinput_record_writer_options_compression, libdinput), Cint,
+    ccall(@fptr(:dinput_record_writer_options_compression), Cint,
         (Ptr{Cvoid},),
         options)
 end
 function dinput_record_writer_options_set_level(options, level)
-    ccall((:dinput_record_writer_options_set_level, libdinput), Cint,
+    ccall(@fptr(:dinput_record_writer_options_set_level), Cint,
         (Ptr{Cvoid}, Cint),
         options, level)
 end
 function dinput_record_writer_options_level(options)
-    ccall((:dinput_record_writer_options_level, libdinput), Cint,
+    ccall(@fptr(:dinput_record_writer_options_level), Cint,
         (Ptr{Cvoid},),
         options)
 end
 function dinput_record_writer_options_set_zstd_window_log(options, window_log)
-    ccall((:dinput_record_writer_options_set_zstd_window_log, libdinput), Cint,
+    ccall(@fptr(:dinput_record_writer_options_set_zstd_window_log), Cint,
         (Ptr{Cvoid}, Cint),
         options, window_log)
 end
 function dinput_record_writer_options_zstd_window_log(options)
-    ccall((:dinput_record_writer_options_zstd_window_log, libdinput), Cint,
+    ccall(@fptr(:dinput_record_writer_options_zstd_window_log), Cint,
         (Ptr{Cvoid},),
         options)
 end
@@ -646,125 +768,125 @@ end
 # ---------------------------------------------------------------------------------------
 
 dinput_dataset_free(dataset) =
-    ccall((:dinput_dataset_free, libdinput), Cvoid, (Ptr{Cvoid},), dataset)
+    ccall(@fptr(:dinput_dataset_free), Cvoid, (Ptr{Cvoid},), dataset)
 dinput_dataset_ref(out, dataset) =
-    ccall((:dinput_dataset_ref, libdinput), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, dataset)
+    ccall(@fptr(:dinput_dataset_ref), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, dataset)
 dinput_dataset_cardinality(dataset) =
-    ccall((:dinput_dataset_cardinality, libdinput), Int64, (Ptr{Cvoid},), dataset)
+    ccall(@fptr(:dinput_dataset_cardinality), Int64, (Ptr{Cvoid},), dataset)
 function dinput_dataset_element_spec(out, dataset)
-    ccall((:dinput_dataset_element_spec, libdinput), Cint,
+    ccall(@fptr(:dinput_dataset_element_spec), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
         out, dataset)
 end
 dinput_dataset_name(dataset) =
-    ccall((:dinput_dataset_name, libdinput), Ptr{UInt8}, (Ptr{Cvoid},), dataset)
+    ccall(@fptr(:dinput_dataset_name), Ptr{UInt8}, (Ptr{Cvoid},), dataset)
 function dinput_dataset_range(out, start, stop, step)
-    ccall((:dinput_dataset_range, libdinput), Cint,
+    ccall(@fptr(:dinput_dataset_range), Cint,
         (Ptr{Ptr{Cvoid}}, Int64, Int64, Int64),
         out, start, stop, step)
 end
 function dinput_dataset_from_tensors(out, element)
-    ccall((:dinput_dataset_from_tensors, libdinput), Cint,
+    ccall(@fptr(:dinput_dataset_from_tensors), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
         out, element)
 end
 function dinput_dataset_from_tensor_slices(out, element)
-    ccall((:dinput_dataset_from_tensor_slices, libdinput), Cint,
+    ccall(@fptr(:dinput_dataset_from_tensor_slices), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
         out, element)
 end
 function dinput_dataset_from_generator(out, spec, init, next_fn, finalize_fn, user_data,
                                        free_user_data)
-    ccall((:dinput_dataset_from_generator, libdinput), Cint,
+    ccall(@fptr(:dinput_dataset_from_generator), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid},
          Ptr{Cvoid}),
         out, spec, init, next_fn, finalize_fn, user_data, free_user_data)
 end
 function dinput_dataset_text_lines(out, files, num_files)
-    ccall((:dinput_dataset_text_lines, libdinput), Cint,
+    ccall(@fptr(:dinput_dataset_text_lines), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Ptr{UInt8}}, Csize_t),
         out, files, num_files)
 end
 function dinput_dataset_records(out, files, num_files, options)
-    ccall((:dinput_dataset_records, libdinput), Cint,
+    ccall(@fptr(:dinput_dataset_records), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Ptr{UInt8}}, Csize_t, Ptr{Cvoid}),
         out, files, num_files, options)
 end
 function dinput_dataset_fixed_length_records(out, files, num_files, record_bytes, header_bytes,
                                              footer_bytes)
-    ccall((:dinput_dataset_fixed_length_records, libdinput), Cint,
+    ccall(@fptr(:dinput_dataset_fixed_length_records), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Ptr{UInt8}}, Csize_t, Int64, Int64, Int64),
         out, files, num_files, record_bytes, header_bytes, footer_bytes)
 end
 function dinput_dataset_list_files(out, patterns, num_patterns, options)
-    @gcsafe_ccall((:dinput_dataset_list_files, libdinput), Cint,
+    @gcsafe_ccall(@fptr(:dinput_dataset_list_files), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Ptr{UInt8}}, Csize_t, Ptr{Cvoid}),
         out, patterns, num_patterns, options)
 end
 function dinput_dataset_batch(out, input, batch_size, options)
-    ccall((:dinput_dataset_batch, libdinput), Cint,
+    ccall(@fptr(:dinput_dataset_batch), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64, Ptr{Cvoid}),
         out, input, batch_size, options)
 end
 dinput_dataset_unbatch(out, input) =
-    ccall((:dinput_dataset_unbatch, libdinput), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, input)
+    ccall(@fptr(:dinput_dataset_unbatch), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, input)
 function dinput_dataset_repeat(out, input, count)
-    ccall((:dinput_dataset_repeat, libdinput), Cint,
+    ccall(@fptr(:dinput_dataset_repeat), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64),
         out, input, count)
 end
 function dinput_dataset_take(out, input, count)
-    ccall((:dinput_dataset_take, libdinput), Cint,
+    ccall(@fptr(:dinput_dataset_take), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64),
         out, input, count)
 end
 function dinput_dataset_skip(out, input, count)
-    ccall((:dinput_dataset_skip, libdinput), Cint,
+    ccall(@fptr(:dinput_dataset_skip), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64),
         out, input, count)
 end
 function dinput_dataset_shard(out, input, num_shards, index)
-    ccall((:dinput_dataset_shard, libdinput), Cint,
+    ccall(@fptr(:dinput_dataset_shard), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64, Int64),
         out, input, num_shards, index)
 end
 function dinput_dataset_shuffle(out, input, buffer_size, options)
-    ccall((:dinput_dataset_shuffle, libdinput), Cint,
+    ccall(@fptr(:dinput_dataset_shuffle), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64, Ptr{Cvoid}),
         out, input, buffer_size, options)
 end
 function dinput_dataset_map(out, input, fn, user_data, free_user_data, options)
-    ccall((:dinput_dataset_map, libdinput), Cint,
+    ccall(@fptr(:dinput_dataset_map), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}),
         out, input, fn, user_data, free_user_data, options)
 end
 function dinput_dataset_filter(out, input, fn, user_data, free_user_data)
-    ccall((:dinput_dataset_filter, libdinput), Cint,
+    ccall(@fptr(:dinput_dataset_filter), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}),
         out, input, fn, user_data, free_user_data)
 end
 function dinput_dataset_interleave(out, input, fn, out_spec, user_data, free_user_data, options)
-    ccall((:dinput_dataset_interleave, libdinput), Cint,
+    ccall(@fptr(:dinput_dataset_interleave), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}),
         out, input, fn, out_spec, user_data, free_user_data, options)
 end
 function dinput_dataset_enumerate(out, input, start)
-    ccall((:dinput_dataset_enumerate, libdinput), Cint,
+    ccall(@fptr(:dinput_dataset_enumerate), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64),
         out, input, start)
 end
 function dinput_dataset_prefetch(out, input, buffer_size)
-    ccall((:dinput_dataset_prefetch, libdinput), Cint,
+    ccall(@fptr(:dinput_dataset_prefetch), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64),
         out, input, buffer_size)
 end
 function dinput_dataset_rebatch(out, input, sizes, num_sizes, drop_remainder)
-    ccall((:dinput_dataset_rebatch, libdinput), Cint,
+    ccall(@fptr(:dinput_dataset_rebatch), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Int64}, Csize_t, Cint),
         out, input, sizes, num_sizes, drop_remainder)
 end
 function dinput_dataset_with_options(out, input, options)
-    ccall((:dinput_dataset_with_options, libdinput), Cint,
+    ccall(@fptr(:dinput_dataset_with_options), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}),
         out, input, options)
 end
@@ -774,40 +896,40 @@ end
 # ---------------------------------------------------------------------------------------
 
 function dinput_dataset_iterator(out, dataset)
-    @gcsafe_ccall((:dinput_dataset_iterator, libdinput), Cint,
+    @gcsafe_ccall(@fptr(:dinput_dataset_iterator), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
         out, dataset)
 end
 dinput_iterator_free(iterator) =
-    @gcsafe_ccall((:dinput_iterator_free, libdinput), Cvoid, (Ptr{Cvoid},), iterator)
+    @gcsafe_ccall(@fptr(:dinput_iterator_free), Cvoid, (Ptr{Cvoid},), iterator)
 dinput_iterator_cancel(iterator) =
-    ccall((:dinput_iterator_cancel, libdinput), Cint, (Ptr{Cvoid},), iterator)
+    ccall(@fptr(:dinput_iterator_cancel), Cint, (Ptr{Cvoid},), iterator)
 function dinput_iterator_get_next(out, iterator)
-    @gcsafe_ccall((:dinput_iterator_get_next, libdinput), Cint,
+    @gcsafe_ccall(@fptr(:dinput_iterator_get_next), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
         out, iterator)
 end
 function dinput_iterator_get_next_as_optional(out, iterator)
-    @gcsafe_ccall((:dinput_iterator_get_next_as_optional, libdinput), Cint,
+    @gcsafe_ccall(@fptr(:dinput_iterator_get_next_as_optional), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
         out, iterator)
 end
 function dinput_iterator_element_spec(out, iterator)
-    ccall((:dinput_iterator_element_spec, libdinput), Cint,
+    ccall(@fptr(:dinput_iterator_element_spec), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
         out, iterator)
 end
 function dinput_iterator_statistic(out, iterator, name)
-    ccall((:dinput_iterator_statistic, libdinput), Cint,
+    ccall(@fptr(:dinput_iterator_statistic), Cint,
         (Ptr{Int64}, Ptr{Cvoid}, Cstring),
         out, iterator, name)
 end
 dinput_optional_free(optional) =
-    ccall((:dinput_optional_free, libdinput), Cvoid, (Ptr{Cvoid},), optional)
+    ccall(@fptr(:dinput_optional_free), Cvoid, (Ptr{Cvoid},), optional)
 dinput_optional_has_value(optional) =
-    ccall((:dinput_optional_has_value, libdinput), Cint, (Ptr{Cvoid},), optional)
+    ccall(@fptr(:dinput_optional_has_value), Cint, (Ptr{Cvoid},), optional)
 function dinput_optional_get_value(out, optional)
-    ccall((:dinput_optional_get_value, libdinput), Cint,
+    ccall(@fptr(:dinput_optional_get_value), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
         out, optional)
 end
@@ -817,278 +939,278 @@ end
 # ---------------------------------------------------------------------------------------
 
 function dinput_record_writer_open(out, path, options)
-    ccall((:dinput_record_writer_open, libdinput), Cint,
+    ccall(@fptr(:dinput_record_writer_open), Cint,
         (Ptr{Ptr{Cvoid}}, Cstring, Ptr{Cvoid}),
         out, path, options)
 end
 function dinput_record_writer_write(writer, data, size)
-    ccall((:dinput_record_writer_write, libdinput), Cint,
+    ccall(@fptr(:dinput_record_writer_write), Cint,
         (Ptr{Cvoid}, Ptr{Cvoid}, Csize_t),
         writer, data, size)
 end
 dinput_record_writer_flush(writer) =
-    @gcsafe_ccall((:dinput_record_writer_flush, libdinput), Cint, (Ptr{Cvoid},), writer)
+    @gcsafe_ccall(@fptr(:dinput_record_writer_flush), Cint, (Ptr{Cvoid},), writer)
 dinput_record_writer_close(writer) =
-    @gcsafe_ccall((:dinput_record_writer_close, libdinput), Cint, (Ptr{Cvoid},), writer)
+    @gcsafe_ccall(@fptr(:dinput_record_writer_close), Cint, (Ptr{Cvoid},), writer)
 dinput_record_writer_discard(writer) =
-    @gcsafe_ccall((:dinput_record_writer_discard, libdinput), Cint, (Ptr{Cvoid},), writer)
+    @gcsafe_ccall(@fptr(:dinput_record_writer_discard), Cint, (Ptr{Cvoid},), writer)
 dinput_record_writer_free(writer) =
-    @gcsafe_ccall((:dinput_record_writer_free, libdinput), Cvoid, (Ptr{Cvoid},), writer)
+    @gcsafe_ccall(@fptr(:dinput_record_writer_free), Cvoid, (Ptr{Cvoid},), writer)
 
 # ---------------------------------------------------------------------------------------
 # Clusters
 # ---------------------------------------------------------------------------------------
 
 function dinput_cluster_resolve(out, source)
-    ccall((:dinput_cluster_resolve, libdinput), Cint, (Ptr{Ptr{Cvoid}}, Cstring), out, source)
+    ccall(@fptr(:dinput_cluster_resolve), Cint, (Ptr{Ptr{Cvoid}}, Cstring), out, source)
 end
 function dinput_cluster_new(out, rank, world_size, rdzv_url)
-    ccall((:dinput_cluster_new, libdinput), Cint,
+    ccall(@fptr(:dinput_cluster_new), Cint,
         (Ptr{Ptr{Cvoid}}, Cint, Cint, Cstring),
         out, rank, world_size, rdzv_url)
 end
 dinput_cluster_free(cluster) =
-    ccall((:dinput_cluster_free, libdinput), Cvoid, (Ptr{Cvoid},), cluster)
+    ccall(@fptr(:dinput_cluster_free), Cvoid, (Ptr{Cvoid},), cluster)
 dinput_cluster_rank(cluster) =
-    ccall((:dinput_cluster_rank, libdinput), Cint, (Ptr{Cvoid},), cluster)
+    ccall(@fptr(:dinput_cluster_rank), Cint, (Ptr{Cvoid},), cluster)
 dinput_cluster_world_size(cluster) =
-    ccall((:dinput_cluster_world_size, libdinput), Cint, (Ptr{Cvoid},), cluster)
+    ccall(@fptr(:dinput_cluster_world_size), Cint, (Ptr{Cvoid},), cluster)
 dinput_cluster_local_rank(cluster) =
-    ccall((:dinput_cluster_local_rank, libdinput), Cint, (Ptr{Cvoid},), cluster)
+    ccall(@fptr(:dinput_cluster_local_rank), Cint, (Ptr{Cvoid},), cluster)
 dinput_cluster_local_world_size(cluster) =
-    ccall((:dinput_cluster_local_world_size, libdinput), Cint, (Ptr{Cvoid},), cluster)
+    ccall(@fptr(:dinput_cluster_local_world_size), Cint, (Ptr{Cvoid},), cluster)
 dinput_cluster_rdzv_url(cluster) =
-    ccall((:dinput_cluster_rdzv_url, libdinput), Ptr{UInt8}, (Ptr{Cvoid},), cluster)
+    ccall(@fptr(:dinput_cluster_rdzv_url), Ptr{UInt8}, (Ptr{Cvoid},), cluster)
 dinput_cluster_coordinator_host(cluster) =
-    ccall((:dinput_cluster_coordinator_host, libdinput), Ptr{UInt8}, (Ptr{Cvoid},), cluster)
+    ccall(@fptr(:dinput_cluster_coordinator_host), Ptr{UInt8}, (Ptr{Cvoid},), cluster)
 dinput_cluster_job_id(cluster) =
-    ccall((:dinput_cluster_job_id, libdinput), Ptr{UInt8}, (Ptr{Cvoid},), cluster)
+    ccall(@fptr(:dinput_cluster_job_id), Ptr{UInt8}, (Ptr{Cvoid},), cluster)
 dinput_cluster_source(cluster) =
-    ccall((:dinput_cluster_source, libdinput), Ptr{UInt8}, (Ptr{Cvoid},), cluster)
+    ccall(@fptr(:dinput_cluster_source), Ptr{UInt8}, (Ptr{Cvoid},), cluster)
 dinput_cluster_task_type(cluster) =
-    ccall((:dinput_cluster_task_type, libdinput), Ptr{UInt8}, (Ptr{Cvoid},), cluster)
+    ccall(@fptr(:dinput_cluster_task_type), Ptr{UInt8}, (Ptr{Cvoid},), cluster)
 dinput_cluster_task_index(cluster) =
-    ccall((:dinput_cluster_task_index, libdinput), Cint, (Ptr{Cvoid},), cluster)
+    ccall(@fptr(:dinput_cluster_task_index), Cint, (Ptr{Cvoid},), cluster)
 dinput_cluster_is_input_worker(cluster) =
-    ccall((:dinput_cluster_is_input_worker, libdinput), Cint, (Ptr{Cvoid},), cluster)
+    ccall(@fptr(:dinput_cluster_is_input_worker), Cint, (Ptr{Cvoid},), cluster)
 
 # ---------------------------------------------------------------------------------------
 # Strategies and distribution
 # ---------------------------------------------------------------------------------------
 
 function dinput_collective_new_in_process(out, num_workers, timeout_ms)
-    ccall((:dinput_collective_new_in_process, libdinput), Cint,
+    ccall(@fptr(:dinput_collective_new_in_process), Cint,
         (Ptr{Ptr{Cvoid}}, Cint, Int64),
         out, num_workers, timeout_ms)
 end
 dinput_collective_options_new(out) =
-    ccall((:dinput_collective_options_new, libdinput), Cint, (Ptr{Ptr{Cvoid}},), out)
+    ccall(@fptr(:dinput_collective_options_new), Cint, (Ptr{Ptr{Cvoid}},), out)
 dinput_collective_options_free(options) =
-    ccall((:dinput_collective_options_free, libdinput), Cvoid, (Ptr{Cvoid},), options)
+    ccall(@fptr(:dinput_collective_options_free), Cvoid, (Ptr{Cvoid},), options)
 function dinput_collective_options_set_timeout_ms(options, timeout_ms)
-    ccall((:dinput_collective_options_set_timeout_ms, libdinput), Cint,
+    ccall(@fptr(:dinput_collective_options_set_timeout_ms), Cint,
         (Ptr{Cvoid}, Int64), options, timeout_ms)
 end
 dinput_collective_options_timeout_ms(options) =
-    ccall((:dinput_collective_options_timeout_ms, libdinput), Int64, (Ptr{Cvoid},), options)
+    ccall(@fptr(:dinput_collective_options_timeout_ms), Int64, (Ptr{Cvoid},), options)
 function dinput_collective_options_set_job_id(options, job_id)
-    ccall((:dinput_collective_options_set_job_id, libdinput), Cint,
+    ccall(@fptr(:dinput_collective_options_set_job_id), Cint,
         (Ptr{Cvoid}, Cstring), options, job_id)
 end
 dinput_collective_options_job_id(options) =
-    ccall((:dinput_collective_options_job_id, libdinput), Ptr{UInt8}, (Ptr{Cvoid},), options)
+    ccall(@fptr(:dinput_collective_options_job_id), Ptr{UInt8}, (Ptr{Cvoid},), options)
 function dinput_collective_options_set_interface(options, name)
-    ccall((:dinput_collective_options_set_interface, libdinput), Cint,
+    ccall(@fptr(:dinput_collective_options_set_interface), Cint,
         (Ptr{Cvoid}, Cstring), options, name)
 end
 dinput_collective_options_interface(options) =
-    ccall((:dinput_collective_options_interface, libdinput), Ptr{UInt8}, (Ptr{Cvoid},), options)
+    ccall(@fptr(:dinput_collective_options_interface), Ptr{UInt8}, (Ptr{Cvoid},), options)
 function dinput_collective_options_set_address(options, address)
-    ccall((:dinput_collective_options_set_address, libdinput), Cint,
+    ccall(@fptr(:dinput_collective_options_set_address), Cint,
         (Ptr{Cvoid}, Cstring), options, address)
 end
 dinput_collective_options_address(options) =
-    ccall((:dinput_collective_options_address, libdinput), Ptr{UInt8}, (Ptr{Cvoid},), options)
+    ccall(@fptr(:dinput_collective_options_address), Ptr{UInt8}, (Ptr{Cvoid},), options)
 function dinput_collective_options_set_allow_loopback(options, allow)
-    ccall((:dinput_collective_options_set_allow_loopback, libdinput), Cint,
+    ccall(@fptr(:dinput_collective_options_set_allow_loopback), Cint,
         (Ptr{Cvoid}, Cint), options, allow)
 end
 dinput_collective_options_allow_loopback(options) =
-    ccall((:dinput_collective_options_allow_loopback, libdinput), Cint, (Ptr{Cvoid},), options)
+    ccall(@fptr(:dinput_collective_options_allow_loopback), Cint, (Ptr{Cvoid},), options)
 function dinput_collective_new_from_cluster(out, cluster, options)
-    @gcsafe_ccall((:dinput_collective_new_from_cluster, libdinput), Cint,
+    @gcsafe_ccall(@fptr(:dinput_collective_new_from_cluster), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}),
         out, cluster, options)
 end
 dinput_collective_free(collective) =
-    ccall((:dinput_collective_free, libdinput), Cvoid, (Ptr{Cvoid},), collective)
+    ccall(@fptr(:dinput_collective_free), Cvoid, (Ptr{Cvoid},), collective)
 function dinput_collective_abort(collective, code, message)
-    ccall((:dinput_collective_abort, libdinput), Cint,
+    ccall(@fptr(:dinput_collective_abort), Cint,
         (Ptr{Cvoid}, Cint, Cstring),
         collective, code, message)
 end
 dinput_collective_num_workers(collective) =
-    ccall((:dinput_collective_num_workers, libdinput), Cint, (Ptr{Cvoid},), collective)
+    ccall(@fptr(:dinput_collective_num_workers), Cint, (Ptr{Cvoid},), collective)
 function dinput_strategy_new(out, devices, num_devices)
-    ccall((:dinput_strategy_new, libdinput), Cint,
+    ccall(@fptr(:dinput_strategy_new), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Ptr{UInt8}}, Cint),
         out, devices, num_devices)
 end
 function dinput_strategy_new_multi_worker(out, collective, worker_index, devices, num_devices)
-    ccall((:dinput_strategy_new_multi_worker, libdinput), Cint,
+    ccall(@fptr(:dinput_strategy_new_multi_worker), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Cint, Ptr{Ptr{UInt8}}, Cint),
         out, collective, worker_index, devices, num_devices)
 end
 function dinput_strategy_new_multi_worker_cpu(out, collective, worker_index,
                                               num_replicas_in_sync)
-    ccall((:dinput_strategy_new_multi_worker_cpu, libdinput), Cint,
+    ccall(@fptr(:dinput_strategy_new_multi_worker_cpu), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Cint, Cint),
         out, collective, worker_index, num_replicas_in_sync)
 end
 dinput_strategy_free(strategy) =
-    ccall((:dinput_strategy_free, libdinput), Cvoid, (Ptr{Cvoid},), strategy)
+    ccall(@fptr(:dinput_strategy_free), Cvoid, (Ptr{Cvoid},), strategy)
 dinput_strategy_num_replicas_in_sync(strategy) =
-    ccall((:dinput_strategy_num_replicas_in_sync, libdinput), Cint, (Ptr{Cvoid},), strategy)
+    ccall(@fptr(:dinput_strategy_num_replicas_in_sync), Cint, (Ptr{Cvoid},), strategy)
 dinput_strategy_num_local_replicas(strategy) =
-    ccall((:dinput_strategy_num_local_replicas, libdinput), Cint, (Ptr{Cvoid},), strategy)
+    ccall(@fptr(:dinput_strategy_num_local_replicas), Cint, (Ptr{Cvoid},), strategy)
 dinput_strategy_num_workers(strategy) =
-    ccall((:dinput_strategy_num_workers, libdinput), Cint, (Ptr{Cvoid},), strategy)
+    ccall(@fptr(:dinput_strategy_num_workers), Cint, (Ptr{Cvoid},), strategy)
 dinput_strategy_worker_index(strategy) =
-    ccall((:dinput_strategy_worker_index, libdinput), Cint, (Ptr{Cvoid},), strategy)
+    ccall(@fptr(:dinput_strategy_worker_index), Cint, (Ptr{Cvoid},), strategy)
 dinput_strategy_device(strategy, i) =
-    ccall((:dinput_strategy_device, libdinput), Ptr{UInt8}, (Ptr{Cvoid}, Cint), strategy, i)
+    ccall(@fptr(:dinput_strategy_device), Ptr{UInt8}, (Ptr{Cvoid}, Cint), strategy, i)
 dinput_input_options_new(out) =
-    ccall((:dinput_input_options_new, libdinput), Cint, (Ptr{Ptr{Cvoid}},), out)
+    ccall(@fptr(:dinput_input_options_new), Cint, (Ptr{Ptr{Cvoid}},), out)
 dinput_input_options_free(options) =
-    ccall((:dinput_input_options_free, libdinput), Cvoid, (Ptr{Cvoid},), options)
+    ccall(@fptr(:dinput_input_options_free), Cvoid, (Ptr{Cvoid},), options)
 function dinput_input_options_set_fetch_to_device(o, enable)
-    ccall((:dinput_input_options_set_fetch_to_device, libdinput), Cint,
+    ccall(@fptr(:dinput_input_options_set_fetch_to_device), Cint,
         (Ptr{Cvoid}, Cint),
         o, enable)
 end
 function dinput_input_options_set_replication_mode(o, mode)
-    ccall((:dinput_input_options_set_replication_mode, libdinput), Cint,
+    ccall(@fptr(:dinput_input_options_set_replication_mode), Cint,
         (Ptr{Cvoid}, Cint),
         o, mode)
 end
 function dinput_input_options_set_place_dataset_on_device(o, enable)
-    ccall((:dinput_input_options_set_place_dataset_on_device, libdinput), Cint,
+    ccall(@fptr(:dinput_input_options_set_place_dataset_on_device), Cint,
         (Ptr{Cvoid}, Cint),
         o, enable)
 end
 function dinput_input_options_set_per_replica_buffer_size(o, size)
-    ccall((:dinput_input_options_set_per_replica_buffer_size, libdinput), Cint,
+    ccall(@fptr(:dinput_input_options_set_per_replica_buffer_size), Cint,
         (Ptr{Cvoid}, Int64),
         o, size)
 end
 dinput_input_options_fetch_to_device(o) =
-    ccall((:dinput_input_options_fetch_to_device, libdinput), Cint, (Ptr{Cvoid},), o)
+    ccall(@fptr(:dinput_input_options_fetch_to_device), Cint, (Ptr{Cvoid},), o)
 dinput_input_options_replication_mode(o) =
-    ccall((:dinput_input_options_replication_mode, libdinput), Cint, (Ptr{Cvoid},), o)
+    ccall(@fptr(:dinput_input_options_replication_mode), Cint, (Ptr{Cvoid},), o)
 dinput_input_options_place_dataset_on_device(o) =
-    ccall((:dinput_input_options_place_dataset_on_device, libdinput), Cint, (Ptr{Cvoid},), o)
+    ccall(@fptr(:dinput_input_options_place_dataset_on_device), Cint, (Ptr{Cvoid},), o)
 dinput_input_options_per_replica_buffer_size(o) =
-    ccall((:dinput_input_options_per_replica_buffer_size, libdinput), Int64, (Ptr{Cvoid},), o)
+    ccall(@fptr(:dinput_input_options_per_replica_buffer_size), Int64, (Ptr{Cvoid},), o)
 function dinput_strategy_distribute_dataset(out, strategy, dataset, options)
-    @gcsafe_ccall((:dinput_strategy_distribute_dataset, libdinput), Cint,
+    @gcsafe_ccall(@fptr(:dinput_strategy_distribute_dataset), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}),
         out, strategy, dataset, options)
 end
 function dinput_strategy_distribute_datasets_from_function(out, strategy, fn, user_data,
                                                            free_user_data, options)
-    @gcsafe_ccall((:dinput_strategy_distribute_datasets_from_function, libdinput), Cint,
+    @gcsafe_ccall(@fptr(:dinput_strategy_distribute_datasets_from_function), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}),
         out, strategy, fn, user_data, free_user_data, options)
 end
 dinput_input_context_num_input_pipelines(c) =
-    ccall((:dinput_input_context_num_input_pipelines, libdinput), Cint, (Ptr{Cvoid},), c)
+    ccall(@fptr(:dinput_input_context_num_input_pipelines), Cint, (Ptr{Cvoid},), c)
 dinput_input_context_input_pipeline_id(c) =
-    ccall((:dinput_input_context_input_pipeline_id, libdinput), Cint, (Ptr{Cvoid},), c)
+    ccall(@fptr(:dinput_input_context_input_pipeline_id), Cint, (Ptr{Cvoid},), c)
 dinput_input_context_num_replicas_in_sync(c) =
-    ccall((:dinput_input_context_num_replicas_in_sync, libdinput), Cint, (Ptr{Cvoid},), c)
+    ccall(@fptr(:dinput_input_context_num_replicas_in_sync), Cint, (Ptr{Cvoid},), c)
 function dinput_input_context_get_per_replica_batch_size(out, c, global_batch_size)
-    ccall((:dinput_input_context_get_per_replica_batch_size, libdinput), Cint,
+    ccall(@fptr(:dinput_input_context_get_per_replica_batch_size), Cint,
         (Ptr{Int64}, Ptr{Cvoid}, Int64),
         out, c, global_batch_size)
 end
 dinput_dist_dataset_free(dataset) =
-    ccall((:dinput_dist_dataset_free, libdinput), Cvoid, (Ptr{Cvoid},), dataset)
+    ccall(@fptr(:dinput_dist_dataset_free), Cvoid, (Ptr{Cvoid},), dataset)
 dinput_dist_dataset_plan(dataset) =
-    ccall((:dinput_dist_dataset_plan, libdinput), Ptr{UInt8}, (Ptr{Cvoid},), dataset)
+    ccall(@fptr(:dinput_dist_dataset_plan), Ptr{UInt8}, (Ptr{Cvoid},), dataset)
 function dinput_dist_dataset_element_spec(out, dataset)
-    ccall((:dinput_dist_dataset_element_spec, libdinput), Cint,
+    ccall(@fptr(:dinput_dist_dataset_element_spec), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
         out, dataset)
 end
 function dinput_dist_dataset_iterator(out, dataset)
-    @gcsafe_ccall((:dinput_dist_dataset_iterator, libdinput), Cint,
+    @gcsafe_ccall(@fptr(:dinput_dist_dataset_iterator), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
         out, dataset)
 end
 dinput_dist_iterator_free(iterator) =
-    @gcsafe_ccall((:dinput_dist_iterator_free, libdinput), Cvoid, (Ptr{Cvoid},), iterator)
+    @gcsafe_ccall(@fptr(:dinput_dist_iterator_free), Cvoid, (Ptr{Cvoid},), iterator)
 dinput_dist_iterator_cancel(iterator) =
-    ccall((:dinput_dist_iterator_cancel, libdinput), Cint, (Ptr{Cvoid},), iterator)
+    ccall(@fptr(:dinput_dist_iterator_cancel), Cint, (Ptr{Cvoid},), iterator)
 function dinput_dist_iterator_get_next(out, iterator)
-    @gcsafe_ccall((:dinput_dist_iterator_get_next, libdinput), Cint,
+    @gcsafe_ccall(@fptr(:dinput_dist_iterator_get_next), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
         out, iterator)
 end
 function dinput_dist_iterator_get_next_as_optional(out, iterator)
-    @gcsafe_ccall((:dinput_dist_iterator_get_next_as_optional, libdinput), Cint,
+    @gcsafe_ccall(@fptr(:dinput_dist_iterator_get_next_as_optional), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
         out, iterator)
 end
 function dinput_dist_iterator_element_spec(out, iterator)
-    ccall((:dinput_dist_iterator_element_spec, libdinput), Cint,
+    ccall(@fptr(:dinput_dist_iterator_element_spec), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
         out, iterator)
 end
 function dinput_dist_iterator_statistic(out, iterator, name)
-    ccall((:dinput_dist_iterator_statistic, libdinput), Cint,
+    ccall(@fptr(:dinput_dist_iterator_statistic), Cint,
         (Ptr{Int64}, Ptr{Cvoid}, Cstring),
         out, iterator, name)
 end
 function dinput_optional_get_per_replica(out, optional)
-    ccall((:dinput_optional_get_per_replica, libdinput), Cint,
+    ccall(@fptr(:dinput_optional_get_per_replica), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
         out, optional)
 end
 dinput_per_replica_free(value) =
-    ccall((:dinput_per_replica_free, libdinput), Cvoid, (Ptr{Cvoid},), value)
+    ccall(@fptr(:dinput_per_replica_free), Cvoid, (Ptr{Cvoid},), value)
 dinput_per_replica_ref(out, value) =
-    ccall((:dinput_per_replica_ref, libdinput), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, value)
+    ccall(@fptr(:dinput_per_replica_ref), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, value)
 dinput_per_replica_size(value) =
-    ccall((:dinput_per_replica_size, libdinput), Cint, (Ptr{Cvoid},), value)
+    ccall(@fptr(:dinput_per_replica_size), Cint, (Ptr{Cvoid},), value)
 dinput_per_replica_get(value, i) =
-    ccall((:dinput_per_replica_get, libdinput), Ptr{Cvoid}, (Ptr{Cvoid}, Cint), value, i)
+    ccall(@fptr(:dinput_per_replica_get), Ptr{Cvoid}, (Ptr{Cvoid}, Cint), value, i)
 function dinput_per_replica_new(out, elements, count)
-    ccall((:dinput_per_replica_new, libdinput), Cint,
+    ccall(@fptr(:dinput_per_replica_new), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Ptr{Cvoid}}, Cint),
         out, elements, count)
 end
 function dinput_strategy_distribute_values_from_function(out, strategy, fn, user_data)
-    @gcsafe_ccall((:dinput_strategy_distribute_values_from_function, libdinput), Cint,
+    @gcsafe_ccall(@fptr(:dinput_strategy_distribute_values_from_function), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}),
         out, strategy, fn, user_data)
 end
 dinput_value_context_replica_id_in_sync_group(c) =
-    ccall((:dinput_value_context_replica_id_in_sync_group, libdinput), Cint, (Ptr{Cvoid},), c)
+    ccall(@fptr(:dinput_value_context_replica_id_in_sync_group), Cint, (Ptr{Cvoid},), c)
 dinput_value_context_num_replicas_in_sync(c) =
-    ccall((:dinput_value_context_num_replicas_in_sync, libdinput), Cint, (Ptr{Cvoid},), c)
+    ccall(@fptr(:dinput_value_context_num_replicas_in_sync), Cint, (Ptr{Cvoid},), c)
 function dinput_strategy_run(out, strategy, fn, args, user_data)
-    @gcsafe_ccall((:dinput_strategy_run, libdinput), Cint,
+    @gcsafe_ccall(@fptr(:dinput_strategy_run), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}),
         out, strategy, fn, args, user_data)
 end
 dinput_replica_context_replica_id_in_sync_group(c) =
-    ccall((:dinput_replica_context_replica_id_in_sync_group, libdinput), Cint, (Ptr{Cvoid},), c)
+    ccall(@fptr(:dinput_replica_context_replica_id_in_sync_group), Cint, (Ptr{Cvoid},), c)
 dinput_replica_context_num_replicas_in_sync(c) =
-    ccall((:dinput_replica_context_num_replicas_in_sync, libdinput), Cint, (Ptr{Cvoid},), c)
+    ccall(@fptr(:dinput_replica_context_num_replicas_in_sync), Cint, (Ptr{Cvoid},), c)
 dinput_replica_context_device(c) =
-    ccall((:dinput_replica_context_device, libdinput), Ptr{UInt8}, (Ptr{Cvoid},), c)
+    ccall(@fptr(:dinput_replica_context_device), Ptr{UInt8}, (Ptr{Cvoid},), c)
 function dinput_strategy_reduce(out, strategy, op, value, axis)
-    @gcsafe_ccall((:dinput_strategy_reduce, libdinput), Cint,
+    @gcsafe_ccall(@fptr(:dinput_strategy_reduce), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Cint, Ptr{Cvoid}, Cint),
         out, strategy, op, value, axis)
 end
@@ -1100,15 +1222,25 @@ end
 # The header declares these with CUDA's cudaStream_t and cudaEvent_t, which are pointers to
 # opaque structs: Ptr{Cvoid} here, so that no CUDA package is needed. None of them blocks.
 dinput_tensor_cuda_wait(tensor, stream) =
-    ccall((:dinput_tensor_cuda_wait, libdinput), Cint, (Ptr{Cvoid}, Ptr{Cvoid}), tensor, stream)
+    ccall(@fptr(:dinput_tensor_cuda_wait), Cint, (Ptr{Cvoid}, Ptr{Cvoid}), tensor, stream)
 dinput_element_cuda_wait(element, stream) =
-    ccall((:dinput_element_cuda_wait, libdinput), Cint, (Ptr{Cvoid}, Ptr{Cvoid}), element, stream)
+    ccall(@fptr(:dinput_element_cuda_wait), Cint, (Ptr{Cvoid}, Ptr{Cvoid}), element, stream)
 function dinput_tensor_cuda_record_stream(tensor, stream)
-    ccall((:dinput_tensor_cuda_record_stream, libdinput), Cint,
+    ccall(@fptr(:dinput_tensor_cuda_record_stream), Cint,
         (Ptr{Cvoid}, Ptr{Cvoid}),
         tensor, stream)
 end
 dinput_tensor_cuda_ready_event(tensor) =
-    ccall((:dinput_tensor_cuda_ready_event, libdinput), Ptr{Cvoid}, (Ptr{Cvoid},), tensor)
+    ccall(@fptr(:dinput_tensor_cuda_ready_event), Ptr{Cvoid}, (Ptr{Cvoid},), tensor)
+
+# ---------------------------------------------------------------------------------------
+# The function-pointer slots, one per C function called above (see the top of this file)
+# ---------------------------------------------------------------------------------------
+
+# Defined after every wrapper so that FUNCTION_NAMES is complete; the wrappers' references
+# to them are resolved when the wrappers are first compiled, by which time they exist.
+for name in FUNCTION_NAMES
+    @eval const $(_slot_name(name)) = Ref{Ptr{Cvoid}}(C_NULL)
+end
 
 end # module LibDinput

@@ -56,6 +56,21 @@ element C reads as `t[i][j]` is `Array(t)[i+1, j+1]`. Both directions therefore 
 (`permutedims` for rank ≥ 2). [`unsafe_array`](@ref) gives the zero-copy view instead, with
 the dimensions reversed.
 
+**Batch first or batch last.** A batch from dinput has the batch dimension first (C's and
+TensorFlow's order: `(batch, features...)`), and so do `size(t)` and `Array(t)`. Julia
+libraries such as Flux put it last (`(features..., batch)`), which is exactly dinput's
+memory read column-major: no data moves for that order. So each order has a copying and a
+zero-copy form:
+
+| | batch first, `size(t)` | batch last, `reverse(size(t))` |
+|---|---|---|
+| copy | `Array(t)` (permutes) | [`batch_last`](@ref)`(t)` (one memcpy) |
+| zero-copy view | [`unsafe_batch_first`](@ref)`(t)` (a `PermutedDimsArray`) | [`unsafe_array`](@ref)`(t)` |
+
+and `Tensor(a; layout=:batch_last)` makes a tensor of shape `reverse(size(a))` from an array
+in batch-last order without permuting it, so `batch_last(Tensor(a; layout=:batch_last)) ==
+a`.
+
 **Element types.** `Bool`, `Int8`…`Int64`, `UInt8`…`UInt64`, `Float16`, `Float32` and
 `Float64` map to the dtype of the same name. bfloat16 has no Julia type: its tensors are
 read as their raw `UInt16` bits, and `Tensor(bits::AbstractArray{UInt16}; dtype=:bfloat16)`
@@ -88,24 +103,34 @@ end
 _free(::Tensor, p::Ptr{Cvoid}) = LibDinput.dinput_tensor_free(p)
 
 function Tensor(a::AbstractArray{T,N}; dtype::Union{Nothing,Symbol}=nothing,
-                pinned::Bool=false) where {T<:FixedTypes,N}
+                pinned::Bool=false, layout::Symbol=:batch_first) where {T<:FixedTypes,N}
     code = _array_dtype(T, dtype)
-    data = _row_major(a)
-    shape = Int64[size(a)...]
+    batch_last = _batch_last_layout(layout)
+    # batch last: a's column-major memory is already the row-major data of reverse(size(a)).
+    data = batch_last ? _dense(a) : _row_major(a)
+    shape = Int64[(batch_last ? reverse(size(a)) : size(a))...]
     # Both constructors take the same arguments; the pinned one copies into pinned memory.
     construct = pinned ? LibDinput.dinput_tensor_new_pinned : LibDinput.dinput_tensor_new
     return Tensor(_out(o -> construct(o, code, shape, N, data, sizeof(data))))
+end
+
+function _batch_last_layout(layout::Symbol)
+    layout === :batch_first && return false
+    layout === :batch_last && return true
+    throw(ArgumentError("layout must be :batch_first or :batch_last, not :$layout"))
 end
 
 function Tensor(x::FixedTypes; dtype::Union{Nothing,Symbol}=nothing, pinned::Bool=false)
     return Tensor(fill(x); dtype=dtype, pinned=pinned)
 end
 
-function Tensor(a::AbstractArray{S,N}) where {S<:Union{AbstractString,AbstractVector{UInt8}},N}
-    buffers = [_bytes_buffer(s) for s in vec(_row_major(a))]
+function Tensor(a::AbstractArray{S,N};
+                layout::Symbol=:batch_first) where {S<:Union{AbstractString,AbstractVector{UInt8}},N}
+    batch_last = _batch_last_layout(layout)
+    buffers = [_bytes_buffer(s) for s in vec(batch_last ? a : _row_major(a))]
     pointers = Ptr{UInt8}[pointer(b) for b in buffers]
     lengths = Csize_t[sizeof(b) for b in buffers]
-    shape = Int64[size(a)...]
+    shape = Int64[(batch_last ? reverse(size(a)) : size(a))...]
     GC.@preserve buffers begin
         p = _out(o -> LibDinput.dinput_tensor_new_bytes(o, shape, N, pointers, lengths))
     end
@@ -209,7 +234,11 @@ tensors; `String` and `Vector{UInt8}` read bytes tensors.
 """
 Base.Array(t::Tensor) = Array{eltype(t)}(t)
 
-function Base.Array{T}(t::Tensor) where {T}
+Base.Array{T}(t::Tensor) where {T} = _from_row_major(_read_reversed(T, t))
+
+# t's elements as an Array{T} with the dimensions reversed, i.e. dinput's row-major memory
+# read column-major: the batch-last order, with no permutation.
+function _read_reversed(::Type{T}, t::Tensor) where {T}
     actual = LibDinput.dinput_tensor_dtype(t)
     if T === String || T === Vector{UInt8}
         actual == LibDinput.DINPUT_BYTES ||
@@ -221,8 +250,21 @@ function Base.Array{T}(t::Tensor) where {T}
     expected = T === UInt16 && actual == LibDinput.DINPUT_BFLOAT16 ? actual : _dtype_code(T)
     buf = Array{T}(undef, reverse(size(t)))
     check(LibDinput.dinput_tensor_copy_to(buf, sizeof(buf), t, expected))
-    return _from_row_major(buf)
+    return buf
 end
+
+"""
+    batch_last(t::Tensor) -> Array
+    batch_last(T, t::Tensor) -> Array{T}
+
+A new Julia array of `t`'s elements with the dimensions reversed, `reverse(size(t))`: the
+batch dimension (C's first) last, as Flux and most Julia code expect, and `batch_last(t)[j+1,
+i+1]` is C's `t[i][j]`. It is a plain copy of dinput's memory (no permutation, unlike
+[`Array`](@ref)`(t)`); [`unsafe_array`](@ref) is the same without the copy. `T` is checked
+as by `Array{T}(t)`. Works for every tensor, bytes and CUDA ones included.
+"""
+batch_last(t::Tensor) = _read_reversed(eltype(t), t)
+batch_last(::Type{T}, t::Tensor) where {T} = _read_reversed(T, t)
 
 function Base.Array{T,N}(t::Tensor) where {T,N}
     ndims(t) == N ||
@@ -232,6 +274,7 @@ end
 
 Base.collect(t::Tensor) = Array(t)
 
+# Bytes elements under reversed dimensions (C order), as _read_reversed.
 function _read_bytes(::Type{S}, t::Tensor) where {S}
     buf = Array{S}(undef, reverse(size(t)))
     p = Ref{Ptr{UInt8}}(C_NULL)
@@ -242,7 +285,7 @@ function _read_bytes(::Type{S}, t::Tensor) where {S}
             buf[i] = _bytes_value(S, p[], Int(n[]))
         end
     end
-    return _from_row_major(buf)
+    return buf
 end
 
 _bytes_value(::Type{String}, p::Ptr{UInt8}, n::Int) = n == 0 ? "" : unsafe_string(p, n)
@@ -268,9 +311,10 @@ end
     unsafe_array(t::Tensor) -> Array
 
 A zero-copy view of `t`'s data: a Julia array over dinput's row-major memory, so its
-dimensions are `reverse(size(t))` and `unsafe_array(t)[j+1, i+1]` is C's `t[i][j]`.
-It is valid only while `t` is open and reachable (use `GC.@preserve t`), and must not be
-written to. Not for bytes tensors.
+dimensions are `reverse(size(t))` and `unsafe_array(t)[j+1, i+1]` is C's `t[i][j]`: the
+batch-last order ([`batch_last`](@ref) is the same as a copy). It is valid only while `t`
+is open and reachable (use `GC.@preserve t`), and must not be written to. Not for bytes or
+CUDA tensors.
 """
 function unsafe_array(t::Tensor)
     T = eltype(t)
@@ -282,6 +326,22 @@ function unsafe_array(t::Tensor)
     dims = reverse(size(t))
     prod(dims) == 0 && return Array{T}(undef, dims)
     return unsafe_wrap(Array, Ptr{T}(LibDinput.dinput_tensor_data(t)), dims; own=false)
+end
+
+"""
+    unsafe_batch_first(t::Tensor) -> PermutedDimsArray
+
+A zero-copy view of `t`'s data in dinput's order, batch first: `size(v) == size(t)` and
+`v[i+1, j+1]` is C's `t[i][j]`, as with [`Array`](@ref)`(t)` but without the copy. It is
+[`unsafe_array`](@ref)`(t)` with its dimensions permuted back by `PermutedDimsArray`, so
+the same rules hold: valid only while `t` is open and reachable (`GC.@preserve t`), read
+only, not for bytes or CUDA tensors. Reading it along the first dimension strides through
+memory; for heavy use, `Array(t)` (one permuting copy) may be faster.
+"""
+function unsafe_batch_first(t::Tensor)
+    raw = unsafe_array(t)
+    N = ndims(raw)
+    return PermutedDimsArray(raw, ntuple(i -> N + 1 - i, N))
 end
 
 const DEVICE_TYPES = Dict{Cint,Symbol}(

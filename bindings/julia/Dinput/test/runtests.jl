@@ -1,5 +1,6 @@
-# The Julia binding's test suite. Run with the library on DINPUT_LIB (see the README):
-#   DINPUT_LIB=/path/to/libdinput.so julia -t 2 --project=bindings/julia/Dinput \
+# The Julia binding's test suite. Run with the library on JULIA_DINPUT_LIBRARY (or any other
+# way the README's "Install" gives):
+#   JULIA_DINPUT_LIBRARY=/path/to/libdinput.so.0 julia -t 2 --project=bindings/julia/Dinput \
 #       -e 'using Pkg; Pkg.test()'
 # With one Julia thread the multi-worker test is skipped; before Julia 1.9 the cases that
 # need callbacks on dinput's threads check that the binding refuses them instead.
@@ -33,6 +34,33 @@ is_error(err, code::Symbol) = err isa DinputError && err.code == code
         @test Dinput.status_code(name) == code
     end
     @test_throws ArgumentError Dinput.status_code(:NOPE)
+
+    # the library was chosen at load time, and the choice is reported
+    @test isfile(Dinput.library_path())
+    @test Dinput.library_source() in ("the environment variable JULIA_DINPUT_LIBRARY",
+                                      "the environment variable DINPUT_LIB",
+                                      "the preference \"libdinput\" of Dinput",
+                                      "the default name")
+    @test Dinput.LibDinput.LIBRARY_HANDLE[] != C_NULL
+    # every wrapper's function pointer was resolved
+    @test !isempty(Dinput.LibDinput.FUNCTION_NAMES)
+    @test all(n -> getfield(Dinput.LibDinput, Symbol(n, :_ptr))[] != C_NULL,
+              Dinput.LibDinput.FUNCTION_NAMES)
+    # preferences are looked up under the package's own UUID
+    @test Base.PkgId(Dinput).uuid == Dinput.LibDinput.PACKAGE_UUID
+    # the order of the sources, read when asked (not when the package was precompiled)
+    find = Dinput.LibDinput.find_library
+    withenv("JULIA_DINPUT_LIBRARY" => "/a/libdinput.so.0", "DINPUT_LIB" => "/b/libdinput.so.0") do
+        @test find() == ("/a/libdinput.so.0", "the environment variable JULIA_DINPUT_LIBRARY")
+    end
+    withenv("JULIA_DINPUT_LIBRARY" => "", "DINPUT_LIB" => "/b/libdinput.so.0") do
+        @test find() == ("/b/libdinput.so.0", "the environment variable DINPUT_LIB")
+    end
+    withenv("JULIA_DINPUT_LIBRARY" => nothing, "DINPUT_LIB" => nothing) do
+        library, source = find()
+        @test source in ("the preference \"libdinput\" of Dinput", "the default name")
+        source == "the default name" && @test library == Dinput.LibDinput.DEFAULT_LIBRARY
+    end
 end
 
 @testset "tensors" begin
@@ -115,6 +143,68 @@ end
     @test is_error(caught(() -> size(t)), :FAILED_PRECONDITION)
     @test is_error(caught(() -> Array(t)), :FAILED_PRECONDITION)
     @test sprint(show, t) == "Tensor(<closed>)"
+end
+
+@testset "layouts: batch first and batch last" begin
+    # three samples of two features, batch first as dinput (and C, TensorFlow) has it
+    a = [1 2; 3 4; 5 6]
+    t = Tensor(a)
+    @test size(t) == (3, 2)
+    @test Array(t) == a                                  # batch first, a permuting copy
+    bl = batch_last(t)                                   # batch last, a plain copy
+    @test bl isa Matrix{Int64}
+    @test size(bl) == (2, 3) && bl == permutedims(a)
+    @test batch_last(Int64, t) == bl
+    @test is_error(caught(() -> batch_last(Float64, t)), :INVALID_ARGUMENT)
+    GC.@preserve t begin
+        raw = unsafe_array(t)                            # batch last, zero-copy
+        @test raw == bl
+        v = unsafe_batch_first(t)                        # batch first, zero-copy
+        @test v isa PermutedDimsArray
+        @test size(v) == size(t) && v == a
+        @test v[3, 1] == 5 && v[1, 2] == 2
+        @test pointer(parent(v)) == pointer(raw)         # the same memory: nothing copied
+    end
+
+    # rank 3: (batch, h, w) in dinput is (w, h, batch) batch last
+    cube = reshape(collect(Float32, 1:24), 4, 3, 2)
+    tc = Tensor(cube)
+    @test size(batch_last(tc)) == (2, 3, 4)
+    @test batch_last(tc) == permutedims(cube, (3, 2, 1))
+    GC.@preserve tc begin
+        @test unsafe_batch_first(tc) == cube
+        @test unsafe_array(tc) == batch_last(tc)
+    end
+
+    # a tensor from batch-last data (Flux's features × samples): no permutation
+    x = reshape(collect(Float32, 1:6), 2, 3)            # 2 features, 3 samples
+    tx = Tensor(x; layout=:batch_last)
+    @test size(tx) == (3, 2)
+    @test batch_last(tx) == x
+    @test Array(tx) == permutedims(x)
+    @test size(Tensor(x; layout=:batch_first)) == (2, 3)
+    @test_throws ArgumentError Tensor(x; layout=:rows)
+    # sliced along the batch: one sample (a column of x) per element
+    @test [Array(e[1]) for e in from_tensor_slices(tx)] == [x[:, j] for j in 1:3]
+
+    # rank 0 and 1: both orders agree
+    @test batch_last(Tensor([1, 2, 3])) == [1, 2, 3]
+    @test batch_last(Tensor(7)) == fill(7)
+    t1 = Tensor(Int32[4, 5])
+    GC.@preserve t1 begin
+        @test unsafe_batch_first(t1) == Int32[4, 5]
+    end
+
+    # bytes tensors: copies in both orders (no zero-copy view)
+    s = Tensor(["a" "b" "c"; "d" "e" "f"])
+    @test batch_last(s) == ["a" "d"; "b" "e"; "c" "f"]
+    @test Array(Tensor(["a" "d"; "b" "e"; "c" "f"]; layout=:batch_last)) ==
+          ["a" "b" "c"; "d" "e" "f"]
+    @test_throws ArgumentError unsafe_batch_first(s)
+
+    # a batch from a pipeline: rows of a, two per batch, then batch last for a model
+    batches = [batch_last(x[1]) for x in batch(from_tensor_slices(a), 2)]
+    @test batches == [[1 3; 2 4], reshape([5, 6], 2, 1)]
 end
 
 @testset "CUDA (what runs without a GPU)" begin
@@ -220,7 +310,7 @@ end
     @test sort(order(3, 9)) == collect(0:49)
     @test [x[1][] for x in unbatch(b)] == collect(0:8)
     @test [Array(x[1]) for x in rebatch(b, [1, 3])] == [[0], [1, 2, 3], [4], [5, 6, 7], [8]]
-    @test [x[1][] for x in take(skip(Dataset(0:9), 2), 3)] == [2, 3, 4]
+    @test [x[1][] for x in take(Dinput.skip(Dataset(0:9), 2), 3)] == [2, 3, 4]
     @test [x[1][] for x in shard(Dataset(0:9), 3, 1)] == [1, 4, 7]
     @test [x[1][] for x in repeat(Dataset(0:1), 3)] == [0, 1, 0, 1, 0, 1]
     @test cardinality(repeat(Dataset(0:1))) == Dinput.INFINITE_CARDINALITY
@@ -232,8 +322,15 @@ end
     @test sort(order) == collect(0:9)
     @test [x[1][] for x in shuffled] == order
 
-    en = enumerate(Dataset(10:12); start=5)
+    en = Dinput.enumerate(Dataset(10:12); start=5)
     @test [(i[], x[]) for (i, x) in en] == [(5, 10), (6, 11), (7, 12)]
+    # Base.enumerate keeps its meaning on datasets: (1, element), (2, element), ...
+    @test [(i, x[1][]) for (i, x) in enumerate(Dataset(10:12))] == [(1, 10), (2, 11), (3, 12)]
+    # tf.data's skip, enumerate, run and reduce are Dinput's own functions: no method of
+    # Base's functions of those names (which mean other things) comes from Dinput
+    for f in (Base.skip, Base.enumerate, Base.run, Base.reduce)
+        @test !any(m -> m.module === Dinput, methods(f))
+    end
 
     ft = from_tensors(Float32[1], Float32[1])                  # from_tensors(([1.], [1.]))
     @test cardinality(ft) == 1
@@ -432,14 +529,15 @@ end
 end
 
 @testset "restore order" begin
-    # range(24).enumerate().batch(6): run doubles the values, the index restores the order
+    # range(24).enumerate().batch(6): strategy_run doubles the values, the index restores
+    # the order
     strategy = Strategy(CPU2)
-    dist = distribute_dataset(strategy, batch(enumerate(Dataset(0:23)), 6))
+    dist = distribute_dataset(strategy, batch(Dinput.enumerate(Dataset(0:23)), 6))
     predict(x) = (Array(x[1]), 2 .* Array(x[2]))
     result = Dict{Int,Int}()
     for step in dist
         outputs = if Dinput.FOREIGN_THREAD_CALLBACKS
-            run(predict, strategy, step)
+            strategy_run(predict, strategy, step)
         else
             PerReplica([predict(x) for x in local_results(step)])
         end
@@ -488,7 +586,7 @@ end
     @test is_error(caught(() -> InputOptions(per_replica_buffer_size=-1)), :INVALID_ARGUMENT)
 end
 
-@testset "distribute_values_from_function, run and reduce" begin
+@testset "distribute_values_from_function, strategy_run and strategy_reduce" begin
     strategy = Strategy(CPU2)
     ids = distribute_values_from_function(ctx -> Float32(ctx.replica_id_in_sync_group), strategy)
     @test [e[1][] for e in local_results(ids)] == [0.0f0, 1.0f0]
@@ -497,31 +595,33 @@ end
     one_each = distribute_values_from_function(_ -> 1.0f0, strategy)
     @test length(one_each) == 2
 
-    @test reduce(:sum, strategy, one_each)[1][] == 2.0f0
-    @test Float64(reduce(:mean, strategy, one_each)[1][]) ≈ 1.0
-    @test is_error(caught(() -> reduce(:sum, strategy, one_each; dims=1)), :INVALID_ARGUMENT)
-    @test_throws ArgumentError reduce(:max, strategy, one_each)
+    @test strategy_reduce(:sum, strategy, one_each)[1][] == 2.0f0
+    @test Float64(strategy_reduce(:mean, strategy, one_each)[1][]) ≈ 1.0
+    @test is_error(caught(() -> strategy_reduce(:sum, strategy, one_each; dims=1)),
+                   :INVALID_ARGUMENT)
+    @test_throws ArgumentError strategy_reduce(:max, strategy, one_each)
     @test is_error(caught(replica_context), :FAILED_PRECONDITION)
 
     single = Strategy()
-    doubled = run(x -> 2 * x[1][], single, distribute_values_from_function(_ -> 21, single))
+    doubled = strategy_run(x -> 2 * x[1][], single,
+                           distribute_values_from_function(_ -> 21, single))
     @test [e[1][] for e in doubled] == [42]
 
     if Dinput.FOREIGN_THREAD_CALLBACKS
         for _ in 1:4
-            @test [e[1][] for e in run(x -> x, strategy, one_each)] == [1.0f0, 1.0f0]
+            @test [e[1][] for e in strategy_run(x -> x, strategy, one_each)] == [1.0f0, 1.0f0]
         end
-        placed = run(strategy) do
+        placed = strategy_run(strategy) do
             ctx = replica_context()
             (ctx.replica_id_in_sync_group, ctx.device)
         end
         @test [(e[1][], e[2][]) for e in placed] == [(0, "CPU:0"), (1, "CPU:1")]
-        losses = run(() -> 0.1f0, strategy)                    # 0.1 per replica, summed: 0.2
-        @test reduce(:sum, strategy, losses)[1][] ≈ 0.2f0
-        err = caught(() -> run(x -> error("replica failed"), strategy, one_each))
+        losses = strategy_run(() -> 0.1f0, strategy)           # 0.1 per replica, summed: 0.2
+        @test strategy_reduce(:sum, strategy, losses)[1][] ≈ 0.2f0
+        err = caught(() -> strategy_run(x -> error("replica failed"), strategy, one_each))
         @test err isa DinputError && occursin("replica failed", err.message)
     else
-        @test is_error(caught(() -> run(x -> x, strategy, one_each)), :UNIMPLEMENTED)
+        @test is_error(caught(() -> strategy_run(x -> x, strategy, one_each)), :UNIMPLEMENTED)
     end
 end
 

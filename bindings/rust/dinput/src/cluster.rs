@@ -2,8 +2,8 @@
 //! workers, where they meet), read from what the launcher set (TF_CONFIG, srun, torchrun,
 //! mpirun, DINPUT_* variables) or given explicitly.
 
-use std::fmt;
 use std::ffi::c_int;
+use std::fmt;
 use std::ptr::NonNull;
 use std::time::Duration;
 

@@ -10,7 +10,7 @@ use dinput_sys as sys;
 use crate::callback::{call, deliver, drop_boxed};
 use crate::element::{Element, ElementRef, Spec};
 use crate::error::{c_string, check, out_handle, static_str, Error, Result};
-use crate::iter::Iterator;
+use crate::iter::DatasetIterator;
 
 /// `buffer_size` / `num_parallel_calls` / `cycle_length` chosen by dinput.
 pub const AUTOTUNE: i64 = sys::DINPUT_AUTOTUNE;
@@ -426,7 +426,7 @@ fn path_c_strings<P: AsRef<Path>>(paths: &[P]) -> Result<(Vec<CString>, Vec<*con
 }
 
 /// An immutable dataset: a node of a pipeline graph. Building one does no work; an
-/// [`Iterator`] runs it. `Send + Sync`: datasets may be shared between threads, and every
+/// [`DatasetIterator`] runs it. `Send + Sync`: datasets may be shared between threads, and every
 /// closure a dataset holds is `Send + Sync` for that reason.
 pub struct Dataset {
     raw: NonNull<sys::dinput_dataset_t>,
@@ -519,11 +519,11 @@ impl Dataset {
     }
 
     /// Starts iterating from the beginning (a new epoch).
-    pub fn iter(&self) -> Result<Iterator> {
+    pub fn iter(&self) -> Result<DatasetIterator> {
         // SAFETY: self.raw is live; out is a valid out-parameter.
         let raw = out_handle(|out| unsafe { sys::dinput_dataset_iterator(out, self.raw.as_ptr()) })?;
         // SAFETY: raw is a new iterator handle we own.
-        Ok(unsafe { Iterator::from_owned(raw) })
+        Ok(unsafe { DatasetIterator::from_owned(raw) })
     }
 
     // ---- sources ----

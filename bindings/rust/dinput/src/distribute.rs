@@ -74,15 +74,11 @@ impl Collective {
     /// id and the address to listen on. With several workers, listening on a loopback address
     /// is FAILED_PRECONDITION unless the job shows it runs on one host (see
     /// [`crate::CollectiveOptions::set_allow_loopback`]). UNIMPLEMENTED in a build without Gloo.
-    pub fn from_cluster(
-        cluster: &crate::Cluster,
-        options: Option<&crate::CollectiveOptions>,
-    ) -> Result<Collective> {
+    pub fn from_cluster(cluster: &crate::Cluster, options: Option<&crate::CollectiveOptions>) -> Result<Collective> {
         let options_ptr = options.map_or(std::ptr::null(), |o| o.as_ptr());
         // SAFETY: out is a valid out-parameter; cluster and options are live for the call.
-        let raw = out_handle(|out| unsafe {
-            sys::dinput_collective_new_from_cluster(out, cluster.as_ptr(), options_ptr)
-        })?;
+        let raw =
+            out_handle(|out| unsafe { sys::dinput_collective_new_from_cluster(out, cluster.as_ptr(), options_ptr) })?;
         Ok(Collective { raw })
     }
 

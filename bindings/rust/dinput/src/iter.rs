@@ -122,12 +122,15 @@ impl DatasetIterator {
 
     /// A counter of the iterator's work so far: "records", "record_bytes",
     /// "corrupt_records_skipped" (NOT_FOUND for other names).
-    pub fn statistic(&self, name: &str) -> Result<i64> {
+    ///
+    /// `u64` rather than `usize`: these are running totals of a stream (as `std::io::copy`'s),
+    /// which may pass 2^32 on a 32-bit host.
+    pub fn statistic(&self, name: &str) -> Result<u64> {
         let name = statistic_name(name)?;
         let mut value = 0i64;
         // SAFETY: out and name are valid for the call; self.raw is live.
         check(unsafe { sys::dinput_iterator_statistic(&mut value, self.raw.as_ptr(), name.as_ptr()) })?;
-        Ok(value)
+        Ok(u64::try_from(value).unwrap_or(0))
     }
 }
 
@@ -276,12 +279,12 @@ impl DistIterator {
     }
 
     /// The statistics of [`DatasetIterator::statistic`] for this worker's input pipelines.
-    pub fn statistic(&self, name: &str) -> Result<i64> {
+    pub fn statistic(&self, name: &str) -> Result<u64> {
         let name = statistic_name(name)?;
         let mut value = 0i64;
         // SAFETY: out and name are valid for the call; self.raw is live.
         check(unsafe { sys::dinput_dist_iterator_statistic(&mut value, self.raw.as_ptr(), name.as_ptr()) })?;
-        Ok(value)
+        Ok(u64::try_from(value).unwrap_or(0))
     }
 }
 

@@ -435,7 +435,10 @@ fn input_options_and_plan() {
     assert!(!options.place_dataset_on_device());
     assert_eq!(options.per_replica_buffer_size(), 1);
     options.set_fetch_to_device(false).unwrap().set_per_replica_buffer_size(0).unwrap();
-    assert_eq!(options.set_per_replica_buffer_size(-1).unwrap_err().code, Code::InvalidArgument);
+    // A usize past int64 would be negative in C: refused here, naming the argument.
+    let err = options.set_per_replica_buffer_size(usize::MAX).unwrap_err();
+    assert_eq!(err.code, Code::InvalidArgument);
+    assert!(err.message.contains("per_replica_buffer_size"), "{err}");
     assert!(!options.fetch_to_device());
     assert_eq!(options.per_replica_buffer_size(), 0);
     let shown = format!("{options:?}");

@@ -7,6 +7,9 @@
 #                        throwaway crates depending on `dinput` by path run under `cargo run`
 #                        / `cargo test` (and one with an rpath, directly) without
 #                        LD_LIBRARY_PATH (path_dependency_test.cmake).
+#   bindings.rust.bindgen
+#                        dinput-sys's declarations compiled against bindgen's reading of the
+#                        headers (bindgen_check.cmake); skipped without bindgen.
 #
 # The library is found the way users find it, through pkg-config: a dinput.pc describing the
 # build tree (not the install prefix) is generated here, and PKG_CONFIG_PATH points at it.
@@ -78,6 +81,28 @@ Cflags: -I${PROJECT_SOURCE_DIR}/include
       -DLIB_DIR=${_dinput_rust_lib_dir}
       -DLIBASAN=${_dinput_libasan}
       -P ${_dinput_rust_dir}/path_dependency_test.cmake)
+  # dinput-sys's declarations against bindgen's reading of the headers (bindgen_check.cmake),
+  # beside the text-based check of dinput-sys/tests/header.rs. bindgen is optional: without
+  # it the test is reported as skipped, saying what to install.
+  find_program(BINDGEN bindgen DOC "bindgen, for bindings.rust.bindgen (Debian: apt-get install bindgen)")
+  if(BINDGEN)
+    add_test(NAME bindings.rust.bindgen
+      COMMAND ${CMAKE_COMMAND}
+        -DBINDGEN=${BINDGEN}
+        -DCARGO=${CARGO}
+        -DHEADER=${PROJECT_SOURCE_DIR}/include/dinput_cuda.h
+        -DSYS_CRATE=${_dinput_rust_dir}/dinput-sys
+        -DWORK_DIR=${_dinput_rust_bin}/bindgen-check
+        -DLIB_DIR=$<TARGET_FILE_DIR:dinput>
+        -P ${_dinput_rust_dir}/bindgen_check.cmake)
+  else()
+    add_test(NAME bindings.rust.bindgen
+      COMMAND ${CMAKE_COMMAND} -E echo
+        "SKIP: bindgen not found (Debian: apt-get install bindgen; or cargo install bindgen-cli), then re-run cmake or pass -DBINDGEN=/path/to/bindgen.")
+    set_tests_properties(bindings.rust.bindgen PROPERTIES SKIP_REGULAR_EXPRESSION "SKIP: bindgen not found")
+  endif()
+  set_tests_properties(bindings.rust.bindgen PROPERTIES TIMEOUT 600 LABELS "bindings;rust")
+
   set_tests_properties(bindings.rust.path_dependency PROPERTIES
     # Builds both crates from scratch in a new target directory.
     TIMEOUT 900

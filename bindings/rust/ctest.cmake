@@ -3,6 +3,13 @@
 #   bindings.rust.test   `cargo test --offline` in bindings/rust: the dinput-sys header check
 #                        (declarations vs include/dinput.h) and the safe layer's tests, against
 #                        the library of THIS build tree.
+#   bindings.rust.path_dependency
+#                        throwaway crates depending on `dinput` by path run under `cargo run`
+#                        / `cargo test` (and one with an rpath, directly) without
+#                        LD_LIBRARY_PATH (path_dependency_test.cmake).
+#   bindings.rust.bindgen
+#                        dinput-sys's declarations compiled against bindgen's reading of the
+#                        headers (bindgen_check.cmake); skipped without bindgen.
 #
 # The library is found the way users find it, through pkg-config: a dinput.pc describing the
 # build tree (not the install prefix) is generated here, and PKG_CONFIG_PATH points at it.
@@ -37,6 +44,7 @@ Cflags: -I${PROJECT_SOURCE_DIR}/include
     "LD_LIBRARY_PATH=$<TARGET_FILE_DIR:dinput>")
 
   set(_dinput_rust_runner "")
+  set(_dinput_libasan "")
   if(DINPUT_SANITIZE MATCHES "address")
     # An ASan-instrumented libdinput can only be loaded into a process whose first library
     # is the ASan runtime, and Rust's test binaries are not instrumented: run them (only
@@ -53,6 +61,50 @@ Cflags: -I${PROJECT_SOURCE_DIR}/include
   set_tests_properties(bindings.rust.test PROPERTIES
     ENVIRONMENT "${_dinput_rust_env}"
     # The first run compiles both crates and their tests (about a minute on 2 cores).
+    TIMEOUT 900
+    LABELS "bindings;rust")
+
+  # A user's crate depending on `dinput` by path runs with `cargo run` / `cargo test` and no
+  # LD_LIBRARY_PATH (see path_dependency_test.cmake). A build tree that is the repository's
+  # build/ is found by dinput-sys itself; any other is named by DINPUT_LIB_DIR, as a user
+  # with such a tree would.
+  if(PROJECT_BINARY_DIR STREQUAL "${PROJECT_SOURCE_DIR}/build")
+    set(_dinput_rust_lib_dir "")
+  else()
+    set(_dinput_rust_lib_dir "$<TARGET_FILE_DIR:dinput>")
+  endif()
+  add_test(NAME bindings.rust.path_dependency
+    COMMAND ${CMAKE_COMMAND}
+      -DCARGO=${CARGO}
+      -DDINPUT_CRATE=${_dinput_rust_dir}/dinput
+      -DWORK_DIR=${_dinput_rust_bin}/path-dependency
+      -DLIB_DIR=${_dinput_rust_lib_dir}
+      -DLIBASAN=${_dinput_libasan}
+      -P ${_dinput_rust_dir}/path_dependency_test.cmake)
+  # dinput-sys's declarations against bindgen's reading of the headers (bindgen_check.cmake),
+  # beside the text-based check of dinput-sys/tests/header.rs. bindgen is optional: without
+  # it the test is reported as skipped, saying what to install.
+  find_program(BINDGEN bindgen DOC "bindgen, for bindings.rust.bindgen (Debian: apt-get install bindgen)")
+  if(BINDGEN)
+    add_test(NAME bindings.rust.bindgen
+      COMMAND ${CMAKE_COMMAND}
+        -DBINDGEN=${BINDGEN}
+        -DCARGO=${CARGO}
+        -DHEADER=${PROJECT_SOURCE_DIR}/include/dinput_cuda.h
+        -DSYS_CRATE=${_dinput_rust_dir}/dinput-sys
+        -DWORK_DIR=${_dinput_rust_bin}/bindgen-check
+        -DLIB_DIR=$<TARGET_FILE_DIR:dinput>
+        -P ${_dinput_rust_dir}/bindgen_check.cmake)
+  else()
+    add_test(NAME bindings.rust.bindgen
+      COMMAND ${CMAKE_COMMAND} -E echo
+        "SKIP: bindgen not found (Debian: apt-get install bindgen; or cargo install bindgen-cli), then re-run cmake or pass -DBINDGEN=/path/to/bindgen.")
+    set_tests_properties(bindings.rust.bindgen PROPERTIES SKIP_REGULAR_EXPRESSION "SKIP: bindgen not found")
+  endif()
+  set_tests_properties(bindings.rust.bindgen PROPERTIES TIMEOUT 600 LABELS "bindings;rust")
+
+  set_tests_properties(bindings.rust.path_dependency PROPERTIES
+    # Builds both crates from scratch in a new target directory.
     TIMEOUT 900
     LABELS "bindings;rust")
 endif()

@@ -15,8 +15,8 @@ use std::time::Instant;
 use dinput::{sys, Dataset, DistDataset, Strategy};
 
 const RUNS: usize = 5;
-const BATCH: i64 = 256;
-const REPLICAS: i32 = 2;
+const BATCH: usize = 256;
+const REPLICAS: usize = 2;
 
 /// Kept out of line, like the C benchmark's bench_sum_i64, so both sides run the same loop.
 #[inline(never)]
@@ -58,7 +58,7 @@ fn raw_pass(dist: &DistDataset, n: i64) -> f64 {
             break;
         }
         assert_eq!(status, sys::DINPUT_OK, "dinput_dist_iterator_get_next failed");
-        for r in 0..REPLICAS {
+        for r in 0..REPLICAS as std::ffi::c_int {
             // SAFETY: pv is a live per-replica value of REPLICAS elements; the borrowed
             // element and tensor stay valid until pv is freed below; an int64 tensor's data
             // holds num_elements values.

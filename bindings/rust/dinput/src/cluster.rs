@@ -2,14 +2,14 @@
 //! workers, where they meet), read from what the launcher set (TF_CONFIG, srun, torchrun,
 //! mpirun, DINPUT_* variables) or given explicitly.
 
-use std::fmt;
 use std::ffi::c_int;
+use std::fmt;
 use std::ptr::NonNull;
 use std::time::Duration;
 
 use dinput_sys as sys;
 
-use crate::error::{borrowed_str, c_string, check, out_handle, Result};
+use crate::error::{borrowed_str, c_string, check, out_handle, to_c_int, to_usize, Result};
 
 /// A worker process's place in a multi-process job. Immutable, so `Send + Sync`.
 pub struct Cluster {
@@ -54,8 +54,9 @@ impl Cluster {
 
     /// A cluster given explicitly: `rank` in `0..world_size`, and the rendezvous URL
     /// (tcp://HOST:PORT, file://DIR, redis://HOST:PORT; "" for none).
-    pub fn new(rank: i32, world_size: i32, rdzv_url: &str) -> Result<Cluster> {
+    pub fn new(rank: usize, world_size: usize, rdzv_url: &str) -> Result<Cluster> {
         let url = c_string(rdzv_url, "rdzv_url")?;
+        let (rank, world_size) = (to_c_int(rank, "rank")?, to_c_int(world_size, "world_size")?);
         // SAFETY: `url` is a NUL-terminated string that outlives the call.
         let raw = out_handle(|out| unsafe { sys::dinput_cluster_new(out, rank, world_size, url.as_ptr()) })?;
         Ok(Cluster { raw })
@@ -66,27 +67,26 @@ impl Cluster {
         self.raw.as_ptr()
     }
 
-    /// This process's worker index; -1 for a TF_CONFIG ps or evaluator task.
-    pub fn rank(&self) -> i32 {
+    /// This process's worker index in `0..world_size()`; `None` for a TF_CONFIG ps or
+    /// evaluator task, which reads no input.
+    pub fn rank(&self) -> Option<usize> {
         // SAFETY: self.raw is live.
-        unsafe { sys::dinput_cluster_rank(self.raw.as_ptr()) }
+        usize::try_from(unsafe { sys::dinput_cluster_rank(self.raw.as_ptr()) }).ok()
     }
     /// The number of workers that read input.
-    pub fn world_size(&self) -> i32 {
+    pub fn world_size(&self) -> usize {
         // SAFETY: self.raw is live.
-        unsafe { sys::dinput_cluster_world_size(self.raw.as_ptr()) }
+        to_usize(unsafe { sys::dinput_cluster_world_size(self.raw.as_ptr()) })
     }
     /// The index among the job's workers on this host, when the launcher says.
-    pub fn local_rank(&self) -> Option<i32> {
+    pub fn local_rank(&self) -> Option<usize> {
         // SAFETY: self.raw is live.
-        let v = unsafe { sys::dinput_cluster_local_rank(self.raw.as_ptr()) };
-        (v >= 0).then_some(v)
+        usize::try_from(unsafe { sys::dinput_cluster_local_rank(self.raw.as_ptr()) }).ok()
     }
     /// The number of the job's workers on this host, when the launcher says.
-    pub fn local_world_size(&self) -> Option<i32> {
+    pub fn local_world_size(&self) -> Option<usize> {
         // SAFETY: self.raw is live.
-        let v = unsafe { sys::dinput_cluster_local_world_size(self.raw.as_ptr()) };
-        (v >= 0).then_some(v)
+        usize::try_from(unsafe { sys::dinput_cluster_local_world_size(self.raw.as_ptr()) }).ok()
     }
     /// The rendezvous URL; "" when none is known.
     pub fn rdzv_url(&self) -> &str {
@@ -109,12 +109,12 @@ impl Cluster {
         unsafe { borrowed_str(sys::dinput_cluster_source(self.raw.as_ptr())) }
     }
     /// TF_CONFIG's task type and index; `None` for the other sources.
-    pub fn task(&self) -> Option<(&str, i32)> {
+    pub fn task(&self) -> Option<(&str, usize)> {
         // SAFETY: as for rdzv_url.
         let kind = unsafe { borrowed_str(sys::dinput_cluster_task_type(self.raw.as_ptr())) };
         // SAFETY: self.raw is live.
         let index = unsafe { sys::dinput_cluster_task_index(self.raw.as_ptr()) };
-        (!kind.is_empty()).then_some((kind, index))
+        (!kind.is_empty()).then_some((kind, to_usize(index)))
     }
     /// false for a TF_CONFIG ps or evaluator task, which reads no input.
     pub fn is_input_worker(&self) -> bool {

@@ -98,8 +98,9 @@ pub fn cache_limit() -> Result<usize> {
 /// Device memory dinput holds on GPU `device`, as `(held, cached)`: `held` is every byte
 /// allocated from CUDA and not yet returned (blocks of live tensors and cached ones),
 /// `cached` the part that is free for reuse. A GPU dinput never used, or a build without
-/// CUDA, gives `(0, 0)`. INVALID_ARGUMENT for a negative device.
-pub fn pool_bytes(device: i32) -> Result<(usize, usize)> {
+/// CUDA, gives `(0, 0)`.
+pub fn pool_bytes(device: usize) -> Result<(usize, usize)> {
+    let device = crate::error::to_c_int(device, "device")?;
     let (mut held, mut cached) = (0usize, 0usize);
     // SAFETY: both out-parameters are valid.
     check(unsafe { sys::dinput_cuda_pool_bytes(&mut held, &mut cached, device) })?;

@@ -9,8 +9,8 @@ use dinput_sys as sys;
 
 use crate::callback::{call, deliver, drop_boxed};
 use crate::element::{Element, ElementRef, Spec};
-use crate::error::{c_string, check, out_handle, static_str, Error, Result};
-use crate::iter::Iterator;
+use crate::error::{c_string, check, out_handle, static_str, to_i64, to_usize, Error, Result};
+use crate::iter::DatasetIterator;
 
 /// `buffer_size` / `num_parallel_calls` / `cycle_length` chosen by dinput.
 pub const AUTOTUNE: i64 = sys::DINPUT_AUTOTUNE;
@@ -118,15 +118,16 @@ impl Options {
 
     /// The largest record (data bytes) the record readers accept (default 256 MiB, at most
     /// 2^56): a longer claim is DATA_LOSS before any memory is taken for it.
-    pub fn set_max_record_bytes(&mut self, max_bytes: i64) -> Result<&mut Options> {
+    pub fn set_max_record_bytes(&mut self, max_bytes: usize) -> Result<&mut Options> {
+        let max_bytes = to_i64(max_bytes, "max_record_bytes")?;
         // SAFETY: self.raw is live and exclusively borrowed.
         check(unsafe { sys::dinput_options_set_max_record_bytes(self.raw.as_ptr(), max_bytes) })?;
         Ok(self)
     }
 
-    pub fn max_record_bytes(&self) -> i64 {
+    pub fn max_record_bytes(&self) -> usize {
         // SAFETY: self.raw is live.
-        unsafe { sys::dinput_options_max_record_bytes(self.raw.as_ptr()) }
+        to_usize(unsafe { sys::dinput_options_max_record_bytes(self.raw.as_ptr()) })
     }
 
     /// Memory-map regular files instead of reading them into the library's buffers. Only
@@ -172,7 +173,7 @@ impl Options {
 /// The number of elements of a dataset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Cardinality {
-    Finite(u64),
+    Finite(usize),
     Infinite,
     Unknown,
 }
@@ -221,7 +222,7 @@ pub struct InterleaveOptions {
     /// Datasets read at once: >= 1 or [`AUTOTUNE`].
     pub cycle_length: i64,
     /// Consecutive elements taken from each: >= 1.
-    pub block_length: i64,
+    pub block_length: usize,
     /// 1: read on the consumer's thread; > 1 or [`AUTOTUNE`]: each open dataset ahead on a
     /// library thread.
     pub num_parallel_calls: i64,
@@ -244,7 +245,7 @@ impl InterleaveOptions {
         self.cycle_length = n;
         self
     }
-    pub fn block_length(mut self, n: i64) -> Self {
+    pub fn block_length(mut self, n: usize) -> Self {
         self.block_length = n;
         self
     }
@@ -426,7 +427,7 @@ fn path_c_strings<P: AsRef<Path>>(paths: &[P]) -> Result<(Vec<CString>, Vec<*con
 }
 
 /// An immutable dataset: a node of a pipeline graph. Building one does no work; an
-/// [`Iterator`] runs it. `Send + Sync`: datasets may be shared between threads, and every
+/// [`DatasetIterator`] runs it. `Send + Sync`: datasets may be shared between threads, and every
 /// closure a dataset holds is `Send + Sync` for that reason.
 pub struct Dataset {
     raw: NonNull<sys::dinput_dataset_t>,
@@ -499,7 +500,8 @@ impl Dataset {
     pub fn cardinality(&self) -> Cardinality {
         // SAFETY: self.raw is live.
         match unsafe { sys::dinput_dataset_cardinality(self.raw.as_ptr()) } {
-            n if n >= 0 => Cardinality::Finite(n as u64),
+            // A count past usize (only on 32-bit hosts) reads as the largest one.
+            n if n >= 0 => Cardinality::Finite(usize::try_from(n).unwrap_or(usize::MAX)),
             sys::DINPUT_INFINITE_CARDINALITY => Cardinality::Infinite,
             _ => Cardinality::Unknown,
         }
@@ -519,11 +521,11 @@ impl Dataset {
     }
 
     /// Starts iterating from the beginning (a new epoch).
-    pub fn iter(&self) -> Result<Iterator> {
+    pub fn iter(&self) -> Result<DatasetIterator> {
         // SAFETY: self.raw is live; out is a valid out-parameter.
         let raw = out_handle(|out| unsafe { sys::dinput_dataset_iterator(out, self.raw.as_ptr()) })?;
         // SAFETY: raw is a new iterator handle we own.
-        Ok(unsafe { Iterator::from_owned(raw) })
+        Ok(unsafe { DatasetIterator::from_owned(raw) })
     }
 
     // ---- sources ----
@@ -624,8 +626,9 @@ impl Dataset {
 
     /// One `Bytes` scalar per record of TFRecord-framed files (CRCs verified).
     /// `buffer_size` 0: a default read buffer.
-    pub fn records<P: AsRef<Path>>(files: &[P], compression: Compression, buffer_size: i64) -> Result<Dataset> {
+    pub fn records<P: AsRef<Path>>(files: &[P], compression: Compression, buffer_size: usize) -> Result<Dataset> {
         let (_owned, ptrs) = path_c_strings(files)?;
+        let buffer_size = to_i64(buffer_size, "buffer_size")?;
         let options = OptionHandle::new(sys::dinput_records_options_new, sys::dinput_records_options_free)?;
         // SAFETY (setters): the handle is live and owned by `options`.
         options.set(|o| unsafe { sys::dinput_records_options_set_compression(o, compression as c_int) })?;
@@ -639,11 +642,14 @@ impl Dataset {
     /// and before the last `footer_bytes` of each file.
     pub fn fixed_length_records<P: AsRef<Path>>(
         files: &[P],
-        record_bytes: i64,
-        header_bytes: i64,
-        footer_bytes: i64,
+        record_bytes: usize,
+        header_bytes: usize,
+        footer_bytes: usize,
     ) -> Result<Dataset> {
         let (_owned, ptrs) = path_c_strings(files)?;
+        let record_bytes = to_i64(record_bytes, "record_bytes")?;
+        let header_bytes = to_i64(header_bytes, "header_bytes")?;
+        let footer_bytes = to_i64(footer_bytes, "footer_bytes")?;
         // SAFETY: as in text_lines.
         out_handle(|out| unsafe {
             sys::dinput_dataset_fixed_length_records(
@@ -678,12 +684,13 @@ impl Dataset {
 
     /// Stacks `batch_size` consecutive elements; the last batch may be shorter unless
     /// `drop_remainder`.
-    pub fn batch(&self, batch_size: i64, drop_remainder: bool) -> Result<Dataset> {
+    pub fn batch(&self, batch_size: usize, drop_remainder: bool) -> Result<Dataset> {
         self.batch_with(batch_size, &BatchOptions { drop_remainder, ..Default::default() })
     }
 
     /// Stacks `batch_size` consecutive elements, with the settings of `options`.
-    pub fn batch_with(&self, batch_size: i64, options: &BatchOptions) -> Result<Dataset> {
+    pub fn batch_with(&self, batch_size: usize, options: &BatchOptions) -> Result<Dataset> {
+        let batch_size = to_i64(batch_size, "batch_size")?;
         let o = OptionHandle::new(sys::dinput_batch_options_new, sys::dinput_batch_options_free)?;
         // SAFETY (setters): the handle is live and owned by `o`.
         o.set(|p| unsafe { sys::dinput_batch_options_set_drop_remainder(p, options.drop_remainder as c_int) })?;
@@ -699,48 +706,57 @@ impl Dataset {
         self.derive(|out, input| unsafe { sys::dinput_dataset_unbatch(out, input) })
     }
 
-    /// `count` times (-1: forever; see [`Dataset::repeat_forever`]).
-    pub fn repeat(&self, count: i64) -> Result<Dataset> {
+    /// The input `count` times over (see [`Dataset::repeat_forever`] for no end).
+    pub fn repeat(&self, count: usize) -> Result<Dataset> {
+        let count = to_i64(count, "repeat count")?;
         // SAFETY: see batch.
         self.derive(|out, input| unsafe { sys::dinput_dataset_repeat(out, input, count) })
     }
 
     pub fn repeat_forever(&self) -> Result<Dataset> {
-        self.repeat(sys::DINPUT_REPEAT_FOREVER)
+        // SAFETY: see batch.
+        self.derive(|out, input| unsafe { sys::dinput_dataset_repeat(out, input, sys::DINPUT_REPEAT_FOREVER) })
     }
 
-    /// The first `count` elements (-1: all).
-    pub fn take(&self, count: i64) -> Result<Dataset> {
+    /// The first `count` elements. (The C API's -1 for "all" has no counterpart: leave the
+    /// take out.)
+    pub fn take(&self, count: usize) -> Result<Dataset> {
+        let count = to_i64(count, "take count")?;
         // SAFETY: see batch.
         self.derive(|out, input| unsafe { sys::dinput_dataset_take(out, input, count) })
     }
 
-    /// All but the first `count` elements (-1: skips everything).
-    pub fn skip(&self, count: i64) -> Result<Dataset> {
+    /// All but the first `count` elements. (The C API's -1, "skip everything", is `take(0)`.)
+    pub fn skip(&self, count: usize) -> Result<Dataset> {
+        let count = to_i64(count, "skip count")?;
         // SAFETY: see batch.
         self.derive(|out, input| unsafe { sys::dinput_dataset_skip(out, input, count) })
     }
 
     /// Keeps elements `i` with `i % num_shards == index`.
-    pub fn shard(&self, num_shards: i64, index: i64) -> Result<Dataset> {
+    pub fn shard(&self, num_shards: usize, index: usize) -> Result<Dataset> {
+        let (num_shards, index) = (to_i64(num_shards, "num_shards")?, to_i64(index, "shard index")?);
         // SAFETY: see batch.
         self.derive(|out, input| unsafe { sys::dinput_dataset_shard(out, input, num_shards, index) })
     }
 
     /// `shard(SHARD_HINT, SHARD_HINT)`: replaced by `shard(W, w)` under the HINT policy.
     pub fn shard_hint(&self) -> Result<Dataset> {
-        self.shard(sys::DINPUT_SHARD_HINT, sys::DINPUT_SHARD_HINT)
+        let hint = sys::DINPUT_SHARD_HINT;
+        // SAFETY: see batch.
+        self.derive(|out, input| unsafe { sys::dinput_dataset_shard(out, input, hint, hint) })
     }
 
     /// Shuffles with a buffer of `buffer_size` elements; `seed` `None` is random, `Some(s)`
     /// the seed pair `(s, 0)`.
-    pub fn shuffle(&self, buffer_size: i64, seed: Option<i64>, reshuffle_each_iteration: bool) -> Result<Dataset> {
+    pub fn shuffle(&self, buffer_size: usize, seed: Option<i64>, reshuffle_each_iteration: bool) -> Result<Dataset> {
         let options = ShuffleOptions { seeds: seed.map(|s| (s, 0)), reshuffle_each_iteration };
         self.shuffle_with(buffer_size, &options)
     }
 
     /// Shuffles with a buffer of `buffer_size` elements, with the settings of `options`.
-    pub fn shuffle_with(&self, buffer_size: i64, options: &ShuffleOptions) -> Result<Dataset> {
+    pub fn shuffle_with(&self, buffer_size: usize, options: &ShuffleOptions) -> Result<Dataset> {
+        let buffer_size = to_i64(buffer_size, "buffer_size")?;
         let o = OptionHandle::new(sys::dinput_shuffle_options_new, sys::dinput_shuffle_options_free)?;
         if let Some((seed, seed2)) = options.seeds {
             // SAFETY: the handle is live and owned by `o`.
@@ -870,7 +886,8 @@ impl Dataset {
         let o = OptionHandle::new(sys::dinput_interleave_options_new, sys::dinput_interleave_options_free)?;
         // SAFETY (setters): the handle is live and owned by `o`.
         o.set(|p| unsafe { sys::dinput_interleave_options_set_cycle_length(p, options.cycle_length) })?;
-        o.set(|p| unsafe { sys::dinput_interleave_options_set_block_length(p, options.block_length) })?;
+        let block_length = to_i64(options.block_length, "block_length")?;
+        o.set(|p| unsafe { sys::dinput_interleave_options_set_block_length(p, block_length) })?;
         o.set(|p| unsafe { sys::dinput_interleave_options_set_num_parallel_calls(p, options.num_parallel_calls) })?;
         o.set(|p| unsafe {
             sys::dinput_interleave_options_set_deterministic(p, deterministic_c(options.deterministic))
@@ -904,7 +921,8 @@ impl Dataset {
     }
 
     /// Regroups the rows of batched input into batches whose sizes cycle through `sizes`.
-    pub fn rebatch(&self, sizes: &[i64], drop_remainder: bool) -> Result<Dataset> {
+    pub fn rebatch(&self, sizes: &[usize], drop_remainder: bool) -> Result<Dataset> {
+        let sizes = sizes.iter().map(|&n| to_i64(n, "rebatch size")).collect::<Result<Vec<i64>>>()?;
         // SAFETY: see batch; sizes holds len values read during the call.
         self.derive(|out, input| unsafe {
             sys::dinput_dataset_rebatch(out, input, sizes.as_ptr(), sizes.len(), drop_remainder as c_int)

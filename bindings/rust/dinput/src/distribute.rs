@@ -1,12 +1,12 @@
 //! Strategies and distribution (the tf.distribute layer): collectives, strategies, input
 //! options, distributed datasets, per-replica values, run and reduce.
 //!
-//! Integer types: counts and ids the library defines (workers, replicas, worker and replica
-//! ids, input pipelines) are `i32`, the C API's `int`, whether given ([`Strategy::cpu`],
-//! [`Strategy::multi_worker_cpu`], [`Collective::in_process`]) or returned
-//! ([`Strategy::num_local_replicas`], ...). Positions in a Rust-side sequence are `usize`, as
-//! for any Rust collection: [`Strategy::device`] and [`PerReplica::get`] take an index and
-//! [`PerReplica::len`] returns the length in `usize`, so `0..value.len()` indexes it.
+//! Integer types: counts and indices are `usize`, as for any Rust collection, whether given
+//! ([`Strategy::cpu`], [`Strategy::multi_worker_cpu`], [`Collective::in_process`]) or
+//! returned ([`Strategy::num_local_replicas`], [`ReplicaContext::replica_id_in_sync_group`],
+//! [`PerReplica::len`], ...), so `0..strategy.num_local_replicas()` indexes a [`PerReplica`].
+//! A count above what the C API's `int` holds is INVALID_ARGUMENT (the library refuses far
+//! smaller ones anyway).
 
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::fmt;
@@ -20,7 +20,9 @@ use dinput_sys as sys;
 use crate::callback::{call, deliver};
 use crate::dataset::Dataset;
 use crate::element::{Element, ElementRef, Spec};
-use crate::error::{borrowed_str, c_string, c_string_lossy, check, out_handle, Code, Error, Result};
+use crate::error::{
+    borrowed_str, c_string, c_string_lossy, check, out_handle, to_c_int, to_i64, to_usize, Code, Error, Result,
+};
 use crate::iter::DistIterator;
 
 /// How the workers of a multi-worker strategy exchange the small values the distributed
@@ -56,7 +58,8 @@ impl Collective {
     /// An in-process collective joining `num_workers` workers that run as threads of this
     /// process. `timeout` bounds every collective wait (`None`: 60 s); a worker that does
     /// not arrive in time makes the wait fail with DEADLINE_EXCEEDED.
-    pub fn in_process(num_workers: i32, timeout: Option<Duration>) -> Result<Collective> {
+    pub fn in_process(num_workers: usize, timeout: Option<Duration>) -> Result<Collective> {
+        let num_workers = to_c_int(num_workers, "num_workers")?;
         let timeout_ms = match timeout {
             None => 0,
             // A zero Duration would mean "default" to the library; the shortest wait it can
@@ -74,15 +77,11 @@ impl Collective {
     /// id and the address to listen on. With several workers, listening on a loopback address
     /// is FAILED_PRECONDITION unless the job shows it runs on one host (see
     /// [`crate::CollectiveOptions::set_allow_loopback`]). UNIMPLEMENTED in a build without Gloo.
-    pub fn from_cluster(
-        cluster: &crate::Cluster,
-        options: Option<&crate::CollectiveOptions>,
-    ) -> Result<Collective> {
+    pub fn from_cluster(cluster: &crate::Cluster, options: Option<&crate::CollectiveOptions>) -> Result<Collective> {
         let options_ptr = options.map_or(std::ptr::null(), |o| o.as_ptr());
         // SAFETY: out is a valid out-parameter; cluster and options are live for the call.
-        let raw = out_handle(|out| unsafe {
-            sys::dinput_collective_new_from_cluster(out, cluster.as_ptr(), options_ptr)
-        })?;
+        let raw =
+            out_handle(|out| unsafe { sys::dinput_collective_new_from_cluster(out, cluster.as_ptr(), options_ptr) })?;
         Ok(Collective { raw })
     }
 
@@ -95,9 +94,9 @@ impl Collective {
         check(unsafe { sys::dinput_collective_abort(self.raw.as_ptr(), code.raw(), message.as_ptr()) })
     }
 
-    pub fn num_workers(&self) -> i32 {
+    pub fn num_workers(&self) -> usize {
         // SAFETY: self.raw is live.
-        unsafe { sys::dinput_collective_num_workers(self.raw.as_ptr()) }
+        to_usize(unsafe { sys::dinput_collective_num_workers(self.raw.as_ptr()) })
     }
 }
 
@@ -125,11 +124,8 @@ fn device_names<S: AsRef<str>>(devices: &[S]) -> Result<(Vec<CString>, Vec<*cons
     Ok((owned, ptrs))
 }
 
-/// A count of replicas (or devices) as the C API's int; more than it holds is an error here,
-/// since the library would refuse far fewer (4096 per worker) anyway.
-fn replica_count(n: usize, what: &str) -> Result<c_int> {
-    c_int::try_from(n).map_err(|_| Error::invalid_argument(format!("{n} {what}: more than the C API's int holds")))
-}
+/// dinput.h: "Every strategy has at most 4096 replicas per worker".
+const MAX_REPLICAS_PER_WORKER: usize = 4096;
 
 /// Reduction of [`Strategy::reduce`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -144,7 +140,7 @@ impl Strategy {
     pub fn new<S: AsRef<str>>(devices: &[S]) -> Result<Strategy> {
         let (_owned, ptrs) = device_names(devices)?;
         // SAFETY: ptrs holds len NUL-terminated names (kept alive by _owned) for the call.
-        let n = replica_count(ptrs.len(), "devices")?;
+        let n = to_c_int(ptrs.len(), "number of devices")?;
         let raw = out_handle(|out| unsafe { sys::dinput_strategy_new(out, ptrs.as_ptr(), n) })?;
         Ok(Strategy { raw })
     }
@@ -154,11 +150,18 @@ impl Strategy {
         Strategy::new::<&str>(&[])
     }
 
-    /// `num_replicas` CPU replicas: CPU:0 .. CPU:n-1 (INVALID_ARGUMENT when below 1).
-    pub fn cpu(num_replicas: i32) -> Result<Strategy> {
+    /// `num_replicas` CPU replicas: CPU:0 .. CPU:n-1 (INVALID_ARGUMENT when below 1 or above
+    /// 4096, dinput.h's limit of replicas per worker).
+    pub fn cpu(num_replicas: usize) -> Result<Strategy> {
         if num_replicas < 1 {
             // Strategy::new(&[]) would quietly be the default strategy's one replica.
             return Err(Error::invalid_argument(format!("num_replicas {num_replicas}: must be at least 1")));
+        }
+        if num_replicas > MAX_REPLICAS_PER_WORKER {
+            // Checked here, before a name is made for each of them.
+            return Err(Error::invalid_argument(format!(
+                "num_replicas {num_replicas}: a worker has at most {MAX_REPLICAS_PER_WORKER} replicas"
+            )));
         }
         let names: Vec<String> = (0..num_replicas).map(|i| format!("CPU:{i}")).collect();
         Strategy::new(&names)
@@ -166,9 +169,14 @@ impl Strategy {
 
     /// Worker `worker_index` of a multi-worker strategy joined by `collective`, with the given
     /// local devices (empty: CPU:0).
-    pub fn multi_worker<S: AsRef<str>>(collective: &Collective, worker_index: i32, devices: &[S]) -> Result<Strategy> {
+    pub fn multi_worker<S: AsRef<str>>(
+        collective: &Collective,
+        worker_index: usize,
+        devices: &[S],
+    ) -> Result<Strategy> {
         let (_owned, ptrs) = device_names(devices)?;
-        let n = replica_count(ptrs.len(), "devices")?;
+        let worker_index = to_c_int(worker_index, "worker_index")?;
+        let n = to_c_int(ptrs.len(), "number of devices")?;
         // SAFETY: the collective is live and built for concurrent use by its workers (so a
         // shared reference may be passed as the C API's non-const pointer); ptrs as in new.
         let raw = out_handle(|out| unsafe {
@@ -179,7 +187,13 @@ impl Strategy {
 
     /// Worker `worker_index` of a multi-worker strategy with `num_replicas_in_sync` CPU
     /// replicas in total (INVALID_ARGUMENT when not divisible by the number of workers).
-    pub fn multi_worker_cpu(collective: &Collective, worker_index: i32, num_replicas_in_sync: i32) -> Result<Strategy> {
+    pub fn multi_worker_cpu(
+        collective: &Collective,
+        worker_index: usize,
+        num_replicas_in_sync: usize,
+    ) -> Result<Strategy> {
+        let worker_index = to_c_int(worker_index, "worker_index")?;
+        let num_replicas_in_sync = to_c_int(num_replicas_in_sync, "num_replicas_in_sync")?;
         // SAFETY: as in multi_worker.
         let raw = out_handle(|out| unsafe {
             sys::dinput_strategy_new_multi_worker_cpu(out, collective.raw.as_ptr(), worker_index, num_replicas_in_sync)
@@ -192,26 +206,26 @@ impl Strategy {
     }
 
     /// N = W * R.
-    pub fn num_replicas_in_sync(&self) -> i32 {
+    pub fn num_replicas_in_sync(&self) -> usize {
         // SAFETY: self.raw is live.
-        unsafe { sys::dinput_strategy_num_replicas_in_sync(self.raw.as_ptr()) }
+        to_usize(unsafe { sys::dinput_strategy_num_replicas_in_sync(self.raw.as_ptr()) })
     }
 
     /// R.
-    pub fn num_local_replicas(&self) -> i32 {
+    pub fn num_local_replicas(&self) -> usize {
         // SAFETY: self.raw is live.
-        unsafe { sys::dinput_strategy_num_local_replicas(self.raw.as_ptr()) }
+        to_usize(unsafe { sys::dinput_strategy_num_local_replicas(self.raw.as_ptr()) })
     }
 
     /// W.
-    pub fn num_workers(&self) -> i32 {
+    pub fn num_workers(&self) -> usize {
         // SAFETY: self.raw is live.
-        unsafe { sys::dinput_strategy_num_workers(self.raw.as_ptr()) }
+        to_usize(unsafe { sys::dinput_strategy_num_workers(self.raw.as_ptr()) })
     }
 
-    pub fn worker_index(&self) -> i32 {
+    pub fn worker_index(&self) -> usize {
         // SAFETY: self.raw is live.
-        unsafe { sys::dinput_strategy_worker_index(self.raw.as_ptr()) }
+        to_usize(unsafe { sys::dinput_strategy_worker_index(self.raw.as_ptr()) })
     }
 
     /// Canonical name ("CPU:0", "GPU:1") of local replica `i`.
@@ -226,7 +240,7 @@ impl Strategy {
 
     /// The canonical names of all local replicas.
     pub fn devices(&self) -> Vec<&str> {
-        (0..self.num_local_replicas().max(0) as usize).filter_map(|i| self.device(i)).collect()
+        (0..self.num_local_replicas()).filter_map(|i| self.device(i)).collect()
     }
 
     /// `experimental_distribute_dataset`: `dataset` is batched by the global batch size; it is
@@ -372,8 +386,11 @@ impl Strategy {
 
     /// Reduces a per-replica value across all replicas of all workers, component by
     /// component. `axis` `None`: element-wise; `Some(0)`: also over the first dimension.
-    pub fn reduce(&self, op: ReduceOp, value: &PerReplica, axis: Option<i32>) -> Result<Element> {
-        let axis = axis.unwrap_or(sys::DINPUT_AXIS_NONE);
+    pub fn reduce(&self, op: ReduceOp, value: &PerReplica, axis: Option<usize>) -> Result<Element> {
+        let axis = match axis {
+            None => sys::DINPUT_AXIS_NONE,
+            Some(a) => to_c_int(a, "axis")?,
+        };
         // SAFETY: handles are live for the call; out is a valid out-parameter.
         let raw = out_handle(|out| unsafe {
             sys::dinput_strategy_reduce(out, self.raw.as_ptr(), op as c_int, value.raw.as_ptr(), axis)
@@ -458,8 +475,9 @@ impl InputOptions {
         Ok(self)
     }
 
-    /// >= 0; 0 disables the per-replica buffer.
-    pub fn set_per_replica_buffer_size(&mut self, size: i64) -> Result<&mut InputOptions> {
+    /// 0 disables the per-replica buffer.
+    pub fn set_per_replica_buffer_size(&mut self, size: usize) -> Result<&mut InputOptions> {
+        let size = to_i64(size, "per_replica_buffer_size")?;
         // SAFETY: self.raw is live and exclusively borrowed.
         check(unsafe { sys::dinput_input_options_set_per_replica_buffer_size(self.raw.as_ptr(), size) })?;
         Ok(self)
@@ -485,9 +503,9 @@ impl InputOptions {
         unsafe { sys::dinput_input_options_place_dataset_on_device(self.raw.as_ptr()) != 0 }
     }
 
-    pub fn per_replica_buffer_size(&self) -> i64 {
+    pub fn per_replica_buffer_size(&self) -> usize {
         // SAFETY: self.raw is live.
-        unsafe { sys::dinput_input_options_per_replica_buffer_size(self.raw.as_ptr()) }
+        to_usize(unsafe { sys::dinput_input_options_per_replica_buffer_size(self.raw.as_ptr()) })
     }
 }
 
@@ -574,7 +592,7 @@ impl PerReplica {
         let ptrs: Vec<*const sys::dinput_element_t> = elements.iter().map(|e| e.as_raw()).collect();
         // SAFETY: ptrs holds len live element handles for the call; the value keeps its own
         // references.
-        let n = replica_count(ptrs.len(), "elements")?;
+        let n = to_c_int(ptrs.len(), "number of elements")?;
         let raw = out_handle(|out| unsafe { sys::dinput_per_replica_new(out, ptrs.as_ptr(), n) })?;
         Ok(PerReplica { raw })
     }
@@ -649,27 +667,28 @@ impl fmt::Debug for InputContext<'_> {
 }
 
 impl InputContext<'_> {
-    pub fn num_input_pipelines(&self) -> i32 {
+    pub fn num_input_pipelines(&self) -> usize {
         // SAFETY: raw is valid for the callback, which this borrow cannot outlive.
-        unsafe { sys::dinput_input_context_num_input_pipelines(self.raw) }
+        to_usize(unsafe { sys::dinput_input_context_num_input_pipelines(self.raw) })
     }
 
-    pub fn input_pipeline_id(&self) -> i32 {
+    pub fn input_pipeline_id(&self) -> usize {
         // SAFETY: as above.
-        unsafe { sys::dinput_input_context_input_pipeline_id(self.raw) }
+        to_usize(unsafe { sys::dinput_input_context_input_pipeline_id(self.raw) })
     }
 
-    pub fn num_replicas_in_sync(&self) -> i32 {
+    pub fn num_replicas_in_sync(&self) -> usize {
         // SAFETY: as above.
-        unsafe { sys::dinput_input_context_num_replicas_in_sync(self.raw) }
+        to_usize(unsafe { sys::dinput_input_context_num_replicas_in_sync(self.raw) })
     }
 
     /// `global_batch_size / num_replicas_in_sync`; INVALID_ARGUMENT when it does not divide.
-    pub fn per_replica_batch_size(&self, global_batch_size: i64) -> Result<i64> {
+    pub fn per_replica_batch_size(&self, global_batch_size: usize) -> Result<usize> {
+        let global_batch_size = to_i64(global_batch_size, "global_batch_size")?;
         let mut out = 0i64;
         // SAFETY: as above; out is a valid out-parameter.
         check(unsafe { sys::dinput_input_context_get_per_replica_batch_size(&mut out, self.raw, global_batch_size) })?;
-        Ok(out)
+        Ok(to_usize(out))
     }
 }
 
@@ -689,14 +708,14 @@ impl fmt::Debug for ValueContext<'_> {
 }
 
 impl ValueContext<'_> {
-    pub fn replica_id_in_sync_group(&self) -> i32 {
+    pub fn replica_id_in_sync_group(&self) -> usize {
         // SAFETY: raw is valid for the callback, which this borrow cannot outlive.
-        unsafe { sys::dinput_value_context_replica_id_in_sync_group(self.raw) }
+        to_usize(unsafe { sys::dinput_value_context_replica_id_in_sync_group(self.raw) })
     }
 
-    pub fn num_replicas_in_sync(&self) -> i32 {
+    pub fn num_replicas_in_sync(&self) -> usize {
         // SAFETY: as above.
-        unsafe { sys::dinput_value_context_num_replicas_in_sync(self.raw) }
+        to_usize(unsafe { sys::dinput_value_context_num_replicas_in_sync(self.raw) })
     }
 }
 
@@ -717,14 +736,14 @@ impl fmt::Debug for ReplicaContext<'_> {
 }
 
 impl ReplicaContext<'_> {
-    pub fn replica_id_in_sync_group(&self) -> i32 {
+    pub fn replica_id_in_sync_group(&self) -> usize {
         // SAFETY: raw is valid for the callback, which this borrow cannot outlive.
-        unsafe { sys::dinput_replica_context_replica_id_in_sync_group(self.raw) }
+        to_usize(unsafe { sys::dinput_replica_context_replica_id_in_sync_group(self.raw) })
     }
 
-    pub fn num_replicas_in_sync(&self) -> i32 {
+    pub fn num_replicas_in_sync(&self) -> usize {
         // SAFETY: as above.
-        unsafe { sys::dinput_replica_context_num_replicas_in_sync(self.raw) }
+        to_usize(unsafe { sys::dinput_replica_context_num_replicas_in_sync(self.raw) })
     }
 
     /// Canonical device name of the replica, e.g. "CPU:1".

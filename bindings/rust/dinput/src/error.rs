@@ -177,6 +177,26 @@ pub(crate) fn out_handle<T>(call: impl FnOnce(*mut *mut T) -> sys::dinput_status
     NonNull::new(out).ok_or_else(|| Error::new(Code::Internal, "dinput returned OK without a handle"))
 }
 
+/// A count, size or index for a C `int64_t` parameter. The safe layer takes these as
+/// `usize`; one above `i64::MAX` would wrap to a negative, special value in C (-1 is "all" or
+/// AUTOTUNE in several calls), so it is INVALID_ARGUMENT naming `what` instead.
+pub(crate) fn to_i64(n: usize, what: &str) -> Result<i64> {
+    i64::try_from(n).map_err(|_| Error::invalid_argument(format!("{what} {n}: more than int64 holds")))
+}
+
+/// As [`to_i64`], for a C `int` parameter (workers, replicas, devices).
+pub(crate) fn to_c_int(n: usize, what: &str) -> Result<std::ffi::c_int> {
+    std::ffi::c_int::try_from(n)
+        .map_err(|_| Error::invalid_argument(format!("{what} {n}: more than the C API's int holds")))
+}
+
+/// A count, size or index the library returns as a signed C integer, as `usize`. The getters
+/// wrapped with it are never negative for a live handle (they are -1 or 0 only for NULL);
+/// a negative value would read as 0 rather than as a huge count.
+pub(crate) fn to_usize<T: TryInto<usize>>(n: T) -> usize {
+    n.try_into().unwrap_or(0)
+}
+
 /// A C string for the library. Interior NUL bytes cannot be passed, so they are reported as
 /// INVALID_ARGUMENT naming `what`.
 pub(crate) fn c_string(s: &str, what: &str) -> Result<CString> {

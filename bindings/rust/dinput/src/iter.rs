@@ -9,7 +9,7 @@
 //! which the iteration ends too (the C iterator would repeat the error forever, so a
 //! `collect()` must not spin on it).
 //!
-//! Cancelling is the one call that may overlap `get_next` (dinput.h): [`Iterator::canceller`]
+//! Cancelling is the one call that may overlap `get_next` (dinput.h): [`DatasetIterator::canceller`]
 //! gives a [`Canceller`] that is `Send + Sync` and may be used from any thread while the
 //! consumer is blocked in `get_next`, which then fails with [`Code::Cancelled`]. The C handle
 //! is shared between the iterator and its cancellers and freed when the last of them is
@@ -46,7 +46,7 @@ impl Drop for RawIterator {
     }
 }
 
-// SAFETY: the handle may move between threads. Shared (Sync) only between one Iterator,
+// SAFETY: the handle may move between threads. Shared (Sync) only between one DatasetIterator,
 // whose consuming calls take &mut self, and Cancellers, which call dinput_iterator_cancel
 // alone: dinput.h allows cancel to overlap any call but free, and the Arc makes free the
 // last call.
@@ -54,8 +54,9 @@ unsafe impl Send for RawIterator {}
 // SAFETY: as above.
 unsafe impl Sync for RawIterator {}
 
-/// Iterates a dataset (`Dataset::iter`).
-pub struct Iterator {
+/// Iterates a dataset ([`crate::Dataset::iter`]). Named `DatasetIterator`, not `Iterator`,
+/// so that `use dinput::*` does not shadow [`std::iter::Iterator`], which it implements.
+pub struct DatasetIterator {
     raw: Arc<RawIterator>,
     finished: bool,
     _not_sync: PhantomData<Cell<()>>,
@@ -64,9 +65,9 @@ pub struct Iterator {
 // Send through RawIterator. Not Sync (the marker): calls through `&self` from two threads
 // must not overlap with `get_next`; only a Canceller's may.
 
-impl fmt::Debug for Iterator {
+impl fmt::Debug for DatasetIterator {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("dinput::Iterator").field("finished", &self.finished).finish()
+        f.debug_struct("dinput::DatasetIterator").field("finished", &self.finished).finish()
     }
 }
 
@@ -74,11 +75,11 @@ fn statistic_name(name: &str) -> Result<std::ffi::CString> {
     c_string(name, "statistic name")
 }
 
-impl Iterator {
+impl DatasetIterator {
     /// # Safety
     /// `raw` must be a live iterator handle that the caller owns and gives up.
-    pub(crate) unsafe fn from_owned(raw: NonNull<sys::dinput_iterator_t>) -> Iterator {
-        Iterator { raw: Arc::new(RawIterator(raw)), finished: false, _not_sync: PhantomData }
+    pub(crate) unsafe fn from_owned(raw: NonNull<sys::dinput_iterator_t>) -> DatasetIterator {
+        DatasetIterator { raw: Arc::new(RawIterator(raw)), finished: false, _not_sync: PhantomData }
     }
 
     /// A handle that cancels this iterator from any thread (see [`Canceller`]).
@@ -87,7 +88,7 @@ impl Iterator {
     }
 
     /// Cancels the iterator: this and every later `get_next` fail with [`Code::Cancelled`].
-    /// From another thread, use [`Iterator::canceller`].
+    /// From another thread, use [`DatasetIterator::canceller`].
     pub fn cancel(&self) -> Result<()> {
         self.canceller().cancel()
     }
@@ -121,16 +122,19 @@ impl Iterator {
 
     /// A counter of the iterator's work so far: "records", "record_bytes",
     /// "corrupt_records_skipped" (NOT_FOUND for other names).
-    pub fn statistic(&self, name: &str) -> Result<i64> {
+    ///
+    /// `u64` rather than `usize`: these are running totals of a stream (as `std::io::copy`'s),
+    /// which may pass 2^32 on a 32-bit host.
+    pub fn statistic(&self, name: &str) -> Result<u64> {
         let name = statistic_name(name)?;
         let mut value = 0i64;
         // SAFETY: out and name are valid for the call; self.raw is live.
         check(unsafe { sys::dinput_iterator_statistic(&mut value, self.raw.as_ptr(), name.as_ptr()) })?;
-        Ok(value)
+        Ok(u64::try_from(value).unwrap_or(0))
     }
 }
 
-impl Drop for Iterator {
+impl Drop for DatasetIterator {
     fn drop(&mut self) {
         // Stop the pipeline now, not when the last Canceller goes: nobody can consume it any
         // more. SAFETY: self.raw is live; cancel may overlap any call but free, which only the
@@ -139,7 +143,7 @@ impl Drop for Iterator {
     }
 }
 
-impl std::iter::Iterator for Iterator {
+impl std::iter::Iterator for DatasetIterator {
     type Item = Result<Element>;
 
     fn next(&mut self) -> Option<Result<Element>> {
@@ -156,7 +160,7 @@ impl std::iter::Iterator for Iterator {
     }
 }
 
-impl std::iter::FusedIterator for Iterator {}
+impl std::iter::FusedIterator for DatasetIterator {}
 
 /// An owned C distributed iterator handle, shared as [`RawIterator`] is.
 struct RawDistIterator(NonNull<sys::dinput_dist_iterator_t>);
@@ -274,19 +278,19 @@ impl DistIterator {
         Ok(unsafe { Spec::from_owned(raw) })
     }
 
-    /// The statistics of [`Iterator::statistic`] for this worker's input pipelines.
-    pub fn statistic(&self, name: &str) -> Result<i64> {
+    /// The statistics of [`DatasetIterator::statistic`] for this worker's input pipelines.
+    pub fn statistic(&self, name: &str) -> Result<u64> {
         let name = statistic_name(name)?;
         let mut value = 0i64;
         // SAFETY: out and name are valid for the call; self.raw is live.
         check(unsafe { sys::dinput_dist_iterator_statistic(&mut value, self.raw.as_ptr(), name.as_ptr()) })?;
-        Ok(value)
+        Ok(u64::try_from(value).unwrap_or(0))
     }
 }
 
 impl Drop for DistIterator {
     fn drop(&mut self) {
-        // As for Iterator, and more pressing: until cancelled, the other workers of the job
+        // As for DatasetIterator, and more pressing: until cancelled, the other workers of the job
         // wait in their step for this one until the collective's timeout. SAFETY: as there.
         unsafe { sys::dinput_dist_iterator_cancel(self.raw.as_ptr()) };
     }

@@ -23,7 +23,7 @@
 //! # Objects and ownership
 //!
 //! Every handle of the C API is a Rust value that frees it on `Drop`: [`Tensor`],
-//! [`Element`], [`Spec`], [`Options`], [`Dataset`], [`Iterator`], [`Optional`],
+//! [`Element`], [`Spec`], [`Options`], [`Dataset`], [`DatasetIterator`], [`Optional`],
 //! [`Collective`], [`Strategy`], [`InputOptions`], [`DistDataset`], [`DistIterator`],
 //! [`PerReplica`], [`RecordWriter`]. The library keeps what an object was made from alive
 //! (an iterator its dataset, a dataset its inputs), so values may be dropped in any order.
@@ -49,7 +49,7 @@
 //! - `Send + Sync`: [`Tensor`], [`Element`], [`Spec`], [`Options`], [`Dataset`],
 //!   [`Optional`], [`Strategy`], [`InputOptions`], [`DistDataset`], [`PerReplica`], and
 //!   [`Collective`] (shared by its workers' threads by design). Setters take `&mut self`.
-//! - `Send` only: [`Iterator`], [`DistIterator`] (consuming calls take `&mut self`) and
+//! - `Send` only: [`DatasetIterator`], [`DistIterator`] (consuming calls take `&mut self`) and
 //!   [`RecordWriter`].
 //! - Contexts passed to callbacks ([`InputContext`], [`ValueContext`], [`ReplicaContext`])
 //!   are borrowed for the call and cannot escape it.
@@ -104,7 +104,7 @@ pub use distribute::{
 };
 pub use element::{Element, ElementRef, Spec, UNKNOWN_DIM};
 pub use error::{clear_last_error, last_error, Code, Error, Result};
-pub use iter::{Canceller, DistIterator, Iterator, Optional};
+pub use iter::{Canceller, DatasetIterator, DistIterator, Optional};
 pub use tensor::{DType, Device, DlPackTensor, Scalar, Tensor, TensorRef};
 
 /// The raw declarations, for what the safe layer does not cover.

@@ -10,7 +10,7 @@ use std::ptr::NonNull;
 use dinput_sys as sys;
 
 use crate::cuda::Stream;
-use crate::error::{c_string, check, out_handle, static_str, Code, Error, Result};
+use crate::error::{c_string, check, out_handle, static_str, to_usize, Code, Error, Result};
 
 /// Element data types. `Bytes`: each scalar is a byte string. `Invalid` stands for
 /// `DINPUT_DTYPE_INVALID` and for values this binding does not know.
@@ -97,7 +97,7 @@ pub enum Device {
     /// Page-locked host memory: readable from the host like `Cpu`.
     CudaHost,
     /// Memory of the CUDA device with this ordinal: not readable from the host.
-    Cuda(i32),
+    Cuda(usize),
 }
 
 mod sealed {
@@ -343,7 +343,9 @@ impl Tensor {
         // SAFETY: self.raw is live.
         match unsafe { sys::dinput_tensor_device_type(self.raw.as_ptr()) } {
             // SAFETY: self.raw is live.
-            sys::DINPUT_DEVICE_CUDA => Device::Cuda(unsafe { sys::dinput_tensor_device_index(self.raw.as_ptr()) }),
+            sys::DINPUT_DEVICE_CUDA => {
+                Device::Cuda(to_usize(unsafe { sys::dinput_tensor_device_index(self.raw.as_ptr()) }))
+            }
             sys::DINPUT_DEVICE_CUDA_HOST => Device::CudaHost,
             _ => Device::Cpu,
         }

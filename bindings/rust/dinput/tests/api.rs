@@ -9,13 +9,13 @@ use std::sync::Arc;
 
 use dinput::sys;
 use dinput::{
-    AutoShardPolicy, Cardinality, Code, Collective, Compression, DType, Dataset, DistDataset, DistIterator, Element,
-    InputOptions, InterleaveOptions, Iterator, MapOptions, Optional, Options, PerReplica, RecordWriter, Spec, Strategy,
-    Tensor, UNKNOWN_DIM,
+    AutoShardPolicy, Cardinality, Code, Collective, Compression, DType, Dataset, DatasetIterator, DistDataset,
+    DistIterator, Element, InputOptions, InterleaveOptions, MapOptions, Optional, Options, PerReplica, RecordWriter,
+    Spec, Strategy, Tensor, UNKNOWN_DIM,
 };
 use dinput::{BatchOptions, ReplicationMode, ShuffleOptions, AUTOTUNE};
 
-fn ints(it: Iterator) -> Vec<i64> {
+fn ints(it: DatasetIterator) -> Vec<i64> {
     it.map(|e| e.unwrap().tensor(0).unwrap().item::<i64>().unwrap()).collect()
 }
 
@@ -54,7 +54,7 @@ fn thread_safety_is_what_the_header_allows() {
     send_sync::<DistDataset>();
     send_sync::<PerReplica>();
     send_sync::<Collective>();
-    send::<Iterator>();
+    send::<DatasetIterator>();
     send::<DistIterator>();
     send::<RecordWriter>();
 
@@ -67,9 +67,37 @@ fn thread_safety_is_what_the_header_allows() {
     #[allow(dead_code)]
     struct IsSync;
     impl<T: ?Sized + Sync> AmbiguousIfSync<IsSync> for T {}
-    <Iterator as AmbiguousIfSync<_>>::check();
+    <DatasetIterator as AmbiguousIfSync<_>>::check();
     <DistIterator as AmbiguousIfSync<_>>::check();
     <RecordWriter as AmbiguousIfSync<_>>::check();
+}
+
+/// `use dinput::*` must leave the prelude's names usable: the crate exports no `Iterator`
+/// (the dataset iterator is `DatasetIterator`), and its `Result` alias still takes a second
+/// parameter. This module would not compile otherwise.
+mod glob_import {
+    #[allow(unused_imports)]
+    use dinput::*;
+
+    pub fn sum_all<I: Iterator<Item = i64>>(values: I) -> i64 {
+        values.sum()
+    }
+
+    pub fn parse(s: &str) -> Result<i64, std::num::ParseIntError> {
+        s.parse()
+    }
+
+    pub fn first(dataset: &Dataset) -> Result<i64> {
+        let mut it: DatasetIterator = dataset.iter()?;
+        it.get_next()?.tensor(0)?.item::<i64>()
+    }
+}
+
+#[test]
+fn glob_import_keeps_std_names() {
+    assert_eq!(glob_import::sum_all([1i64, 2, 3].into_iter()), 6);
+    assert_eq!(glob_import::parse("42"), Ok(42));
+    assert_eq!(glob_import::first(&Dataset::range(7, 9, 1).unwrap()).unwrap(), 7);
 }
 
 #[test]
@@ -407,7 +435,10 @@ fn input_options_and_plan() {
     assert!(!options.place_dataset_on_device());
     assert_eq!(options.per_replica_buffer_size(), 1);
     options.set_fetch_to_device(false).unwrap().set_per_replica_buffer_size(0).unwrap();
-    assert_eq!(options.set_per_replica_buffer_size(-1).unwrap_err().code, Code::InvalidArgument);
+    // A usize past int64 would be negative in C: refused here, naming the argument.
+    let err = options.set_per_replica_buffer_size(usize::MAX).unwrap_err();
+    assert_eq!(err.code, Code::InvalidArgument);
+    assert!(err.message.contains("per_replica_buffer_size"), "{err}");
     assert!(!options.fetch_to_device());
     assert_eq!(options.per_replica_buffer_size(), 0);
     let shown = format!("{options:?}");

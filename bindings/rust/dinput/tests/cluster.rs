@@ -9,7 +9,7 @@ use dinput::{Cluster, Code, Collective, CollectiveOptions};
 #[test]
 fn explicit_and_torchrun_clusters() {
     let c = Cluster::new(1, 4, "tcp://127.0.0.1:5000").unwrap();
-    assert_eq!((c.rank(), c.world_size()), (1, 4));
+    assert_eq!((c.rank(), c.world_size()), (Some(1), 4));
     assert_eq!(c.rdzv_url(), "tcp://127.0.0.1:5000");
     assert_eq!(c.coordinator_host(), "127.0.0.1");
     assert_eq!(c.source(), "explicit");
@@ -33,7 +33,7 @@ fn explicit_and_torchrun_clusters() {
         std::env::set_var(k, v);
     }
     let c = Cluster::resolve("torchrun").unwrap();
-    assert_eq!((c.rank(), c.world_size(), c.local_rank(), c.local_world_size()), (3, 4, Some(1), Some(2)));
+    assert_eq!((c.rank(), c.world_size(), c.local_rank(), c.local_world_size()), (Some(3), 4, Some(1), Some(2)));
     assert_eq!(c.rdzv_url(), "tcp://node-a:29500");
     assert_eq!(c.job_id(), "r1");
     std::env::set_var("RANK", "4");
@@ -46,6 +46,7 @@ fn explicit_and_torchrun_clusters() {
     let ps = Cluster::resolve("auto").unwrap();
     assert_eq!(ps.task(), Some(("ps", 0)));
     assert!(!ps.is_input_worker());
+    assert_eq!(ps.rank(), None, "a ps task has no worker rank");
     assert_eq!(ps.world_size(), 2);
 }
 

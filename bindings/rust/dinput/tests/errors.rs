@@ -29,8 +29,33 @@ fn range_step_zero_is_invalid_argument() {
 }
 
 #[test]
+fn counts_past_int64_are_invalid_argument_naming_the_argument() {
+    // In C these would wrap to -1, which means "all" / "forever" / AUTOTUNE there.
+    let ds = Dataset::range(0, 4, 1).unwrap();
+    let cases: Vec<(&str, Result<Dataset, Error>)> = vec![
+        ("batch_size", ds.batch(usize::MAX, false)),
+        ("take count", ds.take(usize::MAX)),
+        ("skip count", ds.skip(usize::MAX)),
+        ("repeat count", ds.repeat(usize::MAX)),
+        ("num_shards", ds.shard(usize::MAX, 0)),
+        ("buffer_size", ds.shuffle(usize::MAX, Some(1), false)),
+        ("rebatch size", ds.batch(2, false).unwrap().rebatch(&[1, usize::MAX], false)),
+    ];
+    for (what, result) in cases {
+        let err = result.unwrap_err();
+        assert_eq!(err.code, Code::InvalidArgument, "{what}");
+        assert!(err.message.contains(what), "{what}: {}", err.message);
+    }
+    // The ordinary counts work as before.
+    let it = ds.repeat(2).unwrap().skip(1).unwrap().take(5).unwrap().shard(2, 1).unwrap().iter().unwrap();
+    let values: Vec<i64> = it.map(|e| e.unwrap().tensor(0).unwrap().item::<i64>().unwrap()).collect();
+    assert_eq!(values, vec![2, 0]);
+}
+
+#[test]
 fn a_cpu_strategy_of_no_replicas_is_invalid_argument() {
-    for n in [0, -1] {
+    // usize::MAX must fail at once, without first naming 2^64 devices.
+    for n in [0, 4097, usize::MAX] {
         let err = Strategy::cpu(n).unwrap_err();
         assert_eq!(err.code, Code::InvalidArgument);
         assert!(err.message.contains(&format!("num_replicas {n}")), "{}", err.message);
@@ -248,7 +273,7 @@ fn errors_stay_on_their_thread() {
             s.spawn(move || {
                 for _ in 0..50 {
                     if i % 2 == 0 {
-                        let err = Dataset::range(0, 1, 1).unwrap().batch(-i - 1, false).unwrap_err();
+                        let err = Dataset::range(0, 1, 1).unwrap().batch(0, false).unwrap_err();
                         assert!(err.message.contains("batch"), "{}", err.message);
                     } else {
                         let err = Dataset::range(0, 1, 0).unwrap_err();

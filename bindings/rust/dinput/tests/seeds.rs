@@ -183,9 +183,7 @@ fn distribute_datasets_from_function_with_input_context() {
             let not_divisible = ctx.per_replica_batch_size(5).unwrap_err();
             assert_eq!(not_divisible.code, Code::InvalidArgument);
             assert!(not_divisible.message.contains("divisible"), "{}", not_divisible.message);
-            Dataset::range(0, 10, 1)?
-                .shard(ctx.num_input_pipelines() as i64, ctx.input_pipeline_id() as i64)?
-                .batch(batch, false)
+            Dataset::range(0, 10, 1)?.shard(ctx.num_input_pipelines(), ctx.input_pipeline_id())?.batch(batch, false)
         })
         .unwrap();
     // Called once: one worker, PER_WORKER.
@@ -209,7 +207,7 @@ fn from_function_tutorial_shapes() {
             Dataset::from_tensors(&Element::new(&[&one, &one])?)?
                 .repeat(64)?
                 .batch(16, false)?
-                .shard(ctx.num_input_pipelines() as i64, ctx.input_pipeline_id() as i64)?
+                .shard(ctx.num_input_pipelines(), ctx.input_pipeline_id())?
                 .batch(batch, false)?
                 .prefetch(2)
         })
@@ -295,7 +293,7 @@ fn run_and_reduce() {
 }
 
 /// Runs `worker(strategy)` for each of W worker threads joined by an in-process collective.
-fn multi_worker<T: Send>(workers: i32, replicas_in_sync: i32, worker: impl Fn(Strategy) -> T + Sync) -> Vec<T> {
+fn multi_worker<T: Send>(workers: usize, replicas_in_sync: usize, worker: impl Fn(Strategy) -> T + Sync) -> Vec<T> {
     let collective = Collective::in_process(workers, Some(Duration::from_secs(20))).unwrap();
     assert_eq!(collective.num_workers(), workers);
     std::thread::scope(|s| {

@@ -19,7 +19,7 @@ pub fn steps(dist: &DistDataset) -> Vec<Vec<Vec<i64>>> {
 }
 
 /// `range(start, stop).batch(batch)`.
-pub fn range_batch(stop: i64, batch: i64) -> Dataset {
+pub fn range_batch(stop: i64, batch: usize) -> Dataset {
     Dataset::range(0, stop, 1).and_then(|d| d.batch(batch, false)).expect("dataset")
 }
 

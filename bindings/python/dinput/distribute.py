@@ -1,0 +1,167 @@
+"""Strategies, distributed datasets and distributed iterators."""
+
+import json
+from ctypes import byref, c_int64, c_void_p
+
+from . import _lib
+from ._handle import Handle
+from .dataset import Optional, _new, _strs
+from .errors import check, error
+from .tensor import element_to_py
+
+_L = _lib.lib
+
+
+class Collective(Handle):
+    """How the workers of a multi-worker strategy exchange their small per-step values."""
+
+    _free = _L.dinput_collective_free
+    _kind = "collective"
+
+    @classmethod
+    def in_process(cls, num_workers, timeout_ms=0):
+        """Joins num_workers workers that run as threads of this process (timeout_ms 0: 60 s)."""
+        return cls(_new(_L.dinput_collective_new_in_process, num_workers, timeout_ms))
+
+    @property
+    def num_workers(self):
+        return _L.dinput_collective_num_workers(self._handle())
+
+    def abort(self, message, code=10):
+        """Fails every pending and later wait of every worker with code (default ABORTED)."""
+        check(_L.dinput_collective_abort(self._handle(), code, message.encode()))
+
+
+class Strategy(Handle):
+    """A set of replica devices. Strategy(["CPU:0", "CPU:1"]) is one worker with two
+    replicas; with collective= and worker_index= it is that worker of a multi-worker
+    strategy (every worker has the same devices). No devices: one replica on CPU:0."""
+
+    _free = _L.dinput_strategy_free
+    _kind = "strategy"
+
+    def __init__(self, devices=(), collective=None, worker_index=0):
+        arr, n = _strs(list(devices))
+        if collective is None:
+            h = _new(_L.dinput_strategy_new, arr, n)
+        else:
+            h = _new(_L.dinput_strategy_new_multi_worker, collective._handle(), worker_index,
+                     arr, n)
+        Handle.__init__(self, h)
+
+    @property
+    def num_replicas_in_sync(self):
+        return _L.dinput_strategy_num_replicas_in_sync(self._handle())
+
+    @property
+    def num_local_replicas(self):
+        return _L.dinput_strategy_num_local_replicas(self._handle())
+
+    @property
+    def num_workers(self):
+        return _L.dinput_strategy_num_workers(self._handle())
+
+    @property
+    def worker_index(self):
+        return _L.dinput_strategy_worker_index(self._handle())
+
+    @property
+    def devices(self):
+        h = self._handle()
+        return [_L.dinput_strategy_device(h, i).decode()
+                for i in range(_L.dinput_strategy_num_local_replicas(h))]
+
+    def distribute_dataset(self, dataset, fetch_to_device=None, per_replica_buffer_size=None):
+        """Distributes a dataset batched by the global batch size: each step gives every
+        local replica its share of a global batch (see DistributedDataset)."""
+        o = _new(_L.dinput_input_options_new)
+        try:
+            if fetch_to_device is not None:
+                check(_L.dinput_input_options_set_fetch_to_device(o, 1 if fetch_to_device else 0))
+            if per_replica_buffer_size is not None:
+                check(_L.dinput_input_options_set_per_replica_buffer_size(o, per_replica_buffer_size))
+            return DistributedDataset(_new(_L.dinput_strategy_distribute_dataset,
+                                           self._handle(), dataset._handle(), o))
+        finally:
+            _L.dinput_input_options_free(o)
+
+
+class DistributedDataset(Handle):
+    """A dataset distributed over a strategy's replicas. Iterating it gives one step at a
+    time: a list with one value per local replica (numpy arrays, or a tuple of them)."""
+
+    _free = _L.dinput_dist_dataset_free
+    _kind = "distributed dataset"
+
+    @property
+    def plan(self):
+        """How this worker's input is distributed (policy, split, batch sizes), as a dict."""
+        return json.loads(_L.dinput_dist_dataset_plan(self._handle()).decode())
+
+    @property
+    def element_spec(self):
+        from .tensor import spec_to_py
+        return spec_to_py(_new(_L.dinput_dist_dataset_element_spec, self._handle()))
+
+    def iterator(self, output="numpy"):
+        """A new distributed iterator (an epoch); output as for Dataset.iterator. In a
+        multi-worker strategy every worker makes its iterators in the same order."""
+        return DistributedIterator(_new(_L.dinput_dist_dataset_iterator, self._handle()), output)
+
+    def __iter__(self):
+        return self.iterator()
+
+
+def _per_replica(ph, output):
+    try:
+        return [element_to_py(_L.dinput_per_replica_get(ph, i), output)
+                for i in range(_L.dinput_per_replica_size(ph))]
+    finally:
+        _L.dinput_per_replica_free(ph)
+
+
+class DistributedIterator(Handle):
+    """Steps of a distributed dataset. get_next() raises OutOfRangeError when no replica of
+    any worker has data left; Python iteration stops there. cancel() works from any thread
+    (and in a multi-worker strategy fails this epoch's iterators on the other workers)."""
+
+    _free = _L.dinput_dist_iterator_free
+    _kind = "distributed iterator"
+
+    def __init__(self, handle, output="numpy"):
+        Handle.__init__(self, handle)
+        self._output = output
+
+    def get_next(self):
+        out = c_void_p()
+        st = _L.dinput_dist_iterator_get_next(byref(out), self._handle())
+        if st:
+            raise error(st)
+        return _per_replica(out, self._output)
+
+    def __next__(self):
+        out = c_void_p()
+        st = _L.dinput_dist_iterator_get_next(byref(out), self._handle())
+        if st == 11:
+            raise StopIteration
+        if st:
+            raise error(st)
+        return _per_replica(out, self._output)
+
+    def __iter__(self):
+        return self
+
+    def get_next_as_optional(self):
+        """An Optional holding the step's per-replica list, empty at the end of data."""
+        output = self._output
+        return Optional(_new(_L.dinput_dist_iterator_get_next_as_optional, self._handle()),
+                        lambda oh: _per_replica(_new(_L.dinput_optional_get_per_replica, oh),
+                                                output))
+
+    def cancel(self):
+        check(_L.dinput_dist_iterator_cancel(self._handle()))
+
+    def statistic(self, name):
+        out = c_int64()
+        check(_L.dinput_dist_iterator_statistic(byref(out), self._handle(), name.encode()))
+        return out.value

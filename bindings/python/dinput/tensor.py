@@ -1,0 +1,297 @@
+"""Tensors and elements: conversion from Python/numpy values and zero-copy export via DLPack."""
+
+import ctypes
+from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char_p, c_int, c_int32, c_int64,
+                    c_size_t, c_uint8, c_uint16, c_uint64, c_void_p, py_object)
+
+from . import _lib
+from .errors import check
+
+_L = _lib.lib
+
+# dinput dtype numbers (dinput_dtype_t) by name, and the numpy names they correspond to.
+DTYPES = {"bool": 1, "int8": 2, "int16": 3, "int32": 4, "int64": 5, "uint8": 6, "uint16": 7,
+          "uint32": 8, "uint64": 9, "float16": 10, "bfloat16": 11, "float32": 12,
+          "float64": 13, "bytes": 14}
+DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
+BYTES = 14
+
+DEVICE_CPU, DEVICE_CUDA, DEVICE_CUDA_HOST = 1, 2, 3
+
+
+# --- DLPack (dlpack.h 0.x): only what the capsule protocol needs -------------------------
+class _DLDevice(Structure):
+    _fields_ = [("device_type", c_int32), ("device_id", c_int32)]
+
+
+class _DLDataType(Structure):
+    _fields_ = [("code", c_uint8), ("bits", c_uint8), ("lanes", c_uint16)]
+
+
+class _DLTensor(Structure):
+    _fields_ = [("data", c_void_p), ("device", _DLDevice), ("ndim", c_int32),
+                ("dtype", _DLDataType), ("shape", POINTER(c_int64)),
+                ("strides", POINTER(c_int64)), ("byte_offset", c_uint64)]
+
+
+class _DLManagedTensor(Structure):
+    pass
+
+
+_DLManagedTensor._fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", c_void_p),
+                             ("deleter", CFUNCTYPE(None, POINTER(_DLManagedTensor)))]
+
+_api = ctypes.pythonapi
+_api.PyCapsule_New.restype = py_object
+_api.PyCapsule_New.argtypes = [c_void_p, c_char_p, c_void_p]
+_api.PyCapsule_IsValid.restype = c_int
+_api.PyCapsule_IsValid.argtypes = [c_void_p, c_char_p]
+_api.PyCapsule_GetPointer.restype = c_void_p
+_api.PyCapsule_GetPointer.argtypes = [c_void_p, c_char_p]
+
+# The capsule names must outlive every capsule: module-level constants.
+_DLTENSOR = b"dltensor"
+
+
+@CFUNCTYPE(None, c_void_p)
+def _capsule_destructor(capsule):
+    # A consumer renames the capsule to "used_dltensor" and then owns the tensor; only a
+    # capsule nobody consumed still holds it and must release it here.
+    if _api.PyCapsule_IsValid(capsule, _DLTENSOR):
+        managed = ctypes.cast(_api.PyCapsule_GetPointer(capsule, _DLTENSOR),
+                              POINTER(_DLManagedTensor))
+        if managed.contents.deleter:
+            managed.contents.deleter(managed)
+
+
+_DESTRUCTOR = ctypes.cast(_capsule_destructor, c_void_p)
+
+
+def _np():
+    import numpy
+    return numpy
+
+
+class Tensor:
+    """A handle to an immutable dinput tensor.
+
+    `numpy()` gives a numpy array (zero-copy for fixed-size dtypes); `numpy.from_dlpack(t)`
+    and `torch.from_dlpack(t)` take the tensor's memory without copying it, and the memory
+    stays valid as long as the array (or torch tensor) lives, whatever happens to `t`.
+    """
+
+    __slots__ = ("_h", "__weakref__")
+
+    def __init__(self, handle):
+        self._h = handle  # owned
+
+    @classmethod
+    def _borrowed(cls, ptr):
+        out = c_void_p()
+        check(_L.dinput_tensor_ref(byref(out), ptr))
+        return cls(out)
+
+    @classmethod
+    def from_value(cls, value):
+        """A tensor holding a copy of a numpy array, a scalar or a (nested) list; str and
+        bytes values (or arrays of them) make a bytes tensor."""
+        np = _np()
+        arr = value if isinstance(value, np.ndarray) else np.asarray(value)
+        shape = (c_int64 * max(arr.ndim, 1))(*arr.shape)
+        out = c_void_p()
+        if arr.dtype.kind in "SUO":
+            flat = [x.encode() if isinstance(x, str) else bytes(x) for x in arr.reshape(-1).tolist()]
+            strs = (c_char_p * max(len(flat), 1))(*flat)
+            lens = (c_size_t * max(len(flat), 1))(*[len(x) for x in flat])
+            check(_L.dinput_tensor_new_bytes(byref(out), shape, arr.ndim, strs, lens))
+            return cls(out)
+        code = DTYPES.get(arr.dtype.name)
+        if code is None or code == BYTES:
+            raise TypeError("dinput: numpy dtype %s has no dinput dtype" % arr.dtype)
+        if not arr.flags.c_contiguous:  # (ascontiguousarray would turn rank 0 into rank 1)
+            arr = arr.copy(order="C")
+        check(_L.dinput_tensor_new(byref(out), code, shape, arr.ndim,
+                                   arr.ctypes.data_as(c_void_p), arr.nbytes))
+        return cls(out)
+
+    def close(self):
+        """Releases this handle (idempotent). Arrays exported from it stay valid."""
+        h, self._h = self._h, None
+        if h:
+            _L.dinput_tensor_free(h)
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: the module globals may be gone
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _handle(self):
+        if not self._h:
+            raise ValueError("dinput: the tensor is closed")
+        return self._h
+
+    @property
+    def dtype(self):
+        """The dtype's name: "int64", "float32", "bytes", ..."""
+        return DTYPE_NAMES.get(_L.dinput_tensor_dtype(self._handle()), "invalid")
+
+    @property
+    def shape(self):
+        h = self._handle()
+        rank = _L.dinput_tensor_rank(h)
+        dims = _L.dinput_tensor_shape(h)
+        return tuple(dims[i] for i in range(rank))
+
+    @property
+    def device_type(self):
+        """DLPack's device type: 1 CPU, 2 CUDA, 3 CUDA host (page-locked)."""
+        return _L.dinput_tensor_device_type(self._handle())
+
+    def data_ptr(self):
+        """The address of the tensor's data (None for bytes tensors)."""
+        return _L.dinput_tensor_data(self._handle())
+
+    def __dlpack_device__(self):
+        h = self._handle()
+        t = _L.dinput_tensor_device_type(h)
+        return (t, max(_L.dinput_tensor_device_index(h), 0) if t == DEVICE_CUDA else 0)
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        # Exported as an unversioned "dltensor" capsule, which every DLPack consumer takes.
+        # CUDA tensors: the consumer must order its reads after the copy that filled it
+        # (dinput_tensor_cuda_wait); `stream` is not used here.
+        if copy:
+            raise BufferError("dinput: __dlpack__ exports without copying (copy=True refused)")
+        managed = c_void_p()
+        check(_L.dinput_tensor_to_dlpack(byref(managed), self._handle()))
+        return _api.PyCapsule_New(managed, _DLTENSOR, _DESTRUCTOR)
+
+    def numpy(self):
+        """The tensor as a numpy array. Fixed-size dtypes share the tensor's memory (the array
+        is read-only by contract: dinput tensors are immutable); bool comes as numpy bool;
+        bytes tensors give bytes (rank 0) or an object array of bytes. bfloat16 has no numpy
+        dtype: use torch.from_dlpack."""
+        np = _np()
+        h = self._handle()
+        code = _L.dinput_tensor_dtype(h)
+        if code == BYTES:
+            n = _L.dinput_tensor_num_elements(h)
+            vals = []
+            p, ln = c_void_p(), c_size_t()
+            for i in range(n):
+                check(_L.dinput_tensor_string_view(byref(p), byref(ln), h, i))
+                vals.append(ctypes.string_at(p, ln.value) if ln.value else b"")
+            if not self.shape:
+                return vals[0]
+            arr = np.empty(n, dtype=object)
+            arr[:] = vals
+            return arr.reshape(self.shape)
+        if code == DTYPES["bfloat16"]:
+            raise TypeError("dinput: bfloat16 has no numpy dtype; use torch.from_dlpack(tensor)")
+        if _L.dinput_tensor_device_type(h) == DEVICE_CUDA:
+            host = c_void_p()
+            check(_L.dinput_tensor_to_host(byref(host), h))
+            return Tensor(host).numpy()
+        arr = np.from_dlpack(self)
+        if code == DTYPES["bool"]:
+            arr = arr.view(np.bool_)  # exported as uint8 (DLPack before 0.8 has no bool)
+        return arr
+
+    def __repr__(self):
+        if not self._h:
+            return "<dinput.Tensor closed>"
+        return "<dinput.Tensor %s %s>" % (self.dtype, list(self.shape))
+
+
+def element_tensors(eh):
+    """The components of a (borrowed) element handle as new Tensor handles."""
+    return [Tensor._borrowed(_L.dinput_element_get(eh, i))
+            for i in range(_L.dinput_element_size(eh))]
+
+
+def element_to_py(eh, output="numpy"):
+    """An element as Python values: one component gives the value itself, several a tuple.
+    output "numpy": numpy arrays (bytes scalars as bytes); "tensor": Tensor handles."""
+    ts = element_tensors(eh)
+    if output == "numpy":
+        vals = [t.numpy() for t in ts]
+        for t in ts:
+            t.close()
+    else:
+        vals = ts
+    return vals[0] if len(vals) == 1 else tuple(vals)
+
+
+def py_to_element(value):
+    """A new element handle (owned) from a value: a tuple is several components, anything
+    else (an array, a list, a scalar, a Tensor) one."""
+    comps = list(value) if isinstance(value, tuple) else [value]
+    ts, made = [], []
+    for c in comps:
+        if isinstance(c, Tensor):
+            ts.append(c)
+        else:
+            t = Tensor.from_value(c)
+            made.append(t)
+            ts.append(t)
+    try:
+        arr = (c_void_p * max(len(ts), 1))(*[t._handle() for t in ts])
+        out = c_void_p()
+        check(_L.dinput_element_new(byref(out), arr, len(ts)))
+        return out
+    finally:
+        for t in made:
+            t.close()
+
+
+class TensorSpec(tuple):
+    """(dtype name, shape) of one component; None in the shape for an unknown dimension."""
+
+    __slots__ = ()
+
+    def __new__(cls, dtype, shape):
+        return tuple.__new__(cls, (dtype, tuple(shape)))
+
+    dtype = property(lambda self: self[0])
+    shape = property(lambda self: self[1])
+
+    def __repr__(self):
+        return "TensorSpec(%r, %r)" % (self[0], self[1])
+
+
+def spec_to_py(sh):
+    """Reads and frees an owned spec handle: a list of TensorSpec."""
+    try:
+        out = []
+        for i in range(_L.dinput_spec_size(sh)):
+            rank = _L.dinput_spec_rank(sh, i)
+            dims = _L.dinput_spec_shape(sh, i)
+            out.append(TensorSpec(DTYPE_NAMES.get(_L.dinput_spec_dtype(sh, i), "invalid"),
+                                  [None if dims[k] < 0 else dims[k] for k in range(rank)]))
+        return out
+    finally:
+        _L.dinput_spec_free(sh)
+
+
+def py_to_spec(spec):
+    """A new spec handle (owned) from a list of (dtype, shape) pairs."""
+    sh = c_void_p()
+    check(_L.dinput_spec_new(byref(sh)))
+    try:
+        for dtype, shape in spec:
+            code = DTYPES.get(dtype) if isinstance(dtype, str) else int(dtype)
+            if code is None:
+                raise ValueError("dinput: unknown dtype %r" % (dtype,))
+            dims = [-1 if d is None else int(d) for d in shape]
+            check(_L.dinput_spec_add(sh, code, (c_int64 * max(len(dims), 1))(*dims), len(dims)))
+    except BaseException:
+        _L.dinput_spec_free(sh)
+        raise
+    return sh

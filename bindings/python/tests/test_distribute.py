@@ -1,0 +1,101 @@
+import os
+import threading
+import unittest
+
+import numpy as np
+
+import util
+import dinput
+
+
+class DistributeTest(unittest.TestCase):
+    def test_strategy(self):
+        with dinput.Strategy(["CPU:0", "CPU:1"]) as s:
+            self.assertEqual(s.num_replicas_in_sync, 2)
+            self.assertEqual(s.num_local_replicas, 2)
+            self.assertEqual(s.num_workers, 1)
+            self.assertEqual(s.worker_index, 0)
+            self.assertEqual(s.devices, ["CPU:0", "CPU:1"])
+        self.assertEqual(dinput.Strategy().devices, ["CPU:0"])
+        with self.assertRaises(dinput.InvalidArgumentError):
+            dinput.Strategy(["CPU:0", "CPU:0"])
+
+    def test_steps_split_global_batches(self):
+        s = dinput.Strategy(["CPU:0", "CPU:1"])
+        dd = s.distribute_dataset(dinput.Dataset.range(10).batch(4))
+        self.assertEqual(dd.plan["global_batch_size"], 4)
+        self.assertEqual(dd.plan["num_replicas_in_sync"], 2)
+        self.assertEqual(dd.element_spec, [("int64", (None,))])
+        steps = [[r.tolist() for r in step] for step in dd]
+        self.assertEqual(steps, [[[0, 1], [2, 3]], [[4, 5], [6, 7]], [[8], [9]]])
+        # A second pass is a new epoch.
+        self.assertEqual(len(list(dd)), 3)
+
+    def test_get_next_and_optional(self):
+        s = dinput.Strategy(["CPU:0", "CPU:1"])
+        dd = s.distribute_dataset(dinput.Dataset.from_tensor_slices(
+            (np.arange(4), np.arange(4, dtype=np.float32))).batch(4), fetch_to_device=False)
+        it = dd.iterator()
+        opt = it.get_next_as_optional()
+        self.assertTrue(opt.has_value())
+        step = opt.get_value()
+        self.assertEqual(len(step), 2)
+        self.assertIsInstance(step[0], tuple)
+        self.assertEqual(step[1][0].tolist(), [2, 3])
+        self.assertEqual(step[1][1].dtype, np.float32)
+        self.assertFalse(it.get_next_as_optional().has_value())
+        with self.assertRaises(dinput.OutOfRangeError):
+            it.get_next()
+        it.close()
+        it = dd.iterator(output="tensor")
+        step = it.get_next()
+        self.assertIsInstance(step[0][0], dinput.Tensor)
+        it.cancel()
+        with self.assertRaises(dinput.CancelledError):
+            it.get_next()
+
+    def test_multi_worker_in_process(self):
+        workers = 2
+        collective = dinput.Collective.in_process(workers, timeout_ms=20000)
+        self.assertEqual(collective.num_workers, workers)
+        results, errors = {}, []
+
+        def worker(i):
+            try:
+                s = dinput.Strategy(["CPU:0", "CPU:1"], collective=collective, worker_index=i)
+                self.assertEqual(s.num_replicas_in_sync, 4)
+                ds = dinput.Dataset.range(16).batch(8).with_options(
+                    dinput.Options(auto_shard_policy="data"))
+                results[i] = [[r.tolist() for r in step] for step in s.distribute_dataset(ds)]
+            except Exception as e:  # reported on the main thread
+                errors.append(e)
+                collective.abort("worker %d failed: %s" % (i, e))
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(workers)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        seen = sorted(x for w in results.values() for step in w for r in step for x in r)
+        self.assertEqual(seen, list(range(16)))
+        self.assertEqual(len(results[0]), len(results[1]))
+
+    def test_pipeline_from_files(self):
+        with util.tempdir() as d:
+            for i in range(4):
+                util.write_records(d, "part-%d.rec" % i, [b"%d-%d" % (i, k) for k in range(5)])
+            ds = (dinput.Dataset.list_files(os.path.join(d, "*.rec"))
+                  .interleave(lambda f: dinput.Dataset.records([f]), cycle_length=2)
+                  .shuffle(64, seed=1)
+                  .batch(4))
+            s = dinput.Strategy(["CPU:0", "CPU:1"])
+            it = s.distribute_dataset(ds).iterator()
+            got = [rec for step in it for replica in step for rec in replica]
+            self.assertEqual(sorted(got), sorted(b"%d-%d" % (i, k) for i in range(4)
+                                                 for k in range(5)))
+            self.assertEqual(it.statistic("records"), 20)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -49,6 +49,12 @@ class TorchTest(unittest.TestCase):
                                              batch_size=4, num_workers=0)
         self.assertEqual([b.tolist() for b in loader], [[0, 1, 2, 3], [4, 5]])
 
+    def test_dataloader_workers_read_disjoint_shards(self):
+        ds = dinput.Dataset.range(100).batch(10)
+        loader = torch.utils.data.DataLoader(dinput.torch_data.IterableDataset(ds),
+                                             batch_size=None, num_workers=2)
+        self.assertEqual(sorted(int(x) for b in loader for x in b), list(range(100)))
+
     def test_rejects_other_datasets(self):
         with self.assertRaises(TypeError):
             dinput.torch_data.IterableDataset([1, 2, 3])

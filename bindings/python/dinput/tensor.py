@@ -95,24 +95,7 @@ class Tensor:
     def from_value(cls, value):
         """A tensor holding a copy of a numpy array, a scalar or a (nested) list; str and
         bytes values (or arrays of them) make a bytes tensor."""
-        np = _np()
-        arr = value if isinstance(value, np.ndarray) else np.asarray(value)
-        shape = (c_int64 * max(arr.ndim, 1))(*arr.shape)
-        out = c_void_p()
-        if arr.dtype.kind in "SUO":
-            flat = [x.encode() if isinstance(x, str) else bytes(x) for x in arr.reshape(-1).tolist()]
-            strs = (c_char_p * max(len(flat), 1))(*flat)
-            lens = (c_size_t * max(len(flat), 1))(*[len(x) for x in flat])
-            check(_L.dinput_tensor_new_bytes(byref(out), shape, arr.ndim, strs, lens))
-            return cls(out)
-        code = DTYPES.get(arr.dtype.name)
-        if code is None or code == BYTES:
-            raise TypeError("dinput: numpy dtype %s has no dinput dtype" % arr.dtype)
-        if not arr.flags.c_contiguous:  # (ascontiguousarray would turn rank 0 into rank 1)
-            arr = arr.copy(order="C")
-        check(_L.dinput_tensor_new(byref(out), code, shape, arr.ndim,
-                                   arr.ctypes.data_as(c_void_p), arr.nbytes))
-        return cls(out)
+        return cls(_new_tensor(value))
 
     def close(self):
         """Releases this handle (idempotent). Arrays exported from it stay valid."""
@@ -210,6 +193,78 @@ class Tensor:
         return "<dinput.Tensor %s %s>" % (self.dtype, list(self.shape))
 
 
+def _new_tensor(value):
+    """A new tensor handle (owned) with a copy of value (see Tensor.from_value)."""
+    np = _np()
+    arr = value if isinstance(value, np.ndarray) else np.asarray(value)
+    ndim = arr.ndim
+    shape = (c_int64 * ndim)(*arr.shape) if ndim else None
+    out = c_void_p()
+    code = _codes(np).get(arr.dtype)
+    if code is None and arr.dtype.kind in "biuf" and not arr.dtype.isnative:
+        arr = arr.astype(arr.dtype.newbyteorder("="))  # dinput holds native byte order
+        code = _codes(np).get(arr.dtype)
+    if code is None:
+        if arr.dtype.kind not in "SUO":
+            raise TypeError("dinput: numpy dtype %s has no dinput dtype" % arr.dtype)
+        flat = [x.encode() if isinstance(x, str) else bytes(x) for x in arr.reshape(-1).tolist()]
+        strs = (c_char_p * max(len(flat), 1))(*flat)
+        lens = (c_size_t * max(len(flat), 1))(*[len(x) for x in flat])
+        check(_L.dinput_tensor_new_bytes(byref(out), shape, ndim, strs, lens))
+        return out
+    if not arr.flags.c_contiguous:  # (ascontiguousarray would turn rank 0 into rank 1)
+        arr = arr.copy(order="C")
+    check(_L.dinput_tensor_new(byref(out), code, shape, ndim, arr.ctypes.data, arr.nbytes))
+    return out
+
+
+class _Capsule:
+    """Hands one already made DLPack capsule to numpy.from_dlpack."""
+
+    __slots__ = ("cap", "device")
+
+    def __init__(self, cap, device):
+        self.cap, self.device = cap, device
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        return self.cap
+
+    def __dlpack_device__(self):
+        return self.device
+
+
+_NP_DTYPES = {}
+_CODES = {}
+
+
+def _codes(np):
+    """numpy dtype -> dinput dtype code (a dict keyed by dtype objects: dtype.name is slow)."""
+    if not _CODES:
+        for name, code in DTYPES.items():
+            if name not in ("bytes", "bfloat16"):
+                _CODES[np.dtype(name)] = code
+    return _CODES
+
+
+def _tensor_to_numpy(th):
+    """A borrowed tensor pointer as a numpy value that outlives the handle: a copy for
+    scalars (cheaper than an export for a few bytes), the tensor's own memory otherwise."""
+    code = _L.dinput_tensor_dtype(th)
+    if code == BYTES or code == DTYPES["bfloat16"] or _L.dinput_tensor_device_type(th) != DEVICE_CPU:
+        with Tensor._borrowed(th) as t:
+            return t.numpy()
+    np = _np()
+    dt = _NP_DTYPES.get(code)
+    if dt is None:
+        dt = _NP_DTYPES[code] = np.dtype(DTYPE_NAMES[code])
+    if _L.dinput_tensor_rank(th) == 0:
+        return np.frombuffer(ctypes.string_at(_L.dinput_tensor_data(th), dt.itemsize), dt)[0]
+    managed = c_void_p()
+    check(_L.dinput_tensor_to_dlpack(byref(managed), th))
+    arr = np.from_dlpack(_Capsule(_api.PyCapsule_New(managed, _DLTENSOR, _DESTRUCTOR), (1, 0)))
+    return arr.view(np.bool_) if code == 1 else arr
+
+
 def element_tensors(eh):
     """The components of a (borrowed) element handle as new Tensor handles."""
     return [Tensor._borrowed(_L.dinput_element_get(eh, i))
@@ -219,36 +274,34 @@ def element_tensors(eh):
 def element_to_py(eh, output="numpy"):
     """An element as Python values: one component gives the value itself, several a tuple.
     output "numpy": numpy arrays (bytes scalars as bytes); "tensor": Tensor handles."""
-    ts = element_tensors(eh)
+    n = _L.dinput_element_size(eh)
     if output == "numpy":
-        vals = [t.numpy() for t in ts]
-        for t in ts:
-            t.close()
-    else:
-        vals = ts
-    return vals[0] if len(vals) == 1 else tuple(vals)
+        if n == 1:
+            return _tensor_to_numpy(_L.dinput_element_get(eh, 0))
+        return tuple(_tensor_to_numpy(_L.dinput_element_get(eh, i)) for i in range(n))
+    vals = element_tensors(eh)
+    return vals[0] if n == 1 else tuple(vals)
 
 
 def py_to_element(value):
     """A new element handle (owned) from a value: a tuple is several components, anything
     else (an array, a list, a scalar, a Tensor) one."""
-    comps = list(value) if isinstance(value, tuple) else [value]
-    ts, made = [], []
-    for c in comps:
-        if isinstance(c, Tensor):
-            ts.append(c)
-        else:
-            t = Tensor.from_value(c)
-            made.append(t)
-            ts.append(t)
+    comps = value if isinstance(value, tuple) else (value,)
+    hs, made = [], []
     try:
-        arr = (c_void_p * max(len(ts), 1))(*[t._handle() for t in ts])
+        for c in comps:
+            if isinstance(c, Tensor):
+                hs.append(c._handle())
+            else:
+                h = _new_tensor(c)
+                made.append(h)
+                hs.append(h)
         out = c_void_p()
-        check(_L.dinput_element_new(byref(out), arr, len(ts)))
+        check(_L.dinput_element_new(byref(out), (c_void_p * len(hs))(*hs), len(hs)))
         return out
     finally:
-        for t in made:
-            t.close()
+        for h in made:
+            _L.dinput_tensor_free(h)
 
 
 class TensorSpec(tuple):

@@ -21,6 +21,19 @@ class TensorTest(unittest.TestCase):
                 self.assertEqual(b.dtype, a.dtype)
                 np.testing.assert_array_equal(a, b)
 
+    def test_byte_order_and_errors(self):
+        with dinput.Tensor.from_value(np.array([1.5, 2.5], dtype=">f8")) as t:
+            self.assertEqual(t.numpy().tolist(), [1.5, 2.5])
+        with self.assertRaises(TypeError):
+            dinput.Tensor.from_value(np.array([1 + 2j]))
+
+    def test_iterated_scalars_are_numpy_scalars(self):
+        got = list(dinput.Dataset.from_tensor_slices(
+            (np.array([1, 2], dtype=np.int32), np.array([True, False]))))
+        self.assertIsInstance(got[0][0], np.int32)
+        self.assertIsInstance(got[1][1], np.bool_)
+        self.assertEqual([(int(a), bool(b)) for a, b in got], [(1, True), (2, False)])
+
     def test_scalars_and_bytes(self):
         with dinput.Tensor.from_value(np.float64(2.5)) as t:
             self.assertEqual(t.shape, ())

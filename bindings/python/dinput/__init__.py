@@ -23,7 +23,8 @@ from .errors import (DinputError, CancelledError, UnknownError, InvalidArgumentE
 from .tensor import Tensor, TensorSpec
 from .dataset import (AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, Iterator,
                       Optional, Options, RecordWriter)
-from .distribute import Collective, DistributedDataset, DistributedIterator, Strategy
+from .distribute import (Collective, DistributedDataset, DistributedIterator, InputContext,
+                         Strategy)
 
 library_path = _lib.path
 __version__ = _lib.lib.dinput_version().decode()

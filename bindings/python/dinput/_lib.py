@@ -51,6 +51,9 @@ interleave_fn = CFUNCTYPE(Status, PH, c_void_p, c_void_p)
 map_fn = CFUNCTYPE(Status, PH, c_void_p, c_void_p)
 filter_fn = CFUNCTYPE(Status, POINTER(c_int), c_void_p, c_void_p)
 dataset_fn = CFUNCTYPE(Status, PH, c_void_p, c_void_p)
+generator_init_fn = CFUNCTYPE(Status, PH, c_void_p)
+generator_next_fn = CFUNCTYPE(Status, PH, c_void_p)
+generator_finalize_fn = CFUNCTYPE(None, c_void_p)
 
 
 def _decl(name, restype, *argtypes):
@@ -155,6 +158,11 @@ for _name, _res, _args in [
     ("dinput_dataset_from_tensors", Status, [PH, H]),
     ("dinput_dataset_from_tensor_slices", Status, [PH, H]),
     ("dinput_dataset_text_lines", Status, [PH, _STRS, c_size_t]),
+    ("dinput_dataset_fixed_length_records", Status, [PH, _STRS, c_size_t, c_int64, c_int64,
+                                                     c_int64]),
+    ("dinput_dataset_from_generator", Status, [PH, H, generator_init_fn, generator_next_fn,
+                                               generator_finalize_fn, c_void_p, free_fn]),
+    ("dinput_dataset_rebatch", Status, [PH, H, _P64, c_size_t, c_int]),
     ("dinput_dataset_records", Status, [PH, _STRS, c_size_t, H]),
     ("dinput_dataset_list_files", Status, [PH, _STRS, c_size_t, H]),
     ("dinput_dataset_batch", Status, [PH, H, c_int64, H]),
@@ -217,5 +225,14 @@ for _name, _res, _args in [
     ("dinput_per_replica_free", None, [H]),
     ("dinput_per_replica_size", c_int, [H]),
     ("dinput_per_replica_get", H, [H, c_int]),
+    ("dinput_per_replica_new", Status, [PH, PH, c_int]),
+    ("dinput_strategy_reduce", Status, [PH, H, c_int, H, c_int]),
+    ("dinput_strategy_distribute_datasets_from_function", Status, [PH, H, dataset_fn, c_void_p,
+                                                                   free_fn, H]),
+    ("dinput_input_options_set_replication_mode", Status, [H, c_int]),
+    ("dinput_input_context_num_input_pipelines", c_int, [H]),
+    ("dinput_input_context_input_pipeline_id", c_int, [H]),
+    ("dinput_input_context_num_replicas_in_sync", c_int, [H]),
+    ("dinput_input_context_get_per_replica_batch_size", Status, [_P64, H, c_int64]),
 ]:
     _decl(_name, _res, *_args)

@@ -116,6 +116,36 @@ def _filter_tramp(keep, elem, key):
         return _fail(e)
 
 
+@_lib.generator_init_fn
+def _gen_init(state, key):
+    try:
+        # One Python iterator per dinput iterator, kept in the registry under its own key.
+        state[0] = _register(iter(_registry[key]()))
+        return 0
+    except BaseException as e:
+        return _fail(e)
+
+
+@_lib.generator_next_fn
+def _gen_next(out, key):
+    try:
+        value = next(_registry[key])
+    except StopIteration:
+        return 11  # end of data: the one callback allowed to say so
+    except BaseException as e:
+        return _fail(e)
+    try:
+        out[0] = py_to_element(value)
+        return 0
+    except BaseException as e:
+        return _fail(e)
+
+
+@_lib.generator_finalize_fn
+def _gen_finalize(key):
+    _free_user_data(key)
+
+
 # --- options -----------------------------------------------------------------------------
 class Options:
     """Dataset options (as tf.data.Options), attached with Dataset.with_options.
@@ -194,6 +224,27 @@ class Dataset(Handle):
             _L.dinput_element_free(e)
 
     @classmethod
+    def from_generator(cls, generator, element_spec):
+        """Elements from a Python generator: generator() is called for each new iterator and
+        its values (a tuple for several components) must match element_spec, a list of
+        (dtype, shape) pairs (None for an unknown dimension). It may run on a dinput thread."""
+        if not callable(generator):
+            raise TypeError("dinput: from_generator takes a callable returning an iterable")
+        spec = py_to_spec(element_spec)
+        try:
+            return cls(_new(_L.dinput_dataset_from_generator, spec, _gen_init, _gen_next,
+                            _gen_finalize, _register(generator), _free_user_data))
+        finally:
+            _L.dinput_spec_free(spec)
+
+    @classmethod
+    def fixed_length_records(cls, files, record_bytes, header_bytes=0, footer_bytes=0):
+        """One bytes scalar of record_bytes bytes per record of each file."""
+        arr, n = _strs(files)
+        return cls(_new(_L.dinput_dataset_fixed_length_records, arr, n, record_bytes,
+                        header_bytes, footer_bytes))
+
+    @classmethod
     def text_lines(cls, files):
         """One bytes scalar per line of each file."""
         arr, n = _strs(files)
@@ -253,6 +304,13 @@ class Dataset(Handle):
 
     def shard(self, num_shards, index):
         return Dataset(_new(_L.dinput_dataset_shard, self._handle(), num_shards, index))
+
+    def rebatch(self, sizes, drop_remainder=False):
+        """Regroups the rows of batched input into batches whose sizes cycle through sizes."""
+        sizes = list(sizes)
+        return Dataset(_new(_L.dinput_dataset_rebatch, self._handle(),
+                            (c_int64 * max(len(sizes), 1))(*sizes), len(sizes),
+                            1 if drop_remainder else 0))
 
     def enumerate(self, start=0):
         return Dataset(_new(_L.dinput_dataset_enumerate, self._handle(), start))

@@ -5,9 +5,11 @@ from ctypes import byref, c_int64, c_void_p
 
 from . import _lib
 from ._handle import Handle
-from .dataset import Optional, _new, _strs
+from .dataset import Dataset, Optional, _fail, _free_user_data, _new, _register, _registry, _strs
 from .errors import check, error
-from .tensor import element_to_py
+from .tensor import element_to_py, py_to_element
+
+_REDUCE_OPS = {"sum": 0, "mean": 1}
 
 _L = _lib.lib
 
@@ -84,6 +86,83 @@ class Strategy(Handle):
                                            self._handle(), dataset._handle(), o))
         finally:
             _L.dinput_input_options_free(o)
+
+
+    def distribute_datasets_from_function(self, dataset_fn, per_replica=False,
+                                          fetch_to_device=None):
+        """Distributes the datasets dataset_fn(context) returns, one per input pipeline (per
+        worker, or per local replica with per_replica=True), each already sharded and
+        batched by the per-replica batch size. context is an InputContext, valid during the
+        call only."""
+        o = _new(_L.dinput_input_options_new)
+        try:
+            if per_replica:
+                check(_L.dinput_input_options_set_replication_mode(o, 1))
+            if fetch_to_device is not None:
+                check(_L.dinput_input_options_set_fetch_to_device(o, 1 if fetch_to_device else 0))
+            return DistributedDataset(_new(_L.dinput_strategy_distribute_datasets_from_function,
+                                           self._handle(), _dataset_fn_tramp,
+                                           _register(dataset_fn), _free_user_data, o))
+        finally:
+            _L.dinput_input_options_free(o)
+
+    def reduce(self, op, values, axis=None):
+        """Reduces one value per local replica (a list, as a step of a distributed iterator
+        gives) across all replicas of all workers: op "sum" or "mean"; axis None element-wise,
+        0 also over the first dimension. Every worker gets the same result."""
+        if op not in _REDUCE_OPS:
+            raise ValueError("dinput: reduce op must be 'sum' or 'mean', not %r" % (op,))
+        elems = []
+        try:
+            for v in values:
+                elems.append(py_to_element(v))
+            ph = _new(_L.dinput_per_replica_new, (c_void_p * max(len(elems), 1))(*elems),
+                      len(elems))
+        finally:
+            for e in elems:
+                _L.dinput_element_free(e)
+        try:
+            out = _new(_L.dinput_strategy_reduce, self._handle(), _REDUCE_OPS[op], ph,
+                       -1 if axis is None else axis)
+        finally:
+            _L.dinput_per_replica_free(ph)
+        try:
+            return element_to_py(out)
+        finally:
+            _L.dinput_element_free(out)
+
+
+class InputContext:
+    """What a dataset_fn is told about its input pipeline (valid during the call only)."""
+
+    def __init__(self, ptr):
+        self.num_input_pipelines = _L.dinput_input_context_num_input_pipelines(ptr)
+        self.input_pipeline_id = _L.dinput_input_context_input_pipeline_id(ptr)
+        self.num_replicas_in_sync = _L.dinput_input_context_num_replicas_in_sync(ptr)
+        self._ptr = ptr
+
+    def get_per_replica_batch_size(self, global_batch_size):
+        if not self._ptr:
+            raise ValueError("dinput: the input context is only valid during dataset_fn")
+        out = c_int64()
+        check(_L.dinput_input_context_get_per_replica_batch_size(byref(out), self._ptr,
+                                                                  global_batch_size))
+        return out.value
+
+
+@_lib.dataset_fn
+def _dataset_fn_tramp(out, context, key):
+    ctx = InputContext(context)
+    try:
+        ds = _registry[key](ctx)
+        if not isinstance(ds, Dataset):
+            raise TypeError("dataset_fn must return a dinput.Dataset, not %s" % type(ds).__name__)
+        out[0] = _new(_L.dinput_dataset_ref, ds._handle())
+        return 0
+    except BaseException as e:
+        return _fail(e)
+    finally:
+        ctx._ptr = None
 
 
 class DistributedDataset(Handle):

@@ -96,6 +96,40 @@ class DatasetTest(unittest.TestCase):
         ds = dinput.Dataset.range(100).map(lambda x: x + 1, num_parallel_calls=4)
         self.assertEqual(ints(ds), list(range(1, 101)))
 
+    def test_from_generator(self):
+        calls = []
+
+        def gen():
+            calls.append(1)
+            for i in range(5):
+                yield (i, np.full(2, i, np.float32))
+        ds = dinput.Dataset.from_generator(gen, [("int64", []), ("float32", [2])])
+        self.assertEqual(ds.cardinality, dinput.UNKNOWN_CARDINALITY)
+        got = list(ds.batch(2))
+        self.assertEqual([b[0].tolist() for b in got], [[0, 1], [2, 3], [4]])
+        self.assertEqual(got[2][1].tolist(), [[4.0, 4.0]])
+        self.assertEqual(len(list(ds)), 5)
+        self.assertEqual(len(calls), 2)  # one generator per iterator
+
+        def bad():
+            yield 1
+            raise RuntimeError("generator broke")
+        with self.assertRaises(dinput.UnknownError) as cm:
+            list(dinput.Dataset.from_generator(bad, [("int64", [])]))
+        self.assertIn("generator broke", str(cm.exception))
+        with self.assertRaises(dinput.InvalidArgumentError):
+            list(dinput.Dataset.from_generator(lambda: iter([1.5]), [("int64", [])]))
+
+    def test_rebatch_and_fixed_length(self):
+        got = [b.tolist() for b in dinput.Dataset.range(10).batch(4).rebatch([3])]
+        self.assertEqual(got, [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]])
+        with util.tempdir() as d:
+            path = os.path.join(d, "fixed.bin")
+            with open(path, "wb") as f:
+                f.write(b"HHabcdefT")
+            ds = dinput.Dataset.fixed_length_records(path, 3, header_bytes=2, footer_bytes=1)
+            self.assertEqual(list(ds), [b"abc", b"def"])
+
     def test_files_pipeline(self):
         with util.tempdir() as d:
             for i in range(3):

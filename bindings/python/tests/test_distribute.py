@@ -54,6 +54,34 @@ class DistributeTest(unittest.TestCase):
         with self.assertRaises(dinput.CancelledError):
             it.get_next()
 
+    def test_reduce(self):
+        s = dinput.Strategy(["CPU:0", "CPU:1"])
+        np.testing.assert_array_equal(s.reduce("sum", [np.array([1.0, 2.0]),
+                                                       np.array([3.0, 4.0])]), [4.0, 6.0])
+        self.assertEqual(float(s.reduce("mean", [np.arange(3), np.arange(3)], axis=0)), 1.0)
+        with self.assertRaises(ValueError):
+            s.reduce("max", [1, 2])
+        with self.assertRaises(dinput.InvalidArgumentError):
+            s.reduce("sum", [np.array([1.0, 2.0]), np.array([1.0])])
+
+    def test_distribute_datasets_from_function(self):
+        s = dinput.Strategy(["CPU:0", "CPU:1"])
+        seen = []
+
+        def fn(ctx):
+            seen.append((ctx.num_input_pipelines, ctx.input_pipeline_id,
+                         ctx.num_replicas_in_sync, ctx.get_per_replica_batch_size(4)))
+            return dinput.Dataset.range(8).batch(ctx.get_per_replica_batch_size(4))
+        steps = [[r.tolist() for r in step] for step in s.distribute_datasets_from_function(fn)]
+        self.assertEqual(seen, [(1, 0, 2, 2)])
+        self.assertEqual(steps, [[[0, 1], [2, 3]], [[4, 5], [6, 7]]])
+        per_replica = s.distribute_datasets_from_function(
+            lambda ctx: dinput.Dataset.range(4).batch(2), per_replica=True)
+        self.assertEqual(len(list(per_replica)), 2)
+        with self.assertRaises(dinput.InvalidArgumentError) as cm:
+            s.distribute_datasets_from_function(lambda ctx: ctx.get_per_replica_batch_size(3))
+        self.assertIn("3", str(cm.exception))
+
     def test_multi_worker_in_process(self):
         workers = 2
         collective = dinput.Collective.in_process(workers, timeout_ms=20000)

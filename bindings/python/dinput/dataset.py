@@ -1,7 +1,10 @@
 """Datasets, options and iterators."""
 
+import atexit
 import itertools
 import threading
+import time
+import weakref
 from ctypes import byref, c_char_p, c_int64, c_size_t, c_void_p
 
 from . import _lib
@@ -75,6 +78,42 @@ def _free_user_data(key):
         _registry.pop(key, None)
 
 
+# Python code must not be entered by dinput's threads once the interpreter is finalizing
+# (such a thread is stopped by an unwind that aborts the process). At exit, every live
+# iterator is closed, which stops its background threads from starting new callbacks, and
+# the callbacks still running are given time to return.
+_live_iterators = weakref.WeakSet()
+_in_callback = {}  # thread id -> depth; each thread updates only its own key
+
+
+def _enter():
+    t = threading.get_ident()
+    _in_callback[t] = _in_callback.get(t, 0) + 1
+    return t
+
+
+def _leave(t):
+    d = _in_callback.pop(t, 1) - 1
+    if d:
+        _in_callback[t] = d
+
+
+@atexit.register
+def _close_iterators_at_exit():
+    for it in list(_live_iterators):
+        try:
+            it.close()
+        except Exception:
+            pass
+    deadline = time.monotonic() + 2.0
+    main = threading.get_ident()
+    quiet = 0
+    while time.monotonic() < deadline and quiet < 3:
+        busy = any(t != main for t in list(_in_callback))
+        quiet = 0 if busy else quiet + 1
+        time.sleep(0.01)
+
+
 def _fail(exc):
     code = status_of(exc)
     if code == 11:  # end of data from a callback would be misread: report a bad callback
@@ -86,6 +125,14 @@ def _fail(exc):
 
 @_lib.interleave_fn
 def _interleave_tramp(out, elem, key):
+    t = _enter()
+    try:
+        return _interleave_tramp_body(out, elem, key)
+    finally:
+        _leave(t)
+
+
+def _interleave_tramp_body(out, elem, key):
     try:
         fn = _registry[key]
         ds = fn(element_to_py(elem))
@@ -100,6 +147,14 @@ def _interleave_tramp(out, elem, key):
 
 @_lib.map_fn
 def _map_tramp(out, elem, key):
+    t = _enter()
+    try:
+        return _map_tramp_body(out, elem, key)
+    finally:
+        _leave(t)
+
+
+def _map_tramp_body(out, elem, key):
     try:
         out[0] = py_to_element(_registry[key](element_to_py(elem)))
         return 0
@@ -109,6 +164,14 @@ def _map_tramp(out, elem, key):
 
 @_lib.filter_fn
 def _filter_tramp(keep, elem, key):
+    t = _enter()
+    try:
+        return _filter_tramp_body(keep, elem, key)
+    finally:
+        _leave(t)
+
+
+def _filter_tramp_body(keep, elem, key):
     try:
         keep[0] = 1 if _registry[key](element_to_py(elem)) else 0
         return 0
@@ -118,6 +181,14 @@ def _filter_tramp(keep, elem, key):
 
 @_lib.generator_init_fn
 def _gen_init(state, key):
+    t = _enter()
+    try:
+        return _gen_init_body(state, key)
+    finally:
+        _leave(t)
+
+
+def _gen_init_body(state, key):
     try:
         # One Python iterator per dinput iterator, kept in the registry under its own key.
         state[0] = _register(iter(_registry[key]()))
@@ -128,6 +199,14 @@ def _gen_init(state, key):
 
 @_lib.generator_next_fn
 def _gen_next(out, key):
+    t = _enter()
+    try:
+        return _gen_next_body(out, key)
+    finally:
+        _leave(t)
+
+
+def _gen_next_body(out, key):
     try:
         value = next(_registry[key])
     except StopIteration:
@@ -440,6 +519,7 @@ class Iterator(Handle):
     def __init__(self, handle, output="numpy"):
         Handle.__init__(self, handle)
         self._output = output
+        _live_iterators.add(self)
 
     def _value(self, eh):
         try:

@@ -5,7 +5,8 @@ from ctypes import byref, c_int64, c_void_p
 
 from . import _lib
 from ._handle import Handle
-from .dataset import Dataset, Optional, _fail, _free_user_data, _new, _register, _registry, _strs
+from .dataset import (Dataset, Optional, _enter, _fail, _free_user_data, _leave, _live_iterators,
+                      _new, _register, _registry, _strs)
 from .errors import check, error
 from .tensor import element_to_py, py_to_element
 
@@ -152,6 +153,14 @@ class InputContext:
 
 @_lib.dataset_fn
 def _dataset_fn_tramp(out, context, key):
+    t = _enter()
+    try:
+        return _dataset_fn_body(out, context, key)
+    finally:
+        _leave(t)
+
+
+def _dataset_fn_body(out, context, key):
     ctx = InputContext(context)
     try:
         ds = _registry[key](ctx)
@@ -210,6 +219,7 @@ class DistributedIterator(Handle):
     def __init__(self, handle, output="numpy"):
         Handle.__init__(self, handle)
         self._output = output
+        _live_iterators.add(self)
 
     def get_next(self):
         out = c_void_p()

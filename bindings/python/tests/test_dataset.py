@@ -79,6 +79,27 @@ class DatasetTest(unittest.TestCase):
         with self.assertRaises(dinput.CancelledError):
             it.get_next()
 
+    def test_cancel_from_another_thread(self):
+        # get_next releases the GIL while it waits, so another Python thread can cancel it.
+        import threading
+        release = threading.Event()
+
+        def slow():
+            yield 0
+            release.wait(30)
+            yield 1
+        it = dinput.Dataset.from_generator(slow, [("int64", [])]).prefetch(1).iterator()
+        self.assertEqual(int(it.get_next()), 0)
+        timer = threading.Timer(0.2, it.cancel)
+        timer.start()
+        try:
+            with self.assertRaises(dinput.CancelledError):
+                it.get_next()
+        finally:
+            release.set()
+            timer.join()
+        it.close()
+
     def test_options(self):
         o = dinput.Options(auto_shard_policy="data", deterministic=True, max_record_bytes=1 << 20)
         self.assertEqual(ints(dinput.Dataset.range(3).with_options(o)), [0, 1, 2])

@@ -35,6 +35,20 @@ class PackageTest(unittest.TestCase):
         self.assertIn("ImportError", r.stderr)
         self.assertIn("/nonexistent/libdinput.so.0", r.stderr)
 
+    def test_exit_with_running_callbacks(self):
+        # Iterators still producing through Python callbacks at exit: the process must end
+        # normally (dinput's threads must not enter a finalizing interpreter).
+        code = ("import dinput\n"
+                "ds = dinput.Dataset.range(10**9).map(lambda x: x + 1, num_parallel_calls=4)"
+                ".prefetch(8)\n"
+                "it = iter(ds); print(int(next(it)))\n"
+                "dd = dinput.Strategy(['CPU:0', 'CPU:1']).distribute_dataset(ds.batch(4))\n"
+                "it2 = iter(dd); print(len(next(it2)))\n")
+        for _ in range(3):
+            r = run(code)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.split(), ["1", "2"])
+
     def test_source_tree_library(self):
         # Without DINPUT_LIBRARY, a checkout finds the library of its own build directory.
         env = dict(os.environ)

@@ -6,9 +6,15 @@
                                    element, median of 5 epochs (as bench/bindings/c_range_batch256.c)
   python_map_callback              range(M).map(lambda x: x): ns per element of a trivial
                                    Python map function, against the same pipeline without it
+  python_w1_dataloader             with --w1 DIR (record files, plain: the W1 data of
+                                   bench/w1, or any *.rec): records per second through
+                                   torch's DataLoader from dinput (list_files -> interleave
+                                   (records) -> batch(256) -> the torch adapter) and from a
+                                   pure-PyTorch IterableDataset reading the same framing, and
+                                   the ratio
 
 Usage: PYTHONPATH=bindings/python DINPUT_LIBRARY=build-bench/src/libdinput.so.0 \
-       python3 bindings/python/bench.py [N]
+       python3 bindings/python/bench.py [N] [--w1 DIR]
 """
 
 import json
@@ -54,7 +60,67 @@ def map_callback(m):
                       "pipeline_ns_per_elem": round(with_map, 1)}))
 
 
+def w1_dataloader(directory, reps=3):
+    import glob
+    import struct
+    import torch
+    import torch.utils.data
+    import dinput.torch_data
+
+    files = sorted(glob.glob(os.path.join(directory, "*.rec")))
+    if not files:
+        raise SystemExit("bench.py --w1: no *.rec files in %s" % directory)
+
+    class TorchRecords(torch.utils.data.IterableDataset):
+        """The record framing read in Python (no CRC check), batched as lists of bytes."""
+
+        def __iter__(self):
+            batch = []
+            for name in files:
+                with open(name, "rb") as f:
+                    while True:
+                        head = f.read(12)
+                        if len(head) < 12:
+                            break
+                        (length,) = struct.unpack("<Q", head[:8])
+                        batch.append(f.read(length))
+                        f.read(4)
+                        if len(batch) == 256:
+                            yield batch
+                            batch = []
+            if batch:
+                yield batch
+
+    ds = (dinput.Dataset.list_files(os.path.join(directory, "*.rec"))
+          .interleave(lambda f: dinput.Dataset.records([f]), cycle_length=4,
+                      element_spec=[("bytes", [])])
+          .batch(256))
+
+    def rate(make):
+        best = 0.0
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            n = sum(len(b) for b in torch.utils.data.DataLoader(make(), batch_size=None))
+            best = max(best, n / (time.perf_counter() - t0))
+        return n, best
+
+    n1, d = rate(lambda: dinput.torch_data.IterableDataset(ds))
+    n2, t = rate(TorchRecords)
+    assert n1 == n2, (n1, n2)
+    print(json.dumps({"bench": "python_w1_dataloader", "records": n1, "files": len(files),
+                      "dinput_records_per_s": round(d), "torch_records_per_s": round(t),
+                      "ratio_dinput_over_torch": round(d / t, 3)}))
+
+
 if __name__ == "__main__":
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1 << 24
+    args = sys.argv[1:]
+    w1 = None
+    if "--w1" in args:
+        i = args.index("--w1")
+        w1 = args[i + 1]
+        del args[i:i + 2]
+    n = int(args[0]) if args else 1 << 24
     range_batch(n)
     map_callback(min(n, 1 << 17))
+    if w1:
+        w1_dataloader(w1)

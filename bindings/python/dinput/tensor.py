@@ -165,12 +165,18 @@ class Tensor:
         h = self._handle()
         code = _L.dinput_tensor_dtype(h)
         if code == BYTES:
+            # One call per string (the C API has no bulk view of a bytes tensor), so the
+            # loop keeps everything it touches in locals.
             n = _L.dinput_tensor_num_elements(h)
-            vals = []
             p, ln = c_void_p(), c_size_t()
+            rp, rln = byref(p), byref(ln)
+            view, string_at = _L.dinput_tensor_string_view, ctypes.string_at
+            vals = [None] * n
             for i in range(n):
-                check(_L.dinput_tensor_string_view(byref(p), byref(ln), h, i))
-                vals.append(ctypes.string_at(p, ln.value) if ln.value else b"")
+                st = view(rp, rln, h, i)
+                if st:
+                    check(st)
+                vals[i] = string_at(p.value, ln.value)
             if not self.shape:
                 return vals[0]
             arr = np.empty(n, dtype=object)

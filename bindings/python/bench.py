@@ -3,7 +3,8 @@
 
   python_range_batch256_2replicas  range(N).batch(256) over 2 CPU replicas, each replica's
                                    batch handed to numpy (zero-copy) and summed; ns per
-                                   element, median of 5 epochs (as bench/bindings/c_range_batch256.c)
+                                   element, median of 5 epochs (as
+                                   bench/bindings/c_range_batch256.c)
   python_map_callback              range(M).map(lambda x: x): ns per element of a trivial
                                    Python map function, against the same pipeline without it
   python_w1_dataloader             with --w1 DIR (record files, plain: the W1 data of

@@ -26,6 +26,16 @@ from .dataset import (AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Datas
 from .distribute import (Collective, DistributedDataset, DistributedIterator, InputContext,
                          Strategy)
 
+__all__ = [
+    "DinputError", "CancelledError", "UnknownError", "InvalidArgumentError",
+    "DeadlineExceededError", "NotFoundError", "AlreadyExistsError", "PermissionDeniedError",
+    "ResourceExhaustedError", "FailedPreconditionError", "AbortedError", "OutOfRangeError",
+    "UnimplementedError", "InternalError", "UnavailableError", "DataLossError",
+    "UnauthenticatedError", "error_class", "Tensor", "TensorSpec", "AUTOTUNE",
+    "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "Dataset", "Iterator", "Optional", "Options",
+    "RecordWriter", "Collective", "DistributedDataset", "DistributedIterator", "InputContext",
+    "Strategy", "build_info", "library_path"]
+
 library_path = _lib.path
 __version__ = _lib.lib.dinput_version().decode()
 

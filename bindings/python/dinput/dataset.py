@@ -5,7 +5,7 @@ import itertools
 import threading
 import time
 import weakref
-from ctypes import byref, c_char_p, c_int64, c_size_t, c_void_p
+from ctypes import byref, c_char_p, c_int64, c_void_p
 
 from . import _lib
 from ._handle import Handle

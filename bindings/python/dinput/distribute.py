@@ -82,7 +82,8 @@ class Strategy(Handle):
             if fetch_to_device is not None:
                 check(_L.dinput_input_options_set_fetch_to_device(o, 1 if fetch_to_device else 0))
             if per_replica_buffer_size is not None:
-                check(_L.dinput_input_options_set_per_replica_buffer_size(o, per_replica_buffer_size))
+                check(_L.dinput_input_options_set_per_replica_buffer_size(
+                    o, per_replica_buffer_size))
             return DistributedDataset(_new(_L.dinput_strategy_distribute_dataset,
                                            self._handle(), dataset._handle(), o))
         finally:

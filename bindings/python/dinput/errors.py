@@ -29,9 +29,10 @@ class DinputError(Exception):
 
 
 def _make(name, code, *bases):
-    cls = type(name, bases or (DinputError,), {"code": code, "code_name": _L.dinput_status_name(code).decode(),
-                                               "__doc__": "dinput status %s (%d)." % (_L.dinput_status_name(code).decode(), code)})
-    return cls
+    code_name = _L.dinput_status_name(code).decode()
+    return type(name, bases or (DinputError,),
+                {"code": code, "code_name": code_name,
+                 "__doc__": "dinput status %s (%d)." % (code_name, code)})
 
 
 # OUT_OF_RANGE (end of data) is also a StopIteration-like condition for callers, but it stays

@@ -256,7 +256,8 @@ def _tensor_to_numpy(th):
     """A borrowed tensor pointer as a numpy value that outlives the handle: a copy for
     scalars (cheaper than an export for a few bytes), the tensor's own memory otherwise."""
     code = _L.dinput_tensor_dtype(th)
-    if code == BYTES or code == DTYPES["bfloat16"] or _L.dinput_tensor_device_type(th) != DEVICE_CPU:
+    if (code == BYTES or code == DTYPES["bfloat16"]
+            or _L.dinput_tensor_device_type(th) != DEVICE_CPU):
         with Tensor._borrowed(th) as t:
             return t.numpy()
     np = _np()

@@ -4,7 +4,7 @@ import unittest
 
 import numpy as np
 
-import util
+import util  # noqa: F401 (puts the package of this checkout on sys.path)
 import dinput
 
 

@@ -2,9 +2,8 @@ import os
 import threading
 import unittest
 
-import util
+import util  # noqa: F401 (puts the package of this checkout on sys.path)
 import dinput
-from dinput import errors
 
 
 class ErrorTest(unittest.TestCase):

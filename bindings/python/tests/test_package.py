@@ -3,7 +3,7 @@ import subprocess
 import sys
 import unittest
 
-import util
+import util  # noqa: F401 (puts the package of this checkout on sys.path)
 import dinput
 
 PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

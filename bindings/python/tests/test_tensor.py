@@ -1,10 +1,9 @@
-import ctypes
 import gc
 import unittest
 
 import numpy as np
 
-import util
+import util  # noqa: F401 (puts the package of this checkout on sys.path)
 import dinput
 from dinput import _lib
 

@@ -4,7 +4,7 @@ import numpy as np
 import torch
 import torch.utils.data
 
-import util
+import util  # noqa: F401 (puts the package of this checkout on sys.path)
 import dinput
 import dinput.torch_data
 

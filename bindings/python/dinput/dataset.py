@@ -333,6 +333,9 @@ class Dataset(Handle):
     def records(cls, files, compression=None):
         """One bytes scalar per record of TFRecord-framed files (compression None, "zstd" or
         "gzip")."""
+        if compression not in _COMPRESSION:
+            raise ValueError("dinput: compression must be None, 'zstd' or 'gzip', not %r"
+                             % (compression,))
         arr, n = _strs(files)
         with _OptionHandle(_L.dinput_records_options_new, _L.dinput_records_options_free,
                            [(_L.dinput_records_options_set_compression,

@@ -170,6 +170,12 @@ class DatasetTest(unittest.TestCase):
                                         element_spec=[("bytes", [])], num_parallel_calls=2,
                                         deterministic=False)
             self.assertEqual(sorted(shuffled), sorted(got))
+            with self.assertRaises(ValueError):
+                dinput.Dataset.records([os.path.join(d, "part-0.rec")], compression="lz4")
+            # A plain file read as gzip is a data error naming the file.
+            with self.assertRaises(dinput.DinputError) as cm:
+                list(dinput.Dataset.records([os.path.join(d, "part-0.rec")], compression="gzip"))
+            self.assertIn("part-0.rec", str(cm.exception))
             it = dinput.Dataset.records(files=[os.path.join(d, "part-0.rec")]).iterator()
             self.assertEqual(len(list(it)), 4)
             self.assertEqual(it.statistic("records"), 4)

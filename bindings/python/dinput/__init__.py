@@ -23,8 +23,8 @@ from .errors import (DinputError, CancelledError, UnknownError, InvalidArgumentE
 from .tensor import Tensor, TensorSpec
 from .dataset import (AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, Iterator,
                       Optional, Options, RecordWriter)
-from .distribute import (Collective, DistributedDataset, DistributedIterator, InputContext,
-                         Strategy)
+from .distribute import (Cluster, Collective, DistributedDataset, DistributedIterator,
+                         InputContext, Strategy)
 
 __all__ = [
     "DinputError", "CancelledError", "UnknownError", "InvalidArgumentError",
@@ -33,8 +33,8 @@ __all__ = [
     "UnimplementedError", "InternalError", "UnavailableError", "DataLossError",
     "UnauthenticatedError", "error_class", "Tensor", "TensorSpec", "AUTOTUNE",
     "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "Dataset", "Iterator", "Optional", "Options",
-    "RecordWriter", "Collective", "DistributedDataset", "DistributedIterator", "InputContext",
-    "Strategy", "build_info", "library_path"]
+    "RecordWriter", "Cluster", "Collective", "DistributedDataset", "DistributedIterator",
+    "InputContext", "Strategy", "build_info", "library_path"]
 
 library_path = _lib.path
 __version__ = _lib.lib.dinput_version().decode()

@@ -15,6 +15,51 @@ _REDUCE_OPS = {"sum": 0, "mean": 1}
 _L = _lib.lib
 
 
+def _str(p):
+    return p.decode() if p else ""
+
+
+class Cluster(Handle):
+    """This process's place in a job of several worker processes: Cluster.resolve() reads
+    it from the launcher's variables (TF_CONFIG, SLURM, torchrun, mpirun, or DINPUT_RANK,
+    DINPUT_WORLD_SIZE and DINPUT_RDZV_URL); Cluster(rank, world_size, rdzv_url) gives it."""
+
+    _free = _L.dinput_cluster_free
+    _kind = "cluster"
+
+    def __init__(self, rank, world_size, rdzv_url=None, _handle=None):
+        if _handle is None:
+            _handle = _new(_L.dinput_cluster_new, rank, world_size,
+                           rdzv_url.encode() if rdzv_url else None)
+        Handle.__init__(self, _handle)
+
+    @classmethod
+    def resolve(cls, source="auto"):
+        """From the environment: source "auto", "explicit", "tf_config", "torchrun", "mpi"
+        or "slurm". NotFoundError when "auto" finds no launcher's variables."""
+        return cls(None, None, _handle=_new(_L.dinput_cluster_resolve, source.encode()))
+
+    rank = property(lambda self: _L.dinput_cluster_rank(self._handle()))
+    world_size = property(lambda self: _L.dinput_cluster_world_size(self._handle()))
+    local_rank = property(lambda self: _L.dinput_cluster_local_rank(self._handle()))
+    local_world_size = property(lambda self: _L.dinput_cluster_local_world_size(self._handle()))
+    rdzv_url = property(lambda self: _str(_L.dinput_cluster_rdzv_url(self._handle())))
+    coordinator_host = property(
+        lambda self: _str(_L.dinput_cluster_coordinator_host(self._handle())))
+    job_id = property(lambda self: _str(_L.dinput_cluster_job_id(self._handle())))
+    source = property(lambda self: _str(_L.dinput_cluster_source(self._handle())))
+    task_type = property(lambda self: _str(_L.dinput_cluster_task_type(self._handle())))
+    task_index = property(lambda self: _L.dinput_cluster_task_index(self._handle()))
+    is_input_worker = property(
+        lambda self: bool(_L.dinput_cluster_is_input_worker(self._handle())))
+
+    def __repr__(self):
+        if self.closed:
+            return "<dinput.Cluster closed>"
+        return "<dinput.Cluster rank %d of %d, %s>" % (self.rank, self.world_size,
+                                                        self.rdzv_url or "no rendezvous")
+
+
 class Collective(Handle):
     """How the workers of a multi-worker strategy exchange their small per-step values."""
 
@@ -25,6 +70,27 @@ class Collective(Handle):
     def in_process(cls, num_workers, timeout_ms=0):
         """Joins num_workers workers that run as threads of this process (timeout_ms 0: 60 s)."""
         return cls(_new(_L.dinput_collective_new_in_process, num_workers, timeout_ms))
+
+    @classmethod
+    def from_cluster(cls, cluster, timeout_ms=None, job_id=None, interface=None, address=None,
+                     allow_loopback=None):
+        """Joins the worker processes of cluster's job over TCP (Gloo); returns once every
+        worker has connected. Use it with Strategy(devices, collective, cluster.rank)."""
+        o = _new(_L.dinput_collective_options_new)
+        try:
+            if timeout_ms is not None:
+                check(_L.dinput_collective_options_set_timeout_ms(o, timeout_ms))
+            for fn, v in ((_L.dinput_collective_options_set_job_id, job_id),
+                          (_L.dinput_collective_options_set_interface, interface),
+                          (_L.dinput_collective_options_set_address, address)):
+                if v is not None:
+                    check(fn(o, v.encode()))
+            if allow_loopback is not None:
+                check(_L.dinput_collective_options_set_allow_loopback(o, 1 if allow_loopback
+                                                                      else 0))
+            return cls(_new(_L.dinput_collective_new_from_cluster, cluster._handle(), o))
+        finally:
+            _L.dinput_collective_options_free(o)
 
     @property
     def num_workers(self):

@@ -1,4 +1,7 @@
 import os
+import subprocess
+import sys
+import tempfile
 import threading
 import unittest
 
@@ -108,6 +111,59 @@ class DistributeTest(unittest.TestCase):
         seen = sorted(x for w in results.values() for step in w for r in step for x in r)
         self.assertEqual(seen, list(range(16)))
         self.assertEqual(len(results[0]), len(results[1]))
+
+    def test_cluster(self):
+        c = dinput.Cluster(1, 4, "tcp://10.0.0.1:29500")
+        self.assertEqual((c.rank, c.world_size), (1, 4))
+        self.assertEqual(c.rdzv_url, "tcp://10.0.0.1:29500")
+        self.assertEqual(c.source, "explicit")
+        self.assertIn("rank 1 of 4", repr(c))
+        with self.assertRaises(dinput.InvalidArgumentError) as cm:
+            dinput.Cluster(4, 4)
+        self.assertIn("4", str(cm.exception))
+        # resolve() reads the variables (os.environ also sets the C environment).
+        saved = {k: os.environ.get(k) for k in ("DINPUT_RANK", "DINPUT_WORLD_SIZE")}
+        try:
+            os.environ["DINPUT_RANK"], os.environ["DINPUT_WORLD_SIZE"] = "2", "3"
+            c = dinput.Cluster.resolve("explicit")
+            self.assertEqual((c.rank, c.world_size), (2, 3))
+            os.environ["DINPUT_RANK"] = "x"
+            with self.assertRaises(dinput.InvalidArgumentError) as cm:
+                dinput.Cluster.resolve("explicit")
+            self.assertIn("DINPUT_RANK", str(cm.exception))
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+    def test_multi_process_collective(self):
+        # Two worker processes meeting through a file:// rendezvous (Gloo).
+        if not dinput.build_info().get("gloo", {}).get("available"):
+            with self.assertRaises(dinput.UnimplementedError):
+                dinput.Collective.from_cluster(dinput.Cluster(0, 1, "file:///tmp"))
+            return
+        script = (
+            "import sys, dinput\n"
+            "c = dinput.Cluster(int(sys.argv[1]), 2, sys.argv[2])\n"
+            "col = dinput.Collective.from_cluster(c, timeout_ms=30000, allow_loopback=True)\n"
+            "s = dinput.Strategy(['CPU:0'], collective=col, worker_index=c.rank)\n"
+            "ds = dinput.Dataset.range(8).batch(4).with_options("
+            "dinput.Options(auto_shard_policy='data'))\n"
+            "print(' '.join(str(int(x)) for step in s.distribute_dataset(ds) "
+            "for r in step for x in r))\n")
+        env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(
+            os.path.abspath(__file__))))
+        with tempfile.TemporaryDirectory(prefix="dinput-rdzv-") as d:
+            procs = [subprocess.Popen([sys.executable, "-c", script, str(i), "file://" + d],
+                                      env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      text=True) for i in range(2)]
+            outs = [p.communicate(timeout=120) for p in procs]
+        for p, (out, err) in zip(procs, outs):
+            self.assertEqual(p.returncode, 0, err)
+        got = sorted(int(x) for out, _ in outs for x in out.split())
+        self.assertEqual(got, list(range(8)))
 
     def test_pipeline_from_files(self):
         with util.tempdir() as d:

@@ -24,7 +24,7 @@ from .tensor import Tensor, TensorSpec
 from .dataset import (AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, Iterator,
                       Optional, Options, RecordWriter)
 from .distribute import (Cluster, Collective, DistributedDataset, DistributedIterator,
-                         InputContext, Strategy)
+                         InputContext, ReplicaContext, Strategy)
 
 __all__ = [
     "DinputError", "CancelledError", "UnknownError", "InvalidArgumentError",
@@ -34,7 +34,7 @@ __all__ = [
     "UnauthenticatedError", "error_class", "Tensor", "TensorSpec", "AUTOTUNE",
     "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "Dataset", "Iterator", "Optional", "Options",
     "RecordWriter", "Cluster", "Collective", "DistributedDataset", "DistributedIterator",
-    "InputContext", "Strategy", "build_info", "library_path"]
+    "InputContext", "ReplicaContext", "Strategy", "build_info", "library_path"]
 
 library_path = _lib.path
 __version__ = _lib.lib.dinput_version().decode()

@@ -51,6 +51,8 @@ interleave_fn = CFUNCTYPE(Status, PH, c_void_p, c_void_p)
 map_fn = CFUNCTYPE(Status, PH, c_void_p, c_void_p)
 filter_fn = CFUNCTYPE(Status, POINTER(c_int), c_void_p, c_void_p)
 dataset_fn = CFUNCTYPE(Status, PH, c_void_p, c_void_p)
+value_fn = CFUNCTYPE(Status, PH, c_void_p, c_void_p)
+replica_fn = CFUNCTYPE(Status, PH, c_void_p, c_void_p, c_void_p)
 generator_init_fn = CFUNCTYPE(Status, PH, c_void_p)
 generator_next_fn = CFUNCTYPE(Status, PH, c_void_p)
 generator_finalize_fn = CFUNCTYPE(None, c_void_p)
@@ -191,6 +193,13 @@ for _name, _res, _args in [
     ("dinput_optional_get_value", Status, [PH, H]),
     ("dinput_optional_get_per_replica", Status, [PH, H]),
     # record writer
+    ("dinput_record_writer_options_new", Status, [PH]),
+    ("dinput_record_writer_options_free", None, [H]),
+    ("dinput_record_writer_options_set_compression", Status, [H, c_int]),
+    ("dinput_record_writer_options_set_level", Status, [H, c_int]),
+    ("dinput_record_writer_options_set_zstd_window_log", Status, [H, c_int]),
+    ("dinput_record_writer_flush", Status, [H]),
+    ("dinput_record_writer_discard", Status, [H]),
     ("dinput_record_writer_open", Status, [PH, c_char_p, H]),
     ("dinput_record_writer_write", Status, [H, c_void_p, c_size_t]),
     ("dinput_record_writer_close", Status, [H]),
@@ -252,6 +261,13 @@ for _name, _res, _args in [
     ("dinput_strategy_distribute_datasets_from_function", Status, [PH, H, dataset_fn, c_void_p,
                                                                    free_fn, H]),
     ("dinput_input_options_set_replication_mode", Status, [H, c_int]),
+    ("dinput_strategy_distribute_values_from_function", Status, [PH, H, value_fn, c_void_p]),
+    ("dinput_value_context_replica_id_in_sync_group", c_int, [H]),
+    ("dinput_value_context_num_replicas_in_sync", c_int, [H]),
+    ("dinput_strategy_run", Status, [PH, H, replica_fn, H, c_void_p]),
+    ("dinput_replica_context_replica_id_in_sync_group", c_int, [H]),
+    ("dinput_replica_context_num_replicas_in_sync", c_int, [H]),
+    ("dinput_replica_context_device", c_char_p, [H]),
     ("dinput_input_context_num_input_pipelines", c_int, [H]),
     ("dinput_input_context_input_pipeline_id", c_int, [H]),
     ("dinput_input_context_num_replicas_in_sync", c_int, [H]),

@@ -569,19 +569,47 @@ class Iterator(Handle):
 
 
 class RecordWriter(Handle):
-    """Writes a TFRecord-framed file (compression None, "zstd" or "gzip")."""
+    """Writes a TFRecord-framed file (compression None, "zstd" or "gzip"; level 0: the
+    codec's default). Used by one thread at a time."""
 
     _free = _L.dinput_record_writer_free
     _kind = "record writer"
 
-    def __init__(self, path, compression=None):
-        if compression not in (None, "", "none"):
-            raise NotImplementedError("dinput: the Python RecordWriter writes uncompressed files")
-        Handle.__init__(self, _new(_L.dinput_record_writer_open, str(path).encode(), None))
+    def __init__(self, path, compression=None, level=0, zstd_window_log=0):
+        if compression not in _COMPRESSION:
+            raise ValueError("dinput: compression must be None, 'zstd' or 'gzip', not %r"
+                             % (compression,))
+        s = [(_L.dinput_record_writer_options_set_compression, (_COMPRESSION[compression],)),
+             (_L.dinput_record_writer_options_set_level, (level,)),
+             (_L.dinput_record_writer_options_set_zstd_window_log, (zstd_window_log,))]
+        with _OptionHandle(_L.dinput_record_writer_options_new,
+                           _L.dinput_record_writer_options_free, s) as o:
+            Handle.__init__(self, _new(_L.dinput_record_writer_open, str(path).encode(), o._h))
 
     def write(self, record):
         data = record.encode() if isinstance(record, str) else bytes(record)
         check(_L.dinput_record_writer_write(self._handle(), data, len(data)))
+
+    def flush(self):
+        check(_L.dinput_record_writer_flush(self._handle()))
+
+    def discard(self):
+        """Abandons the file (removes what was written) and frees the writer."""
+        h = getattr(self, "_h", None)
+        if not h:
+            return
+        self._h = None
+        try:
+            check(_L.dinput_record_writer_discard(h))
+        finally:
+            _L.dinput_record_writer_free(h)
+
+    def __exit__(self, exc_type, *rest):
+        # An exception inside the with block leaves no half-written file behind.
+        if exc_type is not None:
+            self.discard()
+        else:
+            self.close()
 
     def close(self):
         """Flushes and closes the file (errors are raised), then frees the writer."""

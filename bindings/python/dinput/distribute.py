@@ -200,6 +200,78 @@ class Strategy(Handle):
             _L.dinput_element_free(out)
 
 
+    def distribute_values_from_function(self, value_fn):
+        """One value per local replica: value_fn(replica_id_in_sync_group,
+        num_replicas_in_sync) for each, in replica order. Returns the list of values as
+        dinput holds them (numpy arrays, or tuples of them)."""
+        key = _register(value_fn)
+        try:
+            ph = _new(_L.dinput_strategy_distribute_values_from_function, self._handle(),
+                      _value_fn_tramp, key)
+        finally:
+            _free_user_data(key)
+        return _per_replica(ph, "numpy")
+
+    def run(self, fn, args=None):
+        """Runs fn(context, value) once per local replica, concurrently on dinput's threads,
+        with that replica's value of args (a per-replica list such as a step of a
+        distributed iterator; None: fn(context, None)). context has replica_id_in_sync_group,
+        num_replicas_in_sync and device. Returns the list of the replicas' results."""
+        elems, ph = [], None
+        try:
+            if args is not None:
+                for v in args:
+                    elems.append(py_to_element(v))
+                ph = _new(_L.dinput_per_replica_new, (c_void_p * max(len(elems), 1))(*elems),
+                          len(elems))
+        finally:
+            for e in elems:
+                _L.dinput_element_free(e)
+        key = _register(fn)
+        try:
+            out = _new(_L.dinput_strategy_run, self._handle(), _replica_fn_tramp, ph, key)
+        finally:
+            _free_user_data(key)
+            _L.dinput_per_replica_free(ph)
+        return _per_replica(out, "numpy")
+
+
+class ReplicaContext:
+    """What a Strategy.run function is told about its replica (valid during the call)."""
+
+    def __init__(self, ptr):
+        self.replica_id_in_sync_group = _L.dinput_replica_context_replica_id_in_sync_group(ptr)
+        self.num_replicas_in_sync = _L.dinput_replica_context_num_replicas_in_sync(ptr)
+        self.device = _L.dinput_replica_context_device(ptr).decode()
+
+
+@_lib.value_fn
+def _value_fn_tramp(out, context, key):
+    t = _enter()
+    try:
+        value = _registry[key](_L.dinput_value_context_replica_id_in_sync_group(context),
+                               _L.dinput_value_context_num_replicas_in_sync(context))
+        out[0] = py_to_element(value)
+        return 0
+    except BaseException as e:
+        return _fail(e)
+    finally:
+        _leave(t)
+
+
+@_lib.replica_fn
+def _replica_fn_tramp(out, context, args, key):
+    t = _enter()
+    try:
+        value = element_to_py(args) if args else None
+        out[0] = py_to_element(_registry[key](ReplicaContext(context), value))
+        return 0
+    except BaseException as e:
+        return _fail(e)
+    finally:
+        _leave(t)
+
+
 class InputContext:
     """What a dataset_fn is told about its input pipeline (valid during the call only)."""
 

@@ -141,6 +141,28 @@ class DatasetTest(unittest.TestCase):
         with self.assertRaises(dinput.InvalidArgumentError):
             list(dinput.Dataset.from_generator(lambda: iter([1.5]), [("int64", [])]))
 
+    def test_record_writer(self):
+        with util.tempdir() as d:
+            for comp in (None, "zstd", "gzip"):
+                path = os.path.join(d, "w-%s.rec" % comp)
+                with dinput.RecordWriter(path, compression=comp, level=1) as w:
+                    for k in range(3):
+                        w.write(b"rec%d" % k)
+                    w.flush()
+                self.assertEqual(list(dinput.Dataset.records(path, compression=comp)),
+                                 [b"rec0", b"rec1", b"rec2"])
+            # An exception inside the with block discards the file.
+            path = os.path.join(d, "discarded.rec")
+            with self.assertRaises(KeyError):
+                with dinput.RecordWriter(path) as w:
+                    w.write(b"x")
+                    raise KeyError("stop")
+            self.assertFalse(os.path.exists(path))
+            with self.assertRaises(dinput.InvalidArgumentError):
+                dinput.RecordWriter(os.path.join(d, "bad.rec"), compression="zstd", level=99)
+            with self.assertRaises(dinput.NotFoundError):
+                dinput.RecordWriter(os.path.join(d, "no", "such", "dir.rec"))
+
     def test_rebatch_and_fixed_length(self):
         got = [b.tolist() for b in dinput.Dataset.range(10).batch(4).rebatch([3])]
         self.assertEqual(got, [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]])

@@ -67,6 +67,22 @@ class DistributeTest(unittest.TestCase):
         with self.assertRaises(dinput.InvalidArgumentError):
             s.reduce("sum", [np.array([1.0, 2.0]), np.array([1.0])])
 
+    def test_run_and_values_from_function(self):
+        s = dinput.Strategy(["CPU:0", "CPU:1"])
+        vals = s.distribute_values_from_function(lambda i, n: np.full(2, i * 10 + n))
+        self.assertEqual([v.tolist() for v in vals], [[2, 2], [12, 12]])
+        step = next(iter(s.distribute_dataset(dinput.Dataset.range(8).batch(4))))
+        out = s.run(lambda ctx, v: (v * 10, np.int64(ctx.replica_id_in_sync_group)), args=step)
+        self.assertEqual([(a.tolist(), int(b)) for a, b in out], [([0, 10], 0), ([20, 30], 1)])
+        self.assertEqual(s.run(lambda ctx, v: ctx.device), [b"CPU:0", b"CPU:1"])
+        self.assertEqual(int(s.reduce("sum", s.run(lambda c, v: v.sum(), args=step))), 6)
+
+        def bad(ctx, v):
+            raise ValueError("replica %d refuses" % ctx.replica_id_in_sync_group)
+        with self.assertRaises(dinput.InvalidArgumentError) as cm:
+            s.run(bad)
+        self.assertIn("refuses", str(cm.exception))
+
     def test_distribute_datasets_from_function(self):
         s = dinput.Strategy(["CPU:0", "CPU:1"])
         seen = []

@@ -20,7 +20,8 @@ from .errors import (DinputError, CancelledError, UnknownError, InvalidArgumentE
                      PermissionDeniedError, ResourceExhaustedError, FailedPreconditionError,
                      AbortedError, OutOfRangeError, UnimplementedError, InternalError,
                      UnavailableError, DataLossError, UnauthenticatedError, error_class)
-from .tensor import Tensor, TensorSpec
+from .tensor import (Tensor, TensorSpec, cuda_cache_limit, cuda_empty_cache, cuda_pool_bytes,
+                     cuda_set_cache_limit)
 from .dataset import (AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, Iterator,
                       Optional, Options, RecordWriter)
 from .distribute import (Cluster, Collective, DistributedDataset, DistributedIterator,
@@ -34,7 +35,8 @@ __all__ = [
     "UnauthenticatedError", "error_class", "Tensor", "TensorSpec", "AUTOTUNE",
     "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "Dataset", "Iterator", "Optional", "Options",
     "RecordWriter", "Cluster", "Collective", "DistributedDataset", "DistributedIterator",
-    "InputContext", "ReplicaContext", "Strategy", "build_info", "library_path"]
+    "InputContext", "ReplicaContext", "Strategy", "build_info", "library_path",
+    "cuda_cache_limit", "cuda_empty_cache", "cuda_pool_bytes", "cuda_set_cache_limit"]
 
 library_path = _lib.path
 __version__ = _lib.lib.dinput_version().decode()

@@ -97,6 +97,16 @@ for _name, _res, _args in [
     ("dinput_tensor_copy_to", Status, [c_void_p, c_size_t, H, c_int]),
     ("dinput_tensor_string_view", Status, [POINTER(c_void_p), POINTER(c_size_t), H, c_int64]),
     ("dinput_tensor_to_dlpack", Status, [PH, H]),
+    ("dinput_tensor_new_pinned", Status, [PH, c_int, _P64, c_int, c_void_p, c_size_t]),
+    ("dinput_cuda_empty_cache", Status, []),
+    ("dinput_cuda_set_cache_limit", Status, [c_size_t]),
+    ("dinput_cuda_cache_limit", Status, [POINTER(c_size_t)]),
+    ("dinput_cuda_pool_bytes", Status, [POINTER(c_size_t), POINTER(c_size_t), c_int]),
+    # dinput_cuda.h (no-ops in a build without CUDA); streams and events are pointers
+    ("dinput_tensor_cuda_wait", Status, [H, c_void_p]),
+    ("dinput_element_cuda_wait", Status, [H, c_void_p]),
+    ("dinput_tensor_cuda_record_stream", Status, [H, c_void_p]),
+    ("dinput_tensor_cuda_ready_event", c_void_p, [H]),
     # elements and specs
     ("dinput_element_new", Status, [PH, PH, c_size_t]),
     ("dinput_element_free", None, [H]),

@@ -97,6 +97,28 @@ class Tensor:
         bytes values (or arrays of them) make a bytes tensor."""
         return cls(_new_tensor(value))
 
+    @classmethod
+    def pinned(cls, value):
+        """Like from_value, in page-locked host memory from dinput's pool (fast copies to
+        GPUs). FailedPreconditionError without a usable CUDA driver and device."""
+        return cls(_new_tensor(value, _L.dinput_tensor_new_pinned))
+
+    def cuda_wait(self, stream=0):
+        """Orders the work of CUDA stream `stream` (a cudaStream_t as an int, such as
+        torch.cuda.current_stream().cuda_stream; 0: the legacy default stream) after the
+        copy that fills this CUDA tensor. Nothing to do for host tensors."""
+        check(_L.dinput_tensor_cuda_wait(self._handle(), stream or None))
+
+    def cuda_record_stream(self, stream):
+        """Tells dinput that `stream` reads this CUDA tensor, so that its memory is reused
+        only after that stream's work so far has run."""
+        check(_L.dinput_tensor_cuda_record_stream(self._handle(), stream or None))
+
+    def cuda_ready_event(self):
+        """The cudaEvent_t (an int) recorded after the copy that fills this CUDA tensor, or
+        None. Borrowed: valid while this handle lives."""
+        return _L.dinput_tensor_cuda_ready_event(self._handle())
+
     def close(self):
         """Releases this handle (idempotent). Arrays exported from it stay valid."""
         h, self._h = self._h, None
@@ -199,7 +221,7 @@ class Tensor:
         return "<dinput.Tensor %s %s>" % (self.dtype, list(self.shape))
 
 
-def _new_tensor(value):
+def _new_tensor(value, new_fixed=None):
     """A new tensor handle (owned) with a copy of value (see Tensor.from_value)."""
     np = _np()
     arr = value if isinstance(value, np.ndarray) else np.asarray(value)
@@ -220,7 +242,8 @@ def _new_tensor(value):
         return out
     if not arr.flags.c_contiguous:  # (ascontiguousarray would turn rank 0 into rank 1)
         arr = arr.copy(order="C")
-    check(_L.dinput_tensor_new(byref(out), code, shape, ndim, arr.ctypes.data, arr.nbytes))
+    check((new_fixed or _L.dinput_tensor_new)(byref(out), code, shape, ndim, arr.ctypes.data,
+                                              arr.nbytes))
     return out
 
 
@@ -355,3 +378,27 @@ def py_to_spec(spec):
         _L.dinput_spec_free(sh)
         raise
     return sh
+
+
+# --- GPU memory caches (no-ops reporting 0 bytes in a build without CUDA) -----------------
+def cuda_empty_cache():
+    """Returns the cached blocks of freed CUDA tensors (and pinned host blocks) to CUDA."""
+    check(_L.dinput_cuda_empty_cache())
+
+
+def cuda_set_cache_limit(nbytes):
+    """How many bytes of free blocks each GPU's cache may keep (process-wide)."""
+    check(_L.dinput_cuda_set_cache_limit(nbytes))
+
+
+def cuda_cache_limit():
+    out = c_size_t()
+    check(_L.dinput_cuda_cache_limit(byref(out)))
+    return out.value
+
+
+def cuda_pool_bytes(device=0):
+    """(held, cached): device memory dinput holds on GPU `device`, and the free part of it."""
+    held, cached = c_size_t(), c_size_t()
+    check(_L.dinput_cuda_pool_bytes(byref(held), byref(cached), device))
+    return held.value, cached.value

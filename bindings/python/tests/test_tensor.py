@@ -77,6 +77,29 @@ class TensorTest(unittest.TestCase):
             del cap
         self.assertEqual(t.__dlpack_device__(), (1, 0))
 
+    def test_cuda_functions_without_a_gpu(self):
+        # Host tensors: the CUDA calls have nothing to wait for; the caches report bytes.
+        with dinput.Tensor.from_value(np.arange(3)) as t:
+            t.cuda_wait()
+            t.cuda_wait(0)
+            self.assertIsNone(t.cuda_ready_event())
+        dinput.cuda_empty_cache()
+        limit = dinput.cuda_cache_limit()
+        dinput.cuda_set_cache_limit(1 << 20)
+        self.assertEqual(dinput.cuda_cache_limit(), 1 << 20)
+        dinput.cuda_set_cache_limit(limit)
+        held, cached = dinput.cuda_pool_bytes(0)
+        self.assertLessEqual(cached, held)
+        with self.assertRaises(dinput.InvalidArgumentError):
+            dinput.cuda_pool_bytes(-1)
+        try:
+            t = dinput.Tensor.pinned(np.arange(4, dtype=np.float32))
+        except dinput.FailedPreconditionError as e:
+            self.assertTrue(str(e))  # no CUDA driver or device here
+        else:
+            self.assertEqual(t.device_type, 3)
+            self.assertEqual(np.from_dlpack(t).tolist(), [0.0, 1.0, 2.0, 3.0])
+
     def test_close_is_idempotent(self):
         t = dinput.Tensor.from_value([1, 2])
         t.close()

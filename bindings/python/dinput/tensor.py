@@ -170,12 +170,16 @@ class Tensor:
 
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
         # Exported as an unversioned "dltensor" capsule, which every DLPack consumer takes.
-        # CUDA tensors: the consumer must order its reads after the copy that filled it
-        # (dinput_tensor_cuda_wait); `stream` is not used here.
+        # CUDA tensors: DLPack's `stream` is the consumer's stream (1 and 2 are CUDA's legacy
+        # and per-thread default streams, which are also their cudaStream_t values; -1: no
+        # synchronization wanted); its work is ordered after the copy that fills the tensor.
         if copy:
             raise BufferError("dinput: __dlpack__ exports without copying (copy=True refused)")
+        h = self._handle()
+        if _L.dinput_tensor_device_type(h) == DEVICE_CUDA and stream != -1:
+            check(_L.dinput_tensor_cuda_wait(h, stream or None))
         managed = c_void_p()
-        check(_L.dinput_tensor_to_dlpack(byref(managed), self._handle()))
+        check(_L.dinput_tensor_to_dlpack(byref(managed), h))
         return _api.PyCapsule_New(managed, _DLTENSOR, _DESTRUCTOR)
 
     def numpy(self):

@@ -330,16 +330,18 @@ class Dataset(Handle):
         return cls(_new(_L.dinput_dataset_text_lines, arr, n))
 
     @classmethod
-    def records(cls, files, compression=None):
+    def records(cls, files, compression=None, buffer_size=None):
         """One bytes scalar per record of TFRecord-framed files (compression None, "zstd" or
-        "gzip")."""
+        "gzip"; buffer_size: the read buffer in bytes, None for dinput's choice)."""
         if compression not in _COMPRESSION:
             raise ValueError("dinput: compression must be None, 'zstd' or 'gzip', not %r"
                              % (compression,))
         arr, n = _strs(files)
+        s = [(_L.dinput_records_options_set_compression, (_COMPRESSION[compression],))]
+        if buffer_size is not None:
+            s.append((_L.dinput_records_options_set_buffer_size, (buffer_size,)))
         with _OptionHandle(_L.dinput_records_options_new, _L.dinput_records_options_free,
-                           [(_L.dinput_records_options_set_compression,
-                             (_COMPRESSION[compression],))]) as o:
+                           s) as o:
             return cls(_new(_L.dinput_dataset_records, arr, n, o._h))
 
     @classmethod
@@ -354,8 +356,12 @@ class Dataset(Handle):
             return cls(_new(_L.dinput_dataset_list_files, arr, n, o._h))
 
     # transforms
-    def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None):
+    def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None,
+              deterministic=None):
         s = [(_L.dinput_batch_options_set_drop_remainder, (1 if drop_remainder else 0,))]
+        if deterministic is not None:
+            s.append((_L.dinput_batch_options_set_deterministic,
+                      (_DETERMINISTIC[bool(deterministic)],)))
         if num_parallel_calls is not None:
             s.append((_L.dinput_batch_options_set_num_parallel_calls, (num_parallel_calls,)))
         with _OptionHandle(_L.dinput_batch_options_new, _L.dinput_batch_options_free, s) as o:
@@ -404,13 +410,16 @@ class Dataset(Handle):
         with options._c() as o:
             return Dataset(_new(_L.dinput_dataset_with_options, self._handle(), o._h))
 
-    def map(self, fn, num_parallel_calls=None, element_spec=None):
+    def map(self, fn, num_parallel_calls=None, element_spec=None, deterministic=None):
         """Applies fn (numpy values in, values out) to each element. element_spec, a list of
         (dtype, shape) pairs, is needed when the results' spec differs from the input's.
         fn runs on dinput's threads (holding the GIL while it runs)."""
         s = []
         if num_parallel_calls is not None:
             s.append((_L.dinput_map_options_set_num_parallel_calls, (num_parallel_calls,)))
+        if deterministic is not None:
+            s.append((_L.dinput_map_options_set_deterministic,
+                      (_DETERMINISTIC[bool(deterministic)],)))
         spec = py_to_spec(element_spec) if element_spec is not None else None
         try:
             if spec is not None:
@@ -449,7 +458,7 @@ class Dataset(Handle):
             s.append((_L.dinput_interleave_options_set_num_parallel_calls, (num_parallel_calls,)))
         if deterministic is not None:
             s.append((_L.dinput_interleave_options_set_deterministic,
-                      (_DETERMINISTIC[deterministic],)))
+                      (_DETERMINISTIC[bool(deterministic)],)))
         spec = py_to_spec(element_spec)
         try:
             with _OptionHandle(_L.dinput_interleave_options_new,

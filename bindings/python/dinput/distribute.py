@@ -118,6 +118,15 @@ class Strategy(Handle):
                      arr, n)
         Handle.__init__(self, h)
 
+    @classmethod
+    def multi_worker_cpu(cls, collective, worker_index, num_replicas_in_sync):
+        """Worker worker_index of a strategy with num_replicas_in_sync CPU replicas in all
+        (divisible by the collective's number of workers)."""
+        s = cls.__new__(cls)
+        Handle.__init__(s, _new(_L.dinput_strategy_new_multi_worker_cpu, collective._handle(),
+                                worker_index, num_replicas_in_sync))
+        return s
+
     @property
     def num_replicas_in_sync(self):
         return _L.dinput_strategy_num_replicas_in_sync(self._handle())
@@ -157,7 +166,7 @@ class Strategy(Handle):
 
 
     def distribute_datasets_from_function(self, dataset_fn, per_replica=False,
-                                          fetch_to_device=None):
+                                          fetch_to_device=None, place_dataset_on_device=None):
         """Distributes the datasets dataset_fn(context) returns, one per input pipeline (per
         worker, or per local replica with per_replica=True), each already sharded and
         batched by the per-replica batch size. context is an InputContext, valid during the
@@ -166,6 +175,9 @@ class Strategy(Handle):
         try:
             if per_replica:
                 check(_L.dinput_input_options_set_replication_mode(o, 1))
+            if place_dataset_on_device is not None:
+                check(_L.dinput_input_options_set_place_dataset_on_device(
+                    o, 1 if place_dataset_on_device else 0))
             if fetch_to_device is not None:
                 check(_L.dinput_input_options_set_fetch_to_device(o, 1 if fetch_to_device else 0))
             return DistributedDataset(_new(_L.dinput_strategy_distribute_datasets_from_function,
@@ -388,6 +400,12 @@ class DistributedIterator(Handle):
 
     def cancel(self):
         check(_L.dinput_dist_iterator_cancel(self._handle()))
+
+    @property
+    def element_spec(self):
+        """The per-replica element spec of the steps."""
+        from .tensor import spec_to_py
+        return spec_to_py(_new(_L.dinput_dist_iterator_element_spec, self._handle()))
 
     def statistic(self, name):
         out = c_int64()

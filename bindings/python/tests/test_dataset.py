@@ -116,6 +116,11 @@ class DatasetTest(unittest.TestCase):
         self.assertEqual([float(b) for _, b in ds], [0.0, 0.5, 1.0, 1.5])
         ds = dinput.Dataset.range(100).map(lambda x: x + 1, num_parallel_calls=4)
         self.assertEqual(ints(ds), list(range(1, 101)))
+        ds = dinput.Dataset.range(100).map(lambda x: x + 1, num_parallel_calls=4,
+                                           deterministic=False)
+        self.assertEqual(sorted(ints(ds)), list(range(1, 101)))
+        b = dinput.Dataset.range(10).batch(4, num_parallel_calls=2, deterministic=True)
+        self.assertEqual(len(list(b)), 3)
 
     def test_from_generator(self):
         calls = []
@@ -198,7 +203,8 @@ class DatasetTest(unittest.TestCase):
             with self.assertRaises(dinput.DinputError) as cm:
                 list(dinput.Dataset.records([os.path.join(d, "part-0.rec")], compression="gzip"))
             self.assertIn("part-0.rec", str(cm.exception))
-            it = dinput.Dataset.records(files=[os.path.join(d, "part-0.rec")]).iterator()
+            it = dinput.Dataset.records(files=[os.path.join(d, "part-0.rec")],
+                                        buffer_size=4096).iterator()
             self.assertEqual(len(list(it)), 4)
             self.assertEqual(it.statistic("records"), 4)
             self.assertEqual(list(dinput.Dataset.text_lines(os.path.join(d, "lines.txt"))),

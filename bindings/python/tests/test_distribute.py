@@ -101,6 +101,20 @@ class DistributeTest(unittest.TestCase):
             s.distribute_datasets_from_function(lambda ctx: ctx.get_per_replica_batch_size(3))
         self.assertIn("3", str(cm.exception))
 
+    def test_multi_worker_cpu_and_options(self):
+        collective = dinput.Collective.in_process(1)
+        s = dinput.Strategy.multi_worker_cpu(collective, 0, 2)
+        self.assertEqual(s.num_replicas_in_sync, 2)
+        with self.assertRaises(dinput.InvalidArgumentError):
+            dinput.Strategy.multi_worker_cpu(dinput.Collective.in_process(2), 0, 3)
+        it = s.distribute_dataset(dinput.Dataset.range(4).batch(4)).iterator()
+        self.assertEqual(it.element_spec, [("int64", (None,))])
+        # place_dataset_on_device needs PER_REPLICA mode: refused with PER_WORKER.
+        with self.assertRaises(dinput.DinputError):
+            s.distribute_datasets_from_function(lambda c: dinput.Dataset.range(2).batch(1),
+                                                place_dataset_on_device=True,
+                                                fetch_to_device=False)
+
     def test_multi_worker_in_process(self):
         workers = 2
         collective = dinput.Collective.in_process(workers, timeout_ms=20000)

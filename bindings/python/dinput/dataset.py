@@ -1,0 +1,640 @@
+"""Datasets, options and iterators."""
+
+import atexit
+import itertools
+import threading
+import time
+import weakref
+from ctypes import byref, c_char_p, c_int64, c_void_p
+
+from . import _lib
+from ._handle import Handle
+from .errors import DinputError, OutOfRangeError, check, error, status_of
+from .tensor import element_to_py, py_to_element, py_to_spec, spec_to_py
+
+_L = _lib.lib
+
+AUTOTUNE = -1
+INFINITE_CARDINALITY = -1
+UNKNOWN_CARDINALITY = -2
+
+_SHARD_POLICIES = {"off": -1, "auto": 0, "file": 1, "data": 2, "hint": 3}
+_COMPRESSION = {None: 0, "": 0, "none": 0, "zstd": 1, "gzip": 2}
+_DETERMINISTIC = {None: -1, False: 0, True: 1}
+
+
+def _strs(values):
+    """A C array of byte strings (and the list that keeps them alive)."""
+    if isinstance(values, (str, bytes)):
+        values = [values]
+    enc = [v.encode() if isinstance(v, str) else bytes(v) for v in values]
+    return (c_char_p * max(len(enc), 1))(*enc), len(enc)
+
+
+def _new(fn, *args):
+    out = c_void_p()
+    check(fn(byref(out), *args))
+    return out
+
+
+class _OptionHandle(Handle):
+    """A temporary C options handle built from keyword settings."""
+
+    def __init__(self, new, free, setters):
+        Handle.__init__(self, _new(new))
+        self._free_fn = free
+        try:
+            for fn, args in setters:
+                check(fn(self._h, *args))
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self):
+        h, self._h = self._h, None
+        if h:
+            self._free_fn(h)
+
+
+# --- callbacks ---------------------------------------------------------------------------
+# The C library calls back through one ctypes trampoline per kind; user_data is a key into
+# this registry, and the library's free_user_data call drops the entry when no dataset or
+# iterator uses the callable any more.
+_registry = {}
+_keys = itertools.count(1)
+_lock = threading.Lock()
+
+
+def _register(obj):
+    with _lock:
+        key = next(_keys)
+        _registry[key] = obj
+    return key
+
+
+@_lib.free_fn
+def _free_user_data(key):
+    with _lock:
+        _registry.pop(key, None)
+
+
+# Python code must not be entered by dinput's threads once the interpreter is finalizing
+# (such a thread is stopped by an unwind that aborts the process). At exit, every live
+# iterator is closed, which stops its background threads from starting new callbacks, and
+# the callbacks still running are given time to return.
+_live_iterators = weakref.WeakSet()
+_in_callback = {}  # thread id -> depth; each thread updates only its own key
+
+
+def _enter():
+    t = threading.get_ident()
+    _in_callback[t] = _in_callback.get(t, 0) + 1
+    return t
+
+
+def _leave(t):
+    d = _in_callback.pop(t, 1) - 1
+    if d:
+        _in_callback[t] = d
+
+
+@atexit.register
+def _close_iterators_at_exit():
+    for it in list(_live_iterators):
+        try:
+            it.close()
+        except Exception:
+            pass
+    deadline = time.monotonic() + 2.0
+    main = threading.get_ident()
+    quiet = 0
+    while time.monotonic() < deadline and quiet < 3:
+        busy = any(t != main for t in list(_in_callback))
+        quiet = 0 if busy else quiet + 1
+        time.sleep(0.01)
+
+
+def _fail(exc):
+    code = status_of(exc)
+    if code == 11:  # end of data from a callback would be misread: report a bad callback
+        code = 3
+    msg = exc.message if isinstance(exc, DinputError) else "%s: %s" % (type(exc).__name__, exc)
+    _L.dinput_error_set(code, msg.encode("utf-8", "replace"))
+    return code
+
+
+@_lib.interleave_fn
+def _interleave_tramp(out, elem, key):
+    t = _enter()
+    try:
+        return _interleave_tramp_body(out, elem, key)
+    finally:
+        _leave(t)
+
+
+def _interleave_tramp_body(out, elem, key):
+    try:
+        fn = _registry[key]
+        ds = fn(element_to_py(elem))
+        if not isinstance(ds, Dataset):
+            raise TypeError("the interleave function must return a dinput.Dataset, not %s"
+                            % type(ds).__name__)
+        out[0] = _new(_L.dinput_dataset_ref, ds._handle())
+        return 0
+    except BaseException as e:
+        return _fail(e)
+
+
+@_lib.map_fn
+def _map_tramp(out, elem, key):
+    t = _enter()
+    try:
+        return _map_tramp_body(out, elem, key)
+    finally:
+        _leave(t)
+
+
+def _map_tramp_body(out, elem, key):
+    try:
+        out[0] = py_to_element(_registry[key](element_to_py(elem)))
+        return 0
+    except BaseException as e:
+        return _fail(e)
+
+
+@_lib.filter_fn
+def _filter_tramp(keep, elem, key):
+    t = _enter()
+    try:
+        return _filter_tramp_body(keep, elem, key)
+    finally:
+        _leave(t)
+
+
+def _filter_tramp_body(keep, elem, key):
+    try:
+        keep[0] = 1 if _registry[key](element_to_py(elem)) else 0
+        return 0
+    except BaseException as e:
+        return _fail(e)
+
+
+@_lib.generator_init_fn
+def _gen_init(state, key):
+    t = _enter()
+    try:
+        return _gen_init_body(state, key)
+    finally:
+        _leave(t)
+
+
+def _gen_init_body(state, key):
+    try:
+        # One Python iterator per dinput iterator, kept in the registry under its own key.
+        state[0] = _register(iter(_registry[key]()))
+        return 0
+    except BaseException as e:
+        return _fail(e)
+
+
+@_lib.generator_next_fn
+def _gen_next(out, key):
+    t = _enter()
+    try:
+        return _gen_next_body(out, key)
+    finally:
+        _leave(t)
+
+
+def _gen_next_body(out, key):
+    try:
+        value = next(_registry[key])
+    except StopIteration:
+        return 11  # end of data: the one callback allowed to say so
+    except BaseException as e:
+        return _fail(e)
+    try:
+        out[0] = py_to_element(value)
+        return 0
+    except BaseException as e:
+        return _fail(e)
+
+
+@_lib.generator_finalize_fn
+def _gen_finalize(key):
+    _free_user_data(key)
+
+
+# --- options -----------------------------------------------------------------------------
+class Options:
+    """Dataset options (as tf.data.Options), attached with Dataset.with_options.
+
+    auto_shard_policy: "auto", "off", "file", "data" or "hint"; skip_corrupt_records,
+    map_files, allow_nonregular_files, deterministic: bools; max_record_bytes: int.
+    Settings left at None keep dinput's defaults."""
+
+    def __init__(self, auto_shard_policy=None, skip_corrupt_records=None, max_record_bytes=None,
+                 map_files=None, allow_nonregular_files=None, deterministic=None):
+        self.auto_shard_policy = auto_shard_policy
+        self.skip_corrupt_records = skip_corrupt_records
+        self.max_record_bytes = max_record_bytes
+        self.map_files = map_files
+        self.allow_nonregular_files = allow_nonregular_files
+        self.deterministic = deterministic
+
+    def _c(self):
+        s = []
+        if self.auto_shard_policy is not None:
+            p = self.auto_shard_policy
+            if isinstance(p, str):
+                if p.lower() not in _SHARD_POLICIES:
+                    raise ValueError("dinput: unknown auto_shard_policy %r (one of %s)"
+                                     % (p, ", ".join(_SHARD_POLICIES)))
+                p = _SHARD_POLICIES[p.lower()]
+            s.append((_L.dinput_options_set_auto_shard_policy, (p,)))
+        for name in ("skip_corrupt_records", "map_files", "allow_nonregular_files",
+                     "deterministic"):
+            v = getattr(self, name)
+            if v is not None:
+                s.append((getattr(_L, "dinput_options_set_" + name), (1 if v else 0,)))
+        if self.max_record_bytes is not None:
+            s.append((_L.dinput_options_set_max_record_bytes, (self.max_record_bytes,)))
+        return _OptionHandle(_L.dinput_options_new, _L.dinput_options_free, s)
+
+    def __repr__(self):
+        return "Options(%s)" % ", ".join("%s=%r" % kv for kv in vars(self).items()
+                                         if kv[1] is not None)
+
+
+# --- datasets ----------------------------------------------------------------------------
+class Dataset(Handle):
+    """An immutable dataset (a node of a pipeline). Transformations return new datasets;
+    iterating one yields its elements as numpy arrays (a tuple for several components,
+    bytes for a bytes scalar)."""
+
+    _free = _L.dinput_dataset_free
+    _kind = "dataset"
+
+    # sources
+    @classmethod
+    def range(cls, start, stop=None, step=1):
+        """int64 scalars like Python's range."""
+        if stop is None:
+            start, stop = 0, start
+        return cls(_new(_L.dinput_dataset_range, start, stop, step))
+
+    @classmethod
+    def from_tensors(cls, value):
+        """One element: value (a tuple for several components)."""
+        e = py_to_element(value)
+        try:
+            return cls(_new(_L.dinput_dataset_from_tensors, e))
+        finally:
+            _L.dinput_element_free(e)
+
+    @classmethod
+    def from_tensor_slices(cls, value):
+        """The slices of value (numpy arrays, lists; a tuple for several components) along
+        their first dimension. The data is copied into dinput."""
+        e = py_to_element(value)
+        try:
+            return cls(_new(_L.dinput_dataset_from_tensor_slices, e))
+        finally:
+            _L.dinput_element_free(e)
+
+    @classmethod
+    def from_generator(cls, generator, element_spec):
+        """Elements from a Python generator: generator() is called for each new iterator and
+        its values (a tuple for several components) must match element_spec, a list of
+        (dtype, shape) pairs (None for an unknown dimension). It may run on a dinput thread."""
+        if not callable(generator):
+            raise TypeError("dinput: from_generator takes a callable returning an iterable")
+        spec = py_to_spec(element_spec)
+        try:
+            return cls(_new(_L.dinput_dataset_from_generator, spec, _gen_init, _gen_next,
+                            _gen_finalize, _register(generator), _free_user_data))
+        finally:
+            _L.dinput_spec_free(spec)
+
+    @classmethod
+    def fixed_length_records(cls, files, record_bytes, header_bytes=0, footer_bytes=0):
+        """One bytes scalar of record_bytes bytes per record of each file."""
+        arr, n = _strs(files)
+        return cls(_new(_L.dinput_dataset_fixed_length_records, arr, n, record_bytes,
+                        header_bytes, footer_bytes))
+
+    @classmethod
+    def text_lines(cls, files):
+        """One bytes scalar per line of each file."""
+        arr, n = _strs(files)
+        return cls(_new(_L.dinput_dataset_text_lines, arr, n))
+
+    @classmethod
+    def records(cls, files, compression=None, buffer_size=None):
+        """One bytes scalar per record of TFRecord-framed files (compression None, "zstd" or
+        "gzip"; buffer_size: the read buffer in bytes, None for dinput's choice)."""
+        if compression not in _COMPRESSION:
+            raise ValueError("dinput: compression must be None, 'zstd' or 'gzip', not %r"
+                             % (compression,))
+        arr, n = _strs(files)
+        s = [(_L.dinput_records_options_set_compression, (_COMPRESSION[compression],))]
+        if buffer_size is not None:
+            s.append((_L.dinput_records_options_set_buffer_size, (buffer_size,)))
+        with _OptionHandle(_L.dinput_records_options_new, _L.dinput_records_options_free,
+                           s) as o:
+            return cls(_new(_L.dinput_dataset_records, arr, n, o._h))
+
+    @classmethod
+    def list_files(cls, patterns, shuffle=False, seed=None):
+        """The names (bytes) of the files matching the glob patterns, sorted, or shuffled."""
+        arr, n = _strs(patterns)
+        s = [(_L.dinput_list_files_options_set_shuffle, (1 if shuffle else 0,))]
+        if seed is not None:
+            s.append((_L.dinput_list_files_options_set_seed, (seed, 0)))
+        with _OptionHandle(_L.dinput_list_files_options_new, _L.dinput_list_files_options_free,
+                           s) as o:
+            return cls(_new(_L.dinput_dataset_list_files, arr, n, o._h))
+
+    # transforms
+    def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None,
+              deterministic=None):
+        s = [(_L.dinput_batch_options_set_drop_remainder, (1 if drop_remainder else 0,))]
+        if deterministic is not None:
+            s.append((_L.dinput_batch_options_set_deterministic,
+                      (_DETERMINISTIC[bool(deterministic)],)))
+        if num_parallel_calls is not None:
+            s.append((_L.dinput_batch_options_set_num_parallel_calls, (num_parallel_calls,)))
+        with _OptionHandle(_L.dinput_batch_options_new, _L.dinput_batch_options_free, s) as o:
+            return Dataset(_new(_L.dinput_dataset_batch, self._handle(), batch_size, o._h))
+
+    def unbatch(self):
+        return Dataset(_new(_L.dinput_dataset_unbatch, self._handle()))
+
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True):
+        s = [(_L.dinput_shuffle_options_set_reshuffle_each_iteration,
+              (1 if reshuffle_each_iteration else 0,))]
+        if seed is not None:
+            s.append((_L.dinput_shuffle_options_set_seed, (seed, 0)))
+        with _OptionHandle(_L.dinput_shuffle_options_new, _L.dinput_shuffle_options_free,
+                           s) as o:
+            return Dataset(_new(_L.dinput_dataset_shuffle, self._handle(), buffer_size, o._h))
+
+    def repeat(self, count=None):
+        """count times, or forever when count is None."""
+        return Dataset(_new(_L.dinput_dataset_repeat, self._handle(),
+                            -1 if count is None else count))
+
+    def take(self, count):
+        return Dataset(_new(_L.dinput_dataset_take, self._handle(), count))
+
+    def skip(self, count):
+        return Dataset(_new(_L.dinput_dataset_skip, self._handle(), count))
+
+    def shard(self, num_shards, index):
+        return Dataset(_new(_L.dinput_dataset_shard, self._handle(), num_shards, index))
+
+    def rebatch(self, sizes, drop_remainder=False):
+        """Regroups the rows of batched input into batches whose sizes cycle through sizes."""
+        sizes = list(sizes)
+        return Dataset(_new(_L.dinput_dataset_rebatch, self._handle(),
+                            (c_int64 * max(len(sizes), 1))(*sizes), len(sizes),
+                            1 if drop_remainder else 0))
+
+    def enumerate(self, start=0):
+        return Dataset(_new(_L.dinput_dataset_enumerate, self._handle(), start))
+
+    def prefetch(self, buffer_size=AUTOTUNE):
+        return Dataset(_new(_L.dinput_dataset_prefetch, self._handle(), buffer_size))
+
+    def with_options(self, options):
+        with options._c() as o:
+            return Dataset(_new(_L.dinput_dataset_with_options, self._handle(), o._h))
+
+    def map(self, fn, num_parallel_calls=None, element_spec=None, deterministic=None):
+        """Applies fn (numpy values in, values out) to each element. element_spec, a list of
+        (dtype, shape) pairs, is needed when the results' spec differs from the input's.
+        fn runs on dinput's threads (holding the GIL while it runs)."""
+        s = []
+        if num_parallel_calls is not None:
+            s.append((_L.dinput_map_options_set_num_parallel_calls, (num_parallel_calls,)))
+        if deterministic is not None:
+            s.append((_L.dinput_map_options_set_deterministic,
+                      (_DETERMINISTIC[bool(deterministic)],)))
+        spec = py_to_spec(element_spec) if element_spec is not None else None
+        try:
+            if spec is not None:
+                s.append((_L.dinput_map_options_set_out_spec, (spec,)))
+            with _OptionHandle(_L.dinput_map_options_new, _L.dinput_map_options_free, s) as o:
+                # The library owns user_data from the call on (and frees it on failure too).
+                return Dataset(_new(_L.dinput_dataset_map, self._handle(), _map_tramp,
+                                    _register(fn), _free_user_data, o._h))
+        finally:
+            _L.dinput_spec_free(spec)
+
+    def filter(self, predicate):
+        """Keeps the elements for which predicate (numpy values in) is true."""
+        return Dataset(_new(_L.dinput_dataset_filter, self._handle(), _filter_tramp,
+                            _register(predicate), _free_user_data))
+
+    def interleave(self, fn, cycle_length=None, block_length=None, num_parallel_calls=None,
+                   deterministic=None, element_spec=None):
+        """For each element (numpy values, a file name as bytes), fn returns a Dataset;
+        cycle_length of them are read at once, block_length elements from each in turn.
+        element_spec (a list of (dtype, shape)) is the spec of the datasets fn returns; when
+        omitted it is read from fn applied to the first element of this dataset."""
+        if element_spec is None:
+            with self.take(1) as first, first.iterator() as it:
+                try:
+                    probe = fn(it.get_next())
+                except OutOfRangeError:
+                    probe = None
+            element_spec = probe.element_spec if probe is not None else [("bytes", [])]
+        s = []
+        if cycle_length is not None:
+            s.append((_L.dinput_interleave_options_set_cycle_length, (cycle_length,)))
+        if block_length is not None:
+            s.append((_L.dinput_interleave_options_set_block_length, (block_length,)))
+        if num_parallel_calls is not None:
+            s.append((_L.dinput_interleave_options_set_num_parallel_calls, (num_parallel_calls,)))
+        if deterministic is not None:
+            s.append((_L.dinput_interleave_options_set_deterministic,
+                      (_DETERMINISTIC[bool(deterministic)],)))
+        spec = py_to_spec(element_spec)
+        try:
+            with _OptionHandle(_L.dinput_interleave_options_new,
+                               _L.dinput_interleave_options_free, s) as o:
+                return Dataset(_new(_L.dinput_dataset_interleave, self._handle(),
+                                    _interleave_tramp, spec, _register(fn), _free_user_data,
+                                    o._h))
+        finally:
+            _L.dinput_spec_free(spec)
+
+    # properties and iteration
+    @property
+    def cardinality(self):
+        """Number of elements, INFINITE_CARDINALITY (-1) or UNKNOWN_CARDINALITY (-2)."""
+        return _L.dinput_dataset_cardinality(self._handle())
+
+    def __len__(self):
+        n = self.cardinality
+        if n < 0:
+            raise TypeError("dinput: the dataset's length is %s"
+                            % ("infinite" if n == -1 else "unknown"))
+        return n
+
+    @property
+    def element_spec(self):
+        """A list of TensorSpec (dtype, shape) per component."""
+        return spec_to_py(_new(_L.dinput_dataset_element_spec, self._handle()))
+
+    @property
+    def name(self):
+        return _L.dinput_dataset_name(self._handle()).decode()
+
+    def iterator(self, output="numpy"):
+        """A new iterator (an epoch). output "numpy" yields numpy values, "tensor" Tensor
+        handles (for DLPack consumers such as torch.from_dlpack)."""
+        return Iterator(_new(_L.dinput_dataset_iterator, self._handle()), output)
+
+    def __iter__(self):
+        return self.iterator()
+
+    def __repr__(self):
+        return "<dinput.Dataset %s>" % (self.name if self._h else "closed")
+
+
+class Optional(Handle):
+    """A value or nothing, from get_next_as_optional."""
+
+    _free = _L.dinput_optional_free
+    _kind = "optional"
+
+    def __init__(self, handle, convert):
+        Handle.__init__(self, handle)
+        self._convert = convert
+
+    def has_value(self):
+        return bool(_L.dinput_optional_has_value(self._handle()))
+
+    def get_value(self):
+        """The value; InvalidArgumentError when empty."""
+        return self._convert(self._handle())
+
+
+class Iterator(Handle):
+    """One pass over a dataset. `get_next()` raises OutOfRangeError at the end; Python
+    iteration stops there instead. cancel() may be called from any thread."""
+
+    _free = _L.dinput_iterator_free
+    _kind = "iterator"
+
+    def __init__(self, handle, output="numpy"):
+        Handle.__init__(self, handle)
+        self._output = output
+        _live_iterators.add(self)
+
+    def _value(self, eh):
+        try:
+            return element_to_py(eh, self._output)
+        finally:
+            _L.dinput_element_free(eh)
+
+    def get_next(self):
+        out = c_void_p()
+        st = _L.dinput_iterator_get_next(byref(out), self._handle())
+        if st:
+            raise error(st)
+        return self._value(out)
+
+    def __next__(self):
+        out = c_void_p()
+        st = _L.dinput_iterator_get_next(byref(out), self._handle())
+        if st == 11:
+            raise StopIteration
+        if st:
+            raise error(st)
+        return self._value(out)
+
+    def __iter__(self):
+        return self
+
+    def get_next_as_optional(self):
+        def convert(oh):
+            return self._value(_new(_L.dinput_optional_get_value, oh))
+        return Optional(_new(_L.dinput_iterator_get_next_as_optional, self._handle()), convert)
+
+    def cancel(self):
+        check(_L.dinput_iterator_cancel(self._handle()))
+
+    @property
+    def element_spec(self):
+        return spec_to_py(_new(_L.dinput_iterator_element_spec, self._handle()))
+
+    def statistic(self, name):
+        """A counter: "records", "record_bytes", "corrupt_records_skipped", ..."""
+        out = c_int64()
+        check(_L.dinput_iterator_statistic(byref(out), self._handle(), name.encode()))
+        return out.value
+
+
+class RecordWriter(Handle):
+    """Writes a TFRecord-framed file (compression None, "zstd" or "gzip"; level 0: the
+    codec's default). Used by one thread at a time."""
+
+    _free = _L.dinput_record_writer_free
+    _kind = "record writer"
+
+    def __init__(self, path, compression=None, level=0, zstd_window_log=0):
+        if compression not in _COMPRESSION:
+            raise ValueError("dinput: compression must be None, 'zstd' or 'gzip', not %r"
+                             % (compression,))
+        s = [(_L.dinput_record_writer_options_set_compression, (_COMPRESSION[compression],)),
+             (_L.dinput_record_writer_options_set_level, (level,)),
+             (_L.dinput_record_writer_options_set_zstd_window_log, (zstd_window_log,))]
+        with _OptionHandle(_L.dinput_record_writer_options_new,
+                           _L.dinput_record_writer_options_free, s) as o:
+            Handle.__init__(self, _new(_L.dinput_record_writer_open, str(path).encode(), o._h))
+
+    def write(self, record):
+        data = record.encode() if isinstance(record, str) else bytes(record)
+        check(_L.dinput_record_writer_write(self._handle(), data, len(data)))
+
+    def flush(self):
+        check(_L.dinput_record_writer_flush(self._handle()))
+
+    def discard(self):
+        """Abandons the file (removes what was written) and frees the writer."""
+        h = getattr(self, "_h", None)
+        if not h:
+            return
+        self._h = None
+        try:
+            check(_L.dinput_record_writer_discard(h))
+        finally:
+            _L.dinput_record_writer_free(h)
+
+    def __exit__(self, exc_type, *rest):
+        # An exception inside the with block leaves no half-written file behind.
+        if exc_type is not None:
+            self.discard()
+        else:
+            self.close()
+
+    def close(self):
+        """Flushes and closes the file (errors are raised), then frees the writer."""
+        h = getattr(self, "_h", None)
+        if not h:
+            return
+        self._h = None
+        try:
+            check(_L.dinput_record_writer_close(h))
+        finally:
+            _L.dinput_record_writer_free(h)
+
+    def __del__(self):
+        h, self._h = getattr(self, "_h", None), None
+        if h:  # collected unclosed: free without raising
+            try:
+                _L.dinput_record_writer_free(h)
+            except Exception:
+                pass

@@ -121,3 +121,51 @@ func TestCancelDistributedIteratorReleasesOtherWorkers(t *testing.T) {
 		t.Fatal("worker 1 still waiting after worker 0 cancelled")
 	}
 }
+
+// Close of a strategy from another goroutine does not wait for a Run in progress (which
+// nothing can cancel): it returns at once, the Run finishes with its own result, and the
+// strategy reads as closed afterwards.
+func TestCloseDoesNotWaitForCall(t *testing.T) {
+	s := cpuStrategy(t, 2)
+	var release, inside atomic.Bool
+	defer release.Store(true)
+	done := make(chan error)
+	go func() {
+		v, err := s.Run(func(ctx ReplicaContext, args *Element) (*Element, error) {
+			inside.Store(true)
+			for !release.Load() {
+				time.Sleep(time.Millisecond)
+			}
+			x, err := NewScalar(int64(ctx.ReplicaIDInSyncGroup))
+			if err != nil {
+				return nil, err
+			}
+			defer x.Close()
+			return NewElement(x)
+		}, nil)
+		if err == nil {
+			v.Close()
+		}
+		done <- err
+	}()
+	for !inside.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	closed := make(chan struct{})
+	go func() {
+		s.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close waited for the Run in progress")
+	}
+	if _, err := s.Run(func(ReplicaContext, *Element) (*Element, error) { return nil, nil }, nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("Run after Close: %v", err)
+	}
+	release.Store(true)
+	if err := <-done; err != nil {
+		t.Errorf("the Run that Close overlapped: %v", err)
+	}
+}

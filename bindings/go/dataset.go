@@ -31,9 +31,7 @@ func (d *Dataset) Close() error {
 	if d == nil {
 		return nil
 	}
-	if p := d.ref.take(); p != nil {
-		C.dinput_dataset_free(p)
-	}
+	d.ref.close(func(p *C.dinput_dataset_t) { C.dinput_dataset_free(p) })
 	runtime.SetFinalizer(d, nil)
 	return nil
 }
@@ -49,16 +47,11 @@ func newDataset(f func(out **C.dinput_dataset_t) C.dinput_status_t) (*Dataset, e
 
 // derive runs a transform with d as its input.
 func (d *Dataset) derive(f func(out **C.dinput_dataset_t, in *C.dinput_dataset_t) C.dinput_status_t) (*Dataset, error) {
-	if d == nil {
-		return nil, closedError("Dataset")
-	}
-	p := d.ref.acquire()
-	defer d.ref.release()
-	if p == nil {
-		return nil, closedError("Dataset")
-	}
-	ds, err := newDataset(func(out **C.dinput_dataset_t) C.dinput_status_t { return f(out, p) })
-	runtime.KeepAlive(d)
+	var ds *Dataset
+	err := use(d, func(p *C.dinput_dataset_t) (err error) {
+		ds, err = newDataset(func(out **C.dinput_dataset_t) C.dinput_status_t { return f(out, p) })
+		return err
+	})
 	return ds, err
 }
 
@@ -85,19 +78,10 @@ func (d *Dataset) Name() string {
 
 // ElementSpec returns the spec of the dataset's elements.
 func (d *Dataset) ElementSpec() (Spec, error) {
-	if d == nil {
-		return nil, closedError("Dataset")
-	}
-	p := d.ref.acquire()
-	defer d.ref.release()
-	if p == nil {
-		return nil, closedError("Dataset")
-	}
 	var out *C.dinput_spec_t
-	if err := call(func() C.dinput_status_t { return C.dinput_dataset_element_spec(&out, p) }); err != nil {
+	if err := callOn(d, func(p *C.dinput_dataset_t) C.dinput_status_t { return C.dinput_dataset_element_spec(&out, p) }); err != nil {
 		return nil, err
 	}
-	runtime.KeepAlive(d)
 	return specFromC(out), nil
 }
 
@@ -119,21 +103,16 @@ func FromTensors(e *Element) (*Dataset, error) { return fromElement(e, false) }
 func FromTensorSlices(e *Element) (*Dataset, error) { return fromElement(e, true) }
 
 func fromElement(e *Element, slices bool) (*Dataset, error) {
-	if e == nil {
-		return nil, closedError("Element")
-	}
-	p := e.ref.acquire()
-	defer e.ref.release()
-	if p == nil {
-		return nil, closedError("Element")
-	}
-	ds, err := newDataset(func(out **C.dinput_dataset_t) C.dinput_status_t {
-		if slices {
-			return C.dinput_dataset_from_tensor_slices(out, p)
-		}
-		return C.dinput_dataset_from_tensors(out, p)
+	var ds *Dataset
+	err := use(e, func(p *C.dinput_element_t) (err error) {
+		ds, err = newDataset(func(out **C.dinput_dataset_t) C.dinput_status_t {
+			if slices {
+				return C.dinput_dataset_from_tensor_slices(out, p)
+			}
+			return C.dinput_dataset_from_tensors(out, p)
+		})
+		return err
 	})
-	runtime.KeepAlive(e)
 	return ds, err
 }
 
@@ -523,34 +502,16 @@ func (d *Dataset) Filter(fn FilterFunc) (*Dataset, error) {
 // only once the input is known to be open, because from the C call on the library owns it
 // (it calls dgoFreeHandle when the last user is gone, and also when the call fails).
 func (d *Dataset) deriveWithHandle(fn any, f func(out **C.dinput_dataset_t, in *C.dinput_dataset_t, h C.uintptr_t) C.dinput_status_t) (*Dataset, error) {
-	if d == nil {
-		return nil, closedError("Dataset")
-	}
-	p := d.ref.acquire()
-	defer d.ref.release()
-	if p == nil {
-		return nil, closedError("Dataset")
-	}
-	h := cgo.NewHandle(fn)
-	ds, err := newDataset(func(out **C.dinput_dataset_t) C.dinput_status_t { return f(out, p, C.uintptr_t(h)) })
-	runtime.KeepAlive(d)
-	return ds, err
+	return d.derive(func(out **C.dinput_dataset_t, in *C.dinput_dataset_t) C.dinput_status_t {
+		return f(out, in, C.uintptr_t(cgo.NewHandle(fn)))
+	})
 }
 
 // Iterator starts iterating the dataset from its beginning (a new epoch).
 func (d *Dataset) Iterator() (*Iterator, error) {
-	if d == nil {
-		return nil, closedError("Dataset")
-	}
-	p := d.ref.acquire()
-	defer d.ref.release()
-	if p == nil {
-		return nil, closedError("Dataset")
-	}
 	var out *C.dinput_iterator_t
-	if err := call(func() C.dinput_status_t { return C.dinput_dataset_iterator(&out, p) }); err != nil {
+	if err := callOn(d, func(p *C.dinput_dataset_t) C.dinput_status_t { return C.dinput_dataset_iterator(&out, p) }); err != nil {
 		return nil, err
 	}
-	runtime.KeepAlive(d)
 	return wrapIterator(out), nil
 }

@@ -22,7 +22,8 @@
 // see the memory the library holds (a batch can be large), so Close what you create when
 // you are done with it. Using an object after Close returns an error wrapping ErrClosed;
 // it never crashes. A Close racing with a call on the same object from another goroutine
-// waits for that call to return. Objects keep what they were made from alive inside the
+// never waits for it: the object reads as closed at once and the library's handle is freed
+// when that call returns. Objects keep what they were made from alive inside the
 // library, so they can be closed in any order: closing a dataset right after deriving
 // another from it is fine.
 //

@@ -71,9 +71,7 @@ func (it *Iterator) Close() error {
 		return nil
 	}
 	it.Cancel()
-	if p := it.ref.take(); p != nil {
-		C.dinput_iterator_free(p)
-	}
+	it.ref.close(func(p *C.dinput_iterator_t) { C.dinput_iterator_free(p) })
 	it.scan.drop()
 	runtime.SetFinalizer(it, nil)
 	return nil
@@ -86,14 +84,11 @@ func (it *Iterator) Cancel() error {
 	if it == nil {
 		return closedError("Iterator")
 	}
-	// A read lock, like GetNext's: cancel is the one call that may overlap it.
-	p := it.ref.acquire()
-	defer it.ref.release()
-	if p == nil {
+	// Cancel is the one call that may overlap GetNext; on a closed iterator it does nothing.
+	err := callOn(it, func(p *C.dinput_iterator_t) C.dinput_status_t { return C.dinput_iterator_cancel(p) })
+	if errors.Is(err, ErrClosed) {
 		return nil
 	}
-	err := call(func() C.dinput_status_t { return C.dinput_iterator_cancel(p) })
-	runtime.KeepAlive(it)
 	return err
 }
 
@@ -101,18 +96,8 @@ func (it *Iterator) Cancel() error {
 // every later call) the error matches ErrOutOfRange; after any other error the iterator is
 // finished and repeats that error.
 func (it *Iterator) GetNext() (*Element, error) {
-	if it == nil {
-		return nil, closedError("Iterator")
-	}
-	p := it.ref.acquire()
-	defer it.ref.release()
-	if p == nil {
-		return nil, closedError("Iterator")
-	}
 	var out *C.dinput_element_t
-	err := call(func() C.dinput_status_t { return C.dinput_iterator_get_next(&out, p) })
-	runtime.KeepAlive(it)
-	if err != nil {
+	if err := callOn(it, func(p *C.dinput_iterator_t) C.dinput_status_t { return C.dinput_iterator_get_next(&out, p) }); err != nil {
 		return nil, err
 	}
 	return wrapElement(out), nil
@@ -120,18 +105,10 @@ func (it *Iterator) GetNext() (*Element, error) {
 
 // GetNextAsOptional returns the next element as an Optional, empty at the end of the data.
 func (it *Iterator) GetNextAsOptional() (*Optional, error) {
-	if it == nil {
-		return nil, closedError("Iterator")
-	}
-	p := it.ref.acquire()
-	defer it.ref.release()
-	if p == nil {
-		return nil, closedError("Iterator")
-	}
 	var out *C.dinput_optional_t
-	err := call(func() C.dinput_status_t { return C.dinput_iterator_get_next_as_optional(&out, p) })
-	runtime.KeepAlive(it)
-	if err != nil {
+	if err := callOn(it, func(p *C.dinput_iterator_t) C.dinput_status_t {
+		return C.dinput_iterator_get_next_as_optional(&out, p)
+	}); err != nil {
 		return nil, err
 	}
 	return wrapOptional(out), nil
@@ -139,19 +116,10 @@ func (it *Iterator) GetNextAsOptional() (*Optional, error) {
 
 // ElementSpec returns the spec of the elements.
 func (it *Iterator) ElementSpec() (Spec, error) {
-	if it == nil {
-		return nil, closedError("Iterator")
-	}
-	p := it.ref.acquire()
-	defer it.ref.release()
-	if p == nil {
-		return nil, closedError("Iterator")
-	}
 	var out *C.dinput_spec_t
-	if err := call(func() C.dinput_status_t { return C.dinput_iterator_element_spec(&out, p) }); err != nil {
+	if err := callOn(it, func(p *C.dinput_iterator_t) C.dinput_status_t { return C.dinput_iterator_element_spec(&out, p) }); err != nil {
 		return nil, err
 	}
-	runtime.KeepAlive(it)
 	return specFromC(out), nil
 }
 
@@ -201,9 +169,7 @@ func (o *Optional) Close() error {
 	if o == nil {
 		return nil
 	}
-	if p := o.ref.take(); p != nil {
-		C.dinput_optional_free(p)
-	}
+	o.ref.close(func(p *C.dinput_optional_t) { C.dinput_optional_free(p) })
 	runtime.SetFinalizer(o, nil)
 	return nil
 }
@@ -214,37 +180,19 @@ func (o *Optional) HasValue() bool { return o != nil && o.hasValue }
 // Element returns the element held by the optional, as a new handle the caller owns.
 // InvalidArgument when the optional is empty or holds a per-replica value.
 func (o *Optional) Element() (*Element, error) {
-	if o == nil {
-		return nil, closedError("Optional")
-	}
-	p := o.ref.acquire()
-	defer o.ref.release()
-	if p == nil {
-		return nil, closedError("Optional")
-	}
 	var out *C.dinput_element_t
-	if err := call(func() C.dinput_status_t { return C.dinput_optional_get_value(&out, p) }); err != nil {
+	if err := callOn(o, func(p *C.dinput_optional_t) C.dinput_status_t { return C.dinput_optional_get_value(&out, p) }); err != nil {
 		return nil, err
 	}
-	runtime.KeepAlive(o)
 	return wrapElement(out), nil
 }
 
 // PerReplica returns the per-replica value held by the optional, as a new handle the caller
 // owns. InvalidArgument when the optional is empty or holds a plain element.
 func (o *Optional) PerReplica() (*PerReplica, error) {
-	if o == nil {
-		return nil, closedError("Optional")
-	}
-	p := o.ref.acquire()
-	defer o.ref.release()
-	if p == nil {
-		return nil, closedError("Optional")
-	}
 	var out *C.dinput_per_replica_t
-	if err := call(func() C.dinput_status_t { return C.dinput_optional_get_per_replica(&out, p) }); err != nil {
+	if err := callOn(o, func(p *C.dinput_optional_t) C.dinput_status_t { return C.dinput_optional_get_per_replica(&out, p) }); err != nil {
 		return nil, err
 	}
-	runtime.KeepAlive(o)
 	return wrapPerReplica(out), nil
 }

@@ -6,6 +6,7 @@ package dinput
 import "C"
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"runtime/cgo"
@@ -307,7 +308,7 @@ func (it *DistributedIterator) Close() error {
 	// handle is freed when that GetNext returns.
 	it.Cancel()
 	it.ref.close(func(p *C.dinput_dist_iterator_t) { C.dinput_dist_iterator_free(p) })
-	it.scan.drop()
+	it.scan.close()
 	runtime.SetFinalizer(it, nil)
 	return nil
 }
@@ -363,6 +364,13 @@ func (it *DistributedIterator) ElementSpec() (Spec, error) {
 	return specFromC(out), nil
 }
 
+// GetNextContext is GetNext that gives up when ctx is done first, returning ctx.Err()
+// promptly, also while waiting for other workers. As with Iterator.GetNextContext, giving
+// up cancels the iterator (and, with several workers, this epoch on the other workers).
+func (it *DistributedIterator) GetNextContext(ctx context.Context) (*PerReplica, error) {
+	return withContext(ctx, it.Cancel, it.GetNext)
+}
+
 // Next advances to the next step, closing the previous Value. It returns false at the end of
 // the data or on an error; Err tells them apart.
 func (it *DistributedIterator) Next() bool {
@@ -370,6 +378,15 @@ func (it *DistributedIterator) Next() bool {
 		return false
 	}
 	return it.scan.next(it.GetNext)
+}
+
+// NextContext is Next with GetNextContext's handling of ctx: when ctx is done first it
+// returns false and Err returns ctx.Err().
+func (it *DistributedIterator) NextContext(ctx context.Context) bool {
+	if it == nil {
+		return false
+	}
+	return it.scan.next(func() (*PerReplica, error) { return it.GetNextContext(ctx) })
 }
 
 // Value returns the current step. It belongs to the iterator and is closed by the next call

@@ -6,8 +6,10 @@ package dinput
 import "C"
 
 import (
+	"context"
 	"errors"
 	"runtime"
+	"sync"
 )
 
 // Iterator iterates a Dataset. It serves one goroutine at a time; the library may produce
@@ -18,27 +20,48 @@ type Iterator struct {
 }
 
 // scanState is the scanner-style state shared by Iterator and DistributedIterator: the
-// current value (owned by the iterator) and the error that ended the loop.
+// current value (owned by the iterator) and the error that ended the loop. The mutex is
+// held only around the fields, never during get, so that a Close from another goroutine
+// (which drops the value) does not wait for a Next blocked for data.
 type scanState[V interface{ Close() error }] struct {
-	cur V
-	err error
+	mu     sync.Mutex
+	cur    V
+	err    error
+	closed bool
 }
 
-// drop closes the current value; V's Close accepts a nil receiver.
-func (s *scanState[V]) drop() {
+// dropLocked closes the current value; V's Close accepts a nil receiver.
+func (s *scanState[V]) dropLocked() {
 	s.cur.Close()
 	var none V
 	s.cur = none
 }
 
+// close drops the current value for good: a Next in flight closes what it gets.
+func (s *scanState[V]) close() {
+	s.mu.Lock()
+	s.closed = true
+	s.dropLocked()
+	s.mu.Unlock()
+}
+
 // next closes the current value and takes the next one from get; false at the end or on
 // an error, which stops every later call too.
 func (s *scanState[V]) next(get func() (V, error)) bool {
-	s.drop()
-	if s.err != nil {
+	s.mu.Lock()
+	s.dropLocked()
+	stopped := s.err != nil
+	s.mu.Unlock()
+	if stopped {
 		return false
 	}
 	v, err := get()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil && s.closed {
+		v.Close()
+		err = closedError("iterator")
+	}
 	if err != nil {
 		s.err = err
 		return false
@@ -47,12 +70,50 @@ func (s *scanState[V]) next(get func() (V, error)) bool {
 	return true
 }
 
+// value is the current value.
+func (s *scanState[V]) value() V {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur
+}
+
 // failure is the error that stopped the loop, or nil when it stopped at the end of the data.
 func (s *scanState[V]) failure() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if errors.Is(s.err, ErrOutOfRange) {
 		return nil
 	}
 	return s.err
+}
+
+// withContext runs get (a blocking GetNext) so that it returns promptly once ctx is done:
+// a goroutine watching ctx cancels the iterator through the library (cancel), which makes
+// get return ErrCancelled, reported as ctx.Err(). A context that can never be done costs
+// nothing; a context already done returns its error without touching the iterator.
+func withContext[V any](ctx context.Context, cancel func() error, get func() (V, error)) (V, error) {
+	var none V
+	if err := ctx.Err(); err != nil {
+		return none, err
+	}
+	done := ctx.Done()
+	if done == nil {
+		return get()
+	}
+	stop := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+			cancel()
+		case <-stop:
+		}
+	}()
+	v, err := get()
+	close(stop)
+	if err != nil && errors.Is(err, ErrCancelled) && ctx.Err() != nil {
+		return none, ctx.Err()
+	}
+	return v, err
 }
 
 func wrapIterator(p *C.dinput_iterator_t) *Iterator {
@@ -72,7 +133,7 @@ func (it *Iterator) Close() error {
 	}
 	it.Cancel()
 	it.ref.close(func(p *C.dinput_iterator_t) { C.dinput_iterator_free(p) })
-	it.scan.drop()
+	it.scan.close()
 	runtime.SetFinalizer(it, nil)
 	return nil
 }
@@ -123,6 +184,16 @@ func (it *Iterator) ElementSpec() (Spec, error) {
 	return specFromC(out), nil
 }
 
+// GetNextContext is GetNext that gives up when ctx is done first: it then returns
+// ctx.Err() promptly, also while the pipeline waits for data from library threads (a
+// parallel Map, Prefetch, other workers). Giving up cancels the iterator as Cancel does,
+// so every later call fails with ErrCancelled: an epoch abandoned this way cannot be
+// resumed. A Go function that the pipeline runs on the calling thread itself (a sequential
+// Map, a generator without Prefetch) cannot be interrupted: the call returns when it does.
+func (it *Iterator) GetNextContext(ctx context.Context) (*Element, error) {
+	return withContext(ctx, it.Cancel, it.GetNext)
+}
+
 // Next advances to the next element, closing the previous Value. It returns false at the
 // end of the data or on an error; Err tells them apart.
 func (it *Iterator) Next() bool {
@@ -132,6 +203,15 @@ func (it *Iterator) Next() bool {
 	return it.scan.next(it.GetNext)
 }
 
+// NextContext is Next with GetNextContext's handling of ctx: when ctx is done first it
+// returns false and Err returns ctx.Err().
+func (it *Iterator) NextContext(ctx context.Context) bool {
+	if it == nil {
+		return false
+	}
+	return it.scan.next(func() (*Element, error) { return it.GetNextContext(ctx) })
+}
+
 // Value returns the current element. It belongs to the iterator and is closed by the next
 // call to Next (tensors taken from it stay valid); nil before the first Next and after the
 // last.
@@ -139,7 +219,7 @@ func (it *Iterator) Value() *Element {
 	if it == nil {
 		return nil
 	}
-	return it.scan.cur
+	return it.scan.value()
 }
 
 // Err returns the error that stopped Next, or nil when it stopped at the end of the data.

@@ -485,6 +485,50 @@ func (d *Dataset) Map(fn MapFunc, opts *MapOptions) (*Dataset, error) {
 	})
 }
 
+// InterleaveFunc returns the dataset to read for one input element (lent for the call only,
+// as for MapFunc), for example Records of the file name it holds. The dataset stays the
+// caller's: the library keeps its own handle, so the function may close it or return the
+// same one again.
+type InterleaveFunc func(in *Element) (*Dataset, error)
+
+// InterleaveOptions tune Interleave; the zero value (or nil) keeps the library's defaults:
+// a cycle of one dataset per core, blocks of 1, read on the consumer's thread, in order.
+type InterleaveOptions struct {
+	// CycleLength is how many datasets are read at once: 1..4096 or Autotune; 0: default.
+	CycleLength int64
+	// BlockLength is the consecutive elements taken from one dataset before moving on;
+	// 0: default (1).
+	BlockLength int64
+	// NumParallelCalls: 0 or 1 reads on the consumer's thread; more (or Autotune) reads
+	// each open dataset ahead on a library thread of its own.
+	NumParallelCalls int64
+	// Deterministic: DeterministicFalse lets a parallel interleave pass over a dataset
+	// that has no element ready instead of waiting for it.
+	Deterministic Deterministic
+}
+
+// Interleave calls fn for each element and reads up to CycleLength of the datasets it
+// returns at once, BlockLength elements from each in turn (tf.data's interleave). outSpec
+// is the spec of those datasets: interleave cannot infer it. fn runs on the consumer's
+// thread. The ListFiles → Interleave(Records) pipeline reads many record files at once.
+func (d *Dataset) Interleave(fn InterleaveFunc, outSpec Spec, opts *InterleaveOptions) (*Dataset, error) {
+	if fn == nil {
+		return nil, invalidArgument("Interleave: fn is nil")
+	}
+	if opts == nil {
+		opts = &InterleaveOptions{}
+	}
+	cspec, err := outSpec.toC()
+	if err != nil {
+		return nil, err
+	}
+	defer C.dinput_spec_free(cspec)
+	return d.deriveWithHandle(fn, func(out **C.dinput_dataset_t, in *C.dinput_dataset_t, h C.uintptr_t) C.dinput_status_t {
+		return C.dgo_dataset_interleave(out, in, cspec, C.int64_t(opts.CycleLength), C.int64_t(opts.BlockLength),
+			C.int64_t(opts.NumParallelCalls), C.int(opts.Deterministic.toC()), h)
+	})
+}
+
 // FilterFunc reports whether to keep an element (lent for the call, as for MapFunc).
 type FilterFunc func(in *Element) (bool, error)
 

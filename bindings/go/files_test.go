@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -111,5 +112,59 @@ func TestListFilesAndFixedLengthRecords(t *testing.T) {
 	defer bit.Close()
 	if _, err := bit.GetNext(); !errors.Is(err, ErrDataLoss) {
 		t.Errorf("a body that is not a multiple of the record size: %v", err)
+	}
+}
+
+// ListFiles → Interleave(Records): three files read round robin, sequentially and in
+// parallel; the function's error fails the iteration with its message.
+func TestInterleaveRecords(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"a", "b", "c"} {
+		w := must(OpenRecordWriter(filepath.Join(dir, f+".tfrecord"), nil))
+		for i := 0; i < 2; i++ {
+			w.Write([]byte(f + string(rune('0'+i))))
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := must(ListFiles([]string{filepath.Join(dir, "*.tfrecord")}, nil))
+	defer files.Close()
+	open := func(in *Element) (*Dataset, error) {
+		name, err := must(in.Tensor(0)).Strings()
+		if err != nil {
+			return nil, err
+		}
+		return Records(name, nil)
+	}
+	spec := Spec{{DType: Bytes}}
+	for _, opts := range []*InterleaveOptions{
+		{CycleLength: 3},
+		{CycleLength: 3, BlockLength: 1, NumParallelCalls: 2, Deterministic: DeterministicTrue},
+	} {
+		ds := must(files.Interleave(open, spec, opts))
+		got, it := readStrings(t, ds)
+		it.Close()
+		ds.Close()
+		if want := []string{"a0", "b0", "c0", "a1", "b1", "c1"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("interleave %+v: %q", *opts, got)
+		}
+	}
+	blocks, it := readStrings(t, must(files.Interleave(open, spec, &InterleaveOptions{CycleLength: 2, BlockLength: 2})))
+	it.Close()
+	if want := []string{"a0", "a1", "b0", "b1", "c0", "c1"}; !reflect.DeepEqual(blocks, want) {
+		t.Errorf("blocks of 2: %q", blocks)
+	}
+	failing := must(files.Interleave(func(*Element) (*Dataset, error) {
+		return nil, errors.New("no reader for this file")
+	}, spec, nil))
+	defer failing.Close()
+	fit := must(failing.Iterator())
+	defer fit.Close()
+	if _, err := fit.GetNext(); err == nil || !strings.Contains(err.Error(), "no reader for this file") {
+		t.Errorf("a failing interleave function: %v", err)
+	}
+	if _, err := files.Interleave(nil, spec, nil); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("a nil function: %v", err)
 	}
 }

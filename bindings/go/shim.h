@@ -58,6 +58,12 @@ dinput_status_t dgo_dataset_from_generator(dinput_dataset_t** out, const dinput_
 dinput_status_t dgo_dataset_map(dinput_dataset_t** out, const dinput_dataset_t* input,
                                 const dinput_spec_t* out_spec, int64_t num_parallel_calls,
                                 int deterministic, uintptr_t handle);
+/* interleave with its options; 0 leaves cycle_length, block_length and num_parallel_calls at
+ * their defaults. */
+dinput_status_t dgo_dataset_interleave(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                       const dinput_spec_t* out_spec, int64_t cycle_length,
+                                       int64_t block_length, int64_t num_parallel_calls,
+                                       int deterministic, uintptr_t handle);
 dinput_status_t dgo_dataset_filter(dinput_dataset_t** out, const dinput_dataset_t* input,
                                    uintptr_t handle);
 dinput_status_t dgo_distribute_datasets_from_function(dinput_dist_dataset_t** out,

@@ -302,3 +302,11 @@ dinput_status_t dgo_tensor_cuda_record_stream(const dinput_tensor_t* t, uintptr_
 uintptr_t dgo_tensor_cuda_ready_event(const dinput_tensor_t* t) {
   return (uintptr_t)dinput_tensor_cuda_ready_event(t);
 }
+
+dinput_status_t dgo_tensor_to_dlpack(dgo_dl_managed** out, const dinput_tensor_t* t) {
+  return dinput_tensor_to_dlpack((struct DLManagedTensor**)out, t);
+}
+
+void dgo_dlpack_delete(dgo_dl_managed* m) {
+  if (m != NULL && m->deleter != NULL) m->deleter(m);
+}

@@ -2,8 +2,9 @@
 // ML training with the semantics of TensorFlow's tf.data and tf.distribute distributed input.
 //
 // Datasets are immutable pipeline graphs built from sources (Range, FromTensors,
-// FromTensorSlices, FromGenerator, TextLines) and transforms (Batch, Map, Filter, Shuffle,
-// ...). A Strategy distributes a dataset batched by the global batch size over its replicas:
+// FromTensorSlices, FromGenerator, TextLines, Records, FixedLengthRecords, ListFiles) and
+// transforms (Batch, Map, Filter, Interleave, Shuffle, ...). RecordWriter writes the record
+// files that Records reads. A Strategy distributes a dataset batched by the global batch size over its replicas:
 // it shards the data across workers, splits every batch among the replicas and gives
 // replicas that run out of data an empty batch until no replica on any worker has data.
 //
@@ -42,6 +43,10 @@
 //
 // Tensors taken from a value (Element.Tensor, PerReplica.Tensor) are independent handles
 // and stay valid after the value is closed.
+//
+// GetNextContext and NextContext take a context.Context: when it is done first, the call
+// cancels the iterator and returns ctx.Err() promptly. With Go 1.23 and newer, All returns
+// the elements as an iter.Seq2 for a range loop.
 //
 // # Callbacks
 //

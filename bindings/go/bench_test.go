@@ -44,3 +44,39 @@ func BenchmarkCopyOneValue(b *testing.B) {
 		CopyValues(buf, x)
 	}
 }
+
+// Iterating range(b.N) through an identity Map: the cost of one Go map callback per
+// element (compare BenchmarkIterateRange, the same without the map).
+func BenchmarkMapCallback(b *testing.B) {
+	ds := must(must(Range(0, int64(b.N), 1)).Map(func(in *Element) (*Element, error) { return in, nil }, nil))
+	defer ds.Close()
+	it := must(ds.Iterator())
+	defer it.Close()
+	b.ResetTimer()
+	for it.Next() {
+	}
+}
+
+// Iterating range(b.N) with no callback.
+func BenchmarkIterateRange(b *testing.B) {
+	ds := must(Range(0, int64(b.N), 1))
+	defer ds.Close()
+	it := must(ds.Iterator())
+	defer it.Close()
+	b.ResetTimer()
+	for it.Next() {
+	}
+}
+
+// The same map on two library threads: each callback enters Go from a thread that cgo did
+// not create.
+func BenchmarkMapCallbackParallel(b *testing.B) {
+	ds := must(must(Range(0, int64(b.N), 1)).Map(func(in *Element) (*Element, error) { return in, nil },
+		&MapOptions{NumParallelCalls: 2}))
+	defer ds.Close()
+	it := must(ds.Iterator())
+	defer it.Close()
+	b.ResetTimer()
+	for it.Next() {
+	}
+}

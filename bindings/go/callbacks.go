@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"runtime/cgo"
 	"unsafe"
 )
@@ -114,6 +113,28 @@ func dgoMap(out **C.dinput_element_t, in *C.dinput_element_t, h C.uintptr_t) (st
 	return handOver(out, res, what)
 }
 
+//export dgoInterleave
+func dgoInterleave(out **C.dinput_dataset_t, in *C.dinput_element_t, h C.uintptr_t) (st C.dinput_status_t) {
+	const what = "the interleave function"
+	defer recoverInto(&st, what)
+	fn := cgo.Handle(h).Value().(InterleaveFunc)
+	arg := borrowElement(in)
+	defer arg.ref.take()
+	ds, err := fn(arg)
+	if err != nil {
+		return fail(err)
+	}
+	if ds == nil {
+		return fail(invalidArgument("%s returned a nil dataset without an error", what))
+	}
+	// The library takes ownership of *out while the Go Dataset stays the caller's: hand it
+	// a handle of its own.
+	if err := callOn(ds, func(p *C.dinput_dataset_t) C.dinput_status_t { return C.dinput_dataset_ref(out, p) }); err != nil {
+		return fail(err)
+	}
+	return C.DINPUT_OK
+}
+
 //export dgoFilter
 func dgoFilter(keep *C.int, in *C.dinput_element_t, h C.uintptr_t) (st C.dinput_status_t) {
 	defer recoverInto(&st, "the filter function")
@@ -148,14 +169,10 @@ func dgoDatasetFn(out **C.dinput_dataset_t, c *C.dinput_input_context_t, h C.uin
 		return fail(invalidArgument("%s returned a nil dataset without an error", what))
 	}
 	// The library takes ownership of the handle it gets, but the Go Dataset stays the
-	// caller's. The C API has no dataset_ref, so a take(-1) node (all elements, the same
-	// data) serves as the library's own handle.
-	own, err := ds.Take(-1)
-	if err != nil {
+	// caller's: hand it a handle of its own.
+	if err := callOn(ds, func(p *C.dinput_dataset_t) C.dinput_status_t { return C.dinput_dataset_ref(out, p) }); err != nil {
 		return fail(err)
 	}
-	*out = own.ref.take()
-	runtime.SetFinalizer(own, nil)
 	return C.DINPUT_OK
 }
 

@@ -85,9 +85,7 @@ func (c *Cluster) Close() error {
 	if c == nil {
 		return nil
 	}
-	if p := c.ref.take(); p != nil {
-		C.dinput_cluster_free(p)
-	}
+	c.ref.close(func(p *C.dinput_cluster_t) { C.dinput_cluster_free(p) })
 	runtime.SetFinalizer(c, nil)
 	return nil
 }

@@ -63,3 +63,9 @@ const (
 	_ = uint(DataLoss-C.DINPUT_DATA_LOSS) + uint(C.DINPUT_DATA_LOSS-DataLoss)
 	_ = uint(Unauthenticated-C.DINPUT_UNAUTHENTICATED) + uint(C.DINPUT_UNAUTHENTICATED-Unauthenticated)
 )
+
+const (
+	_ = uint(CompressionNone-C.DINPUT_COMPRESSION_NONE) + uint(C.DINPUT_COMPRESSION_NONE-CompressionNone)
+	_ = uint(CompressionZstd-C.DINPUT_COMPRESSION_ZSTD) + uint(C.DINPUT_COMPRESSION_ZSTD-CompressionZstd)
+	_ = uint(CompressionGzip-C.DINPUT_COMPRESSION_GZIP) + uint(C.DINPUT_COMPRESSION_GZIP-CompressionGzip)
+)

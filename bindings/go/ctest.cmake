@@ -1,6 +1,6 @@
 # CTest cases of the Go binding, included by tests/bindings/CMakeLists.txt:
 #   bindings.go.vet   go vet ./...   in bindings/go
-#   bindings.go.test  go test ./...  in bindings/go
+#   bindings.go.test  go test -race ./...  in bindings/go
 # Both build against the library of THIS build tree: a dinput.pc generated below points cgo
 # at include/ and at the directory of the dinput target (with an rpath, so the test binary
 # finds libdinput.so without LD_LIBRARY_PATH). The Go caches live in the build tree and the
@@ -82,8 +82,15 @@ add_test(NAME bindings.go.vet
          COMMAND ${DINPUT_GO_EXECUTABLE} vet ./...
          WORKING_DIRECTORY ${_dinput_go_source_dir})
 # -count=1: the test cache does not know when libdinput.so was rebuilt, so always run.
+# -race: the binding's locking (handles closed while calls are in flight, Close during Next,
+# context cancellation) is what its tests exercise. Not with a sanitized library: Go's race
+# detector is ThreadSanitizer too and cannot share the process with another sanitizer.
+set(_dinput_go_race -race)
+if(DINPUT_SANITIZE)
+  set(_dinput_go_race "")
+endif()
 add_test(NAME bindings.go.test
-         COMMAND ${DINPUT_GO_EXECUTABLE} test -count=1 ./...
+         COMMAND ${DINPUT_GO_EXECUTABLE} test -count=1 ${_dinput_go_race} ./...
          WORKING_DIRECTORY ${_dinput_go_source_dir})
 set_tests_properties(bindings.go.vet bindings.go.test PROPERTIES
                      ENVIRONMENT "${_dinput_go_env}"

@@ -100,18 +100,8 @@ func (t *Tensor) DeviceIndex() int {
 // (made once the copy that fills it is done), for a host tensor a new handle to the same
 // data. Close both.
 func (t *Tensor) ToHost() (*Tensor, error) {
-	if t == nil {
-		return nil, closedError("Tensor")
-	}
-	p := t.ref.acquire()
-	defer t.ref.release()
-	if p == nil {
-		return nil, closedError("Tensor")
-	}
 	var out *C.dinput_tensor_t
-	err := call(func() C.dinput_status_t { return C.dinput_tensor_to_host(&out, p) })
-	runtime.KeepAlive(t)
-	if err != nil {
+	if err := callOn(t, func(p *C.dinput_tensor_t) C.dinput_status_t { return C.dinput_tensor_to_host(&out, p) }); err != nil {
 		return nil, err
 	}
 	return wrapTensor(out, C.dgo_tensor_describe(out)), nil
@@ -139,17 +129,7 @@ func (t *Tensor) CUDARecordStream(stream CUDAStream) error {
 }
 
 func (t *Tensor) cudaCall(f func(p *C.dinput_tensor_t) C.dinput_status_t) error {
-	if t == nil {
-		return closedError("Tensor")
-	}
-	p := t.ref.acquire()
-	defer t.ref.release()
-	if p == nil {
-		return closedError("Tensor")
-	}
-	err := call(func() C.dinput_status_t { return f(p) })
-	runtime.KeepAlive(t)
-	return err
+	return callOn(t, f)
 }
 
 // CUDAReadyEvent returns the CUDA event (a cudaEvent_t as an integer) that completes with
@@ -171,17 +151,7 @@ func (t *Tensor) CUDAReadyEvent() uintptr {
 
 // CUDAWait is Tensor.CUDAWait for every component of the element.
 func (e *Element) CUDAWait(stream CUDAStream) error {
-	if e == nil {
-		return closedError("Element")
-	}
-	p := e.ref.acquire()
-	defer e.ref.release()
-	if p == nil {
-		return closedError("Element")
-	}
-	err := call(func() C.dinput_status_t { return C.dgo_element_cuda_wait(p, C.uintptr_t(stream)) })
-	runtime.KeepAlive(e)
-	return err
+	return callOn(e, func(p *C.dinput_element_t) C.dinput_status_t { return C.dgo_element_cuda_wait(p, C.uintptr_t(stream)) })
 }
 
 // NewPinnedTensor is NewTensor in page-locked (pinned) host memory (DeviceCUDAHost): copies

@@ -31,9 +31,7 @@ func (d *Dataset) Close() error {
 	if d == nil {
 		return nil
 	}
-	if p := d.ref.take(); p != nil {
-		C.dinput_dataset_free(p)
-	}
+	d.ref.close(func(p *C.dinput_dataset_t) { C.dinput_dataset_free(p) })
 	runtime.SetFinalizer(d, nil)
 	return nil
 }
@@ -49,16 +47,11 @@ func newDataset(f func(out **C.dinput_dataset_t) C.dinput_status_t) (*Dataset, e
 
 // derive runs a transform with d as its input.
 func (d *Dataset) derive(f func(out **C.dinput_dataset_t, in *C.dinput_dataset_t) C.dinput_status_t) (*Dataset, error) {
-	if d == nil {
-		return nil, closedError("Dataset")
-	}
-	p := d.ref.acquire()
-	defer d.ref.release()
-	if p == nil {
-		return nil, closedError("Dataset")
-	}
-	ds, err := newDataset(func(out **C.dinput_dataset_t) C.dinput_status_t { return f(out, p) })
-	runtime.KeepAlive(d)
+	var ds *Dataset
+	err := use(d, func(p *C.dinput_dataset_t) (err error) {
+		ds, err = newDataset(func(out **C.dinput_dataset_t) C.dinput_status_t { return f(out, p) })
+		return err
+	})
 	return ds, err
 }
 
@@ -85,19 +78,10 @@ func (d *Dataset) Name() string {
 
 // ElementSpec returns the spec of the dataset's elements.
 func (d *Dataset) ElementSpec() (Spec, error) {
-	if d == nil {
-		return nil, closedError("Dataset")
-	}
-	p := d.ref.acquire()
-	defer d.ref.release()
-	if p == nil {
-		return nil, closedError("Dataset")
-	}
 	var out *C.dinput_spec_t
-	if err := call(func() C.dinput_status_t { return C.dinput_dataset_element_spec(&out, p) }); err != nil {
+	if err := callOn(d, func(p *C.dinput_dataset_t) C.dinput_status_t { return C.dinput_dataset_element_spec(&out, p) }); err != nil {
 		return nil, err
 	}
-	runtime.KeepAlive(d)
 	return specFromC(out), nil
 }
 
@@ -119,21 +103,16 @@ func FromTensors(e *Element) (*Dataset, error) { return fromElement(e, false) }
 func FromTensorSlices(e *Element) (*Dataset, error) { return fromElement(e, true) }
 
 func fromElement(e *Element, slices bool) (*Dataset, error) {
-	if e == nil {
-		return nil, closedError("Element")
-	}
-	p := e.ref.acquire()
-	defer e.ref.release()
-	if p == nil {
-		return nil, closedError("Element")
-	}
-	ds, err := newDataset(func(out **C.dinput_dataset_t) C.dinput_status_t {
-		if slices {
-			return C.dinput_dataset_from_tensor_slices(out, p)
-		}
-		return C.dinput_dataset_from_tensors(out, p)
+	var ds *Dataset
+	err := use(e, func(p *C.dinput_element_t) (err error) {
+		ds, err = newDataset(func(out **C.dinput_dataset_t) C.dinput_status_t {
+			if slices {
+				return C.dinput_dataset_from_tensor_slices(out, p)
+			}
+			return C.dinput_dataset_from_tensors(out, p)
+		})
+		return err
 	})
-	runtime.KeepAlive(e)
 	return ds, err
 }
 
@@ -506,6 +485,50 @@ func (d *Dataset) Map(fn MapFunc, opts *MapOptions) (*Dataset, error) {
 	})
 }
 
+// InterleaveFunc returns the dataset to read for one input element (lent for the call only,
+// as for MapFunc), for example Records of the file name it holds. The dataset stays the
+// caller's: the library keeps its own handle, so the function may close it or return the
+// same one again.
+type InterleaveFunc func(in *Element) (*Dataset, error)
+
+// InterleaveOptions tune Interleave; the zero value (or nil) keeps the library's defaults:
+// a cycle of one dataset per core, blocks of 1, read on the consumer's thread, in order.
+type InterleaveOptions struct {
+	// CycleLength is how many datasets are read at once: 1..4096 or Autotune; 0: default.
+	CycleLength int64
+	// BlockLength is the consecutive elements taken from one dataset before moving on;
+	// 0: default (1).
+	BlockLength int64
+	// NumParallelCalls: 0 or 1 reads on the consumer's thread; more (or Autotune) reads
+	// each open dataset ahead on a library thread of its own.
+	NumParallelCalls int64
+	// Deterministic: DeterministicFalse lets a parallel interleave pass over a dataset
+	// that has no element ready instead of waiting for it.
+	Deterministic Deterministic
+}
+
+// Interleave calls fn for each element and reads up to CycleLength of the datasets it
+// returns at once, BlockLength elements from each in turn (tf.data's interleave). outSpec
+// is the spec of those datasets: interleave cannot infer it. fn runs on the consumer's
+// thread. The ListFiles → Interleave(Records) pipeline reads many record files at once.
+func (d *Dataset) Interleave(fn InterleaveFunc, outSpec Spec, opts *InterleaveOptions) (*Dataset, error) {
+	if fn == nil {
+		return nil, invalidArgument("Interleave: fn is nil")
+	}
+	if opts == nil {
+		opts = &InterleaveOptions{}
+	}
+	cspec, err := outSpec.toC()
+	if err != nil {
+		return nil, err
+	}
+	defer C.dinput_spec_free(cspec)
+	return d.deriveWithHandle(fn, func(out **C.dinput_dataset_t, in *C.dinput_dataset_t, h C.uintptr_t) C.dinput_status_t {
+		return C.dgo_dataset_interleave(out, in, cspec, C.int64_t(opts.CycleLength), C.int64_t(opts.BlockLength),
+			C.int64_t(opts.NumParallelCalls), C.int(opts.Deterministic.toC()), h)
+	})
+}
+
 // FilterFunc reports whether to keep an element (lent for the call, as for MapFunc).
 type FilterFunc func(in *Element) (bool, error)
 
@@ -523,34 +546,16 @@ func (d *Dataset) Filter(fn FilterFunc) (*Dataset, error) {
 // only once the input is known to be open, because from the C call on the library owns it
 // (it calls dgoFreeHandle when the last user is gone, and also when the call fails).
 func (d *Dataset) deriveWithHandle(fn any, f func(out **C.dinput_dataset_t, in *C.dinput_dataset_t, h C.uintptr_t) C.dinput_status_t) (*Dataset, error) {
-	if d == nil {
-		return nil, closedError("Dataset")
-	}
-	p := d.ref.acquire()
-	defer d.ref.release()
-	if p == nil {
-		return nil, closedError("Dataset")
-	}
-	h := cgo.NewHandle(fn)
-	ds, err := newDataset(func(out **C.dinput_dataset_t) C.dinput_status_t { return f(out, p, C.uintptr_t(h)) })
-	runtime.KeepAlive(d)
-	return ds, err
+	return d.derive(func(out **C.dinput_dataset_t, in *C.dinput_dataset_t) C.dinput_status_t {
+		return f(out, in, C.uintptr_t(cgo.NewHandle(fn)))
+	})
 }
 
 // Iterator starts iterating the dataset from its beginning (a new epoch).
 func (d *Dataset) Iterator() (*Iterator, error) {
-	if d == nil {
-		return nil, closedError("Dataset")
-	}
-	p := d.ref.acquire()
-	defer d.ref.release()
-	if p == nil {
-		return nil, closedError("Dataset")
-	}
 	var out *C.dinput_iterator_t
-	if err := call(func() C.dinput_status_t { return C.dinput_dataset_iterator(&out, p) }); err != nil {
+	if err := callOn(d, func(p *C.dinput_dataset_t) C.dinput_status_t { return C.dinput_dataset_iterator(&out, p) }); err != nil {
 		return nil, err
 	}
-	runtime.KeepAlive(d)
 	return wrapIterator(out), nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -735,5 +736,48 @@ func TestCallbackOutOfRangeIsAnError(t *testing.T) {
 	if got != 3 || !errors.Is(err, ErrInvalidArgument) || errors.Is(err, ErrOutOfRange) ||
 		!strings.Contains(err.Error(), "map callback returned OUT_OF_RANGE") {
 		t.Errorf("after %d elements: %v, want INVALID_ARGUMENT naming the map callback", got, err)
+	}
+}
+
+// File errors match the standard library's sentinels, as os's own errors do.
+func TestFileErrorsMatchFS(t *testing.T) {
+	dir := t.TempDir()
+	missing := must(TextLines(filepath.Join(dir, "missing.txt")))
+	defer missing.Close()
+	it := must(missing.Iterator())
+	defer it.Close()
+	_, err := it.GetNext()
+	if !errors.Is(err, fs.ErrNotExist) || !errors.Is(err, ErrNotFound) || errors.Is(err, fs.ErrPermission) {
+		t.Errorf("a missing file: %v", err)
+	}
+	// The mapping itself, for every code that has an fs counterpart and one that has none.
+	for _, c := range []struct {
+		code   Code
+		target error
+		want   bool
+	}{
+		{NotFound, fs.ErrNotExist, true},
+		{PermissionDenied, fs.ErrPermission, true},
+		{AlreadyExists, fs.ErrExist, true},
+		{NotFound, fs.ErrPermission, false},
+		{DataLoss, fs.ErrNotExist, false},
+		{InvalidArgument, fs.ErrInvalid, false},
+	} {
+		if got := errors.Is(&Error{Code: c.code}, c.target); got != c.want {
+			t.Errorf("errors.Is(%v, %v) = %v", c.code, c.target, got)
+		}
+	}
+	// A file the process may not read (root reads everything, so only as another user).
+	if os.Geteuid() == 0 {
+		return
+	}
+	locked := filepath.Join(dir, "locked.txt")
+	os.WriteFile(locked, []byte("x\n"), 0)
+	ds := must(TextLines(locked))
+	defer ds.Close()
+	it2 := must(ds.Iterator())
+	defer it2.Close()
+	if _, err := it2.GetNext(); !errors.Is(err, fs.ErrPermission) || !errors.Is(err, ErrPermissionDenied) {
+		t.Errorf("an unreadable file: %v", err)
 	}
 }

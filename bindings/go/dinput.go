@@ -2,8 +2,9 @@
 // ML training with the semantics of TensorFlow's tf.data and tf.distribute distributed input.
 //
 // Datasets are immutable pipeline graphs built from sources (Range, FromTensors,
-// FromTensorSlices, FromGenerator, TextLines) and transforms (Batch, Map, Filter, Shuffle,
-// ...). A Strategy distributes a dataset batched by the global batch size over its replicas:
+// FromTensorSlices, FromGenerator, TextLines, Records, FixedLengthRecords, ListFiles) and
+// transforms (Batch, Map, Filter, Interleave, Shuffle, ...). RecordWriter writes the record
+// files that Records reads. A Strategy distributes a dataset batched by the global batch size over its replicas:
 // it shards the data across workers, splits every batch among the replicas and gives
 // replicas that run out of data an empty batch until no replica on any worker has data.
 //
@@ -22,7 +23,8 @@
 // see the memory the library holds (a batch can be large), so Close what you create when
 // you are done with it. Using an object after Close returns an error wrapping ErrClosed;
 // it never crashes. A Close racing with a call on the same object from another goroutine
-// waits for that call to return. Objects keep what they were made from alive inside the
+// never waits for it: the object reads as closed at once and the library's handle is freed
+// when that call returns. Objects keep what they were made from alive inside the
 // library, so they can be closed in any order: closing a dataset right after deriving
 // another from it is fine.
 //
@@ -41,6 +43,10 @@
 //
 // Tensors taken from a value (Element.Tensor, PerReplica.Tensor) are independent handles
 // and stay valid after the value is closed.
+//
+// GetNextContext and NextContext take a context.Context: when it is done first, the call
+// cancels the iterator and returns ctx.Err() promptly. With Go 1.23 and newer, All returns
+// the elements as an iter.Seq2 for a range loop.
 //
 // # Callbacks
 //

@@ -6,6 +6,8 @@ package dinput
 import "C"
 
 import (
+	"context"
+	"errors"
 	"runtime"
 	"runtime/cgo"
 	"unsafe"
@@ -72,21 +74,12 @@ func (s *Strategy) DistributeDataset(ds *Dataset, options *InputOptions) (*Distr
 		return nil, err
 	}
 	defer C.dinput_input_options_free(copts)
-	sp, err := s.acquire()
-	if err != nil {
-		return nil, err
-	}
-	defer s.ref.release()
-	dp := ds.ref.acquire()
-	defer ds.ref.release()
-	if dp == nil {
-		return nil, closedError("Dataset")
-	}
 	var out *C.dinput_dist_dataset_t
-	err = call(func() C.dinput_status_t { return C.dinput_strategy_distribute_dataset(&out, sp, dp, copts) })
-	runtime.KeepAlive(s)
-	runtime.KeepAlive(ds)
-	if err != nil {
+	if err := use(s, func(sp *C.dinput_strategy_t) error {
+		return callOn(ds, func(dp *C.dinput_dataset_t) C.dinput_status_t {
+			return C.dinput_strategy_distribute_dataset(&out, sp, dp, copts)
+		})
+	}); err != nil {
 		return nil, err
 	}
 	return wrapDistributedDataset(out), nil
@@ -106,16 +99,8 @@ type InputContext struct {
 // PerReplicaBatchSize returns globalBatchSize / NumReplicasInSync; InvalidArgument when it
 // does not divide.
 func (c *InputContext) PerReplicaBatchSize(globalBatchSize int64) (int64, error) {
-	if c == nil {
-		return 0, closedError("InputContext")
-	}
-	p := c.ref.acquire()
-	defer c.ref.release()
-	if p == nil {
-		return 0, closedError("InputContext")
-	}
 	var out C.int64_t
-	err := call(func() C.dinput_status_t {
+	err := callOn(c, func(p *C.dinput_input_context_t) C.dinput_status_t {
 		return C.dinput_input_context_get_per_replica_batch_size(&out, p, C.int64_t(globalBatchSize))
 	})
 	return int64(out), err
@@ -139,18 +124,11 @@ func (s *Strategy) DistributeDatasetsFromFunction(fn DatasetFunc, options *Input
 		return nil, err
 	}
 	defer C.dinput_input_options_free(copts)
-	sp, err := s.acquire()
-	if err != nil {
-		return nil, err
-	}
-	defer s.ref.release()
-	h := cgo.NewHandle(fn) // the library releases it (dgoFreeHandle) before the call returns
 	var out *C.dinput_dist_dataset_t
-	err = call(func() C.dinput_status_t {
+	if err := callOn(s, func(sp *C.dinput_strategy_t) C.dinput_status_t {
+		h := cgo.NewHandle(fn) // the library releases it (dgoFreeHandle) before the call returns
 		return C.dgo_distribute_datasets_from_function(&out, sp, C.uintptr_t(h), copts)
-	})
-	runtime.KeepAlive(s)
-	if err != nil {
+	}); err != nil {
 		return nil, err
 	}
 	return wrapDistributedDataset(out), nil
@@ -171,18 +149,13 @@ func (s *Strategy) DistributeValuesFromFunction(fn ValueFunc) (*PerReplica, erro
 	if fn == nil {
 		return nil, invalidArgument("DistributeValuesFromFunction: fn is nil")
 	}
-	sp, err := s.acquire()
-	if err != nil {
-		return nil, err
-	}
-	defer s.ref.release()
 	// This call takes no free function: user_data is used only during it.
 	h := cgo.NewHandle(fn)
 	defer h.Delete()
 	var out *C.dinput_per_replica_t
-	err = call(func() C.dinput_status_t { return C.dgo_distribute_values_from_function(&out, sp, C.uintptr_t(h)) })
-	runtime.KeepAlive(s)
-	if err != nil {
+	if err := callOn(s, func(sp *C.dinput_strategy_t) C.dinput_status_t {
+		return C.dgo_distribute_values_from_function(&out, sp, C.uintptr_t(h))
+	}); err != nil {
 		return nil, err
 	}
 	return wrapPerReplica(out), nil
@@ -207,26 +180,18 @@ func (s *Strategy) Run(fn ReplicaFunc, args *PerReplica) (*PerReplica, error) {
 	if fn == nil {
 		return nil, invalidArgument("Run: fn is nil")
 	}
-	sp, err := s.acquire()
-	if err != nil {
-		return nil, err
-	}
-	defer s.ref.release()
-	var ap *C.dinput_per_replica_t
-	if args != nil {
-		ap = args.ref.acquire()
-		defer args.ref.release()
-		if ap == nil {
-			return nil, closedError("PerReplica")
-		}
-	}
 	h := cgo.NewHandle(fn)
 	defer h.Delete()
 	var out *C.dinput_per_replica_t
-	err = call(func() C.dinput_status_t { return C.dgo_strategy_run(&out, sp, ap, C.uintptr_t(h)) })
-	runtime.KeepAlive(s)
-	runtime.KeepAlive(args)
-	if err != nil {
+	if err := use(s, func(sp *C.dinput_strategy_t) error {
+		run := func(ap *C.dinput_per_replica_t) C.dinput_status_t {
+			return C.dgo_strategy_run(&out, sp, ap, C.uintptr_t(h))
+		}
+		if args == nil {
+			return call(func() C.dinput_status_t { return run(nil) })
+		}
+		return callOn(args, run)
+	}); err != nil {
 		return nil, err
 	}
 	return wrapPerReplica(out), nil
@@ -252,23 +217,12 @@ func (s *Strategy) Reduce(op ReduceOp, value *PerReplica, axis int) (*Element, e
 	if !op.valid() {
 		return nil, invalidArgument("Reduce: unknown reduce op %d", int(op))
 	}
-	sp, err := s.acquire()
-	if err != nil {
-		return nil, err
-	}
-	defer s.ref.release()
-	vp := value.ref.acquire()
-	defer value.ref.release()
-	if vp == nil {
-		return nil, closedError("PerReplica")
-	}
 	var out *C.dinput_element_t
-	err = call(func() C.dinput_status_t {
-		return C.dinput_strategy_reduce(&out, sp, C.dinput_reduce_op_t(op), vp, C.int(axis))
-	})
-	runtime.KeepAlive(s)
-	runtime.KeepAlive(value)
-	if err != nil {
+	if err := use(s, func(sp *C.dinput_strategy_t) error {
+		return callOn(value, func(vp *C.dinput_per_replica_t) C.dinput_status_t {
+			return C.dinput_strategy_reduce(&out, sp, C.dinput_reduce_op_t(op), vp, C.int(axis))
+		})
+	}); err != nil {
 		return nil, err
 	}
 	return wrapElement(out), nil
@@ -292,9 +246,7 @@ func (d *DistributedDataset) Close() error {
 	if d == nil {
 		return nil
 	}
-	if p := d.ref.take(); p != nil {
-		C.dinput_dist_dataset_free(p)
-	}
+	d.ref.close(func(p *C.dinput_dist_dataset_t) { C.dinput_dist_dataset_free(p) })
 	runtime.SetFinalizer(d, nil)
 	return nil
 }
@@ -312,19 +264,12 @@ func (d *DistributedDataset) Plan() string {
 // ElementSpec returns the per-replica element spec (the batch dimension is unknown when
 // partial batches can occur).
 func (d *DistributedDataset) ElementSpec() (Spec, error) {
-	if d == nil {
-		return nil, closedError("DistributedDataset")
-	}
-	p := d.ref.acquire()
-	defer d.ref.release()
-	if p == nil {
-		return nil, closedError("DistributedDataset")
-	}
 	var out *C.dinput_spec_t
-	if err := call(func() C.dinput_status_t { return C.dinput_dist_dataset_element_spec(&out, p) }); err != nil {
+	if err := callOn(d, func(p *C.dinput_dist_dataset_t) C.dinput_status_t {
+		return C.dinput_dist_dataset_element_spec(&out, p)
+	}); err != nil {
 		return nil, err
 	}
-	runtime.KeepAlive(d)
 	return specFromC(out), nil
 }
 
@@ -332,16 +277,8 @@ func (d *DistributedDataset) ElementSpec() (Spec, error) {
 // must create its iterators in the same order: their steps are matched through the
 // collective.
 func (d *DistributedDataset) Iterator() (*DistributedIterator, error) {
-	if d == nil {
-		return nil, closedError("DistributedDataset")
-	}
-	p := d.ref.acquire()
-	defer d.ref.release()
-	if p == nil {
-		return nil, closedError("DistributedDataset")
-	}
 	var out *C.dinput_dist_iterator_t
-	if err := call(func() C.dinput_status_t { return C.dinput_dist_dataset_iterator(&out, p) }); err != nil {
+	if err := callOn(d, func(p *C.dinput_dist_dataset_t) C.dinput_status_t { return C.dinput_dist_dataset_iterator(&out, p) }); err != nil {
 		return nil, err
 	}
 	runtime.KeepAlive(d)
@@ -367,15 +304,11 @@ func (it *DistributedIterator) Close() error {
 	if it == nil {
 		return nil
 	}
-	if p := it.ref.acquire(); p != nil {
-		// Only a blocked GetNext needs this; an iterator that has ended ignores it.
-		C.dinput_dist_iterator_cancel(p)
-	}
-	it.ref.release()
-	if p := it.ref.take(); p != nil {
-		C.dinput_dist_iterator_free(p)
-	}
-	it.scan.drop()
+	// Only a blocked GetNext needs the cancel; an iterator that has ended ignores it. The
+	// handle is freed when that GetNext returns.
+	it.Cancel()
+	it.ref.close(func(p *C.dinput_dist_iterator_t) { C.dinput_dist_iterator_free(p) })
+	it.scan.close()
 	runtime.SetFinalizer(it, nil)
 	return nil
 }
@@ -388,32 +321,21 @@ func (it *DistributedIterator) Cancel() error {
 	if it == nil {
 		return closedError("DistributedIterator")
 	}
-	p := it.ref.acquire()
-	defer it.ref.release()
-	if p == nil {
+	err := callOn(it, func(p *C.dinput_dist_iterator_t) C.dinput_status_t { return C.dinput_dist_iterator_cancel(p) })
+	if errors.Is(err, ErrClosed) {
 		return nil
 	}
-	err := call(func() C.dinput_status_t { return C.dinput_dist_iterator_cancel(p) })
-	runtime.KeepAlive(it)
 	return err
 }
 
 // GetNext returns the next step, owned by the caller. Replicas without data get an empty
 // (0-row) batch; the error matches ErrOutOfRange when no replica on any worker has data.
 func (it *DistributedIterator) GetNext() (*PerReplica, error) {
-	if it == nil {
-		return nil, closedError("DistributedIterator")
-	}
-	p := it.ref.acquire()
-	defer it.ref.release()
-	if p == nil {
-		return nil, closedError("DistributedIterator")
-	}
 	var out *C.dinput_per_replica_t
 	var size C.size_t
-	err := call(func() C.dinput_status_t { return C.dgo_dist_iterator_get_next(&out, &size, p) })
-	runtime.KeepAlive(it)
-	if err != nil {
+	if err := callOn(it, func(p *C.dinput_dist_iterator_t) C.dinput_status_t {
+		return C.dgo_dist_iterator_get_next(&out, &size, p)
+	}); err != nil {
 		return nil, err
 	}
 	return wrapPerReplicaSized(out, int(size)), nil
@@ -422,18 +344,10 @@ func (it *DistributedIterator) GetNext() (*PerReplica, error) {
 // GetNextAsOptional returns the next step as an Optional holding a PerReplica, empty at the
 // end of the data.
 func (it *DistributedIterator) GetNextAsOptional() (*Optional, error) {
-	if it == nil {
-		return nil, closedError("DistributedIterator")
-	}
-	p := it.ref.acquire()
-	defer it.ref.release()
-	if p == nil {
-		return nil, closedError("DistributedIterator")
-	}
 	var out *C.dinput_optional_t
-	err := call(func() C.dinput_status_t { return C.dinput_dist_iterator_get_next_as_optional(&out, p) })
-	runtime.KeepAlive(it)
-	if err != nil {
+	if err := callOn(it, func(p *C.dinput_dist_iterator_t) C.dinput_status_t {
+		return C.dinput_dist_iterator_get_next_as_optional(&out, p)
+	}); err != nil {
 		return nil, err
 	}
 	return wrapOptional(out), nil
@@ -441,20 +355,20 @@ func (it *DistributedIterator) GetNextAsOptional() (*Optional, error) {
 
 // ElementSpec returns the per-replica element spec.
 func (it *DistributedIterator) ElementSpec() (Spec, error) {
-	if it == nil {
-		return nil, closedError("DistributedIterator")
-	}
-	p := it.ref.acquire()
-	defer it.ref.release()
-	if p == nil {
-		return nil, closedError("DistributedIterator")
-	}
 	var out *C.dinput_spec_t
-	if err := call(func() C.dinput_status_t { return C.dinput_dist_iterator_element_spec(&out, p) }); err != nil {
+	if err := callOn(it, func(p *C.dinput_dist_iterator_t) C.dinput_status_t {
+		return C.dinput_dist_iterator_element_spec(&out, p)
+	}); err != nil {
 		return nil, err
 	}
-	runtime.KeepAlive(it)
 	return specFromC(out), nil
+}
+
+// GetNextContext is GetNext that gives up when ctx is done first, returning ctx.Err()
+// promptly, also while waiting for other workers. As with Iterator.GetNextContext, giving
+// up cancels the iterator (and, with several workers, this epoch on the other workers).
+func (it *DistributedIterator) GetNextContext(ctx context.Context) (*PerReplica, error) {
+	return withContext(ctx, it.Cancel, it.GetNext)
 }
 
 // Next advances to the next step, closing the previous Value. It returns false at the end of
@@ -464,6 +378,15 @@ func (it *DistributedIterator) Next() bool {
 		return false
 	}
 	return it.scan.next(it.GetNext)
+}
+
+// NextContext is Next with GetNextContext's handling of ctx: when ctx is done first it
+// returns false and Err returns ctx.Err().
+func (it *DistributedIterator) NextContext(ctx context.Context) bool {
+	if it == nil {
+		return false
+	}
+	return it.scan.next(func() (*PerReplica, error) { return it.GetNextContext(ctx) })
 }
 
 // Value returns the current step. It belongs to the iterator and is closed by the next call
@@ -508,10 +431,6 @@ func NewPerReplica(elements ...*Element) (*PerReplica, error) {
 		if e == nil {
 			return nil, invalidArgument("NewPerReplica: element %d is nil", i)
 		}
-		if j := indexOf(elements[:i], e); j >= 0 {
-			ptrs[i] = ptrs[j] // locked once, as in NewElement
-			continue
-		}
 		p := e.ref.acquire()
 		defer e.ref.release()
 		if p == nil {
@@ -537,9 +456,7 @@ func (v *PerReplica) Close() error {
 	if v == nil {
 		return nil
 	}
-	if p := v.ref.take(); p != nil {
-		C.dinput_per_replica_free(p)
-	}
+	v.ref.close(func(p *C.dinput_per_replica_t) { C.dinput_per_replica_free(p) })
 	runtime.SetFinalizer(v, nil)
 	return nil
 }
@@ -554,21 +471,13 @@ func (v *PerReplica) Len() int {
 
 // Element returns the element of local replica i, as a new handle.
 func (v *PerReplica) Element(replica int) (*Element, error) {
-	if v == nil {
-		return nil, closedError("PerReplica")
-	}
-	if replica < 0 {
+	if v != nil && replica < 0 {
 		return nil, invalidArgument("replica %d is out of range for a per-replica value of %d replica(s)", replica, v.n)
 	}
-	p := v.ref.acquire()
-	defer v.ref.release()
-	if p == nil {
-		return nil, closedError("PerReplica")
-	}
 	var out *C.dinput_element_t
-	err := call(func() C.dinput_status_t { return C.dgo_per_replica_element(&out, p, C.size_t(replica)) })
-	runtime.KeepAlive(v)
-	if err != nil {
+	if err := callOn(v, func(p *C.dinput_per_replica_t) C.dinput_status_t {
+		return C.dgo_per_replica_element(&out, p, C.size_t(replica))
+	}); err != nil {
 		return nil, err
 	}
 	return wrapElement(out), nil
@@ -596,24 +505,14 @@ func (v *PerReplica) LocalResults() ([]*Element, error) {
 // Tensor returns component `component` of replica `replica`'s element as a new handle, in
 // one call into C: the shortcut for reading steps in a loop.
 func (v *PerReplica) Tensor(replica, component int) (*Tensor, error) {
-	if v == nil {
-		return nil, closedError("PerReplica")
-	}
-	if replica < 0 || component < 0 {
+	if v != nil && (replica < 0 || component < 0) {
 		return nil, invalidArgument("replica %d, component %d: negative index", replica, component)
-	}
-	p := v.ref.acquire()
-	defer v.ref.release()
-	if p == nil {
-		return nil, closedError("PerReplica")
 	}
 	var out *C.dinput_tensor_t
 	var info C.dgo_tensor_info
-	err := call(func() C.dinput_status_t {
+	if err := callOn(v, func(p *C.dinput_per_replica_t) C.dinput_status_t {
 		return C.dgo_per_replica_tensor(&out, &info, p, C.size_t(replica), C.size_t(component))
-	})
-	runtime.KeepAlive(v)
-	if err != nil {
+	}); err != nil {
 		return nil, err
 	}
 	return wrapTensor(out, info), nil
@@ -625,16 +524,8 @@ func (v *PerReplica) Tensor(replica, component int) (*Tensor, error) {
 // room, costs one call into C: the fast way to read every step of a distributed iterator
 // into a reused buffer (dst[:0]).
 func AppendValues[T Scalar](dst []T, v *PerReplica, replica, component int) ([]T, error) {
-	if v == nil {
-		return dst, closedError("PerReplica")
-	}
-	if replica < 0 || component < 0 {
+	if v != nil && (replica < 0 || component < 0) {
 		return dst, invalidArgument("replica %d, component %d: negative index", replica, component)
-	}
-	p := v.ref.acquire()
-	defer v.ref.release()
-	if p == nil {
-		return dst, closedError("PerReplica")
 	}
 	want := C.dinput_dtype_t(DTypeOf[T]())
 	var zero T
@@ -642,12 +533,10 @@ func AppendValues[T Scalar](dst []T, v *PerReplica, replica, component int) ([]T
 	for {
 		free := dst[len(dst):cap(dst)]
 		var n C.int64_t
-		err := call(func() C.dinput_status_t {
+		if err := callOn(v, func(p *C.dinput_per_replica_t) C.dinput_status_t {
 			return C.dgo_per_replica_copy(p, C.size_t(replica), C.size_t(component), want,
 				sliceData(free), C.size_t(len(free)*size), &n)
-		})
-		runtime.KeepAlive(v)
-		if err != nil {
+		}); err != nil {
 			return dst, err
 		}
 		if int(n) <= len(free) {

@@ -42,12 +42,6 @@ func NewElement(tensors ...*Tensor) (*Element, error) {
 		if t == nil {
 			return nil, invalidArgument("NewElement: tensor %d is nil", i)
 		}
-		if j := indexOf(tensors[:i], t); j >= 0 {
-			// Read-lock each tensor once: a second RLock by the same goroutine would
-			// deadlock against a Close waiting in between.
-			ptrs[i] = ptrs[j]
-			continue
-		}
 		p := t.ref.acquire()
 		defer t.ref.release()
 		if p == nil {
@@ -83,8 +77,10 @@ func (e *Element) Close() error {
 	if e == nil {
 		return nil
 	}
-	if p := e.ref.take(); p != nil && !e.borrowed {
-		C.dinput_element_free(p)
+	if e.borrowed {
+		e.ref.close(func(*C.dinput_element_t) {}) // the library owns a lent element
+	} else {
+		e.ref.close(func(p *C.dinput_element_t) { C.dinput_element_free(p) })
 	}
 	runtime.SetFinalizer(e, nil)
 	return nil
@@ -100,22 +96,14 @@ func (e *Element) Len() int {
 
 // Tensor returns component i as a new Tensor handle, valid independently of the element.
 func (e *Element) Tensor(i int) (*Tensor, error) {
-	if e == nil {
-		return nil, closedError("Element")
-	}
-	if i < 0 {
+	if e != nil && i < 0 {
 		return nil, invalidArgument("component %d is out of range for an element of %d component(s)", i, e.n)
-	}
-	p := e.ref.acquire()
-	defer e.ref.release()
-	if p == nil {
-		return nil, closedError("Element")
 	}
 	var out *C.dinput_tensor_t
 	var info C.dgo_tensor_info
-	err := call(func() C.dinput_status_t { return C.dgo_element_tensor(&out, &info, p, C.size_t(i)) })
-	runtime.KeepAlive(e)
-	if err != nil {
+	if err := callOn(e, func(p *C.dinput_element_t) C.dinput_status_t {
+		return C.dgo_element_tensor(&out, &info, p, C.size_t(i))
+	}); err != nil {
 		return nil, err
 	}
 	return wrapTensor(out, info), nil
@@ -164,16 +152,7 @@ func (e *Element) String() string {
 // handing an element to the library (which takes ownership of callback results) while the Go
 // Element stays usable. It is cheap: nothing is copied.
 func (e *Element) cloneHandle() (*C.dinput_element_t, error) {
-	if e == nil {
-		return nil, closedError("Element")
-	}
-	p := e.ref.acquire()
-	defer e.ref.release()
-	if p == nil {
-		return nil, closedError("Element")
-	}
 	var out *C.dinput_element_t
-	err := call(func() C.dinput_status_t { return C.dinput_element_ref(&out, p) })
-	runtime.KeepAlive(e)
+	err := callOn(e, func(p *C.dinput_element_t) C.dinput_status_t { return C.dinput_element_ref(&out, p) })
 	return out, err
 }

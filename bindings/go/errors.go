@@ -8,6 +8,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"runtime"
 )
 
@@ -62,7 +63,18 @@ func (e *Error) Error() string {
 
 // Is reports whether target is an *Error with the same code, so that
 // errors.Is(err, ErrOutOfRange) holds for every OUT_OF_RANGE error whatever its message.
+// It also matches the standard library's file errors, so that code written for os and
+// io/fs works unchanged: NOT_FOUND is fs.ErrNotExist, PERMISSION_DENIED is
+// fs.ErrPermission and ALREADY_EXISTS is fs.ErrExist.
 func (e *Error) Is(target error) bool {
+	switch target {
+	case fs.ErrNotExist:
+		return e.Code == NotFound
+	case fs.ErrPermission:
+		return e.Code == PermissionDenied
+	case fs.ErrExist:
+		return e.Code == AlreadyExists
+	}
 	t, ok := target.(*Error)
 	return ok && t.Code == e.Code
 }

@@ -3,6 +3,8 @@ package dinput_test
 import (
 	"fmt"
 	"log"
+	"os"
+	"path/filepath"
 	"time"
 
 	dinput "github.com/dinput/dinput/bindings/go"
@@ -109,4 +111,71 @@ func ExampleNewMultiWorkerCPUStrategy() {
 	// Output:
 	// worker 0: [[0] [2] [4] [6] [8]]
 	// worker 1: [[1] [3] [5] [7] []]
+}
+
+// Record files end to end: ListFiles → Interleave(Records) → Shuffle → Batch → distribute
+// over 2 replicas. Four files of 5 records each give 20 records, in global batches of 8
+// split 4 rows per replica; the last batch of 4 rows fills replica 0 and leaves replica 1
+// an empty batch, as tf.distribute does.
+func ExampleDataset_Interleave() {
+	dir, _ := os.MkdirTemp("", "dinput-example")
+	defer os.RemoveAll(dir)
+	for f := 0; f < 4; f++ {
+		w, err := dinput.OpenRecordWriter(filepath.Join(dir, fmt.Sprintf("part-%d.tfrecord", f)), nil)
+		if err != nil {
+			log.Fatal(err)
+		}
+		for r := 0; r < 5; r++ {
+			w.Write([]byte(fmt.Sprintf("file %d record %d", f, r)))
+		}
+		if err := w.Close(); err != nil {
+			log.Fatal(err)
+		}
+	}
+
+	files, err := dinput.ListFiles([]string{filepath.Join(dir, "*.tfrecord")}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	records, _ := files.Interleave(func(name *dinput.Element) (*dinput.Dataset, error) {
+		t, err := name.Tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		paths, err := t.Strings()
+		if err != nil {
+			return nil, err
+		}
+		return dinput.Records(paths, nil)
+	}, dinput.Spec{{DType: dinput.Bytes}}, &dinput.InterleaveOptions{CycleLength: 4, NumParallelCalls: 2})
+	shuffled, _ := records.Shuffle(100, &dinput.ShuffleOptions{Seeds: dinput.Seeds(1, 2)})
+	batched, _ := shuffled.Batch(8, nil) // the global batch size
+
+	strategy, _ := dinput.NewStrategy("CPU:0", "CPU:1")
+	defer strategy.Close()
+	dist, err := strategy.DistributeDataset(batched, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	it, _ := dist.Iterator()
+	defer it.Close()
+	for it.Next() {
+		step := it.Value()
+		for replica := 0; replica < step.Len(); replica++ {
+			t, _ := step.Tensor(replica, 0)
+			if replica > 0 {
+				fmt.Print(" ")
+			}
+			fmt.Print(t.Shape())
+			t.Close()
+		}
+		fmt.Println()
+	}
+	if err := it.Err(); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// [4] [4]
+	// [4] [4]
+	// [4] [0]
 }

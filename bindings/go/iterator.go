@@ -6,8 +6,10 @@ package dinput
 import "C"
 
 import (
+	"context"
 	"errors"
 	"runtime"
+	"sync"
 )
 
 // Iterator iterates a Dataset. It serves one goroutine at a time; the library may produce
@@ -18,27 +20,48 @@ type Iterator struct {
 }
 
 // scanState is the scanner-style state shared by Iterator and DistributedIterator: the
-// current value (owned by the iterator) and the error that ended the loop.
+// current value (owned by the iterator) and the error that ended the loop. The mutex is
+// held only around the fields, never during get, so that a Close from another goroutine
+// (which drops the value) does not wait for a Next blocked for data.
 type scanState[V interface{ Close() error }] struct {
-	cur V
-	err error
+	mu     sync.Mutex
+	cur    V
+	err    error
+	closed bool
 }
 
-// drop closes the current value; V's Close accepts a nil receiver.
-func (s *scanState[V]) drop() {
+// dropLocked closes the current value; V's Close accepts a nil receiver.
+func (s *scanState[V]) dropLocked() {
 	s.cur.Close()
 	var none V
 	s.cur = none
 }
 
+// close drops the current value for good: a Next in flight closes what it gets.
+func (s *scanState[V]) close() {
+	s.mu.Lock()
+	s.closed = true
+	s.dropLocked()
+	s.mu.Unlock()
+}
+
 // next closes the current value and takes the next one from get; false at the end or on
 // an error, which stops every later call too.
 func (s *scanState[V]) next(get func() (V, error)) bool {
-	s.drop()
-	if s.err != nil {
+	s.mu.Lock()
+	s.dropLocked()
+	stopped := s.err != nil
+	s.mu.Unlock()
+	if stopped {
 		return false
 	}
 	v, err := get()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil && s.closed {
+		v.Close()
+		err = closedError("iterator")
+	}
 	if err != nil {
 		s.err = err
 		return false
@@ -47,12 +70,50 @@ func (s *scanState[V]) next(get func() (V, error)) bool {
 	return true
 }
 
+// value is the current value.
+func (s *scanState[V]) value() V {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur
+}
+
 // failure is the error that stopped the loop, or nil when it stopped at the end of the data.
 func (s *scanState[V]) failure() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if errors.Is(s.err, ErrOutOfRange) {
 		return nil
 	}
 	return s.err
+}
+
+// withContext runs get (a blocking GetNext) so that it returns promptly once ctx is done:
+// a goroutine watching ctx cancels the iterator through the library (cancel), which makes
+// get return ErrCancelled, reported as ctx.Err(). A context that can never be done costs
+// nothing; a context already done returns its error without touching the iterator.
+func withContext[V any](ctx context.Context, cancel func() error, get func() (V, error)) (V, error) {
+	var none V
+	if err := ctx.Err(); err != nil {
+		return none, err
+	}
+	done := ctx.Done()
+	if done == nil {
+		return get()
+	}
+	stop := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+			cancel()
+		case <-stop:
+		}
+	}()
+	v, err := get()
+	close(stop)
+	if err != nil && errors.Is(err, ErrCancelled) && ctx.Err() != nil {
+		return none, ctx.Err()
+	}
+	return v, err
 }
 
 func wrapIterator(p *C.dinput_iterator_t) *Iterator {
@@ -71,10 +132,8 @@ func (it *Iterator) Close() error {
 		return nil
 	}
 	it.Cancel()
-	if p := it.ref.take(); p != nil {
-		C.dinput_iterator_free(p)
-	}
-	it.scan.drop()
+	it.ref.close(func(p *C.dinput_iterator_t) { C.dinput_iterator_free(p) })
+	it.scan.close()
 	runtime.SetFinalizer(it, nil)
 	return nil
 }
@@ -86,14 +145,11 @@ func (it *Iterator) Cancel() error {
 	if it == nil {
 		return closedError("Iterator")
 	}
-	// A read lock, like GetNext's: cancel is the one call that may overlap it.
-	p := it.ref.acquire()
-	defer it.ref.release()
-	if p == nil {
+	// Cancel is the one call that may overlap GetNext; on a closed iterator it does nothing.
+	err := callOn(it, func(p *C.dinput_iterator_t) C.dinput_status_t { return C.dinput_iterator_cancel(p) })
+	if errors.Is(err, ErrClosed) {
 		return nil
 	}
-	err := call(func() C.dinput_status_t { return C.dinput_iterator_cancel(p) })
-	runtime.KeepAlive(it)
 	return err
 }
 
@@ -101,18 +157,8 @@ func (it *Iterator) Cancel() error {
 // every later call) the error matches ErrOutOfRange; after any other error the iterator is
 // finished and repeats that error.
 func (it *Iterator) GetNext() (*Element, error) {
-	if it == nil {
-		return nil, closedError("Iterator")
-	}
-	p := it.ref.acquire()
-	defer it.ref.release()
-	if p == nil {
-		return nil, closedError("Iterator")
-	}
 	var out *C.dinput_element_t
-	err := call(func() C.dinput_status_t { return C.dinput_iterator_get_next(&out, p) })
-	runtime.KeepAlive(it)
-	if err != nil {
+	if err := callOn(it, func(p *C.dinput_iterator_t) C.dinput_status_t { return C.dinput_iterator_get_next(&out, p) }); err != nil {
 		return nil, err
 	}
 	return wrapElement(out), nil
@@ -120,18 +166,10 @@ func (it *Iterator) GetNext() (*Element, error) {
 
 // GetNextAsOptional returns the next element as an Optional, empty at the end of the data.
 func (it *Iterator) GetNextAsOptional() (*Optional, error) {
-	if it == nil {
-		return nil, closedError("Iterator")
-	}
-	p := it.ref.acquire()
-	defer it.ref.release()
-	if p == nil {
-		return nil, closedError("Iterator")
-	}
 	var out *C.dinput_optional_t
-	err := call(func() C.dinput_status_t { return C.dinput_iterator_get_next_as_optional(&out, p) })
-	runtime.KeepAlive(it)
-	if err != nil {
+	if err := callOn(it, func(p *C.dinput_iterator_t) C.dinput_status_t {
+		return C.dinput_iterator_get_next_as_optional(&out, p)
+	}); err != nil {
 		return nil, err
 	}
 	return wrapOptional(out), nil
@@ -139,20 +177,21 @@ func (it *Iterator) GetNextAsOptional() (*Optional, error) {
 
 // ElementSpec returns the spec of the elements.
 func (it *Iterator) ElementSpec() (Spec, error) {
-	if it == nil {
-		return nil, closedError("Iterator")
-	}
-	p := it.ref.acquire()
-	defer it.ref.release()
-	if p == nil {
-		return nil, closedError("Iterator")
-	}
 	var out *C.dinput_spec_t
-	if err := call(func() C.dinput_status_t { return C.dinput_iterator_element_spec(&out, p) }); err != nil {
+	if err := callOn(it, func(p *C.dinput_iterator_t) C.dinput_status_t { return C.dinput_iterator_element_spec(&out, p) }); err != nil {
 		return nil, err
 	}
-	runtime.KeepAlive(it)
 	return specFromC(out), nil
+}
+
+// GetNextContext is GetNext that gives up when ctx is done first: it then returns
+// ctx.Err() promptly, also while the pipeline waits for data from library threads (a
+// parallel Map, Prefetch, other workers). Giving up cancels the iterator as Cancel does,
+// so every later call fails with ErrCancelled: an epoch abandoned this way cannot be
+// resumed. A Go function that the pipeline runs on the calling thread itself (a sequential
+// Map, a generator without Prefetch) cannot be interrupted: the call returns when it does.
+func (it *Iterator) GetNextContext(ctx context.Context) (*Element, error) {
+	return withContext(ctx, it.Cancel, it.GetNext)
 }
 
 // Next advances to the next element, closing the previous Value. It returns false at the
@@ -164,6 +203,15 @@ func (it *Iterator) Next() bool {
 	return it.scan.next(it.GetNext)
 }
 
+// NextContext is Next with GetNextContext's handling of ctx: when ctx is done first it
+// returns false and Err returns ctx.Err().
+func (it *Iterator) NextContext(ctx context.Context) bool {
+	if it == nil {
+		return false
+	}
+	return it.scan.next(func() (*Element, error) { return it.GetNextContext(ctx) })
+}
+
 // Value returns the current element. It belongs to the iterator and is closed by the next
 // call to Next (tensors taken from it stay valid); nil before the first Next and after the
 // last.
@@ -171,7 +219,7 @@ func (it *Iterator) Value() *Element {
 	if it == nil {
 		return nil
 	}
-	return it.scan.cur
+	return it.scan.value()
 }
 
 // Err returns the error that stopped Next, or nil when it stopped at the end of the data.
@@ -201,9 +249,7 @@ func (o *Optional) Close() error {
 	if o == nil {
 		return nil
 	}
-	if p := o.ref.take(); p != nil {
-		C.dinput_optional_free(p)
-	}
+	o.ref.close(func(p *C.dinput_optional_t) { C.dinput_optional_free(p) })
 	runtime.SetFinalizer(o, nil)
 	return nil
 }
@@ -214,37 +260,19 @@ func (o *Optional) HasValue() bool { return o != nil && o.hasValue }
 // Element returns the element held by the optional, as a new handle the caller owns.
 // InvalidArgument when the optional is empty or holds a per-replica value.
 func (o *Optional) Element() (*Element, error) {
-	if o == nil {
-		return nil, closedError("Optional")
-	}
-	p := o.ref.acquire()
-	defer o.ref.release()
-	if p == nil {
-		return nil, closedError("Optional")
-	}
 	var out *C.dinput_element_t
-	if err := call(func() C.dinput_status_t { return C.dinput_optional_get_value(&out, p) }); err != nil {
+	if err := callOn(o, func(p *C.dinput_optional_t) C.dinput_status_t { return C.dinput_optional_get_value(&out, p) }); err != nil {
 		return nil, err
 	}
-	runtime.KeepAlive(o)
 	return wrapElement(out), nil
 }
 
 // PerReplica returns the per-replica value held by the optional, as a new handle the caller
 // owns. InvalidArgument when the optional is empty or holds a plain element.
 func (o *Optional) PerReplica() (*PerReplica, error) {
-	if o == nil {
-		return nil, closedError("Optional")
-	}
-	p := o.ref.acquire()
-	defer o.ref.release()
-	if p == nil {
-		return nil, closedError("Optional")
-	}
 	var out *C.dinput_per_replica_t
-	if err := call(func() C.dinput_status_t { return C.dinput_optional_get_per_replica(&out, p) }); err != nil {
+	if err := callOn(o, func(p *C.dinput_optional_t) C.dinput_status_t { return C.dinput_optional_get_per_replica(&out, p) }); err != nil {
 		return nil, err
 	}
-	runtime.KeepAlive(o)
 	return wrapPerReplica(out), nil
 }

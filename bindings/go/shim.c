@@ -138,6 +138,11 @@ static dinput_status_t map_fn(dinput_element_t** out, const dinput_element_t* in
   return dgoMap(out, (dinput_element_t*)in, (uintptr_t)user_data);
 }
 
+static dinput_status_t interleave_fn(dinput_dataset_t** out, const dinput_element_t* in,
+                                     void* user_data) {
+  return dgoInterleave(out, (dinput_element_t*)in, (uintptr_t)user_data);
+}
+
 static dinput_status_t filter_fn(int* keep, const dinput_element_t* in, void* user_data) {
   return dgoFilter(keep, (dinput_element_t*)in, (uintptr_t)user_data);
 }
@@ -181,6 +186,32 @@ dinput_status_t dgo_dataset_map(dinput_dataset_t** out, const dinput_dataset_t* 
     free_handle((void*)handle);
   }
   dinput_map_options_free(options);
+  return st;
+}
+
+dinput_status_t dgo_dataset_interleave(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                       const dinput_spec_t* out_spec, int64_t cycle_length,
+                                       int64_t block_length, int64_t num_parallel_calls,
+                                       int deterministic, uintptr_t handle) {
+  /* As for map: the library owns the handle from the call on. */
+  dinput_interleave_options_t* options = NULL;
+  dinput_status_t st = dinput_interleave_options_new(&options);
+  if (st == DINPUT_OK && cycle_length != 0)
+    st = dinput_interleave_options_set_cycle_length(options, cycle_length);
+  if (st == DINPUT_OK && block_length != 0)
+    st = dinput_interleave_options_set_block_length(options, block_length);
+  if (st == DINPUT_OK && num_parallel_calls != 0)
+    st = dinput_interleave_options_set_num_parallel_calls(options, num_parallel_calls);
+  if (st == DINPUT_OK)
+    st =
+        dinput_interleave_options_set_deterministic(options, (dinput_deterministic_t)deterministic);
+  if (st == DINPUT_OK) {
+    st = dinput_dataset_interleave(out, input, interleave_fn, out_spec, (void*)handle, free_handle,
+                                   options);
+  } else {
+    free_handle((void*)handle);
+  }
+  dinput_interleave_options_free(options);
   return st;
 }
 
@@ -270,4 +301,12 @@ dinput_status_t dgo_tensor_cuda_record_stream(const dinput_tensor_t* t, uintptr_
 
 uintptr_t dgo_tensor_cuda_ready_event(const dinput_tensor_t* t) {
   return (uintptr_t)dinput_tensor_cuda_ready_event(t);
+}
+
+dinput_status_t dgo_tensor_to_dlpack(dgo_dl_managed** out, const dinput_tensor_t* t) {
+  return dinput_tensor_to_dlpack((struct DLManagedTensor**)out, t);
+}
+
+void dgo_dlpack_delete(dgo_dl_managed* m) {
+  if (m != NULL && m->deleter != NULL) m->deleter(m);
 }

@@ -58,6 +58,41 @@ dinput_status_t dgo_dataset_from_generator(dinput_dataset_t** out, const dinput_
 dinput_status_t dgo_dataset_map(dinput_dataset_t** out, const dinput_dataset_t* input,
                                 const dinput_spec_t* out_spec, int64_t num_parallel_calls,
                                 int deterministic, uintptr_t handle);
+/* DLPack's DLManagedTensor, written out (dinput.h only forward-declares it): the layout is
+ * DLPack's ABI, unchanged from 0.5 through 1.x for this struct. */
+typedef struct dgo_dl_device {
+  int32_t device_type;
+  int32_t device_id;
+} dgo_dl_device;
+typedef struct dgo_dl_dtype {
+  uint8_t code;
+  uint8_t bits;
+  uint16_t lanes;
+} dgo_dl_dtype;
+typedef struct dgo_dl_tensor {
+  void* data;
+  dgo_dl_device device;
+  int32_t ndim;
+  dgo_dl_dtype dtype;
+  int64_t* shape;
+  int64_t* strides;
+  uint64_t byte_offset;
+} dgo_dl_tensor;
+typedef struct dgo_dl_managed {
+  dgo_dl_tensor dl_tensor;
+  void* manager_ctx;
+  void (*deleter)(struct dgo_dl_managed* self);
+} dgo_dl_managed;
+dinput_status_t dgo_tensor_to_dlpack(dgo_dl_managed** out, const dinput_tensor_t* t);
+/* Calls the deleter (Go cannot call a C function pointer). */
+void dgo_dlpack_delete(dgo_dl_managed* m);
+
+/* interleave with its options; 0 leaves cycle_length, block_length and num_parallel_calls at
+ * their defaults. */
+dinput_status_t dgo_dataset_interleave(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                       const dinput_spec_t* out_spec, int64_t cycle_length,
+                                       int64_t block_length, int64_t num_parallel_calls,
+                                       int deterministic, uintptr_t handle);
 dinput_status_t dgo_dataset_filter(dinput_dataset_t** out, const dinput_dataset_t* input,
                                    uintptr_t handle);
 dinput_status_t dgo_distribute_datasets_from_function(dinput_dist_dataset_t** out,

@@ -118,14 +118,14 @@ func NewCollectiveFromCluster(cluster *Cluster, options *CollectiveOptions) (*Co
 		return nil, err
 	}
 	defer C.dinput_collective_options_free(copts)
-	p := cluster.ref.acquire()
-	defer cluster.ref.release()
-	if p == nil {
-		return nil, closedError("Cluster")
-	}
-	return newCollective(func(out **C.dinput_collective_t) C.dinput_status_t {
-		return C.dinput_collective_new_from_cluster(out, p, copts)
+	var c *Collective
+	err = use(cluster, func(p *C.dinput_cluster_t) (err error) {
+		c, err = newCollective(func(out **C.dinput_collective_t) C.dinput_status_t {
+			return C.dinput_collective_new_from_cluster(out, p, copts)
+		})
+		return err
 	})
+	return c, err
 }
 
 // Close releases the collective (strategies made with it keep it alive). Idempotent.
@@ -133,9 +133,7 @@ func (c *Collective) Close() error {
 	if c == nil {
 		return nil
 	}
-	if p := c.ref.take(); p != nil {
-		C.dinput_collective_free(p)
-	}
+	c.ref.close(func(p *C.dinput_collective_t) { C.dinput_collective_free(p) })
 	runtime.SetFinalizer(c, nil)
 	return nil
 }
@@ -151,22 +149,14 @@ func (c *Collective) NumWorkers() int {
 // Abort fails every pending and future wait of every worker with code (not OK) and message,
 // so that a worker that cannot continue releases its peers at once. Irreversible.
 func (c *Collective) Abort(code Code, message string) error {
-	if c == nil {
-		return closedError("Collective")
-	}
-	p := c.ref.acquire()
-	defer c.ref.release()
-	if p == nil {
-		return closedError("Collective")
-	}
-	if !code.valid() {
+	if c != nil && !code.valid() {
 		return invalidArgument("Abort: unknown status code %d", int(code))
 	}
 	msg := C.CString(message)
 	defer C.free(unsafe.Pointer(msg))
-	err := call(func() C.dinput_status_t { return C.dinput_collective_abort(p, C.dinput_status_t(code), msg) })
-	runtime.KeepAlive(c)
-	return err
+	return callOn(c, func(p *C.dinput_collective_t) C.dinput_status_t {
+		return C.dinput_collective_abort(p, C.dinput_status_t(code), msg)
+	})
 }
 
 // Strategy is a set of replica devices: W workers x R local replicas, seen from one worker.
@@ -229,22 +219,12 @@ func NewStrategy(devices ...string) (*Strategy, error) {
 // NewMultiWorkerStrategy returns worker workerIndex of a multi-worker strategy whose workers
 // are joined by collective; every worker has the given local devices (none: CPU:0).
 func NewMultiWorkerStrategy(collective *Collective, workerIndex int, devices ...string) (*Strategy, error) {
-	if collective == nil {
-		return nil, closedError("Collective")
-	}
-	cp := collective.ref.acquire()
-	defer collective.ref.release()
-	if cp == nil {
-		return nil, closedError("Collective")
-	}
 	arr, free := cStrings(devices)
 	defer free()
 	var out *C.dinput_strategy_t
-	err := call(func() C.dinput_status_t {
+	if err := callOn(collective, func(cp *C.dinput_collective_t) C.dinput_status_t {
 		return C.dinput_strategy_new_multi_worker(&out, cp, C.int(workerIndex), arr, C.int(len(devices)))
-	})
-	runtime.KeepAlive(collective)
-	if err != nil {
+	}); err != nil {
 		return nil, err
 	}
 	return wrapStrategy(out), nil
@@ -253,20 +233,10 @@ func NewMultiWorkerStrategy(collective *Collective, workerIndex int, devices ...
 // NewMultiWorkerCPUStrategy is NewMultiWorkerStrategy with numReplicasInSync CPU replicas in
 // total; InvalidArgument when that is not divisible by the number of workers.
 func NewMultiWorkerCPUStrategy(collective *Collective, workerIndex, numReplicasInSync int) (*Strategy, error) {
-	if collective == nil {
-		return nil, closedError("Collective")
-	}
-	cp := collective.ref.acquire()
-	defer collective.ref.release()
-	if cp == nil {
-		return nil, closedError("Collective")
-	}
 	var out *C.dinput_strategy_t
-	err := call(func() C.dinput_status_t {
+	if err := callOn(collective, func(cp *C.dinput_collective_t) C.dinput_status_t {
 		return C.dinput_strategy_new_multi_worker_cpu(&out, cp, C.int(workerIndex), C.int(numReplicasInSync))
-	})
-	runtime.KeepAlive(collective)
-	if err != nil {
+	}); err != nil {
 		return nil, err
 	}
 	return wrapStrategy(out), nil
@@ -277,9 +247,7 @@ func (s *Strategy) Close() error {
 	if s == nil {
 		return nil
 	}
-	if p := s.ref.take(); p != nil {
-		C.dinput_strategy_free(p)
-	}
+	s.ref.close(func(p *C.dinput_strategy_t) { C.dinput_strategy_free(p) })
 	runtime.SetFinalizer(s, nil)
 	return nil
 }
@@ -322,17 +290,4 @@ func (s *Strategy) Devices() []string {
 		return nil
 	}
 	return append([]string(nil), s.devices...)
-}
-
-// acquire read-locks the strategy for a call; see ref.acquire.
-func (s *Strategy) acquire() (*C.dinput_strategy_t, error) {
-	if s == nil {
-		return nil, closedError("Strategy")
-	}
-	p := s.ref.acquire()
-	if p == nil {
-		s.ref.release()
-		return nil, closedError("Strategy")
-	}
-	return p, nil
 }

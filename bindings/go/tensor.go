@@ -45,9 +45,7 @@ func (t *Tensor) Close() error {
 	if t == nil {
 		return nil
 	}
-	if p := t.ref.take(); p != nil {
-		C.dinput_tensor_free(p)
-	}
+	t.ref.close(func(p *C.dinput_tensor_t) { C.dinput_tensor_free(p) })
 	runtime.SetFinalizer(t, nil)
 	return nil
 }
@@ -336,19 +334,14 @@ func dtypeMismatch(t *Tensor, want DType) error {
 // copyTo copies the data into dst (capacity dstBytes) through dinput_tensor_copy_to, which
 // checks the dtype and the capacity.
 func (t *Tensor) copyTo(want DType, dst unsafe.Pointer, dstBytes int, n int) error {
-	p := t.ref.acquire()
-	defer t.ref.release()
-	if p == nil {
-		return closedError("Tensor")
-	}
-	if n == 0 && t.dtype == want {
-		return nil // nothing to copy, and dst may be nil
-	}
-	err := call(func() C.dinput_status_t {
-		return C.dinput_tensor_copy_to(dst, C.size_t(dstBytes), p, C.dinput_dtype_t(want))
+	return use(t, func(p *C.dinput_tensor_t) error {
+		if n == 0 && t.dtype == want {
+			return nil // nothing to copy, and dst may be nil
+		}
+		return call(func() C.dinput_status_t {
+			return C.dinput_tensor_copy_to(dst, C.size_t(dstBytes), p, C.dinput_dtype_t(want))
+		})
 	})
-	runtime.KeepAlive(t)
-	return err
 }
 
 // Bools returns a copy of a bool tensor's data.
@@ -432,30 +425,30 @@ func (t *Tensor) Strings() ([]string, error) {
 
 // strings copies all strings of a bytes tensor into one Go buffer in a single cgo call.
 func (t *Tensor) strings() ([]byte, []int, error) {
-	if t == nil {
-		return nil, nil, closedError("Tensor")
-	}
-	if t.dtype != Bytes {
+	if t != nil && t.dtype != Bytes {
 		return nil, nil, dtypeMismatch(t, Bytes)
 	}
-	p := t.ref.acquire()
-	defer t.ref.release()
-	if p == nil {
-		return nil, nil, closedError("Tensor")
+	var data []byte
+	var clens []C.size_t
+	total := 0
+	if err := use(t, func(p *C.dinput_tensor_t) error {
+		n := int(t.NumElements())
+		if n == 0 {
+			clens = []C.size_t{}
+			return nil
+		}
+		total = int(C.dinput_tensor_byte_size(p))
+		data = make([]byte, total+1) // +1: a valid pointer even when every string is empty
+		clens = make([]C.size_t, n)
+		return call(func() C.dinput_status_t {
+			return C.dgo_tensor_strings(p, &clens[0], (*C.char)(unsafe.Pointer(&data[0])), C.size_t(total))
+		})
+	}); err != nil {
+		return nil, nil, err
 	}
-	n := int(t.NumElements())
+	n := len(clens)
 	if n == 0 {
 		return nil, []int{}, nil
-	}
-	total := int(C.dinput_tensor_byte_size(p))
-	data := make([]byte, total+1) // +1: a valid pointer even when every string is empty
-	clens := make([]C.size_t, n)
-	err := call(func() C.dinput_status_t {
-		return C.dgo_tensor_strings(p, &clens[0], (*C.char)(unsafe.Pointer(&data[0])), C.size_t(total))
-	})
-	runtime.KeepAlive(t)
-	if err != nil {
-		return nil, nil, err
 	}
 	lengths := make([]int, n)
 	for i, l := range clens {

@@ -124,15 +124,7 @@ func dgoInterleave(out **C.dinput_dataset_t, in *C.dinput_element_t, h C.uintptr
 	if err != nil {
 		return fail(err)
 	}
-	if ds == nil {
-		return fail(invalidArgument("%s returned a nil dataset without an error", what))
-	}
-	// The library takes ownership of *out while the Go Dataset stays the caller's: hand it
-	// a handle of its own.
-	if err := callOn(ds, func(p *C.dinput_dataset_t) C.dinput_status_t { return C.dinput_dataset_ref(out, p) }); err != nil {
-		return fail(err)
-	}
-	return C.DINPUT_OK
+	return handOverDataset(out, ds, what)
 }
 
 //export dgoFilter
@@ -165,11 +157,16 @@ func dgoDatasetFn(out **C.dinput_dataset_t, c *C.dinput_input_context_t, h C.uin
 	if err != nil {
 		return fail(err)
 	}
+	return handOverDataset(out, ds, what)
+}
+
+// handOverDataset gives the library, in *out, a handle of its own to the dataset a callback
+// returned: the library takes ownership of what it gets, while the Go Dataset stays the
+// caller's.
+func handOverDataset(out **C.dinput_dataset_t, ds *Dataset, what string) C.dinput_status_t {
 	if ds == nil {
 		return fail(invalidArgument("%s returned a nil dataset without an error", what))
 	}
-	// The library takes ownership of the handle it gets, but the Go Dataset stays the
-	// caller's: hand it a handle of its own.
 	if err := callOn(ds, func(p *C.dinput_dataset_t) C.dinput_status_t { return C.dinput_dataset_ref(out, p) }); err != nil {
 		return fail(err)
 	}

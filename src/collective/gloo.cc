@@ -371,14 +371,21 @@ struct GlooCollective::Impl {
       return aborted || broken || stopping || channel_aborted_at(op.channel, op.seq);
     });
     if (aborted || channel_aborted_at(op.channel, op.seq) || broken) return;
+    fail_for_lost_worker(lock, peer, str_cat(" at step ", op.seq, " of channel ", op.channel),
+                         what);
+  }
+
+  // Fails this worker's collective for the lost worker `peer` (mu held by `lock`, released
+  // here) and tells every other worker: only those exchanging with the lost one (or watching
+  // it) see its connection close, and the others may be waiting for one of those.
+  void fail_for_lost_worker(std::unique_lock<std::mutex>& lock, int peer, const std::string& where,
+                            const std::string& what) {
     broken = Error(Code::kUnavailable,
                    str_cat("collective: worker ", rank, " lost its connection to worker ", peer,
-                           " at step ", op.seq, " of channel ", op.channel, " (", what,
+                           where, " (", what,
                            "): that worker stopped, or the network between them failed; "
                            "every worker fails"));
     interrupt_operations(nullptr);
-    // Only the workers exchanging with the lost one in their current round see its
-    // connection close; the others may be waiting for one of those. Tell them all.
     const Error error = *broken;
     lock.unlock();
     broadcast(kAbortAll, 0, error);
@@ -545,8 +552,7 @@ struct GlooCollective::Impl {
   // Each worker watches the next one (a ring: one message per worker and period, whatever the
   // number of workers): every half second it sends it a kPing, and once that connection has
   // failed the send fails at once. A worker that closed its collective normally said so
-  // first (kLeaving) and is not a fault; one that did not is lost, and, as in lost(), every
-  // worker is told.
+  // first (kLeaving) and is not a fault; one that did not is lost, as in lost().
   void probe() {
     if (size == 1) return;
     const int peer = (rank + 1) % size;
@@ -578,15 +584,7 @@ struct GlooCollective::Impl {
                         [&] { return stopping || aborted || broken || left.count(peer) > 0; });
     if (stopping || aborted || broken || left.count(peer)) return;
     gone.insert(peer);
-    broken = Error(
-        Code::kUnavailable,
-        str_cat("collective: worker ", rank, " lost its connection to worker ", peer, " (", what,
-                "): that worker stopped, or the network between them failed; "
-                "every worker fails"));
-    interrupt_operations(nullptr);
-    const Error error = *broken;
-    lock.unlock();
-    broadcast(kAbortAll, 0, error);
+    fail_for_lost_worker(lock, peer, "", what);
   }
 
   std::vector<std::string> all_gather(uint64_t channel, std::string payload);

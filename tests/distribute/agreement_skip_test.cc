@@ -233,26 +233,36 @@ TEST(AgreementSkip, CancelAfterTheFirstStepStopsOnlyItsWorker) {
   EXPECT_EQ(steps0, 100);
 }
 
-TEST(AgreementSkip, PipelineErrorReachesEveryWorkerOverGloo) {
-  // The same over Gloo, workers as threads each with its own connections: the abort travels
-  // as a control message instead of through shared memory.
+// W Gloo collectives on loopback over one memory store, built by threads at once (each
+// constructor waits for the others); a failure to connect is left in *unavailable.
+std::vector<std::shared_ptr<Collective>> gloo_workers(int W, const std::string& job,
+                                                      std::string* unavailable) {
   auto store = make_memory_store();
   GlooOptions options;
   options.timeout = std::chrono::milliseconds(30000);
   options.address = "127.0.0.1";
-  options.job_id = "skip";
-  std::vector<std::shared_ptr<Collective>> on(2);
+  options.job_id = job;
+  std::vector<std::shared_ptr<Collective>> on(static_cast<size_t>(W));
+  std::mutex mu;
   std::vector<std::thread> threads;
-  std::string unavailable;
-  for (int w = 0; w < 2; ++w)
+  for (int w = 0; w < W; ++w)
     threads.emplace_back([&, w] {
       try {
-        on[static_cast<size_t>(w)] = make_gloo_collective(w, 2, store, options);
+        on[static_cast<size_t>(w)] = make_gloo_collective(w, W, store, options);
       } catch (const Error& e) {
-        unavailable = e.what();
+        std::lock_guard<std::mutex> lock(mu);
+        *unavailable = e.what();
       }
     });
   for (auto& t : threads) t.join();
+  return on;
+}
+
+TEST(AgreementSkip, PipelineErrorReachesEveryWorkerOverGloo) {
+  // The same over Gloo, workers as threads each with its own connections: the abort travels
+  // as a control message instead of through shared memory.
+  std::string unavailable;
+  auto on = gloo_workers(2, "skip", &unavailable);
   if (!unavailable.empty()) GTEST_SKIP() << unavailable;
   const auto errors = fail_one_infinite(on);
   EXPECT_EQ(errors[1].rfind("DATA_LOSS: corrupt record 37", 0), 0u) << errors[1];
@@ -263,25 +273,10 @@ TEST(AgreementSkip, WorkerThatFinishesEarlyDoesNotFailTheOthers) {
   // Without per-step exchanges the workers drift apart: worker 2 takes its 5 steps and closes
   // its connections (as a process of `dinput launch ... run --steps 5` exits) while the
   // others are still iterating. That is not a failure: they take their steps to the end.
-  auto store = make_memory_store();
-  GlooOptions options;
-  options.timeout = std::chrono::milliseconds(30000);
-  options.address = "127.0.0.1";
-  options.job_id = "early";
-  std::vector<std::shared_ptr<Collective>> on(3);
-  std::vector<std::thread> threads;
   std::string unavailable;
-  for (int w = 0; w < 3; ++w)
-    threads.emplace_back([&, w] {
-      try {
-        on[static_cast<size_t>(w)] = make_gloo_collective(w, 3, store, options);
-      } catch (const Error& e) {
-        unavailable = e.what();
-      }
-    });
-  for (auto& t : threads) t.join();
-  threads.clear();
+  auto on = gloo_workers(3, "early", &unavailable);
   if (!unavailable.empty()) GTEST_SKIP() << unavailable;
+  std::vector<std::thread> threads;
   std::atomic<bool> closed{false};
   std::vector<std::string> errors(3);
   std::vector<int> steps(3, 0);

@@ -40,17 +40,17 @@ GlooOptions loopback(int64_t timeout_ms, std::string job = "test") {
   return o;
 }
 
-// W collectives, one per worker, built concurrently (each constructor waits for the others).
-std::vector<std::shared_ptr<Collective>> connect(int W, int64_t timeout_ms,
-                                                 std::shared_ptr<Store> store = nullptr) {
-  if (!store) store = make_memory_store();
+// W collectives, one per worker, built concurrently (each constructor waits for the others)
+// with the given options.
+std::vector<std::shared_ptr<Collective>> connect_with(int W, std::shared_ptr<Store> store,
+                                                      const GlooOptions& options) {
   std::vector<std::shared_ptr<Collective>> out(static_cast<size_t>(W));
   std::vector<std::string> errors(static_cast<size_t>(W));
   std::vector<std::thread> threads;
   for (int w = 0; w < W; ++w)
     threads.emplace_back([&, w] {
       try {
-        out[static_cast<size_t>(w)] = make_gloo_collective(w, W, store, loopback(timeout_ms));
+        out[static_cast<size_t>(w)] = make_gloo_collective(w, W, store, options);
       } catch (const std::exception& e) {
         errors[static_cast<size_t>(w)] = e.what();
       }
@@ -58,6 +58,13 @@ std::vector<std::shared_ptr<Collective>> connect(int W, int64_t timeout_ms,
   for (auto& t : threads) t.join();
   for (int w = 0; w < W; ++w) EXPECT_EQ(errors[static_cast<size_t>(w)], "") << "worker " << w;
   return out;
+}
+
+// The same on loopback with a timeout (and a fresh memory store unless one is given).
+std::vector<std::shared_ptr<Collective>> connect(int W, int64_t timeout_ms,
+                                                 std::shared_ptr<Store> store = nullptr) {
+  if (!store) store = make_memory_store();
+  return connect_with(W, std::move(store), loopback(timeout_ms));
 }
 
 template <typename F>
@@ -386,16 +393,9 @@ TEST(GlooCollective, RendezvousTimeoutNamesTheMissingWorkers) {
 
 // Timeouts past what the clock can hold wait without a deadline (as in process).
 TEST(GlooCollective, HugeTimeoutsWait) {
-  auto store = make_memory_store();
-  std::vector<std::shared_ptr<Collective>> c(2);
-  std::vector<std::thread> ts;
-  for (int w = 0; w < 2; ++w)
-    ts.emplace_back([&, w] {
-      GlooOptions o = loopback(0, "huge");
-      o.timeout = milliseconds::max();
-      c[static_cast<size_t>(w)] = make_gloo_collective(w, 2, store, o);
-    });
-  for (auto& t : ts) t.join();
+  GlooOptions o = loopback(0, "huge");
+  o.timeout = milliseconds::max();
+  auto c = connect_with(2, make_memory_store(), o);
   ASSERT_TRUE(c[0] && c[1]);
   std::thread late([&] {
     std::this_thread::sleep_for(milliseconds(100));
@@ -422,11 +422,7 @@ TEST(GlooCollective, InterfaceFromTheEnvironment) {
   EXPECT_EQ(code_of([&] { make_gloo_collective(0, 1, store, loopback(5000, "env2")); }), Code::kOk);
   // The loopback interface by name.
   setenv("DINPUT_GLOO_IFACE", "lo", 1);
-  std::vector<std::shared_ptr<Collective>> c(2);
-  std::vector<std::thread> ts;
-  for (int w = 0; w < 2; ++w)
-    ts.emplace_back([&, w] { c[static_cast<size_t>(w)] = make_gloo_collective(w, 2, store, o); });
-  for (auto& t : ts) t.join();
+  auto c = connect_with(2, store, o);
   unsetenv("DINPUT_GLOO_IFACE");
   std::thread t([&] { c[1]->all_gather(1, 1, "b"); });
   EXPECT_EQ(c[0]->all_gather(0, 1, "a"), (std::vector<std::string>{"a", "b"}));

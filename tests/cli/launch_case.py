@@ -431,15 +431,14 @@ def cluster_tf_config(ctx):
     cluster = {"chief": ["127.0.0.1:%d" % port], "worker": ["127.0.0.1:1", "127.0.0.1:2"],
                "ps": ["127.0.0.1:3"], "evaluator": ["127.0.0.1:4"]}
     tasks = [("chief", 0), ("worker", 0), ("worker", 1)]
-    envs = [clean_env(TF_CONFIG=json.dumps({"cluster": cluster,
-                                            "task": {"type": t, "index": i}}))
-            for t, i in tasks]
-    cluster_job(ctx, "tf_config", envs)
-    port = free_port()
-    cluster["chief"] = ["127.0.0.1:%d" % port]
-    envs = [clean_env(TF_CONFIG=json.dumps({"cluster": cluster, "task": {"type": t, "index": i}}))
-            for t, i in tasks]
-    cluster_job(ctx, "auto", envs)
+
+    def envs():
+        return [clean_env(TF_CONFIG=json.dumps({"cluster": cluster,
+                                                "task": {"type": t, "index": i}}))
+                for t, i in tasks]
+    cluster_job(ctx, "tf_config", envs())
+    cluster["chief"] = ["127.0.0.1:%d" % free_port()]
+    cluster_job(ctx, "auto", envs())
     # A ps task reads no input: joining from it is a clear error.
     code, out, err = call(ctx, [ctx.tool, "run", "--cluster", "auto"] + RUN_ARGS, env=clean_env(
         TF_CONFIG=json.dumps({"cluster": cluster, "task": {"type": "ps", "index": 0}})))

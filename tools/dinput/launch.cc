@@ -14,7 +14,6 @@
 #include <csignal>
 #include <cstring>
 #include <deque>
-#include <limits>
 #include <map>
 #include <memory>
 #include <set>

@@ -881,6 +881,34 @@ DINPUT_API dinput_status_t dinput_dataset_map(dinput_dataset_t** out, const dinp
                                               dinput_free_fn free_user_data,
                                               const dinput_map_options_t* options);
 
+/** map_many callback: computes one result per input for a run of count consecutive elements
+ * (1 <= count <= max_count of dinput_dataset_map_many; only the last run of the input is
+ * shorter): outs[i] from ins[i], for every i < count. outs arrives with count NULL slots; each
+ * outs[i] set is owned by the library afterwards, also when the callback fails (the library
+ * releases what was set). ins and its elements are borrowed for the call only
+ * (dinput_element_ref keeps one longer, or returns it as an output). CUDA tensors in the
+ * outputs are copied to host memory, as a map callback's are. With num_parallel_calls > 1 it
+ * runs concurrently on library threads, one run per call. */
+typedef dinput_status_t (*dinput_map_many_fn)(dinput_element_t** outs,
+                                              const dinput_element_t* const* ins, size_t count,
+                                              void* user_data);
+/** The map of dinput_dataset_map, computed by a callback that serves up to max_count (>= 1)
+ * consecutive elements per call: the results, their order and the options (out_spec,
+ * num_parallel_calls, deterministic; NULL: defaults) mean what they mean for
+ * dinput_dataset_map, and with num_parallel_calls > 1 each run is one task on the pool. The
+ * input is read a run at a time: the first get_next of a run reads up to max_count input
+ * elements before the callback runs. A failing callback fails get_next at the first element
+ * of its run (every element of earlier runs is delivered first); DINPUT_OUT_OF_RANGE from it
+ * becomes DINPUT_INVALID_ARGUMENT. A DINPUT_OK return that leaves some outs[i] NULL, or an
+ * output that does not match the spec, fails the same way with DINPUT_INVALID_ARGUMENT naming
+ * the index i. max_count 0 is DINPUT_INVALID_ARGUMENT. user_data is released with
+ * free_user_data exactly once, as for dinput_dataset_map (also when this call fails). */
+DINPUT_API dinput_status_t dinput_dataset_map_many(dinput_dataset_t** out,
+                                                   const dinput_dataset_t* input, size_t max_count,
+                                                   dinput_map_many_fn fn, void* user_data,
+                                                   dinput_free_fn free_user_data,
+                                                   const dinput_map_options_t* options);
+
 /** filter callback: sets *keep to non-zero to keep the element. in is borrowed for the call
  * only (dinput_element_ref keeps it longer). */
 typedef dinput_status_t (*dinput_filter_fn)(int* keep, const dinput_element_t* in, void* user_data);

@@ -322,6 +322,29 @@ DINPUT_API dinput_status_t dinput_dataset_map(dinput_dataset_t** out, const dinp
       }));
 }
 
+DINPUT_API dinput_status_t dinput_dataset_map_many(dinput_dataset_t** out,
+                                                   const dinput_dataset_t* input, size_t max_count,
+                                                   dinput_map_many_fn fn, void* user_data,
+                                                   dinput_free_fn free_user_data,
+                                                   const dinput_map_options_t* options) {
+  auto owned = std::make_shared<capi::UserData>(user_data, free_user_data);
+  const auto& o = capi::settings(options);
+  return capi::freeze_if_ok(
+      options, "dinput_dataset_map_many", make_dataset(__func__, out, input, [&](DatasetPtr in) {
+        if (!fn) raise(Code::kInvalidArgument, "dinput_dataset_map_many: argument 'fn' is NULL");
+        if (max_count == 0)
+          raise(Code::kInvalidArgument,
+                "dinput_dataset_map_many: argument 'max_count' is 0; a run "
+                "has at least one element");
+        if (max_count > static_cast<size_t>(INT64_MAX))
+          raise(Code::kInvalidArgument, "dinput_dataset_map_many: argument 'max_count' is ",
+                max_count, ", more than INT64_MAX (a negative number converted?)");
+        return make_map_many(in, capi::make_c_map_many(fn, owned), static_cast<int64_t>(max_count),
+                             o.out_spec.value_or(ElementSpec()), o.num_parallel_calls,
+                             capi::to_optional(o.deterministic));
+      }));
+}
+
 DINPUT_API dinput_status_t dinput_dataset_filter(dinput_dataset_t** out,
                                                  const dinput_dataset_t* input, dinput_filter_fn fn,
                                                  void* user_data, dinput_free_fn free_user_data) {

@@ -123,6 +123,41 @@ std::shared_ptr<const MapFn> make_c_map(dinput_map_fn fn, std::shared_ptr<UserDa
   });
 }
 
+std::shared_ptr<const MapManyFn> make_c_map_many(dinput_map_many_fn fn,
+                                                 std::shared_ptr<UserData> user_data) {
+  return std::make_shared<const MapManyFn>([fn, user_data](std::vector<Element>& outs,
+                                                           std::vector<Element>& ins) {
+    size_t count = ins.size();
+    // The inputs move into handles: the core hands the run over and needs it no more.
+    std::vector<dinput_element> in_handles;
+    in_handles.reserve(count);
+    for (Element& e : ins) in_handles.push_back(to_handle(std::move(e)));
+    std::vector<const dinput_element_t*> in_ptrs(count);
+    for (size_t i = 0; i < count; ++i) in_ptrs[i] = &in_handles[i];
+    std::vector<dinput_element_t*> produced(count, nullptr);
+    dinput_status_t st;
+    {
+      CallbackScope scope;
+      st = fn(produced.data(), in_ptrs.data(), count, user_data->get());
+      // Whatever the callback set is the library's now, whether it succeeded or not.
+      std::vector<std::unique_ptr<dinput_element>> owned(count);
+      for (size_t i = 0; i < count; ++i) owned[i].reset(produced[i]);
+      check_callback(st, "the map_many callback");
+      for (size_t i = 0; i < count; ++i)
+        if (!owned[i])
+          raise(Code::kInvalidArgument, "the map_many callback returned DINPUT_OK without output ",
+                i, " (of ", count, ")");
+      for (size_t i = 0; i < count; ++i) {
+        Element e = std::move(owned[i]->parts);
+        owned[i].reset();
+        if (!all_on_host(e))
+          move_to_host(e, nullptr, str_cat("the map_many callback's output ", i).c_str());
+        outs.push_back(std::move(e));
+      }
+    }
+  });
+}
+
 std::shared_ptr<const PredicateFn> make_c_filter(dinput_filter_fn fn,
                                                  std::shared_ptr<UserData> user_data) {
   return std::make_shared<const PredicateFn>([fn, user_data](const Element& in) {

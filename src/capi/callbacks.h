@@ -47,6 +47,8 @@ std::shared_ptr<const GeneratorSource> make_c_generator(dinput_generator_init_fn
                                                         dinput_generator_finalize_fn finalize,
                                                         std::shared_ptr<UserData> user_data);
 std::shared_ptr<const MapFn> make_c_map(dinput_map_fn fn, std::shared_ptr<UserData> user_data);
+std::shared_ptr<const MapManyFn> make_c_map_many(dinput_map_many_fn fn,
+                                                 std::shared_ptr<UserData> user_data);
 std::shared_ptr<const PredicateFn> make_c_filter(dinput_filter_fn fn,
                                                  std::shared_ptr<UserData> user_data);
 std::shared_ptr<const InterleaveFn> make_c_interleave(dinput_interleave_fn fn,

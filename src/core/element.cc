@@ -18,6 +18,13 @@ bool is_compatible(const TensorSpec& spec, const Tensor& tensor) {
   return true;
 }
 
+bool matches(const ElementSpec& spec, const Element& element) {
+  if (spec.size() != element.size()) return false;
+  for (size_t i = 0; i < spec.size(); ++i)
+    if (!is_compatible(spec[i], element[i])) return false;
+  return true;
+}
+
 void check_matches(const ElementSpec& spec, const Element& element, const std::string& what) {
   if (spec.size() != element.size())
     raise(Code::kInvalidArgument, what, " produced an element with ", element.size(),

@@ -27,6 +27,9 @@ ElementSpec spec_of(const Element& element);
 // True when the tensor has the spec's dtype and rank and agrees on every known dimension.
 bool is_compatible(const TensorSpec& spec, const Tensor& tensor);
 
+// True when `element` has the spec's number of components and each is_compatible.
+bool matches(const ElementSpec& spec, const Element& element);
+
 // Throws INVALID_ARGUMENT naming `what`, the component and both specs when `element` does
 // not match `spec`.
 void check_matches(const ElementSpec& spec, const Element& element, const std::string& what);

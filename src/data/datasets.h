@@ -55,6 +55,14 @@ constexpr int64_t kAutotune = -1;
 // (for map, interleave and batch): the with_options() value in effect, else true.
 DatasetPtr make_map(DatasetPtr input, std::shared_ptr<const MapFn> fn, ElementSpec out_spec,
                     int64_t num_parallel_calls, std::optional<bool> deterministic);
+// map whose function serves a run of consecutive elements per call: it is given up to
+// max_count (>= 1) inputs at once (fewer at the end of the input) and appends one result per
+// input to `outs`, in order; it may move from `ins`. The results are the same elements a map
+// would give; a failing call fails the iterator at the first element of its run.
+using MapManyFn = std::function<void(std::vector<Element>& outs, std::vector<Element>& ins)>;
+DatasetPtr make_map_many(DatasetPtr input, std::shared_ptr<const MapManyFn> fn, int64_t max_count,
+                         ElementSpec out_spec, int64_t num_parallel_calls,
+                         std::optional<bool> deterministic);
 DatasetPtr make_filter(DatasetPtr input, std::shared_ptr<const PredicateFn> fn);
 DatasetPtr make_enumerate(DatasetPtr input, int64_t start);
 // For each input element fn gives a dataset; cycle_length of them are read in turn,

@@ -1,4 +1,6 @@
-// map: a user function applied to every element, sequentially or on a thread pool.
+// map: a user function applied to every element, sequentially or on a thread pool. The unit of
+// work is a run of consecutive elements: map_many's function serves a whole run per call, and
+// the element map is the case of runs of one.
 #include <thread>
 
 #include "data/nodes.h"
@@ -18,12 +20,17 @@ void check_num_parallel_calls(const char* op, int64_t n) {
 
 namespace {
 
+using Run = std::vector<Element>;
+
 class MapDataset final : public UnaryDataset {
  public:
-  MapDataset(DatasetPtr input, std::shared_ptr<const MapFn> fn, ElementSpec out_spec,
-             int64_t parallel, std::optional<bool> deterministic)
+  // many: the function was given as a map_many's (errors then name the index in the run).
+  MapDataset(DatasetPtr input, std::shared_ptr<const MapManyFn> fn, size_t max_count, bool many,
+             ElementSpec out_spec, int64_t parallel, std::optional<bool> deterministic)
       : UnaryDataset(std::move(input)),
         fn_(std::move(fn)),
+        max_count_(max_count),
+        many_(many),
         spec_(std::move(out_spec)),
         parallel_(parallel),
         deterministic_(deterministic) {}
@@ -31,24 +38,52 @@ class MapDataset final : public UnaryDataset {
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override { return input_->cardinality(); }
   DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override {
-    return std::make_shared<MapDataset>(in.at(0), fn_, spec_, parallel_, deterministic_);
+    return std::make_shared<MapDataset>(in.at(0), fn_, max_count_, many_, spec_, parallel_,
+                                        deterministic_);
   }
   std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override;
 
-  const MapFn& fn() const { return *fn_; }
-  const ElementSpec& spec() const { return spec_; }
+  size_t max_count() const { return max_count_; }
+
+  // The results of one run, checked against the spec; `ins` is consumed.
+  Run apply(Run& ins) const {
+    Run outs;
+    outs.reserve(ins.size());
+    (*fn_)(outs, ins);
+    if (outs.size() != ins.size())
+      raise(Code::kInternal, "map: the function gave ", outs.size(), " results for ", ins.size(),
+            " elements");
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (matches(spec_, outs[i])) continue;
+      check_matches(spec_, outs[i],
+                    many_ ? str_cat("the map_many function's output ", i) : "the map function");
+    }
+    return outs;
+  }
 
  private:
-  std::shared_ptr<const MapFn> fn_;
+  std::shared_ptr<const MapManyFn> fn_;
+  size_t max_count_;
+  bool many_;
   ElementSpec spec_;
   int64_t parallel_;
   std::optional<bool> deterministic_;  // unset: the options' (see Options::ordered)
 };
 
-Element map_one(const MapDataset& ds, const Element& in) {
-  Element out = ds.fn()(in);
-  check_matches(ds.spec(), out, "the map function");
-  return out;
+// Reads the next run of up to max_count inputs into `ins`. An input error after some elements
+// were read is kept in `error` so that those elements are mapped and delivered before it (as
+// an element map would); with nothing read it is raised at once.
+bool read_run(Iterator& input, size_t max_count, Run& ins, std::exception_ptr& error) {
+  ins.clear();
+  Element e;
+  try {
+    while (ins.size() < max_count && input.next(e)) ins.push_back(std::move(e));
+  } catch (...) {
+    if (ins.empty()) throw;
+    error = std::current_exception();
+    return false;
+  }
+  return ins.size() == max_count;
 }
 
 class SequentialMapIterator final : public Iterator {
@@ -56,20 +91,32 @@ class SequentialMapIterator final : public Iterator {
   SequentialMapIterator(std::shared_ptr<const MapDataset> ds, std::unique_ptr<Iterator> input)
       : ds_(std::move(ds)), input_(std::move(input)) {}
   bool next(Element& out) override {
-    Element in;
-    if (!input_->next(in)) return false;
-    out = map_one(*ds_, in);
+    if (pos_ == outs_.size()) {
+      if (error_) std::rethrow_exception(error_);
+      if (input_done_) return false;
+      input_done_ = !read_run(*input_, ds_->max_count(), ins_, error_);
+      if (ins_.empty()) return false;
+      outs_.clear();
+      pos_ = 0;
+      outs_ = ds_->apply(ins_);
+    }
+    out = std::move(outs_[pos_++]);
     return true;
   }
 
  private:
   std::shared_ptr<const MapDataset> ds_;
   std::unique_ptr<Iterator> input_;
+  Run ins_;
+  Run outs_;  // the current run's results, handed out from pos_
+  size_t pos_ = 0;
+  bool input_done_ = false;
+  std::exception_ptr error_;  // an input error waiting behind outs_
 };
 
-// Reads input on the consumer's thread and keeps up to 2x the pool size of function calls
-// in flight (data/parallel_calls.h). With `deterministic` results come back in input order;
-// otherwise whichever finishes first.
+// Reads input on the consumer's thread and keeps up to 2x the pool size of runs in flight
+// (data/parallel_calls.h). With `deterministic` results come back in input order; otherwise
+// the runs come back whichever finishes first (each run's results in order).
 class ParallelMapIterator final : public Iterator {
  public:
   ParallelMapIterator(std::shared_ptr<const MapDataset> ds, std::unique_ptr<Iterator> input,
@@ -80,16 +127,21 @@ class ParallelMapIterator final : public Iterator {
         calls_(threads, static_cast<size_t>(threads) * 2, std::move(cancellation)) {}
 
   bool next(Element& out) override {
-    while (!input_done_ && !calls_.full()) {
-      Element in;
-      if (!input_->next(in)) {
-        input_done_ = true;
-        break;
+    while (pos_ == outs_.size()) {
+      while (!input_done_ && !calls_.full()) {
+        Run ins;
+        std::exception_ptr error;
+        input_done_ = !read_run(*input_, ds_->max_count(), ins, error);
+        if (!ins.empty())
+          calls_.submit([ds = ds_, ins = std::move(ins)]() mutable { return ds->apply(ins); });
+        if (error) calls_.submit_error(error);
       }
-      calls_.submit([ds = ds_, in = std::move(in)] { return map_one(*ds, in); });
+      if (calls_.empty()) return false;
+      outs_.clear();
+      pos_ = 0;
+      outs_ = calls_.take(deterministic_);
     }
-    if (calls_.empty()) return false;
-    out = calls_.take(deterministic_);
+    out = std::move(outs_[pos_++]);
     return true;
   }
 
@@ -98,7 +150,9 @@ class ParallelMapIterator final : public Iterator {
   std::unique_ptr<Iterator> input_;
   bool deterministic_;
   bool input_done_ = false;
-  ParallelCalls calls_;  // last: its workers run map_one on ds_
+  Run outs_;  // the run taken last, handed out from pos_
+  size_t pos_ = 0;
+  ParallelRunCalls calls_;  // last: its workers run apply on ds_
 };
 
 std::unique_ptr<Iterator> MapDataset::make_iterator(const IteratorContext& ctx) const {
@@ -111,16 +165,35 @@ std::unique_ptr<Iterator> MapDataset::make_iterator(const IteratorContext& ctx) 
       ctx.options.ordered(deterministic_), ctx.cancellation);
 }
 
+DatasetPtr make_map_node(const char* op, DatasetPtr input, std::shared_ptr<const MapManyFn> fn,
+                         size_t max_count, bool many, ElementSpec out_spec,
+                         int64_t num_parallel_calls, std::optional<bool> deterministic) {
+  check_num_parallel_calls(op, num_parallel_calls);
+  if (out_spec.empty()) out_spec = input->element_spec();
+  return std::make_shared<MapDataset>(std::move(input), std::move(fn), max_count, many,
+                                      std::move(out_spec), num_parallel_calls, deterministic);
+}
+
 }  // namespace
 
 DatasetPtr make_map(DatasetPtr input, std::shared_ptr<const MapFn> fn, ElementSpec out_spec,
                     int64_t num_parallel_calls, std::optional<bool> deterministic) {
   DINPUT_CHECK_ARG(input != nullptr, "map: no input dataset");
   DINPUT_CHECK_ARG(fn != nullptr && *fn, "map: no function given");
-  check_num_parallel_calls("map", num_parallel_calls);
-  if (out_spec.empty()) out_spec = input->element_spec();
-  return std::make_shared<MapDataset>(std::move(input), std::move(fn), std::move(out_spec),
-                                      num_parallel_calls, deterministic);
+  auto one = std::make_shared<const MapManyFn>(
+      [fn = std::move(fn)](Run& outs, Run& ins) { outs.push_back((*fn)(ins.front())); });
+  return make_map_node("map", std::move(input), std::move(one), 1, false, std::move(out_spec),
+                       num_parallel_calls, deterministic);
+}
+
+DatasetPtr make_map_many(DatasetPtr input, std::shared_ptr<const MapManyFn> fn, int64_t max_count,
+                         ElementSpec out_spec, int64_t num_parallel_calls,
+                         std::optional<bool> deterministic) {
+  DINPUT_CHECK_ARG(input != nullptr, "map_many: no input dataset");
+  DINPUT_CHECK_ARG(fn != nullptr && *fn, "map_many: no function given");
+  DINPUT_CHECK_ARG(max_count >= 1, "map_many: max_count must be at least 1, got ", max_count);
+  return make_map_node("map_many", std::move(input), std::move(fn), static_cast<size_t>(max_count),
+                       true, std::move(out_spec), num_parallel_calls, deterministic);
 }
 
 }  // namespace dinput

@@ -4,8 +4,9 @@
 
 namespace dinput {
 
-ParallelCalls::ParallelCalls(int threads, size_t max_in_flight,
-                             std::shared_ptr<Cancellation> cancellation)
+template <typename Result>
+ParallelCallsOf<Result>::ParallelCallsOf(int threads, size_t max_in_flight,
+                                         std::shared_ptr<Cancellation> cancellation)
     : max_in_flight_(max_in_flight),
       cancellation_(std::move(cancellation)),
       wake_on_cancel_(cancellation_,
@@ -16,13 +17,17 @@ ParallelCalls::ParallelCalls(int threads, size_t max_in_flight,
       pool_(std::make_unique<ThreadPool>(threads)) {}
 
 // The workers are joined before the slots and the lock they use go away.
-ParallelCalls::~ParallelCalls() { pool_.reset(); }
+template <typename Result>
+ParallelCallsOf<Result>::~ParallelCallsOf() {
+  pool_.reset();
+}
 
-void ParallelCalls::submit(std::function<Element()> work) {
+template <typename Result>
+void ParallelCallsOf<Result>::submit(std::function<Result()> work) {
   auto slot = std::make_shared<Slot>();
   in_flight_.push_back(slot);
   pool_->submit([this, slot, work = std::move(work)] {
-    Element result;
+    Result result;
     std::exception_ptr error;
     try {
       result = work();
@@ -39,14 +44,16 @@ void ParallelCalls::submit(std::function<Element()> work) {
   });
 }
 
-void ParallelCalls::submit_error(std::exception_ptr error) {
+template <typename Result>
+void ParallelCallsOf<Result>::submit_error(std::exception_ptr error) {
   auto slot = std::make_shared<Slot>();
   slot->done = true;
   slot->error = std::move(error);
   in_flight_.push_back(std::move(slot));
 }
 
-Element ParallelCalls::take(bool in_order) {
+template <typename Result>
+Result ParallelCallsOf<Result>::take(bool in_order) {
   std::unique_lock<std::mutex> lock(mu_);
   auto ready = in_flight_.begin();
   // A cancel ends the wait; the calls in flight finish on their own (see dispose.h).
@@ -68,5 +75,8 @@ Element ParallelCalls::take(bool in_order) {
   if (std::exception_ptr error = std::move(slot->error)) std::rethrow_exception(error);
   return std::move(slot->result);
 }
+
+template class ParallelCallsOf<Element>;
+template class ParallelCallsOf<std::vector<Element>>;
 
 }  // namespace dinput

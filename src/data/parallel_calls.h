@@ -1,6 +1,7 @@
 // Calls in flight on a thread pool, whose results are taken in the order they were submitted
-// or, where order does not matter, as they finish. The parallel map and the parallel batch
-// both read their input on the consumer's thread (input iterators are single-consumer) and
+// or, where order does not matter, as they finish. A call's result is one element (a batch)
+// or a run of elements (the map, whose unit of work is a run). The parallel map and the parallel
+// batch both read their input on the consumer's thread (input iterators are single-consumer) and
 // hand the costly part to the pool through this one queue, so both stop waiting when the
 // iterator is cancelled (data/cancellation.h) and both keep an input error in line behind
 // the results before it.
@@ -13,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "core/element.h"
 #include "data/cancellation.h"
@@ -20,20 +22,21 @@
 
 namespace dinput {
 
-class ParallelCalls {
+template <typename Result>
+class ParallelCallsOf {
  public:
   // threads: the pool's size; max_in_flight: how many calls may wait to be taken.
   // cancellation may be null (an iterator nobody can cancel).
-  ParallelCalls(int threads, size_t max_in_flight, std::shared_ptr<Cancellation> cancellation);
-  ~ParallelCalls();
-  ParallelCalls(const ParallelCalls&) = delete;
-  ParallelCalls& operator=(const ParallelCalls&) = delete;
+  ParallelCallsOf(int threads, size_t max_in_flight, std::shared_ptr<Cancellation> cancellation);
+  ~ParallelCallsOf();
+  ParallelCallsOf(const ParallelCallsOf&) = delete;
+  ParallelCallsOf& operator=(const ParallelCallsOf&) = delete;
 
   bool full() const { return in_flight_.size() >= max_in_flight_; }
   bool empty() const { return in_flight_.empty(); }
 
   // Runs `work` on the pool; take() hands out its result or raises its exception.
-  void submit(std::function<Element()> work);
+  void submit(std::function<Result()> work);
   // An error found by the consumer (reading input): take() raises it once the calls
   // submitted before it have been taken.
   void submit_error(std::exception_ptr error);
@@ -41,12 +44,12 @@ class ParallelCalls {
   // Waits for and removes the oldest call (in_order) or the first finished one, returning
   // its result or raising its exception; CANCELLED once the iterator is cancelled.
   // Must not be called when empty().
-  Element take(bool in_order);
+  Result take(bool in_order);
 
  private:
   struct Slot {
     bool done = false;
-    Element result;
+    Result result;
     std::exception_ptr error;
   };
 
@@ -58,5 +61,9 @@ class ParallelCalls {
   Cancellation::Registration wake_on_cancel_;  // after what the waker touches
   std::unique_ptr<ThreadPool> pool_;           // last: its workers use the members above
 };
+
+// Instantiated in parallel_calls.cc for these two.
+using ParallelCalls = ParallelCallsOf<Element>;
+using ParallelRunCalls = ParallelCallsOf<std::vector<Element>>;
 
 }  // namespace dinput

@@ -1,5 +1,5 @@
-/* Callbacks through the C API: generator, map and filter results and failures (their
- * messages must reach get_next, also from library threads), spec checks on what they
+/* Callbacks through the C API: generator, map, map_many and filter results and failures
+ * (their messages must reach get_next, also from library threads), spec checks on what they
  * produce, and the lifetime of user_data (free_user_data exactly once, also when the
  * constructor fails). */
 #define _POSIX_C_SOURCE 200809L
@@ -417,6 +417,213 @@ static void test_map_callbacks(void) {
     CHECK(drain_int64(b, v, 64, &n) == 40 && n == 5 && v[39] == -39);
     dinput_dataset_free(b);
     CHECK(c.frees == 1);
+  }
+  dinput_dataset_free(r);
+}
+
+/* ---- map_many: one callback call per run of elements ---- */
+
+struct many_config {
+  int64_t fail_on; /* fail the run holding this value */
+  dinput_status_t fail_status;
+  int64_t null_at;  /* leave this value's output NULL and return OK */
+  int64_t wrong_at; /* give this value's output as float64 */
+  int frees;
+  pthread_mutex_t mu;
+  size_t counts[64]; /* the count of each call, in call order */
+  int calls;
+};
+
+static void count_many_free(void* user_data) { ++((struct many_config*)user_data)->frees; }
+
+static struct many_config many_config_of(void) {
+  struct many_config c;
+  memset(&c, 0, sizeof c);
+  c.fail_on = c.null_at = c.wrong_at = INT64_MAX; /* no value is */
+  c.fail_status = DINPUT_FAILED_PRECONDITION;
+  pthread_mutex_init(&c.mu, NULL);
+  return c;
+}
+
+/* negate over a run. Before failing it sets the outputs of the run's earlier inputs, which
+ * the library must release. */
+static dinput_status_t negate_many(dinput_element_t** outs, const dinput_element_t* const* ins,
+                                   size_t count, void* user_data) {
+  struct many_config* c = (struct many_config*)user_data;
+  size_t i;
+  pthread_mutex_lock(&c->mu);
+  if (c->calls < 64) c->counts[c->calls] = count;
+  ++c->calls;
+  pthread_mutex_unlock(&c->mu);
+  for (i = 0; i < count; ++i) {
+    int64_t v = 0;
+    dinput_tensor_t* t = NULL;
+    if (outs[i] != NULL) return DINPUT_INTERNAL; /* the slots arrive empty */
+    if (dinput_tensor_copy_to(&v, sizeof v, dinput_element_get(ins[i], 0), DINPUT_INT64) !=
+        DINPUT_OK)
+      return dinput_last_error_code();
+    if (v == c->fail_on) {
+      dinput_error_set(c->fail_status, "value 20 is not allowed");
+      return c->fail_status;
+    }
+    if (v == c->null_at) continue;
+    if (v == c->wrong_at) {
+      double d = (double)v;
+      if (dinput_tensor_new(&t, DINPUT_FLOAT64, NULL, 0, &d, sizeof d) != DINPUT_OK)
+        return dinput_last_error_code();
+    } else {
+      v = -v;
+      t = make_int64(&v, 1, 0);
+    }
+    outs[i] = make_element(&t, 1);
+  }
+  return DINPUT_OK;
+}
+
+static dinput_status_t map_many_with(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                     size_t max_count, int64_t num_parallel_calls,
+                                     int deterministic, struct many_config* c) {
+  dinput_map_options_t* o = NULL;
+  dinput_status_t st = dinput_map_options_new(&o);
+  if (st == DINPUT_OK) st = dinput_map_options_set_num_parallel_calls(o, num_parallel_calls);
+  if (st == DINPUT_OK)
+    st = dinput_map_options_set_deterministic(o, deterministic_of(deterministic));
+  if (st == DINPUT_OK)
+    st = dinput_dataset_map_many(out, input, max_count, negate_many, c, count_many_free, o);
+  dinput_map_options_free(o);
+  return st;
+}
+
+static void test_map_many(void) {
+  dinput_dataset_t *r = NULL, *m = NULL, *up = NULL;
+  dinput_iterator_t* it = NULL;
+  int64_t v[64], w[64];
+  int64_t n = 0, i;
+  int ok;
+  long parallel[3] = {1, 4, DINPUT_AUTOTUNE};
+  int k;
+  CHECK_OK(dinput_dataset_range(&r, 0, 40, 1));
+
+  /* Runs of 7 over 40 elements: five full runs and a short last one; results in input order
+   * and equal to dinput_dataset_map's, sequential and parallel. */
+  for (k = 0; k < 3; ++k) {
+    struct many_config c = many_config_of();
+    struct map_config mc = map_config_of(-1, NULL);
+    int full = 0, short_runs = 0;
+    CHECK_OK(map_many_with(&m, r, 7, parallel[k], 1, &c));
+    ok = drain_int64(m, v, 64, NULL) == 40;
+    dinput_dataset_free(m);
+    CHECK_OK(map_with(&m, r, negate, NULL, parallel[k], 1, &mc, NULL));
+    ok = ok && drain_int64(m, w, 64, NULL) == 40 && same_int64(v, 40, w, 40);
+    CHECK(ok);
+    dinput_dataset_free(m);
+    CHECK(c.frees == 1);
+    CHECK(c.calls == 6);
+    for (i = 0; i < c.calls && i < 64; ++i) {
+      if (c.counts[i] == 7) ++full;
+      if (c.counts[i] == 5) ++short_runs;
+    }
+    CHECK(full == 5 && short_runs == 1);
+    if (parallel[k] == 1) CHECK(c.counts[5] == 5);
+  }
+
+  /* deterministic = 0: every element exactly once, in some order. */
+  {
+    struct many_config c = many_config_of();
+    int seen[40] = {0};
+    CHECK_OK(map_many_with(&m, r, 3, 4, 0, &c));
+    ok = drain_int64(m, v, 64, &n) == 40 && n == 40;
+    for (i = 0; ok && i < 40; ++i) {
+      if (v[i] > 0 || v[i] < -39 || seen[-v[i]]++) ok = 0;
+    }
+    CHECK(ok);
+    dinput_dataset_free(m);
+    CHECK(c.frees == 1);
+  }
+
+  /* A failing run (16..23 holds 20) fails get_next at its first element, after every
+   * element of the runs before it; the outputs it set are released (ASan checks). */
+  for (k = 0; k < 2; ++k) {
+    struct many_config c = many_config_of();
+    c.fail_on = 20;
+    CHECK_OK(map_many_with(&m, r, 8, k == 0 ? 1 : 4, 1, &c));
+    CHECK_OK(dinput_dataset_iterator(&it, m));
+    CHECK(read_until_error(it, &n) == DINPUT_FAILED_PRECONDITION);
+    CHECK(n == 16);
+    CHECK(strcmp(dinput_last_error_message(), "value 20 is not allowed") == 0);
+    dinput_iterator_free(it);
+    dinput_dataset_free(m);
+    CHECK(c.frees == 1);
+  }
+  /* OUT_OF_RANGE from the callback is an error, not the end. */
+  {
+    struct many_config c = many_config_of();
+    c.fail_on = 20;
+    c.fail_status = DINPUT_OUT_OF_RANGE;
+    CHECK_OK(map_many_with(&m, r, 8, 1, 1, &c));
+    CHECK_OK(dinput_dataset_iterator(&it, m));
+    CHECK(read_until_error(it, &n) == DINPUT_INVALID_ARGUMENT);
+    CHECK(n == 16);
+    CHECK_MSG("map_many callback returned OUT_OF_RANGE");
+    dinput_iterator_free(it);
+    dinput_dataset_free(m);
+  }
+
+  /* DINPUT_OK with a NULL output (index 2 of the run 8..11), and an output that does not
+   * match the spec (index 1 of the run 12..15): INVALID_ARGUMENT naming the index. */
+  for (k = 0; k < 2; ++k) {
+    struct many_config c = many_config_of();
+    c.null_at = 10;
+    CHECK_OK(map_many_with(&m, r, 4, k == 0 ? 1 : 4, 1, &c));
+    CHECK_OK(dinput_dataset_iterator(&it, m));
+    CHECK(read_until_error(it, &n) == DINPUT_INVALID_ARGUMENT);
+    CHECK(n == 8);
+    CHECK_MSG("without output 2");
+    dinput_iterator_free(it);
+    dinput_dataset_free(m);
+
+    c = many_config_of();
+    c.wrong_at = 13;
+    CHECK_OK(map_many_with(&m, r, 4, k == 0 ? 1 : 4, 1, &c));
+    CHECK_OK(dinput_dataset_iterator(&it, m));
+    CHECK(read_until_error(it, &n) == DINPUT_INVALID_ARGUMENT);
+    CHECK(n == 12);
+    CHECK_MSG("output 1");
+    CHECK_MSG("float64");
+    dinput_iterator_free(it);
+    dinput_dataset_free(m);
+  }
+
+  /* An input error inside a run: the elements read before it are mapped and delivered, then
+   * the error (upstream map fails at 10; runs of 4 read 8, 9 and then the error). */
+  for (k = 0; k < 2; ++k) {
+    struct map_config mc = map_config_of(10, "input 10 failed");
+    struct many_config c = many_config_of();
+    CHECK_OK(map_with(&up, r, negate, NULL, 1, 1, &mc, NULL));
+    CHECK_OK(map_many_with(&m, up, 4, k == 0 ? 1 : 4, 1, &c));
+    CHECK_OK(dinput_dataset_iterator(&it, m));
+    CHECK(read_until_error(it, &n) == DINPUT_FAILED_PRECONDITION);
+    CHECK(n == 10);
+    CHECK_MSG("input 10 failed");
+    dinput_iterator_free(it);
+    dinput_dataset_free(m);
+    dinput_dataset_free(up);
+  }
+
+  /* max_count 0 and a NULL fn are refused; user_data is released once all the same. */
+  {
+    struct many_config c = many_config_of();
+    m = NULL;
+    CHECK_STATUS(dinput_dataset_map_many(&m, r, 0, negate_many, &c, count_many_free, NULL),
+                 DINPUT_INVALID_ARGUMENT);
+    CHECK_MSG("max_count");
+    CHECK(m == NULL && c.frees == 1);
+    CHECK_STATUS(dinput_dataset_map_many(&m, r, 4, NULL, &c, count_many_free, NULL),
+                 DINPUT_INVALID_ARGUMENT);
+    CHECK(c.frees == 2);
+    CHECK_STATUS(dinput_dataset_map_many(&m, NULL, 4, negate_many, &c, count_many_free, NULL),
+                 DINPUT_INVALID_ARGUMENT);
+    CHECK(c.frees == 3);
   }
   dinput_dataset_free(r);
 }
@@ -1116,6 +1323,7 @@ int main(void) {
   test_generator_without_init();
   test_generator_failures();
   test_map_callbacks();
+  test_map_many();
   test_filter_callbacks();
   test_user_data_freed_when_constructors_fail();
   test_concurrent_iterator_use();

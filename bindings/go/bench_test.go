@@ -80,3 +80,24 @@ func BenchmarkMapCallbackParallel(b *testing.B) {
 	for it.Next() {
 	}
 }
+
+// MapMany with runs of 64: one callback per 64 elements (compare BenchmarkMapCallback).
+func BenchmarkMapManyCallback(b *testing.B) {
+	benchMapMany(b, 1)
+}
+
+// The same on two library threads.
+func BenchmarkMapManyCallbackParallel(b *testing.B) {
+	benchMapMany(b, 2)
+}
+
+func benchMapMany(b *testing.B, parallel int64) {
+	ident := func(out, in []*Element) error { copy(out, in); return nil }
+	ds := must(must(Range(0, int64(b.N), 1)).MapMany(64, ident, &MapOptions{NumParallelCalls: parallel}))
+	defer ds.Close()
+	it := must(ds.Iterator())
+	defer it.Close()
+	b.ResetTimer()
+	for it.Next() {
+	}
+}

@@ -48,17 +48,19 @@ func recoverInto(st *C.dinput_status_t, what string) {
 	}
 }
 
-// handOver gives the library its own handle to a callback's result element.
+// handOver gives the library its own handle to a callback's result element. A callback's
+// goroutine stays on the library's thread for the whole call, so the C call needs no
+// LockOSThread: the last error it sets is on the thread that returns the status.
 func handOver(out **C.dinput_element_t, e *Element, what string) C.dinput_status_t {
 	if e == nil {
 		return fail(invalidArgument("%s returned a nil element without an error", what))
 	}
-	p, err := e.cloneHandle()
-	if err != nil {
-		return fail(err)
+	p := e.ref.acquire()
+	defer e.ref.release()
+	if p == nil {
+		return fail(closedError("Element"))
 	}
-	*out = p
-	return C.DINPUT_OK
+	return C.dinput_element_ref(out, p)
 }
 
 //export dgoFreeHandle
@@ -111,6 +113,69 @@ func dgoMap(out **C.dinput_element_t, in *C.dinput_element_t, h C.uintptr_t) (st
 		return fail(err)
 	}
 	return handOver(out, res, what)
+}
+
+//export dgoMapMany
+func dgoMapMany(outs **C.dinput_element_t, ins **C.dinput_element_t, count C.size_t, h C.uintptr_t) (st C.dinput_status_t) {
+	const what = "the map_many function"
+	defer recoverInto(&st, what)
+	n := int(count)
+	fn := cgo.Handle(h).Value().(MapManyFunc) // one lookup per run, not per element
+	// The inputs, lent for the call: one allocation for the run, one C call for their sizes.
+	sizes := make([]C.size_t, n)
+	C.dgo_element_sizes(ins, count, &sizes[0])
+	lent := make([]Element, n)
+	args := make([]*Element, n)
+	for i, p := range unsafe.Slice(ins, n) {
+		lent[i] = Element{n: int(sizes[i]), borrowed: true}
+		lent[i].ref.p = p
+		args[i] = &lent[i]
+	}
+	defer func() {
+		for i := range lent {
+			lent[i].ref.take() // the library reclaims the inputs on return: later uses read as closed
+		}
+	}()
+	res := make([]*Element, n)
+	if err := fn(res, args); err != nil {
+		return fail(err)
+	}
+	for i, e := range res {
+		if e == nil {
+			return fail(invalidArgument("%s returned a nil element at index %d without an error", what, i))
+		}
+	}
+	// Hand the results over. An element the function made becomes the library's as it is
+	// (no new reference; the Go Element reads as closed); an element lent to the function
+	// (an input returned as is) gets a reference of the library's own, all of them in one C
+	// call at the end, so that a failure never leaves a lent handle in outs.
+	out := unsafe.Slice(outs, n)
+	var lentOut []*C.dinput_element_t
+	for i, e := range res {
+		if e.borrowed {
+			if lentOut == nil {
+				lentOut = make([]*C.dinput_element_t, n)
+			}
+			p := e.ref.acquire()
+			e.ref.release()
+			if p == nil {
+				return fail(closedError(fmt.Sprintf("the element %s returned at index %d", what, i)))
+			}
+			lentOut[i] = p
+			continue
+		}
+		p := e.ref.take()
+		if p == nil {
+			return fail(closedError(fmt.Sprintf("the element %s returned at index %d (an element is handed over once: return a Clone to return it twice)", what, i)))
+		}
+		out[i] = p
+	}
+	if lentOut != nil {
+		// Inside a callback the goroutine already runs on this thread, so the last error the
+		// call sets stays with the status returned.
+		return C.dgo_element_ref_into(outs, &lentOut[0], count)
+	}
+	return C.DINPUT_OK
 }
 
 //export dgoInterleave

@@ -485,6 +485,43 @@ func (d *Dataset) Map(fn MapFunc, opts *MapOptions) (*Dataset, error) {
 	})
 }
 
+// MapManyFunc computes out[i] from in[i] for every i of a run of consecutive elements
+// (len(out) == len(in), from 1 to MapMany's maxCount; only the last run of the input is
+// shorter). The inputs are lent for the call only, as for MapFunc. The results are handed
+// over to the pipeline without a copy: each element put in out reads as closed afterwards
+// (tensors taken from it stay valid). An input may be put in out as it is; to return one
+// element twice, Clone it.
+type MapManyFunc func(out, in []*Element) error
+
+// MapMany is Map with a function that serves a whole run of up to maxCount elements per call,
+// so that the cost of entering Go from the library is paid once per run rather than per
+// element (a parallel map's threads are not Go's, and cgo sets up each call from them). The
+// results are the same elements Map would give, under the same options; with
+// NumParallelCalls > 1 each run is one call on a library thread. An error from fn fails the
+// iteration at the first element of its run.
+func (d *Dataset) MapMany(maxCount int, fn MapManyFunc, opts *MapOptions) (*Dataset, error) {
+	if fn == nil {
+		return nil, invalidArgument("MapMany: fn is nil")
+	}
+	if maxCount < 1 {
+		return nil, invalidArgument("MapMany: maxCount must be at least 1, got %d", maxCount)
+	}
+	if opts == nil {
+		opts = &MapOptions{}
+	}
+	var cspec *C.dinput_spec_t
+	if opts.OutSpec != nil {
+		var err error
+		if cspec, err = opts.OutSpec.toC(); err != nil {
+			return nil, err
+		}
+		defer C.dinput_spec_free(cspec)
+	}
+	return d.deriveWithHandle(fn, func(out **C.dinput_dataset_t, in *C.dinput_dataset_t, h C.uintptr_t) C.dinput_status_t {
+		return C.dgo_dataset_map_many(out, in, C.size_t(maxCount), cspec, C.int64_t(opts.NumParallelCalls), C.int(opts.Deterministic.toC()), h)
+	})
+}
+
 // InterleaveFunc returns the dataset to read for one input element (lent for the call only,
 // as for MapFunc), for example Records of the file name it holds. The dataset stays the
 // caller's: the library keeps its own handle, so the function may close it or return the

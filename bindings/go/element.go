@@ -148,6 +148,16 @@ func (e *Element) String() string {
 	return "(" + strings.Join(parts, ", ") + ")"
 }
 
+// Clone returns a new Element sharing this one's tensors (nothing is copied), owned by the
+// caller: for keeping an element lent to a callback, or handing one to MapMany twice.
+func (e *Element) Clone() (*Element, error) {
+	p, err := e.cloneHandle()
+	if err != nil {
+		return nil, err
+	}
+	return wrapElement(p), nil
+}
+
 // cloneHandle returns a new owned C handle to the same element (dinput_element_ref), for
 // handing an element to the library (which takes ownership of callback results) while the Go
 // Element stays usable. It is cheap: nothing is copied.

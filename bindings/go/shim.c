@@ -138,6 +138,11 @@ static dinput_status_t map_fn(dinput_element_t** out, const dinput_element_t* in
   return dgoMap(out, (dinput_element_t*)in, (uintptr_t)user_data);
 }
 
+static dinput_status_t map_many_fn(dinput_element_t** outs, const dinput_element_t* const* ins,
+                                   size_t count, void* user_data) {
+  return dgoMapMany(outs, (dinput_element_t**)ins, count, (uintptr_t)user_data);
+}
+
 static dinput_status_t interleave_fn(dinput_dataset_t** out, const dinput_element_t* in,
                                      void* user_data) {
   return dgoInterleave(out, (dinput_element_t*)in, (uintptr_t)user_data);
@@ -186,6 +191,42 @@ dinput_status_t dgo_dataset_map(dinput_dataset_t** out, const dinput_dataset_t* 
     free_handle((void*)handle);
   }
   dinput_map_options_free(options);
+  return st;
+}
+
+dinput_status_t dgo_dataset_map_many(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                     size_t max_count, const dinput_spec_t* out_spec,
+                                     int64_t num_parallel_calls, int deterministic,
+                                     uintptr_t handle) {
+  /* As for map: the library owns the handle from the call on. */
+  dinput_map_options_t* options = NULL;
+  dinput_status_t st = dinput_map_options_new(&options);
+  if (st == DINPUT_OK) st = dinput_map_options_set_out_spec(options, out_spec);
+  if (st == DINPUT_OK) st = dinput_map_options_set_num_parallel_calls(options, num_parallel_calls);
+  if (st == DINPUT_OK)
+    st = dinput_map_options_set_deterministic(options, (dinput_deterministic_t)deterministic);
+  if (st == DINPUT_OK) {
+    st = dinput_dataset_map_many(out, input, max_count, map_many_fn, (void*)handle, free_handle,
+                                 options);
+  } else {
+    free_handle((void*)handle);
+  }
+  dinput_map_options_free(options);
+  return st;
+}
+
+void dgo_element_sizes(const dinput_element_t* const* ins, size_t count, size_t* sizes) {
+  for (size_t i = 0; i < count; ++i) sizes[i] = dinput_element_size(ins[i]);
+}
+
+dinput_status_t dgo_element_ref_into(dinput_element_t** outs, dinput_element_t* const* srcs,
+                                     size_t count) {
+  dinput_status_t st = DINPUT_OK;
+  for (size_t i = 0; i < count; ++i) {
+    if (srcs[i] == NULL) continue;
+    outs[i] = NULL;
+    if (st == DINPUT_OK) st = dinput_element_ref(&outs[i], srcs[i]);
+  }
   return st;
 }
 

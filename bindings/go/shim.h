@@ -58,6 +58,17 @@ dinput_status_t dgo_dataset_from_generator(dinput_dataset_t** out, const dinput_
 dinput_status_t dgo_dataset_map(dinput_dataset_t** out, const dinput_dataset_t* input,
                                 const dinput_spec_t* out_spec, int64_t num_parallel_calls,
                                 int deterministic, uintptr_t handle);
+dinput_status_t dgo_dataset_map_many(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                     size_t max_count, const dinput_spec_t* out_spec,
+                                     int64_t num_parallel_calls, int deterministic,
+                                     uintptr_t handle);
+/* For a map_many callback, in one call from Go: the component counts of the count inputs. */
+void dgo_element_sizes(const dinput_element_t* const* ins, size_t count, size_t* sizes);
+/* outs[i] = a new reference to srcs[i] for every non-NULL srcs[i] (the results a map_many
+ * function returned that are elements lent to it). On a failure the remaining such slots are
+ * left NULL, never holding a lent handle. */
+dinput_status_t dgo_element_ref_into(dinput_element_t** outs, dinput_element_t* const* srcs,
+                                     size_t count);
 /* DLPack's DLManagedTensor, written out (dinput.h only forward-declares it): the layout is
  * DLPack's ABI, unchanged from 0.5 through 1.x for this struct. */
 typedef struct dgo_dl_device {

@@ -288,6 +288,15 @@ pub type dinput_map_fn = Option<
     ) -> dinput_status_t,
 >;
 
+pub type dinput_map_many_fn = Option<
+    unsafe extern "C" fn(
+        outs: *mut *mut dinput_element_t,
+        ins: *const *const dinput_element_t,
+        count: usize,
+        user_data: *mut c_void,
+    ) -> dinput_status_t,
+>;
+
 pub type dinput_filter_fn = Option<
     unsafe extern "C" fn(keep: *mut c_int, in_: *const dinput_element_t, user_data: *mut c_void) -> dinput_status_t,
 >;
@@ -659,6 +668,15 @@ extern "C" {
         out: *mut *mut dinput_dataset_t,
         input: *const dinput_dataset_t,
         fn_: dinput_map_fn,
+        user_data: *mut c_void,
+        free_user_data: dinput_free_fn,
+        options: *const dinput_map_options_t,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_map_many(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        max_count: usize,
+        fn_: dinput_map_many_fn,
         user_data: *mut c_void,
         free_user_data: dinput_free_fn,
         options: *const dinput_map_options_t,

@@ -823,6 +823,87 @@ impl Dataset {
         })
     }
 
+    /// [`Dataset::map_many_with`] with the default options (sequential, the input's spec).
+    pub fn map_many<F>(&self, max_count: usize, f: F) -> Result<Dataset>
+    where
+        F: Fn(&[Element]) -> Result<Vec<Element>> + Send + Sync + 'static,
+    {
+        self.map_many_with(max_count, &MapOptions::default(), f)
+    }
+
+    /// The map of [`Dataset::map_with`], computed by a closure that serves a run of up to
+    /// `max_count` consecutive elements per call: it gets the run's inputs (lent for the call;
+    /// `to_vec` or `try_clone` keeps one) and returns one result per input, in order. Only the
+    /// last run of the input is shorter. The results move to the library without a copy. With
+    /// parallel calls each run is one call on a library thread; an `Err`, a panic or a result
+    /// count other than the input's fails `get_next` at the first element of the run. Bounds
+    /// as for [`Dataset::map_with`].
+    pub fn map_many_with<F>(&self, max_count: usize, options: &MapOptions<'_>, f: F) -> Result<Dataset>
+    where
+        F: Fn(&[Element]) -> Result<Vec<Element>> + Send + Sync + 'static,
+    {
+        unsafe extern "C" fn tramp<F>(
+            outs: *mut *mut sys::dinput_element_t,
+            ins: *const *const sys::dinput_element_t,
+            count: usize,
+            user_data: *mut c_void,
+        ) -> sys::dinput_status_t
+        where
+            F: Fn(&[Element]) -> Result<Vec<Element>> + Send + Sync + 'static,
+        {
+            // SAFETY: user_data is the Box<F> given below, alive until free_user_data; F is Sync.
+            let f = unsafe { &*(user_data as *const F) };
+            let result = call("the map_many closure", || {
+                // SAFETY: the library passes `count` live handles, borrowed for the call. Element
+                // is a transparent non-null handle, so the array reads as a slice of Elements;
+                // a shared slice never drops them, and it does not outlive this frame.
+                let raw = unsafe { std::slice::from_raw_parts(ins, count) };
+                if raw.iter().any(|p| p.is_null()) {
+                    return Err(Error::invalid_argument("map_many: NULL input element"));
+                }
+                // SAFETY: as above, now that every handle is known to be non-null.
+                let inputs = unsafe { std::slice::from_raw_parts(ins as *const Element, count) };
+                let results = f(inputs)?;
+                if results.len() != count {
+                    return Err(Error::invalid_argument(format!(
+                        "the map_many closure returned {} elements for a run of {count}",
+                        results.len()
+                    )));
+                }
+                Ok(results)
+            });
+            match result {
+                Ok(results) => {
+                    for (i, e) in results.into_iter().enumerate() {
+                        // SAFETY: outs has `count` slots; the library takes each handle.
+                        unsafe { *outs.add(i) = e.into_raw() };
+                    }
+                    sys::DINPUT_OK
+                }
+                Err(status) => status,
+            }
+        }
+        let out_spec = options.out_spec.map_or(std::ptr::null(), |s| s.as_raw());
+        let o = OptionHandle::new(sys::dinput_map_options_new, sys::dinput_map_options_free)?;
+        // SAFETY (setters): as in map_with.
+        o.set(|p| unsafe { sys::dinput_map_options_set_out_spec(p, out_spec) })?;
+        o.set(|p| unsafe { sys::dinput_map_options_set_num_parallel_calls(p, options.num_parallel_calls) })?;
+        o.set(|p| unsafe { sys::dinput_map_options_set_deterministic(p, deterministic_c(options.deterministic)) })?;
+        let user_data = Box::into_raw(Box::new(f)) as *mut c_void;
+        // SAFETY: as in map_with; the library checks max_count (0 is INVALID_ARGUMENT).
+        self.derive(|out, input| unsafe {
+            sys::dinput_dataset_map_many(
+                out,
+                input,
+                max_count,
+                Some(tramp::<F>),
+                user_data,
+                Some(drop_boxed::<F>),
+                o.as_ptr(),
+            )
+        })
+    }
+
     /// Keeps the elements for which `predicate` returns true. Bounds as for
     /// [`Dataset::map_with`].
     pub fn filter<F>(&self, predicate: F) -> Result<Dataset>

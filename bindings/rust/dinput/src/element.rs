@@ -14,6 +14,9 @@ use crate::tensor::{DType, Tensor, TensorRef};
 
 /// An element: an ordered tuple of tensors (its components), owning one handle.
 /// Immutable, hence `Send + Sync`.
+// repr(transparent): an array of element handles lent by the library (a map_many run) is
+// read as a `&[Element]` without building anything.
+#[repr(transparent)]
 pub struct Element {
     raw: NonNull<sys::dinput_element_t>,
 }

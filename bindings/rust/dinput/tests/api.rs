@@ -327,6 +327,59 @@ fn batch_and_shuffle_options() {
 }
 
 #[test]
+fn map_many_closures() {
+    let negate = |ins: &[Element]| -> dinput::Result<Vec<Element>> {
+        ins.iter().map(|e| Element::single(Tensor::scalar(-e.tensor(0)?.item::<i64>()?)?)).collect()
+    };
+    let r = Dataset::range(0, 40, 1).unwrap();
+    let want = all_ints(&r.map(move |e| negate(std::slice::from_ref(e)).map(|mut v| v.remove(0))).unwrap());
+    for parallel in [1, 4, AUTOTUNE] {
+        let runs = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = runs.clone();
+        let options = MapOptions::new().num_parallel_calls(parallel);
+        let ds = r
+            .map_many_with(7, &options, move |ins| {
+                seen.lock().unwrap().push(ins.len());
+                negate(ins)
+            })
+            .unwrap();
+        assert_eq!(all_ints(&ds), want, "parallel {parallel}");
+        let mut lens = runs.lock().unwrap().clone();
+        if parallel == 1 {
+            assert_eq!(lens, vec![7, 7, 7, 7, 7, 5]);
+        }
+        lens.sort();
+        assert_eq!(lens, vec![5, 7, 7, 7, 7, 7]);
+    }
+    // Lent inputs kept with to_vec (new references): the identity.
+    assert_eq!(all_ints(&r.map_many(4, |ins| Ok(ins.to_vec())).unwrap()), (0..40).collect::<Vec<_>>());
+    // An error fails at the first element of its run; a wrong result count and a panic too.
+    let failing = r
+        .map_many(8, move |ins| {
+            if ins.iter().any(|e| e.tensor(0).unwrap().item::<i64>().unwrap() == 20) {
+                return Err(dinput::Error::new(Code::FailedPrecondition, "value refused"));
+            }
+            negate(ins)
+        })
+        .unwrap();
+    let mut it = failing.iter().unwrap();
+    for _ in 0..16 {
+        it.get_next().unwrap();
+    }
+    let err = it.get_next().unwrap_err();
+    assert_eq!((err.code, err.message.as_str()), (Code::FailedPrecondition, "value refused"));
+    let short = r.map_many(4, |ins| Ok(ins[1..].to_vec())).unwrap();
+    let err = short.iter().unwrap().get_next().unwrap_err();
+    assert_eq!(err.code, Code::InvalidArgument);
+    assert!(err.message.contains("returned 3 elements for a run of 4"), "{}", err.message);
+    let options = MapOptions::new().num_parallel_calls(2);
+    let panics = r.map_many_with(4, &options, |_| -> dinput::Result<Vec<Element>> { panic!("boom") }).unwrap();
+    assert!(panics.iter().unwrap().get_next().unwrap_err().message.contains("boom"));
+    // max_count 0 is refused.
+    assert_eq!(r.map_many(0, |ins| Ok(ins.to_vec())).unwrap_err().code, Code::InvalidArgument);
+}
+
+#[test]
 fn map_filter_and_generator_closures() {
     let calls = Arc::new(AtomicUsize::new(0));
     let counter = calls.clone();

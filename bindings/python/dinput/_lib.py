@@ -49,6 +49,7 @@ Status = c_int
 free_fn = CFUNCTYPE(None, c_void_p)
 interleave_fn = CFUNCTYPE(Status, PH, c_void_p, c_void_p)
 map_fn = CFUNCTYPE(Status, PH, c_void_p, c_void_p)
+map_many_fn = CFUNCTYPE(Status, PH, POINTER(c_void_p), c_size_t, c_void_p)
 filter_fn = CFUNCTYPE(Status, POINTER(c_int), c_void_p, c_void_p)
 dataset_fn = CFUNCTYPE(Status, PH, c_void_p, c_void_p)
 value_fn = CFUNCTYPE(Status, PH, c_void_p, c_void_p)
@@ -191,6 +192,7 @@ for _name, _res, _args in [
     ("dinput_dataset_shard", Status, [PH, H, c_int64, c_int64]),
     ("dinput_dataset_shuffle", Status, [PH, H, c_int64, H]),
     ("dinput_dataset_map", Status, [PH, H, map_fn, c_void_p, free_fn, H]),
+    ("dinput_dataset_map_many", Status, [PH, H, c_size_t, map_many_fn, c_void_p, free_fn, H]),
     ("dinput_dataset_filter", Status, [PH, H, filter_fn, c_void_p, free_fn]),
     ("dinput_dataset_interleave", Status, [PH, H, interleave_fn, H, c_void_p, free_fn, H]),
     ("dinput_dataset_enumerate", Status, [PH, H, c_int64]),

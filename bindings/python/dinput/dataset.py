@@ -162,6 +162,35 @@ def _map_tramp_body(out, elem, key):
         return _fail(e)
 
 
+@_lib.map_many_fn
+def _map_many_tramp(outs, ins, count, key):
+    t = _enter()
+    try:
+        return _map_many_tramp_body(outs, ins, count, key)
+    finally:
+        _leave(t)
+
+
+def _map_many_tramp_body(outs, ins, count, key):
+    try:
+        results = _registry[key]([element_to_py(ins[i]) for i in range(count)])
+        if not isinstance(results, (list, tuple)) or len(results) != count:
+            raise ValueError("the map_many function must return a list of %d results (one per "
+                             "input), not %s" % (count, _describe_results(results)))
+        # Each output set is the library's, also if a later one fails to convert.
+        for i, r in enumerate(results):
+            outs[i] = py_to_element(r)
+        return 0
+    except BaseException as e:
+        return _fail(e)
+
+
+def _describe_results(results):
+    if isinstance(results, (list, tuple)):
+        return "%d" % len(results)
+    return "a %s" % type(results).__name__
+
+
 @_lib.filter_fn
 def _filter_tramp(keep, elem, key):
     t = _enter()
@@ -414,6 +443,25 @@ class Dataset(Handle):
         """Applies fn (numpy values in, values out) to each element. element_spec, a list of
         (dtype, shape) pairs, is needed when the results' spec differs from the input's.
         fn runs on dinput's threads (holding the GIL while it runs)."""
+        return self._map_node(lambda o: _new(_L.dinput_dataset_map, self._handle(), _map_tramp,
+                                             _register(fn), _free_user_data, o),
+                              num_parallel_calls, element_spec, deterministic)
+
+    def map_many(self, fn, max_count, num_parallel_calls=None, element_spec=None,
+                 deterministic=None):
+        """map with a function that serves up to max_count consecutive elements per call: fn
+        takes a list of elements (each as map's fn gets it) and returns a list of as many
+        results, in order; only the last list of the input is shorter. The results are map's,
+        with one crossing into Python per list instead of per element. An exception from fn
+        fails the iteration at the first element of its list."""
+        if max_count < 1:
+            raise ValueError("map_many: max_count must be at least 1, got %r" % (max_count,))
+        return self._map_node(lambda o: _new(_L.dinput_dataset_map_many, self._handle(),
+                                             max_count, _map_many_tramp, _register(fn),
+                                             _free_user_data, o),
+                              num_parallel_calls, element_spec, deterministic)
+
+    def _map_node(self, make, num_parallel_calls, element_spec, deterministic):
         s = []
         if num_parallel_calls is not None:
             s.append((_L.dinput_map_options_set_num_parallel_calls, (num_parallel_calls,)))
@@ -426,8 +474,7 @@ class Dataset(Handle):
                 s.append((_L.dinput_map_options_set_out_spec, (spec,)))
             with _OptionHandle(_L.dinput_map_options_new, _L.dinput_map_options_free, s) as o:
                 # The library owns user_data from the call on (and frees it on failure too).
-                return Dataset(_new(_L.dinput_dataset_map, self._handle(), _map_tramp,
-                                    _register(fn), _free_user_data, o._h))
+                return Dataset(make(o._h))
         finally:
             _L.dinput_spec_free(spec)
 

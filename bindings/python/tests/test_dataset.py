@@ -122,6 +122,48 @@ class DatasetTest(unittest.TestCase):
         b = dinput.Dataset.range(10).batch(4, num_parallel_calls=2, deterministic=True)
         self.assertEqual(len(list(b)), 3)
 
+    def test_map_many(self):
+        r = dinput.Dataset.range(40)
+        want = ints(r.map(lambda x: -x))
+        for parallel in (None, 4, dinput.AUTOTUNE):
+            runs = []
+
+            def negate(xs):
+                runs.append(len(xs))
+                return [-x for x in xs]
+            self.assertEqual(ints(r.map_many(negate, 7, num_parallel_calls=parallel)), want)
+            self.assertEqual(sorted(runs), [5, 7, 7, 7, 7, 7])
+            if parallel is None:
+                self.assertEqual(runs[-1], 5)
+        ds = r.map_many(lambda xs: [x + 1 for x in xs], 3, num_parallel_calls=4,
+                        deterministic=False)
+        self.assertEqual(sorted(ints(ds)), list(range(1, 41)))
+        ds = dinput.Dataset.range(4).map_many(
+            lambda xs: [(x, (x / 2).astype(np.float32)) for x in xs], 3,
+            element_spec=[("int64", ()), ("float32", ())])
+        self.assertEqual([float(b) for _, b in ds], [0.0, 0.5, 1.0, 1.5])
+
+        # An exception fails the iteration at the first element of its list.
+        def refuse_20(xs):
+            if any(int(x) == 20 for x in xs):
+                raise KeyError("value 20")
+            return xs
+        got = []
+        with self.assertRaises(dinput.DinputError) as cm:
+            for x in r.map_many(refuse_20, 8, num_parallel_calls=2):
+                got.append(int(x))
+        self.assertEqual(got, list(range(16)))
+        self.assertIn("value 20", str(cm.exception))
+        # A wrong number of results, or a result off the spec, names what is wrong.
+        with self.assertRaises(dinput.DinputError) as cm:
+            list(r.map_many(lambda xs: xs[1:], 4))
+        self.assertIn("list of 4 results", str(cm.exception))
+        with self.assertRaises(dinput.InvalidArgumentError) as cm:
+            list(r.map_many(lambda xs: [np.float32(1)] * len(xs), 4))
+        self.assertIn("output 0", str(cm.exception))
+        with self.assertRaises(ValueError):
+            r.map_many(lambda xs: xs, 0)
+
     def test_from_generator(self):
         calls = []
 

@@ -67,7 +67,7 @@ export Element, TensorSpec, element_spec
 export Options, auto_shard_policy
 export Dataset, cardinality, from_tensors, from_tensor_slices, from_generator, text_lines,
     records, fixed_length_records, list_files, batch, unbatch, take, shard, interleave,
-    prefetch, rebatch, with_options
+    prefetch, rebatch, with_options, map_many
 export DatasetIterator, DistributedIterator, Optional, iterator, get_next, get_next_as_optional,
     has_value, get_value, statistic, cancel
 export Collective, abort!, Strategy, InputOptions, DistributedDataset, PerReplica,

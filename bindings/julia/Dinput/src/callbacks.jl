@@ -151,6 +151,34 @@ function _map_callback(out::Ptr{Ptr{Cvoid}}, input::Ptr{Cvoid}, data::Ptr{Cvoid}
     return status
 end
 
+# One call for a run of `count` inputs; every output stored is the library's at once, so a
+# failure part-way leaves nothing of it to Julia.
+function _map_many_callback(outs::Ptr{Ptr{Cvoid}}, ins::Ptr{Ptr{Cvoid}}, count::Csize_t,
+                            data::Ptr{Cvoid})
+    gc = _gc_unsafe_enter()
+    status = _guard("map_many function") do
+        f = (_lookup(data)::Callback).f
+        n = Int(count)
+        xs = Element[Element(unsafe_load(ins, i); owned=false) for i in 1:n]
+        try
+            results = f(xs)
+            length(results) == n || throw(ArgumentError(
+                "the map_many function must return $n results (one per input), not $(length(results))"))
+            # Converted before the borrowed inputs are invalidated: `xs -> xs` must work.
+            for (i, r) in enumerate(results)
+                unsafe_store!(outs, _element_handle(r), i)
+            end
+        finally
+            for x in xs
+                x.ptr = C_NULL
+            end
+        end
+        LibDinput.DINPUT_OK
+    end
+    _gc_unsafe_leave(gc)
+    return status
+end
+
 _keep(x::Bool) = x
 _keep(t::Tensor) = _keep(t[])
 _keep(x) = throw(ArgumentError("the filter predicate must return a Bool, not a $(typeof(x))"))
@@ -261,6 +289,9 @@ _generator_finalize_fn() =
     @cfunction(_generator_finalize, Cvoid, (Ptr{Cvoid},))  # dinput_generator_finalize_fn
 _map_fn() =
     @cfunction(_map_callback, Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}))  # dinput_map_fn
+_map_many_fn() =
+    @cfunction(_map_many_callback, Cint,
+               (Ptr{Ptr{Cvoid}}, Ptr{Ptr{Cvoid}}, Csize_t, Ptr{Cvoid}))  # dinput_map_many_fn
 _filter_fn() =
     @cfunction(_filter_callback, Cint, (Ptr{Cint}, Ptr{Cvoid}, Ptr{Cvoid}))  # dinput_filter_fn
 _interleave_fn() =

@@ -540,6 +540,36 @@ function Base.map(f, ds::Dataset; spec=nothing, num_parallel_calls::Integer=1,
 end
 
 """
+    map_many(f, ds::Dataset, max_count; spec=nothing, num_parallel_calls=1, deterministic=nothing) -> Dataset
+
+The same as `map`, with a function that serves up to `max_count` consecutive elements per
+call: `f(xs::Vector{Element})` returns as many results (each as `map`'s `f` returns one), in
+order; only the last call of the input gets fewer. One crossing into Julia then serves a
+whole run. An error from `f` fails the iteration at the first element of its run. The
+elements of `xs` are valid only during the call; the keyword arguments are `map`'s.
+"""
+function map_many(f, ds::Dataset, max_count::Integer; spec=nothing, num_parallel_calls::Integer=1,
+                  deterministic::Union{Nothing,Bool}=nothing)
+    max_count >= 1 || throw(ArgumentError("map_many: max_count must be at least 1, got $max_count"))
+    if !(num_parallel_calls in (0, 1))
+        _require_foreign_threads("map_many with num_parallel_calls = $num_parallel_calls")
+    end
+    _ptr(ds)
+    return _with_spec(spec) do s
+        _with_option_handle(LibDinput.dinput_map_options_new,
+                            LibDinput.dinput_map_options_free) do opts
+            check(LibDinput.dinput_map_options_set_out_spec(opts, s))
+            check(LibDinput.dinput_map_options_set_num_parallel_calls(opts, num_parallel_calls))
+            check(LibDinput.dinput_map_options_set_deterministic(opts, _deterministic_code(deterministic)))
+            data = _register(Callback(f))   # as in map: the library owns it from the call on
+            _derive(o -> LibDinput.dinput_dataset_map_many(o, ds, max_count, _map_many_fn(), data,
+                                                          _free_fn(), opts),
+                    ds; callbacks=true)
+        end
+    end
+end
+
+"""
     filter(f, ds::Dataset) -> Dataset
 
 The elements `x` for which `f(x)` is `true` (a `Bool`, or a scalar bool `Tensor`).

@@ -860,6 +860,11 @@ function dinput_dataset_map(out, input, fn, user_data, free_user_data, options)
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}),
         out, input, fn, user_data, free_user_data, options)
 end
+function dinput_dataset_map_many(out, input, max_count, fn, user_data, free_user_data, options)
+    ccall(@fptr(:dinput_dataset_map_many), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Csize_t, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}),
+        out, input, max_count, fn, user_data, free_user_data, options)
+end
 function dinput_dataset_filter(out, input, fn, user_data, free_user_data)
     ccall(@fptr(:dinput_dataset_filter), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}),

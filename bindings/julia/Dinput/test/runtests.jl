@@ -440,6 +440,19 @@ end
     mismatch = map(x -> 1.5, Dataset(0:1); spec=TensorSpec(Int64, ()))
     @test is_error(caught(() -> collect(mismatch)), :INVALID_ARGUMENT)
 
+    # map_many: runs of up to max_count, the same results as map
+    runs = Int[]
+    negated = map_many(xs -> (push!(runs, length(xs)); [-x[1][] for x in xs]), Dataset(0:39), 7)
+    @test [x[1][] for x in negated] == [-i for i in 0:39]
+    @test runs == [7, 7, 7, 7, 7, 5]
+    @test [x[1][] for x in map_many(identity, Dataset(0:4), 2)] == collect(0:4)
+    refused = map_many(xs -> any(x -> x[1][] == 20, xs) ? error("run refused") : xs, Dataset(0:39), 8)
+    it = iterator(refused)
+    @test all(_ -> get_next(it) !== nothing, 1:16)
+    @test occursin("run refused", caught(() -> get_next(it)).message)
+    @test is_error(caught(() -> collect(map_many(xs -> xs[2:end], Dataset(0:3), 4))), :INVALID_ARGUMENT)
+    @test_throws ArgumentError map_many(identity, Dataset(0:3), 0)
+
     # the element passed to a callback is valid during the call only
     saved = Ref{Any}(nothing)
     kept = Ref{Any}(nothing)

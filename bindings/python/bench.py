@@ -7,6 +7,13 @@
                                    bench/bindings/c_range_batch256.c)
   python_map_callback              range(M).map(lambda x: x): ns per element of a trivial
                                    Python map function, against the same pipeline without it
+  python_map_element_seq,          range(M).map(identity).batch(256), every batch summed, as
+  python_map_element_par2,         bench/bindings/c_map.c: map sequential and with 2 parallel
+  python_map_many64_seq,           calls, map_many with lists of 64 sequential and parallel;
+  python_map_many64_par2           ns_per_elem the pipeline's median over 3 epochs,
+                                   base_ns_per_elem that of range(M).batch(256),
+                                   callback_ns_per_elem the difference (M = min(N, 2^17), a
+                                   16th of it for the element map with parallel calls)
   python_w1_dataloader             with --w1 DIR (record files, plain: the W1 data of
                                    bench/w1, or any *.rec): records per second through
                                    torch's DataLoader from dinput (list_files -> interleave
@@ -59,6 +66,36 @@ def map_callback(m):
     print(json.dumps({"bench": "python_map_callback", "n": m,
                       "ns_per_elem": round(with_map - base, 1),
                       "pipeline_ns_per_elem": round(with_map, 1)}))
+
+
+def batches_epoch_ns(ds, m):
+    t0 = time.perf_counter()
+    total = sum(int(b.sum()) for b in ds)
+    ns = (time.perf_counter() - t0) / m * 1e9
+    assert total == m * (m - 1) // 2, (total, m)
+    return ns
+
+
+def median_epoch_ns(ds, m):
+    batches_epoch_ns(ds, m)  # warm-up
+    return statistics.median(batches_epoch_ns(ds, m) for _ in range(3))
+
+
+def map_variants(m):
+    for name, many, parallel, k in (("python_map_element_seq", 0, 1, m),
+                                    ("python_map_element_par2", 0, 2, max(m // 16, 1)),
+                                    ("python_map_many64_seq", 64, 1, m),
+                                    ("python_map_many64_par2", 64, 2, m)):
+        r = dinput.Dataset.range(k)
+        base = median_epoch_ns(r.batch(256), k)
+        if many:
+            mapped = r.map_many(lambda xs: xs, many, num_parallel_calls=parallel)
+        else:
+            mapped = r.map(lambda x: x, num_parallel_calls=parallel)
+        ns = median_epoch_ns(mapped.batch(256), k)
+        print(json.dumps({"bench": name, "n": k, "ns_per_elem": round(ns, 2),
+                          "base_ns_per_elem": round(base, 2),
+                          "callback_ns_per_elem": round(ns - base, 2)}), flush=True)
 
 
 def w1_dataloader(directory, reps=3):
@@ -123,5 +160,6 @@ if __name__ == "__main__":
     n = int(args[0]) if args else 1 << 24
     range_batch(n)
     map_callback(min(n, 1 << 17))
+    map_variants(min(n, 1 << 17))
     if w1:
         w1_dataloader(w1)

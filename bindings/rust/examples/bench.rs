@@ -6,13 +6,23 @@
 //! dist_range_pass); the C program itself is bench/run.sh's business. Each figure is the
 //! median of 5 epochs after one warm-up epoch.
 //!
-//! Usage: cargo run --release --offline --example bench [-- --quick | -- --n N]
-//! Output: one JSON line:
+//! Then (unless `--only range`) the map closures, as bench/bindings/c_map.c measures them in C:
+//! `range(M).map(identity).batch(256)`, every batch read, one line per variant:
+//! rust_map_element_seq and rust_map_element_par2 (`map_with`, sequential and 2 parallel
+//! calls), rust_map_many64_seq and rust_map_many64_par2 (`map_many_with`, runs of 64).
+//! ns_per_elem is the pipeline's median wall time per element over 3 epochs (after a warm-up),
+//! base_ns_per_elem that of `range(M).batch(256)`, callback_ns_per_elem the difference. M is
+//! `--map-n` (2^20), a 16th of it for rust_map_element_par2.
+//!
+//! Usage: cargo run --release --offline --example bench
+//!          [-- --quick | -- --n N] [--map-n M] [--only range|map]
+//! Output: JSON lines:
 //!   {"bench":"rust_range_batch256_2replicas","ns_per_elem":...,"raw_ffi_ns_per_elem":...,...}
+//!   {"bench":"rust_map_element_seq","n":...,"ns_per_elem":...,"base_ns_per_elem":...,...}
 use std::hint::black_box;
 use std::time::Instant;
 
-use dinput::{sys, Dataset, DistDataset, Strategy};
+use dinput::{sys, Dataset, DistDataset, MapOptions, Strategy};
 
 const RUNS: usize = 5;
 const BATCH: usize = 256;
@@ -104,22 +114,38 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn main() -> dinput::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut n: i64 = 1 << 24; // as bench_distribute.c's distribute.scale
+    let mut map_n: i64 = 1 << 20;
+    let mut only = String::new();
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
-            "--quick" => n = 4096,
+            "--quick" => {
+                n = 4096;
+                map_n = 4096;
+            }
+            "--map-n" if i + 1 < args.len() => {
+                i += 1;
+                map_n = args[i].parse().expect("--map-n takes a number");
+            }
+            "--only" if i + 1 < args.len() && (args[i + 1] == "range" || args[i + 1] == "map") => {
+                i += 1;
+                only = args[i].clone();
+            }
             "--n" if i + 1 < args.len() => {
                 i += 1;
                 n = args[i].parse().expect("--n takes a number");
             }
             other => {
-                eprintln!("usage: bench [--quick | --n N] (unknown argument {other})");
+                eprintln!("usage: bench [--quick | --n N] [--map-n M] [--only range|map] (unknown argument {other})");
                 std::process::exit(2);
             }
         }
         i += 1;
     }
 
+    if only == "map" {
+        return map_benchmarks(map_n);
+    }
     let strategy = Strategy::cpu(REPLICAS)?;
     let dataset = Dataset::range(0, n, 1)?.batch(BATCH, false)?;
     let dist = strategy.distribute_dataset(&dataset, None)?;
@@ -139,5 +165,55 @@ fn main() -> dinput::Result<()> {
         safe / raw,
         dinput::version()
     );
+    if only != "range" {
+        map_benchmarks(map_n)?;
+    }
+    Ok(())
+}
+
+/// One epoch of `ds` (batches of range(n)); nanoseconds per element.
+fn map_epoch(ds: &Dataset, n: i64) -> dinput::Result<f64> {
+    let (mut sum, mut count) = (0i64, 0i64);
+    let t0 = Instant::now();
+    for batch in ds.iter()? {
+        let batch = batch?;
+        let values = batch.tensor(0)?.as_slice::<i64>()?;
+        sum += sum_i64(values);
+        count += values.len() as i64;
+    }
+    let ns = t0.elapsed().as_nanos() as f64;
+    check_total(sum, count, n);
+    Ok(ns / n as f64)
+}
+
+/// The median of 3 epochs after a warm-up one.
+fn median_epoch(ds: &Dataset, n: i64) -> dinput::Result<f64> {
+    map_epoch(ds, n)?;
+    Ok(median(vec![map_epoch(ds, n)?, map_epoch(ds, n)?, map_epoch(ds, n)?]))
+}
+
+fn map_benchmarks(n: i64) -> dinput::Result<()> {
+    let variants = [
+        ("rust_map_element_seq", 0, 1, n),
+        ("rust_map_element_par2", 0, 2, (n / 16).max(1)),
+        ("rust_map_many64_seq", 64, 1, n),
+        ("rust_map_many64_par2", 64, 2, n),
+    ];
+    for (name, many, parallel, n) in variants {
+        let range = Dataset::range(0, n, 1)?;
+        let base = median_epoch(&range.batch(BATCH, false)?, n)?;
+        let options = MapOptions::new().num_parallel_calls(parallel);
+        let mapped = if many > 0 {
+            range.map_many_with(many, &options, |ins| Ok(ins.to_vec()))?
+        } else {
+            range.map_with(&options, |e| e.try_clone())?
+        };
+        let ns = median_epoch(&mapped.batch(BATCH, false)?, n)?;
+        println!(
+            "{{\"bench\":\"{name}\",\"n\":{n},\"ns_per_elem\":{ns:.2},\"base_ns_per_elem\":{base:.2},\
+             \"callback_ns_per_elem\":{:.2}}}",
+            ns - base
+        );
+    }
     Ok(())
 }

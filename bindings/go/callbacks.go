@@ -101,16 +101,29 @@ func dgoGeneratorNext(out **C.dinput_element_t, state C.uintptr_t) (st C.dinput_
 //export dgoGeneratorFinalize
 func dgoGeneratorFinalize(state C.uintptr_t) { cgo.Handle(state).Delete() }
 
+// dgoMap gets the input's component count from the shim, and returns the lent input itself
+// (when fn does) by storing `in` in *out: the shim then takes the library's reference.
+//
 //export dgoMap
-func dgoMap(out **C.dinput_element_t, in *C.dinput_element_t, h C.uintptr_t) (st C.dinput_status_t) {
+func dgoMap(out **C.dinput_element_t, in *C.dinput_element_t, n C.size_t, h C.uintptr_t) (st C.dinput_status_t) {
 	const what = "the map function"
 	defer recoverInto(&st, what)
 	fn := cgo.Handle(h).Value().(MapFunc)
-	arg := borrowElement(in)
+	arg := &Element{n: int(n), borrowed: true}
+	arg.ref.p = in
 	defer arg.ref.take() // the library reclaims `in` on return: later uses read as closed
 	res, err := fn(arg)
 	if err != nil {
 		return fail(err)
+	}
+	if res == arg {
+		if arg.ref.acquire() == nil {
+			arg.ref.release()
+			return fail(closedError("Element"))
+		}
+		arg.ref.release()
+		*out = in
+		return C.DINPUT_OK
 	}
 	return handOver(out, res, what)
 }

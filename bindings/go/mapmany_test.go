@@ -183,3 +183,15 @@ func TestMapManyErrors(t *testing.T) {
 		t.Errorf("nil fn: %v", err)
 	}
 }
+
+// Map's fast path for a function returning its lent input (the shim takes the reference):
+// the input must still be open.
+func TestMapReturningItsClosedInputFails(t *testing.T) {
+	ds := must(must(Range(0, 3, 1)).Map(func(in *Element) (*Element, error) {
+		in.Close()
+		return in, nil
+	}, nil))
+	if _, err := must(ds.Iterator()).GetNext(); !errors.Is(err, ErrFailedPrecondition) || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("closed input returned: %v", err)
+	}
+}

@@ -135,7 +135,14 @@ static dinput_status_t generator_next(dinput_element_t** out, void* state) {
 static void generator_finalize(void* state) { dgoGeneratorFinalize((uintptr_t)state); }
 
 static dinput_status_t map_fn(dinput_element_t** out, const dinput_element_t* in, void* user_data) {
-  return dgoMap(out, (dinput_element_t*)in, (uintptr_t)user_data);
+  /* The element's size is read here, and when the Go function returns its lent input (which
+   * dgoMap signals by leaving it in *out) the library's own reference is taken here: two calls
+   * from Go into C fewer per element. */
+  dinput_element_t* lent = (dinput_element_t*)in;
+  dinput_status_t st = dgoMap(out, lent, dinput_element_size(in), (uintptr_t)user_data);
+  if (st != DINPUT_OK || *out != lent) return st;
+  *out = NULL; /* never hand the lent handle itself back */
+  return dinput_element_ref(out, in);
 }
 
 static dinput_status_t map_many_fn(dinput_element_t** outs, const dinput_element_t* const* ins,

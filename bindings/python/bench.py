@@ -22,7 +22,7 @@
                                    the ratio
 
 Usage: PYTHONPATH=bindings/python DINPUT_LIBRARY=build-bench/src/libdinput.so.0 \
-       python3 bindings/python/bench.py [N] [--w1 DIR]
+       python3 bindings/python/bench.py [N] [--w1 DIR] [--only range|map]
 """
 
 import json
@@ -157,9 +157,18 @@ if __name__ == "__main__":
         i = args.index("--w1")
         w1 = args[i + 1]
         del args[i:i + 2]
+    only = None
+    if "--only" in args:
+        i = args.index("--only")
+        only = args[i + 1]
+        del args[i:i + 2]
+        if only not in ("range", "map"):
+            raise SystemExit("bench.py: --only takes range or map")
     n = int(args[0]) if args else 1 << 24
-    range_batch(n)
-    map_callback(min(n, 1 << 17))
-    map_variants(min(n, 1 << 17))
+    if only != "map":
+        range_batch(n)
+    if only != "range":
+        map_callback(min(n, 1 << 17))
+        map_variants(min(n, 1 << 17))
     if w1:
         w1_dataloader(w1)

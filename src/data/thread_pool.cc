@@ -2,6 +2,13 @@
 
 namespace dinput {
 
+namespace {
+// Yields of an idle worker before it sleeps: a producer handing out cheap tasks one by one
+// (a parallel map of a trivial function) then finds it awake, and neither side pays for a
+// sleep and a wake-up per task.
+constexpr int kYieldsBeforeSleep = 64;
+}  // namespace
+
 ThreadPool::ThreadPool(int num_threads) {
   threads_.reserve(static_cast<size_t>(num_threads));
   for (int i = 0; i < num_threads; ++i) threads_.emplace_back([this] { worker(); });
@@ -18,11 +25,13 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::submit(std::function<void()> task) {
+  bool wake;
   {
     std::lock_guard<std::mutex> lock(mu_);
     tasks_.push_back(std::move(task));
+    wake = sleeping_ > 0;  // a worker still yielding takes it without a wake-up
   }
-  cv_.notify_one();
+  if (wake) cv_.notify_one();
 }
 
 void ThreadPool::worker() {
@@ -30,7 +39,15 @@ void ThreadPool::worker() {
     std::function<void()> task;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+      auto has_work = [this] { return stopping_ || !tasks_.empty(); };
+      for (int i = 0; i < kYieldsBeforeSleep && !has_work(); ++i) {
+        lock.unlock();
+        std::this_thread::yield();
+        lock.lock();
+      }
+      ++sleeping_;
+      cv_.wait(lock, has_work);
+      --sleeping_;
       if (stopping_) return;
       task = std::move(tasks_.front());
       tasks_.pop_front();

@@ -28,6 +28,7 @@ class ThreadPool {
   std::condition_variable cv_;
   std::deque<std::function<void()>> tasks_;
   bool stopping_ = false;
+  int sleeping_ = 0;  // workers waiting on cv_ (submit wakes one only then)
   std::vector<std::thread> threads_;
 };
 

@@ -41,9 +41,10 @@
  *        cluster (dinput_cluster_rdzv_url, ...);
  *      - during the callback only: the contexts passed to callbacks (input, value and
  *        replica contexts, and what dinput_replica_context_device returns from one), and the
- *        input element `in` of map, filter and interleave callbacks and `args` of a run
- *        callback. To keep such an element (or a tensor of it) past the call, take a new
- *        handle with dinput_element_ref (dinput_tensor_ref).
+ *        input element `in` of map, filter and interleave callbacks (the elements `ins`
+ *        of a map_many callback) and `args` of a run callback. To keep such an element
+ *        (or a tensor of it) past the call, take a new handle with dinput_element_ref
+ *        (dinput_tensor_ref).
  *    What a callback returns through its own `out` becomes the library's.
  *  - Arguments passed as `const T *` are only read during the call unless stated.
  *    Handles passed to constructors are retained internally (the caller still frees its own).

@@ -13,12 +13,14 @@
 #include <numeric>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/tensor.h"
 #include "data/datasets.h"
 #include "data/iterator.h"
 #include "data/nodes.h"
+#include "data/thread_pool.h"
 
 namespace dinput {
 namespace {
@@ -925,6 +927,64 @@ TEST(Map, DestroyingAParallelIteratorMidStreamIsPrompt) {
   auto start = std::chrono::steady_clock::now();
   it.reset();
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+}
+
+// map_many: runs of up to max_count (the last one shorter), the same results as map, and
+// the arguments checked.
+TEST(MapMany, RunsGiveTheResultsOfMap) {
+  for (int64_t parallel : {1, 3}) {
+    std::mutex mu;
+    std::multiset<size_t> runs;
+    auto fn = std::make_shared<const MapManyFn>(
+        [&](std::vector<Element>& outs, std::vector<Element>& ins) {
+          {
+            std::lock_guard<std::mutex> lock(mu);
+            runs.insert(ins.size());
+          }
+          for (const Element& in : ins) outs.push_back(times(in, 3));
+        });
+    auto ds = make_map_many(make_range(0, 23, 1), fn, 5, {}, parallel, true);
+    EXPECT_EQ(flat(ds),
+              flat(map_fn(make_range(0, 23, 1), [](const Element& in) { return times(in, 3); })))
+        << parallel;
+    EXPECT_EQ(runs, (std::multiset<size_t>{3, 5, 5, 5, 5})) << parallel;
+  }
+  auto ok = std::make_shared<const MapManyFn>(
+      [](std::vector<Element>& outs, std::vector<Element>& ins) { outs = ins; });
+  auto r = make_range(0, 3, 1);
+  EXPECT_EQ(error_of([&] { make_map_many(r, ok, 0, {}, 1, true); }).code(), Code::kInvalidArgument);
+  EXPECT_EQ(error_of([&] { make_map_many(r, nullptr, 2, {}, 1, true); }).code(),
+            Code::kInvalidArgument);
+  // A function that gives a result count other than its inputs' is a bug of the caller's
+  // adapter, reported rather than read past.
+  auto short_fn = std::make_shared<const MapManyFn>(
+      [](std::vector<Element>& outs, std::vector<Element>& ins) { outs.push_back(ins[0]); });
+  auto it = make_map_many(r, short_fn, 2, {}, 1, true)->make_iterator(IteratorContext{});
+  Element e;
+  EXPECT_EQ(error_of([&] { it->next(e); }).code(), Code::kInternal);
+}
+
+// Tasks submitted after the workers have gone to sleep (past their yields) run, as do bursts
+// while they are awake: submit wakes a worker only when one sleeps.
+TEST(ThreadPool, RunsTasksSubmittedAfterTheWorkersSleep) {
+  ThreadPool pool(2);
+  std::mutex mu;
+  std::condition_variable cv;
+  int done = 0;
+  auto task = [&] {
+    std::lock_guard<std::mutex> lock(mu);
+    ++done;
+    cv.notify_all();
+  };
+  int expected = 0;
+  for (int round = 0; round < 5; ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the workers fall asleep
+    for (int i = 0; i < 1 + round * 7; ++i) pool.submit(task);
+    expected += 1 + round * 7;
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return done == expected; }))
+        << "round " << round << ": " << done << " of " << expected << " tasks ran";
+  }
 }
 
 // ---- filter -----------------------------------------------------------------------------

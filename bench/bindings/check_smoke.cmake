@@ -32,10 +32,11 @@ foreach(line IN LISTS lines)
   list(APPEND names ${name})
   message(STATUS "${line}")
 endforeach()
-set(expected c_range_batch256_2replicas c_map_seq c_map_par2 bindings.round bindings.machine)
+set(expected c_range_batch256_2replicas c_map_element_seq c_map_element_par2 bindings.round
+    bindings.machine)
 foreach(lang go rust python)
   list(APPEND expected ${lang}_range_batch256_2replicas bindings.iteration.${lang}
-       bindings.map.${lang}.seq bindings.map.${lang}.par2)
+       bindings.map.${lang}.element_seq bindings.map.${lang}.element_par2)
 endforeach()
 foreach(name IN LISTS expected)
   if(NOT name IN_LIST names)

@@ -3,11 +3,12 @@
 #
 #   iteration  range(2^24).batch(256) over 2 CPU replicas, every value read (Python: each
 #              replica's batch handed to numpy): Go/C, Rust/C, Python/C, goal <= 1.5x
-#   map        a trivial map function per element, one line per variant
-#              (<lang>_map_<variant>: c_map.c prints c_map_seq and c_map_par2; the bindings'
-#              bench programs print theirs): a ratio for every variant that C has too, goals
-#              Go <= 2x, Rust <= 1.2x, Python reported; a variant one side lacks is printed
-#              as missing, not an error
+#   map        range(2^20).map(identity).batch(256), one JSON line per variant
+#              (<lang>_map_<variant>; c_map.c prints c_map_element_seq and
+#              c_map_element_par2, the bindings' bench programs theirs): a ratio for every
+#              variant that C has too, goals Go <= 2x, Rust <= 1.2x, Python reported; a
+#              variant one side lacks (element_seq, element_par2, many64_seq and
+#              many64_par2 are expected) is printed as missing, not an error
 #   W1         (BINDINGS_W1=1) dinput through the Python module against PyTorch's fast
 #              DataLoader on bench/w1's record files (bindings/python/bench.py --w1)
 #
@@ -23,7 +24,8 @@
 # Env:   BINDINGS_BUILD  build tree whose src/libdinput.so is measured (default build-bench,
 #                        configured Release and built here)
 #        BINDINGS_NO_BUILD=1  use BINDINGS_BUILD as it is (its library must exist)
-#        BINDINGS_ROUNDS (3), BINDINGS_N (2^24), BINDINGS_MAP_N (2^19)
+#        BINDINGS_ROUNDS (3), BINDINGS_N (2^24: the iteration row; the map rows use
+#                        each program's default size)
 #        BINDINGS_W1=1   also the W1 comparison; the data are bench/w1's (W1_DATA, default
 #                        /tmp/dinput-w1-data, written by bench/w1/gen.c when missing: 520 MB)
 #        BINDINGS_LANGS  the bindings to run (default "go rust python")
@@ -34,18 +36,17 @@ build="${BINDINGS_BUILD:-$root/build-bench}"
 py=/usr/bin/python3
 rounds="${BINDINGS_ROUNDS:-3}"
 n="${BINDINGS_N:-16777216}"
-map_n="${BINDINGS_MAP_N:-524288}"
 quick=""
 if [[ ${1:-} == --quick ]]; then
-  quick=1 rounds=1 n=4096 map_n=4096
+  quick=1 rounds=1 n=4096
 elif [[ $# -gt 0 ]]; then
   echo "usage: bench/bindings/run.sh [--quick]" >&2
   exit 2
 fi
 langs="${BINDINGS_LANGS:-go rust python}"
 # The size arguments of each program: the full run's, or --quick's.
-c_map_args=("$map_n") go_args=(-n "$n") rust_args=(--n "$n")
-[[ -z $quick ]] || c_map_args=("$map_n" 1) go_args=(-quick) rust_args=(--quick)
+c_map_args=() go_args=(-n "$n") rust_args=(--n "$n")
+[[ -z $quick ]] || c_map_args=(4096 1) go_args=(-quick) rust_args=(--quick)
 
 if [[ ${BINDINGS_NO_BUILD:-0} != 1 ]]; then
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DDINPUT_BUILD_TESTS=OFF >/dev/null
@@ -107,7 +108,7 @@ if [[ ${BINDINGS_W1:-0} == 1 ]]; then
   fi
 fi
 
-echo "{\"bench\":\"bindings.machine\",\"nproc\":$(nproc),\"cpu\":\"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')\",\"loadavg_before\":\"$load_before\",\"loadavg_after\":\"$(loadavg)\",\"rounds\":$rounds,\"n\":$n,\"map_n\":$map_n}"
+echo "{\"bench\":\"bindings.machine\",\"nproc\":$(nproc),\"cpu\":\"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')\",\"loadavg_before\":\"$load_before\",\"loadavg_after\":\"$(loadavg)\",\"rounds\":$rounds,\"n\":$n}"
 "$py" - "$out" "$langs" <<'PY'
 import json, re, sys
 
@@ -142,10 +143,17 @@ for lang in langs:
     ratio("bindings.iteration." + lang, lang, "c_range_batch256_2replicas",
           1.5, "range_batch256_2replicas")
 map_goals = {"go": 2.0, "rust": 1.2}
-variants = {m.group(2) for name in best for m in [re.match(r"(c|go|rust|python)_map_(.+)$", name)] if m}
-variants |= {"seq", "par2"}
+# Every variant C has or is expected to have, for every binding; then the variants only a
+# binding has (their C line is missing).
+variants = {"element_seq", "element_par2", "many64_seq", "many64_par2"}
+variants |= {name[len("c_map_"):] for name in best if name.startswith("c_map_")}
 for variant in sorted(variants):
     for lang in langs:
         ratio("bindings.map.%s.%s" % (lang, variant), lang, "c_map_" + variant,
               map_goals.get(lang), "map_" + variant)
+for name in sorted(best):
+    m = re.match(r"(%s)_map_(.+)$" % "|".join(langs), name)
+    if m and m.group(2) not in variants:
+        ratio("bindings.map.%s.%s" % m.groups(), m.group(1), "c_map_" + m.group(2),
+              map_goals.get(m.group(1)), "map_" + m.group(2))
 PY

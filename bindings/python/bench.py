@@ -14,12 +14,13 @@
                                    base_ns_per_elem that of range(M).batch(256),
                                    callback_ns_per_elem the difference (M = min(N, 2^17), a
                                    16th of it for the element map with parallel calls)
-  python_w1_dataloader             with --w1 DIR (record files, plain: the W1 data of
-                                   bench/w1, or any *.rec): records per second through
-                                   torch's DataLoader from dinput (list_files -> interleave
-                                   (records) -> batch(256) -> the torch adapter) and from a
-                                   pure-PyTorch IterableDataset reading the same framing, and
-                                   the ratio
+  python_w1_dataloader             with --w1 DIR (the W1 data of bench/w1: DIR/*.tfrecord):
+                                   one epoch of list_files -> interleave(records) ->
+                                   shuffle(10000) -> batch(256) over 2 CPU replicas through
+                                   this module, against PyTorch's fast DataLoader (mmap,
+                                   record index, batched sampler, 2 workers) on the same
+                                   files; records per second of each, best of 3, and the
+                                   ratio (see w1_dataloader)
 
 Usage: PYTHONPATH=bindings/python DINPUT_LIBRARY=build-bench/src/libdinput.so.0 \
        python3 bindings/python/bench.py [N] [--w1 DIR] [--only range|map]
@@ -98,56 +99,108 @@ def map_variants(m):
                           "callback_ns_per_elem": round(ns - base, 2)}), flush=True)
 
 
-def w1_dataloader(directory, reps=3):
+def w1_dataloader(directory, reps=3, torch_workers=2):
+    """dinput through this module against PyTorch's fast DataLoader on the W1 records
+    (bench/w1: DIR/*.tfrecord, 32 files of 8192 records of 1 KiB), in the same process,
+    alternating the two, best of reps epochs each (the least disturbed by other load).
+
+    dinput: list_files -> interleave(records, cycle_length 4) -> shuffle(10000) ->
+    batch(256) -> distribute over CPU:0 and CPU:1; each step's per-replica batch comes to
+    Python as numpy (this module's form of a bytes tensor: an object array of 128 `bytes`,
+    one copy per record); records and payload bytes are counted. The reader checks both
+    CRCs of every record.
+
+    PyTorch: the usual fast loader for such files: a map-style dataset over the mmap'd files
+    with a record index built once (not timed), a BatchSampler of 256 over a seeded
+    RandomSampler, a batch-level __getitem__ stacking the records into one uint8 [256, 1024]
+    tensor, DataLoader(num_workers=torch_workers, prefetch_factor=4); the consumer splits
+    each batch between the 2 replicas (torch.tensor_split) and counts records and bytes. No
+    CRC is checked. Both times include starting the epoch (dinput's threads, the workers)."""
     import glob
+    import mmap
     import struct
+
+    import numpy
     import torch
-    import torch.utils.data
-    import dinput.torch_data
+    import torch.utils.data as tud
 
-    files = sorted(glob.glob(os.path.join(directory, "*.rec")))
+    pattern = os.path.join(directory, "*.tfrecord")
+    files = sorted(glob.glob(pattern))
     if not files:
-        raise SystemExit("bench.py --w1: no *.rec files in %s" % directory)
+        raise SystemExit("bench.py --w1: no *.tfrecord files in %s (bench/bindings/run.sh "
+                         "with BINDINGS_W1=1 writes them)" % directory)
 
-    class TorchRecords(torch.utils.data.IterableDataset):
-        """The record framing read in Python (no CRC check), batched as lists of bytes."""
+    class MappedRecords(tud.Dataset):
+        def __init__(self):
+            self.maps, self.index = [], []
+            for f, name in enumerate(files):
+                with open(name, "rb") as fh:
+                    m = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+                self.maps.append(m)
+                off = 0
+                while off < len(m):  # length (8), its CRC (4), payload, payload CRC (4)
+                    (length,) = struct.unpack_from("<Q", m, off)
+                    self.index.append((f, off + 12, length))
+                    off += 16 + length
 
-        def __iter__(self):
-            batch = []
-            for name in files:
-                with open(name, "rb") as f:
-                    while True:
-                        head = f.read(12)
-                        if len(head) < 12:
-                            break
-                        (length,) = struct.unpack("<Q", head[:8])
-                        batch.append(f.read(length))
-                        f.read(4)
-                        if len(batch) == 256:
-                            yield batch
-                            batch = []
-            if batch:
-                yield batch
+        def __len__(self):
+            return len(self.index)
 
-    ds = (dinput.Dataset.list_files(os.path.join(directory, "*.rec"))
-          .interleave(lambda f: dinput.Dataset.records([f]), cycle_length=4,
+        def __getitem__(self, rows):  # one call per batch, from the BatchSampler
+            return torch.from_numpy(numpy.stack(
+                [numpy.frombuffer(self.maps[f], numpy.uint8, n, o)
+                 for f, o, n in (self.index[i] for i in rows)]))
+
+    mapped = MappedRecords()
+    ds = (dinput.Dataset.list_files(pattern)
+          .interleave(lambda name: dinput.Dataset.records([name]), cycle_length=4,
                       element_spec=[("bytes", [])])
+          .shuffle(10000, seed=1)
           .batch(256))
+    dist = dinput.Strategy(["CPU:0", "CPU:1"]).distribute_dataset(ds)
 
-    def rate(make):
-        best = 0.0
-        for _ in range(reps):
-            t0 = time.perf_counter()
-            n = sum(len(b) for b in torch.utils.data.DataLoader(make(), batch_size=None))
-            best = max(best, n / (time.perf_counter() - t0))
-        return n, best
+    def dinput_epoch():
+        records = nbytes = 0
+        t0 = time.perf_counter()
+        for step in dist:
+            for batch in step:
+                records += len(batch)
+                nbytes += sum(map(len, batch))
+        return time.perf_counter() - t0, records, nbytes
 
-    n1, d = rate(lambda: dinput.torch_data.IterableDataset(ds))
-    n2, t = rate(TorchRecords)
-    assert n1 == n2, (n1, n2)
-    print(json.dumps({"bench": "python_w1_dataloader", "records": n1, "files": len(files),
-                      "dinput_records_per_s": round(d), "torch_records_per_s": round(t),
-                      "ratio_dinput_over_torch": round(d / t, 3)}))
+    def torch_epoch():
+        g = torch.Generator()
+        g.manual_seed(1)
+        sampler = tud.BatchSampler(tud.RandomSampler(mapped, generator=g), 256, drop_last=False)
+        extra = {"prefetch_factor": 4} if torch_workers else {}
+        records = nbytes = 0
+        t0 = time.perf_counter()
+        loader = tud.DataLoader(mapped, sampler=sampler, batch_size=None,
+                                num_workers=torch_workers, **extra)
+        for batch in loader:
+            for replica in torch.tensor_split(batch, 2):
+                records += replica.shape[0]
+                nbytes += replica.numel()
+        return time.perf_counter() - t0, records, nbytes
+
+    best = {"dinput": None, "torch": None}
+    for _ in range(reps):
+        for name, epoch in (("dinput", dinput_epoch), ("torch", torch_epoch)):
+            seconds, records, nbytes = epoch()
+            if records != len(mapped):
+                raise SystemExit("bench.py --w1: %s read %d records of %d"
+                                 % (name, records, len(mapped)))
+            if best[name] is None or seconds < best[name][0]:
+                best[name] = (seconds, nbytes)
+    (d, dbytes), (t, tbytes) = best["dinput"], best["torch"]
+    n = len(mapped)
+    print(json.dumps({"bench": "python_w1_dataloader", "records": n, "files": len(files),
+                      "reps": reps, "best_of": reps, "torch_num_workers": torch_workers,
+                      "dinput_seconds": round(d, 3), "torch_seconds": round(t, 3),
+                      "dinput_records_per_s": round(n / d), "torch_records_per_s": round(n / t),
+                      "dinput_MB_per_s": round(dbytes / d / 1e6, 1),
+                      "torch_MB_per_s": round(tbytes / t / 1e6, 1),
+                      "ratio_dinput_over_torch": round(t / d, 3)}))
 
 
 if __name__ == "__main__":

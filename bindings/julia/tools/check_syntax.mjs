@@ -10,7 +10,10 @@
 // Julia: this proves the files parse, not that they load.
 //
 // Usage:
-//   node check_syntax.mjs FILE.jl...     report every error; exit 1 if there is one
+//   node check_syntax.mjs FILE.jl...     report every error; exit 1 if there is one; a
+//                                        Markdown file (.md, .md.txt) stands for its
+//                                        ```julia blocks, each parsed on its own, and must
+//                                        have at least one
 //   node check_syntax.mjs --self-test    built-in broken snippets must be rejected and a
 //                                        valid one (using the constructs of the binding)
 //                                        accepted; exit 1 otherwise
@@ -121,6 +124,39 @@ async function selfTest() {
   return failed === 0;
 }
 
+// The ```julia blocks of a Markdown text (indented ones too, as inside a list item), each
+// with the line its code starts on and its indentation removed.
+function juliaBlocks(text) {
+  const lines = text.split('\n');
+  const blocks = [];
+  for (let i = 0; i < lines.length; i++) {
+    const open = lines[i].match(/^( *)```julia\s*$/);
+    if (!open) continue;
+    const indent = open[1].length;
+    const body = [];
+    let j = i + 1;
+    for (; j < lines.length && !/^ *```\s*$/.test(lines[j]); j++) {
+      body.push(lines[j].slice(Math.min(indent, lines[j].search(/\S|$/))));
+    }
+    blocks.push({ line: i + 2, source: body.join('\n') + '\n' });
+    i = j;
+  }
+  return blocks;
+}
+
+// The errors of one file: a .jl file as a whole, a Markdown file block by block (with the
+// README's line numbers).
+function fileErrors(parser, file) {
+  const text = fs.readFileSync(file, 'utf8');
+  if (!/\.md(\.txt)?$/.test(file)) return syntaxErrors(parser, text);
+  const blocks = juliaBlocks(text);
+  if (blocks.length === 0) return ['1:1: no ```julia block'];
+  return blocks.flatMap((b) => syntaxErrors(parser, b.source).map((e) => {
+    const [row, rest] = [parseInt(e, 10), e.slice(e.indexOf(':'))];
+    return `${b.line + row - 1}${rest}`;
+  }));
+}
+
 async function main(argv) {
   if (argv[0] === '--self-test') return (await selfTest()) ? 0 : 1;
   if (argv.length === 0) {
@@ -130,7 +166,7 @@ async function main(argv) {
   const parser = await makeParser();
   let bad = 0;
   for (const file of argv) {
-    const errors = syntaxErrors(parser, fs.readFileSync(file, 'utf8'));
+    const errors = fileErrors(parser, file);
     for (const e of errors) console.log(`${file}:${e}`);
     if (errors.length) bad++;
   }

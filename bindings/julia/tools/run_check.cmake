@@ -8,12 +8,14 @@
 #         package-lock.json) into WORK_DIR with `npm ci --ignore-scripts`, then runs
 #         check_syntax.mjs: its self-test, a deliberately broken file (must be rejected), and
 #         every .jl file of the package (must parse), which must include the test suite
-#         test/runtests.jl; Project.toml must give `Pkg.test()` the Test stdlib.
+#         test/runtests.jl, and the ```julia blocks of README.md (a README with a broken
+#         block must be rejected); Project.toml must give `Pkg.test()` the Test stdlib.
 # abi:    runs check_abi.mjs (Node only, no packages): its self-test with deliberate mutations
 #         of the binding, a deliberately wrong wrapper (must be reported), and the package
 #         against the headers, dinput.h and the dinput_cuda.h next to it (must match).
 # names:  runs check_names.mjs (Node only): its self-test (mutations of the package must be
-#         reported), then the package and README.md (every name they use must exist).
+#         reported), then the package and README.md (every name they use must exist); the
+#         README's read_records must be word for word the test suite's (test/readme.jl).
 # Node and npm are looked up again here, so that installing them needs no reconfigure.
 cmake_minimum_required(VERSION 3.16)
 
@@ -102,7 +104,11 @@ if(CHECK STREQUAL "syntax")
   run_node("check_syntax.mjs on a deliberately broken file" EXPECT FAIL
            MATCH "syntax check FAILED.*1 of 1"
            ARGS "${checker}" "${tools}/selftest/syntax_error.jl.txt")
-  run_node("check_syntax.mjs on the package" EXPECT PASS ARGS "${checker}" ${jl_files})
+  run_node("check_syntax.mjs on a README with a broken block" EXPECT FAIL
+           MATCH "readme_block_error.md.txt:18:[0-9]+: missing.*syntax check FAILED.*1 of 1"
+           ARGS "${checker}" "${tools}/selftest/readme_block_error.md.txt")
+  run_node("check_syntax.mjs on the package and README.md" EXPECT PASS
+           ARGS "${checker}" ${jl_files} "${BINDING_DIR}/README.md")
 elseif(CHECK STREQUAL "abi")
   set(checker "${tools}/check_abi.mjs")
   get_filename_component(include_dir "${HEADER}" DIRECTORY)
@@ -118,6 +124,23 @@ elseif(CHECK STREQUAL "names")
            ARGS "${checker}" --self-test "${BINDING_DIR}/Dinput" "${BINDING_DIR}/README.md")
   run_node("check_names.mjs on the package" EXPECT PASS
            ARGS "${checker}" "${BINDING_DIR}/Dinput" "${BINDING_DIR}/README.md")
+  # The README's file pipeline is the test suite's read_records (Dinput/test/readme.jl),
+  # which Pkg.test() runs on files it writes: the two must not drift apart.
+  file(READ "${BINDING_DIR}/README.md" readme)
+  file(READ "${BINDING_DIR}/Dinput/test/readme.jl" readme_test)
+  string(FIND "${readme}" "\nfunction read_records(" start)
+  if(start EQUAL -1)
+    message(FATAL_ERROR "bindings.julia.names: README.md shows no `function read_records(`")
+  endif()
+  string(SUBSTRING "${readme}" ${start} -1 shown)
+  string(FIND "${shown}" "\nend\n" stop)
+  math(EXPR stop "${stop} + 5")
+  string(SUBSTRING "${shown}" 0 ${stop} shown)
+  string(FIND "${readme_test}" "${shown}" found)
+  if(stop LESS 5 OR found EQUAL -1)
+    message(FATAL_ERROR "bindings.julia.names: README.md's read_records is not the one Dinput/test/readme.jl runs; README shows:${shown}")
+  endif()
+  message("---- README.md's read_records is Dinput/test/readme.jl's")
 else()
   message(FATAL_ERROR "run_check.cmake: CHECK must be syntax, abi or names, not '${CHECK}'")
 endif()

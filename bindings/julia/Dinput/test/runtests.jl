@@ -791,4 +791,6 @@ end
     @test isempty(Dinput.PENDING_FREES)
 end
 
+include("readme.jl")
+
 end # @testset "Dinput"

@@ -5,6 +5,7 @@
 #include "data/nodes.h"
 #include "data/parallel_calls.h"
 #include "data/row_reader.h"
+#include "data/state.h"
 
 namespace dinput {
 
@@ -27,6 +28,10 @@ int64_t BatchDataset::cardinality() const {
   return n / batch_size_ + (!drop_remainder_ && n % batch_size_ != 0 ? 1 : 0);
 }
 
+std::string BatchDataset::arguments() const {
+  return str_cat("batch_size=", batch_size_, ", drop_remainder=", drop_remainder_ ? 1 : 0);
+}
+
 DatasetPtr BatchDataset::with_inputs(std::vector<DatasetPtr> inputs) const {
   return std::make_shared<BatchDataset>(inputs.at(0), batch_size_, drop_remainder_, parallel_);
 }
@@ -44,6 +49,18 @@ class BatchIterator final : public Iterator {
     if (rows < batch_size_) done_ = true;
     if (rows == 0 || (drop_remainder_ && rows < batch_size_)) return false;
     return true;
+  }
+  void save(StateWriter& w) const override {
+    w.section("batch", [&](StateWriter& s) {
+      s.flag(done_);
+      if (!done_) input_->save(s);
+    });
+  }
+  void restore(StateReader& r) override {
+    StateReader s = r.section("batch");
+    done_ = s.flag("input ended");
+    if (!done_) input_->restore(s);
+    s.finish();
   }
 
  private:
@@ -91,6 +108,12 @@ class ParallelBatchIterator final : public Iterator {
     if (calls_.empty()) return false;
     out = calls_.take(/*in_order=*/true);
     return true;
+  }
+  void save(StateWriter&) const override {
+    state_unsupported("batch", "with num_parallel_calls > 1, not yet");
+  }
+  void restore(StateReader&) override {
+    state_unsupported("batch", "with num_parallel_calls > 1, not yet");
   }
 
  private:
@@ -148,7 +171,7 @@ class UnbatchDataset final : public UnaryDataset {
   class Iter final : public Iterator {
    public:
     explicit Iter(std::unique_ptr<Iterator> input)
-        : input_(std::move(input)), rows_(input_.get(), "unbatch") {}
+        : input_(std::move(input)), rows_(input_.get(), "unbatch", /*checkpointable=*/true) {}
     bool next(Element& out) override {
       if (!rows_.take(1, out)) return false;
       for (auto& t : out) t = t.reshaped(t.shape().drop_first());
@@ -160,6 +183,14 @@ class UnbatchDataset final : public UnaryDataset {
       int64_t got = piece[0].dim(0);
       out = std::move(piece);
       return got;
+    }
+    void save(StateWriter& w) const override {
+      w.section("unbatch", [&](StateWriter& s) { rows_.save(s); });
+    }
+    void restore(StateReader& r) override {
+      StateReader s = r.section("unbatch");
+      rows_.restore(s);
+      s.finish();
     }
 
    private:
@@ -189,6 +220,11 @@ class RebatchDataset final : public UnaryDataset {
     }
   }
   const char* name() const override { return "rebatch"; }
+  std::string arguments() const override {
+    std::string sizes;
+    for (int64_t n : sizes_) sizes += (sizes.empty() ? "" : " ") + std::to_string(n);
+    return str_cat("batch_sizes=[", sizes, "], drop_remainder=", drop_remainder_ ? 1 : 0);
+  }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override {
     int64_t n = input_->cardinality();
@@ -201,7 +237,10 @@ class RebatchDataset final : public UnaryDataset {
   class Iter final : public Iterator {
    public:
     Iter(std::unique_ptr<Iterator> input, const std::vector<int64_t>& sizes, bool drop)
-        : input_(std::move(input)), rows_(input_.get(), "rebatch"), sizes_(sizes), drop_(drop) {}
+        : input_(std::move(input)),
+          rows_(input_.get(), "rebatch", /*checkpointable=*/true),
+          sizes_(sizes),
+          drop_(drop) {}
     bool next(Element& out) override {
       int64_t want = sizes_[index_];
       index_ = (index_ + 1) % sizes_.size();
@@ -209,6 +248,18 @@ class RebatchDataset final : public UnaryDataset {
       if (!rows_.take(want, out)) return false;
       if (drop_ && out[0].dim(0) < want) return false;
       return true;
+    }
+    void save(StateWriter& w) const override {
+      w.section("rebatch", [&](StateWriter& s) {
+        s.u64(index_);
+        rows_.save(s);
+      });
+    }
+    void restore(StateReader& r) override {
+      StateReader s = r.section("rebatch");
+      index_ = static_cast<size_t>(s.u64_in("index into batch_sizes", 0, sizes_.size() - 1));
+      rows_.restore(s);
+      s.finish();
     }
 
    private:

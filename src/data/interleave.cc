@@ -20,6 +20,9 @@ class InterleaveDataset final : public UnaryDataset {
         parallel_(parallel),
         deterministic_(deterministic) {}
   const char* name() const override { return "interleave"; }
+  std::string arguments() const override {
+    return str_cat("cycle_length=", cycle_, ", block_length=", block_, ", spec=", to_string(spec_));
+  }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override {
     int64_t n = input_->cardinality();
@@ -96,6 +99,8 @@ class InterleaveIterator final : public Iterator {
     }
     return false;
   }
+  void save(StateWriter&) const override { state_unsupported("interleave", "not yet"); }
+  void restore(StateReader&) override { state_unsupported("interleave", "not yet"); }
 
  private:
   using Producer = BackgroundProducer<Element>;

@@ -3,6 +3,7 @@
 
 #include "data/nodes.h"
 #include "data/parallel_calls.h"
+#include "data/state.h"
 
 namespace dinput {
 
@@ -28,6 +29,9 @@ class MapDataset final : public UnaryDataset {
         parallel_(parallel),
         deterministic_(deterministic) {}
   const char* name() const override { return "map"; }
+  std::string arguments() const override {
+    return "spec=" + to_string(spec_);  // parallelism changes no element, so it may change
+  }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override { return input_->cardinality(); }
   DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override {
@@ -61,6 +65,14 @@ class SequentialMapIterator final : public Iterator {
     out = map_one(*ds_, in);
     return true;
   }
+  void save(StateWriter& w) const override {
+    w.section("map", [&](StateWriter& s) { input_->save(s); });
+  }
+  void restore(StateReader& r) override {
+    StateReader s = r.section("map");
+    input_->restore(s);
+    s.finish();
+  }
 
  private:
   std::shared_ptr<const MapDataset> ds_;
@@ -91,6 +103,12 @@ class ParallelMapIterator final : public Iterator {
     if (calls_.empty()) return false;
     out = calls_.take(deterministic_);
     return true;
+  }
+  void save(StateWriter&) const override {
+    state_unsupported("map", "with num_parallel_calls > 1, not yet");
+  }
+  void restore(StateReader&) override {
+    state_unsupported("map", "with num_parallel_calls > 1, not yet");
   }
 
  private:

@@ -14,6 +14,8 @@ class PrefetchIterator final : public Iterator {
         producer_([this](Element& e) { return input_->next(e); }, capacity,
                   std::move(cancellation)) {}
   bool next(Element& out) override { return producer_.next(out); }
+  void save(StateWriter&) const override { state_unsupported("prefetch", "not yet"); }
+  void restore(StateReader&) override { state_unsupported("prefetch", "not yet"); }
 
  private:
   std::unique_ptr<Iterator> input_;

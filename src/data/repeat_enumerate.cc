@@ -2,6 +2,7 @@
 // there are, what they carry along, or the options of the pipeline.
 #include "core/tensor_ops.h"
 #include "data/nodes.h"
+#include "data/state.h"
 
 namespace dinput {
 
@@ -11,6 +12,7 @@ class RepeatDataset final : public UnaryDataset {
  public:
   RepeatDataset(DatasetPtr input, int64_t count) : UnaryDataset(std::move(input)), count_(count) {}
   const char* name() const override { return "repeat"; }
+  std::string arguments() const override { return str_cat("count=", count_); }
   const ElementSpec& element_spec() const override { return input_->element_spec(); }
   // As in tf.data: repeating forever an input that may be non-empty (UNKNOWN included) is
   // INFINITE, so that `records(...).repeat()` is caught as endless; only an input known to
@@ -67,6 +69,30 @@ class RepeatDataset final : public UnaryDataset {
       return got;
     }
 
+    // An epoch's iterator is made when it is first read, so a state saved between epochs
+    // has none open: the restored repeat makes it (drawing the next epoch) when read.
+    void save(StateWriter& w) const override {
+      w.section("repeat", [&](StateWriter& s) {
+        s.i64(left_);
+        s.flag(current_ != nullptr);
+        if (current_) {
+          s.flag(produced_in_epoch_);
+          current_->save(s);
+        }
+      });
+    }
+    void restore(StateReader& r) override {
+      StateReader s = r.section("repeat");
+      left_ = s.i64_in("epochs left", left_ < 0 ? -1 : 0, std::max<int64_t>(left_, 0));
+      if (s.flag("epoch open")) {
+        if (left_ == 0) s.corrupt("an epoch is open but no epoch is left");
+        produced_in_epoch_ = s.flag("epoch produced");
+        current_ = input_->make_iterator(ctx_);
+        current_->restore(s);
+      }
+      s.finish();
+    }
+
    private:
     bool start_epoch() {
       if (current_) return true;
@@ -103,6 +129,7 @@ class EnumerateDataset final : public UnaryDataset {
     for (const auto& s : input_->element_spec()) spec_.push_back(s);
   }
   const char* name() const override { return "enumerate"; }
+  std::string arguments() const override { return str_cat("start=", start_); }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override { return input_->cardinality(); }
   DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override {
@@ -136,6 +163,20 @@ class EnumerateDataset final : public UnaryDataset {
       for (auto& t : in) out.push_back(std::move(t));
       return true;
     }
+    void save(StateWriter& w) const override {
+      w.section("enumerate", [&](StateWriter& s) {
+        s.i64(next_index_);
+        s.flag(past_max_);
+        input_->save(s);
+      });
+    }
+    void restore(StateReader& r) override {
+      StateReader s = r.section("enumerate");
+      next_index_ = s.i64_in("next index", start_, INT64_MAX);
+      past_max_ = s.flag("past the largest index");
+      input_->restore(s);
+      s.finish();
+    }
 
    private:
     std::unique_ptr<Iterator> input_;
@@ -153,6 +194,14 @@ class EnumerateDataset final : public UnaryDataset {
 };
 
 }  // namespace
+
+std::string OptionsDataset::arguments() const {
+  // What changes the elements or their order; thread counts and buffers do not.
+  return str_cat(
+      "deterministic=", options_.deterministic ? (*options_.deterministic ? "1" : "0") : "unset",
+      ", skip_corrupt_records=",
+      options_.skip_corrupt_records ? (*options_.skip_corrupt_records ? "1" : "0") : "unset");
+}
 
 DatasetPtr OptionsDataset::with_inputs(std::vector<DatasetPtr> in) const {
   return std::make_shared<OptionsDataset>(in.at(0), options_);

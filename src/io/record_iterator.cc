@@ -6,6 +6,7 @@
 #include "core/quote.h"
 #include "core/status.h"
 #include "core/tensor_ops.h"
+#include "data/state.h"
 
 namespace dinput {
 
@@ -57,13 +58,69 @@ class FileRecordIterator final : public Iterator {
   }
 
  private:
+  // Where a record, or the parser, is: the file, the records of that file before it, and
+  // the stream offset just after the record before it. What a saved state records.
+  struct Position {
+    uint64_t file = 0;
+    int64_t record = 0;
+    uint64_t offset = 0;
+  };
+
   struct Ready {
     Tensor tensor;
     size_t size;
     int64_t skipped_before;  // corrupt records skipped between the previous record and this one
     int64_t skipped_bytes_before;  // and their bytes
+    Position at;
   };
 
+ public:
+  // The next record the consumer takes, which may be parsed already (ready_) or not.
+  void save(StateWriter& w) const override {
+    Position at = pos_ < ready_.size()  ? ready_[pos_].at
+                  : (source_ || error_) ? parsing_
+                                        : Position{file_index_, 0, 0};
+    w.section(what_, [&](StateWriter& s) {
+      s.u64(at.file);
+      s.i64(at.record);
+      s.u64(at.offset);
+    });
+  }
+
+  // Opens the saved file and parses up to the saved record again (the cost is bounded by
+  // one file), then checks that it lies at the saved offset.
+  void restore(StateReader& r) override {
+    StateReader s = r.section(what_);
+    Position at;
+    at.file = s.u64_in("file index", 0, files_.size());
+    at.record = s.i64_in("record index in the file", 0, INT64_MAX);
+    at.offset = s.u64("byte offset");
+    s.finish();
+    if (at.record > 0 && at.file == files_.size()) s.corrupt("a record index past the last file");
+    file_index_ = static_cast<size_t>(at.file);
+    if (at.record == 0) return;  // the file is opened when first read
+    const std::string& path = files_[file_index_];
+    ++file_index_;
+    source_ = open_(path);
+    parsing_ = Position{at.file, 0, 0};
+    RecordView view;
+    while (parsing_.record < at.record) {
+      if (!source_->next(view))
+        raise(Code::kDataLoss, what_, ": restoring the iterator state: ", quoted(path), " has ",
+              parsing_.record, " records but the state is at record ", at.record,
+              " (did the file change since the save?)");
+      ++parsing_.record;
+    }
+    source_->take_skipped();  // counted before the save
+    source_->take_skipped_bytes();
+    parsing_.offset = source_->offset();
+    if (parsing_.offset != at.offset)
+      raise(Code::kDataLoss, what_, ": restoring the iterator state: record ", at.record, " of ",
+            quoted(path), " follows byte offset ", parsing_.offset, " but the state says ",
+            at.offset, " (did the file change since the save?)");
+  }
+
+ private:
   Tensor deliver() {
     Ready& r = ready_[pos_++];
     stats_->records.fetch_add(1, std::memory_order_relaxed);
@@ -103,11 +160,13 @@ class FileRecordIterator final : public Iterator {
             return;
           }
           stage = "opening";
+          parsing_ = Position{file_index_, 0, 0};
           ++file_index_;
           source_ = open_(files_[file_index_ - 1]);
         }
         stage = "reading";
         RecordView view;
+        const Position at = parsing_;
         bool got = source_->next(view);
         skipped_ += source_->take_skipped();
         skipped_bytes_ += source_->take_skipped_bytes();
@@ -115,16 +174,18 @@ class FileRecordIterator final : public Iterator {
           source_.reset();  // close the file now, not at the next file's open
           continue;
         }
+        parsing_.record = at.record + 1;
+        parsing_.offset = source_->offset();
         stage = "delivering a record of";
         if (view.copied) {
           Tensor t = Tensor::allocate(DType::kBytes, Shape());
           t.set_string_view(0, view.data, view.size, *view.owner);
-          ready_.push_back(Ready{std::move(t), view.size, skipped_, skipped_bytes_});
+          ready_.push_back(Ready{std::move(t), view.size, skipped_, skipped_bytes_, at});
         } else {
           if (!storage) storage = std::make_shared<BytesStorage>(kGroup);
           storage->set_view(used, view.data, view.size, *view.owner);
           ready_.push_back(Ready{Tensor(DType::kBytes, Shape(), storage, used), view.size, skipped_,
-                                 skipped_bytes_});
+                                 skipped_bytes_, at});
           ++used;
         }
         skipped_ = 0;
@@ -149,6 +210,7 @@ class FileRecordIterator final : public Iterator {
   OpenRecordSource open_;
   std::shared_ptr<IteratorStats> stats_;
   size_t file_index_ = 0;
+  Position parsing_;  // of the next record source_ parses
   std::unique_ptr<RecordSource> source_;
   std::vector<Ready> ready_;
   size_t pos_ = 0;

@@ -405,7 +405,7 @@ class FixedLengthReader final : public RecordSource {
   FixedLengthReader(const std::string& path, uint64_t record_bytes, uint64_t header_bytes,
                     uint64_t footer_bytes, bool skip_corrupt, const FileReadOptions& file_options,
                     std::shared_ptr<ChunkPool> pool)
-      : path_(path), record_bytes_(record_bytes) {
+      : path_(path), record_bytes_(record_bytes), header_bytes_(header_bytes) {
     uint64_t size = 0;
     input_ = open_sized_chunks("fixed_length_records", path, kDefaultChunkBytes, std::move(pool),
                                file_options, &size);
@@ -473,6 +473,10 @@ class FixedLengthReader final : public RecordSource {
     return false;
   }
 
+  uint64_t offset() const override {
+    return index_ == 0 ? 0 : header_bytes_ + index_ * record_bytes_;
+  }
+
  private:
   size_t avail() const { return cur_.size - pos_; }
   bool advance() {
@@ -493,6 +497,7 @@ class FixedLengthReader final : public RecordSource {
 
   std::string path_;
   uint64_t record_bytes_;
+  uint64_t header_bytes_;
   std::unique_ptr<ChunkSource> input_;
   Chunk cur_;
   size_t pos_ = 0;

@@ -40,6 +40,9 @@ class RecordSource {
   // corrupt records: then they are counted (take_skipped) and reading goes on where the
   // framing allows it.
   virtual bool next(RecordView& out) = 0;
+  // The byte offset in the file's (decompressed) stream where reading goes on: just after the
+  // last record returned, 0 before the first. Saved iterator states record it.
+  virtual uint64_t offset() const = 0;
   // Corrupt records skipped since the last call (how they are counted: docs/records.md).
   int64_t take_skipped() {
     int64_t n = skipped_;
@@ -85,7 +88,7 @@ class RecordParser final : public RecordSource {
                bool skip_corrupt, uint64_t max_record_bytes = kDefaultMaxRecordBytes);
   bool next(RecordView& out) override;
   // Offset in the (decompressed) stream of the next record.
-  uint64_t offset() const { return base_ + pos_; }
+  uint64_t offset() const override { return base_ + pos_; }
 
  private:
   enum class Step { kRecord, kSkipped, kEnd };

@@ -2,6 +2,7 @@
 // files, one bytes scalar each, handed out as views of the chunks read from the file (or of
 // its mapping, with map_files) or of the decompressed chunks (no copy of the bytes).
 #include "data/nodes.h"
+#include "data/state.h"
 #include "io/file_sources.h"
 #include "io/record_iterator.h"
 #include "io/record_reader.h"
@@ -18,6 +19,10 @@ class RecordsDataset final : public FileSource {
         buffer_size_(buffer_size),
         spec_{{DType::kBytes, Shape()}} {}
   const char* name() const override { return "records"; }
+  // The read buffer size changes no record, so it is not part of the fingerprint.
+  std::string arguments() const override {
+    return str_cat("compression=", compression_name(compression_), ", files=", list_digest(files_));
+  }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override { return files_.empty() ? 0 : kUnknownCardinality; }
   DatasetPtr with_inputs(std::vector<DatasetPtr>) const override { return ptr(); }
@@ -60,6 +65,10 @@ class FixedLengthRecordsDataset final : public FileSource {
         footer_bytes_(footer_bytes),
         spec_{{DType::kBytes, Shape()}} {}
   const char* name() const override { return "fixed_length_records"; }
+  std::string arguments() const override {
+    return str_cat("record_bytes=", record_bytes_, ", header_bytes=", header_bytes_,
+                   ", footer_bytes=", footer_bytes_, ", files=", list_digest(files_));
+  }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override { return files_.empty() ? 0 : kUnknownCardinality; }
   DatasetPtr with_inputs(std::vector<DatasetPtr>) const override { return ptr(); }

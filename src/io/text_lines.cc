@@ -15,6 +15,7 @@
 #include "core/status.h"
 
 #include "data/nodes.h"
+#include "data/state.h"
 #include "io/file_sources.h"
 #include "io/input_stream.h"
 #include "io/record_iterator.h"
@@ -57,6 +58,7 @@ class LineReader final : public RecordSource {
       }
     }
   }
+  uint64_t offset() const override { return base_ + pos_; }
 
  private:
   static bool view(RecordView& out, const char* data, size_t size,
@@ -139,6 +141,7 @@ class TextLinesDataset final : public FileSource {
   explicit TextLinesDataset(std::vector<std::string> files)
       : files_(std::move(files)), spec_{{DType::kBytes, Shape()}} {}
   const char* name() const override { return "text_lines"; }
+  std::string arguments() const override { return "files=" + list_digest(files_); }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override { return files_.empty() ? 0 : kUnknownCardinality; }
   DatasetPtr with_inputs(std::vector<DatasetPtr>) const override { return ptr(); }

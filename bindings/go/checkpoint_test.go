@@ -69,11 +69,15 @@ func TestIteratorStateErrors(t *testing.T) {
 	if _, err := ds.IteratorFromState(nil); !errors.Is(err, ErrDataLoss) {
 		t.Errorf("empty: %v", err)
 	}
-	p := must(ds.Prefetch(2))
-	defer p.Close()
-	pit := must(p.Iterator())
-	defer pit.Close()
-	if _, err := pit.SaveState(); !errors.Is(err, ErrUnimplemented) || !strings.Contains(err.Error(), "prefetch") {
-		t.Errorf("prefetch: %v", err)
+	// Parallel results as they finish: an order no state can reproduce.
+	r := must(Range(0, 5, 1))
+	defer r.Close()
+	unordered := must(r.Map(func(in *Element) (*Element, error) { return in, nil },
+		&MapOptions{NumParallelCalls: 2, Deterministic: DeterministicFalse}))
+	defer unordered.Close()
+	uit := must(unordered.Iterator())
+	defer uit.Close()
+	if _, err := uit.SaveState(); !errors.Is(err, ErrUnimplemented) || !strings.Contains(err.Error(), "deterministic=false") {
+		t.Errorf("unordered map: %v", err)
 	}
 }

@@ -393,7 +393,7 @@ DINPUT_API dinput_status_t dinput_dataset_iterator(dinput_iterator_t** out,
     ctx.cancellation = std::make_shared<Cancellation>();
     *out = capi::new_handle<dinput_iterator>(dataset->ds, ctx.stats, ctx.cancellation,
                                              StickyIterator(dataset->ds->make_iterator(ctx)),
-                                             capi::InUseFlag{}, dataset->ds, ctx.epochs);
+                                             capi::InUseFlag{}, dataset->ds);
   });
 }
 

@@ -20,10 +20,8 @@ DINPUT_API dinput_status_t dinput_iterator_save(dinput_state_t** out, dinput_ite
     DINPUT_REQUIRE(iterator);
     capi::InUseScope busy(iterator->in_use, "dinput_iterator_save");
     const Iterator* it = iterator->it.for_save();
-    IteratorContext ctx;
-    ctx.epochs = iterator->epochs;
     *out = capi::new_handle<dinput_state>(
-        save_state(*iterator->dataset, *iterator->effective, ctx, it, it == nullptr));
+        save_state(*iterator->dataset, *iterator->effective, it, it == nullptr));
   });
 }
 
@@ -51,9 +49,9 @@ DINPUT_API dinput_status_t dinput_dataset_iterator_from_state(dinput_iterator_t*
         restore_state(dataset->ds, ctx, std::string_view(static_cast<const char*>(state), size));
     StickyIterator it =
         restored.iterator ? StickyIterator(std::move(restored.iterator)) : StickyIterator();
-    *out = capi::new_handle<dinput_iterator>(dataset->ds, ctx.stats, ctx.cancellation,
-                                             std::move(it), capi::InUseFlag{},
-                                             std::move(restored.dataset), ctx.epochs);
+    *out =
+        capi::new_handle<dinput_iterator>(dataset->ds, ctx.stats, ctx.cancellation, std::move(it),
+                                          capi::InUseFlag{}, std::move(restored.dataset));
   });
 }
 

@@ -16,6 +16,4 @@ struct dinput_iterator {
   // The pipeline iterated: `dataset`, or a copy of it with the random seeds of a restored
   // state. Saving fingerprints `dataset` and reads the seeds of this one.
   dinput::DatasetPtr effective;
-  // The epoch counters the pipeline was made with (null: the nodes' own).
-  std::shared_ptr<dinput::EpochCounters> epochs;
 };

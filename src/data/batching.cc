@@ -1,5 +1,6 @@
 // batch, unbatch and rebatch: moving rows between elements.
 #include <algorithm>
+#include <deque>
 
 #include "core/tensor_ops.h"
 #include "data/nodes.h"
@@ -87,6 +88,16 @@ class ParallelBatchIterator final : public Iterator {
 
   bool next(Element& out) override {
     while (!input_done_ && !calls_.full()) {
+      // The input's state before this batch's rows: what a save records while the batch
+      // is in flight, so that its rows are read again after a restore.
+      if (!no_state_) {
+        try {
+          before_.push_back(save_to_bytes(*input_));
+        } catch (...) {
+          no_state_ = std::current_exception();  // iteration goes on; only a save fails
+          before_.clear();
+        }
+      }
       std::vector<Element> rows;
       rows.reserve(static_cast<size_t>(std::min<int64_t>(batch_size_, 1024)));
       Element e;
@@ -101,19 +112,37 @@ class ParallelBatchIterator final : public Iterator {
         break;
       }
       if (static_cast<int64_t>(rows.size()) < batch_size_) input_done_ = true;
-      if (rows.empty() || (drop_remainder_ && static_cast<int64_t>(rows.size()) < batch_size_))
+      if (rows.empty() || (drop_remainder_ && static_cast<int64_t>(rows.size()) < batch_size_)) {
+        if (!no_state_) before_.pop_back();  // no batch: nothing comes after this point
         break;
+      }
       calls_.submit([rows = std::move(rows)]() mutable { return stack_rows(rows); });
     }
     if (calls_.empty()) return false;
+    if (!no_state_) before_.pop_front();
     out = calls_.take(/*in_order=*/true);
     return true;
   }
-  void save(StateWriter&) const override {
-    state_unsupported("batch", "with num_parallel_calls > 1, not yet");
+
+  // The sequential batch's section: whether no batch is left, else the input's state before
+  // the first batch not taken.
+  void save(StateWriter& w) const override {
+    if (no_state_) std::rethrow_exception(no_state_);
+    w.section("batch", [&](StateWriter& s) {
+      const bool ended = input_done_ && calls_.empty();
+      s.flag(ended);
+      if (ended) return;
+      if (before_.empty())
+        input_->save(s);
+      else
+        s.raw(before_.front());
+    });
   }
-  void restore(StateReader&) override {
-    state_unsupported("batch", "with num_parallel_calls > 1, not yet");
+  void restore(StateReader& r) override {
+    StateReader s = r.section("batch");
+    input_done_ = s.flag("input ended");
+    if (!input_done_) input_->restore(s);
+    s.finish();
   }
 
  private:
@@ -121,6 +150,8 @@ class ParallelBatchIterator final : public Iterator {
   int64_t batch_size_;
   bool drop_remainder_;
   bool input_done_ = false;
+  std::deque<std::string> before_;  // the input's state before each batch in flight
+  std::exception_ptr no_state_;
   ParallelCalls calls_;  // last
 };
 

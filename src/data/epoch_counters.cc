@@ -31,6 +31,13 @@ uint64_t peek_epoch(const IteratorContext& ctx, const EpochCounter& node) {
   return ctx.epochs ? ctx.epochs->peek(node) : node->load();
 }
 
+void set_epoch(const IteratorContext& ctx, const EpochCounter& node, uint64_t next_epoch) {
+  if (ctx.epochs)
+    ctx.epochs->set(node, next_epoch);
+  else
+    node->store(next_epoch);
+}
+
 uint64_t next_epoch(const IteratorContext& ctx, const EpochCounter& node) {
   return ctx.epochs ? ctx.epochs->next(node) : node->fetch_add(1);
 }

@@ -45,7 +45,9 @@ class EpochCounters {
 // The epoch a new iterator of `node` draws: from the context's counters when it has them,
 // else from the node's own counter.
 uint64_t next_epoch(const IteratorContext& ctx, const EpochCounter& node);
-// The epoch that next_epoch would return, without drawing it.
+// The epoch that next_epoch would return, without drawing it, and setting it (a restored
+// iterator continues the saved one's count).
 uint64_t peek_epoch(const IteratorContext& ctx, const EpochCounter& node);
+void set_epoch(const IteratorContext& ctx, const EpochCounter& node, uint64_t next_epoch);
 
 }  // namespace dinput

@@ -1,4 +1,5 @@
 // map: a user function applied to every element, sequentially or on a thread pool.
+#include <deque>
 #include <thread>
 
 #include "data/nodes.h"
@@ -55,6 +56,21 @@ Element map_one(const MapDataset& ds, const Element& in) {
   return out;
 }
 
+// A map's section: the number of input elements whose results were taken after the input's
+// state that follows, then that state. Restores the input and reads past those elements
+// (without calling the function: their results were delivered before the save).
+void restore_map_input(StateReader& r, Iterator& input) {
+  StateReader s = r.section("map");
+  const int64_t skip = s.i64_in("elements taken after the input's state", 0, INT64_MAX);
+  input.restore(s);
+  s.finish();
+  Element drop;
+  for (int64_t i = 0; i < skip; ++i)
+    if (!input.next(drop))
+      raise(Code::kDataLoss, "map: restoring the iterator state: the input ended after ", i,
+            " of the ", skip, " elements taken before the save");
+}
+
 class SequentialMapIterator final : public Iterator {
  public:
   SequentialMapIterator(std::shared_ptr<const MapDataset> ds, std::unique_ptr<Iterator> input)
@@ -65,14 +81,14 @@ class SequentialMapIterator final : public Iterator {
     out = map_one(*ds_, in);
     return true;
   }
+  // The same section as the parallel map's (which may restore it), with nothing to skip.
   void save(StateWriter& w) const override {
-    w.section("map", [&](StateWriter& s) { input_->save(s); });
+    w.section("map", [&](StateWriter& s) {
+      s.i64(0);
+      input_->save(s);
+    });
   }
-  void restore(StateReader& r) override {
-    StateReader s = r.section("map");
-    input_->restore(s);
-    s.finish();
-  }
+  void restore(StateReader& r) override { restore_map_input(r, *input_); }
 
  private:
   std::shared_ptr<const MapDataset> ds_;
@@ -82,6 +98,10 @@ class SequentialMapIterator final : public Iterator {
 // Reads input on the consumer's thread and keeps up to 2x the pool size of function calls
 // in flight (data/parallel_calls.h). With `deterministic` results come back in input order;
 // otherwise whichever finishes first.
+//
+// Its state counts the results taken, not the calls made: every max_in_flight input
+// elements it saves its input's state before reading the next one, and a save is the last
+// such snapshot at or before the first result not taken, plus the elements taken since.
 class ParallelMapIterator final : public Iterator {
  public:
   ParallelMapIterator(std::shared_ptr<const MapDataset> ds, std::unique_ptr<Iterator> input,
@@ -89,33 +109,78 @@ class ParallelMapIterator final : public Iterator {
       : ds_(std::move(ds)),
         input_(std::move(input)),
         deterministic_(deterministic),
+        every_(static_cast<int64_t>(threads) * 2),
         calls_(threads, static_cast<size_t>(threads) * 2, std::move(cancellation)) {}
 
   bool next(Element& out) override {
     while (!input_done_ && !calls_.full()) {
+      if (!no_state_ && (snapshots_.empty() || read_ - snapshots_.back().position >= every_))
+        take_snapshot();
       Element in;
       if (!input_->next(in)) {
         input_done_ = true;
         break;
       }
+      ++read_;
       calls_.submit([ds = ds_, in = std::move(in)] { return map_one(*ds, in); });
     }
     if (calls_.empty()) return false;
     out = calls_.take(deterministic_);
+    ++taken_;
+    while (snapshots_.size() > 1 && snapshots_[1].position <= taken_) snapshots_.pop_front();
     return true;
   }
-  void save(StateWriter&) const override {
-    state_unsupported("map", "with num_parallel_calls > 1, not yet");
+
+  void save(StateWriter& w) const override {
+    if (!deterministic_)
+      state_unsupported("map",
+                        "num_parallel_calls > 1 with deterministic=false delivers results as they "
+                        "finish, an order that cannot be reproduced");
+    if (no_state_) std::rethrow_exception(no_state_);
+    w.section("map", [&](StateWriter& s) {
+      if (snapshots_.empty()) {  // nothing read yet
+        s.i64(0);
+        input_->save(s);
+        return;
+      }
+      s.i64(taken_ - snapshots_.front().position);
+      s.raw(snapshots_.front().state);
+    });
   }
-  void restore(StateReader&) override {
-    state_unsupported("map", "with num_parallel_calls > 1, not yet");
+
+  void restore(StateReader& r) override {
+    if (!deterministic_)
+      state_unsupported("map",
+                        "num_parallel_calls > 1 with deterministic=false delivers results as they "
+                        "finish, an order that cannot be reproduced");
+    restore_map_input(r, *input_);
   }
 
  private:
   std::shared_ptr<const MapDataset> ds_;
   std::unique_ptr<Iterator> input_;
+  void take_snapshot() {
+    try {
+      snapshots_.push_back(Snapshot{read_, save_to_bytes(*input_)});
+    } catch (...) {
+      no_state_ = std::current_exception();  // iteration goes on; only a save fails
+      snapshots_.clear();
+    }
+  }
+
+  // The input's state before it read element `position` (counted from the restore).
+  struct Snapshot {
+    int64_t position;
+    std::string state;
+  };
+
   bool deterministic_;
   bool input_done_ = false;
+  int64_t every_;
+  int64_t read_ = 0;   // input elements read
+  int64_t taken_ = 0;  // results handed out
+  std::deque<Snapshot> snapshots_;
+  std::exception_ptr no_state_;
   ParallelCalls calls_;  // last: its workers run map_one on ds_
 };
 

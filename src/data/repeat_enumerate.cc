@@ -8,9 +8,17 @@ namespace dinput {
 
 namespace {
 
+// The epoch counters of the reshuffling operations in `ds`'s graph.
+void collect_counters(const Dataset& ds, std::vector<EpochCounter>& out) {
+  if (EpochCounter c = ds.epoch_counter()) out.push_back(std::move(c));
+  for (const auto& in : ds.inputs()) collect_counters(*in, out);
+}
+
 class RepeatDataset final : public UnaryDataset {
  public:
-  RepeatDataset(DatasetPtr input, int64_t count) : UnaryDataset(std::move(input)), count_(count) {}
+  RepeatDataset(DatasetPtr input, int64_t count) : UnaryDataset(std::move(input)), count_(count) {
+    collect_counters(*input_, counters_);
+  }
   const char* name() const override { return "repeat"; }
   std::string arguments() const override { return str_cat("count=", count_); }
   const ElementSpec& element_spec() const override { return input_->element_spec(); }
@@ -30,8 +38,8 @@ class RepeatDataset final : public UnaryDataset {
 
   class Iter final : public Iterator {
    public:
-    Iter(DatasetPtr input, IteratorContext ctx, int64_t count)
-        : input_(std::move(input)), ctx_(ctx), left_(count) {}
+    Iter(DatasetPtr input, IteratorContext ctx, int64_t count, std::vector<EpochCounter> counters)
+        : input_(std::move(input)), ctx_(ctx), left_(count), counters_(std::move(counters)) {}
     bool next(Element& out) override {
       while (start_epoch()) {
         if (current_->next(out)) {
@@ -70,10 +78,14 @@ class RepeatDataset final : public UnaryDataset {
     }
 
     // An epoch's iterator is made when it is first read, so a state saved between epochs
-    // has none open: the restored repeat makes it (drawing the next epoch) when read.
+    // has none open: the restored repeat makes it (drawing the next epoch) when read. The
+    // epochs the reshuffling operations inside draw next are saved too, as they were when
+    // the open epoch began: read-ahead below may have drawn later ones since.
     void save(StateWriter& w) const override {
       w.section("repeat", [&](StateWriter& s) {
         s.i64(left_);
+        const std::vector<uint64_t> epochs = current_ ? epochs_after_open_ : next_epochs();
+        for (uint64_t e : epochs) s.u64(e);
         s.flag(current_ != nullptr);
         if (current_) {
           s.flag(produced_in_epoch_);
@@ -84,11 +96,17 @@ class RepeatDataset final : public UnaryDataset {
     void restore(StateReader& r) override {
       StateReader s = r.section("repeat");
       left_ = s.i64_in("epochs left", left_ < 0 ? -1 : 0, std::max<int64_t>(left_, 0));
+      std::vector<uint64_t> epochs(counters_.size());
+      for (auto& e : epochs) e = s.u64("the next epoch of a reshuffling operation");
       if (s.flag("epoch open")) {
         if (left_ == 0) s.corrupt("an epoch is open but no epoch is left");
         produced_in_epoch_ = s.flag("epoch produced");
         current_ = input_->make_iterator(ctx_);
+        set_next_epochs(epochs);  // before the epoch's own iterators restore theirs
+        epochs_after_open_ = epochs;
         current_->restore(s);
+      } else {
+        set_next_epochs(epochs);
       }
       s.finish();
     }
@@ -98,8 +116,17 @@ class RepeatDataset final : public UnaryDataset {
       if (current_) return true;
       if (left_ == 0) return false;
       current_ = input_->make_iterator(ctx_);
+      if (!counters_.empty()) epochs_after_open_ = next_epochs();
       produced_in_epoch_ = false;
       return true;
+    }
+    std::vector<uint64_t> next_epochs() const {
+      std::vector<uint64_t> out;
+      for (const auto& c : counters_) out.push_back(peek_epoch(ctx_, c));
+      return out;
+    }
+    void set_next_epochs(const std::vector<uint64_t>& epochs) {
+      for (size_t i = 0; i < epochs.size(); ++i) set_epoch(ctx_, counters_[i], epochs[i]);
     }
     void end_epoch() {
       current_.reset();
@@ -109,16 +136,19 @@ class RepeatDataset final : public UnaryDataset {
     }
     DatasetPtr input_;
     IteratorContext ctx_;
-    int64_t left_;  // -1: forever
+    int64_t left_;                        // -1: forever
+    std::vector<EpochCounter> counters_;  // of the reshuffling operations below
     std::unique_ptr<Iterator> current_;
     bool produced_in_epoch_ = false;
+    std::vector<uint64_t> epochs_after_open_;  // next_epochs() just after current_ was made
   };
   std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override {
-    return std::make_unique<Iter>(input_, ctx, count_);
+    return std::make_unique<Iter>(input_, ctx, count_, counters_);
   }
 
  private:
   int64_t count_;
+  std::vector<EpochCounter> counters_;  // of the reshuffling operations in the input's graph
 };
 
 class EnumerateDataset final : public UnaryDataset {

@@ -168,38 +168,31 @@ std::string list_digest(const std::vector<std::string>& items) {
   return str_cat(items.size(), ":", hex);
 }
 
-std::string save_state(const Dataset& ds, const Dataset& effective, const IteratorContext& ctx,
-                       const Iterator* it, bool ended) {
+std::string save_state(const Dataset& ds, const Dataset& effective, const Iterator* it,
+                       bool ended) {
   StateWriter payload;
   std::vector<std::string> fp = pipeline_fingerprint(ds);
   payload.u64(fp.size());
   for (const auto& d : fp) payload.bytes(d);
-  // The seeds drawn at random and the epoch counters of reshuffling operations, by their
-  // index in the fingerprint: a restored pipeline continues their orders.
+  // The seeds drawn at random, by their operation's index in the fingerprint: a restored
+  // pipeline continues their orders. (Epochs are in the sections of the iterators that
+  // make new iterators of reshuffling operations: repeat.)
   std::vector<const Dataset*> nodes, used;
   collect(ds, nodes);
   collect(effective, used);
   if (used.size() != nodes.size())
     raise(Code::kInternal, "save_state: the iterated pipeline is not a copy of the given one");
-  StateWriter seeds, epochs;
-  uint64_t seed_count = 0, epoch_count = 0;
+  StateWriter seeds;
+  uint64_t seed_count = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (nodes[i]->has_random_seed()) {
       seeds.u64(i);
       seeds.u64(used[i]->seed());
       ++seed_count;
     }
-    if (EpochCounter counter = used[i]->epoch_counter()) {
-      epochs.u64(i);
-      epochs.u64(peek_epoch(ctx, counter));
-      ++epoch_count;
-    }
   }
   payload.u64(seed_count);
   std::string p = payload.take() + seeds.data();
-  StateWriter rest;
-  rest.u64(epoch_count);
-  p += rest.take() + epochs.data();
   StateWriter root;
   root.flag(ended);
   if (!ended) it->save(root);
@@ -260,30 +253,18 @@ RestoredIterator restore_state(const DatasetPtr& ds, IteratorContext& ctx, std::
     seeds[i] = r.u64("a random seed");
     has_seed[i] = true;
   }
-  std::vector<std::pair<size_t, uint64_t>> epochs;
-  uint64_t epoch_count = r.u64_in("the number of epoch counters", 0, nodes.size());
-  for (uint64_t k = 0; k < epoch_count; ++k) {
-    auto i = static_cast<size_t>(r.u64_in("an operation index", 0, nodes.size() - 1));
-    if (!nodes[i]->epoch_counter())
-      r.corrupt(str_cat("operation ", i, " (", nodes[i]->name(), ") has no epoch counter"));
-    epochs.emplace_back(i, r.u64("an epoch"));
-  }
-
   RestoredIterator out;
   size_t index = 0;
   out.dataset = seed_count ? with_seeds(ds, index, seeds, has_seed) : ds;
-  // The counters belong to the copies too (with_seed and with_inputs share them).
+  // Counters of its own: restoring sets them (repeat), which must not change the epochs
+  // other iterators of the same datasets draw.
   ctx.epochs = std::make_shared<EpochCounters>();
-  for (const auto& [i, epoch] : epochs) ctx.epochs->set(nodes[i]->epoch_counter(), epoch);
   bool ended = r.flag("ended");
   if (!ended) {
     IteratorContext restoring = ctx;
     restoring.restoring = true;
     out.iterator = out.dataset->make_iterator(restoring);
     out.iterator->restore(r);
-    // Making the iterators drew epochs; the open ones took theirs from their sections, and
-    // the next iterator of each operation must draw the epoch the saved one would have.
-    for (const auto& [i, epoch] : epochs) ctx.epochs->set(nodes[i]->epoch_counter(), epoch);
   }
   r.finish();
   return out;

@@ -21,6 +21,9 @@ class StateWriter {
   void i64(int64_t v) { u64((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63)); }
   void flag(bool b) { u64(b ? 1 : 0); }
   void bytes(std::string_view b);
+  // Appends bytes another writer produced as they are: a section saved earlier (a snapshot
+  // of an input) embedded where that input's section belongs.
+  void raw(std::string_view b) { out_.append(b.data(), b.size()); }
   // The section of one iterator: the operation's name, then what `body` writes into a
   // writer of its own, length-prefixed so that a reader can check where it ends.
   template <typename Body>
@@ -81,13 +84,12 @@ void restore_from_bytes(StateReader& r, const char* field, Iterator& it);
 // operation, then its inputs): "name(arguments)".
 std::vector<std::string> pipeline_fingerprint(const Dataset& ds);
 
-// The whole state of `it`, an iterator of `ds` made with `ctx` (ended: the iterator has
+// The whole state of `it`, an iterator of `ds` (ended: the iterator has
 // delivered its last element and has no iterator left). `ds` is the pipeline as the caller
 // built it, whose fingerprint the state carries; `effective` the one iterated, which may be
 // a copy of it with other random seeds (RestoredIterator::dataset). UNIMPLEMENTED naming
 // the first operation that cannot save.
-std::string save_state(const Dataset& ds, const Dataset& effective, const IteratorContext& ctx,
-                       const Iterator* it, bool ended);
+std::string save_state(const Dataset& ds, const Dataset& effective, const Iterator* it, bool ended);
 
 struct RestoredIterator {
   // `ds`, or a copy of it with the random seeds the saved pipeline had drawn.
@@ -98,8 +100,8 @@ struct RestoredIterator {
 
 // Checks a state made by save_state against `ds`: DATA_LOSS for a damaged or truncated
 // state or an unknown version, FAILED_PRECONDITION naming the first operation that differs
-// when it was saved from another pipeline. Sets ctx.epochs to counters of its own holding
-// the saved epochs of the reshuffling operations, then makes and restores the iterator.
+// when it was saved from another pipeline. Gives ctx epoch counters of its own (which the
+// restored iterators set), then makes and restores the iterator.
 RestoredIterator restore_state(const DatasetPtr& ds, IteratorContext& ctx, std::string_view state);
 
 // The CRC32C of the bytes of a list of strings, for fingerprints of file lists: "N:crc".

@@ -36,7 +36,7 @@
  *      - until the next failing call on the thread: dinput_last_error_message;
  *      - while the handle it was read from lives (not freed): dinput_tensor_data,
  *        dinput_tensor_shape, dinput_tensor_string_view, dinput_tensor_cuda_ready_event,
- *        dinput_element_get, dinput_spec_shape, dinput_per_replica_get,
+ *        dinput_element_get, dinput_spec_shape, dinput_per_replica_get, dinput_state_data,
  *        dinput_strategy_device, dinput_dist_dataset_plan, and the string getters of a
  *        cluster (dinput_cluster_rdzv_url, ...);
  *      - during the callback only: the contexts passed to callbacks (input, value and

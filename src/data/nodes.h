@@ -93,6 +93,12 @@ class OptionsDataset final : public UnaryDataset {
   Options merged_ = options_.over(input_->options());  // these fields over the upstream ones
 };
 
+// A prefetching iterator over `input` (the iterator of prefetch(capacity), which interleave's
+// ordered readers use too). start: begin reading now; else at restore() or the first next().
+std::unique_ptr<Iterator> make_prefetch_iterator(std::unique_ptr<Iterator> input, size_t capacity,
+                                                 std::shared_ptr<Cancellation> cancellation,
+                                                 bool start);
+
 // A source that reads a list of files. FILE auto-sharding rewrites its file list.
 class FileSource : public Dataset {
  public:

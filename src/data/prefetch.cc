@@ -147,6 +147,13 @@ class PrefetchDataset final : public UnaryDataset {
 
 }  // namespace
 
+std::unique_ptr<Iterator> make_prefetch_iterator(std::unique_ptr<Iterator> input, size_t capacity,
+                                                 std::shared_ptr<Cancellation> cancellation,
+                                                 bool start) {
+  return std::make_unique<PrefetchIterator>(std::move(input), capacity, std::move(cancellation),
+                                            start);
+}
+
 DatasetPtr make_prefetch(DatasetPtr input, int64_t buffer_size) {
   DINPUT_CHECK_ARG(input != nullptr, "prefetch: no input dataset");
   DINPUT_CHECK_ARG(buffer_size >= -1, "prefetch: buffer_size must be >= 0 or AUTOTUNE (-1), got ",

@@ -109,6 +109,7 @@ class RepeatDataset final : public UnaryDataset {
         set_next_epochs(epochs);
       }
       s.finish();
+      ctx_.restoring = false;  // the epochs made from now on start their threads at once
     }
 
    private:

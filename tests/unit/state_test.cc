@@ -231,11 +231,12 @@ TEST(StateContainer, UnsupportedOperationsAreUnimplementedNamingThem) {
   DatasetPtr interleaved = make_interleave(
       make_range(0, 3, 1),
       std::make_shared<const InterleaveFn>([](const Element&) { return make_range(0, 2, 1); }),
-      {{DType::kInt64, Shape()}}, 2, 1, 1, {});
+      {{DType::kInt64, Shape()}}, 2, 1, 2, false);
   it = interleaved->make_iterator(ctx);
   err = error_of([&] { save_state(*interleaved, *interleaved, it.get(), false); });
   EXPECT_EQ(err.code(), Code::kUnimplemented);
   EXPECT_NE(std::string(err.what()).find("interleave: "), std::string::npos) << err.what();
+  EXPECT_NE(std::string(err.what()).find("deterministic=false"), std::string::npos) << err.what();
 
   class Counter final : public GeneratorInstance {
    public:
@@ -361,6 +362,30 @@ TEST(StateOps, PrefetchParallelMapAndParallelBatch) {
       ASSERT_EQ(got, expected) << "saved after " << k;
     }
   }
+}
+
+// Each input element n makes range(10n, 10n + n + 1), so the readers have different lengths.
+std::shared_ptr<const InterleaveFn> ranges() {
+  return std::make_shared<const InterleaveFn>([](const Element& e) {
+    int64_t n = e[0].data_as<int64_t>()[0];
+    return make_range(10 * n, 10 * n + n + 1, 1);
+  });
+}
+
+TEST(StateOps, Interleave) {
+  const ElementSpec spec = {{DType::kInt64, Shape()}};
+  DatasetPtr r = make_range(0, 7, 1);
+  for (int64_t cycle : {1, 2, 3, 10})
+    for (int64_t block : {1, 2, 3})
+      for (int64_t parallel : {1, 3}) {
+        SCOPED_TRACE(str_cat("cycle ", cycle, " block ", block, " parallel ", parallel));
+        expect_resumes_everywhere(make_interleave(r, ranges(), spec, cycle, block, parallel, true));
+      }
+  // Shuffled inputs and outputs, and an interleave inside a repeat.
+  expect_resumes_everywhere(make_shuffle(
+      make_interleave(make_shuffle(r, 3, 4, true), ranges(), spec, 3, 2, 1, {}), 4, 5, true));
+  expect_resumes_everywhere(
+      make_batch(make_repeat(make_interleave(r, ranges(), spec, 2, 1, 2, {}), 2), 3, false));
 }
 
 TEST(StateOps, ShuffleWithinAndAcrossEpochs) {
@@ -597,6 +622,16 @@ DatasetPtr random_pipeline(std::mt19937_64& rng, std::string& desc) {
     if (pick(6) == 0) {
       ds = make_prefetch(ds, 1 + pick(3));
       desc += ".prefetch";
+    }
+    if (!batched && pick(8) == 0) {
+      // Each element n opens a reader of n % 4 + 1 elements.
+      auto fn = std::make_shared<const InterleaveFn>([](const Element& e) {
+        int64_t n = e[0].data_as<int64_t>()[0];
+        return make_range(100 * n, 100 * n + n % 4 + 1, 1);
+      });
+      ds = make_interleave(ds, fn, {{DType::kInt64, Shape()}}, 1 + pick(3), 1 + pick(2),
+                           pick(2) == 0 ? 1 : 2, true);
+      desc += ".interleave";
     }
   }
   return ds;

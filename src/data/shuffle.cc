@@ -32,6 +32,7 @@ class ShuffleIterator final : public Iterator {
     while (!input_done_ && buffer_.size() < capacity_) {
       Element e;
       if (!read(e)) break;
+      if (index_.empty()) oldest_ = read_ - 1;  // later elements are younger
       buffer_.push_back(std::move(e));
       index_.push_back(read_ - 1);
     }
@@ -39,6 +40,8 @@ class ShuffleIterator final : public Iterator {
     size_t pick = std::uniform_int_distribution<size_t>(0, buffer_.size() - 1)(rng_);
     out = std::move(buffer_[pick]);
     ++drawn_;
+    // Only drawing the oldest element (1 in buffer_size) changes which is oldest.
+    const bool drew_oldest = index_[pick] == oldest_;
     // Refill the hole with a fresh input element when there is one, else close it.
     Element e;
     if (!input_done_ && read(e)) {
@@ -50,6 +53,7 @@ class ShuffleIterator final : public Iterator {
       index_[pick] = index_.back();
       index_.pop_back();
     }
+    if (drew_oldest && !index_.empty()) oldest_ = *std::min_element(index_.begin(), index_.end());
     return true;
   }
 
@@ -90,6 +94,7 @@ class ShuffleIterator final : public Iterator {
       return;
     }
     const int64_t oldest = index_.empty() ? read : *std::min_element(index_.begin(), index_.end());
+    oldest_ = oldest;
     const int64_t position = s.i64_in("position of the input's state", 0, oldest);
     Snapshot base{position, s.bytes("the input's state")};
     StateReader in(base.state, s.offset() - base.state.size(), "shuffle");
@@ -156,9 +161,7 @@ class ShuffleIterator final : public Iterator {
 
   // The earliest input position the buffer still needs: its oldest element, or the next
   // element to read when it is empty.
-  int64_t oldest_needed() const {
-    return index_.empty() ? read_ : *std::min_element(index_.begin(), index_.end());
-  }
+  int64_t oldest_needed() const { return index_.empty() ? read_ : oldest_; }
 
   const Snapshot& base_snapshot() const {
     const int64_t oldest = oldest_needed();
@@ -208,6 +211,7 @@ class ShuffleIterator final : public Iterator {
   std::mt19937_64 rng_;
   std::vector<Element> buffer_;
   std::vector<int64_t> index_;  // the input index of each buffer slot's element
+  int64_t oldest_ = 0;          // the smallest of index_ (when it is not empty)
   bool input_done_ = false;
   int64_t read_ = 0;   // input elements read
   int64_t drawn_ = 0;  // elements handed out

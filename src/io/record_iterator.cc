@@ -1,5 +1,7 @@
 #include "io/record_iterator.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <exception>
 
@@ -7,6 +9,7 @@
 #include "core/status.h"
 #include "core/tensor_ops.h"
 #include "data/state.h"
+#include "io/file_ops.h"
 
 namespace dinput {
 
@@ -64,7 +67,16 @@ class FileRecordIterator final : public Iterator {
     uint64_t file = 0;
     int64_t record = 0;
     uint64_t offset = 0;
+    // The file's size when it was opened (0: not a regular file), which tells a file that
+    // changed since a save from the one saved.
+    uint64_t file_size = 0;
   };
+
+  static uint64_t size_of(const std::string& path) {
+    struct stat st;
+    if (fileops::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+    return static_cast<uint64_t>(st.st_size);
+  }
 
   struct Ready {
     Tensor tensor;
@@ -84,25 +96,37 @@ class FileRecordIterator final : public Iterator {
       s.u64(at.file);
       s.i64(at.record);
       s.u64(at.offset);
+      s.u64(at.record > 0 ? at.file_size : 0);
     });
   }
 
-  // Opens the saved file and parses up to the saved record again (the cost is bounded by
-  // one file), then checks that it lies at the saved offset.
+  // Opens the saved file at the saved offset; a source that cannot begin there (fixed-length
+  // records) parses up to the saved record again (the cost is bounded by one file) and
+  // checks that it lies at the saved offset.
   void restore(StateReader& r) override {
     StateReader s = r.section(what_);
     Position at;
     at.file = s.u64_in("file index", 0, files_.size());
     at.record = s.i64_in("record index in the file", 0, INT64_MAX);
     at.offset = s.u64("byte offset");
+    at.file_size = s.u64("file size");
     s.finish();
     if (at.record > 0 && at.file == files_.size()) s.corrupt("a record index past the last file");
     file_index_ = static_cast<size_t>(at.file);
     if (at.record == 0) return;  // the file is opened when first read
     const std::string& path = files_[file_index_];
     ++file_index_;
-    source_ = open_(path);
-    parsing_ = Position{at.file, 0, 0};
+    const uint64_t size = size_of(path);
+    if (size != at.file_size)
+      raise(Code::kDataLoss, what_, ": restoring the iterator state: ", quoted(path), " has ", size,
+            " bytes but had ", at.file_size,
+            " when the state was saved (did the file change since the save?)");
+    source_ = open_(path, at.offset);
+    if (source_->offset() == at.offset) {
+      parsing_ = at;
+      return;
+    }
+    parsing_ = Position{at.file, 0, 0, at.file_size};
     RecordView view;
     while (parsing_.record < at.record) {
       if (!source_->next(view))
@@ -160,9 +184,9 @@ class FileRecordIterator final : public Iterator {
             return;
           }
           stage = "opening";
-          parsing_ = Position{file_index_, 0, 0};
+          parsing_ = Position{file_index_, 0, 0, size_of(files_[file_index_])};
           ++file_index_;
-          source_ = open_(files_[file_index_ - 1]);
+          source_ = open_(files_[file_index_ - 1], 0);
         }
         stage = "reading";
         RecordView view;

@@ -41,9 +41,9 @@ class RecordsDataset final : public FileSource {
     auto pool = make_chunk_pool(buffer_size);
     return make_record_iterator(
         "records", files_,
-        [=](const std::string& path) {
+        [=](const std::string& path, uint64_t start) {
           return open_record_file(path, compression, buffer_size, skip, pool, max_record,
-                                  file_options);
+                                  file_options, start);
         },
         ctx.stats);
   }
@@ -84,7 +84,7 @@ class FixedLengthRecordsDataset final : public FileSource {
     auto pool = make_chunk_pool(kDefaultChunkBytes);
     return make_record_iterator(
         "fixed_length_records", files_,
-        [=](const std::string& path) {
+        [=](const std::string& path, uint64_t /*start: parsed up to instead*/) {
           return open_fixed_length_file(path, record, header, footer, skip, file_options, pool);
         },
         ctx.stats);

@@ -27,8 +27,13 @@ namespace {
 
 class LineReader final : public RecordSource {
  public:
-  LineReader(std::string path, std::unique_ptr<ChunkSource> input, uint64_t max_line_bytes)
-      : path_(std::move(path)), input_(std::move(input)), max_line_bytes_(max_line_bytes) {}
+  // start: the file offset at which `input` begins (a saved position at a line's start).
+  LineReader(std::string path, std::unique_ptr<ChunkSource> input, uint64_t max_line_bytes,
+             uint64_t start = 0)
+      : path_(std::move(path)),
+        input_(std::move(input)),
+        max_line_bytes_(max_line_bytes),
+        base_(start) {}
 
   bool next(RecordView& out) override {
     copy_.reset();
@@ -155,10 +160,11 @@ class TextLinesDataset final : public FileSource {
     uint64_t max_line = ctx.options.record_limit();
     return make_record_iterator(
         "text_lines", files_,
-        [pool, file_options, max_line](const std::string& path) {
+        [pool, file_options, max_line](const std::string& path, uint64_t start) {
           return std::make_unique<LineReader>(
-              path, open_file_chunks("text_lines", path, kDefaultChunkBytes, pool, file_options),
-              max_line);
+              path,
+              open_file_chunks("text_lines", path, kDefaultChunkBytes, pool, file_options, start),
+              max_line, start);
         },
         ctx.stats);
   }

@@ -530,14 +530,24 @@ TEST_F(StateFiles, AChangedFileIsDataLoss) {
   IteratorContext ctx;
   Error e = error_of([&] { restore_state(ds, ctx, state); });
   EXPECT_EQ(e.code(), Code::kDataLoss);
-  EXPECT_NE(std::string(e.what()).find("byte offset 14 but the state says 11"), std::string::npos)
+  EXPECT_NE(std::string(e.what()).find("has 26 bytes but had 23 when the state was saved"),
+            std::string::npos)
       << e.what();
   write("lines.txt", "alpha\n");
   files_.pop_back();
   e = error_of([&] { restore_state(ds, ctx, state); });
   EXPECT_EQ(e.code(), Code::kDataLoss);
-  EXPECT_NE(std::string(e.what()).find("has 1 records but the state is at record 2"),
-            std::string::npos)
+  EXPECT_NE(std::string(e.what()).find("has 6 bytes but had 23"), std::string::npos) << e.what();
+  // A file whose size changed is refused before anything is read from it (fixed-length
+  // records, which are parsed up to the saved record again, too).
+  std::string fixed = write("fixed.bin", "HHabcdefFF");
+  ds = make_fixed_length_records({fixed}, 2, 2, 2);
+  resumed(ds, 2, &state);
+  write("fixed.bin", "HHHHabcdefFF");  // a longer header: the same size would not show
+  files_.pop_back();
+  e = error_of([&] { restore_state(ds, ctx, state); });
+  EXPECT_EQ(e.code(), Code::kDataLoss);
+  EXPECT_NE(std::string(e.what()).find("had 10 when the state was saved"), std::string::npos)
       << e.what();
 }
 

@@ -480,6 +480,9 @@ TEST_F(StateFiles, RecordsEveryCompression) {
     SCOPED_TRACE(name);
     expect_resumes_everywhere(make_records(files, c, 0));
     expect_resumes_everywhere(make_batch(make_records(files, c, 4096), 7, false));
+    Options mapped;  // read through a mapping: the restore starts inside it
+    mapped.map_files = true;
+    expect_resumes_everywhere(make_with_options(make_records(files, c, 0), mapped));
   }
 }
 
@@ -514,6 +517,9 @@ TEST_F(StateFiles, TextLinesFixedLengthAndListFiles) {
   std::vector<std::string> texts = {write("a.txt", "one\ntwo\r\nthree"), write("b.txt", ""),
                                     write("c.txt", "four\nfive\n")};
   expect_resumes_everywhere(make_text_lines(texts));
+  Options mapped;
+  mapped.map_files = true;
+  expect_resumes_everywhere(make_with_options(make_text_lines(texts), mapped));
   std::vector<std::string> fixed = {write("a.bin", "HHabcdefghFF"), write("b.bin", "HH123456FF")};
   expect_resumes_everywhere(make_fixed_length_records(fixed, 2, 2, 2));
   expect_resumes_everywhere(make_list_files({dir_ + "/*.txt"}, false, 0));

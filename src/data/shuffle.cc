@@ -19,9 +19,12 @@ namespace {
 
 class ShuffleIterator final : public Iterator {
  public:
+  // input_size: the input's cardinality (negative: infinite or unknown), which bounds what a
+  // restored state may claim to have read (the draws are replayed one by one).
   ShuffleIterator(std::unique_ptr<Iterator> input, int64_t buffer_size, uint64_t seed,
-                  uint64_t epoch)
+                  uint64_t epoch, int64_t input_size)
       : input_(std::move(input)),
+        input_size_(input_size),
         capacity_(static_cast<size_t>(buffer_size)),
         snapshot_every_((buffer_size + 7) / 8),
         seed_(seed),
@@ -82,7 +85,8 @@ class ShuffleIterator final : public Iterator {
     seed_ = s.u64("seed");
     epoch_ = s.u64("epoch");
     const int64_t drawn = s.i64_in("elements drawn", 0, INT64_MAX);
-    const int64_t read = s.i64_in("elements read", drawn, INT64_MAX);
+    const int64_t read =
+        s.i64_in("elements read", drawn, input_size_ >= 0 ? input_size_ : INT64_MAX);
     const bool done = s.flag("input ended");
     if (read - drawn > static_cast<int64_t>(capacity_))
       s.corrupt(str_cat(read - drawn, " elements buffered but the buffer holds ", capacity_));
@@ -204,6 +208,7 @@ class ShuffleIterator final : public Iterator {
   }
 
   std::unique_ptr<Iterator> input_;
+  int64_t input_size_;
   size_t capacity_;
   int64_t snapshot_every_;
   uint64_t seed_;   // of this epoch's order
@@ -252,7 +257,7 @@ DatasetPtr ShuffleDataset::with_seed(uint64_t seed) const {
 std::unique_ptr<Iterator> ShuffleDataset::make_iterator(const IteratorContext& ctx) const {
   uint64_t epoch = reshuffle_ ? next_epoch(ctx, epoch_) : 0;
   return std::make_unique<ShuffleIterator>(input_->make_iterator(ctx), buffer_size_,
-                                           epoch_seed(seed_, epoch), epoch);
+                                           epoch_seed(seed_, epoch), epoch, input_->cardinality());
 }
 
 DatasetPtr make_shuffle(DatasetPtr input, int64_t buffer_size, int64_t seed,

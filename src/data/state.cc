@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/quote.h"
 #include "core/status.h"
 #include "io/crc32c.h"
 
@@ -122,7 +123,7 @@ uint64_t StateReader::u64_in(const char* field, uint64_t lo, uint64_t hi) {
 StateReader StateReader::section(const char* name) {
   std::string found = bytes("a section's operation name");
   if (found != name)
-    corrupt(str_cat("expected the section of '", name, "' but found '", found, "'"));
+    corrupt(str_cat("expected the section of '", name, "' but found ", quoted(found)));
   uint64_t n = u64("a section's length");
   if (n > data_.size() - pos_)
     corrupt(str_cat("the section of '", name, "' claims ", n, " bytes but ", data_.size() - pos_,
@@ -234,10 +235,10 @@ RestoredIterator restore_state(const DatasetPtr& ds, IteratorContext& ctx, std::
     raise(Code::kFailedPrecondition,
           "the iterator state was saved from a different pipeline: operation ", i,
           " differs: saved ",
-          i < count ? saved
+          i < count ? quoted(saved)
                     : "nothing (the saved pipeline has " + std::to_string(count) + " operations)",
           " but this pipeline has ",
-          i < mine.size() ? mine[i]
+          i < mine.size() ? quoted(mine[i])
                           : "nothing (it has " + std::to_string(mine.size()) + " operations)");
   }
   std::vector<const Dataset*> nodes;

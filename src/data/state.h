@@ -73,7 +73,7 @@ class StateReader {
   std::string node_;
 };
 
-// Saves `input` (an iterator of operation `what`) into bytes of their own, for nodes that
+// Saves `input`'s section into bytes of their own, for nodes that
 // keep their input's state aside (snapshots of read-ahead, a shuffle's oldest position).
 std::string save_to_bytes(const Iterator& input);
 

@@ -95,8 +95,8 @@ static void test_errors(void) {
   restored = (dinput_iterator_t*)1;
   CHECK_STATUS(dinput_dataset_iterator_from_state(&restored, other, bytes, size),
                DINPUT_FAILED_PRECONDITION);
-  CHECK_MSG("operation 1 differs: saved shuffle(buffer_size=7");
-  CHECK_MSG("this pipeline has shuffle(buffer_size=70");
+  CHECK_MSG("operation 1 differs: saved 'shuffle(buffer_size=7");
+  CHECK_MSG("this pipeline has 'shuffle(buffer_size=70");
   CHECK(restored == NULL);
 
   /* Truncated anywhere, or any bit flipped: DATA_LOSS. */

@@ -208,16 +208,16 @@ TEST(StateContainer, AnotherPipelineIsFailedPreconditionNamingTheOperation) {
   IteratorContext ctx;
   Error e = error_of([&] { restore_state(other, ctx, state); });
   EXPECT_EQ(e.code(), Code::kFailedPrecondition);
-  EXPECT_NE(std::string(e.what()).find("operation 1 differs: saved shuffle(buffer_size=10, "),
+  EXPECT_NE(std::string(e.what()).find("operation 1 differs: saved 'shuffle(buffer_size=10, "),
             std::string::npos)
       << e.what();
-  EXPECT_NE(std::string(e.what()).find("this pipeline has shuffle(buffer_size=100, "),
+  EXPECT_NE(std::string(e.what()).find("this pipeline has 'shuffle(buffer_size=100, "),
             std::string::npos)
       << e.what();
   DatasetPtr longer = make_take(saved, 5);
   e = error_of([&] { restore_state(longer, ctx, state); });
   EXPECT_EQ(e.code(), Code::kFailedPrecondition);
-  EXPECT_NE(std::string(e.what()).find("operation 0 differs: saved batch("), std::string::npos)
+  EXPECT_NE(std::string(e.what()).find("operation 0 differs: saved 'batch("), std::string::npos)
       << e.what();
   DatasetPtr shorter = make_shuffle(make_range(0, 50, 1), 10, 3, true);
   e = error_of([&] { restore_state(shorter, ctx, state); });

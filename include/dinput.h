@@ -36,7 +36,7 @@
  *      - until the next failing call on the thread: dinput_last_error_message;
  *      - while the handle it was read from lives (not freed): dinput_tensor_data,
  *        dinput_tensor_shape, dinput_tensor_string_view, dinput_tensor_cuda_ready_event,
- *        dinput_element_get, dinput_spec_shape, dinput_per_replica_get,
+ *        dinput_element_get, dinput_spec_shape, dinput_per_replica_get, dinput_state_data,
  *        dinput_strategy_device, dinput_dist_dataset_plan, and the string getters of a
  *        cluster (dinput_cluster_rdzv_url, ...);
  *      - during the callback only: the contexts passed to callbacks (input, value and
@@ -1002,6 +1002,40 @@ DINPUT_API dinput_status_t dinput_iterator_element_spec(dinput_spec_t** out,
 DINPUT_API dinput_status_t dinput_iterator_statistic(int64_t* out,
                                                      const dinput_iterator_t* iterator,
                                                      const char* name);
+
+/* Checkpoints: an iterator's state as a few bytes (docs/checkpoint.md). The elements
+ * delivered before a save, followed by those of the iterator made from that state, are the
+ * elements one uninterrupted iterator delivers; elements read ahead but not yet delivered
+ * are read again. A state holds positions and seeds, never elements. */
+
+/** A saved iterator state: bytes owned by the handle, released with dinput_state_free. */
+typedef struct dinput_state dinput_state_t;
+
+/** Saves where the iterator is: a new state owned by the caller. Allowed between get_next
+ * calls (before the first and after the end too), never during one: an overlapping call on
+ * the same iterator is refused with DINPUT_FAILED_PRECONDITION, like two overlapping
+ * get_next calls. Saving does not wait for the iterator's background threads.
+ * DINPUT_UNIMPLEMENTED naming the operation for a pipeline with an operation that cannot
+ * save its state yet (docs/checkpoint.md lists those that can); DINPUT_FAILED_PRECONDITION
+ * for an iterator that has failed. */
+DINPUT_API dinput_status_t dinput_iterator_save(dinput_state_t** out, dinput_iterator_t* iterator);
+/** The state's bytes (borrowed: valid until the state is freed); NULL for NULL. Write them
+ * anywhere; dinput_dataset_iterator_from_state reads them back. */
+DINPUT_API const void* dinput_state_data(const dinput_state_t* state);
+/** The number of bytes at dinput_state_data; 0 for NULL. */
+DINPUT_API size_t dinput_state_size(const dinput_state_t* state);
+/** Frees the state. NULL is ignored. */
+DINPUT_API void dinput_state_free(dinput_state_t* state);
+/** An iterator over `dataset` that continues where the iterator whose state this is stopped.
+ * The `size` bytes at `state` are read during the call only. `dataset` must be built the
+ * same way as the saved iterator's (the same operations with the same arguments over the
+ * same files): otherwise DINPUT_FAILED_PRECONDITION naming the first operation that differs.
+ * A truncated or damaged state is DINPUT_DATA_LOSS saying where; so is a file that changed
+ * since the save. Random seeds and the epochs of reshuffling operations come from the
+ * state. */
+DINPUT_API dinput_status_t dinput_dataset_iterator_from_state(dinput_iterator_t** out,
+                                                              const dinput_dataset_t* dataset,
+                                                              const void* state, size_t size);
 
 /** Frees the optional (and its handle to the value it holds). NULL is ignored. */
 DINPUT_API void dinput_optional_free(dinput_optional_t* optional);

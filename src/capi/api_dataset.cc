@@ -4,19 +4,12 @@
 #include "capi/handles.h"
 #include "capi/host_tensors.h"
 #include "capi/in_use.h"
+#include "capi/iterator_handle.h"
 #include "capi/transform_options.h"
 #include "data/datasets.h"
 #include "io/file_sources.h"
 
 using namespace dinput;
-
-struct dinput_iterator {
-  DatasetPtr dataset;  // keeps the graph alive for the iterator's whole life
-  std::shared_ptr<IteratorStats> stats;
-  std::shared_ptr<Cancellation> cancellation;  // shared with every wait of the pipeline
-  StickyIterator it;
-  capi::InUseFlag in_use;  // set while a get_next call runs on this handle
-};
 
 namespace {
 
@@ -423,7 +416,7 @@ DINPUT_API dinput_status_t dinput_dataset_iterator(dinput_iterator_t** out,
     ctx.cancellation = std::make_shared<Cancellation>();
     *out = capi::new_handle<dinput_iterator>(dataset->ds, ctx.stats, ctx.cancellation,
                                              StickyIterator(dataset->ds->make_iterator(ctx)),
-                                             capi::InUseFlag{});
+                                             capi::InUseFlag{}, dataset->ds);
   });
 }
 

@@ -1,10 +1,12 @@
 // batch, unbatch and rebatch: moving rows between elements.
 #include <algorithm>
+#include <deque>
 
 #include "core/tensor_ops.h"
 #include "data/nodes.h"
 #include "data/parallel_calls.h"
 #include "data/row_reader.h"
+#include "data/state.h"
 
 namespace dinput {
 
@@ -27,6 +29,10 @@ int64_t BatchDataset::cardinality() const {
   return n / batch_size_ + (!drop_remainder_ && n % batch_size_ != 0 ? 1 : 0);
 }
 
+std::string BatchDataset::arguments() const {
+  return str_cat("batch_size=", batch_size_, ", drop_remainder=", drop_remainder_ ? 1 : 0);
+}
+
 DatasetPtr BatchDataset::with_inputs(std::vector<DatasetPtr> inputs) const {
   return std::make_shared<BatchDataset>(inputs.at(0), batch_size_, drop_remainder_, parallel_);
 }
@@ -44,6 +50,18 @@ class BatchIterator final : public Iterator {
     if (rows < batch_size_) done_ = true;
     if (rows == 0 || (drop_remainder_ && rows < batch_size_)) return false;
     return true;
+  }
+  void save(StateWriter& w) const override {
+    w.section("batch", [&](StateWriter& s) {
+      s.flag(done_);
+      if (!done_) input_->save(s);
+    });
+  }
+  void restore(StateReader& r) override {
+    StateReader s = r.section("batch");
+    done_ = s.flag("input ended");
+    if (!done_) input_->restore(s);
+    s.finish();
   }
 
  private:
@@ -70,6 +88,16 @@ class ParallelBatchIterator final : public Iterator {
 
   bool next(Element& out) override {
     while (!input_done_ && !calls_.full()) {
+      // The input's state before this batch's rows: what a save records while the batch
+      // is in flight, so that its rows are read again after a restore.
+      if (!no_state_) {
+        try {
+          before_.push_back(save_to_bytes(*input_));
+        } catch (...) {
+          no_state_ = std::current_exception();  // iteration goes on; only a save fails
+          before_.clear();
+        }
+      }
       std::vector<Element> rows;
       rows.reserve(static_cast<size_t>(std::min<int64_t>(batch_size_, 1024)));
       Element e;
@@ -84,13 +112,37 @@ class ParallelBatchIterator final : public Iterator {
         break;
       }
       if (static_cast<int64_t>(rows.size()) < batch_size_) input_done_ = true;
-      if (rows.empty() || (drop_remainder_ && static_cast<int64_t>(rows.size()) < batch_size_))
+      if (rows.empty() || (drop_remainder_ && static_cast<int64_t>(rows.size()) < batch_size_)) {
+        if (!no_state_) before_.pop_back();  // no batch: nothing comes after this point
         break;
+      }
       calls_.submit([rows = std::move(rows)]() mutable { return stack_rows(rows); });
     }
     if (calls_.empty()) return false;
+    if (!no_state_) before_.pop_front();
     out = calls_.take(/*in_order=*/true);
     return true;
+  }
+
+  // The sequential batch's section: whether no batch is left, else the input's state before
+  // the first batch not taken.
+  void save(StateWriter& w) const override {
+    if (no_state_) std::rethrow_exception(no_state_);
+    w.section("batch", [&](StateWriter& s) {
+      const bool ended = input_done_ && calls_.empty();
+      s.flag(ended);
+      if (ended) return;
+      if (before_.empty())
+        input_->save(s);
+      else
+        s.raw(before_.front());
+    });
+  }
+  void restore(StateReader& r) override {
+    StateReader s = r.section("batch");
+    input_done_ = s.flag("input ended");
+    if (!input_done_) input_->restore(s);
+    s.finish();
   }
 
  private:
@@ -98,6 +150,8 @@ class ParallelBatchIterator final : public Iterator {
   int64_t batch_size_;
   bool drop_remainder_;
   bool input_done_ = false;
+  std::deque<std::string> before_;  // the input's state before each batch in flight
+  std::exception_ptr no_state_;
   ParallelCalls calls_;  // last
 };
 
@@ -148,7 +202,7 @@ class UnbatchDataset final : public UnaryDataset {
   class Iter final : public Iterator {
    public:
     explicit Iter(std::unique_ptr<Iterator> input)
-        : input_(std::move(input)), rows_(input_.get(), "unbatch") {}
+        : input_(std::move(input)), rows_(input_.get(), "unbatch", /*checkpointable=*/true) {}
     bool next(Element& out) override {
       if (!rows_.take(1, out)) return false;
       for (auto& t : out) t = t.reshaped(t.shape().drop_first());
@@ -160,6 +214,14 @@ class UnbatchDataset final : public UnaryDataset {
       int64_t got = piece[0].dim(0);
       out = std::move(piece);
       return got;
+    }
+    void save(StateWriter& w) const override {
+      w.section("unbatch", [&](StateWriter& s) { rows_.save(s); });
+    }
+    void restore(StateReader& r) override {
+      StateReader s = r.section("unbatch");
+      rows_.restore(s);
+      s.finish();
     }
 
    private:
@@ -189,6 +251,11 @@ class RebatchDataset final : public UnaryDataset {
     }
   }
   const char* name() const override { return "rebatch"; }
+  std::string arguments() const override {
+    std::string sizes;
+    for (int64_t n : sizes_) sizes += (sizes.empty() ? "" : " ") + std::to_string(n);
+    return str_cat("batch_sizes=[", sizes, "], drop_remainder=", drop_remainder_ ? 1 : 0);
+  }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override {
     int64_t n = input_->cardinality();
@@ -201,7 +268,10 @@ class RebatchDataset final : public UnaryDataset {
   class Iter final : public Iterator {
    public:
     Iter(std::unique_ptr<Iterator> input, const std::vector<int64_t>& sizes, bool drop)
-        : input_(std::move(input)), rows_(input_.get(), "rebatch"), sizes_(sizes), drop_(drop) {}
+        : input_(std::move(input)),
+          rows_(input_.get(), "rebatch", /*checkpointable=*/true),
+          sizes_(sizes),
+          drop_(drop) {}
     bool next(Element& out) override {
       int64_t want = sizes_[index_];
       index_ = (index_ + 1) % sizes_.size();
@@ -209,6 +279,18 @@ class RebatchDataset final : public UnaryDataset {
       if (!rows_.take(want, out)) return false;
       if (drop_ && out[0].dim(0) < want) return false;
       return true;
+    }
+    void save(StateWriter& w) const override {
+      w.section("rebatch", [&](StateWriter& s) {
+        s.u64(index_);
+        rows_.save(s);
+      });
+    }
+    void restore(StateReader& r) override {
+      StateReader s = r.section("rebatch");
+      index_ = static_cast<size_t>(s.u64_in("index into batch_sizes", 0, sizes_.size() - 1));
+      rows_.restore(s);
+      s.finish();
     }
 
    private:

@@ -54,6 +54,9 @@ struct IteratorContext {
   // Set by dinput_iterator_cancel; every wait of the pipeline ends with CANCELLED when it
   // is. Null: the pipeline cannot be cancelled.
   std::shared_ptr<Cancellation> cancellation;
+  // The iterator is made to be restored (data/state.h): it starts no background thread
+  // before restore() or its first next(), since restore() must see its input unread.
+  bool restoring = false;
 };
 
 class Dataset : public std::enable_shared_from_this<Dataset> {
@@ -62,6 +65,10 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
 
   // Short node name as in the chain syntax: "range", "batch", ...
   virtual const char* name() const = 0;
+  // The node's arguments in a canonical form ("buffer_size=10000, seed=42"): with name(), one
+  // operation's entry in the fingerprint of a saved iterator state (data/state.h). Seeds
+  // drawn at random are "random"; functions are opaque.
+  virtual std::string arguments() const { return ""; }
   virtual const ElementSpec& element_spec() const = 0;
   virtual int64_t cardinality() const = 0;
   virtual std::vector<DatasetPtr> inputs() const { return {}; }
@@ -78,6 +85,11 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   // (distribute/dist_dataset.cc), as their shards must come from the same order.
   virtual bool has_random_seed() const { return false; }
   virtual DatasetPtr with_seed(uint64_t) const { return ptr(); }
+  // The seed a node with has_random_seed() drew (a saved iterator state carries it).
+  virtual uint64_t seed() const { return 0; }
+  // The counter of a node that draws a new order for each of its iterators (a reshuffling
+  // shuffle or list_files), null for the others; a saved state carries its count.
+  virtual EpochCounter epoch_counter() const { return nullptr; }
 
   DatasetPtr ptr() const { return shared_from_this(); }
 };

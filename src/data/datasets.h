@@ -23,6 +23,12 @@ class GeneratorInstance {
  public:
   virtual ~GeneratorInstance() = default;
   virtual bool next(Element& out) = 0;
+  // Optional checkpoint support: can_save() true when save() and restore() work. save()
+  // returns the generator's position as opaque bytes; restore() is given them on a new
+  // instance, before its first next().
+  virtual bool can_save() const { return false; }
+  virtual std::string save() const { return {}; }
+  virtual void restore(const std::string&) {}
 };
 class GeneratorSource {
  public:

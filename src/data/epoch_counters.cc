@@ -16,6 +16,28 @@ uint64_t EpochCounters::next(const EpochCounter& node) {
   return counts_[node]++;
 }
 
+uint64_t EpochCounters::peek(const EpochCounter& node) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = counts_.find(node);
+  return it == counts_.end() ? 0 : it->second;
+}
+
+void EpochCounters::set(const EpochCounter& node, uint64_t next_epoch) {
+  std::lock_guard<std::mutex> lock(mu_);
+  counts_[node] = next_epoch;
+}
+
+uint64_t peek_epoch(const IteratorContext& ctx, const EpochCounter& node) {
+  return ctx.epochs ? ctx.epochs->peek(node) : node->load();
+}
+
+void set_epoch(const IteratorContext& ctx, const EpochCounter& node, uint64_t next_epoch) {
+  if (ctx.epochs)
+    ctx.epochs->set(node, next_epoch);
+  else
+    node->store(next_epoch);
+}
+
 uint64_t next_epoch(const IteratorContext& ctx, const EpochCounter& node) {
   return ctx.epochs ? ctx.epochs->next(node) : node->fetch_add(1);
 }

@@ -28,6 +28,9 @@ class EpochCounters {
  public:
   // The next epoch of `node` in this pipeline instance: 0 the first time. Thread-safe.
   uint64_t next(const EpochCounter& node);
+  // The epoch the next call to next(node) returns, and setting it (restoring a state).
+  uint64_t peek(const EpochCounter& node);
+  void set(const EpochCounter& node, uint64_t next_epoch);
 
  private:
   std::mutex mu_;
@@ -42,5 +45,9 @@ class EpochCounters {
 // The epoch a new iterator of `node` draws: from the context's counters when it has them,
 // else from the node's own counter.
 uint64_t next_epoch(const IteratorContext& ctx, const EpochCounter& node);
+// The epoch that next_epoch would return, without drawing it, and setting it (a restored
+// iterator continues the saved one's count).
+uint64_t peek_epoch(const IteratorContext& ctx, const EpochCounter& node);
+void set_epoch(const IteratorContext& ctx, const EpochCounter& node, uint64_t next_epoch);
 
 }  // namespace dinput

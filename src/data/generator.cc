@@ -1,5 +1,6 @@
 // from_generator: elements produced by user code, checked against the declared spec.
 #include "data/datasets.h"
+#include "data/state.h"
 
 namespace dinput {
 
@@ -10,6 +11,7 @@ class GeneratorDataset final : public Dataset {
   GeneratorDataset(ElementSpec spec, std::shared_ptr<const GeneratorSource> source)
       : spec_(std::move(spec)), source_(std::move(source)) {}
   const char* name() const override { return "from_generator"; }
+  std::string arguments() const override { return "spec=" + to_string(spec_); }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override { return kUnknownCardinality; }
   DatasetPtr with_inputs(std::vector<DatasetPtr>) const override { return ptr(); }
@@ -22,6 +24,19 @@ class GeneratorDataset final : public Dataset {
       if (!inst_->next(out)) return false;
       check_matches(*spec_, out, "the generator");
       return true;
+    }
+    void save(StateWriter& w) const override {
+      if (!inst_->can_save())
+        state_unsupported("from_generator", "the generator has no save and restore callbacks");
+      w.section("from_generator", [&](StateWriter& s) { s.bytes(inst_->save()); });
+    }
+    void restore(StateReader& r) override {
+      if (!inst_->can_save())
+        state_unsupported("from_generator", "the generator has no save and restore callbacks");
+      StateReader s = r.section("from_generator");
+      std::string state = s.bytes("the generator's state");
+      s.finish();
+      inst_->restore(state);
     }
 
    private:

@@ -1,7 +1,10 @@
 // interleave: reading several datasets made from the input's elements in turn, the way
 // tf.data's interleave does (a cycle of open datasets, block_length elements from each).
+#include <algorithm>
+
 #include "data/background_producer.h"
 #include "data/nodes.h"
+#include "data/state.h"
 
 namespace dinput {
 
@@ -20,6 +23,9 @@ class InterleaveDataset final : public UnaryDataset {
         parallel_(parallel),
         deterministic_(deterministic) {}
   const char* name() const override { return "interleave"; }
+  std::string arguments() const override {
+    return str_cat("cycle_length=", cycle_, ", block_length=", block_, ", spec=", to_string(spec_));
+  }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override {
     int64_t n = input_->cardinality();
@@ -81,20 +87,123 @@ class InterleaveIterator final : public Iterator {
         slot.ahead.reset();  // before the iterator it reads
         slot.it.reset();
         slot.ds.reset();
+        slot.before.clear();
         --open_;
         advance();
       } else if (!input_done_) {
         Element in;
-        if (!input_->next(in)) {
+        std::string before;
+        if (!read(in, before)) {
           input_done_ = true;
           continue;
         }
         open(slot, in);
+        slot.ordinal = read_ - 1;
+        slot.before = std::move(before);
       } else {
         advance();
       }
     }
     return false;
+  }
+  // The cycle's position, each open reader's state with the index of the input element
+  // that made it, and the input's state before the oldest of those elements: a restore
+  // reads the input again from there, calling the function for the elements whose readers
+  // were open (docs/checkpoint.md).
+  void save(StateWriter& w) const override {
+    if (ds_->parallel() && !deterministic_)
+      state_unsupported("interleave",
+                        "num_parallel_calls > 1 with deterministic=false delivers elements as "
+                        "they are ready, an order that cannot be reproduced");
+    if (no_state_) std::rethrow_exception(no_state_);
+    w.section("interleave", [&](StateWriter& s) {
+      s.u64(slots_.size());
+      s.u64(cycle_index_);
+      s.i64(block_index_);
+      s.flag(input_done_);
+      s.i64(read_);
+      s.u64(static_cast<uint64_t>(open_));
+      const Slot* oldest = nullptr;
+      for (size_t i = 0; i < slots_.size(); ++i) {
+        const Slot& slot = slots_[i];
+        if (!slot.it) continue;
+        s.u64(i);
+        s.i64(slot.ordinal);
+        s.bytes(save_to_bytes(*slot.it));
+        if (!oldest || slot.ordinal < oldest->ordinal) oldest = &slot;
+      }
+      if (oldest) {
+        s.i64(oldest->ordinal);
+        s.raw(oldest->before);
+      } else if (!input_done_) {
+        s.i64(read_);
+        input_->save(s);
+      }
+    });
+  }
+
+  void restore(StateReader& r) override {
+    if (ds_->parallel() && !deterministic_)
+      state_unsupported("interleave",
+                        "num_parallel_calls > 1 with deterministic=false delivers elements as "
+                        "they are ready, an order that cannot be reproduced");
+    StateReader s = r.section("interleave");
+    const uint64_t cycle = s.u64("cycle length");
+    if (cycle != slots_.size())
+      raise(Code::kFailedPrecondition, "interleave: the saved iterator read ", cycle,
+            " datasets at a time but this one reads ", slots_.size(),
+            " (cycle_length AUTOTUNE follows the number of cores; set it to restore elsewhere)");
+    cycle_index_ = static_cast<size_t>(s.u64_in("cycle index", 0, cycle - 1));
+    block_index_ = s.i64_in("block index", 0, ds_->block_length() - 1);
+    input_done_ = s.flag("input ended");
+    read_ = s.i64_in("input elements read", 0, INT64_MAX);
+    const auto open_count = static_cast<size_t>(s.u64_in("open readers", 0, cycle));
+    struct Saved {
+      size_t slot;
+      int64_t ordinal;
+      std::string state;
+      uint64_t offset;
+    };
+    std::vector<Saved> saved;
+    std::vector<bool> used(slots_.size());
+    int64_t oldest = read_;
+    for (size_t k = 0; k < open_count; ++k) {
+      auto slot = static_cast<size_t>(s.u64_in("reader slot", 0, cycle - 1));
+      if (used[slot]) s.corrupt(str_cat("reader slot ", slot, " appears twice"));
+      used[slot] = true;
+      int64_t ordinal = s.i64_in("input element of a reader", 0, read_ - 1);
+      std::string state = s.bytes("a reader's state");
+      saved.push_back(Saved{slot, ordinal, std::move(state), s.offset()});
+      oldest = std::min(oldest, ordinal);
+    }
+    if (open_count > 0 || !input_done_) {
+      if (s.i64("input position") != oldest)
+        s.corrupt("the input's state is not at the oldest open reader's element");
+      input_->restore(s);
+    }
+    s.finish();
+    std::sort(saved.begin(), saved.end(),
+              [](const Saved& a, const Saved& b) { return a.ordinal < b.ordinal; });
+    size_t next = 0;
+    for (int64_t ordinal = oldest; ordinal < read_; ++ordinal) {
+      const bool wanted = next < saved.size() && saved[next].ordinal == ordinal;
+      std::string before = wanted ? save_to_bytes(*input_) : std::string();
+      Element in;
+      if (!input_->next(in))
+        raise(Code::kDataLoss, "interleave: restoring the iterator state: the input ended after ",
+              ordinal, " elements but the saved interleave had read ", read_);
+      if (!wanted) continue;
+      const Saved& reader = saved[next++];
+      Slot& slot = slots_[reader.slot];
+      open(slot, in, /*start=*/false);
+      slot.ordinal = ordinal;
+      slot.before = std::move(before);
+      StateReader state(reader.state, reader.offset - reader.state.size(), "interleave");
+      slot.it->restore(state);
+      state.finish();
+    }
+    if (next != saved.size()) r.corrupt("two open readers were made from one input element");
+    ctx_.restoring = false;  // the readers made from now on start at once
   }
 
  private:
@@ -103,17 +212,38 @@ class InterleaveIterator final : public Iterator {
     DatasetPtr ds;  // first: its iterator may point into it
     std::unique_ptr<Iterator> it;
     std::unique_ptr<Producer> ahead;  // after `it`: destroyed first, since its thread reads it
+    int64_t ordinal = 0;              // the input element the dataset was made from
+    std::string before;               // the input's state before that element
   };
 
-  void open(Slot& slot, const Element& in) {
+  // Reads the next input element, first saving the input's state (the element's reader
+  // needs it while open).
+  bool read(Element& in, std::string& before) {
+    if (!no_state_) {
+      try {
+        before = save_to_bytes(*input_);
+      } catch (...) {
+        no_state_ = std::current_exception();  // iteration goes on; only a save fails
+      }
+    }
+    if (!input_->next(in)) return false;
+    ++read_;
+    return true;
+  }
+
+  // start: a parallel reader begins reading now (not when it is about to be restored).
+  void open(Slot& slot, const Element& in, bool start = true) {
     slot.ds = ds_->fn()(in);
     if (!slot.ds) raise(Code::kInvalidArgument, "the interleave function returned no dataset");
     slot.it = slot.ds->make_iterator(ctx_);
-    if (ds_->parallel()) {
+    const auto capacity = static_cast<size_t>(std::max<int64_t>(2, ds_->block_length()));
+    if (ds_->parallel() && deterministic_) {
+      // In order, a reader is a prefetch of its dataset, whose state counts what was taken.
+      slot.it = make_prefetch_iterator(std::move(slot.it), capacity, ctx_.cancellation, start);
+    } else if (ds_->parallel()) {
       Iterator* it = slot.it.get();
-      slot.ahead = std::make_unique<Producer>(
-          [it](Element& e) { return it->next(e); },
-          static_cast<size_t>(std::max<int64_t>(2, ds_->block_length())), ctx_.cancellation);
+      slot.ahead = std::make_unique<Producer>([it](Element& e) { return it->next(e); }, capacity,
+                                              ctx_.cancellation);
     }
     ++open_;
   }
@@ -132,6 +262,8 @@ class InterleaveIterator final : public Iterator {
   int64_t block_index_ = 0;
   int64_t open_ = 0;
   bool input_done_ = false;
+  int64_t read_ = 0;  // input elements read
+  std::exception_ptr no_state_;
 };
 
 std::unique_ptr<Iterator> InterleaveDataset::make_iterator(const IteratorContext& ctx) const {

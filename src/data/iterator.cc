@@ -7,6 +7,16 @@
 
 namespace dinput {
 
+void Iterator::save(StateWriter&) const { state_unsupported("an operation of this pipeline"); }
+
+void Iterator::restore(StateReader&) { state_unsupported("an operation of this pipeline"); }
+
+void Iterator::state_unsupported(const char* op, const char* why) {
+  raise(Code::kUnimplemented, op, ": saving and restoring the iterator state is not supported",
+        why ? " (" : "", why ? why : "", why ? ")" : "",
+        "; see docs/checkpoint.md for the operations that support it");
+}
+
 Element stack_rows(std::vector<Element>& rows) {
   const size_t components = rows[0].size();
   for (size_t r = 1; r < rows.size(); ++r)

@@ -12,6 +12,9 @@
 
 namespace dinput {
 
+class StateWriter;
+class StateReader;
+
 class Iterator {
  public:
   virtual ~Iterator() = default;
@@ -23,6 +26,18 @@ class Iterator {
   // elements one at a time and copies them; sources override it to fill or slice batches
   // directly, which is what makes batch() cheap.
   virtual int64_t next_batch(int64_t n, Element& out);
+
+  // Writes this iterator's section of a saved state (data/state.h, docs/checkpoint.md): the
+  // position of the next element the consumer will take, never buffered elements. Called
+  // between next() calls only. UNIMPLEMENTED naming the operation when it cannot save yet.
+  virtual void save(StateWriter& w) const;
+  // Reads the section save() wrote into this iterator, which must be new (no next() yet),
+  // so that it continues where the saved one stopped. Damaged sections are DATA_LOSS.
+  virtual void restore(StateReader& r);
+
+ protected:
+  // UNIMPLEMENTED: operation `op` cannot save or restore its iterator state (`why`, if given).
+  [[noreturn]] static void state_unsupported(const char* op, const char* why = nullptr);
 };
 
 // Stacks rows (elements with the same number of components and equal shapes) into one
@@ -36,6 +51,8 @@ Element stack_rows(std::vector<Element>& rows);
 class StickyIterator {
  public:
   explicit StickyIterator(std::unique_ptr<Iterator> inner) : inner_(std::move(inner)) {}
+  // An iterator restored from a state saved after its end: ended from the start.
+  StickyIterator() : ended_(true) {}
 
   bool next(Element& out) {
     if (error_) std::rethrow_exception(error_);
@@ -62,6 +79,16 @@ class StickyIterator {
 
   // True once ended or failed: the pipeline is gone.
   bool finished() const { return inner_ == nullptr; }
+  // The live iterator to save (null once ended); a failed iterator has no state to save:
+  // FAILED_PRECONDITION, as its pipeline is gone.
+  const Iterator* for_save() const {
+    if (error_)
+      raise(Code::kFailedPrecondition,
+            "the iterator has failed; a failed iterator has no state to save (save before the "
+            "error, or restore an earlier state)");
+    return inner_.get();
+  }
+  bool ended() const { return ended_; }
 
  private:
   std::unique_ptr<Iterator> inner_;

@@ -1,10 +1,12 @@
 // map: a user function applied to every element, sequentially or on a thread pool. The unit of
 // work is a run of consecutive elements: map_many's function serves a whole run per call, and
 // the element map is the case of runs of one.
+#include <deque>
 #include <thread>
 
 #include "data/nodes.h"
 #include "data/parallel_calls.h"
+#include "data/state.h"
 
 namespace dinput {
 
@@ -35,6 +37,9 @@ class MapDataset final : public UnaryDataset {
         parallel_(parallel),
         deterministic_(deterministic) {}
   const char* name() const override { return "map"; }
+  std::string arguments() const override {
+    return "spec=" + to_string(spec_);  // parallelism changes no element, so it may change
+  }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override { return input_->cardinality(); }
   DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override {
@@ -86,6 +91,21 @@ bool read_run(Iterator& input, size_t max_count, Run& ins, std::exception_ptr& e
   return ins.size() == max_count;
 }
 
+// A map's section: the number of input elements whose results were taken after the input's
+// state that follows, then that state. Restores the input and reads past those elements
+// (without calling the function: their results were delivered before the save).
+void restore_map_input(StateReader& r, Iterator& input) {
+  StateReader s = r.section("map");
+  const int64_t skip = s.i64_in("elements taken after the input's state", 0, INT64_MAX);
+  input.restore(s);
+  s.finish();
+  Element drop;
+  for (int64_t i = 0; i < skip; ++i)
+    if (!input.next(drop))
+      raise(Code::kDataLoss, "map: restoring the iterator state: the input ended after ", i,
+            " of the ", skip, " elements taken before the save");
+}
+
 class SequentialMapIterator final : public Iterator {
  public:
   SequentialMapIterator(std::shared_ptr<const MapDataset> ds, std::unique_ptr<Iterator> input)
@@ -94,6 +114,7 @@ class SequentialMapIterator final : public Iterator {
     if (pos_ == outs_.size()) {
       if (error_) std::rethrow_exception(error_);
       if (input_done_) return false;
+      if (ds_->max_count() > 1) take_run_snapshot();
       input_done_ = !read_run(*input_, ds_->max_count(), ins_, error_);
       if (ins_.empty()) return false;
       outs_.clear();
@@ -103,20 +124,53 @@ class SequentialMapIterator final : public Iterator {
     out = std::move(outs_[pos_++]);
     return true;
   }
+  // The same section as the parallel map's (which may restore it). Inside a run of map_many,
+  // the input has read the whole run: the state is the input's before the run plus the
+  // results taken from it.
+  void save(StateWriter& w) const override {
+    const bool inside_run = pos_ < outs_.size();
+    if (inside_run && no_state_) std::rethrow_exception(no_state_);
+    w.section("map", [&](StateWriter& s) {
+      if (inside_run) {
+        s.i64(static_cast<int64_t>(pos_));
+        s.raw(run_start_);
+        return;
+      }
+      s.i64(0);
+      input_->save(s);
+    });
+  }
+  void restore(StateReader& r) override { restore_map_input(r, *input_); }
 
  private:
   std::shared_ptr<const MapDataset> ds_;
   std::unique_ptr<Iterator> input_;
+  void take_run_snapshot() {
+    if (no_state_) return;
+    try {
+      run_start_ = save_to_bytes(*input_);
+    } catch (...) {
+      no_state_ = std::current_exception();  // iteration goes on; only a save fails
+    }
+  }
+
   Run ins_;
   Run outs_;  // the current run's results, handed out from pos_
   size_t pos_ = 0;
   bool input_done_ = false;
-  std::exception_ptr error_;  // an input error waiting behind outs_
+  std::exception_ptr error_;     // an input error waiting behind outs_
+  std::string run_start_;        // map_many: the input's state before the current run
+  std::exception_ptr no_state_;  // why the input could not be saved
 };
 
 // Reads input on the consumer's thread and keeps up to 2x the pool size of runs in flight
 // (data/parallel_calls.h). With `deterministic` results come back in input order; otherwise
 // the runs come back whichever finishes first (each run's results in order).
+//
+// Its state counts the results taken, not the calls made: every max_in_flight input
+// elements (rounded up to a run) it saves its input's state before reading the next run, and
+// a save is the last such snapshot at or before the first result not taken, plus the
+// elements taken since.
 class ParallelMapIterator final : public Iterator {
  public:
   ParallelMapIterator(std::shared_ptr<const MapDataset> ds, std::unique_ptr<Iterator> input,
@@ -124,14 +178,18 @@ class ParallelMapIterator final : public Iterator {
       : ds_(std::move(ds)),
         input_(std::move(input)),
         deterministic_(deterministic),
+        every_(static_cast<int64_t>(threads) * 2 * static_cast<int64_t>(ds_->max_count())),
         calls_(threads, static_cast<size_t>(threads) * 2, std::move(cancellation)) {}
 
   bool next(Element& out) override {
     while (pos_ == outs_.size()) {
       while (!input_done_ && !calls_.full()) {
+        if (!no_state_ && (snapshots_.empty() || read_ - snapshots_.back().position >= every_))
+          take_snapshot();
         Run ins;
         std::exception_ptr error;
         input_done_ = !read_run(*input_, ds_->max_count(), ins, error);
+        read_ += static_cast<int64_t>(ins.size());
         if (!ins.empty())
           calls_.submit([ds = ds_, ins = std::move(ins)]() mutable { return ds->apply(ins); });
         if (error) calls_.submit_error(error);
@@ -142,16 +200,63 @@ class ParallelMapIterator final : public Iterator {
       outs_ = calls_.take(deterministic_);
     }
     out = std::move(outs_[pos_++]);
+    ++taken_;
+    while (snapshots_.size() > 1 && snapshots_[1].position <= taken_) snapshots_.pop_front();
     return true;
+  }
+
+  void save(StateWriter& w) const override {
+    if (!deterministic_)
+      state_unsupported("map",
+                        "num_parallel_calls > 1 with deterministic=false delivers results as they "
+                        "finish, an order that cannot be reproduced");
+    if (no_state_) std::rethrow_exception(no_state_);
+    w.section("map", [&](StateWriter& s) {
+      if (snapshots_.empty()) {  // nothing read yet
+        s.i64(0);
+        input_->save(s);
+        return;
+      }
+      s.i64(taken_ - snapshots_.front().position);
+      s.raw(snapshots_.front().state);
+    });
+  }
+
+  void restore(StateReader& r) override {
+    if (!deterministic_)
+      state_unsupported("map",
+                        "num_parallel_calls > 1 with deterministic=false delivers results as they "
+                        "finish, an order that cannot be reproduced");
+    restore_map_input(r, *input_);
   }
 
  private:
   std::shared_ptr<const MapDataset> ds_;
   std::unique_ptr<Iterator> input_;
+  void take_snapshot() {
+    try {
+      snapshots_.push_back(Snapshot{read_, save_to_bytes(*input_)});
+    } catch (...) {
+      no_state_ = std::current_exception();  // iteration goes on; only a save fails
+      snapshots_.clear();
+    }
+  }
+
+  // The input's state before it read element `position` (counted from the restore).
+  struct Snapshot {
+    int64_t position;
+    std::string state;
+  };
+
   bool deterministic_;
   bool input_done_ = false;
   Run outs_;  // the run taken last, handed out from pos_
   size_t pos_ = 0;
+  int64_t every_;
+  int64_t read_ = 0;   // input elements read
+  int64_t taken_ = 0;  // results handed out
+  std::deque<Snapshot> snapshots_;
+  std::exception_ptr no_state_;
   ParallelRunCalls calls_;  // last: its workers run apply on ds_
 };
 

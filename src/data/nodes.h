@@ -15,6 +15,7 @@ class BatchDataset final : public UnaryDataset {
   // parallel > 1 (or kAutotune) stacks batches on a thread pool (see batching.cc).
   BatchDataset(DatasetPtr input, int64_t batch_size, bool drop_remainder, int64_t parallel = 1);
   const char* name() const override { return "batch"; }
+  std::string arguments() const override;
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override;
   DatasetPtr with_inputs(std::vector<DatasetPtr> inputs) const override;
@@ -34,6 +35,7 @@ class ShardDataset final : public UnaryDataset {
  public:
   ShardDataset(DatasetPtr input, int64_t num_shards, int64_t index);
   const char* name() const override { return "shard"; }
+  std::string arguments() const override;
   const ElementSpec& element_spec() const override { return input_->element_spec(); }
   int64_t cardinality() const override;
   DatasetPtr with_inputs(std::vector<DatasetPtr> inputs) const override;
@@ -53,12 +55,15 @@ class ShuffleDataset final : public UnaryDataset {
   ShuffleDataset(DatasetPtr input, int64_t buffer_size, uint64_t seed, bool reshuffle,
                  bool random_seed = false);
   const char* name() const override { return "shuffle"; }
+  std::string arguments() const override;
   const ElementSpec& element_spec() const override { return input_->element_spec(); }
   int64_t cardinality() const override { return input_->cardinality(); }
   DatasetPtr with_inputs(std::vector<DatasetPtr> inputs) const override;
   std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override;
   bool has_random_seed() const override { return random_seed_; }
   DatasetPtr with_seed(uint64_t seed) const override;
+  uint64_t seed() const override { return seed_; }
+  EpochCounter epoch_counter() const override { return reshuffle_ ? epoch_ : nullptr; }
 
   int64_t buffer_size() const { return buffer_size_; }
 
@@ -76,6 +81,7 @@ class OptionsDataset final : public UnaryDataset {
   OptionsDataset(DatasetPtr input, const Options& options)
       : UnaryDataset(std::move(input)), options_(options) {}
   const char* name() const override { return "with_options"; }
+  std::string arguments() const override;
   const ElementSpec& element_spec() const override { return input_->element_spec(); }
   int64_t cardinality() const override { return input_->cardinality(); }
   DatasetPtr with_inputs(std::vector<DatasetPtr> inputs) const override;
@@ -86,6 +92,12 @@ class OptionsDataset final : public UnaryDataset {
   Options options_;
   Options merged_ = options_.over(input_->options());  // these fields over the upstream ones
 };
+
+// A prefetching iterator over `input` (the iterator of prefetch(capacity), which interleave's
+// ordered readers use too). start: begin reading now; else at restore() or the first next().
+std::unique_ptr<Iterator> make_prefetch_iterator(std::unique_ptr<Iterator> input, size_t capacity,
+                                                 std::shared_ptr<Cancellation> cancellation,
+                                                 bool start);
 
 // A source that reads a list of files. FILE auto-sharding rewrites its file list.
 class FileSource : public Dataset {

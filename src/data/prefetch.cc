@@ -1,6 +1,13 @@
 // prefetch: a background thread keeps up to `buffer_size` elements ready.
+//
+// Its saved state counts what the consumer took, not what the thread read
+// (docs/checkpoint.md): every `capacity` elements the thread saves its input's state before
+// reading the next one and sends the snapshot along with that element. The consumer keeps
+// the last snapshot it passed; a save is that snapshot and the number of elements taken
+// since. A restore restores the input from the snapshot and reads past those elements.
 #include "data/background_producer.h"
 #include "data/nodes.h"
+#include "data/state.h"
 
 namespace dinput {
 
@@ -8,16 +15,110 @@ namespace {
 
 class PrefetchIterator final : public Iterator {
  public:
+  // start: begin reading at once (not when the iterator is made to be restored).
   PrefetchIterator(std::unique_ptr<Iterator> input, size_t capacity,
-                   std::shared_ptr<Cancellation> cancellation)
+                   std::shared_ptr<Cancellation> cancellation, bool start)
       : input_(std::move(input)),
-        producer_([this](Element& e) { return input_->next(e); }, capacity,
-                  std::move(cancellation)) {}
-  bool next(Element& out) override { return producer_.next(out); }
+        capacity_(capacity),
+        every_(static_cast<int64_t>(capacity)),
+        cancellation_(std::move(cancellation)) {
+    base_ = snapshot();  // the input's start, before the thread touches it
+    if (start) start_producer();
+  }
+
+  bool next(Element& out) override {
+    if (!producer_) start_producer();
+    Item item;
+    if (!producer_->next(item)) return false;
+    if (item.snapshot) {
+      base_ = std::move(item.snapshot);
+      base_index_ = item.index;
+    }
+    taken_ = item.index + 1;
+    out = std::move(item.element);
+    return true;
+  }
+
+  void save(StateWriter& w) const override {
+    if (!base_->state) std::rethrow_exception(base_->error);
+    w.section("prefetch", [&](StateWriter& s) {
+      s.bytes(*base_->state);
+      s.i64(taken_ - base_index_);
+    });
+  }
+
+  void restore(StateReader& r) override {
+    if (producer_) raise(Code::kInternal, "prefetch: restore after the iterator started reading");
+    StateReader s = r.section("prefetch");
+    auto base = std::make_shared<Snapshot>();
+    base->state = std::make_shared<const std::string>(s.bytes("the input's state"));
+    StateReader in(*base->state, s.offset() - base->state->size(), "prefetch");
+    const int64_t skip = s.i64_in("elements taken since", 0, INT64_MAX);
+    s.finish();
+    input_->restore(in);
+    in.finish();
+    Element drop;
+    for (int64_t i = 0; i < skip; ++i)
+      if (!input_->next(drop))
+        raise(Code::kDataLoss, "prefetch: restoring the iterator state: the input ended after ", i,
+              " of the ", skip, " elements taken before the save");
+    base_ = std::move(base);
+    base_index_ = 0;
+    taken_ = skip;
+    produced_ = skip;
+    start_producer();
+  }
 
  private:
+  // The input's state before element `index`, or why it could not save.
+  struct Snapshot {
+    std::shared_ptr<const std::string> state;
+    std::exception_ptr error;
+  };
+  struct Item {
+    Element element;
+    int64_t index = 0;
+    std::shared_ptr<const Snapshot> snapshot;  // set every every_ elements
+  };
+
+  std::shared_ptr<const Snapshot> snapshot() {
+    auto snap = std::make_shared<Snapshot>();
+    try {
+      snap->state = std::make_shared<const std::string>(save_to_bytes(*input_));
+    } catch (...) {
+      snap->error = std::current_exception();  // raised by save(); iteration goes on
+      can_save_ = false;
+    }
+    return snap;
+  }
+
+  void start_producer() {
+    const int64_t start = produced_;  // base_ is the input's state here
+    producer_ = std::make_unique<BackgroundProducer<Item>>(
+        [this, start](Item& item) {
+          item.index = produced_;
+          // Once the input failed to save, the consumer holds that failure for good.
+          if (can_save_ && produced_ > start && (produced_ - start) % every_ == 0)
+            item.snapshot = snapshot();
+          if (!input_->next(item.element)) return false;
+          ++produced_;
+          return true;
+        },
+        capacity_, cancellation_);
+  }
+
   std::unique_ptr<Iterator> input_;
-  BackgroundProducer<Element> producer_;  // after input_: its thread reads input_
+  size_t capacity_;
+  int64_t every_;
+  std::shared_ptr<Cancellation> cancellation_;
+  // Producer side (the consumer's before the thread starts):
+  int64_t produced_ = 0;
+  bool can_save_ = true;
+  // Consumer side:
+  std::shared_ptr<const Snapshot> base_;
+  int64_t base_index_ = 0;
+  int64_t taken_ = 0;
+  std::unique_ptr<BackgroundProducer<Item>> producer_;  // last: its thread reads input_
 };
 
 class PrefetchDataset final : public UnaryDataset {
@@ -25,6 +126,8 @@ class PrefetchDataset final : public UnaryDataset {
   PrefetchDataset(DatasetPtr input, int64_t buffer_size)
       : UnaryDataset(std::move(input)), buffer_size_(buffer_size) {}
   const char* name() const override { return "prefetch"; }
+  // The buffer's size changes no element, but prefetch(0) is no iterator of its own.
+  std::string arguments() const override { return buffer_size_ == 0 ? "off" : ""; }
   const ElementSpec& element_spec() const override { return input_->element_spec(); }
   int64_t cardinality() const override { return input_->cardinality(); }
   DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override {
@@ -34,7 +137,8 @@ class PrefetchDataset final : public UnaryDataset {
     auto input = input_->make_iterator(ctx);
     if (buffer_size_ == 0) return input;
     size_t capacity = buffer_size_ == kAutotune ? 2 : static_cast<size_t>(buffer_size_);
-    return std::make_unique<PrefetchIterator>(std::move(input), capacity, ctx.cancellation);
+    return std::make_unique<PrefetchIterator>(std::move(input), capacity, ctx.cancellation,
+                                              /*start=*/!ctx.restoring);
   }
 
  private:
@@ -42,6 +146,13 @@ class PrefetchDataset final : public UnaryDataset {
 };
 
 }  // namespace
+
+std::unique_ptr<Iterator> make_prefetch_iterator(std::unique_ptr<Iterator> input, size_t capacity,
+                                                 std::shared_ptr<Cancellation> cancellation,
+                                                 bool start) {
+  return std::make_unique<PrefetchIterator>(std::move(input), capacity, std::move(cancellation),
+                                            start);
+}
 
 DatasetPtr make_prefetch(DatasetPtr input, int64_t buffer_size) {
   DINPUT_CHECK_ARG(input != nullptr, "prefetch: no input dataset");

@@ -2,15 +2,25 @@
 // there are, what they carry along, or the options of the pipeline.
 #include "core/tensor_ops.h"
 #include "data/nodes.h"
+#include "data/state.h"
 
 namespace dinput {
 
 namespace {
 
+// The epoch counters of the reshuffling operations in `ds`'s graph.
+void collect_counters(const Dataset& ds, std::vector<EpochCounter>& out) {
+  if (EpochCounter c = ds.epoch_counter()) out.push_back(std::move(c));
+  for (const auto& in : ds.inputs()) collect_counters(*in, out);
+}
+
 class RepeatDataset final : public UnaryDataset {
  public:
-  RepeatDataset(DatasetPtr input, int64_t count) : UnaryDataset(std::move(input)), count_(count) {}
+  RepeatDataset(DatasetPtr input, int64_t count) : UnaryDataset(std::move(input)), count_(count) {
+    collect_counters(*input_, counters_);
+  }
   const char* name() const override { return "repeat"; }
+  std::string arguments() const override { return str_cat("count=", count_); }
   const ElementSpec& element_spec() const override { return input_->element_spec(); }
   // As in tf.data: repeating forever an input that may be non-empty (UNKNOWN included) is
   // INFINITE, so that `records(...).repeat()` is caught as endless; only an input known to
@@ -28,8 +38,8 @@ class RepeatDataset final : public UnaryDataset {
 
   class Iter final : public Iterator {
    public:
-    Iter(DatasetPtr input, IteratorContext ctx, int64_t count)
-        : input_(std::move(input)), ctx_(ctx), left_(count) {}
+    Iter(DatasetPtr input, IteratorContext ctx, int64_t count, std::vector<EpochCounter> counters)
+        : input_(std::move(input)), ctx_(ctx), left_(count), counters_(std::move(counters)) {}
     bool next(Element& out) override {
       while (start_epoch()) {
         if (current_->next(out)) {
@@ -67,13 +77,57 @@ class RepeatDataset final : public UnaryDataset {
       return got;
     }
 
+    // An epoch's iterator is made when it is first read, so a state saved between epochs
+    // has none open: the restored repeat makes it (drawing the next epoch) when read. The
+    // epochs the reshuffling operations inside draw next are saved too, as they were when
+    // the open epoch began: read-ahead below may have drawn later ones since.
+    void save(StateWriter& w) const override {
+      w.section("repeat", [&](StateWriter& s) {
+        s.i64(left_);
+        const std::vector<uint64_t> epochs = current_ ? epochs_after_open_ : next_epochs();
+        for (uint64_t e : epochs) s.u64(e);
+        s.flag(current_ != nullptr);
+        if (current_) {
+          s.flag(produced_in_epoch_);
+          current_->save(s);
+        }
+      });
+    }
+    void restore(StateReader& r) override {
+      StateReader s = r.section("repeat");
+      left_ = s.i64_in("epochs left", left_ < 0 ? -1 : 0, std::max<int64_t>(left_, 0));
+      std::vector<uint64_t> epochs(counters_.size());
+      for (auto& e : epochs) e = s.u64("the next epoch of a reshuffling operation");
+      if (s.flag("epoch open")) {
+        if (left_ == 0) s.corrupt("an epoch is open but no epoch is left");
+        produced_in_epoch_ = s.flag("epoch produced");
+        current_ = input_->make_iterator(ctx_);
+        set_next_epochs(epochs);  // before the epoch's own iterators restore theirs
+        epochs_after_open_ = epochs;
+        current_->restore(s);
+      } else {
+        set_next_epochs(epochs);
+      }
+      s.finish();
+      ctx_.restoring = false;  // the epochs made from now on start their threads at once
+    }
+
    private:
     bool start_epoch() {
       if (current_) return true;
       if (left_ == 0) return false;
       current_ = input_->make_iterator(ctx_);
+      if (!counters_.empty()) epochs_after_open_ = next_epochs();
       produced_in_epoch_ = false;
       return true;
+    }
+    std::vector<uint64_t> next_epochs() const {
+      std::vector<uint64_t> out;
+      for (const auto& c : counters_) out.push_back(peek_epoch(ctx_, c));
+      return out;
+    }
+    void set_next_epochs(const std::vector<uint64_t>& epochs) {
+      for (size_t i = 0; i < epochs.size(); ++i) set_epoch(ctx_, counters_[i], epochs[i]);
     }
     void end_epoch() {
       current_.reset();
@@ -83,16 +137,19 @@ class RepeatDataset final : public UnaryDataset {
     }
     DatasetPtr input_;
     IteratorContext ctx_;
-    int64_t left_;  // -1: forever
+    int64_t left_;                        // -1: forever
+    std::vector<EpochCounter> counters_;  // of the reshuffling operations below
     std::unique_ptr<Iterator> current_;
     bool produced_in_epoch_ = false;
+    std::vector<uint64_t> epochs_after_open_;  // next_epochs() just after current_ was made
   };
   std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override {
-    return std::make_unique<Iter>(input_, ctx, count_);
+    return std::make_unique<Iter>(input_, ctx, count_, counters_);
   }
 
  private:
   int64_t count_;
+  std::vector<EpochCounter> counters_;  // of the reshuffling operations in the input's graph
 };
 
 class EnumerateDataset final : public UnaryDataset {
@@ -103,6 +160,7 @@ class EnumerateDataset final : public UnaryDataset {
     for (const auto& s : input_->element_spec()) spec_.push_back(s);
   }
   const char* name() const override { return "enumerate"; }
+  std::string arguments() const override { return str_cat("start=", start_); }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override { return input_->cardinality(); }
   DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override {
@@ -136,6 +194,20 @@ class EnumerateDataset final : public UnaryDataset {
       for (auto& t : in) out.push_back(std::move(t));
       return true;
     }
+    void save(StateWriter& w) const override {
+      w.section("enumerate", [&](StateWriter& s) {
+        s.i64(next_index_);
+        s.flag(past_max_);
+        input_->save(s);
+      });
+    }
+    void restore(StateReader& r) override {
+      StateReader s = r.section("enumerate");
+      next_index_ = s.i64_in("next index", start_, INT64_MAX);
+      past_max_ = s.flag("past the largest index");
+      input_->restore(s);
+      s.finish();
+    }
 
    private:
     std::unique_ptr<Iterator> input_;
@@ -153,6 +225,14 @@ class EnumerateDataset final : public UnaryDataset {
 };
 
 }  // namespace
+
+std::string OptionsDataset::arguments() const {
+  // What changes the elements or their order; thread counts and buffers do not.
+  return str_cat(
+      "deterministic=", options_.deterministic ? (*options_.deterministic ? "1" : "0") : "unset",
+      ", skip_corrupt_records=",
+      options_.skip_corrupt_records ? (*options_.skip_corrupt_records ? "1" : "0") : "unset");
+}
 
 DatasetPtr OptionsDataset::with_inputs(std::vector<DatasetPtr> in) const {
   return std::make_shared<OptionsDataset>(in.at(0), options_);

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/tensor_ops.h"
+#include "data/state.h"
 
 namespace dinput {
 
@@ -32,6 +33,13 @@ void RowReader::load(Element&& batch) {
 bool RowReader::ensure_rows() {
   while (pos_ >= rows_) {
     if (done_) return false;
+    if (checkpointable_ && !no_state_) {
+      try {
+        before_ = save_to_bytes(*input_);
+      } catch (...) {
+        no_state_ = std::current_exception();  // iteration goes on; only a save fails
+      }
+    }
     Element batch;
     if (!input_->next(batch)) {
       done_ = true;
@@ -40,6 +48,33 @@ bool RowReader::ensure_rows() {
     load(std::move(batch));
   }
   return true;
+}
+
+void RowReader::save(StateWriter& w) const {
+  bool inside = pos_ < rows_;
+  w.flag(inside);
+  if (inside) {
+    if (no_state_) std::rethrow_exception(no_state_);
+    w.bytes(before_);
+    w.i64(pos_);
+  } else {
+    w.flag(done_);
+    if (!done_) input_->save(w);
+  }
+}
+
+void RowReader::restore(StateReader& r) {
+  if (r.flag("inside a batch")) {
+    restore_from_bytes(r, "the input's state before the batch", *input_);
+    int64_t pos = r.i64("rows taken from the batch");
+    if (!ensure_rows()) r.corrupt("the input has no batch left to take rows from");
+    if (pos < 0 || pos >= rows_)
+      r.corrupt(str_cat("rows taken from the batch is ", pos, " but the batch has ", rows_));
+    pos_ = pos;
+  } else {
+    done_ = r.flag("input ended");
+    if (!done_) input_->restore(r);
+  }
 }
 
 bool RowReader::exhausted() { return !ensure_rows(); }

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
+#include <string>
 
 #include "data/iterator.h"
 
@@ -12,7 +14,10 @@ namespace dinput {
 class RowReader {
  public:
   // `what` names the consumer in error messages ("rebatch", "unbatch", ...).
-  RowReader(Iterator* input, const char* what) : input_(input), what_(what) {}
+  // `checkpointable`: keep the input's state from before each batch it loads, so that
+  // save() can record a position inside that batch (unbatch, rebatch).
+  RowReader(Iterator* input, const char* what, bool checkpointable = false)
+      : input_(input), what_(what), checkpointable_(checkpointable) {}
 
   // Up to n rows (fewer only at the end of the input). Returns false when no row is left.
   bool take(int64_t n, Element& out);
@@ -20,6 +25,12 @@ class RowReader {
   // no more data (so the shape of an empty piece is never guessed).
   bool empty_piece(Element& out);
   bool exhausted();
+
+  // The position of the next row: the input's state before the current batch and the rows
+  // of it already taken (the batch is read again on restore), or the input's own state
+  // between batches. Needs `checkpointable`.
+  void save(StateWriter& w) const;
+  void restore(StateReader& r);
 
  private:
   bool ensure_rows();  // loads the next non-empty batch if the current one is used up
@@ -31,6 +42,9 @@ class RowReader {
   int64_t rows_ = 0;
   int64_t pos_ = 0;
   bool done_ = false;
+  bool checkpointable_;
+  std::string before_;           // the input's state before current_ was read
+  std::exception_ptr no_state_;  // why the input could not save (raised by save())
 };
 
 // The number of rows of a batched element: its components' common first dimension.

@@ -1,5 +1,6 @@
 // Transforms that choose which input elements pass: take, skip, shard, filter.
 #include "data/nodes.h"
+#include "data/state.h"
 
 namespace dinput {
 
@@ -9,6 +10,7 @@ class TakeDataset final : public UnaryDataset {
  public:
   TakeDataset(DatasetPtr input, int64_t count) : UnaryDataset(std::move(input)), count_(count) {}
   const char* name() const override { return "take"; }
+  std::string arguments() const override { return str_cat("count=", count_); }
   const ElementSpec& element_spec() const override { return input_->element_spec(); }
   int64_t cardinality() const override {
     int64_t n = input_->cardinality();
@@ -42,6 +44,18 @@ class TakeDataset final : public UnaryDataset {
       if (got < want) left_ = 0;
       return got;
     }
+    void save(StateWriter& w) const override {
+      w.section("take", [&](StateWriter& s) {
+        s.i64(left_);
+        if (left_ != 0) input_->save(s);  // a finished take needs no input
+      });
+    }
+    void restore(StateReader& r) override {
+      StateReader s = r.section("take");
+      left_ = s.i64_in("count left", left_ < 0 ? -1 : 0, std::max<int64_t>(left_, 0));
+      if (left_ != 0) input_->restore(s);
+      s.finish();
+    }
 
    private:
     std::unique_ptr<Iterator> input_;
@@ -59,6 +73,7 @@ class SkipDataset final : public UnaryDataset {
  public:
   SkipDataset(DatasetPtr input, int64_t count) : UnaryDataset(std::move(input)), count_(count) {}
   const char* name() const override { return "skip"; }
+  std::string arguments() const override { return str_cat("count=", count_); }
   const ElementSpec& element_spec() const override { return input_->element_spec(); }
   int64_t cardinality() const override {
     int64_t n = input_->cardinality();
@@ -81,6 +96,21 @@ class SkipDataset final : public UnaryDataset {
     int64_t next_batch(int64_t n, Element& out) override {
       if (!skip()) return 0;
       return input_->next_batch(n, out);
+    }
+    void save(StateWriter& w) const override {
+      w.section("skip", [&](StateWriter& s) {
+        s.i64(to_skip_);
+        s.flag(ended_);
+        if (!ended_) input_->save(s);
+      });
+    }
+    void restore(StateReader& r) override {
+      StateReader s = r.section("skip");
+      to_skip_ =
+          s.i64_in("count left to skip", to_skip_ < 0 ? -1 : 0, std::max<int64_t>(to_skip_, 0));
+      ended_ = s.flag("ended");
+      if (!ended_) input_->restore(s);
+      s.finish();
     }
 
    private:
@@ -124,6 +154,18 @@ class ShardIterator final : public Iterator {
     ++position_;
     return true;
   }
+  void save(StateWriter& w) const override {
+    w.section("shard", [&](StateWriter& s) {
+      s.i64(position_ % num_);  // only the position within a group matters
+      input_->save(s);
+    });
+  }
+  void restore(StateReader& r) override {
+    StateReader s = r.section("shard");
+    position_ = s.i64_in("position in the group", 0, num_ - 1);
+    input_->restore(s);
+    s.finish();
+  }
 
  private:
   std::unique_ptr<Iterator> input_;
@@ -136,6 +178,7 @@ class FilterDataset final : public UnaryDataset {
   FilterDataset(DatasetPtr input, std::shared_ptr<const PredicateFn> fn)
       : UnaryDataset(std::move(input)), fn_(std::move(fn)) {}
   const char* name() const override { return "filter"; }
+  std::string arguments() const override { return "predicate"; }
   const ElementSpec& element_spec() const override { return input_->element_spec(); }
   int64_t cardinality() const override {
     int64_t n = input_->cardinality();
@@ -154,6 +197,14 @@ class FilterDataset final : public UnaryDataset {
         if ((*fn_)(out)) return true;
       return false;
     }
+    void save(StateWriter& w) const override {
+      w.section("filter", [&](StateWriter& s) { input_->save(s); });
+    }
+    void restore(StateReader& r) override {
+      StateReader s = r.section("filter");
+      input_->restore(s);
+      s.finish();
+    }
 
    private:
     std::unique_ptr<Iterator> input_;
@@ -170,6 +221,11 @@ class FilterDataset final : public UnaryDataset {
 }  // namespace
 
 // ---- shard ----
+
+std::string ShardDataset::arguments() const {
+  return is_hint() ? std::string("num_shards=SHARD_HINT, index=SHARD_HINT")
+                   : str_cat("num_shards=", num_shards_, ", index=", index_);
+}
 
 ShardDataset::ShardDataset(DatasetPtr input, int64_t num_shards, int64_t index)
     : UnaryDataset(std::move(input)), num_shards_(num_shards), index_(index) {}

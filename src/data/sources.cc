@@ -5,6 +5,7 @@
 
 #include "core/tensor_ops.h"
 #include "data/datasets.h"
+#include "data/state.h"
 
 namespace dinput {
 
@@ -21,6 +22,9 @@ class RangeDataset final : public Dataset {
   RangeDataset(int64_t start, int64_t stop, int64_t step)
       : start_(start), stop_(stop), step_(step), spec_{{DType::kInt64, Shape()}} {}
   const char* name() const override { return "range"; }
+  std::string arguments() const override {
+    return str_cat("start=", start_, ", stop=", stop_, ", step=", step_);
+  }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override {
     // 128-bit so that extreme bounds (INT64_MIN..INT64_MAX) cannot overflow.
@@ -54,6 +58,15 @@ class RangeDataset final : public Dataset {
       out.assign(1, std::move(t));
       return rows;
     }
+    void save(StateWriter& w) const override {
+      w.section("range", [&](StateWriter& s) { s.i64(remaining_); });
+    }
+    void restore(StateReader& r) override {
+      StateReader s = r.section("range");
+      int64_t remaining = s.i64_in("remaining", 0, remaining_);
+      s.finish();
+      advance(remaining_ - remaining);
+    }
 
    private:
     // Unsigned arithmetic: stepping past the last value may wrap, which is harmless
@@ -79,6 +92,7 @@ class TensorsDataset final : public Dataset {
   explicit TensorsDataset(Element element)
       : element_(std::move(element)), spec_(spec_of(element_)) {}
   const char* name() const override { return "from_tensors"; }
+  std::string arguments() const override { return "spec=" + to_string(spec_); }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override { return 1; }
   DatasetPtr with_inputs(std::vector<DatasetPtr>) const override { return ptr(); }
@@ -92,6 +106,14 @@ class TensorsDataset final : public Dataset {
       out = *element_;
       done_ = true;
       return true;
+    }
+    void save(StateWriter& w) const override {
+      w.section("from_tensors", [&](StateWriter& s) { s.flag(done_); });
+    }
+    void restore(StateReader& r) override {
+      StateReader s = r.section("from_tensors");
+      done_ = s.flag("delivered");
+      s.finish();
     }
 
    private:
@@ -122,6 +144,9 @@ class TensorSlicesDataset final : public Dataset {
     }
   }
   const char* name() const override { return "from_tensor_slices"; }
+  std::string arguments() const override {
+    return str_cat("rows=", cardinality(), ", spec=", to_string(spec_));
+  }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override { return element_[0].dim(0); }
   DatasetPtr with_inputs(std::vector<DatasetPtr>) const override { return ptr(); }
@@ -146,6 +171,14 @@ class TensorSlicesDataset final : public Dataset {
         out[c] = (*element_)[c].slice(pos_, pos_ + rows);
       pos_ += rows;
       return rows;
+    }
+    void save(StateWriter& w) const override {
+      w.section("from_tensor_slices", [&](StateWriter& s) { s.i64(pos_); });
+    }
+    void restore(StateReader& r) override {
+      StateReader s = r.section("from_tensor_slices");
+      pos_ = s.i64_in("next row", 0, rows_);
+      s.finish();
     }
 
    private:

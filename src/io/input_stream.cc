@@ -313,14 +313,16 @@ class ChunkBuffer {
 // open is known: ending before it is an error), read() for pipes and devices.
 class FdChunks final : public ChunkSource {
  public:
+  // start: where a regular file's stream begins.
   FdChunks(const char* what, std::string path, std::unique_ptr<FileDescriptor> fd, size_t chunk,
-           std::shared_ptr<ChunkPool> pool, bool regular, uint64_t size)
+           std::shared_ptr<ChunkPool> pool, bool regular, uint64_t size, uint64_t start = 0)
       : what_(what),
         path_(std::move(path)),
         fd_(std::move(fd)),
         buf_(chunk, std::move(pool)),
         regular_(regular),
-        size_(size) {}
+        size_(size),
+        offset_(start) {}
   bool next(Chunk& out) override {
     if (pending_) {
       buf_.release();
@@ -377,8 +379,37 @@ class FdChunks final : public ChunkSource {
   ChunkBuffer buf_;
   bool regular_;
   uint64_t size_;  // of a regular file when it was opened
-  uint64_t offset_ = 0;
+  uint64_t offset_;
   std::exception_ptr pending_;  // found after the bytes of the last chunk: raised at the next call
+};
+
+class SkipChunks final : public ChunkSource {
+ public:
+  SkipChunks(const char* what, std::string path, std::unique_ptr<ChunkSource> input, uint64_t skip)
+      : what_(what), path_(std::move(path)), input_(std::move(input)), skip_(skip), left_(skip) {}
+  bool next(Chunk& out) override {
+    Chunk c;
+    while (left_ > 0) {
+      if (!input_->next(c))
+        raise(Code::kDataLoss, what_, ": ", quoted(path_), " has ", skip_ - left_,
+              " bytes but a saved iterator state is at byte ", skip_,
+              " (did the file change since the save?)");
+      if (c.size <= left_) {
+        left_ -= c.size;
+        continue;
+      }
+      out = Chunk{c.data + left_, c.size - static_cast<size_t>(left_), std::move(c.owner)};
+      left_ = 0;
+      return true;
+    }
+    return input_->next(out);
+  }
+
+ private:
+  const char* what_;
+  std::string path_;
+  std::unique_ptr<ChunkSource> input_;
+  uint64_t skip_, left_;
 };
 
 // Input side shared by the decompressors: the compressed chunks, fed in pieces no larger
@@ -701,28 +732,41 @@ std::unique_ptr<ChunkSource> regular_file_chunks(const char* what, const std::st
                                                  std::unique_ptr<FileDescriptor> fd,
                                                  const struct stat& st, size_t chunk_size,
                                                  std::shared_ptr<ChunkPool> pool,
-                                                 const FileReadOptions& opts) {
-  if (st.st_size == 0) return memory_chunks(nullptr, 0, nullptr, 0);
+                                                 const FileReadOptions& opts, uint64_t start = 0) {
+  const auto size = static_cast<uint64_t>(st.st_size);
+  if (start > size)
+    raise(Code::kDataLoss, what, ": ", quoted(path), " has ", size,
+          " bytes but a saved iterator state is at byte ", start,
+          " (did the file change since the save?)");
+  if (size == start) return memory_chunks(nullptr, 0, nullptr, 0);
   if (opts.map && mappable(st)) {
     if (auto mapped = try_map(fd->get(), static_cast<size_t>(st.st_size)))
-      return memory_chunks(static_cast<const char*>(mapped->data()), mapped->size(), mapped, 0);
+      return memory_chunks(static_cast<const char*>(mapped->data()) + start,
+                           mapped->size() - static_cast<size_t>(start), mapped, 0);
   }
   return std::make_unique<FdChunks>(what, path, std::move(fd), chunk_size, std::move(pool), true,
-                                    static_cast<uint64_t>(st.st_size));
+                                    size, start);
 }
 
 }  // namespace
 
 std::unique_ptr<ChunkSource> open_file_chunks(const char* what, const std::string& path,
                                               size_t chunk_size, std::shared_ptr<ChunkPool> pool,
-                                              const FileReadOptions& opts) {
+                                              const FileReadOptions& opts, uint64_t start) {
   chunk_size = chunk_bytes(chunk_size);
   struct stat st;
   auto fd = open_for_reading(what, path, opts.allow_nonregular, &st);
   if (S_ISREG(st.st_mode))
-    return regular_file_chunks(what, path, std::move(fd), st, chunk_size, std::move(pool), opts);
-  return std::make_unique<FdChunks>(what, path, std::move(fd), chunk_size, std::move(pool), false,
-                                    0);
+    return regular_file_chunks(what, path, std::move(fd), st, chunk_size, std::move(pool), opts,
+                               start);
+  std::unique_ptr<ChunkSource> all =
+      std::make_unique<FdChunks>(what, path, std::move(fd), chunk_size, std::move(pool), false, 0);
+  return start ? skip_chunks(what, path, std::move(all), start) : std::move(all);
+}
+
+std::unique_ptr<ChunkSource> skip_chunks(const char* what, const std::string& path,
+                                         std::unique_ptr<ChunkSource> input, uint64_t skip) {
+  return std::make_unique<SkipChunks>(what, path, std::move(input), skip);
 }
 
 std::unique_ptr<ChunkSource> open_sized_chunks(const char* what, const std::string& path,

@@ -142,10 +142,22 @@ inline FileReadOptions file_read_options(const Options& options) {
 // opts.map a regular file is instead mapped whole and handed out as one chunk. A regular
 // file that ends before the size it had when opened (truncated while read) is DATA_LOSS
 // naming the file and the offset where it ended; read errors name the file and the offset.
+//
+// start: the stream begins at this byte of the file (a position saved in an iterator state):
+// a regular file is read from there, mapped or not; a pipe or device is read from its start
+// and the first `start` bytes dropped. A file shorter than `start` is DATA_LOSS naming the
+// file (it changed since the position was saved).
 std::unique_ptr<ChunkSource> open_file_chunks(const char* what, const std::string& path,
                                               size_t chunk_size,
                                               std::shared_ptr<ChunkPool> pool = nullptr,
-                                              const FileReadOptions& opts = FileReadOptions{});
+                                              const FileReadOptions& opts = FileReadOptions{},
+                                              uint64_t start = 0);
+
+// The bytes of `input` after its first `skip` (which are read and dropped); DATA_LOSS naming
+// `what` and `path` when it has fewer. A decompressed stream resumes this way at a saved
+// offset: decompressing again is needed, parsing the records before the offset is not.
+std::unique_ptr<ChunkSource> skip_chunks(const char* what, const std::string& path,
+                                         std::unique_ptr<ChunkSource> input, uint64_t skip);
 
 // As open_file_chunks, and *size the number of bytes the stream will hold, for readers that
 // must know where the data ends before they read it (fixed_length_records): a regular

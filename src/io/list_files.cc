@@ -9,6 +9,7 @@
 
 #include "core/seed.h"
 #include "data/nodes.h"
+#include "data/state.h"
 #include "io/file_sources.h"
 
 namespace dinput {
@@ -41,7 +42,12 @@ class ListFilesDataset final : public FileSource {
 
   class Iter final : public Iterator {
    public:
-    explicit Iter(std::vector<std::string> names) : names_(std::move(names)) {}
+    // The names in the order of `epoch` (sorted when not shuffled).
+    Iter(DatasetPtr owner, const std::vector<std::string>& files, bool shuffle, uint64_t seed,
+         uint64_t epoch)
+        : owner_(std::move(owner)), files_(files), shuffle_(shuffle), seed_(seed) {
+      order(epoch);
+    }
     bool next(Element& out) override {
       if (pos_ >= names_.size()) return false;
       Tensor t = Tensor::allocate(DType::kBytes, Shape());
@@ -49,21 +55,51 @@ class ListFilesDataset final : public FileSource {
       out.assign(1, std::move(t));
       return true;
     }
+    void save(StateWriter& w) const override {
+      w.section("list_files", [&](StateWriter& s) {
+        s.u64(epoch_);
+        s.u64(pos_);
+      });
+    }
+    void restore(StateReader& r) override {
+      StateReader s = r.section("list_files");
+      uint64_t epoch = s.u64("epoch");
+      pos_ = static_cast<size_t>(s.u64_in("next name", 0, names_.size()));
+      s.finish();
+      if (epoch != epoch_) order(epoch);
+    }
 
    private:
+    void order(uint64_t epoch) {
+      epoch_ = epoch;
+      names_ = files_;
+      if (shuffle_) {
+        // A new order for each iterator (epoch), reproducible for a given seed; the same for
+        // the same epoch on every worker of a distributed pipeline.
+        std::mt19937_64 rng(epoch_seed(seed_, epoch));
+        std::shuffle(names_.begin(), names_.end(), rng);
+      }
+    }
+    DatasetPtr owner_;                       // holds files_
+    const std::vector<std::string>& files_;  // the dataset's
+    bool shuffle_;
+    uint64_t seed_;
+    uint64_t epoch_ = 0;
     std::vector<std::string> names_;
     size_t pos_ = 0;
   };
   std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override {
-    std::vector<std::string> names = files_;
-    if (shuffle_) {
-      // A new order for each iterator (epoch), reproducible for a given seed; the same for
-      // the same epoch on every worker of a distributed pipeline.
-      std::mt19937_64 rng(epoch_seed(seed_, next_epoch(ctx, epoch_)));
-      std::shuffle(names.begin(), names.end(), rng);
-    }
-    return std::make_unique<Iter>(std::move(names));
+    return std::make_unique<Iter>(ptr(), files_, shuffle_, seed_,
+                                  shuffle_ ? next_epoch(ctx, epoch_) : 0);
   }
+  std::string arguments() const override {
+    return str_cat("files=", list_digest(files_), ", shuffle=", shuffle_ ? 1 : 0, ", seed=",
+                   !shuffle_      ? "none"
+                   : random_seed_ ? "random"
+                                  : std::to_string(seed_));
+  }
+  uint64_t seed() const override { return seed_; }
+  EpochCounter epoch_counter() const override { return shuffle_ ? epoch_ : nullptr; }
 
  private:
   std::vector<std::string> files_;

@@ -1,11 +1,15 @@
 #include "io/record_iterator.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <exception>
 
 #include "core/quote.h"
 #include "core/status.h"
 #include "core/tensor_ops.h"
+#include "data/state.h"
+#include "io/file_ops.h"
 
 namespace dinput {
 
@@ -57,13 +61,90 @@ class FileRecordIterator final : public Iterator {
   }
 
  private:
+  // Where a record, or the parser, is: the file, the records of that file before it, and
+  // the stream offset just after the record before it. What a saved state records.
+  struct Position {
+    uint64_t file = 0;
+    int64_t record = 0;
+    uint64_t offset = 0;
+    // The file's size when it was opened (0: not a regular file), which tells a file that
+    // changed since a save from the one saved.
+    uint64_t file_size = 0;
+  };
+
+  static uint64_t size_of(const std::string& path) {
+    struct stat st;
+    if (fileops::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+    return static_cast<uint64_t>(st.st_size);
+  }
+
   struct Ready {
     Tensor tensor;
     size_t size;
     int64_t skipped_before;  // corrupt records skipped between the previous record and this one
     int64_t skipped_bytes_before;  // and their bytes
+    Position at;
   };
 
+ public:
+  // The next record the consumer takes, which may be parsed already (ready_) or not.
+  void save(StateWriter& w) const override {
+    Position at = pos_ < ready_.size()  ? ready_[pos_].at
+                  : (source_ || error_) ? parsing_
+                                        : Position{file_index_, 0, 0};
+    w.section(what_, [&](StateWriter& s) {
+      s.u64(at.file);
+      s.i64(at.record);
+      s.u64(at.offset);
+      s.u64(at.record > 0 ? at.file_size : 0);
+    });
+  }
+
+  // Opens the saved file at the saved offset; a source that cannot begin there (fixed-length
+  // records) parses up to the saved record again (the cost is bounded by one file) and
+  // checks that it lies at the saved offset.
+  void restore(StateReader& r) override {
+    StateReader s = r.section(what_);
+    Position at;
+    at.file = s.u64_in("file index", 0, files_.size());
+    at.record = s.i64_in("record index in the file", 0, INT64_MAX);
+    at.offset = s.u64("byte offset");
+    at.file_size = s.u64("file size");
+    s.finish();
+    if (at.record > 0 && at.file == files_.size()) s.corrupt("a record index past the last file");
+    file_index_ = static_cast<size_t>(at.file);
+    if (at.record == 0) return;  // the file is opened when first read
+    const std::string& path = files_[file_index_];
+    ++file_index_;
+    const uint64_t size = size_of(path);
+    if (size != at.file_size)
+      raise(Code::kDataLoss, what_, ": restoring the iterator state: ", quoted(path), " has ", size,
+            " bytes but had ", at.file_size,
+            " when the state was saved (did the file change since the save?)");
+    source_ = open_(path, at.offset);
+    if (source_->offset() == at.offset) {
+      parsing_ = at;
+      return;
+    }
+    parsing_ = Position{at.file, 0, 0, at.file_size};
+    RecordView view;
+    while (parsing_.record < at.record) {
+      if (!source_->next(view))
+        raise(Code::kDataLoss, what_, ": restoring the iterator state: ", quoted(path), " has ",
+              parsing_.record, " records but the state is at record ", at.record,
+              " (did the file change since the save?)");
+      ++parsing_.record;
+    }
+    source_->take_skipped();  // counted before the save
+    source_->take_skipped_bytes();
+    parsing_.offset = source_->offset();
+    if (parsing_.offset != at.offset)
+      raise(Code::kDataLoss, what_, ": restoring the iterator state: record ", at.record, " of ",
+            quoted(path), " follows byte offset ", parsing_.offset, " but the state says ",
+            at.offset, " (did the file change since the save?)");
+  }
+
+ private:
   Tensor deliver() {
     Ready& r = ready_[pos_++];
     stats_->records.fetch_add(1, std::memory_order_relaxed);
@@ -103,11 +184,13 @@ class FileRecordIterator final : public Iterator {
             return;
           }
           stage = "opening";
+          parsing_ = Position{file_index_, 0, 0, size_of(files_[file_index_])};
           ++file_index_;
-          source_ = open_(files_[file_index_ - 1]);
+          source_ = open_(files_[file_index_ - 1], 0);
         }
         stage = "reading";
         RecordView view;
+        const Position at = parsing_;
         bool got = source_->next(view);
         skipped_ += source_->take_skipped();
         skipped_bytes_ += source_->take_skipped_bytes();
@@ -115,16 +198,18 @@ class FileRecordIterator final : public Iterator {
           source_.reset();  // close the file now, not at the next file's open
           continue;
         }
+        parsing_.record = at.record + 1;
+        parsing_.offset = source_->offset();
         stage = "delivering a record of";
         if (view.copied) {
           Tensor t = Tensor::allocate(DType::kBytes, Shape());
           t.set_string_view(0, view.data, view.size, *view.owner);
-          ready_.push_back(Ready{std::move(t), view.size, skipped_, skipped_bytes_});
+          ready_.push_back(Ready{std::move(t), view.size, skipped_, skipped_bytes_, at});
         } else {
           if (!storage) storage = std::make_shared<BytesStorage>(kGroup);
           storage->set_view(used, view.data, view.size, *view.owner);
           ready_.push_back(Ready{Tensor(DType::kBytes, Shape(), storage, used), view.size, skipped_,
-                                 skipped_bytes_});
+                                 skipped_bytes_, at});
           ++used;
         }
         skipped_ = 0;
@@ -149,6 +234,7 @@ class FileRecordIterator final : public Iterator {
   OpenRecordSource open_;
   std::shared_ptr<IteratorStats> stats_;
   size_t file_index_ = 0;
+  Position parsing_;  // of the next record source_ parses
   std::unique_ptr<RecordSource> source_;
   std::vector<Ready> ready_;
   size_t pos_ = 0;

@@ -13,8 +13,11 @@
 
 namespace dinput {
 
-// Opens one file of the list (errors name the file).
-using OpenRecordSource = std::function<std::unique_ptr<RecordSource>(const std::string& path)>;
+// Opens one file of the list (errors name the file). start: a byte offset of a record that a
+// saved iterator state gives, which the source may begin at (then its offset() is start);
+// a source that cannot starts at 0 and the iterator parses forward to the record.
+using OpenRecordSource =
+    std::function<std::unique_ptr<RecordSource>(const std::string& path, uint64_t start)>;
 
 // Counts every delivered record in stats->records and its bytes in stats->record_bytes,
 // and the sources' skipped records and bytes in stats->corrupt_records_skipped and

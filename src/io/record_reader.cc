@@ -98,13 +98,14 @@ std::string not_a_record_file(const std::string& path, const char* header, size_
 }  // namespace
 
 RecordParser::RecordParser(std::string path, std::unique_ptr<ChunkSource> input, const char* stream,
-                           bool skip_corrupt, uint64_t max_record_bytes)
+                           bool skip_corrupt, uint64_t max_record_bytes, uint64_t start)
     : path_(std::move(path)),
       input_(std::move(input)),
       stream_(stream),
       skip_corrupt_(skip_corrupt),
       max_record_bytes_(
-          std::min<uint64_t>(max_record_bytes, static_cast<uint64_t>(kMaxMaxRecordBytes))) {}
+          std::min<uint64_t>(max_record_bytes, static_cast<uint64_t>(kMaxMaxRecordBytes))),
+      base_(start) {}
 
 bool RecordParser::next(RecordView& out) {
   spill_.reset();  // the previous copied record now lives on in its tensor only
@@ -382,16 +383,20 @@ std::unique_ptr<RecordSource> open_record_file(const std::string& path, Compress
                                                size_t buffer_size, bool skip_corrupt,
                                                std::shared_ptr<ChunkPool> pool,
                                                uint64_t max_record_bytes,
-                                               const FileReadOptions& file_options) {
+                                               const FileReadOptions& file_options,
+                                               uint64_t start) {
   check_compression("records", compression);
-  auto chunks = open_file_chunks("records", path, buffer_size, pool, file_options);
+  const bool plain = compression == Compression::kNone;
+  auto chunks =
+      open_file_chunks("records", path, buffer_size, pool, file_options, plain ? start : 0);
   const char* stream = nullptr;
-  if (compression != Compression::kNone) {
+  if (!plain) {
     chunks = decompress(compression, std::move(chunks), buffer_size, std::move(pool));
     stream = compression == Compression::kZstd ? "zstd" : "gzip";
+    if (start) chunks = skip_chunks("records", path, std::move(chunks), start);
   }
   return std::make_unique<RecordParser>(path, std::move(chunks), stream, skip_corrupt,
-                                        max_record_bytes);
+                                        max_record_bytes, start);
 }
 
 // ---- fixed-length records ----
@@ -405,7 +410,7 @@ class FixedLengthReader final : public RecordSource {
   FixedLengthReader(const std::string& path, uint64_t record_bytes, uint64_t header_bytes,
                     uint64_t footer_bytes, bool skip_corrupt, const FileReadOptions& file_options,
                     std::shared_ptr<ChunkPool> pool)
-      : path_(path), record_bytes_(record_bytes) {
+      : path_(path), record_bytes_(record_bytes), header_bytes_(header_bytes) {
     uint64_t size = 0;
     input_ = open_sized_chunks("fixed_length_records", path, kDefaultChunkBytes, std::move(pool),
                                file_options, &size);
@@ -473,6 +478,10 @@ class FixedLengthReader final : public RecordSource {
     return false;
   }
 
+  uint64_t offset() const override {
+    return index_ == 0 ? 0 : header_bytes_ + index_ * record_bytes_;
+  }
+
  private:
   size_t avail() const { return cur_.size - pos_; }
   bool advance() {
@@ -493,6 +502,7 @@ class FixedLengthReader final : public RecordSource {
 
   std::string path_;
   uint64_t record_bytes_;
+  uint64_t header_bytes_;
   std::unique_ptr<ChunkSource> input_;
   Chunk cur_;
   size_t pos_ = 0;

@@ -40,6 +40,9 @@ class RecordSource {
   // corrupt records: then they are counted (take_skipped) and reading goes on where the
   // framing allows it.
   virtual bool next(RecordView& out) = 0;
+  // The byte offset in the file's (decompressed) stream where reading goes on: just after the
+  // last record returned, 0 before the first. Saved iterator states record it.
+  virtual uint64_t offset() const = 0;
   // Corrupt records skipped since the last call (how they are counted: docs/records.md).
   int64_t take_skipped() {
     int64_t n = skipped_;
@@ -81,11 +84,13 @@ class RecordSource {
 // not delivered.
 class RecordParser final : public RecordSource {
  public:
+  // start: the stream offset at which `input` begins (a saved position; a record boundary).
   RecordParser(std::string path, std::unique_ptr<ChunkSource> input, const char* stream,
-               bool skip_corrupt, uint64_t max_record_bytes = kDefaultMaxRecordBytes);
+               bool skip_corrupt, uint64_t max_record_bytes = kDefaultMaxRecordBytes,
+               uint64_t start = 0);
   bool next(RecordView& out) override;
   // Offset in the (decompressed) stream of the next record.
-  uint64_t offset() const { return base_ + pos_; }
+  uint64_t offset() const override { return base_ + pos_; }
 
  private:
   enum class Step { kRecord, kSkipped, kEnd };
@@ -134,10 +139,13 @@ class RecordParser final : public RecordSource {
 
 // A record file: the file's chunks, decompressed, parsed. Opening errors (NOT_FOUND,
 // PERMISSION_DENIED, ...) name the file. buffer_size 0: kDefaultChunkBytes.
+// start: the offset of a record in the (decompressed) stream to begin at, a position saved
+// in an iterator state: an uncompressed file is read from there, a compressed one is
+// decompressed from its start and the bytes before it dropped unparsed.
 std::unique_ptr<RecordSource> open_record_file(
     const std::string& path, Compression compression, size_t buffer_size, bool skip_corrupt,
     std::shared_ptr<ChunkPool> pool = nullptr, uint64_t max_record_bytes = kDefaultMaxRecordBytes,
-    const FileReadOptions& file_options = FileReadOptions{});
+    const FileReadOptions& file_options = FileReadOptions{}, uint64_t start = 0);
 
 // Fixed-length records: header_bytes are skipped at the start and footer_bytes at the end,
 // the rest is cut into records of record_bytes. A file whose body is not a multiple of

@@ -2,6 +2,7 @@
 // files, one bytes scalar each, handed out as views of the chunks read from the file (or of
 // its mapping, with map_files) or of the decompressed chunks (no copy of the bytes).
 #include "data/nodes.h"
+#include "data/state.h"
 #include "io/file_sources.h"
 #include "io/record_iterator.h"
 #include "io/record_reader.h"
@@ -18,6 +19,10 @@ class RecordsDataset final : public FileSource {
         buffer_size_(buffer_size),
         spec_{{DType::kBytes, Shape()}} {}
   const char* name() const override { return "records"; }
+  // The read buffer size changes no record, so it is not part of the fingerprint.
+  std::string arguments() const override {
+    return str_cat("compression=", compression_name(compression_), ", files=", list_digest(files_));
+  }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override { return files_.empty() ? 0 : kUnknownCardinality; }
   DatasetPtr with_inputs(std::vector<DatasetPtr>) const override { return ptr(); }
@@ -36,9 +41,9 @@ class RecordsDataset final : public FileSource {
     auto pool = make_chunk_pool(buffer_size);
     return make_record_iterator(
         "records", files_,
-        [=](const std::string& path) {
+        [=](const std::string& path, uint64_t start) {
           return open_record_file(path, compression, buffer_size, skip, pool, max_record,
-                                  file_options);
+                                  file_options, start);
         },
         ctx.stats);
   }
@@ -60,6 +65,10 @@ class FixedLengthRecordsDataset final : public FileSource {
         footer_bytes_(footer_bytes),
         spec_{{DType::kBytes, Shape()}} {}
   const char* name() const override { return "fixed_length_records"; }
+  std::string arguments() const override {
+    return str_cat("record_bytes=", record_bytes_, ", header_bytes=", header_bytes_,
+                   ", footer_bytes=", footer_bytes_, ", files=", list_digest(files_));
+  }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override { return files_.empty() ? 0 : kUnknownCardinality; }
   DatasetPtr with_inputs(std::vector<DatasetPtr>) const override { return ptr(); }
@@ -75,7 +84,7 @@ class FixedLengthRecordsDataset final : public FileSource {
     auto pool = make_chunk_pool(kDefaultChunkBytes);
     return make_record_iterator(
         "fixed_length_records", files_,
-        [=](const std::string& path) {
+        [=](const std::string& path, uint64_t /*start: parsed up to instead*/) {
           return open_fixed_length_file(path, record, header, footer, skip, file_options, pool);
         },
         ctx.stats);

@@ -15,6 +15,7 @@
 #include "core/status.h"
 
 #include "data/nodes.h"
+#include "data/state.h"
 #include "io/file_sources.h"
 #include "io/input_stream.h"
 #include "io/record_iterator.h"
@@ -26,8 +27,13 @@ namespace {
 
 class LineReader final : public RecordSource {
  public:
-  LineReader(std::string path, std::unique_ptr<ChunkSource> input, uint64_t max_line_bytes)
-      : path_(std::move(path)), input_(std::move(input)), max_line_bytes_(max_line_bytes) {}
+  // start: the file offset at which `input` begins (a saved position at a line's start).
+  LineReader(std::string path, std::unique_ptr<ChunkSource> input, uint64_t max_line_bytes,
+             uint64_t start = 0)
+      : path_(std::move(path)),
+        input_(std::move(input)),
+        max_line_bytes_(max_line_bytes),
+        base_(start) {}
 
   bool next(RecordView& out) override {
     copy_.reset();
@@ -57,6 +63,7 @@ class LineReader final : public RecordSource {
       }
     }
   }
+  uint64_t offset() const override { return base_ + pos_; }
 
  private:
   static bool view(RecordView& out, const char* data, size_t size,
@@ -139,6 +146,7 @@ class TextLinesDataset final : public FileSource {
   explicit TextLinesDataset(std::vector<std::string> files)
       : files_(std::move(files)), spec_{{DType::kBytes, Shape()}} {}
   const char* name() const override { return "text_lines"; }
+  std::string arguments() const override { return "files=" + list_digest(files_); }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override { return files_.empty() ? 0 : kUnknownCardinality; }
   DatasetPtr with_inputs(std::vector<DatasetPtr>) const override { return ptr(); }
@@ -152,10 +160,11 @@ class TextLinesDataset final : public FileSource {
     uint64_t max_line = ctx.options.record_limit();
     return make_record_iterator(
         "text_lines", files_,
-        [pool, file_options, max_line](const std::string& path) {
+        [pool, file_options, max_line](const std::string& path, uint64_t start) {
           return std::make_unique<LineReader>(
-              path, open_file_chunks("text_lines", path, kDefaultChunkBytes, pool, file_options),
-              max_line);
+              path,
+              open_file_chunks("text_lines", path, kDefaultChunkBytes, pool, file_options, start),
+              max_line, start);
         },
         ctx.stats);
   }

@@ -5,7 +5,7 @@ import itertools
 import threading
 import time
 import weakref
-from ctypes import byref, c_char_p, c_int64, c_void_p
+from ctypes import byref, c_char_p, c_int64, c_void_p, string_at
 
 from . import _lib
 from ._handle import Handle
@@ -543,6 +543,15 @@ class Dataset(Handle):
         handles (for DLPack consumers such as torch.from_dlpack)."""
         return Iterator(_new(_L.dinput_dataset_iterator, self._handle()), output)
 
+    def iterator_from_state(self, state, output="numpy"):
+        """An iterator that continues where the iterator that saved `state` (bytes from
+        Iterator.save_state) stopped. This dataset must be built as the saved one was, else
+        FailedPreconditionError names the first operation that differs; a damaged or
+        truncated state raises DataLossError."""
+        state = bytes(state)
+        return Iterator(_new(_L.dinput_dataset_iterator_from_state, self._handle(), state,
+                             len(state)), output)
+
     def __iter__(self):
         return self.iterator()
 
@@ -622,6 +631,17 @@ class Iterator(Handle):
         out = c_int64()
         check(_L.dinput_iterator_statistic(byref(out), self._handle(), name.encode()))
         return out.value
+
+    def save_state(self):
+        """Where the iterator is, as bytes holding positions and seeds, never elements
+        (docs/checkpoint.md); Dataset.iterator_from_state continues from them, reading again
+        what was read ahead but not returned. UnimplementedError names an operation that
+        cannot save its state yet."""
+        state = _new(_L.dinput_iterator_save, self._handle())
+        try:
+            return string_at(_L.dinput_state_data(state), _L.dinput_state_size(state))
+        finally:
+            _L.dinput_state_free(state)
 
 
 class RecordWriter(Handle):

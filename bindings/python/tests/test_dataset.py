@@ -256,5 +256,44 @@ class DatasetTest(unittest.TestCase):
             self.assertEqual(len(list(shuffled_names)), 3)
 
 
+class CheckpointTest(unittest.TestCase):
+    """Iterator.save_state and Dataset.iterator_from_state."""
+
+    @staticmethod
+    def pipeline(buffer_size=6):
+        return dinput.Dataset.range(30).shuffle(buffer_size, seed=3).batch(4)
+
+    def test_resumes_at_every_step(self):
+        want = [b.tolist() for b in self.pipeline()]
+        self.assertEqual(len(want), 8)
+        for steps in range(len(want) + 1):
+            it = self.pipeline().iterator()
+            got = [it.get_next().tolist() for _ in range(steps)]
+            state = it.save_state()
+            self.assertIsInstance(state, bytes)
+            got += [b.tolist() for b in self.pipeline().iterator_from_state(state)]
+            self.assertEqual(got, want, "saved after %d batches" % steps)
+
+    def test_errors(self):
+        it = self.pipeline().iterator()
+        it.get_next()
+        state = it.save_state()
+        with self.assertRaises(dinput.FailedPreconditionError) as caught:
+            self.pipeline(60).iterator_from_state(state)
+        self.assertIn("shuffle(buffer_size=6", str(caught.exception))
+        with self.assertRaises(dinput.DataLossError):
+            self.pipeline().iterator_from_state(state[:-1])
+        flipped = bytearray(state)
+        flipped[30] ^= 0x10
+        with self.assertRaises(dinput.DataLossError):
+            self.pipeline().iterator_from_state(flipped)
+        # Parallel results as they finish: an order no state can reproduce.
+        unordered = dinput.Dataset.range(3).map(lambda x: x, num_parallel_calls=2,
+                                                deterministic=False)
+        with self.assertRaises(dinput.UnimplementedError) as caught:
+            unordered.iterator().save_state()
+        self.assertIn("deterministic=false", str(caught.exception))
+
+
 if __name__ == "__main__":
     unittest.main()

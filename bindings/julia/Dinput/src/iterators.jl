@@ -203,6 +203,42 @@ function statistic(it::DatasetIterator, name::AbstractString)
     return Int(out[])
 end
 
+"""
+    save_state(it::DatasetIterator) -> Vector{UInt8}
+
+Where the iterator is, as a few bytes holding positions and seeds, never elements (see
+docs/checkpoint.md): [`iterator_from_state`](@ref) continues from them, reading again the
+elements read ahead but not yet returned. Call it between `get_next` calls. `:UNIMPLEMENTED`
+names an operation that cannot save its state yet.
+"""
+function save_state(it::DatasetIterator)
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    check(LibDinput.dinput_iterator_save(out, it))
+    state = out[]
+    try
+        n = Int(LibDinput.dinput_state_size(state))
+        bytes = Vector{UInt8}(undef, n)
+        n > 0 && unsafe_copyto!(pointer(bytes), Ptr{UInt8}(LibDinput.dinput_state_data(state)), n)
+        return bytes
+    finally
+        LibDinput.dinput_state_free(state)
+    end
+end
+
+"""
+    iterator_from_state(ds::Dataset, state::AbstractVector{UInt8}) -> DatasetIterator
+
+An iterator over `ds` that continues where the iterator that saved `state` stopped. `ds`
+must be built as the saved pipeline was, else `:FAILED_PRECONDITION` names the first
+operation that differs; a damaged or truncated state is `:DATA_LOSS`.
+"""
+function iterator_from_state(ds::Dataset, state::AbstractVector{UInt8})
+    _drain_pending_frees()
+    bytes = Vector{UInt8}(state)
+    return DatasetIterator(_out(o -> GC.@preserve bytes LibDinput.dinput_dataset_iterator_from_state(
+        o, ds, pointer(bytes), length(bytes))))
+end
+
 Base.IteratorSize(::Type{<:IteratorHandle}) = Base.SizeUnknown()
 Base.eltype(::Type{DatasetIterator}) = Element
 

@@ -929,6 +929,18 @@ function dinput_iterator_statistic(out, iterator, name)
         (Ptr{Int64}, Ptr{Cvoid}, Cstring),
         out, iterator, name)
 end
+
+# checkpoints
+dinput_iterator_save(out, iterator) =
+    ccall(@fptr(:dinput_iterator_save), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, iterator)
+dinput_state_data(state) = ccall(@fptr(:dinput_state_data), Ptr{Cvoid}, (Ptr{Cvoid},), state)
+dinput_state_size(state) = ccall(@fptr(:dinput_state_size), Csize_t, (Ptr{Cvoid},), state)
+dinput_state_free(state) = ccall(@fptr(:dinput_state_free), Cvoid, (Ptr{Cvoid},), state)
+function dinput_dataset_iterator_from_state(out, dataset, state, size)
+    @gcsafe_ccall(@fptr(:dinput_dataset_iterator_from_state), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Csize_t),
+        out, dataset, state, size)
+end
 dinput_optional_free(optional) =
     ccall(@fptr(:dinput_optional_free), Cvoid, (Ptr{Cvoid},), optional)
 dinput_optional_has_value(optional) =

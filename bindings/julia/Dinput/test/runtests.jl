@@ -385,6 +385,37 @@ end
     @test cancel(it) === it                                     # a closed iterator: nothing to do
 end
 
+@testset "checkpoints" begin
+    pipeline(buffer) = batch(shuffle(Dataset(0:29), buffer; seed=3), 4)
+    values(it, n) = [Array(x[1]) for x in Iterators.take(it, n)]
+    want = values(iterator(pipeline(6)), 100)
+    @test length(want) == 8
+    for steps in 0:length(want)
+        it = iterator(pipeline(6))
+        got = values(it, steps)
+        state = save_state(it)
+        close(it)
+        @test state isa Vector{UInt8}
+        append!(got, values(iterator_from_state(pipeline(6), state), 100))
+        @test got == want
+    end
+    it = iterator(pipeline(6))
+    get_next(it)
+    state = save_state(it)
+    err = caught(() -> iterator_from_state(pipeline(60), state))
+    @test is_error(err, :FAILED_PRECONDITION)
+    @test occursin("shuffle(buffer_size=6", sprint(showerror, err))
+    @test is_error(caught(() -> iterator_from_state(pipeline(6), state[1:end-1])), :DATA_LOSS)
+    flipped = copy(state)
+    flipped[30] ⊻= 0x10
+    @test is_error(caught(() -> iterator_from_state(pipeline(6), flipped)), :DATA_LOSS)
+    # A generator has no save and restore callbacks.
+    generated = from_generator(() -> [Int64[1]], TensorSpec(Int64, (1,)))
+    err = caught(() -> save_state(iterator(generated)))
+    @test is_error(err, :UNIMPLEMENTED)
+    @test occursin("from_generator", sprint(showerror, err))
+end
+
 @testset "from_generator" begin
     spec = TensorSpec(Float32, (4,))
     calls = Ref(0)

@@ -171,6 +171,8 @@ opaque! {
     dinput_iterator => dinput_iterator_t;
     /// Holds an element, a per-replica value, or nothing.
     dinput_optional => dinput_optional_t;
+    /// A saved iterator state: bytes owned by the handle.
+    dinput_state => dinput_state_t;
     /// A worker process's place in a multi-process job; immutable.
     dinput_cluster => dinput_cluster_t;
     /// How workers exchange the values the distributed iterator and reduce need.
@@ -743,6 +745,21 @@ extern "C" {
         out: *mut i64,
         iterator: *const dinput_iterator_t,
         name: *const c_char,
+    ) -> dinput_status_t;
+
+    // -- checkpoints --
+    pub fn dinput_iterator_save(
+        out: *mut *mut dinput_state_t,
+        iterator: *mut dinput_iterator_t,
+    ) -> dinput_status_t;
+    pub fn dinput_state_data(state: *const dinput_state_t) -> *const c_void;
+    pub fn dinput_state_size(state: *const dinput_state_t) -> usize;
+    pub fn dinput_state_free(state: *mut dinput_state_t);
+    pub fn dinput_dataset_iterator_from_state(
+        out: *mut *mut dinput_iterator_t,
+        dataset: *const dinput_dataset_t,
+        state: *const c_void,
+        size: usize,
     ) -> dinput_status_t;
     pub fn dinput_optional_free(optional: *mut dinput_optional_t);
     pub fn dinput_optional_has_value(optional: *const dinput_optional_t) -> c_int;

@@ -528,6 +528,19 @@ impl Dataset {
         Ok(unsafe { DatasetIterator::from_owned(raw) })
     }
 
+    /// An iterator that continues where the iterator that saved `state`
+    /// ([`DatasetIterator::save_state`]) stopped. This dataset must be built as the saved
+    /// one was: otherwise [`crate::Code::FailedPrecondition`] names the first operation that
+    /// differs. A damaged or truncated state is [`crate::Code::DataLoss`].
+    pub fn iter_from_state(&self, state: &[u8]) -> Result<DatasetIterator> {
+        // SAFETY: self.raw is live; state is read during the call only; out is valid.
+        let raw = out_handle(|out| unsafe {
+            sys::dinput_dataset_iterator_from_state(out, self.raw.as_ptr(), state.as_ptr().cast(), state.len())
+        })?;
+        // SAFETY: raw is a new iterator handle we own.
+        Ok(unsafe { DatasetIterator::from_owned(raw) })
+    }
+
     // ---- sources ----
 
     /// int64 scalars `start, start+step, ...` up to (excluding) `stop`; `step != 0`.

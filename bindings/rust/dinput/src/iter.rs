@@ -132,6 +132,24 @@ impl DatasetIterator {
         check(unsafe { sys::dinput_iterator_statistic(&mut value, self.raw.as_ptr(), name.as_ptr()) })?;
         Ok(u64::try_from(value).unwrap_or(0))
     }
+
+    /// Where the iterator is, as a few bytes holding positions and seeds, never elements
+    /// (docs/checkpoint.md); [`crate::Dataset::iter_from_state`] continues from them.
+    /// Elements read ahead but not yet returned are read again there. [`Code::Unimplemented`]
+    /// names an operation that cannot save its state yet.
+    pub fn save_state(&mut self) -> Result<Vec<u8>> {
+        // SAFETY: self.raw is live and exclusively borrowed; out is a valid out-parameter.
+        let state = out_handle(|out| unsafe { sys::dinput_iterator_save(out, self.raw.as_ptr()) })?;
+        // SAFETY: the state is live until freed below; data points at size bytes.
+        let bytes = unsafe {
+            let data = sys::dinput_state_data(state.as_ptr()) as *const u8;
+            let size = sys::dinput_state_size(state.as_ptr());
+            let bytes = if size == 0 { Vec::new() } else { std::slice::from_raw_parts(data, size).to_vec() };
+            sys::dinput_state_free(state.as_ptr());
+            bytes
+        };
+        Ok(bytes)
+    }
 }
 
 impl Drop for DatasetIterator {

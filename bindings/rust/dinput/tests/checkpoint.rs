@@ -1,0 +1,56 @@
+//! Saving an iterator's state and continuing from it (save_state, iter_from_state).
+
+use dinput::{Code, Dataset, MapOptions};
+
+/// range(30).shuffle(6, fixed seed).batch(4): a partial last batch and a buffer to rebuild.
+fn pipeline(buffer: usize) -> Dataset {
+    Dataset::range(0, 30, 1).unwrap().shuffle(buffer, Some(3), true).unwrap().batch(4, false).unwrap()
+}
+
+fn batches(it: &mut dinput::DatasetIterator, limit: usize) -> Vec<Vec<i64>> {
+    let mut out = Vec::new();
+    while out.len() < limit {
+        match it.get_next() {
+            Ok(e) => out.push(e.tensor(0).unwrap().as_slice::<i64>().unwrap().to_vec()),
+            Err(e) if e.code() == Code::OutOfRange => break,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    out
+}
+
+#[test]
+fn resumes_at_every_step() {
+    let want = batches(&mut pipeline(6).iter().unwrap(), usize::MAX);
+    assert_eq!(want.len(), 8);
+    for steps in 0..=want.len() {
+        let mut it = pipeline(6).iter().unwrap();
+        let mut got = batches(&mut it, steps);
+        let state: Vec<u8> = it.save_state().unwrap();
+        drop(it);
+        got.extend(batches(&mut pipeline(6).iter_from_state(&state).unwrap(), usize::MAX));
+        assert_eq!(got, want, "saved after {steps} batches");
+    }
+}
+
+#[test]
+fn errors() {
+    let ds = pipeline(6);
+    let mut it = ds.iter().unwrap();
+    batches(&mut it, 1);
+    let state = it.save_state().unwrap();
+    let err = pipeline(60).iter_from_state(&state).unwrap_err();
+    assert_eq!(err.code(), Code::FailedPrecondition);
+    assert!(err.message().contains("shuffle(buffer_size=6"), "{}", err.message());
+    assert_eq!(ds.iter_from_state(&state[..state.len() - 1]).unwrap_err().code(), Code::DataLoss);
+    let mut flipped = state.clone();
+    flipped[30] ^= 0x10;
+    assert_eq!(ds.iter_from_state(&flipped).unwrap_err().code(), Code::DataLoss);
+    assert_eq!(ds.iter_from_state(&[]).unwrap_err().code(), Code::DataLoss);
+    // Parallel results as they finish: an order no state can reproduce.
+    let options = MapOptions { num_parallel_calls: 2, deterministic: Some(false), ..MapOptions::default() };
+    let unordered = Dataset::range(0, 3, 1).unwrap().map_with(&options, |e| Ok(e.clone())).unwrap();
+    let err = unordered.iter().unwrap().save_state().unwrap_err();
+    assert_eq!(err.code(), Code::Unimplemented);
+    assert!(err.message().contains("deterministic=false"), "{}", err.message());
+}

@@ -199,10 +199,16 @@ class BackgroundProducer {
     return false;
   }
 
+  // The cost of an item is the lowest of the last kWindow timed calls: a call during which
+  // the thread lost its core (a loaded machine) reads as slow, and one such call must not
+  // move production. Only the side making the items calls this, and the sides take turns
+  // through mu_.
   void record_cost(Clock::duration d) {
-    const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
-    const int64_t old = cost_ns_.load(std::memory_order_relaxed);
-    cost_ns_.store(old + (ns - old) / 8, std::memory_order_relaxed);  // moving average
+    samples_[next_sample_++ % kWindow] =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
+    int64_t lowest = samples_[0];
+    for (int64_t v : samples_) lowest = v < lowest ? v : lowest;
+    cost_ns_.store(lowest, std::memory_order_relaxed);
   }
 
   void run() {
@@ -263,13 +269,15 @@ class BackgroundProducer {
   }
   static constexpr int kSpins = 64;  // about 1-2 us: longer spins only steal the producer's core
 
-  // Adaptive placement. An item that takes longer than kThreadAboveNs to make (on average)
-  // is worth a hand-off; below kConsumerBelowNs the hand-off would cost more than the item.
-  // The gap keeps a pipeline near the boundary from moving at every item. The consumer
-  // times one call in kSampleEvery (a clock read costs ~25 ns, a cheap item ~100 ns).
+  // Adaptive placement. An item that takes longer than kThreadAboveNs to make is worth a
+  // hand-off; below kConsumerBelowNs the hand-off would cost more than the item. The gap
+  // keeps a pipeline near the boundary from moving at every item. The consumer times one
+  // call in kSampleEvery (a clock read costs ~25 ns, a cheap item ~100 ns); the thread times
+  // every call.
   static constexpr int64_t kThreadAboveNs = 20000;
   static constexpr int64_t kConsumerBelowNs = 5000;
   static constexpr uint32_t kSampleEvery = 8;
+  static constexpr size_t kWindow = 4;
 
   std::function<bool(T&)> produce_;
   size_t capacity_;
@@ -281,10 +289,12 @@ class BackgroundProducer {
   bool cancelled_ = false;
   bool consumer_waiting_ = false;  // notify only a side that sleeps: a futex wake is costly
   bool producer_waiting_ = false;
-  bool on_consumer_;                 // adaptive: the consumer makes the items; the thread parks
-  bool producing_ = false;           // the thread is inside produce()
-  uint32_t calls_ = 0;               // the consumer's own produce() calls
-  std::atomic<int64_t> cost_ns_{0};  // moving average of the time to make an item
+  bool on_consumer_;               // adaptive: the consumer makes the items; the thread parks
+  bool producing_ = false;         // the thread is inside produce()
+  uint32_t calls_ = 0;             // the consumer's own produce() calls
+  int64_t samples_[kWindow] = {};  // the last timed calls, in ns
+  size_t next_sample_ = 0;
+  std::atomic<int64_t> cost_ns_{0};  // the lowest of samples_: read by the consumer
   std::atomic<size_t> available_{0};
   std::exception_ptr error_;
   std::shared_ptr<Cancellation> cancellation_;

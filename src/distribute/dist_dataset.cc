@@ -361,7 +361,8 @@ bool DistributedIterator::produce_step(LocalStep& step) {
     else
       source_done_[src] = true;
   }
-  for (int r = 0; r < R; ++r) place_on_device(step.pieces[static_cast<size_t>(r)], r);
+  if (feeds_gpu_)
+    for (int r = 0; r < R; ++r) place_on_device(step.pieces[static_cast<size_t>(r)], r);
   return step.count > 0;
 }
 

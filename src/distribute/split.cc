@@ -27,8 +27,9 @@ class EvenSplitIterator final : public Iterator {
     const int64_t i = keep_[next_keep_++];
     const int64_t begin = std::min(i * per_piece_, rows_);
     const int64_t end = std::min(begin + per_piece_, rows_);
-    out.resize(batch_.size());
-    for (size_t c = 0; c < batch_.size(); ++c) out[c] = batch_[c].slice(begin, end);
+    out.clear();
+    out.reserve(batch_.size());
+    for (const Tensor& t : batch_) out.push_back(t.slice(begin, end));
     if (next_keep_ == keep_.size()) batch_.clear();  // the pieces alone hold its buffers now
     return true;
   }

@@ -11,6 +11,11 @@
  *      batch 256, distributed ns per element <= 1.5x the plain iterator's, for every R.
  *      Batch 1 over 2 and 8 replicas is for information (all but one replica get an empty
  *      piece every step).
+ *  step.batch256_per_replica.r<R>
+ *      For information: range(N).batch(256 R) over R = 2 and 8 replicas, so that every replica
+ *      gets 256 rows a step, against the same range(N).batch(256 R) through the plain
+ *      iterator. What a step costs beyond the plain iterator is mostly per piece; here it is
+ *      spread over 256 rows a piece instead of 256 / R.
  *
  * Usage: bench_step [--quick] [--load]
  *          --quick: tiny sizes, for the CTest smoke test (the figures mean nothing);
@@ -199,6 +204,34 @@ static void bench_batch(int64_t batch, int64_t steps, int load) {
   dinput_dataset_free(ds);
 }
 
+/* range(steps * 256 R).batch(256 R) over R replicas against the same through the plain
+ * iterator, interleaved. */
+static void bench_per_replica_256(int replicas, int64_t steps, int load) {
+  const int64_t batch = 256 * (int64_t)replicas, n = steps * batch;
+  dinput_dataset_t* ds = make_range_batch(n, batch);
+  dinput_strategy_t* strategy = make_cpu_strategy(replicas);
+  dinput_dist_dataset_t* dd = NULL;
+  BENCH_CHECK(dinput_strategy_distribute_dataset(&dd, strategy, ds, NULL));
+  double plain[ROUNDS], dist[ROUNDS];
+  for (int round = 0; round < ROUNDS; ++round) {
+    plain[round] = plain_pass(ds, n, steps);
+    dist[round] = dist_pass(dd, replicas, n, steps);
+  }
+  const double plain_ns = bench_min(plain, ROUNDS), dist_ns = bench_min(dist, ROUNDS);
+  printf(
+      "{\"bench\":\"step.batch256_per_replica.r%d\",\"load\":%s,\"batch\":%lld,"
+      "\"replicas\":%d,\"steps\":%lld,\"rounds\":%d,\"plain_us_per_step\":%.3f,"
+      "\"dist_us_per_step\":%.3f,\"plain_ns_per_element\":%.2f,\"dist_ns_per_element\":%.2f,"
+      "\"ratio\":%.2f,\"goal\":\"info\",\"pass\":true}\n",
+      replicas, bench_bool(load), (long long)batch, replicas, (long long)steps, ROUNDS,
+      plain_ns / 1e3, dist_ns / 1e3, plain_ns / (double)batch, dist_ns / (double)batch,
+      dist_ns / plain_ns);
+  fflush(stdout);
+  dinput_dist_dataset_free(dd);
+  dinput_strategy_free(strategy);
+  dinput_dataset_free(ds);
+}
+
 int main(int argc, char** argv) {
   int quick = 0, load = 0;
   for (int i = 1; i < argc; ++i) {
@@ -216,6 +249,8 @@ int main(int argc, char** argv) {
   if (load) start_load();
   bench_batch(1, quick ? 500 : 50000, load);
   bench_batch(256, quick ? 50 : 16384, load);
+  bench_per_replica_256(2, quick ? 25 : 8192, load);
+  bench_per_replica_256(8, quick ? 8 : 2048, load);
   if (load) stop_load();
   read_loadavg(after, sizeof after);
   printf(

@@ -152,7 +152,8 @@ class BackgroundProducer {
         return !queue_.empty() || !producing_ || finished_ || cancelled_by_user();
       });
       consumer_waiting_ = false;
-      if (queue_.empty() && !finished_) cancellation_->raise_if_cancelled();
+      // Woken with nothing to take: a cancel, or the thread left produce() without an item.
+      if (queue_.empty() && !finished_ && cancelled_by_user()) cancellation_->raise_if_cancelled();
     }
     if (!queue_.empty()) {
       out = std::move(queue_.front());

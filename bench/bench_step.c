@@ -8,10 +8,10 @@
  *      the same range(N).batch(B) through dinput_iterator_get_next, reading every value.
  *      Both sides run 3 interleaved rounds (plain, then each R in turn); the best round of
  *      each is reported. Each pass lasts tens of milliseconds at least, so that with --load
- *      a few lost time slices do not decide a figure. Goals: at batch 1 with 1 replica, <= 2 us per distributed step; at
- *      batch 256, distributed ns per element <= 1.5x the plain iterator's, for every R.
- *      Batch 1 over 2 and 8 replicas is for information (all but one replica get an empty
- *      piece every step).
+ *      a few lost time slices do not decide a figure. Goals: at batch 1 with 1 replica,
+ *      <= 2 us per distributed step; at batch 256, distributed ns per element <= 1.5x the
+ *      plain iterator's, for every R. Batch 1 over 2 and 8 replicas is for information (all
+ *      but one replica get an empty piece every step).
  *  step.batch256_per_replica.r<R>
  *      For information: range(N).batch(256 R) over R = 2 and 8 replicas, so that every replica
  *      gets 256 rows a step, against the same range(N).batch(256 R) through the plain

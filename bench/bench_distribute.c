@@ -200,20 +200,20 @@ static void bench_rebatch(const char* name, const dinput_dataset_t* ds, int64_t 
     double best = bench_min(d, runs) - bench_min(p, runs);
     double plain = bench_median(p, runs), plain_prefetch = bench_median(q, runs);
     double dist = bench_median(d, runs);
-    /* The split is what distribute adds on top of the same pipeline with the prefetch it
-     * inserts (docs/semantics.md, "Read-ahead"): that prefetch's thread hand-off is its own,
-     * separately reported cost (plain_prefetch - plain), not the cost of rebatching. */
+    /* split: distributed minus the same pipeline behind the prefetch(R) that distribute
+     * inserts. That read-ahead now makes cheap elements on the caller's thread
+     * (docs/semantics.md, "Read-ahead"), so this pipeline pays no hand-off and the goal is
+     * judged on distributed minus the plain pipeline without prefetch. */
     double split = dist - plain_prefetch;
     double with_prefetch = dist - plain;
-    int pass = split <= 2000.0 && zero_copy;
+    int pass = with_prefetch <= 2000.0 && zero_copy;
     printf(
         "{\"bench\":\"distribute.rebatch.%s\",\"replicas\":%d,\"per_replica_buffer_size\":%lld,"
         "\"rows_per_step\":%lld,\"row_bytes\":%lld,\"steps\":%lld,\"runs\":%d,"
         "\"plain_ns_per_step\":%.1f,\"plain_prefetch_ns_per_step\":%.1f,\"dist_ns_per_step\":%.1f,"
         "\"split_ns_per_step\":%.1f,\"split_and_prefetch_ns_per_step\":%.1f,"
         "\"split_and_prefetch_ns_per_step_best_runs\":%.1f,\"zero_copy\":%s,"
-        "\"goal\":\"split (dist - plain with the same prefetch) <=2000 ns/step and zero-copy "
-        "pieces\","
+        "\"goal\":\"dist - plain (split_and_prefetch) <=2000 ns/step and zero-copy pieces\","
         "\"pass\":%s}\n",
         name, R, (long long)buffer, (long long)rows_per_step, (long long)row_bytes,
         (long long)steps, runs, plain, plain_prefetch, dist, split, with_prefetch, best,

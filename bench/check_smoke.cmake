@@ -1,8 +1,8 @@
 # Runs a benchmark with --quick and checks its output: every stdout line is a JSON object
 # with a "bench" name, at least one line is printed, and every "zero_copy" is true.
 # Timings and "pass" are deliberately not checked (see sources.cmake).
-# Usage: cmake -DEXE=path/to/bench -P check_smoke.cmake
-execute_process(COMMAND ${EXE} --quick
+# Usage: cmake -DEXE=path/to/bench [-DARGS=--more] -P check_smoke.cmake
+execute_process(COMMAND ${EXE} --quick ${ARGS}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${EXE} --quick exited with ${rc}\nstdout:\n${out}\nstderr:\n${err}")

@@ -1,6 +1,6 @@
 # Benchmark targets. Each is a C program that uses only dinput.h and compares dinput with a
 # baseline measured in the same run; bench/run.sh builds them in Release and runs them.
-set(DINPUT_BENCHMARKS bench_core bench_distribute)
+set(DINPUT_BENCHMARKS bench_core bench_distribute bench_step)
 foreach(name ${DINPUT_BENCHMARKS})
   add_executable(${name} ${CMAKE_CURRENT_SOURCE_DIR}/${name}.c)
   target_link_libraries(${name} PRIVATE dinput)
@@ -18,6 +18,12 @@ foreach(name ${DINPUT_BENCHMARKS})
                    -P ${CMAKE_CURRENT_SOURCE_DIR}/check_smoke.cmake)
   set_tests_properties(bench.smoke.${short} PROPERTIES TIMEOUT 120 LABELS bench)
 endforeach()
+# bench_step's mode with a busy-looping child per core: the children must start and be
+# killed again (a leftover child would keep the test's process group alive past its timeout).
+add_test(NAME bench.smoke.step_load
+         COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:bench_step> -DARGS=--load
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/check_smoke.cmake)
+set_tests_properties(bench.smoke.step_load PROPERTIES TIMEOUT 120 LABELS bench)
 
 # CRC32C: the library's SSE4.2 code against ISA-L's crc32_iscsi (bench/README.md). White-box,
 # so it links the static library; it prints a "skipped" line in a build without ISA-L.

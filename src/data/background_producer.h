@@ -4,10 +4,20 @@
 // them; destroying the producer cancels it and joins the thread. A cancelled Cancellation
 // (dinput_iterator_cancel) wakes the consumer's wait with CANCELLED at once and stops the
 // thread at its next wait; a thread inside produce() finishes that call first.
+//
+// Placement::kAdaptive (the read-ahead that distribute_dataset inserts) runs produce() on the
+// consumer's own thread while an item costs less to make than a thread hand-off (waking a
+// parked thread costs microseconds, tens of them on an idle VM), and on the background
+// thread, started only then, while items cost more, so that making them overlaps the
+// consumer's work. It is for producers that run no user code: a consumer inside produce()
+// cannot be woken by a cancel, and only library code is sure to return promptly. The items,
+// their order, the errors and the end are the same in both placements.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <exception>
 #include <functional>
@@ -20,22 +30,29 @@ namespace dinput {
 
 template <typename T>
 class BackgroundProducer {
+  using Clock = std::chrono::steady_clock;
+
  public:
+  enum class Placement { kThread, kAdaptive };
+
   // produce(out) returns false at the end of data.
   BackgroundProducer(std::function<bool(T&)> produce, size_t capacity,
-                     std::shared_ptr<Cancellation> cancellation = nullptr)
+                     std::shared_ptr<Cancellation> cancellation = nullptr,
+                     Placement placement = Placement::kThread)
       : produce_(std::move(produce)),
         capacity_(capacity == 0 ? 1 : capacity),
+        adaptive_(placement == Placement::kAdaptive),
+        on_consumer_(adaptive_),
         cancellation_(std::move(cancellation)),
-        wake_on_cancel_(cancellation_,
-                        [this] {
-                          {
-                            std::lock_guard<std::mutex> lock(mu_);
-                          }  // a waiter is either asleep or will see the flag
-                          ready_.notify_all();
-                          space_.notify_all();
-                        }),
-        thread_([this] { run(); }) {}
+        wake_on_cancel_(cancellation_, [this] {
+          {
+            std::lock_guard<std::mutex> lock(mu_);
+          }  // a waiter is either asleep or will see the flag
+          ready_.notify_all();
+          space_.notify_all();
+        }) {
+    if (!adaptive_) start_thread();
+  }
 
   ~BackgroundProducer() {
     {
@@ -43,7 +60,7 @@ class BackgroundProducer {
       cancelled_ = true;
     }
     space_.notify_all();
-    thread_.join();
+    if (thread_.joinable()) thread_.join();
   }
 
   BackgroundProducer(const BackgroundProducer&) = delete;
@@ -51,6 +68,7 @@ class BackgroundProducer {
 
   enum class Poll { kItem, kEmpty, kEnd };
   // The next item if one is ready, without waiting; kEnd at the end (errors are rethrown).
+  // Placement::kThread only: an adaptive producer may have nothing made ahead to poll.
   Poll try_next(T& out) {
     if (cancellation_) cancellation_->raise_if_cancelled();
     std::unique_lock<std::mutex> lock(mu_);
@@ -70,6 +88,18 @@ class BackgroundProducer {
 
   bool next(T& out) {
     if (cancellation_) cancellation_->raise_if_cancelled();
+    if (adaptive_) {
+      // Until the thread exists, everything here belongs to the consumer's thread alone.
+      if (!thread_.joinable()) {
+        if (finished_) return end_of_items();
+        if (cost_ns_.load(std::memory_order_relaxed) <= kThreadAboveNs)
+          return produce_here(out, nullptr);
+        start_thread();  // on_consumer_ becomes false under the lock
+      }
+      std::unique_lock<std::mutex> lock(mu_);
+      if (adapt_placement() && on_consumer_) return next_on_consumer(out, lock);
+      lock.unlock();
+    }
     // A fast producer usually has the next item ready or nearly so: a short spin is much
     // cheaper than sleeping on the condition variable and being woken (a futex round trip).
     for (int i = 0; i < kSpins && available_.load(std::memory_order_acquire) == 0; ++i) relax();
@@ -94,29 +124,124 @@ class BackgroundProducer {
   }
 
  private:
+  void start_thread() {
+    std::lock_guard<std::mutex> lock(mu_);
+    on_consumer_ = false;
+    thread_ = std::thread([this] { run(); });
+  }
+
+  // Adaptive, thread started, under mu_: moves production to where the items' recent cost
+  // says it belongs. Returns true (for use in a condition).
+  bool adapt_placement() {
+    const int64_t cost = cost_ns_.load(std::memory_order_relaxed);
+    if (on_consumer_ && cost > kThreadAboveNs) {
+      on_consumer_ = false;
+      space_.notify_one();  // the thread parks while the consumer produces
+    } else if (!on_consumer_ && cost < kConsumerBelowNs) {
+      on_consumer_ = true;  // the thread parks before its next item
+    }
+    return true;
+  }
+
+  // Adaptive, production on the consumer's thread: first what the thread made before it
+  // parked, in order, then items made here once it is out of produce().
+  bool next_on_consumer(T& out, std::unique_lock<std::mutex>& lock) {
+    if (queue_.empty() && producing_ && !finished_) {
+      consumer_waiting_ = true;
+      ready_.wait(lock, [this] {
+        return !queue_.empty() || !producing_ || finished_ || cancelled_by_user();
+      });
+      consumer_waiting_ = false;
+      // Woken with nothing to take: a cancel, or the thread left produce() without an item.
+      if (queue_.empty() && !finished_ && cancelled_by_user()) cancellation_->raise_if_cancelled();
+    }
+    if (!queue_.empty()) {
+      out = std::move(queue_.front());
+      queue_.pop_front();
+      available_.fetch_sub(1, std::memory_order_release);
+      return true;
+    }
+    if (finished_) return end_of_items();
+    // The thread is parked and cannot start an item while on_consumer_ holds (it checks under
+    // mu_), so this item is the next one in order.
+    lock.unlock();
+    return produce_here(out, &lock);
+  }
+
+  // One item made on the consumer's thread. `lock` (unlocked) is mu_'s once the thread
+  // exists: the end and errors are then published under it, for the thread to see.
+  bool produce_here(T& out, std::unique_lock<std::mutex>* lock) {
+    const bool timed = (calls_++ % kSampleEvery) == 0;
+    const auto t0 = timed ? Clock::now() : Clock::time_point();
+    bool more;
+    try {
+      more = produce_(out);
+    } catch (...) {
+      finish(lock, std::current_exception());
+      throw;
+    }
+    if (timed) record_cost(Clock::now() - t0);
+    if (!more) finish(lock, nullptr);
+    return more;
+  }
+
+  void finish(std::unique_lock<std::mutex>* lock, std::exception_ptr error) {
+    if (lock) lock->lock();
+    finished_ = true;
+    error_ = std::move(error);
+    if (lock) {
+      lock->unlock();
+      space_.notify_all();  // the parked thread exits
+    }
+  }
+
+  bool end_of_items() {
+    if (error_) std::rethrow_exception(error_);
+    return false;
+  }
+
+  // The cost of an item is the lowest of the last kWindow timed calls: a call during which
+  // the thread lost its core (a loaded machine) reads as slow, and one such call must not
+  // move production. Only the side making the items calls this, and the sides take turns
+  // through mu_.
+  void record_cost(Clock::duration d) {
+    samples_[next_sample_++ % kWindow] =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
+    int64_t lowest = samples_[0];
+    for (int64_t v : samples_) lowest = v < lowest ? v : lowest;
+    cost_ns_.store(lowest, std::memory_order_relaxed);
+  }
+
   void run() {
     try {
       for (;;) {
         {
           std::unique_lock<std::mutex> lock(mu_);
-          if (!cancelled_ && queue_.size() >= capacity_) {
+          auto may_produce = [this] { return !on_consumer_ && queue_.size() < capacity_; };
+          if (!cancelled_ && !finished_ && !may_produce()) {
             producer_waiting_ = true;
-            space_.wait(lock, [this] {
-              return cancelled_ || cancelled_by_user() || queue_.size() < capacity_;
+            space_.wait(lock, [&] {
+              return cancelled_ || finished_ || cancelled_by_user() || may_produce();
             });
             producer_waiting_ = false;
           }
-          if (cancelled_) break;
+          // finished_: the consumer, producing itself, reached the end or an error.
+          if (cancelled_ || finished_) break;
           // The consumer must not take this for the end of the data.
           if (cancelled_by_user()) raise(Code::kCancelled, "the iterator was cancelled");
+          producing_ = true;
         }
         T item;
-        if (!produce_(item)) break;
+        const auto t0 = adaptive_ ? Clock::now() : Clock::time_point();
+        const bool more = produce_(item);
+        if (adaptive_) record_cost(Clock::now() - t0);
+        if (!more) break;
         bool wake;
         {
           std::lock_guard<std::mutex> lock(mu_);
           queue_.push_back(std::move(item));
           available_.fetch_add(1, std::memory_order_release);
+          producing_ = false;
           wake = consumer_waiting_;
         }
         if (wake) ready_.notify_one();
@@ -128,6 +253,7 @@ class BackgroundProducer {
     {
       std::lock_guard<std::mutex> lock(mu_);
       finished_ = true;
+      producing_ = false;
       available_.fetch_add(1, std::memory_order_release);  // ends the consumer's spin
     }
     ready_.notify_all();
@@ -144,8 +270,19 @@ class BackgroundProducer {
   }
   static constexpr int kSpins = 64;  // about 1-2 us: longer spins only steal the producer's core
 
+  // Adaptive placement. An item that takes longer than kThreadAboveNs to make is worth a
+  // hand-off; below kConsumerBelowNs the hand-off would cost more than the item. The gap
+  // keeps a pipeline near the boundary from moving at every item. The consumer times one
+  // call in kSampleEvery (a clock read costs ~25 ns, a cheap item ~100 ns); the thread times
+  // every call.
+  static constexpr int64_t kThreadAboveNs = 20000;
+  static constexpr int64_t kConsumerBelowNs = 5000;
+  static constexpr uint32_t kSampleEvery = 8;
+  static constexpr size_t kWindow = 4;
+
   std::function<bool(T&)> produce_;
   size_t capacity_;
+  const bool adaptive_;
   std::mutex mu_;
   std::condition_variable ready_, space_;
   std::deque<T> queue_;
@@ -153,11 +290,17 @@ class BackgroundProducer {
   bool cancelled_ = false;
   bool consumer_waiting_ = false;  // notify only a side that sleeps: a futex wake is costly
   bool producer_waiting_ = false;
+  bool on_consumer_;               // adaptive: the consumer makes the items; the thread parks
+  bool producing_ = false;         // the thread is inside produce()
+  uint32_t calls_ = 0;             // the consumer's own produce() calls
+  int64_t samples_[kWindow] = {};  // the last timed calls, in ns
+  size_t next_sample_ = 0;
+  std::atomic<int64_t> cost_ns_{0};  // the lowest of samples_: read by the consumer
   std::atomic<size_t> available_{0};
   std::exception_ptr error_;
   std::shared_ptr<Cancellation> cancellation_;
   Cancellation::Registration wake_on_cancel_;  // after what the waker touches, before the thread
-  std::thread thread_;  // last: it starts in the constructor and uses everything above
+  std::thread thread_;  // last: it uses everything above; started once they all exist
 };
 
 }  // namespace dinput

@@ -80,6 +80,10 @@ DatasetPtr make_interleave(DatasetPtr input, std::shared_ptr<const InterleaveFn>
                            ElementSpec out_spec, int64_t cycle_length, int64_t block_length,
                            int64_t num_parallel_calls, std::optional<bool> deterministic);
 DatasetPtr make_prefetch(DatasetPtr input, int64_t buffer_size);
+// A prefetch that makes elements on the consumer's thread while they are cheaper to make than
+// a thread hand-off, and ahead on its thread while they cost more. Only for inputs that run
+// no user code (a consumer busy in a callback could not be woken by a cancel).
+DatasetPtr make_adaptive_prefetch(DatasetPtr input, int64_t buffer_size);
 DatasetPtr make_with_options(DatasetPtr input, const Options& options);
 
 // Threads used for AUTOTUNE'd parallelism.

@@ -5,6 +5,9 @@
 // reading the next one and sends the snapshot along with that element. The consumer keeps
 // the last snapshot it passed; a save is that snapshot and the number of elements taken
 // since. A restore restores the input from the snapshot and reads past those elements.
+//
+// The adaptive form (distribute_dataset's read-ahead) makes cheap elements on the consumer's
+// thread instead (data/background_producer.h, Placement::kAdaptive).
 #include "data/background_producer.h"
 #include "data/nodes.h"
 #include "data/state.h"
@@ -15,13 +18,16 @@ namespace {
 
 class PrefetchIterator final : public Iterator {
  public:
+  // The producer's placement, by name (BackgroundProducer<Item>'s enum needs Item complete).
+  enum class Placement { kThread, kAdaptive };
   // start: begin reading at once (not when the iterator is made to be restored).
   PrefetchIterator(std::unique_ptr<Iterator> input, size_t capacity,
-                   std::shared_ptr<Cancellation> cancellation, bool start)
+                   std::shared_ptr<Cancellation> cancellation, Placement placement, bool start)
       : input_(std::move(input)),
         capacity_(capacity),
         every_(static_cast<int64_t>(capacity)),
-        cancellation_(std::move(cancellation)) {
+        cancellation_(std::move(cancellation)),
+        placement_(placement) {
     base_ = snapshot();  // the input's start, before the thread touches it
     if (start) start_producer();
   }
@@ -104,13 +110,16 @@ class PrefetchIterator final : public Iterator {
           ++produced_;
           return true;
         },
-        capacity_, cancellation_);
+        capacity_, cancellation_,
+        placement_ == Placement::kAdaptive ? BackgroundProducer<Item>::Placement::kAdaptive
+                                           : BackgroundProducer<Item>::Placement::kThread);
   }
 
   std::unique_ptr<Iterator> input_;
   size_t capacity_;
   int64_t every_;
   std::shared_ptr<Cancellation> cancellation_;
+  Placement placement_;
   // Producer side (the consumer's before the thread starts):
   int64_t produced_ = 0;
   bool can_save_ = true;
@@ -123,26 +132,29 @@ class PrefetchIterator final : public Iterator {
 
 class PrefetchDataset final : public UnaryDataset {
  public:
-  PrefetchDataset(DatasetPtr input, int64_t buffer_size)
-      : UnaryDataset(std::move(input)), buffer_size_(buffer_size) {}
+  PrefetchDataset(DatasetPtr input, int64_t buffer_size, bool adaptive)
+      : UnaryDataset(std::move(input)), buffer_size_(buffer_size), adaptive_(adaptive) {}
   const char* name() const override { return "prefetch"; }
   // The buffer's size changes no element, but prefetch(0) is no iterator of its own.
   std::string arguments() const override { return buffer_size_ == 0 ? "off" : ""; }
   const ElementSpec& element_spec() const override { return input_->element_spec(); }
   int64_t cardinality() const override { return input_->cardinality(); }
   DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override {
-    return std::make_shared<PrefetchDataset>(in.at(0), buffer_size_);
+    return std::make_shared<PrefetchDataset>(in.at(0), buffer_size_, adaptive_);
   }
   std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override {
     auto input = input_->make_iterator(ctx);
     if (buffer_size_ == 0) return input;
     size_t capacity = buffer_size_ == kAutotune ? 2 : static_cast<size_t>(buffer_size_);
-    return std::make_unique<PrefetchIterator>(std::move(input), capacity, ctx.cancellation,
-                                              /*start=*/!ctx.restoring);
+    return std::make_unique<PrefetchIterator>(
+        std::move(input), capacity, ctx.cancellation,
+        adaptive_ ? PrefetchIterator::Placement::kAdaptive : PrefetchIterator::Placement::kThread,
+        /*start=*/!ctx.restoring);
   }
 
  private:
   int64_t buffer_size_;
+  bool adaptive_;
 };
 
 }  // namespace
@@ -151,14 +163,20 @@ std::unique_ptr<Iterator> make_prefetch_iterator(std::unique_ptr<Iterator> input
                                                  std::shared_ptr<Cancellation> cancellation,
                                                  bool start) {
   return std::make_unique<PrefetchIterator>(std::move(input), capacity, std::move(cancellation),
-                                            start);
+                                            PrefetchIterator::Placement::kThread, start);
 }
 
 DatasetPtr make_prefetch(DatasetPtr input, int64_t buffer_size) {
   DINPUT_CHECK_ARG(input != nullptr, "prefetch: no input dataset");
   DINPUT_CHECK_ARG(buffer_size >= -1, "prefetch: buffer_size must be >= 0 or AUTOTUNE (-1), got ",
                    buffer_size);
-  return std::make_shared<PrefetchDataset>(std::move(input), buffer_size);
+  return std::make_shared<PrefetchDataset>(std::move(input), buffer_size, false);
+}
+
+DatasetPtr make_adaptive_prefetch(DatasetPtr input, int64_t buffer_size) {
+  DINPUT_CHECK_ARG(input != nullptr, "prefetch: no input dataset");
+  DINPUT_CHECK_ARG(buffer_size >= 0, "prefetch: buffer_size must be >= 0, got ", buffer_size);
+  return std::make_shared<PrefetchDataset>(std::move(input), buffer_size, true);
 }
 
 }  // namespace dinput

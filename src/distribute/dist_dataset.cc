@@ -120,6 +120,47 @@ DatasetPtr agree_on_random_seeds(const DatasetPtr& dataset, const Strategy& stra
   });
 }
 
+// Whether making an element of `dataset` can only run library code: its nodes are all of kinds
+// known to call no user function (map, filter, generators and interleave do). Unknown kinds
+// count as user code.
+bool runs_only_library_code(const DatasetPtr& dataset) {
+  static const char* const kLibraryOnly[] = {"range",
+                                             "from_tensors",
+                                             "from_tensor_slices",
+                                             "batch",
+                                             "rebatch",
+                                             "unbatch",
+                                             "repeat",
+                                             "enumerate",
+                                             "take",
+                                             "skip",
+                                             "shard",
+                                             "shuffle",
+                                             "prefetch",
+                                             "with_options",
+                                             "records",
+                                             "fixed_length_records",
+                                             "text_lines",
+                                             "list_files"};
+  bool only = true;
+  for_each_node(dataset, [&](const Dataset& node) {
+    bool known = false;
+    for (const char* name : kLibraryOnly) known = known || std::strcmp(node.name(), name) == 0;
+    only = only && known;
+  });
+  return only;
+}
+
+// The read-ahead of R elements before the split. Each step would otherwise cost a thread
+// hand-off, which is most of a step when the elements are cheap: while they are, and the
+// pipeline runs no user code (which a cancel could not interrupt on the caller's thread),
+// the adaptive prefetch makes them on the caller's thread and starts its thread only for
+// elements that cost more to make than the hand-off.
+DatasetPtr read_ahead(const DatasetPtr& dataset, int64_t R) {
+  return runs_only_library_code(dataset) ? make_adaptive_prefetch(dataset, R)
+                                         : make_prefetch(dataset, R);
+}
+
 }  // namespace
 
 DistributedDataset::DistributedDataset(std::shared_ptr<const Strategy> strategy,
@@ -177,7 +218,7 @@ DistributedDatasetPtr distribute_dataset(std::shared_ptr<const Strategy> strateg
   // When the iterator's step producer runs on its own thread (a per-replica buffer for GPU
   // replicas) it already reads ahead; a second thread would only add a hand-off per batch.
   plan.pipelines.push_back(uses_step_buffer(*strategy, options) ? shard.dataset
-                                                                : make_prefetch(shard.dataset, R));
+                                                                : read_ahead(shard.dataset, R));
   plan.description = describe_plan(policy_name(shard.applied), plan, G, *strategy);
   return std::make_shared<const DistributedDataset>(std::move(strategy), options, std::move(plan));
 }
@@ -320,7 +361,8 @@ bool DistributedIterator::produce_step(LocalStep& step) {
     else
       source_done_[src] = true;
   }
-  for (int r = 0; r < R; ++r) place_on_device(step.pieces[static_cast<size_t>(r)], r);
+  if (feeds_gpu_)
+    for (int r = 0; r < R; ++r) place_on_device(step.pieces[static_cast<size_t>(r)], r);
   return step.count > 0;
 }
 

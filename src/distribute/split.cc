@@ -1,7 +1,6 @@
 #include "distribute/split.h"
 
 #include <algorithm>
-#include <deque>
 
 #include "data/row_reader.h"
 
@@ -14,22 +13,31 @@ class EvenSplitIterator final : public Iterator {
   EvenSplitIterator(std::unique_ptr<Iterator> input, int64_t num_pieces, std::vector<int64_t> keep)
       : input_(std::move(input)), num_pieces_(num_pieces), keep_(std::move(keep)) {}
 
+  // Each kept piece is cut from the current batch when it is asked for: no queue of pieces,
+  // whose allocations were much of a step's cost with many replicas.
   bool next(Element& out) override {
-    while (pending_.empty()) {
+    if (next_keep_ == keep_.size()) {
       Element batch;
       if (!input_->next(batch)) return false;
-      const int64_t rows = leading_rows(batch, "distribute_dataset");
-      const int64_t per_piece = (rows + num_pieces_ - 1) / num_pieces_;
-      for (int64_t i : keep_) {
-        int64_t begin = std::min(i * per_piece, rows);
-        int64_t end = std::min(begin + per_piece, rows);
-        Element piece(batch.size());
-        for (size_t c = 0; c < batch.size(); ++c) piece[c] = batch[c].slice(begin, end);
-        pending_.push_back(std::move(piece));
-      }
+      rows_ = leading_rows(batch, "distribute_dataset");
+      per_piece_ = (rows_ + num_pieces_ - 1) / num_pieces_;
+      batch_ = std::move(batch);
+      next_keep_ = 0;
     }
-    out = std::move(pending_.front());
-    pending_.pop_front();
+    const int64_t i = keep_[next_keep_++];
+    const int64_t begin = std::min(i * per_piece_, rows_);
+    const int64_t end = std::min(begin + per_piece_, rows_);
+    if (next_keep_ == keep_.size()) {
+      // The last piece reuses the batch's own vector: one allocation fewer per batch, and
+      // the pieces alone hold its buffers now.
+      out = std::move(batch_);
+      batch_.clear();
+      for (Tensor& t : out) t = t.slice(begin, end);
+      return true;
+    }
+    out.clear();
+    out.reserve(batch_.size());
+    for (const Tensor& t : batch_) out.push_back(t.slice(begin, end));
     return true;
   }
 
@@ -37,7 +45,9 @@ class EvenSplitIterator final : public Iterator {
   std::unique_ptr<Iterator> input_;
   int64_t num_pieces_;
   std::vector<int64_t> keep_;
-  std::deque<Element> pending_;
+  Element batch_;  // the batch being cut
+  int64_t rows_ = 0, per_piece_ = 0;
+  size_t next_keep_ = keep_.size();  // the index in keep_ of the next piece; size: none left
 };
 
 class BalancedSplitIterator final : public Iterator {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <mutex>
 #include <thread>
 
 #include "data/nodes.h"
@@ -456,6 +457,35 @@ TEST(FromFunction, PerReplicaPipelines) {
   });
   EXPECT_EQ(ids, (std::vector<int>{0, 1, 2}));
   EXPECT_EQ(notation(runs[0]), "[0] | [10] | [20] ; [] | [11] | [21] ; [] | [] | [22]");
+}
+
+// docs/semantics.md, "Read-ahead": cheap elements of a pipeline without user code are made on
+// the caller's thread, but a user function (here a map) always runs on the read-ahead thread,
+// where a cancel can leave it and end the caller's wait.
+TEST(ReadAhead, UserFunctionsRunOnTheReadAheadThread) {
+  const auto caller = std::this_thread::get_id();
+  std::mutex mu;
+  std::vector<std::thread::id> ran_on;
+  auto fn = std::make_shared<const MapFn>([&](const Element& in) {
+    std::lock_guard<std::mutex> lock(mu);
+    ran_on.push_back(std::this_thread::get_id());
+    return in;
+  });
+  for (int R : {1, 2}) {
+    ran_on.clear();
+    DatasetPtr ds = make_batch(make_map(make_range(0, 40, 1), fn, {}, 1, true), 4, false);
+    auto strategy = make_strategy(
+        R == 1 ? std::vector<std::string>{"CPU:0"} : std::vector<std::string>{"CPU:0", "CPU:1"},
+        nullptr, 0);
+    DistributedIterator it(distribute_dataset(strategy, ds, {}));
+    std::vector<Element> step;
+    int64_t rows = 0;
+    while (it.next(step))
+      for (const auto& piece : step) rows += piece.at(0).shape()[0];
+    EXPECT_EQ(rows, 40);
+    ASSERT_EQ(ran_on.size(), 40u);
+    for (auto id : ran_on) EXPECT_NE(id, caller) << R;
+  }
 }
 
 }  // namespace

@@ -340,6 +340,24 @@ TEST(StateOps, MapAndFilter) {
   expect_resumes_everywhere(make_batch(make_map(r, times(-1), {}, 0, {}), 5, false));
 }
 
+// map_many reads a whole run before handing out its first result: a save inside a run is the
+// input's state before the run plus the results taken from it, sequential or parallel.
+TEST(StateOps, MapManyInsideARun) {
+  auto negate_run =
+      std::make_shared<const MapManyFn>([](std::vector<Element>& outs, std::vector<Element>& ins) {
+        for (const Element& in : ins) outs.push_back((*times(-1))(in));
+      });
+  DatasetPtr r = make_range(0, 23, 1);
+  for (int64_t parallel : {1, 2, 3})
+    for (int64_t run : {1, 4, 7}) {
+      SCOPED_TRACE("num_parallel_calls " + std::to_string(parallel) + ", runs of " +
+                   std::to_string(run));
+      expect_resumes_everywhere(make_map_many(r, negate_run, run, {}, parallel, true));
+      expect_resumes_everywhere(
+          make_batch(make_map_many(r, negate_run, run, {}, parallel, true), 5, false));
+    }
+}
+
 // Read-ahead: what was read but not taken is read again after the restore.
 TEST(StateOps, PrefetchParallelMapAndParallelBatch) {
   DatasetPtr r = make_range(0, 40, 1);

@@ -15,31 +15,9 @@
  * N is the first argument (default 2^20); c_map_element_par2, whose every element waits for
  * a library thread, iterates a 16th of it. The Go, Rust and Python benchmarks use the same
  * sizes. Usage: c_map [N] */
-#define _POSIX_C_SOURCE 200809L
-#include <dinput.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
+#include "../bench_util.h" /* timing, checked calls, sorting */
 
 #define RUNS 3
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static void ok(dinput_status_t st) {
-  if (st != DINPUT_OK) {
-    fprintf(stderr, "%s: %s\n", dinput_status_name(st), dinput_last_error_message());
-    exit(1);
-  }
-}
-
-static int cmp(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
 
 static dinput_status_t identity(dinput_element_t** out, const dinput_element_t* in,
                                 void* user_data) {
@@ -62,8 +40,8 @@ static double epoch(const dinput_dataset_t* ds, int64_t n) {
   dinput_iterator_t* it = NULL;
   dinput_element_t* e = NULL;
   int64_t sum = 0, count = 0;
-  ok(dinput_dataset_iterator(&it, ds));
-  double t0 = now();
+  BENCH_CHECK(dinput_dataset_iterator(&it, ds));
+  double t0 = (bench_now_ns() * 1e-9);
   while (dinput_iterator_get_next(&e, it) == DINPUT_OK) {
     const dinput_tensor_t* t = dinput_element_get(e, 0);
     const int64_t* v = (const int64_t*)dinput_tensor_data(t);
@@ -72,9 +50,9 @@ static double epoch(const dinput_dataset_t* ds, int64_t n) {
     count += k;
     dinput_element_free(e);
   }
-  double ns = (now() - t0) / (double)n * 1e9;
+  double ns = ((bench_now_ns() * 1e-9) - t0) / (double)n * 1e9;
   if (dinput_last_error_code() != DINPUT_OUT_OF_RANGE && dinput_last_error_code() != DINPUT_OK)
-    ok(dinput_last_error_code());
+    BENCH_CHECK(dinput_last_error_code());
   dinput_iterator_free(it);
   if (count != n || sum != n * (n - 1) / 2) {
     fprintf(stderr, "c_map: %lld values summing to %lld, expected %lld\n", (long long)count,
@@ -88,25 +66,25 @@ static double median_epoch(const dinput_dataset_t* ds, int64_t n) {
   double runs[RUNS];
   epoch(ds, n); /* warm-up: threads, allocator, page faults */
   for (int k = 0; k < RUNS; k++) runs[k] = epoch(ds, n);
-  qsort(runs, RUNS, sizeof runs[0], cmp);
+  qsort(runs, RUNS, sizeof runs[0], bench_cmp_double);
   return runs[RUNS / 2];
 }
 
 /* range(n), with or without the map, batched by 256. */
 static dinput_dataset_t* pipeline(int64_t n, size_t many, int64_t parallel, int mapped) {
   dinput_dataset_t *r = NULL, *m = NULL, *b = NULL;
-  ok(dinput_dataset_range(&r, 0, n, 1));
+  BENCH_CHECK(dinput_dataset_range(&r, 0, n, 1));
   if (mapped) {
     dinput_map_options_t* o = NULL;
-    ok(dinput_map_options_new(&o));
-    ok(dinput_map_options_set_num_parallel_calls(o, parallel));
+    BENCH_CHECK(dinput_map_options_new(&o));
+    BENCH_CHECK(dinput_map_options_set_num_parallel_calls(o, parallel));
     if (many)
-      ok(dinput_dataset_map_many(&m, r, many, identity_many, NULL, NULL, o));
+      BENCH_CHECK(dinput_dataset_map_many(&m, r, many, identity_many, NULL, NULL, o));
     else
-      ok(dinput_dataset_map(&m, r, identity, NULL, NULL, o));
+      BENCH_CHECK(dinput_dataset_map(&m, r, identity, NULL, NULL, o));
     dinput_map_options_free(o);
   }
-  ok(dinput_dataset_batch(&b, mapped ? m : r, 256, NULL));
+  BENCH_CHECK(dinput_dataset_batch(&b, mapped ? m : r, 256, NULL));
   dinput_dataset_free(m);
   dinput_dataset_free(r);
   return b;

@@ -123,10 +123,12 @@ static void test_errors(void) {
   CHECK_STATUS(dinput_dataset_iterator_from_state(&restored, NULL, bytes, size),
                DINPUT_INVALID_ARGUMENT);
   CHECK_STATUS(dinput_iterator_save(NULL, it), DINPUT_INVALID_ARGUMENT);
+  dinput_state_free(state); /* a failing save clears its out-parameter */
+  state = NULL;
   CHECK_STATUS(dinput_iterator_save(&state, NULL), DINPUT_INVALID_ARGUMENT);
+  CHECK(state == NULL);
   CHECK(dinput_state_data(NULL) == NULL && dinput_state_size(NULL) == 0);
   dinput_state_free(NULL);
-  dinput_state_free(state);
   free(bytes);
   dinput_iterator_free(it);
   dinput_dataset_free(ds);

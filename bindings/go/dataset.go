@@ -469,6 +469,14 @@ func (d *Dataset) Map(fn MapFunc, opts *MapOptions) (*Dataset, error) {
 	if fn == nil {
 		return nil, invalidArgument("Map: fn is nil")
 	}
+	return d.deriveMap(fn, opts, func(out **C.dinput_dataset_t, in *C.dinput_dataset_t, cspec *C.dinput_spec_t, opts *MapOptions, h C.uintptr_t) C.dinput_status_t {
+		return C.dgo_dataset_map(out, in, cspec, C.int64_t(opts.NumParallelCalls), C.int(opts.Deterministic.toC()), h)
+	})
+}
+
+// deriveMap is deriveWithHandle for Map and MapMany: opts (nil: the defaults) with its
+// output spec in C form, freed once the dataset is made.
+func (d *Dataset) deriveMap(fn any, opts *MapOptions, f func(out **C.dinput_dataset_t, in *C.dinput_dataset_t, cspec *C.dinput_spec_t, opts *MapOptions, h C.uintptr_t) C.dinput_status_t) (*Dataset, error) {
 	if opts == nil {
 		opts = &MapOptions{}
 	}
@@ -481,7 +489,7 @@ func (d *Dataset) Map(fn MapFunc, opts *MapOptions) (*Dataset, error) {
 		defer C.dinput_spec_free(cspec)
 	}
 	return d.deriveWithHandle(fn, func(out **C.dinput_dataset_t, in *C.dinput_dataset_t, h C.uintptr_t) C.dinput_status_t {
-		return C.dgo_dataset_map(out, in, cspec, C.int64_t(opts.NumParallelCalls), C.int(opts.Deterministic.toC()), h)
+		return f(out, in, cspec, opts, h)
 	})
 }
 
@@ -506,18 +514,7 @@ func (d *Dataset) MapMany(maxCount int, fn MapManyFunc, opts *MapOptions) (*Data
 	if maxCount < 1 {
 		return nil, invalidArgument("MapMany: maxCount must be at least 1, got %d", maxCount)
 	}
-	if opts == nil {
-		opts = &MapOptions{}
-	}
-	var cspec *C.dinput_spec_t
-	if opts.OutSpec != nil {
-		var err error
-		if cspec, err = opts.OutSpec.toC(); err != nil {
-			return nil, err
-		}
-		defer C.dinput_spec_free(cspec)
-	}
-	return d.deriveWithHandle(fn, func(out **C.dinput_dataset_t, in *C.dinput_dataset_t, h C.uintptr_t) C.dinput_status_t {
+	return d.deriveMap(fn, opts, func(out **C.dinput_dataset_t, in *C.dinput_dataset_t, cspec *C.dinput_spec_t, opts *MapOptions, h C.uintptr_t) C.dinput_status_t {
 		return C.dgo_dataset_map_many(out, in, C.size_t(maxCount), cspec, C.int64_t(opts.NumParallelCalls), C.int(opts.Deterministic.toC()), h)
 	})
 }

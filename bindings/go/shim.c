@@ -181,17 +181,26 @@ dinput_status_t dgo_dataset_from_generator(dinput_dataset_t** out, const dinput_
                                        generator_finalize, (void*)handle, free_handle);
 }
 
+/* The options of dgo_dataset_map and dgo_dataset_map_many; *options is set (to free) even
+ * when a setting is refused. */
+static dinput_status_t new_map_options(dinput_map_options_t** options,
+                                       const dinput_spec_t* out_spec, int64_t num_parallel_calls,
+                                       int deterministic) {
+  dinput_status_t st = dinput_map_options_new(options);
+  if (st == DINPUT_OK) st = dinput_map_options_set_out_spec(*options, out_spec);
+  if (st == DINPUT_OK) st = dinput_map_options_set_num_parallel_calls(*options, num_parallel_calls);
+  if (st == DINPUT_OK)
+    st = dinput_map_options_set_deterministic(*options, (dinput_deterministic_t)deterministic);
+  return st;
+}
+
 dinput_status_t dgo_dataset_map(dinput_dataset_t** out, const dinput_dataset_t* input,
                                 const dinput_spec_t* out_spec, int64_t num_parallel_calls,
                                 int deterministic, uintptr_t handle) {
   /* The library owns the handle from the call on, so a refused setting frees it as a
    * refused map would. */
   dinput_map_options_t* options = NULL;
-  dinput_status_t st = dinput_map_options_new(&options);
-  if (st == DINPUT_OK) st = dinput_map_options_set_out_spec(options, out_spec);
-  if (st == DINPUT_OK) st = dinput_map_options_set_num_parallel_calls(options, num_parallel_calls);
-  if (st == DINPUT_OK)
-    st = dinput_map_options_set_deterministic(options, (dinput_deterministic_t)deterministic);
+  dinput_status_t st = new_map_options(&options, out_spec, num_parallel_calls, deterministic);
   if (st == DINPUT_OK) {
     st = dinput_dataset_map(out, input, map_fn, (void*)handle, free_handle, options);
   } else {
@@ -207,11 +216,7 @@ dinput_status_t dgo_dataset_map_many(dinput_dataset_t** out, const dinput_datase
                                      uintptr_t handle) {
   /* As for map: the library owns the handle from the call on. */
   dinput_map_options_t* options = NULL;
-  dinput_status_t st = dinput_map_options_new(&options);
-  if (st == DINPUT_OK) st = dinput_map_options_set_out_spec(options, out_spec);
-  if (st == DINPUT_OK) st = dinput_map_options_set_num_parallel_calls(options, num_parallel_calls);
-  if (st == DINPUT_OK)
-    st = dinput_map_options_set_deterministic(options, (dinput_deterministic_t)deterministic);
+  dinput_status_t st = new_map_options(&options, out_spec, num_parallel_calls, deterministic);
   if (st == DINPUT_OK) {
     st = dinput_dataset_map_many(out, input, max_count, map_many_fn, (void*)handle, free_handle,
                                  options);

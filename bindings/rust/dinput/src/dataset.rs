@@ -364,6 +364,20 @@ fn deterministic_c(deterministic: Option<bool>) -> sys::dinput_deterministic_t {
     }
 }
 
+impl MapOptions<'_> {
+    /// These options as a C options handle, for map_with and map_many_with.
+    fn to_c(&self) -> Result<OptionHandle<sys::dinput_map_options_t>> {
+        let out_spec = self.out_spec.map_or(std::ptr::null(), |s| s.as_raw());
+        let o = OptionHandle::new(sys::dinput_map_options_new, sys::dinput_map_options_free)?;
+        // SAFETY (setters): the handle is live and owned by `o`; out_spec is NULL or live (and
+        // copied by the setter).
+        o.set(|p| unsafe { sys::dinput_map_options_set_out_spec(p, out_spec) })?;
+        o.set(|p| unsafe { sys::dinput_map_options_set_num_parallel_calls(p, self.num_parallel_calls) })?;
+        o.set(|p| unsafe { sys::dinput_map_options_set_deterministic(p, deterministic_c(self.deterministic)) })?;
+        Ok(o)
+    }
+}
+
 /// An option handle of the C API (dinput_batch_options_t, ...), freed when dropped. The
 /// safe layer's option structs are plain values; each call fills one of these for the
 /// library, which copies it.
@@ -819,13 +833,7 @@ impl Dataset {
             // SAFETY: out is the library's valid out-parameter; it takes the element.
             unsafe { deliver(out, result) }
         }
-        let out_spec = options.out_spec.map_or(std::ptr::null(), |s| s.as_raw());
-        let o = OptionHandle::new(sys::dinput_map_options_new, sys::dinput_map_options_free)?;
-        // SAFETY (setters): the handle is live and owned by `o`; out_spec is NULL or live (and
-        // copied by the setter).
-        o.set(|p| unsafe { sys::dinput_map_options_set_out_spec(p, out_spec) })?;
-        o.set(|p| unsafe { sys::dinput_map_options_set_num_parallel_calls(p, options.num_parallel_calls) })?;
-        o.set(|p| unsafe { sys::dinput_map_options_set_deterministic(p, deterministic_c(options.deterministic)) })?;
+        let o = options.to_c()?;
         // The closure is boxed only once the options are accepted: from the call on, the
         // library owns it.
         let user_data = Box::into_raw(Box::new(f)) as *mut c_void;
@@ -896,12 +904,7 @@ impl Dataset {
                 Err(status) => status,
             }
         }
-        let out_spec = options.out_spec.map_or(std::ptr::null(), |s| s.as_raw());
-        let o = OptionHandle::new(sys::dinput_map_options_new, sys::dinput_map_options_free)?;
-        // SAFETY (setters): as in map_with.
-        o.set(|p| unsafe { sys::dinput_map_options_set_out_spec(p, out_spec) })?;
-        o.set(|p| unsafe { sys::dinput_map_options_set_num_parallel_calls(p, options.num_parallel_calls) })?;
-        o.set(|p| unsafe { sys::dinput_map_options_set_deterministic(p, deterministic_c(options.deterministic)) })?;
+        let o = options.to_c()?;
         let user_data = Box::into_raw(Box::new(f)) as *mut c_void;
         // SAFETY: as in map_with; the library checks max_count (0 is INVALID_ARGUMENT).
         self.derive(|out, input| unsafe {

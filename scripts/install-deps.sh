@@ -5,7 +5,9 @@
 set -euo pipefail
 packages=(cmake make g++ gcc binutils pkg-config libgtest-dev libgmock-dev libbenchmark-dev
           libdlpack-dev nlohmann-json3-dev libisal-dev libzstd-dev zlib1g-dev zstd python3 golang-go clang libclang-rt-14-dev ccache
-          doxygen clang-format-14 libgloo-dev redis-server python3-numpy python3-torch bindgen)
+          doxygen clang-format-14 libgloo-dev redis-server python3-numpy python3-torch bindgen
+          libjpeg62-turbo-dev libturbojpeg0-dev libjpeg-turbo-progs libpng-dev libprotobuf-dev protobuf-compiler
+          python3-protobuf python3-pil python3-torchvision)
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 command -v cargo >/dev/null 2>&1 || [ -x "$HOME/.cargo/bin/cargo" ] || packages+=(cargo)

@@ -48,21 +48,6 @@ static int g_quick;
 
 /* ---- setup helpers ---- */
 
-static dinput_strategy_t* make_cpu_strategy(int n) {
-  char(*names)[16] = malloc((size_t)n * sizeof *names);
-  const char** ptrs = malloc((size_t)n * sizeof *ptrs);
-  if (!names || !ptrs) exit(2);
-  for (int i = 0; i < n; ++i) {
-    snprintf(names[i], sizeof names[i], "CPU:%d", i);
-    ptrs[i] = names[i];
-  }
-  dinput_strategy_t* s = NULL;
-  BENCH_CHECK(dinput_strategy_new(&s, ptrs, n));
-  free(ptrs);
-  free(names);
-  return s;
-}
-
 static dinput_input_options_t* make_input_options(int64_t per_replica_buffer_size) {
   dinput_input_options_t* o = NULL;
   BENCH_CHECK(dinput_input_options_new(&o));
@@ -179,7 +164,7 @@ static double dist_rows_pass(const dinput_dist_dataset_t* dd, int replicas, int6
 static void bench_rebatch(const char* name, const dinput_dataset_t* ds, int64_t steps, int runs) {
   const int R = 8;
   const int64_t rows_per_step = 1024, row_bytes = 1024;
-  dinput_strategy_t* strategy = make_cpu_strategy(R);
+  dinput_strategy_t* strategy = bench_cpu_strategy(R);
   dinput_dataset_t* prefetched = NULL;
   BENCH_CHECK(dinput_dataset_prefetch(&prefetched, ds, R));
   for (int64_t buffer = 0; buffer <= 1; ++buffer) {
@@ -266,32 +251,13 @@ static void bench_rebatch_all(int runs) {
 /* One epoch of range(n).batch(256) through the distributed iterator, reading every value;
  * returns nanoseconds per element. */
 static double dist_range_pass(const dinput_dist_dataset_t* dd, int replicas, int64_t n) {
-  dinput_dist_iterator_t* it = NULL;
-  BENCH_CHECK(dinput_dist_dataset_iterator(&it, dd));
-  int64_t sum = 0, count = 0;
-  double t0 = bench_now_ns();
-  for (;;) {
-    dinput_per_replica_t* pv = NULL;
-    dinput_status_t s = dinput_dist_iterator_get_next(&pv, it);
-    if (s == DINPUT_OUT_OF_RANGE) break;
-    bench_check(s, "dinput_dist_iterator_get_next");
-    for (int r = 0; r < replicas; ++r) {
-      const dinput_tensor_t* t = dinput_element_get(dinput_per_replica_get(pv, r), 0);
-      int64_t k = dinput_tensor_num_elements(t);
-      if (k > 0) sum += bench_sum_i64((const int64_t*)dinput_tensor_data(t), k);
-      count += k;
-    }
-    dinput_per_replica_free(pv);
-  }
-  double t1 = bench_now_ns();
-  dinput_dist_iterator_free(it);
-  if (count != n || sum != n * (n - 1) / 2) {
+  bench_dist_epoch_t r = bench_dist_epoch_i64(dd, replicas);
+  if (r.values != n || r.sum != n * (n - 1) / 2) {
     fprintf(stderr, "distributed range: %lld values summing to %lld, expected %lld\n",
-            (long long)count, (long long)sum, (long long)n);
+            (long long)r.values, (long long)r.sum, (long long)n);
     exit(2);
   }
-  bench_sink = sum;
-  return (t1 - t0) / (double)n;
+  return r.ns / (double)n;
 }
 
 static double plain_range_pass(const dinput_dataset_t* ds, int64_t n) {
@@ -318,7 +284,7 @@ static void bench_scale(int runs) {
   dinput_dataset_t *range = NULL, *ds = NULL;
   BENCH_CHECK(dinput_dataset_range(&range, 0, n, 1));
   BENCH_CHECK(dinput_dataset_batch(&ds, range, batch, NULL));
-  dinput_strategy_t *s1 = make_cpu_strategy(1), *s8 = make_cpu_strategy(8);
+  dinput_strategy_t *s1 = bench_cpu_strategy(1), *s8 = bench_cpu_strategy(8);
   dinput_dist_dataset_t *d1 = distribute(s1, ds, 1), *d8 = distribute(s8, ds, 1);
   plain_range_pass(ds, n);
   dist_range_pass(d1, 1, n);
@@ -384,7 +350,7 @@ static int mem_child(const char* variant, int n) {
     fprintf(stderr, "unknown memory variant %s\n", variant);
     return 2;
   }
-  dinput_strategy_t* strategy = make_cpu_strategy(n);
+  dinput_strategy_t* strategy = bench_cpu_strategy(n);
   long base_kib = status_kib("VmRSS");
 
   dinput_dataset_t *src = NULL, *ds = NULL, *rep = NULL;

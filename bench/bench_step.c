@@ -78,18 +78,6 @@ static void read_loadavg(char* out, size_t size) {
 
 /* ---- setup ---- */
 
-static dinput_strategy_t* make_cpu_strategy(int n) {
-  char names[8][16];
-  const char* ptrs[8];
-  for (int i = 0; i < n; ++i) {
-    snprintf(names[i], sizeof names[i], "CPU:%d", i);
-    ptrs[i] = names[i];
-  }
-  dinput_strategy_t* s = NULL;
-  BENCH_CHECK(dinput_strategy_new(&s, ptrs, n));
-  return s;
-}
-
 static dinput_dataset_t* make_range_batch(int64_t n, int64_t batch) {
   dinput_dataset_t *range = NULL, *batched = NULL;
   BENCH_CHECK(dinput_dataset_range(&range, 0, n, 1));
@@ -128,33 +116,16 @@ static double plain_pass(const dinput_dataset_t* ds, int64_t n, int64_t steps) {
 }
 
 static double dist_pass(const dinput_dist_dataset_t* dd, int replicas, int64_t n, int64_t steps) {
-  dinput_dist_iterator_t* it = NULL;
-  BENCH_CHECK(dinput_dist_dataset_iterator(&it, dd));
-  int64_t sum = 0, count = 0;
-  double t0 = bench_now_ns();
-  for (;;) {
-    dinput_per_replica_t* pv = NULL;
-    dinput_status_t s = dinput_dist_iterator_get_next(&pv, it);
-    if (s == DINPUT_OUT_OF_RANGE) break;
-    bench_check(s, "dinput_dist_iterator_get_next");
-    for (int r = 0; r < replicas; ++r) {
-      const dinput_tensor_t* t = dinput_element_get(dinput_per_replica_get(pv, r), 0);
-      int64_t rows = dinput_tensor_dim(t, 0);
-      if (rows > 0) sum += bench_sum_i64((const int64_t*)dinput_tensor_data(t), rows);
-    }
-    ++count;
-    dinput_per_replica_free(pv);
-  }
-  double t1 = bench_now_ns();
-  dinput_dist_iterator_free(it);
-  if (count != steps || sum != expected_sum(n)) {
-    fprintf(
-        stderr, "distributed iterator (%d replicas): %lld steps, sum %lld; expected %lld, %lld\n",
-        replicas, (long long)count, (long long)sum, (long long)steps, (long long)expected_sum(n));
+  bench_dist_epoch_t r = bench_dist_epoch_i64(dd, replicas);
+  if (r.steps != steps || r.values != n || r.sum != expected_sum(n)) {
+    fprintf(stderr,
+            "distributed iterator (%d replicas): %lld steps, %lld values, sum %lld; expected "
+            "%lld, %lld, %lld\n",
+            replicas, (long long)r.steps, (long long)r.values, (long long)r.sum, (long long)steps,
+            (long long)n, (long long)expected_sum(n));
     exit(2);
   }
-  bench_sink = sum;
-  return (t1 - t0) / (double)count;
+  return r.ns / (double)r.steps;
 }
 
 /* ---- one batch size: the plain iterator and R = 1, 2, 8, interleaved ---- */
@@ -167,7 +138,7 @@ static void bench_batch(int64_t batch, int64_t steps, int load) {
   dinput_strategy_t* strategies[kNumR];
   dinput_dist_dataset_t* dists[kNumR];
   for (int i = 0; i < kNumR; ++i) {
-    strategies[i] = make_cpu_strategy(kReplicas[i]);
+    strategies[i] = bench_cpu_strategy(kReplicas[i]);
     BENCH_CHECK(dinput_strategy_distribute_dataset(&dists[i], strategies[i], ds, NULL));
   }
   double plain[ROUNDS], dist[kNumR][ROUNDS];
@@ -210,7 +181,7 @@ static void bench_batch(int64_t batch, int64_t steps, int load) {
 static void bench_per_replica_256(int replicas, int64_t steps, int load) {
   const int64_t batch = 256 * (int64_t)replicas, n = steps * batch;
   dinput_dataset_t* ds = make_range_batch(n, batch);
-  dinput_strategy_t* strategy = make_cpu_strategy(replicas);
+  dinput_strategy_t* strategy = bench_cpu_strategy(replicas);
   dinput_dist_dataset_t* dd = NULL;
   BENCH_CHECK(dinput_strategy_distribute_dataset(&dd, strategy, ds, NULL));
   double plain[ROUNDS], dist[ROUNDS];

@@ -98,6 +98,57 @@ __attribute__((noinline, unused)) static int64_t bench_sum_bytes(const uint8_t* 
   return (int64_t)s;
 }
 
+/* A strategy of n CPU replicas, "CPU:0" to "CPU:<n-1>". */
+__attribute__((unused)) static dinput_strategy_t* bench_cpu_strategy(int n) {
+  char(*names)[16] = malloc((size_t)n * sizeof *names);
+  const char** ptrs = malloc((size_t)n * sizeof *ptrs);
+  if (!names || !ptrs) exit(2);
+  for (int i = 0; i < n; ++i) {
+    snprintf(names[i], sizeof names[i], "CPU:%d", i);
+    ptrs[i] = names[i];
+  }
+  dinput_strategy_t* s = NULL;
+  BENCH_CHECK(dinput_strategy_new(&s, ptrs, n));
+  free(ptrs);
+  free(names);
+  return s;
+}
+
+/* What one epoch of a distributed iterator over int64 values delivered: its steps, the
+ * values of every replica's first component, their sum, and the wall time. */
+typedef struct {
+  int64_t steps, values, sum;
+  double ns;
+} bench_dist_epoch_t;
+
+/* Runs one epoch of a new iterator over dd, summing component 0 of all `replicas` pieces of
+ * every step (the callers check the sum and counts against what the dataset holds). */
+__attribute__((unused)) static bench_dist_epoch_t bench_dist_epoch_i64(
+    const dinput_dist_dataset_t* dd, int replicas) {
+  bench_dist_epoch_t r = {0, 0, 0, 0.0};
+  dinput_dist_iterator_t* it = NULL;
+  BENCH_CHECK(dinput_dist_dataset_iterator(&it, dd));
+  double t0 = bench_now_ns();
+  for (;;) {
+    dinput_per_replica_t* pv = NULL;
+    dinput_status_t s = dinput_dist_iterator_get_next(&pv, it);
+    if (s == DINPUT_OUT_OF_RANGE) break;
+    bench_check(s, "dinput_dist_iterator_get_next");
+    for (int i = 0; i < replicas; ++i) {
+      const dinput_tensor_t* t = dinput_element_get(dinput_per_replica_get(pv, i), 0);
+      int64_t k = dinput_tensor_num_elements(t);
+      if (k > 0) r.sum += bench_sum_i64((const int64_t*)dinput_tensor_data(t), k);
+      r.values += k;
+    }
+    ++r.steps;
+    dinput_per_replica_free(pv);
+  }
+  r.ns = bench_now_ns() - t0;
+  dinput_dist_iterator_free(it);
+  bench_sink = r.sum;
+  return r;
+}
+
 static inline const char* bench_bool(int b) { return b ? "true" : "false"; }
 
 #endif /* DINPUT_BENCH_UTIL_H */

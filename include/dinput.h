@@ -400,6 +400,27 @@ DINPUT_API size_t dinput_element_size(const dinput_element_t* element);
  * dinput_tensor_ref to keep it longer. */
 DINPUT_API const dinput_tensor_t* dinput_element_get(const dinput_element_t* element, size_t i);
 
+/** What the accessors of one tensor return, gathered by one call (dinput_element_tensor_infos,
+ * dinput_per_replica_tensor_infos) for bindings whose every foreign call is costly (Python's
+ * ctypes, Go's cgo). Every pointer is borrowed, valid while the element or per-replica value
+ * it was read from lives. Fields are only ever appended, through new functions. */
+typedef struct dinput_tensor_info {
+  const dinput_tensor_t* tensor;    /**< the component itself (dinput_element_get) */
+  const void* data;                 /**< dinput_tensor_data: NULL for DINPUT_BYTES */
+  const int64_t* shape;             /**< dinput_tensor_shape: rank dimensions */
+  size_t byte_size;                 /**< dinput_tensor_byte_size */
+  int32_t rank;                     /**< dinput_tensor_rank */
+  dinput_dtype_t dtype;             /**< dinput_tensor_dtype */
+  dinput_device_type_t device_type; /**< dinput_tensor_device_type */
+  int32_t device_index;             /**< dinput_tensor_device_index */
+} dinput_tensor_info_t;
+
+/** Fills infos[0 .. min(capacity, n)) with the element's n components, in order, and sets
+ * *count to n (so a call with capacity 0, where infos may be NULL, asks for n). */
+DINPUT_API dinput_status_t dinput_element_tensor_infos(size_t* count, dinput_tensor_info_t* infos,
+                                                       size_t capacity,
+                                                       const dinput_element_t* element);
+
 /* ------------------------------------------------------------------------------------- */
 /* Element specs                                                                          */
 /* ------------------------------------------------------------------------------------- */
@@ -1497,6 +1518,16 @@ DINPUT_API int dinput_per_replica_size(const dinput_per_replica_t* value);
 /** Borrowed element of local replica i (local_results order), valid while the value lives;
  * NULL when out of range (negative i included). */
 DINPUT_API const dinput_element_t* dinput_per_replica_get(const dinput_per_replica_t* value, int i);
+/** Every component of every local replica in one call: fills infos[0 .. min(capacity, n))
+ * replica by replica (replica r's component c at r * components + c, where every replica has
+ * the same number of components) and sets *count to n, the replicas times the components.
+ * capacity 0 (infos may be NULL) asks for n. A value whose replicas differ in their number of
+ * components is INVALID_ARGUMENT naming the replica. One call per step instead of several per
+ * tensor: see dinput_tensor_info_t. */
+DINPUT_API dinput_status_t dinput_per_replica_tensor_infos(size_t* count,
+                                                           dinput_tensor_info_t* infos,
+                                                           size_t capacity,
+                                                           const dinput_per_replica_t* value);
 /** Creates a per-replica value from one element per local replica. count: 0..4096 (the most
  * local replicas a strategy has), else INVALID_ARGUMENT. The elements may hold CUDA tensors,
  * as those of dinput_dist_iterator_get_next do; they are kept as they are (as are those that

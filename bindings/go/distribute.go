@@ -509,13 +509,27 @@ func (v *PerReplica) Tensor(replica, component int) (*Tensor, error) {
 		return nil, invalidArgument("replica %d, component %d: negative index", replica, component)
 	}
 	var out *C.dinput_tensor_t
-	var info C.dgo_tensor_info
+	var info C.dinput_tensor_info_t
 	if err := callOn(v, func(p *C.dinput_per_replica_t) C.dinput_status_t {
 		return C.dgo_per_replica_tensor(&out, &info, p, C.size_t(replica), C.size_t(component))
 	}); err != nil {
 		return nil, err
 	}
 	return wrapTensor(out, info), nil
+}
+
+// Tensors returns every component of every replica as new handles, replica by replica
+// (replica r's component c at r*components + c), in one call into C. InvalidArgument when the
+// replicas' elements differ in their number of components.
+func (v *PerReplica) Tensors() ([]*Tensor, error) {
+	if v == nil {
+		return nil, closedError("PerReplica")
+	}
+	return tensorsVia(v.n, func(out **C.dinput_tensor_t, infos *C.dinput_tensor_info_t, capacity C.size_t, count *C.size_t) error {
+		return callOn(v, func(p *C.dinput_per_replica_t) C.dinput_status_t {
+			return C.dgo_per_replica_tensors(out, infos, capacity, count, p)
+		})
+	})
 }
 
 // AppendValues appends the data of component `component` of replica `replica`'s element to

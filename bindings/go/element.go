@@ -100,7 +100,7 @@ func (e *Element) Tensor(i int) (*Tensor, error) {
 		return nil, invalidArgument("component %d is out of range for an element of %d component(s)", i, e.n)
 	}
 	var out *C.dinput_tensor_t
-	var info C.dgo_tensor_info
+	var info C.dinput_tensor_info_t
 	if err := callOn(e, func(p *C.dinput_element_t) C.dinput_status_t {
 		return C.dgo_element_tensor(&out, &info, p, C.size_t(i))
 	}); err != nil {
@@ -109,23 +109,41 @@ func (e *Element) Tensor(i int) (*Tensor, error) {
 	return wrapTensor(out, info), nil
 }
 
-// Tensors returns every component as new Tensor handles.
+// Tensors returns every component as new Tensor handles, in one call into C.
 func (e *Element) Tensors() ([]*Tensor, error) {
 	if e == nil || e.closed() {
 		return nil, closedError("Element")
 	}
-	out := make([]*Tensor, e.n)
-	for i := range out {
-		t, err := e.Tensor(i)
-		if err != nil {
-			for _, done := range out[:i] {
-				done.Close()
-			}
+	return tensorsVia(e.n, func(out **C.dinput_tensor_t, infos *C.dinput_tensor_info_t, capacity C.size_t, count *C.size_t) error {
+		return callOn(e, func(p *C.dinput_element_t) C.dinput_status_t {
+			return C.dgo_element_tensors(out, infos, capacity, count, p)
+		})
+	})
+}
+
+// tensorsVia wraps the new handles one dgo_*_tensors call takes (fill), starting with room
+// for guess tensors and asking once more when there are more.
+func tensorsVia(guess int, fill func(out **C.dinput_tensor_t, infos *C.dinput_tensor_info_t, capacity C.size_t, count *C.size_t) error) ([]*Tensor, error) {
+	for {
+		if guess < 1 {
+			guess = 1
+		}
+		outs := make([]*C.dinput_tensor_t, guess)
+		infos := make([]C.dinput_tensor_info_t, guess)
+		var count C.size_t
+		if err := fill(&outs[0], &infos[0], C.size_t(guess), &count); err != nil {
 			return nil, err
 		}
-		out[i] = t
+		if int(count) > guess {
+			guess = int(count)
+			continue
+		}
+		ts := make([]*Tensor, int(count))
+		for i := range ts {
+			ts[i] = wrapTensor(outs[i], infos[i])
+		}
+		return ts, nil
 	}
-	return out, nil
 }
 
 func (e *Element) closed() bool {

@@ -8,12 +8,41 @@
 #include "_cgo_export.h"
 #include "shim.h"
 
-dgo_tensor_info dgo_tensor_describe(const dinput_tensor_t* t) {
-  dgo_tensor_info info;
-  info.dtype = (int)dinput_tensor_dtype(t);
+dinput_tensor_info_t dgo_tensor_describe(const dinput_tensor_t* t) {
+  dinput_tensor_info_t info;
+  memset(&info, 0, sizeof info);
+  info.tensor = t;
+  info.dtype = dinput_tensor_dtype(t);
   info.rank = dinput_tensor_rank(t);
   info.shape = dinput_tensor_shape(t);
   return info;
+}
+
+/* New handles to the n tensors infos describe; on a failure none is kept. */
+static dinput_status_t ref_all(dinput_tensor_t** out, const dinput_tensor_info_t* infos, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    dinput_status_t st = dinput_tensor_ref(&out[i], infos[i].tensor);
+    if (st != DINPUT_OK) {
+      while (i > 0) dinput_tensor_free(out[--i]);
+      return st;
+    }
+  }
+  return DINPUT_OK;
+}
+
+dinput_status_t dgo_element_tensors(dinput_tensor_t** out, dinput_tensor_info_t* infos,
+                                    size_t capacity, size_t* count, const dinput_element_t* e) {
+  dinput_status_t st = dinput_element_tensor_infos(count, infos, capacity, e);
+  if (st != DINPUT_OK || *count > capacity) return st;
+  return ref_all(out, infos, *count);
+}
+
+dinput_status_t dgo_per_replica_tensors(dinput_tensor_t** out, dinput_tensor_info_t* infos,
+                                        size_t capacity, size_t* count,
+                                        const dinput_per_replica_t* v) {
+  dinput_status_t st = dinput_per_replica_tensor_infos(count, infos, capacity, v);
+  if (st != DINPUT_OK || *count > capacity) return st;
+  return ref_all(out, infos, *count);
 }
 
 static dinput_status_t component_out_of_range(const dinput_element_t* e, size_t index) {
@@ -24,7 +53,7 @@ static dinput_status_t component_out_of_range(const dinput_element_t* e, size_t 
   return DINPUT_INVALID_ARGUMENT;
 }
 
-dinput_status_t dgo_element_tensor(dinput_tensor_t** out, dgo_tensor_info* info,
+dinput_status_t dgo_element_tensor(dinput_tensor_t** out, dinput_tensor_info_t* info,
                                    const dinput_element_t* e, size_t index) {
   const dinput_tensor_t* t = dinput_element_get(e, index);
   if (!t) {
@@ -60,7 +89,7 @@ dinput_status_t dgo_per_replica_element(dinput_element_t** out, const dinput_per
   return dinput_element_ref(out, e);
 }
 
-dinput_status_t dgo_per_replica_tensor(dinput_tensor_t** out, dgo_tensor_info* info,
+dinput_status_t dgo_per_replica_tensor(dinput_tensor_t** out, dinput_tensor_info_t* info,
                                        const dinput_per_replica_t* v, size_t replica,
                                        size_t component) {
   const dinput_element_t* e = replica_element(v, replica);

@@ -16,23 +16,26 @@
     "the dinput Go binding needs dinput 0.x (DINPUT_VERSION_MAJOR 0); the installed dinput.h differs"
 #endif
 
-/* Everything Go needs to know about a tensor, fetched in one cgo call. */
-typedef struct dgo_tensor_info {
-  int dtype;
-  int rank;
-  const int64_t* shape; /* borrowed from the tensor */
-} dgo_tensor_info;
-
-dgo_tensor_info dgo_tensor_describe(const dinput_tensor_t* t);
+/* Everything Go needs to know about a tensor, fetched in one cgo call (dtype, rank, shape). */
+dinput_tensor_info_t dgo_tensor_describe(const dinput_tensor_t* t);
 
 /* A new owned handle to tensor `index` of an element (INVALID_ARGUMENT when out of range). */
-dinput_status_t dgo_element_tensor(dinput_tensor_t** out, dgo_tensor_info* info,
+dinput_status_t dgo_element_tensor(dinput_tensor_t** out, dinput_tensor_info_t* info,
                                    const dinput_element_t* e, size_t index);
+/* New owned handles to every component of an element (out[i], described by infos[i]), in
+ * one cgo call. *count is the number of components; when it exceeds capacity nothing is
+ * taken and the caller asks again with room for *count. */
+dinput_status_t dgo_element_tensors(dinput_tensor_t** out, dinput_tensor_info_t* infos,
+                                    size_t capacity, size_t* count, const dinput_element_t* e);
+/* The same for every component of every replica of a per-replica value, replica by replica. */
+dinput_status_t dgo_per_replica_tensors(dinput_tensor_t** out, dinput_tensor_info_t* infos,
+                                        size_t capacity, size_t* count,
+                                        const dinput_per_replica_t* v);
 /* A new owned handle to element `replica` of a per-replica value. */
 dinput_status_t dgo_per_replica_element(dinput_element_t** out, const dinput_per_replica_t* v,
                                         size_t replica);
 /* A new owned handle to component `component` of replica `replica`'s element. */
-dinput_status_t dgo_per_replica_tensor(dinput_tensor_t** out, dgo_tensor_info* info,
+dinput_status_t dgo_per_replica_tensor(dinput_tensor_t** out, dinput_tensor_info_t* info,
                                        const dinput_per_replica_t* v, size_t replica,
                                        size_t component);
 /* get_next of a distributed iterator that also returns the number of replicas of the step,

@@ -23,7 +23,7 @@ type Tensor struct {
 }
 
 // wrapTensor takes ownership of an owned handle described by info.
-func wrapTensor(p *C.dinput_tensor_t, info C.dgo_tensor_info) *Tensor {
+func wrapTensor(p *C.dinput_tensor_t, info C.dinput_tensor_info_t) *Tensor {
 	t := &Tensor{dtype: DType(info.dtype)}
 	t.ref.p = p
 	if info.rank > 0 {

@@ -264,3 +264,35 @@ func TestOutOfRangeEnumsAreRejectedInGo(t *testing.T) {
 		t.Errorf("callback error with code 77: %v", err)
 	}
 }
+
+// PerReplica.Tensors and Element.Tensors take every tensor in one call into C, asking again
+// when the first guess of their number was short.
+func TestTensorsInOneCall(t *testing.T) {
+	var parts []*Tensor
+	for i := int64(0); i < 3; i++ {
+		parts = append(parts, must(NewVector([]int64{i, 10 * i})))
+	}
+	pair := must(NewElement(parts[0], parts[1]))
+	single := must(NewElement(parts[2]))
+	step := must(NewPerReplica(pair, pair)) // 4 tensors where the guess is 2
+	got := must(step.Tensors())
+	var flat [][]int64
+	for _, tensor := range got {
+		flat = append(flat, must(tensor.Int64s()))
+	}
+	want := [][]int64{{0, 0}, {1, 10}, {0, 0}, {1, 10}}
+	if !reflect.DeepEqual(flat, want) {
+		t.Errorf("PerReplica.Tensors = %v, want %v", flat, want)
+	}
+	step.Close()
+	if got := must(got[3].Int64s()); !reflect.DeepEqual(got, []int64{1, 10}) {
+		t.Errorf("a tensor taken from a closed step = %v", got)
+	}
+	ragged := must(NewPerReplica(pair, single))
+	if _, err := ragged.Tensors(); !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "replica 1 has 1 components") {
+		t.Errorf("replicas with different components: %v", err)
+	}
+	if _, err := step.Tensors(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Tensors of a closed step: %v", err)
+	}
+}

@@ -257,6 +257,90 @@ static void test_elements(void) {
   dinput_element_free(e);
 }
 
+/* One call gives what the per-tensor accessors give, component by component; a short array
+ * is filled as far as it goes and the count still says how many there are. */
+static void check_info(const dinput_tensor_info_t* info, const dinput_tensor_t* t) {
+  CHECK(info->tensor == t);
+  CHECK(info->data == dinput_tensor_data(t));
+  CHECK(info->shape == dinput_tensor_shape(t));
+  CHECK(info->byte_size == dinput_tensor_byte_size(t));
+  CHECK(info->rank == dinput_tensor_rank(t));
+  CHECK(info->dtype == dinput_tensor_dtype(t));
+  CHECK(info->device_type == dinput_tensor_device_type(t));
+  CHECK(info->device_index == dinput_tensor_device_index(t));
+}
+
+static void test_tensor_infos(void) {
+  int64_t v[6] = {1, 2, 3, 4, 5, 6};
+  float f = 2.5f;
+  const char* strs[2] = {"ab", "cde"};
+  size_t lens[2] = {2, 3};
+  int64_t two = 2, shape[2] = {3, 2};
+  dinput_tensor_t* parts[3];
+  dinput_element_t* e = NULL;
+  dinput_tensor_info_t infos[4];
+  size_t count = 99;
+
+  CHECK_OK(dinput_tensor_new(&parts[0], DINPUT_INT64, shape, 2, v, sizeof v));
+  CHECK_OK(dinput_tensor_new(&parts[1], DINPUT_FLOAT32, NULL, 0, &f, sizeof f));
+  CHECK_OK(dinput_tensor_new_bytes(&parts[2], &two, 1, strs, lens));
+  CHECK_OK(dinput_element_new(&e, (const dinput_tensor_t* const*)parts, 3));
+  memset(infos, 0, sizeof infos);
+  CHECK_OK(dinput_element_tensor_infos(&count, infos, 4, e));
+  CHECK(count == 3);
+  for (size_t i = 0; i < 3; ++i) check_info(&infos[i], dinput_element_get(e, i));
+  CHECK(infos[0].rank == 2 && infos[0].shape[0] == 3 && infos[0].shape[1] == 2);
+  CHECK(((const int64_t*)infos[0].data)[5] == 6);
+  CHECK(infos[1].rank == 0 && infos[1].dtype == DINPUT_FLOAT32);
+  CHECK(infos[2].data == NULL && infos[2].byte_size == 5);
+  CHECK(infos[3].tensor == NULL); /* past the count: untouched */
+
+  /* Asking for the count, then a short array: filled as far as it goes. */
+  CHECK_OK(dinput_element_tensor_infos(&count, NULL, 0, e));
+  CHECK(count == 3);
+  memset(infos, 0, sizeof infos);
+  CHECK_OK(dinput_element_tensor_infos(&count, infos, 1, e));
+  CHECK(count == 3 && infos[0].tensor == dinput_element_get(e, 0) && infos[1].tensor == NULL);
+
+  CHECK_STATUS(dinput_element_tensor_infos(&count, NULL, 2, e), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("infos");
+  CHECK(count == 0);
+  CHECK_STATUS(dinput_element_tensor_infos(&count, infos, 4, NULL), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("element");
+  CHECK_STATUS(dinput_element_tensor_infos(NULL, infos, 4, e), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("count");
+
+  /* A per-replica value: replica-major, and replicas must agree on their components. */
+  {
+    dinput_element_t* one = NULL;
+    const dinput_element_t* elems[2];
+    dinput_per_replica_t* pv = NULL;
+    dinput_tensor_info_t step[6];
+    CHECK_OK(dinput_element_new(&one, (const dinput_tensor_t* const*)parts, 1));
+    elems[0] = e;
+    elems[1] = e;
+    CHECK_OK(dinput_per_replica_new(&pv, elems, 2));
+    CHECK_OK(dinput_per_replica_tensor_infos(&count, step, 6, pv));
+    CHECK(count == 6);
+    for (int r = 0; r < 2; ++r)
+      for (size_t c = 0; c < 3; ++c)
+        check_info(&step[r * 3 + c], dinput_element_get(dinput_per_replica_get(pv, r), c));
+    CHECK_OK(dinput_per_replica_tensor_infos(&count, NULL, 0, pv));
+    CHECK(count == 6);
+    dinput_per_replica_free(pv);
+
+    elems[1] = one;
+    CHECK_OK(dinput_per_replica_new(&pv, elems, 2));
+    CHECK_STATUS(dinput_per_replica_tensor_infos(&count, step, 6, pv), DINPUT_INVALID_ARGUMENT);
+    CHECK_MSG("replica 1 has 1 components where replica 0 has 3");
+    CHECK(count == 0);
+    dinput_per_replica_free(pv);
+    dinput_element_free(one);
+  }
+  for (int i = 0; i < 3; ++i) dinput_tensor_free(parts[i]);
+  dinput_element_free(e);
+}
+
 static void test_specs(void) {
   dinput_spec_t* spec = NULL;
   int64_t shape[2] = {DINPUT_UNKNOWN_DIM, 3};
@@ -442,6 +526,7 @@ int main(void) {
   test_copy_to_checks();
   test_ref();
   test_elements();
+  test_tensor_infos();
   test_specs();
   test_dlpack_fields();
   test_dlpack_scalar_and_errors();

@@ -46,6 +46,16 @@ function parseHeader(text) {
   let code = text.replace(/\/\*[\s\S]*?\*\//g, blank).replace(/\/\/[^\n]*/g, '');
   code = code.replace(/^[ \t]*#(?:[^\n]*\\\n)*[^\n]*/gm, blank);
   code = code.replace(/extern\s+"C"\s*\{/g, '').replace(/^\s*\}\s*$/gm, '');
+  // Structs with fields (`typedef struct tag { ... } name;`): their fields are checked
+  // against the Julia struct of the same name, and a pointer to one is Ptr{name}.
+  const structs = new Map();
+  code = code.replace(/typedef\s+struct\s+(\w+)\s*\{([^}]*)\}\s*(\w+)\s*;/g, (all, tag, body, name) => {
+    const fields = body.split(';').map((f) => f.replace(/\s+/g, ' ').trim()).filter(Boolean)
+      .map((f) => splitParams(f)[0]);
+    structs.set(name, fields);
+    structs.set('struct ' + tag, fields);
+    return blank(all);
+  });
 
   const enums = new Set();
   const enumerators = new Map();
@@ -86,7 +96,7 @@ function parseHeader(text) {
       problems.push(`cannot parse header declaration: ${stmt}`);
     }
   }
-  return { defines, enums, enumerators, opaque, fnptrs, functions, problems };
+  return { defines, enums, enumerators, opaque, structs, fnptrs, functions, problems };
 }
 
 function splitTopLevel(s, sep = ',') {
@@ -145,6 +155,10 @@ function juliaTypesFor(ctype, hdr) {
     inner = ['Ptr{Cvoid}'];
   } else if (hdr.enums.has(base)) {
     inner = ['Cint'];
+  } else if (hdr.structs.has(base)) {
+    const name = base.replace(/^struct /, '');
+    if (depth === 0) return new Set([name]);
+    inner = [name];
   } else if (hdr.opaque.has(base)) {
     if (depth === 0) return new Set([`<by-value opaque ${base}>`]);
     inner = ['Cvoid'];
@@ -267,6 +281,7 @@ function lineOf(text, offset) {
 }
 
 function scanJulia(files) {
+  const structs = [];
   const ccalls = [];
   const cfunctions = [];
   const constants = [];
@@ -305,13 +320,21 @@ function scanJulia(files) {
       const items = tupleItems(parsed.args[2] || '');
       cfunctions.push({ where, typedef: marker ? marker[1] : null, ret: normType(parsed.args[1] || ''), types: items ? items.map(normType) : null });
     }
+    for (const m of code.matchAll(/^[ \t]*struct[ \t]+(dinput_\w+)[ \t]*\n([\s\S]*?)^[ \t]*end\b/gm)) {
+      const where = `${name}:${lineOf(code, m.index)}`;
+      const fields = m[2].split('\n').map((l) => l.trim()).filter(Boolean).map((l) => {
+        const f = l.match(/^(\w+)\s*::\s*(.+)$/);
+        return f ? { name: f[1], type: normType(f[2]) } : { name: l, type: null };
+      });
+      structs.push({ where, name: m[1], fields });
+    }
     for (const m of code.matchAll(/^[ \t]*const[ \t]+(DINPUT_\w+)[ \t]*=[ \t]*([^\n]+)$/gm)) {
       const where = `${name}:${lineOf(code, m.index)}`;
       const v = m[2].trim().match(/^(?:\w+\()?\s*(-?\s*\d+)\s*\)?$/);
       constants.push({ where, name: m[1], value: v ? BigInt(v[1].replace(/\s+/g, '')) : null, expr: m[2].trim() });
     }
   }
-  return { ccalls, cfunctions, constants, problems };
+  return { ccalls, cfunctions, constants, structs, problems };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -367,6 +390,23 @@ function compare(hdr, jl) {
     if (!implemented.has(name)) problems.push(`${name}: callback typedef without a @cfunction trampoline`);
   }
 
+  for (const [cname, fields] of hdr.structs) {
+    if (cname.startsWith('struct ')) continue;
+    const defs = jl.structs.filter((d) => d.name === cname);
+    if (defs.length !== 1) { problems.push(`${cname}: ${defs.length} Julia struct definitions; expected exactly one`); continue; }
+    const d = defs[0];
+    if (d.fields.length !== fields.length) {
+      problems.push(`${d.where}: struct ${cname} has ${d.fields.length} field(s), the header ${fields.length} (${fields.map((f) => f.name).join(', ')})`);
+      continue;
+    }
+    fields.forEach((f, i) => {
+      const ok = juliaTypesFor(f.type, hdr);
+      const j = d.fields[i];
+      if (j.name !== f.name) problems.push(`${d.where}: struct ${cname} field ${i + 1} is ${j.name}, the header's is ${f.name}`);
+      else if (!ok.has(j.type)) problems.push(`${d.where}: struct ${cname} field ${f.name} is ${j.type}, expected ${showSet(ok)} (C: ${f.type})`);
+    });
+  }
+
   const expected = new Map([...hdr.enumerators, ...hdr.defines]);
   const seen = new Map();
   for (const c of jl.constants) {
@@ -404,6 +444,11 @@ typedef DINPUT_ENUM(dinput_mode_t) {
 } dinput_mode_t;
 typedef struct dinput_thing dinput_thing_t;
 struct DLManagedTensor;
+typedef struct dinput_info {
+  const dinput_thing_t *thing;
+  int64_t size;
+  dinput_mode_t mode;
+} dinput_info_t;
 typedef dinput_status_t (*dinput_cb_fn)(dinput_thing_t **out, const char *name, void *user_data);
 /* Makes a thing. */
 DINPUT_API dinput_status_t dinput_thing_new(dinput_thing_t **out, int64_t size,
@@ -413,6 +458,7 @@ DINPUT_API void dinput_thing_free(dinput_thing_t *thing);
 DINPUT_API dinput_mode_t dinput_thing_mode(const dinput_thing_t *thing, dinput_mode_t fallback);
 DINPUT_API dinput_status_t dinput_thing_export(struct DLManagedTensor **out, dinput_cb_fn fn);
 DINPUT_API cudaEvent_t dinput_thing_wait(const dinput_thing_t *thing, cudaStream_t stream);
+DINPUT_API dinput_status_t dinput_thing_infos(dinput_info_t *infos, size_t capacity);
 `;
 
 const MINI_JULIA = `
@@ -434,6 +480,12 @@ dinput_thing_mode(thing, fallback) = ccall(@fptr(:dinput_thing_mode), Cint, (Ptr
 dinput_thing_export(out, fn) = ccall(@fptr(:dinput_thing_export), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, fn)
 dinput_thing_wait(thing, stream) = ccall(@fptr(:dinput_thing_wait), Ptr{Cvoid}, (Ptr{Cvoid}, Ptr{Cvoid}), thing, stream)
 cb() = @cfunction(_cb, Cint, (Ptr{Ptr{Cvoid}}, Cstring, Ptr{Cvoid}))  # dinput_cb_fn
+struct dinput_info_t
+    thing::Ptr{Cvoid}
+    size::Int64
+    mode::Cint
+end
+dinput_thing_infos(infos, capacity) = ccall(@fptr(:dinput_thing_infos), Cint, (Ptr{dinput_info_t}, Csize_t), infos, capacity)
 `;
 
 // Each mutation of MINI_JULIA and the error it must produce.
@@ -458,6 +510,11 @@ const MINI_CASES = [
   ['enum passed as Int64', (s) => s.replace('(Ptr{Cvoid}, Cint), thing, fallback', '(Ptr{Cvoid}, Int64), thing, fallback'), /dinput_thing_mode: argument 2 \(fallback\) is Int64, expected Cint/],
   ['missing constant', (s) => s.replace('const DINPUT_UNKNOWN_DIM = -1\n', ''), /DINPUT_UNKNOWN_DIM: header constant without a Julia const/],
   ['CUDA stream passed as an integer', (s) => s.replace('(Ptr{Cvoid}, Ptr{Cvoid}), thing, stream', '(Ptr{Cvoid}, Csize_t), thing, stream'), /dinput_thing_wait: argument 2 \(stream\) is Csize_t, expected Ptr\{Cvoid\}/],
+  ['struct field of the wrong type', (s) => s.replace('size::Int64', 'size::Cint'), /struct dinput_info_t field size is Cint, expected Int64/],
+  ['struct field missing', (s) => s.replace('    mode::Cint\n', ''), /struct dinput_info_t has 2 field\(s\), the header 3/],
+  ['struct fields reordered', (s) => s.replace('    size::Int64\n    mode::Cint', '    mode::Cint\n    size::Int64'), /field 2 is mode, the header's is size/],
+  ['struct without a Julia definition', (s) => s.replace('struct dinput_info_t', 'struct other_info_t'), /dinput_info_t: 0 Julia struct definitions/],
+  ['struct pointer passed as Ptr{Cvoid}', (s) => s.replace('(Ptr{dinput_info_t}, Csize_t)', '(Ptr{Cvoid}, Csize_t)'), /dinput_thing_infos: argument 1 \(infos\) is Ptr\{Cvoid\}, expected Ptr\{dinput_info_t\}/],
   ['CUDA event returned as an integer', (s) => s.replace('Ptr{Cvoid}, (Ptr{Cvoid}, Ptr{Cvoid}), thing, stream', 'UInt, (Ptr{Cvoid}, Ptr{Cvoid}), thing, stream'), /dinput_thing_wait: return type UInt, expected Ptr\{Cvoid\}/],
 ];
 

@@ -2,7 +2,8 @@
 
 import ctypes
 import os
-from ctypes import (CFUNCTYPE, POINTER, c_char_p, c_int, c_int64, c_size_t, c_void_p)
+from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_int, c_int32, c_int64, c_size_t,
+                    c_void_p)
 
 _SONAME = "libdinput.so.0"
 
@@ -45,6 +46,16 @@ lib, path = _load()
 H = c_void_p
 PH = POINTER(c_void_p)
 Status = c_int
+
+
+
+class TensorInfo(Structure):
+    """dinput_tensor_info_t: every accessor of one tensor, filled for a whole element or step
+    by one call (the cost of a ctypes call is most of a small step's)."""
+    _fields_ = [("tensor", c_void_p), ("data", c_void_p), ("shape", POINTER(c_int64)),
+                ("byte_size", c_size_t), ("rank", c_int32), ("dtype", c_int32),
+                ("device_type", c_int32), ("device_index", c_int32)]
+
 
 free_fn = CFUNCTYPE(None, c_void_p)
 interleave_fn = CFUNCTYPE(Status, PH, c_void_p, c_void_p)
@@ -114,6 +125,8 @@ for _name, _res, _args in [
     ("dinput_element_ref", Status, [PH, H]),
     ("dinput_element_size", c_size_t, [H]),
     ("dinput_element_get", H, [H, c_size_t]),
+    ("dinput_element_tensor_infos", Status, [POINTER(c_size_t), POINTER(TensorInfo), c_size_t,
+                                             H]),
     ("dinput_spec_free", None, [H]),
     ("dinput_spec_size", c_size_t, [H]),
     ("dinput_spec_dtype", c_int, [H, c_size_t]),
@@ -279,6 +292,8 @@ for _name, _res, _args in [
     ("dinput_per_replica_free", None, [H]),
     ("dinput_per_replica_size", c_int, [H]),
     ("dinput_per_replica_get", H, [H, c_int]),
+    ("dinput_per_replica_tensor_infos", Status, [POINTER(c_size_t), POINTER(TensorInfo),
+                                                 c_size_t, H]),
     ("dinput_per_replica_new", Status, [PH, PH, c_int]),
     ("dinput_strategy_reduce", Status, [PH, H, c_int, H, c_int]),
     ("dinput_strategy_distribute_datasets_from_function", Status, [PH, H, dataset_fn, c_void_p,

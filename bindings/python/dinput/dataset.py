@@ -10,7 +10,7 @@ from ctypes import byref, c_char_p, c_int64, c_void_p, string_at
 from . import _lib
 from ._handle import Handle
 from .errors import DinputError, OutOfRangeError, check, error, status_of
-from .tensor import element_to_py, py_to_element, py_to_spec, spec_to_py
+from .tensor import element_to_py, owned_numpy_values, py_to_element, py_to_spec, spec_to_py
 
 _L = _lib.lib
 
@@ -587,9 +587,14 @@ class Iterator(Handle):
     def __init__(self, handle, output="numpy"):
         Handle.__init__(self, handle)
         self._output = output
+        self._infos = [(_lib.TensorInfo * 4)()]
         _live_iterators.add(self)
 
     def _value(self, eh):
+        if self._output == "numpy":
+            values = owned_numpy_values(eh, _L.dinput_element_tensor_infos,
+                                        _L.dinput_element_free, self._infos)
+            return values[0] if len(values) == 1 else tuple(values)
         try:
             return element_to_py(eh, self._output)
         finally:

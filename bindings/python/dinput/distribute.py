@@ -8,7 +8,7 @@ from ._handle import Handle
 from .dataset import (Dataset, Optional, _enter, _fail, _free_user_data, _leave, _live_iterators,
                       _new, _register, _registry, _strs)
 from .errors import check, error
-from .tensor import element_to_py, py_to_element
+from .tensor import element_to_py, owned_numpy_values, py_to_element
 
 _REDUCE_OPS = {"sum": 0, "mean": 1}
 
@@ -351,7 +351,19 @@ class DistributedDataset(Handle):
         return self.iterator()
 
 
-def _per_replica(ph, output):
+def _per_replica(ph, output, infos=None):
+    """The owned per-replica value ph as a list with one value per local replica (freed here,
+    or, for numpy output, when the last array viewing it is gone). infos: the caller's cached
+    TensorInfo array (a one-element list), or None for a new one."""
+    if output == "numpy":
+        n = _L.dinput_per_replica_size(ph)
+        values = owned_numpy_values(ph, _L.dinput_per_replica_tensor_infos,
+                                    _L.dinput_per_replica_free,
+                                    infos or [(_lib.TensorInfo * 4)()])
+        if n == 0:
+            return []
+        k = len(values) // n
+        return values if k == 1 else [tuple(values[r * k:(r + 1) * k]) for r in range(n)]
     try:
         return [element_to_py(_L.dinput_per_replica_get(ph, i), output)
                 for i in range(_L.dinput_per_replica_size(ph))]
@@ -370,6 +382,7 @@ class DistributedIterator(Handle):
     def __init__(self, handle, output="numpy"):
         Handle.__init__(self, handle)
         self._output = output
+        self._infos = [(_lib.TensorInfo * 8)()]
         _live_iterators.add(self)
 
     def get_next(self):
@@ -377,7 +390,7 @@ class DistributedIterator(Handle):
         st = _L.dinput_dist_iterator_get_next(byref(out), self._handle())
         if st:
             raise error(st)
-        return _per_replica(out, self._output)
+        return _per_replica(out, self._output, self._infos)
 
     def __next__(self):
         out = c_void_p()
@@ -386,7 +399,7 @@ class DistributedIterator(Handle):
             raise StopIteration
         if st:
             raise error(st)
-        return _per_replica(out, self._output)
+        return _per_replica(out, self._output, self._infos)
 
     def __iter__(self):
         return self

@@ -299,6 +299,67 @@ def _tensor_to_numpy(th):
     return arr.view(np.bool_) if code == 1 else arr
 
 
+class _Owner:
+    """Owns one handle (an element or a per-replica value) and frees it when the last numpy
+    array viewing its memory is gone: the arrays of one step share one owner."""
+
+    __slots__ = ("_h", "_free")
+
+    def __init__(self, h, free):
+        self._h, self._free = h, free
+
+    def __del__(self):
+        self._free(self._h)
+
+
+_VIEW_DEVICES = (DEVICE_CPU, DEVICE_CUDA_HOST)
+
+
+def owned_numpy_values(h, infos_fn, free_fn, buffers):
+    """The numpy values of every tensor of the owned handle h (an element or a per-replica
+    value, by infos_fn), read through one C call instead of several per tensor. Host tensors
+    of fixed-size dtypes become read-only views kept alive by one _Owner that frees h; the
+    rest (scalars, bytes, bfloat16, CUDA) go through _tensor_to_numpy. buffers is a
+    one-element list caching the caller's TensorInfo array; h is freed on every path."""
+    count = c_size_t()
+    try:
+        infos = buffers[0]
+        check(infos_fn(byref(count), infos, len(infos), h))
+        n = count.value
+        if n > len(infos):
+            infos = buffers[0] = (_lib.TensorInfo * n)()
+            check(infos_fn(byref(count), infos, n, h))
+    except BaseException:
+        free_fn(h)
+        raise
+    np = _np()
+    owner = _Owner(h, free_fn)
+    values = [None] * n
+    for i in range(n):
+        info = infos[i]
+        code = info.dtype
+        rank = info.rank
+        dt = _NP_DTYPES.get(code)
+        if (rank == 0 or info.device_type not in _VIEW_DEVICES or code == BYTES
+                or code == DTYPES["bfloat16"]):
+            values[i] = _tensor_to_numpy(info.tensor)
+            continue
+        if dt is None:
+            dt = _NP_DTYPES[code] = np.dtype(DTYPE_NAMES[code])
+        size = info.byte_size
+        if size == 0:
+            arr = np.empty(tuple(info.shape[:rank]), dt)
+        else:
+            raw = (ctypes.c_char * size).from_address(info.data)
+            raw._owner = owner
+            arr = np.frombuffer(raw, dt)
+            if rank != 1:
+                arr = arr.reshape(tuple(info.shape[:rank]))
+        arr.flags.writeable = False
+        values[i] = arr
+    return values
+
+
 def element_tensors(eh):
     """The components of a (borrowed) element handle as new Tensor handles."""
     return [Tensor._borrowed(_L.dinput_element_get(eh, i))

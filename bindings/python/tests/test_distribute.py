@@ -34,6 +34,42 @@ class DistributeTest(unittest.TestCase):
         # A second pass is a new epoch.
         self.assertEqual(len(list(dd)), 3)
 
+    def test_step_arrays_view_the_library_memory_and_outlive_the_step(self):
+        # Each step's arrays are read-only views of the step's memory, read through one
+        # C call per step; they stay valid after the step, the iterator and the dataset go.
+        import gc
+        s = dinput.Strategy(["CPU:0", "CPU:1"])
+        ds = dinput.Dataset.from_tensor_slices((
+            np.arange(20, dtype=np.int32).reshape(10, 2),
+            np.array([True, False] * 5),
+            np.array([b"r%d" % i for i in range(10)], dtype=object),
+        )).batch(4)
+        dd = s.distribute_dataset(ds)
+        kept = [step for step in dd]
+        del dd, ds
+        gc.collect()
+        self.assertEqual(len(kept), 3)
+        ints = [r[0] for step in kept for r in step]
+        self.assertTrue(all(a.dtype == np.int32 and a.ndim == 2 for a in ints))
+        self.assertEqual(np.concatenate(ints).ravel().tolist(), list(range(20)))
+        self.assertEqual(np.concatenate([r[1] for step in kept for r in step]).tolist(),
+                         [True, False] * 5)
+        self.assertEqual(np.concatenate([r[2] for step in kept for r in step]).tolist(),
+                         [b"r%d" % i for i in range(10)])
+        with self.assertRaises(ValueError):
+            ints[0][0, 0] = 7
+        # The partial last step: 2 rows over 2 replicas, then a step-free end.
+        self.assertEqual([r[0].shape for r in kept[2]], [(1, 2), (1, 2)])
+
+    def test_empty_pieces_and_plain_iteration(self):
+        s = dinput.Strategy(["CPU:0", "CPU:1", "CPU:2"])
+        steps = [[r.tolist() for r in step]
+                 for step in s.distribute_dataset(dinput.Dataset.range(4).batch(3))]
+        self.assertEqual(steps, [[[0], [1], [2]], [[3], [], []]])
+        values = list(dinput.Dataset.range(5).batch(2))
+        self.assertEqual([v.tolist() for v in values], [[0, 1], [2, 3], [4]])
+        self.assertFalse(values[0].flags.writeable)
+
     def test_get_next_and_optional(self):
         s = dinput.Strategy(["CPU:0", "CPU:1"])
         dd = s.distribute_dataset(dinput.Dataset.from_tensor_slices(

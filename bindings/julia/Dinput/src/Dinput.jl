@@ -72,7 +72,7 @@ export DatasetIterator, DistributedIterator, Optional, iterator, get_next, get_n
     has_value, get_value, statistic, cancel, save_state, iterator_from_state
 export Collective, abort!, Strategy, InputOptions, DistributedDataset, PerReplica,
     InputContext, ValueContext, ReplicaContext, distribute_dataset,
-    distribute_datasets_from_function, distribute_values_from_function, local_results,
+    distribute_datasets_from_function, distribute_values_from_function, local_results, tensors,
     strategy_run, strategy_reduce,
     replica_context, per_replica_batch_size, num_replicas_in_sync, num_local_replicas,
     num_workers, worker_index, devices, plan

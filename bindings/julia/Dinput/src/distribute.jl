@@ -409,6 +409,33 @@ The elements of this worker's replicas, in replica order.
 """
 local_results(v::PerReplica) = collect(v)
 
+"""
+    tensors(e::Element) -> Vector{Tensor}
+    tensors(v::PerReplica) -> Vector{Tensor}
+
+Every component as a new `Tensor` handle, read in one call into the library. For a
+`PerReplica` value the tensors come replica by replica (replica `r`'s component `c` at
+`(r - 1) * components + c`), and replicas whose elements differ in their number of components
+throw an `INVALID_ARGUMENT` `DinputError`.
+"""
+tensors(e::Element) = _tensors(LibDinput.dinput_element_tensor_infos, e)
+tensors(v::PerReplica) = _tensors(LibDinput.dinput_per_replica_tensor_infos, v)
+
+# `fill(count, infos, capacity, x)` describes x's tensors; room for 8 first, then for all.
+function _tensors(fill, x)
+    count = Ref{Csize_t}(0)
+    infos = Vector{LibDinput.dinput_tensor_info_t}(undef, 8)
+    GC.@preserve x infos begin
+        check(fill(count, infos, length(infos), x))
+        if count[] > length(infos)
+            resize!(infos, count[])
+            check(fill(count, infos, length(infos), x))
+        end
+        return [Tensor(_out(o -> LibDinput.dinput_tensor_ref(o, infos[i].tensor)))
+                for i in 1:Int(count[])]
+    end
+end
+
 function Base.show(io::IO, v::PerReplica)
     isopen(v) || return print(io, "PerReplica(<closed>)")
     print(io, "PerReplica(")

@@ -397,6 +397,23 @@ dinput_element_size(element) =
 dinput_element_get(element, i) =
     ccall(@fptr(:dinput_element_get), Ptr{Cvoid}, (Ptr{Cvoid}, Csize_t), element, i)
 
+# dinput_tensor_info_t: what the accessors of one tensor return, filled for a whole element or
+# step by one call (the layout of the C struct, field for field).
+struct dinput_tensor_info_t
+    tensor::Ptr{Cvoid}
+    data::Ptr{Cvoid}
+    shape::Ptr{Int64}
+    byte_size::Csize_t
+    rank::Int32
+    dtype::Cint
+    device_type::Cint
+    device_index::Int32
+end
+dinput_element_tensor_infos(count, infos, capacity, element) =
+    ccall(@fptr(:dinput_element_tensor_infos), Cint,
+          (Ptr{Csize_t}, Ptr{dinput_tensor_info_t}, Csize_t, Ptr{Cvoid}),
+          count, infos, capacity, element)
+
 # ---------------------------------------------------------------------------------------
 # Element specs
 # ---------------------------------------------------------------------------------------
@@ -1201,6 +1218,10 @@ dinput_per_replica_size(value) =
     ccall(@fptr(:dinput_per_replica_size), Cint, (Ptr{Cvoid},), value)
 dinput_per_replica_get(value, i) =
     ccall(@fptr(:dinput_per_replica_get), Ptr{Cvoid}, (Ptr{Cvoid}, Cint), value, i)
+dinput_per_replica_tensor_infos(count, infos, capacity, value) =
+    ccall(@fptr(:dinput_per_replica_tensor_infos), Cint,
+          (Ptr{Csize_t}, Ptr{dinput_tensor_info_t}, Csize_t, Ptr{Cvoid}),
+          count, infos, capacity, value)
 function dinput_per_replica_new(out, elements, count)
     ccall(@fptr(:dinput_per_replica_new), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Ptr{Cvoid}}, Cint),

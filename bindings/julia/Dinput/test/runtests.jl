@@ -559,6 +559,14 @@ end
     @test shapes[1] == [((8, 1), (8, 1)), ((8, 1), (8, 1))]
     @test shapes[7] == [((2, 1), (2, 1)), ((2, 1), (2, 1))]
 
+    # tensors: every component of every replica in one call, replica by replica
+    flat = tensors(first(distribute_dataset(strategy, pairs)))
+    @test [size(t) for t in flat] == [(8, 1), (8, 1), (8, 1), (8, 1)]
+    wide = Element([Int64[i, 10i] for i in 1:10]...)   # more than the first call's room
+    @test [Array(t) for t in tensors(wide)] == [Int64[i, 10i] for i in 1:10]
+    ragged = PerReplica([Element(Int64[1], Int64[2]), Element(Int64[3])])
+    @test is_error(caught(() -> tensors(ragged)), :INVALID_ARGUMENT)
+
     if Dinput.FOREIGN_THREAD_CALLBACKS
         mapped = batch(map(x -> x[1][] > 2 ? error("late failure") : x, Dataset(0:7)), 2)
         err = caught(() -> collect(distribute_dataset(strategy, mapped)))

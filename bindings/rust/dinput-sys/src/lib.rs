@@ -262,6 +262,22 @@ pub struct DLTensor {
     pub byte_offset: u64,
 }
 
+/// `dinput_tensor_info_t`: every accessor of one tensor, filled for a whole element or step
+/// by `dinput_element_tensor_infos` / `dinput_per_replica_tensor_infos`.
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dinput_tensor_info {
+    pub tensor: *const dinput_tensor_t,
+    pub data: *const c_void,
+    pub shape: *const i64,
+    pub byte_size: usize,
+    pub rank: i32,
+    pub dtype: dinput_dtype_t,
+    pub device_type: dinput_device_type_t,
+    pub device_index: i32,
+}
+pub type dinput_tensor_info_t = dinput_tensor_info;
+
 #[repr(C)]
 #[derive(Debug)]
 pub struct DLManagedTensor {
@@ -420,6 +436,12 @@ extern "C" {
     pub fn dinput_element_ref(out: *mut *mut dinput_element_t, element: *const dinput_element_t) -> dinput_status_t;
     pub fn dinput_element_size(element: *const dinput_element_t) -> usize;
     pub fn dinput_element_get(element: *const dinput_element_t, i: usize) -> *const dinput_tensor_t;
+    pub fn dinput_element_tensor_infos(
+        count: *mut usize,
+        infos: *mut dinput_tensor_info_t,
+        capacity: usize,
+        element: *const dinput_element_t,
+    ) -> dinput_status_t;
 
     // -- element specs --
     pub fn dinput_spec_new(out: *mut *mut dinput_spec_t) -> dinput_status_t;
@@ -748,10 +770,7 @@ extern "C" {
     ) -> dinput_status_t;
 
     // -- checkpoints --
-    pub fn dinput_iterator_save(
-        out: *mut *mut dinput_state_t,
-        iterator: *mut dinput_iterator_t,
-    ) -> dinput_status_t;
+    pub fn dinput_iterator_save(out: *mut *mut dinput_state_t, iterator: *mut dinput_iterator_t) -> dinput_status_t;
     pub fn dinput_state_data(state: *const dinput_state_t) -> *const c_void;
     pub fn dinput_state_size(state: *const dinput_state_t) -> usize;
     pub fn dinput_state_free(state: *mut dinput_state_t);
@@ -962,6 +981,12 @@ extern "C" {
     ) -> dinput_status_t;
     pub fn dinput_per_replica_size(value: *const dinput_per_replica_t) -> c_int;
     pub fn dinput_per_replica_get(value: *const dinput_per_replica_t, i: c_int) -> *const dinput_element_t;
+    pub fn dinput_per_replica_tensor_infos(
+        count: *mut usize,
+        infos: *mut dinput_tensor_info_t,
+        capacity: usize,
+        value: *const dinput_per_replica_t,
+    ) -> dinput_status_t;
     pub fn dinput_per_replica_new(
         out: *mut *mut dinput_per_replica_t,
         elements: *const *const dinput_element_t,

@@ -41,6 +41,8 @@ struct Api {
     types: BTreeSet<String>,
     /// typedef alias -> the struct it names (`dinput_tensor_t` -> `dinput_tensor`).
     struct_aliases: BTreeMap<String, String>,
+    /// The structs the header defines (not opaque): tag -> its fields' (name, Rust type).
+    struct_fields: BTreeMap<String, Vec<(String, String)>>,
 }
 
 fn header_path() -> PathBuf {
@@ -422,9 +424,45 @@ fn preprocess(src: &str, constants: &mut BTreeMap<String, i64>) -> String {
     expand(&out, &macros)
 }
 
+/// Replaces each `typedef struct TAG { fields } ALIAS;` by `typedef struct TAG ALIAS;`,
+/// recording the fields, so that the statements left all end at their `;`.
+fn take_struct_definitions(text: &str, api: &mut Api) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("typedef struct ") {
+        let head_end = at + "typedef struct ".len();
+        let semi = rest[head_end..].find(';').map_or(rest.len(), |i| i + head_end);
+        let Some(open) = rest[head_end..semi].find('{').map(|i| i + head_end) else {
+            out.push_str(&rest[..semi.min(rest.len())]);
+            rest = &rest[semi.min(rest.len())..];
+            continue;
+        };
+        let close = rest[open..].find('}').expect("struct without end") + open;
+        let end = rest[close..].find(';').expect("struct typedef without ;") + close;
+        let tag = rest[head_end..open].trim().to_string();
+        let alias = rest[close + 1..end].trim().to_string();
+        let fields = rest[open + 1..close]
+            .split(';')
+            .map(str::trim)
+            .filter(|f| !f.is_empty())
+            .map(|f| {
+                let name_at = f.rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).expect("field") + 1;
+                (f[name_at..].to_string(), c_type_to_rust(f, true))
+            })
+            .collect();
+        api.struct_fields.insert(tag.clone(), fields);
+        out.push_str(&rest[..at]);
+        out.push_str(&format!("typedef struct {tag} {alias}"));
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 fn parse_header(src: &str) -> Api {
     let mut api = Api::default();
     let text = preprocess(&strip_comments(src), &mut api.constants);
+    let text = take_struct_definitions(&text, &mut api);
     // The C++ guard's `extern "C" {` and `}` sat inside #ifdef __cplusplus and are gone, so
     // every remaining statement ends with `;`.
     for statement in text.split(';') {
@@ -546,6 +584,36 @@ fn parse_rust(src: &str) -> Api {
         }
     }
 
+    // Structs with fields (`pub struct TAG { pub name: Type, ... }`) and their aliases
+    // (`pub type ALIAS = TAG;`).
+    for (at, _) in text.match_indices("pub struct ") {
+        let rest = &text[at + "pub struct ".len()..];
+        let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+        let after = rest[name.len()..].trim_start();
+        if name.is_empty() || !after.starts_with('{') {
+            continue;
+        }
+        let close = after.find('}').expect("struct without end");
+        let fields = split_top_level(&after[1..close])
+            .iter()
+            .filter(|f| !f.trim().is_empty())
+            .map(|f| {
+                let f = f.trim().strip_prefix("pub ").unwrap_or_else(|| panic!("private field {f} in {name}"));
+                let (field, ty) = f.split_once(':').unwrap();
+                (field.trim().to_string(), squash(ty))
+            })
+            .collect();
+        api.struct_fields.insert(name, fields);
+    }
+    for item in items(&text, "pub type ") {
+        if let Some((alias, tag)) = item.split_once('=') {
+            let (alias, tag) = (alias.trim(), tag.trim());
+            if api.struct_fields.contains_key(tag) {
+                api.struct_aliases.insert(alias.to_string(), tag.to_string());
+            }
+        }
+    }
+
     // Callback typedefs: pub type NAME = Option<unsafe extern "C" fn(PARAMS) -> RET>;
     for rest in items(&text, "pub type ") {
         let Some(fn_at) = rest.find("extern \"C\" fn(") else { continue };
@@ -609,6 +677,7 @@ fn merge(into: &mut Api, from: Api) {
     into.constants.extend(from.constants);
     into.types.extend(from.types);
     into.struct_aliases.extend(from.struct_aliases);
+    into.struct_fields.extend(from.struct_fields);
 }
 
 fn apis() -> (Api, Api) {
@@ -700,6 +769,15 @@ fn every_constant_has_the_same_value() {
     assert_eq!(rust.constants["DINPUT_OUT_OF_RANGE"], dinput_sys::DINPUT_OUT_OF_RANGE as i64);
     assert_eq!(rust.constants["DINPUT_VERSION_NUMBER"], dinput_sys::DINPUT_VERSION_NUMBER as i64);
     assert_eq!(rust.constants["DINPUT_AUTO_SHARD_OFF"], dinput_sys::DINPUT_AUTO_SHARD_OFF as i64);
+}
+
+#[test]
+fn every_struct_has_the_same_fields() {
+    let (header, rust) = apis();
+    assert!(header.struct_fields.contains_key("dinput_tensor_info"), "the parser missed a struct");
+    for (tag, fields) in &header.struct_fields {
+        assert_eq!(rust.struct_fields.get(tag), Some(fields), "fields of struct {tag}");
+    }
 }
 
 #[test]

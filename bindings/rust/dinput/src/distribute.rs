@@ -19,11 +19,12 @@ use dinput_sys as sys;
 
 use crate::callback::{call, deliver};
 use crate::dataset::Dataset;
-use crate::element::{Element, ElementRef, Spec};
+use crate::element::{tensors_from_infos, Element, ElementRef, Spec};
 use crate::error::{
     borrowed_str, c_string, c_string_lossy, check, out_handle, to_c_int, to_i64, to_usize, Code, Error, Result,
 };
 use crate::iter::DistIterator;
+use crate::tensor::TensorRef;
 
 /// How the workers of a multi-worker strategy exchange the small values the distributed
 /// iterator and reduce need.
@@ -627,6 +628,20 @@ impl PerReplica {
 
     pub fn iter(&self) -> impl ExactSizeIterator<Item = ElementRef<'_>> + '_ {
         (0..self.len()).map(move |i| self.get(i).expect("index below len"))
+    }
+
+    /// Every component of every local replica, replica by replica (replica `r`'s component
+    /// `c` at `r * components + c`), in one call into the library
+    /// (`dinput_per_replica_tensor_infos`). INVALID_ARGUMENT when the replicas' elements
+    /// differ in their number of components.
+    pub fn tensors(&self) -> Result<Vec<TensorRef<'_>>> {
+        // SAFETY: self.raw is live; the tensors stay valid while the value lives, which the
+        // borrow of &self enforces.
+        unsafe {
+            tensors_from_infos(|count, infos, cap| {
+                sys::dinput_per_replica_tensor_infos(count, infos, cap, self.raw.as_ptr())
+            })
+        }
     }
 
     /// A new handle to the same value (no data copied). `Clone` does the same and panics

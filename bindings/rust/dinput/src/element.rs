@@ -94,6 +94,18 @@ impl Element {
         (0..self.len()).map(move |i| self.get(i).expect("index below len"))
     }
 
+    /// Every component in one call into the library (`dinput_element_tensor_infos`); the
+    /// same as `iter().collect()`, which is as cheap from Rust.
+    pub fn tensors(&self) -> Result<Vec<TensorRef<'_>>> {
+        // SAFETY: self.raw is live; the components stay valid while the element lives, which
+        // the borrow of &self enforces.
+        unsafe {
+            tensors_from_infos(|count, infos, cap| {
+                sys::dinput_element_tensor_infos(count, infos, cap, self.raw.as_ptr())
+            })
+        }
+    }
+
     /// [`Tensor::cuda_wait`] for every component: `stream` waits on the GPU for the copies
     /// that fill them and is recorded as their reader. A no-op for host tensors.
     pub fn cuda_wait(&self, stream: Stream) -> Result<()> {
@@ -107,6 +119,29 @@ impl Element {
         // SAFETY: self.raw is live; out is a valid out-parameter.
         let raw = out_handle(|out| unsafe { sys::dinput_element_ref(out, self.raw.as_ptr()) })?;
         Ok(Element { raw })
+    }
+}
+
+/// The tensors a `dinput_*_tensor_infos` call describes (`fill(count, infos, capacity)`),
+/// asking once with room for a typical element and again when there are more.
+///
+/// # Safety
+/// `fill` must describe tensors that stay valid for `'a`.
+pub(crate) unsafe fn tensors_from_infos<'a>(
+    fill: impl Fn(*mut usize, *mut sys::dinput_tensor_info_t, usize) -> sys::dinput_status_t,
+) -> Result<Vec<TensorRef<'a>>> {
+    let mut infos: Vec<sys::dinput_tensor_info_t> = Vec::with_capacity(8);
+    let mut count = 0usize;
+    check(fill(&mut count, infos.as_mut_ptr(), infos.capacity()))?;
+    if count > infos.capacity() {
+        infos.reserve_exact(count);
+        check(fill(&mut count, infos.as_mut_ptr(), infos.capacity()))?;
+    }
+    // SAFETY: the call filled the first `count` entries (count <= capacity here), and the
+    // caller vouched that the tensors they name live for 'a.
+    unsafe {
+        infos.set_len(count);
+        Ok(infos.iter().map(|info| TensorRef::new(info.tensor).expect("a component is never NULL")).collect())
     }
 }
 

@@ -200,6 +200,28 @@ fn clones_are_new_handles_to_the_same_object() {
 }
 
 #[test]
+fn tensors_of_an_element_and_a_step_in_one_call() {
+    let many: Vec<Tensor> = (0..10i64).map(|i| Tensor::from_slice(&[i, i * 10]).unwrap()).collect();
+    let refs: Vec<&Tensor> = many.iter().collect();
+    let wide = Element::new(&refs).unwrap(); // more than the first ask's room
+    let all = wide.tensors().unwrap();
+    assert_eq!(all.len(), 10);
+    for (i, t) in all.iter().enumerate() {
+        assert_eq!(t.to_vec_i64().unwrap(), vec![i as i64, i as i64 * 10]);
+        assert_eq!(t.as_raw(), wide.get(i).unwrap().as_raw());
+    }
+    let pair = Element::new(&[&many[1], &many[2]]).unwrap();
+    let single = Element::single(&many[3]).unwrap();
+    let step = PerReplica::new(&[&pair, &pair]).unwrap();
+    let flat: Vec<Vec<i64>> = step.tensors().unwrap().iter().map(|t| t.to_vec_i64().unwrap()).collect();
+    assert_eq!(flat, vec![vec![1, 10], vec![2, 20], vec![1, 10], vec![2, 20]]);
+    let ragged = PerReplica::new(&[&pair, &single]).unwrap();
+    let err = ragged.tensors().unwrap_err();
+    assert_eq!(err.code, Code::InvalidArgument);
+    assert!(err.message.contains("replica 1 has 1 components"), "{}", err.message);
+}
+
+#[test]
 fn specs() {
     let mut spec = Spec::new().unwrap();
     spec.add(DType::Float32, &[UNKNOWN_DIM, 3]).unwrap().add(DType::Bytes, &[]).unwrap();

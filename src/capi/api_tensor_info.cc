@@ -1,0 +1,68 @@
+// dinput_tensor_info_t: every accessor of a tensor in one struct, gathered for a whole element
+// or a whole step per call, for bindings whose foreign calls cost more than the accessors.
+#include "capi/firewall.h"
+#include "capi/handles.h"
+
+using namespace dinput;
+
+namespace {
+
+dinput_tensor_info_t info_of(const Tensor& tensor) {
+  const dinput_tensor_t* t = capi::as_handle(tensor);
+  dinput_tensor_info_t info;
+  info.tensor = t;
+  info.data = dinput_tensor_data(t);
+  info.shape = dinput_tensor_shape(t);
+  info.byte_size = dinput_tensor_byte_size(t);
+  info.rank = dinput_tensor_rank(t);
+  info.dtype = dinput_tensor_dtype(t);
+  info.device_type = dinput_tensor_device_type(t);
+  info.device_index = dinput_tensor_device_index(t);
+  return info;
+}
+
+// Writes the components of `element` at infos[first ..), as far as capacity allows.
+void fill(dinput_tensor_info_t* infos, size_t capacity, size_t first, const Element& element) {
+  for (size_t i = 0; i < element.size() && first + i < capacity; ++i)
+    infos[first + i] = info_of(element[i]);
+}
+
+}  // namespace
+
+extern "C" {
+
+DINPUT_API dinput_status_t dinput_element_tensor_infos(size_t* count, dinput_tensor_info_t* infos,
+                                                       size_t capacity,
+                                                       const dinput_element_t* element) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE(count);
+    *count = 0;
+    DINPUT_REQUIRE(element);
+    if (capacity > 0) DINPUT_REQUIRE(infos);
+    fill(infos, capacity, 0, element->parts);
+    *count = element->parts.size();
+  });
+}
+
+DINPUT_API dinput_status_t dinput_per_replica_tensor_infos(size_t* count,
+                                                           dinput_tensor_info_t* infos,
+                                                           size_t capacity,
+                                                           const dinput_per_replica_t* value) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE(count);
+    *count = 0;
+    DINPUT_REQUIRE(value);
+    if (capacity > 0) DINPUT_REQUIRE(infos);
+    const auto& replicas = value->replicas;
+    const size_t components = replicas.empty() ? 0 : replicas[0].parts.size();
+    for (size_t r = 1; r < replicas.size(); ++r)
+      if (replicas[r].parts.size() != components)
+        raise(Code::kInvalidArgument, capi::current_function(), ": replica ", r, " has ",
+              replicas[r].parts.size(), " components where replica 0 has ", components);
+    for (size_t r = 0; r < replicas.size(); ++r)
+      fill(infos, capacity, r * components, replicas[r].parts);
+    *count = replicas.size() * components;
+  });
+}
+
+}  // extern "C"

@@ -289,16 +289,23 @@ DeviceBuffer::~DeviceBuffer() {
     }
   }
   DevicePool& pool = device_pool(device_);
-  std::lock_guard<std::mutex> lock(pool.mu);
-  if (unknown_readers) {
+  {
+    std::lock_guard<std::mutex> lock(pool.mu);
+    if (pool.users > 0 && !unknown_readers) {
+      pool.cached += block.size;
+      pool.free.emplace(block.size, std::move(block));
+      enforce_limit(pool);
+      return;
+    }
     // Some reader's work cannot be waited for on the GPU: the block is only given back to
-    // CUDA (whose cudaFree waits for the whole device), never reused.
+    // CUDA (whose cudaFree waits for the whole device), never reused. Or no distributed
+    // iterator feeds this GPU any more (a tensor outlived the last one, through a reference
+    // or a DLPack export): its cache was emptied already, and nothing would take the block
+    // out of it again before the process exits.
     pool.evicted.push_back(std::move(block));
-    return;
+    if (pool.users > 0) return;  // the next allocation frees it
   }
-  pool.cached += block.size;
-  pool.free.emplace(block.size, std::move(block));
-  enforce_limit(pool);
+  free_in_background(device_, take_evicted(pool));
 }
 
 PinnedBuffer::PinnedBuffer(void* data, size_t size, size_t block_size)

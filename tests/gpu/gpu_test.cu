@@ -719,6 +719,30 @@ int test_cache() {
     REQUIRE(held == 0 && cached == 0, "%zu bytes held (%zu cached) after the last iterator", held,
             cached);
     std::puts("cache: nothing held once the last iterator is freed");
+
+    // A tensor that outlives the last iterator gives its block back to CUDA when it goes,
+    // rather than to a cache that nothing empties any more.
+    ok(dinput_dist_dataset_iterator(&it, p.dist));
+    ok(dinput_dist_iterator_get_next(&step, it));
+    dinput_tensor_t* kept = nullptr;
+    ok(dinput_tensor_ref(&kept, dinput_element_get(dinput_per_replica_get(step, 0), 0)));
+    cuda(cudaDeviceSynchronize());
+    dinput_per_replica_free(step);
+    dinput_dist_iterator_free(it);
+    ok(dinput_cuda_empty_cache());  // the background frees of the iterator's cache are done
+    ok(dinput_cuda_pool_bytes(&held, &cached, 0));
+    REQUIRE(held >= dinput_tensor_byte_size(kept) && cached == 0,
+            "%zu bytes held (%zu cached) while a %zu-byte tensor lives", held, cached,
+            dinput_tensor_byte_size(kept));
+    dinput_tensor_free(kept);
+    for (int i = 0; i < 200 && held != 0; ++i) {  // freed on a thread of dinput's
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      ok(dinput_cuda_pool_bytes(&held, &cached, 0));
+    }
+    REQUIRE(held == 0 && cached == 0,
+            "%zu bytes held (%zu cached) after the tensor that outlived the last iterator", held,
+            cached);
+    std::puts("cache: a tensor that outlives the last iterator gives its memory back to CUDA");
     cuda(cudaStreamDestroy(stream));
   }
   ok(dinput_cuda_set_cache_limit(limit_before));

@@ -1004,9 +1004,9 @@ DINPUT_API dinput_status_t dinput_dataset_parse_example(dinput_dataset_t** out,
                                                         int64_t component);
 /** As dinput_dataset_parse_example for one record per element: component `component` is a
  * bytes scalar, and the components have no batch dimension. */
-DINPUT_API dinput_status_t dinput_dataset_parse_single_example(
-    dinput_dataset_t** out, const dinput_dataset_t* input, const dinput_feature_spec_t* features,
-    int64_t component);
+DINPUT_API dinput_status_t
+dinput_dataset_parse_single_example(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                    const dinput_feature_spec_t* features, int64_t component);
 /** Parses serialized SequenceExamples: `context_features` (NULL: none) from the context,
  * `sequence_features` (NULL: none; var-len and fixed-len-sequence features only) from the
  * feature lists. Component `component` is a bytes scalar (one record) or vector (a batch);

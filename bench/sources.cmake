@@ -60,3 +60,29 @@ add_test(NAME bench.smoke.soak
          COMMAND soak --dir ${CMAKE_CURRENT_BINARY_DIR} --minutes 0.05 --workers 2 --replicas 2
                  --files 4 --records 300 --record-bytes 64 --restart-percent 40 --seed 7)
 set_tests_properties(bench.smoke.soak PROPERTIES TIMEOUT 120 LABELS bench)
+
+# parse_example against C++ libprotobuf parsing the same records into generated classes
+# (bench/README.md). The classes are generated here, for the benchmark only; without
+# libprotobuf and protoc it measures dinput alone and says the baseline was skipped.
+add_executable(bench_parse_example ${CMAKE_CURRENT_SOURCE_DIR}/bench_parse_example.cc)
+target_link_libraries(bench_parse_example PRIVATE dinput)
+target_compile_options(bench_parse_example PRIVATE -Wall -Wextra)
+find_package(Protobuf QUIET)
+if(Protobuf_FOUND AND Protobuf_PROTOC_EXECUTABLE)
+  set(dinput_bench_pb_dir ${CMAKE_CURRENT_BINARY_DIR}/example_pb)
+  file(MAKE_DIRECTORY ${dinput_bench_pb_dir})
+  add_custom_command(
+    OUTPUT ${dinput_bench_pb_dir}/example.pb.cc ${dinput_bench_pb_dir}/example.pb.h
+    COMMAND ${Protobuf_PROTOC_EXECUTABLE} --cpp_out=${dinput_bench_pb_dir}
+            --proto_path=${CMAKE_CURRENT_SOURCE_DIR}/example example.proto
+    DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/example/example.proto
+    COMMENT "protoc: bench/example/example.proto (the libprotobuf baseline of bench_parse_example)")
+  target_sources(bench_parse_example PRIVATE ${dinput_bench_pb_dir}/example.pb.cc)
+  target_include_directories(bench_parse_example PRIVATE ${dinput_bench_pb_dir})
+  target_compile_definitions(bench_parse_example PRIVATE DINPUT_BENCH_HAVE_PROTOBUF=1)
+  target_link_libraries(bench_parse_example PRIVATE protobuf::libprotobuf)
+endif()
+add_test(NAME bench.smoke.parse_example
+         COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:bench_parse_example>
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/check_smoke.cmake)
+set_tests_properties(bench.smoke.parse_example PROPERTIES TIMEOUT 120 LABELS bench)

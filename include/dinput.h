@@ -980,6 +980,64 @@ DINPUT_API dinput_status_t dinput_dataset_with_options(dinput_dataset_t** out,
                                                        const dinput_options_t* options);
 
 /* ------------------------------------------------------------------------------------- */
+/* tf.train.Example parsing (docs/examples.md)                                            */
+/* ------------------------------------------------------------------------------------- */
+
+/** The features a parse extracts from each serialized tf.train.Example (or the context or
+ * feature lists of a SequenceExample), one per key, as tf.io's FixedLenFeature,
+ * VarLenFeature and FixedLenSequenceFeature describe them. Dtypes are DINPUT_DTYPE_INT64,
+ * DINPUT_DTYPE_FLOAT32 or DINPUT_DTYPE_BYTES; shapes are fully known. The output components
+ * come in the order of the keys (sorted bytewise). Mutable until a parse uses it, then
+ * frozen (like dinput_spec_t: a later add fails with FAILED_PRECONDITION). */
+typedef struct dinput_feature_spec dinput_feature_spec_t;
+/** An empty feature spec; release it with dinput_feature_spec_free. */
+DINPUT_API dinput_status_t dinput_feature_spec_new(dinput_feature_spec_t** out);
+/** Releases the spec (NULL is accepted). */
+DINPUT_API void dinput_feature_spec_free(dinput_feature_spec_t* spec);
+/** Adds FixedLenFeature(shape, dtype, default_value): every record gives exactly the shape's
+ * number of values. default_value (copied; NULL: none) is used for a record that lacks the
+ * key; it holds the shape's number of values of `dtype`, or one value that is repeated. A key
+ * given twice, a bad dtype, dimension or default is INVALID_ARGUMENT naming the key. */
+DINPUT_API dinput_status_t dinput_feature_spec_add_fixed_len(dinput_feature_spec_t* spec,
+                                                             const char* key, dinput_dtype_t dtype,
+                                                             const int64_t* shape, int rank,
+                                                             const dinput_tensor_t* default_value);
+/** Adds VarLenFeature(dtype): any number of values per record, given as ragged components
+ * (docs/examples.md). */
+DINPUT_API dinput_status_t dinput_feature_spec_add_var_len(dinput_feature_spec_t* spec,
+                                                           const char* key, dinput_dtype_t dtype);
+/** Adds FixedLenSequenceFeature(shape, dtype, allow_missing, default_value): a sequence of
+ * values of `shape` per record, padded to the longest in a batch with default_value (one
+ * value, copied; NULL: zero or empty bytes). allow_missing: a record that lacks the key gives
+ * an empty sequence, else INVALID_ARGUMENT. */
+DINPUT_API dinput_status_t dinput_feature_spec_add_fixed_len_sequence(
+    dinput_feature_spec_t* spec, const char* key, dinput_dtype_t dtype, const int64_t* shape,
+    int rank, int allow_missing, const dinput_tensor_t* default_value);
+
+/** Parses serialized Examples in batches, as tf.data's `batch(...).map(parse_example)`:
+ * component `component` of each input element must be a bytes vector (one record per row);
+ * the parsed components take its place and the other components pass through. A record that
+ * is malformed, lacks a feature without a default, or holds values of the wrong type or
+ * number fails get_next with INVALID_ARGUMENT naming the record and the key. */
+DINPUT_API dinput_status_t dinput_dataset_parse_example(dinput_dataset_t** out,
+                                                        const dinput_dataset_t* input,
+                                                        const dinput_feature_spec_t* features,
+                                                        int64_t component);
+/** As dinput_dataset_parse_example for one record per element: component `component` is a
+ * bytes scalar, and the components have no batch dimension. */
+DINPUT_API dinput_status_t
+dinput_dataset_parse_single_example(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                    const dinput_feature_spec_t* features, int64_t component);
+/** Parses serialized SequenceExamples: `context_features` (NULL: none) from the context,
+ * `sequence_features` (NULL: none; var-len and fixed-len-sequence features only) from the
+ * feature lists. Component `component` is a bytes scalar (one record) or vector (a batch);
+ * the context components come first, then the feature lists'. */
+DINPUT_API dinput_status_t dinput_dataset_parse_sequence_example(
+    dinput_dataset_t** out, const dinput_dataset_t* input,
+    const dinput_feature_spec_t* context_features, const dinput_feature_spec_t* sequence_features,
+    int64_t component);
+
+/* ------------------------------------------------------------------------------------- */
 /* Iterators and optionals                                                                */
 /* ------------------------------------------------------------------------------------- */
 

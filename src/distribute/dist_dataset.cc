@@ -141,7 +141,10 @@ bool runs_only_library_code(const DatasetPtr& dataset) {
                                              "records",
                                              "fixed_length_records",
                                              "text_lines",
-                                             "list_files"};
+                                             "list_files",
+                                             "parse_example",
+                                             "parse_single_example",
+                                             "parse_sequence_example"};
   bool only = true;
   for_each_node(dataset, [&](const Dataset& node) {
     bool known = false;

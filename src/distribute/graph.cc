@@ -24,8 +24,10 @@ DatasetPtr rewrite_graph(const DatasetPtr& root,
 }
 
 int64_t detect_global_batch_size(const DatasetPtr& root) {
-  static const char* const kKeepsBatches[] = {"prefetch", "take",    "skip",
-                                              "repeat",   "shuffle", "with_options"};
+  // The Example parses map a batch of records to a batch of their features, row for row.
+  static const char* const kKeepsBatches[] = {
+      "prefetch", "take",         "skip",          "repeat",
+      "shuffle",  "with_options", "parse_example", "parse_sequence_example"};
   const Dataset* node = root.get();
   for (;;) {
     if (auto* batch = dynamic_cast<const BatchDataset*>(node)) return batch->batch_size();

@@ -46,6 +46,24 @@ TEST(ChainParser, SourceAndMethods) {
   EXPECT_TRUE(p.calls[2].args[1].value.bool_value);
 }
 
+TEST(ChainParser, Dicts) {
+  Pipeline p = must_parse(
+      "x().parse_example({\"id\": FixedLenFeature([], int64), 'b': VarLenFeature(bytes),})");
+  const Value& d = p.calls[1].args[0].value;
+  ASSERT_EQ(d.kind, Value::Kind::kDict);
+  ASSERT_EQ(d.items.size(), 4u);  // key, value, key, value
+  EXPECT_EQ(d.items[0].text, "id");
+  EXPECT_EQ(d.items[1].kind, Value::Kind::kCall);
+  EXPECT_EQ(d.items[1].text, "FixedLenFeature");
+  EXPECT_EQ(d.items[2].text, "b");
+  EXPECT_EQ(must_parse("x({})").calls[0].args[0].value.items.size(), 0u);
+  Pipeline out;
+  ParseError error;
+  EXPECT_FALSE(parse_pipeline("x({1 2})", &out, &error));
+  EXPECT_NE(error.message.find("expected ':'"), std::string::npos) << error.message;
+  EXPECT_FALSE(parse_pipeline("x({1: 2)", &out, &error));
+}
+
 TEST(ChainParser, WhitespaceAndTrailingCommas) {
   Pipeline p = must_parse("  range( 1 , 5 , ) \n . batch ( 2 , )  ");
   ASSERT_EQ(p.calls.size(), 2u);

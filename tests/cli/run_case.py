@@ -1371,6 +1371,64 @@ script_case("stream.head_closes_pipe", streaming_head_case)
 script_case("stream.multi_worker_head_closes_pipe", streaming_multi_worker_head_case)
 
 
+# ---- tf.train.Example parsing ---------------------------------------------------------------
+
+
+def _pb_varint(v):
+    out = b""
+    while v >= 0x80:
+        out += bytes([v & 0x7F | 0x80])
+        v >>= 7
+    return out + bytes([v])
+
+
+def _pb_field(number, payload):
+    return _pb_varint(number << 3 | 2) + _pb_varint(len(payload)) + payload
+
+
+def example_literal(i):
+    """A chain-syntax string literal of an Example {id: [i], tags: i * ["x"]}."""
+    entry = lambda key, feature: _pb_field(1, _pb_field(1, key) + _pb_field(2, feature))
+    ex = _pb_field(1, entry(b"id", _pb_field(3, _pb_field(1, _pb_varint(i)))) +
+                   entry(b"tags", _pb_field(1, b"".join(_pb_field(1, b"x") for _ in range(i)))))
+    return '"' + "".join("\\x%02x" % c for c in ex) + '"'
+
+
+EXAMPLES = "from_tensor_slices([%s])" % ", ".join(example_literal(i) for i in range(3))
+ID_TAGS = '{"id": FixedLenFeature([], int64), "tags": VarLenFeature(bytes)}'
+
+case("example.parse_example_ragged", [], EXAMPLES + ".batch(2).parse_example(" + ID_TAGS + ")",
+     lines=[{"worker": 0, "step": 0, "replicas": [[[0, 1], ["x"], [0, 0, 1]]]},
+            {"worker": 0, "step": 1, "replicas": [[[2], ["x", "x"], [0, 2]]]},
+            {"worker": 0, "end": "OUT_OF_RANGE", "steps": 2}])
+case("example.spec", [], EXAMPLES + ".batch(2).parse_example(" + ID_TAGS + ")", command="spec",
+     lines=[{"num_replicas_in_sync": 1,
+             "components": [{"dtype": "int64", "shape": [None]},
+                            {"dtype": "bytes", "shape": [None]},
+                            {"dtype": "int64", "shape": [None]}]}])
+case("example.single_default_and_tf_names", [],
+     EXAMPLES + '.take(1).parse_single_example({"id": tf.io.FixedLenFeature([], tf.int64), '
+     '"w": FixedLenFeature([2], tf.float32, default_value=0.5)})',
+     lines=[{"worker": 0, "step": 0, "replicas": [[0, [0.5, 0.5]]]},
+            {"worker": 0, "end": "OUT_OF_RANGE", "steps": 1}])
+case("example.sequence_spec", [],
+     EXAMPLES + '.parse_sequence_example(context_features={"id": FixedLenFeature([], int64)}, '
+     'sequence_features={"s": FixedLenSequenceFeature([2], float32, allow_missing=True)})',
+     command="spec",
+     lines=[{"num_replicas_in_sync": 1,
+             "components": [{"dtype": "int64", "shape": []},
+                            {"dtype": "float32", "shape": [None, 2]}]}])
+case("example.missing_feature_names_record_and_key", [],
+     EXAMPLES + '.parse_single_example({"w": FixedLenFeature([], float32)})',
+     error_contains=("INVALID_ARGUMENT", "record 0 of the input, feature 'w'"))
+case("example.unbatched_input_refused", [], EXAMPLES + ".parse_example(" + ID_TAGS + ")",
+     error_contains=("INVALID_ARGUMENT", "bytes vector"))
+case("example.unknown_feature_kind", [], EXAMPLES + '.parse_example({"id": Foo(int64)})',
+     error_contains=("INVALID_ARGUMENT", "(feature 'id') must be FixedLenFeature"))
+case("example.bad_dict_syntax", [], EXAMPLES + '.parse_example({"id" FixedLenFeature([], int64)})',
+     error_contains=("INVALID_ARGUMENT", "expected ':'"))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--list", action="store_true")

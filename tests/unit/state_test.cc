@@ -18,6 +18,8 @@
 #include "data/datasets.h"
 #include "data/nodes.h"
 #include "data/state.h"
+#include "example/parse.h"
+#include "example_encoder.h"
 #include "io/file_sources.h"
 #include "io/record_writer.h"
 
@@ -626,6 +628,26 @@ TEST_F(StateFiles, W1StateIsSmall) {
 
 // ---- property test: random pipelines, random save points ------------------------------
 
+// The int64 values of `ds` written as serialized Examples {"v": [x]} by a map, and read back
+// by parse_single_example (scalars) or parse_example (batches): the same elements again.
+DatasetPtr through_examples(const DatasetPtr& ds, bool batched) {
+  const ElementSpec& in = ds->element_spec();
+  auto encode = std::make_shared<const MapFn>([](const Element& e) {
+    Tensor out = Tensor::allocate(DType::kBytes, e[0].shape());
+    for (int64_t i = 0; i < e[0].num_elements(); ++i)
+      out.set_string(i, test::example({{"v", test::int64s({e[0].data_as<int64_t>()[i]})}}));
+    return Element{out};
+  });
+  DatasetPtr bytes = make_map(ds, encode, {{DType::kBytes, in[0].shape}}, 1, {});
+  example::ParseSpec spec;
+  example::FeatureSpec v;
+  v.key = "v";
+  v.dtype = DType::kInt64;
+  spec.add(v, false);
+  return example::make_parse(
+      bytes, batched ? example::ParseOp::kExample : example::ParseOp::kSingleExample, spec, 0);
+}
+
 DatasetPtr random_pipeline(std::mt19937_64& rng, std::string& desc) {
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
   int64_t n = 1 + pick(40);
@@ -713,6 +735,10 @@ DatasetPtr random_pipeline(std::mt19937_64& rng, std::string& desc) {
     if (pick(6) == 0) {
       ds = make_prefetch(ds, 1 + pick(3));
       desc += ".prefetch";
+    }
+    if (pick(10) == 0) {
+      ds = through_examples(ds, batched);
+      desc += batched ? ".examples.parse_example" : ".examples.parse_single_example";
     }
     if (!batched && pick(8) == 0) {
       // Each element n opens a reader of n % 4 + 1 elements.

@@ -3,7 +3,7 @@
 // chain syntax knows. The table itself is in pipeline_builder.cc; the builders are in
 // build_sources.cc (range, from_tensors, from_tensor_slices, list_files), build_readers.cc
 // (records, text_lines, fixed_length_records and interleave, which runs them per file) and
-// build_transforms.cc (the other transformations).
+// build_transforms.cc (the other transformations); build_example.cc has the Example parses.
 #ifndef DINPUT_TOOL_BUILDER_FUNCTIONS_H_
 #define DINPUT_TOOL_BUILDER_FUNCTIONS_H_
 
@@ -208,6 +208,11 @@ DatasetPtr build_unbatch(const Args&, const dinput_dataset_t* input);
 DatasetPtr build_rebatch(const Args& args, const dinput_dataset_t* input);
 DatasetPtr build_prefetch(const Args& args, const dinput_dataset_t* input);
 DatasetPtr build_with_options(const Args& args, const dinput_dataset_t* input);
+
+// build_example.cc
+DatasetPtr build_parse_example(const Args& args, const dinput_dataset_t* input);
+DatasetPtr build_parse_single_example(const Args& args, const dinput_dataset_t* input);
+DatasetPtr build_parse_sequence_example(const Args& args, const dinput_dataset_t* input);
 
 }  // namespace builder
 }  // namespace dinput_tool

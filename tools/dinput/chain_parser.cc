@@ -143,7 +143,7 @@ class Lexer {
     }
     if (is_digit(c) || (c == '.' && is_digit(at(pos_ + 1)))) return lex_number();
     if (c == '\'' || c == '"') return lex_string(token.pos, /*bytes_literal=*/false);
-    static const std::string kPunct = "()[],.=-+$";
+    static const std::string kPunct = "()[],.=-+${}:";
     if (kPunct.find(c) != std::string::npos) {
       ++pos_;
       token.kind = Token::Kind::kPunct;
@@ -469,6 +469,8 @@ class Parser {
           value->items = std::move(items);
           return true;
         }
+        case '{':
+          return parse_dict(value, depth);
         case '$':
           return parse_placeholder(value, depth);
         default:
@@ -494,6 +496,33 @@ class Parser {
         return parse_name(value, depth);
       default:
         return fail(expected);
+    }
+  }
+
+  // {key: value, ...}, as in Python; the items hold key, value, key, value, ...
+  bool parse_dict(Value* value, int depth) {
+    if (depth >= kMaxNestingDepth) {
+      return fail("at most " + std::to_string(kMaxNestingDepth) + " nested brackets");
+    }
+    ++index_;  // '{'
+    value->kind = Value::Kind::kDict;
+    for (;;) {
+      if (is_punct('}')) {
+        ++index_;
+        return true;
+      }
+      Value key, item;
+      if (!parse_value(&key, depth + 1, "a key or '}'")) return false;
+      if (!is_punct(':')) return fail("':'");
+      ++index_;
+      if (!parse_value(&item, depth + 1, "a value")) return false;
+      value->items.push_back(std::move(key));
+      value->items.push_back(std::move(item));
+      if (is_punct(',')) {
+        ++index_;
+      } else if (!is_punct('}')) {
+        return fail("',' or '}'");
+      }
     }
   }
 
@@ -625,6 +654,8 @@ const char* describe_kind(Value::Kind kind) {
       return "a placeholder";
     case Value::Kind::kCall:
       return "a call";
+    case Value::Kind::kDict:
+      return "a dict";
   }
   return "a value";
 }

@@ -15,6 +15,7 @@
 //             | '[' [value (',' value)* [',']] ']'
 //             | '(' ')' | '(' value ')' | '(' value ',' [value (',' value)* [',']] ')'
 //             | '$' NAME ['(' [value (',' value)* [',']] ')']
+//             | '{' [value ':' value (',' value ':' value)* [',']] '}'
 // NAME covers True, False and None, which become their own value kinds. `(x)` is just x;
 // `(x,)` is a one-element tuple, as in Python. `$name(...)` is a placeholder of a dataset_fn
 // template (--from-function), resolved later.
@@ -41,7 +42,8 @@ struct Value {
     kTuple,
     kName,
     kPlaceholder,
-    kCall
+    kCall,
+    kDict
   };
 
   Kind kind = Kind::kNone;
@@ -50,7 +52,7 @@ struct Value {
   double float_value = 0;    // kFloat
   bool bool_value = false;   // kBool
   std::string text;          // kString (decoded bytes), kName (dotted), kPlaceholder, kCall (name)
-  std::vector<Value> items;  // kList, kTuple, kPlaceholder (its arguments)
+  std::vector<Value> items;  // kList, kTuple, kPlaceholder (its arguments), kDict (k, v, ...)
   // kCall: the call's arguments. (std::vector may hold the still incomplete Argument since
   // C++17; Argument is complete before any member of this vector is used.)
   std::vector<Argument> args;

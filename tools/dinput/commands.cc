@@ -465,8 +465,14 @@ Transformations: batch(n, drop_remainder=False, num_parallel_calls=None,
   deterministic=False lets the batch and interleave before it whose deterministic is None
   return elements in the order they are ready; run
   reports skipped records on stderr, one warning line per worker that skipped any.
+  parse_example(FEATURES, component=0) parses batches of serialized tf.train.Examples,
+  parse_single_example(FEATURES, component=0) one per element, and
+  parse_sequence_example(context_features=FEATURES, sequence_features=FEATURES,
+  component=0) SequenceExamples; FEATURES is a dict such as {"id": FixedLenFeature([],
+  int64), "tags": VarLenFeature(bytes), "seq": FixedLenSequenceFeature([2], float32,
+  allow_missing=True)} (default_value= for defaults; docs/examples.md).
 Literals: ints (int64), floats (float32), strings (bytes), True/False (bool), nested lists
-  (shapes), tuples for elements of several components, None.
+  (shapes), tuples for elements of several components, dicts {key: value}, None.
 
 )"},
     {kRun | kSpec | kBench, R"(Options of run, spec and bench:

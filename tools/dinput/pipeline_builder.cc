@@ -138,6 +138,29 @@ const std::vector<FunctionSpec>& functions() {
         {"allow_nonregular_files", false},
         {"deterministic", false}},
        build_with_options},
+      // tf.train.Example parsing (build_example.cc)
+      {"parse_example",
+       Role::kTransform,
+       "parse_example({\"key\": FixedLenFeature(shape, dtype, default_value=None) | "
+       "VarLenFeature(dtype) | FixedLenSequenceFeature(shape, dtype, allow_missing=False, "
+       "default_value=None), ...}, component=0) with dtype int64, float32 or bytes",
+       Passing::kAny,
+       {{"features", true}, {"component", false}},
+       build_parse_example},
+      {"parse_single_example",
+       Role::kTransform,
+       "parse_single_example({\"key\": FEATURE, ...}, component=0), FEATURE as in "
+       "parse_example",
+       Passing::kAny,
+       {{"features", true}, {"component", false}},
+       build_parse_single_example},
+      {"parse_sequence_example",
+       Role::kTransform,
+       "parse_sequence_example(context_features=None, sequence_features=None, component=0), "
+       "each a dict {\"key\": FEATURE, ...} as in parse_example",
+       Passing::kAny,
+       {{"context_features", false}, {"sequence_features", false}, {"component", false}},
+       build_parse_sequence_example},
   };
   return kFunctions;
 }

@@ -24,6 +24,7 @@ from .tensor import (Tensor, TensorSpec, cuda_cache_limit, cuda_empty_cache, cud
                      cuda_set_cache_limit)
 from .dataset import (AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, Iterator,
                       Optional, Options, RecordWriter)
+from .example import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
 from .distribute import (Cluster, Collective, DistributedDataset, DistributedIterator,
                          InputContext, ReplicaContext, Strategy)
 
@@ -36,7 +37,8 @@ __all__ = [
     "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "Dataset", "Iterator", "Optional", "Options",
     "RecordWriter", "Cluster", "Collective", "DistributedDataset", "DistributedIterator",
     "InputContext", "ReplicaContext", "Strategy", "build_info", "library_path",
-    "cuda_cache_limit", "cuda_empty_cache", "cuda_pool_bytes", "cuda_set_cache_limit"]
+    "cuda_cache_limit", "cuda_empty_cache", "cuda_pool_bytes", "cuda_set_cache_limit",
+    "FixedLenFeature", "VarLenFeature", "FixedLenSequenceFeature"]
 
 library_path = _lib.path
 __version__ = _lib.lib.dinput_version().decode()

@@ -210,6 +210,16 @@ for _name, _res, _args in [
     ("dinput_dataset_interleave", Status, [PH, H, interleave_fn, H, c_void_p, free_fn, H]),
     ("dinput_dataset_enumerate", Status, [PH, H, c_int64]),
     ("dinput_dataset_prefetch", Status, [PH, H, c_int64]),
+    # tf.train.Example parsing
+    ("dinput_feature_spec_new", Status, [PH]),
+    ("dinput_feature_spec_free", None, [H]),
+    ("dinput_feature_spec_add_fixed_len", Status, [H, c_char_p, c_int, _P64, c_int, H]),
+    ("dinput_feature_spec_add_var_len", Status, [H, c_char_p, c_int]),
+    ("dinput_feature_spec_add_fixed_len_sequence", Status,
+     [H, c_char_p, c_int, _P64, c_int, c_int, H]),
+    ("dinput_dataset_parse_example", Status, [PH, H, H, c_int64]),
+    ("dinput_dataset_parse_single_example", Status, [PH, H, H, c_int64]),
+    ("dinput_dataset_parse_sequence_example", Status, [PH, H, H, H, c_int64]),
     ("dinput_dataset_with_options", Status, [PH, H, H]),
     # iterators and optionals
     ("dinput_dataset_iterator", Status, [PH, H]),

@@ -435,6 +435,31 @@ class Dataset(Handle):
     def prefetch(self, buffer_size=AUTOTUNE):
         return Dataset(_new(_L.dinput_dataset_prefetch, self._handle(), buffer_size))
 
+    # --- tf.train.Example parsing (docs/examples.md) ---
+    def parse_example(self, features, component=0):
+        """Parses batches of serialized Examples: component `component` is a bytes vector;
+        the parsed components (by sorted key of `features`, a dict of key -> feature) take
+        its place."""
+        from .example import FeatureSpec
+        with FeatureSpec(features) as f:
+            return Dataset(_new(_L.dinput_dataset_parse_example, self._handle(), f, component))
+
+    def parse_single_example(self, features, component=0):
+        """As parse_example, for one serialized Example (a bytes scalar) per element."""
+        from .example import FeatureSpec
+        with FeatureSpec(features) as f:
+            return Dataset(_new(_L.dinput_dataset_parse_single_example, self._handle(), f,
+                                component))
+
+    def parse_sequence_example(self, context_features=None, sequence_features=None,
+                               component=0):
+        """Parses serialized SequenceExamples (a bytes scalar or vector): the context
+        features, then the feature lists."""
+        from .example import FeatureSpec
+        with FeatureSpec(context_features) as c, FeatureSpec(sequence_features) as s:
+            return Dataset(_new(_L.dinput_dataset_parse_sequence_example, self._handle(), c,
+                                s, component))
+
     def with_options(self, options):
         with options._c() as o:
             return Dataset(_new(_L.dinput_dataset_with_options, self._handle(), o._h))

@@ -60,6 +60,7 @@ include("iterators.jl")
 include("cluster.jl")
 include("distribute.jl")
 include("records.jl")
+include("examples.jl")
 
 export DinputError
 export Tensor, dtype, unsafe_array, unsafe_batch_first, batch_last
@@ -78,6 +79,8 @@ export Collective, abort!, Strategy, InputOptions, DistributedDataset, PerReplic
     num_workers, worker_index, devices, plan
 export RecordWriter, discard
 export Cluster, resolve_cluster
+export FixedLenFeature, VarLenFeature, FixedLenSequenceFeature, parse_example,
+    parse_single_example, parse_sequence_example
 
 """
     Dinput.version() -> VersionNumber

@@ -1254,6 +1254,46 @@ function dinput_strategy_reduce(out, strategy, op, value, axis)
 end
 
 # ---------------------------------------------------------------------------------------
+# tf.train.Example parsing
+# ---------------------------------------------------------------------------------------
+
+dinput_feature_spec_new(out) = ccall(@fptr(:dinput_feature_spec_new), Cint, (Ptr{Ptr{Cvoid}},), out)
+dinput_feature_spec_free(spec) =
+    ccall(@fptr(:dinput_feature_spec_free), Cvoid, (Ptr{Cvoid},), spec)
+function dinput_feature_spec_add_fixed_len(spec, key, dtype, shape, rank, default_value)
+    ccall(@fptr(:dinput_feature_spec_add_fixed_len), Cint,
+        (Ptr{Cvoid}, Cstring, Cint, Ptr{Int64}, Cint, Ptr{Cvoid}),
+        spec, key, dtype, shape, rank, default_value)
+end
+function dinput_feature_spec_add_var_len(spec, key, dtype)
+    ccall(@fptr(:dinput_feature_spec_add_var_len), Cint,
+        (Ptr{Cvoid}, Cstring, Cint),
+        spec, key, dtype)
+end
+function dinput_feature_spec_add_fixed_len_sequence(spec, key, dtype, shape, rank, allow_missing,
+                                                    default_value)
+    ccall(@fptr(:dinput_feature_spec_add_fixed_len_sequence), Cint,
+        (Ptr{Cvoid}, Cstring, Cint, Ptr{Int64}, Cint, Cint, Ptr{Cvoid}),
+        spec, key, dtype, shape, rank, allow_missing, default_value)
+end
+function dinput_dataset_parse_example(out, input, features, component)
+    ccall(@fptr(:dinput_dataset_parse_example), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Int64),
+        out, input, features, component)
+end
+function dinput_dataset_parse_single_example(out, input, features, component)
+    ccall(@fptr(:dinput_dataset_parse_single_example), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Int64),
+        out, input, features, component)
+end
+function dinput_dataset_parse_sequence_example(out, input, context_features, sequence_features,
+                                               component)
+    ccall(@fptr(:dinput_dataset_parse_sequence_example), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Int64),
+        out, input, context_features, sequence_features, component)
+end
+
+# ---------------------------------------------------------------------------------------
 # dinput_cuda.h: ordering CUDA streams after the copies that fill tensors
 # ---------------------------------------------------------------------------------------
 

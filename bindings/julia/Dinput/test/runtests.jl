@@ -830,6 +830,19 @@ end
     @test isempty(Dinput.PENDING_FREES)
 end
 
+@testset "parse_example" begin
+    # Example{features{feature{"id": int64_list{value: [v]}}}}, written by hand.
+    field(n, payload) = vcat(UInt8[n << 3 | 2, length(payload)], payload)
+    record(v) = field(1, field(1, vcat(field(1, Vector{UInt8}("id")),
+                                       field(2, field(3, field(1, UInt8[v]))))))
+    src = from_tensor_slices(Element(Tensor([String(record(v)) for v in (5, 6, 7)])))
+    batched = parse_example(batch(src, 2), Dict("id" => FixedLenFeature((), Int64)))
+    @test [Array(x[1]) for x in batched] == [[5, 6], [7]]
+    single = parse_single_example(src, ["id" => VarLenFeature(Int64)])
+    @test [Array(x[1]) for x in single] == [[5], [6], [7]]
+    @test_throws DinputError parse_example(src, Dict("id" => FixedLenFeature((), Int64)))
+end
+
 include("readme.jl")
 
 end # @testset "Dinput"

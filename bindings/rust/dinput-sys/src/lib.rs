@@ -211,6 +211,8 @@ opaque! {
     dinput_list_files_options => dinput_list_files_options_t;
     /// Options of dinput_record_writer_open.
     dinput_record_writer_options => dinput_record_writer_options_t;
+    /// The features a parse extracts from each record; frozen once a parse uses it.
+    dinput_feature_spec => dinput_feature_spec_t;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1019,6 +1021,56 @@ extern "C" {
         op: dinput_reduce_op_t,
         value: *const dinput_per_replica_t,
         axis: c_int,
+    ) -> dinput_status_t;
+}
+
+// ---------------------------------------------------------------------------------------
+// tf.train.Example parsing
+// ---------------------------------------------------------------------------------------
+
+extern "C" {
+    pub fn dinput_feature_spec_new(out: *mut *mut dinput_feature_spec_t) -> dinput_status_t;
+    pub fn dinput_feature_spec_free(spec: *mut dinput_feature_spec_t);
+    pub fn dinput_feature_spec_add_fixed_len(
+        spec: *mut dinput_feature_spec_t,
+        key: *const c_char,
+        dtype: dinput_dtype_t,
+        shape: *const i64,
+        rank: c_int,
+        default_value: *const dinput_tensor_t,
+    ) -> dinput_status_t;
+    pub fn dinput_feature_spec_add_var_len(
+        spec: *mut dinput_feature_spec_t,
+        key: *const c_char,
+        dtype: dinput_dtype_t,
+    ) -> dinput_status_t;
+    pub fn dinput_feature_spec_add_fixed_len_sequence(
+        spec: *mut dinput_feature_spec_t,
+        key: *const c_char,
+        dtype: dinput_dtype_t,
+        shape: *const i64,
+        rank: c_int,
+        allow_missing: c_int,
+        default_value: *const dinput_tensor_t,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_parse_example(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        features: *const dinput_feature_spec_t,
+        component: i64,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_parse_single_example(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        features: *const dinput_feature_spec_t,
+        component: i64,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_parse_sequence_example(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        context_features: *const dinput_feature_spec_t,
+        sequence_features: *const dinput_feature_spec_t,
+        component: i64,
     ) -> dinput_status_t;
 }
 

@@ -479,7 +479,7 @@ impl fmt::Debug for Dataset {
 }
 
 impl Dataset {
-    fn wrap(raw: NonNull<sys::dinput_dataset_t>) -> Dataset {
+    pub(crate) fn wrap(raw: NonNull<sys::dinput_dataset_t>) -> Dataset {
         Dataset { raw }
     }
 

@@ -334,6 +334,31 @@ def check_sequence_examples(dinput, np, t2, t3, rng):
         expect(same(got[1], want_frames), "seq %d frames" % i)
         expect(got[2] == want_words, "seq %d words" % i)
         expect(got[3] == splits, "seq %d word splits" % i)
+    # Batches: frames padded to the longest sequence, words as values with nested row splits
+    # (records -> steps, steps -> values).
+    batch = 6
+    elems = list(src.batch(batch).parse_sequence_example(ctx, seq))
+    expect(len(elems) == -(-len(records) // batch), "%d sequence batches" % len(elems))
+    for b, elem in enumerate(elems):
+        part = decoded[b * batch:(b + 1) * batch]
+        got = [as_list(x) for x in elem]
+        lists = [d.feature_lists.feature_list for d in part]
+        steps = max([len(fl["frames"].feature) for fl in lists] + [0])
+        want_frames, want_words, outer, inner = [], [], [0], [0]
+        for fl in lists:
+            frames = [v for f in fl["frames"].feature for v in f.float_list.value]
+            want_frames += frames + [0.0] * (steps * 2 - len(frames))
+            for f in fl["words"].feature:
+                want_words += list(f.bytes_list.value)
+                inner.append(len(want_words))
+            outer.append(outer[-1] + len(fl["words"].feature))
+        expect(got[0] == [d.context.feature["len"].int64_list.value[0] for d in part],
+               "sequence batch %d len" % b)
+        expect(np.asarray(elem[1]).shape == (len(part), steps, 2), "sequence batch %d shape" % b)
+        expect(same(got[1], want_frames), "sequence batch %d frames" % b)
+        expect(got[2] == want_words, "sequence batch %d words" % b)
+        expect(got[3] == outer, "sequence batch %d outer splits" % b)
+        expect(got[4] == inner, "sequence batch %d inner splits" % b)
 
 
 def check_errors(dinput, np, t3, rng):

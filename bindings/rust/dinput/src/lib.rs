@@ -90,6 +90,7 @@ mod dataset;
 mod distribute;
 mod element;
 mod error;
+mod image;
 mod iter;
 mod tensor;
 
@@ -104,6 +105,7 @@ pub use distribute::{
 };
 pub use element::{Element, ElementRef, Spec, UNKNOWN_DIM};
 pub use error::{clear_last_error, last_error, Code, Error, Result};
+pub use image::ImageOptions;
 pub use iter::{Canceller, DatasetIterator, DistIterator, Optional};
 pub use tensor::{DType, Device, DlPackTensor, Scalar, Tensor, TensorRef};
 

@@ -84,25 +84,42 @@ Tensor resize_bilinear(const Tensor& image, const Window& window, int64_t height
   Tensor out = Tensor::allocate(DType::kFloat32, Shape{height, width, channels});
   float* dst = out.mutable_data_as<float>();
   const std::vector<Tap> ys = taps(w.height, height), xs = taps(w.width, width);
+  // Each input row is blended along x once into a row of floats (the two rows an output row
+  // needs are kept, and reused by the next output row when it needs the same ones), then the
+  // two are blended along y: the same operations, in the same order, as blending the four
+  // neighbours of every output value directly.
+  const size_t out_row = static_cast<size_t>(width * channels);
+  std::vector<float> rows(2 * out_row);
+  int64_t have[2] = {-1, -1};
   by_dtype(image.dtype(), [&](auto zero) {
     using T = decltype(zero);
     const T* src = image.data_as<T>();
-    auto row = [&](int64_t y) { return src + ((w.y + y) * in_width + w.x) * channels; };
-    for (int64_t y = 0; y < height; ++y) {
-      const T* top = row(ys[y].lo);
-      const T* bottom = row(ys[y].hi);
-      const float fy = ys[y].frac;
+    auto blend_x = [&](int64_t y, float* dst) {
+      const T* in = src + ((w.y + y) * in_width + w.x) * channels;
       for (int64_t x = 0; x < width; ++x) {
-        const int64_t l = xs[x].lo * channels, r = xs[x].hi * channels;
+        const T* l = in + xs[x].lo * channels;
+        const T* r = in + xs[x].hi * channels;
         const float fx = xs[x].frac;
         for (int64_t c = 0; c < channels; ++c) {
-          const float tl = load(top[l + c]), tr = load(top[r + c]);
-          const float bl = load(bottom[l + c]), br = load(bottom[r + c]);
-          const float t = tl + (tr - tl) * fx;
-          const float b = bl + (br - bl) * fx;
-          *dst++ = t + (b - t) * fy;
+          const float a = load(l[c]), b = load(r[c]);
+          *dst++ = a + (b - a) * fx;
         }
       }
+    };
+    auto blended = [&](int64_t y) -> const float* {
+      for (int k = 0; k < 2; ++k)
+        if (have[k] == y) return rows.data() + k * out_row;
+      // Replace the row that is not the other one needed now (the older one).
+      const int k = have[0] == -1 || (have[1] != -1 && have[0] < have[1]) ? 0 : 1;
+      have[k] = y;
+      blend_x(y, rows.data() + k * out_row);
+      return rows.data() + k * out_row;
+    };
+    for (int64_t y = 0; y < height; ++y) {
+      const float* top = blended(ys[y].lo);
+      const float* bottom = blended(ys[y].hi);
+      const float fy = ys[y].frac;
+      for (size_t i = 0; i < out_row; ++i) *dst++ = top[i] + (bottom[i] - top[i]) * fy;
     }
   });
   return out;
@@ -121,17 +138,50 @@ Tensor crop(const Tensor& image, const Window& w) {
   return out;
 }
 
+namespace {
+
+// Reverses the pixels of each row; Pixel bytes per pixel (a compile-time size, so that the
+// copy of one pixel is a move or two, not a call).
+template <size_t Pixel>
+void reverse_rows(const char* src, char* dst, int64_t height, int64_t width, size_t pixel) {
+  const size_t n = Pixel ? Pixel : pixel;
+  for (int64_t y = 0; y < height; ++y) {
+    const char* s = src + y * width * n;
+    char* d = dst + (y * width + width - 1) * n;
+    for (int64_t x = 0; x < width; ++x, s += n, d -= n) std::memcpy(d, s, Pixel ? Pixel : n);
+  }
+}
+
+}  // namespace
+
 Tensor flip_left_right(const Tensor& image) {
   check_image(image);
-  const int64_t height = image.dim(0), width = image.dim(1);
   const size_t pixel = static_cast<size_t>(image.dim(2)) * dtype_size(image.dtype());
   Tensor out = Tensor::allocate(image.dtype(), image.shape());
   const char* src = static_cast<const char*>(image.data());
   char* dst = static_cast<char*>(out.mutable_data());
-  for (int64_t y = 0; y < height; ++y) {
-    const char* s = src + y * width * pixel;
-    char* d = dst + (y * width + width - 1) * pixel;
-    for (int64_t x = 0; x < width; ++x, s += pixel, d -= pixel) std::memcpy(d, s, pixel);
+  const int64_t h = image.dim(0), w = image.dim(1);
+  switch (pixel) {
+    case 1:
+      reverse_rows<1>(src, dst, h, w, pixel);
+      break;
+    case 3:
+      reverse_rows<3>(src, dst, h, w, pixel);
+      break;
+    case 4:
+      reverse_rows<4>(src, dst, h, w, pixel);
+      break;
+    case 6:
+      reverse_rows<6>(src, dst, h, w, pixel);
+      break;
+    case 12:
+      reverse_rows<12>(src, dst, h, w, pixel);
+      break;
+    case 16:
+      reverse_rows<16>(src, dst, h, w, pixel);
+      break;
+    default:
+      reverse_rows<0>(src, dst, h, w, pixel);
   }
   return out;
 }
@@ -160,19 +210,20 @@ Tensor normalize(const Tensor& image, const std::vector<float>& mean,
   std::vector<float> scale = per_channel(stddev, "stddev");
   for (float& s : scale) s = 1.0f / s;  // checked nonzero where the operation is built
   Tensor out = Tensor::allocate(dtype, image.shape());
-  std::vector<float> row(static_cast<size_t>(image.dim(1) * channels));
+  const int64_t pixels = image.dim(0) * image.dim(1);
+  // One row of floats at a time (converted to float16 when asked).
+  const int64_t per_row = image.dim(1);
+  std::vector<float> row(static_cast<size_t>(per_row * channels));
   by_dtype(image.dtype(), [&](auto zero) {
     using T = decltype(zero);
     const T* src = image.data_as<T>();
     char* dst = static_cast<char*>(out.mutable_data());
     const size_t row_bytes = row.size() * dtype_size(dtype);
-    for (int64_t y = 0; y < image.dim(0); ++y) {
-      for (size_t i = 0; i < row.size(); ++i) {
-        const size_t c = i % static_cast<size_t>(channels);
-        row[i] = (load(src[i]) - m[c]) * scale[c];
-      }
-      store(row.data(), row.size(), dtype, dst);
-      src += row.size();
+    for (int64_t p0 = 0; p0 < pixels; p0 += per_row) {
+      float* r = dtype == DType::kFloat32 ? reinterpret_cast<float*>(dst) : row.data();
+      for (int64_t p = 0; p < per_row; ++p, src += channels, r += channels)
+        for (int64_t c = 0; c < channels; ++c) r[c] = (load(src[c]) - m[c]) * scale[c];
+      if (dtype != DType::kFloat32) store(row.data(), row.size(), dtype, dst);
       dst += row_bytes;
     }
   });

@@ -39,6 +39,15 @@ if(DINPUT_BENCH_TURBOJPEG_FOUND AND DINPUT_HAVE_JPEG)
                    -P ${CMAKE_CURRENT_SOURCE_DIR}/check_smoke.cmake)
   set_tests_properties(bench.smoke.image PROPERTIES TIMEOUT 120 LABELS bench)
 endif()
+# The ImageNet-style pipeline against PyTorch (bench/image_pipeline.py, through the Python
+# binding), in quick mode: it must run and print its measurement line.
+if(EXISTS /usr/bin/python3 AND DINPUT_HAVE_JPEG AND NOT DINPUT_SANITIZE)
+  add_test(NAME bench.smoke.image_pipeline
+           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/image_pipeline.py --quick)
+  set_tests_properties(bench.smoke.image_pipeline PROPERTIES TIMEOUT 300 LABELS bench
+                       ENVIRONMENT "DINPUT_LIBRARY=$<TARGET_FILE:dinput>;PYTHONDONTWRITEBYTECODE=1"
+                       PASS_REGULAR_EXPRESSION "\"bench\": \"image.pipeline\"")
+endif()
 
 # CRC32C: the library's SSE4.2 code against ISA-L's crc32_iscsi (bench/README.md). White-box,
 # so it links the static library; it prints a "skipped" line in a build without ISA-L.

@@ -68,7 +68,7 @@ if [ "${DINPUT_SKIP_SANITIZERS:-0}" != "1" ]; then
   echo "== fuzz preset: configure and build the libFuzzer targets $(elapsed)"
   cmake --preset fuzz
   cmake --build --preset fuzz -j2 --target fuzz_record_reader fuzz_chain_parser fuzz_dist_iterator \
-    fuzz_cluster_env fuzz_iterator_state
+    fuzz_cluster_env fuzz_iterator_state fuzz_image_decode
   echo "== fuzz preset: each target for 60 s $(elapsed)"
   ctest --preset fuzz --output-on-failure || status=1
 fi

@@ -1020,14 +1020,14 @@ DINPUT_API dinput_status_t dinput_dataset_resize(dinput_dataset_t** out,
 /** The centred height x width region (rounded towards the top left), same dtype; a smaller
  * image is an error. options may be NULL. */
 DINPUT_API dinput_status_t dinput_dataset_center_crop(dinput_dataset_t** out,
-                                                      const dinput_dataset_t* input,
-                                                      int64_t height, int64_t width,
+                                                      const dinput_dataset_t* input, int64_t height,
+                                                      int64_t width,
                                                       const dinput_image_options_t* options);
 /** A height x width region at a random place, same dtype; a smaller image is an error. seed
  * < 0: drawn at random when the dataset is built. options may be NULL. */
 DINPUT_API dinput_status_t dinput_dataset_random_crop(dinput_dataset_t** out,
-                                                      const dinput_dataset_t* input,
-                                                      int64_t height, int64_t width, int64_t seed,
+                                                      const dinput_dataset_t* input, int64_t height,
+                                                      int64_t width, int64_t seed,
                                                       const dinput_image_options_t* options);
 /** A region of random area (scale_min..scale_max of the image's) and aspect ratio
  * (log-uniform in ratio_min..ratio_max) resized to height x width, float32 out (as
@@ -1040,9 +1040,9 @@ DINPUT_API dinput_status_t dinput_dataset_random_resized_crop(
     const dinput_image_options_t* options);
 /** Mirrors each image left to right with probability 1/2. seed < 0: drawn at random.
  * options may be NULL. */
-DINPUT_API dinput_status_t dinput_dataset_random_flip_left_right(
-    dinput_dataset_t** out, const dinput_dataset_t* input, int64_t seed,
-    const dinput_image_options_t* options);
+DINPUT_API dinput_status_t
+dinput_dataset_random_flip_left_right(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                      int64_t seed, const dinput_image_options_t* options);
 /** Converts the image to dtype (DINPUT_FLOAT32 or DINPUT_FLOAT16), values unchanged.
  * options may be NULL. */
 DINPUT_API dinput_status_t dinput_dataset_cast_image(dinput_dataset_t** out,

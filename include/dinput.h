@@ -972,7 +972,9 @@ DINPUT_API dinput_status_t dinput_dataset_with_options(dinput_dataset_t** out,
  * new epoch, as for a reshuffling shuffle): never from thread timing, so a saved iterator
  * state resumes with the same draws. docs/images.md describes each operation. */
 
-/** Options of the image operations (dinput_dataset_decode_jpeg and the others below). */
+/** Options of the image operations (dinput_dataset_decode_jpeg and the others below). The
+ * handle follows the rules of the transformation options above: NULL means the defaults, the
+ * operation copies the settings, and a handle once used is frozen. */
 typedef struct dinput_image_options dinput_image_options_t;
 /** A new handle with every setting at its default; release it with dinput_image_options_free. */
 DINPUT_API dinput_status_t dinput_image_options_new(dinput_image_options_t** out);

@@ -96,6 +96,24 @@ static void test_resize_crop_by_hand(void) {
     dinput_iterator_free(it);
   }
   dinput_dataset_free(ds);
+  /* Arguments refused when the operation is built, each naming what is wrong. */
+  {
+    const float two[2] = {1, 2};
+    CHECK_STATUS(dinput_dataset_cast_image(&ds, img, DINPUT_INT8, NULL), DINPUT_INVALID_ARGUMENT);
+    CHECK_MSG("dtype must be float32 or float16, got int8");
+    CHECK_STATUS(dinput_dataset_normalize(&ds, img, two, two, 2, DINPUT_FLOAT32, NULL),
+                 DINPUT_INVALID_ARGUMENT);
+    CHECK_MSG("normalize: 2 mean values for images of 1 channels");
+    CHECK_STATUS(dinput_dataset_normalize(&ds, img, NULL, two, 1, DINPUT_FLOAT32, NULL),
+                 DINPUT_INVALID_ARGUMENT);
+    CHECK_MSG("argument 'mean' is NULL");
+    CHECK_STATUS(dinput_dataset_resize(&ds, img, 0, 4, NULL), DINPUT_INVALID_ARGUMENT);
+    CHECK_MSG("resize: size must be [height, width] within 1..65535, got [0, 4]");
+    CHECK_STATUS(dinput_dataset_random_resized_crop(&ds, img, 4, 4, 0.5, 0.2, 0.75, 1.33, 1, NULL),
+                 DINPUT_INVALID_ARGUMENT);
+    CHECK_MSG("scale must satisfy 0 < min <= max <= 1");
+    CHECK(ds == NULL);
+  }
   /* normalize: (x - 2) / 4, one value for every channel. */
   {
     const float mean = 2, stddev = 4;

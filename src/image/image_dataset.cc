@@ -31,8 +31,9 @@ struct ImageOp {
   std::string arguments;  // without component and seed, which the node adds
   bool random = false;
   int64_t channels = 0;  // decode_jpeg's, for the fusion with a random crop
-  // The new value of the component. rng: the element's draws (random operations only).
-  std::function<Tensor(const Tensor& in, Rng& rng)> apply;
+  // The new value of the component, which is moved in (so that an operation may write over
+  // a buffer nobody else holds). rng: the element's draws (random operations only).
+  std::function<Tensor(Tensor in, Rng& rng)> apply;
   // The component's spec after the operation, given the one before.
   std::function<TensorSpec(const TensorSpec& in)> spec;
 };
@@ -118,21 +119,28 @@ class RandomImageIterator final : public Iterator {
 std::unique_ptr<Iterator> ImageOpDataset::make_iterator(const IteratorContext& ctx) const {
   auto epoch = std::make_shared<std::atomic<uint64_t>>(op_->random ? next_epoch(ctx, epoch_) : 0);
   const size_t component = static_cast<size_t>(options_.component);
-  auto fn = std::make_shared<const MapFn>(
-      [op = op_, component, epoch, seed = seed_](const Element& e) -> Element {
-        const int64_t position = *e[0].data_as<int64_t>();
-        Element out(e.begin() + 1, e.end());
-        Rng rng{op->random ? epoch_seed(seed, epoch->load()) ^ mix_seed(position) : 0};
-        try {
-          out[component] = op->apply(out[component], rng);
-        } catch (const Error& err) {
-          raise(err.code(), op->name, ": element ", position, " (component ", component,
-                "): ", err.what());
+  // A map_many of runs of one, whose function may move from its inputs: the component reaches
+  // the operation with no other reference left to it.
+  auto fn =
+      std::make_shared<const MapManyFn>([op = op_, component, epoch, seed = seed_](
+                                            std::vector<Element>& outs, std::vector<Element>& ins) {
+        for (Element& e : ins) {
+          const int64_t position = *e[0].data_as<int64_t>();
+          Element out;
+          out.reserve(e.size() - 1);
+          for (size_t i = 1; i < e.size(); ++i) out.push_back(std::move(e[i]));
+          Rng rng{op->random ? epoch_seed(seed, epoch->load()) ^ mix_seed(position) : 0};
+          try {
+            out[component] = op->apply(std::move(out[component]), rng);
+          } catch (const Error& err) {
+            raise(err.code(), op->name, ": element ", position, " (component ", component,
+                  "): ", err.what());
+          }
+          outs.push_back(std::move(out));
         }
-        return out;
       });
-  DatasetPtr map = make_map(make_enumerate(input_, 0), std::move(fn), spec_,
-                            options_.num_parallel_calls, options_.deterministic);
+  DatasetPtr map = make_map_many(make_enumerate(input_, 0), std::move(fn), 1, spec_,
+                                 options_.num_parallel_calls, options_.deterministic);
   std::unique_ptr<Iterator> inner = map->make_iterator(ctx);
   if (!op_->random) return inner;
   return std::make_unique<RandomImageIterator>(std::move(inner), std::move(epoch));
@@ -371,9 +379,9 @@ DatasetPtr make_random_flip_left_right(DatasetPtr input, int64_t seed,
   ImageOp op;
   op.name = "random_flip_left_right";
   op.random = true;
-  op.apply = [](const Tensor& in, Rng& rng) {
+  op.apply = [](Tensor in, Rng& rng) {
     image::check_image(in);
-    return (rng.next() >> 63) ? image::flip_left_right(in) : in;
+    return (rng.next() >> 63) ? image::flip_left_right(std::move(in)) : in;
   };
   op.spec = image_spec("random_flip_left_right", -1, -1, std::nullopt);
   return make_node(std::move(input), std::move(op), options, seed);
@@ -384,7 +392,7 @@ DatasetPtr make_image_cast(DatasetPtr input, DType dtype, const ImageOpOptions& 
   ImageOp op;
   op.name = "cast";
   op.arguments = str_cat("dtype=", dtype_name(dtype));
-  op.apply = [dtype](const Tensor& in, Rng&) { return image::cast(in, dtype); };
+  op.apply = [dtype](Tensor in, Rng&) { return image::cast(std::move(in), dtype); };
   op.spec = image_spec("cast", -1, -1, dtype);
   return make_node(std::move(input), std::move(op), options);
 }
@@ -409,8 +417,8 @@ DatasetPtr make_normalize(DatasetPtr input, std::vector<float> mean, std::vector
   }
   op.arguments = str_cat("mean=[", m, "], stddev=[", s, "], dtype=", dtype_name(dtype));
   const int64_t n = static_cast<int64_t>(mean.size());
-  op.apply = [mean = std::move(mean), stddev = std::move(stddev), dtype](const Tensor& in, Rng&) {
-    return image::normalize(in, mean, stddev, dtype);
+  op.apply = [mean = std::move(mean), stddev = std::move(stddev), dtype](Tensor in, Rng&) {
+    return image::normalize(std::move(in), mean, stddev, dtype);
   };
   op.spec = [n, inner = image_spec("normalize", -1, -1, dtype)](const TensorSpec& in) {
     TensorSpec out = inner(in);

@@ -140,24 +140,42 @@ Tensor crop(const Tensor& image, const Window& w) {
 
 namespace {
 
-// Reverses the pixels of each row; Pixel bytes per pixel (a compile-time size, so that the
-// copy of one pixel is a move or two, not a call).
+// Reverses the pixels of each row of `dst` (a copy of src's when src != dst, else in place);
+// Pixel bytes per pixel (a compile-time size, so that moving one pixel is a move or two, not
+// a call), or 0 for another size, given in `pixel`.
 template <size_t Pixel>
 void reverse_rows(const char* src, char* dst, int64_t height, int64_t width, size_t pixel) {
   const size_t n = Pixel ? Pixel : pixel;
   for (int64_t y = 0; y < height; ++y) {
-    const char* s = src + y * width * n;
-    char* d = dst + (y * width + width - 1) * n;
-    for (int64_t x = 0; x < width; ++x, s += n, d -= n) std::memcpy(d, s, Pixel ? Pixel : n);
+    if (src != dst) {
+      const char* s = src + y * width * n;
+      char* d = dst + (y * width + width - 1) * n;
+      for (int64_t x = 0; x < width; ++x, s += n, d -= n) std::memcpy(d, s, Pixel ? Pixel : n);
+      continue;
+    }
+    char* l = dst + y * width * n;
+    char* r = l + (width - 1) * n;
+    for (; l < r; l += n, r -= n) {
+      if constexpr (Pixel != 0) {
+        char t[Pixel];
+        std::memcpy(t, l, Pixel);
+        std::memcpy(l, r, Pixel);
+        std::memcpy(r, t, Pixel);
+      } else {
+        std::swap_ranges(l, l + n, r);
+      }
+    }
   }
 }
 
 }  // namespace
 
-Tensor flip_left_right(const Tensor& image) {
+Tensor flip_left_right(Tensor image) {
   check_image(image);
   const size_t pixel = static_cast<size_t>(image.dim(2)) * dtype_size(image.dtype());
-  Tensor out = Tensor::allocate(image.dtype(), image.shape());
+  // Nobody else holds the buffer (the pipeline moved the tensor in): reverse it in place.
+  Tensor out =
+      image.buffer().use_count() == 1 ? image : Tensor::allocate(image.dtype(), image.shape());
   const char* src = static_cast<const char*>(image.data());
   char* dst = static_cast<char*>(out.mutable_data());
   const int64_t h = image.dim(0), w = image.dim(1);
@@ -186,15 +204,15 @@ Tensor flip_left_right(const Tensor& image) {
   return out;
 }
 
-Tensor cast(const Tensor& image, DType dtype) {
+Tensor cast(Tensor image, DType dtype) {
   check_image(image);
   check_float_dtype(dtype);
   if (image.dtype() == dtype) return image;  // tensors are immutable: sharing is a copy
-  return normalize(image, {0.0f}, {1.0f}, dtype);
+  return normalize(std::move(image), {0.0f}, {1.0f}, dtype);
 }
 
-Tensor normalize(const Tensor& image, const std::vector<float>& mean,
-                 const std::vector<float>& stddev, DType dtype) {
+Tensor normalize(Tensor image, const std::vector<float>& mean, const std::vector<float>& stddev,
+                 DType dtype) {
   check_image(image);
   check_float_dtype(dtype);
   const int64_t channels = image.dim(2);
@@ -209,7 +227,11 @@ Tensor normalize(const Tensor& image, const std::vector<float>& mean,
   const std::vector<float> m = per_channel(mean, "mean");
   std::vector<float> scale = per_channel(stddev, "stddev");
   for (float& s : scale) s = 1.0f / s;  // checked nonzero where the operation is built
-  Tensor out = Tensor::allocate(dtype, image.shape());
+  // float32 to float32 in a buffer nobody else holds (the pipeline moved the tensor in):
+  // in place, each value read before it is written.
+  const bool in_place = dtype == DType::kFloat32 && image.dtype() == DType::kFloat32 &&
+                        image.buffer().use_count() == 1;
+  Tensor out = in_place ? image : Tensor::allocate(dtype, image.shape());
   const int64_t pixels = image.dim(0) * image.dim(1);
   // One row of floats at a time (converted to float16 when asked).
   const int64_t per_row = image.dim(1);

@@ -1,6 +1,7 @@
 // Pixel operations on one image, a tensor of shape [height, width, channels]: bilinear
 // resizing, cropping, flipping, casting and per-channel normalization. Each returns a new
-// tensor; none keeps a reference to its input. Errors are INVALID_ARGUMENT naming what is
+// tensor, or (flip, cast, normalize) writes over its input's buffer when it holds the only
+// reference to it. Errors are INVALID_ARGUMENT naming what is
 // wrong with the image (the dataset operation adds which element it was).
 #pragma once
 
@@ -26,15 +27,17 @@ Tensor resize_bilinear(const Tensor& image, const Window& window, int64_t height
 // The pixels of `window`, same dtype.
 Tensor crop(const Tensor& image, const Window& window);
 
-// Columns in reverse order, same dtype.
-Tensor flip_left_right(const Tensor& image);
+// Columns in reverse order, same dtype. Taking the image by value lets the operations below
+// reuse its buffer when the caller held the only reference (moved it in): then the result is
+// written over it.
+Tensor flip_left_right(Tensor image);
 
 // Every value converted to `dtype` (float32 or float16), without scaling.
-Tensor cast(const Tensor& image, DType dtype);
+Tensor cast(Tensor image, DType dtype);
 
 // (value - mean[c]) / stddev[c] per channel c, as `dtype` (float32 or float16). mean and
 // stddev have one value per channel, or one for all.
-Tensor normalize(const Tensor& image, const std::vector<float>& mean,
-                 const std::vector<float>& stddev, DType dtype);
+Tensor normalize(Tensor image, const std::vector<float>& mean, const std::vector<float>& stddev,
+                 DType dtype);
 
 }  // namespace dinput::image

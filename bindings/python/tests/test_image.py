@@ -183,6 +183,26 @@ class TransformTest(unittest.TestCase):
                 kinds.add("flipped")
         self.assertEqual(kinds, {"same", "flipped"})
 
+    def test_flip_and_normalize_in_place(self):
+        # After resize each image's buffer has no other holder, so the flip and the float32
+        # normalization write over it: the values must be those of fresh buffers.
+        data = [jpeg(noise(20 + i, 30, seed=i)) for i in range(12)]
+        base = images(slices(data).decode_jpeg(channels=3).resize((8, 10)))
+        mean, std = np.array([1.0, 2.0, 3.0]), np.array([2.0, 4.0, 8.0])
+        got = images(slices(data).decode_jpeg(channels=3).resize((8, 10))
+                     .random_flip_left_right(seed=4, num_parallel_calls=2)
+                     .normalize(mean, std, num_parallel_calls=2))
+        kinds = set()
+        for g, b in zip(got, base):
+            same = ((b - mean) / std).astype(np.float32)
+            flipped = ((b[:, ::-1] - mean) / std).astype(np.float32)
+            if np.allclose(g, same, rtol=1e-6, atol=1e-5):
+                kinds.add("same")
+            else:
+                np.testing.assert_allclose(g, flipped, rtol=1e-6, atol=1e-5)
+                kinds.add("flipped")
+        self.assertEqual(kinds, {"same", "flipped"})
+
     def test_random_crop_checkpoint(self):
         img = noise(9, 9, seed=5)
         ds = (dinput.Dataset.from_tensors(img).repeat(20).random_crop((4, 5), seed=2)

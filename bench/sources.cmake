@@ -25,6 +25,30 @@ add_test(NAME bench.smoke.step_load
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/check_smoke.cmake)
 set_tests_properties(bench.smoke.step_load PROPERTIES TIMEOUT 120 LABELS bench)
 
+# JPEG decoding against a plain TurboJPEG loop (bench_image.c), when TurboJPEG is found.
+find_package(PkgConfig QUIET)
+if(PKG_CONFIG_FOUND)
+  pkg_check_modules(DINPUT_BENCH_TURBOJPEG QUIET IMPORTED_TARGET libturbojpeg)
+endif()
+if(DINPUT_BENCH_TURBOJPEG_FOUND AND DINPUT_HAVE_JPEG)
+  add_executable(bench_image ${CMAKE_CURRENT_SOURCE_DIR}/bench_image.c)
+  target_link_libraries(bench_image PRIVATE dinput PkgConfig::DINPUT_BENCH_TURBOJPEG)
+  target_compile_options(bench_image PRIVATE -Wall -Wextra)
+  add_test(NAME bench.smoke.image
+           COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:bench_image>
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/check_smoke.cmake)
+  set_tests_properties(bench.smoke.image PROPERTIES TIMEOUT 120 LABELS bench)
+endif()
+# The ImageNet-style pipeline against PyTorch (bench/image_pipeline.py, through the Python
+# binding), in quick mode: it must run and print its measurement line.
+if(EXISTS /usr/bin/python3 AND DINPUT_HAVE_JPEG AND NOT DINPUT_SANITIZE)
+  add_test(NAME bench.smoke.image_pipeline
+           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/image_pipeline.py --quick)
+  set_tests_properties(bench.smoke.image_pipeline PROPERTIES TIMEOUT 300 LABELS bench
+                       ENVIRONMENT "DINPUT_LIBRARY=$<TARGET_FILE:dinput>;PYTHONDONTWRITEBYTECODE=1"
+                       PASS_REGULAR_EXPRESSION "\"bench\": \"image.pipeline\"")
+endif()
+
 # CRC32C: the library's SSE4.2 code against ISA-L's crc32_iscsi (bench/README.md). White-box,
 # so it links the static library; it prints a "skipped" line in a build without ISA-L.
 add_executable(bench_crc32c ${CMAKE_CURRENT_SOURCE_DIR}/bench_crc32c.cc)

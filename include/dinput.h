@@ -1038,6 +1038,108 @@ DINPUT_API dinput_status_t dinput_dataset_parse_sequence_example(
     int64_t component);
 
 /* ------------------------------------------------------------------------------------- */
+/* Images: decoding and augmentation as built-in map stages                              */
+/* ------------------------------------------------------------------------------------- */
+
+/* Each image operation maps one component of every element (dinput_image_options_set_component,
+ * default 0); the other components pass through. An image is a uint8, float16 or float32
+ * tensor of shape [height, width, channels]. The operations run like dinput_dataset_map:
+ * sequentially, or on a pool of num_parallel_calls threads, with the same results either way.
+ * A failure (a damaged image, an image smaller than a crop) is DINPUT_INVALID_ARGUMENT naming
+ * the operation and the element's position in its input. The random operations draw from
+ * their seed, the element's position and the epoch (each new iterator of the dataset is a
+ * new epoch, as for a reshuffling shuffle): never from thread timing, so a saved iterator
+ * state resumes with the same draws. docs/images.md describes each operation. */
+
+/** Options of the image operations (dinput_dataset_decode_jpeg and the others below). The
+ * handle follows the rules of the transformation options above: NULL means the defaults, the
+ * operation copies the settings, and a handle once used is frozen. */
+typedef struct dinput_image_options dinput_image_options_t;
+/** A new handle with every setting at its default; release it with dinput_image_options_free. */
+DINPUT_API dinput_status_t dinput_image_options_new(dinput_image_options_t** out);
+/** Releases the handle (NULL is accepted). */
+DINPUT_API void dinput_image_options_free(dinput_image_options_t* options);
+/** The component that holds the image (or, for the decoders, its encoded bytes); default 0.
+ * A component the input does not have is DINPUT_INVALID_ARGUMENT when the operation is
+ * built. */
+DINPUT_API dinput_status_t dinput_image_options_set_component(dinput_image_options_t* options,
+                                                              int64_t component);
+/** The component in effect (0 when options is NULL). */
+DINPUT_API int64_t dinput_image_options_component(const dinput_image_options_t* options);
+/** 1 (the default) or 0: sequential; 2..1024 or DINPUT_AUTOTUNE: on a thread pool, as
+ * dinput_map_options_set_num_parallel_calls. */
+DINPUT_API dinput_status_t dinput_image_options_set_num_parallel_calls(
+    dinput_image_options_t* options, int64_t num_parallel_calls);
+/** The num parallel calls in effect (the default when options is NULL). */
+DINPUT_API int64_t dinput_image_options_num_parallel_calls(const dinput_image_options_t* options);
+/** As dinput_map_options_set_deterministic (default UNSET). */
+DINPUT_API dinput_status_t dinput_image_options_set_deterministic(
+    dinput_image_options_t* options, dinput_deterministic_t deterministic);
+/** The deterministic in effect (the default when options is NULL). */
+DINPUT_API dinput_deterministic_t
+dinput_image_options_deterministic(const dinput_image_options_t* options);
+
+/** JPEG bytes (a scalar bytes component) to uint8 [height, width, channels]. channels: 0 (as
+ * stored: 1 for grayscale, else 3), 1 or 3. libjpeg-turbo's accurate integer DCT and smooth
+ * chroma upsampling (djpeg's defaults). options may be NULL. */
+DINPUT_API dinput_status_t dinput_dataset_decode_jpeg(dinput_dataset_t** out,
+                                                      const dinput_dataset_t* input,
+                                                      int64_t channels,
+                                                      const dinput_image_options_t* options);
+/** PNG bytes to uint8 [height, width, channels] (16-bit samples keep their high byte).
+ * channels: 0 (as stored: 1 to 4), 1, 3 or 4. options may be NULL. */
+DINPUT_API dinput_status_t dinput_dataset_decode_png(dinput_dataset_t** out,
+                                                     const dinput_dataset_t* input,
+                                                     int64_t channels,
+                                                     const dinput_image_options_t* options);
+/** Bilinear resizing to height x width with half-pixel centres (tf.image.resize's
+ * "bilinear" without antialiasing); float32 out. options may be NULL. */
+DINPUT_API dinput_status_t dinput_dataset_resize(dinput_dataset_t** out,
+                                                 const dinput_dataset_t* input, int64_t height,
+                                                 int64_t width,
+                                                 const dinput_image_options_t* options);
+/** The centred height x width region (rounded towards the top left), same dtype; a smaller
+ * image is an error. options may be NULL. */
+DINPUT_API dinput_status_t dinput_dataset_center_crop(dinput_dataset_t** out,
+                                                      const dinput_dataset_t* input, int64_t height,
+                                                      int64_t width,
+                                                      const dinput_image_options_t* options);
+/** A height x width region at a random place, same dtype; a smaller image is an error. seed
+ * < 0: drawn at random when the dataset is built. options may be NULL. */
+DINPUT_API dinput_status_t dinput_dataset_random_crop(dinput_dataset_t** out,
+                                                      const dinput_dataset_t* input, int64_t height,
+                                                      int64_t width, int64_t seed,
+                                                      const dinput_image_options_t* options);
+/** A region of random area (scale_min..scale_max of the image's) and aspect ratio
+ * (log-uniform in ratio_min..ratio_max) resized to height x width, float32 out (as
+ * torchvision's RandomResizedCrop, whose defaults are 0.08, 1, 3/4, 4/3). Directly after
+ * dinput_dataset_decode_jpeg of the same component, only the region is decoded. seed < 0:
+ * drawn at random. options may be NULL. */
+DINPUT_API dinput_status_t dinput_dataset_random_resized_crop(
+    dinput_dataset_t** out, const dinput_dataset_t* input, int64_t height, int64_t width,
+    double scale_min, double scale_max, double ratio_min, double ratio_max, int64_t seed,
+    const dinput_image_options_t* options);
+/** Mirrors each image left to right with probability 1/2. seed < 0: drawn at random.
+ * options may be NULL. */
+DINPUT_API dinput_status_t
+dinput_dataset_random_flip_left_right(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                      int64_t seed, const dinput_image_options_t* options);
+/** Converts the image to dtype (DINPUT_FLOAT32 or DINPUT_FLOAT16), values unchanged.
+ * options may be NULL. */
+DINPUT_API dinput_status_t dinput_dataset_cast_image(dinput_dataset_t** out,
+                                                     const dinput_dataset_t* input,
+                                                     dinput_dtype_t dtype,
+                                                     const dinput_image_options_t* options);
+/** (value - mean[c]) / stddev[c] for each channel c, as dtype (DINPUT_FLOAT32 or
+ * DINPUT_FLOAT16). mean and stddev hold count values: one per channel, or one for all.
+ * options may be NULL. */
+DINPUT_API dinput_status_t dinput_dataset_normalize(dinput_dataset_t** out,
+                                                    const dinput_dataset_t* input,
+                                                    const float* mean, const float* stddev,
+                                                    size_t count, dinput_dtype_t dtype,
+                                                    const dinput_image_options_t* options);
+
+/* ------------------------------------------------------------------------------------- */
 /* Iterators and optionals                                                                */
 /* ------------------------------------------------------------------------------------- */
 

@@ -38,7 +38,7 @@ ctest --preset default --output-on-failure -j2 || status=1
 suite_targets=(unit_core unit_data unit_io unit_host_only unit_cluster unit_state unit_producer unit_example
                capi_errors capi_tensors capi_checkpoint capi_example
                capi_datasets capi_callbacks capi_files capi_enum_values capi_threading
-               capi_transform_options capi_cluster distribute_test store_test io_test)
+               capi_transform_options capi_cluster capi_images distribute_test store_test io_test)
 # Targets that exist only when Gloo is found (a preset's configure says which).
 optional_targets() {
   local preset=$1 t targets
@@ -68,7 +68,7 @@ if [ "${DINPUT_SKIP_SANITIZERS:-0}" != "1" ]; then
   echo "== fuzz preset: configure and build the libFuzzer targets $(elapsed)"
   cmake --preset fuzz
   cmake --build --preset fuzz -j2 --target fuzz_record_reader fuzz_chain_parser fuzz_dist_iterator \
-    fuzz_cluster_env fuzz_iterator_state fuzz_parse_example
+    fuzz_cluster_env fuzz_iterator_state fuzz_parse_example fuzz_image_decode
   echo "== fuzz preset: each target for 60 s $(elapsed)"
   ctest --preset fuzz --output-on-failure || status=1
 fi

@@ -29,6 +29,7 @@ endfunction()
 
 _dinput_py_has(numpy _dinput_py_numpy)
 _dinput_py_has(torch _dinput_py_torch)
+_dinput_py_has(PIL _dinput_py_pil)
 
 # A sanitized libdinput can only be loaded into a process whose first library is the
 # sanitizer's runtime, and the interpreter is not instrumented: preload the runtime (leak
@@ -43,7 +44,7 @@ elseif(DINPUT_SANITIZE MATCHES "thread")
     OUTPUT_VARIABLE _dinput_py_rt OUTPUT_STRIP_TRAILING_WHITESPACE)
   set(_dinput_py_preload ";LD_PRELOAD=${_dinput_py_rt}")
 endif()
-foreach(suite package errors tensor dataset distribute torch readme example)
+foreach(suite package errors tensor dataset distribute torch readme example image)
   set(_missing "")
   if(NOT DINPUT_PYTHON)
     set(_missing "python3")
@@ -51,6 +52,8 @@ foreach(suite package errors tensor dataset distribute torch readme example)
     set(_missing "numpy for ${DINPUT_PYTHON} (Debian: apt-get install python3-numpy)")
   elseif(suite STREQUAL "torch" AND NOT _dinput_py_torch)
     set(_missing "torch for ${DINPUT_PYTHON} (Debian: apt-get install python3-torch)")
+  elseif(suite STREQUAL "image" AND NOT _dinput_py_pil)
+    set(_missing "PIL for ${DINPUT_PYTHON} (Debian: apt-get install python3-pil libjpeg-turbo-progs)")
   endif()
   if(_missing)
     add_test(NAME bindings.python.${suite}

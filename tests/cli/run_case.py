@@ -1191,6 +1191,32 @@ case("records.inspect_needs_file", [], None, command="inspect",
             "FILE..."))
 
 
+# ---- images (docs/images.md) ----------------------------------------------------------------
+
+IMG_2x3 = "from_tensors([[[0.],[1.],[2.]],[[10.],[11.],[12.]]])"
+case("images.resize_by_hand", [], IMG_2x3 + ".resize([2,1])",
+     lines=single_worker([r([[[1.0]], [[11.0]]])]))
+case("images.center_crop_normalize", [], IMG_2x3 + ".center_crop(1).normalize([2.0], [4.0])",
+     lines=single_worker([r([[[-0.25]]])]))
+case("images.spec", [], 'from_tensors("x").decode_jpeg(channels=3)'
+     '.random_resized_crop(224, seed=1).random_flip_left_right(seed=2)'
+     '.normalize([0.5,0.5,0.5],[0.25,0.25,0.25], dtype=float16).batch(4)', command="spec",
+     lines=[{"num_replicas_in_sync": 1,
+             "components": [{"dtype": "float16", "shape": [None, 224, 224, 3]}]}])
+# Seed 3 flips the last three of six; the draws do not depend on num_parallel_calls.
+_ROW, _FLIPPED = [[[0.0], [1.0], [2.0]]], [[[2.0], [1.0], [0.0]]]
+case("images.flip_seeded_parallel", [],
+     "from_tensors([[[0.],[1.],[2.]]]).repeat(6).random_flip_left_right(seed=3, "
+     "num_parallel_calls=2)",
+     lines=single_worker([r(_ROW)] * 3 + [r(_FLIPPED)] * 3))
+case("images.corrupt_jpeg", [], 'from_tensors("garbage").decode_jpeg(channels=3)',
+     error_contains=("INVALID_ARGUMENT",
+                     "decode_jpeg: element 0 (component 0): not a valid JPEG image"))
+case("images.bad_size", [], IMG_2x3 + ".resize([1,2,3])",
+     error_contains=("INVALID_ARGUMENT", "resize(): argument 'size' must be [height, width]"))
+case("images.bad_dtype", [], IMG_2x3 + ".cast(int8)",
+     error_contains=("INVALID_ARGUMENT", "must be float32 or float16, got 'int8'"))
+
 # ---- the runner -----------------------------------------------------------------------------
 
 

@@ -20,6 +20,7 @@
 #include "data/state.h"
 #include "example/parse.h"
 #include "example_encoder.h"
+#include "image/image_ops.h"
 #include "io/file_sources.h"
 #include "io/record_writer.h"
 
@@ -624,6 +625,30 @@ TEST_F(StateFiles, W1StateIsSmall) {
   // And it resumes exactly in the middle of the epoch.
   std::vector<std::string> expected = all_of(ds);
   ASSERT_EQ(resumed(ds, 62), expected);
+}
+
+// The image operations (src/image/): random crops and flips on one thread and on a pool, the
+// deterministic ones, and a repeat over a random crop, whose epochs draw anew and resume
+// with the same draws (repeat carries the crop's epoch count like a reshuffling shuffle's).
+TEST(StateOps, ImageOperations) {
+  Tensor img = Tensor::allocate(DType::kUInt8, Shape{6, 7, 3});
+  for (int64_t i = 0; i < img.num_elements(); ++i)
+    img.mutable_data_as<uint8_t>()[i] = static_cast<uint8_t>(i * 7);
+  DatasetPtr one = make_from_tensors({img});
+  DatasetPtr src = make_repeat(one, 9);
+  for (int64_t parallel : {1, 3}) {
+    ImageOpOptions o;
+    o.num_parallel_calls = parallel;
+    expect_resumes_everywhere(make_random_flip_left_right(make_random_crop(src, 4, 5, 7, o), 8, o));
+    expect_resumes_everywhere(make_random_resized_crop(src, 3, 3, 0.2, 1.0, 0.5, 2.0, 9, o));
+    expect_resumes_everywhere(make_normalize(make_resize(make_center_crop(src, 5, 5, o), 3, 4, o),
+                                             {1.0f}, {2.0f}, DType::kFloat16, o));
+  }
+  DatasetPtr epochs = make_repeat(make_random_crop(one, 2, 2, 3, ImageOpOptions{}), 4);
+  std::vector<std::string> all = all_of(epochs);
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_TRUE(all[0] != all[1] || all[1] != all[2] || all[2] != all[3]) << "every epoch drew alike";
+  expect_resumes_everywhere(epochs);
 }
 
 // ---- property test: random pipelines, random save points ------------------------------

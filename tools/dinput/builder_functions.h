@@ -208,6 +208,16 @@ DatasetPtr build_unbatch(const Args&, const dinput_dataset_t* input);
 DatasetPtr build_rebatch(const Args& args, const dinput_dataset_t* input);
 DatasetPtr build_prefetch(const Args& args, const dinput_dataset_t* input);
 DatasetPtr build_with_options(const Args& args, const dinput_dataset_t* input);
+// build_images.cc
+DatasetPtr build_decode_jpeg(const Args& args, const dinput_dataset_t* input);
+DatasetPtr build_decode_png(const Args& args, const dinput_dataset_t* input);
+DatasetPtr build_resize(const Args& args, const dinput_dataset_t* input);
+DatasetPtr build_center_crop(const Args& args, const dinput_dataset_t* input);
+DatasetPtr build_random_crop(const Args& args, const dinput_dataset_t* input);
+DatasetPtr build_random_resized_crop(const Args& args, const dinput_dataset_t* input);
+DatasetPtr build_random_flip_left_right(const Args& args, const dinput_dataset_t* input);
+DatasetPtr build_cast(const Args& args, const dinput_dataset_t* input);
+DatasetPtr build_normalize(const Args& args, const dinput_dataset_t* input);
 
 // build_example.cc
 DatasetPtr build_parse_example(const Args& args, const dinput_dataset_t* input);

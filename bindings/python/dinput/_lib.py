@@ -2,7 +2,8 @@
 
 import ctypes
 import os
-from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_int, c_int32, c_int64, c_size_t,
+from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_double, c_float, c_int, c_int32,
+                    c_int64, c_size_t,
                     c_void_p)
 
 _SONAME = "libdinput.so.0"
@@ -320,5 +321,22 @@ for _name, _res, _args in [
     ("dinput_input_context_input_pipeline_id", c_int, [H]),
     ("dinput_input_context_num_replicas_in_sync", c_int, [H]),
     ("dinput_input_context_get_per_replica_batch_size", Status, [_P64, H, c_int64]),
+    # images
+    ("dinput_image_options_new", Status, [PH]),
+    ("dinput_image_options_free", None, [H]),
+    ("dinput_image_options_set_component", Status, [H, c_int64]),
+    ("dinput_image_options_set_num_parallel_calls", Status, [H, c_int64]),
+    ("dinput_image_options_set_deterministic", Status, [H, c_int]),
+    ("dinput_dataset_decode_jpeg", Status, [PH, H, c_int64, H]),
+    ("dinput_dataset_decode_png", Status, [PH, H, c_int64, H]),
+    ("dinput_dataset_resize", Status, [PH, H, c_int64, c_int64, H]),
+    ("dinput_dataset_center_crop", Status, [PH, H, c_int64, c_int64, H]),
+    ("dinput_dataset_random_crop", Status, [PH, H, c_int64, c_int64, c_int64, H]),
+    ("dinput_dataset_random_resized_crop", Status,
+     [PH, H, c_int64, c_int64, c_double, c_double, c_double, c_double, c_int64, H]),
+    ("dinput_dataset_random_flip_left_right", Status, [PH, H, c_int64, H]),
+    ("dinput_dataset_cast_image", Status, [PH, H, c_int, H]),
+    ("dinput_dataset_normalize", Status,
+     [PH, H, POINTER(c_float), POINTER(c_float), c_size_t, c_int, H]),
 ]:
     _decl(_name, _res, *_args)

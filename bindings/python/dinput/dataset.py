@@ -5,12 +5,13 @@ import itertools
 import threading
 import time
 import weakref
-from ctypes import byref, c_char_p, c_int64, c_void_p, string_at
+from ctypes import byref, c_char_p, c_float, c_int64, c_void_p, string_at
 
 from . import _lib
 from ._handle import Handle
 from .errors import DinputError, OutOfRangeError, check, error, status_of
-from .tensor import element_to_py, owned_numpy_values, py_to_element, py_to_spec, spec_to_py
+from .tensor import (DTYPES, element_to_py, owned_numpy_values, py_to_element, py_to_spec,
+                     spec_to_py)
 
 _L = _lib.lib
 
@@ -35,6 +36,14 @@ def _new(fn, *args):
     out = c_void_p()
     check(fn(byref(out), *args))
     return out
+
+
+def _dtype_code(dtype):
+    """A dtype name ("float32") or numpy dtype as its dinput_dtype_t number."""
+    name = getattr(dtype, "name", None) or str(dtype)
+    if name not in DTYPES:
+        raise ValueError("unknown dtype %r" % (dtype,))
+    return DTYPES[name]
 
 
 class _OptionHandle(Handle):
@@ -459,6 +468,71 @@ class Dataset(Handle):
         with FeatureSpec(context_features) as c, FeatureSpec(sequence_features) as s:
             return Dataset(_new(_L.dinput_dataset_parse_sequence_example, self._handle(), c,
                                 s, component))
+
+    # images (docs/images.md): each maps one component; num_parallel_calls and deterministic
+    # as for map
+    def _image_op(self, fn, args, component, num_parallel_calls, deterministic):
+        s = [(_L.dinput_image_options_set_component, (component,))]
+        if num_parallel_calls is not None:
+            s.append((_L.dinput_image_options_set_num_parallel_calls, (num_parallel_calls,)))
+        if deterministic is not None:
+            s.append((_L.dinput_image_options_set_deterministic,
+                      (_DETERMINISTIC[bool(deterministic)],)))
+        with _OptionHandle(_L.dinput_image_options_new, _L.dinput_image_options_free, s) as o:
+            return Dataset(_new(fn, self._handle(), *args, o._h))
+
+    def decode_jpeg(self, channels=0, component=0, num_parallel_calls=None, deterministic=None):
+        """JPEG bytes to uint8 [height, width, channels]."""
+        return self._image_op(_L.dinput_dataset_decode_jpeg, (channels,), component,
+                              num_parallel_calls, deterministic)
+
+    def decode_png(self, channels=0, component=0, num_parallel_calls=None, deterministic=None):
+        """PNG bytes to uint8 [height, width, channels]."""
+        return self._image_op(_L.dinput_dataset_decode_png, (channels,), component,
+                              num_parallel_calls, deterministic)
+
+    def resize(self, size, component=0, num_parallel_calls=None, deterministic=None):
+        """Bilinear resizing (half-pixel centres) to size = (height, width); float32."""
+        return self._image_op(_L.dinput_dataset_resize, tuple(size), component,
+                              num_parallel_calls, deterministic)
+
+    def center_crop(self, size, component=0, num_parallel_calls=None, deterministic=None):
+        return self._image_op(_L.dinput_dataset_center_crop, tuple(size), component,
+                              num_parallel_calls, deterministic)
+
+    def random_crop(self, size, seed=None, component=0, num_parallel_calls=None,
+                    deterministic=None):
+        return self._image_op(_L.dinput_dataset_random_crop,
+                              tuple(size) + (-1 if seed is None else seed,), component,
+                              num_parallel_calls, deterministic)
+
+    def random_resized_crop(self, size, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3), seed=None,
+                            component=0, num_parallel_calls=None, deterministic=None):
+        return self._image_op(_L.dinput_dataset_random_resized_crop,
+                              tuple(size) + (scale[0], scale[1], ratio[0], ratio[1],
+                                             -1 if seed is None else seed),
+                              component, num_parallel_calls, deterministic)
+
+    def random_flip_left_right(self, seed=None, component=0, num_parallel_calls=None,
+                               deterministic=None):
+        return self._image_op(_L.dinput_dataset_random_flip_left_right,
+                              (-1 if seed is None else seed,), component, num_parallel_calls,
+                              deterministic)
+
+    def cast_image(self, dtype="float32", component=0, num_parallel_calls=None,
+                   deterministic=None):
+        return self._image_op(_L.dinput_dataset_cast_image, (_dtype_code(dtype),), component,
+                              num_parallel_calls, deterministic)
+
+    def normalize(self, mean, stddev, dtype="float32", component=0, num_parallel_calls=None,
+                  deterministic=None):
+        """(x - mean[c]) / stddev[c] per channel c."""
+        mean, stddev = list(mean), list(stddev)
+        n = max(len(mean), 1)
+        return self._image_op(_L.dinput_dataset_normalize,
+                              ((c_float * n)(*mean), (c_float * n)(*stddev), len(mean),
+                               _dtype_code(dtype)),
+                              component, num_parallel_calls, deterministic)
 
     def with_options(self, options):
         with options._c() as o:

@@ -56,6 +56,7 @@ include("elements.jl")
 include("cuda.jl")
 include("callbacks.jl")
 include("datasets.jl")
+include("images.jl")
 include("iterators.jl")
 include("cluster.jl")
 include("distribute.jl")
@@ -69,6 +70,8 @@ export Options, auto_shard_policy
 export Dataset, cardinality, from_tensors, from_tensor_slices, from_generator, text_lines,
     records, fixed_length_records, list_files, batch, unbatch, take, shard, interleave,
     prefetch, rebatch, with_options, map_many
+export decode_jpeg, decode_png, resize, center_crop, random_crop, random_resized_crop,
+    random_flip_left_right, cast_image, normalize
 export DatasetIterator, DistributedIterator, Optional, iterator, get_next, get_next_as_optional,
     has_value, get_value, statistic, cancel, save_state, iterator_from_state
 export Collective, abort!, Strategy, InputOptions, DistributedDataset, PerReplica,

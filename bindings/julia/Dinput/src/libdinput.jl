@@ -914,6 +914,96 @@ function dinput_dataset_with_options(out, input, options)
 end
 
 # ---------------------------------------------------------------------------------------
+# Images
+# ---------------------------------------------------------------------------------------
+
+function dinput_image_options_new(out)
+    ccall(@fptr(:dinput_image_options_new), Cint,
+        (Ptr{Ptr{Cvoid}},),
+        out)
+end
+function dinput_image_options_free(options)
+    ccall(@fptr(:dinput_image_options_free), Cvoid,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_image_options_set_component(options, component)
+    ccall(@fptr(:dinput_image_options_set_component), Cint,
+        (Ptr{Cvoid}, Int64),
+        options, component)
+end
+function dinput_image_options_component(options)
+    ccall(@fptr(:dinput_image_options_component), Int64,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_image_options_set_num_parallel_calls(options, num_parallel_calls)
+    ccall(@fptr(:dinput_image_options_set_num_parallel_calls), Cint,
+        (Ptr{Cvoid}, Int64),
+        options, num_parallel_calls)
+end
+function dinput_image_options_num_parallel_calls(options)
+    ccall(@fptr(:dinput_image_options_num_parallel_calls), Int64,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_image_options_set_deterministic(options, deterministic)
+    ccall(@fptr(:dinput_image_options_set_deterministic), Cint,
+        (Ptr{Cvoid}, Cint),
+        options, deterministic)
+end
+function dinput_image_options_deterministic(options)
+    ccall(@fptr(:dinput_image_options_deterministic), Cint,
+        (Ptr{Cvoid},),
+        options)
+end
+function dinput_dataset_decode_jpeg(out, input, channels, options)
+    ccall(@fptr(:dinput_dataset_decode_jpeg), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64, Ptr{Cvoid}),
+        out, input, channels, options)
+end
+function dinput_dataset_decode_png(out, input, channels, options)
+    ccall(@fptr(:dinput_dataset_decode_png), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64, Ptr{Cvoid}),
+        out, input, channels, options)
+end
+function dinput_dataset_resize(out, input, height, width, options)
+    ccall(@fptr(:dinput_dataset_resize), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64, Int64, Ptr{Cvoid}),
+        out, input, height, width, options)
+end
+function dinput_dataset_center_crop(out, input, height, width, options)
+    ccall(@fptr(:dinput_dataset_center_crop), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64, Int64, Ptr{Cvoid}),
+        out, input, height, width, options)
+end
+function dinput_dataset_random_crop(out, input, height, width, seed, options)
+    ccall(@fptr(:dinput_dataset_random_crop), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64, Int64, Int64, Ptr{Cvoid}),
+        out, input, height, width, seed, options)
+end
+function dinput_dataset_random_resized_crop(out, input, height, width, scale_min, scale_max, ratio_min, ratio_max, seed, options)
+    ccall(@fptr(:dinput_dataset_random_resized_crop), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64, Int64, Cdouble, Cdouble, Cdouble, Cdouble, Int64, Ptr{Cvoid}),
+        out, input, height, width, scale_min, scale_max, ratio_min, ratio_max, seed, options)
+end
+function dinput_dataset_random_flip_left_right(out, input, seed, options)
+    ccall(@fptr(:dinput_dataset_random_flip_left_right), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64, Ptr{Cvoid}),
+        out, input, seed, options)
+end
+function dinput_dataset_cast_image(out, input, dtype, options)
+    ccall(@fptr(:dinput_dataset_cast_image), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Cint, Ptr{Cvoid}),
+        out, input, dtype, options)
+end
+function dinput_dataset_normalize(out, input, mean, stddev, count, dtype, options)
+    ccall(@fptr(:dinput_dataset_normalize), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cfloat}, Ptr{Cfloat}, Csize_t, Cint, Ptr{Cvoid}),
+        out, input, mean, stddev, count, dtype, options)
+end
+
+# ---------------------------------------------------------------------------------------
 # Iterators and optionals
 # ---------------------------------------------------------------------------------------
 

@@ -843,6 +843,26 @@ end
     @test_throws DinputError parse_example(src, Dict("id" => FixedLenFeature((), Int64)))
 end
 
+@testset "images" begin
+    img = fill(UInt8(6), 2, 3, 1)          # every pixel 6, so the layout does not matter
+    norm = normalize(from_tensors(img), [2.0], [4.0]; num_parallel_calls=2)
+    @test element_spec(norm) == [TensorSpec(Float32, (2, 3, 1))]
+    @test all(Array(x[1]) == fill(1.0f0, 2, 3, 1) for x in norm)
+    @test element_spec(resize(from_tensors(img), (4, 5))) == [TensorSpec(Float32, (4, 5, 1))]
+    flips(s) = [Array(x[1]) for x in random_flip_left_right(repeat(from_tensors(img), 4); seed=s)]
+    @test flips(3) == flips(3)
+    @test_throws DinputError center_crop(from_tensors(img), (0, 1))
+    @test_throws DinputError decode_jpeg(from_tensors(img))     # not a bytes component
+    garbage = decode_jpeg(from_tensors("garbage"); channels=3)
+    err = try
+        collect(garbage)
+        nothing
+    catch e
+        e
+    end
+    @test err isa DinputError && occursin("element 0", sprint(showerror, err))
+end
+
 include("readme.jl")
 
 end # @testset "Dinput"

@@ -213,6 +213,8 @@ opaque! {
     dinput_record_writer_options => dinput_record_writer_options_t;
     /// The features a parse extracts from each record; frozen once a parse uses it.
     dinput_feature_spec => dinput_feature_spec_t;
+    /// Options of the image operations (dinput_dataset_decode_jpeg, ...).
+    dinput_image_options => dinput_image_options_t;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -744,6 +746,89 @@ extern "C" {
         out: *mut *mut dinput_dataset_t,
         input: *const dinput_dataset_t,
         options: *const dinput_options_t,
+    ) -> dinput_status_t;
+
+    // -- images --
+    pub fn dinput_image_options_new(out: *mut *mut dinput_image_options_t) -> dinput_status_t;
+    pub fn dinput_image_options_free(options: *mut dinput_image_options_t);
+    pub fn dinput_image_options_set_component(options: *mut dinput_image_options_t, component: i64) -> dinput_status_t;
+    pub fn dinput_image_options_component(options: *const dinput_image_options_t) -> i64;
+    pub fn dinput_image_options_set_num_parallel_calls(
+        options: *mut dinput_image_options_t,
+        num_parallel_calls: i64,
+    ) -> dinput_status_t;
+    pub fn dinput_image_options_num_parallel_calls(options: *const dinput_image_options_t) -> i64;
+    pub fn dinput_image_options_set_deterministic(
+        options: *mut dinput_image_options_t,
+        deterministic: dinput_deterministic_t,
+    ) -> dinput_status_t;
+    pub fn dinput_image_options_deterministic(options: *const dinput_image_options_t) -> dinput_deterministic_t;
+    pub fn dinput_dataset_decode_jpeg(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        channels: i64,
+        options: *const dinput_image_options_t,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_decode_png(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        channels: i64,
+        options: *const dinput_image_options_t,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_resize(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        height: i64,
+        width: i64,
+        options: *const dinput_image_options_t,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_center_crop(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        height: i64,
+        width: i64,
+        options: *const dinput_image_options_t,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_random_crop(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        height: i64,
+        width: i64,
+        seed: i64,
+        options: *const dinput_image_options_t,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_random_resized_crop(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        height: i64,
+        width: i64,
+        scale_min: f64,
+        scale_max: f64,
+        ratio_min: f64,
+        ratio_max: f64,
+        seed: i64,
+        options: *const dinput_image_options_t,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_random_flip_left_right(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        seed: i64,
+        options: *const dinput_image_options_t,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_cast_image(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        dtype: dinput_dtype_t,
+        options: *const dinput_image_options_t,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_normalize(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        mean: *const f32,
+        stddev: *const f32,
+        count: usize,
+        dtype: dinput_dtype_t,
+        options: *const dinput_image_options_t,
     ) -> dinput_status_t;
 
     // -- iterators and optionals --

@@ -356,7 +356,7 @@ impl ShuffleOptions {
     }
 }
 
-fn deterministic_c(deterministic: Option<bool>) -> sys::dinput_deterministic_t {
+pub(crate) fn deterministic_c(deterministic: Option<bool>) -> sys::dinput_deterministic_t {
     match deterministic {
         None => sys::DINPUT_DETERMINISTIC_UNSET,
         Some(true) => sys::DINPUT_DETERMINISTIC_TRUE,
@@ -381,13 +381,13 @@ impl MapOptions<'_> {
 /// An option handle of the C API (dinput_batch_options_t, ...), freed when dropped. The
 /// safe layer's option structs are plain values; each call fills one of these for the
 /// library, which copies it.
-struct OptionHandle<T> {
+pub(crate) struct OptionHandle<T> {
     raw: NonNull<T>,
     free: unsafe extern "C" fn(*mut T),
 }
 
 impl<T> OptionHandle<T> {
-    fn new(
+    pub(crate) fn new(
         make: unsafe extern "C" fn(*mut *mut T) -> sys::dinput_status_t,
         free: unsafe extern "C" fn(*mut T),
     ) -> Result<Self> {
@@ -397,11 +397,11 @@ impl<T> OptionHandle<T> {
     }
 
     /// Runs a setter on the handle and checks its status.
-    fn set(&self, setter: impl FnOnce(*mut T) -> sys::dinput_status_t) -> Result<()> {
+    pub(crate) fn set(&self, setter: impl FnOnce(*mut T) -> sys::dinput_status_t) -> Result<()> {
         check(setter(self.raw.as_ptr()))
     }
 
-    fn as_ptr(&self) -> *const T {
+    pub(crate) fn as_ptr(&self) -> *const T {
         self.raw.as_ptr()
     }
 }
@@ -501,7 +501,7 @@ impl Dataset {
     }
 
     /// A transform of `self`.
-    fn derive(
+    pub(crate) fn derive(
         &self,
         make: impl FnOnce(*mut *mut sys::dinput_dataset_t, *const sys::dinput_dataset_t) -> sys::dinput_status_t,
     ) -> Result<Dataset> {

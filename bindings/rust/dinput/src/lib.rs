@@ -91,6 +91,7 @@ mod distribute;
 mod element;
 mod error;
 mod example;
+mod image;
 mod iter;
 mod tensor;
 
@@ -106,6 +107,7 @@ pub use distribute::{
 pub use element::{Element, ElementRef, Spec, UNKNOWN_DIM};
 pub use error::{clear_last_error, last_error, Code, Error, Result};
 pub use example::Features;
+pub use image::ImageOptions;
 pub use iter::{Canceller, DatasetIterator, DistIterator, Optional};
 pub use tensor::{DType, Device, DlPackTensor, Scalar, Tensor, TensorRef};
 

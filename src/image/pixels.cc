@@ -1,0 +1,255 @@
+#include "image/pixels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/half.h"
+#include "core/status.h"
+
+namespace dinput::image {
+namespace {
+
+// Calls body(T{}) with T the C++ type of the image's dtype (uint8_t, uint16_t holding
+// float16 bits, float).
+template <typename Body>
+void by_dtype(DType dtype, Body&& body) {
+  switch (dtype) {
+    case DType::kUInt8:
+      return body(uint8_t{});
+    case DType::kFloat16:
+      return body(uint16_t{});
+    case DType::kFloat32:
+      return body(float{});
+    default:
+      raise(Code::kInternal, "image dtype ", dtype_name(dtype));
+  }
+}
+
+inline float load(uint8_t v) { return static_cast<float>(v); }
+inline float load(uint16_t v) { return half_to_float(v); }
+inline float load(float v) { return v; }
+
+// Writes float values as float32 or float16.
+void store(const float* values, size_t n, DType dtype, void* out) {
+  if (dtype == DType::kFloat32) {
+    std::memcpy(out, values, n * sizeof(float));
+    return;
+  }
+  auto* h = static_cast<uint16_t*>(out);
+  for (size_t i = 0; i < n; ++i) h[i] = float_to_half(values[i]);
+}
+
+void check_float_dtype(DType dtype) {
+  DINPUT_CHECK_ARG(dtype == DType::kFloat32 || dtype == DType::kFloat16,
+                   "the output dtype must be float32 or float16, got ", dtype_name(dtype));
+}
+
+// For one output coordinate: the two input coordinates it blends and the weight of the
+// second (half-pixel centres, clamped to [0, in - 1]).
+struct Tap {
+  int64_t lo, hi;
+  float frac;
+};
+
+std::vector<Tap> taps(int64_t in, int64_t out) {
+  std::vector<Tap> t(static_cast<size_t>(out));
+  const float scale = static_cast<float>(in) / static_cast<float>(out);
+  for (int64_t i = 0; i < out; ++i) {
+    const float s = (static_cast<float>(i) + 0.5f) * scale - 0.5f;
+    const float f = std::floor(s);
+    t[i].lo = std::max<int64_t>(static_cast<int64_t>(f), 0);
+    t[i].hi = std::min<int64_t>(static_cast<int64_t>(std::ceil(s)), in - 1);
+    t[i].frac = s - f;
+  }
+  return t;
+}
+
+}  // namespace
+
+void check_image(const Tensor& image) {
+  image.require_host("the image");
+  DINPUT_CHECK_ARG(image.rank() == 3, "an image must have shape [height, width, channels], got ",
+                   image.describe());
+  const DType d = image.dtype();
+  DINPUT_CHECK_ARG(d == DType::kUInt8 || d == DType::kFloat16 || d == DType::kFloat32,
+                   "an image must be uint8, float16 or float32, got ", image.describe());
+}
+
+Tensor resize_bilinear(const Tensor& image, const Window& window, int64_t height, int64_t width) {
+  check_image(image);
+  const Window w = window.height > 0 ? window : Window{0, 0, image.dim(0), image.dim(1)};
+  DINPUT_CHECK_ARG(w.height > 0 && w.width > 0, "cannot resize the empty image ", image.describe());
+  const int64_t channels = image.dim(2), in_width = image.dim(1);
+  Tensor out = Tensor::allocate(DType::kFloat32, Shape{height, width, channels});
+  float* dst = out.mutable_data_as<float>();
+  const std::vector<Tap> ys = taps(w.height, height), xs = taps(w.width, width);
+  // Each input row is blended along x once into a row of floats (the two rows an output row
+  // needs are kept, and reused by the next output row when it needs the same ones), then the
+  // two are blended along y: the same operations, in the same order, as blending the four
+  // neighbours of every output value directly.
+  const size_t out_row = static_cast<size_t>(width * channels);
+  std::vector<float> rows(2 * out_row);
+  int64_t have[2] = {-1, -1};
+  by_dtype(image.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T* src = image.data_as<T>();
+    auto blend_x = [&](int64_t y, float* dst) {
+      const T* in = src + ((w.y + y) * in_width + w.x) * channels;
+      for (int64_t x = 0; x < width; ++x) {
+        const T* l = in + xs[x].lo * channels;
+        const T* r = in + xs[x].hi * channels;
+        const float fx = xs[x].frac;
+        for (int64_t c = 0; c < channels; ++c) {
+          const float a = load(l[c]), b = load(r[c]);
+          *dst++ = a + (b - a) * fx;
+        }
+      }
+    };
+    auto blended = [&](int64_t y) -> const float* {
+      for (int k = 0; k < 2; ++k)
+        if (have[k] == y) return rows.data() + k * out_row;
+      // Replace the row that is not the other one needed now (the older one).
+      const int k = have[0] == -1 || (have[1] != -1 && have[0] < have[1]) ? 0 : 1;
+      have[k] = y;
+      blend_x(y, rows.data() + k * out_row);
+      return rows.data() + k * out_row;
+    };
+    for (int64_t y = 0; y < height; ++y) {
+      const float* top = blended(ys[y].lo);
+      const float* bottom = blended(ys[y].hi);
+      const float fy = ys[y].frac;
+      for (size_t i = 0; i < out_row; ++i) *dst++ = top[i] + (bottom[i] - top[i]) * fy;
+    }
+  });
+  return out;
+}
+
+Tensor crop(const Tensor& image, const Window& w) {
+  check_image(image);
+  const size_t pixel = static_cast<size_t>(image.dim(2)) * dtype_size(image.dtype());
+  Tensor out = Tensor::allocate(image.dtype(), Shape{w.height, w.width, image.dim(2)});
+  const char* src = static_cast<const char*>(image.data());
+  char* dst = static_cast<char*>(out.mutable_data());
+  const size_t in_row = static_cast<size_t>(image.dim(1)) * pixel;
+  const size_t out_row = static_cast<size_t>(w.width) * pixel;
+  for (int64_t y = 0; y < w.height; ++y)
+    std::memcpy(dst + y * out_row, src + (w.y + y) * in_row + w.x * pixel, out_row);
+  return out;
+}
+
+namespace {
+
+// Reverses the pixels of each row of `dst` (a copy of src's when src != dst, else in place);
+// Pixel bytes per pixel (a compile-time size, so that moving one pixel is a move or two, not
+// a call), or 0 for another size, given in `pixel`.
+template <size_t Pixel>
+void reverse_rows(const char* src, char* dst, int64_t height, int64_t width, size_t pixel) {
+  const size_t n = Pixel ? Pixel : pixel;
+  for (int64_t y = 0; y < height; ++y) {
+    if (src != dst) {
+      const char* s = src + y * width * n;
+      char* d = dst + (y * width + width - 1) * n;
+      for (int64_t x = 0; x < width; ++x, s += n, d -= n) std::memcpy(d, s, Pixel ? Pixel : n);
+      continue;
+    }
+    char* l = dst + y * width * n;
+    char* r = l + (width - 1) * n;
+    for (; l < r; l += n, r -= n) {
+      if constexpr (Pixel != 0) {
+        char t[Pixel];
+        std::memcpy(t, l, Pixel);
+        std::memcpy(l, r, Pixel);
+        std::memcpy(r, t, Pixel);
+      } else {
+        std::swap_ranges(l, l + n, r);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Tensor flip_left_right(Tensor image) {
+  check_image(image);
+  const size_t pixel = static_cast<size_t>(image.dim(2)) * dtype_size(image.dtype());
+  // Nobody else holds the buffer (the pipeline moved the tensor in): reverse it in place.
+  Tensor out =
+      image.buffer().use_count() == 1 ? image : Tensor::allocate(image.dtype(), image.shape());
+  const char* src = static_cast<const char*>(image.data());
+  char* dst = static_cast<char*>(out.mutable_data());
+  const int64_t h = image.dim(0), w = image.dim(1);
+  switch (pixel) {
+    case 1:
+      reverse_rows<1>(src, dst, h, w, pixel);
+      break;
+    case 3:
+      reverse_rows<3>(src, dst, h, w, pixel);
+      break;
+    case 4:
+      reverse_rows<4>(src, dst, h, w, pixel);
+      break;
+    case 6:
+      reverse_rows<6>(src, dst, h, w, pixel);
+      break;
+    case 12:
+      reverse_rows<12>(src, dst, h, w, pixel);
+      break;
+    case 16:
+      reverse_rows<16>(src, dst, h, w, pixel);
+      break;
+    default:
+      reverse_rows<0>(src, dst, h, w, pixel);
+  }
+  return out;
+}
+
+Tensor cast(Tensor image, DType dtype) {
+  check_image(image);
+  check_float_dtype(dtype);
+  if (image.dtype() == dtype) return image;  // tensors are immutable: sharing is a copy
+  return normalize(std::move(image), {0.0f}, {1.0f}, dtype);
+}
+
+Tensor normalize(Tensor image, const std::vector<float>& mean, const std::vector<float>& stddev,
+                 DType dtype) {
+  check_image(image);
+  check_float_dtype(dtype);
+  const int64_t channels = image.dim(2);
+  auto per_channel = [&](const std::vector<float>& v, const char* what) {
+    DINPUT_CHECK_ARG(v.size() == 1 || static_cast<int64_t>(v.size()) == channels,
+                     "normalize: ", v.size(), " ", what, " values for an image of ", channels,
+                     " channels");
+    std::vector<float> out(static_cast<size_t>(channels));
+    for (int64_t c = 0; c < channels; ++c) out[c] = v[v.size() == 1 ? 0 : c];
+    return out;
+  };
+  const std::vector<float> m = per_channel(mean, "mean");
+  std::vector<float> scale = per_channel(stddev, "stddev");
+  for (float& s : scale) s = 1.0f / s;  // checked nonzero where the operation is built
+  // float32 to float32 in a buffer nobody else holds (the pipeline moved the tensor in):
+  // in place, each value read before it is written.
+  const bool in_place = dtype == DType::kFloat32 && image.dtype() == DType::kFloat32 &&
+                        image.buffer().use_count() == 1;
+  Tensor out = in_place ? image : Tensor::allocate(dtype, image.shape());
+  const int64_t pixels = image.dim(0) * image.dim(1);
+  // One row of floats at a time (converted to float16 when asked).
+  const int64_t per_row = image.dim(1);
+  std::vector<float> row(static_cast<size_t>(per_row * channels));
+  by_dtype(image.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T* src = image.data_as<T>();
+    char* dst = static_cast<char*>(out.mutable_data());
+    const size_t row_bytes = row.size() * dtype_size(dtype);
+    for (int64_t p0 = 0; p0 < pixels; p0 += per_row) {
+      float* r = dtype == DType::kFloat32 ? reinterpret_cast<float*>(dst) : row.data();
+      for (int64_t p = 0; p < per_row; ++p, src += channels, r += channels)
+        for (int64_t c = 0; c < channels; ++c) r[c] = (load(src[c]) - m[c]) * scale[c];
+      if (dtype != DType::kFloat32) store(row.data(), row.size(), dtype, dst);
+      dst += row_bytes;
+    }
+  });
+  return out;
+}
+
+}  // namespace dinput::image

@@ -1482,6 +1482,29 @@ DINPUT_API dinput_status_t dinput_dist_iterator_statistic(int64_t* out,
                                                           const dinput_dist_iterator_t* iterator,
                                                           const char* name);
 
+/* Checkpoints of distributed iterators (docs/checkpoint.md, "Distributed iterators"). */
+
+/** Saves where the whole job's distributed iterators are: every worker calls it at the same
+ * step (between get_next calls), the workers' parts are gathered through the collective, and
+ * every worker receives the same state (so one worker's copy is enough to write). Steps
+ * produced ahead of the consumer (the per-replica buffer) are produced again after a
+ * restore. DINPUT_FAILED_PRECONDITION naming the steps when the workers saved at different
+ * steps, or for a failed iterator or a save overlapping a get_next; DINPUT_UNIMPLEMENTED
+ * naming the operation of a pipeline that cannot save (on every worker alike). */
+DINPUT_API dinput_status_t dinput_dist_iterator_save(dinput_state_t** out,
+                                                     dinput_dist_iterator_t* iterator);
+/** A distributed iterator over `dataset` that continues where the saved job's stopped. Every
+ * worker calls it with the same state, at the same point (like dinput_dist_dataset_iterator),
+ * and the workers check through the collective that they restored the same step
+ * (DINPUT_FAILED_PRECONDITION naming the workers and steps otherwise). A state restores on
+ * the same number of workers and replicas, or under DATA sharding on any other number with
+ * the same global batch (it continues at the next global batch). A different pipeline is
+ * DINPUT_FAILED_PRECONDITION naming the first operation that differs; a damaged state is
+ * DINPUT_DATA_LOSS. The `size` bytes at `state` are read during the call only. */
+DINPUT_API dinput_status_t dinput_dist_dataset_iterator_from_state(
+    dinput_dist_iterator_t** out, const dinput_dist_dataset_t* dataset, const void* state,
+    size_t size);
+
 /** The per-replica value held by an optional (a new handle). INVALID_ARGUMENT when empty or
  * when it holds a plain element. */
 DINPUT_API dinput_status_t dinput_optional_get_per_replica(dinput_per_replica_t** out,

@@ -81,3 +81,30 @@ func TestIteratorStateErrors(t *testing.T) {
 		t.Errorf("unordered map: %v", err)
 	}
 }
+
+func TestDistributedIteratorSaveAndRestore(t *testing.T) {
+	for steps := 0; steps <= 9; steps++ {
+		dist := must(cpuStrategy(t, 2).DistributeDataset(checkpointPipeline(t, 6), nil))
+		it := must(dist.Iterator())
+		for i := 0; i < steps && it.Next(); i++ {
+		}
+		state := must(it.MarshalBinary())
+		want := allSteps(t, it)
+		again := must(cpuStrategy(t, 2).DistributeDataset(checkpointPipeline(t, 6), nil))
+		if got := allSteps(t, must(again.IteratorFromState(state))); got != want {
+			t.Errorf("saved after %d steps: got %q, want %q", steps, got, want)
+		}
+		if steps != 2 {
+			continue
+		}
+		other := must(cpuStrategy(t, 2).DistributeDataset(checkpointPipeline(t, 60), nil))
+		if _, err := other.IteratorFromState(state); !errors.Is(err, ErrFailedPrecondition) || !strings.Contains(err.Error(), "shuffle(buffer_size=6") {
+			t.Errorf("another pipeline: %v", err)
+		}
+		damaged := append([]byte(nil), state...)
+		damaged[len(damaged)-1] ^= 1
+		if _, err := again.IteratorFromState(damaged); !errors.Is(err, ErrDataLoss) {
+			t.Errorf("damaged state: %v", err)
+		}
+	}
+}

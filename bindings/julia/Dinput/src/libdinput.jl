@@ -941,6 +941,13 @@ function dinput_dataset_iterator_from_state(out, dataset, state, size)
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Csize_t),
         out, dataset, state, size)
 end
+dinput_dist_iterator_save(out, iterator) =
+    ccall(@fptr(:dinput_dist_iterator_save), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, iterator)
+function dinput_dist_dataset_iterator_from_state(out, dataset, state, size)
+    @gcsafe_ccall(@fptr(:dinput_dist_dataset_iterator_from_state), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Csize_t),
+        out, dataset, state, size)
+end
 dinput_optional_free(optional) =
     ccall(@fptr(:dinput_optional_free), Cvoid, (Ptr{Cvoid},), optional)
 dinput_optional_has_value(optional) =

@@ -416,6 +416,27 @@ end
     @test occursin("from_generator", sprint(showerror, err))
 end
 
+@testset "distributed checkpoints" begin
+    dist(buffer) = distribute_dataset(Strategy(["CPU:0", "CPU:1"]),
+                                      batch(shuffle(Dataset(0:29), buffer; seed=3), 4))
+    steps(it) = [[Array(r[1]) for r in step] for step in it]
+    for at in 0:8
+        it = iterator(dist(6))
+        for _ in 1:at
+            get_next(it)
+        end
+        state = save_state(it)
+        @test state isa Vector{UInt8}
+        want = steps(it)
+        @test steps(iterator_from_state(dist(6), state)) == want
+    end
+    it = iterator(dist(6))
+    get_next(it)
+    state = save_state(it)
+    @test is_error(caught(() -> iterator_from_state(dist(60), state)), :FAILED_PRECONDITION)
+    @test is_error(caught(() -> iterator_from_state(dist(6), state[1:end-1])), :DATA_LOSS)
+end
+
 @testset "from_generator" begin
     spec = TensorSpec(Float32, (4,))
     calls = Ref(0)

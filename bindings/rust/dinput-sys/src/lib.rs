@@ -761,6 +761,16 @@ extern "C" {
         state: *const c_void,
         size: usize,
     ) -> dinput_status_t;
+    pub fn dinput_dist_iterator_save(
+        out: *mut *mut dinput_state_t,
+        iterator: *mut dinput_dist_iterator_t,
+    ) -> dinput_status_t;
+    pub fn dinput_dist_dataset_iterator_from_state(
+        out: *mut *mut dinput_dist_iterator_t,
+        dataset: *const dinput_dist_dataset_t,
+        state: *const c_void,
+        size: usize,
+    ) -> dinput_status_t;
     pub fn dinput_optional_free(optional: *mut dinput_optional_t);
     pub fn dinput_optional_has_value(optional: *const dinput_optional_t) -> c_int;
     pub fn dinput_optional_get_value(

@@ -272,6 +272,26 @@ impl DistIterator {
         self.raw.as_ptr()
     }
 
+    /// Where the whole job's distributed iterators are, as a few bytes (docs/checkpoint.md,
+    /// "Distributed iterators"). Every worker calls it at the same step; the workers' parts
+    /// are gathered through the collective, so every worker receives the same bytes.
+    /// [`crate::DistDataset::iter_from_state`] continues from them; steps produced ahead are
+    /// produced again there. Workers saving at different steps get
+    /// [`Code::FailedPrecondition`].
+    pub fn save_state(&mut self) -> Result<Vec<u8>> {
+        // SAFETY: self.raw is live and exclusively borrowed; out is a valid out-parameter.
+        let state = out_handle(|out| unsafe { sys::dinput_dist_iterator_save(out, self.raw.as_ptr()) })?;
+        // SAFETY: the state is live until freed below; data points at size bytes.
+        let bytes = unsafe {
+            let data = sys::dinput_state_data(state.as_ptr()) as *const u8;
+            let size = sys::dinput_state_size(state.as_ptr());
+            let bytes = if size == 0 { Vec::new() } else { std::slice::from_raw_parts(data, size).to_vec() };
+            sys::dinput_state_free(state.as_ptr());
+            bytes
+        };
+        Ok(bytes)
+    }
+
     /// One step: an element per local replica (an empty batch for replicas without data);
     /// `Err` with [`Code::OutOfRange`] when no replica on any worker has data.
     pub fn get_next(&mut self) -> Result<PerReplica> {

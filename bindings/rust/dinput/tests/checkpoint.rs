@@ -54,3 +54,38 @@ fn errors() {
     assert_eq!(err.code(), Code::Unimplemented);
     assert!(err.message().contains("deterministic=false"), "{}", err.message());
 }
+
+fn steps(it: &mut dinput::DistIterator, limit: usize) -> Vec<Vec<Vec<i64>>> {
+    let mut out = Vec::new();
+    while out.len() < limit {
+        match it.get_next() {
+            Ok(step) => out.push(
+                (0..step.len())
+                    .map(|r| step.get(r).unwrap().tensor(0).unwrap().as_slice::<i64>().unwrap().to_vec())
+                    .collect(),
+            ),
+            Err(e) if e.code() == Code::OutOfRange => break,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    out
+}
+
+#[test]
+fn distributed_iterator_resumes_at_every_step() {
+    let strategy = dinput::Strategy::cpu(2).unwrap();
+    for at in 0..=9 {
+        let mut it = strategy.distribute_dataset(&pipeline(6), None).unwrap().iter().unwrap();
+        steps(&mut it, at);
+        let state: Vec<u8> = it.save_state().unwrap();
+        let want = steps(&mut it, usize::MAX);
+        let again = strategy.distribute_dataset(&pipeline(6), None).unwrap();
+        assert_eq!(steps(&mut again.iter_from_state(&state).unwrap(), usize::MAX), want, "saved after {at} steps");
+        if at == 2 {
+            let other = strategy.distribute_dataset(&pipeline(60), None).unwrap();
+            let err = other.iter_from_state(&state).unwrap_err();
+            assert_eq!(err.code(), Code::FailedPrecondition, "{err}");
+            assert_eq!(again.iter_from_state(&state[..state.len() - 1]).unwrap_err().code(), Code::DataLoss);
+        }
+    }
+}

@@ -239,6 +239,7 @@ DistributedDatasetPtr distribute_dataset(std::shared_ptr<const Strategy> strateg
   const bool buffered = uses_step_buffer(*strategy, options);
   plan.pipelines.push_back(buffered ? shard.dataset : read_ahead(shard.dataset, R));
   plan.policy = policy_name(shard.applied);
+  plan.global_batch_size = G;
   plan.description = describe_plan(policy_name(shard.applied), plan, G, *strategy);
   plan.agreed_seeds = {agreed};
   plan.reseed = [given, W, w, R, buffered](const DistributedDataset::Plan::Seeds& seeds) {

@@ -43,9 +43,10 @@ class DistributedDataset : public std::enable_shared_from_this<DistributedDatase
     std::vector<int64_t> even_keep;       // kEven: which of them this worker keeps
     std::vector<int64_t> balanced_sizes;  // kBalanced
     ElementSpec piece_spec;
-    std::optional<Error> deferred;  // raised by the first get_next
-    std::string description;        // JSON, for dinput_dist_dataset_plan
-    std::string policy;             // the sharding applied: "DATA", "FILE", "OFF", ...; "NONE"
+    std::optional<Error> deferred;   // raised by the first get_next
+    std::string description;         // JSON, for dinput_dist_dataset_plan
+    std::string policy;              // the sharding applied: "DATA", "FILE", "OFF", ...; "NONE"
+    int64_t global_batch_size = -1;  // detected; -1: unknown
     // Per pipeline, the seed the workers agreed on for its random-seeded operations (none:
     // it has none), and the pipelines as they are with other agreed seeds: a restored state
     // continues the orders of the seeds it was saved with (docs/checkpoint.md).

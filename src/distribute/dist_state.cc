@@ -79,17 +79,24 @@ void DistributedIterator::restore_part(std::string_view part, bool elastic) {
     // Between batches a splitter's position says only that (or is empty without a
     // splitter), which is what lets a state move to another number of replicas.
     const bool between = position.empty() || position == std::string(1, '\0');
-    if (elastic && !between)
-      raise(Code::kFailedPrecondition, "the iterator state was saved inside a batch of pipeline ",
-            i, ", which only the same number of workers and replicas can continue");
     SplitIterator* splitter = splits_.back();
+    if (!splitter && !between && plan.global_batch_size > 0) {
+      // A single replica continuing from a row inside a batch (a state saved by several
+      // workers under OFF): pieces of G rows from that row on, as a balanced split of one.
+      auto rows = make_balanced_split(std::move(sources_.back()), {plan.global_batch_size});
+      splitter = splits_.back() = rows.get();
+      sources_.back() = std::move(rows);
+    }
     if (splitter && !position.empty()) {
       StateReader p(position, r.offset() - position.size(), "distributed split");
-      if (between && elastic)
-        p.flag("inside a batch");
+      if (elastic)
+        splitter->restore_rows(p);
       else
         splitter->restore_position(p);
       p.finish();
+    } else if (!between && elastic) {
+      raise(Code::kFailedPrecondition, "the iterator state was saved inside a batch of pipeline ",
+            i, ", which a single replica (no split) cannot continue");
     } else if (!between) {
       r.corrupt("a splitter's position for a pipeline that has no splitter");
     }
@@ -219,12 +226,21 @@ void DistributedIterator::restore(std::string_view state) {
       raise(Code::kFailedPrecondition, "the iterator state was saved under ", policy,
             " sharding but this distributed dataset applies ", plan.policy);
     const bool same_shape = W0 == W && R0 == R;
-    if (!same_shape && policy != "DATA")
+    if (!same_shape && policy != "DATA" && policy != "OFF")
       raise(Code::kFailedPrecondition, "the iterator state was saved by ", W0, " worker(s) of ", R0,
             " replica(s) and this strategy has ", W, " of ", R,
-            ": a state restores on another number of workers or replicas under DATA sharding "
-            "only, and it was saved under ",
+            ": a state restores on another number of workers or replicas under DATA or OFF "
+            "sharding only, and it was saved under ",
             policy);
+    // Under OFF every worker runs the whole stream: the new workers start at the row where
+    // the saved ones were, which must be the same row for all of them.
+    if (!same_shape)
+      for (size_t k = 1; k < parts.size(); ++k)
+        if (parts[k] != parts[0])
+          raise(Code::kFailedPrecondition, "the iterator state was saved by ", W0,
+                " workers that stood at different rows of the stream (worker 0 and worker ", k,
+                "; the global batch does not divide evenly among the replicas), so only ", W0,
+                " workers of ", R0, " replica(s) can continue it");
     if (seeds != plan.agreed_seeds) pipelines_ = effective_ = plan.reseed(seeds);
     steps_ = step;
     ended_ = ended;

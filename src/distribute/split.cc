@@ -42,6 +42,12 @@ class EvenSplitIterator final : public SplitIterator {
     if (!load()) r.corrupt("the input has no batch left to split");
     next_keep_ = static_cast<size_t>(taken);
   }
+  void restore_rows(StateReader& r) override {
+    if (r.flag("inside a batch"))
+      raise(Code::kFailedPrecondition,
+            "the iterator state was saved inside a batch that the even split had cut into "
+            "pieces; only the same number of workers and replicas can continue it");
+  }
 
   // Each kept piece is cut from the current batch when it is asked for: no queue of pieces,
   // whose allocations were much of a step's cost with many replicas.
@@ -111,6 +117,11 @@ class BalancedSplitIterator final : public SplitIterator {
   void restore_position(StateReader& r) override {
     r.u64_in("the number of piece sizes", sizes_.size(), sizes_.size());
     index_ = static_cast<size_t>(r.u64_in("the next piece size", 0, sizes_.size() - 1));
+    if (r.flag("inside a batch")) rows_.restore_inside(r.i64("rows taken from the batch"), r);
+  }
+  void restore_rows(StateReader& r) override {
+    r.u64("the number of piece sizes");
+    r.u64("the next piece size");
     if (r.flag("inside a batch")) rows_.restore_inside(r.i64("rows taken from the batch"), r);
   }
 

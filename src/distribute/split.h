@@ -29,6 +29,11 @@ class SplitIterator : public Iterator {
   // Reads what save_position wrote, the input having been restored from input_state(): reads
   // the held batch again and skips the pieces that went out.
   virtual void restore_position(StateReader& r) = 0;
+  // Reads a position that a splitter of another shape (other workers or replicas) saved,
+  // keeping only the rows of the held batch already taken: every worker of the new shape
+  // continues from that row (elastic resume under OFF). FAILED_PRECONDITION when the
+  // position cannot be expressed in rows (the even split inside a batch).
+  virtual void restore_rows(StateReader& r) = 0;
 
  protected:
   std::unique_ptr<Iterator> input_;

@@ -218,6 +218,45 @@ TEST(DistState, DataShardingRestoresOnAnyNumberOfWorkersAndReplicas) {
       }
 }
 
+TEST(DistState, OffShardingRestoresOnAnyNumberOfWorkers) {
+  // Under OFF every worker walks the whole stream; with G = 12 dividing among the replicas
+  // all workers stand at the same row when they save, and every new worker continues from
+  // there: each element once per worker over the epoch.
+  const auto make = distribute(
+      with_policy(make_batch(make_shuffle(make_range(0, 53, 1), 10, -1, true), 12, false),
+                  AutoShardPolicy::kOff));
+  for (int W : {1, 2, 3, 4, 6})
+    for (int W2 : {1, 2, 3, 4, 6})
+      for (int64_t k : {1, 4}) {
+        SCOPED_TRACE("W=" + std::to_string(W) + " -> " + std::to_string(W2) +
+                     " k=" + std::to_string(k));
+        SavedJob saved = save_at(W, 1, make, k);
+        ASSERT_EQ(saved.errors[0], "");
+        RestoredJob restored = restore_from(W2, 1, make, {saved.states[0]});
+        for (int w = 0; w < W2; ++w) {
+          ASSERT_EQ(restored.errors[w], "");
+          // What saved worker 0 took (every saved worker took the same rows), then this
+          // worker's rest.
+          std::map<int64_t, int> n = count_values({saved.before[0], restored.steps[w]});
+          ASSERT_EQ(n.size(), 53u) << "new worker " << w;
+          for (const auto& [v, c] : n) EXPECT_EQ(c, 1) << "new worker " << w << ", value " << v;
+        }
+      }
+}
+
+TEST(DistState, OffShardingAtDifferentRowsIsRefusedOnAnotherShape) {
+  // G = 5 over 2 replicas: pieces of 3 and 2 rows, so the workers stand at different rows.
+  const auto make =
+      distribute(with_policy(make_batch(make_range(0, 30, 1), 5, false), AutoShardPolicy::kOff));
+  SavedJob saved = save_at(2, 1, make, 1);
+  ASSERT_EQ(saved.errors[0], "");
+  RestoredJob restored = restore_from(3, 1, make, {saved.states[0]});
+  EXPECT_NE(restored.errors[0].find("different rows of the stream"), std::string::npos)
+      << restored.errors[0];
+  RestoredJob same = restore_from(2, 1, make, {saved.states[0]});
+  EXPECT_EQ(describe(same.steps), describe(saved.after));
+}
+
 TEST(DistState, AnotherShapeUnderFileShardingIsRefused) {
   TempFiles files;
   for (int f = 0; f < 4; ++f) files.add(iota(f * 10, f * 10 + 5));
@@ -229,7 +268,7 @@ TEST(DistState, AnotherShapeUnderFileShardingIsRefused) {
   for (int w = 0; w < 4; ++w) {
     EXPECT_NE(restored.errors[w].find("FAILED_PRECONDITION"), std::string::npos)
         << restored.errors[w];
-    EXPECT_NE(restored.errors[w].find("DATA sharding only"), std::string::npos)
+    EXPECT_NE(restored.errors[w].find("under DATA or OFF sharding only"), std::string::npos)
         << restored.errors[w];
   }
 }

@@ -1505,6 +1505,14 @@ DINPUT_API dinput_status_t dinput_dist_iterator_save(dinput_state_t** out,
 DINPUT_API dinput_status_t dinput_dist_dataset_iterator_from_state(
     dinput_dist_iterator_t** out, const dinput_dist_dataset_t* dataset, const void* state,
     size_t size);
+/** What a saved state (of a dataset iterator or a distributed iterator) holds, as one JSON
+ * object: its kind, size and format version, the pipeline's operations, the random seeds, and
+ * for a distributed iterator the job's shape, step and each worker's pipelines
+ * (docs/checkpoint.md, "Reading a state"). Returned as a new state handle whose bytes
+ * (dinput_state_data, dinput_state_size; no terminating NUL) are the UTF-8 JSON text. The
+ * state is checked as a restore checks it: a damaged or truncated one is DINPUT_DATA_LOSS. */
+DINPUT_API dinput_status_t dinput_state_describe(dinput_state_t** out, const void* state,
+                                                 size_t size);
 
 /** The per-replica value held by an optional (a new handle). INVALID_ARGUMENT when empty or
  * when it holds a plain element. */

@@ -85,3 +85,20 @@ func (d *DistributedDataset) IteratorFromState(state []byte) (*DistributedIterat
 	runtime.SetFinalizer(it, (*DistributedIterator).Close)
 	return it, nil
 }
+
+// DescribeState returns what a saved state (of an Iterator or a DistributedIterator) holds,
+// as JSON: its kind, the pipeline's operations, the random seeds, and for a distributed
+// iterator the job's shape, step and each worker's pipelines. A damaged state matches
+// ErrDataLoss.
+func DescribeState(state []byte) (string, error) {
+	var st *C.dinput_state_t
+	var data unsafe.Pointer
+	if len(state) > 0 {
+		data = unsafe.Pointer(&state[0])
+	}
+	if err := call(func() C.dinput_status_t { return C.dinput_state_describe(&st, data, C.size_t(len(state))) }); err != nil {
+		return "", err
+	}
+	defer C.dinput_state_free(st)
+	return C.GoStringN((*C.char)(C.dinput_state_data(st)), C.int(C.dinput_state_size(st))), nil
+}

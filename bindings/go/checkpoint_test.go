@@ -108,3 +108,20 @@ func TestDistributedIteratorSaveAndRestore(t *testing.T) {
 		}
 	}
 }
+
+func TestDescribeState(t *testing.T) {
+	dist := must(cpuStrategy(t, 2).DistributeDataset(checkpointPipeline(t, 6), nil))
+	it := must(dist.Iterator())
+	defer it.Close()
+	it.Next()
+	it.Next()
+	text := must(DescribeState(must(it.SaveState())))
+	for _, want := range []string{`"kind":"distributed_iterator"`, `"step":2`, "shuffle(buffer_size=6"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s lacks %s", text, want)
+		}
+	}
+	if _, err := DescribeState([]byte("DINPUTST")); !errors.Is(err, ErrDataLoss) {
+		t.Errorf("truncated: %v", err)
+	}
+}

@@ -7,6 +7,7 @@
 #include "capi/handles.h"
 #include "capi/iterator_handle.h"
 #include "data/state.h"
+#include "distribute/state_json.h"
 
 using namespace dinput;
 
@@ -80,6 +81,17 @@ DINPUT_API dinput_status_t dinput_dist_dataset_iterator_from_state(
         std::make_unique<DistributedIterator>(
             dataset->dataset, std::string_view(static_cast<const char*>(state), size)),
         capi::InUseFlag{});
+  });
+}
+
+DINPUT_API dinput_status_t dinput_state_describe(dinput_state_t** out, const void* state,
+                                                 size_t size) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE_OUT(out);
+    if (!state && size > 0)
+      raise(Code::kInvalidArgument, "dinput_state_describe: argument 'state' is NULL");
+    *out = capi::new_handle<dinput_state>(
+        describe_state(std::string_view(static_cast<const char*>(state), size)));
   });
 }
 

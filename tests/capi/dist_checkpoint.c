@@ -88,9 +88,9 @@ static void check_refusals(void) {
   CHECK_OK(dinput_dist_iterator_save(&state, it));
   size = dinput_state_size(state);
 
-  CHECK_STATUS(dinput_dist_dataset_iterator_from_state(&restored, other, dinput_state_data(state),
-                                                       size),
-               DINPUT_FAILED_PRECONDITION);
+  CHECK_STATUS(
+      dinput_dist_dataset_iterator_from_state(&restored, other, dinput_state_data(state), size),
+      DINPUT_FAILED_PRECONDITION);
   CHECK(strstr(dinput_last_error_message(), "range(start=0, stop=23, step=1)") != NULL);
   CHECK(restored == NULL);
 
@@ -99,9 +99,9 @@ static void check_refusals(void) {
   flipped[size - 2] ^= 0x01;
   CHECK_STATUS(dinput_dist_dataset_iterator_from_state(&restored, ds, flipped, size),
                DINPUT_DATA_LOSS);
-  CHECK_STATUS(dinput_dist_dataset_iterator_from_state(&restored, ds, dinput_state_data(state),
-                                                       size - 5),
-               DINPUT_DATA_LOSS);
+  CHECK_STATUS(
+      dinput_dist_dataset_iterator_from_state(&restored, ds, dinput_state_data(state), size - 5),
+      DINPUT_DATA_LOSS);
   free(flipped);
   CHECK_STATUS(dinput_dist_dataset_iterator_from_state(&restored, ds, NULL, 3),
                DINPUT_INVALID_ARGUMENT);
@@ -125,10 +125,34 @@ static void check_refusals(void) {
   dinput_dist_dataset_free(other);
 }
 
+/* dinput_state_describe: JSON naming the kind, the step and the pipeline's operations. */
+static void check_describe(void) {
+  dinput_dist_dataset_t* ds = distributed(23);
+  dinput_dist_iterator_t* it = NULL;
+  dinput_state_t *state = NULL, *json = NULL;
+  char* text;
+  CHECK_OK(dinput_dist_dataset_iterator(&it, ds));
+  take(it, 3, (int64_t[CAP]){0}, &(int64_t){0});
+  CHECK_OK(dinput_dist_iterator_save(&state, it));
+  CHECK_OK(dinput_state_describe(&json, dinput_state_data(state), dinput_state_size(state)));
+  text = calloc(dinput_state_size(json) + 1, 1);
+  memcpy(text, dinput_state_data(json), dinput_state_size(json));
+  CHECK(strstr(text, "\"kind\":\"distributed_iterator\"") != NULL);
+  CHECK(strstr(text, "\"step\":3") != NULL);
+  CHECK(strstr(text, "range(start=0, stop=23, step=1)") != NULL);
+  free(text);
+  dinput_state_free(json);
+  CHECK_STATUS(dinput_state_describe(&json, dinput_state_data(state), 10), DINPUT_DATA_LOSS);
+  dinput_state_free(state);
+  dinput_dist_iterator_free(it);
+  dinput_dist_dataset_free(ds);
+}
+
 int main(void) {
   int64_t steps;
   for (steps = 0; steps <= 4; ++steps) check_resume(steps);
   check_resume(100); /* after the end */
   check_refusals();
+  check_describe();
   return check_finish_();
 }

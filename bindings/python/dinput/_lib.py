@@ -213,6 +213,7 @@ for _name, _res, _args in [
     ("dinput_dataset_iterator_from_state", Status, [PH, H, c_char_p, c_size_t]),
     ("dinput_dist_iterator_save", Status, [PH, H]),
     ("dinput_dist_dataset_iterator_from_state", Status, [PH, H, c_char_p, c_size_t]),
+    ("dinput_state_describe", Status, [PH, c_char_p, c_size_t]),
     ("dinput_optional_free", None, [H]),
     ("dinput_optional_has_value", c_int, [H]),
     ("dinput_optional_get_value", Status, [PH, H]),

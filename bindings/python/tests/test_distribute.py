@@ -244,6 +244,17 @@ class DistributedCheckpointTest(unittest.TestCase):
         with self.assertRaises(dinput.DataLossError):
             self.distributed().iterator_from_state(state[:-1])
 
+    def test_describe_state(self):
+        it = self.distributed().iterator()
+        it.get_next()
+        it.get_next()
+        described = dinput.describe_state(it.save_state())
+        self.assertEqual(described["kind"], "distributed_iterator")
+        self.assertEqual(described["step"], 2)
+        self.assertEqual(described["workers"], 1)
+        with self.assertRaises(dinput.DataLossError):
+            dinput.describe_state(b"DINPUTST")
+
 
 if __name__ == "__main__":
     unittest.main()

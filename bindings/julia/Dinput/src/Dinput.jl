@@ -69,7 +69,7 @@ export Dataset, cardinality, from_tensors, from_tensor_slices, from_generator, t
     records, fixed_length_records, list_files, batch, unbatch, take, shard, interleave,
     prefetch, rebatch, with_options, map_many
 export DatasetIterator, DistributedIterator, Optional, iterator, get_next, get_next_as_optional,
-    has_value, get_value, statistic, cancel, save_state, iterator_from_state
+    has_value, get_value, statistic, cancel, save_state, iterator_from_state, describe_state
 export Collective, abort!, Strategy, InputOptions, DistributedDataset, PerReplica,
     InputContext, ValueContext, ReplicaContext, distribute_dataset,
     distribute_datasets_from_function, distribute_values_from_function, local_results,

@@ -357,6 +357,20 @@ function iterator_from_state(d::DistributedDataset, state::AbstractVector{UInt8}
         o, d, pointer(bytes), length(bytes))))
 end
 
+"""
+    describe_state(state::AbstractVector{UInt8}) -> String
+
+What a saved state (of a dataset iterator or a distributed iterator) holds, as JSON text: its
+kind, the pipeline's operations, the random seeds, and for a distributed iterator the job's
+shape, step and each worker's pipelines. A damaged state is `:DATA_LOSS`.
+"""
+function describe_state(state::AbstractVector{UInt8})
+    bytes = Vector{UInt8}(state)
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    GC.@preserve bytes check(LibDinput.dinput_state_describe(out, pointer(bytes), length(bytes)))
+    return String(_take_state_bytes(out[]))
+end
+
 Base.eltype(::Type{DistributedIterator}) = PerReplica
 
 function Base.iterate(it::DistributedIterator, ::Nothing=nothing)

@@ -948,6 +948,9 @@ function dinput_dist_dataset_iterator_from_state(out, dataset, state, size)
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Csize_t),
         out, dataset, state, size)
 end
+dinput_state_describe(out, state, size) =
+    ccall(@fptr(:dinput_state_describe), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Csize_t),
+        out, state, size)
 dinput_optional_free(optional) =
     ccall(@fptr(:dinput_optional_free), Cvoid, (Ptr{Cvoid},), optional)
 dinput_optional_has_value(optional) =

@@ -435,6 +435,8 @@ end
     state = save_state(it)
     @test is_error(caught(() -> iterator_from_state(dist(60), state)), :FAILED_PRECONDITION)
     @test is_error(caught(() -> iterator_from_state(dist(6), state[1:end-1])), :DATA_LOSS)
+    @test occursin("\"step\":1", describe_state(state))
+    @test is_error(caught(() -> describe_state(state[1:10])), :DATA_LOSS)
 end
 
 @testset "from_generator" begin

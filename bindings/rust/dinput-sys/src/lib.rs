@@ -771,6 +771,7 @@ extern "C" {
         state: *const c_void,
         size: usize,
     ) -> dinput_status_t;
+    pub fn dinput_state_describe(out: *mut *mut dinput_state_t, state: *const c_void, size: usize) -> dinput_status_t;
     pub fn dinput_optional_free(optional: *mut dinput_optional_t);
     pub fn dinput_optional_has_value(optional: *const dinput_optional_t) -> c_int;
     pub fn dinput_optional_get_value(

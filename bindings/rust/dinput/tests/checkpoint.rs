@@ -89,3 +89,13 @@ fn distributed_iterator_resumes_at_every_step() {
         }
     }
 }
+
+#[test]
+fn describes_a_state() {
+    let strategy = dinput::Strategy::cpu(2).unwrap();
+    let mut it = strategy.distribute_dataset(&pipeline(6), None).unwrap().iter().unwrap();
+    steps(&mut it, 2);
+    let text = dinput::describe_state(&it.save_state().unwrap()).unwrap();
+    assert!(text.contains("\"kind\":\"distributed_iterator\"") && text.contains("\"step\":2"), "{text}");
+    assert_eq!(dinput::describe_state(b"DINPUTST").unwrap_err().code(), Code::DataLoss);
+}

@@ -732,6 +732,20 @@ typedef dinput_status_t (*dinput_generator_next_fn)(dinput_element_t** out, void
 /** Generator finalize callback: releases the state of one iterator. See
  * dinput_generator_init_fn. */
 typedef void (*dinput_generator_finalize_fn)(void* state);
+/** The writer the library passes to a generator's save callback: appends the `size` bytes at
+ * `data` to the state being saved (`sink` is the library's; pass it back unchanged). It may be
+ * called any number of times during the save callback, and not after it returns. */
+typedef void (*dinput_state_write_fn)(void* sink, const void* data, size_t size);
+/** Generator save callback (docs/checkpoint.md, "Generators"): writes where the generator of
+ * one iterator (`state`, as init made it) is, as bytes of the caller's choosing, through
+ * write(sink, data, size); DINPUT_OK, or a failing status that fails the save. Called between
+ * next calls, never during one. */
+typedef dinput_status_t (*dinput_generator_save_fn)(void* state, dinput_state_write_fn write,
+                                                    void* sink);
+/** Generator restore callback: positions the generator of a new iterator (`state`, just made
+ * by init, before its first next) where the saved one was, from the `size` bytes at `data`
+ * that its save callback wrote (valid during the call only). */
+typedef dinput_status_t (*dinput_generator_restore_fn)(void* state, const void* data, size_t size);
 
 /** A dataset whose elements come from callbacks (see dinput_generator_init_fn), declared to
  * match `spec` (copied, and frozen). Each iterator runs its own init / next / finalize
@@ -740,6 +754,16 @@ typedef void (*dinput_generator_finalize_fn)(void* state);
 DINPUT_API dinput_status_t dinput_dataset_from_generator(
     dinput_dataset_t** out, const dinput_spec_t* spec, dinput_generator_init_fn init,
     dinput_generator_next_fn next, dinput_generator_finalize_fn finalize, void* user_data,
+    dinput_free_fn free_user_data);
+/** dinput_dataset_from_generator with save and restore callbacks, so that its iterators'
+ * states can be saved (dinput_iterator_save): the state holds the bytes save writes, and an
+ * iterator made from the state gives them to restore. Both callbacks, or neither
+ * (INVALID_ARGUMENT naming the missing one); without them saving is DINPUT_UNIMPLEMENTED
+ * naming from_generator, as for dinput_dataset_from_generator. */
+DINPUT_API dinput_status_t dinput_dataset_from_generator_with_state(
+    dinput_dataset_t** out, const dinput_spec_t* spec, dinput_generator_init_fn init,
+    dinput_generator_next_fn next, dinput_generator_finalize_fn finalize,
+    dinput_generator_save_fn save, dinput_generator_restore_fn restore, void* user_data,
     dinput_free_fn free_user_data);
 
 /** One DINPUT_BYTES scalar per line of each file, files read in order. "\\n" and "\\r\\n" end a

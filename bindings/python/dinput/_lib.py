@@ -57,6 +57,9 @@ replica_fn = CFUNCTYPE(Status, PH, c_void_p, c_void_p, c_void_p)
 generator_init_fn = CFUNCTYPE(Status, PH, c_void_p)
 generator_next_fn = CFUNCTYPE(Status, PH, c_void_p)
 generator_finalize_fn = CFUNCTYPE(None, c_void_p)
+state_write_fn = CFUNCTYPE(None, c_void_p, c_void_p, c_size_t)
+generator_save_fn = CFUNCTYPE(Status, c_void_p, state_write_fn, c_void_p)
+generator_restore_fn = CFUNCTYPE(Status, c_void_p, c_void_p, c_size_t)
 
 
 def _decl(name, restype, *argtypes):
@@ -181,6 +184,9 @@ for _name, _res, _args in [
                                                      c_int64]),
     ("dinput_dataset_from_generator", Status, [PH, H, generator_init_fn, generator_next_fn,
                                                generator_finalize_fn, c_void_p, free_fn]),
+    ("dinput_dataset_from_generator_with_state", Status,
+     [PH, H, generator_init_fn, generator_next_fn, generator_finalize_fn, generator_save_fn,
+      generator_restore_fn, c_void_p, free_fn]),
     ("dinput_dataset_rebatch", Status, [PH, H, _P64, c_size_t, c_int]),
     ("dinput_dataset_records", Status, [PH, _STRS, c_size_t, H]),
     ("dinput_dataset_list_files", Status, [PH, _STRS, c_size_t, H]),

@@ -802,6 +802,14 @@ function dinput_dataset_from_generator(out, spec, init, next_fn, finalize_fn, us
          Ptr{Cvoid}),
         out, spec, init, next_fn, finalize_fn, user_data, free_user_data)
 end
+function dinput_dataset_from_generator_with_state(out, spec, init, next_fn, finalize_fn,
+                                                  save_fn, restore_fn, user_data,
+                                                  free_user_data)
+    ccall(@fptr(:dinput_dataset_from_generator_with_state), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid},
+         Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}),
+        out, spec, init, next_fn, finalize_fn, save_fn, restore_fn, user_data, free_user_data)
+end
 function dinput_dataset_text_lines(out, files, num_files)
     ccall(@fptr(:dinput_dataset_text_lines), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Ptr{UInt8}}, Csize_t),

@@ -416,6 +416,23 @@ end
     @test occursin("from_generator", sprint(showerror, err))
 end
 
+@testset "generator with save and restore" begin
+    # A range's iteration state is the last value returned.
+    gen = from_generator(() -> 0:9, TensorSpec(Int64, ());
+                         save=(it, s) -> Vector{UInt8}(string(s === nothing ? -1 : s)),
+                         restore=(it, b) -> (v = parse(Int, String(b)); v < 0 ? nothing : v))
+    ds = batch(gen, 3)
+    want = [Array(x[1]) for x in iterator(ds)]
+    for steps in 0:length(want)
+        it = iterator(ds)
+        got = [Array(get_next(it)[1]) for _ in 1:steps]
+        state = save_state(it)
+        append!(got, [Array(x[1]) for x in iterator_from_state(ds, state)])
+        @test got == want
+    end
+    @test_throws ArgumentError from_generator(() -> 0:9, TensorSpec(Int64, ()); save=(i, s) -> UInt8[])
+end
+
 @testset "distributed checkpoints" begin
     dist(buffer) = distribute_dataset(Strategy(["CPU:0", "CPU:1"]),
                                       batch(shuffle(Dataset(0:29), buffer; seed=3), 4))

@@ -281,6 +281,11 @@ pub type dinput_generator_init_fn =
 pub type dinput_generator_next_fn =
     Option<unsafe extern "C" fn(out: *mut *mut dinput_element_t, state: *mut c_void) -> dinput_status_t>;
 pub type dinput_generator_finalize_fn = Option<unsafe extern "C" fn(state: *mut c_void)>;
+pub type dinput_state_write_fn = Option<unsafe extern "C" fn(sink: *mut c_void, data: *const c_void, size: usize)>;
+pub type dinput_generator_save_fn =
+    Option<unsafe extern "C" fn(state: *mut c_void, write: dinput_state_write_fn, sink: *mut c_void) -> dinput_status_t>;
+pub type dinput_generator_restore_fn =
+    Option<unsafe extern "C" fn(state: *mut c_void, data: *const c_void, size: usize) -> dinput_status_t>;
 
 pub type dinput_map_fn = Option<
     unsafe extern "C" fn(
@@ -602,6 +607,17 @@ extern "C" {
         init: dinput_generator_init_fn,
         next: dinput_generator_next_fn,
         finalize: dinput_generator_finalize_fn,
+        user_data: *mut c_void,
+        free_user_data: dinput_free_fn,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_from_generator_with_state(
+        out: *mut *mut dinput_dataset_t,
+        spec: *const dinput_spec_t,
+        init: dinput_generator_init_fn,
+        next: dinput_generator_next_fn,
+        finalize: dinput_generator_finalize_fn,
+        save: dinput_generator_save_fn,
+        restore: dinput_generator_restore_fn,
         user_data: *mut c_void,
         free_user_data: dinput_free_fn,
     ) -> dinput_status_t;

@@ -99,3 +99,45 @@ fn describes_a_state() {
     assert!(text.contains("\"kind\":\"distributed_iterator\"") && text.contains("\"step\":2"), "{text}");
     assert_eq!(dinput::describe_state(b"DINPUTST").unwrap_err().code(), Code::DataLoss);
 }
+
+/// A generator of 0..10 whose position is its next value.
+struct Counter {
+    next: i64,
+}
+
+impl Iterator for Counter {
+    type Item = dinput::Result<dinput::Element>;
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.next >= 10 {
+            return None;
+        }
+        self.next += 1;
+        Some(dinput::Tensor::scalar(self.next - 1).and_then(dinput::Element::single))
+    }
+}
+
+#[test]
+fn generator_with_save_and_restore() {
+    let spec = dinput::Spec::of(&[(dinput::DType::Int64, &[])]).unwrap();
+    let ds = Dataset::from_generator_with_state(
+        &spec,
+        || Counter { next: 0 },
+        |c: &Counter| Ok(c.next.to_le_bytes().to_vec()),
+        |mut c: Counter, saved: &[u8]| {
+            c.next = i64::from_le_bytes(saved.try_into().map_err(|_| dinput::Error::new(Code::InvalidArgument, "size"))?);
+            Ok(c)
+        },
+    )
+    .unwrap()
+    .batch(3, false)
+    .unwrap();
+    let want = batches(&mut ds.iter().unwrap(), usize::MAX);
+    assert_eq!(want.concat(), (0..10).collect::<Vec<i64>>());
+    for steps in 0..=want.len() {
+        let mut it = ds.iter().unwrap();
+        let mut got = batches(&mut it, steps);
+        let state = it.save_state().unwrap();
+        got.extend(batches(&mut ds.iter_from_state(&state).unwrap(), usize::MAX));
+        assert_eq!(got, want, "saved after {steps} batches");
+    }
+}

@@ -406,7 +406,8 @@ case("usage.misspelt_record_option", ["--compresion", "ZSTD"], None, command="in
 case("usage.option_prefix", ["--rep", "2"], "range(2).batch(2)",
      lines=single_worker([r([0], [1])]))
 case("usage.ambiguous_option_prefix", ["--s"], "range(3)",
-     error=("INVALID_ARGUMENT", "ambiguous option --s for 'run': --steps, --shapes, --stats"))
+     error=("INVALID_ARGUMENT",
+            "ambiguous option --s for 'run': --steps, --shapes, --stats, --save-state"))
 case("usage.value_for_a_flag", ["--shapes=1"], "range(3)",
      error=("INVALID_ARGUMENT", "--shapes takes no value"))
 case("usage.missing_value", ["--steps"], None,

@@ -2,8 +2,8 @@
 // "Distributed iterators"): three worker processes take some steps, save (each receives the
 // whole job's state, gathered through the collective) and go on; new processes, in a new
 // job, restore from worker 0's copy alone and must deliver what the saving job went on to
-// deliver, worker for worker. Under DATA sharding, two processes restore the same state and
-// every element of the epoch is still delivered exactly once.
+// deliver, worker for worker. Two processes restore the same states: under DATA every
+// element of the epoch is still delivered exactly once, under OFF once per worker.
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -153,7 +153,7 @@ TEST(ProcessState, ThreeProcessesSaveAndNewProcessesResume) {
   }
   std::vector<ChildSpec> elastic;
   for (int rank = 0; rank < 2; ++rank)
-    elastic.push_back({{"state_restore", "2", std::to_string(rank), url, dir, "data"}});
+    elastic.push_back({{"state_restore", "2", std::to_string(rank), url, dir, "data", "off"}});
   const std::vector<ChildResult> two = run_children(elastic, milliseconds(120000));
   std::map<int64_t, int> seen;
   auto count = [&](const WorkerRun& run) {
@@ -170,6 +170,17 @@ TEST(ProcessState, ThreeProcessesSaveAndNewProcessesResume) {
   }
   EXPECT_EQ(seen.size(), 47u);
   for (const auto& [v, c] : seen) EXPECT_EQ(c, 1) << "value " << v;
+  // Under OFF every new worker continues from the row the saved workers had reached: what
+  // saved worker 0 took, then this worker's rest, holds every element once.
+  for (int rank = 0; rank < 2; ++rank) {
+    auto report = parse_report(two[rank].out);
+    EXPECT_EQ(report["off"].error, "");
+    seen.clear();
+    count(before[0]["off-before"]);
+    count(report["off"]);
+    EXPECT_EQ(seen.size(), 47u) << "new worker " << rank;
+    for (const auto& [v, c] : seen) EXPECT_EQ(c, 1) << "new worker " << rank << ", value " << v;
+  }
   expect_no_children();
 }
 

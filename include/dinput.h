@@ -753,6 +753,20 @@ typedef dinput_status_t (*dinput_generator_next_fn)(dinput_element_t** out, void
 /** Generator finalize callback: releases the state of one iterator. See
  * dinput_generator_init_fn. */
 typedef void (*dinput_generator_finalize_fn)(void* state);
+/** The writer the library passes to a generator's save callback: appends the `size` bytes at
+ * `data` to the state being saved (`sink` is the library's; pass it back unchanged). It may be
+ * called any number of times during the save callback, and not after it returns. */
+typedef void (*dinput_state_write_fn)(void* sink, const void* data, size_t size);
+/** Generator save callback (docs/checkpoint.md, "Generators"): writes where the generator of
+ * one iterator (`state`, as init made it) is, as bytes of the caller's choosing, through
+ * write(sink, data, size); DINPUT_OK, or a failing status that fails the save. Called between
+ * next calls, never during one. */
+typedef dinput_status_t (*dinput_generator_save_fn)(void* state, dinput_state_write_fn write,
+                                                    void* sink);
+/** Generator restore callback: positions the generator of a new iterator (`state`, just made
+ * by init, before its first next) where the saved one was, from the `size` bytes at `data`
+ * that its save callback wrote (valid during the call only). */
+typedef dinput_status_t (*dinput_generator_restore_fn)(void* state, const void* data, size_t size);
 
 /** A dataset whose elements come from callbacks (see dinput_generator_init_fn), declared to
  * match `spec` (copied, and frozen). Each iterator runs its own init / next / finalize
@@ -761,6 +775,16 @@ typedef void (*dinput_generator_finalize_fn)(void* state);
 DINPUT_API dinput_status_t dinput_dataset_from_generator(
     dinput_dataset_t** out, const dinput_spec_t* spec, dinput_generator_init_fn init,
     dinput_generator_next_fn next, dinput_generator_finalize_fn finalize, void* user_data,
+    dinput_free_fn free_user_data);
+/** dinput_dataset_from_generator with save and restore callbacks, so that its iterators'
+ * states can be saved (dinput_iterator_save): the state holds the bytes save writes, and an
+ * iterator made from the state gives them to restore. Both callbacks, or neither
+ * (INVALID_ARGUMENT naming the missing one); without them saving is DINPUT_UNIMPLEMENTED
+ * naming from_generator, as for dinput_dataset_from_generator. */
+DINPUT_API dinput_status_t dinput_dataset_from_generator_with_state(
+    dinput_dataset_t** out, const dinput_spec_t* spec, dinput_generator_init_fn init,
+    dinput_generator_next_fn next, dinput_generator_finalize_fn finalize,
+    dinput_generator_save_fn save, dinput_generator_restore_fn restore, void* user_data,
     dinput_free_fn free_user_data);
 
 /** One DINPUT_BYTES scalar per line of each file, files read in order. "\\n" and "\\r\\n" end a
@@ -1662,6 +1686,38 @@ dinput_dist_iterator_element_spec(dinput_spec_t** out, const dinput_dist_iterato
 DINPUT_API dinput_status_t dinput_dist_iterator_statistic(int64_t* out,
                                                           const dinput_dist_iterator_t* iterator,
                                                           const char* name);
+
+/* Checkpoints of distributed iterators (docs/checkpoint.md, "Distributed iterators"). */
+
+/** Saves where the whole job's distributed iterators are: every worker calls it at the same
+ * step (between get_next calls), the workers' parts are gathered through the collective, and
+ * every worker receives the same state (so one worker's copy is enough to write). Steps
+ * produced ahead of the consumer (the per-replica buffer) are produced again after a
+ * restore. DINPUT_FAILED_PRECONDITION naming the steps when the workers saved at different
+ * steps, or for a failed iterator or a save overlapping a get_next; DINPUT_UNIMPLEMENTED
+ * naming the operation of a pipeline that cannot save (on every worker alike). */
+DINPUT_API dinput_status_t dinput_dist_iterator_save(dinput_state_t** out,
+                                                     dinput_dist_iterator_t* iterator);
+/** A distributed iterator over `dataset` that continues where the saved job's stopped. Every
+ * worker calls it with the same state, at the same point (like dinput_dist_dataset_iterator),
+ * and the workers check through the collective that they restored the same step
+ * (DINPUT_FAILED_PRECONDITION naming the workers and steps otherwise). A state restores on
+ * the same number of workers and replicas, or under DATA or OFF sharding on any other number
+ * with the same global batch (DATA continues at the next global batch, OFF at the row the
+ * saved workers had reached, on every new worker). A different pipeline is
+ * DINPUT_FAILED_PRECONDITION naming the first operation that differs; a damaged state is
+ * DINPUT_DATA_LOSS. The `size` bytes at `state` are read during the call only. */
+DINPUT_API dinput_status_t dinput_dist_dataset_iterator_from_state(
+    dinput_dist_iterator_t** out, const dinput_dist_dataset_t* dataset, const void* state,
+    size_t size);
+/** What a saved state (of a dataset iterator or a distributed iterator) holds, as one JSON
+ * object: its kind, size and format version, the pipeline's operations, the random seeds, and
+ * for a distributed iterator the job's shape, step and each worker's pipelines
+ * (docs/checkpoint.md, "Reading a state"). Returned as a new state handle whose bytes
+ * (dinput_state_data, dinput_state_size; no terminating NUL) are the UTF-8 JSON text. The
+ * state is checked as a restore checks it: a damaged or truncated one is DINPUT_DATA_LOSS. */
+DINPUT_API dinput_status_t dinput_state_describe(dinput_state_t** out, const void* state,
+                                                 size_t size);
 
 /** The per-replica value held by an optional (a new handle). INVALID_ARGUMENT when empty or
  * when it holds a plain element. */

@@ -70,16 +70,29 @@ func dgoFreeHandle(h C.uintptr_t) { cgo.Handle(h).Delete() }
 func dgoGeneratorInit(state *C.uintptr_t, h C.uintptr_t) (st C.dinput_status_t) {
 	const what = "the generator's start function"
 	defer recoverInto(&st, what)
-	start := cgo.Handle(h).Value().(func() (GeneratorFunc, error))
-	next, err := start()
-	if err != nil {
-		return fail(err)
-	}
-	if next == nil {
-		return fail(invalidArgument("%s returned a nil GeneratorFunc without an error", what))
+	var iteration any
+	switch start := cgo.Handle(h).Value().(type) {
+	case func() (GeneratorFunc, error):
+		next, err := start()
+		if err != nil {
+			return fail(err)
+		}
+		if next == nil {
+			return fail(invalidArgument("%s returned a nil GeneratorFunc without an error", what))
+		}
+		iteration = next
+	case func() (SavableGenerator, error):
+		g, err := start()
+		if err != nil {
+			return fail(err)
+		}
+		if g == nil {
+			return fail(invalidArgument("%s returned a nil SavableGenerator without an error", what))
+		}
+		iteration = g
 	}
 	// One handle per iteration, deleted by dgoGeneratorFinalize when the iterator goes.
-	*state = C.uintptr_t(cgo.NewHandle(next))
+	*state = C.uintptr_t(cgo.NewHandle(iteration))
 	return C.DINPUT_OK
 }
 
@@ -87,7 +100,13 @@ func dgoGeneratorInit(state *C.uintptr_t, h C.uintptr_t) (st C.dinput_status_t) 
 func dgoGeneratorNext(out **C.dinput_element_t, state C.uintptr_t) (st C.dinput_status_t) {
 	const what = "the generator function"
 	defer recoverInto(&st, what)
-	next := cgo.Handle(state).Value().(GeneratorFunc)
+	var next GeneratorFunc
+	switch v := cgo.Handle(state).Value().(type) {
+	case GeneratorFunc:
+		next = v
+	case SavableGenerator:
+		next = v.Next
+	}
 	e, err := next()
 	if errors.Is(err, io.EOF) || errors.Is(err, ErrOutOfRange) {
 		return C.DINPUT_OUT_OF_RANGE
@@ -100,6 +119,30 @@ func dgoGeneratorNext(out **C.dinput_element_t, state C.uintptr_t) (st C.dinput_
 
 //export dgoGeneratorFinalize
 func dgoGeneratorFinalize(state C.uintptr_t) { cgo.Handle(state).Delete() }
+
+//export dgoGeneratorSave
+func dgoGeneratorSave(state C.uintptr_t, write C.dinput_state_write_fn, sink unsafe.Pointer) (st C.dinput_status_t) {
+	const what = "the generator's SaveState"
+	defer recoverInto(&st, what)
+	b, err := cgo.Handle(state).Value().(SavableGenerator).SaveState()
+	if err != nil {
+		return fail(err)
+	}
+	if len(b) > 0 {
+		C.dgo_call_state_write(write, sink, unsafe.Pointer(&b[0]), C.size_t(len(b)))
+	}
+	return C.DINPUT_OK
+}
+
+//export dgoGeneratorRestore
+func dgoGeneratorRestore(state C.uintptr_t, data unsafe.Pointer, size C.size_t) (st C.dinput_status_t) {
+	const what = "the generator's RestoreState"
+	defer recoverInto(&st, what)
+	if err := cgo.Handle(state).Value().(SavableGenerator).RestoreState(C.GoBytes(data, C.int(size))); err != nil {
+		return fail(err)
+	}
+	return C.DINPUT_OK
+}
 
 // dgoMap gets the input's component count from the shim, and returns the lent input itself
 // (when fn does) by storing `in` in *out: the shim then takes the library's reference.

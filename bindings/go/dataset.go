@@ -165,6 +165,34 @@ func FromGenerator(spec Spec, start func() (GeneratorFunc, error)) (*Dataset, er
 	})
 }
 
+// SavableGenerator is one iteration of a generator dataset whose position can be saved with
+// the iterator's state (Iterator.SaveState): Next is its GeneratorFunc, SaveState returns
+// bytes saying where it is, and RestoreState, called on a new iteration before its first
+// Next, puts it where those bytes say.
+type SavableGenerator interface {
+	Next() (*Element, error)
+	SaveState() ([]byte, error)
+	RestoreState(state []byte) error
+}
+
+// FromSavableGenerator is FromGenerator for iterations that can save their position, so
+// that the dataset's iterators can save their state (FromGenerator's fail with an error
+// matching ErrUnimplemented).
+func FromSavableGenerator(spec Spec, start func() (SavableGenerator, error)) (*Dataset, error) {
+	if start == nil {
+		return nil, invalidArgument("FromSavableGenerator: start is nil")
+	}
+	cspec, err := spec.toC()
+	if err != nil {
+		return nil, err
+	}
+	defer C.dinput_spec_free(cspec)
+	h := cgo.NewHandle(start)
+	return newDataset(func(out **C.dinput_dataset_t) C.dinput_status_t {
+		return C.dgo_dataset_from_savable_generator(out, cspec, C.uintptr_t(h))
+	})
+}
+
 // ---- transforms ----
 
 // Deterministic is tf.data's three-state deterministic of Map and Batch. Unlike most

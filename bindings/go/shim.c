@@ -163,6 +163,18 @@ static dinput_status_t generator_next(dinput_element_t** out, void* state) {
 
 static void generator_finalize(void* state) { dgoGeneratorFinalize((uintptr_t)state); }
 
+static dinput_status_t generator_save(void* state, dinput_state_write_fn write, void* sink) {
+  return dgoGeneratorSave((uintptr_t)state, write, sink);
+}
+
+static dinput_status_t generator_restore(void* state, const void* data, size_t size) {
+  return dgoGeneratorRestore((uintptr_t)state, (void*)data, size);
+}
+
+void dgo_call_state_write(dinput_state_write_fn write, void* sink, const void* data, size_t size) {
+  write(sink, data, size);
+}
+
 static dinput_status_t map_fn(dinput_element_t** out, const dinput_element_t* in, void* user_data) {
   /* The element's size is read here, and when the Go function returns its lent input (which
    * dgoMap signals by leaving it in *out) the library's own reference is taken here: two calls
@@ -208,6 +220,13 @@ dinput_status_t dgo_dataset_from_generator(dinput_dataset_t** out, const dinput_
                                            uintptr_t handle) {
   return dinput_dataset_from_generator(out, spec, generator_init, generator_next,
                                        generator_finalize, (void*)handle, free_handle);
+}
+
+dinput_status_t dgo_dataset_from_savable_generator(dinput_dataset_t** out,
+                                                   const dinput_spec_t* spec, uintptr_t handle) {
+  return dinput_dataset_from_generator_with_state(out, spec, generator_init, generator_next,
+                                                  generator_finalize, generator_save,
+                                                  generator_restore, (void*)handle, free_handle);
 }
 
 /* The options of dgo_dataset_map and dgo_dataset_map_many; *options is set (to free) even

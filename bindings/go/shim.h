@@ -58,6 +58,11 @@ dinput_status_t dgo_tensor_strings(const dinput_tensor_t* t, size_t* lengths, ch
  * runtime/cgo.Handle carried as an integer. */
 dinput_status_t dgo_dataset_from_generator(dinput_dataset_t** out, const dinput_spec_t* spec,
                                            uintptr_t handle);
+/* The same with the save and restore trampolines (FromSavableGenerator). */
+dinput_status_t dgo_dataset_from_savable_generator(dinput_dataset_t** out,
+                                                   const dinput_spec_t* spec, uintptr_t handle);
+/* Calls the library's state writer, which Go cannot call itself. */
+void dgo_call_state_write(dinput_state_write_fn write, void* sink, const void* data, size_t size);
 dinput_status_t dgo_dataset_map(dinput_dataset_t** out, const dinput_dataset_t* input,
                                 const dinput_spec_t* out_spec, int64_t num_parallel_calls,
                                 int deterministic, uintptr_t handle);

@@ -210,9 +210,30 @@ DINPUT_API dinput_status_t dinput_dataset_from_generator(
       raise(Code::kInvalidArgument, "dinput_dataset_from_generator: argument 'spec' is NULL");
     if (!next)
       raise(Code::kInvalidArgument, "dinput_dataset_from_generator: argument 'next' is NULL");
-    DatasetPtr ds =
-        make_from_generator(spec->spec, capi::make_c_generator(init, next, finalize, owned));
+    DatasetPtr ds = make_from_generator(
+        spec->spec, capi::make_c_generator(init, next, finalize, nullptr, nullptr, owned));
     spec->frozen.freeze("dinput_dataset_from_generator");
+    return ds;
+  });
+}
+
+DINPUT_API dinput_status_t dinput_dataset_from_generator_with_state(
+    dinput_dataset_t** out, const dinput_spec_t* spec, dinput_generator_init_fn init,
+    dinput_generator_next_fn next, dinput_generator_finalize_fn finalize,
+    dinput_generator_save_fn save, dinput_generator_restore_fn restore, void* user_data,
+    dinput_free_fn free_user_data) {
+  auto owned = std::make_shared<capi::UserData>(user_data, free_user_data);
+  return make_source(__func__, out, [&] {
+    const char* fn = "dinput_dataset_from_generator_with_state";
+    if (!spec) raise(Code::kInvalidArgument, fn, ": argument 'spec' is NULL");
+    if (!next) raise(Code::kInvalidArgument, fn, ": argument 'next' is NULL");
+    if (!save != !restore)
+      raise(Code::kInvalidArgument, fn, ": argument '", save ? "restore" : "save",
+            "' is NULL but '", save ? "save" : "restore",
+            "' is not; give both callbacks, or neither");
+    DatasetPtr ds = make_from_generator(
+        spec->spec, capi::make_c_generator(init, next, finalize, save, restore, owned));
+    spec->frozen.freeze(fn);
     return ds;
   });
 }

@@ -2,6 +2,7 @@
 // values, run and reduce.
 #include "capi/callbacks.h"
 #include "capi/collective_handle.h"
+#include "capi/dist_handles.h"
 #include "capi/firewall.h"
 #include "capi/handles.h"
 #include "capi/host_tensors.h"
@@ -19,13 +20,6 @@ struct dinput_input_options {
   dinput_input_options() = default;
   InputOptions options;
   capi::FreezeMark frozen;  // set by the first distribution that used it
-};
-struct dinput_dist_dataset {
-  DistributedDatasetPtr dataset;
-};
-struct dinput_dist_iterator {
-  std::unique_ptr<DistributedIterator> it;
-  capi::InUseFlag in_use;  // set while a get_next call runs on this handle
 };
 struct dinput_input_context {
   InputContext ctx;

@@ -1,10 +1,13 @@
-// Saving an iterator's state and making an iterator from one (docs/checkpoint.md).
+// Saving an iterator's state, or a distributed iterator's, and making an iterator from one
+// (docs/checkpoint.md).
 #include <cstring>
 
+#include "capi/dist_handles.h"
 #include "capi/firewall.h"
 #include "capi/handles.h"
 #include "capi/iterator_handle.h"
 #include "data/state.h"
+#include "distribute/state_json.h"
 
 using namespace dinput;
 
@@ -52,6 +55,43 @@ DINPUT_API dinput_status_t dinput_dataset_iterator_from_state(dinput_iterator_t*
     *out =
         capi::new_handle<dinput_iterator>(dataset->ds, ctx.stats, ctx.cancellation, std::move(it),
                                           capi::InUseFlag{}, std::move(restored.dataset));
+  });
+}
+
+DINPUT_API dinput_status_t dinput_dist_iterator_save(dinput_state_t** out,
+                                                     dinput_dist_iterator_t* iterator) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(iterator);
+    capi::InUseScope busy(iterator->in_use, "dinput_dist_iterator_save");
+    *out = capi::new_handle<dinput_state>(iterator->it->save());
+  });
+}
+
+DINPUT_API dinput_status_t dinput_dist_dataset_iterator_from_state(
+    dinput_dist_iterator_t** out, const dinput_dist_dataset_t* dataset, const void* state,
+    size_t size) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(dataset);
+    if (!state && size > 0)
+      raise(Code::kInvalidArgument,
+            "dinput_dist_dataset_iterator_from_state: argument 'state' is NULL");
+    *out = capi::new_handle<dinput_dist_iterator>(
+        std::make_unique<DistributedIterator>(
+            dataset->dataset, std::string_view(static_cast<const char*>(state), size)),
+        capi::InUseFlag{});
+  });
+}
+
+DINPUT_API dinput_status_t dinput_state_describe(dinput_state_t** out, const void* state,
+                                                 size_t size) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE_OUT(out);
+    if (!state && size > 0)
+      raise(Code::kInvalidArgument, "dinput_state_describe: argument 'state' is NULL");
+    *out = capi::new_handle<dinput_state>(
+        describe_state(std::string_view(static_cast<const char*>(state), size)));
   });
 }
 

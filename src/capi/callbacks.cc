@@ -50,6 +50,9 @@ class CGeneratorInstance final : public GeneratorInstance {
       : source_(std::move(source)), state_(state) {}
   ~CGeneratorInstance() override;
   bool next(Element& out) override;
+  bool can_save() const override;
+  std::string save() const override;
+  void restore(const std::string& data) override;
 
  private:
   std::shared_ptr<const CGeneratorSource> source_;
@@ -60,8 +63,14 @@ class CGeneratorSource final : public GeneratorSource,
                                public std::enable_shared_from_this<CGeneratorSource> {
  public:
   CGeneratorSource(dinput_generator_init_fn init, dinput_generator_next_fn next,
-                   dinput_generator_finalize_fn finalize, std::shared_ptr<UserData> user_data)
-      : init_(init), next_(next), finalize_(finalize), user_data_(std::move(user_data)) {}
+                   dinput_generator_finalize_fn finalize, dinput_generator_save_fn save,
+                   dinput_generator_restore_fn restore, std::shared_ptr<UserData> user_data)
+      : init_(init),
+        next_(next),
+        finalize_(finalize),
+        save_(save),
+        restore_(restore),
+        user_data_(std::move(user_data)) {}
 
   std::unique_ptr<GeneratorInstance> open() const override {
     void* state = user_data_->get();
@@ -74,11 +83,15 @@ class CGeneratorSource final : public GeneratorSource,
 
   dinput_generator_next_fn next_fn() const { return next_; }
   dinput_generator_finalize_fn finalize_fn() const { return finalize_; }
+  dinput_generator_save_fn save_fn() const { return save_; }
+  dinput_generator_restore_fn restore_fn() const { return restore_; }
 
  private:
   dinput_generator_init_fn init_;
   dinput_generator_next_fn next_;
   dinput_generator_finalize_fn finalize_;
+  dinput_generator_save_fn save_;
+  dinput_generator_restore_fn restore_;
   std::shared_ptr<UserData> user_data_;
 };
 
@@ -102,13 +115,41 @@ bool CGeneratorInstance::next(Element& out) {
   return true;
 }
 
+bool CGeneratorInstance::can_save() const {
+  return source_->save_fn() != nullptr && source_->restore_fn() != nullptr;
+}
+
+// The writer a save callback is given: it appends to the std::string at `sink`, so that the
+// bytes never cross allocators.
+void append_to_state(void* sink, const void* data, size_t size) {
+  if (!sink || !data || size == 0) return;
+  static_cast<std::string*>(sink)->append(static_cast<const char*>(data), size);
+}
+
+std::string CGeneratorInstance::save() const {
+  std::string out;
+  CallbackScope scope;
+  check_callback(source_->save_fn()(state_, append_to_state, &out),
+                 "the generator's save callback");
+  return out;
+}
+
+void CGeneratorInstance::restore(const std::string& data) {
+  CallbackScope scope;
+  check_callback(source_->restore_fn()(state_, data.data(), data.size()),
+                 "the generator's restore callback");
+}
+
 }  // namespace
 
 std::shared_ptr<const GeneratorSource> make_c_generator(dinput_generator_init_fn init,
                                                         dinput_generator_next_fn next,
                                                         dinput_generator_finalize_fn finalize,
+                                                        dinput_generator_save_fn save,
+                                                        dinput_generator_restore_fn restore,
                                                         std::shared_ptr<UserData> user_data) {
-  return std::make_shared<CGeneratorSource>(init, next, finalize, std::move(user_data));
+  return std::make_shared<CGeneratorSource>(init, next, finalize, save, restore,
+                                            std::move(user_data));
 }
 
 std::shared_ptr<const MapFn> make_c_map(dinput_map_fn fn, std::shared_ptr<UserData> user_data) {

@@ -45,6 +45,8 @@ Element take_host_element(dinput_element_t* handle, const char* what);
 std::shared_ptr<const GeneratorSource> make_c_generator(dinput_generator_init_fn init,
                                                         dinput_generator_next_fn next,
                                                         dinput_generator_finalize_fn finalize,
+                                                        dinput_generator_save_fn save,
+                                                        dinput_generator_restore_fn restore,
                                                         std::shared_ptr<UserData> user_data);
 std::shared_ptr<const MapFn> make_c_map(dinput_map_fn fn, std::shared_ptr<UserData> user_data);
 std::shared_ptr<const MapManyFn> make_c_map_many(dinput_map_many_fn fn,

@@ -63,14 +63,22 @@ void RowReader::save(StateWriter& w) const {
   }
 }
 
+const std::string& RowReader::before() const {
+  if (no_state_) std::rethrow_exception(no_state_);
+  return before_;
+}
+
+void RowReader::restore_inside(int64_t pos, StateReader& r) {
+  if (!ensure_rows()) r.corrupt("the input has no batch left to take rows from");
+  if (pos < 0 || pos >= rows_)
+    r.corrupt(str_cat("rows taken from the batch is ", pos, " but the batch has ", rows_));
+  pos_ = pos;
+}
+
 void RowReader::restore(StateReader& r) {
   if (r.flag("inside a batch")) {
     restore_from_bytes(r, "the input's state before the batch", *input_);
-    int64_t pos = r.i64("rows taken from the batch");
-    if (!ensure_rows()) r.corrupt("the input has no batch left to take rows from");
-    if (pos < 0 || pos >= rows_)
-      r.corrupt(str_cat("rows taken from the batch is ", pos, " but the batch has ", rows_));
-    pos_ = pos;
+    restore_inside(r.i64("rows taken from the batch"), r);
   } else {
     done_ = r.flag("input ended");
     if (!done_) input_->restore(r);

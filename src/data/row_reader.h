@@ -31,6 +31,15 @@ class RowReader {
   // between batches. Needs `checkpointable`.
   void save(StateWriter& w) const;
   void restore(StateReader& r);
+  // The same position in parts, for a caller that stores the input's state apart (the
+  // distributed split): whether a batch is partly taken; then the input's state before it
+  // (raising why it could not be saved) and the rows taken; restore_inside reads that batch
+  // again from an input already restored to before it and skips `pos` rows.
+  bool inside() const { return pos_ < rows_; }
+  const std::string& before() const;
+  int64_t taken() const { return pos_; }
+  bool input_done() const { return done_; }
+  void restore_inside(int64_t pos, StateReader& r);
 
  private:
   bool ensure_rows();  // loads the next non-empty batch if the current one is used up

@@ -171,6 +171,14 @@ std::string list_digest(const std::vector<std::string>& items) {
 
 std::string save_state(const Dataset& ds, const Dataset& effective, const Iterator* it,
                        bool ended) {
+  if (ended) return save_state_of_section(ds, effective, nullptr);
+  const std::string section = save_to_bytes(*it);
+  return save_state_of_section(ds, effective, &section);
+}
+
+std::string save_state_of_section(const Dataset& ds, const Dataset& effective,
+                                  const std::string* section) {
+  const bool ended = section == nullptr;
   StateWriter payload;
   std::vector<std::string> fp = pipeline_fingerprint(ds);
   payload.u64(fp.size());
@@ -196,18 +204,21 @@ std::string save_state(const Dataset& ds, const Dataset& effective, const Iterat
   std::string p = payload.take() + seeds.data();
   StateWriter root;
   root.flag(ended);
-  if (!ended) it->save(root);
+  if (!ended) root.raw(*section);
   p += root.data();
+  return seal_state(p);
+}
 
+std::string seal_state(const std::string& payload) {
   std::string out(kMagic, sizeof kMagic);
   put_le(out, kFormatVersion, 4);
-  put_le(out, p.size(), 8);
-  put_le(out, crc32c::mask(crc32c::value(p.data(), p.size())), 4);
-  out += p;
+  put_le(out, payload.size(), 8);
+  put_le(out, crc32c::mask(crc32c::value(payload.data(), payload.size())), 4);
+  out += payload;
   return out;
 }
 
-RestoredIterator restore_state(const DatasetPtr& ds, IteratorContext& ctx, std::string_view state) {
+std::string_view open_state(std::string_view state) {
   if (state.size() < kHeaderBytes)
     damaged(str_cat("it has ", state.size(), " bytes, fewer than the ", kHeaderBytes,
                     "-byte header (truncated)"));
@@ -225,7 +236,11 @@ RestoredIterator restore_state(const DatasetPtr& ds, IteratorContext& ctx, std::
   uint32_t crc = crc32c::mask(crc32c::value(payload.data(), payload.size()));
   if (crc != static_cast<uint32_t>(get_le(state.data() + 20, 4)))
     damaged("its checksum does not match its contents (CRC32C of the payload)");
+  return payload;
+}
 
+RestoredIterator restore_state(const DatasetPtr& ds, IteratorContext& ctx, std::string_view state) {
+  std::string_view payload = open_state(state);
   StateReader r(payload, kHeaderBytes, "pipeline");
   std::vector<std::string> mine = pipeline_fingerprint(*ds);
   uint64_t count = r.u64_in("the number of operations", 0, payload.size());

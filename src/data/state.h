@@ -90,6 +90,16 @@ std::vector<std::string> pipeline_fingerprint(const Dataset& ds);
 // a copy of it with other random seeds (RestoredIterator::dataset). UNIMPLEMENTED naming
 // the first operation that cannot save.
 std::string save_state(const Dataset& ds, const Dataset& effective, const Iterator* it, bool ended);
+// The same from the root iterator's section saved earlier (null: ended), for callers that
+// keep it aside (a distributed iterator's splitter holds its input's state from before a
+// batch).
+std::string save_state_of_section(const Dataset& ds, const Dataset& effective,
+                                  const std::string* section);
+
+// The container around a payload: magic, version, length and checksum (docs/checkpoint.md),
+// and the payload of a container after checking them (DATA_LOSS saying what is wrong).
+std::string seal_state(const std::string& payload);
+std::string_view open_state(std::string_view state);
 
 struct RestoredIterator {
   // `ds`, or a copy of it with the random seeds the saved pipeline had drawn.

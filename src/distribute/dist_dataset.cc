@@ -90,15 +90,35 @@ std::string describe_plan(const char* policy, const DistributedDataset::Plan& pl
 // worker 0's draw through the collective instead, and every random-seeded node gets a seed
 // derived from it and from its place in the graph. Every worker must therefore reach this
 // point (distribute the dataset) in the same order as the others.
-DatasetPtr agree_on_random_seeds(const DatasetPtr& dataset, const Strategy& strategy,
-                                 const char* fn) {
-  Collective* collective = strategy.collective();
-  if (!collective || strategy.num_workers() == 1) return dataset;
+// The pipeline with the random-seeded nodes given seeds derived from `agreed` and their
+// place in the graph (the same graph visits its nodes in the same order on every worker).
+DatasetPtr apply_agreed_seed(const DatasetPtr& dataset, uint64_t agreed) {
+  uint64_t k = 0;
+  return rewrite_graph(dataset, [&](const DatasetPtr& node) {
+    return node->has_random_seed() ? node->with_seed(mix_seed(agreed ^ mix_seed(k++))) : node;
+  });
+}
+
+bool has_random_seeds(const DatasetPtr& dataset) {
   bool random = false;
   for_each_node(dataset, [&](const Dataset& node) { random = random || node.has_random_seed(); });
-  if (!random) return dataset;
-  const int w = strategy.worker_index();
+  return random;
+}
+
+// A shuffle (or list_files) given a negative seed draws a random one when it is built, so
+// each worker's copy of the pipeline would shuffle in its own order, and the workers'
+// shards of those orders would lose some elements and repeat others. The workers agree on
+// worker 0's draw through the collective instead, and every random-seeded node gets a seed
+// derived from it and from its place in the graph. Every worker must therefore reach this
+// point (distribute the dataset) in the same order as the others. A single worker draws its
+// own: a saved state then holds one seed however many workers saved it.
+std::optional<uint64_t> agree_on_random_seed(const DatasetPtr& dataset, const Strategy& strategy,
+                                             const char* fn) {
+  if (!has_random_seeds(dataset)) return std::nullopt;
+  Collective* collective = strategy.collective();
   const uint64_t mine = seed_or_random(-1);
+  if (!collective || strategy.num_workers() == 1) return mine;
+  const int w = strategy.worker_index();
   std::vector<std::string> all;
   try {
     all = collective->all_gather(w, collective->open_agreement_channel(w),
@@ -114,10 +134,7 @@ DatasetPtr agree_on_random_seeds(const DatasetPtr& dataset, const Strategy& stra
   if (all.at(0).size() != sizeof agreed)
     raise(Code::kInternal, fn, ": malformed seed from worker 0");
   std::memcpy(&agreed, all[0].data(), sizeof agreed);
-  uint64_t k = 0;  // the same graph visits its nodes in the same order on every worker
-  return rewrite_graph(dataset, [&](const DatasetPtr& node) {
-    return node->has_random_seed() ? node->with_seed(mix_seed(agreed ^ mix_seed(k++))) : node;
-  });
+  return agreed;
 }
 
 // Whether making an element of `dataset` can only run library code: its nodes are all of kinds
@@ -192,7 +209,9 @@ DistributedDatasetPtr distribute_dataset(std::shared_ptr<const Strategy> strateg
   DINPUT_CHECK_ARG(given != nullptr, "distribute_dataset: no dataset given");
   validate(options, InputApi::kDistributeDataset);
   check_devices(*strategy, options);
-  const DatasetPtr dataset = agree_on_random_seeds(given, *strategy, "distribute_dataset");
+  const std::optional<uint64_t> agreed =
+      agree_on_random_seed(given, *strategy, "distribute_dataset");
+  const DatasetPtr dataset = agreed ? apply_agreed_seed(given, *agreed) : given;
   const int W = strategy->num_workers(), w = strategy->worker_index(),
             R = strategy->num_local_replicas();
   const int64_t N = strategy->num_replicas_in_sync();
@@ -220,9 +239,17 @@ DistributedDatasetPtr distribute_dataset(std::shared_ptr<const Strategy> strateg
   // R elements are prefetched before splitting so that every replica's next piece is ready.
   // When the iterator's step producer runs on its own thread (a per-replica buffer for GPU
   // replicas) it already reads ahead; a second thread would only add a hand-off per batch.
-  plan.pipelines.push_back(uses_step_buffer(*strategy, options) ? shard.dataset
-                                                                : read_ahead(shard.dataset, R));
+  const bool buffered = uses_step_buffer(*strategy, options);
+  plan.pipelines.push_back(buffered ? shard.dataset : read_ahead(shard.dataset, R));
+  plan.policy = policy_name(shard.applied);
+  plan.global_batch_size = G;
   plan.description = describe_plan(policy_name(shard.applied), plan, G, *strategy);
+  plan.agreed_seeds = {agreed};
+  plan.reseed = [given, W, w, R, buffered](const DistributedDataset::Plan::Seeds& seeds) {
+    const DatasetPtr seeded = seeds.at(0) ? apply_agreed_seed(given, *seeds[0]) : given;
+    DatasetPtr sharded = auto_shard(seeded, W, w).dataset;
+    return std::vector<DatasetPtr>{buffered ? sharded : read_ahead(sharded, R)};
+  };
   return std::make_shared<const DistributedDataset>(std::move(strategy), options, std::move(plan));
 }
 
@@ -235,13 +262,17 @@ DistributedDatasetPtr distribute_datasets_from_function(std::shared_ptr<const St
   const int N = strategy->num_replicas_in_sync();
   DistributedDataset::Plan plan;
   std::vector<int> replica_of;  // PER_REPLICA: the replica each pipeline feeds
+  std::vector<DatasetPtr> given;
   auto call = [&](const InputContext& ctx) {
     DatasetPtr ds = dataset_fn(ctx);
     if (!ds)
       raise(Code::kInvalidArgument, "dataset_fn returned no dataset for input pipeline ",
             ctx.input_pipeline_id);
-    plan.pipelines.push_back(
-        agree_on_random_seeds(ds, *strategy, "distribute_datasets_from_function"));
+    std::optional<uint64_t> agreed =
+        agree_on_random_seed(ds, *strategy, "distribute_datasets_from_function");
+    plan.agreed_seeds.push_back(agreed);
+    given.push_back(ds);
+    plan.pipelines.push_back(agreed ? apply_agreed_seed(ds, *agreed) : ds);
     replica_of.push_back(ctx.input_pipeline_id);
   };
   if (options.replication_mode == ReplicationMode::kPerWorker) {
@@ -271,7 +302,14 @@ DistributedDatasetPtr distribute_datasets_from_function(std::shared_ptr<const St
       if (s.shape.rank() > 0) s.shape[0] = kUnknownDim;
   plan.piece_spec = spec;
   plan.split = DistributedDataset::Split::kNone;
+  plan.policy = "NONE";
   plan.description = describe_plan("NONE", plan, -1, *strategy);
+  plan.reseed = [given](const DistributedDataset::Plan::Seeds& seeds) {
+    std::vector<DatasetPtr> out;
+    for (size_t i = 0; i < given.size(); ++i)
+      out.push_back(seeds.at(i) ? apply_agreed_seed(given[i], *seeds[i]) : given[i]);
+    return out;
+  };
   return std::make_shared<const DistributedDataset>(std::move(strategy), options, std::move(plan));
 }
 
@@ -292,6 +330,25 @@ struct DistributedIterator::Buffer {
 
 DistributedIterator::DistributedIterator(DistributedDatasetPtr dataset)
     : dataset_(std::move(dataset)) {
+  pipelines_ = effective_ = dataset_->plan().pipelines;
+  open_channels();
+  start();
+}
+
+DistributedIterator::DistributedIterator(DistributedDatasetPtr dataset, std::string_view state)
+    : dataset_(std::move(dataset)) {
+  restore(state);  // dist_state.cc
+  start();
+}
+
+void DistributedIterator::open_channels() {
+  const Strategy& s = dataset_->strategy();
+  if (!s.collective()) return;
+  channel_ = s.collective()->open_channel(s.worker_index());
+  state_channel_ = s.collective()->open_channel(s.worker_index());
+}
+
+void DistributedIterator::start() {
   const Strategy& s = dataset_->strategy();
   feeds_gpu_ = feeds_gpu(s, dataset_->options());
   if (feeds_gpu_) {
@@ -301,17 +358,23 @@ DistributedIterator::DistributedIterator(DistributedDatasetPtr dataset)
     first_gpu_ = gpus.front();
     device_use_ = std::make_unique<gpu::DeviceUse>(std::move(gpus));
   }
-  if (s.collective()) channel_ = s.collective()->open_channel(s.worker_index());
   if (!s.collective() || s.num_workers() == 1) exchange_ = Exchange::kNone;
   infinite_ = true;
-  for (const auto& p : dataset_->plan().pipelines)
+  for (const auto& p : pipelines_)
     infinite_ = infinite_ && p->cardinality() == kInfiniteCardinality;
   // Steps are produced ahead on one background thread: per_replica_buffer_size steps ready
   // for the consumer, plus the one being split (which stands in for the R elements
   // distribute_dataset prefetches before splitting).
-  if (uses_step_buffer(s, dataset_->options()))
+  if (uses_step_buffer(s, dataset_->options()) && !ended_) {
+    buffered_ = true;
+    try {
+      last_part_ = save_part();  // the position before the first step
+    } catch (...) {
+      last_no_part_ = std::current_exception();
+    }
     buffer_ = std::make_unique<Buffer>(
         this, static_cast<size_t>(dataset_->options().per_replica_buffer_size) + 1, cancellation_);
+  }
 }
 
 DistributedIterator::~DistributedIterator() { release(); }
@@ -321,26 +384,37 @@ void DistributedIterator::release() {
   sources_.clear();
 }
 
+std::unique_ptr<Iterator> DistributedIterator::split(std::unique_ptr<Iterator> it) {
+  const auto& plan = dataset_->plan();
+  std::unique_ptr<SplitIterator> out;
+  switch (plan.split) {
+    case DistributedDataset::Split::kNone:
+      splits_.push_back(nullptr);
+      return it;
+    case DistributedDataset::Split::kEven:
+      // A step ends inside a batch when a batch has more pieces to keep than a step takes;
+      // the splitter then keeps its input's state from before each batch for a save.
+      out = make_even_split(
+          std::move(it), plan.even_pieces, plan.even_keep,
+          plan.even_keep.size() > static_cast<size_t>(dataset_->strategy().num_local_replicas()));
+      break;
+    case DistributedDataset::Split::kBalanced:
+      out = make_balanced_split(std::move(it), plan.balanced_sizes);
+      break;
+  }
+  splits_.push_back(out.get());
+  return out;
+}
+
 void DistributedIterator::open_sources() {
   const auto& plan = dataset_->plan();
   if (plan.deferred) throw *plan.deferred;
-  for (size_t i = 0; i < plan.pipelines.size(); ++i) {
+  for (size_t i = 0; i < pipelines_.size(); ++i) {
     IteratorContext ctx;
     ctx.stats = stats_;
     ctx.epochs = dataset_->epochs(i);
     ctx.cancellation = cancellation_;
-    std::unique_ptr<Iterator> it = plan.pipelines[i]->make_iterator(ctx);
-    switch (plan.split) {
-      case DistributedDataset::Split::kNone:
-        break;
-      case DistributedDataset::Split::kEven:
-        it = make_even_split(std::move(it), plan.even_pieces, plan.even_keep);
-        break;
-      case DistributedDataset::Split::kBalanced:
-        it = make_balanced_split(std::move(it), plan.balanced_sizes);
-        break;
-    }
-    sources_.push_back(std::move(it));
+    sources_.push_back(split(pipelines_[i]->make_iterator(ctx)));
   }
   source_done_.assign(sources_.size(), false);
   sources_open_ = true;
@@ -366,6 +440,15 @@ bool DistributedIterator::produce_step(LocalStep& step) {
   }
   if (feeds_gpu_)
     for (int r = 0; r < R; ++r) place_on_device(step.pieces[static_cast<size_t>(r)], r);
+  if (buffered_) {
+    // The consumer's position once it takes this step, saved here while the sources stand
+    // there (the producer reads on); a failure is raised only by a save at this step.
+    try {
+      step.part = save_part();
+    } catch (...) {
+      step.no_part = std::current_exception();
+    }
+  }
   return step.count > 0;
 }
 
@@ -501,6 +584,11 @@ bool DistributedIterator::next(std::vector<Element>& out) {
     ended_ = true;
     release();
     return false;
+  }
+  ++steps_;
+  if (buffered_) {
+    last_part_ = std::move(step.part);
+    last_no_part_ = step.no_part;
   }
   for (size_t r = 0; r < R; ++r) {
     Element& piece = step.pieces[r];

@@ -9,10 +9,12 @@
 #pragma once
 
 #include <atomic>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -41,8 +43,16 @@ class DistributedDataset : public std::enable_shared_from_this<DistributedDatase
     std::vector<int64_t> even_keep;       // kEven: which of them this worker keeps
     std::vector<int64_t> balanced_sizes;  // kBalanced
     ElementSpec piece_spec;
-    std::optional<Error> deferred;  // raised by the first get_next
-    std::string description;        // JSON, for dinput_dist_dataset_plan
+    std::optional<Error> deferred;   // raised by the first get_next
+    std::string description;         // JSON, for dinput_dist_dataset_plan
+    std::string policy;              // the sharding applied: "DATA", "FILE", "OFF", ...; "NONE"
+    int64_t global_batch_size = -1;  // detected; -1: unknown
+    // Per pipeline, the seed the workers agreed on for its random-seeded operations (none:
+    // it has none), and the pipelines as they are with other agreed seeds: a restored state
+    // continues the orders of the seeds it was saved with (docs/checkpoint.md).
+    using Seeds = std::vector<std::optional<uint64_t>>;
+    Seeds agreed_seeds;
+    std::function<std::vector<DatasetPtr>(const Seeds&)> reseed;
   };
 
   DistributedDataset(std::shared_ptr<const Strategy> strategy, InputOptions options, Plan plan);
@@ -83,9 +93,16 @@ DistributedDatasetPtr distribute_datasets_from_function(std::shared_ptr<const St
                                                         const DatasetFn& dataset_fn,
                                                         const InputOptions& options);
 
+class SplitIterator;
+
 class DistributedIterator {
  public:
   explicit DistributedIterator(DistributedDatasetPtr dataset);
+  // An iterator that continues where the one whose state (save()) this is stopped
+  // (docs/checkpoint.md, "Distributed iterators"). Every worker makes one from the same state
+  // at the same time: they check through the collective that they all restored the same
+  // step (FAILED_PRECONDITION naming the workers otherwise).
+  DistributedIterator(DistributedDatasetPtr dataset, std::string_view state);
   ~DistributedIterator();
   DistributedIterator(const DistributedIterator&) = delete;
   DistributedIterator& operator=(const DistributedIterator&) = delete;
@@ -105,12 +122,35 @@ class DistributedIterator {
   bool finished() const { return (ended_ || error_) && sources_.empty() && !buffer_; }
   const DistributedDataset& dataset() const { return *dataset_; }
   const IteratorStats& stats() const { return *stats_; }
+  // The whole job's state at this step, the same bytes on every worker: every worker calls
+  // it at the same step, and the workers' parts are gathered through the collective. Between
+  // next() calls only. Steps produced ahead (the per-replica buffer) are produced again by
+  // a restored iterator.
+  std::string save();
+  // Steps delivered so far.
+  int64_t steps() const { return steps_; }
 
  private:
   struct LocalStep {
     std::vector<Element> pieces;  // an empty Element: this replica has no data
     int64_t count = 0;            // replicas with data
+    // With a step buffer: this worker's part of a state saved right after this step, or why
+    // it could not be saved (raised by a save at this step).
+    std::string part;
+    std::exception_ptr no_part;
   };
+  void open_channels();
+  // The restoring constructor's work (dist_state.cc), before start().
+  void restore(std::string_view state);
+  void start();  // what both constructors do after the sources (if restored) exist
+  std::unique_ptr<Iterator> split(std::unique_ptr<Iterator> source);
+  // This worker's part of a state: its pipelines' positions (dist_state.cc).
+  std::string save_part() const;
+  void restore_part(std::string_view part, bool elastic);
+  // What every worker saved or restored (dist_state.cc): raises the first failure, or a
+  // mismatch of the steps, on every worker alike.
+  std::vector<std::string> gather_states(const char* what, std::string payload,
+                                         const std::optional<Error>& local_error);
   bool produce_step(LocalStep& step);
   void place_on_device(Element& piece, int replica) const;
   bool fetch_step(LocalStep& step);
@@ -149,6 +189,15 @@ class DistributedIterator {
   // and the cache of a GPU is emptied when its last iterator is gone.
   std::unique_ptr<gpu::DeviceUse> device_use_;
   std::vector<std::unique_ptr<Iterator>> sources_;  // one per pipeline, after splitting
+  std::vector<SplitIterator*> splits_;              // sources_' splitters (null: none)
+  // The pipelines iterated: the plan's, or those of a restored state's seeds; `effective_`
+  // with the random seeds of a restored state, which saving carries on.
+  std::vector<DatasetPtr> pipelines_, effective_;
+  uint64_t state_channel_ = 0;  // saves and restores gather on a channel of their own
+  int64_t steps_ = 0;
+  bool buffered_ = false;
+  std::string last_part_;  // buffered_: the part saved after the last step delivered
+  std::exception_ptr last_no_part_;
   bool sources_open_ = false;
   std::vector<bool> source_done_;
   struct Buffer;

@@ -1,29 +1,58 @@
 #include "distribute/split.h"
 
 #include <algorithm>
+#include <exception>
+#include <string>
 
 #include "data/row_reader.h"
+#include "data/state.h"
 
 namespace dinput {
 
 namespace {
 
-class EvenSplitIterator final : public Iterator {
+class EvenSplitIterator final : public SplitIterator {
  public:
-  EvenSplitIterator(std::unique_ptr<Iterator> input, int64_t num_pieces, std::vector<int64_t> keep)
-      : input_(std::move(input)), num_pieces_(num_pieces), keep_(std::move(keep)) {}
+  EvenSplitIterator(std::unique_ptr<Iterator> input, int64_t num_pieces, std::vector<int64_t> keep,
+                    bool snapshots)
+      : SplitIterator(std::move(input)),
+        num_pieces_(num_pieces),
+        keep_(std::move(keep)),
+        snapshots_(snapshots) {}
+
+  std::string input_state() const override {
+    if (next_keep_ == keep_.size()) return save_to_bytes(*input_);
+    if (!snapshots_)
+      raise(Code::kInternal, "distribute_dataset: the even split kept no state before its batch");
+    if (no_state_) std::rethrow_exception(no_state_);
+    return before_;
+  }
+  void save_position(StateWriter& w) const override {
+    const bool inside = next_keep_ < keep_.size();
+    w.flag(inside);
+    if (!inside) return;
+    w.u64(static_cast<uint64_t>(num_pieces_));
+    w.u64(next_keep_);
+  }
+  void restore_position(StateReader& r) override {
+    if (!r.flag("inside a batch")) return;
+    r.u64_in("the number of pieces per batch", static_cast<uint64_t>(num_pieces_),
+             static_cast<uint64_t>(num_pieces_));
+    const uint64_t taken = r.u64_in("the pieces handed out", 1, keep_.size() - 1);
+    if (!load()) r.corrupt("the input has no batch left to split");
+    next_keep_ = static_cast<size_t>(taken);
+  }
+  void restore_rows(StateReader& r) override {
+    if (r.flag("inside a batch"))
+      raise(Code::kFailedPrecondition,
+            "the iterator state was saved inside a batch that the even split had cut into "
+            "pieces; only the same number of workers and replicas can continue it");
+  }
 
   // Each kept piece is cut from the current batch when it is asked for: no queue of pieces,
   // whose allocations were much of a step's cost with many replicas.
   bool next(Element& out) override {
-    if (next_keep_ == keep_.size()) {
-      Element batch;
-      if (!input_->next(batch)) return false;
-      rows_ = leading_rows(batch, "distribute_dataset");
-      per_piece_ = (rows_ + num_pieces_ - 1) / num_pieces_;
-      batch_ = std::move(batch);
-      next_keep_ = 0;
-    }
+    if (next_keep_ == keep_.size() && !load()) return false;
     const int64_t i = keep_[next_keep_++];
     const int64_t begin = std::min(i * per_piece_, rows_);
     const int64_t end = std::min(begin + per_piece_, rows_);
@@ -42,20 +71,59 @@ class EvenSplitIterator final : public Iterator {
   }
 
  private:
-  std::unique_ptr<Iterator> input_;
+  bool load() {
+    if (snapshots_ && !no_state_) {
+      try {
+        before_ = save_to_bytes(*input_);
+      } catch (...) {
+        no_state_ = std::current_exception();  // iteration goes on; only a save fails
+      }
+    }
+    Element batch;
+    if (!input_->next(batch)) return false;
+    rows_ = leading_rows(batch, "distribute_dataset");
+    per_piece_ = (rows_ + num_pieces_ - 1) / num_pieces_;
+    batch_ = std::move(batch);
+    next_keep_ = 0;
+    return true;
+  }
+
   int64_t num_pieces_;
   std::vector<int64_t> keep_;
+  bool snapshots_;
+  std::string before_;  // the input's state before batch_ (snapshots_ only)
+  std::exception_ptr no_state_;
   Element batch_;  // the batch being cut
   int64_t rows_ = 0, per_piece_ = 0;
   size_t next_keep_ = keep_.size();  // the index in keep_ of the next piece; size: none left
 };
 
-class BalancedSplitIterator final : public Iterator {
+class BalancedSplitIterator final : public SplitIterator {
  public:
   BalancedSplitIterator(std::unique_ptr<Iterator> input, std::vector<int64_t> sizes)
-      : input_(std::move(input)),
-        rows_(input_.get(), "distribute_dataset"),
+      : SplitIterator(std::move(input)),
+        rows_(input_.get(), "distribute_dataset", /*checkpointable=*/true),
         sizes_(std::move(sizes)) {}
+
+  std::string input_state() const override {
+    return rows_.inside() ? rows_.before() : save_to_bytes(*input_);
+  }
+  void save_position(StateWriter& w) const override {
+    w.u64(sizes_.size());
+    w.u64(index_);
+    w.flag(rows_.inside());
+    if (rows_.inside()) w.i64(rows_.taken());
+  }
+  void restore_position(StateReader& r) override {
+    r.u64_in("the number of piece sizes", sizes_.size(), sizes_.size());
+    index_ = static_cast<size_t>(r.u64_in("the next piece size", 0, sizes_.size() - 1));
+    if (r.flag("inside a batch")) rows_.restore_inside(r.i64("rows taken from the batch"), r);
+  }
+  void restore_rows(StateReader& r) override {
+    r.u64("the number of piece sizes");
+    r.u64("the next piece size");
+    if (r.flag("inside a batch")) rows_.restore_inside(r.i64("rows taken from the batch"), r);
+  }
 
   bool next(Element& out) override {
     int64_t want = sizes_[index_];
@@ -65,7 +133,6 @@ class BalancedSplitIterator final : public Iterator {
   }
 
  private:
-  std::unique_ptr<Iterator> input_;
   RowReader rows_;
   std::vector<int64_t> sizes_;
   size_t index_ = 0;
@@ -73,13 +140,14 @@ class BalancedSplitIterator final : public Iterator {
 
 }  // namespace
 
-std::unique_ptr<Iterator> make_even_split(std::unique_ptr<Iterator> input, int64_t num_pieces,
-                                          std::vector<int64_t> keep) {
-  return std::make_unique<EvenSplitIterator>(std::move(input), num_pieces, std::move(keep));
+std::unique_ptr<SplitIterator> make_even_split(std::unique_ptr<Iterator> input, int64_t num_pieces,
+                                               std::vector<int64_t> keep, bool snapshots) {
+  return std::make_unique<EvenSplitIterator>(std::move(input), num_pieces, std::move(keep),
+                                             snapshots);
 }
 
-std::unique_ptr<Iterator> make_balanced_split(std::unique_ptr<Iterator> input,
-                                              std::vector<int64_t> sizes) {
+std::unique_ptr<SplitIterator> make_balanced_split(std::unique_ptr<Iterator> input,
+                                                   std::vector<int64_t> sizes) {
   return std::make_unique<BalancedSplitIterator>(std::move(input), std::move(sizes));
 }
 

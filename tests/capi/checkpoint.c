@@ -4,6 +4,7 @@
  * operation; a truncated or bit-flipped state is DATA_LOSS; an operation without a state is
  * UNIMPLEMENTED naming it. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 
@@ -173,9 +174,108 @@ static void test_unsupported_and_end(void) {
   dinput_dataset_free(p);
 }
 
+/* A generator of the int64 scalars 0..9 whose state is its next value (malloc'd by init). */
+static dinput_status_t counter_init(void** state, void* user_data) {
+  int64_t* next = malloc(sizeof(int64_t));
+  (void)user_data;
+  *next = 0;
+  *state = next;
+  return DINPUT_OK;
+}
+
+static dinput_status_t counter_next(dinput_element_t** out, void* state) {
+  int64_t* next = state;
+  dinput_tensor_t* t;
+  if (*next >= 10) return DINPUT_OUT_OF_RANGE;
+  t = make_int64(next, 1, 0);
+  ++*next;
+  *out = make_element(&t, 1);
+  return DINPUT_OK;
+}
+
+static void counter_finalize(void* state) { free(state); }
+
+static dinput_status_t counter_save(void* state, dinput_state_write_fn write, void* sink) {
+  /* In two writes, to check that they are appended. */
+  const char* bytes = state;
+  write(sink, bytes, 3);
+  write(sink, bytes + 3, sizeof(int64_t) - 3);
+  return DINPUT_OK;
+}
+
+static dinput_status_t counter_restore(void* state, const void* data, size_t size) {
+  if (size != sizeof(int64_t)) return DINPUT_INVALID_ARGUMENT;
+  memcpy(state, data, size);
+  return DINPUT_OK;
+}
+
+static dinput_status_t failing_save(void* state, dinput_state_write_fn write, void* sink) {
+  (void)state, (void)write, (void)sink;
+  return DINPUT_ABORTED;
+}
+
+static dinput_dataset_t* counter(dinput_generator_save_fn save,
+                                 dinput_generator_restore_fn restore) {
+  dinput_spec_t* spec = NULL;
+  dinput_dataset_t *g = NULL, *b = NULL;
+  CHECK_OK(dinput_spec_new(&spec));
+  CHECK_OK(dinput_spec_add(spec, DINPUT_INT64, NULL, 0));
+  CHECK_OK(dinput_dataset_from_generator_with_state(&g, spec, counter_init, counter_next,
+                                                    counter_finalize, save, restore, NULL, NULL));
+  CHECK_OK(batch_with(&b, g, 3, 0));
+  dinput_dataset_free(g);
+  dinput_spec_free(spec);
+  return b;
+}
+
+static void test_generator_callbacks(void) {
+  int64_t steps;
+  dinput_spec_t* spec = NULL;
+  dinput_dataset_t* g = NULL;
+  for (steps = 0; steps <= 4; ++steps) {
+    int64_t got[CAP], n = 0, i;
+    dinput_dataset_t* ds = counter(counter_save, counter_restore);
+    dinput_iterator_t *it = NULL, *restored = NULL;
+    dinput_state_t* state = NULL;
+    CHECK_OK(dinput_dataset_iterator(&it, ds));
+    take(it, steps, got, &n);
+    CHECK_OK(dinput_iterator_save(&state, it));
+    dinput_iterator_free(it);
+    CHECK_OK(dinput_dataset_iterator_from_state(&restored, ds, dinput_state_data(state),
+                                                dinput_state_size(state)));
+    take(restored, -1, got, &n);
+    CHECK(n == 10);
+    for (i = 0; i < n && i < 10; ++i) CHECK(got[i] == i);
+    dinput_iterator_free(restored);
+    dinput_state_free(state);
+    dinput_dataset_free(ds);
+  }
+  {
+    /* A failing save callback fails the save with its status, naming the callback. */
+    dinput_dataset_t* ds = counter(failing_save, counter_restore);
+    dinput_iterator_t* it = NULL;
+    dinput_state_t* state = NULL;
+    CHECK_OK(dinput_dataset_iterator(&it, ds));
+    CHECK_STATUS(dinput_iterator_save(&state, it), DINPUT_ABORTED);
+    CHECK_MSG("save callback");
+    dinput_iterator_free(it);
+    dinput_dataset_free(ds);
+  }
+  /* One callback without the other is refused. */
+  CHECK_OK(dinput_spec_new(&spec));
+  CHECK_OK(dinput_spec_add(spec, DINPUT_INT64, NULL, 0));
+  CHECK_STATUS(
+      dinput_dataset_from_generator_with_state(&g, spec, counter_init, counter_next,
+                                               counter_finalize, counter_save, NULL, NULL, NULL),
+      DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("'restore' is NULL");
+  dinput_spec_free(spec);
+}
+
 int main(void) {
   test_resume_everywhere();
   test_errors();
   test_unsupported_and_end();
+  test_generator_callbacks();
   return check_finish_();
 }

@@ -406,7 +406,8 @@ case("usage.misspelt_record_option", ["--compresion", "ZSTD"], None, command="in
 case("usage.option_prefix", ["--rep", "2"], "range(2).batch(2)",
      lines=single_worker([r([0], [1])]))
 case("usage.ambiguous_option_prefix", ["--s"], "range(3)",
-     error=("INVALID_ARGUMENT", "ambiguous option --s for 'run': --steps, --shapes, --stats"))
+     error=("INVALID_ARGUMENT",
+            "ambiguous option --s for 'run': --steps, --shapes, --stats, --save-state"))
 case("usage.value_for_a_flag", ["--shapes=1"], "range(3)",
      error=("INVALID_ARGUMENT", "--shapes takes no value"))
 case("usage.missing_value", ["--steps"], None,
@@ -1216,6 +1217,91 @@ case("images.bad_size", [], IMG_2x3 + ".resize([1,2,3])",
      error_contains=("INVALID_ARGUMENT", "resize(): argument 'size' must be [height, width]"))
 case("images.bad_dtype", [], IMG_2x3 + ".cast(int8)",
      error_contains=("INVALID_ARGUMENT", "must be float32 or float16, got 'int8'"))
+# ---- checkpoints: run --save-state / --restore-state, and state FILE ---------------------------
+
+STATE_PIPELINE = "range(23).shuffle(5, seed=3).batch(4)"
+
+
+def step_values(lines):
+    """Every value of the step lines, in order."""
+    values = []
+    for line in lines:
+        for replica in line.get("replicas", []):
+            values.extend(replica[0])
+    return values
+
+
+def state_save_and_restore(ctx):
+    full = ctx.ok("run", "--replicas", "2", STATE_PIPELINE)
+    for k in (0, 2, 6):
+        before = ctx.ok("run", "--replicas", "2", "--steps", str(k), "--save-state", "s",
+                        STATE_PIPELINE)
+        expect_equal("the end line before the save", before[-1],
+                     {"worker": 0, "end": "STEPS_LIMIT", "steps": k})
+        after = ctx.ok("run", "--replicas", "2", "--restore-state", "s", STATE_PIPELINE)
+        # Steps are numbered on from the saved one: together, the uninterrupted run.
+        expect_equal("saved after %d steps, then restored" % k, before[:-1] + after[:-1],
+                     full[:-1])
+        expect_equal("the end line after the restore", after[-1],
+                     {"worker": 0, "end": "OUT_OF_RANGE", "steps": 6 - k})
+
+
+script_case("state.save_and_restore", state_save_and_restore)
+
+
+def state_other_worker_count(ctx):
+    # Under DATA (range is not a file source) a state saved by 2 workers continues on 3, 1 or
+    # 2: each element of the epoch once.
+    before = ctx.ok("run", "--workers", "2", "--steps", "2", "--save-state", "s",
+                    STATE_PIPELINE)
+    for workers in ("3", "1", "2"):
+        after = ctx.ok("run", "--workers", workers, "--restore-state", "s", STATE_PIPELINE)
+        expect_equal("the values with %s workers after the restore" % workers,
+                     sorted(step_values(before) + step_values(after)), list(range(23)))
+        expect_equal("the first restored step's number", after[0]["step"], 2)
+
+
+script_case("state.other_worker_count", state_other_worker_count)
+
+
+def state_describe(ctx):
+    ctx.ok("run", "--workers", "2", "--steps", "1", "--save-state", "s", STATE_PIPELINE)
+    lines = ctx.ok("state", "s")
+    expect_equal("lines", len(lines), 1)
+    d = lines[0]
+    expect_equal("kind", d["kind"], "distributed_iterator")
+    expect_equal("shape", (d["workers"], d["replicas_per_worker"], d["policy"], d["step"]),
+                 (2, 1, "DATA", 1))
+    expect_equal("bytes", d["bytes"], len(ctx.read_file("s")))
+    expect_equal("the pipeline", d["parts"][0]["pipelines"][0]["state"]["pipeline"][1:],
+                 ["batch(batch_size=4, drop_remainder=0)",
+                  "shuffle(buffer_size=5, seed=3, reshuffle_each_iteration=1)",
+                  "range(start=0, stop=23, step=1)"])
+
+
+script_case("state.describe", state_describe)
+
+
+def state_refusals(ctx):
+    ctx.ok("run", "--steps", "1", "--save-state", "s", STATE_PIPELINE)
+    err = ctx.fails("FAILED_PRECONDITION", "run", "--restore-state", "s",
+                    "range(24).shuffle(5, seed=3).batch(4)")
+    if "range(start=0, stop=23, step=1)" not in err:
+        raise CaseFailure("the error does not name the operation that differs: " + err)
+    ctx.fails("NOT_FOUND", "run", "--restore-state", "missing", STATE_PIPELINE)
+    ctx.fails("NOT_FOUND", "state", "missing")
+    data = bytearray(ctx.read_file("s"))
+    data[len(data) // 2] ^= 0x20
+    ctx.write_file("damaged", bytes(data))
+    ctx.fails("DATA_LOSS", "state", "damaged")
+    ctx.fails("DATA_LOSS", "run", "--restore-state", "damaged", STATE_PIPELINE)
+    ctx.write_file("short", ctx.read_file("s")[:30])
+    ctx.fails("DATA_LOSS", "state", "short")
+    ctx.fails("INVALID_ARGUMENT", "spec", "--save-state", "s", STATE_PIPELINE)
+
+
+script_case("state.refusals", state_refusals)
+
 
 # ---- the runner -----------------------------------------------------------------------------
 

@@ -184,6 +184,7 @@ CliOptions parse_cli_options(Command command, int argc, char** argv) {
       {{"--timeout-ms", true}, 7},     {{"--cluster", true}, 7},
       {{"--rank", true}, 7},           {{"--world-size", true}, 7},
       {{"--rdzv", true}, 7},           {{"--job-id", true}, 7},
+      {{"--save-state", true}, 1},     {{"--restore-state", true}, 1},
   };
   std::vector<OptionDef> known;
   for (const Def& d : kOptions) known.push_back(d.option);
@@ -229,6 +230,10 @@ CliOptions parse_cli_options(Command command, int argc, char** argv) {
       options.shapes = true;
     } else if (name == "--stats") {
       options.stats = true;
+    } else if (name == "--save-state") {
+      options.save_state = value;
+    } else if (name == "--restore-state") {
+      options.restore_state = value;
     } else if (name == "--no-fetch-to-device") {
       options.fetch_to_device = false;
     } else if (name == "--timeout-ms") {

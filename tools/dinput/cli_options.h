@@ -41,7 +41,9 @@ struct CliOptions {
   bool shapes = false;
   bool stats = false;  // run: a last line with each worker's reader statistics
   bool fetch_to_device = true;
-  int64_t timeout_ms = 0;  // collective timeout with --workers; 0: the library's default
+  std::string save_state;     // run --save-state FILE; "" when not given
+  std::string restore_state;  // run --restore-state FILE; "" when not given
+  int64_t timeout_ms = 0;     // collective timeout with --workers; 0: the library's default
   // One worker process of a multi-process job (docs/cli.md, "Several processes"):
   // --cluster SOURCE, or --rank/--world-size/--rdzv, or DINPUT_RANK and DINPUT_WORLD_SIZE
   // in the environment (what `dinput launch` sets).

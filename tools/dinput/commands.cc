@@ -23,6 +23,7 @@
 #include "pipeline_builder.h"
 #include "progress.h"
 #include "record_commands.h"
+#include "state_commands.h"
 
 namespace dinput_tool {
 
@@ -102,6 +103,10 @@ void command_run(const CliOptions& options, const Pipeline& pipeline) {
   std::vector<std::string> end_lines(static_cast<size_t>(workers));
   std::vector<std::string> warnings(static_cast<size_t>(workers));  // skipped records
   std::vector<JsonObject> stats(static_cast<size_t>(workers));      // --stats
+  // --restore-state: read once, restored by every worker.
+  const std::string restore =
+      options.restore_state.empty() ? std::string() : read_state_file(options.restore_state);
+  const int64_t first_step = restore.empty() ? 0 : saved_step(restore, options.restore_state);
   // A worker's failure is thrown once stdout is complete: the steps before it stay printed.
   std::exception_ptr failure;
   try {
@@ -112,7 +117,8 @@ void command_run(const CliOptions& options, const Pipeline& pipeline) {
         int index;
         ~Done() { writer.worker_done(index); }
       } done{writer, worker.slot};
-      const DistIteratorPtr iterator = new_iterator(worker.dataset);
+      const DistIteratorPtr iterator = restore.empty() ? new_iterator(worker.dataset)
+                                                       : restore_iterator(worker.dataset, restore);
       Stepper stepper(iterator.get(), options.optional);
       const std::string prefix = "{\"worker\":" + std::to_string(worker.index) + ",\"step\":";
       int64_t step = 0;
@@ -126,7 +132,7 @@ void command_run(const CliOptions& options, const Pipeline& pipeline) {
         }
         line.clear();
         line += prefix;
-        line += std::to_string(step);
+        line += std::to_string(first_step + step);
         line += ",\"replicas\":";
         append_replicas(&line, value.get(), options.shapes);
         line.push_back('}');
@@ -136,6 +142,11 @@ void command_run(const CliOptions& options, const Pipeline& pipeline) {
           throw Failure(DINPUT_CANCELLED, "stdout was closed");
         }
         ++step;
+      }
+      // Every worker saves (the parts are gathered through the collective); one file.
+      if (!options.save_state.empty()) {
+        const StatePtr state = save_iterator(iterator.get());
+        if (worker.index == 0) write_state_file(options.save_state, state.get());
       }
       const size_t slot = static_cast<size_t>(worker.slot);
       end_lines[slot] = end_line(worker.index, ended, step);
@@ -381,7 +392,8 @@ enum : unsigned {
   kConvert = 16,
   kInspect = 32,
   kLaunch = 64,
-  kAll = 127
+  kState = 128,
+  kAll = 255
 };
 
 struct HelpSection {
@@ -425,6 +437,11 @@ Commands:
                    start W worker processes of one job on this machine, each running
                    COMMAND (e.g. dinput run ...), and print their output merged in worker
                    order; if one fails, the others are stopped
+)"},
+    {kState,
+     R"(  state FILE       print what a saved iterator state (run --save-state) holds, as one
+                   JSON object: its kind, the pipeline's operations, the job's shape and
+                   step, each worker's pipelines
 )"},
     {0,
      R"(  help [COMMAND]   print this text, or only what concerns COMMAND (as COMMAND --help does)
@@ -503,6 +520,13 @@ Options of run, spec and bench that make this process one worker of a multi-proc
   --optional           iterate with get_next_as_optional instead of get_next
 )"},
     {kRun, R"(Options of run:
+  --save-state FILE    after the last step (--steps K, or the end of the data) save the
+                       distributed iterator's state into FILE (every worker saves; worker 0
+                       writes the file, replacing it whole)
+  --restore-state FILE continue from the state in FILE instead of starting the epoch: the
+                       same pipeline, on the same number of workers and replicas, or under
+                       DATA or OFF sharding any other number; steps are numbered on from the
+                       saved step
   --shapes             print each component's shape, e.g. [0,3], instead of its values
   --stats              print a last line with each worker's reader statistics
 )"},
@@ -583,8 +607,8 @@ std::string usage_text() {
 
 bool command_help(const std::string& command, std::string* text) {
   static const std::pair<const char*, unsigned> kCommands[] = {
-      {"run", kRun},         {"spec", kSpec},       {"bench", kBench},  {"write", kWrite},
-      {"convert", kConvert}, {"inspect", kInspect}, {"launch", kLaunch}};
+      {"run", kRun},         {"spec", kSpec},       {"bench", kBench},   {"write", kWrite},
+      {"convert", kConvert}, {"inspect", kInspect}, {"launch", kLaunch}, {"state", kState}};
   for (const auto& [name, bit] : kCommands) {
     if (command != name) continue;
     *text = "dinput " + command + ": (dinput help lists every command)\n\nCommand:\n";

@@ -33,6 +33,7 @@ using InputOptionsPtr = Handle<dinput_input_options_t, dinput_input_options_free
 using DistDatasetPtr = Handle<dinput_dist_dataset_t, dinput_dist_dataset_free>;
 using DistIteratorPtr = Handle<dinput_dist_iterator_t, dinput_dist_iterator_free>;
 using PerReplicaPtr = Handle<dinput_per_replica_t, dinput_per_replica_free>;
+using StatePtr = Handle<dinput_state_t, dinput_state_free>;
 using BatchOptionsPtr = Handle<dinput_batch_options_t, dinput_batch_options_free>;
 using ShuffleOptionsPtr = Handle<dinput_shuffle_options_t, dinput_shuffle_options_free>;
 using InterleaveOptionsPtr = Handle<dinput_interleave_options_t, dinput_interleave_options_free>;

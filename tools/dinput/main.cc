@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "launch.h"
 #include "record_commands.h"
+#include "state_commands.h"
 #include "status.h"
 #include "suggest.h"
 
@@ -74,11 +75,13 @@ int run_main(int argc, char** argv) {
     parsed = dinput_tool::Command::kBench;
   } else if (command == "launch") {
     return dinput_tool::run_launch(argc - 2, argv + 2);
+  } else if (command == "state") {
+    return print(dinput_tool::command_state(argc - 2, argv + 2));
   } else if (dinput_tool::is_record_command(command)) {
     return print(dinput_tool::run_record_command(command, argc - 2, argv + 2));
   } else {
-    static const std::vector<std::string> kCommands = {"run",     "spec",    "bench",  "write",
-                                                       "convert", "inspect", "launch", "help"};
+    static const std::vector<std::string> kCommands = {
+        "run", "spec", "bench", "write", "convert", "inspect", "launch", "state", "help"};
     throw dinput_tool::invalid_argument("unknown command '" + command + "'" +
                                         dinput_tool::did_you_mean(command, kCommands) +
                                         "; run 'dinput help' for usage");

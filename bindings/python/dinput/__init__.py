@@ -36,12 +36,28 @@ __all__ = [
     "UnauthenticatedError", "error_class", "Tensor", "TensorSpec", "AUTOTUNE",
     "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "Dataset", "Iterator", "Optional", "Options",
     "RecordWriter", "Cluster", "Collective", "DistributedDataset", "DistributedIterator",
-    "InputContext", "ReplicaContext", "Strategy", "build_info", "library_path",
+    "InputContext", "ReplicaContext", "Strategy", "build_info", "describe_state", "library_path",
     "cuda_cache_limit", "cuda_empty_cache", "cuda_pool_bytes", "cuda_set_cache_limit",
     "FixedLenFeature", "VarLenFeature", "FixedLenSequenceFeature"]
 
 library_path = _lib.path
 __version__ = _lib.lib.dinput_version().decode()
+
+
+def describe_state(state):
+    """What a saved state (bytes from Iterator.save_state or DistributedIterator.save_state)
+    holds, parsed from the library's JSON to a dict: its kind, the pipeline's operations, the
+    random seeds, and for a distributed iterator the job's shape, step and each worker's
+    pipelines. A damaged state raises DataLossError."""
+    import json
+    from ctypes import string_at
+    from .dataset import _new
+    state = bytes(state)
+    h = _new(_lib.lib.dinput_state_describe, state, len(state))
+    try:
+        return json.loads(string_at(_lib.lib.dinput_state_data(h), _lib.lib.dinput_state_size(h)))
+    finally:
+        _lib.lib.dinput_state_free(h)
 
 
 def build_info():

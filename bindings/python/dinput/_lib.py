@@ -69,6 +69,9 @@ replica_fn = CFUNCTYPE(Status, PH, c_void_p, c_void_p, c_void_p)
 generator_init_fn = CFUNCTYPE(Status, PH, c_void_p)
 generator_next_fn = CFUNCTYPE(Status, PH, c_void_p)
 generator_finalize_fn = CFUNCTYPE(None, c_void_p)
+state_write_fn = CFUNCTYPE(None, c_void_p, c_void_p, c_size_t)
+generator_save_fn = CFUNCTYPE(Status, c_void_p, state_write_fn, c_void_p)
+generator_restore_fn = CFUNCTYPE(Status, c_void_p, c_void_p, c_size_t)
 
 
 def _decl(name, restype, *argtypes):
@@ -195,6 +198,9 @@ for _name, _res, _args in [
                                                      c_int64]),
     ("dinput_dataset_from_generator", Status, [PH, H, generator_init_fn, generator_next_fn,
                                                generator_finalize_fn, c_void_p, free_fn]),
+    ("dinput_dataset_from_generator_with_state", Status,
+     [PH, H, generator_init_fn, generator_next_fn, generator_finalize_fn, generator_save_fn,
+      generator_restore_fn, c_void_p, free_fn]),
     ("dinput_dataset_rebatch", Status, [PH, H, _P64, c_size_t, c_int]),
     ("dinput_dataset_records", Status, [PH, _STRS, c_size_t, H]),
     ("dinput_dataset_list_files", Status, [PH, _STRS, c_size_t, H]),
@@ -235,6 +241,9 @@ for _name, _res, _args in [
     ("dinput_state_size", c_size_t, [H]),
     ("dinput_state_free", None, [H]),
     ("dinput_dataset_iterator_from_state", Status, [PH, H, c_char_p, c_size_t]),
+    ("dinput_dist_iterator_save", Status, [PH, H]),
+    ("dinput_dist_dataset_iterator_from_state", Status, [PH, H, c_char_p, c_size_t]),
+    ("dinput_state_describe", Status, [PH, c_char_p, c_size_t]),
     ("dinput_optional_free", None, [H]),
     ("dinput_optional_has_value", c_int, [H]),
     ("dinput_optional_get_value", Status, [PH, H]),

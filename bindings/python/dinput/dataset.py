@@ -263,6 +263,55 @@ def _gen_finalize(key):
     _free_user_data(key)
 
 
+class _SavableGenerator:
+    """from_generator's generator with save and restore functions: each call makes a
+    _SavableIterator, which the save and restore callbacks reach through the registry."""
+
+    def __init__(self, generator, save, restore):
+        self.generator, self.save, self.restore = generator, save, restore
+
+    def __call__(self):
+        return _SavableIterator(self, iter(self.generator()))
+
+
+class _SavableIterator:
+    def __init__(self, owner, inner):
+        self.owner, self.inner = owner, inner
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self.inner)
+
+
+@_lib.generator_save_fn
+def _gen_save(key, write, sink):
+    t = _enter()
+    try:
+        it = _registry[key]
+        data = bytes(it.owner.save(it.inner))
+        write(sink, data, len(data))
+        return 0
+    except BaseException as e:
+        return _fail(e)
+    finally:
+        _leave(t)
+
+
+@_lib.generator_restore_fn
+def _gen_restore(key, data, size):
+    t = _enter()
+    try:
+        it = _registry[key]
+        it.inner = iter(it.owner.restore(it.inner, string_at(data, size) if size else b""))
+        return 0
+    except BaseException as e:
+        return _fail(e)
+    finally:
+        _leave(t)
+
+
 # --- options -----------------------------------------------------------------------------
 class Options:
     """Dataset options (as tf.data.Options), attached with Dataset.with_options.
@@ -341,16 +390,29 @@ class Dataset(Handle):
             _L.dinput_element_free(e)
 
     @classmethod
-    def from_generator(cls, generator, element_spec):
+    def from_generator(cls, generator, element_spec, save=None, restore=None):
         """Elements from a Python generator: generator() is called for each new iterator and
         its values (a tuple for several components) must match element_spec, a list of
-        (dtype, shape) pairs (None for an unknown dimension). It may run on a dinput thread."""
+        (dtype, shape) pairs (None for an unknown dimension). It may run on a dinput thread.
+
+        save and restore (both or neither) let Iterator.save_state save the generator's
+        position: save(iterator) returns bytes saying where the iterator generator() returned
+        is; restore(iterator, data) is given a new one and those bytes, and returns the
+        iterator to continue with (it may be the same, advanced). Without them save_state
+        raises UnimplementedError naming from_generator."""
         if not callable(generator):
             raise TypeError("dinput: from_generator takes a callable returning an iterable")
+        if (save is None) != (restore is None):
+            raise TypeError("dinput: from_generator takes save and restore together")
         spec = py_to_spec(element_spec)
         try:
-            return cls(_new(_L.dinput_dataset_from_generator, spec, _gen_init, _gen_next,
-                            _gen_finalize, _register(generator), _free_user_data))
+            if save is None:
+                return cls(_new(_L.dinput_dataset_from_generator, spec, _gen_init, _gen_next,
+                                _gen_finalize, _register(generator), _free_user_data))
+            savable = _SavableGenerator(generator, save, restore)
+            return cls(_new(_L.dinput_dataset_from_generator_with_state, spec, _gen_init,
+                            _gen_next, _gen_finalize, _gen_save, _gen_restore,
+                            _register(savable), _free_user_data))
         finally:
             _L.dinput_spec_free(spec)
 

@@ -1,7 +1,7 @@
 """Strategies, distributed datasets and distributed iterators."""
 
 import json
-from ctypes import byref, c_int64, c_void_p
+from ctypes import byref, c_int64, c_void_p, string_at
 
 from . import _lib
 from ._handle import Handle
@@ -347,6 +347,17 @@ class DistributedDataset(Handle):
         multi-worker strategy every worker makes its iterators in the same order."""
         return DistributedIterator(_new(_L.dinput_dist_dataset_iterator, self._handle()), output)
 
+    def iterator_from_state(self, state, output="numpy"):
+        """A distributed iterator that continues where the saved job's stopped (bytes from
+        DistributedIterator.save_state). Every worker calls it with the same state at the
+        same point, and they check through the collective that they restored the same step.
+        The same number of workers and replicas, or under DATA or OFF sharding any other
+        number with the same global batch. Another pipeline raises FailedPreconditionError naming the
+        operation that differs; a damaged state DataLossError."""
+        state = bytes(state)
+        return DistributedIterator(_new(_L.dinput_dist_dataset_iterator_from_state,
+                                        self._handle(), state, len(state)), output)
+
     def __iter__(self):
         return self.iterator()
 
@@ -424,3 +435,14 @@ class DistributedIterator(Handle):
         out = c_int64()
         check(_L.dinput_dist_iterator_statistic(byref(out), self._handle(), name.encode()))
         return out.value
+
+    def save_state(self):
+        """Where the whole job's distributed iterators are, as bytes (docs/checkpoint.md).
+        Every worker calls it at the same step; the workers' parts are gathered through the
+        collective, so every worker receives the same bytes. Workers saving at different
+        steps raise FailedPreconditionError."""
+        state = _new(_L.dinput_dist_iterator_save, self._handle())
+        try:
+            return string_at(_L.dinput_state_data(state), _L.dinput_state_size(state))
+        finally:
+            _L.dinput_state_free(state)

@@ -259,6 +259,30 @@ class DatasetTest(unittest.TestCase):
 class CheckpointTest(unittest.TestCase):
     """Iterator.save_state and Dataset.iterator_from_state."""
 
+    def test_generator_with_save_and_restore(self):
+        def gen():
+            return iter(range(10))
+
+        def save(it):
+            # A range iterator's position: what __length_hint__ says is left.
+            return str(10 - it.__length_hint__()).encode()
+
+        def restore(it, data):
+            for _ in range(int(data)):
+                next(it)
+            return it
+
+        ds = dinput.Dataset.from_generator(gen, [("int64", ())], save=save,
+                                           restore=restore).batch(3)
+        for steps in range(5):
+            it = ds.iterator()
+            got = [it.get_next().tolist() for _ in range(steps)]
+            state = it.save_state()
+            got += [b.tolist() for b in ds.iterator_from_state(state)]
+            self.assertEqual(got, [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]])
+        with self.assertRaises(TypeError):
+            dinput.Dataset.from_generator(gen, [("int64", ())], save=save)
+
     @staticmethod
     def pipeline(buffer_size=6):
         return dinput.Dataset.range(30).shuffle(buffer_size, seed=3).batch(4)

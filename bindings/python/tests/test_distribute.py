@@ -247,5 +247,50 @@ class DistributeTest(unittest.TestCase):
             self.assertEqual(it.statistic("records"), 20)
 
 
+class DistributedCheckpointTest(unittest.TestCase):
+    """DistributedIterator.save_state and DistributedDataset.iterator_from_state."""
+
+    @staticmethod
+    def distributed(buffer_size=6):
+        s = dinput.Strategy(["CPU:0", "CPU:1"])
+        return s.distribute_dataset(dinput.Dataset.range(30).shuffle(buffer_size, seed=3).batch(4))
+
+    @staticmethod
+    def steps(it):
+        return [[r.tolist() for r in step] for step in it]
+
+    def test_resumes_at_every_step(self):
+        for at in range(10):
+            it = self.distributed().iterator()
+            for _ in range(min(at, 8)):
+                it.get_next()
+            state = it.save_state()
+            self.assertIsInstance(state, bytes)
+            want = self.steps(it)
+            got = self.steps(self.distributed().iterator_from_state(state))
+            self.assertEqual(got, want, "saved after %d steps" % at)
+
+    def test_errors(self):
+        it = self.distributed().iterator()
+        it.get_next()
+        state = it.save_state()
+        with self.assertRaises(dinput.FailedPreconditionError) as caught:
+            self.distributed(60).iterator_from_state(state)
+        self.assertIn("shuffle(buffer_size=6", str(caught.exception))
+        with self.assertRaises(dinput.DataLossError):
+            self.distributed().iterator_from_state(state[:-1])
+
+    def test_describe_state(self):
+        it = self.distributed().iterator()
+        it.get_next()
+        it.get_next()
+        described = dinput.describe_state(it.save_state())
+        self.assertEqual(described["kind"], "distributed_iterator")
+        self.assertEqual(described["step"], 2)
+        self.assertEqual(described["workers"], 1)
+        with self.assertRaises(dinput.DataLossError):
+            dinput.describe_state(b"DINPUTST")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -25,6 +25,16 @@ mutable struct GeneratorState
     iterable::Any
     state::Any
     started::Bool
+    save::Any      # from_generator's save and restore functions, or nothing
+    restore::Any
+end
+GeneratorState(iterable, state, started) = GeneratorState(iterable, state, started, nothing, nothing)
+
+# from_generator's function with its save and restore functions.
+mutable struct SavableCallback
+    f::Any
+    save::Any
+    restore::Any
 end
 
 mutable struct InterleaveCallback
@@ -101,11 +111,14 @@ end
 function _generator_init(state::Ptr{Ptr{Cvoid}}, data::Ptr{Cvoid})
     gc = _gc_unsafe_enter()
     status = _guard("generator") do
-        f = (_lookup(data)::Callback).f
+        cb = _lookup(data)::Union{Callback,SavableCallback}
+        f = cb.f
         # from_generator takes a function returning an iterable (called once per epoch, as
         # in TensorFlow), or an iterable that can be iterated again.
         iterable = applicable(f) ? f() : f
-        unsafe_store!(state, _register(GeneratorState(iterable, nothing, false)))
+        g = cb isa SavableCallback ? GeneratorState(iterable, nothing, false, cb.save, cb.restore) :
+            GeneratorState(iterable, nothing, false)
+        unsafe_store!(state, _register(g))
         LibDinput.DINPUT_OK
     end
     _gc_unsafe_leave(gc)
@@ -121,6 +134,33 @@ function _generator_next(out::Ptr{Ptr{Cvoid}}, state::Ptr{Cvoid})
         r === nothing && return LibDinput.DINPUT_OUT_OF_RANGE   # end of data, not an error
         value, g.state = r
         unsafe_store!(out, _element_handle(value))
+        LibDinput.DINPUT_OK
+    end
+    _gc_unsafe_leave(gc)
+    return status
+end
+
+function _generator_save(state::Ptr{Cvoid}, write::Ptr{Cvoid}, sink::Ptr{Cvoid})
+    gc = _gc_unsafe_enter()
+    status = _guard("generator's save") do
+        g = _lookup(state)::GeneratorState
+        bytes = Vector{UInt8}(g.save(g.iterable, g.started ? g.state : nothing))
+        GC.@preserve bytes ccall(write, Cvoid, (Ptr{Cvoid}, Ptr{UInt8}, Csize_t), sink,
+                                 pointer(bytes), length(bytes))
+        LibDinput.DINPUT_OK
+    end
+    _gc_unsafe_leave(gc)
+    return status
+end
+
+function _generator_restore(state::Ptr{Cvoid}, data::Ptr{Cvoid}, size::Csize_t)
+    gc = _gc_unsafe_enter()
+    status = _guard("generator's restore") do
+        g = _lookup(state)::GeneratorState
+        bytes = size == 0 ? UInt8[] : copy(unsafe_wrap(Array, Ptr{UInt8}(data), Int(size)))
+        # restore returns the iteration state to continue from, or nothing: from the start.
+        s = g.restore(g.iterable, bytes)
+        g.state, g.started = s, s !== nothing
         LibDinput.DINPUT_OK
     end
     _gc_unsafe_leave(gc)
@@ -287,6 +327,10 @@ _generator_next_fn() =
     @cfunction(_generator_next, Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}))  # dinput_generator_next_fn
 _generator_finalize_fn() =
     @cfunction(_generator_finalize, Cvoid, (Ptr{Cvoid},))  # dinput_generator_finalize_fn
+_generator_save_fn() =
+    @cfunction(_generator_save, Cint, (Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}))  # dinput_generator_save_fn
+_generator_restore_fn() =
+    @cfunction(_generator_restore, Cint, (Ptr{Cvoid}, Ptr{Cvoid}, Csize_t))  # dinput_generator_restore_fn
 _map_fn() =
     @cfunction(_map_callback, Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}))  # dinput_map_fn
 _map_many_fn() =

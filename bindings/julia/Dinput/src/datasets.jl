@@ -256,9 +256,22 @@ end
 
 The generator runs on the thread that reads the dataset: the caller's, or a dinput thread
 under `prefetch` or a distributed dataset (Julia ≥ 1.9, see the README, "Threads").
+
+With `save` and `restore` (both or neither) its iterators can save their state
+([`save_state`](@ref)): `save(iterable, state)` returns bytes saying where the iteration is
+(`state` is the iteration state `iterate` returned last, `nothing` before the first
+element); `restore(iterable, bytes)`, given a new iterable and those bytes, returns the
+iteration state to continue from (`nothing`: from the start). Without them saving is
+`:UNIMPLEMENTED` naming from_generator.
 """
-function from_generator(f, spec)
+function from_generator(f, spec; save=nothing, restore=nothing)
+    (save === nothing) == (restore === nothing) ||
+        throw(ArgumentError("from_generator takes save and restore together"))
     return _with_spec(spec) do s
+        save === nothing || return Dataset(_out(o -> LibDinput.dinput_dataset_from_generator_with_state(
+                    o, s, _generator_init_fn(), _generator_next_fn(), _generator_finalize_fn(),
+                    _generator_save_fn(), _generator_restore_fn(),
+                    _register(SavableCallback(f, save, restore)), _free_fn())), true)
         data = _register(Callback(f))
         Dataset(_out(o -> LibDinput.dinput_dataset_from_generator(
                     o, s, _generator_init_fn(), _generator_next_fn(), _generator_finalize_fn(),

@@ -327,6 +327,50 @@ function statistic(it::DistributedIterator, name::AbstractString)
     return Int(out[])
 end
 
+"""
+    save_state(it::DistributedIterator) -> Vector{UInt8}
+
+Where the whole job's distributed iterators are, as a few bytes (docs/checkpoint.md). Every
+worker calls it at the same step; the workers' parts are gathered through the collective, so
+every worker receives the same bytes. Workers saving at different steps get
+`:FAILED_PRECONDITION`.
+"""
+function save_state(it::DistributedIterator)
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    check(LibDinput.dinput_dist_iterator_save(out, it))
+    return _take_state_bytes(out[])
+end
+
+"""
+    iterator_from_state(d::DistributedDataset, state::AbstractVector{UInt8}) -> DistributedIterator
+
+A distributed iterator that continues where the saved job's stopped. Every worker calls it with
+the same state at the same point; they check through the collective that they restored the
+same step. The same number of workers and replicas, or under DATA or OFF sharding any other
+number with the same global batch. Another pipeline is `:FAILED_PRECONDITION` naming the operation
+that differs; a damaged state is `:DATA_LOSS`.
+"""
+function iterator_from_state(d::DistributedDataset, state::AbstractVector{UInt8})
+    _drain_pending_frees()
+    bytes = Vector{UInt8}(state)
+    return DistributedIterator(_out(o -> GC.@preserve bytes LibDinput.dinput_dist_dataset_iterator_from_state(
+        o, d, pointer(bytes), length(bytes))))
+end
+
+"""
+    describe_state(state::AbstractVector{UInt8}) -> String
+
+What a saved state (of a dataset iterator or a distributed iterator) holds, as JSON text: its
+kind, the pipeline's operations, the random seeds, and for a distributed iterator the job's
+shape, step and each worker's pipelines. A damaged state is `:DATA_LOSS`.
+"""
+function describe_state(state::AbstractVector{UInt8})
+    bytes = Vector{UInt8}(state)
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    GC.@preserve bytes check(LibDinput.dinput_state_describe(out, pointer(bytes), length(bytes)))
+    return String(_take_state_bytes(out[]))
+end
+
 Base.eltype(::Type{DistributedIterator}) = PerReplica
 
 function Base.iterate(it::DistributedIterator, ::Nothing=nothing)

@@ -214,7 +214,11 @@ names an operation that cannot save its state yet.
 function save_state(it::DatasetIterator)
     out = Ref{Ptr{Cvoid}}(C_NULL)
     check(LibDinput.dinput_iterator_save(out, it))
-    state = out[]
+    return _take_state_bytes(out[])
+end
+
+# The bytes of a state handle, which is freed.
+function _take_state_bytes(state::Ptr{Cvoid})
     try
         n = Int(LibDinput.dinput_state_size(state))
         bytes = Vector{UInt8}(undef, n)

@@ -819,6 +819,14 @@ function dinput_dataset_from_generator(out, spec, init, next_fn, finalize_fn, us
          Ptr{Cvoid}),
         out, spec, init, next_fn, finalize_fn, user_data, free_user_data)
 end
+function dinput_dataset_from_generator_with_state(out, spec, init, next_fn, finalize_fn,
+                                                  save_fn, restore_fn, user_data,
+                                                  free_user_data)
+    ccall(@fptr(:dinput_dataset_from_generator_with_state), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid},
+         Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}),
+        out, spec, init, next_fn, finalize_fn, save_fn, restore_fn, user_data, free_user_data)
+end
 function dinput_dataset_text_lines(out, files, num_files)
     ccall(@fptr(:dinput_dataset_text_lines), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Ptr{UInt8}}, Csize_t),
@@ -1048,6 +1056,16 @@ function dinput_dataset_iterator_from_state(out, dataset, state, size)
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Csize_t),
         out, dataset, state, size)
 end
+dinput_dist_iterator_save(out, iterator) =
+    ccall(@fptr(:dinput_dist_iterator_save), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, iterator)
+function dinput_dist_dataset_iterator_from_state(out, dataset, state, size)
+    @gcsafe_ccall(@fptr(:dinput_dist_dataset_iterator_from_state), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Csize_t),
+        out, dataset, state, size)
+end
+dinput_state_describe(out, state, size) =
+    ccall(@fptr(:dinput_state_describe), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Csize_t),
+        out, state, size)
 dinput_optional_free(optional) =
     ccall(@fptr(:dinput_optional_free), Cvoid, (Ptr{Cvoid},), optional)
 dinput_optional_has_value(optional) =

@@ -416,6 +416,46 @@ end
     @test occursin("from_generator", sprint(showerror, err))
 end
 
+@testset "generator with save and restore" begin
+    # A range's iteration state is the last value returned.
+    gen = from_generator(() -> 0:9, TensorSpec(Int64, ());
+                         save=(it, s) -> Vector{UInt8}(string(s === nothing ? -1 : s)),
+                         restore=(it, b) -> (v = parse(Int, String(b)); v < 0 ? nothing : v))
+    ds = batch(gen, 3)
+    want = [Array(x[1]) for x in iterator(ds)]
+    for steps in 0:length(want)
+        it = iterator(ds)
+        got = [Array(get_next(it)[1]) for _ in 1:steps]
+        state = save_state(it)
+        append!(got, [Array(x[1]) for x in iterator_from_state(ds, state)])
+        @test got == want
+    end
+    @test_throws ArgumentError from_generator(() -> 0:9, TensorSpec(Int64, ()); save=(i, s) -> UInt8[])
+end
+
+@testset "distributed checkpoints" begin
+    dist(buffer) = distribute_dataset(Strategy(["CPU:0", "CPU:1"]),
+                                      batch(shuffle(Dataset(0:29), buffer; seed=3), 4))
+    steps(it) = [[Array(r[1]) for r in step] for step in it]
+    for at in 0:8
+        it = iterator(dist(6))
+        for _ in 1:at
+            get_next(it)
+        end
+        state = save_state(it)
+        @test state isa Vector{UInt8}
+        want = steps(it)
+        @test steps(iterator_from_state(dist(6), state)) == want
+    end
+    it = iterator(dist(6))
+    get_next(it)
+    state = save_state(it)
+    @test is_error(caught(() -> iterator_from_state(dist(60), state)), :FAILED_PRECONDITION)
+    @test is_error(caught(() -> iterator_from_state(dist(6), state[1:end-1])), :DATA_LOSS)
+    @test occursin("\"step\":1", describe_state(state))
+    @test is_error(caught(() -> describe_state(state[1:10])), :DATA_LOSS)
+end
+
 @testset "from_generator" begin
     spec = TensorSpec(Float32, (4,))
     calls = Ref(0)

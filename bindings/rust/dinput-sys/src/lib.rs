@@ -301,6 +301,11 @@ pub type dinput_generator_init_fn =
 pub type dinput_generator_next_fn =
     Option<unsafe extern "C" fn(out: *mut *mut dinput_element_t, state: *mut c_void) -> dinput_status_t>;
 pub type dinput_generator_finalize_fn = Option<unsafe extern "C" fn(state: *mut c_void)>;
+pub type dinput_state_write_fn = Option<unsafe extern "C" fn(sink: *mut c_void, data: *const c_void, size: usize)>;
+pub type dinput_generator_save_fn =
+    Option<unsafe extern "C" fn(state: *mut c_void, write: dinput_state_write_fn, sink: *mut c_void) -> dinput_status_t>;
+pub type dinput_generator_restore_fn =
+    Option<unsafe extern "C" fn(state: *mut c_void, data: *const c_void, size: usize) -> dinput_status_t>;
 
 pub type dinput_map_fn = Option<
     unsafe extern "C" fn(
@@ -631,6 +636,17 @@ extern "C" {
         user_data: *mut c_void,
         free_user_data: dinput_free_fn,
     ) -> dinput_status_t;
+    pub fn dinput_dataset_from_generator_with_state(
+        out: *mut *mut dinput_dataset_t,
+        spec: *const dinput_spec_t,
+        init: dinput_generator_init_fn,
+        next: dinput_generator_next_fn,
+        finalize: dinput_generator_finalize_fn,
+        save: dinput_generator_save_fn,
+        restore: dinput_generator_restore_fn,
+        user_data: *mut c_void,
+        free_user_data: dinput_free_fn,
+    ) -> dinput_status_t;
     pub fn dinput_dataset_text_lines(
         out: *mut *mut dinput_dataset_t,
         files: *const *const c_char,
@@ -867,6 +883,17 @@ extern "C" {
         state: *const c_void,
         size: usize,
     ) -> dinput_status_t;
+    pub fn dinput_dist_iterator_save(
+        out: *mut *mut dinput_state_t,
+        iterator: *mut dinput_dist_iterator_t,
+    ) -> dinput_status_t;
+    pub fn dinput_dist_dataset_iterator_from_state(
+        out: *mut *mut dinput_dist_iterator_t,
+        dataset: *const dinput_dist_dataset_t,
+        state: *const c_void,
+        size: usize,
+    ) -> dinput_status_t;
+    pub fn dinput_state_describe(out: *mut *mut dinput_state_t, state: *const c_void, size: usize) -> dinput_status_t;
     pub fn dinput_optional_free(optional: *mut dinput_optional_t);
     pub fn dinput_optional_has_value(optional: *const dinput_optional_t) -> c_int;
     pub fn dinput_optional_get_value(

@@ -644,6 +644,131 @@ impl Dataset {
         .map(Dataset::wrap)
     }
 
+    /// [`Dataset::from_generator`] whose iterators can save their state
+    /// ([`DatasetIterator::save_state`]): `save` returns bytes saying where a Rust iterator
+    /// that `make` returned is; `restore` is given a new one and those bytes, and returns the
+    /// iterator to continue with. Without them saving is [`crate::Code::Unimplemented`].
+    pub fn from_generator_with_state<F, I, S, R>(spec: &Spec, make: F, save: S, restore: R) -> Result<Dataset>
+    where
+        F: Fn() -> I + Send + Sync + 'static,
+        I: IntoIterator<Item = Result<Element>>,
+        I::IntoIter: Send + 'static,
+        S: Fn(&I::IntoIter) -> Result<Vec<u8>> + Send + Sync + 'static,
+        R: Fn(I::IntoIter, &[u8]) -> Result<I::IntoIter> + Send + Sync + 'static,
+    {
+        struct Funcs<F, S, R> {
+            make: F,
+            save: S,
+            restore: R,
+        }
+        // One dataset iterator's generator: the Rust iterator (None only during a restore)
+        // and the functions, which the user data keeps alive longer than any iterator.
+        struct State<It, F, S, R> {
+            iter: Option<It>,
+            funcs: *const Funcs<F, S, R>,
+        }
+        unsafe extern "C" fn init<F, I, S, R>(state: *mut *mut c_void, user_data: *mut c_void) -> sys::dinput_status_t
+        where
+            F: Fn() -> I + Send + Sync + 'static,
+            I: IntoIterator<Item = Result<Element>>,
+            I::IntoIter: Send + 'static,
+        {
+            // SAFETY: user_data is the Box<Funcs> given below, alive until free_user_data.
+            let funcs = user_data as *const Funcs<F, S, R>;
+            match call("the generator", || Ok(unsafe { ((*funcs).make)() }.into_iter())) {
+                Ok(iter) => {
+                    let boxed = Box::new(State { iter: Some(iter), funcs });
+                    // SAFETY: state is the library's valid out-parameter.
+                    unsafe { *state = Box::into_raw(boxed) as *mut c_void };
+                    sys::DINPUT_OK
+                }
+                Err(status) => status,
+            }
+        }
+        unsafe extern "C" fn next<It, F, S, R>(out: *mut *mut sys::dinput_element_t, state: *mut c_void) -> sys::dinput_status_t
+        where
+            It: std::iter::Iterator<Item = Result<Element>> + Send + 'static,
+        {
+            // SAFETY: state is the Box<State> made by init; calls never overlap (dinput.h).
+            let state = unsafe { &mut *(state as *mut State<It, F, S, R>) };
+            match call("the generator", || state.iter.as_mut().and_then(|it| it.next()).transpose()) {
+                Ok(Some(element)) => {
+                    // SAFETY: out is the library's valid out-parameter; it takes ownership.
+                    unsafe { *out = element.into_raw() };
+                    sys::DINPUT_OK
+                }
+                Ok(None) => sys::DINPUT_OUT_OF_RANGE,
+                Err(status) => status,
+            }
+        }
+        unsafe extern "C" fn save_cb<It, F, S, R>(
+            state: *mut c_void,
+            write: sys::dinput_state_write_fn,
+            sink: *mut c_void,
+        ) -> sys::dinput_status_t
+        where
+            S: Fn(&It) -> Result<Vec<u8>>,
+        {
+            // SAFETY: as for next; funcs outlives every iterator.
+            let state = unsafe { &*(state as *const State<It, F, S, R>) };
+            let saved = call("the generator's save", || match &state.iter {
+                Some(it) => unsafe { ((*state.funcs).save)(it) },
+                None => Err(Error::new(crate::Code::FailedPrecondition, "the generator has no iterator")),
+            });
+            match (saved, write) {
+                (Ok(bytes), Some(write)) => {
+                    // SAFETY: write and sink are the library's, valid during this call.
+                    unsafe { write(sink, bytes.as_ptr().cast(), bytes.len()) };
+                    sys::DINPUT_OK
+                }
+                (Ok(_), None) => sys::DINPUT_INTERNAL,
+                (Err(status), _) => status,
+            }
+        }
+        unsafe extern "C" fn restore_cb<It, F, S, R>(state: *mut c_void, data: *const c_void, size: usize) -> sys::dinput_status_t
+        where
+            R: Fn(It, &[u8]) -> Result<It>,
+        {
+            // SAFETY: as for next; data points at size bytes during this call.
+            let state = unsafe { &mut *(state as *mut State<It, F, S, R>) };
+            let bytes = if size == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(data as *const u8, size) } };
+            let funcs = state.funcs;
+            let taken = state.iter.take();
+            match call("the generator's restore", || match taken {
+                Some(it) => unsafe { ((*funcs).restore)(it, bytes) },
+                None => Err(Error::new(crate::Code::FailedPrecondition, "the generator has no iterator")),
+            }) {
+                Ok(it) => {
+                    state.iter = Some(it);
+                    sys::DINPUT_OK
+                }
+                Err(status) => status,
+            }
+        }
+        unsafe extern "C" fn finalize<It, F, S, R>(state: *mut c_void) {
+            // SAFETY: state is the Box<State> made by init, finalized exactly once.
+            unsafe { drop_boxed::<State<It, F, S, R>>(state) }
+        }
+
+        let user_data = Box::into_raw(Box::new(Funcs { make, save, restore })) as *mut c_void;
+        // SAFETY: the callbacks match the C signatures; user_data is a Box<Funcs> released by
+        // drop_boxed exactly once (also when this call fails, dinput.h); spec is live.
+        out_handle(|out| unsafe {
+            sys::dinput_dataset_from_generator_with_state(
+                out,
+                spec.as_raw(),
+                Some(init::<F, I, S, R>),
+                Some(next::<I::IntoIter, F, S, R>),
+                Some(finalize::<I::IntoIter, F, S, R>),
+                Some(save_cb::<I::IntoIter, F, S, R>),
+                Some(restore_cb::<I::IntoIter, F, S, R>),
+                user_data,
+                Some(drop_boxed::<Funcs<F, S, R>>),
+            )
+        })
+        .map(Dataset::wrap)
+    }
+
     /// One `Bytes` scalar per line of each file, files read in order.
     pub fn text_lines<P: AsRef<Path>>(files: &[P]) -> Result<Dataset> {
         let (_owned, ptrs) = path_c_strings(files)?;

@@ -556,6 +556,22 @@ impl DistDataset {
         // SAFETY: a new iterator handle we own.
         Ok(unsafe { DistIterator::from_owned(raw) })
     }
+
+    /// A distributed iterator that continues where the saved job's stopped
+    /// ([`DistIterator::save_state`]). Every worker calls it with the same state at the same
+    /// point; they check through the collective that they restored the same step. A state
+    /// restores on the same number of workers and replicas, or under DATA or OFF sharding on any
+    /// other number with the same global batch. Another pipeline is
+    /// [`crate::Code::FailedPrecondition`] naming the operation that differs; a damaged state
+    /// is [`crate::Code::DataLoss`].
+    pub fn iter_from_state(&self, state: &[u8]) -> Result<DistIterator> {
+        // SAFETY: self.raw is live; state is read during the call only; out is valid.
+        let raw = out_handle(|out| unsafe {
+            sys::dinput_dist_dataset_iterator_from_state(out, self.raw.as_ptr(), state.as_ptr().cast(), state.len())
+        })?;
+        // SAFETY: a new iterator handle we own.
+        Ok(unsafe { DistIterator::from_owned(raw) })
+    }
 }
 
 impl fmt::Debug for DistDataset {

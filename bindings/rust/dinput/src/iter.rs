@@ -140,15 +140,8 @@ impl DatasetIterator {
     pub fn save_state(&mut self) -> Result<Vec<u8>> {
         // SAFETY: self.raw is live and exclusively borrowed; out is a valid out-parameter.
         let state = out_handle(|out| unsafe { sys::dinput_iterator_save(out, self.raw.as_ptr()) })?;
-        // SAFETY: the state is live until freed below; data points at size bytes.
-        let bytes = unsafe {
-            let data = sys::dinput_state_data(state.as_ptr()) as *const u8;
-            let size = sys::dinput_state_size(state.as_ptr());
-            let bytes = if size == 0 { Vec::new() } else { std::slice::from_raw_parts(data, size).to_vec() };
-            sys::dinput_state_free(state.as_ptr());
-            bytes
-        };
-        Ok(bytes)
+        // SAFETY: a new state handle we own.
+        Ok(unsafe { take_state_bytes(state) })
     }
 }
 
@@ -200,6 +193,21 @@ impl Drop for RawDistIterator {
 unsafe impl Send for RawDistIterator {}
 // SAFETY: as for RawIterator.
 unsafe impl Sync for RawDistIterator {}
+
+/// The bytes of a state handle, which is freed.
+///
+/// # Safety
+/// `state` must be a live state handle that the caller owns and gives up.
+pub(crate) unsafe fn take_state_bytes(state: NonNull<sys::dinput_state_t>) -> Vec<u8> {
+    // SAFETY: the state is live until freed below; data points at size bytes.
+    unsafe {
+        let data = sys::dinput_state_data(state.as_ptr()) as *const u8;
+        let size = sys::dinput_state_size(state.as_ptr());
+        let bytes = if size == 0 { Vec::new() } else { std::slice::from_raw_parts(data, size).to_vec() };
+        sys::dinput_state_free(state.as_ptr());
+        bytes
+    }
+}
 
 /// Iterates a distributed dataset: one [`PerReplica`] value per step.
 pub struct DistIterator {
@@ -270,6 +278,19 @@ impl DistIterator {
 
     pub fn as_raw(&self) -> *mut sys::dinput_dist_iterator_t {
         self.raw.as_ptr()
+    }
+
+    /// Where the whole job's distributed iterators are, as a few bytes (docs/checkpoint.md,
+    /// "Distributed iterators"). Every worker calls it at the same step; the workers' parts
+    /// are gathered through the collective, so every worker receives the same bytes.
+    /// [`crate::DistDataset::iter_from_state`] continues from them; steps produced ahead are
+    /// produced again there. Workers saving at different steps get
+    /// [`Code::FailedPrecondition`].
+    pub fn save_state(&mut self) -> Result<Vec<u8>> {
+        // SAFETY: self.raw is live and exclusively borrowed; out is a valid out-parameter.
+        let state = out_handle(|out| unsafe { sys::dinput_dist_iterator_save(out, self.raw.as_ptr()) })?;
+        // SAFETY: a new state handle we own.
+        Ok(unsafe { take_state_bytes(state) })
     }
 
     /// One step: an element per local replica (an empty batch for replicas without data);

@@ -114,6 +114,16 @@ pub use tensor::{DType, Device, DlPackTensor, Scalar, Tensor, TensorRef};
 /// The raw declarations, for what the safe layer does not cover.
 pub use dinput_sys as sys;
 
+/// What a saved state (of a [`DatasetIterator`] or a [`DistIterator`]) holds, as JSON: its
+/// kind, the pipeline's operations, the random seeds, and for a distributed iterator the job's
+/// shape, step and each worker's pipelines. A damaged state is [`Code::DataLoss`].
+pub fn describe_state(state: &[u8]) -> Result<String> {
+    // SAFETY: state is read during the call only; out is a valid out-parameter.
+    let json = error::out_handle(|out| unsafe { sys::dinput_state_describe(out, state.as_ptr().cast(), state.len()) })?;
+    // SAFETY: a new state handle we own.
+    Ok(String::from_utf8_lossy(&unsafe { iter::take_state_bytes(json) }).into_owned())
+}
+
 /// The run-time version of the library, "MAJOR.MINOR.PATCH".
 pub fn version() -> &'static str {
     // SAFETY: returns a static string.

@@ -54,3 +54,90 @@ fn errors() {
     assert_eq!(err.code(), Code::Unimplemented);
     assert!(err.message().contains("deterministic=false"), "{}", err.message());
 }
+
+fn steps(it: &mut dinput::DistIterator, limit: usize) -> Vec<Vec<Vec<i64>>> {
+    let mut out = Vec::new();
+    while out.len() < limit {
+        match it.get_next() {
+            Ok(step) => out.push(
+                (0..step.len())
+                    .map(|r| step.get(r).unwrap().tensor(0).unwrap().as_slice::<i64>().unwrap().to_vec())
+                    .collect(),
+            ),
+            Err(e) if e.code() == Code::OutOfRange => break,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    out
+}
+
+#[test]
+fn distributed_iterator_resumes_at_every_step() {
+    let strategy = dinput::Strategy::cpu(2).unwrap();
+    for at in 0..=9 {
+        let mut it = strategy.distribute_dataset(&pipeline(6), None).unwrap().iter().unwrap();
+        steps(&mut it, at);
+        let state: Vec<u8> = it.save_state().unwrap();
+        let want = steps(&mut it, usize::MAX);
+        let again = strategy.distribute_dataset(&pipeline(6), None).unwrap();
+        assert_eq!(steps(&mut again.iter_from_state(&state).unwrap(), usize::MAX), want, "saved after {at} steps");
+        if at == 2 {
+            let other = strategy.distribute_dataset(&pipeline(60), None).unwrap();
+            let err = other.iter_from_state(&state).unwrap_err();
+            assert_eq!(err.code(), Code::FailedPrecondition, "{err}");
+            assert_eq!(again.iter_from_state(&state[..state.len() - 1]).unwrap_err().code(), Code::DataLoss);
+        }
+    }
+}
+
+#[test]
+fn describes_a_state() {
+    let strategy = dinput::Strategy::cpu(2).unwrap();
+    let mut it = strategy.distribute_dataset(&pipeline(6), None).unwrap().iter().unwrap();
+    steps(&mut it, 2);
+    let text = dinput::describe_state(&it.save_state().unwrap()).unwrap();
+    assert!(text.contains("\"kind\":\"distributed_iterator\"") && text.contains("\"step\":2"), "{text}");
+    assert_eq!(dinput::describe_state(b"DINPUTST").unwrap_err().code(), Code::DataLoss);
+}
+
+/// A generator of 0..10 whose position is its next value.
+struct Counter {
+    next: i64,
+}
+
+impl Iterator for Counter {
+    type Item = dinput::Result<dinput::Element>;
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.next >= 10 {
+            return None;
+        }
+        self.next += 1;
+        Some(dinput::Tensor::scalar(self.next - 1).and_then(dinput::Element::single))
+    }
+}
+
+#[test]
+fn generator_with_save_and_restore() {
+    let spec = dinput::Spec::of(&[(dinput::DType::Int64, &[])]).unwrap();
+    let ds = Dataset::from_generator_with_state(
+        &spec,
+        || Counter { next: 0 },
+        |c: &Counter| Ok(c.next.to_le_bytes().to_vec()),
+        |mut c: Counter, saved: &[u8]| {
+            c.next = i64::from_le_bytes(saved.try_into().map_err(|_| dinput::Error::new(Code::InvalidArgument, "size"))?);
+            Ok(c)
+        },
+    )
+    .unwrap()
+    .batch(3, false)
+    .unwrap();
+    let want = batches(&mut ds.iter().unwrap(), usize::MAX);
+    assert_eq!(want.concat(), (0..10).collect::<Vec<i64>>());
+    for steps in 0..=want.len() {
+        let mut it = ds.iter().unwrap();
+        let mut got = batches(&mut it, steps);
+        let state = it.save_state().unwrap();
+        got.extend(batches(&mut ds.iter_from_state(&state).unwrap(), usize::MAX));
+        assert_eq!(got, want, "saved after {steps} batches");
+    }
+}

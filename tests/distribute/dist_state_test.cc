@@ -1,0 +1,374 @@
+// Saving and restoring distributed iterators (docs/checkpoint.md, "Distributed iterators"):
+// in-process workers save at a step, a new job restores from the saved bytes, and what it
+// delivers must be what the saved job went on to deliver.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <thread>
+
+#include "data/state.h"
+#include "harness.h"
+#include "io/file_sources.h"
+
+namespace dinput::testing {
+namespace {
+
+using Steps = std::vector<std::vector<std::vector<int64_t>>>;  // step -> replica -> values
+
+std::vector<std::vector<int64_t>> take_step(const std::vector<Element>& step) {
+  std::vector<std::vector<int64_t>> replicas;
+  for (const auto& piece : step) replicas.push_back(values_of(piece));
+  return replicas;
+}
+
+struct SavedJob {
+  std::vector<Steps> before, after;  // per worker: the steps before the save, and after it
+  std::vector<std::string> states;   // per worker: what save() returned
+  std::vector<std::string> errors;
+};
+
+std::vector<std::string> devices(int R) {
+  std::vector<std::string> d;
+  for (int r = 0; r < R; ++r) d.push_back("CPU:" + std::to_string(r));
+  return d;
+}
+
+// W workers of R replicas take `k` steps, save, and go on to the end (at most `rest` more).
+SavedJob save_at(int W, int R, const MakeDist& make, int64_t k, int64_t rest = 1 << 30) {
+  auto collective = W > 1 ? make_in_process_collective(W, 20000) : nullptr;
+  SavedJob job;
+  job.before.resize(W), job.after.resize(W), job.states.resize(W), job.errors.resize(W);
+  auto work = [&](int w) {
+    try {
+      DistributedIterator it(make(make_strategy(devices(R), collective, w)));
+      std::vector<Element> step;
+      for (int64_t i = 0; i < k && it.next(step); ++i) job.before[w].push_back(take_step(step));
+      job.states[w] = it.save();
+      for (int64_t i = 0; i < rest && it.next(step); ++i) job.after[w].push_back(take_step(step));
+    } catch (const Error& e) {
+      job.errors[w] = std::string(code_name(e.code())) + ": " + e.what();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int w = 0; w < W; ++w) threads.emplace_back(work, w);
+  for (auto& t : threads) t.join();
+  return job;
+}
+
+struct RestoredJob {
+  std::vector<Steps> steps;
+  std::vector<std::string> errors;
+};
+
+// W workers of R replicas restore from states[w] (states[0] when there is one) and drain.
+RestoredJob restore_from(int W, int R, const MakeDist& make,
+                         const std::vector<std::string>& states) {
+  auto collective = W > 1 ? make_in_process_collective(W, 20000) : nullptr;
+  RestoredJob job;
+  job.steps.resize(W), job.errors.resize(W);
+  auto work = [&](int w) {
+    try {
+      const std::string& state = states.at(states.size() == 1 ? 0 : static_cast<size_t>(w));
+      DistributedIterator it(make(make_strategy(devices(R), collective, w)), state);
+      std::vector<Element> step;
+      while (it.next(step)) job.steps[w].push_back(take_step(step));
+    } catch (const Error& e) {
+      job.errors[w] = std::string(code_name(e.code())) + ": " + e.what();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int w = 0; w < W; ++w) threads.emplace_back(work, w);
+  for (auto& t : threads) t.join();
+  return job;
+}
+
+MakeDist distribute(DatasetPtr ds) {
+  return [ds](std::shared_ptr<const Strategy> s) {
+    return distribute_dataset(std::move(s), ds, InputOptions{});
+  };
+}
+
+// range(n) shuffled with a random seed, batched by 6 (a partial last batch), under `policy`.
+DatasetPtr shuffled_range(int64_t n, AutoShardPolicy policy) {
+  return with_policy(make_batch(make_shuffle(make_range(0, n, 1), 10, -1, true), 6, false), policy);
+}
+
+std::string describe(const std::vector<Steps>& runs) {
+  std::string s;
+  for (size_t w = 0; w < runs.size(); ++w)
+    s += "worker " + std::to_string(w) + ": " + notation(WorkerRun{runs[w], ""}) + "\n";
+  return s;
+}
+
+// The same shape restores exactly: every worker, step for step, replica for replica.
+void expect_exact_resume(int W, int R, const MakeDist& make, int64_t k) {
+  SCOPED_TRACE("W=" + std::to_string(W) + " R=" + std::to_string(R) + " k=" + std::to_string(k));
+  SavedJob saved = save_at(W, R, make, k);
+  for (int w = 0; w < W; ++w) ASSERT_EQ(saved.errors[w], "");
+  for (int w = 1; w < W; ++w) EXPECT_EQ(saved.states[w], saved.states[0]) << "worker " << w;
+  RestoredJob restored = restore_from(W, R, make, {saved.states[0]});
+  for (int w = 0; w < W; ++w) ASSERT_EQ(restored.errors[w], "");
+  EXPECT_EQ(describe(restored.steps), describe(saved.after));
+}
+
+TEST(DistState, DataShardingResumesExactlyAtEveryStep) {
+  const auto make = distribute(shuffled_range(41, AutoShardPolicy::kData));
+  for (int W : {1, 2, 3})
+    for (int R : {1, 2})
+      for (int64_t k : {0, 1, 2, 4, 6, 7, 8}) expect_exact_resume(W, R, make, k);
+}
+
+TEST(DistState, OffShardingWithABalancedSplitResumesInsideBatches) {
+  // G = 6 is known: the balanced split cuts each worker's batches into pieces that cross
+  // steps, so saves fall inside batches.
+  const auto make = distribute(shuffled_range(29, AutoShardPolicy::kOff));
+  for (int W : {1, 2, 3})
+    for (int R : {1, 2})
+      for (int64_t k : {0, 1, 2, 3, 5, 9}) expect_exact_resume(W, R, make, k);
+}
+
+TEST(DistState, EvenSplitOfUnknownBatchSizeResumesInsideBatches) {
+  // rebatch hides the global batch size: every worker keeps all N pieces of each batch,
+  // R at a step, so a batch spans W steps.
+  const auto make = distribute(
+      with_policy(make_rebatch(make_batch(make_range(0, 40, 1), 6, false), {5, 7}, false),
+                  AutoShardPolicy::kOff));
+  for (int W : {1, 2, 3})
+    for (int R : {1, 2})
+      for (int64_t k : {1, 2, 3, 5}) expect_exact_resume(W, R, make, k);
+}
+
+TEST(DistState, FileShardingResumesExactly) {
+  TempFiles files;
+  for (int f = 0; f < 6; ++f) files.add(iota(f * 100, f * 100 + 3 + f));
+  const auto make = distribute(
+      with_policy(make_batch(make_shuffle(make_text_lines(files.files()), 4, 7, true), 3, false),
+                  AutoShardPolicy::kFile));
+  for (int W : {1, 2, 3})
+    for (int R : {1, 2})
+      for (int64_t k : {0, 1, 2, 4}) expect_exact_resume(W, R, make, k);
+}
+
+TEST(DistState, PerReplicaPipelinesFromAFunctionResume) {
+  const MakeDist make = [](std::shared_ptr<const Strategy> s) {
+    InputOptions o;
+    o.replication_mode = ReplicationMode::kPerReplica;
+    return distribute_datasets_from_function(
+        std::move(s),
+        [](const InputContext& ctx) {
+          return make_batch(
+              make_shuffle(make_range(0, 10 + 3 * ctx.input_pipeline_id, 1), 4, -1, false), 2,
+              false);
+        },
+        o);
+  };
+  for (int W : {1, 2})
+    for (int64_t k : {0, 1, 3, 5, 6}) expect_exact_resume(W, 2, make, k);
+}
+
+TEST(DistState, SavedAfterTheEndRestoresEnded) {
+  const auto make = distribute(shuffled_range(12, AutoShardPolicy::kData));
+  SavedJob saved = save_at(2, 1, make, 100);
+  ASSERT_EQ(saved.errors[0], "");
+  RestoredJob restored = restore_from(2, 1, make, {saved.states[0]});
+  EXPECT_EQ(restored.errors[0], "");
+  EXPECT_TRUE(restored.steps[0].empty());
+}
+
+// All elements of the steps of every worker, counted.
+std::map<int64_t, int> count_values(const std::vector<Steps>& runs) {
+  std::map<int64_t, int> n;
+  for (const auto& run : runs)
+    for (const auto& step : run)
+      for (const auto& piece : step)
+        for (int64_t v : piece) ++n[v];
+  return n;
+}
+
+TEST(DistState, DataShardingRestoresOnAnyNumberOfWorkersAndReplicas) {
+  // Under DATA every worker reads the same global stream: a state continues at the next
+  // global batch whatever the new shape, and every element is delivered exactly once.
+  const auto make = distribute(shuffled_range(41, AutoShardPolicy::kData));
+  for (int W : {1, 2, 3, 4, 6})
+    for (int W2 : {1, 2, 3, 4, 6})
+      for (int64_t k : {2, 5}) {
+        SCOPED_TRACE("W=" + std::to_string(W) + " -> " + std::to_string(W2) +
+                     " k=" + std::to_string(k));
+        SavedJob saved = save_at(W, 1, make, k);
+        ASSERT_EQ(saved.errors[0], "");
+        RestoredJob restored =
+            restore_from(W2, W2 == 4 ? 1 : 2 - (W2 % 2), make, {saved.states[0]});
+        for (int w = 0; w < W2; ++w) ASSERT_EQ(restored.errors[w], "");
+        std::vector<Steps> all = saved.before;
+        all.insert(all.end(), restored.steps.begin(), restored.steps.end());
+        std::map<int64_t, int> n = count_values(all);
+        ASSERT_EQ(n.size(), 41u);
+        for (const auto& [v, c] : n) EXPECT_EQ(c, 1) << "value " << v;
+        // The restored global batches are the saved job's: step for step, as sets.
+        for (size_t st = 0; st < saved.after[0].size(); ++st) {
+          std::vector<int64_t> a, b;
+          for (const auto& run : saved.after)
+            for (const auto& piece : run.at(st)) a.insert(a.end(), piece.begin(), piece.end());
+          for (const auto& run : restored.steps)
+            for (const auto& piece : run.at(st)) b.insert(b.end(), piece.begin(), piece.end());
+          std::sort(a.begin(), a.end()), std::sort(b.begin(), b.end());
+          EXPECT_EQ(a, b) << "step " << st;
+        }
+      }
+}
+
+TEST(DistState, OffShardingRestoresOnAnyNumberOfWorkers) {
+  // Under OFF every worker walks the whole stream; with G = 12 dividing among the replicas
+  // all workers stand at the same row when they save, and every new worker continues from
+  // there: each element once per worker over the epoch.
+  const auto make = distribute(
+      with_policy(make_batch(make_shuffle(make_range(0, 53, 1), 10, -1, true), 12, false),
+                  AutoShardPolicy::kOff));
+  for (int W : {1, 2, 3, 4, 6})
+    for (int W2 : {1, 2, 3, 4, 6})
+      for (int64_t k : {1, 4}) {
+        SCOPED_TRACE("W=" + std::to_string(W) + " -> " + std::to_string(W2) +
+                     " k=" + std::to_string(k));
+        SavedJob saved = save_at(W, 1, make, k);
+        ASSERT_EQ(saved.errors[0], "");
+        RestoredJob restored = restore_from(W2, 1, make, {saved.states[0]});
+        for (int w = 0; w < W2; ++w) {
+          ASSERT_EQ(restored.errors[w], "");
+          // What saved worker 0 took (every saved worker took the same rows), then this
+          // worker's rest.
+          std::map<int64_t, int> n = count_values({saved.before[0], restored.steps[w]});
+          ASSERT_EQ(n.size(), 53u) << "new worker " << w;
+          for (const auto& [v, c] : n) EXPECT_EQ(c, 1) << "new worker " << w << ", value " << v;
+        }
+      }
+}
+
+TEST(DistState, OffShardingAtDifferentRowsIsRefusedOnAnotherShape) {
+  // G = 5 over 2 replicas: pieces of 3 and 2 rows, so the workers stand at different rows.
+  const auto make =
+      distribute(with_policy(make_batch(make_range(0, 30, 1), 5, false), AutoShardPolicy::kOff));
+  SavedJob saved = save_at(2, 1, make, 1);
+  ASSERT_EQ(saved.errors[0], "");
+  RestoredJob restored = restore_from(3, 1, make, {saved.states[0]});
+  EXPECT_NE(restored.errors[0].find("different rows of the stream"), std::string::npos)
+      << restored.errors[0];
+  RestoredJob same = restore_from(2, 1, make, {saved.states[0]});
+  EXPECT_EQ(describe(same.steps), describe(saved.after));
+}
+
+TEST(DistState, AnotherShapeUnderFileShardingIsRefused) {
+  TempFiles files;
+  for (int f = 0; f < 4; ++f) files.add(iota(f * 10, f * 10 + 5));
+  const auto make = distribute(
+      with_policy(make_batch(make_text_lines(files.files()), 2, false), AutoShardPolicy::kFile));
+  SavedJob saved = save_at(2, 1, make, 1);
+  ASSERT_EQ(saved.errors[0], "");
+  RestoredJob restored = restore_from(4, 1, make, {saved.states[0]});
+  for (int w = 0; w < 4; ++w) {
+    EXPECT_NE(restored.errors[w].find("FAILED_PRECONDITION"), std::string::npos)
+        << restored.errors[w];
+    EXPECT_NE(restored.errors[w].find("under DATA or OFF sharding only"), std::string::npos)
+        << restored.errors[w];
+  }
+}
+
+// An infinite pipeline: after the first step the workers exchange nothing, so they can be
+// at different steps when they save.
+DatasetPtr endless() {
+  return with_policy(make_batch(make_repeat(make_range(0, 10, 1), -1), 4, false),
+                     AutoShardPolicy::kData);
+}
+
+TEST(DistState, WorkersSavingAtDifferentStepsFail) {
+  auto collective = make_in_process_collective(2, 20000);
+  std::vector<std::string> errors(2);
+  auto work = [&](int w) {
+    try {
+      DistributedIterator it(distribute(endless())(make_strategy(devices(1), collective, w)));
+      std::vector<Element> step;
+      for (int i = 0; i < 2 + w; ++i) it.next(step);
+      it.save();
+    } catch (const Error& e) {
+      errors[w] = std::string(code_name(e.code())) + ": " + e.what();
+    }
+  };
+  std::thread a(work, 0), b(work, 1);
+  a.join(), b.join();
+  for (int w = 0; w < 2; ++w)
+    EXPECT_EQ(errors[w],
+              "FAILED_PRECONDITION: the workers saved at different steps: worker 0 at step 2, "
+              "worker 1 at step 3; every worker must save its distributed iterator at the same "
+              "step");
+}
+
+TEST(DistState, WorkersRestoringDifferentStepsFail) {
+  SavedJob at2 = save_at(2, 1, distribute(endless()), 2, 0);
+  SavedJob at3 = save_at(2, 1, distribute(endless()), 3, 0);
+  ASSERT_EQ(at2.errors[0], "");
+  ASSERT_EQ(at3.errors[0], "");
+  auto collective = make_in_process_collective(2, 20000);
+  std::vector<std::string> errors(2);
+  auto work = [&](int w) {
+    try {
+      DistributedIterator it(distribute(endless())(make_strategy(devices(1), collective, w)),
+                             w == 0 ? at2.states[0] : at3.states[0]);
+    } catch (const Error& e) {
+      errors[w] = std::string(code_name(e.code())) + ": " + e.what();
+    }
+  };
+  std::thread a(work, 0), b(work, 1);
+  a.join(), b.join();
+  for (int w = 0; w < 2; ++w)
+    EXPECT_EQ(errors[w],
+              "FAILED_PRECONDITION: the workers restored different steps: worker 0 step 2, "
+              "worker 1 step 3; every worker must restore the same saved state");
+}
+
+TEST(DistState, ADifferentPipelineOrDamagedStateFails) {
+  const auto make = distribute(shuffled_range(41, AutoShardPolicy::kData));
+  SavedJob saved = save_at(2, 1, make, 3);
+  ASSERT_EQ(saved.errors[0], "");
+  const std::string& state = saved.states[0];
+
+  RestoredJob other =
+      restore_from(2, 1, distribute(shuffled_range(42, AutoShardPolicy::kData)), {state});
+  EXPECT_NE(other.errors[0].find("FAILED_PRECONDITION: the iterator state was saved from a "
+                                 "different pipeline"),
+            std::string::npos)
+      << other.errors[0];
+  EXPECT_EQ(other.errors[1], other.errors[0]);
+
+  std::string flipped = state;
+  flipped[flipped.size() / 2] ^= 0x10;
+  RestoredJob damaged = restore_from(2, 1, make, {flipped});
+  EXPECT_EQ(damaged.errors[0].rfind("DATA_LOSS", 0), 0u) << damaged.errors[0];
+  RestoredJob truncated = restore_from(2, 1, make, {state.substr(0, state.size() - 3)});
+  EXPECT_EQ(truncated.errors[0].rfind("DATA_LOSS", 0), 0u) << truncated.errors[0];
+
+  // A plain iterator's state is not a distributed one's, and the other way round.
+  DatasetPtr plain = shuffled_range(41, AutoShardPolicy::kData);
+  auto it = plain->make_iterator({});
+  const std::string plain_state = save_state(*plain, *plain, it.get(), false);
+  RestoredJob mixed = restore_from(1, 1, make, {plain_state});
+  EXPECT_NE(mixed.errors[0].find("not a distributed iterator"), std::string::npos)
+      << mixed.errors[0];
+  IteratorContext ctx;
+  try {
+    restore_state(plain, ctx, state);
+    ADD_FAILURE() << "a distributed state restored into a dataset iterator";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::kFailedPrecondition);
+    EXPECT_NE(std::string(e.what()).find("dist_iterator("), std::string::npos) << e.what();
+  }
+}
+
+TEST(DistState, StateIsSmall) {
+  const auto make = distribute(shuffled_range(1000, AutoShardPolicy::kData));
+  SavedJob saved = save_at(2, 2, make, 20);
+  ASSERT_EQ(saved.errors[0], "");
+  EXPECT_LT(saved.states[0].size(), 1500u);
+}
+
+}  // namespace
+}  // namespace dinput::testing

@@ -37,10 +37,12 @@ struct IteratorStats {
   // Every byte of the files' (decompressed) data read and not delivered in a record because
   // of damage; see docs/records.md for how records and bytes are counted.
   std::atomic<int64_t> corrupt_bytes_skipped{0};
+  // Elements that ignore_errors() dropped because their upstream stage failed.
+  std::atomic<int64_t> errors_ignored{0};
 };
 
 // The counter called `name` ("records", "record_bytes", "corrupt_records_skipped",
-// "corrupt_bytes_skipped"); NOT_FOUND for other names.
+// "corrupt_bytes_skipped", "errors_ignored"); NOT_FOUND for other names.
 int64_t read_statistic(const IteratorStats& stats, const std::string& name);
 
 // What an iterator needs to know about where it runs: the options of the with_options()

@@ -1,5 +1,7 @@
 // cache(): a first full pass over the input fills the cache (memory or a file); later
 // iterators read it instead of the input. A pass that stops early leaves nothing behind.
+// Each iterator decides at its first element whether it reads the cache or fills it, so an
+// iterator made while another was filling reads what that one completed.
 //
 // The cache file is TFRecord-framed (so every record carries CRCs): a header record holding
 // the magic, the input pipeline's fingerprint and its element spec, then one record per
@@ -160,9 +162,7 @@ class CacheDataset final : public UnaryDataset {
 class CacheIter final : public Iterator {
  public:
   CacheIter(const CacheDataset& node, IteratorContext ctx)
-      : keep_(node.ptr()), node_(node), ctx_(std::move(ctx)) {
-    if (!ctx_.restoring) start();
-  }
+      : keep_(node.ptr()), node_(node), ctx_(std::move(ctx)) {}
 
   bool next(Element& out) override {
     if (ended_) return false;
@@ -197,8 +197,8 @@ class CacheIter final : public Iterator {
   void save(StateWriter& w) const override {
     w.section("cache", [&](StateWriter& s) {
       s.flag(ended_);
-      if (ended_) return;
-      if (!started_) raise(Code::kInternal, "cache: saved before it started");
+      s.flag(started_);
+      if (ended_ || !started_) return;
       s.flag(mode_ == Mode::kFill);
       s.u64(index_);
       s.u64(epochs_.size());
@@ -211,10 +211,10 @@ class CacheIter final : public Iterator {
   }
   void restore(StateReader& r) override {
     StateReader s = r.section("cache");
-    if (s.flag("ended")) {
-      ended_ = true;
+    ended_ = s.flag("ended");
+    if (!s.flag("started") || ended_) {
       s.finish();
-      return;
+      return;  // a pass not started yet chooses when it is first read
     }
     bool filling = s.flag("filling");
     index_ = s.u64("element index");

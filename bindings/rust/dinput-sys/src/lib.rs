@@ -722,6 +722,43 @@ extern "C" {
         options: *const dinput_options_t,
     ) -> dinput_status_t;
 
+    // -- several datasets, cache and ignore_errors --
+    pub fn dinput_dataset_zip(
+        out: *mut *mut dinput_dataset_t,
+        datasets: *const *const dinput_dataset_t,
+        num_datasets: usize,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_concatenate(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        other: *const dinput_dataset_t,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_sample_from_datasets(
+        out: *mut *mut dinput_dataset_t,
+        datasets: *const *const dinput_dataset_t,
+        num_datasets: usize,
+        weights: *const f64,
+        seed: i64,
+        stop_on_empty_dataset: c_int,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_choose_from_datasets(
+        out: *mut *mut dinput_dataset_t,
+        datasets: *const *const dinput_dataset_t,
+        num_datasets: usize,
+        selector: *const dinput_dataset_t,
+        stop_on_empty_dataset: c_int,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_cache(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        filename: *const c_char,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_ignore_errors(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        log_warning: c_int,
+    ) -> dinput_status_t;
+
     // -- iterators and optionals --
     pub fn dinput_dataset_iterator(
         out: *mut *mut dinput_iterator_t,
@@ -748,10 +785,7 @@ extern "C" {
     ) -> dinput_status_t;
 
     // -- checkpoints --
-    pub fn dinput_iterator_save(
-        out: *mut *mut dinput_state_t,
-        iterator: *mut dinput_iterator_t,
-    ) -> dinput_status_t;
+    pub fn dinput_iterator_save(out: *mut *mut dinput_state_t, iterator: *mut dinput_iterator_t) -> dinput_status_t;
     pub fn dinput_state_data(state: *const dinput_state_t) -> *const c_void;
     pub fn dinput_state_size(state: *const dinput_state_t) -> usize;
     pub fn dinput_state_free(state: *mut dinput_state_t);

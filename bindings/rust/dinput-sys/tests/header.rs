@@ -269,6 +269,7 @@ fn c_type_to_rust(decl: &str, has_name: bool) -> String {
         "int32_t" => "i32",
         "uint64_t" => "u64",
         "uint8_t" => "u8",
+        "double" => "f64",
         // CUDA's handles (`struct CUstream_st *`, `struct CUevent_st *`), opaque to Rust.
         "cudaStream_t" | "cudaEvent_t" => "*mut c_void",
         other => other,

@@ -60,6 +60,7 @@ include("iterators.jl")
 include("cluster.jl")
 include("distribute.jl")
 include("records.jl")
+include("combine.jl")
 
 export DinputError
 export Tensor, dtype, unsafe_array, unsafe_batch_first, batch_last
@@ -77,6 +78,7 @@ export Collective, abort!, Strategy, InputOptions, DistributedDataset, PerReplic
     replica_context, per_replica_batch_size, num_replicas_in_sync, num_local_replicas,
     num_workers, worker_index, devices, plan
 export RecordWriter, discard
+export zip_datasets, concatenate, sample_from_datasets, choose_from_datasets, cache, ignore_errors
 export Cluster, resolve_cluster
 
 """

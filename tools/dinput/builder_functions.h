@@ -2,8 +2,9 @@
 // bound and read (Args), the function table's types, and one declaration per function the
 // chain syntax knows. The table itself is in pipeline_builder.cc; the builders are in
 // build_sources.cc (range, from_tensors, from_tensor_slices, list_files), build_readers.cc
-// (records, text_lines, fixed_length_records and interleave, which runs them per file) and
-// build_transforms.cc (the other transformations).
+// (records, text_lines, fixed_length_records and interleave, which runs them per file),
+// build_combine.cc (zip, concatenate, sample_from_datasets, choose_from_datasets, cache,
+// ignore_errors) and build_transforms.cc (the other transformations).
 #ifndef DINPUT_TOOL_BUILDER_FUNCTIONS_H_
 #define DINPUT_TOOL_BUILDER_FUNCTIONS_H_
 
@@ -208,6 +209,14 @@ DatasetPtr build_unbatch(const Args&, const dinput_dataset_t* input);
 DatasetPtr build_rebatch(const Args& args, const dinput_dataset_t* input);
 DatasetPtr build_prefetch(const Args& args, const dinput_dataset_t* input);
 DatasetPtr build_with_options(const Args& args, const dinput_dataset_t* input);
+
+// build_combine.cc
+DatasetPtr build_zip(const Args& args, const dinput_dataset_t*);
+DatasetPtr build_sample_from_datasets(const Args& args, const dinput_dataset_t*);
+DatasetPtr build_choose_from_datasets(const Args& args, const dinput_dataset_t*);
+DatasetPtr build_concatenate(const Args& args, const dinput_dataset_t* input);
+DatasetPtr build_cache(const Args& args, const dinput_dataset_t* input);
+DatasetPtr build_ignore_errors(const Args& args, const dinput_dataset_t* input);
 
 }  // namespace builder
 }  // namespace dinput_tool

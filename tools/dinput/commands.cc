@@ -82,8 +82,8 @@ std::string end_line(int worker, bool ended, int64_t steps) {
 JsonObject stats_object(const dinput_dist_iterator_t* iterator, int worker) {
   JsonObject stats;
   stats["worker"] = worker;
-  for (const char* name :
-       {"records", "record_bytes", "corrupt_records_skipped", "corrupt_bytes_skipped"}) {
+  for (const char* name : {"records", "record_bytes", "corrupt_records_skipped",
+                           "corrupt_bytes_skipped", "errors_ignored"}) {
     int64_t value = 0;
     check(dinput_dist_iterator_statistic(&value, iterator, name), "dinput_dist_iterator_statistic");
     stats[name] = value;
@@ -529,8 +529,9 @@ OUTPUT is written to a temporary file beside it and renamed over it only when co
   {"worker":W,"end":"OUT_OF_RANGE","steps":K}    per worker, when the data ended
   {"worker":W,"end":"STEPS_LIMIT","steps":K}     per worker, when --steps K stopped it
   {"stats":[{"worker":W,"records":N,"record_bytes":B,"corrupt_records_skipped":C,
-      "corrupt_bytes_skipped":D},...]}            last, with --stats: what each worker's
-      file readers read and skipped (docs/records.md)
+      "corrupt_bytes_skipped":D,"errors_ignored":E},...]}   last, with --stats: what each
+      worker's file readers read and skipped (docs/records.md), and the elements its
+      ignore_errors() dropped
 )"},
     {kSpec,
      R"(Output of spec: {"num_replicas_in_sync":N,"components":[{"dtype":"int64","shape":[null]}]}

@@ -37,13 +37,15 @@ struct Case {
   Combine combine = Combine::kNone;
   // How many times each row of the pipeline comes out: concatenate and sample read two
   // copies of it.
-  int copies() const { return combine == Combine::kConcatenate || combine == Combine::kSample ? 2 : 1; }
+  int copies() const {
+    return combine == Combine::kConcatenate || combine == Combine::kSample ? 2 : 1;
+  }
   std::string describe() const {
     return str_cat("W=", W, " R=", R, " G=", G, " size=", size, " drop=", drop,
                    " source=", files ? "files" : "range", " num_files=", num_files,
                    " policy=", policy_name(policy), " shuffle=", static_cast<int>(shuffle),
-                   " buffer=", buffer, " seed=", seed, " reshuffle=", reshuffle,
-                   " repeat=", repeat, " combine=", static_cast<int>(combine));
+                   " buffer=", buffer, " seed=", seed, " reshuffle=", reshuffle, " repeat=", repeat,
+                   " combine=", static_cast<int>(combine));
   }
 };
 

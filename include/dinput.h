@@ -999,8 +999,9 @@ DINPUT_API dinput_status_t dinput_dataset_cache(dinput_dataset_t** out,
 /** Drops the elements whose making failed with INVALID_ARGUMENT or DATA_LOSS (a malformed or
  * damaged element) and goes on; they are counted in the iterator statistic
  * "errors_ignored". Other errors (CANCELLED, NOT_FOUND, ...) are returned as usual, and so is
- * an error repeated with the same message (an input that cannot move past it). log_warning
- * nonzero: each dropped error is logged as a warning. */
+ * an error repeated with the same message (an input that cannot move past it, such as a
+ * prefetch, which stops at an error: put ignore_errors right after the stage that fails).
+ * log_warning nonzero: each dropped error is logged as a warning. */
 DINPUT_API dinput_status_t dinput_dataset_ignore_errors(dinput_dataset_t** out,
                                                         const dinput_dataset_t* input,
                                                         int log_warning);

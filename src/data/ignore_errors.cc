@@ -40,9 +40,13 @@ class IgnoreErrorsDataset final : public UnaryDataset {
         } catch (const Error& e) {
           if (!is_data_error(e.code())) throw;
           // An input that fails twice in a row with the very same message made no progress
-          // (a reader stuck at one offset, an iterator that repeats its error): ignoring it
-          // again would loop forever, so that error is reported.
-          if (e.what() == previous) throw;
+          // (a reader stuck at one offset, a prefetch that stopped at the error): ignoring
+          // it again would loop forever, so that error is reported, and no longer counted
+          // as dropped.
+          if (e.what() == previous) {
+            stats_->errors_ignored.fetch_sub(1, std::memory_order_relaxed);
+            throw;
+          }
           previous = e.what();
           stats_->errors_ignored.fetch_add(1, std::memory_order_relaxed);
           if (log_warning_) log_line(LogLevel::kWarning, str_cat("ignore_errors: ", e.what()));

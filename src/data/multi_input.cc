@@ -19,6 +19,8 @@ MultiInputDataset::MultiInputDataset(const char* op, std::vector<DatasetPtr> inp
     options_ = (*it)->options().over(options_);
 }
 
+MultiInputDataset::~MultiInputDataset() { release_inputs_iteratively(std::move(inputs_)); }
+
 ElementSpec merged_spec(const char* op, const std::vector<DatasetPtr>& inputs, size_t first) {
   ElementSpec out = inputs.at(first)->element_spec();
   for (size_t i = first + 1; i < inputs.size(); ++i) {

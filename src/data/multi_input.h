@@ -13,6 +13,8 @@ class MultiInputDataset : public Dataset {
   // INVALID_ARGUMENT naming `op` when an input is NULL or the pipeline grows deeper than
   // kMaxPipelineDepth.
   MultiInputDataset(const char* op, std::vector<DatasetPtr> inputs);
+  // Frees the inputs only this node owns without recursing (release_inputs_iteratively).
+  ~MultiInputDataset() override;
   std::vector<DatasetPtr> inputs() const override { return inputs_; }
   // The options of the inputs merged field by field; where two inputs set a field, the
   // earlier input's value is kept (the first input is the one the caller called the
@@ -25,6 +27,7 @@ class MultiInputDataset : public Dataset {
   virtual size_t first_data_input() const { return 0; }
 
  protected:
+  std::vector<DatasetPtr> take_inputs() override { return std::move(inputs_); }
   std::vector<DatasetPtr> inputs_;
 
  private:

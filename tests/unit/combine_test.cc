@@ -513,6 +513,36 @@ TEST_F(CacheFile, DamageIsDataLossNamingTheFileAndOffset) {
   }
 }
 
+// tf.data's ignore_errors example: 1 / x checked for infinities over [1, 2, 0, 4].
+TEST(IgnoreErrors, TfDataExample) {
+  Tensor x = Tensor::allocate(DType::kFloat32, Shape{4});
+  const float values[] = {1, 2, 0, 4};
+  std::memcpy(x.mutable_data(), values, sizeof values);
+  auto reciprocal = std::make_shared<const MapFn>([](const Element& e) {
+    float v = 1.0f / *e[0].data_as<float>();
+    if (std::isinf(v)) raise(Code::kInvalidArgument, "error : Tensor had Inf values");
+    Tensor t = Tensor::allocate(DType::kFloat32, Shape());
+    *t.mutable_data_as<float>() = v;
+    return Element{t};
+  });
+  DatasetPtr ds =
+      make_ignore_errors(make_map(make_from_tensor_slices({x}), reciprocal, {}, 1, {}), false);
+  EXPECT_EQ(all_of(ds), texts({"(1.000000)", "(0.500000)", "(0.250000)"}));
+}
+
+// Deep pipelines through several-input nodes are built, iterated and freed without
+// exhausting the stack (the depth limit counts them as one operation each).
+TEST(CombineGraph, DeepChainsOfConcatenate) {
+  DatasetPtr ds = range(0, 1);
+  for (int i = 1; i < kMaxPipelineDepth - 1; ++i) ds = make_concatenate(ds, range(i, i + 1));
+  EXPECT_EQ(ds->depth(), kMaxPipelineDepth - 1);
+  EXPECT_EQ(ds->cardinality(), kMaxPipelineDepth - 1);
+  EXPECT_EQ(all_of(make_take(ds, 3)), texts({"(0)", "(1)", "(2)"}));
+  EXPECT_EQ(error_of([&] { make_concatenate(make_concatenate(ds, ds), ds); }).code(),
+            Code::kInvalidArgument);
+  ds.reset();  // frees 10000 nodes
+}
+
 // ---- the distribution's view ----------------------------------------------------------
 
 TEST(CombineGraph, BatchSizeDetection) {

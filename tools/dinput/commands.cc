@@ -465,6 +465,12 @@ Transformations: batch(n, drop_remainder=False, num_parallel_calls=None,
   deterministic=False lets the batch and interleave before it whose deterministic is None
   return elements in the order they are ready; run
   reports skipped records on stderr, one warning line per worker that skipped any.
+Several datasets (each written as a pipeline, e.g. range(3).batch(2)): sources
+  zip(a, b, ...), sample_from_datasets([a, b, ...], weights=None, seed=None,
+  stop_on_empty_dataset=False), choose_from_datasets([a, b, ...], choice_dataset,
+  stop_on_empty_dataset=True); transformations concatenate(dataset), cache(filename="")
+  (in memory, or a file a later run reads back), ignore_errors(log_warning=False) (drops
+  elements that failed with INVALID_ARGUMENT or DATA_LOSS; run --stats counts them).
 Literals: ints (int64), floats (float32), strings (bytes), True/False (bool), nested lists
   (shapes), tuples for elements of several components, None.
 

@@ -141,7 +141,13 @@ bool runs_only_library_code(const DatasetPtr& dataset) {
                                              "records",
                                              "fixed_length_records",
                                              "text_lines",
-                                             "list_files"};
+                                             "list_files",
+                                             "zip",
+                                             "concatenate",
+                                             "sample_from_datasets",
+                                             "choose_from_datasets",
+                                             "cache",
+                                             "ignore_errors"};
   bool only = true;
   for_each_node(dataset, [&](const Dataset& node) {
     bool known = false;

@@ -1,5 +1,6 @@
 // Fuzz target of saved iterator states (src/data/state.h). The first byte picks one of a few
-// finite pipelines, the second how many elements to take before saving. It checks:
+// finite pipelines (the last two with zip, concatenate, sample/choose_from_datasets, cache and
+// ignore_errors), the second how many elements to take before saving. It checks:
 //   - the elements before the save followed by those of the restored iterator equal the
 //     uninterrupted stream;
 //   - the saved state, with the rest of the input XORed into its payload (from a point the
@@ -18,6 +19,7 @@
 #include "core/tensor.h"
 #include "data/datasets.h"
 #include "data/state.h"
+#include "io/cache.h"
 #include "io/crc32c.h"
 
 namespace {
@@ -40,7 +42,7 @@ std::shared_ptr<const MapFn> plus_one() {
 
 DatasetPtr pipeline(unsigned which) {
   const ElementSpec scalar = {{DType::kInt64, Shape()}};
-  switch (which % 5) {
+  switch (which % 7) {
     case 0:
       return make_batch(make_shuffle(make_range(0, 100, 1), 10, 1, true), 7, false);
     case 1:
@@ -52,6 +54,23 @@ DatasetPtr pipeline(unsigned which) {
     case 3:
       return make_batch(make_map(make_prefetch(make_range(0, 40, 1), 3), plus_one(), {}, 3, true),
                         5, false, 2);
+    case 5:  // several inputs: zip inside a concatenate, sampled against a shuffle
+      return make_sample_from_datasets(
+          {make_concatenate(make_range(0, 9, 1),
+                            make_map(make_zip({make_range(50, 60, 1), make_range(0, 99, 1)}),
+                                     std::make_shared<const MapFn>(
+                                         [](const Element& in) { return Element{in[0]}; }),
+                                     scalar, 1, {})),
+           make_shuffle(make_range(100, 130, 1), 6, 3, true)},
+          {2, 1}, 7, false);
+    case 6:  // a memory cache read again by a repeat, chosen from, and ignore_errors
+      return make_ignore_errors(
+          make_choose_from_datasets(
+              make_repeat(make_range(0, 3, 1), 8),
+              {make_repeat(make_cache(make_shuffle(make_range(0, 7, 1), 3, 4, true), ""), 3),
+               make_range(200, 210, 1)},
+              false),
+          false);
     default: {
       auto fn = std::make_shared<const InterleaveFn>([](const Element& e) {
         int64_t n = e[0].data_as<int64_t>()[0];

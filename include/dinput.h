@@ -1003,6 +1003,54 @@ DINPUT_API dinput_status_t dinput_dataset_with_options(dinput_dataset_t** out,
                                                        const dinput_dataset_t* input,
                                                        const dinput_options_t* options);
 
+/* Several datasets, cache and ignore_errors (docs/combine.md). */
+
+/** Elements made of one element of each dataset, their components one after the other in a
+ * single flat tuple (datasets[0]'s first). Ends with the shortest dataset. num_datasets >= 1;
+ * the datasets are referenced, not consumed. */
+DINPUT_API dinput_status_t dinput_dataset_zip(dinput_dataset_t** out,
+                                              const dinput_dataset_t* const* datasets,
+                                              size_t num_datasets);
+/** input's elements, then other's. The two specs must have the same number of components,
+ * dtypes and ranks (INVALID_ARGUMENT otherwise); dimensions that differ become unknown. */
+DINPUT_API dinput_status_t dinput_dataset_concatenate(dinput_dataset_t** out,
+                                                      const dinput_dataset_t* input,
+                                                      const dinput_dataset_t* other);
+/** Each element from one of the datasets, picked at random with probabilities proportional to
+ * weights (NULL: equal; each finite and >= 0, their sum > 0). seed >= 0 gives the same picks
+ * on every run and iterator; a negative seed draws one at random per dataset. With
+ * stop_on_empty_dataset nonzero, the first pick of an exhausted dataset ends the result;
+ * with 0, picks go on among the others until all are exhausted. A dataset of weight 0 is
+ * never read. Specs as for dinput_dataset_concatenate. */
+DINPUT_API dinput_status_t dinput_dataset_sample_from_datasets(
+    dinput_dataset_t** out, const dinput_dataset_t* const* datasets, size_t num_datasets,
+    const double* weights, int64_t seed, int stop_on_empty_dataset);
+/** Each element from datasets[i], i being the next element of selector (int64 scalars, else
+ * INVALID_ARGUMENT). An index outside [0, num_datasets) fails get_next with INVALID_ARGUMENT
+ * naming it. Ends with the selector; stop_on_empty_dataset as for
+ * dinput_dataset_sample_from_datasets (tf.data's default for choose is 1). */
+DINPUT_API dinput_status_t dinput_dataset_choose_from_datasets(
+    dinput_dataset_t** out, const dinput_dataset_t* const* datasets, size_t num_datasets,
+    const dinput_dataset_t* selector, int stop_on_empty_dataset);
+/** Keeps the elements of the first complete pass over input and delivers them to later
+ * passes. filename NULL or "": in memory, shared by every iterator of the returned dataset; a
+ * pass stopped early keeps nothing. Otherwise the file filename: written (beside it, renamed
+ * into place at the end of the pass) when it does not exist, read back, never the input,
+ * when it does. A file written by another pipeline is FAILED_PRECONDITION naming it; a
+ * damaged one is DATA_LOSS naming it and the byte offset. */
+DINPUT_API dinput_status_t dinput_dataset_cache(dinput_dataset_t** out,
+                                                const dinput_dataset_t* input,
+                                                const char* filename);
+/** Drops the elements whose making failed with INVALID_ARGUMENT or DATA_LOSS (a malformed or
+ * damaged element) and goes on; they are counted in the iterator statistic
+ * "errors_ignored". Other errors (CANCELLED, NOT_FOUND, ...) are returned as usual, and so is
+ * an error repeated with the same message (an input that cannot move past it, such as a
+ * prefetch, which stops at an error: put ignore_errors right after the stage that fails).
+ * log_warning nonzero: each dropped error is logged as a warning. */
+DINPUT_API dinput_status_t dinput_dataset_ignore_errors(dinput_dataset_t** out,
+                                                        const dinput_dataset_t* input,
+                                                        int log_warning);
+
 /* ------------------------------------------------------------------------------------- */
 /* tf.train.Example parsing (docs/examples.md)                                            */
 /* ------------------------------------------------------------------------------------- */
@@ -1202,8 +1250,8 @@ DINPUT_API dinput_status_t dinput_iterator_element_spec(dinput_spec_t** out,
                                                         const dinput_iterator_t* iterator);
 /** A counter of the iterator's work so far: "records" (records read by file readers),
  * "record_bytes" (their payload bytes), "corrupt_records_skipped" and
- * "corrupt_bytes_skipped" (see dinput_options_set_skip_corrupt_records). NOT_FOUND for
- * other names. */
+ * "corrupt_bytes_skipped" (see dinput_options_set_skip_corrupt_records), "errors_ignored"
+ * (see dinput_dataset_ignore_errors). NOT_FOUND for other names. */
 DINPUT_API dinput_status_t dinput_iterator_statistic(int64_t* out,
                                                      const dinput_iterator_t* iterator,
                                                      const char* name);

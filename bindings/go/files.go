@@ -125,7 +125,8 @@ func ListFiles(patterns []string, opts *ListFilesOptions) (*Dataset, error) {
 
 // Statistic returns a counter of the iterator's work so far: "records" (records read by
 // file readers), "record_bytes" (their payload bytes), "corrupt_records_skipped" and
-// "corrupt_bytes_skipped" (see Options.SkipCorruptRecords). NotFound for other names.
+// "corrupt_bytes_skipped" (see Options.SkipCorruptRecords), "errors_ignored" (see
+// Dataset.IgnoreErrors). NotFound for other names.
 func (it *Iterator) Statistic(name string) (int64, error) {
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))

@@ -37,10 +37,12 @@ struct IteratorStats {
   // Every byte of the files' (decompressed) data read and not delivered in a record because
   // of damage; see docs/records.md for how records and bytes are counted.
   std::atomic<int64_t> corrupt_bytes_skipped{0};
+  // Elements that ignore_errors() dropped because their upstream stage failed.
+  std::atomic<int64_t> errors_ignored{0};
 };
 
 // The counter called `name` ("records", "record_bytes", "corrupt_records_skipped",
-// "corrupt_bytes_skipped"); NOT_FOUND for other names.
+// "corrupt_bytes_skipped", "errors_ignored"); NOT_FOUND for other names.
 int64_t read_statistic(const IteratorStats& stats, const std::string& name);
 
 // What an iterator needs to know about where it runs: the options of the with_options()
@@ -92,7 +94,18 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   virtual EpochCounter epoch_counter() const { return nullptr; }
 
   DatasetPtr ptr() const { return shared_from_this(); }
+
+ protected:
+  friend void release_inputs_iteratively(std::vector<DatasetPtr> inputs);
+  // Gives up this node's inputs; called only on a node that nobody else owns, as it dies
+  // (release_inputs_iteratively).
+  virtual std::vector<DatasetPtr> take_inputs() { return {}; }
 };
+
+// Drops `inputs`, and the inputs of every node that only this drop owned, one node at a time
+// rather than recursively: a node's destructor calls it so that freeing a long pipeline
+// cannot exhaust the stack.
+void release_inputs_iteratively(std::vector<DatasetPtr> inputs);
 
 // Convenience for single-input transforms.
 // Refuses (INVALID_ARGUMENT) a pipeline deeper than kMaxPipelineDepth.
@@ -107,6 +120,7 @@ class UnaryDataset : public Dataset {
   const DatasetPtr& input() const { return input_; }
 
  protected:
+  std::vector<DatasetPtr> take_inputs() override { return {std::move(input_)}; }
   DatasetPtr input_;
 
  private:

@@ -86,6 +86,25 @@ DatasetPtr make_prefetch(DatasetPtr input, int64_t buffer_size);
 DatasetPtr make_adaptive_prefetch(DatasetPtr input, int64_t buffer_size);
 DatasetPtr make_with_options(DatasetPtr input, const Options& options);
 
+// --- several inputs (zip_concatenate.cc, sample_choose.cc), ignore_errors ---
+// Elements whose components are those of one element of each input, in order; ends with
+// the shortest input.
+DatasetPtr make_zip(std::vector<DatasetPtr> inputs);
+// input's elements, then other's; their specs must be compatible (same dtypes and ranks).
+DatasetPtr make_concatenate(DatasetPtr input, DatasetPtr other);
+// Each element from an input drawn at random with the given weights (empty: equal; they are
+// normalised), from a seed (< 0: random per dataset). stop_on_empty_dataset: end at the
+// first draw of an exhausted input; else draw again among the others.
+DatasetPtr make_sample_from_datasets(std::vector<DatasetPtr> inputs, std::vector<double> weights,
+                                     int64_t seed, bool stop_on_empty_dataset);
+// Each element from the input that the next int64 scalar of `selector` names; an index
+// outside [0, inputs) is INVALID_ARGUMENT naming it.
+DatasetPtr make_choose_from_datasets(DatasetPtr selector, std::vector<DatasetPtr> inputs,
+                                     bool stop_on_empty_dataset);
+// Drops the elements whose making failed with INVALID_ARGUMENT or DATA_LOSS, counting them
+// in the iterator statistic "errors_ignored"; other errors pass.
+DatasetPtr make_ignore_errors(DatasetPtr input, bool log_warning);
+
 // Threads used for AUTOTUNE'd parallelism.
 int default_parallelism();
 // INVALID_ARGUMENT naming `op` unless n is 0..1024 threads or kAutotune (map, batch).

@@ -28,8 +28,10 @@ int64_t read_statistic(const IteratorStats& stats, const std::string& name) {
     return stats.corrupt_records_skipped.load(std::memory_order_relaxed);
   if (name == "corrupt_bytes_skipped")
     return stats.corrupt_bytes_skipped.load(std::memory_order_relaxed);
+  if (name == "errors_ignored") return stats.errors_ignored.load(std::memory_order_relaxed);
   raise(Code::kNotFound, "no iterator statistic named '", name,
-        "' (known: records, record_bytes, corrupt_records_skipped, corrupt_bytes_skipped)");
+        "' (known: records, record_bytes, corrupt_records_skipped, corrupt_bytes_skipped, "
+        "errors_ignored)");
 }
 
 const Options& Dataset::options() const {

@@ -1,4 +1,4 @@
-// The depth limit and the non-recursive destruction of single-input nodes.
+// The depth limit of single-input nodes, and the non-recursive destruction of every node.
 #include <utility>
 #include <vector>
 
@@ -18,22 +18,21 @@ UnaryDataset::UnaryDataset(DatasetPtr input) : input_(std::move(input)), depth_(
 
 // Destroying a node destroys its input when it held the last reference, which would recurse
 // once per node of a long chain. Instead, each node whose last owner is this worklist gives
-// up its own input to the worklist before it dies, so the chain unwinds in a loop.
-UnaryDataset::~UnaryDataset() {
-  std::vector<DatasetPtr> pending;
-  pending.push_back(std::move(input_));
+// up its own inputs to the worklist before it dies, so the chain unwinds in a loop.
+void release_inputs_iteratively(std::vector<DatasetPtr> pending) {
   while (!pending.empty()) {
     DatasetPtr node = std::move(pending.back());
     pending.pop_back();
     // use_count() == 1: no other owner exists, so nobody can be looking at the node now.
     if (node && node.use_count() == 1) {
-      if (const auto* unary = dynamic_cast<const UnaryDataset*>(node.get())) {
-        // Datasets are created non-const (make_shared), so taking the input is defined.
-        pending.push_back(std::move(const_cast<UnaryDataset*>(unary)->input_));
-      }
+      // Datasets are created non-const (make_shared), so taking the inputs is defined.
+      for (auto& in : const_cast<Dataset*>(node.get())->take_inputs())
+        pending.push_back(std::move(in));
     }
-    // `node` goes here; its input, if it had one that we took, is already in `pending`.
+    // `node` goes here; its inputs, if it had some that we took, are already in `pending`.
   }
 }
+
+UnaryDataset::~UnaryDataset() { release_inputs_iteratively({std::move(input_)}); }
 
 }  // namespace dinput

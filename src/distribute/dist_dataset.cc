@@ -161,7 +161,14 @@ bool runs_only_library_code(const DatasetPtr& dataset) {
                                              "list_files",
                                              "parse_example",
                                              "parse_single_example",
-                                             "parse_sequence_example"};
+                                             "parse_sequence_example",
+
+                                             "zip",
+                                             "concatenate",
+                                             "sample_from_datasets",
+                                             "choose_from_datasets",
+                                             "cache",
+                                             "ignore_errors"};
   bool only = true;
   for_each_node(dataset, [&](const Dataset& node) {
     bool known = false;

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "data/multi_input.h"
 #include "data/nodes.h"
 
 namespace dinput {
@@ -27,10 +28,23 @@ int64_t detect_global_batch_size(const DatasetPtr& root) {
   // The Example parses map a batch of records to a batch of their features, row for row.
   static const char* const kKeepsBatches[] = {
       "prefetch", "take",         "skip",          "repeat",
-      "shuffle",  "with_options", "parse_example", "parse_sequence_example"};
+      "shuffle",  "with_options", "parse_example", "parse_sequence_example",
+      "cache",    "ignore_errors"};
   const Dataset* node = root.get();
   for (;;) {
     if (auto* batch = dynamic_cast<const BatchDataset*>(node)) return batch->batch_size();
+    // zip, concatenate, sample and choose deliver their inputs' elements whole (zip side by
+    // side): batched when every delivering input is batched alike, else unknown.
+    if (auto* multi = dynamic_cast<const MultiInputDataset*>(node)) {
+      std::vector<DatasetPtr> inputs = multi->inputs();
+      int64_t size = -1;
+      for (size_t i = multi->first_data_input(); i < inputs.size(); ++i) {
+        int64_t b = detect_global_batch_size(inputs[i]);
+        if (b < 0 || (size >= 0 && b != size)) return -1;
+        size = b;
+      }
+      return size;
+    }
     bool passes = false;
     for (const char* name : kKeepsBatches) passes |= std::strcmp(node->name(), name) == 0;
     std::vector<DatasetPtr> inputs = node->inputs();

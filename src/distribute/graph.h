@@ -18,7 +18,9 @@ DatasetPtr rewrite_graph(const DatasetPtr& root,
 
 // The global batch size: the batch_size of the last batch() on the way from the output to
 // the sources, walking only through nodes that keep whole batches (prefetch, take, skip,
-// repeat, shuffle, with_options). -1 when unknown.
+// repeat, shuffle, with_options, cache, ignore_errors). zip, concatenate,
+// sample_from_datasets and choose_from_datasets (its data inputs) give their inputs' size when
+// every input has the same one. -1 when unknown.
 int64_t detect_global_batch_size(const DatasetPtr& root);
 
 }  // namespace dinput

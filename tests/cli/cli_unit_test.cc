@@ -204,6 +204,31 @@ TEST(ChainParser, CallValueErrors) {
                                 " nested brackets, found '('");
 }
 
+// A call value may go on with method calls: a pipeline given as an argument.
+TEST(ChainParser, PipelinesAsValues) {
+  Pipeline p = must_parse(
+      "zip(range(3), range(9).batch(2, drop_remainder=True).take(2))"
+      ".concatenate(records(\"a\").skip(1))");
+  ASSERT_EQ(p.calls.size(), 2u);
+  const Value& plain = p.calls[0].args[0].value;
+  EXPECT_EQ(plain.kind, Value::Kind::kCall);
+  EXPECT_TRUE(plain.chain.empty());
+  const Value& chained = p.calls[0].args[1].value;
+  EXPECT_EQ(chained.text, "range");
+  ASSERT_EQ(chained.chain.size(), 2u);
+  EXPECT_EQ(chained.chain[0].name, "batch");
+  EXPECT_EQ(chained.chain[0].pos, 23u);
+  ASSERT_EQ(chained.chain[0].args.size(), 2u);
+  EXPECT_EQ(chained.chain[0].args[1].keyword, "drop_remainder");
+  EXPECT_EQ(chained.chain[1].name, "take");
+  ASSERT_EQ(p.calls[1].args[0].value.chain.size(), 1u);
+  EXPECT_EQ(p.calls[1].args[0].value.chain[0].name, "skip");
+  EXPECT_EQ(error_of("zip(range(3).batch)"),
+            "syntax error at position 18: expected '(', found ')'");
+  EXPECT_EQ(error_of("zip(range(3).)"),
+            "syntax error at position 13: expected a function name after '.', found ')'");
+}
+
 TEST(ChainParser, SyntaxErrorsNameExpectedAndFound) {
   EXPECT_EQ(error_of(""),
             "syntax error at position 0: expected a function "

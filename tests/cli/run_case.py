@@ -972,9 +972,11 @@ def skip_corrupt_counts(ctx):
                    stderr="warning: worker 0 skipped 1 corrupt record (18 bytes)\n")
     expect_equal("run --stats", lines[-1],
                  {"stats": [{"worker": 0, "records": 5, "record_bytes": 10,
-                             "corrupt_records_skipped": 1, "corrupt_bytes_skipped": 18},
+                             "corrupt_records_skipped": 1, "corrupt_bytes_skipped": 18,
+                             "errors_ignored": 0},
                             {"worker": 1, "records": 5, "record_bytes": 10,
-                             "corrupt_records_skipped": 0, "corrupt_bytes_skipped": 0}]})
+                             "corrupt_records_skipped": 0, "corrupt_bytes_skipped": 0,
+                             "errors_ignored": 0}]})
     expect_equal("run --stats: the line before is an end line", "end" in lines[-2], True)
     # A clean file: the counts are 0 and nothing is printed on stderr.
     expect_equal("inspect --skip-corrupt of a good file", ctx.ok("inspect", "--skip-corrupt", out_path),
@@ -1539,6 +1541,84 @@ case("example.unknown_feature_kind", [], EXAMPLES + '.parse_example({"id": Foo(i
      error_contains=("INVALID_ARGUMENT", "(feature 'id') must be FixedLenFeature"))
 case("example.bad_dict_syntax", [], EXAMPLES + '.parse_example({"id" FixedLenFeature([], int64)})',
      error_contains=("INVALID_ARGUMENT", "expected ':'"))
+# ---- several datasets, cache and ignore_errors (docs/combine.md) ---------------------------
+
+# zip's components form one flat tuple; the tuple form zip((a, b)) is the same.
+case("combine.zip", [], "zip(range(3), range(10, 13))",
+     lines=single_worker([[[0, 10]], [[1, 11]], [[2, 12]]]))
+case("combine.zip_tuple_of_pipelines", [], "zip((range(2), range(5).batch(2)))",
+     lines=single_worker([[[0, [0, 1]]], [[1, [2, 3]]]]))
+case("combine.zip_spec", [], "zip(range(3), range(10).batch(2))", command="spec",
+     lines=[{"num_replicas_in_sync": 1, "components": [{"dtype": "int64", "shape": []},
+                                                       {"dtype": "int64", "shape": [None]}]}])
+# Inputs batched alike: a batch of 4 split over 2 replicas, both components alike.
+case("combine.zip_batched_n2", ["--replicas", "2"], "zip(range(8).batch(4), range(10, 18).batch(4))",
+     lines=single_worker([[[[0, 1], [10, 11]], [[2, 3], [12, 13]]],
+                          [[[4, 5], [14, 15]], [[6, 7], [16, 17]]]]))
+case("combine.zip_batched_unlike_n2", ["--replicas", "2"], "zip(range(8).batch(4), range(8).batch(2))",
+     error_contains=("INVALID_ARGUMENT", "component 0 has 4 rows and component 1 has 2"))
+case("combine.zip_not_a_dataset", [], "zip(range(3), 4)",
+     error_prefix=("INVALID_ARGUMENT", "zip(): argument 'dataset_2' must be a dataset"))
+# tf.data: range(1, 4).concatenate(range(4, 8)); batches span the two.
+case("combine.concatenate", [], "range(1, 4).concatenate(range(4, 8)).batch(3)",
+     lines=single_worker([r([1, 2, 3]), r([4, 5, 6]), r([7])]))
+case("combine.concatenate_incompatible", [], "range(3).concatenate(from_tensors(\"a\"))",
+     error_contains=("INVALID_ARGUMENT", "concatenate: the elements of input 1 (bytes[])"))
+case("combine.concatenate_spec", [], "range(4).batch(2, drop_remainder=True)"
+     ".concatenate(range(3).batch(3))", command="spec",
+     lines=[{"num_replicas_in_sync": 1, "components": [{"dtype": "int64", "shape": [None]}]}])
+# tf.data's choose_from_datasets example, with int64 scalars for the words.
+case("combine.choose", [], "choose_from_datasets([from_tensors(0).repeat(), from_tensors(1)"
+     ".repeat(), from_tensors(2).repeat()], range(3).repeat(2))",
+     lines=single_worker([r(0), r(1), r(2), r(0), r(1), r(2)]))
+case("combine.choose_out_of_range", [],
+     "choose_from_datasets([range(3), range(100, 103)], from_tensor_slices([1, 5]))",
+     partial_lines=[{"worker": 0, "step": 0, "replicas": [[100]]}],
+     error=("INVALID_ARGUMENT", "choose_from_datasets: the selector gave index 5, outside "
+            "[0, 2) (there are 2 datasets)"))
+# ignore_errors drops the element whose making failed (the bad index) and goes on; --stats
+# counts it.
+case("combine.ignore_errors", ["--stats"],
+     "choose_from_datasets([range(3), range(100, 103)], from_tensor_slices([1, 5, 0]))"
+     ".ignore_errors()",
+     lines=single_worker([r(100), r(0)]) + [
+         {"stats": [{"worker": 0, "records": 0, "record_bytes": 0, "corrupt_records_skipped": 0,
+                     "corrupt_bytes_skipped": 0, "errors_ignored": 1}]}])
+
+
+def sample_seeded(ctx):
+    """The same seed gives the same picks on every run; every element of both inputs comes
+    out once (not stopping on an empty input); another seed gives other picks."""
+    pipeline = ("sample_from_datasets([range(30), range(100, 130)], weights=[0.5, 0.5], "
+                "seed=%d)")
+    def values(seed):
+        return [line["replicas"][0][0] for line in ctx.ok("run", pipeline % seed)[:-1]]
+    first = values(7)
+    expect_equal("the same seed", values(7), first)
+    expect_equal("every element once", sorted(first), list(range(30)) + list(range(100, 130)))
+    if values(8) == first:
+        raise CaseFailure("seeds 7 and 8 gave the same picks")
+    ctx.fails("INVALID_ARGUMENT", "run", "sample_from_datasets([range(3)], weights=[1, 2])")
+
+
+script_case("combine.sample_seeded", sample_seeded)
+
+
+def cache_file(ctx):
+    """cache("FILE"): the first run writes the file, a second run reads it back (the same
+    elements), and another pipeline's file is refused naming it."""
+    path = ctx.path("elements.cache")
+    pipeline = "range(5).batch(2).cache(%s)" % q(path)
+    first = ctx.ok("run", pipeline)
+    if not os.path.exists(path):
+        raise CaseFailure("the cache file was not written")
+    expect_equal("the second run", ctx.ok("run", pipeline), first)
+    line = ctx.fails("FAILED_PRECONDITION", "run", "range(6).batch(2).cache(%s)" % q(path))
+    if path not in line:
+        raise CaseFailure("the error does not name the file: " + line)
+
+
+script_case("combine.cache_file", cache_file)
 
 
 def main():

@@ -10,6 +10,7 @@
 #include "distribute/graph.h"
 #include "distribute/split.h"
 #include "harness.h"
+#include "io/cache.h"
 #include "io/file_sources.h"
 
 namespace dinput::testing {
@@ -485,6 +486,37 @@ TEST(ReadAhead, UserFunctionsRunOnTheReadAheadThread) {
     EXPECT_EQ(rows, 40);
     ASSERT_EQ(ran_on.size(), 40u);
     for (auto id : ran_on) EXPECT_NE(id, caller) << R;
+  }
+}
+
+// zip, concatenate, sample/choose_from_datasets, cache and ignore_errors run no user code of
+// their own, but a user function in any of their inputs still keeps the read-ahead on its
+// thread: the walk looks into every input.
+TEST(ReadAhead, UserFunctionsInAnyInputOfSeveralInputNodes) {
+  const auto caller = std::this_thread::get_id();
+  std::mutex mu;
+  std::vector<std::thread::id> ran_on;
+  auto fn = std::make_shared<const MapFn>([&](const Element& in) {
+    std::lock_guard<std::mutex> lock(mu);
+    ran_on.push_back(std::this_thread::get_id());
+    return in;
+  });
+  auto mapped = [&] { return make_map(make_range(0, 8, 1), fn, {}, 1, true); };
+  const std::vector<DatasetPtr> pipelines = {
+      make_zip({make_range(0, 8, 1), mapped()}), make_concatenate(make_range(0, 8, 1), mapped()),
+      make_sample_from_datasets({make_range(0, 8, 1), mapped()}, {}, 3, false),
+      make_choose_from_datasets(make_repeat(make_range(0, 2, 1), 8),
+                                {make_range(0, 8, 1), mapped()}, true),
+      make_ignore_errors(make_cache(mapped(), ""), false)};
+  for (const DatasetPtr& ds : pipelines) {
+    ran_on.clear();
+    auto strategy = make_strategy({"CPU:0"}, nullptr, 0);
+    DistributedIterator it(distribute_dataset(strategy, make_batch(ds, 4, false), {}));
+    std::vector<Element> step;
+    while (it.next(step)) {
+    }
+    ASSERT_EQ(ran_on.size(), 8u) << ds->name();
+    for (auto id : ran_on) EXPECT_NE(id, caller) << ds->name();
   }
 }
 

@@ -11,13 +11,18 @@
 #include <map>
 #include <random>
 
+#include "data/datasets.h"
 #include "distribute/auto_shard.h"
 #include "harness.h"
+#include "io/cache.h"
 #include "io/file_sources.h"
 
 namespace dinput::testing {
 
 enum class Shuffle { kNone, kElements, kFileList };
+// What joins the batched pipeline: nothing, or one of the operations over several datasets
+// (the pipeline with a second copy of itself), a memory cache, or ignore_errors.
+enum class Combine { kNone, kZip, kConcatenate, kSample, kCache, kIgnoreErrors };
 
 struct Case {
   int W, R;
@@ -29,12 +34,18 @@ struct Case {
   int64_t buffer = 0, seed = 0;
   bool reshuffle = false;
   int64_t repeat = 1;
+  Combine combine = Combine::kNone;
+  // How many times each row of the pipeline comes out: concatenate and sample read two
+  // copies of it.
+  int copies() const {
+    return combine == Combine::kConcatenate || combine == Combine::kSample ? 2 : 1;
+  }
   std::string describe() const {
     return str_cat("W=", W, " R=", R, " G=", G, " size=", size, " drop=", drop,
                    " source=", files ? "files" : "range", " num_files=", num_files,
                    " policy=", policy_name(policy), " shuffle=", static_cast<int>(shuffle),
-                   " buffer=", buffer, " seed=", seed, " reshuffle=", reshuffle,
-                   " repeat=", repeat);
+                   " buffer=", buffer, " seed=", seed, " reshuffle=", reshuffle, " repeat=", repeat,
+                   " combine=", static_cast<int>(combine));
   }
 };
 
@@ -66,6 +77,8 @@ inline Case draw_case(std::mt19937& rng, std::vector<std::vector<int64_t>>& cont
   } else {
     contents.push_back(iota(0, c.size));
   }
+  const int combine = pick(0, 9);
+  if (combine <= 5) c.combine = static_cast<Combine>(combine);
   return c;
 }
 
@@ -91,6 +104,25 @@ inline DatasetPtr build_pipeline(const Case& c, const std::vector<std::string>& 
   }
   if (c.shuffle == Shuffle::kElements) ds = make_shuffle(ds, c.buffer, c.seed, c.reshuffle);
   ds = make_batch(ds, c.G, c.drop);
+  switch (c.combine) {
+    case Combine::kNone:
+      break;
+    case Combine::kZip:  // values_of reads component 0: each row once
+      ds = make_zip({ds, ds});
+      break;
+    case Combine::kConcatenate:
+      ds = make_concatenate(ds, ds);
+      break;
+    case Combine::kSample:
+      ds = make_sample_from_datasets({ds, ds}, {1, 2}, c.seed, false);
+      break;
+    case Combine::kCache:
+      ds = make_cache(ds, "");
+      break;
+    case Combine::kIgnoreErrors:
+      ds = make_ignore_errors(ds, false);
+      break;
+  }
   if (c.repeat > 1) ds = make_repeat(ds, c.repeat);
   return with_policy(ds, c.policy);
 }
@@ -153,7 +185,7 @@ inline void check_properties(const Case& c, const std::vector<std::vector<int64_
   // holds, it is the multiset the configuration implies.
   if (c.shuffle == Shuffle::kNone || !c.drop) {
     std::map<int64_t, int> implied = expected_counts(c, contents, applied);
-    for (auto& entry : implied) entry.second *= static_cast<int>(c.repeat);
+    for (auto& entry : implied) entry.second *= static_cast<int>(c.repeat) * c.copies();
     ASSERT_EQ(expected, implied);
   }
   std::map<int64_t, int> got;

@@ -1,6 +1,7 @@
 // Properties of distribute_dataset over random configurations (workers, replicas, global
 // batch size, dataset size, drop_remainder, policy, in-memory or file source, a seeded
-// shuffle of the elements or of the file list, repeat), with one pipeline object shared by
+// shuffle of the elements or of the file list, repeat, and zip, concatenate,
+// sample_from_datasets, a memory cache or ignore_errors), with one pipeline object shared by
 // every worker, as the `dinput` tool and most programs build it:
 //  - every element is delivered exactly once (DATA, FILE) or exactly W times (OFF), the
 //    same multiset a plain iterator of a fresh copy of the pipeline gives (per worker's

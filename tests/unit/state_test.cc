@@ -21,6 +21,7 @@
 #include "example/parse.h"
 #include "example_encoder.h"
 #include "image/image_ops.h"
+#include "io/cache.h"
 #include "io/file_sources.h"
 #include "io/record_writer.h"
 
@@ -764,6 +765,40 @@ DatasetPtr random_pipeline(std::mt19937_64& rng, std::string& desc) {
     if (pick(10) == 0) {
       ds = through_examples(ds, batched);
       desc += batched ? ".examples.parse_example" : ".examples.parse_single_example";
+    }
+    if (pick(5) == 0) {
+      // A second input of the same spec: a range, batched when the pipeline is.
+      DatasetPtr other = make_range(1000, 1000 + pick(12), 1);
+      if (batched) other = make_batch(other, 1 + pick(4), false);
+      switch (pick(5)) {
+        case 0:
+          if (!batched) {
+            // zip, then keep the first component so that later operations see one.
+            DatasetPtr z = make_zip({ds, make_repeat(other, -1)});
+            ds = make_map(
+                z, std::make_shared<const MapFn>([](const Element& e) { return Element{e[0]}; }),
+                {z->element_spec()[0]}, 1, {});
+            desc += ".zip.map";
+          }
+          break;
+        case 1:
+          ds = make_concatenate(ds, other);
+          desc += ".concatenate";
+          break;
+        case 2:
+          ds = make_sample_from_datasets({ds, other}, {1.0 + pick(3), 1.0}, pick(3) - 1,
+                                         pick(2) == 0);
+          desc += ".sample";
+          break;
+        case 3:
+          ds = make_cache(ds, "");
+          desc += ".cache";
+          break;
+        default:
+          ds = make_ignore_errors(ds, false);
+          desc += ".ignore_errors";
+          break;
+      }
     }
     if (!batched && pick(8) == 0) {
       // Each element n opens a reader of n % 4 + 1 elements.

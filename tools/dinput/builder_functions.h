@@ -2,8 +2,10 @@
 // bound and read (Args), the function table's types, and one declaration per function the
 // chain syntax knows. The table itself is in pipeline_builder.cc; the builders are in
 // build_sources.cc (range, from_tensors, from_tensor_slices, list_files), build_readers.cc
-// (records, text_lines, fixed_length_records and interleave, which runs them per file) and
-// build_transforms.cc (the other transformations); build_example.cc has the Example parses.
+// (records, text_lines, fixed_length_records and interleave, which runs them per file),
+// build_combine.cc (zip, concatenate, sample_from_datasets, choose_from_datasets, cache,
+// ignore_errors), build_example.cc (the Example parses) and build_transforms.cc (the other
+// transformations).
 #ifndef DINPUT_TOOL_BUILDER_FUNCTIONS_H_
 #define DINPUT_TOOL_BUILDER_FUNCTIONS_H_
 
@@ -223,6 +225,14 @@ DatasetPtr build_normalize(const Args& args, const dinput_dataset_t* input);
 DatasetPtr build_parse_example(const Args& args, const dinput_dataset_t* input);
 DatasetPtr build_parse_single_example(const Args& args, const dinput_dataset_t* input);
 DatasetPtr build_parse_sequence_example(const Args& args, const dinput_dataset_t* input);
+
+// build_combine.cc
+DatasetPtr build_zip(const Args& args, const dinput_dataset_t*);
+DatasetPtr build_sample_from_datasets(const Args& args, const dinput_dataset_t*);
+DatasetPtr build_choose_from_datasets(const Args& args, const dinput_dataset_t*);
+DatasetPtr build_concatenate(const Args& args, const dinput_dataset_t* input);
+DatasetPtr build_cache(const Args& args, const dinput_dataset_t* input);
+DatasetPtr build_ignore_errors(const Args& args, const dinput_dataset_t* input);
 
 }  // namespace builder
 }  // namespace dinput_tool

@@ -544,7 +544,21 @@ class Parser {
       ++index_;
       value->kind = Value::Kind::kCall;
       value->text = name;
-      return parse_arguments(&value->args, depth + 1);
+      if (!parse_arguments(&value->args, depth + 1)) return false;
+      // A pipeline as a value: the call goes on with `.method(...)` calls.
+      while (is_punct('.')) {
+        ++index_;
+        Call next;
+        if (peek().kind != Token::Kind::kName) return fail("a function name after '.'");
+        next.name = peek().text;
+        next.pos = peek().pos;
+        ++index_;
+        if (!is_punct('(')) return fail("'('");
+        ++index_;
+        if (!parse_arguments(&next.args, depth + 1)) return false;
+        value->chain.push_back(std::move(next));
+      }
+      return true;
     }
     if (!dotted && (name == "True" || name == "False")) {
       value->kind = Value::Kind::kBool;

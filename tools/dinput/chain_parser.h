@@ -4,14 +4,16 @@
 // `keyword=value`, with Python-like literals. The parser knows nothing about which functions
 // exist: that is the builder's table, so adding a function never touches the grammar.
 // A call may also appear as a value, e.g. interleave(records(compression="ZSTD")): it stands
-// for a function the builder applies later (here, a reader for each file name).
+// for a function the builder applies later (here, a reader for each file name). A call value
+// may go on with method calls, e.g. zip(range(3), range(3).batch(2)): a whole pipeline given
+// as an argument (zip, concatenate, sample_from_datasets, choose_from_datasets).
 //
 // Grammar:
 //   pipeline := call ('.' call)* END
 //   call     := NAME '(' args ')'
 //   args     := [arg (',' arg)* [',']]
 //   arg      := NAME '=' value | value
-//   value    := ['-'|'+'] (INT | FLOAT) | STRING | NAME ('.' NAME)* ['(' args ')']
+//   value    := ['-'|'+'] (INT | FLOAT) | STRING | NAME ('.' NAME)* ['(' args ')' ('.' call)*]
 //             | '[' [value (',' value)* [',']] ']'
 //             | '(' ')' | '(' value ')' | '(' value ',' [value (',' value)* [',']] ')'
 //             | '$' NAME ['(' [value (',' value)* [',']] ')']
@@ -30,6 +32,7 @@
 namespace dinput_tool {
 
 struct Argument;
+struct Call;
 
 struct Value {
   enum class Kind {
@@ -56,6 +59,8 @@ struct Value {
   // kCall: the call's arguments. (std::vector may hold the still incomplete Argument since
   // C++17; Argument is complete before any member of this vector is used.)
   std::vector<Argument> args;
+  // kCall: the method calls that follow it (`range(3).batch(2)`: batch(2)), in order.
+  std::vector<Call> chain;
 };
 
 struct Argument {

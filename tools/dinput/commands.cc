@@ -83,8 +83,8 @@ std::string end_line(int worker, bool ended, int64_t steps) {
 JsonObject stats_object(const dinput_dist_iterator_t* iterator, int worker) {
   JsonObject stats;
   stats["worker"] = worker;
-  for (const char* name :
-       {"records", "record_bytes", "corrupt_records_skipped", "corrupt_bytes_skipped"}) {
+  for (const char* name : {"records", "record_bytes", "corrupt_records_skipped",
+                           "corrupt_bytes_skipped", "errors_ignored"}) {
     int64_t value = 0;
     check(dinput_dist_iterator_statistic(&value, iterator, name), "dinput_dist_iterator_statistic");
     stats[name] = value;
@@ -488,6 +488,12 @@ Transformations: batch(n, drop_remainder=False, num_parallel_calls=None,
   component=0) SequenceExamples; FEATURES is a dict such as {"id": FixedLenFeature([],
   int64), "tags": VarLenFeature(bytes), "seq": FixedLenSequenceFeature([2], float32,
   allow_missing=True)} (default_value= for defaults; docs/examples.md).
+Several datasets (each written as a pipeline, e.g. range(3).batch(2)): sources
+  zip(a, b, ...), sample_from_datasets([a, b, ...], weights=None, seed=None,
+  stop_on_empty_dataset=False), choose_from_datasets([a, b, ...], choice_dataset,
+  stop_on_empty_dataset=True); transformations concatenate(dataset), cache(filename="")
+  (in memory, or a file a later run reads back), ignore_errors(log_warning=False) (drops
+  elements that failed with INVALID_ARGUMENT or DATA_LOSS; run --stats counts them).
 Literals: ints (int64), floats (float32), strings (bytes), True/False (bool), nested lists
   (shapes), tuples for elements of several components, dicts {key: value}, None.
 
@@ -559,8 +565,9 @@ OUTPUT is written to a temporary file beside it and renamed over it only when co
   {"worker":W,"end":"OUT_OF_RANGE","steps":K}    per worker, when the data ended
   {"worker":W,"end":"STEPS_LIMIT","steps":K}     per worker, when --steps K stopped it
   {"stats":[{"worker":W,"records":N,"record_bytes":B,"corrupt_records_skipped":C,
-      "corrupt_bytes_skipped":D},...]}            last, with --stats: what each worker's
-      file readers read and skipped (docs/records.md)
+      "corrupt_bytes_skipped":D,"errors_ignored":E},...]}   last, with --stats: what each
+      worker's file readers read and skipped (docs/records.md), and the elements its
+      ignore_errors() dropped
 )"},
     {kSpec,
      R"(Output of spec: {"num_replicas_in_sync":N,"components":[{"dtype":"int64","shape":[null]}]}

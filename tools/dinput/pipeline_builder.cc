@@ -125,6 +125,52 @@ const std::vector<FunctionSpec>& functions() {
         {"num_parallel_calls", false},
         {"deterministic", false}},
        build_interleave},
+      // several datasets, cache and ignore_errors (build_combine.cc)
+      {"zip",
+       Role::kSource,
+       "zip(dataset, dataset, ...) or zip((dataset, ...)), each dataset a pipeline such as "
+       "range(3).batch(2)",
+       Passing::kPositionalOnly,
+       {{"datasets", true},
+        {"dataset_2", false},
+        {"dataset_3", false},
+        {"dataset_4", false},
+        {"dataset_5", false},
+        {"dataset_6", false},
+        {"dataset_7", false},
+        {"dataset_8", false}},
+       build_zip},
+      {"sample_from_datasets",
+       Role::kSource,
+       "sample_from_datasets([dataset, ...], weights=None, seed=None, "
+       "stop_on_empty_dataset=False)",
+       Passing::kAny,
+       {{"datasets", true}, {"weights", false}, {"seed", false}, {"stop_on_empty_dataset", false}},
+       build_sample_from_datasets},
+      {"choose_from_datasets",
+       Role::kSource,
+       "choose_from_datasets([dataset, ...], choice_dataset, stop_on_empty_dataset=True)",
+       Passing::kAny,
+       {{"datasets", true}, {"choice_dataset", true}, {"stop_on_empty_dataset", false}},
+       build_choose_from_datasets},
+      {"concatenate",
+       Role::kTransform,
+       "concatenate(dataset), dataset a pipeline such as range(5)",
+       Passing::kAny,
+       {{"dataset", true}},
+       build_concatenate},
+      {"cache",
+       Role::kTransform,
+       "cache(filename=\"\")",
+       Passing::kAny,
+       {{"filename", false}},
+       build_cache},
+      {"ignore_errors",
+       Role::kTransform,
+       "ignore_errors(log_warning=False)",
+       Passing::kAny,
+       {{"log_warning", false}},
+       build_ignore_errors},
       {"with_options",
        Role::kTransform,
        "with_options(auto_shard_policy=OFF|AUTO|FILE|DATA|HINT, skip_corrupt_records=False, "
@@ -384,12 +430,16 @@ void check_value(const Value& v, bool allowed) {
   }
   for (const Value& item : v.items) check_value(item, allowed);
   for (const Argument& arg : v.args) check_value(arg.value, allowed);
+  for (const Call& call : v.chain)
+    for (const Argument& arg : call.args) check_value(arg.value, allowed);
 }
 
 void resolve_value(Value* v, const InputPipelineInfo& info) {
   if (v->kind != Value::Kind::kPlaceholder) {
     for (Value& item : v->items) resolve_value(&item, info);
     for (Argument& arg : v->args) resolve_value(&arg.value, info);
+    for (Call& call : v->chain)
+      for (Argument& arg : call.args) resolve_value(&arg.value, info);
     return;
   }
   int64_t resolved = 0;

@@ -228,6 +228,14 @@ for _name, _res, _args in [
     ("dinput_dataset_parse_single_example", Status, [PH, H, H, c_int64]),
     ("dinput_dataset_parse_sequence_example", Status, [PH, H, H, H, c_int64]),
     ("dinput_dataset_with_options", Status, [PH, H, H]),
+    # several datasets, cache and ignore_errors
+    ("dinput_dataset_zip", Status, [PH, PH, c_size_t]),
+    ("dinput_dataset_concatenate", Status, [PH, H, H]),
+    ("dinput_dataset_sample_from_datasets", Status, [PH, PH, c_size_t, POINTER(c_double), c_int64,
+                                                     c_int]),
+    ("dinput_dataset_choose_from_datasets", Status, [PH, PH, c_size_t, H, c_int]),
+    ("dinput_dataset_cache", Status, [PH, H, c_char_p]),
+    ("dinput_dataset_ignore_errors", Status, [PH, H, c_int]),
     # iterators and optionals
     ("dinput_dataset_iterator", Status, [PH, H]),
     ("dinput_iterator_free", None, [H]),

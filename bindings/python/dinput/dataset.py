@@ -2,10 +2,11 @@
 
 import atexit
 import itertools
+import os
 import threading
 import time
 import weakref
-from ctypes import byref, c_char_p, c_float, c_int64, c_void_p, string_at
+from ctypes import byref, c_char_p, c_double, c_float, c_int64, c_void_p, string_at
 
 from . import _lib
 from ._handle import Handle
@@ -44,6 +45,11 @@ def _dtype_code(dtype):
     if name not in DTYPES:
         raise ValueError("unknown dtype %r" % (dtype,))
     return DTYPES[name]
+
+
+def _handles(datasets):
+    """A C array of the datasets' handles (valid while the datasets are)."""
+    return (c_void_p * max(len(datasets), 1))(*[d._handle() for d in datasets])
 
 
 class _OptionHandle(Handle):
@@ -599,6 +605,61 @@ class Dataset(Handle):
     def with_options(self, options):
         with options._c() as o:
             return Dataset(_new(_L.dinput_dataset_with_options, self._handle(), o._h))
+
+    # ---- several datasets, cache and ignore_errors ----
+
+    @staticmethod
+    def zip(*datasets):
+        """Elements made of one element of each dataset, their components one after the
+        other in one flat tuple; ends with the shortest. Dataset.zip(a, b) or
+        Dataset.zip((a, b))."""
+        if len(datasets) == 1 and isinstance(datasets[0], (tuple, list)):
+            datasets = tuple(datasets[0])
+        return Dataset(_new(_L.dinput_dataset_zip, _handles(datasets), len(datasets)))
+
+    def concatenate(self, dataset):
+        """This dataset's elements, then those of dataset (compatible specs)."""
+        return Dataset(_new(_L.dinput_dataset_concatenate, self._handle(), dataset._handle()))
+
+    @staticmethod
+    def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False):
+        """Each element from one of datasets, picked at random with probabilities
+        proportional to weights (None: equal); the same seed gives the same picks (None:
+        random). stop_on_empty_dataset ends at the first pick of an exhausted dataset."""
+        datasets = list(datasets)
+        w = None
+        if weights is not None:
+            weights = [float(x) for x in weights]
+            if len(weights) != len(datasets):
+                raise ValueError("sample_from_datasets: %d weights for %d datasets"
+                                 % (len(weights), len(datasets)))
+            w = (c_double * max(len(weights), 1))(*weights)
+        if seed is not None and seed < 0:
+            raise ValueError("sample_from_datasets: seed must be >= 0, got %d" % seed)
+        return Dataset(_new(_L.dinput_dataset_sample_from_datasets, _handles(datasets),
+                            len(datasets), w, -1 if seed is None else seed,
+                            1 if stop_on_empty_dataset else 0))
+
+    @staticmethod
+    def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True):
+        """Each element from datasets[i], i being the next element of choice_dataset (int64
+        scalars); an index outside the datasets fails iteration (InvalidArgumentError)."""
+        datasets = list(datasets)
+        return Dataset(_new(_L.dinput_dataset_choose_from_datasets, _handles(datasets),
+                            len(datasets), choice_dataset._handle(),
+                            1 if stop_on_empty_dataset else 0))
+
+    def cache(self, filename=""):
+        """Keeps the first complete pass (in memory, or in the file filename that a later run
+        reads back) and delivers it to later passes."""
+        return Dataset(_new(_L.dinput_dataset_cache, self._handle(),
+                            os.fsencode(filename) if filename else None))
+
+    def ignore_errors(self, log_warning=False):
+        """Drops the elements whose making failed with InvalidArgumentError or DataLossError;
+        the iterator statistic "errors_ignored" counts them. Other errors pass."""
+        return Dataset(_new(_L.dinput_dataset_ignore_errors, self._handle(),
+                            1 if log_warning else 0))
 
     def map(self, fn, num_parallel_calls=None, element_spec=None, deterministic=None):
         """Applies fn (numpy values in, values out) to each element. element_spec, a list of

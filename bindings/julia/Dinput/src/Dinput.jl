@@ -62,6 +62,7 @@ include("cluster.jl")
 include("distribute.jl")
 include("records.jl")
 include("examples.jl")
+include("combine.jl")
 
 export DinputError
 export Tensor, dtype, unsafe_array, unsafe_batch_first, batch_last
@@ -81,6 +82,7 @@ export Collective, abort!, Strategy, InputOptions, DistributedDataset, PerReplic
     replica_context, per_replica_batch_size, num_replicas_in_sync, num_local_replicas,
     num_workers, worker_index, devices, plan
 export RecordWriter, discard
+export zip_datasets, concatenate, sample_from_datasets, choose_from_datasets, cache, ignore_errors
 export Cluster, resolve_cluster
 export FixedLenFeature, VarLenFeature, FixedLenSequenceFeature, parse_example,
     parse_single_example, parse_sequence_example

@@ -921,6 +921,40 @@ function dinput_dataset_with_options(out, input, options)
         out, input, options)
 end
 
+# Several datasets, cache and ignore_errors
+function dinput_dataset_zip(out, datasets, num_datasets)
+    ccall(@fptr(:dinput_dataset_zip), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Ptr{Cvoid}}, Csize_t),
+        out, datasets, num_datasets)
+end
+function dinput_dataset_concatenate(out, input, other)
+    ccall(@fptr(:dinput_dataset_concatenate), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}),
+        out, input, other)
+end
+function dinput_dataset_sample_from_datasets(out, datasets, num_datasets, weights, seed,
+                                             stop_on_empty_dataset)
+    ccall(@fptr(:dinput_dataset_sample_from_datasets), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Ptr{Cvoid}}, Csize_t, Ptr{Cdouble}, Int64, Cint),
+        out, datasets, num_datasets, weights, seed, stop_on_empty_dataset)
+end
+function dinput_dataset_choose_from_datasets(out, datasets, num_datasets, selector,
+                                             stop_on_empty_dataset)
+    ccall(@fptr(:dinput_dataset_choose_from_datasets), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Ptr{Cvoid}}, Csize_t, Ptr{Cvoid}, Cint),
+        out, datasets, num_datasets, selector, stop_on_empty_dataset)
+end
+function dinput_dataset_cache(out, input, filename)
+    ccall(@fptr(:dinput_dataset_cache), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Cstring),
+        out, input, filename)
+end
+function dinput_dataset_ignore_errors(out, input, log_warning)
+    ccall(@fptr(:dinput_dataset_ignore_errors), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Cint),
+        out, input, log_warning)
+end
+
 # ---------------------------------------------------------------------------------------
 # Images
 # ---------------------------------------------------------------------------------------

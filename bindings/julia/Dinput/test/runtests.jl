@@ -903,6 +903,46 @@ end
     @test err isa DinputError && occursin("element 0", sprint(showerror, err))
 end
 
+@testset "several datasets, cache and ignore_errors" begin
+    z = zip_datasets(Dataset(1:3), Dataset(4:6))
+    @test cardinality(z) == 3
+    @test [(x[1][], x[2][]) for x in z] == [(1, 4), (2, 5), (3, 6)]
+    @test [x[1][] for x in concatenate(Dataset(1:3), Dataset(4:7))] == collect(1:7)
+    a, b = Dataset(0:19), Dataset(100:119)
+    picks(s) = [x[1][] for x in sample_from_datasets([a, b]; weights=[1, 1], seed=s)]
+    @test picks(5) == picks(5)
+    @test sort(picks(5)) == vcat(0:19, 100:119)
+    @test_throws ArgumentError sample_from_datasets([a, b]; weights=[1])
+    sel = from_tensor_slices(Element(Tensor(Int64[1, 0, 1])))
+    @test [x[1][] for x in choose_from_datasets([a, b], sel)] == [100, 0, 101]
+    calls = Ref(0)
+    failing = map(Dataset(0:6)) do x
+        calls[] += 1
+        x[1][] % 3 == 0 && throw(DinputError(:INVALID_ARGUMENT, "a multiple of 3"))
+        x
+    end
+    it = iterator(ignore_errors(failing))
+    n = 0
+    while has_value(get_next_as_optional(it))
+        n += 1
+    end
+    @test n == 4
+    @test statistic(it, "errors_ignored") == 3
+    mktempdir() do dir
+        file = joinpath(dir, "cache")
+        calls[] = 0
+        first_pass = [x[1][] for x in cache(ignore_errors(failing); filename=file)]
+        @test calls[] == 7
+        calls[] = 0
+        @test [x[1][] for x in cache(ignore_errors(failing); filename=file)] == first_pass
+        @test calls[] == 0
+    end
+    calls[] = 0
+    counted = map(x -> (calls[] += 1; x), Dataset(0:4))
+    @test length(collect(repeat(cache(counted), 3))) == 15
+    @test calls[] == 5
+end
+
 include("readme.jl")
 
 end # @testset "Dinput"

@@ -845,6 +845,41 @@ extern "C" {
         count: usize,
         dtype: dinput_dtype_t,
         options: *const dinput_image_options_t,
+    // -- several datasets, cache and ignore_errors --
+    pub fn dinput_dataset_zip(
+        out: *mut *mut dinput_dataset_t,
+        datasets: *const *const dinput_dataset_t,
+        num_datasets: usize,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_concatenate(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        other: *const dinput_dataset_t,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_sample_from_datasets(
+        out: *mut *mut dinput_dataset_t,
+        datasets: *const *const dinput_dataset_t,
+        num_datasets: usize,
+        weights: *const f64,
+        seed: i64,
+        stop_on_empty_dataset: c_int,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_choose_from_datasets(
+        out: *mut *mut dinput_dataset_t,
+        datasets: *const *const dinput_dataset_t,
+        num_datasets: usize,
+        selector: *const dinput_dataset_t,
+        stop_on_empty_dataset: c_int,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_cache(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        filename: *const c_char,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_ignore_errors(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        log_warning: c_int,
     ) -> dinput_status_t;
 
     // -- iterators and optionals --

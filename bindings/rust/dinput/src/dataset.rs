@@ -419,7 +419,7 @@ fn c_strings<S: AsRef<str>>(items: &[S], what: &str) -> Result<(Vec<CString>, Ve
     Ok((owned, ptrs))
 }
 
-fn path_c_string(path: &Path) -> Result<CString> {
+pub(crate) fn path_c_string(path: &Path) -> Result<CString> {
     #[cfg(unix)]
     {
         use std::os::unix::ffi::OsStrExt;

@@ -121,7 +121,8 @@ impl DatasetIterator {
     }
 
     /// A counter of the iterator's work so far: "records", "record_bytes",
-    /// "corrupt_records_skipped" (NOT_FOUND for other names).
+    /// "corrupt_records_skipped", "errors_ignored" (see [`Dataset::ignore_errors`]; NOT_FOUND
+    /// for other names).
     ///
     /// `u64` rather than `usize`: these are running totals of a stream (as `std::io::copy`'s),
     /// which may pass 2^32 on a 32-bit host.

@@ -85,6 +85,7 @@
 
 mod callback;
 mod cluster;
+mod combine;
 pub mod cuda;
 mod dataset;
 mod distribute;

@@ -845,6 +845,8 @@ extern "C" {
         count: usize,
         dtype: dinput_dtype_t,
         options: *const dinput_image_options_t,
+    ) -> dinput_status_t;
+
     // -- several datasets, cache and ignore_errors --
     pub fn dinput_dataset_zip(
         out: *mut *mut dinput_dataset_t,

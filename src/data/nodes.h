@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "data/datasets.h"
+#include "data/padding.h"
 
 namespace dinput {
 
@@ -28,6 +29,28 @@ class BatchDataset final : public UnaryDataset {
   int64_t batch_size_;
   bool drop_remainder_;
   int64_t parallel_;
+  ElementSpec spec_;
+};
+
+// padded_batch: a batch whose rows are padded to one shape (padded_batch.cc). Distribution
+// detects its batch size as it does batch()'s.
+class PaddedBatchDataset final : public UnaryDataset {
+ public:
+  PaddedBatchDataset(DatasetPtr input, int64_t batch_size, bool drop_remainder, Padding padding);
+  const char* name() const override { return "padded_batch"; }
+  std::string arguments() const override;
+  const ElementSpec& element_spec() const override { return spec_; }
+  int64_t cardinality() const override;
+  DatasetPtr with_inputs(std::vector<DatasetPtr> inputs) const override;
+  std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override;
+
+  int64_t batch_size() const { return batch_size_; }
+  bool drop_remainder() const { return drop_remainder_; }
+
+ private:
+  int64_t batch_size_;
+  bool drop_remainder_;
+  Padding padding_;
   ElementSpec spec_;
 };
 

@@ -29,6 +29,8 @@ int64_t detect_global_batch_size(const DatasetPtr& root) {
   const Dataset* node = root.get();
   for (;;) {
     if (auto* batch = dynamic_cast<const BatchDataset*>(node)) return batch->batch_size();
+    // A padded batch is a batch: its pieces are cut along the first dimension the same way.
+    if (auto* padded = dynamic_cast<const PaddedBatchDataset*>(node)) return padded->batch_size();
     bool passes = false;
     for (const char* name : kKeepsBatches) passes |= std::strcmp(node->name(), name) == 0;
     std::vector<DatasetPtr> inputs = node->inputs();

@@ -16,8 +16,8 @@ void for_each_node(const DatasetPtr& root, const std::function<void(const Datase
 DatasetPtr rewrite_graph(const DatasetPtr& root,
                          const std::function<DatasetPtr(const DatasetPtr&)>& replace);
 
-// The global batch size: the batch_size of the last batch() on the way from the output to
-// the sources, walking only through nodes that keep whole batches (prefetch, take, skip,
+// The global batch size: the batch_size of the last batch() or padded_batch() on the way from the
+// output to the sources, walking only through nodes that keep whole batches (prefetch, take, skip,
 // repeat, shuffle, with_options). -1 when unknown.
 int64_t detect_global_batch_size(const DatasetPtr& root);
 

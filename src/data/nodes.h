@@ -46,6 +46,7 @@ class PaddedBatchDataset final : public UnaryDataset {
 
   int64_t batch_size() const { return batch_size_; }
   bool drop_remainder() const { return drop_remainder_; }
+  const Padding& padding() const { return padding_; }
 
  private:
   int64_t batch_size_;

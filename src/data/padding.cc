@@ -4,6 +4,7 @@
 
 #include "core/quote.h"
 #include "core/status.h"
+#include "core/tensor_ops.h"
 
 namespace dinput {
 
@@ -156,6 +157,30 @@ Element pad_rows(const char* op, const std::vector<Element>& rows, const Padding
     out.push_back(std::move(batch));
   }
   return out;
+}
+
+Tensor concat_padded(const std::vector<Tensor>& parts, const Tensor& value) {
+  Shape inner = parts.at(0).shape().drop_first();
+  for (const auto& p : parts) {
+    if (p.rank() != inner.rank() + 1 || p.dtype() != value.dtype())
+      raise(Code::kInvalidArgument, "Cannot concatenate ", parts[0].describe(), " and ",
+            p.describe());
+    for (int d = 0; d < inner.rank(); ++d) inner[d] = std::max(inner[d], p.dim(d + 1));
+  }
+  std::vector<Tensor> padded;
+  for (const auto& p : parts) {
+    if (p.shape().drop_first() == inner) {
+      padded.push_back(p);
+      continue;
+    }
+    if (!p.on_host()) p.require_host("padding rows");
+    Tensor t = Tensor::allocate(p.dtype(), inner.prepend(p.dim(0)));
+    fill(t, value);
+    const int64_t per_row = inner.num_elements();
+    for (int64_t r = 0; r < p.dim(0); ++r) place(t, r * per_row, inner, p.row(r));
+    padded.push_back(std::move(t));
+  }
+  return concat(padded);
 }
 
 std::string describe_padding(const Padding& padding) {

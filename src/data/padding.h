@@ -34,6 +34,11 @@ ElementSpec padded_spec(const ElementSpec& spec, const Padding& padding, int64_t
 Element pad_rows(const char* op, const std::vector<Element>& rows, const Padding& padding,
                  const std::vector<int64_t>& index);
 
+// Concatenates batches along their first dimension, first padding each to the largest size
+// of every later dimension with `value` (a scalar of their dtype): how rows of padded batches
+// of different widths are regrouped (the distributed split).
+Tensor concat_padded(const std::vector<Tensor>& parts, const Tensor& value);
+
 // "padded_shapes=[[None],[]], padding_values=[0,\"\"]" for fingerprints.
 std::string describe_padding(const Padding& padding);
 

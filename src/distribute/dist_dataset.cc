@@ -216,6 +216,7 @@ DistributedDatasetPtr distribute_dataset(std::shared_ptr<const Strategy> strateg
   } else {
     plan.split = DistributedDataset::Split::kBalanced;
     plan.balanced_sizes = balanced_sizes(G, W, R, w);
+    plan.balanced_padding = detect_batch_padding(shard.dataset);
   }
   // R elements are prefetched before splitting so that every replica's next piece is ready.
   // When the iterator's step producer runs on its own thread (a per-replica buffer for GPU
@@ -337,7 +338,7 @@ void DistributedIterator::open_sources() {
         it = make_even_split(std::move(it), plan.even_pieces, plan.even_keep);
         break;
       case DistributedDataset::Split::kBalanced:
-        it = make_balanced_split(std::move(it), plan.balanced_sizes);
+        it = make_balanced_split(std::move(it), plan.balanced_sizes, plan.balanced_padding);
         break;
     }
     sources_.push_back(std::move(it));

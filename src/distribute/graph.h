@@ -21,4 +21,8 @@ DatasetPtr rewrite_graph(const DatasetPtr& root,
 // repeat, shuffle, with_options). -1 when unknown.
 int64_t detect_global_batch_size(const DatasetPtr& root);
 
+// The padding values of that batch when it is a padded_batch (empty otherwise): rows of its
+// batches have different widths, and a split that joins rows of two batches pads them.
+std::vector<Tensor> detect_batch_padding(const DatasetPtr& root);
+
 }  // namespace dinput

@@ -52,10 +52,13 @@ class EvenSplitIterator final : public Iterator {
 
 class BalancedSplitIterator final : public Iterator {
  public:
-  BalancedSplitIterator(std::unique_ptr<Iterator> input, std::vector<int64_t> sizes)
+  BalancedSplitIterator(std::unique_ptr<Iterator> input, std::vector<int64_t> sizes,
+                        std::vector<Tensor> padding)
       : input_(std::move(input)),
         rows_(input_.get(), "distribute_dataset"),
-        sizes_(std::move(sizes)) {}
+        sizes_(std::move(sizes)) {
+    if (!padding.empty()) rows_.set_padding(std::move(padding));
+  }
 
   bool next(Element& out) override {
     int64_t want = sizes_[index_];
@@ -79,8 +82,10 @@ std::unique_ptr<Iterator> make_even_split(std::unique_ptr<Iterator> input, int64
 }
 
 std::unique_ptr<Iterator> make_balanced_split(std::unique_ptr<Iterator> input,
-                                              std::vector<int64_t> sizes) {
-  return std::make_unique<BalancedSplitIterator>(std::move(input), std::move(sizes));
+                                              std::vector<int64_t> sizes,
+                                              std::vector<Tensor> padding) {
+  return std::make_unique<BalancedSplitIterator>(std::move(input), std::move(sizes),
+                                                 std::move(padding));
 }
 
 std::vector<int64_t> balanced_sizes(int64_t global_batch_size, int num_workers,

@@ -29,12 +29,18 @@ struct Case {
   int64_t buffer = 0, seed = 0;
   bool reshuffle = false;
   int64_t repeat = 1;
+  // padded_batch instead of batch: each row x becomes [x, -1, ...] (1 + x % 3 long), padded
+  // with -1 to the batch's longest; the -1s are not rows and are not counted.
+  bool padded = false;
+  // How the shuffled file list is read: 0 an interleave callback, 1 an interleave of the
+  // text_lines reader value, 2 a flat_map of it.
+  int reader = 0;
   std::string describe() const {
     return str_cat("W=", W, " R=", R, " G=", G, " size=", size, " drop=", drop,
                    " source=", files ? "files" : "range", " num_files=", num_files,
                    " policy=", policy_name(policy), " shuffle=", static_cast<int>(shuffle),
-                   " buffer=", buffer, " seed=", seed, " reshuffle=", reshuffle,
-                   " repeat=", repeat);
+                   " buffer=", buffer, " seed=", seed, " reshuffle=", reshuffle, " repeat=", repeat,
+                   " padded=", padded, " reader=", reader);
   }
 };
 
@@ -53,6 +59,8 @@ inline Case draw_case(std::mt19937& rng, std::vector<std::vector<int64_t>>& cont
   c.seed = pick(0, 255);
   c.reshuffle = pick(0, 1) == 1;
   c.repeat = pick(0, 3) == 0 ? pick(2, 3) : 1;
+  c.padded = pick(0, 2) == 0;
+  c.reader = pick(0, 2);
   contents.clear();
   if (c.files) {
     c.num_files = pick(c.policy == AutoShardPolicy::kFile ? c.W : 1, 6);
@@ -84,13 +92,34 @@ inline DatasetPtr build_pipeline(const Case& c, const std::vector<std::string>& 
   if (c.shuffle == Shuffle::kFileList) {
     auto read = std::make_shared<const InterleaveFn>(
         [](const Element& e) { return make_text_lines({std::string(e.at(0).string(0))}); });
-    ds = make_interleave(make_list_files({dir + "/*.txt"}, true, c.seed), read,
-                         {{DType::kBytes, Shape()}}, 1, 1, 1, true);
+    DatasetPtr names = make_list_files({dir + "/*.txt"}, true, c.seed);
+    ReaderSpec lines;
+    lines.kind = ReaderSpec::Kind::kTextLines;
+    if (c.reader == 0)
+      ds = make_interleave(names, read, {{DType::kBytes, Shape()}}, 1, 1, 1, true);
+    else
+      ds = make_reader_interleave(names, lines, 1, 1, 1, true, c.reader == 2);
   } else {
     ds = c.files ? make_text_lines(files) : make_range(0, c.size, 1);
   }
   if (c.shuffle == Shuffle::kElements) ds = make_shuffle(ds, c.buffer, c.seed, c.reshuffle);
-  ds = make_batch(ds, c.G, c.drop);
+  if (c.padded) {
+    auto widen = std::make_shared<const MapFn>([](const Element& e) {
+      const Tensor& t = e.at(0);
+      const int64_t x = t.dtype() == DType::kBytes ? std::stoll(std::string(t.string(0)))
+                                                   : t.data_as<int64_t>()[0];
+      Tensor row = Tensor::allocate(DType::kInt64, Shape{1 + x % 3});
+      for (int64_t i = 0; i < row.num_elements(); ++i)
+        row.mutable_data_as<int64_t>()[i] = i == 0 ? x : -1;
+      return Element{row};
+    });
+    Tensor pad = Tensor::allocate(DType::kInt64, Shape());
+    *pad.mutable_data_as<int64_t>() = -1;
+    ds = make_map(ds, widen, {{DType::kInt64, Shape{kUnknownDim}}}, 1, {});
+    ds = make_padded_batch(ds, c.G, c.drop, {}, {pad});
+  } else {
+    ds = make_batch(ds, c.G, c.drop);
+  }
   if (c.repeat > 1) ds = make_repeat(ds, c.repeat);
   return with_policy(ds, c.policy);
 }
@@ -99,7 +128,8 @@ inline void count_rows(const DatasetPtr& ds, std::map<int64_t, int>& counts, int
   auto it = ds->make_iterator({});
   Element e;
   while (it->next(e))
-    for (int64_t v : values_of(e)) counts[v] += times;
+    for (int64_t v : values_of(e))
+      if (v >= 0) counts[v] += times;  // padded_batch's -1s are no rows
 }
 
 // What a plain iterator of a fresh copy of the pipeline yields: the worker's sharded copy
@@ -166,8 +196,13 @@ inline void check_properties(const Case& c, const std::vector<std::vector<int64_
     for (const auto& step : run.steps) {
       ASSERT_EQ(step.size(), static_cast<size_t>(c.R));
       for (const auto& piece : step) {
-        ASSERT_LE(static_cast<int64_t>(piece.size()), share);
-        for (int64_t v : piece) got[v]++;
+        int64_t rows = 0;
+        for (int64_t v : piece) {
+          if (v < 0) continue;  // padding
+          got[v]++;
+          ++rows;
+        }
+        ASSERT_LE(rows, share);
       }
     }
   }

@@ -9,6 +9,7 @@
 #include "core/tensor.h"
 #include "data/datasets.h"
 #include "data/nodes.h"
+#include "data/padding.h"
 #include "data/state.h"
 #include "distribute/graph.h"
 
@@ -200,6 +201,17 @@ TEST(PaddedBatch, ArgumentsAndTooLargeElements) {
 TEST(PaddedBatch, IsABatchForDistribution) {
   DatasetPtr b = make_prefetch(make_padded_batch(fills(make_range(1, 9, 1)), 4, false, {}, {}), 2);
   EXPECT_EQ(detect_global_batch_size(b), 4);
+}
+
+TEST(PaddedBatch, DistributionJoinsRowsOfBatchesOfDifferentWidths) {
+  DatasetPtr b = make_padded_batch(fills(make_range(1, 6, 1)), 2, false, {}, {int64_scalar(-1)});
+  EXPECT_EQ(detect_batch_padding(b).size(), 1u);
+  EXPECT_TRUE(detect_batch_padding(make_batch(make_range(0, 4, 1), 2, false)).empty());
+  // [[1,-1],[2,2]] and [[3,3,3,-1],[4,4,4,4]]: a piece of 3 rows joins them, padded with -1.
+  Tensor joined = concat_padded({int64_tensor({1, -1, 2, 2}, Shape{2, 2}).slice(1, 2),
+                                 int64_tensor({3, 3, 3, -1, 4, 4, 4, 4}, Shape{2, 4})},
+                                int64_scalar(-1));
+  EXPECT_EQ(text({joined}), "[3,4]{2,2,-1,-1,3,3,3,-1,4,4,4,4}");
 }
 
 TEST(PaddedBatch, Resumes) {

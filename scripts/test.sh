@@ -37,7 +37,7 @@ ctest --preset default --output-on-failure -j2 || status=1
 # sanitizer stages build and run.
 suite_targets=(unit_core unit_data unit_io unit_host_only unit_cluster unit_state unit_producer unit_batching_ops
                capi_errors capi_tensors capi_checkpoint
-               capi_datasets capi_callbacks capi_files capi_enum_values capi_threading
+               capi_datasets capi_batching capi_callbacks capi_files capi_enum_values capi_threading
                capi_transform_options capi_cluster distribute_test store_test io_test)
 # Targets that exist only when Gloo is found (a preset's configure says which).
 optional_targets() {

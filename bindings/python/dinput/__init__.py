@@ -23,7 +23,7 @@ from .errors import (DinputError, CancelledError, UnknownError, InvalidArgumentE
 from .tensor import (Tensor, TensorSpec, cuda_cache_limit, cuda_empty_cache, cuda_pool_bytes,
                      cuda_set_cache_limit)
 from .dataset import (AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, Iterator,
-                      Optional, Options, RecordWriter)
+                      Optional, Options, Reader, RecordWriter)
 from .distribute import (Cluster, Collective, DistributedDataset, DistributedIterator,
                          InputContext, ReplicaContext, Strategy)
 
@@ -36,7 +36,8 @@ __all__ = [
     "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "Dataset", "Iterator", "Optional", "Options",
     "RecordWriter", "Cluster", "Collective", "DistributedDataset", "DistributedIterator",
     "InputContext", "ReplicaContext", "Strategy", "build_info", "library_path",
-    "cuda_cache_limit", "cuda_empty_cache", "cuda_pool_bytes", "cuda_set_cache_limit"]
+    "cuda_cache_limit", "cuda_empty_cache", "cuda_pool_bytes", "cuda_set_cache_limit",
+    "Reader"]
 
 library_path = _lib.path
 __version__ = _lib.lib.dinput_version().decode()

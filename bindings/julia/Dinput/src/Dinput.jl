@@ -56,6 +56,7 @@ include("elements.jl")
 include("cuda.jl")
 include("callbacks.jl")
 include("datasets.jl")
+include("batching.jl")
 include("iterators.jl")
 include("cluster.jl")
 include("distribute.jl")
@@ -77,6 +78,8 @@ export Collective, abort!, Strategy, InputOptions, DistributedDataset, PerReplic
     replica_context, per_replica_batch_size, num_replicas_in_sync, num_local_replicas,
     num_workers, worker_index, devices, plan
 export RecordWriter, discard
+export padded_batch, bucket_by_sequence_length, window, flat_map, Reader, records_reader,
+    text_lines_reader, fixed_length_records_reader, interleave_reader, flat_map_reader
 export Cluster, resolve_cluster
 
 """

@@ -1005,9 +1005,9 @@ DINPUT_API dinput_status_t dinput_padded_batch_options_padding_values(
  * batch_size is the global batch size, and a replica's piece that joins rows of two batches
  * of different widths is padded to the wider with the same values. options: NULL for the
  * defaults. tf.data: padded_batch. */
-DINPUT_API dinput_status_t dinput_dataset_padded_batch(
-    dinput_dataset_t** out, const dinput_dataset_t* input, int64_t batch_size,
-    const dinput_padded_batch_options_t* options);
+DINPUT_API dinput_status_t
+dinput_dataset_padded_batch(dinput_dataset_t** out, const dinput_dataset_t* input,
+                            int64_t batch_size, const dinput_padded_batch_options_t* options);
 
 /** Groups elements by length into padded batches (tf.data's bucket_by_sequence_length, with
  * the length taken from a component rather than a function): an element's length is the
@@ -1028,8 +1028,8 @@ DINPUT_API dinput_status_t dinput_dataset_bucket_by_sequence_length(
     size_t num_batch_sizes, int pad_to_bucket_boundary,
     const dinput_padded_batch_options_t* options);
 
-/** Sliding windows: output element i stacks input elements i*shift + k*stride, k = 0 ..
- * size-1, along a new first dimension (size, shift, stride >= 1). Windows at the end hold
+/** Sliding windows: output element i stacks input elements i*shift + k*stride, for k from 0
+ * up to size - 1, along a new first dimension (size, shift, stride >= 1). Windows at the end hold
  * fewer elements (down to one), unless drop_remainder is non-zero, which ends the output at
  * the first short window. tf.data's window yields each window as a dataset; this is
  * window(size, shift, stride, drop_remainder).flat_map(lambda *w: zip(w).batch(size)) in

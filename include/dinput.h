@@ -1029,9 +1029,9 @@ DINPUT_API dinput_status_t dinput_dataset_bucket_by_sequence_length(
     const dinput_padded_batch_options_t* options);
 
 /** Sliding windows: output element i stacks input elements i*shift + k*stride, for k from 0
- * up to size - 1, along a new first dimension (size, shift, stride >= 1). Windows at the end hold
- * fewer elements (down to one), unless drop_remainder is non-zero, which ends the output at
- * the first short window. tf.data's window yields each window as a dataset; this is
+ * up to size - 1, along a new first dimension (size, shift, stride >= 1). Windows at the
+ * end hold fewer elements (down to one), unless drop_remainder is non-zero, which ends the
+ * output at the first short window. tf.data's window yields each window as a dataset; this is
  * window(size, shift, stride, drop_remainder).flat_map(lambda *w: zip(w).batch(size)) in
  * one step (tf.data's shift defaults to size: pass size for it). */
 DINPUT_API dinput_status_t dinput_dataset_window(dinput_dataset_t** out,

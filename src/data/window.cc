@@ -106,7 +106,8 @@ class WindowDataset final : public UnaryDataset {
       StateReader s = r.section("window");
       done_ = s.flag("ended");
       if (!done_) {
-        start_ = s.i64_in("input elements to skip", 0, INT64_MAX);
+        // The next window begins at most shift - 1 elements after what was read.
+        start_ = s.i64_in("input elements to skip", 0, shift_ - 1);
         input_->restore(s);
       }
       s.finish();

@@ -146,12 +146,19 @@ Element pad_rows(const char* op, const std::vector<Element>& rows, const Padding
                 " has shape ", t.shape().to_string(), ", larger than its padded shape ",
                 padding.shapes[c].to_string(), " in dimension ", d);
     }
+    bool full = true;  // every row fills its block: no padding to write
+    for (const auto& row : rows) full = full && row[c].shape() == to;
+    if (full) {  // a plain batch: one copy per row
+      std::vector<Tensor> column;
+      column.reserve(rows.size());
+      for (const auto& row : rows) column.push_back(row[c]);
+      out.push_back(stack(column, c));
+      continue;
+    }
     Tensor batch =
         Tensor::allocate(padding.values[c].dtype(), to.prepend(static_cast<int64_t>(rows.size())));
     const int64_t per_row = to.num_elements();
-    bool full = true;  // every row fills its block: no padding to write
-    for (const auto& row : rows) full = full && row[c].shape() == to;
-    if (!full) fill(batch, padding.values[c]);
+    fill(batch, padding.values[c]);
     for (size_t r = 0; r < rows.size(); ++r)
       place(batch, static_cast<int64_t>(r) * per_row, to, rows[r][c]);
     out.push_back(std::move(batch));

@@ -51,6 +51,7 @@ class InterleaveDataset final : public UnaryDataset {
   int64_t block_length() const { return block_; }
   bool parallel() const { return parallel_ == kAutotune || parallel_ > 1; }
   std::optional<bool> deterministic() const { return deterministic_; }
+  bool reads_files() const { return !reader_.empty(); }
 
  private:
   std::shared_ptr<const InterleaveFn> fn_;
@@ -282,6 +283,11 @@ std::unique_ptr<Iterator> InterleaveDataset::make_iterator(const IteratorContext
 }
 
 }  // namespace
+
+bool is_reader_interleave(const Dataset& ds) {
+  auto* node = dynamic_cast<const InterleaveDataset*>(&ds);
+  return node != nullptr && node->reads_files();
+}
 
 DatasetPtr make_interleave(DatasetPtr input, std::shared_ptr<const InterleaveFn> fn,
                            ElementSpec out_spec, int64_t cycle_length, int64_t block_length,

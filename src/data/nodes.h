@@ -123,6 +123,11 @@ std::unique_ptr<Iterator> make_prefetch_iterator(std::unique_ptr<Iterator> input
                                                  std::shared_ptr<Cancellation> cancellation,
                                                  bool start);
 
+// Whether `ds` is an interleave or flat_map that reads each input element (a file name) with
+// a built-in reader (make_reader_interleave): FILE auto-sharding can shard its input when no
+// file source lists the files.
+bool is_reader_interleave(const Dataset& ds);
+
 // A source that reads a list of files. FILE auto-sharding rewrites its file list.
 class FileSource : public Dataset {
  public:

@@ -1238,6 +1238,23 @@ def flat_map_reader(ctx):
 
 script_case("batching.flat_map_reader", flat_map_reader)
 
+
+def reader_names_file_policy(ctx):
+    # File names given as a tensor: FILE sharding shards the names that interleave's reader
+    # opens, so worker w reads files w and w+2.
+    names = []
+    for i in range(4):
+        names.append(ctx.write_file("f%d.txt" % i, b"".join(b"f%d-%d\n" % (i, j) for j in range(2))))
+    pipeline = "from_tensor_slices([%s]).interleave(text_lines, cycle_length=1).batch(2)" % (
+        ", ".join(q(n) for n in names))
+    lines = ctx.ok("run", "--workers", "2", "--policy", "FILE", pipeline)
+    expect_equal("run", lines, multi_worker([
+        [r([name]) for name in ("f0-0", "f0-1", "f2-0", "f2-1")],
+        [r([name]) for name in ("f1-0", "f1-1", "f3-0", "f3-1")]]))
+
+
+script_case("batching.reader_names_file_policy", reader_names_file_policy)
+
 case("records.with_options_empty", [], "range(3).with_options()",
      error_prefix=("INVALID_ARGUMENT", "with_options(): give at least one option"))
 case("records.write_needs_input", [], None, command="write",

@@ -33,7 +33,8 @@ struct Case {
   // with -1 to the batch's longest; the -1s are not rows and are not counted.
   bool padded = false;
   // How the shuffled file list is read: 0 an interleave callback, 1 an interleave of the
-  // text_lines reader value, 2 a flat_map of it.
+  // text_lines reader value, 2 a flat_map of it. Unshuffled files with 2 are names given as
+  // a tensor, read by an interleave of the reader value.
   int reader = 0;
   std::string describe() const {
     return str_cat("W=", W, " R=", R, " G=", G, " size=", size, " drop=", drop,
@@ -99,6 +100,13 @@ inline DatasetPtr build_pipeline(const Case& c, const std::vector<std::string>& 
       ds = make_interleave(names, read, {{DType::kBytes, Shape()}}, 1, 1, 1, true);
     else
       ds = make_reader_interleave(names, lines, 1, 1, 1, true, c.reader == 2);
+  } else if (c.files && c.reader == 2 && !files.empty()) {
+    // The names as a tensor, read by a text_lines reader value: FILE shards the names.
+    Tensor names = Tensor::allocate(DType::kBytes, Shape{static_cast<int64_t>(files.size())});
+    for (size_t i = 0; i < files.size(); ++i) names.set_string(static_cast<int64_t>(i), files[i]);
+    ReaderSpec lines;
+    lines.kind = ReaderSpec::Kind::kTextLines;
+    ds = make_reader_interleave(make_from_tensor_slices({names}), lines, 1, 1, 1, true, false);
   } else {
     ds = c.files ? make_text_lines(files) : make_range(0, c.size, 1);
   }

@@ -329,6 +329,103 @@ static void test_readers(void) {
   dinput_interleave_options_free(io);
 }
 
+/* range(40).window(3, shift=2).padded_batch(3, padding -1) or, with bucket, its windows
+ * grouped by length. */
+static dinput_dataset_t* resumable(int bucket) {
+  dinput_dataset_t *r = NULL, *w = NULL, *out = NULL;
+  dinput_padded_batch_options_t* o = NULL;
+  int64_t minus_one = -1;
+  dinput_tensor_t* t = make_int64(&minus_one, 1, 0);
+  dinput_element_t* values = make_element(&t, 1);
+  const int64_t bounds[] = {3}, sizes[] = {2, 3};
+  CHECK_OK(dinput_dataset_range(&r, 0, 40, 1));
+  CHECK_OK(dinput_dataset_window(&w, r, 3, 2, 1, 0));
+  CHECK_OK(dinput_padded_batch_options_new(&o));
+  CHECK_OK(dinput_padded_batch_options_set_padding_values(o, values));
+  if (bucket)
+    CHECK_OK(dinput_dataset_bucket_by_sequence_length(&out, w, 0, bounds, 1, sizes, 2, 0, o));
+  else
+    CHECK_OK(dinput_dataset_padded_batch(&out, w, 3, o));
+  dinput_padded_batch_options_free(o);
+  dinput_element_free(values);
+  dinput_dataset_free(w);
+  dinput_dataset_free(r);
+  return out;
+}
+
+/* Saved after every element through the C API, restored into a new pipeline built the same
+ * way: the two iterators together give the uninterrupted stream. */
+static void test_resume(int bucket) {
+  static int64_t expected[256], got[256];
+  dinput_dataset_t* reference = resumable(bucket);
+  int64_t expected_n = drain_int64(reference, expected, 256, NULL), steps;
+  dinput_dataset_free(reference);
+  CHECK(expected_n > 0);
+  for (steps = 0; steps <= 12; ++steps) {
+    dinput_dataset_t *ds = resumable(bucket), *again = resumable(bucket);
+    dinput_iterator_t *it = NULL, *restored = NULL;
+    dinput_state_t* state = NULL;
+    dinput_element_t* e = NULL;
+    int64_t got_n = 0, i;
+    dinput_status_t st = DINPUT_OK;
+    CHECK_OK(dinput_dataset_iterator(&it, ds));
+    for (i = 0; i < steps && (st = dinput_iterator_get_next(&e, it)) == DINPUT_OK; ++i) {
+      got_n += read_int64(e, 0, got + got_n, 256 - got_n);
+      dinput_element_free(e);
+    }
+    CHECK_OK(dinput_iterator_save(&state, it));
+    dinput_iterator_free(it);
+    CHECK_OK(dinput_dataset_iterator_from_state(&restored, again, dinput_state_data(state),
+                                                dinput_state_size(state)));
+    dinput_state_free(state);
+    while ((st = dinput_iterator_get_next(&e, restored)) == DINPUT_OK) {
+      got_n += read_int64(e, 0, got + got_n, 256 - got_n);
+      dinput_element_free(e);
+    }
+    CHECK(st == DINPUT_OUT_OF_RANGE);
+    dinput_iterator_free(restored);
+    if (!same_int64(got, got_n, expected, expected_n))
+      fprintf(stderr, "%s: resume after %" PRId64 " elements differs\n",
+              bucket ? "bucket_by_sequence_length" : "padded_batch", steps);
+    CHECK(same_int64(got, got_n, expected, expected_n));
+    dinput_dataset_free(ds);
+    dinput_dataset_free(again);
+  }
+}
+
+/* The reader is part of the pipeline's fingerprint: a state saved over records does not
+ * restore into the same interleave over text lines. */
+static void test_reader_in_fingerprint(void) {
+  dinput_reader_t *records = NULL, *lines = NULL;
+  dinput_dataset_t *names = list("*.rec"), *a = NULL, *b = NULL;
+  dinput_iterator_t *it = NULL, *restored = NULL;
+  dinput_state_t* state = NULL;
+  dinput_element_t* e = NULL;
+  CHECK_OK(dinput_reader_records(&records, NULL));
+  CHECK_OK(dinput_reader_text_lines(&lines));
+  CHECK_OK(dinput_dataset_interleave_reader(&a, names, records, NULL));
+  CHECK_OK(dinput_dataset_interleave_reader(&b, names, lines, NULL));
+  CHECK_OK(dinput_dataset_iterator(&it, a));
+  CHECK_OK(dinput_iterator_get_next(&e, it));
+  dinput_element_free(e);
+  CHECK_OK(dinput_iterator_save(&state, it));
+  CHECK_OK(dinput_dataset_iterator_from_state(&restored, a, dinput_state_data(state),
+                                              dinput_state_size(state)));
+  dinput_iterator_free(restored);
+  restored = NULL;
+  CHECK_STATUS(dinput_dataset_iterator_from_state(&restored, b, dinput_state_data(state),
+                                                  dinput_state_size(state)),
+               DINPUT_FAILED_PRECONDITION);
+  CHECK_MSG("text_lines");
+  dinput_state_free(state);
+  dinput_iterator_free(it);
+  dinput_dataset_free(a);
+  dinput_dataset_free(b);
+  dinput_dataset_free(names);
+  dinput_reader_free(records);
+  dinput_reader_free(lines);
+}
+
 int main(void) {
   const char* base = getenv("TMPDIR");
   const char* made[] = {"a.rec", "b.rec", "a.txt", "b.txt", "a.bin"};
@@ -344,6 +441,9 @@ int main(void) {
   test_window();
   test_flat_map();
   test_readers();
+  test_resume(0);
+  test_resume(1);
+  test_reader_in_fingerprint();
   for (i = 0; i < sizeof made / sizeof made[0]; ++i) {
     snprintf(path, sizeof path, "%s/%s", dir, made[i]);
     remove(path);

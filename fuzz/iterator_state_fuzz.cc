@@ -42,7 +42,7 @@ std::shared_ptr<const MapFn> plus_one() {
 
 DatasetPtr pipeline(unsigned which) {
   const ElementSpec scalar = {{DType::kInt64, Shape()}};
-  switch (which % 7) {
+  switch (which % 10) {
     case 0:
       return make_batch(make_shuffle(make_range(0, 100, 1), 10, 1, true), 7, false);
     case 1:
@@ -71,6 +71,14 @@ DatasetPtr pipeline(unsigned which) {
                make_range(200, 210, 1)},
               false),
           false);
+    case 7:
+      return make_window(make_shuffle(make_range(0, 30, 1), 4, 3, true), 3, 2, 2, false);
+    case 8:
+      return make_padded_batch(make_window(make_range(0, 25, 1), 4, 3, 1, false), 3, false, {}, {});
+    case 9:
+      // Windows of 1 to 4 elements (the last ones shorter), grouped by length.
+      return make_bucket_by_sequence_length(make_window(make_range(0, 40, 1), 4, 1, 1, false), 0,
+                                            {2, 4}, {3, 2, 4}, {}, {}, false, false);
     default: {
       auto fn = std::make_shared<const InterleaveFn>([](const Element& e) {
         int64_t n = e[0].data_as<int64_t>()[0];

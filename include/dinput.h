@@ -1211,6 +1211,126 @@ DINPUT_API dinput_status_t dinput_dataset_normalize(dinput_dataset_t** out,
                                                     size_t count, dinput_dtype_t dtype,
                                                     const dinput_image_options_t* options);
 
+/* -- padded batches, buckets, windows, flat_map, and readers as values -- */
+
+/** Options of dinput_dataset_padded_batch and dinput_dataset_bucket_by_sequence_length (see
+ * "Transformation options" for how option handles work). */
+typedef struct dinput_padded_batch_options dinput_padded_batch_options_t;
+/** A new handle with every setting at its default (released by
+ * dinput_padded_batch_options_free). */
+DINPUT_API dinput_status_t dinput_padded_batch_options_new(dinput_padded_batch_options_t** out);
+/** Releases the handle (NULL is accepted). */
+DINPUT_API void dinput_padded_batch_options_free(dinput_padded_batch_options_t* options);
+/** Non-zero: a last batch shorter than batch_size is dropped (default 0: it is kept). For
+ * bucket_by_sequence_length: the partly filled buckets at the end of the input are dropped. */
+DINPUT_API dinput_status_t dinput_padded_batch_options_set_drop_remainder(
+    dinput_padded_batch_options_t* options, int drop_remainder);
+/** 1 when the remainder is dropped, else 0. */
+DINPUT_API int dinput_padded_batch_options_drop_remainder(
+    const dinput_padded_batch_options_t* options);
+/** The shape each component is padded to, as the shapes of a spec with one entry per
+ * component of the input (its dtypes are not used): a dimension of -1 pads to the longest
+ * row of the batch in that dimension, a known one to that size. NULL (the default): every
+ * dimension the input's spec leaves unknown pads to the batch's longest. The spec is copied.
+ * Checked when the dataset is built: one shape per component, each of the component's rank
+ * and no smaller than a dimension the component's spec knows (INVALID_ARGUMENT). */
+DINPUT_API dinput_status_t dinput_padded_batch_options_set_padded_shapes(
+    dinput_padded_batch_options_t* options, const dinput_spec_t* shapes);
+/** A copy of the padded shapes set, or *out = NULL when none are (DINPUT_OK either way). */
+DINPUT_API dinput_status_t dinput_padded_batch_options_padded_shapes(
+    dinput_spec_t** out, const dinput_padded_batch_options_t* options);
+/** The values that fill the padding: an element of one scalar per component, of the
+ * component's dtype (checked when the dataset is built). NULL (the default): 0, false, or
+ * the empty string for DINPUT_BYTES. The element is referenced, not copied (elements are
+ * immutable). */
+DINPUT_API dinput_status_t dinput_padded_batch_options_set_padding_values(
+    dinput_padded_batch_options_t* options, const dinput_element_t* values);
+/** A new handle to the padding values set, or *out = NULL when none are (DINPUT_OK either
+ * way). */
+DINPUT_API dinput_status_t dinput_padded_batch_options_padding_values(
+    dinput_element_t** out, const dinput_padded_batch_options_t* options);
+
+/** Combines batch_size (>= 1) consecutive elements into one, as dinput_dataset_batch, but
+ * the elements may differ in shape: each component is padded to its padded shape (see
+ * dinput_padded_batch_options_set_padded_shapes) with its padding value, then stacked. An
+ * element larger than its padded shape fails get_next with INVALID_ARGUMENT naming the
+ * component and the element's index in the input. distribute_dataset treats it as a batch:
+ * batch_size is the global batch size, and a replica's piece that joins rows of two batches
+ * of different widths is padded to the wider with the same values. options: NULL for the
+ * defaults. tf.data: padded_batch. */
+DINPUT_API dinput_status_t
+dinput_dataset_padded_batch(dinput_dataset_t** out, const dinput_dataset_t* input,
+                            int64_t batch_size, const dinput_padded_batch_options_t* options);
+
+/** Groups elements by length into padded batches (tf.data's bucket_by_sequence_length, with
+ * the length taken from a component rather than a function): an element's length is the
+ * first dimension of component length_component, and it goes to bucket i when
+ * boundaries[i-1] <= length < boundaries[i] (bucket 0 below boundaries[0], bucket
+ * num_boundaries from the last boundary up). boundaries: num_boundaries >= 1 increasing
+ * values >= 1; batch_sizes: one per bucket (num_batch_sizes = num_boundaries + 1), each >= 1.
+ * Order (deterministic): a bucket that holds its batch size goes out at once, as one padded
+ * batch; at the end of the input the partly filled buckets go out in bucket order, unless
+ * the options drop the remainder. options give padded shapes, padding values and
+ * drop_remainder as for dinput_dataset_padded_batch (NULL: defaults). pad_to_bucket_boundary
+ * non-zero pads the dimensions the padded shapes leave unknown to the bucket's boundary - 1
+ * instead of the batch's longest; an element whose length is at or past the last boundary
+ * then fails get_next with INVALID_ARGUMENT. */
+DINPUT_API dinput_status_t dinput_dataset_bucket_by_sequence_length(
+    dinput_dataset_t** out, const dinput_dataset_t* input, size_t length_component,
+    const int64_t* boundaries, size_t num_boundaries, const int64_t* batch_sizes,
+    size_t num_batch_sizes, int pad_to_bucket_boundary,
+    const dinput_padded_batch_options_t* options);
+
+/** Sliding windows: output element i stacks input elements i*shift + k*stride, for k from 0
+ * up to size - 1, along a new first dimension (size, shift, stride >= 1). Windows at the
+ * end hold fewer elements (down to one), unless drop_remainder is non-zero, which ends the
+ * output at the first short window. tf.data's window yields each window as a dataset; this is
+ * window(size, shift, stride, drop_remainder).flat_map(lambda *w: zip(w).batch(size)) in
+ * one step (tf.data's shift defaults to size: pass size for it). */
+DINPUT_API dinput_status_t dinput_dataset_window(dinput_dataset_t** out,
+                                                 const dinput_dataset_t* input, int64_t size,
+                                                 int64_t shift, int64_t stride, int drop_remainder);
+
+/** For each input element fn gives a dataset, read to its end before the next element's:
+ * dinput_dataset_interleave with cycle_length 1 and block_length 1 (tf.data's flat_map).
+ * out_spec, fn and user_data as for dinput_dataset_interleave. */
+DINPUT_API dinput_status_t dinput_dataset_flat_map(dinput_dataset_t** out,
+                                                   const dinput_dataset_t* input,
+                                                   dinput_interleave_fn fn,
+                                                   const dinput_spec_t* out_spec, void* user_data,
+                                                   dinput_free_fn free_user_data);
+
+/** A file reader as a value: what dinput_dataset_interleave_reader and
+ * dinput_dataset_flat_map_reader run on each file name of their input, in place of a
+ * callback. Immutable; the datasets made with it keep what they need. */
+typedef struct dinput_reader dinput_reader_t;
+/** The reader of dinput_dataset_records, with its options (NULL: defaults; the handle is
+ * frozen as by dinput_dataset_records). */
+DINPUT_API dinput_status_t dinput_reader_records(dinput_reader_t** out,
+                                                 const dinput_records_options_t* options);
+/** The reader of dinput_dataset_text_lines. */
+DINPUT_API dinput_status_t dinput_reader_text_lines(dinput_reader_t** out);
+/** The reader of dinput_dataset_fixed_length_records, with its arguments (checked now). */
+DINPUT_API dinput_status_t dinput_reader_fixed_length_records(dinput_reader_t** out,
+                                                              int64_t record_bytes,
+                                                              int64_t header_bytes,
+                                                              int64_t footer_bytes);
+/** Releases the reader (NULL is accepted). */
+DINPUT_API void dinput_reader_free(dinput_reader_t* reader);
+/** dinput_dataset_interleave where each input element, a file name (the input must yield
+ * DINPUT_BYTES scalars, e.g. dinput_dataset_list_files), is read by `reader`; no callback
+ * runs. The elements are DINPUT_BYTES scalars. FILE auto-sharding splits the file list of
+ * the input's file source, as for an interleave callback. options: as for
+ * dinput_dataset_interleave (NULL: defaults). */
+DINPUT_API dinput_status_t dinput_dataset_interleave_reader(
+    dinput_dataset_t** out, const dinput_dataset_t* input, const dinput_reader_t* reader,
+    const dinput_interleave_options_t* options);
+/** dinput_dataset_flat_map over file names read by `reader`: each file read whole, in the
+ * input's order (dinput_dataset_interleave_reader with cycle_length 1). */
+DINPUT_API dinput_status_t dinput_dataset_flat_map_reader(dinput_dataset_t** out,
+                                                          const dinput_dataset_t* input,
+                                                          const dinput_reader_t* reader);
+
 /* ------------------------------------------------------------------------------------- */
 /* Iterators and optionals                                                                */
 /* ------------------------------------------------------------------------------------- */

@@ -55,6 +55,9 @@ var notWrapped = map[string]string{
 	"dinput_options_auto_shard_policy":                "options are Go structs",
 	"dinput_record_writer_options_compression":        "options are Go structs",
 	"dinput_records_options_compression":              "options are Go structs",
+	"dinput_padded_batch_options_drop_remainder":      "options are Go structs",
+	"dinput_padded_batch_options_padded_shapes":       "options are Go structs",
+	"dinput_padded_batch_options_padding_values":      "options are Go structs",
 	// Errors: every failing call's code is its return value and its message is read at
 	// once on the same (locked) thread, so there is nothing to clear or re-read.
 	"dinput_error_clear":     "errors are returned, not kept",

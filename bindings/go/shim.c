@@ -411,3 +411,28 @@ dinput_status_t dgo_tensor_to_dlpack(dgo_dl_managed** out, const dinput_tensor_t
 void dgo_dlpack_delete(dgo_dl_managed* m) {
   if (m != NULL && m->deleter != NULL) m->deleter(m);
 }
+
+dinput_status_t dgo_dataset_flat_map(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                     const dinput_spec_t* out_spec, uintptr_t handle) {
+  return dinput_dataset_flat_map(out, input, interleave_fn, out_spec, (void*)handle, free_handle);
+}
+
+dinput_status_t dgo_dataset_interleave_reader(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                              const dinput_reader_t* reader, int64_t cycle_length,
+                                              int64_t block_length, int64_t num_parallel_calls,
+                                              int deterministic) {
+  dinput_interleave_options_t* options = NULL;
+  dinput_status_t st = dinput_interleave_options_new(&options);
+  if (st == DINPUT_OK && cycle_length != 0)
+    st = dinput_interleave_options_set_cycle_length(options, cycle_length);
+  if (st == DINPUT_OK && block_length != 0)
+    st = dinput_interleave_options_set_block_length(options, block_length);
+  if (st == DINPUT_OK && num_parallel_calls != 0)
+    st = dinput_interleave_options_set_num_parallel_calls(options, num_parallel_calls);
+  if (st == DINPUT_OK)
+    st =
+        dinput_interleave_options_set_deterministic(options, (dinput_deterministic_t)deterministic);
+  if (st == DINPUT_OK) st = dinput_dataset_interleave_reader(out, input, reader, options);
+  dinput_interleave_options_free(options);
+  return st;
+}

@@ -142,4 +142,13 @@ dinput_status_t dgo_collective_options(dinput_collective_options_t** out, int64_
                                        const char* job_id, const char* interface_name,
                                        const char* address, int allow_loopback);
 
+/* flat_map with a Go callback (the interleave trampoline); the library owns the handle. */
+dinput_status_t dgo_dataset_flat_map(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                     const dinput_spec_t* out_spec, uintptr_t handle);
+/* interleave over a reader value, with the options of dgo_dataset_interleave. */
+dinput_status_t dgo_dataset_interleave_reader(dinput_dataset_t** out, const dinput_dataset_t* input,
+                                              const dinput_reader_t* reader, int64_t cycle_length,
+                                              int64_t block_length, int64_t num_parallel_calls,
+                                              int deterministic);
+
 #endif

@@ -79,6 +79,37 @@ using InterleaveFn = std::function<DatasetPtr(const Element&)>;
 DatasetPtr make_interleave(DatasetPtr input, std::shared_ptr<const InterleaveFn> fn,
                            ElementSpec out_spec, int64_t cycle_length, int64_t block_length,
                            int64_t num_parallel_calls, std::optional<bool> deterministic);
+// flat_map: interleave with one dataset open at a time (cycle_length 1), named flat_map.
+DatasetPtr make_flat_map(DatasetPtr input, std::shared_ptr<const InterleaveFn> fn,
+                         ElementSpec out_spec);
+// interleave or flat_map (cycle_length 1) whose datasets come from a built-in reader rather
+// than a user function: `reader` names it in the fingerprint ("records(compression=...)").
+DatasetPtr make_reader_interleave(DatasetPtr input, std::shared_ptr<const InterleaveFn> fn,
+                                  std::string reader, ElementSpec out_spec, int64_t cycle_length,
+                                  int64_t block_length, int64_t num_parallel_calls,
+                                  std::optional<bool> deterministic, bool flat_map);
+// padded_batch: batch_size rows per batch, each component padded to `padded_shapes` (empty:
+// unknown dimensions to the batch's longest) with `padding_values` (empty: zeros, empty
+// bytes). See data/padding.h for what is checked.
+DatasetPtr make_padded_batch(DatasetPtr input, int64_t batch_size, bool drop_remainder,
+                             std::vector<Shape> padded_shapes, std::vector<Tensor> padding_values);
+// bucket_by_sequence_length: each element goes to the bucket of the length of component
+// `length_component` (its first dimension): bucket i holds lengths in
+// [boundaries[i-1], boundaries[i]). A bucket that holds batch_sizes[i] elements is emitted
+// at once as a padded batch; at the end of the input the partly filled buckets are emitted
+// in bucket order (unless drop_remainder). pad_to_bucket_boundary pads unknown dimensions to
+// the bucket's boundary - 1 instead of the batch's longest.
+DatasetPtr make_bucket_by_sequence_length(DatasetPtr input, int64_t length_component,
+                                          std::vector<int64_t> boundaries,
+                                          std::vector<int64_t> batch_sizes,
+                                          std::vector<Shape> padded_shapes,
+                                          std::vector<Tensor> padding_values,
+                                          bool pad_to_bucket_boundary, bool drop_remainder);
+// window: element i of the output stacks input elements i*shift + k*stride for k < size
+// (fewer at the end of the input, unless drop_remainder). tf.data's window yields datasets;
+// this is window(...).flat_map(lambda *w: zip(w).batch(size)) in one node.
+DatasetPtr make_window(DatasetPtr input, int64_t size, int64_t shift, int64_t stride,
+                       bool drop_remainder);
 DatasetPtr make_prefetch(DatasetPtr input, int64_t buffer_size);
 // A prefetch that makes elements on the consumer's thread while they are cheaper to make than
 // a thread hand-off, and ahead on its thread while they cost more. Only for inputs that run

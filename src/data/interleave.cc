@@ -14,17 +14,24 @@ class InterleaveDataset final : public UnaryDataset {
  public:
   InterleaveDataset(DatasetPtr input, std::shared_ptr<const InterleaveFn> fn, ElementSpec spec,
                     int64_t cycle, int64_t block, int64_t parallel,
-                    std::optional<bool> deterministic)
+                    std::optional<bool> deterministic, bool flat_map = false,
+                    std::string reader = {})
       : UnaryDataset(std::move(input)),
         fn_(std::move(fn)),
         spec_(std::move(spec)),
         cycle_(cycle),
         block_(block),
         parallel_(parallel),
-        deterministic_(deterministic) {}
-  const char* name() const override { return "interleave"; }
+        deterministic_(deterministic),
+        flat_map_(flat_map),
+        reader_(std::move(reader)) {}
+  // flat_map is this node with one dataset open at a time, under its own name.
+  const char* name() const override { return flat_map_ ? "flat_map" : "interleave"; }
   std::string arguments() const override {
-    return str_cat("cycle_length=", cycle_, ", block_length=", block_, ", spec=", to_string(spec_));
+    std::string reader = reader_.empty() ? "" : ", reader=" + reader_;
+    if (flat_map_) return str_cat("spec=", to_string(spec_), reader);
+    return str_cat("cycle_length=", cycle_, ", block_length=", block_, ", spec=", to_string(spec_),
+                   reader);
   }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override {
@@ -33,22 +40,26 @@ class InterleaveDataset final : public UnaryDataset {
   }
   DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override {
     return std::make_shared<InterleaveDataset>(in.at(0), fn_, spec_, cycle_, block_, parallel_,
-                                               deterministic_);
+                                               deterministic_, flat_map_, reader_);
   }
   std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override;
 
   const InterleaveFn& fn() const { return *fn_; }
+  const std::shared_ptr<const InterleaveFn>& fn_ptr() const { return fn_; }
   const ElementSpec& spec() const { return spec_; }
   int64_t cycle_length() const { return cycle_ == kAutotune ? default_parallelism() : cycle_; }
   int64_t block_length() const { return block_; }
   bool parallel() const { return parallel_ == kAutotune || parallel_ > 1; }
   std::optional<bool> deterministic() const { return deterministic_; }
+  bool reads_files() const { return !reader_.empty(); }
 
  private:
   std::shared_ptr<const InterleaveFn> fn_;
   ElementSpec spec_;
   int64_t cycle_, block_, parallel_;
   std::optional<bool> deterministic_;  // unset: the options' (see Options::ordered)
+  bool flat_map_;
+  std::string reader_;  // the built-in reader fn_ runs, if it is one
 };
 
 class InterleaveIterator final : public Iterator {
@@ -273,6 +284,11 @@ std::unique_ptr<Iterator> InterleaveDataset::make_iterator(const IteratorContext
 
 }  // namespace
 
+bool is_reader_interleave(const Dataset& ds) {
+  auto* node = dynamic_cast<const InterleaveDataset*>(&ds);
+  return node != nullptr && node->reads_files();
+}
+
 DatasetPtr make_interleave(DatasetPtr input, std::shared_ptr<const InterleaveFn> fn,
                            ElementSpec out_spec, int64_t cycle_length, int64_t block_length,
                            int64_t num_parallel_calls, std::optional<bool> deterministic) {
@@ -290,6 +306,31 @@ DatasetPtr make_interleave(DatasetPtr input, std::shared_ptr<const InterleaveFn>
   return std::make_shared<InterleaveDataset>(std::move(input), std::move(fn), std::move(out_spec),
                                              cycle_length, block_length, num_parallel_calls,
                                              deterministic);
+}
+
+DatasetPtr make_flat_map(DatasetPtr input, std::shared_ptr<const InterleaveFn> fn,
+                         ElementSpec out_spec) {
+  DINPUT_CHECK_ARG(input != nullptr, "flat_map: no input dataset");
+  DINPUT_CHECK_ARG(fn != nullptr && *fn, "flat_map: no function given");
+  DINPUT_CHECK_ARG(!out_spec.empty(),
+                   "flat_map: the spec of the datasets the function returns is required");
+  return std::make_shared<InterleaveDataset>(std::move(input), std::move(fn), std::move(out_spec),
+                                             1, 1, 1, std::nullopt, /*flat_map=*/true);
+}
+
+DatasetPtr make_reader_interleave(DatasetPtr input, std::shared_ptr<const InterleaveFn> fn,
+                                  std::string reader, ElementSpec out_spec, int64_t cycle_length,
+                                  int64_t block_length, int64_t num_parallel_calls,
+                                  std::optional<bool> deterministic, bool flat_map) {
+  DatasetPtr checked =
+      flat_map ? make_flat_map(std::move(input), std::move(fn), std::move(out_spec))
+               : make_interleave(std::move(input), std::move(fn), std::move(out_spec), cycle_length,
+                                 block_length, num_parallel_calls, deterministic);
+  auto& node = static_cast<const InterleaveDataset&>(*checked);
+  return std::make_shared<InterleaveDataset>(
+      node.input(), node.fn_ptr(), node.spec(), flat_map ? 1 : cycle_length,
+      flat_map ? 1 : block_length, flat_map ? 1 : num_parallel_calls,
+      flat_map ? std::nullopt : deterministic, flat_map, std::move(reader));
 }
 
 }  // namespace dinput

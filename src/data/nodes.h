@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "data/datasets.h"
+#include "data/padding.h"
 
 namespace dinput {
 
@@ -28,6 +29,29 @@ class BatchDataset final : public UnaryDataset {
   int64_t batch_size_;
   bool drop_remainder_;
   int64_t parallel_;
+  ElementSpec spec_;
+};
+
+// padded_batch: a batch whose rows are padded to one shape (padded_batch.cc). Distribution
+// detects its batch size as it does batch()'s.
+class PaddedBatchDataset final : public UnaryDataset {
+ public:
+  PaddedBatchDataset(DatasetPtr input, int64_t batch_size, bool drop_remainder, Padding padding);
+  const char* name() const override { return "padded_batch"; }
+  std::string arguments() const override;
+  const ElementSpec& element_spec() const override { return spec_; }
+  int64_t cardinality() const override;
+  DatasetPtr with_inputs(std::vector<DatasetPtr> inputs) const override;
+  std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override;
+
+  int64_t batch_size() const { return batch_size_; }
+  bool drop_remainder() const { return drop_remainder_; }
+  const Padding& padding() const { return padding_; }
+
+ private:
+  int64_t batch_size_;
+  bool drop_remainder_;
+  Padding padding_;
   ElementSpec spec_;
 };
 
@@ -98,6 +122,11 @@ class OptionsDataset final : public UnaryDataset {
 std::unique_ptr<Iterator> make_prefetch_iterator(std::unique_ptr<Iterator> input, size_t capacity,
                                                  std::shared_ptr<Cancellation> cancellation,
                                                  bool start);
+
+// Whether `ds` is an interleave or flat_map that reads each input element (a file name) with
+// a built-in reader (make_reader_interleave): FILE auto-sharding can shard its input when no
+// file source lists the files.
+bool is_reader_interleave(const Dataset& ds);
 
 // A source that reads a list of files. FILE auto-sharding rewrites its file list.
 class FileSource : public Dataset {

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/tensor_ops.h"
+#include "data/padding.h"
 #include "data/state.h"
 
 namespace dinput {
@@ -112,7 +113,7 @@ bool RowReader::take(int64_t n, Element& out) {
   std::vector<Tensor> column(parts.size());
   for (size_t c = 0; c < out.size(); ++c) {
     for (size_t p = 0; p < parts.size(); ++p) column[p] = std::move(parts[p][c]);
-    out[c] = concat(column);
+    out[c] = padding_.empty() ? concat(column) : concat_padded(column, padding_.at(c));
   }
   return true;
 }

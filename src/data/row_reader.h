@@ -19,6 +19,10 @@ class RowReader {
   RowReader(Iterator* input, const char* what, bool checkpointable = false)
       : input_(input), what_(what), checkpointable_(checkpointable) {}
 
+  // Rows of padded batches: where rows of batches of different widths are joined, they
+  // are padded to the widest with values[c] for component c (see concat_padded).
+  void set_padding(std::vector<Tensor> values) { padding_ = std::move(values); }
+
   // Up to n rows (fewer only at the end of the input). Returns false when no row is left.
   bool take(int64_t n, Element& out);
   // An element with zero rows shaped like the current input batch; false if the input has
@@ -54,6 +58,7 @@ class RowReader {
   bool checkpointable_;
   std::string before_;           // the input's state before current_ was read
   std::exception_ptr no_state_;  // why the input could not save (raised by save())
+  std::vector<Tensor> padding_;  // empty: rows are joined only where their shapes agree
 };
 
 // The number of rows of a batched element: its components' common first dimension.

@@ -10,23 +10,48 @@ namespace {
 
 struct SourceSurvey {
   std::vector<const FileSource*> file_sources;
+  // Interleaves (or flat_maps) of a built-in reader whose file names come from no file
+  // source (from_tensor_slices of names, say): FILE sharding shards their input, the names.
+  std::vector<const Dataset*> name_readers;
   const Dataset* unshardable = nullptr;  // the first source that reads no files
 };
 
+bool has_file_source(const DatasetPtr& root) {
+  bool found = false;
+  for_each_node(root, [&](const Dataset& node) {
+    found = found || dynamic_cast<const FileSource*>(&node) != nullptr;
+  });
+  return found;
+}
+
+// A reader interleave over names that no file source lists.
+bool reads_listed_names(const Dataset& node) {
+  return is_reader_interleave(node) && !has_file_source(node.inputs().at(0));
+}
+
+void survey(const DatasetPtr& node, SourceSurvey& s) {
+  if (reads_listed_names(*node)) {
+    s.name_readers.push_back(node.get());
+    return;  // the sources below give file names, which are sharded
+  }
+  for (const auto& in : node->inputs()) survey(in, s);
+  if (!node->inputs().empty()) return;
+  if (auto* f = dynamic_cast<const FileSource*>(node.get()))
+    s.file_sources.push_back(f);
+  else if (!s.unshardable)
+    s.unshardable = node.get();
+}
+
 SourceSurvey survey_sources(const DatasetPtr& root) {
   SourceSurvey s;
-  for_each_node(root, [&](const Dataset& node) {
-    if (!node.inputs().empty()) return;
-    if (auto* f = dynamic_cast<const FileSource*>(&node))
-      s.file_sources.push_back(f);
-    else if (!s.unshardable)
-      s.unshardable = &node;
-  });
+  survey(root, s);
   return s;
 }
 
 DatasetPtr shard_files(const DatasetPtr& root, int num_workers, int worker_index) {
   return rewrite_graph(root, [&](const DatasetPtr& node) -> DatasetPtr {
+    if (reads_listed_names(*node))
+      return node->with_inputs({make_shard(node->inputs()[0], num_workers, worker_index)});
     auto* source = dynamic_cast<const FileSource*>(node.get());
     if (!source) return node;
     std::vector<std::string> mine;
@@ -49,6 +74,10 @@ DatasetPtr fill_shard_hints(const DatasetPtr& root, int num_workers, int worker_
 size_t min_file_count(const SourceSurvey& s) {
   size_t n = SIZE_MAX;
   for (auto* f : s.file_sources) n = std::min(n, f->files().size());
+  for (auto* r : s.name_readers) {
+    const int64_t names = r->inputs().at(0)->cardinality();  // unknown or infinite: no limit
+    if (names >= 0) n = std::min(n, static_cast<size_t>(names));
+  }
   return n;
 }
 
@@ -73,7 +102,7 @@ ShardPlan auto_shard(const DatasetPtr& dataset, int num_workers, int worker_inde
   if (explicit_file && num_workers == 1)
     return plan;  // one worker reads every file: nothing to shard
   SourceSurvey survey = survey_sources(dataset);
-  if (survey.unshardable || survey.file_sources.empty()) {
+  if (survey.unshardable || (survey.file_sources.empty() && survey.name_readers.empty())) {
     std::string name = survey.unshardable ? survey.unshardable->name() : dataset->name();
     if (explicit_file) raise(Code::kNotFound, "Found an unshardable source dataset: ", name);
     log_line(LogLevel::kInfo,

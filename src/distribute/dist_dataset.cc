@@ -147,6 +147,9 @@ bool runs_only_library_code(const DatasetPtr& dataset) {
                                              "batch",
                                              "rebatch",
                                              "unbatch",
+                                             "padded_batch",
+                                             "bucket_by_sequence_length",
+                                             "window",
                                              "repeat",
                                              "enumerate",
                                              "take",
@@ -242,6 +245,7 @@ DistributedDatasetPtr distribute_dataset(std::shared_ptr<const Strategy> strateg
   } else {
     plan.split = DistributedDataset::Split::kBalanced;
     plan.balanced_sizes = balanced_sizes(G, W, R, w);
+    plan.balanced_padding = detect_batch_padding(shard.dataset);
   }
   // R elements are prefetched before splitting so that every replica's next piece is ready.
   // When the iterator's step producer runs on its own thread (a per-replica buffer for GPU
@@ -406,7 +410,7 @@ std::unique_ptr<Iterator> DistributedIterator::split(std::unique_ptr<Iterator> i
           plan.even_keep.size() > static_cast<size_t>(dataset_->strategy().num_local_replicas()));
       break;
     case DistributedDataset::Split::kBalanced:
-      out = make_balanced_split(std::move(it), plan.balanced_sizes);
+      out = make_balanced_split(std::move(it), plan.balanced_sizes, plan.balanced_padding);
       break;
   }
   splits_.push_back(out.get());

@@ -39,9 +39,10 @@ class DistributedDataset : public std::enable_shared_from_this<DistributedDatase
   struct Plan {
     std::vector<DatasetPtr> pipelines;  // one (PER_WORKER) or one per local replica
     Split split = Split::kNone;
-    int64_t even_pieces = 0;              // kEven: pieces per input batch
-    std::vector<int64_t> even_keep;       // kEven: which of them this worker keeps
-    std::vector<int64_t> balanced_sizes;  // kBalanced
+    int64_t even_pieces = 0;               // kEven: pieces per input batch
+    std::vector<int64_t> even_keep;        // kEven: which of them this worker keeps
+    std::vector<int64_t> balanced_sizes;   // kBalanced
+    std::vector<Tensor> balanced_padding;  // kBalanced over a padded_batch: its padding values
     ElementSpec piece_spec;
     std::optional<Error> deferred;   // raised by the first get_next
     std::string description;         // JSON, for dinput_dist_dataset_plan

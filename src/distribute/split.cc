@@ -100,10 +100,13 @@ class EvenSplitIterator final : public SplitIterator {
 
 class BalancedSplitIterator final : public SplitIterator {
  public:
-  BalancedSplitIterator(std::unique_ptr<Iterator> input, std::vector<int64_t> sizes)
+  BalancedSplitIterator(std::unique_ptr<Iterator> input, std::vector<int64_t> sizes,
+                        std::vector<Tensor> padding)
       : SplitIterator(std::move(input)),
         rows_(input_.get(), "distribute_dataset", /*checkpointable=*/true),
-        sizes_(std::move(sizes)) {}
+        sizes_(std::move(sizes)) {
+    if (!padding.empty()) rows_.set_padding(std::move(padding));
+  }
 
   std::string input_state() const override {
     return rows_.inside() ? rows_.before() : save_to_bytes(*input_);
@@ -147,8 +150,10 @@ std::unique_ptr<SplitIterator> make_even_split(std::unique_ptr<Iterator> input, 
 }
 
 std::unique_ptr<SplitIterator> make_balanced_split(std::unique_ptr<Iterator> input,
-                                                   std::vector<int64_t> sizes) {
-  return std::make_unique<BalancedSplitIterator>(std::move(input), std::move(sizes));
+                                                   std::vector<int64_t> sizes,
+                                                   std::vector<Tensor> padding) {
+  return std::make_unique<BalancedSplitIterator>(std::move(input), std::move(sizes),
+                                                 std::move(padding));
 }
 
 std::vector<int64_t> balanced_sizes(int64_t global_batch_size, int num_workers,

@@ -50,8 +50,11 @@ std::unique_ptr<SplitIterator> make_even_split(std::unique_ptr<Iterator> input, 
 
 // Balanced split ("V2" rebatch): the stream of rows regrouped into pieces whose sizes cycle
 // through `sizes` (like unbatch().batch(k) with k cycling); a size of 0 is an empty piece.
+// `padding`: the padding values of a padded_batch input, whose batches may differ in width
+// (a piece joining rows of two of them is padded to the wider; empty for a plain batch).
 std::unique_ptr<SplitIterator> make_balanced_split(std::unique_ptr<Iterator> input,
-                                                   std::vector<int64_t> sizes);
+                                                   std::vector<int64_t> sizes,
+                                                   std::vector<Tensor> padding = {});
 
 // The size list of worker `worker` for global batch size G over W workers of R replicas:
 // worker 0 gets [floor+1]*num_ceil + [floor]*(N-num_ceil), worker w that list rotated left

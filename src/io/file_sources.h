@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,5 +35,31 @@ DatasetPtr make_records(std::vector<std::string> files, Compression compression,
 // else INVALID_ARGUMENT.
 DatasetPtr make_fixed_length_records(std::vector<std::string> files, int64_t record_bytes,
                                      int64_t header_bytes, int64_t footer_bytes);
+
+// A file reader as a value: which reader, and its options (everything but its files). It is
+// what interleave and flat_map run on each file name of their input without a user function
+// (reader.cc).
+struct ReaderSpec {
+  enum class Kind { kRecords, kTextLines, kFixedLengthRecords };
+  Kind kind = Kind::kRecords;
+  Compression compression = Compression::kNone;  // records
+  int64_t buffer_size = 0;                       // records
+  int64_t record_bytes = 0;                      // fixed_length_records
+  int64_t header_bytes = 0;
+  int64_t footer_bytes = 0;
+};
+
+// The reader of the given files; checks the options as the reader's own factory does.
+DatasetPtr make_reader(const ReaderSpec& reader, std::vector<std::string> files);
+
+// "records(compression=ZSTD, buffer_size=0)", for fingerprints and messages.
+std::string describe(const ReaderSpec& reader);
+
+// interleave (or flat_map: one file at a time) of `input`, a dataset of file names (bytes
+// scalars, else INVALID_ARGUMENT), reading each file with `reader`. FILE auto-sharding finds
+// the files where the input's file source lists them (list_files), as for any interleave.
+DatasetPtr make_reader_interleave(DatasetPtr input, const ReaderSpec& reader, int64_t cycle_length,
+                                  int64_t block_length, int64_t num_parallel_calls,
+                                  std::optional<bool> deterministic, bool flat_map);
 
 }  // namespace dinput

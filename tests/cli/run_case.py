@@ -1160,21 +1160,104 @@ case("records.interleave_reader_takes_no_files", [],
      error=("INVALID_ARGUMENT",
             "records() inside interleave() at position 41 takes no files: interleave reads "
             "each file name of its input with its own records()"))
-# A failure the tool finds inside interleave's callback (here a file name with a NUL byte)
-# comes back through the library as the callback's status, on the consumer's thread and on
-# the library's own threads alike: no exception unwinds through the library.
+# A file name the reader cannot open (here one with a NUL byte) fails in the library's reader
+# interleave, on the consumer's thread and on the library's own threads alike.
 case("records.interleave_callback_failure", [],
      'from_tensor_slices(["a\\x00b"]).interleave(records)',
-     error=("INVALID_ARGUMENT", "interleave(): a file name of the input contains a NUL byte"))
+     error=("INVALID_ARGUMENT", "interleave: a file name of the input contains a NUL byte"))
 case("records.interleave_callback_failure_parallel", [],
      'from_tensor_slices(["a\\x00b"]).interleave(records, num_parallel_calls=2)',
-     error=("INVALID_ARGUMENT", "interleave(): a file name of the input contains a NUL byte"))
+     error=("INVALID_ARGUMENT", "interleave: a file name of the input contains a NUL byte"))
 case("records.interleave_unknown_reader", [], 'from_tensor_slices(["a"]).interleave(range)',
      error_prefix=("INVALID_ARGUMENT", "interleave(): argument 'map_func' must be a reader"))
 case("records.interleave_fixed_length_needs_record_bytes", [],
      'from_tensor_slices(["a"]).interleave(fixed_length_records)',
      error_prefix=("INVALID_ARGUMENT",
                    "fixed_length_records(): missing required argument 'record_bytes'"))
+
+# ---- padded_batch, bucket_by_sequence_length, window, flat_map ------------------------------
+
+# tf.data's padded_batch examples, with fill([x], x) made by window(x) over a repeat.
+case("batching.padded_batch_longest", [],
+     "range(1, 5).window(2, shift=1).padded_batch(2)",
+     lines=single_worker([r([[1, 2], [2, 3]]), r([[3, 4], [4, 0]])]))
+case("batching.padded_batch_shapes_values", [],
+     "range(1, 4).window(2, shift=1).padded_batch(2, padded_shapes=[4], padding_values=-1, "
+     "drop_remainder=True)",
+     lines=single_worker([r([[1, 2, -1, -1], [2, 3, -1, -1]])]))
+case("batching.padded_batch_per_component", [],
+     'from_tensor_slices(([1, 2, 3], ["a", "b", "c"])).window(2).padded_batch(2, '
+     'padded_shapes=([3], [None]), padding_values=(-1, "-"))',
+     lines=single_worker([[[[[1, 2, -1], [3, -1, -1]], [["a", "b"], ["c", "-"]]]]]))
+case("batching.padded_batch_spec", [],
+     "range(6).window(3).padded_batch(2, padded_shapes=[5], drop_remainder=True)",
+     command="spec",
+     lines=[{"num_replicas_in_sync": 1, "components": [{"dtype": "int64", "shape": [2, 5]}]}])
+case("batching.padded_batch_too_small", [],
+     "range(6).window(3).padded_batch(2, padded_shapes=[2])",
+     error_contains=("INVALID_ARGUMENT", "component 0 of input element 0"))
+# Split over two workers, the last global batch partial: each worker's piece keeps the
+# batch's width.
+case("batching.padded_batch_two_workers", W2,
+     "range(0, 10).window(3).padded_batch(2)",
+     lines=multi_worker([[r([[0, 1, 2]]), r([[6, 7, 8]])], [r([[3, 4, 5]]), r([[9, 0, 0]])]]))
+case("batching.bucket_by_sequence_length", [],
+     "range(1, 9).window(3, shift=1, stride=2).bucket_by_sequence_length(0, [3], [2, 1])",
+     lines=single_worker([r([[1, 3, 5]]), r([[2, 4, 6]]), r([[3, 5, 7]]), r([[4, 6, 8]]),
+                          r([[5, 7], [6, 8]]), r([[7], [8]])]))
+case("batching.bucket_pad_to_boundary", [],
+     "range(1, 6).window(3, shift=2).bucket_by_sequence_length(0, [3, 5], [2, 2, 2], "
+     "pad_to_bucket_boundary=True, padding_values=-1)",
+     lines=single_worker([r([[1, 2, 3, -1], [3, 4, 5, -1]]), r([[5, -1]])]))
+case("batching.bucket_sizes_checked", [],
+     "range(6).window(2).bucket_by_sequence_length(0, [2], [1])",
+     error_contains=("INVALID_ARGUMENT", "bucket_batch_sizes"))
+case("batching.window_tf_examples", [], "range(7).window(3, stride=2)",
+     lines=single_worker([r([0, 2, 4]), r([3, 5]), r([6])]))
+case("batching.window_drop_remainder", [], "range(7).window(3, shift=2, drop_remainder=True)",
+     lines=single_worker([r([0, 1, 2]), r([2, 3, 4]), r([4, 5, 6])]))
+case("batching.window_spec", [], "range(7).window(3, shift=2, drop_remainder=True)",
+     command="spec",
+     lines=[{"num_replicas_in_sync": 1, "components": [{"dtype": "int64", "shape": [3]}]}])
+case("batching.flat_map_needs_file_names", [], "range(3).flat_map(text_lines)",
+     error_prefix=("INVALID_ARGUMENT",
+                   "flat_map(): the input must be a dataset of file names (bytes scalars)"))
+
+
+def flat_map_reader(ctx):
+    # flat_map reads each file whole, in list order; FILE sharding over the reader gives each
+    # worker its own files.
+    for i in range(4):
+        ctx.write_file("f%d.rec" % i, tfrecord_bytes([b"f%d-%d" % (i, j) for j in range(2)]))
+    pattern = q(ctx.dir + "/*.rec")
+    got = ctx.records("list_files(%s).flat_map(records).batch(20)" % pattern)
+    expect_equal("flat_map", got, [b"f%d-%d" % (i, j) for i in range(4) for j in range(2)])
+    lines = ctx.ok("run", "--workers", "2", "--policy", "FILE",
+                   "list_files(%s).flat_map(records(buffer_size=4096)).batch(2)" % pattern)
+    expect_equal("run", lines, multi_worker([
+        [r([name]) for name in ("f0-0", "f0-1", "f2-0", "f2-1")],
+        [r([name]) for name in ("f1-0", "f1-1", "f3-0", "f3-1")]]))
+
+
+script_case("batching.flat_map_reader", flat_map_reader)
+
+
+def reader_names_file_policy(ctx):
+    # File names given as a tensor: FILE sharding shards the names that interleave's reader
+    # opens, so worker w reads files w and w+2.
+    names = []
+    for i in range(4):
+        names.append(ctx.write_file("f%d.txt" % i, b"".join(b"f%d-%d\n" % (i, j) for j in range(2))))
+    pipeline = "from_tensor_slices([%s]).interleave(text_lines, cycle_length=1).batch(2)" % (
+        ", ".join(q(n) for n in names))
+    lines = ctx.ok("run", "--workers", "2", "--policy", "FILE", pipeline)
+    expect_equal("run", lines, multi_worker([
+        [r([name]) for name in ("f0-0", "f0-1", "f2-0", "f2-1")],
+        [r([name]) for name in ("f1-0", "f1-1", "f3-0", "f3-1")]]))
+
+
+script_case("batching.reader_names_file_policy", reader_names_file_policy)
+
 case("records.with_options_empty", [], "range(3).with_options()",
      error_prefix=("INVALID_ARGUMENT", "with_options(): give at least one option"))
 case("records.write_needs_input", [], None, command="write",

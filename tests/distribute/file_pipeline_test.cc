@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "data/nodes.h"
+#include "distribute/auto_shard.h"
 #include "harness.h"
 #include "io/file_sources.h"
 
@@ -145,6 +146,48 @@ TEST(FileSharding, ThroughListFilesAndInterleave) {
     EXPECT_EQ(notation(runs[0]), "[0,1] ; [2,3] ; [8,9] ; [10,11]");
     EXPECT_EQ(notation(runs[1]), "[4,5] ; [6,7] ; [12,13] ; [14,15]");
   }
+}
+
+// The file names given as tensors (no file source lists them) and read by a reader value:
+// FILE sharding shards the names, as tf.data shards the input of an interleaved reader.
+TEST(FileSharding, ThroughNamesReadByAReaderValue) {
+  TempFiles files;
+  files.add(iota(0, 4));
+  files.add(iota(4, 8));
+  files.add(iota(8, 12));
+  files.add(iota(12, 16));
+  Tensor names = Tensor::allocate(DType::kBytes, Shape{4});
+  for (int64_t i = 0; i < 4; ++i) names.set_string(i, files.files()[static_cast<size_t>(i)]);
+  ReaderSpec lines;
+  lines.kind = ReaderSpec::Kind::kTextLines;
+  for (auto policy : {AutoShardPolicy::kFile, AutoShardPolicy::kAuto}) {
+    for (bool flat_map : {false, true}) {
+      auto runs = run_workers(2, 1, [&](auto s) {
+        DatasetPtr ds = make_reader_interleave(make_from_tensor_slices({names}), lines, 1, 1, 1,
+                                               true, flat_map);
+        return distribute_dataset(s, with_policy(make_batch(ds, 4, false), policy), {});
+      });
+      EXPECT_EQ(notation(runs[0]), "[0,1] ; [2,3] ; [8,9] ; [10,11]");
+      EXPECT_EQ(notation(runs[1]), "[4,5] ; [6,7] ; [12,13] ; [14,15]");
+    }
+  }
+  // Fewer names than workers: FILE fails (when iterated), AUTO falls back to DATA.
+  Tensor one = Tensor::allocate(DType::kBytes, Shape{1});
+  one.set_string(0, files.files()[0]);
+  DatasetPtr ds = make_batch(
+      make_reader_interleave(make_from_tensor_slices({one}), lines, 1, 1, 1, true, false), 2,
+      false);
+  EXPECT_TRUE(auto_shard(with_policy(ds, AutoShardPolicy::kFile), 2, 0).deferred.has_value());
+  EXPECT_EQ(auto_shard(with_policy(ds, AutoShardPolicy::kAuto), 2, 0).applied,
+            AutoShardPolicy::kData);
+  // A callback interleave over the same names gives no files to shard: DATA under AUTO.
+  auto reader = std::make_shared<const InterleaveFn>(
+      [](const Element& e) { return make_text_lines({std::string(e[0].string(0))}); });
+  DatasetPtr callback = make_batch(make_interleave(make_from_tensor_slices({names}), reader,
+                                                   {{DType::kBytes, Shape()}}, 1, 1, 1, true),
+                                   4, false);
+  EXPECT_EQ(auto_shard(with_policy(callback, AutoShardPolicy::kAuto), 2, 0).applied,
+            AutoShardPolicy::kData);
 }
 
 }  // namespace

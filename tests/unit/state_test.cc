@@ -810,6 +810,37 @@ DatasetPtr random_pipeline(std::mt19937_64& rng, std::string& desc) {
                            pick(2) == 0 ? 1 : 2, true);
       desc += ".interleave";
     }
+    if (!batched && pick(10) == 0) {
+      ds = make_window(ds, 1 + pick(4), 1 + pick(4), 1 + pick(2), pick(2) == 0);
+      batched = true;
+      desc += ".window";
+    }
+    if (!batched && pick(10) == 0) {
+      // Each element n becomes n % 5 copies of itself, padded in batches (to 4, so that an
+      // unbatch or rebatch downstream can join rows of different batches).
+      auto copies = std::make_shared<const MapFn>([](const Element& e) {
+        int64_t n = e[0].data_as<int64_t>()[0];
+        return Element{int64_vector(std::vector<int64_t>(static_cast<size_t>(n % 5), n))};
+      });
+      ds = make_map(ds, copies, {{DType::kInt64, Shape{kUnknownDim}}}, 1, {});
+      if (pick(2) == 0) {
+        ds = make_padded_batch(ds, 1 + pick(4), pick(2) == 0, {Shape{4}}, {});
+        desc += ".padded_batch";
+      } else {
+        ds = make_bucket_by_sequence_length(ds, 0, {2, 4}, {1 + pick(3), 1 + pick(3), 2},
+                                            {Shape{4}}, {}, false, pick(2) == 0);
+        desc += ".bucket_by_sequence_length";
+      }
+      batched = true;
+    }
+    if (!batched && pick(10) == 0) {
+      auto fn = std::make_shared<const InterleaveFn>([](const Element& e) {
+        int64_t n = e[0].data_as<int64_t>()[0];
+        return make_range(10 * n, 10 * n + n % 3, 1);
+      });
+      ds = make_flat_map(ds, fn, {{DType::kInt64, Shape()}});
+      desc += ".flat_map";
+    }
   }
   return ds;
 }

@@ -1,5 +1,5 @@
-// The readers of files (records, text_lines, fixed_length_records) and interleave(), which
-// runs one of them per file name of its input.
+// The readers of files (records, text_lines, fixed_length_records), and interleave() and
+// flat_map(), which run one of them (a dinput_reader_t value) per file name of their input.
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -139,7 +139,8 @@ ReaderConfig parse_interleave_reader(const Args& args) {
   if (files != std::string::npos) usage.erase(files, std::strlen("filenames, "));
   files = usage.find("filenames");
   if (files != std::string::npos) usage.erase(files, std::strlen("filenames"));
-  usage = "interleave(" + usage + ", ...) (interleave gives the reader its files)";
+  const std::string op = args.function();
+  usage = op + "(" + usage + ", ...) (" + op + " gives the reader its files)";
   reader.usage = usage.c_str();
   Call call;
   call.name = v.text;
@@ -155,9 +156,9 @@ ReaderConfig parse_interleave_reader(const Args& args) {
                   (arg.value.kind == Value::Kind::kString && kind != ReaderKind::kRecords) ||
                   kind == ReaderKind::kTextLines);
     if (arg.keyword == "filenames" || looks_like_files) {
-      throw invalid_argument(v.text + "() inside interleave() at position " +
-                             std::to_string(v.pos) +
-                             " takes no files: interleave reads each file name of its input "
+      throw invalid_argument(v.text + "() inside " + op + "() at position " +
+                             std::to_string(v.pos) + " takes no files: " + op +
+                             " reads each file name of its input "
                              "with its own " +
                              v.text + "()");
     }
@@ -167,30 +168,37 @@ ReaderConfig parse_interleave_reader(const Args& args) {
   return parse_reader_config(kind, reader_args);
 }
 
-// interleave()'s callback: the reader of the one file named by `in`. Nothing may throw out
-// of a callback into the library, hence call_from_library.
-dinput_status_t reader_for_file(dinput_dataset_t** out, const dinput_element_t* in,
-                                void* user_data) {
-  return call_from_library([&] {
-    const ReaderConfig& config = *static_cast<const ReaderConfig*>(user_data);
-    const char* name = nullptr;
-    size_t size = 0;
-    check(dinput_tensor_string_view(&name, &size, dinput_element_get(in, 0), 0),
-          "dinput_tensor_string_view");
-    std::string file(name, size);
-    if (file.find('\0') != std::string::npos) {
-      throw invalid_argument("interleave(): a file name of the input contains a NUL byte");
-    }
-    *out = make_reader(config, {file}).release();
-  });
-}
+using ReaderPtr = Handle<dinput_reader_t, dinput_reader_free>;
 
-void free_reader_config(void* user_data) {
-  std::unique_ptr<ReaderConfig>(static_cast<ReaderConfig*>(user_data));
+// The reader value interleave() and flat_map() run on each file name of their input.
+ReaderPtr make_reader_value(const ReaderConfig& config) {
+  dinput_reader_t* made = nullptr;
+  switch (config.kind) {
+    case ReaderKind::kRecords: {
+      dinput_records_options_t* raw = nullptr;
+      check(dinput_records_options_new(&raw), "dinput_records_options_new");
+      RecordsOptionsPtr options(raw);
+      check(dinput_records_options_set_compression(options.get(), config.compression),
+            "dinput_records_options_set_compression");
+      check(dinput_records_options_set_buffer_size(options.get(), config.buffer_size),
+            "dinput_records_options_set_buffer_size");
+      check(dinput_reader_records(&made, options.get()), "records");
+      break;
+    }
+    case ReaderKind::kTextLines:
+      check(dinput_reader_text_lines(&made), "text_lines");
+      break;
+    case ReaderKind::kFixedLengthRecords:
+      check(dinput_reader_fixed_length_records(&made, config.record_bytes, config.header_bytes,
+                                               config.footer_bytes),
+            "fixed_length_records");
+      break;
+  }
+  return ReaderPtr(made);
 }
 
 // Fails unless the elements of `input` are file names: bytes scalars.
-void check_file_name_input(const dinput_dataset_t* input) {
+void check_file_name_input(const dinput_dataset_t* input, const std::string& op) {
   dinput_spec_t* raw = nullptr;
   check(dinput_dataset_element_spec(&raw, input), "dinput_dataset_element_spec");
   SpecPtr spec(raw);
@@ -205,7 +213,8 @@ void check_file_name_input(const dinput_dataset_t* input) {
            std::to_string(dinput_spec_rank(spec.get(), i));
   }
   throw invalid_argument(
-      "interleave(): the input must be a dataset of file names (bytes scalars), e.g. "
+      op +
+      "(): the input must be a dataset of file names (bytes scalars), e.g. "
       "list_files(...) or from_tensor_slices([\"a.rec\", \"b.rec\"]); its elements are (" +
       got + ")");
 }
@@ -233,7 +242,7 @@ DatasetPtr build_interleave(const Args& args, const dinput_dataset_t* input) {
   // None leaves deterministic unset: with_options' default applies, as in tf.data.
   const Value* deterministic_value = args.get("deterministic");
   const bool deterministic = args.get_bool("deterministic", true, true);
-  check_file_name_input(input);
+  check_file_name_input(input, "interleave");
 
   dinput_interleave_options_t* raw_options = nullptr;
   check(dinput_interleave_options_new(&raw_options), "dinput_interleave_options_new");
@@ -249,19 +258,18 @@ DatasetPtr build_interleave(const Args& args, const dinput_dataset_t* input) {
         "interleave");
   }
 
-  dinput_spec_t* raw_spec = nullptr;
-  check(dinput_spec_new(&raw_spec), "dinput_spec_new");
-  SpecPtr spec(raw_spec);
-  // Every reader gives bytes scalars.
-  check(dinput_spec_add(spec.get(), DINPUT_BYTES, nullptr, 0), "dinput_spec_add");
-
-  // The library owns the config from here on, also when the call fails (it then frees it),
-  // so the tool never frees it itself.
-  ReaderConfig* user_data = std::make_unique<ReaderConfig>(config).release();
+  const ReaderPtr reader = make_reader_value(config);
   dinput_dataset_t* made = nullptr;
-  return adopt(dinput_dataset_interleave(&made, input, reader_for_file, spec.get(), user_data,
-                                         free_reader_config, options.get()),
-               &made, "interleave");
+  return adopt(dinput_dataset_interleave_reader(&made, input, reader.get(), options.get()), &made,
+               "interleave");
+}
+
+DatasetPtr build_flat_map(const Args& args, const dinput_dataset_t* input) {
+  const ReaderConfig config = parse_interleave_reader(args);
+  check_file_name_input(input, "flat_map");
+  const ReaderPtr reader = make_reader_value(config);
+  dinput_dataset_t* made = nullptr;
+  return adopt(dinput_dataset_flat_map_reader(&made, input, reader.get()), &made, "flat_map");
 }
 
 }  // namespace builder

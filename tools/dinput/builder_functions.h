@@ -2,10 +2,10 @@
 // bound and read (Args), the function table's types, and one declaration per function the
 // chain syntax knows. The table itself is in pipeline_builder.cc; the builders are in
 // build_sources.cc (range, from_tensors, from_tensor_slices, list_files), build_readers.cc
-// (records, text_lines, fixed_length_records and interleave, which runs them per file),
-// build_combine.cc (zip, concatenate, sample_from_datasets, choose_from_datasets, cache,
-// ignore_errors), build_example.cc (the Example parses) and build_transforms.cc (the other
-// transformations).
+// (records, text_lines, fixed_length_records and interleave and flat_map, which run them per
+// file), build_batching.cc (padded_batch, bucket_by_sequence_length, window), build_combine.cc
+// (zip, concatenate, sample_from_datasets, choose_from_datasets, cache, ignore_errors),
+// build_example.cc (the Example parses) and build_transforms.cc (the other transformations).
 #ifndef DINPUT_TOOL_BUILDER_FUNCTIONS_H_
 #define DINPUT_TOOL_BUILDER_FUNCTIONS_H_
 
@@ -197,6 +197,12 @@ DatasetPtr build_text_lines(const Args& args, const dinput_dataset_t*);
 DatasetPtr build_records(const Args& args, const dinput_dataset_t*);
 DatasetPtr build_fixed_length_records(const Args& args, const dinput_dataset_t*);
 DatasetPtr build_interleave(const Args& args, const dinput_dataset_t* input);
+DatasetPtr build_flat_map(const Args& args, const dinput_dataset_t* input);
+
+// build_batching.cc
+DatasetPtr build_padded_batch(const Args& args, const dinput_dataset_t* input);
+DatasetPtr build_bucket_by_sequence_length(const Args& args, const dinput_dataset_t* input);
+DatasetPtr build_window(const Args& args, const dinput_dataset_t* input);
 
 // build_transforms.cc
 DatasetPtr build_batch(const Args& args, const dinput_dataset_t* input);

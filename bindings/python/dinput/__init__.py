@@ -23,7 +23,7 @@ from .errors import (DinputError, CancelledError, UnknownError, InvalidArgumentE
 from .tensor import (Tensor, TensorSpec, cuda_cache_limit, cuda_empty_cache, cuda_pool_bytes,
                      cuda_set_cache_limit)
 from .dataset import (AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, Iterator,
-                      Optional, Options, RecordWriter)
+                      Optional, Options, Reader, RecordWriter)
 from .example import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
 from .distribute import (Cluster, Collective, DistributedDataset, DistributedIterator,
                          InputContext, ReplicaContext, Strategy)
@@ -38,7 +38,7 @@ __all__ = [
     "RecordWriter", "Cluster", "Collective", "DistributedDataset", "DistributedIterator",
     "InputContext", "ReplicaContext", "Strategy", "build_info", "describe_state", "library_path",
     "cuda_cache_limit", "cuda_empty_cache", "cuda_pool_bytes", "cuda_set_cache_limit",
-    "FixedLenFeature", "VarLenFeature", "FixedLenSequenceFeature"]
+    "FixedLenFeature", "VarLenFeature", "FixedLenSequenceFeature", "Reader"]
 
 library_path = _lib.path
 __version__ = _lib.lib.dinput_version().decode()

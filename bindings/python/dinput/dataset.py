@@ -738,6 +738,115 @@ class Dataset(Handle):
         finally:
             _L.dinput_spec_free(spec)
 
+    # padded batches, buckets, windows, flat_map, and readers as values
+    def _padded_options(self, padded_shapes, padding_values, drop_remainder):
+        """The setters of a padded-batch options handle for this dataset's elements."""
+        spec = self.element_spec
+        s = [(_L.dinput_padded_batch_options_set_drop_remainder, (1 if drop_remainder else 0,))]
+        made = []
+        if padded_shapes is not None:
+            if len(spec) == 1 and all(d is None or isinstance(d, int) for d in padded_shapes):
+                padded_shapes = [padded_shapes]
+            if len(padded_shapes) != len(spec):
+                raise ValueError("dinput: padded_shapes has %d shapes but the elements have %d "
+                                 "components" % (len(padded_shapes), len(spec)))
+            h = py_to_spec([(c.dtype, shape) for c, shape in zip(spec, padded_shapes)])
+            made.append((_L.dinput_spec_free, h))
+            s.append((_L.dinput_padded_batch_options_set_padded_shapes, (h,)))
+        if padding_values is not None:
+            if not isinstance(padding_values, tuple):
+                padding_values = (padding_values,) * len(spec)
+            import numpy as np
+            values = tuple(v if c.dtype == "bytes" else np.asarray(v, dtype=c.dtype)
+                           for c, v in zip(spec, padding_values))
+            h = py_to_element(values)
+            made.append((_L.dinput_element_free, h))
+            s.append((_L.dinput_padded_batch_options_set_padding_values, (h,)))
+        return s, made
+
+    def _with_padded_options(self, padded_shapes, padding_values, drop_remainder, make):
+        s, made = self._padded_options(padded_shapes, padding_values, drop_remainder)
+        try:
+            with _OptionHandle(_L.dinput_padded_batch_options_new,
+                               _L.dinput_padded_batch_options_free, s) as o:
+                return Dataset(make(o._h))
+        finally:
+            for free, h in made:
+                free(h)
+
+    def padded_batch(self, batch_size, padded_shapes=None, padding_values=None,
+                     drop_remainder=False):
+        """Combines batch_size consecutive elements like batch, padding each component to one
+        shape first (tf.data's padded_batch): padded_shapes gives one shape per component (a
+        single shape for one component; None in a shape pads to the batch's longest),
+        padding_values one value per component (a tuple) or one for all (default 0 or b"")."""
+        return self._with_padded_options(
+            padded_shapes, padding_values, drop_remainder,
+            lambda o: _new(_L.dinput_dataset_padded_batch, self._handle(), batch_size, o))
+
+    def bucket_by_sequence_length(self, length_component, bucket_boundaries,
+                                  bucket_batch_sizes, padded_shapes=None, padding_values=None,
+                                  pad_to_bucket_boundary=False, drop_remainder=False):
+        """Groups elements by the length (first dimension) of component length_component into
+        padded batches: bucket i takes lengths in [boundaries[i-1], boundaries[i]) and goes out
+        once it holds bucket_batch_sizes[i] elements; at the end of the input the partly
+        filled buckets go out in bucket order."""
+        b, n = list(bucket_boundaries), list(bucket_batch_sizes)
+        return self._with_padded_options(
+            padded_shapes, padding_values, drop_remainder,
+            lambda o: _new(_L.dinput_dataset_bucket_by_sequence_length, self._handle(),
+                           length_component, (c_int64 * max(len(b), 1))(*b), len(b),
+                           (c_int64 * max(len(n), 1))(*n), len(n),
+                           1 if pad_to_bucket_boundary else 0, o))
+
+    def window(self, size, shift=None, stride=1, drop_remainder=False):
+        """Sliding windows, each one element stacking its rows (tf.data's window followed by
+        flat_map(lambda *w: zip(w).batch(size))); shift None: size."""
+        return Dataset(_new(_L.dinput_dataset_window, self._handle(), size,
+                            size if shift is None else shift, stride,
+                            1 if drop_remainder else 0))
+
+    def flat_map(self, fn, element_spec):
+        """For each element, reads the Dataset fn returns to its end before the next one
+        (tf.data's flat_map); element_spec is the spec of those datasets."""
+        spec = py_to_spec(element_spec)
+        try:
+            return Dataset(_new(_L.dinput_dataset_flat_map, self._handle(), _interleave_tramp,
+                                spec, _register(fn), _free_user_data))
+        finally:
+            _L.dinput_spec_free(spec)
+
+    def interleave_reader(self, reader, cycle_length=None, block_length=None,
+                          num_parallel_calls=None, deterministic=None):
+        """interleave over file names, each read by reader (a Reader), with no Python
+        callback. FILE auto-sharding splits the file list."""
+        s = []
+        if cycle_length is not None:
+            s.append((_L.dinput_interleave_options_set_cycle_length, (cycle_length,)))
+        if block_length is not None:
+            s.append((_L.dinput_interleave_options_set_block_length, (block_length,)))
+        if num_parallel_calls is not None:
+            s.append((_L.dinput_interleave_options_set_num_parallel_calls, (num_parallel_calls,)))
+        if deterministic is not None:
+            s.append((_L.dinput_interleave_options_set_deterministic,
+                      (_DETERMINISTIC[bool(deterministic)],)))
+        r = reader._make()
+        try:
+            with _OptionHandle(_L.dinput_interleave_options_new,
+                               _L.dinput_interleave_options_free, s) as o:
+                return Dataset(_new(_L.dinput_dataset_interleave_reader, self._handle(), r,
+                                    o._h))
+        finally:
+            _L.dinput_reader_free(r)
+
+    def flat_map_reader(self, reader):
+        """Reads each file named by this dataset whole, in order, with reader."""
+        r = reader._make()
+        try:
+            return Dataset(_new(_L.dinput_dataset_flat_map_reader, self._handle(), r))
+        finally:
+            _L.dinput_reader_free(r)
+
     # properties and iteration
     @property
     def cardinality(self):
@@ -932,3 +1041,36 @@ class RecordWriter(Handle):
                 _L.dinput_record_writer_free(h)
             except Exception:
                 pass
+
+
+class Reader:
+    """A file reader as a value, for Dataset.interleave_reader and flat_map_reader:
+    Reader.records(compression=None, buffer_size=None), Reader.text_lines() or
+    Reader.fixed_length_records(record_bytes, header_bytes=0, footer_bytes=0)."""
+
+    def __init__(self, make):
+        self._make = make
+
+    @classmethod
+    def records(cls, compression=None, buffer_size=None):
+        if compression not in _COMPRESSION:
+            raise ValueError("dinput: compression must be None, 'zstd' or 'gzip', not %r"
+                             % (compression,))
+        s = [(_L.dinput_records_options_set_compression, (_COMPRESSION[compression],))]
+        if buffer_size is not None:
+            s.append((_L.dinput_records_options_set_buffer_size, (buffer_size,)))
+
+        def make():
+            with _OptionHandle(_L.dinput_records_options_new, _L.dinput_records_options_free,
+                               s) as o:
+                return _new(_L.dinput_reader_records, o._h)
+        return cls(make)
+
+    @classmethod
+    def text_lines(cls):
+        return cls(lambda: _new(_L.dinput_reader_text_lines))
+
+    @classmethod
+    def fixed_length_records(cls, record_bytes, header_bytes=0, footer_bytes=0):
+        return cls(lambda: _new(_L.dinput_reader_fixed_length_records, record_bytes,
+                                header_bytes, footer_bytes))

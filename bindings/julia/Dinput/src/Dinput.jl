@@ -57,6 +57,7 @@ include("cuda.jl")
 include("callbacks.jl")
 include("datasets.jl")
 include("images.jl")
+include("batching.jl")
 include("iterators.jl")
 include("cluster.jl")
 include("distribute.jl")
@@ -83,6 +84,8 @@ export Collective, abort!, Strategy, InputOptions, DistributedDataset, PerReplic
     num_workers, worker_index, devices, plan
 export RecordWriter, discard
 export zip_datasets, concatenate, sample_from_datasets, choose_from_datasets, cache, ignore_errors
+export padded_batch, bucket_by_sequence_length, window, flat_map, Reader, records_reader,
+    text_lines_reader, fixed_length_records_reader, interleave_reader, flat_map_reader
 export Cluster, resolve_cluster
 export FixedLenFeature, VarLenFeature, FixedLenSequenceFeature, parse_example,
     parse_single_example, parse_sequence_example

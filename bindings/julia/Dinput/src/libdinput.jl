@@ -915,6 +915,72 @@ function dinput_dataset_rebatch(out, input, sizes, num_sizes, drop_remainder)
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Int64}, Csize_t, Cint),
         out, input, sizes, num_sizes, drop_remainder)
 end
+# -- padded batches, buckets, windows, flat_map, and readers as values --
+dinput_padded_batch_options_new(out) =
+    ccall(@fptr(:dinput_padded_batch_options_new), Cint, (Ptr{Ptr{Cvoid}},), out)
+dinput_padded_batch_options_free(options) =
+    ccall(@fptr(:dinput_padded_batch_options_free), Cvoid, (Ptr{Cvoid},), options)
+dinput_padded_batch_options_set_drop_remainder(options, drop_remainder) =
+    ccall(@fptr(:dinput_padded_batch_options_set_drop_remainder), Cint, (Ptr{Cvoid}, Cint),
+        options, drop_remainder)
+dinput_padded_batch_options_drop_remainder(options) =
+    ccall(@fptr(:dinput_padded_batch_options_drop_remainder), Cint, (Ptr{Cvoid},), options)
+dinput_padded_batch_options_set_padded_shapes(options, shapes) =
+    ccall(@fptr(:dinput_padded_batch_options_set_padded_shapes), Cint, (Ptr{Cvoid}, Ptr{Cvoid}),
+        options, shapes)
+dinput_padded_batch_options_padded_shapes(out, options) =
+    ccall(@fptr(:dinput_padded_batch_options_padded_shapes), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
+        out, options)
+dinput_padded_batch_options_set_padding_values(options, values) =
+    ccall(@fptr(:dinput_padded_batch_options_set_padding_values), Cint, (Ptr{Cvoid}, Ptr{Cvoid}),
+        options, values)
+dinput_padded_batch_options_padding_values(out, options) =
+    ccall(@fptr(:dinput_padded_batch_options_padding_values), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
+        out, options)
+function dinput_dataset_padded_batch(out, input, batch_size, options)
+    ccall(@fptr(:dinput_dataset_padded_batch), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64, Ptr{Cvoid}),
+        out, input, batch_size, options)
+end
+function dinput_dataset_bucket_by_sequence_length(out, input, length_component, boundaries,
+                                                  num_boundaries, batch_sizes, num_batch_sizes,
+                                                  pad_to_bucket_boundary, options)
+    ccall(@fptr(:dinput_dataset_bucket_by_sequence_length), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Csize_t, Ptr{Int64}, Csize_t, Ptr{Int64}, Csize_t, Cint,
+         Ptr{Cvoid}),
+        out, input, length_component, boundaries, num_boundaries, batch_sizes, num_batch_sizes,
+        pad_to_bucket_boundary, options)
+end
+function dinput_dataset_window(out, input, size, shift, stride, drop_remainder)
+    ccall(@fptr(:dinput_dataset_window), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64, Int64, Int64, Cint),
+        out, input, size, shift, stride, drop_remainder)
+end
+function dinput_dataset_flat_map(out, input, fn, out_spec, user_data, free_user_data)
+    ccall(@fptr(:dinput_dataset_flat_map), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}),
+        out, input, fn, out_spec, user_data, free_user_data)
+end
+dinput_reader_records(out, options) =
+    ccall(@fptr(:dinput_reader_records), Cint, (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}), out, options)
+dinput_reader_text_lines(out) =
+    ccall(@fptr(:dinput_reader_text_lines), Cint, (Ptr{Ptr{Cvoid}},), out)
+function dinput_reader_fixed_length_records(out, record_bytes, header_bytes, footer_bytes)
+    ccall(@fptr(:dinput_reader_fixed_length_records), Cint,
+        (Ptr{Ptr{Cvoid}}, Int64, Int64, Int64),
+        out, record_bytes, header_bytes, footer_bytes)
+end
+dinput_reader_free(reader) = ccall(@fptr(:dinput_reader_free), Cvoid, (Ptr{Cvoid},), reader)
+function dinput_dataset_interleave_reader(out, input, reader, options)
+    ccall(@fptr(:dinput_dataset_interleave_reader), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}),
+        out, input, reader, options)
+end
+function dinput_dataset_flat_map_reader(out, input, reader)
+    ccall(@fptr(:dinput_dataset_flat_map_reader), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}),
+        out, input, reader)
+end
 function dinput_dataset_with_options(out, input, options)
     ccall(@fptr(:dinput_dataset_with_options), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}),

@@ -828,6 +828,39 @@ end
     end
 end
 
+@testset "padded_batch, buckets, window, flat_map and readers" begin
+    fills = map(Dataset(1:4); spec=TensorSpec(Int64, (nothing,))) do x
+        v = x[1][]
+        (fill(v, v),)
+    end
+    @test [Array(x[1]) for x in padded_batch(fills, 2)] == [[1 0; 2 2], [3 3 3 0; 4 4 4 4]]
+    padded = padded_batch(fills, 2; padded_shapes=[(5,)], padding_values=(-1,))
+    @test Array(first(padded)[1]) == [1 -1 -1 -1 -1; 2 2 -1 -1 -1]
+    @test is_error(caught(() -> collect(padded_batch(fills, 2; padded_shapes=[(2,)]))),
+                   :INVALID_ARGUMENT)
+    buckets = bucket_by_sequence_length(fills, 1, [3], [2, 2])
+    @test [Array(x[1]) for x in buckets] == [[1 0; 2 2], [3 3 3 0; 4 4 4 4]]
+    @test [Array(x[1]) for x in window(Dataset(0:6), 3; stride=2)] == [[0, 2, 4], [3, 5], [6]]
+    flat = flat_map(Dataset(1:3), TensorSpec(Int64, ())) do x
+        v = x[1][]
+        Dataset((10v):(10v + v - 1))
+    end
+    @test [x[1][] for x in flat] == [10, 20, 21, 30, 31, 32]
+    mktempdir() do dir
+        write(joinpath(dir, "a.txt"), "ax\nay\n")
+        write(joinpath(dir, "b.txt"), "bx\nby\n")
+        names = list_files(joinpath(dir, "*.txt"))
+        @test [x[1][] for x in interleave_reader(names, text_lines_reader(); cycle_length=2)] ==
+              ["ax", "bx", "ay", "by"]
+        @test [x[1][] for x in flat_map_reader(names, fixed_length_records_reader(3))] ==
+              ["ax\n", "ay\n", "bx\n", "by\n"]
+        @test is_error(caught(() -> flat_map_reader(names, fixed_length_records_reader(0))),
+                       :INVALID_ARGUMENT)
+        @test is_error(caught(() -> interleave_reader(Dataset(0:2), records_reader())),
+                       :INVALID_ARGUMENT)
+    end
+end
+
 @testset "errors and lifetimes" begin
     err = caught(() -> batch(Dataset(0:5), 0))
     @test err isa DinputError

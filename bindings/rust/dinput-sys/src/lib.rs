@@ -215,6 +215,10 @@ opaque! {
     dinput_feature_spec => dinput_feature_spec_t;
     /// Options of the image operations (dinput_dataset_decode_jpeg, ...).
     dinput_image_options => dinput_image_options_t;
+    /// Options of dinput_dataset_padded_batch and dinput_dataset_bucket_by_sequence_length.
+    dinput_padded_batch_options => dinput_padded_batch_options_t;
+    /// A file reader as a value, for dinput_dataset_interleave_reader and flat_map_reader.
+    dinput_reader => dinput_reader_t;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -882,6 +886,85 @@ extern "C" {
         out: *mut *mut dinput_dataset_t,
         input: *const dinput_dataset_t,
         log_warning: c_int,
+    // -- padded batches, buckets, windows, flat_map, and readers as values --
+    pub fn dinput_padded_batch_options_new(out: *mut *mut dinput_padded_batch_options_t) -> dinput_status_t;
+    pub fn dinput_padded_batch_options_free(options: *mut dinput_padded_batch_options_t);
+    pub fn dinput_padded_batch_options_set_drop_remainder(
+        options: *mut dinput_padded_batch_options_t,
+        drop_remainder: c_int,
+    ) -> dinput_status_t;
+    pub fn dinput_padded_batch_options_drop_remainder(options: *const dinput_padded_batch_options_t) -> c_int;
+    pub fn dinput_padded_batch_options_set_padded_shapes(
+        options: *mut dinput_padded_batch_options_t,
+        shapes: *const dinput_spec_t,
+    ) -> dinput_status_t;
+    pub fn dinput_padded_batch_options_padded_shapes(
+        out: *mut *mut dinput_spec_t,
+        options: *const dinput_padded_batch_options_t,
+    ) -> dinput_status_t;
+    pub fn dinput_padded_batch_options_set_padding_values(
+        options: *mut dinput_padded_batch_options_t,
+        values: *const dinput_element_t,
+    ) -> dinput_status_t;
+    pub fn dinput_padded_batch_options_padding_values(
+        out: *mut *mut dinput_element_t,
+        options: *const dinput_padded_batch_options_t,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_padded_batch(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        batch_size: i64,
+        options: *const dinput_padded_batch_options_t,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_bucket_by_sequence_length(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        length_component: usize,
+        boundaries: *const i64,
+        num_boundaries: usize,
+        batch_sizes: *const i64,
+        num_batch_sizes: usize,
+        pad_to_bucket_boundary: c_int,
+        options: *const dinput_padded_batch_options_t,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_window(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        size: i64,
+        shift: i64,
+        stride: i64,
+        drop_remainder: c_int,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_flat_map(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        fn_: dinput_interleave_fn,
+        out_spec: *const dinput_spec_t,
+        user_data: *mut c_void,
+        free_user_data: dinput_free_fn,
+    ) -> dinput_status_t;
+    pub fn dinput_reader_records(
+        out: *mut *mut dinput_reader_t,
+        options: *const dinput_records_options_t,
+    ) -> dinput_status_t;
+    pub fn dinput_reader_text_lines(out: *mut *mut dinput_reader_t) -> dinput_status_t;
+    pub fn dinput_reader_fixed_length_records(
+        out: *mut *mut dinput_reader_t,
+        record_bytes: i64,
+        header_bytes: i64,
+        footer_bytes: i64,
+    ) -> dinput_status_t;
+    pub fn dinput_reader_free(reader: *mut dinput_reader_t);
+    pub fn dinput_dataset_interleave_reader(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        reader: *const dinput_reader_t,
+        options: *const dinput_interleave_options_t,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_flat_map_reader(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        reader: *const dinput_reader_t,
     ) -> dinput_status_t;
 
     // -- iterators and optionals --

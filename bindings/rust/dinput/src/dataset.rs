@@ -1233,3 +1233,216 @@ impl RecordWriter {
         check(unsafe { sys::dinput_record_writer_discard(self.raw.as_ptr()) })
     }
 }
+
+// ---- padded batches, buckets, windows, flat_map, and readers as values ----
+
+/// Settings of [`Dataset::padded_batch`] and [`Dataset::bucket_by_sequence_length`]; the
+/// default pads every unknown dimension to the batch's longest row with zeros (empty
+/// strings for bytes) and keeps a short last batch.
+#[derive(Debug, Clone, Default)]
+pub struct PaddedBatchOptions {
+    /// One shape per component ([`crate::UNKNOWN_DIM`]: the batch's longest); `None`: the
+    /// input spec's shapes.
+    pub padded_shapes: Option<Vec<Vec<i64>>>,
+    /// One scalar per component, of its dtype; `None`: zeros.
+    pub padding_values: Option<Element>,
+    /// Drops a last batch shorter than the batch size (for buckets: the partly filled
+    /// buckets at the end of the input).
+    pub drop_remainder: bool,
+}
+
+/// A file reader as a value: what [`Dataset::interleave_reader`] and
+/// [`Dataset::flat_map_reader`] run on each file name of their input, with no closure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Reader {
+    /// As [`Dataset::records`] (`buffer_size` 0: a default read buffer).
+    Records { compression: Compression, buffer_size: usize },
+    /// As [`Dataset::text_lines`].
+    TextLines,
+    /// As [`Dataset::fixed_length_records`].
+    FixedLengthRecords { record_bytes: usize, header_bytes: usize, footer_bytes: usize },
+}
+
+/// An owned dinput_reader_t.
+struct ReaderHandle(NonNull<sys::dinput_reader_t>);
+
+impl Drop for ReaderHandle {
+    fn drop(&mut self) {
+        // SAFETY: self owns the handle.
+        unsafe { sys::dinput_reader_free(self.0.as_ptr()) }
+    }
+}
+
+impl Reader {
+    fn to_c(self) -> Result<ReaderHandle> {
+        let raw = match self {
+            Reader::Records { compression, buffer_size } => {
+                let buffer_size = to_i64(buffer_size, "buffer_size")?;
+                let o = OptionHandle::new(sys::dinput_records_options_new, sys::dinput_records_options_free)?;
+                // SAFETY (setters): the handle is live and owned by `o`.
+                o.set(|p| unsafe { sys::dinput_records_options_set_compression(p, compression as c_int) })?;
+                o.set(|p| unsafe { sys::dinput_records_options_set_buffer_size(p, buffer_size) })?;
+                // SAFETY: out is a valid out-parameter; o is live for the call.
+                out_handle(|out| unsafe { sys::dinput_reader_records(out, o.as_ptr()) })?
+            }
+            // SAFETY: out is a valid out-parameter.
+            Reader::TextLines => out_handle(|out| unsafe { sys::dinput_reader_text_lines(out) })?,
+            Reader::FixedLengthRecords { record_bytes, header_bytes, footer_bytes } => {
+                let record_bytes = to_i64(record_bytes, "record_bytes")?;
+                let header_bytes = to_i64(header_bytes, "header_bytes")?;
+                let footer_bytes = to_i64(footer_bytes, "footer_bytes")?;
+                // SAFETY: out is a valid out-parameter.
+                out_handle(|out| unsafe {
+                    sys::dinput_reader_fixed_length_records(out, record_bytes, header_bytes, footer_bytes)
+                })?
+            }
+        };
+        Ok(ReaderHandle(raw))
+    }
+}
+
+impl Dataset {
+    /// The C options of `options` for this dataset's elements.
+    fn padded_options(&self, options: &PaddedBatchOptions) -> Result<OptionHandle<sys::dinput_padded_batch_options_t>> {
+        let o = OptionHandle::new(sys::dinput_padded_batch_options_new, sys::dinput_padded_batch_options_free)?;
+        // SAFETY (setters): the handle is live and owned by `o`; specs and elements are live
+        // for the call (the library copies or references them).
+        o.set(|p| unsafe { sys::dinput_padded_batch_options_set_drop_remainder(p, options.drop_remainder as c_int) })?;
+        if let Some(shapes) = &options.padded_shapes {
+            let spec = self.element_spec()?;
+            if shapes.len() != spec.len() {
+                return Err(Error::invalid_argument(format!(
+                    "padded_shapes has {} shapes but the elements have {} components",
+                    shapes.len(),
+                    spec.len()
+                )));
+            }
+            let mut padded = Spec::new()?;
+            for (i, shape) in shapes.iter().enumerate() {
+                let dtype = spec.dtype(i).ok_or_else(|| Error::invalid_argument("no dtype"))?;
+                padded.add(dtype, shape)?;
+            }
+            o.set(|p| unsafe { sys::dinput_padded_batch_options_set_padded_shapes(p, padded.as_raw()) })?;
+        }
+        if let Some(values) = &options.padding_values {
+            o.set(|p| unsafe { sys::dinput_padded_batch_options_set_padding_values(p, values.as_raw()) })?;
+        }
+        Ok(o)
+    }
+
+    /// Combines `batch_size` consecutive elements like [`Dataset::batch`], padding each
+    /// component to one shape first (tf.data's padded_batch). An element larger than its
+    /// padded shape fails the iteration naming the component and the element. A batch for
+    /// distribution: `batch_size` is the global batch size.
+    pub fn padded_batch(&self, batch_size: usize, options: &PaddedBatchOptions) -> Result<Dataset> {
+        let batch_size = to_i64(batch_size, "batch_size")?;
+        let o = self.padded_options(options)?;
+        // SAFETY: see batch.
+        self.derive(|out, input| unsafe { sys::dinput_dataset_padded_batch(out, input, batch_size, o.as_ptr()) })
+    }
+
+    /// Groups elements by the length (first dimension) of component `length_component` into
+    /// padded batches: bucket `i` takes lengths in `[boundaries[i-1], boundaries[i])` and goes
+    /// out once it holds `batch_sizes[i]` elements (one size per bucket); at the end of the
+    /// input the partly filled buckets go out in bucket order. `pad_to_bucket_boundary` pads
+    /// unknown dimensions to the bucket's boundary - 1.
+    pub fn bucket_by_sequence_length(
+        &self,
+        length_component: usize,
+        boundaries: &[i64],
+        batch_sizes: &[i64],
+        pad_to_bucket_boundary: bool,
+        options: &PaddedBatchOptions,
+    ) -> Result<Dataset> {
+        let o = self.padded_options(options)?;
+        // SAFETY: see batch; the slices hold len values read during the call.
+        self.derive(|out, input| unsafe {
+            sys::dinput_dataset_bucket_by_sequence_length(
+                out,
+                input,
+                length_component,
+                boundaries.as_ptr(),
+                boundaries.len(),
+                batch_sizes.as_ptr(),
+                batch_sizes.len(),
+                pad_to_bucket_boundary as c_int,
+                o.as_ptr(),
+            )
+        })
+    }
+
+    /// Sliding windows, each one element stacking its rows: window `i` holds input elements
+    /// `i*shift + k*stride`, `k < size` (fewer at the end unless `drop_remainder`). tf.data's
+    /// window followed by `flat_map(lambda *w: zip(w).batch(size))`.
+    pub fn window(&self, size: usize, shift: usize, stride: usize, drop_remainder: bool) -> Result<Dataset> {
+        let size = to_i64(size, "size")?;
+        let shift = to_i64(shift, "shift")?;
+        let stride = to_i64(stride, "stride")?;
+        // SAFETY: see batch.
+        self.derive(|out, input| unsafe {
+            sys::dinput_dataset_window(out, input, size, shift, stride, drop_remainder as c_int)
+        })
+    }
+
+    /// Calls `f` for each element and reads the dataset it returns to its end before the
+    /// next one (tf.data's flat_map). `out_spec` is the spec of those datasets.
+    pub fn flat_map<F>(&self, out_spec: &Spec, f: F) -> Result<Dataset>
+    where
+        F: Fn(&Element) -> Result<Dataset> + Send + Sync + 'static,
+    {
+        unsafe extern "C" fn tramp<F>(
+            out: *mut *mut sys::dinput_dataset_t,
+            input: *const sys::dinput_element_t,
+            user_data: *mut c_void,
+        ) -> sys::dinput_status_t
+        where
+            F: Fn(&Element) -> Result<Dataset> + Send + Sync + 'static,
+        {
+            // SAFETY: as in map_with.
+            let (f, input) = unsafe { (&*(user_data as *const F), ElementRef::new(input)) };
+            let result = call("the flat_map closure", || {
+                let input = input.ok_or_else(|| Error::invalid_argument("flat_map: NULL input element"))?;
+                f(&input).map(Dataset::into_raw)
+            });
+            // SAFETY: out is the library's valid out-parameter; it takes the dataset.
+            unsafe { deliver(out, result) }
+        }
+        let user_data = Box::into_raw(Box::new(f)) as *mut c_void;
+        // SAFETY: as in map_with; out_spec is live for the call.
+        self.derive(|out, input| unsafe {
+            sys::dinput_dataset_flat_map(
+                out,
+                input,
+                Some(tramp::<F>),
+                out_spec.as_raw(),
+                user_data,
+                Some(drop_boxed::<F>),
+            )
+        })
+    }
+
+    /// Interleave over file names (bytes scalars, e.g. from [`Dataset::list_files`]), each
+    /// read by `reader`, with no closure. FILE auto-sharding splits the file list.
+    pub fn interleave_reader(&self, reader: Reader, options: &InterleaveOptions) -> Result<Dataset> {
+        let r = reader.to_c()?;
+        let o = OptionHandle::new(sys::dinput_interleave_options_new, sys::dinput_interleave_options_free)?;
+        // SAFETY (setters): the handle is live and owned by `o`.
+        o.set(|p| unsafe { sys::dinput_interleave_options_set_cycle_length(p, options.cycle_length) })?;
+        let block_length = to_i64(options.block_length, "block_length")?;
+        o.set(|p| unsafe { sys::dinput_interleave_options_set_block_length(p, block_length) })?;
+        o.set(|p| unsafe { sys::dinput_interleave_options_set_num_parallel_calls(p, options.num_parallel_calls) })?;
+        o.set(|p| unsafe {
+            sys::dinput_interleave_options_set_deterministic(p, deterministic_c(options.deterministic))
+        })?;
+        // SAFETY: see batch; the reader and options are live for the call.
+        self.derive(|out, input| unsafe { sys::dinput_dataset_interleave_reader(out, input, r.0.as_ptr(), o.as_ptr()) })
+    }
+
+    /// Reads each file named by the input whole, in order, with `reader`.
+    pub fn flat_map_reader(&self, reader: Reader) -> Result<Dataset> {
+        let r = reader.to_c()?;
+        // SAFETY: see batch; the reader is live for the call.
+        self.derive(|out, input| unsafe { sys::dinput_dataset_flat_map_reader(out, input, r.0.as_ptr()) })
+    }
+}

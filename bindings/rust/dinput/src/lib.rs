@@ -99,7 +99,7 @@ mod tensor;
 pub use cluster::{Cluster, CollectiveOptions};
 pub use dataset::{
     AutoShardPolicy, BatchOptions, Cardinality, Compression, Dataset, InterleaveOptions, MapOptions, Options,
-    RecordWriter, RecordWriterOptions, ShuffleOptions, AUTOTUNE,
+    PaddedBatchOptions, Reader, RecordWriter, RecordWriterOptions, ShuffleOptions, AUTOTUNE,
 };
 pub use distribute::{
     Collective, DistDataset, InputContext, InputOptions, PerReplica, ReduceOp, ReplicaContext, ReplicationMode,

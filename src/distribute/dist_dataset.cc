@@ -360,6 +360,10 @@ void DistributedIterator::open_channels() {
 }
 
 void DistributedIterator::start() {
+  // A second start would replace the step buffer while its thread may already have taken
+  // steps from the sources: those steps would be lost (a restore once did this).
+  if (started_) raise(Code::kInternal, "a distributed iterator was started twice");
+  started_ = true;
   const Strategy& s = dataset_->strategy();
   feeds_gpu_ = feeds_gpu(s, dataset_->options());
   if (feeds_gpu_) {

@@ -196,6 +196,7 @@ class DistributedIterator {
   std::vector<DatasetPtr> pipelines_, effective_;
   uint64_t state_channel_ = 0;  // saves and restores gather on a channel of their own
   int64_t steps_ = 0;
+  bool started_ = false;  // start() runs once, from each constructor
   bool buffered_ = false;
   std::string last_part_;  // buffered_: the part saved after the last step delivered
   std::exception_ptr last_no_part_;

@@ -262,7 +262,6 @@ void DistributedIterator::restore(std::string_view state) {
             a.flag("ended") ? " (ended)" : "", ", worker ", k, " step ", sk,
             b.flag("ended") ? " (ended)" : "", "; every worker must restore the same saved state");
     }
-  start();
 }
 
 }  // namespace dinput

@@ -33,8 +33,9 @@ namespace {
 const Dataset* walk_to_batch(const Dataset* node) {
   // The Example parses map a batch of records to a batch of their features, row for row.
   static const char* const kKeepsBatches[] = {
-      "prefetch",      "take",          "skip",    "repeat", "shuffle", "with_options",
-      "parse_example", "parse_sequence_example", "cache",  "ignore_errors"};
+      "prefetch", "take",         "skip",          "repeat",
+      "shuffle",  "with_options", "parse_example", "parse_sequence_example",
+      "cache",    "ignore_errors"};
   for (;;) {
     // A padded batch is a batch: its pieces are cut along the first dimension the same way.
     if (dynamic_cast<const BatchDataset*>(node) || dynamic_cast<const PaddedBatchDataset*>(node) ||

@@ -886,6 +886,8 @@ extern "C" {
         out: *mut *mut dinput_dataset_t,
         input: *const dinput_dataset_t,
         log_warning: c_int,
+    ) -> dinput_status_t;
+
     // -- padded batches, buckets, windows, flat_map, and readers as values --
     pub fn dinput_padded_batch_options_new(out: *mut *mut dinput_padded_batch_options_t) -> dinput_status_t;
     pub fn dinput_padded_batch_options_free(options: *mut dinput_padded_batch_options_t);

@@ -64,6 +64,17 @@ Tensor concat(const std::vector<Tensor>& parts) {
   return out;
 }
 
+Element concat_elements(std::vector<Element>& parts) {
+  if (parts.size() <= 1) return parts.empty() ? Element() : std::move(parts[0]);
+  Element out(parts[0].size());
+  std::vector<Tensor> column(parts.size());
+  for (size_t c = 0; c < out.size(); ++c) {
+    for (size_t p = 0; p < parts.size(); ++p) column[p] = std::move(parts[p].at(c));
+    out[c] = concat(column);
+  }
+  return out;
+}
+
 Tensor empty_rows(DType dtype, const Shape& like) {
   Shape s = like;
   for (int i = 0; i < s.rank(); ++i)

@@ -14,6 +14,11 @@ Tensor stack(const std::vector<Tensor>& rows, size_t component);
 // Concatenates tensors of equal dtype and equal shapes after the first dimension.
 Tensor concat(const std::vector<Tensor>& parts);
 
+// Partial batches of the same components joined row-wise, component by component (concat of
+// each column); the parts are consumed. One part is returned as it is; no parts give an empty
+// element.
+Element concat_elements(std::vector<Element>& parts);
+
 // A tensor with zero rows: shape `like` with the first dimension 0 (a scalar spec gives a
 // scalar zero). Unknown inner dimensions become 0.
 Tensor empty_rows(DType dtype, const Shape& like);

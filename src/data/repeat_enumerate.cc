@@ -64,16 +64,7 @@ class RepeatDataset final : public UnaryDataset {
         }
         if (got < n) end_epoch();
       }
-      if (parts.size() == 1) {
-        out = std::move(parts[0]);
-      } else if (!parts.empty()) {
-        out.resize(parts[0].size());
-        std::vector<Tensor> column(parts.size());
-        for (size_t c = 0; c < out.size(); ++c) {
-          for (size_t p = 0; p < parts.size(); ++p) column[p] = std::move(parts[p].at(c));
-          out[c] = concat(column);
-        }
-      }
+      if (!parts.empty()) out = concat_elements(parts);
       return got;
     }
 

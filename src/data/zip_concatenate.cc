@@ -146,16 +146,7 @@ class ConcatenateDataset final : public MultiInputDataset {
         }
         if (got < n) close();
       }
-      if (parts.size() == 1) {
-        out = std::move(parts[0]);
-      } else if (!parts.empty()) {
-        out.resize(parts[0].size());
-        std::vector<Tensor> column(parts.size());
-        for (size_t c = 0; c < out.size(); ++c) {
-          for (size_t p = 0; p < parts.size(); ++p) column[p] = std::move(parts[p].at(c));
-          out[c] = concat(column);
-        }
-      }
+      if (!parts.empty()) out = concat_elements(parts);
       return got;
     }
     // The index of the input being read (inputs().size() once all have ended), whether its

@@ -13,6 +13,8 @@
 #include "data/state.h"
 #include "distribute/graph.h"
 
+#include "resume_check.h"
+
 namespace dinput {
 namespace {
 
@@ -51,15 +53,7 @@ std::string text(const Element& e) {
   return out;
 }
 
-std::vector<std::string> all_of(const DatasetPtr& ds) {
-  IteratorContext ctx;
-  ctx.epochs = std::make_shared<EpochCounters>();
-  auto it = ds->make_iterator(ctx);
-  std::vector<std::string> out;
-  Element e;
-  while (it->next(e)) out.push_back(text(e));
-  return out;
-}
+std::vector<std::string> all_of(const DatasetPtr& ds) { return test::all_as(ds, text); }
 
 Error error_of(const std::function<void()>& f) {
   try {
@@ -90,32 +84,10 @@ DatasetPtr vectors(const std::vector<std::vector<int64_t>>& rows) {
 }
 
 std::vector<std::string> resumed(const DatasetPtr& ds, size_t k) {
-  IteratorContext ctx;
-  ctx.epochs = std::make_shared<EpochCounters>();
-  auto it = ds->make_iterator(ctx);
-  std::vector<std::string> out;
-  Element e;
-  bool ended = false;
-  while (out.size() < k) {
-    if (!it->next(e)) {
-      ended = true;
-      break;
-    }
-    out.push_back(text(e));
-  }
-  std::string saved = save_state(*ds, *ds, ended ? nullptr : it.get(), ended);
-  it.reset();
-  IteratorContext fresh;
-  RestoredIterator restored = restore_state(ds, fresh, saved);
-  if (restored.iterator)
-    while (restored.iterator->next(e)) out.push_back(text(e));
-  return out;
+  return test::resumed_as(ds, k, text);
 }
-
 void expect_resumes_everywhere(const DatasetPtr& ds) {
-  std::vector<std::string> expected = all_of(ds);
-  for (size_t k = 0; k <= expected.size() + 1; ++k)
-    ASSERT_EQ(resumed(ds, k), expected) << "saved after " << k << " elements";
+  test::expect_resumes_everywhere_as(ds, text);
 }
 
 using Strings = std::vector<std::string>;

@@ -25,6 +25,8 @@
 #include "io/file_sources.h"
 #include "io/record_writer.h"
 
+#include "resume_check.h"
+
 namespace dinput {
 namespace {
 
@@ -49,17 +51,10 @@ std::string text(const Element& e) {
 }
 
 std::vector<std::string> drain(Iterator& it, size_t limit = 100000) {
-  std::vector<std::string> out;
-  Element e;
-  while (out.size() < limit && it.next(e)) out.push_back(text(e));
-  return out;
+  return test::drain_as(it, text, limit);
 }
-
 std::vector<std::string> all_of(const DatasetPtr& ds, size_t limit = 100000) {
-  IteratorContext ctx;
-  ctx.epochs = std::make_shared<EpochCounters>();
-  auto it = ds->make_iterator(ctx);
-  return drain(*it, limit);
+  return test::all_as(ds, text, limit);
 }
 
 std::vector<std::string> texts(std::initializer_list<const char*> items) {
@@ -109,39 +104,11 @@ DatasetPtr failing(DatasetPtr ds, int64_t every, Code code) {
                   {}, 1, {});
 }
 
-// The state round trip of state_test.cc: k elements, save, restore, drain.
 std::vector<std::string> resumed(const DatasetPtr& ds, size_t k) {
-  IteratorContext ctx;
-  ctx.epochs = std::make_shared<EpochCounters>();
-  auto it = ds->make_iterator(ctx);
-  std::vector<std::string> out;
-  Element e;
-  bool ended = false;
-  while (out.size() < k) {
-    if (!it->next(e)) {
-      ended = true;
-      break;
-    }
-    out.push_back(text(e));
-  }
-  std::string saved = save_state(*ds, *ds, ended ? nullptr : it.get(), ended);
-  EXPECT_EQ(save_state(*ds, *ds, ended ? nullptr : it.get(), ended), saved);
-  std::vector<std::string> original_rest;
-  if (!ended) original_rest = drain(*it);
-  it.reset();
-  IteratorContext fresh;
-  RestoredIterator restored = restore_state(ds, fresh, saved);
-  std::vector<std::string> rest;
-  if (restored.iterator) rest = drain(*restored.iterator);
-  EXPECT_EQ(rest, original_rest) << "saved after " << k;
-  out.insert(out.end(), rest.begin(), rest.end());
-  return out;
+  return test::resumed_as(ds, k, text);
 }
-
 void expect_resumes_everywhere(const DatasetPtr& ds) {
-  std::vector<std::string> expected = all_of(ds);
-  for (size_t k = 0; k <= expected.size() + 1; ++k)
-    ASSERT_EQ(resumed(ds, k), expected) << "saved after " << k << " elements";
+  test::expect_resumes_everywhere_as(ds, text);
 }
 
 // ---- zip ------------------------------------------------------------------------------

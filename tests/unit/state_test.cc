@@ -24,6 +24,7 @@
 #include "io/cache.h"
 #include "io/file_sources.h"
 #include "io/record_writer.h"
+#include "resume_check.h"
 
 namespace dinput {
 namespace {
@@ -49,57 +50,14 @@ std::string text(const Element& e) {
 }
 
 std::vector<std::string> drain(Iterator& it, size_t limit = 100000) {
-  std::vector<std::string> out;
-  Element e;
-  while (out.size() < limit && it.next(e)) out.push_back(text(e));
-  return out;
+  return test::drain_as(it, text, limit);
 }
-
-std::vector<std::string> all_of(const DatasetPtr& ds) {
-  IteratorContext ctx;
-  ctx.epochs = std::make_shared<EpochCounters>();
-  auto it = ds->make_iterator(ctx);
-  return drain(*it);
-}
-
-// Takes k elements from a new iterator, saves, restores into another and drains it.
-// Returns what the two delivered together; `state` receives the saved bytes.
+std::vector<std::string> all_of(const DatasetPtr& ds) { return test::all_as(ds, text); }
 std::vector<std::string> resumed(const DatasetPtr& ds, size_t k, std::string* state = nullptr) {
-  IteratorContext ctx;
-  ctx.epochs = std::make_shared<EpochCounters>();
-  auto it = ds->make_iterator(ctx);
-  std::vector<std::string> out;
-  Element e;
-  bool ended = false;
-  while (out.size() < k) {
-    if (!it->next(e)) {
-      ended = true;
-      break;
-    }
-    out.push_back(text(e));
-  }
-  std::string saved = save_state(*ds, *ds, ended ? nullptr : it.get(), ended);
-  if (state) *state = saved;
-  // Saving changes nothing: saving again gives the same bytes, and the saved iterator goes
-  // on as if it had not been saved (what it delivers is compared with the restored one's).
-  EXPECT_EQ(save_state(*ds, *ds, ended ? nullptr : it.get(), ended), saved);
-  std::vector<std::string> original_rest;
-  if (!ended) original_rest = drain(*it);
-  it.reset();
-  IteratorContext fresh;
-  RestoredIterator restored = restore_state(ds, fresh, saved);
-  std::vector<std::string> rest;
-  if (restored.iterator) rest = drain(*restored.iterator);
-  EXPECT_EQ(rest, original_rest) << "saved after " << k;
-  out.insert(out.end(), rest.begin(), rest.end());
-  return out;
+  return test::resumed_as(ds, k, text, state);
 }
-
-// Every save point from before the first element to after the last.
 void expect_resumes_everywhere(const DatasetPtr& ds) {
-  std::vector<std::string> expected = all_of(ds);
-  for (size_t k = 0; k <= expected.size() + 1; ++k)
-    ASSERT_EQ(resumed(ds, k), expected) << "saved after " << k << " elements";
+  test::expect_resumes_everywhere_as(ds, text);
 }
 
 Error error_of(const std::function<void()>& f) {

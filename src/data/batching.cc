@@ -51,18 +51,8 @@ class BatchIterator final : public Iterator {
     if (rows == 0 || (drop_remainder_ && rows < batch_size_)) return false;
     return true;
   }
-  void save(StateWriter& w) const override {
-    w.section("batch", [&](StateWriter& s) {
-      s.flag(done_);
-      if (!done_) input_->save(s);
-    });
-  }
-  void restore(StateReader& r) override {
-    StateReader s = r.section("batch");
-    done_ = s.flag("input ended");
-    if (!done_) input_->restore(s);
-    s.finish();
-  }
+  void save(StateWriter& w) const override { save_unless_ended(w, "batch", done_, *input_); }
+  void restore(StateReader& r) override { done_ = restore_unless_ended(r, "batch", *input_); }
 
  private:
   std::unique_ptr<Iterator> input_;

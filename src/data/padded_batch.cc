@@ -61,17 +61,9 @@ class PaddedBatchIterator final : public Iterator {
     out = pad_rows("padded_batch", rows, padding_, index);
     return true;
   }
-  void save(StateWriter& w) const override {
-    w.section("padded_batch", [&](StateWriter& s) {
-      s.flag(done_);
-      if (!done_) input_->save(s);
-    });
-  }
+  void save(StateWriter& w) const override { save_unless_ended(w, "padded_batch", done_, *input_); }
   void restore(StateReader& r) override {
-    StateReader s = r.section("padded_batch");
-    done_ = s.flag("input ended");
-    if (!done_) input_->restore(s);
-    s.finish();
+    done_ = restore_unless_ended(r, "padded_batch", *input_);
   }
 
  private:

@@ -144,6 +144,21 @@ std::string save_to_bytes(const Iterator& input) {
   return w.take();
 }
 
+void save_unless_ended(StateWriter& w, const char* section, bool ended, const Iterator& input) {
+  w.section(section, [&](StateWriter& s) {
+    s.flag(ended);
+    if (!ended) input.save(s);
+  });
+}
+
+bool restore_unless_ended(StateReader& r, const char* section, Iterator& input) {
+  StateReader s = r.section(section);
+  const bool ended = s.flag("input ended");
+  if (!ended) input.restore(s);
+  s.finish();
+  return ended;
+}
+
 void restore_from_bytes(StateReader& r, const char* field, Iterator& it) {
   std::string saved = r.bytes(field);
   StateReader inner(saved, r.offset() - saved.size(), r.node());

@@ -80,6 +80,12 @@ std::string save_to_bytes(const Iterator& input);
 // Restores `it` from a bytes field of `r` that holds a section save_to_bytes wrote.
 void restore_from_bytes(StateReader& r, const char* field, Iterator& it);
 
+// The section of a node whose only state of its own is whether its input ended (batch,
+// padded_batch): that flag, then the input's state while it has not ended.
+void save_unless_ended(StateWriter& w, const char* section, bool ended, const Iterator& input);
+// Restores what save_unless_ended wrote into `input`; returns the flag.
+bool restore_unless_ended(StateReader& r, const char* section, Iterator& input);
+
 // One canonical description per operation of the graph, in pre-order from `ds` (an
 // operation, then its inputs): "name(arguments)".
 std::vector<std::string> pipeline_fingerprint(const Dataset& ds);

@@ -511,6 +511,11 @@ DistributedIterator::Agreement DistributedIterator::agree(int64_t local_count,
   } catch (const Error& e) {
     // This worker's own failure is the real cause here, even when the others gave up
     // waiting for it (it was slow to fail) or aborted: keep it, and say what they did.
+    // When the others failed alike and gave up first, their error repeats this one: the
+    // note would only make the workers' messages differ (a launcher shows equal ones once).
+    if (local_error && e.code() == local_error->code() &&
+        std::string_view(e.what()) == std::string_view(local_error->what()))
+      throw *local_error;
     if (local_error)
       throw Error(local_error->code(),
                   str_cat(local_error->what(), " [the other workers did not take this step: ",

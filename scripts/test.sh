@@ -57,7 +57,7 @@ if [ "${DINPUT_SKIP_SANITIZERS:-0}" != "1" ]; then
   cmake --build --preset asan -j2 --target "${suite_targets[@]}" $(optional_targets asan)
   echo "== asan preset: unit, C API, distribution and record-file tests $(elapsed)"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --preset asan -R '^(unit|capi|distribute|io)\.' --output-on-failure -j2 || status=1
+    ctest --preset asan -R '^(unit|capi|distribute|io)\.' -LE python --output-on-failure -j2 || status=1
 
   echo "== tsan preset (CPU-only): configure and build the library, the tool and the test suites $(elapsed)"
   cmake --preset tsan

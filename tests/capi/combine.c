@@ -212,7 +212,11 @@ static void test_cache_and_ignore_errors(void) {
   CHECK_OK(dinput_dataset_iterator(&it, m));
   CHECK_STATUS(dinput_iterator_get_next(&e, it), DINPUT_INVALID_ARGUMENT);
   dinput_iterator_free(it);
-  CHECK_STATUS(dinput_dataset_ignore_errors(&ig, NULL, 0), DINPUT_INVALID_ARGUMENT);
+  {
+    dinput_dataset_t* none = NULL; /* a failing call clears its out-parameter */
+    CHECK_STATUS(dinput_dataset_ignore_errors(&none, NULL, 0), DINPUT_INVALID_ARGUMENT);
+    CHECK(none == NULL);
+  }
   dinput_dataset_free(ig);
   dinput_dataset_free(m);
   dinput_dataset_free(r);

@@ -177,8 +177,10 @@ static void test_single_and_errors(void) {
     CHECK_STATUS(dinput_feature_spec_add_var_len(h, "k", DINPUT_INT64), DINPUT_INVALID_ARGUMENT);
     CHECK_MSG("twice");
     /* A fixed-length feature cannot be a feature list. */
-    CHECK_STATUS(dinput_dataset_parse_sequence_example(&parsed, src, NULL, h, 0),
+    dinput_dataset_t* refused = NULL; /* a failing call clears its out-parameter */
+    CHECK_STATUS(dinput_dataset_parse_sequence_example(&refused, src, NULL, h, 0),
                  DINPUT_INVALID_ARGUMENT);
+    CHECK(refused == NULL);
     dinput_feature_spec_free(h);
   }
   dinput_feature_spec_free(NULL);

@@ -227,7 +227,10 @@ static void test_jpeg_and_damaged_images(void) {
   CHECK_STATUS(dinput_iterator_get_next(&e, it), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("decode_jpeg: element 1");
   dinput_iterator_free(it);
-  /* A component the elements lack is refused when built. */
+  /* A component the elements lack is refused when built (a failing call clears its
+   * out-parameter, so `ds` is freed first). */
+  dinput_dataset_free(ds);
+  ds = NULL;
   dinput_image_options_free(o);
   CHECK_OK(dinput_image_options_new(&o));
   CHECK_OK(dinput_image_options_set_component(o, 1));

@@ -115,7 +115,8 @@ TEST(ExampleWire, VarintsAndTags) {
   uint32_t field, type;
   WireReader z(zero);
   EXPECT_FALSE(z.tag(field, type));
-  WireReader g(std::string(Proto().tag(5, 3)));
+  const std::string group = Proto().tag(5, 3);  // the reader views it: it must outlive g
+  WireReader g(group);
   ASSERT_TRUE(g.tag(field, type));
   EXPECT_FALSE(g.skip(type));
   std::string longer = Proto().tag(1, 2).varint(5).raw("ab");

@@ -71,7 +71,8 @@ Error error_of(const std::function<void()>& f) {
 
 Tensor int64_vector(const std::vector<int64_t>& values) {
   Tensor t = Tensor::allocate(DType::kInt64, Shape{static_cast<int64_t>(values.size())});
-  std::memcpy(t.mutable_data(), values.data(), values.size() * sizeof(int64_t));
+  if (!values.empty())
+    std::memcpy(t.mutable_data(), values.data(), values.size() * sizeof(int64_t));
   return t;
 }
 

@@ -103,11 +103,16 @@ int dinput_image_decode_jpeg(const unsigned char* data, size_t size, int channel
      * chroma upsampling blends each chroma sample with its neighbours, and treats the edge of
      * what is decoded as the image's edge: a margin of one chroma sample on every side keeps
      * the window's pixels the same as those of the whole image. */
+    /* A progressive image is decoded whole, row by row: where its scans leave coefficients
+     * out, libjpeg smooths each block from its neighbours, which a cropped decode treats
+     * differently, so the window would differ from the same window of the whole image (the
+     * fuzzer found such a file). */
+    const int whole = cinfo.progressive_mode;
     const int mx = cinfo.max_h_samp_factor, my = cinfo.max_v_samp_factor;
-    const int x0 = w.x > mx ? w.x - mx : 0;
-    const int x1 =
-        w.x + w.width + mx < (int)cinfo.output_width ? w.x + w.width + mx : (int)cinfo.output_width;
-    const int y0 = w.y > my ? w.y - my : 0;
+    const int x0 = whole ? 0 : w.x > mx ? w.x - mx : 0;
+    const int x1 = whole || w.x + w.width + mx >= (int)cinfo.output_width ? (int)cinfo.output_width
+                                                                          : w.x + w.width + mx;
+    const int y0 = whole ? 0 : w.y > my ? w.y - my : 0;
     JDIMENSION x = (JDIMENSION)x0, width = (JDIMENSION)(x1 - x0);
     if (width != cinfo.output_width) jpeg_crop_scanline(&cinfo, &x, &width);
     const size_t left = (size_t)(w.x - (int)x) * (size_t)ch;

@@ -211,30 +211,6 @@ static void write_records(const char* name, const char* const* records, size_t n
   dinput_record_writer_free(w);
 }
 
-/* Every element (bytes scalars) of ds joined by ','. */
-static dinput_status_t join_strings(const dinput_dataset_t* ds, char* dst, size_t cap) {
-  dinput_iterator_t* it = NULL;
-  dinput_element_t* e = NULL;
-  dinput_status_t st;
-  size_t used = 0;
-  dst[0] = '\0';
-  if ((st = dinput_dataset_iterator(&it, ds)) != DINPUT_OK) return st;
-  while ((st = dinput_iterator_get_next(&e, it)) == DINPUT_OK) {
-    const char* s = NULL;
-    size_t len = 0;
-    if (dinput_tensor_string_view(&s, &len, dinput_element_get(e, 0), 0) == DINPUT_OK &&
-        used + len + 2 < cap) {
-      if (used) dst[used++] = ',';
-      memcpy(dst + used, s, len);
-      used += len;
-      dst[used] = '\0';
-    }
-    dinput_element_free(e);
-  }
-  dinput_iterator_free(it);
-  return st;
-}
-
 static dinput_dataset_t* list(const char* pattern) {
   char p[512];
   const char* patterns[1];

@@ -23,31 +23,6 @@ static void write_file(const char* name, const char* content) {
   fclose(f);
 }
 
-/* Reads every element (bytes scalars) of ds into one string, separated by ','. Returns the
- * final status of the iteration. */
-static dinput_status_t join_strings(const dinput_dataset_t* ds, char* dst, size_t cap) {
-  dinput_iterator_t* it = NULL;
-  dinput_element_t* e = NULL;
-  dinput_status_t st;
-  size_t used = 0;
-  dst[0] = '\0';
-  if ((st = dinput_dataset_iterator(&it, ds)) != DINPUT_OK) return st;
-  while ((st = dinput_iterator_get_next(&e, it)) == DINPUT_OK) {
-    const char* s = NULL;
-    size_t len = 0;
-    if (dinput_tensor_string_view(&s, &len, dinput_element_get(e, 0), 0) == DINPUT_OK &&
-        used + len + 2 < cap) {
-      if (used) dst[used++] = ',';
-      memcpy(dst + used, s, len);
-      used += len;
-      dst[used] = '\0';
-    }
-    dinput_element_free(e);
-  }
-  dinput_iterator_free(it);
-  return st;
-}
-
 /* The last path component of each name, for comparing list_files output. */
 static void basenames(char* s) {
   char *out = s, *p = s, *start = s;

@@ -290,22 +290,32 @@ dinput_status_t dgo_element_ref_into(dinput_element_t** outs, dinput_element_t* 
   return st;
 }
 
+/* The interleave options of dgo_dataset_interleave and dgo_dataset_interleave_reader (0 keeps
+ * a setting's default); *options is NULL when making them failed. */
+static dinput_status_t new_interleave_options(dinput_interleave_options_t** options,
+                                              int64_t cycle_length, int64_t block_length,
+                                              int64_t num_parallel_calls, int deterministic) {
+  dinput_status_t st = dinput_interleave_options_new(options);
+  if (st == DINPUT_OK && cycle_length != 0)
+    st = dinput_interleave_options_set_cycle_length(*options, cycle_length);
+  if (st == DINPUT_OK && block_length != 0)
+    st = dinput_interleave_options_set_block_length(*options, block_length);
+  if (st == DINPUT_OK && num_parallel_calls != 0)
+    st = dinput_interleave_options_set_num_parallel_calls(*options, num_parallel_calls);
+  if (st == DINPUT_OK)
+    st = dinput_interleave_options_set_deterministic(*options,
+                                                     (dinput_deterministic_t)deterministic);
+  return st;
+}
+
 dinput_status_t dgo_dataset_interleave(dinput_dataset_t** out, const dinput_dataset_t* input,
                                        const dinput_spec_t* out_spec, int64_t cycle_length,
                                        int64_t block_length, int64_t num_parallel_calls,
                                        int deterministic, uintptr_t handle) {
   /* As for map: the library owns the handle from the call on. */
   dinput_interleave_options_t* options = NULL;
-  dinput_status_t st = dinput_interleave_options_new(&options);
-  if (st == DINPUT_OK && cycle_length != 0)
-    st = dinput_interleave_options_set_cycle_length(options, cycle_length);
-  if (st == DINPUT_OK && block_length != 0)
-    st = dinput_interleave_options_set_block_length(options, block_length);
-  if (st == DINPUT_OK && num_parallel_calls != 0)
-    st = dinput_interleave_options_set_num_parallel_calls(options, num_parallel_calls);
-  if (st == DINPUT_OK)
-    st =
-        dinput_interleave_options_set_deterministic(options, (dinput_deterministic_t)deterministic);
+  dinput_status_t st = new_interleave_options(&options, cycle_length, block_length,
+                                              num_parallel_calls, deterministic);
   if (st == DINPUT_OK) {
     st = dinput_dataset_interleave(out, input, interleave_fn, out_spec, (void*)handle, free_handle,
                                    options);
@@ -422,16 +432,8 @@ dinput_status_t dgo_dataset_interleave_reader(dinput_dataset_t** out, const dinp
                                               int64_t block_length, int64_t num_parallel_calls,
                                               int deterministic) {
   dinput_interleave_options_t* options = NULL;
-  dinput_status_t st = dinput_interleave_options_new(&options);
-  if (st == DINPUT_OK && cycle_length != 0)
-    st = dinput_interleave_options_set_cycle_length(options, cycle_length);
-  if (st == DINPUT_OK && block_length != 0)
-    st = dinput_interleave_options_set_block_length(options, block_length);
-  if (st == DINPUT_OK && num_parallel_calls != 0)
-    st = dinput_interleave_options_set_num_parallel_calls(options, num_parallel_calls);
-  if (st == DINPUT_OK)
-    st =
-        dinput_interleave_options_set_deterministic(options, (dinput_deterministic_t)deterministic);
+  dinput_status_t st = new_interleave_options(&options, cycle_length, block_length,
+                                              num_parallel_calls, deterministic);
   if (st == DINPUT_OK) st = dinput_dataset_interleave_reader(out, input, reader, options);
   dinput_interleave_options_free(options);
   return st;

@@ -1,9 +1,9 @@
 // map: a user function applied to every element, sequentially or on a thread pool. The unit of
 // work is a run of consecutive elements: map_many's function serves a whole run per call, and
 // the element map is the case of runs of one.
-#include <deque>
 #include <thread>
 
+#include "data/input_snapshots.h"
 #include "data/nodes.h"
 #include "data/parallel_calls.h"
 #include "data/state.h"
@@ -184,8 +184,8 @@ class ParallelMapIterator final : public Iterator {
   bool next(Element& out) override {
     while (pos_ == outs_.size()) {
       while (!input_done_ && !calls_.full()) {
-        if (!no_state_ && (snapshots_.empty() || read_ - snapshots_.back().position >= every_))
-          take_snapshot();
+        if (snapshots_.list().empty() || read_ - snapshots_.list().back().position >= every_)
+          snapshots_.take(*input_, read_);
         Run ins;
         std::exception_ptr error;
         input_done_ = !read_run(*input_, ds_->max_count(), ins, error);
@@ -201,7 +201,7 @@ class ParallelMapIterator final : public Iterator {
     }
     out = std::move(outs_[pos_++]);
     ++taken_;
-    while (snapshots_.size() > 1 && snapshots_[1].position <= taken_) snapshots_.pop_front();
+    snapshots_.drop_before(taken_);
     return true;
   }
 
@@ -210,15 +210,15 @@ class ParallelMapIterator final : public Iterator {
       state_unsupported("map",
                         "num_parallel_calls > 1 with deterministic=false delivers results as they "
                         "finish, an order that cannot be reproduced");
-    if (no_state_) std::rethrow_exception(no_state_);
+    snapshots_.check();
     w.section("map", [&](StateWriter& s) {
-      if (snapshots_.empty()) {  // nothing read yet
+      if (snapshots_.list().empty()) {  // nothing read yet
         s.i64(0);
         input_->save(s);
         return;
       }
-      s.i64(taken_ - snapshots_.front().position);
-      s.raw(snapshots_.front().state);
+      s.i64(taken_ - snapshots_.list().front().position);
+      s.raw(snapshots_.list().front().state);
     });
   }
 
@@ -233,31 +233,15 @@ class ParallelMapIterator final : public Iterator {
  private:
   std::shared_ptr<const MapDataset> ds_;
   std::unique_ptr<Iterator> input_;
-  void take_snapshot() {
-    try {
-      snapshots_.push_back(Snapshot{read_, save_to_bytes(*input_)});
-    } catch (...) {
-      no_state_ = std::current_exception();  // iteration goes on; only a save fails
-      snapshots_.clear();
-    }
-  }
-
-  // The input's state before it read element `position` (counted from the restore).
-  struct Snapshot {
-    int64_t position;
-    std::string state;
-  };
-
   bool deterministic_;
   bool input_done_ = false;
   Run outs_;  // the run taken last, handed out from pos_
   size_t pos_ = 0;
   int64_t every_;
-  int64_t read_ = 0;   // input elements read
-  int64_t taken_ = 0;  // results handed out
-  std::deque<Snapshot> snapshots_;
-  std::exception_ptr no_state_;
-  ParallelRunCalls calls_;  // last: its workers run apply on ds_
+  int64_t read_ = 0;          // input elements read
+  int64_t taken_ = 0;         // results handed out
+  InputSnapshots snapshots_;  // positions counted from the restore
+  ParallelRunCalls calls_;    // last: its workers run apply on ds_
 };
 
 std::unique_ptr<Iterator> MapDataset::make_iterator(const IteratorContext& ctx) const {

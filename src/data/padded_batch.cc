@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <deque>
 
+#include "data/input_snapshots.h"
 #include "data/nodes.h"
 #include "data/state.h"
 
@@ -214,7 +215,7 @@ class BucketIterator final : public Iterator {
   }
 
   void save(StateWriter& w) const override {
-    if (no_state_) std::rethrow_exception(no_state_);
+    snapshots_.check();
     w.section("bucket_by_sequence_length", [&](StateWriter& s) {
       s.i64(read_);
       for (const auto& bucket : buckets_) {
@@ -227,11 +228,9 @@ class BucketIterator final : public Iterator {
         input_->save(s);
         return;
       }
-      const Snapshot* best = &snapshots_.front();
-      for (const auto& snap : snapshots_)
-        if (snap.position <= oldest) best = &snap;
-      s.i64(best->position);
-      s.raw(best->state);
+      const InputSnapshots::Snapshot& best = snapshots_.at_or_before(oldest);
+      s.i64(best.position);
+      s.raw(best.state);
     });
   }
 
@@ -274,14 +273,8 @@ class BucketIterator final : public Iterator {
     int64_t index;  // the element's position in the input
     Element element;
   };
-  // The input's state before it read element `position`.
-  struct Snapshot {
-    int64_t position;
-    std::string state;
-  };
-
   bool read(Element& e) {
-    if (!no_state_ && (snapshots_.empty() || read_ - snapshots_.back().position >= interval_))
+    if (snapshots_.list().empty() || read_ - snapshots_.list().back().position >= interval_)
       take_snapshot();
     if (!input_->next(e)) {
       input_done_ = true;
@@ -292,22 +285,16 @@ class BucketIterator final : public Iterator {
   }
 
   void take_snapshot() {
-    try {
-      snapshots_.push_back(Snapshot{read_, save_to_bytes(*input_)});
-    } catch (...) {
-      no_state_ = std::current_exception();  // iteration goes on; only a save fails
-      snapshots_.clear();
-      return;
-    }
-    const int64_t oldest = oldest_needed();
-    while (snapshots_.size() > 1 && snapshots_[1].position <= oldest) snapshots_.pop_front();
+    snapshots_.take(*input_, read_);
+    snapshots_.drop_before(oldest_needed());
     // A bucket that rarely fills keeps an old element, and every snapshot since may still
     // become the one a save needs: keep every other one and take them half as often, so
     // that at most 64 are held however long the bucket waits.
-    if (snapshots_.size() > 64) {
-      std::deque<Snapshot> kept;
-      for (size_t i = 0; i < snapshots_.size(); i += 2) kept.push_back(std::move(snapshots_[i]));
-      snapshots_ = std::move(kept);
+    auto& list = snapshots_.list();
+    if (list.size() > 64) {
+      std::deque<InputSnapshots::Snapshot> kept;
+      for (size_t i = 0; i < list.size(); i += 2) kept.push_back(std::move(list[i]));
+      list = std::move(kept);
       interval_ *= 2;
     }
   }
@@ -337,8 +324,7 @@ class BucketIterator final : public Iterator {
   bool input_done_ = false;
   int64_t read_ = 0;
   int64_t interval_;
-  std::deque<Snapshot> snapshots_;
-  std::exception_ptr no_state_;
+  InputSnapshots snapshots_;
 };
 
 std::unique_ptr<Iterator> BucketDataset::make_iterator(const IteratorContext& ctx) const {

@@ -6,10 +6,10 @@
 // generator, so a restore replays the draws on input indices, then reads the input again
 // from that position, keeping the elements the buffer held.
 #include <algorithm>
-#include <deque>
 #include <random>
 
 #include "core/seed.h"
+#include "data/input_snapshots.h"
 #include "data/nodes.h"
 #include "data/state.h"
 
@@ -61,7 +61,7 @@ class ShuffleIterator final : public Iterator {
   }
 
   void save(StateWriter& w) const override {
-    if (no_state_) std::rethrow_exception(no_state_);
+    snapshots_.check();
     w.section("shuffle", [&](StateWriter& s) {
       s.u64(seed_);
       s.u64(epoch_);
@@ -69,12 +69,12 @@ class ShuffleIterator final : public Iterator {
       s.i64(read_);
       s.flag(input_done_);
       if (input_done_ && buffer_.empty()) return;  // nothing left to read again
-      if (snapshots_.empty()) {  // nothing read yet: the input is where it started
+      if (snapshots_.list().empty()) {  // nothing read yet: the input is where it started
         s.i64(read_);
         s.bytes(save_to_bytes(*input_));
         return;
       }
-      const Snapshot& base = base_snapshot();
+      const InputSnapshots::Snapshot& base = snapshots_.at_or_before(oldest_needed());
       s.i64(base.position);
       s.bytes(base.state);
     });
@@ -100,7 +100,7 @@ class ShuffleIterator final : public Iterator {
     const int64_t oldest = index_.empty() ? read : *std::min_element(index_.begin(), index_.end());
     oldest_ = oldest;
     const int64_t position = s.i64_in("position of the input's state", 0, oldest);
-    Snapshot base{position, s.bytes("the input's state")};
+    InputSnapshots::Snapshot base{position, s.bytes("the input's state")};
     StateReader in(base.state, s.offset() - base.state.size(), "shuffle");
     input_->restore(in);
     in.finish();
@@ -126,21 +126,19 @@ class ShuffleIterator final : public Iterator {
     read_ = read;
     drawn_ = drawn;
     input_done_ = done;
-    snapshots_.clear();
-    snapshots_.push_back(std::move(base));
+    snapshots_.list().clear();
+    snapshots_.list().push_back(std::move(base));
   }
 
  private:
-  // The input's state before it read element `position`.
-  struct Snapshot {
-    int64_t position;
-    std::string state;
-  };
-
   // Reads the next input element, first saving the input's state every snapshot_every_
   // elements so that a save can point the input back at the oldest buffered element.
   bool read(Element& e) {
-    if (!no_state_ && (snapshots_.empty() || read_ % snapshot_every_ == 0)) take_snapshot();
+    if (snapshots_.list().empty() || read_ % snapshot_every_ == 0) {
+      snapshots_.take(*input_, read_);
+      // Drop the snapshots that the oldest buffered element no longer needs.
+      snapshots_.drop_before(oldest_needed());
+    }
     if (!input_->next(e)) {
       input_done_ = true;
       return false;
@@ -149,31 +147,9 @@ class ShuffleIterator final : public Iterator {
     return true;
   }
 
-  void take_snapshot() {
-    try {
-      snapshots_.push_back(Snapshot{read_, save_to_bytes(*input_)});
-    } catch (...) {
-      // The input cannot save: iteration goes on, and a save of the shuffle reports why.
-      no_state_ = std::current_exception();
-      snapshots_.clear();
-      return;
-    }
-    // Drop the snapshots that the oldest buffered element no longer needs.
-    const int64_t oldest = oldest_needed();
-    while (snapshots_.size() > 1 && snapshots_[1].position <= oldest) snapshots_.pop_front();
-  }
-
   // The earliest input position the buffer still needs: its oldest element, or the next
   // element to read when it is empty.
   int64_t oldest_needed() const { return index_.empty() ? read_ : oldest_; }
-
-  const Snapshot& base_snapshot() const {
-    const int64_t oldest = oldest_needed();
-    const Snapshot* best = &snapshots_.front();
-    for (const auto& snap : snapshots_)
-      if (snap.position <= oldest) best = &snap;
-    return *best;
-  }
 
   // The draws of next() on input indices alone: leaves index_ as the saved buffer's slots
   // and rng_ where the saved generator was.
@@ -220,8 +196,7 @@ class ShuffleIterator final : public Iterator {
   bool input_done_ = false;
   int64_t read_ = 0;   // input elements read
   int64_t drawn_ = 0;  // elements handed out
-  std::deque<Snapshot> snapshots_;
-  std::exception_ptr no_state_;  // why the input could not save, if it could not
+  InputSnapshots snapshots_;
 };
 
 }  // namespace

@@ -10,6 +10,7 @@
 // read, the input's state and how many elements to skip.
 #include <deque>
 
+#include "data/input_snapshots.h"
 #include "data/nodes.h"
 #include "data/state.h"
 
@@ -82,12 +83,13 @@ class WindowDataset final : public UnaryDataset {
       }
       out = stack_rows(rows);
       start_ += shift_;
-      while (!snapshots_.empty() && snapshots_.front().position < start_) snapshots_.pop_front();
+      auto& list = snapshots_.list();
+      while (!list.empty() && list.front().position < start_) list.pop_front();
       return true;
     }
 
     void save(StateWriter& w) const override {
-      if (no_state_) std::rethrow_exception(no_state_);
+      snapshots_.check();
       w.section("window", [&](StateWriter& s) {
         s.flag(done_);
         if (done_) return;
@@ -96,10 +98,11 @@ class WindowDataset final : public UnaryDataset {
           input_->save(s);
           return;
         }
-        if (snapshots_.empty() || snapshots_.front().position != start_)
+        const auto& list = snapshots_.list();
+        if (list.empty() || list.front().position != start_)
           raise(Code::kInternal, "window: no saved input position for the next window");
         s.i64(0);
-        s.raw(snapshots_.front().state);
+        s.raw(list.front().state);
       });
     }
     void restore(StateReader& r) override {
@@ -114,22 +117,10 @@ class WindowDataset final : public UnaryDataset {
     }
 
    private:
-    struct Snapshot {
-      int64_t position;
-      std::string state;
-    };
-
     // Reads the next input element; before one that begins a window, keeps the input's state
     // (a save made while that window is the next one points the input back there).
     bool read(Element& e) {
-      if (!no_state_ && read_ >= start_ && (read_ - start_) % shift_ == 0) {
-        try {
-          snapshots_.push_back(Snapshot{read_, save_to_bytes(*input_)});
-        } catch (...) {
-          no_state_ = std::current_exception();  // iteration goes on; only a save fails
-          snapshots_.clear();
-        }
-      }
+      if (read_ >= start_ && (read_ - start_) % shift_ == 0) snapshots_.take(*input_, read_);
       if (!input_->next(e)) {
         input_done_ = true;
         return false;
@@ -147,8 +138,7 @@ class WindowDataset final : public UnaryDataset {
     int64_t read_ = 0;   // input elements read
     bool input_done_ = false;
     bool done_ = false;
-    std::deque<Snapshot> snapshots_;
-    std::exception_ptr no_state_;
+    InputSnapshots snapshots_;
   };
 
   std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override {

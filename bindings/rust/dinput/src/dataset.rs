@@ -685,7 +685,10 @@ impl Dataset {
                 Err(status) => status,
             }
         }
-        unsafe extern "C" fn next<It, F, S, R>(out: *mut *mut sys::dinput_element_t, state: *mut c_void) -> sys::dinput_status_t
+        unsafe extern "C" fn next<It, F, S, R>(
+            out: *mut *mut sys::dinput_element_t,
+            state: *mut c_void,
+        ) -> sys::dinput_status_t
         where
             It: std::iter::Iterator<Item = Result<Element>> + Send + 'static,
         {
@@ -725,13 +728,18 @@ impl Dataset {
                 (Err(status), _) => status,
             }
         }
-        unsafe extern "C" fn restore_cb<It, F, S, R>(state: *mut c_void, data: *const c_void, size: usize) -> sys::dinput_status_t
+        unsafe extern "C" fn restore_cb<It, F, S, R>(
+            state: *mut c_void,
+            data: *const c_void,
+            size: usize,
+        ) -> sys::dinput_status_t
         where
             R: Fn(It, &[u8]) -> Result<It>,
         {
             // SAFETY: as for next; data points at size bytes during this call.
             let state = unsafe { &mut *(state as *mut State<It, F, S, R>) };
-            let bytes = if size == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(data as *const u8, size) } };
+            let bytes =
+                if size == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(data as *const u8, size) } };
             let funcs = state.funcs;
             let taken = state.iter.take();
             match call("the generator's restore", || match taken {
@@ -1088,23 +1096,6 @@ impl Dataset {
     where
         F: Fn(&Element) -> Result<Dataset> + Send + Sync + 'static,
     {
-        unsafe extern "C" fn tramp<F>(
-            out: *mut *mut sys::dinput_dataset_t,
-            input: *const sys::dinput_element_t,
-            user_data: *mut c_void,
-        ) -> sys::dinput_status_t
-        where
-            F: Fn(&Element) -> Result<Dataset> + Send + Sync + 'static,
-        {
-            // SAFETY: as in map_with.
-            let (f, input) = unsafe { (&*(user_data as *const F), ElementRef::new(input)) };
-            let result = call("the interleave closure", || {
-                let input = input.ok_or_else(|| Error::invalid_argument("interleave: NULL input element"))?;
-                f(&input).map(Dataset::into_raw)
-            });
-            // SAFETY: out is the library's valid out-parameter; it takes the dataset.
-            unsafe { deliver(out, result) }
-        }
         let o = OptionHandle::new(sys::dinput_interleave_options_new, sys::dinput_interleave_options_free)?;
         // SAFETY (setters): the handle is live and owned by `o`.
         o.set(|p| unsafe { sys::dinput_interleave_options_set_cycle_length(p, options.cycle_length) })?;
@@ -1114,16 +1105,16 @@ impl Dataset {
         o.set(|p| unsafe {
             sys::dinput_interleave_options_set_deterministic(p, deterministic_c(options.deterministic))
         })?;
-        let user_data = Box::into_raw(Box::new(f)) as *mut c_void;
+        let user_data = DatasetFn::boxed("interleave", f);
         // SAFETY: as in map_with; out_spec is live for the call.
         self.derive(|out, input| unsafe {
             sys::dinput_dataset_interleave(
                 out,
                 input,
-                Some(tramp::<F>),
+                Some(dataset_fn_tramp::<F>),
                 out_spec.as_raw(),
                 user_data,
-                Some(drop_boxed::<F>),
+                Some(drop_boxed::<DatasetFn<F>>),
                 o.as_ptr(),
             )
         })
@@ -1391,33 +1382,16 @@ impl Dataset {
     where
         F: Fn(&Element) -> Result<Dataset> + Send + Sync + 'static,
     {
-        unsafe extern "C" fn tramp<F>(
-            out: *mut *mut sys::dinput_dataset_t,
-            input: *const sys::dinput_element_t,
-            user_data: *mut c_void,
-        ) -> sys::dinput_status_t
-        where
-            F: Fn(&Element) -> Result<Dataset> + Send + Sync + 'static,
-        {
-            // SAFETY: as in map_with.
-            let (f, input) = unsafe { (&*(user_data as *const F), ElementRef::new(input)) };
-            let result = call("the flat_map closure", || {
-                let input = input.ok_or_else(|| Error::invalid_argument("flat_map: NULL input element"))?;
-                f(&input).map(Dataset::into_raw)
-            });
-            // SAFETY: out is the library's valid out-parameter; it takes the dataset.
-            unsafe { deliver(out, result) }
-        }
-        let user_data = Box::into_raw(Box::new(f)) as *mut c_void;
+        let user_data = DatasetFn::boxed("flat_map", f);
         // SAFETY: as in map_with; out_spec is live for the call.
         self.derive(|out, input| unsafe {
             sys::dinput_dataset_flat_map(
                 out,
                 input,
-                Some(tramp::<F>),
+                Some(dataset_fn_tramp::<F>),
                 out_spec.as_raw(),
                 user_data,
-                Some(drop_boxed::<F>),
+                Some(drop_boxed::<DatasetFn<F>>),
             )
         })
     }
@@ -1445,4 +1419,40 @@ impl Dataset {
         // SAFETY: see batch; the reader is live for the call.
         self.derive(|out, input| unsafe { sys::dinput_dataset_flat_map_reader(out, input, r.0.as_ptr()) })
     }
+}
+
+/// The user data of the callbacks that make a dataset from an element (interleave, flat_map):
+/// the closure and the operation's name, for the messages of a failing call.
+struct DatasetFn<F> {
+    operation: &'static str,
+    closure: String, // "the <operation> closure", made once rather than per call
+    f: F,
+}
+
+impl<F> DatasetFn<F> {
+    /// Boxed for the library, which frees it with `drop_boxed::<DatasetFn<F>>`.
+    fn boxed(operation: &'static str, f: F) -> *mut c_void {
+        let closure = format!("the {operation} closure");
+        Box::into_raw(Box::new(DatasetFn { operation, closure, f })) as *mut c_void
+    }
+}
+
+unsafe extern "C" fn dataset_fn_tramp<F>(
+    out: *mut *mut sys::dinput_dataset_t,
+    input: *const sys::dinput_element_t,
+    user_data: *mut c_void,
+) -> sys::dinput_status_t
+where
+    F: Fn(&Element) -> Result<Dataset> + Send + Sync + 'static,
+{
+    // SAFETY: user_data is the DatasetFn<F> boxed by DatasetFn::boxed, alive until
+    // free_user_data; F is Sync, so sharing it between concurrent calls is sound. `input` is
+    // borrowed for the call, which the reference's lifetime (local to this frame) enforces.
+    let (this, input) = unsafe { (&*(user_data as *const DatasetFn<F>), ElementRef::new(input)) };
+    let result = call(&this.closure, || {
+        let input = input.ok_or_else(|| Error::invalid_argument(format!("{}: NULL input element", this.operation)))?;
+        (this.f)(&input).map(Dataset::into_raw)
+    });
+    // SAFETY: out is the library's valid out-parameter; it takes the dataset.
+    unsafe { deliver(out, result) }
 }

@@ -36,15 +36,6 @@ dinput_status_t make_dataset(const char* fn, dinput_dataset_t** out, const dinpu
   });
 }
 
-template <typename Body>
-dinput_status_t set(const char* fn, dinput_padded_batch_options* options, Body&& body) {
-  return capi::guard(fn, [&] {
-    if (!options) raise(Code::kInvalidArgument, fn, ": argument 'options' is NULL");
-    capi::check_not_frozen(*options);
-    body(*options);
-  });
-}
-
 std::vector<Shape> shapes_of(const dinput_padded_batch_options& o) {
   std::vector<Shape> shapes;
   if (o.padded_shapes)
@@ -85,8 +76,9 @@ DINPUT_API void dinput_padded_batch_options_free(dinput_padded_batch_options_t* 
 
 DINPUT_API dinput_status_t dinput_padded_batch_options_set_drop_remainder(
     dinput_padded_batch_options_t* options, int drop_remainder) {
-  return set(__func__, options,
-             [&](dinput_padded_batch_options& o) { o.drop_remainder = drop_remainder != 0; });
+  return capi::set_option(__func__, options, [&](dinput_padded_batch_options& o) {
+    o.drop_remainder = drop_remainder != 0;
+  });
 }
 
 DINPUT_API int dinput_padded_batch_options_drop_remainder(
@@ -96,7 +88,7 @@ DINPUT_API int dinput_padded_batch_options_drop_remainder(
 
 DINPUT_API dinput_status_t dinput_padded_batch_options_set_padded_shapes(
     dinput_padded_batch_options_t* options, const dinput_spec_t* shapes) {
-  return set(__func__, options, [&](dinput_padded_batch_options& o) {
+  return capi::set_option(__func__, options, [&](dinput_padded_batch_options& o) {
     if (shapes) {
       o.padded_shapes = shapes->spec;
       shapes->frozen.freeze("dinput_padded_batch_options_set_padded_shapes");
@@ -117,7 +109,7 @@ DINPUT_API dinput_status_t dinput_padded_batch_options_padded_shapes(
 
 DINPUT_API dinput_status_t dinput_padded_batch_options_set_padding_values(
     dinput_padded_batch_options_t* options, const dinput_element_t* values) {
-  return set(__func__, options, [&](dinput_padded_batch_options& o) {
+  return capi::set_option(__func__, options, [&](dinput_padded_batch_options& o) {
     if (values)
       o.padding_values = capi::to_element(*values);
     else

@@ -16,15 +16,6 @@ struct dinput_image_options : dinput::capi::FreezableOptions {
 
 namespace {
 
-template <typename Body>
-dinput_status_t set(const char* fn, dinput_image_options* options, Body&& body) {
-  return capi::guard(fn, [&] {
-    if (!options) raise(Code::kInvalidArgument, fn, ": argument 'options' is NULL");
-    capi::check_not_frozen(*options);
-    body(*options);
-  });
-}
-
 // Builds one image operation over `input` with the handle's settings, then freezes the handle.
 template <typename Make>
 dinput_status_t make_image_op(const char* fn, dinput_dataset_t** out, const dinput_dataset_t* input,
@@ -61,7 +52,7 @@ DINPUT_API void dinput_image_options_free(dinput_image_options_t* options) {
 
 DINPUT_API dinput_status_t dinput_image_options_set_component(dinput_image_options_t* options,
                                                               int64_t component) {
-  return set(__func__, options, [&](dinput_image_options& o) {
+  return capi::set_option(__func__, options, [&](dinput_image_options& o) {
     DINPUT_CHECK_ARG(component >= 0,
                      "dinput_image_options_set_component: component must be >= 0, got ", component);
     o.component = component;
@@ -74,11 +65,8 @@ DINPUT_API int64_t dinput_image_options_component(const dinput_image_options_t* 
 
 DINPUT_API dinput_status_t dinput_image_options_set_num_parallel_calls(
     dinput_image_options_t* options, int64_t num_parallel_calls) {
-  return set(__func__, options, [&](dinput_image_options& o) {
-    DINPUT_CHECK_ARG(num_parallel_calls >= -1 && num_parallel_calls <= 1024,
-                     "dinput_image_options_set_num_parallel_calls: num_parallel_calls must be "
-                     "0..1024 or DINPUT_AUTOTUNE (-1), got ",
-                     num_parallel_calls);
+  return capi::set_option(__func__, options, [&](dinput_image_options& o) {
+    capi::check_parallel_calls("dinput_image_options_set_num_parallel_calls", num_parallel_calls);
     o.num_parallel_calls = num_parallel_calls;
   });
 }
@@ -89,12 +77,8 @@ DINPUT_API int64_t dinput_image_options_num_parallel_calls(const dinput_image_op
 
 DINPUT_API dinput_status_t dinput_image_options_set_deterministic(
     dinput_image_options_t* options, dinput_deterministic_t deterministic) {
-  return set(__func__, options, [&](dinput_image_options& o) {
-    const int v = static_cast<int>(deterministic);
-    DINPUT_CHECK_ARG(v >= -1 && v <= 1,
-                     "dinput_image_options_set_deterministic: invalid "
-                     "deterministic ",
-                     v, " (expected DINPUT_DETERMINISTIC_UNSET=-1, FALSE=0 or TRUE=1)");
+  return capi::set_option(__func__, options, [&](dinput_image_options& o) {
+    capi::check_deterministic("dinput_image_options_set_deterministic", deterministic);
     o.deterministic = deterministic;
   });
 }

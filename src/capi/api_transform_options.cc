@@ -33,28 +33,6 @@ int64_t combined_seed(bool has_seed, int64_t seed, int64_t seed2) {
   return static_cast<int64_t>(z & 0x7FFFFFFFFFFFFFFFull);
 }
 
-}  // namespace dinput::capi
-
-namespace {
-
-// The body of a setter: the handle must be there and not frozen.
-template <typename Options, typename Body>
-dinput_status_t set(const char* fn, Options* options, Body&& body) {
-  return capi::guard(fn, [&] {
-    if (!options) raise(Code::kInvalidArgument, fn, ": argument 'options' is NULL");
-    capi::check_not_frozen(*options);
-    body(*options);
-  });
-}
-
-template <typename Options>
-dinput_status_t make(const char* fn, Options** out) {
-  return capi::guard(fn, [&] {
-    DINPUT_REQUIRE_OUT(out);
-    *out = std::make_unique<Options>().release();  // the caller owns it until _free
-  });
-}
-
 void check_parallel_calls(const char* fn, int64_t n) {
   DINPUT_CHECK_ARG(n >= -1 && n <= 1024, fn,
                    ": num_parallel_calls must be 0..1024 or DINPUT_AUTOTUNE (-1), got ", n);
@@ -64,6 +42,18 @@ void check_deterministic(const char* fn, dinput_deterministic_t d) {
   int v = static_cast<int>(d);
   DINPUT_CHECK_ARG(v >= -1 && v <= 1, fn, ": invalid deterministic ", v,
                    " (expected DINPUT_DETERMINISTIC_UNSET=-1, FALSE=0 or TRUE=1)");
+}
+
+}  // namespace dinput::capi
+
+namespace {
+
+template <typename Options>
+dinput_status_t make(const char* fn, Options** out) {
+  return capi::guard(fn, [&] {
+    DINPUT_REQUIRE_OUT(out);
+    *out = std::make_unique<Options>().release();  // the caller owns it until _free
+  });
 }
 
 void check_compression(const char* fn, dinput_compression_t compression) {
@@ -89,7 +79,7 @@ DINPUT_API void dinput_map_options_free(dinput_map_options_t* options) {
 
 DINPUT_API dinput_status_t dinput_map_options_set_out_spec(dinput_map_options_t* options,
                                                            const dinput_spec_t* spec) {
-  return set(__func__, options, [&](dinput_map_options& o) {
+  return capi::set_option(__func__, options, [&](dinput_map_options& o) {
     if (spec) {
       o.out_spec = spec->spec;
       // Copied here: like every use of a spec, this one freezes it.
@@ -110,8 +100,8 @@ DINPUT_API dinput_status_t dinput_map_options_out_spec(dinput_spec_t** out,
 
 DINPUT_API dinput_status_t dinput_map_options_set_num_parallel_calls(dinput_map_options_t* options,
                                                                      int64_t num_parallel_calls) {
-  return set(__func__, options, [&](dinput_map_options& o) {
-    check_parallel_calls("dinput_map_options_set_num_parallel_calls", num_parallel_calls);
+  return capi::set_option(__func__, options, [&](dinput_map_options& o) {
+    capi::check_parallel_calls("dinput_map_options_set_num_parallel_calls", num_parallel_calls);
     o.num_parallel_calls = num_parallel_calls;
   });
 }
@@ -122,8 +112,8 @@ DINPUT_API int64_t dinput_map_options_num_parallel_calls(const dinput_map_option
 
 DINPUT_API dinput_status_t dinput_map_options_set_deterministic(
     dinput_map_options_t* options, dinput_deterministic_t deterministic) {
-  return set(__func__, options, [&](dinput_map_options& o) {
-    check_deterministic("dinput_map_options_set_deterministic", deterministic);
+  return capi::set_option(__func__, options, [&](dinput_map_options& o) {
+    capi::check_deterministic("dinput_map_options_set_deterministic", deterministic);
     o.deterministic = deterministic;
   });
 }
@@ -145,7 +135,7 @@ DINPUT_API void dinput_interleave_options_free(dinput_interleave_options_t* opti
 
 DINPUT_API dinput_status_t dinput_interleave_options_set_cycle_length(
     dinput_interleave_options_t* options, int64_t cycle_length) {
-  return set(__func__, options, [&](dinput_interleave_options& o) {
+  return capi::set_option(__func__, options, [&](dinput_interleave_options& o) {
     DINPUT_CHECK_ARG(cycle_length == kAutotune || (cycle_length >= 1 && cycle_length <= 4096),
                      "dinput_interleave_options_set_cycle_length: cycle_length must be 1..4096 or "
                      "DINPUT_AUTOTUNE "
@@ -162,7 +152,7 @@ dinput_interleave_options_cycle_length(const dinput_interleave_options_t* option
 
 DINPUT_API dinput_status_t dinput_interleave_options_set_block_length(
     dinput_interleave_options_t* options, int64_t block_length) {
-  return set(__func__, options, [&](dinput_interleave_options& o) {
+  return capi::set_option(__func__, options, [&](dinput_interleave_options& o) {
     DINPUT_CHECK_ARG(block_length >= 1,
                      "dinput_interleave_options_set_block_length: block_length must be >= 1, got ",
                      block_length);
@@ -177,8 +167,9 @@ dinput_interleave_options_block_length(const dinput_interleave_options_t* option
 
 DINPUT_API dinput_status_t dinput_interleave_options_set_num_parallel_calls(
     dinput_interleave_options_t* options, int64_t num_parallel_calls) {
-  return set(__func__, options, [&](dinput_interleave_options& o) {
-    check_parallel_calls("dinput_interleave_options_set_num_parallel_calls", num_parallel_calls);
+  return capi::set_option(__func__, options, [&](dinput_interleave_options& o) {
+    capi::check_parallel_calls("dinput_interleave_options_set_num_parallel_calls",
+                               num_parallel_calls);
     o.num_parallel_calls = num_parallel_calls;
   });
 }
@@ -190,8 +181,8 @@ dinput_interleave_options_num_parallel_calls(const dinput_interleave_options_t* 
 
 DINPUT_API dinput_status_t dinput_interleave_options_set_deterministic(
     dinput_interleave_options_t* options, dinput_deterministic_t deterministic) {
-  return set(__func__, options, [&](dinput_interleave_options& o) {
-    check_deterministic("dinput_interleave_options_set_deterministic", deterministic);
+  return capi::set_option(__func__, options, [&](dinput_interleave_options& o) {
+    capi::check_deterministic("dinput_interleave_options_set_deterministic", deterministic);
     o.deterministic = deterministic;
   });
 }
@@ -213,8 +204,8 @@ DINPUT_API void dinput_batch_options_free(dinput_batch_options_t* options) {
 
 DINPUT_API dinput_status_t dinput_batch_options_set_drop_remainder(dinput_batch_options_t* options,
                                                                    int drop_remainder) {
-  return set(__func__, options,
-             [&](dinput_batch_options& o) { o.drop_remainder = drop_remainder != 0; });
+  return capi::set_option(__func__, options,
+                          [&](dinput_batch_options& o) { o.drop_remainder = drop_remainder != 0; });
 }
 
 DINPUT_API int dinput_batch_options_drop_remainder(const dinput_batch_options_t* options) {
@@ -223,8 +214,8 @@ DINPUT_API int dinput_batch_options_drop_remainder(const dinput_batch_options_t*
 
 DINPUT_API dinput_status_t dinput_batch_options_set_num_parallel_calls(
     dinput_batch_options_t* options, int64_t num_parallel_calls) {
-  return set(__func__, options, [&](dinput_batch_options& o) {
-    check_parallel_calls("dinput_batch_options_set_num_parallel_calls", num_parallel_calls);
+  return capi::set_option(__func__, options, [&](dinput_batch_options& o) {
+    capi::check_parallel_calls("dinput_batch_options_set_num_parallel_calls", num_parallel_calls);
     o.num_parallel_calls = num_parallel_calls;
   });
 }
@@ -235,8 +226,8 @@ DINPUT_API int64_t dinput_batch_options_num_parallel_calls(const dinput_batch_op
 
 DINPUT_API dinput_status_t dinput_batch_options_set_deterministic(
     dinput_batch_options_t* options, dinput_deterministic_t deterministic) {
-  return set(__func__, options, [&](dinput_batch_options& o) {
-    check_deterministic("dinput_batch_options_set_deterministic", deterministic);
+  return capi::set_option(__func__, options, [&](dinput_batch_options& o) {
+    capi::check_deterministic("dinput_batch_options_set_deterministic", deterministic);
     o.deterministic = deterministic;
   });
 }
@@ -258,7 +249,7 @@ DINPUT_API void dinput_shuffle_options_free(dinput_shuffle_options_t* options) {
 
 DINPUT_API dinput_status_t dinput_shuffle_options_set_seed(dinput_shuffle_options_t* options,
                                                            int64_t seed, int64_t seed2) {
-  return set(__func__, options, [&](dinput_shuffle_options& o) {
+  return capi::set_option(__func__, options, [&](dinput_shuffle_options& o) {
     DINPUT_CHECK_ARG(seed >= 0, "dinput_shuffle_options_set_seed: seed must be >= 0, got ", seed,
                      " (leave the seed unset for a random one)");
     DINPUT_CHECK_ARG(seed2 >= 0, "dinput_shuffle_options_set_seed: seed2 must be >= 0, got ",
@@ -279,8 +270,9 @@ DINPUT_API int64_t dinput_shuffle_options_seed2(const dinput_shuffle_options_t* 
 
 DINPUT_API dinput_status_t
 dinput_shuffle_options_set_reshuffle_each_iteration(dinput_shuffle_options_t* options, int enable) {
-  return set(__func__, options,
-             [&](dinput_shuffle_options& o) { o.reshuffle_each_iteration = enable != 0; });
+  return capi::set_option(__func__, options, [&](dinput_shuffle_options& o) {
+    o.reshuffle_each_iteration = enable != 0;
+  });
 }
 
 DINPUT_API int dinput_shuffle_options_reshuffle_each_iteration(
@@ -300,7 +292,8 @@ DINPUT_API void dinput_list_files_options_free(dinput_list_files_options_t* opti
 
 DINPUT_API dinput_status_t
 dinput_list_files_options_set_shuffle(dinput_list_files_options_t* options, int shuffle) {
-  return set(__func__, options, [&](dinput_list_files_options& o) { o.shuffle = shuffle != 0; });
+  return capi::set_option(__func__, options,
+                          [&](dinput_list_files_options& o) { o.shuffle = shuffle != 0; });
 }
 
 DINPUT_API int dinput_list_files_options_shuffle(const dinput_list_files_options_t* options) {
@@ -309,7 +302,7 @@ DINPUT_API int dinput_list_files_options_shuffle(const dinput_list_files_options
 
 DINPUT_API dinput_status_t dinput_list_files_options_set_seed(dinput_list_files_options_t* options,
                                                               int64_t seed, int64_t seed2) {
-  return set(__func__, options, [&](dinput_list_files_options& o) {
+  return capi::set_option(__func__, options, [&](dinput_list_files_options& o) {
     DINPUT_CHECK_ARG(seed >= 0, "dinput_list_files_options_set_seed: seed must be >= 0, got ", seed,
                      " (leave the seed unset for a random one)");
     DINPUT_CHECK_ARG(seed2 >= 0, "dinput_list_files_options_set_seed: seed2 must be >= 0, got ",
@@ -340,7 +333,7 @@ DINPUT_API void dinput_records_options_free(dinput_records_options_t* options) {
 
 DINPUT_API dinput_status_t dinput_records_options_set_compression(
     dinput_records_options_t* options, dinput_compression_t compression) {
-  return set(__func__, options, [&](dinput_records_options& o) {
+  return capi::set_option(__func__, options, [&](dinput_records_options& o) {
     check_compression("dinput_records_options_set_compression", compression);
     o.compression = compression;
   });
@@ -353,7 +346,7 @@ dinput_records_options_compression(const dinput_records_options_t* options) {
 
 DINPUT_API dinput_status_t dinput_records_options_set_buffer_size(dinput_records_options_t* options,
                                                                   int64_t buffer_size) {
-  return set(__func__, options, [&](dinput_records_options& o) {
+  return capi::set_option(__func__, options, [&](dinput_records_options& o) {
     DINPUT_CHECK_ARG(buffer_size >= 0,
                      "dinput_records_options_set_buffer_size: buffer_size must be >= 0 (0: the "
                      "default), got ",
@@ -378,7 +371,7 @@ DINPUT_API void dinput_record_writer_options_free(dinput_record_writer_options_t
 
 DINPUT_API dinput_status_t dinput_record_writer_options_set_compression(
     dinput_record_writer_options_t* options, dinput_compression_t compression) {
-  return set(__func__, options, [&](dinput_record_writer_options& o) {
+  return capi::set_option(__func__, options, [&](dinput_record_writer_options& o) {
     check_compression("dinput_record_writer_options_set_compression", compression);
     o.compression = compression;
   });
@@ -391,7 +384,7 @@ dinput_record_writer_options_compression(const dinput_record_writer_options_t* o
 
 DINPUT_API dinput_status_t
 dinput_record_writer_options_set_level(dinput_record_writer_options_t* options, int level) {
-  return set(__func__, options, [&](dinput_record_writer_options& o) {
+  return capi::set_option(__func__, options, [&](dinput_record_writer_options& o) {
     DINPUT_CHECK_ARG(level >= 0 && level <= 19,
                      "dinput_record_writer_options_set_level: level must be 0..19 (0: "
                      "the codec's default), got ",
@@ -406,7 +399,7 @@ DINPUT_API int dinput_record_writer_options_level(const dinput_record_writer_opt
 
 DINPUT_API dinput_status_t dinput_record_writer_options_set_zstd_window_log(
     dinput_record_writer_options_t* options, int window_log) {
-  return set(__func__, options, [&](dinput_record_writer_options& o) {
+  return capi::set_option(__func__, options, [&](dinput_record_writer_options& o) {
     DINPUT_CHECK_ARG(
         window_log == 0 || (window_log >= 10 && window_log <= 31),
         "dinput_record_writer_options_set_zstd_window_log: window_log must be 10..31 (0: the "

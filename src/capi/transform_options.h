@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "capi/firewall.h"
 #include "capi/frozen.h"
 #include "core/element.h"
 #include "data/datasets.h"
@@ -33,6 +34,22 @@ const Options& settings(const Options* options) {
   static const Options defaults;
   return options ? *options : defaults;
 }
+
+// The body of an option handle's setter `fn`: the handle must be there (INVALID_ARGUMENT)
+// and not frozen (FAILED_PRECONDITION); `body` checks and stores the setting.
+template <typename Options, typename Body>
+dinput_status_t set_option(const char* fn, Options* options, Body&& body) {
+  return guard(fn, [&] {
+    if (!options) raise(Code::kInvalidArgument, fn, ": argument 'options' is NULL");
+    check_not_frozen(*options);
+    body(*options);
+  });
+}
+
+// INVALID_ARGUMENT naming `fn` unless n is 0..1024 or DINPUT_AUTOTUNE.
+void check_parallel_calls(const char* fn, int64_t n);
+// INVALID_ARGUMENT naming `fn` unless d is one of dinput_deterministic_t's three values.
+void check_deterministic(const char* fn, dinput_deterministic_t d);
 
 // The three states of dinput_deterministic_t as the core takes them.
 std::optional<bool> to_optional(dinput_deterministic_t deterministic);

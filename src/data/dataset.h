@@ -59,6 +59,10 @@ struct IteratorContext {
   // The iterator is made to be restored (data/state.h): it starts no background thread
   // before restore() or its first next(), since restore() must see its input unread.
   bool restoring = false;
+  // No background thread reads ahead: prefetches make their elements on the consumer's
+  // thread. Elastic resume under FILE sharding restores a pipeline this way, so that what
+  // its file source has read stops where the restore left it (docs/checkpoint.md).
+  bool synchronous = false;
 };
 
 class Dataset : public std::enable_shared_from_this<Dataset> {

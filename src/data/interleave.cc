@@ -217,6 +217,47 @@ class InterleaveIterator final : public Iterator {
     ctx_.restoring = false;  // the readers made from now on start at once
   }
 
+  // What this iterator has not read yet (nodes.h, InterleaveRest). Reads the input again on
+  // an iterator of its own, from the state kept before the oldest open reader's element.
+  InterleaveRest rest() const {
+    if (ds_->parallel() && !deterministic_)
+      state_unsupported("interleave", "num_parallel_calls > 1 with deterministic=false");
+    if (no_state_) std::rethrow_exception(no_state_);
+    InterleaveRest out;
+    const Slot* oldest = nullptr;
+    std::vector<const Slot*> open;  // in the order the cycle reaches them
+    for (size_t k = 0; k < slots_.size(); ++k) {
+      const Slot& slot = slots_[(cycle_index_ + k) % slots_.size()];
+      if (!slot.it) continue;
+      open.push_back(&slot);
+      if (!oldest || slot.ordinal < oldest->ordinal) oldest = &slot;
+    }
+    if (!oldest && input_done_) return out;
+    IteratorContext ctx = ctx_;
+    ctx.restoring = true;
+    auto input = ds_->input()->make_iterator(ctx);
+    const std::string from = oldest ? oldest->before : save_to_bytes(*input_);
+    StateReader r(from, 0, "interleave");
+    input->restore(r);
+    r.finish();
+    std::vector<Element> opened(open.size());
+    Element in;
+    for (int64_t ordinal = oldest ? oldest->ordinal : read_; input->next(in); ++ordinal) {
+      if (ordinal >= read_) {
+        out.unread.push_back(std::move(in));
+        continue;
+      }
+      for (size_t k = 0; k < open.size(); ++k)
+        if (open[k]->ordinal == ordinal) opened[k] = in;
+    }
+    for (size_t k = 0; k < open.size(); ++k) {
+      if (opened[k].empty())
+        raise(Code::kDataLoss, "interleave: the input ended before the element of an open reader");
+      out.open.emplace_back(std::move(opened[k]), save_to_bytes(*open[k]->it));
+    }
+    return out;
+  }
+
  private:
   using Producer = BackgroundProducer<Element>;
   struct Slot {
@@ -283,6 +324,25 @@ std::unique_ptr<Iterator> InterleaveDataset::make_iterator(const IteratorContext
 }
 
 }  // namespace
+
+InterleaveRest interleave_rest(Iterator& it) {
+  auto* interleave = dynamic_cast<InterleaveIterator*>(&it);
+  if (!interleave) raise(Code::kInternal, "interleave_rest: not an interleave iterator");
+  return interleave->rest();
+}
+
+std::shared_ptr<const InterleaveFn> interleave_function(const Dataset& ds) {
+  auto* node = dynamic_cast<const InterleaveDataset*>(&ds);
+  return node ? node->fn_ptr() : nullptr;
+}
+
+DatasetPtr interleave_like(const Dataset& ds, DatasetPtr input,
+                           std::shared_ptr<const InterleaveFn> fn) {
+  auto& node = dynamic_cast<const InterleaveDataset&>(ds);
+  return std::make_shared<InterleaveDataset>(
+      std::move(input), std::move(fn), node.spec(), node.cycle_length(), node.block_length(),
+      node.parallel() ? kAutotune : 1, node.deterministic(), ds.name()[0] == 'f');
+}
 
 bool is_reader_interleave(const Dataset& ds) {
   auto* node = dynamic_cast<const InterleaveDataset*>(&ds);

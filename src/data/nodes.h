@@ -128,6 +128,22 @@ std::unique_ptr<Iterator> make_prefetch_iterator(std::unique_ptr<Iterator> input
 // file source lists the files.
 bool is_reader_interleave(const Dataset& ds);
 
+// Elastic resume under FILE sharding (distribute/elastic_file.cc): what an interleave (or
+// flat_map) iterator has not delivered, beyond what the nodes above it hold. `open`: each
+// open reader's input element and saved state, in the order the cycle reaches them; `unread`:
+// the input elements it has not read. UNIMPLEMENTED where the iterator cannot save.
+struct InterleaveRest {
+  std::vector<std::pair<Element, std::string>> open;
+  std::vector<Element> unread;
+};
+InterleaveRest interleave_rest(Iterator& interleave_iterator);
+// The function of an interleave or flat_map node; null for other nodes.
+std::shared_ptr<const InterleaveFn> interleave_function(const Dataset& ds);
+// An interleave like `interleave_node` (cycle, block, parallelism, order) over another input
+// and function.
+DatasetPtr interleave_like(const Dataset& interleave_node, DatasetPtr input,
+                           std::shared_ptr<const InterleaveFn> fn);
+
 // A source that reads a list of files. FILE auto-sharding rewrites its file list.
 class FileSource : public Dataset {
  public:

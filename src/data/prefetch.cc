@@ -19,7 +19,7 @@ namespace {
 class PrefetchIterator final : public Iterator {
  public:
   // The producer's placement, by name (BackgroundProducer<Item>'s enum needs Item complete).
-  enum class Placement { kThread, kAdaptive };
+  enum class Placement { kThread, kAdaptive, kCaller };  // kCaller: no thread at all
   // start: begin reading at once (not when the iterator is made to be restored).
   PrefetchIterator(std::unique_ptr<Iterator> input, size_t capacity,
                    std::shared_ptr<Cancellation> cancellation, Placement placement, bool start)
@@ -33,9 +33,13 @@ class PrefetchIterator final : public Iterator {
   }
 
   bool next(Element& out) override {
-    if (!producer_) start_producer();
     Item item;
-    if (!producer_->next(item)) return false;
+    if (placement_ == Placement::kCaller) {
+      if (!produce(item, start_)) return false;
+    } else {
+      if (!producer_) start_producer();
+      if (!producer_->next(item)) return false;
+    }
     if (item.snapshot) {
       base_ = std::move(item.snapshot);
       base_index_ = item.index;
@@ -72,7 +76,8 @@ class PrefetchIterator final : public Iterator {
     base_index_ = 0;
     taken_ = skip;
     produced_ = skip;
-    start_producer();
+    start_ = skip;
+    if (placement_ != Placement::kCaller) start_producer();
   }
 
  private:
@@ -98,19 +103,21 @@ class PrefetchIterator final : public Iterator {
     return snap;
   }
 
+  // Makes the next item; `start` is the index at which base_ is the input's state.
+  bool produce(Item& item, int64_t start) {
+    item.index = produced_;
+    // Once the input failed to save, the consumer holds that failure for good.
+    if (can_save_ && produced_ > start && (produced_ - start) % every_ == 0)
+      item.snapshot = snapshot();
+    if (!input_->next(item.element)) return false;
+    ++produced_;
+    return true;
+  }
+
   void start_producer() {
     const int64_t start = produced_;  // base_ is the input's state here
     producer_ = std::make_unique<BackgroundProducer<Item>>(
-        [this, start](Item& item) {
-          item.index = produced_;
-          // Once the input failed to save, the consumer holds that failure for good.
-          if (can_save_ && produced_ > start && (produced_ - start) % every_ == 0)
-            item.snapshot = snapshot();
-          if (!input_->next(item.element)) return false;
-          ++produced_;
-          return true;
-        },
-        capacity_, cancellation_,
+        [this, start](Item& item) { return produce(item, start); }, capacity_, cancellation_,
         placement_ == Placement::kAdaptive ? BackgroundProducer<Item>::Placement::kAdaptive
                                            : BackgroundProducer<Item>::Placement::kThread);
   }
@@ -122,6 +129,7 @@ class PrefetchIterator final : public Iterator {
   Placement placement_;
   // Producer side (the consumer's before the thread starts):
   int64_t produced_ = 0;
+  int64_t start_ = 0;  // kCaller: where base_ was taken
   bool can_save_ = true;
   // Consumer side:
   std::shared_ptr<const Snapshot> base_;
@@ -146,10 +154,12 @@ class PrefetchDataset final : public UnaryDataset {
     auto input = input_->make_iterator(ctx);
     if (buffer_size_ == 0) return input;
     size_t capacity = buffer_size_ == kAutotune ? 2 : static_cast<size_t>(buffer_size_);
-    return std::make_unique<PrefetchIterator>(
-        std::move(input), capacity, ctx.cancellation,
-        adaptive_ ? PrefetchIterator::Placement::kAdaptive : PrefetchIterator::Placement::kThread,
-        /*start=*/!ctx.restoring);
+    const auto placement = ctx.synchronous ? PrefetchIterator::Placement::kCaller
+                           : adaptive_     ? PrefetchIterator::Placement::kAdaptive
+                                           : PrefetchIterator::Placement::kThread;
+    return std::make_unique<PrefetchIterator>(std::move(input), capacity, ctx.cancellation,
+                                              placement,
+                                              /*start=*/!ctx.restoring && !ctx.synchronous);
   }
 
  private:

@@ -261,6 +261,12 @@ DistributedDatasetPtr distribute_dataset(std::shared_ptr<const Strategy> strateg
     DatasetPtr sharded = auto_shard(seeded, W, w).dataset;
     return std::vector<DatasetPtr>{buffered ? sharded : read_ahead(sharded, R)};
   };
+  plan.seeded = [given](const DistributedDataset::Plan::Seeds& seeds) {
+    return seeds.at(0) ? apply_agreed_seed(given, *seeds[0]) : given;
+  };
+  plan.finish = [R, buffered](const DatasetPtr& sharded) {
+    return buffered ? sharded : read_ahead(sharded, R);
+  };
   return std::make_shared<const DistributedDataset>(std::move(strategy), options, std::move(plan));
 }
 

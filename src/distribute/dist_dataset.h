@@ -54,6 +54,11 @@ class DistributedDataset : public std::enable_shared_from_this<DistributedDatase
     using Seeds = std::vector<std::optional<uint64_t>>;
     Seeds agreed_seeds;
     std::function<std::vector<DatasetPtr>(const Seeds&)> reseed;
+    // distribute_dataset only (elastic resume under FILE sharding, elastic_file.cc): the
+    // given pipeline with the seeds of a state, before sharding, and what turns a sharded
+    // copy of it into the pipeline a worker iterates (the read-ahead before the split).
+    std::function<DatasetPtr(const Seeds&)> seeded;
+    std::function<DatasetPtr(const DatasetPtr&)> finish;
   };
 
   DistributedDataset(std::shared_ptr<const Strategy> strategy, InputOptions options, Plan plan);
@@ -148,6 +153,10 @@ class DistributedIterator {
   // This worker's part of a state: its pipelines' positions (dist_state.cc).
   std::string save_part() const;
   void restore_part(std::string_view part, bool elastic);
+  // Restores the parts of a state that another number of workers or replicas saved under
+  // FILE sharding: what they had not delivered is dealt out again (elastic_file.cc).
+  void restore_elastic_file(const std::vector<std::string>& parts,
+                            const DistributedDataset::Plan::Seeds& seeds);
   // What every worker saved or restored (dist_state.cc): raises the first failure, or a
   // mismatch of the steps, on every worker alike.
   std::vector<std::string> gather_states(const char* what, std::string payload,

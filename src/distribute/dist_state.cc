@@ -226,15 +226,15 @@ void DistributedIterator::restore(std::string_view state) {
       raise(Code::kFailedPrecondition, "the iterator state was saved under ", policy,
             " sharding but this distributed dataset applies ", plan.policy);
     const bool same_shape = W0 == W && R0 == R;
-    if (!same_shape && policy != "DATA" && policy != "OFF")
+    if (!same_shape && policy != "DATA" && policy != "OFF" && policy != "FILE")
       raise(Code::kFailedPrecondition, "the iterator state was saved by ", W0, " worker(s) of ", R0,
             " replica(s) and this strategy has ", W, " of ", R,
-            ": a state restores on another number of workers or replicas under DATA or OFF "
-            "sharding only, and it was saved under ",
+            ": a state restores on another number of workers or replicas under DATA, FILE or "
+            "OFF sharding only, and it was saved under ",
             policy);
     // Under OFF every worker runs the whole stream: the new workers start at the row where
     // the saved ones were, which must be the same row for all of them.
-    if (!same_shape)
+    if (!same_shape && policy == "OFF")
       for (size_t k = 1; k < parts.size(); ++k)
         if (parts[k] != parts[0])
           raise(Code::kFailedPrecondition, "the iterator state was saved by ", W0,
@@ -244,7 +244,9 @@ void DistributedIterator::restore(std::string_view state) {
     if (seeds != plan.agreed_seeds) pipelines_ = effective_ = plan.reseed(seeds);
     steps_ = step;
     ended_ = ended;
-    if (!ended)
+    if (!ended && !same_shape && policy == "FILE")
+      restore_elastic_file(parts, seeds);
+    else if (!ended)
       restore_part(parts.at(same_shape ? static_cast<size_t>(s.worker_index()) : 0), !same_shape);
   } catch (const Error& e) {
     local_error = e;

@@ -157,6 +157,11 @@ class DistributedIterator {
   // FILE sharding: what they had not delivered is dealt out again (elastic_file.cc).
   void restore_elastic_file(const std::vector<std::string>& parts,
                             const DistributedDataset::Plan::Seeds& seeds);
+  void finish_elastic(std::unique_ptr<Iterator> source);
+  // The pipeline of a worker restored from a part that an elastically restored worker saved:
+  // `pipeline`'s fingerprint, and an iterator that rebuilds what that worker read.
+  DatasetPtr elastic_pipeline(const DatasetPtr& pipeline,
+                              const DistributedDataset::Plan::Seeds& seeds);
   // What every worker saved or restored (dist_state.cc): raises the first failure, or a
   // mismatch of the steps, on every worker alike.
   std::vector<std::string> gather_states(const char* what, std::string payload,
@@ -203,6 +208,9 @@ class DistributedIterator {
   // The pipelines iterated: the plan's, or those of a restored state's seeds; `effective_`
   // with the random seeds of a restored state, which saving carries on.
   std::vector<DatasetPtr> pipelines_, effective_;
+  // A restored iterator's: the seeds of its state, which pipelines_ were built with and which
+  // its own saves carry on.
+  std::optional<DistributedDataset::Plan::Seeds> seeds_;
   uint64_t state_channel_ = 0;  // saves and restores gather on a channel of their own
   int64_t steps_ = 0;
   bool started_ = false;  // start() runs once, from each constructor
@@ -210,6 +218,7 @@ class DistributedIterator {
   std::string last_part_;  // buffered_: the part saved after the last step delivered
   std::exception_ptr last_no_part_;
   bool sources_open_ = false;
+  bool elastic_ = false;  // its pipeline reads what a job of another shape left (FILE sharding)
   std::vector<bool> source_done_;
   struct Buffer;
   std::unique_ptr<Buffer> buffer_;  // after sources_: its thread reads them

@@ -34,7 +34,8 @@ std::string job_description(int W, int R, const DistributedDataset::Plan& plan) 
 
 std::string DistributedIterator::save_part() const {
   StateWriter w;
-  w.flag(sources_open_);
+  // 2: opened, and reading what a job of another shape left (elastic_file.cc).
+  w.u64(elastic_ ? 2 : sources_open_ ? 1 : 0);
   if (!sources_open_) return w.take();
   w.u64(sources_.size());
   for (size_t i = 0; i < sources_.size(); ++i) {
@@ -54,7 +55,7 @@ void DistributedIterator::restore_part(std::string_view part, bool elastic) {
   const auto& plan = dataset_->plan();
   if (plan.deferred) throw *plan.deferred;
   StateReader r(part, 0, "dist_iterator worker");
-  if (!r.flag("pipelines opened")) {
+  if (r.u64_in("pipelines opened", 0, 2) == 0) {
     r.finish();
     return;
   }
@@ -161,7 +162,7 @@ std::string DistributedIterator::save() {
   p.u64(static_cast<uint64_t>(s.num_local_replicas()));
   p.bytes(plan.policy);
   p.u64(plan.agreed_seeds.size());
-  for (const auto& seed : plan.agreed_seeds) {
+  for (const auto& seed : seeds_ ? *seeds_ : plan.agreed_seeds) {
     // A restored iterator carries the seeds of its state, which pipelines_ were built with.
     p.flag(seed.has_value());
     if (seed) p.u64(*seed);
@@ -242,12 +243,19 @@ void DistributedIterator::restore(std::string_view state) {
                 "; the global batch does not divide evenly among the replicas), so only ", W0,
                 " workers of ", R0, " replica(s) can continue it");
     if (seeds != plan.agreed_seeds) pipelines_ = effective_ = plan.reseed(seeds);
+    seeds_ = seeds;
+    const size_t mine = same_shape ? static_cast<size_t>(s.worker_index()) : 0;
+    if (!ended && same_shape && !parts.at(mine).empty() && parts[mine][0] == 2) {
+      pipelines_[0] = elastic_pipeline(pipelines_[0], seeds);
+      effective_[0] = elastic_pipeline(effective_[0], seeds);
+      elastic_ = true;
+    }
     steps_ = step;
     ended_ = ended;
     if (!ended && !same_shape && policy == "FILE")
       restore_elastic_file(parts, seeds);
     else if (!ended)
-      restore_part(parts.at(same_shape ? static_cast<size_t>(s.worker_index()) : 0), !same_shape);
+      restore_part(parts.at(mine), !same_shape);
   } catch (const Error& e) {
     local_error = e;
   }

@@ -18,7 +18,9 @@
 // after it by exactly one new worker. The order is no uninterrupted run's.
 #include <atomic>
 #include <cstring>
+#include <functional>
 
+#include "collective/collective.h"
 #include "core/quote.h"
 #include "data/epoch_counters.h"
 #include "data/nodes.h"
@@ -241,113 +243,265 @@ DatasetPtr slices_stage(const Dataset& stage, std::vector<FileSlice> slices) {
                          std::nullopt);
 }
 
-// The held elements' streams, then the new pipeline's. A state saved after an elastic restore
-// would have to name the saved job's parts it drains: not built (UNIMPLEMENTED).
-class ConcatIterator final : public Iterator {
- public:
-  ConcatIterator(std::vector<std::unique_ptr<Iterator>> parts, std::vector<DatasetPtr> keep)
-      : parts_(std::move(parts)), keep_(std::move(keep)) {}
-  bool next(Element& out) override {
-    while (i_ < parts_.size()) {
-      if (parts_[i_]->next(out)) return true;
-      parts_[i_++].reset();
+// What rebuilding an elastic source needs: the pipeline (seeded, before sharding), its file
+// stage, what makes a sharded copy into the pipeline a worker iterates, and the global batch.
+struct ElasticPlan {
+  DatasetPtr seeded;
+  const Dataset* stage = nullptr;
+  std::function<DatasetPtr(const DatasetPtr&)> finish;
+  int64_t G = 0;
+  std::shared_ptr<IteratorStats> stats;
+  std::shared_ptr<Cancellation> cancellation;
+};
+
+// Saved worker j's pipeline (of W0), restored from its part with the fence: what it held, in
+// pieces of G rows (null when it had ended), and what its files still had.
+struct OpenedPart {
+  std::unique_ptr<Iterator> rows;
+  std::vector<FileSlice> slices;
+  std::vector<DatasetPtr> keep;  // the datasets the iterators read
+};
+
+OpenedPart open_part(const ElasticPlan& plan, std::string_view part, int W0, int j) {
+  OpenedPart out;
+  StateReader r(part, 0, "dist_iterator worker");
+  const uint64_t opened = r.u64_in("pipelines opened", 0, 2);
+  if (opened == 2)
+    refuse(
+        "it was saved after a restore on another number of workers or replicas; restore it on "
+        "the shape that saved it, or restore the state saved before");
+  bool ended = false;
+  std::string container, position;
+  if (opened) {
+    r.u64_in("the number of pipelines", 1, 1);
+    ended = r.flag("pipeline ended");
+    if (!ended) {
+      container = r.bytes("a pipeline's state");
+      position = r.bytes("a splitter's position");
     }
-    return false;
   }
-  void save(StateWriter&) const override {
-    state_unsupported("distributed iterator",
-                      "it was restored on another number of workers or replicas under FILE "
-                      "sharding; it saves again once restored on the same shape as its state's");
+  r.finish();
+  if (ended) return out;
+  const DatasetPtr sharded = auto_shard(plan.seeded, W0, j).dataset;
+  const Dataset* stage = find_file_stage(sharded);
+  auto fence = std::make_shared<Fence>();
+  const DatasetPtr fenced = plan.finish(
+      replace_stage(sharded, stage, std::make_shared<FenceDataset>(stage->ptr(), fence)));
+  IteratorContext ctx;
+  ctx.stats = plan.stats;
+  ctx.cancellation = plan.cancellation;
+  ctx.synchronous = true;
+  std::unique_ptr<Iterator> it;
+  if (opened) {
+    RestoredIterator restored = restore_state(fenced, ctx, container);
+    if (!restored.iterator)
+      raise(Code::kDataLoss, "the iterator state is damaged: worker ", j,
+            "'s pipeline has the state of an ended one");
+    it = std::move(restored.iterator);
+    out.keep.push_back(restored.dataset);
+  } else {
+    ctx.epochs = std::make_shared<EpochCounters>();
+    it = fenced->make_iterator(ctx);
+    out.keep.push_back(fenced);
+  }
+  // Rows of G, skipping those of the batch in hand that went out before the save: reading
+  // that batch again is part of the restore, so the fence is still open.
+  auto rows = make_balanced_split(std::move(it), {plan.G});
+  if (!position.empty()) {
+    StateReader p(position, 0, "distributed split");
+    rows->restore_rows(p);
+    p.finish();
+  }
+  fence->closed = true;
+  if (!fence->stage) raise(Code::kInternal, "elastic resume: the file stage made no iterator");
+  out.slices = rest_of_stage(*stage, *fence->stage);
+  out.rows = std::move(rows);
+  return out;
+}
+
+// The pipeline that reads `slices` (the new worker's share of the files' rest).
+DatasetPtr slices_pipeline(const ElasticPlan& plan, const std::vector<FileSlice>& slices) {
+  return plan.finish(replace_stage(plan.seeded, plan.stage, slices_stage(*plan.stage, slices)));
+}
+
+// A new worker's source after an elastic restore: the held elements of the saved workers it
+// was dealt (each a saved part, drained in pieces of G rows), then the pipeline over its share
+// of the files' rest. Its state names those parts and the pieces taken from the first, the
+// slices and the pipeline's state: a restore on the same shape rebuilds them.
+class ElasticSource final : public Iterator {
+ public:
+  struct Held {
+    std::unique_ptr<Iterator> rows;
+    std::string part;
+    int64_t j = 0;
+    int64_t pieces = 0;  // taken
+  };
+  explicit ElasticSource(std::shared_ptr<const ElasticPlan> plan) : plan_(std::move(plan)) {}
+  void set(int64_t W0, std::vector<Held> held, std::vector<FileSlice> slices,
+           std::vector<DatasetPtr> keep, bool restoring) {
+    W0_ = W0;
+    held_ = std::move(held);
+    slices_ = std::move(slices);
+    keep_ = std::move(keep);
+    main_ds_ = slices_pipeline(*plan_, slices_);
+    IteratorContext ctx;
+    ctx.stats = plan_->stats;
+    ctx.cancellation = plan_->cancellation;
+    ctx.epochs = std::make_shared<EpochCounters>();
+    ctx.restoring = restoring;
+    main_ = main_ds_->make_iterator(ctx);
+  }
+
+  bool next(Element& out) override {
+    while (i_ < held_.size()) {
+      if (held_[i_].rows->next(out)) {
+        ++held_[i_].pieces;
+        return true;
+      }
+      held_[i_++].rows.reset();
+    }
+    return main_->next(out);
+  }
+
+  void save(StateWriter& w) const override {
+    w.section("elastic_file", [&](StateWriter& s) {
+      s.u64(static_cast<uint64_t>(W0_));
+      s.u64(held_.size() - i_);
+      for (size_t k = i_; k < held_.size(); ++k) {
+        s.bytes(held_[k].part);
+        s.u64(static_cast<uint64_t>(held_[k].j));
+        s.u64(static_cast<uint64_t>(held_[k].pieces));
+      }
+      s.u64(slices_.size());
+      for (const auto& slice : slices_) {
+        s.bytes(slice.in.at(0).string(0));
+        s.bytes(slice.state);
+      }
+      s.bytes(save_to_bytes(*main_));
+    });
+  }
+
+  void restore(StateReader& r) override {
+    StateReader s = r.section("elastic_file");
+    const auto W0 = static_cast<int>(s.u64_in("the saved job's workers", 1, kMaxWorkers));
+    const uint64_t n = s.u64_in("held streams", 0, static_cast<uint64_t>(W0));
+    std::vector<Held> held;
+    std::vector<DatasetPtr> keep;
+    for (uint64_t k = 0; k < n; ++k) {
+      Held h;
+      h.part = s.bytes("a saved worker's part");
+      h.j = static_cast<int64_t>(s.u64_in("a saved worker", 0, static_cast<uint64_t>(W0 - 1)));
+      const uint64_t pieces = s.u64("pieces taken");
+      OpenedPart opened = open_part(*plan_, h.part, W0, static_cast<int>(h.j));
+      if (!opened.rows) s.corrupt("a held stream of a worker whose pipeline had ended");
+      Element drop;
+      for (; static_cast<uint64_t>(h.pieces) < pieces; ++h.pieces)
+        if (!opened.rows->next(drop)) s.corrupt("a held stream ended before the pieces taken");
+      h.rows = std::move(opened.rows);
+      for (auto& d : opened.keep) keep.push_back(std::move(d));
+      held.push_back(std::move(h));
+    }
+    std::vector<FileSlice> slices(s.u64_in("file slices", 0, 1 << 24));
+    for (auto& slice : slices) {
+      slice.in = name_element(s.bytes("a file name"));
+      slice.state = s.bytes("a reader's state");
+    }
+    const std::string main = s.bytes("the state of the pipeline over the slices");
+    s.finish();
+    set(W0, std::move(held), std::move(slices), std::move(keep), /*restoring=*/true);
+    StateReader m(main, s.offset() - main.size(), "elastic_file");
+    main_->restore(m);
+    m.finish();
   }
 
  private:
-  std::vector<std::unique_ptr<Iterator>> parts_;
-  std::vector<DatasetPtr> keep_;  // the datasets the iterators read
+  std::shared_ptr<const ElasticPlan> plan_;
+  int64_t W0_ = 0;
+  std::vector<Held> held_;
   size_t i_ = 0;
+  std::vector<FileSlice> slices_;
+  std::vector<DatasetPtr> keep_;  // the datasets the held streams read
+  DatasetPtr main_ds_;
+  std::unique_ptr<Iterator> main_;
 };
+
+// The pipeline a restored elastic worker iterates, for saving and restoring: it has the
+// fingerprint of the pipeline it stands for, and its iterator is an ElasticSource.
+class ElasticDataset final : public Dataset {
+ public:
+  ElasticDataset(DatasetPtr pipeline, std::shared_ptr<const ElasticPlan> plan)
+      : pipeline_(std::move(pipeline)), plan_(std::move(plan)) {}
+  const char* name() const override { return pipeline_->name(); }
+  std::string arguments() const override { return pipeline_->arguments(); }
+  const ElementSpec& element_spec() const override { return pipeline_->element_spec(); }
+  int64_t cardinality() const override { return kUnknownCardinality; }
+  std::vector<DatasetPtr> inputs() const override { return pipeline_->inputs(); }
+  DatasetPtr with_inputs(std::vector<DatasetPtr> inputs) const override {
+    return std::make_shared<ElasticDataset>(pipeline_->with_inputs(std::move(inputs)), plan_);
+  }
+  const Options& options() const override { return pipeline_->options(); }
+  int64_t depth() const override { return pipeline_->depth(); }
+  std::unique_ptr<Iterator> make_iterator(const IteratorContext&) const override {
+    return std::make_unique<ElasticSource>(plan_);  // to be restored
+  }
+
+ private:
+  DatasetPtr pipeline_;
+  std::shared_ptr<const ElasticPlan> plan_;
+};
+
+std::shared_ptr<ElasticPlan> elastic_plan(const DistributedDataset::Plan& plan,
+                                          const DistributedDataset::Plan::Seeds& seeds,
+                                          std::shared_ptr<IteratorStats> stats,
+                                          std::shared_ptr<Cancellation> cancellation) {
+  if (plan.deferred) throw *plan.deferred;
+  if (!plan.seeded || plan.pipelines.size() != 1)
+    refuse("it was distributed with distribute_datasets_from_function");
+  auto out = std::make_shared<ElasticPlan>();
+  out->G = plan.global_batch_size;
+  if (out->G <= 0) refuse("its global batch size is unknown (no batch found)");
+  out->seeded = plan.seeded(seeds);
+  out->stage = find_file_stage(out->seeded);
+  out->finish = plan.finish;
+  out->stats = std::move(stats);
+  out->cancellation = std::move(cancellation);
+  return out;
+}
 
 }  // namespace
 
 void DistributedIterator::restore_elastic_file(const std::vector<std::string>& parts,
                                                const DistributedDataset::Plan::Seeds& seeds) {
-  const auto& plan = dataset_->plan();
-  if (plan.deferred) throw *plan.deferred;
+  auto plan = elastic_plan(dataset_->plan(), seeds, stats_, cancellation_);
   const Strategy& strategy = dataset_->strategy();
   const auto W = static_cast<size_t>(strategy.num_workers());
   const auto me = static_cast<size_t>(strategy.worker_index());
-  if (!plan.seeded || plan.pipelines.size() != 1)
-    refuse("it was distributed with distribute_datasets_from_function");
-  const int64_t G = plan.global_batch_size;
-  if (G <= 0) refuse("its global batch size is unknown (no batch found)");
-  const DatasetPtr seeded = plan.seeded(seeds);
-  const Dataset* stage = find_file_stage(seeded);
-
-  std::vector<FileSlice> slices;                // every saved worker's, in worker order
-  std::vector<std::unique_ptr<Iterator>> held;  // this worker's share of the held elements
-  std::vector<DatasetPtr> keep;
   const auto W0 = static_cast<int>(parts.size());
+  std::vector<FileSlice> slices;  // every saved worker's, in worker order
+  std::vector<ElasticSource::Held> held;
+  std::vector<DatasetPtr> keep;
   for (int j = 0; j < W0; ++j) {
-    StateReader r(parts[static_cast<size_t>(j)], 0, "dist_iterator worker");
-    const bool opened = r.flag("pipelines opened");
-    bool ended = false;
-    std::string container, position;
-    if (opened) {
-      r.u64_in("the number of pipelines", 1, 1);
-      ended = r.flag("pipeline ended");
-      if (!ended) {
-        container = r.bytes("a pipeline's state");
-        position = r.bytes("a splitter's position");
-      }
+    OpenedPart opened = open_part(*plan, parts[static_cast<size_t>(j)], W0, j);
+    for (auto& slice : opened.slices) slices.push_back(std::move(slice));
+    if (opened.rows && static_cast<size_t>(j) % W == me) {
+      held.push_back({std::move(opened.rows), parts[static_cast<size_t>(j)], j, 0});
+      for (auto& d : opened.keep) keep.push_back(std::move(d));
     }
-    r.finish();
-    if (ended) continue;
-    // Worker j's pipeline as it was, with the fence above its file stage.
-    const DatasetPtr sharded = auto_shard(seeded, W0, j).dataset;
-    const Dataset* its_stage = find_file_stage(sharded);
-    auto fence = std::make_shared<Fence>();
-    const DatasetPtr fenced = plan.finish(
-        replace_stage(sharded, its_stage, std::make_shared<FenceDataset>(its_stage->ptr(), fence)));
-    IteratorContext ctx;
-    ctx.stats = stats_;
-    ctx.cancellation = cancellation_;
-    ctx.synchronous = true;
-    std::unique_ptr<Iterator> it;
-    if (opened) {
-      RestoredIterator restored = restore_state(fenced, ctx, container);
-      if (!restored.iterator)
-        raise(Code::kDataLoss, "the iterator state is damaged: worker ", j,
-              "'s pipeline has the state of an ended one");
-      it = std::move(restored.iterator);
-      keep.push_back(restored.dataset);
-    } else {
-      ctx.epochs = std::make_shared<EpochCounters>();
-      it = fenced->make_iterator(ctx);
-      keep.push_back(fenced);
-    }
-    // Rows of G, skipping those of the batch in hand that went out before the save: reading
-    // that batch again is part of the restore, so the fence is still open.
-    auto rows = make_balanced_split(std::move(it), {G});
-    if (!position.empty()) {
-      StateReader p(position, 0, "distributed split");
-      rows->restore_rows(p);
-      p.finish();
-    }
-    fence->closed = true;
-    if (!fence->stage) raise(Code::kInternal, "elastic resume: the file stage made no iterator");
-    for (auto& slice : rest_of_stage(*its_stage, *fence->stage)) slices.push_back(std::move(slice));
-    if (static_cast<size_t>(j) % W == me) held.push_back(std::move(rows));
   }
   std::vector<FileSlice> mine;
   for (size_t s = me; s < slices.size(); s += W) mine.push_back(std::move(slices[s]));
-  const DatasetPtr rest = plan.finish(replace_stage(seeded, stage, slices_stage(*stage, mine)));
-  IteratorContext ctx;
-  ctx.stats = stats_;
-  ctx.cancellation = cancellation_;
-  ctx.epochs = std::make_shared<EpochCounters>();
-  held.push_back(rest->make_iterator(ctx));
-  keep.push_back(rest);
+  auto source = std::make_unique<ElasticSource>(plan);
+  source->set(W0, std::move(held), std::move(mine), std::move(keep), /*restoring=*/false);
+  pipelines_[0] = std::make_shared<ElasticDataset>(pipelines_[0], plan);
+  effective_[0] = std::make_shared<ElasticDataset>(effective_[0], plan);
+  elastic_ = true;
+  finish_elastic(std::move(source));
+}
+
+void DistributedIterator::finish_elastic(std::unique_ptr<Iterator> source) {
+  const int64_t G = dataset_->plan().global_batch_size;
   source_done_.assign(1, false);
-  sources_.push_back(split(std::make_unique<ConcatIterator>(std::move(held), std::move(keep))));
+  sources_.push_back(split(std::move(source)));
   if (!splits_.back()) {
     // One replica: pieces of G rows across the held streams' partial batches.
     auto rows = make_balanced_split(std::move(sources_.back()), {G});
@@ -355,6 +509,12 @@ void DistributedIterator::restore_elastic_file(const std::vector<std::string>& p
     sources_.back() = std::move(rows);
   }
   sources_open_ = true;
+}
+
+DatasetPtr DistributedIterator::elastic_pipeline(const DatasetPtr& pipeline,
+                                                 const DistributedDataset::Plan::Seeds& seeds) {
+  return std::make_shared<ElasticDataset>(
+      pipeline, elastic_plan(dataset_->plan(), seeds, stats_, cancellation_));
 }
 
 }  // namespace dinput

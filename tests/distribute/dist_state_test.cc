@@ -35,17 +35,21 @@ std::vector<std::string> devices(int R) {
 }
 
 // W workers of R replicas take `k` steps, save, and go on to the end (at most `rest` more).
-SavedJob save_at(int W, int R, const MakeDist& make, int64_t k, int64_t rest = 1 << 30) {
+// `from`: restore the workers from this state first.
+SavedJob save_at(int W, int R, const MakeDist& make, int64_t k, int64_t rest = 1 << 30,
+                 const std::string* from = nullptr) {
   auto collective = W > 1 ? make_in_process_collective(W, 20000) : nullptr;
   SavedJob job;
   job.before.resize(W), job.after.resize(W), job.states.resize(W), job.errors.resize(W);
   auto work = [&](int w) {
     try {
-      DistributedIterator it(make(make_strategy(devices(R), collective, w)));
+      auto dataset = make(make_strategy(devices(R), collective, w));
+      auto it = from ? std::make_unique<DistributedIterator>(dataset, *from)
+                     : std::make_unique<DistributedIterator>(dataset);
       std::vector<Element> step;
-      for (int64_t i = 0; i < k && it.next(step); ++i) job.before[w].push_back(take_step(step));
-      job.states[w] = it.save();
-      for (int64_t i = 0; i < rest && it.next(step); ++i) job.after[w].push_back(take_step(step));
+      for (int64_t i = 0; i < k && it->next(step); ++i) job.before[w].push_back(take_step(step));
+      job.states[w] = it->save();
+      for (int64_t i = 0; i < rest && it->next(step); ++i) job.after[w].push_back(take_step(step));
     } catch (const Error& e) {
       job.errors[w] = std::string(code_name(e.code())) + ": " + e.what();
     }
@@ -276,13 +280,19 @@ void expect_exactly_once(const MakeDist& make, size_t total, int W, int R, int W
                "x" + std::to_string(R2) + " k=" + std::to_string(k));
   SavedJob saved = save_at(W, R, make, k, 0);
   for (int w = 0; w < W; ++w) ASSERT_EQ(saved.errors[w], "");
-  RestoredJob restored = restore_from(W2, R2, make, {saved.states[0]});
-  for (int w = 0; w < W2; ++w) ASSERT_EQ(restored.errors[w], "");
+  // The new job takes a step, saves (a state that names what it was dealt) and goes on; a
+  // third job of its shape restores that state and must deliver what it went on to deliver.
+  SavedJob resaved = save_at(W2, R2, make, 1 + k % 3, 1 << 30, &saved.states[0]);
+  for (int w = 0; w < W2; ++w) ASSERT_EQ(resaved.errors[w], "");
   std::vector<Steps> all = saved.before;
-  all.insert(all.end(), restored.steps.begin(), restored.steps.end());
+  all.insert(all.end(), resaved.before.begin(), resaved.before.end());
+  all.insert(all.end(), resaved.after.begin(), resaved.after.end());
   std::map<int64_t, int> n = count_values(all);
   EXPECT_EQ(n.size(), total);
   for (const auto& [v, c] : n) EXPECT_EQ(c, 1) << "value " << v;
+  RestoredJob again = restore_from(W2, R2, make, {resaved.states[0]});
+  for (int w = 0; w < W2; ++w) ASSERT_EQ(again.errors[w], "");
+  EXPECT_EQ(describe(again.steps), describe(resaved.after));
 }
 
 // Every pair W, W2 in {1, 2, 3, 4, 6}, saved at the first step, inside the epoch, at its
@@ -338,6 +348,23 @@ TEST(DistState, FileShardingOfASourceOfSeveralFilesRestoresOnAnyNumberOfWorkers)
       with_policy(make_batch(make_shuffle(make_text_lines(files.files()), 4, -1, true), 6, false),
                   AutoShardPolicy::kFile));
   expect_elastic_file_resume(make, 102);
+}
+
+TEST(DistState, AStateSavedAfterAnElasticFileRestoreRestoresOnItsOwnShape) {
+  TempFiles files = twelve_files();
+  const auto make = distribute(
+      with_policy(make_batch(make_shuffle(make_text_lines(files.files()), 4, 5, true), 6, false),
+                  AutoShardPolicy::kFile));
+  SavedJob saved = save_at(2, 1, make, 2, 0);
+  ASSERT_EQ(saved.errors[0], "");
+  SavedJob resaved = save_at(3, 1, make, 1, 0, &saved.states[0]);
+  ASSERT_EQ(resaved.errors[0], "");
+  RestoredJob other = restore_from(2, 1, make, {resaved.states[0]});
+  for (int w = 0; w < 2; ++w)
+    EXPECT_NE(other.errors[w].find("FAILED_PRECONDITION"), std::string::npos) << other.errors[w];
+  EXPECT_NE(other.errors[0].find("saved after a restore on another number of workers"),
+            std::string::npos)
+      << other.errors[0];
 }
 
 TEST(DistState, FileShardingRefusesWhatItCannotDealOut) {

@@ -1349,6 +1349,30 @@ def state_other_worker_count(ctx):
 script_case("state.other_worker_count", state_other_worker_count)
 
 
+def state_other_worker_count_file(ctx):
+    # Under FILE each worker reads its own files: a state saved by 2 workers (inside the
+    # epoch, with a shuffle holding elements) continues on 3 or 1, the rest of the files and
+    # the held elements dealt out again, each element of the epoch once.
+    values = []
+    for f in range(6):
+        lines = [str(100 * f + i) for i in range(3 + 2 * f)]
+        values.extend(int(v) for v in lines)
+        ctx.write_file("f%d.txt" % f, ("\n".join(lines) + "\n").encode())
+    pipeline = ("list_files(%s, shuffle=False).interleave(text_lines, cycle_length=2)"
+                ".shuffle(4, seed=1).batch(4)" % q(ctx.dir + "/*.txt"))
+    before = ctx.ok("run", "--workers", "2", "--policy", "FILE", "--steps", "3",
+                    "--save-state", "s", pipeline)
+    for workers in ("3", "1", "2"):
+        after = ctx.ok("run", "--workers", workers, "--policy", "FILE", "--restore-state", "s",
+                       pipeline)
+        expect_equal("the values with %s workers after the restore" % workers,
+                     sorted(int(v) for v in step_values(before) + step_values(after)),
+                     sorted(values))
+
+
+script_case("state.other_worker_count_file", state_other_worker_count_file)
+
+
 def state_describe(ctx):
     ctx.ok("run", "--workers", "2", "--steps", "1", "--save-state", "s", STATE_PIPELINE)
     lines = ctx.ok("state", "s")

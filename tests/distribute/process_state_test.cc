@@ -2,7 +2,7 @@
 // "Distributed iterators"): three worker processes take some steps, save (each receives the
 // whole job's state, gathered through the collective) and go on; new processes, in a new
 // job, restore from worker 0's copy alone and must deliver what the saving job went on to
-// deliver, worker for worker. Two processes restore the same states: under DATA every
+// deliver, worker for worker. Two processes restore the same states: under DATA and FILE every
 // element of the epoch is still delivered exactly once, under OFF once per worker.
 #include <cstdio>
 #include <fstream>
@@ -10,6 +10,7 @@
 
 #include "collective/gloo.h"
 #include "collective/store_url.h"
+#include "io/file_sources.h"
 #include "process_harness.h"
 
 namespace dinput::testing {
@@ -33,15 +34,29 @@ std::shared_ptr<Collective> join(const std::string& url, int rank, int W, const 
 }
 
 // The pipelines: a shuffle with a random seed under DATA (the restore must reuse the seed the
-// saving job agreed on), and a balanced split under OFF (saves inside batches).
-DistributedDatasetPtr make(const std::string& name, std::shared_ptr<const Strategy> s) {
+// saving job agreed on), a balanced split under OFF (saves inside batches), and under FILE a
+// shuffle over text files that the test writes into `dir` (kFiles files, file f holding
+// 100 * f + i for i < 4 + f).
+constexpr int kFiles = 6;
+
+DistributedDatasetPtr make(const std::string& name, std::shared_ptr<const Strategy> s,
+                           const std::string& dir) {
+  if (name == "file") {
+    std::vector<std::string> files;
+    for (int f = 0; f < kFiles; ++f) files.push_back(dir + "/f" + std::to_string(f) + ".txt");
+    return distribute_dataset(
+        std::move(s),
+        with_policy(make_batch(make_shuffle(make_text_lines(files), 5, -1, true), 6, false),
+                    AutoShardPolicy::kFile),
+        {});
+  }
   const AutoShardPolicy policy = name == "data" ? AutoShardPolicy::kData : AutoShardPolicy::kOff;
   DatasetPtr ds =
       with_policy(make_batch(make_shuffle(make_range(0, 47, 1), 9, -1, true), 6, false), policy);
   return distribute_dataset(std::move(s), ds, {});
 }
 
-const char* const kPipelines[] = {"data", "off"};
+const char* const kPipelines[] = {"data", "off", "file"};
 
 std::vector<std::string> devices(int R) {
   std::vector<std::string> d;
@@ -64,7 +79,7 @@ const RegisterWorker save_worker("state_save", [](const std::vector<std::string>
     WorkerRun before, after;
     try {
       auto strategy = make_strategy(devices(2), join(url, rank, W, "save-" + name), rank);
-      DistributedIterator it(make(name, strategy));
+      DistributedIterator it(make(name, strategy, dir));
       std::vector<Element> step;
       for (int64_t i = 0; i < kSaveAt && it.next(step); ++i) record(before, step);
       const std::string state = it.save();
@@ -95,7 +110,7 @@ const RegisterWorker restore_worker("state_restore", [](const std::vector<std::s
       bytes << in.rdbuf();
       auto strategy = make_strategy(
           devices(2), join(url, rank, W, "restore-W" + std::to_string(W) + "-" + name), rank);
-      DistributedIterator it(make(name, strategy), bytes.str());
+      DistributedIterator it(make(name, strategy, dir), bytes.str());
       std::vector<Element> step;
       while (it.next(step)) record(run, step);
     } catch (const Error& e) {
@@ -117,6 +132,10 @@ std::string slurp(const std::string& path) {
 TEST(ProcessState, ThreeProcessesSaveAndNewProcessesResume) {
   const ScratchDir scratch("process_state");
   const std::string& dir = scratch.path();
+  for (int f = 0; f < kFiles; ++f) {
+    std::ofstream out(dir + "/f" + std::to_string(f) + ".txt");
+    for (int i = 0; i < 4 + f; ++i) out << 100 * f + i << "\n";
+  }
   std::string url;
   const auto server = make_store("tcp://127.0.0.1:0", 0, 3, {}, &url);
   std::vector<ChildSpec> savers;
@@ -140,7 +159,8 @@ TEST(ProcessState, ThreeProcessesSaveAndNewProcessesResume) {
   // And DATA on two processes: the rest of the epoch, each element once.
   std::vector<ChildSpec> restorers;
   for (int rank = 0; rank < 3; ++rank)
-    restorers.push_back({{"state_restore", "3", std::to_string(rank), url, dir, "data", "off"}});
+    restorers.push_back(
+        {{"state_restore", "3", std::to_string(rank), url, dir, "data", "off", "file"}});
   const std::vector<ChildResult> same = run_children(restorers, milliseconds(120000));
   for (int rank = 0; rank < 3; ++rank) {
     ASSERT_TRUE(same[rank].exited_ok()) << "worker " << rank << ":\n" << same[rank].err;
@@ -153,7 +173,8 @@ TEST(ProcessState, ThreeProcessesSaveAndNewProcessesResume) {
   }
   std::vector<ChildSpec> elastic;
   for (int rank = 0; rank < 2; ++rank)
-    elastic.push_back({{"state_restore", "2", std::to_string(rank), url, dir, "data", "off"}});
+    elastic.push_back(
+        {{"state_restore", "2", std::to_string(rank), url, dir, "data", "off", "file"}});
   const std::vector<ChildResult> two = run_children(elastic, milliseconds(120000));
   std::map<int64_t, int> seen;
   auto count = [&](const WorkerRun& run) {
@@ -181,6 +202,17 @@ TEST(ProcessState, ThreeProcessesSaveAndNewProcessesResume) {
     EXPECT_EQ(seen.size(), 47u) << "new worker " << rank;
     for (const auto& [v, c] : seen) EXPECT_EQ(c, 1) << "new worker " << rank << ", value " << v;
   }
+  // Under FILE the saved workers' rest (their files' rest, what their shuffles held) is dealt
+  // out over the two new workers: each element of the epoch once over all workers.
+  seen.clear();
+  for (int rank = 0; rank < 3; ++rank) count(before[rank]["file-before"]);
+  for (int rank = 0; rank < 2; ++rank) {
+    auto report = parse_report(two[rank].out);
+    EXPECT_EQ(report["file"].error, "");
+    count(report["file"]);
+  }
+  EXPECT_EQ(seen.size(), 39u);
+  for (const auto& [v, c] : seen) EXPECT_EQ(c, 1) << "value " << v;
   expect_no_children();
 }
 

@@ -51,8 +51,11 @@ Json describe_container(std::string_view state, bool nested);
 Json describe_part(const std::string& part) {
   StateReader r(part, 0, "dist_iterator worker");
   Json out;
-  out["opened"] = r.flag("pipelines opened");
-  if (!out["opened"].get<bool>()) {
+  // 2: opened, reading what a job of another shape left (FILE sharding, elastic_file.cc).
+  const uint64_t opened = r.u64_in("pipelines opened", 0, 2);
+  out["opened"] = opened > 0;
+  if (opened == 2) out["elastic"] = true;
+  if (!opened) {
     r.finish();
     return out;
   }

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "data/state.h"
+#include "distribute/state_json.h"
 #include "harness.h"
 #include "io/file_sources.h"
 
@@ -359,6 +360,10 @@ TEST(DistState, AStateSavedAfterAnElasticFileRestoreRestoresOnItsOwnShape) {
   ASSERT_EQ(saved.errors[0], "");
   SavedJob resaved = save_at(3, 1, make, 1, 0, &saved.states[0]);
   ASSERT_EQ(resaved.errors[0], "");
+  // `dinput state` reads it, and says which parts read what another shape left.
+  const std::string described = describe_state(resaved.states[0]);
+  EXPECT_NE(described.find("\"elastic\":true"), std::string::npos) << described;
+  EXPECT_NE(described.find("elastic_file"), std::string::npos) << described;
   RestoredJob other = restore_from(2, 1, make, {resaved.states[0]});
   for (int w = 0; w < 2; ++w)
     EXPECT_NE(other.errors[w].find("FAILED_PRECONDITION"), std::string::npos) << other.errors[w];

@@ -1,6 +1,7 @@
 // interleave: reading several datasets made from the input's elements in turn, the way
 // tf.data's interleave does (a cycle of open datasets, block_length elements from each).
 #include <algorithm>
+#include <string_view>
 
 #include "data/background_producer.h"
 #include "data/nodes.h"
@@ -341,7 +342,8 @@ DatasetPtr interleave_like(const Dataset& ds, DatasetPtr input,
   auto& node = dynamic_cast<const InterleaveDataset&>(ds);
   return std::make_shared<InterleaveDataset>(
       std::move(input), std::move(fn), node.spec(), node.cycle_length(), node.block_length(),
-      node.parallel() ? kAutotune : 1, node.deterministic(), ds.name()[0] == 'f');
+      node.parallel() ? kAutotune : 1, node.deterministic(),
+      std::string_view(ds.name()) == "flat_map");
 }
 
 bool is_reader_interleave(const Dataset& ds) {

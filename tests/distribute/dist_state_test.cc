@@ -303,8 +303,8 @@ void expect_exactly_once(const MakeDist& make, size_t total, int W, int R, int W
   EXPECT_EQ(describe(again.steps), describe(resaved.after));
 }
 
-// Every pair W, W2 in {1, 2, 3, 4, 6}, saved at the first step, inside the epoch, at its
-// last step and after its end.
+// Every pair W, W2 in {1, 2, 3, 4, 6}, saved before the first step, after it, inside the
+// epoch, at its last step and after its end.
 void expect_elastic_file_resume(const MakeDist& make, size_t total) {
   for (int W : {1, 2, 3, 4, 6}) {
     const int R = W == 2 ? 2 : 1;
@@ -313,7 +313,7 @@ void expect_elastic_file_resume(const MakeDist& make, size_t total) {
     const auto steps = static_cast<int64_t>(whole.before[0].size());
     ASSERT_GT(steps, 2);
     for (int W2 : {1, 2, 3, 4, 6})
-      for (int64_t k : {int64_t{1}, steps / 2, steps - 1, steps})
+      for (int64_t k : {int64_t{0}, int64_t{1}, steps / 2, steps - 1, steps})
         expect_exactly_once(make, total, W, R, W2, W2 == 6 ? 2 : 1, k);
   }
 }

@@ -340,10 +340,10 @@ std::shared_ptr<const InterleaveFn> interleave_function(const Dataset& ds) {
 DatasetPtr interleave_like(const Dataset& ds, DatasetPtr input,
                            std::shared_ptr<const InterleaveFn> fn) {
   auto& node = dynamic_cast<const InterleaveDataset&>(ds);
-  return std::make_shared<InterleaveDataset>(
-      std::move(input), std::move(fn), node.spec(), node.cycle_length(), node.block_length(),
-      node.parallel() ? kAutotune : 1, node.deterministic(),
-      std::string_view(ds.name()) == "flat_map");
+  return std::make_shared<InterleaveDataset>(std::move(input), std::move(fn), node.spec(),
+                                             node.cycle_length(), node.block_length(),
+                                             node.parallel() ? kAutotune : 1, node.deterministic(),
+                                             std::string_view(ds.name()) == "flat_map");
 }
 
 bool is_reader_interleave(const Dataset& ds) {

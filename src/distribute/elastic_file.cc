@@ -188,6 +188,19 @@ std::vector<FileSlice> rest_of_stage(const Dataset& stage, Iterator& it) {
   return out;
 }
 
+// How many prefetch sections wrap a reader's saved state.
+int prefetch_layers(std::string state) {
+  int layers = 0;
+  for (;;) {
+    StateReader r(state, 0, "elastic_file");
+    if (r.bytes("a reader's operation") != "prefetch") return layers;
+    StateReader again(state, 0, "elastic_file");
+    StateReader section = again.section("prefetch");
+    state = section.bytes("the input's state");
+    ++layers;
+  }
+}
+
 // A reader made by the file stage's function that begins where a saved reader stood.
 class ResumedReader final : public Dataset {
  public:
@@ -203,9 +216,9 @@ class ResumedReader final : public Dataset {
     IteratorContext inner = ctx;
     inner.restoring = true;
     auto it = reader_->make_iterator(inner);
-    // The readers of an ordered parallel interleave are prefetches of their datasets.
-    StateReader peek(state_, 0, reader_->name());
-    if (peek.bytes("a reader's operation") == "prefetch")
+    // The readers of an ordered parallel interleave are prefetches of their datasets (of a
+    // reader resumed this way, twice).
+    for (int k = prefetch_layers(state_); k > 0; --k)
       it = make_prefetch_iterator(std::move(it), 2, ctx.cancellation, /*start=*/false);
     if (!ctx.restoring) {  // else the interleave restores it from a newer state
       StateReader r(state_, 0, reader_->name());
@@ -255,74 +268,17 @@ struct ElasticPlan {
 };
 
 // Saved worker j's pipeline (of W0), restored from its part with the fence: what it held, in
-// pieces of G rows (null when it had ended), and what its files still had.
+// pieces of G rows (null when it had ended), and what its files still had. A part that an
+// elastically restored worker saved is restored the same way: its held streams and its
+// pipeline over its slices, with the fence above that pipeline's file stage.
 struct OpenedPart {
   std::unique_ptr<Iterator> rows;
   std::vector<FileSlice> slices;
   std::vector<DatasetPtr> keep;  // the datasets the iterators read
 };
 
-OpenedPart open_part(const ElasticPlan& plan, std::string_view part, int W0, int j) {
-  OpenedPart out;
-  StateReader r(part, 0, "dist_iterator worker");
-  const uint64_t opened = r.u64_in("pipelines opened", 0, 2);
-  if (opened == 2)
-    refuse(
-        "it was saved after a restore on another number of workers or replicas; restore it on "
-        "the shape that saved it, or restore the state saved before");
-  bool ended = false;
-  std::string container, position;
-  if (opened) {
-    r.u64_in("the number of pipelines", 1, 1);
-    ended = r.flag("pipeline ended");
-    if (!ended) {
-      container = r.bytes("a pipeline's state");
-      position = r.bytes("a splitter's position");
-    }
-  }
-  r.finish();
-  if (ended) return out;
-  const DatasetPtr sharded = auto_shard(plan.seeded, W0, j).dataset;
-  const Dataset* stage = find_file_stage(sharded);
-  auto fence = std::make_shared<Fence>();
-  const DatasetPtr fenced = plan.finish(
-      replace_stage(sharded, stage, std::make_shared<FenceDataset>(stage->ptr(), fence)));
-  IteratorContext ctx;
-  ctx.stats = plan.stats;
-  ctx.cancellation = plan.cancellation;
-  ctx.synchronous = true;
-  std::unique_ptr<Iterator> it;
-  if (opened) {
-    RestoredIterator restored = restore_state(fenced, ctx, container);
-    if (!restored.iterator)
-      raise(Code::kDataLoss, "the iterator state is damaged: worker ", j,
-            "'s pipeline has the state of an ended one");
-    it = std::move(restored.iterator);
-    out.keep.push_back(restored.dataset);
-  } else {
-    ctx.epochs = std::make_shared<EpochCounters>();
-    it = fenced->make_iterator(ctx);
-    out.keep.push_back(fenced);
-  }
-  // Rows of G, skipping those of the batch in hand that went out before the save: reading
-  // that batch again is part of the restore, so the fence is still open.
-  auto rows = make_balanced_split(std::move(it), {plan.G});
-  if (!position.empty()) {
-    StateReader p(position, 0, "distributed split");
-    rows->restore_rows(p);
-    p.finish();
-  }
-  fence->closed = true;
-  if (!fence->stage) raise(Code::kInternal, "elastic resume: the file stage made no iterator");
-  out.slices = rest_of_stage(*stage, *fence->stage);
-  out.rows = std::move(rows);
-  return out;
-}
-
-// The pipeline that reads `slices` (the new worker's share of the files' rest).
-DatasetPtr slices_pipeline(const ElasticPlan& plan, const std::vector<FileSlice>& slices) {
-  return plan.finish(replace_stage(plan.seeded, plan.stage, slices_stage(*plan.stage, slices)));
-}
+OpenedPart open_part(const std::shared_ptr<const ElasticPlan>& plan, std::string_view part, int W0,
+                     int j);
 
 // A new worker's source after an elastic restore: the held elements of the saved workers it
 // was dealt (each a saved part, drained in pieces of G rows), then the pipeline over its share
@@ -332,24 +288,41 @@ class ElasticSource final : public Iterator {
  public:
   struct Held {
     std::unique_ptr<Iterator> rows;
-    std::string part;
+    std::string part;  // saved worker j's part of a state saved by W0 workers
+    int64_t W0 = 0;
     int64_t j = 0;
     int64_t pieces = 0;  // taken
   };
-  explicit ElasticSource(std::shared_ptr<const ElasticPlan> plan) : plan_(std::move(plan)) {}
-  void set(int64_t W0, std::vector<Held> held, std::vector<FileSlice> slices,
-           std::vector<DatasetPtr> keep, bool restoring) {
-    W0_ = W0;
+  // `fence`: the pipeline over the slices is read to be dealt out again (open_part).
+  ElasticSource(std::shared_ptr<const ElasticPlan> plan, std::shared_ptr<Fence> fence)
+      : plan_(std::move(plan)), fence_(std::move(fence)) {}
+  void set(std::vector<Held> held, std::vector<FileSlice> slices, std::vector<DatasetPtr> keep,
+           bool restoring) {
     held_ = std::move(held);
     slices_ = std::move(slices);
     keep_ = std::move(keep);
-    main_ds_ = slices_pipeline(*plan_, slices_);
+    DatasetPtr stage = slices_stage(*plan_->stage, slices_);
+    if (fence_) stage = std::make_shared<FenceDataset>(stage, fence_);
+    main_ds_ = plan_->finish(replace_stage(plan_->seeded, plan_->stage, stage));
     IteratorContext ctx;
     ctx.stats = plan_->stats;
     ctx.cancellation = plan_->cancellation;
     ctx.epochs = std::make_shared<EpochCounters>();
     ctx.restoring = restoring;
+    ctx.synchronous = fence_ != nullptr;
     main_ = main_ds_->make_iterator(ctx);
+  }
+  // With the fence closed: the slices the pipeline over them has not read.
+  std::vector<FileSlice> rest() const {
+    std::vector<FileSlice> out;
+    if (!fence_->stage) raise(Code::kInternal, "elastic resume: the file stage made no iterator");
+    InterleaveRest rest = interleave_rest(*fence_->stage);
+    auto slice = [&](const Element& index) -> const FileSlice& {
+      return slices_.at(static_cast<size_t>(*index.at(0).data_as<int64_t>()));
+    };
+    for (auto& [index, state] : rest.open) out.push_back({slice(index).in, std::move(state)});
+    for (auto& index : rest.unread) out.push_back(slice(index));
+    return out;
   }
 
   bool next(Element& out) override {
@@ -365,10 +338,10 @@ class ElasticSource final : public Iterator {
 
   void save(StateWriter& w) const override {
     w.section("elastic_file", [&](StateWriter& s) {
-      s.u64(static_cast<uint64_t>(W0_));
       s.u64(held_.size() - i_);
       for (size_t k = i_; k < held_.size(); ++k) {
         s.bytes(held_[k].part);
+        s.u64(static_cast<uint64_t>(held_[k].W0));
         s.u64(static_cast<uint64_t>(held_[k].j));
         s.u64(static_cast<uint64_t>(held_[k].pieces));
       }
@@ -383,16 +356,16 @@ class ElasticSource final : public Iterator {
 
   void restore(StateReader& r) override {
     StateReader s = r.section("elastic_file");
-    const auto W0 = static_cast<int>(s.u64_in("the saved job's workers", 1, kMaxWorkers));
-    const uint64_t n = s.u64_in("held streams", 0, static_cast<uint64_t>(W0));
+    const uint64_t n = s.u64_in("held streams", 0, kMaxWorkers);
     std::vector<Held> held;
     std::vector<DatasetPtr> keep;
     for (uint64_t k = 0; k < n; ++k) {
       Held h;
       h.part = s.bytes("a saved worker's part");
-      h.j = static_cast<int64_t>(s.u64_in("a saved worker", 0, static_cast<uint64_t>(W0 - 1)));
+      h.W0 = static_cast<int64_t>(s.u64_in("the saved job's workers", 1, kMaxWorkers));
+      h.j = static_cast<int64_t>(s.u64_in("a saved worker", 0, static_cast<uint64_t>(h.W0 - 1)));
       const uint64_t pieces = s.u64("pieces taken");
-      OpenedPart opened = open_part(*plan_, h.part, W0, static_cast<int>(h.j));
+      OpenedPart opened = open_part(plan_, h.part, static_cast<int>(h.W0), static_cast<int>(h.j));
       if (!opened.rows) s.corrupt("a held stream of a worker whose pipeline had ended");
       Element drop;
       for (; static_cast<uint64_t>(h.pieces) < pieces; ++h.pieces)
@@ -408,7 +381,7 @@ class ElasticSource final : public Iterator {
     }
     const std::string main = s.bytes("the state of the pipeline over the slices");
     s.finish();
-    set(W0, std::move(held), std::move(slices), std::move(keep), /*restoring=*/true);
+    set(std::move(held), std::move(slices), std::move(keep), /*restoring=*/true);
     StateReader m(main, s.offset() - main.size(), "elastic_file");
     main_->restore(m);
     m.finish();
@@ -416,7 +389,7 @@ class ElasticSource final : public Iterator {
 
  private:
   std::shared_ptr<const ElasticPlan> plan_;
-  int64_t W0_ = 0;
+  std::shared_ptr<Fence> fence_;
   std::vector<Held> held_;
   size_t i_ = 0;
   std::vector<FileSlice> slices_;
@@ -429,26 +402,96 @@ class ElasticSource final : public Iterator {
 // fingerprint of the pipeline it stands for, and its iterator is an ElasticSource.
 class ElasticDataset final : public Dataset {
  public:
-  ElasticDataset(DatasetPtr pipeline, std::shared_ptr<const ElasticPlan> plan)
-      : pipeline_(std::move(pipeline)), plan_(std::move(plan)) {}
+  ElasticDataset(DatasetPtr pipeline, std::shared_ptr<const ElasticPlan> plan,
+                 std::shared_ptr<Fence> fence = nullptr)
+      : pipeline_(std::move(pipeline)), plan_(std::move(plan)), fence_(std::move(fence)) {}
   const char* name() const override { return pipeline_->name(); }
   std::string arguments() const override { return pipeline_->arguments(); }
   const ElementSpec& element_spec() const override { return pipeline_->element_spec(); }
   int64_t cardinality() const override { return kUnknownCardinality; }
   std::vector<DatasetPtr> inputs() const override { return pipeline_->inputs(); }
   DatasetPtr with_inputs(std::vector<DatasetPtr> inputs) const override {
-    return std::make_shared<ElasticDataset>(pipeline_->with_inputs(std::move(inputs)), plan_);
+    return std::make_shared<ElasticDataset>(pipeline_->with_inputs(std::move(inputs)), plan_,
+                                            fence_);
   }
   const Options& options() const override { return pipeline_->options(); }
   int64_t depth() const override { return pipeline_->depth(); }
   std::unique_ptr<Iterator> make_iterator(const IteratorContext&) const override {
-    return std::make_unique<ElasticSource>(plan_);  // to be restored
+    return std::make_unique<ElasticSource>(plan_, fence_);  // to be restored
   }
 
  private:
   DatasetPtr pipeline_;
   std::shared_ptr<const ElasticPlan> plan_;
+  std::shared_ptr<Fence> fence_;
 };
+
+OpenedPart open_part(const std::shared_ptr<const ElasticPlan>& plan, std::string_view part, int W0,
+                     int j) {
+  OpenedPart out;
+  StateReader r(part, 0, "dist_iterator worker");
+  const uint64_t opened = r.u64_in("pipelines opened", 0, 2);
+  bool ended = false;
+  std::string container, position;
+  if (opened) {
+    r.u64_in("the number of pipelines", 1, 1);
+    ended = r.flag("pipeline ended");
+    if (!ended) {
+      container = r.bytes("a pipeline's state");
+      position = r.bytes("a splitter's position");
+    }
+  }
+  r.finish();
+  if (ended) return out;
+  const DatasetPtr sharded = auto_shard(plan->seeded, W0, j).dataset;
+  auto fence = std::make_shared<Fence>();
+  const Dataset* stage = nullptr;
+  DatasetPtr fenced;
+  if (opened == 2) {
+    // Saved by a worker that read what another job left: its source is an ElasticSource.
+    fenced = std::make_shared<ElasticDataset>(plan->finish(sharded), plan, fence);
+  } else {
+    // Worker j's pipeline as it was, with the fence above its file stage.
+    stage = find_file_stage(sharded);
+    fenced = plan->finish(
+        replace_stage(sharded, stage, std::make_shared<FenceDataset>(stage->ptr(), fence)));
+  }
+  IteratorContext ctx;
+  ctx.stats = plan->stats;
+  ctx.cancellation = plan->cancellation;
+  ctx.synchronous = true;
+  std::unique_ptr<Iterator> it;
+  if (opened) {
+    RestoredIterator restored = restore_state(fenced, ctx, container);
+    if (!restored.iterator)
+      raise(Code::kDataLoss, "the iterator state is damaged: worker ", j,
+            "'s pipeline has the state of an ended one");
+    it = std::move(restored.iterator);
+    out.keep.push_back(restored.dataset);
+  } else {
+    ctx.epochs = std::make_shared<EpochCounters>();
+    it = fenced->make_iterator(ctx);
+    out.keep.push_back(fenced);
+  }
+  const auto* elastic = dynamic_cast<const ElasticSource*>(it.get());
+  // Rows of G, skipping those of the batch in hand that went out before the save: reading
+  // that batch again is part of the restore, so the fence is still open.
+  auto rows = make_balanced_split(std::move(it), {plan->G});
+  if (!position.empty()) {
+    StateReader p(position, 0, "distributed split");
+    rows->restore_rows(p);
+    p.finish();
+  }
+  fence->closed = true;
+  if (elastic) {
+    out.slices = elastic->rest();
+  } else {
+    if (!fence->stage) raise(Code::kInternal, "elastic resume: the file stage made no iterator");
+    out.slices = rest_of_stage(*stage, *fence->stage);
+  }
+  out.rows = std::move(rows);
+  return out;
+}
 
 std::shared_ptr<ElasticPlan> elastic_plan(const DistributedDataset::Plan& plan,
                                           const DistributedDataset::Plan::Seeds& seeds,
@@ -481,17 +524,17 @@ void DistributedIterator::restore_elastic_file(const std::vector<std::string>& p
   std::vector<ElasticSource::Held> held;
   std::vector<DatasetPtr> keep;
   for (int j = 0; j < W0; ++j) {
-    OpenedPart opened = open_part(*plan, parts[static_cast<size_t>(j)], W0, j);
+    OpenedPart opened = open_part(plan, parts[static_cast<size_t>(j)], W0, j);
     for (auto& slice : opened.slices) slices.push_back(std::move(slice));
     if (opened.rows && static_cast<size_t>(j) % W == me) {
-      held.push_back({std::move(opened.rows), parts[static_cast<size_t>(j)], j, 0});
+      held.push_back({std::move(opened.rows), parts[static_cast<size_t>(j)], W0, j, 0});
       for (auto& d : opened.keep) keep.push_back(std::move(d));
     }
   }
   std::vector<FileSlice> mine;
   for (size_t s = me; s < slices.size(); s += W) mine.push_back(std::move(slices[s]));
-  auto source = std::make_unique<ElasticSource>(plan);
-  source->set(W0, std::move(held), std::move(mine), std::move(keep), /*restoring=*/false);
+  auto source = std::make_unique<ElasticSource>(plan, nullptr);
+  source->set(std::move(held), std::move(mine), std::move(keep), /*restoring=*/false);
   pipelines_[0] = std::make_shared<ElasticDataset>(pipelines_[0], plan);
   effective_[0] = std::make_shared<ElasticDataset>(effective_[0], plan);
   elastic_ = true;

@@ -1870,9 +1870,10 @@ DINPUT_API dinput_status_t dinput_dist_iterator_save(dinput_state_t** out,
  * worker calls it with the same state, at the same point (like dinput_dist_dataset_iterator),
  * and the workers check through the collective that they restored the same step
  * (DINPUT_FAILED_PRECONDITION naming the workers and steps otherwise). A state restores on
- * the same number of workers and replicas, or under DATA or OFF sharding on any other number
- * with the same global batch (DATA continues at the next global batch, OFF at the row the
- * saved workers had reached, on every new worker). A different pipeline is
+ * the same number of workers and replicas, or under DATA, FILE or OFF sharding on any other
+ * number with the same global batch (DATA continues at the next global batch, OFF at the row
+ * the saved workers had reached, on every new worker, FILE deals out what the saved workers had
+ * not delivered: each element once, in another order). A different pipeline is
  * DINPUT_FAILED_PRECONDITION naming the first operation that differs; a damaged state is
  * DINPUT_DATA_LOSS. The `size` bytes at `state` are read during the call only. */
 DINPUT_API dinput_status_t dinput_dist_dataset_iterator_from_state(

@@ -65,8 +65,8 @@ func (it *DistributedIterator) MarshalBinary() ([]byte, error) { return it.SaveS
 // IteratorFromState returns a distributed iterator that continues where the saved job's
 // stopped. Every worker calls it with the same state at the same point; they check through
 // the collective that they restored the same step. A state restores on the same number of
-// workers and replicas, or under DATA or OFF sharding on any other number with the same global
-// batch. Another pipeline matches ErrFailedPrecondition naming the operation that differs;
+// workers and replicas, or under DATA, FILE or OFF sharding on any other number with the same
+// global batch. Another pipeline matches ErrFailedPrecondition naming the operation that differs;
 // a damaged state matches ErrDataLoss.
 func (d *DistributedDataset) IteratorFromState(state []byte) (*DistributedIterator, error) {
 	var out *C.dinput_dist_iterator_t

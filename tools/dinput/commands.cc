@@ -531,8 +531,8 @@ Options of run, spec and bench that make this process one worker of a multi-proc
                        writes the file, replacing it whole)
   --restore-state FILE continue from the state in FILE instead of starting the epoch: the
                        same pipeline, on the same number of workers and replicas, or under
-                       DATA or OFF sharding any other number; steps are numbered on from the
-                       saved step
+                       DATA, FILE or OFF sharding any other number; steps are numbered on
+                       from the saved step
   --shapes             print each component's shape, e.g. [0,3], instead of its values
   --stats              print a last line with each worker's reader statistics
 )"},

@@ -351,8 +351,8 @@ class DistributedDataset(Handle):
         """A distributed iterator that continues where the saved job's stopped (bytes from
         DistributedIterator.save_state). Every worker calls it with the same state at the
         same point, and they check through the collective that they restored the same step.
-        The same number of workers and replicas, or under DATA or OFF sharding any other
-        number with the same global batch. Another pipeline raises FailedPreconditionError naming the
+        The same number of workers and replicas, or under DATA, FILE or OFF sharding any
+        other number with the same global batch. Another pipeline raises FailedPreconditionError naming the
         operation that differs; a damaged state DataLossError."""
         state = bytes(state)
         return DistributedIterator(_new(_L.dinput_dist_dataset_iterator_from_state,

@@ -346,8 +346,8 @@ end
 
 A distributed iterator that continues where the saved job's stopped. Every worker calls it with
 the same state at the same point; they check through the collective that they restored the
-same step. The same number of workers and replicas, or under DATA or OFF sharding any other
-number with the same global batch. Another pipeline is `:FAILED_PRECONDITION` naming the operation
+same step. The same number of workers and replicas, or under DATA, FILE or OFF sharding any
+other number with the same global batch. Another pipeline is `:FAILED_PRECONDITION` naming the operation
 that differs; a damaged state is `:DATA_LOSS`.
 """
 function iterator_from_state(d::DistributedDataset, state::AbstractVector{UInt8})

@@ -560,8 +560,8 @@ impl DistDataset {
     /// A distributed iterator that continues where the saved job's stopped
     /// ([`DistIterator::save_state`]). Every worker calls it with the same state at the same
     /// point; they check through the collective that they restored the same step. A state
-    /// restores on the same number of workers and replicas, or under DATA or OFF sharding on any
-    /// other number with the same global batch. Another pipeline is
+    /// restores on the same number of workers and replicas, or under DATA, FILE or OFF sharding
+    /// on any other number with the same global batch. Another pipeline is
     /// [`crate::Code::FailedPrecondition`] naming the operation that differs; a damaged state
     /// is [`crate::Code::DataLoss`].
     pub fn iter_from_state(&self, state: &[u8]) -> Result<DistIterator> {

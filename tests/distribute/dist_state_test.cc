@@ -13,6 +13,7 @@
 #include "distribute/state_json.h"
 #include "harness.h"
 #include "io/file_sources.h"
+#include "io/record_writer.h"
 
 namespace dinput::testing {
 namespace {
@@ -366,6 +367,39 @@ TEST(DistState, FileShardingOfASourceOfSeveralFilesRestoresOnAnyNumberOfWorkers)
       with_policy(make_batch(make_shuffle(make_text_lines(files.files()), 4, -1, true), 6, false),
                   AutoShardPolicy::kFile));
   expect_elastic_file_resume(make, 102);
+}
+
+TEST(DistState, FileShardingOfCompressedRecordsRestoresOnOtherNumbersOfWorkers) {
+  // GZIP and ZSTD record files read by a reader interleave: an open file resumes at its
+  // offset in the decompressed stream on whichever new worker it is dealt to.
+  for (Compression c : {Compression::kGzip, Compression::kZstd}) {
+    SCOPED_TRACE(compression_name(c));
+    TempFiles dir;  // for its directory
+    const std::string base = dir.add({});
+    const std::string folder = base.substr(0, base.rfind('/'));
+    std::remove(base.c_str());
+    for (int f = 0; f < 6; ++f) {
+      RecordWriter w(folder + "/r" + std::to_string(f) + ".rec", c, 0);
+      for (int i = 0; i < 5 + 2 * f; ++i) {
+        const std::string v = std::to_string(100 * f + i);
+        w.write(v.data(), v.size());
+      }
+      w.close();
+    }
+    ReaderSpec records;
+    records.compression = c;
+    const auto make = distribute(with_policy(
+        make_batch(
+            make_shuffle(make_reader_interleave(make_list_files({folder + "/*.rec"}, false, 0),
+                                                records, 2, 3, 1, std::nullopt, false),
+                         6, 2, true),
+            4, false),
+        AutoShardPolicy::kFile));
+    for (int W : {2, 3})
+      for (int W2 : {1, 4})
+        for (int64_t k : {1, 3}) expect_exactly_once(make, 60, W, 1, W2, 1, k);
+    for (int f = 0; f < 6; ++f) std::remove((folder + "/r" + std::to_string(f) + ".rec").c_str());
+  }
 }
 
 TEST(DistState, AStateSavedAfterAnElasticFileRestoreIsDescribed) {

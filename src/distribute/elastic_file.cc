@@ -27,6 +27,7 @@
 #include "data/state.h"
 #include "distribute/auto_shard.h"
 #include "distribute/dist_dataset.h"
+#include "distribute/graph.h"
 #include "distribute/split.h"
 
 namespace dinput {
@@ -60,7 +61,20 @@ constexpr const char* kAllowedAbove[] = {"prefetch",
 const Dataset* find_file_stage(const DatasetPtr& root) {
   const Dataset* node = root.get();
   for (;;) {
-    if (interleave_function(*node)) return node;
+    if (interleave_function(*node)) {
+      // Its input must be file names (list_files, or names in memory): each unread input
+      // element becomes a slice, which would be the whole rest of the data otherwise.
+      bool names = true;
+      for_each_node(node->inputs().at(0), [&](const Dataset& below) {
+        names = names && !interleave_function(below) &&
+                (!dynamic_cast<const FileSource*>(&below) ||
+                 std::strcmp(below.name(), "list_files") == 0);
+      });
+      if (!names)
+        refuse(str_cat("its '", node->name(),
+                       "' reads the output of another file reader, not file names"));
+      return node;
+    }
     if (dynamic_cast<const FileSource*>(node)) {
       if (std::strcmp(node->name(), "list_files") == 0)
         refuse("its file names (list_files) are not read by an interleave or flat_map");

@@ -470,6 +470,21 @@ TEST(DistState, FileShardingRefusesWhatItCannotDealOut) {
   // The same shape still restores exactly.
   RestoredJob same = restore_from(2, 1, make, {saved.states[0]});
   EXPECT_EQ(describe(same.steps), describe(saved.after));
+
+  // An interleave over lines (not file names): its unread input would be the rest of the data.
+  auto fn = std::make_shared<const InterleaveFn>(
+      [](const Element& e) { return make_repeat(make_from_tensors({e.at(0)}), 2); });
+  const auto lines = distribute(with_policy(
+      make_batch(make_interleave(make_text_lines(files.files()), fn, kLine, 2, 1, 1, true), 2,
+                 false),
+      AutoShardPolicy::kFile));
+  SavedJob over_lines = save_at(2, 1, lines, 1);
+  ASSERT_EQ(over_lines.errors[0], "");
+  RestoredJob refused = restore_from(3, 1, lines, {over_lines.states[0]});
+  EXPECT_NE(refused.errors[0].find("FAILED_PRECONDITION"), std::string::npos) << refused.errors[0];
+  EXPECT_NE(refused.errors[0].find("'interleave' reads the output of another file reader"),
+            std::string::npos)
+      << refused.errors[0];
 }
 
 // An infinite pipeline: after the first step the workers exchange nothing, so they can be

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -452,6 +453,37 @@ TEST(DistState, FileShardingStateIsSmallAndElasticRestoreIsTimed) {
       saved.states[0].size(), restore_s * 1e3, same_s * 1e3, elastic.states[0].size(),
       std::max(saved.save_ms[0], saved.save_ms[1]),
       std::max({elastic.save_ms[0], elastic.save_ms[1], elastic.save_ms[2]}));
+}
+
+TEST(DistState, SynchronousPrefetchReadsOnlyWhatIsTaken) {
+  // The elastic restore reads saved pipelines this way: no thread reads ahead of the consumer,
+  // before or after a restore, so the file stage stands where the consumer's position puts it.
+  auto calls = std::make_shared<std::atomic<int>>(0);
+  auto fn = std::make_shared<const MapFn>([calls](const Element& e) {
+    ++*calls;
+    return e;
+  });
+  const DatasetPtr ds = make_prefetch(make_map(make_range(0, 20, 1), fn, {}, 1, std::nullopt), 8);
+  IteratorContext ctx;
+  ctx.synchronous = true;
+  auto it = ds->make_iterator(ctx);
+  Element e;
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(it->next(e));
+  EXPECT_EQ(calls->load(), 3);
+  const std::string saved = save_to_bytes(*it);
+  IteratorContext restoring = ctx;
+  restoring.restoring = true;
+  auto again = ds->make_iterator(restoring);
+  StateReader r(saved, 0, "test");
+  again->restore(r);
+  r.finish();
+  calls->store(0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a thread would read now
+  EXPECT_EQ(calls->load(), 0);
+  std::vector<int64_t> rest;
+  while (again->next(e)) rest.push_back(values_of(e).at(0));
+  EXPECT_EQ(rest, iota(3, 20));
+  EXPECT_EQ(calls->load(), 17);
 }
 
 TEST(DistState, FileShardingRefusesWhatItCannotDealOut) {

@@ -147,6 +147,21 @@ bool RecordParser::next(RecordView& out) {
   return false;
 }
 
+bool RecordParser::skip() {
+  if (skip_corrupt_) return RecordSource::skip();
+  passing_ = true;
+  RecordView view;
+  bool got;
+  try {
+    got = next(view);
+  } catch (...) {
+    passing_ = false;
+    throw;
+  }
+  passing_ = false;
+  return got;
+}
+
 bool RecordParser::plausible(const char* header) const {
   const uint64_t len = load_le64(header);
   return len <= max_record_bytes_ &&
@@ -214,6 +229,19 @@ RecordParser::Step RecordParser::step(uint64_t start, const char* pending, Recor
     return fail(passed < want, kRecordHeaderBytes + passed, message);
   }
 
+  auto truncated = [&](uint64_t have) {
+    return str_cat("records: truncated record ", where(start), ": the ", medium(), " ends ",
+                   have + kRecordHeaderBytes, " bytes into a record of ", len, " data bytes (",
+                   len + kRecordHeaderBytes + kRecordFooterBytes, " bytes with its framing)");
+  };
+  if (passing_) {  // skip(): the framing is checked, the data passed over unread
+    const uint64_t want = len + kRecordFooterBytes;
+    const uint64_t passed = consume(nullptr, want);
+    if (passed < want) return fail(true, kRecordHeaderBytes + passed, truncated(passed));
+    out = RecordView{};
+    return Step::kRecord;
+  }
+
   uint32_t stored_crc, crc;
   if (len <= avail() &&
       avail() - len >= kRecordFooterBytes) {  // the record lies in this chunk: a view
@@ -237,11 +265,7 @@ RecordParser::Step RecordParser::step(uint64_t start, const char* pending, Recor
     uint64_t have = consume(static_cast<char*>(copy->data()), len);
     if (have == len) have += consume(footer, kRecordFooterBytes);
     if (have < len + kRecordFooterBytes)
-      return fail(
-          true, kRecordHeaderBytes + have,
-          str_cat("records: truncated record ", where(start), ": the ", medium(), " ends ",
-                  have + kRecordHeaderBytes, " bytes into a record of ", len, " data bytes (",
-                  len + kRecordHeaderBytes + kRecordFooterBytes, " bytes with its framing)"));
+      return fail(true, kRecordHeaderBytes + have, truncated(have));
     stored_crc = load_le32(footer);
     spill_ = std::move(copy);
     out.data = static_cast<const char*>(spill_->data());
@@ -397,6 +421,22 @@ std::unique_ptr<RecordSource> open_record_file(const std::string& path, Compress
   }
   return std::make_unique<RecordParser>(path, std::move(chunks), stream, skip_corrupt,
                                         max_record_bytes, start);
+}
+
+Tensor read_record_at(const std::string& path, uint64_t offset, uint64_t max_record_bytes,
+                      const FileReadOptions& file_options) {
+  FileReadOptions read = file_options;
+  read.map = false;  // a few KiB: a read costs less than a mapping
+  RecordParser parser(path,
+                      open_file_chunks("records", path, kMinChunkBytes, nullptr, read, offset),
+                      nullptr, false, max_record_bytes, offset);
+  RecordView view;
+  if (!parser.next(view))
+    raise(Code::kDataLoss, "records: no record at byte offset ", offset, " of ", quoted(path),
+          ": the file ends there (did it change since the iterator state was saved?)");
+  Tensor out = Tensor::allocate(DType::kBytes, Shape());
+  out.set_string(0, std::string_view(view.data, view.size));
+  return out;
 }
 
 // ---- fixed-length records ----

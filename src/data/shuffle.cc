@@ -226,7 +226,8 @@ class ShuffleIterator final : public Iterator {
   // the buffer's (input index, slot) pairs by index. Returns how many of them were read.
   size_t restore_stragglers(StateReader& s, const std::vector<std::pair<int64_t, size_t>>& wanted,
                             int64_t position) {
-    const uint64_t count = s.u64_in("stragglers", 0, wanted.size());
+    // Absent from states saved before addresses existed.
+    const uint64_t count = s.at_end() ? 0 : s.u64_in("stragglers", 0, wanted.size());
     if (count > 0 && !addressable_)
       s.corrupt("elements saved by address but the input has no addresses");
     int64_t index = 0;

@@ -260,6 +260,40 @@ TEST_F(ShuffleRestore, AddressesAreBoundedAndTheStateStaysSmall) {
   EXPECT_LE(largest, 3000u);
 }
 
+// A shuffle section written before addresses existed ends before their count: it restores
+// as one without addresses.
+TEST(ShuffleState, ASectionWithoutTheAddressCountRestores) {
+  DatasetPtr ds = make_shuffle(make_range(0, 100, 1), 10, 4, false);
+  auto as_text = [](const Element& e) { return std::to_string(e[0].data_as<int64_t>()[0]); };
+  std::vector<std::string> expected = test::all_as(ds, as_text);
+  std::string state;
+  ASSERT_EQ(test::resumed_as(ds, 40, as_text, &state), expected);
+  // The root section is last: "shuffle", its length L as a varint, L bytes ending in the
+  // count 0. Drop that byte, shorten L, and seal the payload again.
+  std::string payload(open_state(state));
+  auto varint = [](uint64_t v) {
+    std::string out;
+    for (; v >= 0x80; v >>= 7) out.push_back(static_cast<char>(v | 0x80));
+    out.push_back(static_cast<char>(v));
+    return out;
+  };
+  ASSERT_EQ(payload.back(), '\0');
+  bool found = false;
+  for (size_t len = 1; len + 8 < payload.size() && !found; ++len) {
+    const std::string l = varint(len);
+    const size_t at = payload.size() - len - l.size();
+    if (payload.compare(at, l.size(), l) != 0 || payload.compare(at - 7, 7, "shuffle") != 0)
+      continue;
+    payload = payload.substr(0, at) + varint(len - 1) + payload.substr(at + l.size(), len - 1);
+    found = true;
+  }
+  ASSERT_TRUE(found);
+  IteratorContext ctx;
+  RestoredIterator restored = restore_state(ds, ctx, seal_state(payload));
+  EXPECT_EQ(test::drain_as(*restored.iterator, as_text),
+            std::vector<std::string>(expected.begin() + 40, expected.end()));
+}
+
 // The record iterator's own skip and addresses.
 TEST_F(ShuffleRestore, RecordIteratorSkipsAndReadsAtAddresses) {
   std::vector<std::string> files = {records("a", Compression::kNone, 0, 50),

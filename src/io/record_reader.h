@@ -161,12 +161,28 @@ std::unique_ptr<RecordSource> open_record_file(
     std::shared_ptr<ChunkPool> pool = nullptr, uint64_t max_record_bytes = kDefaultMaxRecordBytes,
     const FileReadOptions& file_options = FileReadOptions{}, uint64_t start = 0);
 
-// The one record at byte offset `offset` of the uncompressed record file `path`, checked
-// (both CRCs, the length limit) and copied into a bytes scalar of its own. A file shorter
-// than the offset, or no intact record there, is DATA_LOSS naming the file and the offset.
-// Reads a few KiB from the offset: a shuffle's restore reads its oldest elements this way.
-Tensor read_record_at(const std::string& path, uint64_t offset, uint64_t max_record_bytes,
-                      const FileReadOptions& file_options = FileReadOptions{});
+// Single records at byte offsets of uncompressed record files, each checked as RecordParser
+// checks it (both CRCs, the length limit) and copied into a bytes scalar of its own. The last
+// file stays open between calls: a shuffle's restore reads its oldest records this way, most
+// of them from a few files. A file that cannot be opened is an error naming it; one that is
+// shorter than the offset or holds no intact record there is DATA_LOSS naming the file and
+// the offset.
+class RecordsAtOffsets {
+ public:
+  explicit RecordsAtOffsets(uint64_t max_record_bytes = kDefaultMaxRecordBytes);
+  ~RecordsAtOffsets();
+  RecordsAtOffsets(const RecordsAtOffsets&) = delete;
+  RecordsAtOffsets& operator=(const RecordsAtOffsets&) = delete;
+
+  Tensor read(const std::string& path, uint64_t offset);
+
+ private:
+  // Reads up to n bytes at `offset` of the open file (fewer only at its end).
+  size_t read_bytes(char* dst, size_t n, uint64_t offset);
+  uint64_t max_record_bytes_;
+  std::string path_;  // of the open file
+  int fd_ = -1;
+};
 
 // Fixed-length records: header_bytes are skipped at the start and footer_bytes at the end,
 // the rest is cut into records of record_bytes. A file whose body is not a multiple of

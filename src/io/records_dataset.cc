@@ -11,14 +11,14 @@ namespace dinput {
 
 namespace {
 
-// An uncompressed record file can be read at a record's offset, so its records have
-// addresses (Iterator::read_at); a compressed stream cannot be entered in the middle.
+// An uncompressed regular record file can be read at a record's offset, so its records have
+// addresses (Iterator::read_at); a compressed stream cannot be entered in the middle, nor a
+// pipe. One reader per iterator, which keeps the last file it read open.
 ReadRecordAt read_one(Compression compression, uint64_t max_record,
                       const FileReadOptions& file_options) {
-  if (compression != Compression::kNone) return nullptr;
-  return [=](const std::string& path, uint64_t offset) {
-    return read_record_at(path, offset, max_record, file_options);
-  };
+  if (compression != Compression::kNone || file_options.allow_nonregular) return nullptr;
+  auto reader = std::make_shared<RecordsAtOffsets>(max_record);
+  return [reader](const std::string& path, uint64_t offset) { return reader->read(path, offset); };
 }
 
 class RecordsDataset final : public FileSource {

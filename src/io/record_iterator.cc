@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstring>
 #include <exception>
 #include <utility>
 
@@ -245,6 +246,22 @@ class FileRecordIterator final : public Iterator {
     }
   }
 
+  // Copies a record into the current copy arena (a new one when it is full), so that records
+  // kept after a skip hold arenas of their own size rather than the chunks they came from,
+  // and cost one allocation per arena rather than one each.
+  void copy_out(Tensor& t, const RecordView& view) {
+    if (!arena_ || arena_->size() - arena_used_ < view.size) {
+      arena_ = allocate_host(std::max(kArenaBytes, view.size));
+      arena_used_ = 0;
+    }
+    char* dst = static_cast<char*>(arena_->data()) + arena_used_;
+    std::memcpy(dst, view.data, view.size);
+    arena_used_ += (view.size + 7) & ~size_t{7};
+    arena_used_ = std::min(arena_used_, arena_->size());
+    std::shared_ptr<const Buffer> owner = arena_;
+    t.set_string_view(0, dst, view.size, owner);
+  }
+
   // Opens the next file when none is open; false when the last file is done.
   bool open_source() {
     if (source_) return true;
@@ -290,7 +307,7 @@ class FileRecordIterator final : public Iterator {
           if (view.copied)
             t.set_string_view(0, view.data, view.size, *view.owner);
           else
-            t.set_string(0, std::string_view(view.data, view.size));
+            copy_out(t, view);
           ready_.push_back(Ready{std::move(t), view.size, skipped_, skipped_bytes_, at});
         } else {
           if (!storage) storage = std::make_shared<BytesStorage>(kGroup);
@@ -327,7 +344,10 @@ class FileRecordIterator final : public Iterator {
   std::vector<Ready> ready_;
   size_t pos_ = 0;
   size_t group_ = kGroup;  // records the next parse_group reads
-  int64_t skipped_ = 0;    // skipped since the last parsed record
+  static constexpr size_t kArenaBytes = size_t{256} << 10;
+  std::shared_ptr<Buffer> arena_;  // where records read after a skip are copied
+  size_t arena_used_ = 0;
+  int64_t skipped_ = 0;  // skipped since the last parsed record
   int64_t skipped_bytes_ = 0;
   bool finished_ = false;
   std::exception_ptr error_;

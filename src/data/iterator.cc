@@ -11,6 +11,21 @@ void Iterator::save(StateWriter&) const { state_unsupported("an operation of thi
 
 void Iterator::restore(StateReader&) { state_unsupported("an operation of this pipeline"); }
 
+int64_t Iterator::skip(int64_t n) {
+  Element e;
+  int64_t done = 0;
+  while (done < n && next(e)) ++done;
+  return done;
+}
+
+Iterator::Address Iterator::last_address() const {
+  raise(Code::kInternal, "last_address: this iterator gives no addresses");
+}
+
+void Iterator::read_at(const Address&, Element&) {
+  raise(Code::kInternal, "read_at: this iterator gives no addresses");
+}
+
 void Iterator::state_unsupported(const char* op, const char* why) {
   raise(Code::kUnimplemented, op, ": saving and restoring the iterator state is not supported",
         why ? " (" : "", why ? why : "", why ? ")" : "",

@@ -35,6 +35,29 @@ class Iterator {
   // so that it continues where the saved one stopped. Damaged sections are DATA_LOSS.
   virtual void restore(StateReader& r);
 
+  // Passes over up to `n` elements without handing them out, for a restore that reads again
+  // elements delivered before the save (a shuffle rebuilding its buffer); returns how many,
+  // fewer only at the end. The default takes them with next(); record sources pass over
+  // records by their headers, without checking or building what they pass over.
+  virtual int64_t skip(int64_t n);
+
+  // Where an element can be read again on its own: an index into the source's file list and
+  // the byte offset of the record in that file. Only sources that say addressable() give
+  // one; a shuffle then stores the few elements it has held longest as addresses
+  // (docs/checkpoint.md, "Shuffle").
+  struct Address {
+    uint64_t file = 0;
+    uint64_t offset = 0;
+  };
+  // Whether last_address() and read_at() work (uncompressed record files).
+  virtual bool addressable() const { return false; }
+  // The address of the element next() returned last.
+  virtual Address last_address() const;
+  // Reads the one element at `at` (an address last_address() gave, perhaps in another
+  // process), checked as next() checks it, without moving this iterator. A bad address,
+  // or a file that changed since, is DATA_LOSS naming the file and the offset.
+  virtual void read_at(const Address& at, Element& out);
+
  protected:
   // UNIMPLEMENTED: operation `op` cannot save or restore its iterator state (`why`, if given).
   [[noreturn]] static void state_unsupported(const char* op, const char* why = nullptr);

@@ -4,7 +4,10 @@
 // elements were drawn and read, and the input's state at a position no later than the
 // oldest element still buffered. Which input element sits in which slot depends only on the
 // generator, so a restore replays the draws on input indices, then reads the input again
-// from that position, keeping the elements the buffer held.
+// from that position, keeping the elements the buffer held and passing over the others.
+// Over an addressable input (uncompressed record files) the position is only a few buffers
+// back: the elements held longer than that (a few hundred of the buffer's) are saved as
+// their addresses and read one by one.
 #include <algorithm>
 #include <random>
 
@@ -26,7 +29,10 @@ class ShuffleIterator final : public Iterator {
       : input_(std::move(input)),
         input_size_(input_size),
         capacity_(static_cast<size_t>(buffer_size)),
-        snapshot_every_((buffer_size + 7) / 8),
+        addressable_(input_->addressable()),
+        // Over an addressable input the save point is chosen among the snapshots, and
+        // finer ones shorten the re-read.
+        snapshot_every_(addressable_ ? (buffer_size + 31) / 32 : (buffer_size + 7) / 8),
         seed_(seed),
         epoch_(epoch),
         rng_(seed) {}
@@ -38,6 +44,7 @@ class ShuffleIterator final : public Iterator {
       if (index_.empty()) oldest_ = read_ - 1;  // later elements are younger
       buffer_.push_back(std::move(e));
       index_.push_back(read_ - 1);
+      if (addressable_) address_.push_back(input_->last_address());
     }
     if (buffer_.empty()) return false;
     size_t pick = std::uniform_int_distribution<size_t>(0, buffer_.size() - 1)(rng_);
@@ -50,11 +57,16 @@ class ShuffleIterator final : public Iterator {
     if (!input_done_ && read(e)) {
       buffer_[pick] = std::move(e);
       index_[pick] = read_ - 1;
+      if (addressable_) address_[pick] = input_->last_address();
     } else {
       buffer_[pick] = std::move(buffer_.back());
       buffer_.pop_back();
       index_[pick] = index_.back();
       index_.pop_back();
+      if (addressable_) {
+        address_[pick] = address_.back();
+        address_.pop_back();
+      }
     }
     if (drew_oldest && !index_.empty()) oldest_ = *std::min_element(index_.begin(), index_.end());
     return true;
@@ -72,11 +84,13 @@ class ShuffleIterator final : public Iterator {
       if (snapshots_.list().empty()) {  // nothing read yet: the input is where it started
         s.i64(read_);
         s.bytes(save_to_bytes(*input_));
+        save_stragglers(s, read_);
         return;
       }
-      const InputSnapshots::Snapshot& base = snapshots_.at_or_before(oldest_needed());
+      const InputSnapshots::Snapshot& base = snapshots_.at_or_before(save_point());
       s.i64(base.position);
       s.bytes(base.state);
+      save_stragglers(s, base.position);
     });
   }
 
@@ -99,30 +113,45 @@ class ShuffleIterator final : public Iterator {
     }
     const int64_t oldest = index_.empty() ? read : *std::min_element(index_.begin(), index_.end());
     oldest_ = oldest;
-    const int64_t position = s.i64_in("position of the input's state", 0, oldest);
+    const int64_t position = s.i64_in("position of the input's state", 0, read);
     InputSnapshots::Snapshot base{position, s.bytes("the input's state")};
     StateReader in(base.state, s.offset() - base.state.size(), "shuffle");
     input_->restore(in);
     in.finish();
-    s.finish();
-    // Read the input again from the snapshot up to where the saved shuffle had read,
-    // keeping the elements that were in the buffer.
     std::vector<std::pair<int64_t, size_t>> wanted;  // (input index, slot), by index
     for (size_t slot = 0; slot < index_.size(); ++slot) wanted.emplace_back(index_[slot], slot);
     std::sort(wanted.begin(), wanted.end());
     buffer_.assign(index_.size(), Element());
-    size_t next_wanted = 0;
+    address_.assign(addressable_ ? index_.size() : 0, Address());
+    // The elements held since before the snapshot, by their addresses.
+    size_t next_wanted = restore_stragglers(s, wanted, position);
+    s.finish();
+    if (next_wanted < wanted.size() && wanted[next_wanted].first < position)
+      s.corrupt("the input's saved position is after an element the buffer held");
+    // Read the input again from the snapshot up to where the saved shuffle had read,
+    // keeping the elements that were in the buffer and passing over the others.
+    auto ended = [&](int64_t at) {
+      raise(Code::kDataLoss, "shuffle: restoring the iterator state: the input ended after ", at,
+            " elements but the saved shuffle had read ", read,
+            " (did the input data change since the save?)");
+    };
     Element e;
-    for (int64_t i = position; i < read; ++i) {
-      if (!input_->next(e))
-        raise(Code::kDataLoss, "shuffle: restoring the iterator state: the input ended after ", i,
-              " elements but the saved shuffle had read ", read,
-              " (did the input data change since the save?)");
-      if (next_wanted < wanted.size() && wanted[next_wanted].first == i)
-        buffer_[wanted[next_wanted++].second] = std::move(e);
+    for (int64_t i = position; i < read;) {
+      const int64_t keep = next_wanted < wanted.size() ? wanted[next_wanted].first : read;
+      if (keep > i) {
+        const int64_t got = input_->skip(keep - i);
+        if (got < keep - i) ended(i + got);
+        i = keep;
+        continue;
+      }
+      if (!input_->next(e)) ended(i);
+      const size_t slot = wanted[next_wanted++].second;
+      buffer_[slot] = std::move(e);
+      if (addressable_) address_[slot] = input_->last_address();
+      ++i;
     }
     if (next_wanted != wanted.size())
-      s.corrupt("the input's saved position is after an element the buffer held");
+      s.corrupt("the buffer held elements the saved shuffle had not read");
     read_ = read;
     drawn_ = drawn;
     input_done_ = done;
@@ -150,6 +179,75 @@ class ShuffleIterator final : public Iterator {
   // The earliest input position the buffer still needs: its oldest element, or the next
   // element to read when it is empty.
   int64_t oldest_needed() const { return index_.empty() ? read_ : oldest_; }
+
+  // Where a save points the input back to (a snapshot at or before it is used): the oldest
+  // element still buffered, or over an addressable input kSpan buffers before the read
+  // position, when at most kMaxStragglers elements are older; else just after the
+  // kMaxStragglers-th oldest.
+  int64_t save_point() const {
+    const int64_t oldest = oldest_needed();
+    if (!addressable_ || index_.empty()) return oldest;
+    int64_t point = read_ - kSpan * static_cast<int64_t>(capacity_);
+    if (point <= oldest) return oldest;
+    std::vector<int64_t> older;
+    for (int64_t i : index_)
+      if (i < point) older.push_back(i);
+    if (older.size() > kMaxStragglers) {
+      std::nth_element(older.begin(), older.begin() + kMaxStragglers, older.end());
+      point = older[kMaxStragglers];
+    }
+    return point;
+  }
+
+  // The buffered elements older than `position` (the saved input position), by input index:
+  // their count, then per element the index, the file and the offset, each as a difference
+  // from the one before.
+  void save_stragglers(StateWriter& s, int64_t position) const {
+    std::vector<size_t> slots;
+    if (addressable_)
+      for (size_t slot = 0; slot < index_.size(); ++slot)
+        if (index_[slot] < position) slots.push_back(slot);
+    std::sort(slots.begin(), slots.end(),
+              [&](size_t a, size_t b) { return index_[a] < index_[b]; });
+    s.u64(slots.size());
+    int64_t index = 0;
+    Address at;
+    for (size_t slot : slots) {
+      const Address& a = address_[slot];
+      s.i64(index_[slot] - index);
+      s.i64(static_cast<int64_t>(a.file - at.file));
+      s.i64(static_cast<int64_t>(a.offset - at.offset));
+      index = index_[slot];
+      at = a;
+    }
+  }
+
+  // Reads what save_stragglers wrote and each of those elements into its slot; `wanted` is
+  // the buffer's (input index, slot) pairs by index. Returns how many of them were read.
+  size_t restore_stragglers(StateReader& s, const std::vector<std::pair<int64_t, size_t>>& wanted,
+                            int64_t position) {
+    // Absent from states saved before addresses existed.
+    const uint64_t count = s.at_end() ? 0 : s.u64_in("stragglers", 0, wanted.size());
+    if (count > 0 && !addressable_)
+      s.corrupt("elements saved by address but the input has no addresses");
+    int64_t index = 0;
+    Address at;
+    Element e;
+    for (uint64_t k = 0; k < count; ++k) {
+      const int64_t step = s.i64_in("straggler's input index", k == 0 ? 0 : 1, position);
+      index += step;
+      at.file += static_cast<uint64_t>(s.i64("straggler's file"));
+      at.offset += static_cast<uint64_t>(s.i64("straggler's offset"));
+      if (index >= position || wanted[k].first != index)
+        s.corrupt(
+            str_cat("element ", index, " is saved by address but the buffer ",
+                    index >= position ? "reads it again from the input" : "does not hold it"));
+      input_->read_at(at, e);
+      buffer_[wanted[k].second] = std::move(e);
+      address_[wanted[k].second] = at;
+    }
+    return static_cast<size_t>(count);
+  }
 
   // The draws of next() on input indices alone: leaves index_ as the saved buffer's slots
   // and rng_ where the saved generator was.
@@ -183,16 +281,25 @@ class ShuffleIterator final : public Iterator {
                         done ? " and that the input ended" : ""));
   }
 
+  using Address = Iterator::Address;
+  // Over an addressable input a save points the input back about this many buffers, and
+  // stores the elements held longer (a fraction e^-kSpan of the buffer) by address, at most
+  // kMaxStragglers of them (a few bytes each).
+  static constexpr int64_t kSpan = 3;
+  static constexpr size_t kMaxStragglers = 320;
+
   std::unique_ptr<Iterator> input_;
   int64_t input_size_;
   size_t capacity_;
+  bool addressable_;
   int64_t snapshot_every_;
   uint64_t seed_;   // of this epoch's order
   uint64_t epoch_;  // saved for reading; the order comes from seed_
   std::mt19937_64 rng_;
   std::vector<Element> buffer_;
-  std::vector<int64_t> index_;  // the input index of each buffer slot's element
-  int64_t oldest_ = 0;          // the smallest of index_ (when it is not empty)
+  std::vector<int64_t> index_;    // the input index of each buffer slot's element
+  std::vector<Address> address_;  // and its address, over an addressable input
+  int64_t oldest_ = 0;            // the smallest of index_ (when it is not empty)
   bool input_done_ = false;
   int64_t read_ = 0;   // input elements read
   int64_t drawn_ = 0;  // elements handed out

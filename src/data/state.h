@@ -60,6 +60,9 @@ class StateReader {
   StateReader section(const char* name);
   // DATA_LOSS unless every byte was read.
   void finish() const;
+  // Whether every byte was read: a field appended to a section later is absent from states
+  // written before it.
+  bool at_end() const { return pos_ == data_.size(); }
   // DATA_LOSS at the current offset: "... section 'node', offset N: what".
   [[noreturn]] void corrupt(const std::string& what) const;
 

@@ -3,7 +3,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstring>
 #include <exception>
+#include <utility>
 
 #include "core/quote.h"
 #include "core/status.h"
@@ -34,8 +36,12 @@ class FileRecordIterator final : public Iterator {
   static constexpr size_t kGroup = 48;
 
   FileRecordIterator(const char* what, std::vector<std::string> files, OpenRecordSource open,
-                     std::shared_ptr<IteratorStats> stats)
-      : what_(what), files_(std::move(files)), open_(std::move(open)), stats_(std::move(stats)) {
+                     ReadRecordAt read_one, std::shared_ptr<IteratorStats> stats)
+      : what_(what),
+        files_(std::move(files)),
+        open_(std::move(open)),
+        read_one_(std::move(read_one)),
+        stats_(std::move(stats)) {
     ready_.reserve(kGroup);
   }
 
@@ -58,6 +64,61 @@ class FileRecordIterator final : public Iterator {
     out.clear();
     out.push_back(stack(rows, 0));
     return static_cast<int64_t>(rows.size());
+  }
+
+  // Records already parsed are dropped; the rest are passed over by the source (by their
+  // headers, for record files). The records read next come in small groups, each copied out
+  // of its chunk: a restore keeps a few records among many it passes over, and views would
+  // keep every chunk they lie in (docs/checkpoint.md, "Shuffle").
+  int64_t skip(int64_t n) override {
+    int64_t done = 0;
+    for (; done < n && pos_ < ready_.size(); ++done) {
+      const Ready& r = ready_[pos_++];
+      if (r.skipped_before)
+        stats_->corrupt_records_skipped.fetch_add(r.skipped_before, std::memory_order_relaxed);
+      if (r.skipped_bytes_before)
+        stats_->corrupt_bytes_skipped.fetch_add(r.skipped_bytes_before, std::memory_order_relaxed);
+    }
+    group_ = 1;
+    if (done == n) return done;
+    ready_.clear();
+    pos_ = 0;
+    try {
+      if (error_ && !finished_) reopen_failed();
+      while (done < n && !error_ && open_source()) {
+        const Position at = parsing_;
+        const bool got = source_->skip();
+        skipped_ += source_->take_skipped();
+        skipped_bytes_ += source_->take_skipped_bytes();
+        if (!got) {
+          source_.reset();
+          continue;
+        }
+        parsing_.record = at.record + 1;
+        parsing_.offset = source_->offset();
+        ++done;
+      }
+    } catch (...) {
+      error_ = std::current_exception();
+      source_.reset();
+    }
+    if (error_) std::rethrow_exception(error_);
+    return done;
+  }
+
+  bool addressable() const override { return read_one_ != nullptr; }
+
+  Address last_address() const override {
+    const Position& at = ready_.at(pos_ - 1).at;
+    return Address{at.file, at.offset};
+  }
+
+  void read_at(const Address& at, Element& out) override {
+    if (!read_one_ || at.file >= files_.size())
+      raise(Code::kDataLoss, what_, ": no record at file index ", at.file, " of ", files_.size(),
+            " files");
+    out.clear();
+    out.push_back(read_one_(files_[static_cast<size_t>(at.file)], at.offset));
   }
 
  private:
@@ -172,21 +233,61 @@ class FileRecordIterator final : public Iterator {
     return false;
   }
 
+  // The record that failed while read ahead (parse_group stops at it, at parsing_) is about
+  // to be passed over: skipping checks less (the framing only), so open its file again at it
+  // and let skip() decide. A source that cannot begin at an offset keeps the error.
+  void reopen_failed() {
+    std::exception_ptr failed = std::exchange(error_, nullptr);
+    file_index_ = static_cast<size_t>(parsing_.file) + 1;
+    source_ = open_(files_[static_cast<size_t>(parsing_.file)], parsing_.offset);
+    if (source_->offset() != parsing_.offset) {
+      source_.reset();
+      error_ = failed;
+    }
+  }
+
+  // Copies a record into the current copy arena (a new one when it is full), so that records
+  // kept after a skip hold arenas of their own size rather than the chunks they came from,
+  // and cost one allocation per arena rather than one each.
+  void copy_out(Tensor& t, const RecordView& view) {
+    if (!arena_ || arena_->size() - arena_used_ < view.size) {
+      arena_ = allocate_host(std::max(kArenaBytes, view.size));
+      arena_used_ = 0;
+    }
+    char* dst = static_cast<char*>(arena_->data()) + arena_used_;
+    std::memcpy(dst, view.data, view.size);
+    arena_used_ += (view.size + 7) & ~size_t{7};
+    arena_used_ = std::min(arena_used_, arena_->size());
+    std::shared_ptr<const Buffer> owner = arena_;
+    t.set_string_view(0, dst, view.size, owner);
+  }
+
+  // Opens the next file when none is open; false when the last file is done.
+  bool open_source() {
+    if (source_) return true;
+    if (file_index_ >= files_.size()) {
+      finished_ = true;
+      return false;
+    }
+    parsing_ = Position{file_index_, 0, 0, size_of(files_[file_index_])};
+    ++file_index_;
+    source_ = open_(files_[file_index_ - 1], 0);
+    return true;
+  }
+
   void parse_group() {
     std::shared_ptr<BytesStorage> storage;
     size_t used = 0;
     const char* stage = "reading";
+    // After a skip, groups grow again from one record, copied (see skip()).
+    const size_t group = group_;
+    const bool copy = group < kGroup;
+    group_ = std::min(kGroup, group_ * 2);
     try {
-      while (ready_.size() < kGroup) {
+      while (ready_.size() < group) {
         if (!source_) {
-          if (file_index_ >= files_.size()) {
-            finished_ = true;
-            return;
-          }
           stage = "opening";
-          parsing_ = Position{file_index_, 0, 0, size_of(files_[file_index_])};
-          ++file_index_;
-          source_ = open_(files_[file_index_ - 1], 0);
+          if (!open_source()) return;
         }
         stage = "reading";
         RecordView view;
@@ -201,9 +302,12 @@ class FileRecordIterator final : public Iterator {
         parsing_.record = at.record + 1;
         parsing_.offset = source_->offset();
         stage = "delivering a record of";
-        if (view.copied) {
+        if (view.copied || copy) {
           Tensor t = Tensor::allocate(DType::kBytes, Shape());
-          t.set_string_view(0, view.data, view.size, *view.owner);
+          if (view.copied)
+            t.set_string_view(0, view.data, view.size, *view.owner);
+          else
+            copy_out(t, view);
           ready_.push_back(Ready{std::move(t), view.size, skipped_, skipped_bytes_, at});
         } else {
           if (!storage) storage = std::make_shared<BytesStorage>(kGroup);
@@ -232,12 +336,17 @@ class FileRecordIterator final : public Iterator {
   const char* what_;
   std::vector<std::string> files_;
   OpenRecordSource open_;
+  ReadRecordAt read_one_;  // null: not addressable
   std::shared_ptr<IteratorStats> stats_;
   size_t file_index_ = 0;
   Position parsing_;  // of the next record source_ parses
   std::unique_ptr<RecordSource> source_;
   std::vector<Ready> ready_;
   size_t pos_ = 0;
+  size_t group_ = kGroup;  // records the next parse_group reads
+  static constexpr size_t kArenaBytes = size_t{256} << 10;
+  std::shared_ptr<Buffer> arena_;  // where records read after a skip are copied
+  size_t arena_used_ = 0;
   int64_t skipped_ = 0;  // skipped since the last parsed record
   int64_t skipped_bytes_ = 0;
   bool finished_ = false;
@@ -248,9 +357,10 @@ class FileRecordIterator final : public Iterator {
 
 std::unique_ptr<Iterator> make_record_iterator(const char* what, std::vector<std::string> files,
                                                OpenRecordSource open,
-                                               std::shared_ptr<IteratorStats> stats) {
+                                               std::shared_ptr<IteratorStats> stats,
+                                               ReadRecordAt read_one) {
   return std::make_unique<FileRecordIterator>(what, std::move(files), std::move(open),
-                                              std::move(stats));
+                                              std::move(read_one), std::move(stats));
 }
 
 }  // namespace dinput

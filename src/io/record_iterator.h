@@ -19,12 +19,17 @@ namespace dinput {
 using OpenRecordSource =
     std::function<std::unique_ptr<RecordSource>(const std::string& path, uint64_t start)>;
 
+// Reads the one record at a byte offset of a file, checked as a reader checks it: what makes
+// a source addressable (Iterator::read_at), for uncompressed record files.
+using ReadRecordAt = std::function<Tensor(const std::string& path, uint64_t offset)>;
+
 // Counts every delivered record in stats->records and its bytes in stats->record_bytes,
 // and the sources' skipped records and bytes in stats->corrupt_records_skipped and
 // stats->corrupt_bytes_skipped. Running out of memory (std::bad_alloc) while a file is
 // opened or read is RESOURCE_EXHAUSTED naming `what` (the reader), the file and the stage.
 std::unique_ptr<Iterator> make_record_iterator(const char* what, std::vector<std::string> files,
                                                OpenRecordSource open,
-                                               std::shared_ptr<IteratorStats> stats);
+                                               std::shared_ptr<IteratorStats> stats,
+                                               ReadRecordAt read_one = nullptr);
 
 }  // namespace dinput

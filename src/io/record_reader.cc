@@ -1,6 +1,11 @@
 #include "io/record_reader.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string_view>
@@ -8,6 +13,8 @@
 #include "core/quote.h"
 #include "core/status.h"
 #include "io/crc32c.h"
+#include "io/file_error.h"
+#include "io/file_ops.h"
 
 namespace dinput {
 
@@ -95,6 +102,12 @@ std::string not_a_record_file(const std::string& path, const char* header, size_
   return "";
 }
 
+// A header whose length field matches its CRC and is within the limit.
+bool plausible_header(const char* header, uint64_t max_record_bytes) {
+  return load_le64(header) <= max_record_bytes &&
+         load_le32(header + 8) == crc32c::mask(crc32c::value(header, 8));
+}
+
 }  // namespace
 
 RecordParser::RecordParser(std::string path, std::unique_ptr<ChunkSource> input, const char* stream,
@@ -147,10 +160,23 @@ bool RecordParser::next(RecordView& out) {
   return false;
 }
 
+bool RecordParser::skip() {
+  if (skip_corrupt_) return RecordSource::skip();
+  passing_ = true;
+  RecordView view;
+  bool got;
+  try {
+    got = next(view);
+  } catch (...) {
+    passing_ = false;
+    throw;
+  }
+  passing_ = false;
+  return got;
+}
+
 bool RecordParser::plausible(const char* header) const {
-  const uint64_t len = load_le64(header);
-  return len <= max_record_bytes_ &&
-         load_le32(header + 8) == crc32c::mask(crc32c::value(header, 8));
+  return plausible_header(header, max_record_bytes_);
 }
 
 RecordParser::Step RecordParser::step(uint64_t start, const char* pending, RecordView& out) {
@@ -214,6 +240,19 @@ RecordParser::Step RecordParser::step(uint64_t start, const char* pending, Recor
     return fail(passed < want, kRecordHeaderBytes + passed, message);
   }
 
+  auto truncated = [&](uint64_t have) {
+    return str_cat("records: truncated record ", where(start), ": the ", medium(), " ends ",
+                   have + kRecordHeaderBytes, " bytes into a record of ", len, " data bytes (",
+                   len + kRecordHeaderBytes + kRecordFooterBytes, " bytes with its framing)");
+  };
+  if (passing_) {  // skip(): the framing is checked, the data passed over unread
+    const uint64_t want = len + kRecordFooterBytes;
+    const uint64_t passed = consume(nullptr, want);
+    if (passed < want) return fail(true, kRecordHeaderBytes + passed, truncated(passed));
+    out = RecordView{};
+    return Step::kRecord;
+  }
+
   uint32_t stored_crc, crc;
   if (len <= avail() &&
       avail() - len >= kRecordFooterBytes) {  // the record lies in this chunk: a view
@@ -237,11 +276,7 @@ RecordParser::Step RecordParser::step(uint64_t start, const char* pending, Recor
     uint64_t have = consume(static_cast<char*>(copy->data()), len);
     if (have == len) have += consume(footer, kRecordFooterBytes);
     if (have < len + kRecordFooterBytes)
-      return fail(
-          true, kRecordHeaderBytes + have,
-          str_cat("records: truncated record ", where(start), ": the ", medium(), " ends ",
-                  have + kRecordHeaderBytes, " bytes into a record of ", len, " data bytes (",
-                  len + kRecordHeaderBytes + kRecordFooterBytes, " bytes with its framing)"));
+      return fail(true, kRecordHeaderBytes + have, truncated(have));
     stored_crc = load_le32(footer);
     spill_ = std::move(copy);
     out.data = static_cast<const char*>(spill_->data());
@@ -397,6 +432,75 @@ std::unique_ptr<RecordSource> open_record_file(const std::string& path, Compress
   }
   return std::make_unique<RecordParser>(path, std::move(chunks), stream, skip_corrupt,
                                         max_record_bytes, start);
+}
+
+RecordsAtOffsets::RecordsAtOffsets(uint64_t max_record_bytes)
+    : max_record_bytes_(
+          std::min<uint64_t>(max_record_bytes, static_cast<uint64_t>(kMaxMaxRecordBytes))) {}
+
+RecordsAtOffsets::~RecordsAtOffsets() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+size_t RecordsAtOffsets::read_bytes(char* dst, size_t n, uint64_t offset) {
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t r = fileops::pread(fd_, dst + done, n - done, static_cast<off_t>(offset + done));
+    if (r == 0) break;
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      raise(file_error_code(errno), "records: cannot read ", quoted(path_), " at byte offset ",
+            offset + done, ": ", std::strerror(errno));
+    }
+    done += static_cast<size_t>(r);
+  }
+  return done;
+}
+
+Tensor RecordsAtOffsets::read(const std::string& path, uint64_t offset) {
+  if (fd_ < 0 || path != path_) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    // O_NONBLOCK: a FIFO put in the file's place must not block the open; it is refused.
+    int fd;
+    do {
+      fd = fileops::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) raise_file_error("records", path, errno);
+    struct stat st;
+    if (fileops::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      raise(Code::kDataLoss, "records: ", quoted(path),
+            " is no longer a regular file (did it change since the iterator state was saved?)");
+    }
+    fd_ = fd;
+    path_ = path;
+  }
+  // A few KiB first, which hold most records whole; a longer record's rest after its header
+  // says how long it is (the parser checks the header itself).
+  constexpr size_t kFirst = 4096;
+  std::shared_ptr<Buffer> bytes = allocate_host(kFirst);
+  size_t have = read_bytes(static_cast<char*>(bytes->data()), kFirst, offset);
+  const char* header = static_cast<const char*>(bytes->data());
+  if (have == kFirst && plausible_header(header, max_record_bytes_)) {
+    const uint64_t whole = load_le64(header) + kRecordHeaderBytes + kRecordFooterBytes;
+    if (whole > have) {
+      std::shared_ptr<Buffer> larger = allocate_host(static_cast<size_t>(whole));
+      std::memcpy(larger->data(), bytes->data(), have);
+      have += read_bytes(static_cast<char*>(larger->data()) + have,
+                         static_cast<size_t>(whole) - have, offset + have);
+      bytes = std::move(larger);
+    }
+  }
+  RecordParser parser(path, memory_chunks(static_cast<const char*>(bytes->data()), have, bytes, 0),
+                      nullptr, false, max_record_bytes_, offset);
+  RecordView view;
+  if (!parser.next(view))
+    raise(Code::kDataLoss, "records: no record at byte offset ", offset, " of ", quoted(path),
+          ": the file ends there (did it change since the iterator state was saved?)");
+  Tensor out = Tensor::allocate(DType::kBytes, Shape());
+  out.set_string(0, std::string_view(view.data, view.size));
+  return out;
 }
 
 // ---- fixed-length records ----

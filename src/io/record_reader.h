@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/buffer.h"
+#include "core/tensor.h"
 #include "data/options.h"
 #include "io/compression.h"
 #include "io/input_stream.h"
@@ -40,6 +41,13 @@ class RecordSource {
   // corrupt records: then they are counted (take_skipped) and reading goes on where the
   // framing allows it.
   virtual bool next(RecordView& out) = 0;
+  // Passes over the next record as next() would take it, without handing it out; false at
+  // the end. A source may check less of what it passes over (RecordParser: the framing, not
+  // the data's CRC); the default takes the record with next().
+  virtual bool skip() {
+    RecordView view;
+    return next(view);
+  }
   // The byte offset in the file's (decompressed) stream where reading goes on: just after the
   // last record returned, 0 before the first. Saved iterator states record it.
   virtual uint64_t offset() const = 0;
@@ -89,6 +97,11 @@ class RecordParser final : public RecordSource {
                bool skip_corrupt, uint64_t max_record_bytes = kDefaultMaxRecordBytes,
                uint64_t start = 0);
   bool next(RecordView& out) override;
+  // Checks the record's header (its length CRC and the length limit) and passes over its
+  // data and footer unread: the data's CRC is not checked, and the chunks it lies in are
+  // released. With skip_corrupt a record counts only if its data is intact, so the data is
+  // checked then (a full next()).
+  bool skip() override;
   // Offset in the (decompressed) stream of the next record.
   uint64_t offset() const override { return base_ + pos_; }
 
@@ -132,6 +145,7 @@ class RecordParser final : public RecordSource {
   uint64_t base_ = 0;                    // stream offset of cur_.data
   const char* prefetched_ = nullptr;     // lines of cur_ below this were prefetched
   std::shared_ptr<const Buffer> spill_;  // the last record copied out of several chunks
+  bool passing_ = false;                 // skip(): pass over the data unchecked
   bool have_pending_ = false;            // resync found a header: pending_ holds it
   char pending_[kRecordHeaderBytes];
   uint64_t pending_start_ = 0;
@@ -146,6 +160,29 @@ std::unique_ptr<RecordSource> open_record_file(
     const std::string& path, Compression compression, size_t buffer_size, bool skip_corrupt,
     std::shared_ptr<ChunkPool> pool = nullptr, uint64_t max_record_bytes = kDefaultMaxRecordBytes,
     const FileReadOptions& file_options = FileReadOptions{}, uint64_t start = 0);
+
+// Single records at byte offsets of uncompressed record files, each checked as RecordParser
+// checks it (both CRCs, the length limit) and copied into a bytes scalar of its own. The last
+// file stays open between calls: a shuffle's restore reads its oldest records this way, most
+// of them from a few files. A file that cannot be opened is an error naming it; one that is
+// shorter than the offset or holds no intact record there is DATA_LOSS naming the file and
+// the offset.
+class RecordsAtOffsets {
+ public:
+  explicit RecordsAtOffsets(uint64_t max_record_bytes = kDefaultMaxRecordBytes);
+  ~RecordsAtOffsets();
+  RecordsAtOffsets(const RecordsAtOffsets&) = delete;
+  RecordsAtOffsets& operator=(const RecordsAtOffsets&) = delete;
+
+  Tensor read(const std::string& path, uint64_t offset);
+
+ private:
+  // Reads up to n bytes at `offset` of the open file (fewer only at its end).
+  size_t read_bytes(char* dst, size_t n, uint64_t offset);
+  uint64_t max_record_bytes_;
+  std::string path_;  // of the open file
+  int fd_ = -1;
+};
 
 // Fixed-length records: header_bytes are skipped at the start and footer_bytes at the end,
 // the rest is cut into records of record_bytes. A file whose body is not a multiple of

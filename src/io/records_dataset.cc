@@ -11,6 +11,16 @@ namespace dinput {
 
 namespace {
 
+// An uncompressed regular record file can be read at a record's offset, so its records have
+// addresses (Iterator::read_at); a compressed stream cannot be entered in the middle, nor a
+// pipe. One reader per iterator, which keeps the last file it read open.
+ReadRecordAt read_one(Compression compression, uint64_t max_record,
+                      const FileReadOptions& file_options) {
+  if (compression != Compression::kNone || file_options.allow_nonregular) return nullptr;
+  auto reader = std::make_shared<RecordsAtOffsets>(max_record);
+  return [reader](const std::string& path, uint64_t offset) { return reader->read(path, offset); };
+}
+
 class RecordsDataset final : public FileSource {
  public:
   RecordsDataset(std::vector<std::string> files, Compression compression, size_t buffer_size)
@@ -45,7 +55,7 @@ class RecordsDataset final : public FileSource {
           return open_record_file(path, compression, buffer_size, skip, pool, max_record,
                                   file_options, start);
         },
-        ctx.stats);
+        ctx.stats, read_one(compression, max_record, file_options));
   }
 
  private:

@@ -1,0 +1,336 @@
+// The shuffle's restore over record files (docs/checkpoint.md, "Shuffle"): the elements it
+// has held longest come back by their addresses, the others are read again from a snapshot a
+// few buffers back, and the records in between are passed over by their headers. Each test
+// checks that the resumed stream equals the uninterrupted one, and what damage in the files
+// is caught (or, where it cannot change what is delivered, is not read at all).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "data/datasets.h"
+#include "data/state.h"
+#include "io/file_sources.h"
+#include "io/record_writer.h"
+#include "resume_check.h"
+
+namespace dinput {
+namespace {
+
+// Every record is "r" + a six-digit index + padding: kPayload bytes, so that record i of a
+// file starts at byte i * kStride.
+constexpr size_t kPayload = 24;
+constexpr uint64_t kStride = kPayload + 16;
+
+std::string text(const Element& e) { return std::string(e.at(0).string(0)); }
+
+std::vector<std::string> all_of(const DatasetPtr& ds) { return test::all_as(ds, text); }
+std::vector<std::string> resumed(const DatasetPtr& ds, size_t k, std::string* state = nullptr) {
+  return test::resumed_as(ds, k, text, state);
+}
+
+Error error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e;
+  }
+  return Error(Code::kOk, "");
+}
+
+// The index a record's payload names.
+int64_t index_of(const std::string& record) { return std::stoll(record.substr(1, 6)); }
+
+class ShuffleRestore : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = ::testing::TempDir() + "dinput_shuffle_state_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    for (const auto& f : files_) std::remove(f.c_str());
+    rmdir(dir_.c_str());
+  }
+  std::string path(const std::string& name) {
+    std::string p = dir_ + "/" + name;
+    if (std::find(files_.begin(), files_.end(), p) == files_.end()) files_.push_back(p);
+    return p;
+  }
+  std::string records(const std::string& name, Compression c, int first, int count) {
+    std::string p = path(name);
+    RecordWriter w(p, c, 0);
+    for (int i = first; i < first + count; ++i) {
+      char rec[kPayload + 1];
+      std::snprintf(rec, sizeof rec, "r%06d%017d", i, 0);
+      w.write(rec, kPayload);
+    }
+    w.close();
+    return p;
+  }
+  std::string read(const std::string& p) {
+    std::string content;
+    std::FILE* f = std::fopen(p.c_str(), "rb");
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) content.append(buf, n);
+    std::fclose(f);
+    return content;
+  }
+  void write(const std::string& p, const std::string& content) {
+    std::FILE* f = std::fopen(p.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(content.data(), 1, content.size(), f);
+    std::fclose(f);
+  }
+  // Flips a byte of record i's data (its CRC then fails), or of its length field (its
+  // framing then fails), keeping the file's size.
+  static void damage_data(std::string& content, int64_t i) {
+    content[static_cast<size_t>(i * kStride + 12 + 3)] ^= 0x20;
+  }
+  static void damage_length(std::string& content, int64_t i) {
+    content[static_cast<size_t>(i * kStride + 1)] ^= 0x01;
+  }
+  std::string dir_;
+  std::vector<std::string> files_;
+};
+
+// A file of n records shuffled with buffer b, saved after k elements: what was delivered
+// before the save, the oldest record still buffered, the newest delivered, and the newest
+// buffered below that one.
+struct SavePoint {
+  std::vector<std::string> before, after;
+  std::string state;
+  int64_t oldest_buffered = 0, newest_delivered = -1, buffered_below_newest = 0;
+};
+
+SavePoint save_after(const DatasetPtr& ds, size_t k) {
+  SavePoint p;
+  std::vector<std::string> all = resumed(ds, k, &p.state);
+  p.before.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k));
+  p.after.assign(all.begin() + static_cast<std::ptrdiff_t>(k), all.end());
+  std::vector<bool> delivered(all.size() + 1, false);
+  for (const auto& r : p.before) {
+    delivered[static_cast<size_t>(index_of(r))] = true;
+    p.newest_delivered = std::max(p.newest_delivered, index_of(r));
+  }
+  while (delivered[static_cast<size_t>(p.oldest_buffered)]) ++p.oldest_buffered;
+  p.buffered_below_newest = p.newest_delivered - 1;
+  while (delivered[static_cast<size_t>(p.buffered_below_newest)]) --p.buffered_below_newest;
+  return p;
+}
+
+std::vector<std::string> restored_rest(const DatasetPtr& ds, const std::string& state) {
+  IteratorContext ctx;
+  RestoredIterator restored = restore_state(ds, ctx, state);
+  return test::drain_as(*restored.iterator, text);
+}
+
+// Every source under a shuffle, saved everywhere: uncompressed records (addresses, read or
+// mapped), compressed ones (no addresses: the input is restored before the oldest element),
+// records skipping corrupt data (passed over with their data checked), text lines and
+// fixed-length records (passed over by reading them).
+TEST_F(ShuffleRestore, ResumesEverywhereOverEverySource) {
+  for (Compression c : {Compression::kNone, Compression::kZstd, Compression::kGzip}) {
+    if (!compression_supported(c)) continue;
+    std::string name = compression_name(c);
+    SCOPED_TRACE(name);
+    std::vector<std::string> files = {records(name + "0", c, 0, 90), records(name + "1", c, 90, 0),
+                                      records(name + "2", c, 90, 70)};
+    DatasetPtr ds = make_shuffle(make_records(files, c, 4096), 8, 11, true);
+    test::expect_resumes_everywhere_as(ds, text);
+    Options mapped;
+    mapped.map_files = true;
+    test::expect_resumes_everywhere_as(make_with_options(make_repeat(ds, 2), mapped), text);
+  }
+  std::string damaged = records("damaged", Compression::kNone, 0, 120);
+  std::string content = read(damaged);
+  damage_data(content, 30);
+  damage_data(content, 31);
+  damage_length(content, 80);  // the reader finds the next header again
+  write(damaged, content);
+  Options skip;
+  skip.skip_corrupt_records = true;
+  DatasetPtr skipping = make_with_options(
+      make_shuffle(make_records({damaged}, Compression::kNone, 0), 6, 3, false), skip);
+  EXPECT_LT(all_of(skipping).size(), 119u);
+  test::expect_resumes_everywhere_as(skipping, text);
+
+  std::string lines;
+  for (int i = 0; i < 150; ++i) lines += "r" + std::to_string(1000000 + i).substr(1) + "\n";
+  std::string txt = path("lines.txt");
+  write(txt, lines);
+  test::expect_resumes_everywhere_as(make_shuffle(make_text_lines({txt}), 9, 5, false), text);
+  std::string fixed = path("fixed.bin");
+  write(fixed, lines);
+  test::expect_resumes_everywhere_as(
+      make_shuffle(make_fixed_length_records({fixed}, 8, 0, 0), 7, 5, false), text);
+}
+
+// The records delivered before a save are passed over by their headers: damaging their data
+// afterwards changes nothing that is delivered, and the restore does not read it.
+TEST_F(ShuffleRestore, DeliveredRecordsAreNotCheckedAgain) {
+  std::string f = records("w", Compression::kNone, 0, 600);
+  DatasetPtr ds = make_shuffle(make_records({f}, Compression::kNone, 0), 32, 5, false);
+  SavePoint p = save_after(ds, 300);
+  std::string content = read(f);
+  for (const auto& r : p.before) damage_data(content, index_of(r));
+  write(f, content);
+  EXPECT_EQ(restored_rest(ds, p.state), p.after);
+}
+
+// Damage that matters is caught: a broken length field among the records read again (the
+// rest of the file could not be framed), and the data of a record still buffered.
+TEST_F(ShuffleRestore, DamageThatMattersIsDataLoss) {
+  std::string f = records("w", Compression::kNone, 0, 600);
+  const std::string intact = read(f);
+  DatasetPtr ds = make_shuffle(make_records({f}, Compression::kNone, 0), 32, 5, false);
+  SavePoint p = save_after(ds, 300);
+
+  std::string content = intact;
+  damage_length(content, p.newest_delivered);  // read again: the restore walks over it
+  write(f, content);
+  Error e = error_of([&] { restored_rest(ds, p.state); });
+  EXPECT_EQ(e.code(), Code::kDataLoss) << e.what();
+  EXPECT_NE(std::string(e.what()).find("CRC of its length field"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << e.what();
+
+  for (int64_t i : {p.oldest_buffered, p.buffered_below_newest}) {
+    SCOPED_TRACE(i);
+    content = intact;
+    damage_data(content, i);  // buffered (the oldest one is read by its address)
+    write(f, content);
+    e = error_of([&] { restored_rest(ds, p.state); });
+    EXPECT_EQ(e.code(), Code::kDataLoss) << e.what();
+    EXPECT_NE(std::string(e.what()).find("at byte offset " + std::to_string(i * kStride)),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// The elements held longest are read by their addresses, not by reading the input again
+// from before them: records between the oldest buffered one and the snapshot a few buffers
+// before the read position are not read at all, so even a broken length field there does
+// not stop the restore.
+TEST_F(ShuffleRestore, OldestElementsAreReadByAddress) {
+  constexpr int64_t kBuffer = 32;
+  std::string f = records("w", Compression::kNone, 0, 2000);
+  DatasetPtr ds = make_shuffle(make_records({f}, Compression::kNone, 0), kBuffer, 9, false);
+  SavePoint p = save_after(ds, 1000);
+  // The saved shuffle had read past the newest delivered record; it points its input back
+  // about 3 buffers from there, at the latest.
+  const int64_t unread_below = p.newest_delivered - 3 * kBuffer - 1;
+  ASSERT_LT(p.oldest_buffered + 1, unread_below) << "this seed keeps no element long enough";
+  std::string content = read(f);
+  int damaged = 0;
+  for (const auto& r : p.before) {
+    const int64_t i = index_of(r);
+    if (i > p.oldest_buffered && i < unread_below) {
+      damage_length(content, i);
+      ++damaged;
+    }
+  }
+  ASSERT_GT(damaged, 0);
+  write(f, content);
+  EXPECT_EQ(restored_rest(ds, p.state), p.after);
+}
+
+// A large buffer keeps more old elements than a state holds addresses for: the save then
+// points its input further back, and the state stays small at every point of the epoch.
+TEST_F(ShuffleRestore, AddressesAreBoundedAndTheStateStaysSmall) {
+  std::vector<std::string> files = {records("a", Compression::kNone, 0, 25000),
+                                    records("b", Compression::kNone, 25000, 15000)};
+  DatasetPtr ds = make_shuffle(make_records(files, Compression::kNone, 0), 8000, 1, false);
+  std::vector<std::string> expected = all_of(ds);
+  size_t largest = 0;
+  for (size_t k :
+       {size_t{0}, size_t{5000}, size_t{20000}, size_t{24990}, size_t{33000}, size_t{39999}}) {
+    std::string state;
+    ASSERT_EQ(resumed(ds, k, &state), expected) << "saved after " << k;
+    largest = std::max(largest, state.size());
+  }
+  EXPECT_GT(largest, 1000u);  // addresses were saved
+  EXPECT_LE(largest, 3000u);
+}
+
+// A shuffle section written before addresses existed ends before their count: it restores
+// as one without addresses.
+TEST(ShuffleState, ASectionWithoutTheAddressCountRestores) {
+  DatasetPtr ds = make_shuffle(make_range(0, 100, 1), 10, 4, false);
+  auto as_text = [](const Element& e) { return std::to_string(e[0].data_as<int64_t>()[0]); };
+  std::vector<std::string> expected = test::all_as(ds, as_text);
+  std::string state;
+  ASSERT_EQ(test::resumed_as(ds, 40, as_text, &state), expected);
+  // The root section is last: "shuffle", its length L as a varint, L bytes ending in the
+  // count 0. Drop that byte, shorten L, and seal the payload again.
+  std::string payload(open_state(state));
+  auto varint = [](uint64_t v) {
+    std::string out;
+    for (; v >= 0x80; v >>= 7) out.push_back(static_cast<char>(v | 0x80));
+    out.push_back(static_cast<char>(v));
+    return out;
+  };
+  ASSERT_EQ(payload.back(), '\0');
+  bool found = false;
+  for (size_t len = 1; len + 8 < payload.size() && !found; ++len) {
+    const std::string l = varint(len);
+    const size_t at = payload.size() - len - l.size();
+    if (payload.compare(at, l.size(), l) != 0 || payload.compare(at - 7, 7, "shuffle") != 0)
+      continue;
+    payload = payload.substr(0, at) + varint(len - 1) + payload.substr(at + l.size(), len - 1);
+    found = true;
+  }
+  ASSERT_TRUE(found);
+  IteratorContext ctx;
+  RestoredIterator restored = restore_state(ds, ctx, seal_state(payload));
+  EXPECT_EQ(test::drain_as(*restored.iterator, as_text),
+            std::vector<std::string>(expected.begin() + 40, expected.end()));
+}
+
+// The record iterator's own skip and addresses.
+TEST_F(ShuffleRestore, RecordIteratorSkipsAndReadsAtAddresses) {
+  std::vector<std::string> files = {records("a", Compression::kNone, 0, 50),
+                                    records("b", Compression::kNone, 50, 0),
+                                    records("c", Compression::kNone, 50, 50)};
+  IteratorContext ctx;
+  auto it = make_records(files, Compression::kNone, 4096)->make_iterator(ctx);
+  ASSERT_TRUE(it->addressable());
+  Element e;
+  ASSERT_TRUE(it->next(e));
+  EXPECT_EQ(it->skip(30), 30);
+  ASSERT_TRUE(it->next(e));
+  EXPECT_EQ(index_of(text(e)), 31);
+  EXPECT_EQ(it->skip(40), 40);  // across the empty file
+  ASSERT_TRUE(it->next(e));
+  EXPECT_EQ(index_of(text(e)), 72);
+  Iterator::Address at = it->last_address();
+  EXPECT_EQ(at.file, 2u);
+  EXPECT_EQ(at.offset, 22 * kStride);
+  Element again;
+  it->read_at(at, again);
+  EXPECT_EQ(text(again), text(e));
+  EXPECT_EQ(it->skip(100), 27);  // the end
+  EXPECT_FALSE(it->next(e));
+  Error bad = error_of([&] { it->read_at(Iterator::Address{2, 22 * kStride + 1}, again); });
+  EXPECT_EQ(bad.code(), Code::kDataLoss) << bad.what();
+  bad = error_of([&] { it->read_at(Iterator::Address{0, 10000 * kStride}, again); });
+  EXPECT_EQ(bad.code(), Code::kDataLoss) << bad.what();
+  bad = error_of([&] { it->read_at(Iterator::Address{3, 0}, again); });
+  EXPECT_EQ(bad.code(), Code::kDataLoss) << bad.what();
+  // Compressed files have no addresses.
+  if (compression_supported(Compression::kGzip)) {
+    auto gz = make_records({records("g", Compression::kGzip, 0, 3)}, Compression::kGzip, 0)
+                  ->make_iterator(ctx);
+    EXPECT_FALSE(gz->addressable());
+  }
+}
+
+}  // namespace
+}  // namespace dinput

@@ -85,8 +85,15 @@ class ParseIterator final : public Iterator {
     out.clear();
     for (size_t i = 0; i < c; ++i) out.push_back(std::move(in_[i]));
     const Tensor& records = in_[c];
-    ds_->parser().parse(records, ds_->batched(), parsed_, scratch_, out);
-    parsed_ += ds_->batched() ? records.dim(0) : 1;
+    const int64_t count = ds_->batched() ? records.dim(0) : 1;
+    try {
+      ds_->parser().parse(records, ds_->batched(), parsed_, scratch_, out);
+    } catch (...) {
+      parsed_ += count;  // the records after a dropped failure keep their input indices
+      in_.clear();
+      throw;
+    }
+    parsed_ += count;
     for (size_t i = c + 1; i < in_.size(); ++i) out.push_back(std::move(in_[i]));
     in_.clear();
     return true;

@@ -34,8 +34,12 @@ class FileRecordIterator final : public Iterator {
   static constexpr size_t kGroup = 48;
 
   FileRecordIterator(const char* what, std::vector<std::string> files, OpenRecordSource open,
-                     std::shared_ptr<IteratorStats> stats)
-      : what_(what), files_(std::move(files)), open_(std::move(open)), stats_(std::move(stats)) {
+                     std::shared_ptr<IteratorStats> stats, std::optional<RecordFraming> framing)
+      : what_(what),
+        files_(std::move(files)),
+        open_(std::move(open)),
+        stats_(std::move(stats)),
+        framing_(framing) {
     ready_.reserve(kGroup);
   }
 
@@ -122,6 +126,7 @@ class FileRecordIterator final : public Iterator {
             " bytes but had ", at.file_size,
             " when the state was saved (did the file change since the save?)");
     source_ = open_(path, at.offset);
+    if (framing_) path_ = std::make_shared<const std::string>(path);
     if (source_->offset() == at.offset) {
       parsing_ = at;
       return;
@@ -185,6 +190,7 @@ class FileRecordIterator final : public Iterator {
           }
           stage = "opening";
           parsing_ = Position{file_index_, 0, 0, size_of(files_[file_index_])};
+          if (framing_) path_ = std::make_shared<const std::string>(files_[file_index_]);
           ++file_index_;
           source_ = open_(files_[file_index_ - 1], 0);
         }
@@ -201,6 +207,7 @@ class FileRecordIterator final : public Iterator {
         parsing_.record = at.record + 1;
         parsing_.offset = source_->offset();
         stage = "delivering a record of";
+        if (framing_ && view.owner && *view.owner) mark_origin(view);
         if (view.copied) {
           Tensor t = Tensor::allocate(DType::kBytes, Shape());
           t.set_string_view(0, view.data, view.size, *view.owner);
@@ -229,10 +236,34 @@ class FileRecordIterator final : public Iterator {
     }
   }
 
+  // Marks the buffer `view` lies in with where its bytes are in the file, unless it says so
+  // already (the buffer of the record before, or a whole mapped file): one ByteOrigin per
+  // buffer. A buffer that says otherwise was reused for new bytes, which it only is when no
+  // record of its old bytes is alive anywhere, so no other thread reads its origin.
+  void mark_origin(const RecordView& view) {
+    const Buffer& owner = **view.owner;
+    const uint64_t data_at = parsing_.offset - framing_->footer_bytes - view.size;
+    const ByteOrigin* o = owner.origin();
+    if (o && o->path == path_ &&
+        o->offset +
+                (reinterpret_cast<uintptr_t>(view.data) - reinterpret_cast<uintptr_t>(o->anchor)) ==
+            data_at)
+      return;
+    auto origin = std::make_shared<ByteOrigin>();
+    origin->path = path_;
+    origin->stream = framing_->stream;
+    origin->header_bytes = framing_->header_bytes;
+    origin->anchor = view.data;
+    origin->offset = data_at;
+    owner.set_origin(std::move(origin));
+  }
+
   const char* what_;
   std::vector<std::string> files_;
   OpenRecordSource open_;
   std::shared_ptr<IteratorStats> stats_;
+  std::optional<RecordFraming> framing_;
+  std::shared_ptr<const std::string> path_;  // the file being parsed, for ByteOrigin
   size_t file_index_ = 0;
   Position parsing_;  // of the next record source_ parses
   std::unique_ptr<RecordSource> source_;
@@ -248,9 +279,10 @@ class FileRecordIterator final : public Iterator {
 
 std::unique_ptr<Iterator> make_record_iterator(const char* what, std::vector<std::string> files,
                                                OpenRecordSource open,
-                                               std::shared_ptr<IteratorStats> stats) {
+                                               std::shared_ptr<IteratorStats> stats,
+                                               std::optional<RecordFraming> framing) {
   return std::make_unique<FileRecordIterator>(what, std::move(files), std::move(open),
-                                              std::move(stats));
+                                              std::move(stats), framing);
 }
 
 }  // namespace dinput

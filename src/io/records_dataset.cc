@@ -45,7 +45,11 @@ class RecordsDataset final : public FileSource {
           return open_record_file(path, compression, buffer_size, skip, pool, max_record,
                                   file_options, start);
         },
-        ctx.stats);
+        ctx.stats,
+        RecordFraming{kRecordHeaderBytes, kRecordFooterBytes,
+                      compression == Compression::kZstd   ? "zstd"
+                      : compression == Compression::kGzip ? "gzip"
+                                                          : nullptr});
   }
 
  private:
@@ -87,7 +91,7 @@ class FixedLengthRecordsDataset final : public FileSource {
         [=](const std::string& path, uint64_t /*start: parsed up to instead*/) {
           return open_fixed_length_file(path, record, header, footer, skip, file_options, pool);
         },
-        ctx.stats);
+        ctx.stats, RecordFraming{});
   }
 
  private:

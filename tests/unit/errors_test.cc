@@ -17,9 +17,13 @@
 #include "data/data_errors.h"
 #include "data/datasets.h"
 #include "data/state.h"
+#include "example/feature_spec.h"
+#include "example/parse.h"
+#include "image/image_ops.h"
 #include "io/file_sources.h"
 #include "io/record_writer.h"
 
+#include "example_encoder.h"
 #include "resume_check.h"
 
 namespace dinput {
@@ -256,6 +260,150 @@ TEST_F(CorruptRecords, ParallelInterleaveOfFiles) {
     expect_same_items(sequential,
                       make_reader_interleave(files, reader, 2, 1, parallel, true, false),
                       "interleave of record files, num_parallel_calls " + std::to_string(parallel));
+}
+
+// ---- where a failing record came from ----
+
+// Examples {"id": [i]}, except that every record i with i % 5 == 2 holds "id" as bytes (the
+// wrong type); `pad` bytes of a "pad" feature make records span small chunks.
+class Provenance : public CorruptRecords {
+ protected:
+  // Writes the file and returns each record's byte offset in its (decompressed) stream.
+  std::vector<uint64_t> write_examples(const std::string& name, int count, Compression compression,
+                                       size_t pad = 0) {
+    std::vector<uint64_t> offsets;
+    uint64_t at = 0;
+    RecordWriter w(dir_ + "/" + name, compression, 0);
+    for (int i = 0; i < count; ++i) {
+      std::string id = i % 5 == 2 ? test::strings({"x"}) : test::int64s({i});
+      std::string r = test::example({{"id", id}, {"pad", test::strings({std::string(pad, 'p')})}});
+      w.write(r.data(), r.size());
+      offsets.push_back(at);
+      at += 16 + r.size();
+    }
+    w.close();
+    return offsets;
+  }
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+
+  static example::ParseSpec spec() {
+    example::ParseSpec spec;
+    spec.add({"id", example::FeatureKind::kFixedLen, DType::kInt64, Shape(), {}, false}, false);
+    return spec;
+  }
+  static std::vector<std::string> errors_of(const DatasetPtr& ds) {
+    std::vector<std::string> out;
+    for (auto& item : items_of(ds))
+      if (item[0] == '!') out.push_back(item.substr(1));
+    return out;
+  }
+  static std::string origin(const std::string& file, uint64_t offset, const char* stream) {
+    return " from '" + file + "' at byte offset " + std::to_string(offset) +
+           (stream ? std::string(" of its decompressed ") + stream + " stream" : "");
+  }
+};
+
+bool has(const std::string& message, const std::string& part) {
+  return message.find(part) != std::string::npos;
+}
+
+TEST_F(Provenance, AParseErrorNamesTheFileAndTheRecordOffset) {
+  struct Case {
+    Compression compression;
+    const char* stream;
+    int64_t buffer_size;
+    size_t pad;
+  };
+  for (const Case& c :
+       {Case{Compression::kNone, nullptr, 0, 0}, Case{Compression::kZstd, "zstd", 0, 0},
+        // Records larger than a chunk (copied) and chunks reused in place.
+        Case{Compression::kNone, nullptr, 4096, 1500},
+        Case{Compression::kZstd, "zstd", 4096, 1500}}) {
+    SCOPED_TRACE(std::string(compression_name(c.compression)) + " pad " + std::to_string(c.pad));
+    auto offsets = write_examples("data-00003.tfrecord", 23, c.compression, c.pad);
+    DatasetPtr records = make_records({path("data-00003.tfrecord")}, c.compression, c.buffer_size);
+    // One record at a time.
+    auto errors =
+        errors_of(example::make_parse(records, example::ParseOp::kSingleExample, spec(), 0));
+    ASSERT_EQ(errors.size(), 5u);  // 2, 7, 12, 17, 22
+    for (size_t k = 0; k < errors.size(); ++k) {
+      const int i = 2 + 5 * static_cast<int>(k);
+      EXPECT_TRUE(has(errors[k], "record " + std::to_string(i) + " of the input" +
+                                     origin(path("data-00003.tfrecord"), offsets[i], c.stream) +
+                                     ", feature 'id'"))
+          << errors[k];
+    }
+    // Batched: the first bad record of each batch of 4, named in the batch and in the input.
+    DatasetPtr batched = example::make_parse(make_prefetch(make_batch(records, 4, false, 2), 2),
+                                             example::ParseOp::kExample, spec(), 0);
+    errors = errors_of(batched);
+    const int first_bad[] = {2, 7, 12, 17, 22};  // in batches 0, 1, 3, 4, 5
+    ASSERT_EQ(errors.size(), 5u);
+    for (size_t k = 0; k < errors.size(); ++k) {
+      const int i = first_bad[k];
+      EXPECT_TRUE(has(errors[k], "record " + std::to_string(i % 4) + " of the batch (record " +
+                                     std::to_string(i) + " of the input)" +
+                                     origin(path("data-00003.tfrecord"), offsets[i], c.stream)))
+          << errors[k];
+    }
+  }
+}
+
+TEST_F(Provenance, ThroughAParallelInterleaveAndBatch) {
+  auto a = write_examples("a.tfrecord", 10, Compression::kZstd, 300);
+  auto b = write_examples("b.tfrecord", 10, Compression::kZstd, 300);
+  Tensor names = Tensor::allocate(DType::kBytes, Shape{2});
+  names.set_string(0, path("a.tfrecord"));
+  names.set_string(1, path("b.tfrecord"));
+  ReaderSpec reader;
+  reader.compression = Compression::kZstd;
+  reader.buffer_size = 4096;
+  DatasetPtr records =
+      make_reader_interleave(make_from_tensor_slices({names}), reader, 2, 1, 2, true, false);
+  // a0 b0 a1 b1 ...: input record n is record n / 2 of file n % 2.
+  auto expect_at = [&](const std::string& message, int n) {
+    const std::string file = path(n % 2 == 0 ? "a.tfrecord" : "b.tfrecord");
+    const auto& offsets = n % 2 == 0 ? a : b;
+    EXPECT_TRUE(has(message, origin(file, offsets[n / 2], "zstd")))
+        << message << " (record " << n << ")";
+  };
+  auto errors =
+      errors_of(example::make_parse(records, example::ParseOp::kSingleExample, spec(), 0));
+  const int bad[] = {4, 5, 14, 15};  // records 2 and 7 of each file
+  ASSERT_EQ(errors.size(), 4u);
+  for (size_t k = 0; k < 4; ++k) {
+    EXPECT_TRUE(has(errors[k], "record " + std::to_string(bad[k]) + " of the input")) << errors[k];
+    expect_at(errors[k], bad[k]);
+  }
+  errors = errors_of(
+      example::make_parse(make_batch(records, 3, false, 1), example::ParseOp::kExample, spec(), 0));
+  const int first_bad[] = {4, 14};  // batches 1 (3..5) and 4 (12..14); 15 is in batch 5
+  ASSERT_EQ(errors.size(), 3u);
+  expect_at(errors[0], first_bad[0]);
+  expect_at(errors[1], first_bad[1]);
+  expect_at(errors[2], 15);
+}
+
+TEST_F(Provenance, ADecodeErrorNamesTheFileAndTheRecordOffset) {
+  std::string file = write("not-images.tfrecord", 3, -1);  // "not-images.tfrecord-NN"
+  auto errors =
+      errors_of(make_decode_jpeg(make_records({file}, Compression::kNone, 0), 3, ImageOpOptions{}));
+  ASSERT_EQ(errors.size(), 3u);
+  const uint64_t record = 12 + std::string("not-images.tfrecord-00").size() + 4;
+  for (size_t k = 0; k < 3; ++k)
+    EXPECT_TRUE(has(errors[k], "element " + std::to_string(k) + origin(file, k * record, nullptr)))
+        << errors[k];
+}
+
+// Elements that no reader made carry no origin, and their messages stay as they were.
+TEST_F(Provenance, NoOriginWithoutAReader) {
+  Tensor t = Tensor::allocate(DType::kBytes, Shape{});
+  t.set_string(0, test::example({{"id", test::strings({"x"})}}));
+  auto errors = errors_of(
+      example::make_parse(make_from_tensors({t}), example::ParseOp::kSingleExample, spec(), 0));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_FALSE(has(errors[0], " from ")) << errors[0];
+  EXPECT_TRUE(has(errors[0], "record 0 of the input, feature 'id'")) << errors[0];
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "data/input_snapshots.h"
 #include "data/nodes.h"
+#include "data/ragged.h"
 #include "data/state.h"
 
 namespace dinput {
@@ -15,9 +16,84 @@ PaddedBatchDataset::PaddedBatchDataset(DatasetPtr input, int64_t batch_size, boo
     : UnaryDataset(std::move(input)),
       batch_size_(batch_size),
       drop_remainder_(drop_remainder),
-      padding_(std::move(padding)),
-      spec_(padded_spec(input_->element_spec(), padding_,
-                        drop_remainder ? batch_size : kUnknownDim)) {}
+      padding_(std::move(padding)) {
+  const ElementSpec& in = input_->element_spec();
+  const int64_t batch = drop_remainder ? batch_size : kUnknownDim;
+  const std::vector<bool> splits = find_row_splits(*input_);
+  if (splits.size() != in.size()) {  // no ragged values
+    spec_ = padded_spec(in, padding_, batch);
+    out_padding_ = padding_;
+    return;
+  }
+  ragged_.assign(in.size(), 0);
+  for (size_t c = 0; c < in.size(); ++c) {
+    if (splits[c]) continue;
+    size_t k = 0;
+    while (c + 1 + k < in.size() && splits[c + 1 + k]) ++k;
+    if (k == 0) continue;
+    ragged_[c] = static_cast<int>(k);
+    for (size_t j = c; j <= c + k; ++j) {
+      if (j > c) ragged_[j] = -1;
+      // A ragged value has no padded shape: a size given for one of its lengths would be lost.
+      for (int d = 0; d < in[j].shape.rank(); ++d)
+        DINPUT_CHECK_ARG(in[j].shape[d] != kUnknownDim || padding_.shapes[j][d] == kUnknownDim,
+                         "padded_batch: component ", j, " is part of a ragged value (",
+                         splits[j] ? "row splits" : "its values",
+                         "), which is batched as a ragged value and not padded; its padded shape ",
+                         padding_.shapes[j].to_string(), " must leave its dimensions unknown");
+    }
+  }
+  ElementSpec dense_in;
+  for (size_t c = 0; c < in.size(); ++c) {
+    if (ragged_[c] != 0) continue;
+    dense_.push_back(c);
+    dense_in.push_back(in[c]);
+    dense_padding_.shapes.push_back(padding_.shapes[c]);
+    dense_padding_.values.push_back(padding_.values[c]);
+  }
+  const ElementSpec dense_out = padded_spec(dense_in, dense_padding_, batch);
+  for (size_t c = 0, d = 0; c < in.size(); ++c) {
+    if (ragged_[c] == 0) {
+      spec_.push_back(dense_out[d]);
+      out_padding_.shapes.push_back(dense_padding_.shapes[d]);
+      out_padding_.values.push_back(dense_padding_.values[d]);
+      ++d;
+      continue;
+    }
+    if (ragged_[c] < 0) {  // merged splits
+      spec_.push_back({DType::kInt64, Shape{kUnknownDim}});
+    } else {  // the values, then the new splits over the batch's rows
+      spec_.push_back({in[c].dtype, in[c].shape.with_first(kUnknownDim)});
+      spec_.push_back({DType::kInt64, Shape{batch == kUnknownDim ? kUnknownDim : batch + 1}});
+      out_padding_.shapes.push_back(spec_[spec_.size() - 2].shape.drop_first());
+      out_padding_.values.push_back(Tensor::zeros(in[c].dtype, Shape()));
+    }
+    out_padding_.shapes.push_back(spec_.back().shape.drop_first());
+    out_padding_.values.push_back(Tensor::zeros(DType::kInt64, Shape()));
+  }
+}
+
+Element PaddedBatchDataset::batch_rows(const std::vector<Element>& rows,
+                                       const std::vector<int64_t>& index) const {
+  if (ragged_.empty()) return pad_rows("padded_batch", rows, padding_, index);
+  std::vector<Element> dense_rows(rows.size());
+  for (size_t r = 0; r < rows.size(); ++r) {
+    if (rows[r].size() != ragged_.size())
+      raise(Code::kInvalidArgument, "padded_batch: input element ", index[r], " has ",
+            rows[r].size(), " components, expected ", ragged_.size());
+    for (size_t c : dense_) dense_rows[r].push_back(rows[r][c]);
+  }
+  Element dense = pad_rows("padded_batch", dense_rows, dense_padding_, index, dense_);
+  Element out;
+  out.reserve(spec_.size());
+  for (size_t c = 0, d = 0; c < ragged_.size(); ++c) {
+    if (ragged_[c] == 0)
+      out.push_back(std::move(dense[d++]));
+    else if (ragged_[c] > 0)
+      batch_ragged("padded_batch", rows, c, static_cast<size_t>(ragged_[c]), index, out);
+  }
+  return out;
+}
 
 int64_t PaddedBatchDataset::cardinality() const {
   int64_t n = input_->cardinality();
@@ -40,12 +116,11 @@ namespace {
 // rows are held between calls).
 class PaddedBatchIterator final : public Iterator {
  public:
-  PaddedBatchIterator(std::unique_ptr<Iterator> input, int64_t batch_size, bool drop_remainder,
-                      const Padding& padding)
-      : input_(std::move(input)),
-        batch_size_(batch_size),
-        drop_remainder_(drop_remainder),
-        padding_(padding) {}
+  PaddedBatchIterator(std::shared_ptr<const PaddedBatchDataset> ds, std::unique_ptr<Iterator> input)
+      : ds_(std::move(ds)),
+        input_(std::move(input)),
+        batch_size_(ds_->batch_size()),
+        drop_remainder_(ds_->drop_remainder()) {}
 
   bool next(Element& out) override {
     if (done_) return false;
@@ -59,7 +134,7 @@ class PaddedBatchIterator final : public Iterator {
     if (got == 0 || (drop_remainder_ && got < batch_size_)) return false;
     std::vector<int64_t> index(rows.size());
     for (auto& i : index) i = read_++;
-    out = pad_rows("padded_batch", rows, padding_, index);
+    out = ds_->batch_rows(rows, index);
     return true;
   }
   void save(StateWriter& w) const override { save_unless_ended(w, "padded_batch", done_, *input_); }
@@ -68,10 +143,10 @@ class PaddedBatchIterator final : public Iterator {
   }
 
  private:
+  std::shared_ptr<const PaddedBatchDataset> ds_;
   std::unique_ptr<Iterator> input_;
   int64_t batch_size_;
   bool drop_remainder_;
-  Padding padding_;
   bool done_ = false;
   int64_t read_ = 0;  // input elements read by this iterator, for messages
 };
@@ -79,8 +154,8 @@ class PaddedBatchIterator final : public Iterator {
 }  // namespace
 
 std::unique_ptr<Iterator> PaddedBatchDataset::make_iterator(const IteratorContext& ctx) const {
-  return std::make_unique<PaddedBatchIterator>(input_->make_iterator(ctx), batch_size_,
-                                               drop_remainder_, padding_);
+  return std::make_unique<PaddedBatchIterator>(
+      std::static_pointer_cast<const PaddedBatchDataset>(ptr()), input_->make_iterator(ctx));
 }
 
 DatasetPtr make_padded_batch(DatasetPtr input, int64_t batch_size, bool drop_remainder,

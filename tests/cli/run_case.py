@@ -1730,6 +1730,37 @@ def cache_file(ctx):
 script_case("combine.cache_file", cache_file)
 
 
+def cache_file_per_worker(ctx):
+    """cache("FILE") with --workers 2 under FILE sharding: each worker reads other files, so
+    each caches to its own FILE.worker-W-of-2; a second run reads both back."""
+    for i in range(4):
+        ctx.write_file("f%d.rec" % i, tfrecord_bytes([b"f%d-%d" % (i, j) for j in range(3)]))
+    path = ctx.path("elements.cache")
+    pipeline = "list_files(%s).interleave(records, cycle_length=2).cache(%s).batch(4)" % (
+        q(ctx.dir + "/*.rec"), q(path))
+    want = multi_worker([[r(["f0-%d" % j, "f2-%d" % j]) for j in range(3)],
+                         [r(["f1-%d" % j, "f3-%d" % j]) for j in range(3)]])
+    expect_equal("the first run", ctx.ok("run", "--workers", "2", "--policy", "FILE", pipeline),
+                 want)
+    files = [path + ".worker-%d-of-2" % w for w in range(2)]
+    for f in files:
+        if not os.path.exists(f):
+            raise CaseFailure("no cache file %s" % f)
+    if os.path.exists(path):
+        raise CaseFailure("the workers wrote the shared name %s" % path)
+    if ctx.read_file(files[0]) == ctx.read_file(files[1]):
+        raise CaseFailure("both workers cached the same elements")
+    # Read back: the record files now hold other records, so the elements the second run
+    # gives can only come from the two caches.
+    for i in range(4):
+        ctx.write_file("f%d.rec" % i, tfrecord_bytes([b"other-%d" % j for j in range(3)]))
+    expect_equal("the second run", ctx.ok("run", "--workers", "2", "--policy", "FILE", pipeline),
+                 want)
+
+
+script_case("combine.cache_file_per_worker", cache_file_per_worker)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--list", action="store_true")

@@ -187,10 +187,13 @@ std::string join(const std::vector<int64_t>& v) {
 
 class BucketDataset final : public UnaryDataset {
  public:
-  BucketDataset(DatasetPtr input, int64_t component, std::vector<int64_t> boundaries,
-                std::vector<int64_t> batch_sizes, Padding padding, bool to_boundary, bool drop)
+  // component < 0: the length comes from `length`.
+  BucketDataset(DatasetPtr input, int64_t component, std::shared_ptr<const LengthFn> length,
+                std::vector<int64_t> boundaries, std::vector<int64_t> batch_sizes, Padding padding,
+                bool to_boundary, bool drop)
       : UnaryDataset(std::move(input)),
         component_(component),
+        length_(std::move(length)),
         boundaries_(std::move(boundaries)),
         batch_sizes_(std::move(batch_sizes)),
         padding_(std::move(padding)),
@@ -209,10 +212,11 @@ class BucketDataset final : public UnaryDataset {
   }
   const char* name() const override { return "bucket_by_sequence_length"; }
   std::string arguments() const override {
-    return str_cat("length_component=", component_, ", bucket_boundaries=[", join(boundaries_),
-                   "], bucket_batch_sizes=[", join(batch_sizes_),
-                   "], pad_to_bucket_boundary=", to_boundary_ ? 1 : 0,
-                   ", drop_remainder=", drop_ ? 1 : 0, ", ", describe_padding(padding_));
+    return str_cat(
+        length_ ? std::string("element_length_func") : str_cat("length_component=", component_),
+        ", bucket_boundaries=[", join(boundaries_), "], bucket_batch_sizes=[", join(batch_sizes_),
+        "], pad_to_bucket_boundary=", to_boundary_ ? 1 : 0, ", drop_remainder=", drop_ ? 1 : 0,
+        ", ", describe_padding(padding_));
   }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override {
@@ -220,25 +224,22 @@ class BucketDataset final : public UnaryDataset {
     return n == kInfiniteCardinality || n == 0 ? n : kUnknownCardinality;
   }
   DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override {
-    return std::make_shared<BucketDataset>(in.at(0), component_, boundaries_, batch_sizes_,
+    return std::make_shared<BucketDataset>(in.at(0), component_, length_, boundaries_, batch_sizes_,
                                            padding_, to_boundary_, drop_);
   }
   std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override;
 
   // The bucket of an element: boundaries[b-1] <= length < boundaries[b].
   size_t bucket_of(const Element& e, int64_t index) const {
-    const Tensor& t = e.at(static_cast<size_t>(component_));
-    if (t.rank() < 1)
-      raise(Code::kInvalidArgument, "bucket_by_sequence_length: component ", component_,
-            " of input element ", index, " is a scalar (", t.describe(),
-            "); its length is its first dimension");
-    const int64_t length = t.dim(0);
+    const int64_t length = length_of(e, index);
     const auto b = static_cast<size_t>(
         std::upper_bound(boundaries_.begin(), boundaries_.end(), length) - boundaries_.begin());
     if (to_boundary_ && b == boundaries_.size())
       raise(Code::kInvalidArgument, "bucket_by_sequence_length: input element ", index,
-            " has length ", length, " (component ", component_,
-            "), but with pad_to_bucket_boundary every length must be below the largest "
+            " has length ", length,
+            length_ ? std::string(" (element_length_func)")
+                    : str_cat(" (component ", component_, ")"),
+            ", but with pad_to_bucket_boundary every length must be below the largest "
             "bucket boundary, ",
             boundaries_.back());
     return b;
@@ -248,7 +249,30 @@ class BucketDataset final : public UnaryDataset {
   bool drop_remainder() const { return drop_; }
 
  private:
+  int64_t length_of(const Element& e, int64_t index) const {
+    if (length_) {
+      int64_t length;
+      try {
+        length = (*length_)(e);
+      } catch (const Error& err) {
+        raise(err.code(), "bucket_by_sequence_length: the length of input element ", index, ": ",
+              err.what());
+      }
+      if (length < 0)
+        raise(Code::kInvalidArgument, "bucket_by_sequence_length: element_length_func gave ",
+              length, " for input element ", index, "; a length must be >= 0");
+      return length;
+    }
+    const Tensor& t = e.at(static_cast<size_t>(component_));
+    if (t.rank() < 1)
+      raise(Code::kInvalidArgument, "bucket_by_sequence_length: component ", component_,
+            " of input element ", index, " is a scalar (", t.describe(),
+            "); its length is its first dimension");
+    return t.dim(0);
+  }
+
   int64_t component_;
+  std::shared_ptr<const LengthFn> length_;
   std::vector<int64_t> boundaries_, batch_sizes_;
   Padding padding_;
   bool to_boundary_, drop_;
@@ -409,6 +433,34 @@ std::unique_ptr<Iterator> BucketDataset::make_iterator(const IteratorContext& ct
 
 }  // namespace
 
+namespace {
+
+// The checks both forms share; the node is made by the caller.
+Padding check_buckets(const char* op, const DatasetPtr& input,
+                      const std::vector<int64_t>& boundaries,
+                      const std::vector<int64_t>& batch_sizes, std::vector<Shape> padded_shapes,
+                      std::vector<Tensor> padding_values) {
+  DINPUT_CHECK_ARG(!boundaries.empty(), op, ": bucket_boundaries must not be empty");
+  for (size_t i = 0; i < boundaries.size(); ++i) {
+    DINPUT_CHECK_ARG(boundaries[i] >= 1, op, ": bucket_boundaries[", i, "] must be >= 1, got ",
+                     boundaries[i]);
+    DINPUT_CHECK_ARG(i == 0 || boundaries[i] > boundaries[i - 1], op,
+                     ": bucket_boundaries must increase, but [", i, "] is ", boundaries[i],
+                     " after ", boundaries[i - 1]);
+  }
+  DINPUT_CHECK_ARG(
+      batch_sizes.size() == boundaries.size() + 1, op, ": bucket_batch_sizes has ",
+      batch_sizes.size(),
+      " sizes; it needs one per bucket, len(bucket_boundaries) + 1 = ", boundaries.size() + 1);
+  for (size_t i = 0; i < batch_sizes.size(); ++i)
+    DINPUT_CHECK_ARG(batch_sizes[i] >= 1, op, ": bucket_batch_sizes[", i, "] must be >= 1, got ",
+                     batch_sizes[i]);
+  return make_padding(op, input->element_spec(), std::move(padded_shapes),
+                      std::move(padding_values));
+}
+
+}  // namespace
+
 DatasetPtr make_bucket_by_sequence_length(DatasetPtr input, int64_t length_component,
                                           std::vector<int64_t> boundaries,
                                           std::vector<int64_t> batch_sizes,
@@ -425,25 +477,27 @@ DatasetPtr make_bucket_by_sequence_length(DatasetPtr input, int64_t length_compo
                    ": component ", length_component, " (",
                    to_string(spec[static_cast<size_t>(length_component)]),
                    ") is a scalar; its length is its first dimension");
-  DINPUT_CHECK_ARG(!boundaries.empty(), op, ": bucket_boundaries must not be empty");
-  for (size_t i = 0; i < boundaries.size(); ++i) {
-    DINPUT_CHECK_ARG(boundaries[i] >= 1, op, ": bucket_boundaries[", i, "] must be >= 1, got ",
-                     boundaries[i]);
-    DINPUT_CHECK_ARG(i == 0 || boundaries[i] > boundaries[i - 1], op,
-                     ": bucket_boundaries must increase, but [", i, "] is ", boundaries[i],
-                     " after ", boundaries[i - 1]);
-  }
-  DINPUT_CHECK_ARG(
-      batch_sizes.size() == boundaries.size() + 1, op, ": bucket_batch_sizes has ",
-      batch_sizes.size(),
-      " sizes; it needs one per bucket, len(bucket_boundaries) + 1 = ", boundaries.size() + 1);
-  for (size_t i = 0; i < batch_sizes.size(); ++i)
-    DINPUT_CHECK_ARG(batch_sizes[i] >= 1, op, ": bucket_batch_sizes[", i, "] must be >= 1, got ",
-                     batch_sizes[i]);
-  Padding padding = make_padding(op, spec, std::move(padded_shapes), std::move(padding_values));
-  return std::make_shared<BucketDataset>(std::move(input), length_component, std::move(boundaries),
-                                         std::move(batch_sizes), std::move(padding),
-                                         pad_to_bucket_boundary, drop_remainder);
+  Padding padding = check_buckets(op, input, boundaries, batch_sizes, std::move(padded_shapes),
+                                  std::move(padding_values));
+  return std::make_shared<BucketDataset>(
+      std::move(input), length_component, nullptr, std::move(boundaries), std::move(batch_sizes),
+      std::move(padding), pad_to_bucket_boundary, drop_remainder);
+}
+
+DatasetPtr make_bucket_by_sequence_length(DatasetPtr input, std::shared_ptr<const LengthFn> length,
+                                          std::vector<int64_t> boundaries,
+                                          std::vector<int64_t> batch_sizes,
+                                          std::vector<Shape> padded_shapes,
+                                          std::vector<Tensor> padding_values,
+                                          bool pad_to_bucket_boundary, bool drop_remainder) {
+  const char* op = "bucket_by_sequence_length";
+  DINPUT_CHECK_ARG(input != nullptr, op, ": no input dataset");
+  DINPUT_CHECK_ARG(length != nullptr && *length, op, ": no element_length_func given");
+  Padding padding = check_buckets(op, input, boundaries, batch_sizes, std::move(padded_shapes),
+                                  std::move(padding_values));
+  return std::make_shared<BucketDataset>(
+      std::move(input), -1, std::move(length), std::move(boundaries), std::move(batch_sizes),
+      std::move(padding), pad_to_bucket_boundary, drop_remainder);
 }
 
 }  // namespace dinput

@@ -340,10 +340,9 @@ dinput_status_t dgo_dataset_bucket_by_sequence_length_fn(
     const int64_t* boundaries, size_t num_boundaries, const int64_t* batch_sizes,
     size_t num_batch_sizes, int pad_to_bucket_boundary,
     const dinput_padded_batch_options_t* options) {
-  return dinput_dataset_bucket_by_sequence_length_fn(out, input, length_fn, (void*)handle,
-                                                     free_handle, boundaries, num_boundaries,
-                                                     batch_sizes, num_batch_sizes,
-                                                     pad_to_bucket_boundary, options);
+  return dinput_dataset_bucket_by_sequence_length_fn(
+      out, input, length_fn, (void*)handle, free_handle, boundaries, num_boundaries, batch_sizes,
+      num_batch_sizes, pad_to_bucket_boundary, options);
 }
 
 dinput_status_t dgo_distribute_datasets_from_function(dinput_dist_dataset_t** out,

@@ -1281,6 +1281,23 @@ DINPUT_API dinput_status_t dinput_dataset_bucket_by_sequence_length(
     size_t num_batch_sizes, int pad_to_bucket_boundary,
     const dinput_padded_batch_options_t* options);
 
+/** bucket_by_sequence_length's length callback (tf.data's element_length_func): sets *length
+ * to the element's length, >= 0. in is borrowed for the call only. */
+typedef dinput_status_t (*dinput_length_fn)(int64_t* length, const dinput_element_t* in,
+                                            void* user_data);
+/** As dinput_dataset_bucket_by_sequence_length, with an element's length given by fn rather
+ * than taken from a component. fn runs on the thread that asks for the next element (the
+ * caller of get_next, or a library thread upstream of a prefetch), and again for the elements
+ * that restoring a saved iterator state reads again. A failing status from fn fails get_next
+ * (DINPUT_OUT_OF_RANGE is reported as INVALID_ARGUMENT); a negative length is INVALID_ARGUMENT
+ * naming the element. user_data is released with free_user_data exactly once, as for
+ * dinput_dataset_map (also when this call fails). */
+DINPUT_API dinput_status_t dinput_dataset_bucket_by_sequence_length_fn(
+    dinput_dataset_t** out, const dinput_dataset_t* input, dinput_length_fn fn, void* user_data,
+    dinput_free_fn free_user_data, const int64_t* boundaries, size_t num_boundaries,
+    const int64_t* batch_sizes, size_t num_batch_sizes, int pad_to_bucket_boundary,
+    const dinput_padded_batch_options_t* options);
+
 /** Sliding windows: output element i stacks input elements i*shift + k*stride, for k from 0
  * up to size - 1, along a new first dimension (size, shift, stride >= 1). Windows at the
  * end hold fewer elements (down to one), unless drop_remainder is non-zero, which ends the

@@ -102,6 +102,29 @@ func (d *Dataset) BucketBySequenceLength(lengthComponent int, boundaries, batchS
 	})
 }
 
+// LengthFunc gives an element's length for BucketBySequenceLengthFunc (lent for the call, as
+// for MapFunc); tf.data's element_length_func.
+type LengthFunc func(in *Element) (int64, error)
+
+// BucketBySequenceLengthFunc is BucketBySequenceLength with each element's length given by
+// fn rather than taken from a component. A negative length, or an error from fn, fails the
+// iteration with InvalidArgument naming the element.
+func (d *Dataset) BucketBySequenceLengthFunc(fn LengthFunc, boundaries, batchSizes []int64, padToBucketBoundary bool, opts *PaddedBatchOptions) (*Dataset, error) {
+	if fn == nil {
+		return nil, invalidArgument("BucketBySequenceLengthFunc: fn is nil")
+	}
+	return d.withPaddedOptions(opts, func(copts *C.dinput_padded_batch_options_t) (*Dataset, error) {
+		ds, err := d.deriveWithHandle(fn, func(out **C.dinput_dataset_t, in *C.dinput_dataset_t, h C.uintptr_t) C.dinput_status_t {
+			return C.dgo_dataset_bucket_by_sequence_length_fn(out, in, h,
+				shapePtr(boundaries), C.size_t(len(boundaries)), shapePtr(batchSizes), C.size_t(len(batchSizes)),
+				cBool(padToBucketBoundary), copts)
+		})
+		runtime.KeepAlive(boundaries)
+		runtime.KeepAlive(batchSizes)
+		return ds, err
+	})
+}
+
 // Window returns sliding windows, each one element whose components stack the window's
 // elements: window i holds input elements i*shift + k*stride, k < size (fewer at the end
 // unless dropRemainder). tf.data's window(size, shift, stride, drop_remainder) followed by

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -63,6 +64,37 @@ func TestPaddedBatch(t *testing.T) {
 	}
 	if _, err := a.PaddedBatch(2, &PaddedBatchOptions{PaddedShapes: [][]int64{{2}, {3}}}); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("two shapes for one component: %v", err)
+	}
+}
+
+// The length from a Go function: range(8) by x % 3, boundaries [1, 2], two per bucket.
+func TestBucketBySequenceLengthFunc(t *testing.T) {
+	mod3 := func(in *Element) (int64, error) {
+		x, err := in.Tensor(0)
+		if err != nil {
+			return 0, err
+		}
+		v, err := x.Int64s()
+		if err != nil {
+			return 0, err
+		}
+		if v[0] == 100 {
+			return -1, nil
+		}
+		return v[0] % 3, nil
+	}
+	got, _ := readInt64s(t, must(must(Range(0, 8, 1)).BucketBySequenceLengthFunc(mod3, []int64{1, 2}, []int64{2, 2, 2}, false, nil)), 0)
+	want := [][]int64{{0, 3}, {1, 4}, {2, 5}, {6}, {7}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("bucket_by_sequence_length with a length function: %v", got)
+	}
+	if _, err := must(Range(0, 8, 1)).BucketBySequenceLengthFunc(nil, []int64{1}, []int64{1, 1}, false, nil); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("nil fn: %v", err)
+	}
+	it := must(must(must(Range(100, 101, 1)).BucketBySequenceLengthFunc(mod3, []int64{1}, []int64{1, 1}, false, nil)).Iterator())
+	defer it.Close()
+	if _, err := it.GetNext(); !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "gave -1") {
+		t.Errorf("a negative length: %v", err)
 	}
 }
 

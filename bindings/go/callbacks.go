@@ -262,6 +262,20 @@ func dgoFilter(keep *C.int, in *C.dinput_element_t, h C.uintptr_t) (st C.dinput_
 	return C.DINPUT_OK
 }
 
+//export dgoLength
+func dgoLength(length *C.int64_t, in *C.dinput_element_t, h C.uintptr_t) (st C.dinput_status_t) {
+	defer recoverInto(&st, "the element length function")
+	fn := cgo.Handle(h).Value().(LengthFunc)
+	arg := borrowElement(in)
+	defer arg.ref.take()
+	n, err := fn(arg)
+	if err != nil {
+		return fail(err)
+	}
+	*length = C.int64_t(n)
+	return C.DINPUT_OK
+}
+
 //export dgoDatasetFn
 func dgoDatasetFn(out **C.dinput_dataset_t, c *C.dinput_input_context_t, h C.uintptr_t) (st C.dinput_status_t) {
 	const what = "the dataset function"

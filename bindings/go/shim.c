@@ -200,6 +200,10 @@ static dinput_status_t filter_fn(int* keep, const dinput_element_t* in, void* us
   return dgoFilter(keep, (dinput_element_t*)in, (uintptr_t)user_data);
 }
 
+static dinput_status_t length_fn(int64_t* length, const dinput_element_t* in, void* user_data) {
+  return dgoLength(length, (dinput_element_t*)in, (uintptr_t)user_data);
+}
+
 static dinput_status_t dataset_fn(dinput_dataset_t** out, const dinput_input_context_t* ctx,
                                   void* user_data) {
   return dgoDatasetFn(out, (dinput_input_context_t*)ctx, (uintptr_t)user_data);
@@ -329,6 +333,16 @@ dinput_status_t dgo_dataset_interleave(dinput_dataset_t** out, const dinput_data
 dinput_status_t dgo_dataset_filter(dinput_dataset_t** out, const dinput_dataset_t* input,
                                    uintptr_t handle) {
   return dinput_dataset_filter(out, input, filter_fn, (void*)handle, free_handle);
+}
+
+dinput_status_t dgo_dataset_bucket_by_sequence_length_fn(
+    dinput_dataset_t** out, const dinput_dataset_t* input, uintptr_t handle,
+    const int64_t* boundaries, size_t num_boundaries, const int64_t* batch_sizes,
+    size_t num_batch_sizes, int pad_to_bucket_boundary,
+    const dinput_padded_batch_options_t* options) {
+  return dinput_dataset_bucket_by_sequence_length_fn(
+      out, input, length_fn, (void*)handle, free_handle, boundaries, num_boundaries, batch_sizes,
+      num_batch_sizes, pad_to_bucket_boundary, options);
 }
 
 dinput_status_t dgo_distribute_datasets_from_function(dinput_dist_dataset_t** out,

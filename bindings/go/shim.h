@@ -114,6 +114,12 @@ dinput_status_t dgo_dataset_interleave(dinput_dataset_t** out, const dinput_data
                                        int deterministic, uintptr_t handle);
 dinput_status_t dgo_dataset_filter(dinput_dataset_t** out, const dinput_dataset_t* input,
                                    uintptr_t handle);
+/* dinput_dataset_bucket_by_sequence_length_fn with the Go length function behind handle. */
+dinput_status_t dgo_dataset_bucket_by_sequence_length_fn(
+    dinput_dataset_t** out, const dinput_dataset_t* input, uintptr_t handle,
+    const int64_t* boundaries, size_t num_boundaries, const int64_t* batch_sizes,
+    size_t num_batch_sizes, int pad_to_bucket_boundary,
+    const dinput_padded_batch_options_t* options);
 dinput_status_t dgo_distribute_datasets_from_function(dinput_dist_dataset_t** out,
                                                       const dinput_strategy_t* strategy,
                                                       uintptr_t handle,

@@ -163,6 +163,30 @@ DINPUT_API dinput_status_t dinput_dataset_bucket_by_sequence_length(
       }));
 }
 
+DINPUT_API dinput_status_t dinput_dataset_bucket_by_sequence_length_fn(
+    dinput_dataset_t** out, const dinput_dataset_t* input, dinput_length_fn fn, void* user_data,
+    dinput_free_fn free_user_data, const int64_t* boundaries, size_t num_boundaries,
+    const int64_t* batch_sizes, size_t num_batch_sizes, int pad_to_bucket_boundary,
+    const dinput_padded_batch_options_t* options) {
+  auto owned = std::make_shared<capi::UserData>(user_data, free_user_data);
+  const auto& o = capi::settings(options);
+  return capi::freeze_if_ok(
+      options, "dinput_dataset_bucket_by_sequence_length_fn",
+      make_dataset(__func__, out, input, [&](DatasetPtr in) {
+        const char* name = "dinput_dataset_bucket_by_sequence_length_fn";
+        if (!fn) raise(Code::kInvalidArgument, name, ": argument 'fn' is NULL");
+        if (num_boundaries > 0 && !boundaries)
+          raise(Code::kInvalidArgument, name, ": argument 'boundaries' is NULL");
+        if (num_batch_sizes > 0 && !batch_sizes)
+          raise(Code::kInvalidArgument, name, ": argument 'batch_sizes' is NULL");
+        return make_bucket_by_sequence_length(
+            in, capi::make_c_length(fn, owned),
+            std::vector<int64_t>(boundaries, boundaries + num_boundaries),
+            std::vector<int64_t>(batch_sizes, batch_sizes + num_batch_sizes), shapes_of(o),
+            values_of(o), pad_to_bucket_boundary != 0, o.drop_remainder);
+      }));
+}
+
 DINPUT_API dinput_status_t dinput_dataset_window(dinput_dataset_t** out,
                                                  const dinput_dataset_t* input, int64_t size,
                                                  int64_t shift, int64_t stride,

@@ -225,4 +225,15 @@ std::shared_ptr<const InterleaveFn> make_c_interleave(dinput_interleave_fn fn,
   });
 }
 
+std::shared_ptr<const LengthFn> make_c_length(dinput_length_fn fn,
+                                              std::shared_ptr<UserData> user_data) {
+  return std::make_shared<const LengthFn>([fn, user_data](const Element& in) {
+    dinput_element in_handle = to_handle(Element(in));
+    int64_t length = 0;
+    CallbackScope scope;
+    check_callback(fn(&length, &in_handle, user_data->get()), "the element_length_func callback");
+    return length;
+  });
+}
+
 }  // namespace dinput::capi

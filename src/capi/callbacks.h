@@ -55,5 +55,7 @@ std::shared_ptr<const PredicateFn> make_c_filter(dinput_filter_fn fn,
                                                  std::shared_ptr<UserData> user_data);
 std::shared_ptr<const InterleaveFn> make_c_interleave(dinput_interleave_fn fn,
                                                       std::shared_ptr<UserData> user_data);
+std::shared_ptr<const LengthFn> make_c_length(dinput_length_fn fn,
+                                              std::shared_ptr<UserData> user_data);
 
 }  // namespace dinput::capi

@@ -13,6 +13,18 @@ namespace dinput {
 
 enum class MemoryKind { kHost, kPinnedHost, kDevice };
 
+// Where the bytes of a buffer were read from, when a file reader knows it: the byte at
+// `anchor` is at `offset` of the file, or of its decompressed stream when `stream` names a
+// compression. A record's data is preceded by `header_bytes` of framing. Error messages about
+// a record name the file and the record's offset (core/origin.h); nothing else reads it.
+struct ByteOrigin {
+  std::shared_ptr<const std::string> path;
+  const char* stream = nullptr;  // nullptr, "zstd" or "gzip"
+  uint64_t header_bytes = 0;
+  const char* anchor = nullptr;
+  uint64_t offset = 0;
+};
+
 class Buffer {
  public:
   virtual ~Buffer() = default;
@@ -27,6 +39,12 @@ class Buffer {
   // Only the storage of bytes tensors holds strings; others return nullptr.
   virtual class BytesStorage* bytes() { return nullptr; }
 
+  // Where its bytes came from (null: unknown). A reader sets it on a buffer before any record
+  // viewing the buffer is handed out, or when no one else holds the buffer (it is then reused
+  // for new bytes): it is never written while another thread may read it.
+  const ByteOrigin* origin() const { return origin_.get(); }
+  void set_origin(std::shared_ptr<const ByteOrigin> origin) const { origin_ = std::move(origin); }
+
  protected:
   Buffer(void* data, size_t size, MemoryKind kind, int device)
       : data_(data), size_(size), kind_(kind), device_(device) {}
@@ -35,6 +53,9 @@ class Buffer {
   size_t size_;
   MemoryKind kind_;
   int device_;
+
+ private:
+  mutable std::shared_ptr<const ByteOrigin> origin_;
 };
 
 // Host memory, 64-byte aligned (so slices of rows stay usable by vector code and DLPack
@@ -76,6 +97,8 @@ class BytesStorage final : public Buffer {
 
   const ByteString& at(size_t i) const { return items_[i]; }
   size_t count() const { return items_.size(); }
+  // The buffers that keep its strings alive (its own arena aside).
+  const std::vector<std::shared_ptr<const Buffer>>& owners() const { return owners_; }
   // Copies s into the arena.
   void set_copy(size_t i, std::string_view s);
   // Points at bytes that `owner` keeps alive (owner may be null for static data).

@@ -3,6 +3,7 @@
 #include <deque>
 
 #include "core/tensor_ops.h"
+#include "data/data_errors.h"
 #include "data/nodes.h"
 #include "data/parallel_calls.h"
 #include "data/row_reader.h"
@@ -96,8 +97,11 @@ class ParallelBatchIterator final : public Iterator {
           rows.push_back(std::move(e));
       } catch (...) {
         // As in the sequential batch, the batches before the failing one come out first
-        // and the rows read for the failing one are dropped: the error waits in line.
-        calls_.submit_error(std::current_exception());
+        // and the rows read for the failing one are dropped: the error waits in line. After a
+        // data error the next batch begins with the element after it (data/data_errors.h).
+        std::exception_ptr error = std::current_exception();
+        calls_.submit_error(error);
+        if (is_data_error(error)) continue;
         input_done_ = true;
         break;
       }

@@ -96,6 +96,11 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   // The counter of a node that draws a new order for each of its iterators (a reshuffling
   // shuffle or list_files), null for the others; a saved state carries its count.
   virtual EpochCounter epoch_counter() const { return nullptr; }
+  // Which components are the row splits of a ragged value, in TensorFlow's RaggedTensor
+  // encoding (data/ragged.h): true at each such component; a ragged value's splits follow its
+  // values, outermost first. Empty when there are none. The parse nodes report theirs; padded_batch
+  // batches them as ragged values rather than padding them.
+  virtual std::vector<bool> row_splits_components() const { return {}; }
 
   DatasetPtr ptr() const { return shared_from_this(); }
 

@@ -105,6 +105,16 @@ DatasetPtr make_bucket_by_sequence_length(DatasetPtr input, int64_t length_compo
                                           std::vector<Shape> padded_shapes,
                                           std::vector<Tensor> padding_values,
                                           bool pad_to_bucket_boundary, bool drop_remainder);
+// bucket_by_sequence_length with an element's length given by a function (tf.data's
+// element_length_func) rather than a component. A negative length is INVALID_ARGUMENT naming
+// the element; the function is called again for the elements a restore reads again.
+using LengthFn = std::function<int64_t(const Element&)>;
+DatasetPtr make_bucket_by_sequence_length(DatasetPtr input, std::shared_ptr<const LengthFn> length,
+                                          std::vector<int64_t> boundaries,
+                                          std::vector<int64_t> batch_sizes,
+                                          std::vector<Shape> padded_shapes,
+                                          std::vector<Tensor> padding_values,
+                                          bool pad_to_bucket_boundary, bool drop_remainder);
 // window: element i of the output stacks input elements i*shift + k*stride for k < size
 // (fewer at the end of the input, unless drop_remainder). tf.data's window yields datasets;
 // this is window(...).flat_map(lambda *w: zip(w).batch(size)) in one node.

@@ -1,5 +1,6 @@
 // ignore_errors: drops the elements whose making failed with a data error and goes on.
 #include "core/log.h"
+#include "data/data_errors.h"
 #include "data/datasets.h"
 #include "data/state.h"
 
@@ -7,12 +8,9 @@ namespace dinput {
 
 namespace {
 
-// The failures that belong to one element's data: a malformed value (INVALID_ARGUMENT, what
-// map functions, parsers and decoders report) and damaged bytes (DATA_LOSS, what readers
-// report). Everything else (CANCELLED, a missing file, a resource running out, an internal
-// error) is about the pipeline, not one element, and passes through.
-bool is_data_error(Code code) { return code == Code::kInvalidArgument || code == Code::kDataLoss; }
-
+// It drops data errors (data/data_errors.h). Everything else (CANCELLED, a missing file, a
+// resource running out, an internal error) is about the pipeline, not one element, and
+// passes through.
 class IgnoreErrorsDataset final : public UnaryDataset {
  public:
   IgnoreErrorsDataset(DatasetPtr input, bool log_warning)
@@ -40,7 +38,7 @@ class IgnoreErrorsDataset final : public UnaryDataset {
         } catch (const Error& e) {
           if (!is_data_error(e.code())) throw;
           // An input that fails twice in a row with the very same message made no progress
-          // (a reader stuck at one offset, a prefetch that stopped at the error): ignoring
+          // (a reader stuck at one offset): ignoring
           // it again would loop forever, so that error is reported, and no longer counted
           // as dropped.
           if (e.what() == previous) {

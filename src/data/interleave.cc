@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "data/background_producer.h"
+#include "data/data_errors.h"
 #include "data/nodes.h"
 #include "data/state.h"
 
@@ -81,15 +82,19 @@ class InterleaveIterator final : public Iterator {
       if (slot.it) {
         bool got;
         if (slot.ahead && !deterministic_ && passed_over < open_) {
-          auto poll = slot.ahead->try_next(out);
+          Fallible item;
+          auto poll = slot.ahead->try_next(item);
           if (poll == Producer::Poll::kEmpty) {
             ++passed_over;
             advance();
             continue;
           }
-          got = poll == Producer::Poll::kItem;
+          got = poll == Producer::Poll::kItem && take(item, out);
+        } else if (slot.ahead) {
+          Fallible item;
+          got = slot.ahead->next(item) && take(item, out);
         } else {
-          got = slot.ahead ? slot.ahead->next(out) : slot.it->next(out);
+          got = slot.it->next(out);
         }
         if (got) {
           check_matches(ds_->spec(), out, "the dataset made by the interleave function");
@@ -260,7 +265,19 @@ class InterleaveIterator final : public Iterator {
   }
 
  private:
-  using Producer = BackgroundProducer<Element>;
+  // A reader's element, or the data error in its place: the reader reads on after one
+  // (data/data_errors.h), as its dataset would when called again.
+  struct Fallible {
+    Element element;
+    std::exception_ptr error;
+  };
+  using Producer = BackgroundProducer<Fallible>;
+
+  static bool take(Fallible& item, Element& out) {
+    if (item.error) std::rethrow_exception(item.error);
+    out = std::move(item.element);
+    return true;
+  }
   struct Slot {
     DatasetPtr ds;  // first: its iterator may point into it
     std::unique_ptr<Iterator> it;
@@ -295,8 +312,17 @@ class InterleaveIterator final : public Iterator {
       slot.it = make_prefetch_iterator(std::move(slot.it), capacity, ctx_.cancellation, start);
     } else if (ds_->parallel()) {
       Iterator* it = slot.it.get();
-      slot.ahead = std::make_unique<Producer>([it](Element& e) { return it->next(e); }, capacity,
-                                              ctx_.cancellation);
+      slot.ahead = std::make_unique<Producer>(
+          [it](Fallible& item) {
+            try {
+              return it->next(item.element);
+            } catch (...) {
+              item.error = std::current_exception();
+              if (!is_data_error(item.error)) throw;
+              return true;
+            }
+          },
+          capacity, ctx_.cancellation);
     }
     ++open_;
   }

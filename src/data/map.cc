@@ -1,8 +1,10 @@
 // map: a user function applied to every element, sequentially or on a thread pool. The unit of
 // work is a run of consecutive elements: map_many's function serves a whole run per call, and
 // the element map is the case of runs of one.
+#include <deque>
 #include <thread>
 
+#include "data/data_errors.h"
 #include "data/input_snapshots.h"
 #include "data/nodes.h"
 #include "data/parallel_calls.h"
@@ -75,20 +77,21 @@ class MapDataset final : public UnaryDataset {
   std::optional<bool> deterministic_;  // unset: the options' (see Options::ordered)
 };
 
-// Reads the next run of up to max_count inputs into `ins`. An input error after some elements
-// were read is kept in `error` so that those elements are mapped and delivered before it (as
-// an element map would); with nothing read it is raised at once.
+// Reads the next run of up to max_count inputs into `ins`; false once the input has ended (`ins`
+// then holds what came before the end). An input error is kept in `error`, behind the elements
+// read before it, so that those are mapped and delivered first, as an element map would.
 bool read_run(Iterator& input, size_t max_count, Run& ins, std::exception_ptr& error) {
   ins.clear();
   Element e;
   try {
-    while (ins.size() < max_count && input.next(e)) ins.push_back(std::move(e));
+    while (ins.size() < max_count) {
+      if (!input.next(e)) return false;
+      ins.push_back(std::move(e));
+    }
   } catch (...) {
-    if (ins.empty()) throw;
     error = std::current_exception();
-    return false;
   }
-  return ins.size() == max_count;
+  return true;
 }
 
 // A map's section: the number of input elements whose results were taken after the input's
@@ -99,11 +102,10 @@ void restore_map_input(StateReader& r, Iterator& input) {
   const int64_t skip = s.i64_in("elements taken after the input's state", 0, INT64_MAX);
   input.restore(s);
   s.finish();
-  Element drop;
-  for (int64_t i = 0; i < skip; ++i)
-    if (!input.next(drop))
-      raise(Code::kDataLoss, "map: restoring the iterator state: the input ended after ", i,
-            " of the ", skip, " elements taken before the save");
+  const int64_t passed = skip_items(input, skip);
+  if (passed < skip)
+    raise(Code::kDataLoss, "map: restoring the iterator state: the input ended after ", passed,
+          " of the ", skip, " elements taken before the save");
 }
 
 class SequentialMapIterator final : public Iterator {
@@ -112,13 +114,16 @@ class SequentialMapIterator final : public Iterator {
       : ds_(std::move(ds)), input_(std::move(input)) {}
   bool next(Element& out) override {
     if (pos_ == outs_.size()) {
-      if (error_) std::rethrow_exception(error_);
+      if (error_) throw_input_error();
       if (input_done_) return false;
       if (ds_->max_count() > 1) take_run_snapshot();
-      input_done_ = !read_run(*input_, ds_->max_count(), ins_, error_);
-      if (ins_.empty()) return false;
       outs_.clear();
       pos_ = 0;
+      input_done_ = !read_run(*input_, ds_->max_count(), ins_, error_);
+      if (ins_.empty()) {
+        if (error_) throw_input_error();
+        return false;
+      }
       outs_ = ds_->apply(ins_);
     }
     out = std::move(outs_[pos_++]);
@@ -145,6 +150,16 @@ class SequentialMapIterator final : public Iterator {
  private:
   std::shared_ptr<const MapDataset> ds_;
   std::unique_ptr<Iterator> input_;
+  // The input's error, after the results before it: a data error once (the next call reads
+  // on), any other for good.
+  [[noreturn]] void throw_input_error() {
+    std::exception_ptr error = error_;
+    if (is_data_error(error))
+      error_ = nullptr;
+    else
+      input_done_ = true;
+    std::rethrow_exception(error);
+  }
   void take_run_snapshot() {
     if (no_state_) return;
     try {
@@ -190,14 +205,32 @@ class ParallelMapIterator final : public Iterator {
         std::exception_ptr error;
         input_done_ = !read_run(*input_, ds_->max_count(), ins, error);
         read_ += static_cast<int64_t>(ins.size());
-        if (!ins.empty())
+        if (!ins.empty()) {
+          items_.push_back(static_cast<int64_t>(ins.size()));
           calls_.submit([ds = ds_, ins = std::move(ins)]() mutable { return ds->apply(ins); });
-        if (error) calls_.submit_error(error);
+        }
+        if (error) {
+          // In line behind the runs before it; after a data error the input reads on.
+          ++read_;
+          items_.push_back(1);
+          calls_.submit_error(error);
+          if (!is_data_error(error)) input_done_ = true;
+        }
       }
       if (calls_.empty()) return false;
       outs_.clear();
       pos_ = 0;
-      outs_ = calls_.take(deterministic_);
+      const int64_t items = items_.front();
+      items_.pop_front();
+      try {
+        outs_ = calls_.take(deterministic_);
+      } catch (...) {
+        // A failed call (or an input error) stands for the items it was given: a save counts
+        // them as taken, as the sequential map's input has passed them.
+        taken_ += items;
+        snapshots_.drop_before(taken_);
+        throw;
+      }
     }
     out = std::move(outs_[pos_++]);
     ++taken_;
@@ -238,10 +271,11 @@ class ParallelMapIterator final : public Iterator {
   Run outs_;  // the run taken last, handed out from pos_
   size_t pos_ = 0;
   int64_t every_;
-  int64_t read_ = 0;          // input elements read
-  int64_t taken_ = 0;         // results handed out
-  InputSnapshots snapshots_;  // positions counted from the restore
-  ParallelRunCalls calls_;    // last: its workers run apply on ds_
+  int64_t read_ = 0;           // input items read: elements, and input errors
+  int64_t taken_ = 0;          // items handed out: results, and errors for their inputs
+  std::deque<int64_t> items_;  // the input items of each call in flight, in order (deterministic)
+  InputSnapshots snapshots_;   // positions counted from the restore
+  ParallelRunCalls calls_;     // last: its workers run apply on ds_
 };
 
 std::unique_ptr<Iterator> MapDataset::make_iterator(const IteratorContext& ctx) const {

@@ -46,13 +46,23 @@ class PaddedBatchDataset final : public UnaryDataset {
 
   int64_t batch_size() const { return batch_size_; }
   bool drop_remainder() const { return drop_remainder_; }
-  const Padding& padding() const { return padding_; }
+  // The padding of each output component (a ragged value's components: zeros).
+  const Padding& padding() const { return out_padding_; }
+  // Pads and stacks the rows of one batch, batching ragged values as ragged values.
+  Element batch_rows(const std::vector<Element>& rows, const std::vector<int64_t>& index) const;
 
  private:
   int64_t batch_size_;
   bool drop_remainder_;
-  Padding padding_;
+  Padding padding_;  // of each input component
   ElementSpec spec_;
+  // The input's ragged values (data/ragged.h): per component, the number of row splits after
+  // it when it holds a ragged value's values, -1 for those splits, 0 for the others. Empty:
+  // none, every component is padded.
+  std::vector<int> ragged_;
+  Padding dense_padding_;  // of the padded components alone, which are:
+  std::vector<size_t> dense_;
+  Padding out_padding_;
 };
 
 class ShardDataset final : public UnaryDataset {

@@ -4,6 +4,7 @@
 
 #include "data/input_snapshots.h"
 #include "data/nodes.h"
+#include "data/ragged.h"
 #include "data/state.h"
 
 namespace dinput {
@@ -15,9 +16,84 @@ PaddedBatchDataset::PaddedBatchDataset(DatasetPtr input, int64_t batch_size, boo
     : UnaryDataset(std::move(input)),
       batch_size_(batch_size),
       drop_remainder_(drop_remainder),
-      padding_(std::move(padding)),
-      spec_(padded_spec(input_->element_spec(), padding_,
-                        drop_remainder ? batch_size : kUnknownDim)) {}
+      padding_(std::move(padding)) {
+  const ElementSpec& in = input_->element_spec();
+  const int64_t batch = drop_remainder ? batch_size : kUnknownDim;
+  const std::vector<bool> splits = find_row_splits(*input_);
+  if (splits.size() != in.size()) {  // no ragged values
+    spec_ = padded_spec(in, padding_, batch);
+    out_padding_ = padding_;
+    return;
+  }
+  ragged_.assign(in.size(), 0);
+  for (size_t c = 0; c < in.size(); ++c) {
+    if (splits[c]) continue;
+    size_t k = 0;
+    while (c + 1 + k < in.size() && splits[c + 1 + k]) ++k;
+    if (k == 0) continue;
+    ragged_[c] = static_cast<int>(k);
+    for (size_t j = c; j <= c + k; ++j) {
+      if (j > c) ragged_[j] = -1;
+      // A ragged value has no padded shape: a size given for one of its lengths would be lost.
+      for (int d = 0; d < in[j].shape.rank(); ++d)
+        DINPUT_CHECK_ARG(in[j].shape[d] != kUnknownDim || padding_.shapes[j][d] == kUnknownDim,
+                         "padded_batch: component ", j, " is part of a ragged value (",
+                         splits[j] ? "row splits" : "its values",
+                         "), which is batched as a ragged value and not padded; its padded shape ",
+                         padding_.shapes[j].to_string(), " must leave its dimensions unknown");
+    }
+  }
+  ElementSpec dense_in;
+  for (size_t c = 0; c < in.size(); ++c) {
+    if (ragged_[c] != 0) continue;
+    dense_.push_back(c);
+    dense_in.push_back(in[c]);
+    dense_padding_.shapes.push_back(padding_.shapes[c]);
+    dense_padding_.values.push_back(padding_.values[c]);
+  }
+  const ElementSpec dense_out = padded_spec(dense_in, dense_padding_, batch);
+  for (size_t c = 0, d = 0; c < in.size(); ++c) {
+    if (ragged_[c] == 0) {
+      spec_.push_back(dense_out[d]);
+      out_padding_.shapes.push_back(dense_padding_.shapes[d]);
+      out_padding_.values.push_back(dense_padding_.values[d]);
+      ++d;
+      continue;
+    }
+    if (ragged_[c] < 0) {  // merged splits
+      spec_.push_back({DType::kInt64, Shape{kUnknownDim}});
+    } else {  // the values, then the new splits over the batch's rows
+      spec_.push_back({in[c].dtype, in[c].shape.with_first(kUnknownDim)});
+      spec_.push_back({DType::kInt64, Shape{batch == kUnknownDim ? kUnknownDim : batch + 1}});
+      out_padding_.shapes.push_back(spec_[spec_.size() - 2].shape.drop_first());
+      out_padding_.values.push_back(Tensor::zeros(in[c].dtype, Shape()));
+    }
+    out_padding_.shapes.push_back(spec_.back().shape.drop_first());
+    out_padding_.values.push_back(Tensor::zeros(DType::kInt64, Shape()));
+  }
+}
+
+Element PaddedBatchDataset::batch_rows(const std::vector<Element>& rows,
+                                       const std::vector<int64_t>& index) const {
+  if (ragged_.empty()) return pad_rows("padded_batch", rows, padding_, index);
+  std::vector<Element> dense_rows(rows.size());
+  for (size_t r = 0; r < rows.size(); ++r) {
+    if (rows[r].size() != ragged_.size())
+      raise(Code::kInvalidArgument, "padded_batch: input element ", index[r], " has ",
+            rows[r].size(), " components, expected ", ragged_.size());
+    for (size_t c : dense_) dense_rows[r].push_back(rows[r][c]);
+  }
+  Element dense = pad_rows("padded_batch", dense_rows, dense_padding_, index, dense_);
+  Element out;
+  out.reserve(spec_.size());
+  for (size_t c = 0, d = 0; c < ragged_.size(); ++c) {
+    if (ragged_[c] == 0)
+      out.push_back(std::move(dense[d++]));
+    else if (ragged_[c] > 0)
+      batch_ragged("padded_batch", rows, c, static_cast<size_t>(ragged_[c]), index, out);
+  }
+  return out;
+}
 
 int64_t PaddedBatchDataset::cardinality() const {
   int64_t n = input_->cardinality();
@@ -40,12 +116,11 @@ namespace {
 // rows are held between calls).
 class PaddedBatchIterator final : public Iterator {
  public:
-  PaddedBatchIterator(std::unique_ptr<Iterator> input, int64_t batch_size, bool drop_remainder,
-                      const Padding& padding)
-      : input_(std::move(input)),
-        batch_size_(batch_size),
-        drop_remainder_(drop_remainder),
-        padding_(padding) {}
+  PaddedBatchIterator(std::shared_ptr<const PaddedBatchDataset> ds, std::unique_ptr<Iterator> input)
+      : ds_(std::move(ds)),
+        input_(std::move(input)),
+        batch_size_(ds_->batch_size()),
+        drop_remainder_(ds_->drop_remainder()) {}
 
   bool next(Element& out) override {
     if (done_) return false;
@@ -59,7 +134,7 @@ class PaddedBatchIterator final : public Iterator {
     if (got == 0 || (drop_remainder_ && got < batch_size_)) return false;
     std::vector<int64_t> index(rows.size());
     for (auto& i : index) i = read_++;
-    out = pad_rows("padded_batch", rows, padding_, index);
+    out = ds_->batch_rows(rows, index);
     return true;
   }
   void save(StateWriter& w) const override { save_unless_ended(w, "padded_batch", done_, *input_); }
@@ -68,10 +143,10 @@ class PaddedBatchIterator final : public Iterator {
   }
 
  private:
+  std::shared_ptr<const PaddedBatchDataset> ds_;
   std::unique_ptr<Iterator> input_;
   int64_t batch_size_;
   bool drop_remainder_;
-  Padding padding_;
   bool done_ = false;
   int64_t read_ = 0;  // input elements read by this iterator, for messages
 };
@@ -79,8 +154,8 @@ class PaddedBatchIterator final : public Iterator {
 }  // namespace
 
 std::unique_ptr<Iterator> PaddedBatchDataset::make_iterator(const IteratorContext& ctx) const {
-  return std::make_unique<PaddedBatchIterator>(input_->make_iterator(ctx), batch_size_,
-                                               drop_remainder_, padding_);
+  return std::make_unique<PaddedBatchIterator>(
+      std::static_pointer_cast<const PaddedBatchDataset>(ptr()), input_->make_iterator(ctx));
 }
 
 DatasetPtr make_padded_batch(DatasetPtr input, int64_t batch_size, bool drop_remainder,
@@ -112,10 +187,13 @@ std::string join(const std::vector<int64_t>& v) {
 
 class BucketDataset final : public UnaryDataset {
  public:
-  BucketDataset(DatasetPtr input, int64_t component, std::vector<int64_t> boundaries,
-                std::vector<int64_t> batch_sizes, Padding padding, bool to_boundary, bool drop)
+  // component < 0: the length comes from `length`.
+  BucketDataset(DatasetPtr input, int64_t component, std::shared_ptr<const LengthFn> length,
+                std::vector<int64_t> boundaries, std::vector<int64_t> batch_sizes, Padding padding,
+                bool to_boundary, bool drop)
       : UnaryDataset(std::move(input)),
         component_(component),
+        length_(std::move(length)),
         boundaries_(std::move(boundaries)),
         batch_sizes_(std::move(batch_sizes)),
         padding_(std::move(padding)),
@@ -134,10 +212,11 @@ class BucketDataset final : public UnaryDataset {
   }
   const char* name() const override { return "bucket_by_sequence_length"; }
   std::string arguments() const override {
-    return str_cat("length_component=", component_, ", bucket_boundaries=[", join(boundaries_),
-                   "], bucket_batch_sizes=[", join(batch_sizes_),
-                   "], pad_to_bucket_boundary=", to_boundary_ ? 1 : 0,
-                   ", drop_remainder=", drop_ ? 1 : 0, ", ", describe_padding(padding_));
+    return str_cat(
+        length_ ? std::string("element_length_func") : str_cat("length_component=", component_),
+        ", bucket_boundaries=[", join(boundaries_), "], bucket_batch_sizes=[", join(batch_sizes_),
+        "], pad_to_bucket_boundary=", to_boundary_ ? 1 : 0, ", drop_remainder=", drop_ ? 1 : 0,
+        ", ", describe_padding(padding_));
   }
   const ElementSpec& element_spec() const override { return spec_; }
   int64_t cardinality() const override {
@@ -145,25 +224,22 @@ class BucketDataset final : public UnaryDataset {
     return n == kInfiniteCardinality || n == 0 ? n : kUnknownCardinality;
   }
   DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override {
-    return std::make_shared<BucketDataset>(in.at(0), component_, boundaries_, batch_sizes_,
+    return std::make_shared<BucketDataset>(in.at(0), component_, length_, boundaries_, batch_sizes_,
                                            padding_, to_boundary_, drop_);
   }
   std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override;
 
   // The bucket of an element: boundaries[b-1] <= length < boundaries[b].
   size_t bucket_of(const Element& e, int64_t index) const {
-    const Tensor& t = e.at(static_cast<size_t>(component_));
-    if (t.rank() < 1)
-      raise(Code::kInvalidArgument, "bucket_by_sequence_length: component ", component_,
-            " of input element ", index, " is a scalar (", t.describe(),
-            "); its length is its first dimension");
-    const int64_t length = t.dim(0);
+    const int64_t length = length_of(e, index);
     const auto b = static_cast<size_t>(
         std::upper_bound(boundaries_.begin(), boundaries_.end(), length) - boundaries_.begin());
     if (to_boundary_ && b == boundaries_.size())
       raise(Code::kInvalidArgument, "bucket_by_sequence_length: input element ", index,
-            " has length ", length, " (component ", component_,
-            "), but with pad_to_bucket_boundary every length must be below the largest "
+            " has length ", length,
+            length_ ? std::string(" (element_length_func)")
+                    : str_cat(" (component ", component_, ")"),
+            ", but with pad_to_bucket_boundary every length must be below the largest "
             "bucket boundary, ",
             boundaries_.back());
     return b;
@@ -173,7 +249,30 @@ class BucketDataset final : public UnaryDataset {
   bool drop_remainder() const { return drop_; }
 
  private:
+  int64_t length_of(const Element& e, int64_t index) const {
+    if (length_) {
+      int64_t length;
+      try {
+        length = (*length_)(e);
+      } catch (const Error& err) {
+        raise(err.code(), "bucket_by_sequence_length: the length of input element ", index, ": ",
+              err.what());
+      }
+      if (length < 0)
+        raise(Code::kInvalidArgument, "bucket_by_sequence_length: element_length_func gave ",
+              length, " for input element ", index, "; a length must be >= 0");
+      return length;
+    }
+    const Tensor& t = e.at(static_cast<size_t>(component_));
+    if (t.rank() < 1)
+      raise(Code::kInvalidArgument, "bucket_by_sequence_length: component ", component_,
+            " of input element ", index, " is a scalar (", t.describe(),
+            "); its length is its first dimension");
+    return t.dim(0);
+  }
+
   int64_t component_;
+  std::shared_ptr<const LengthFn> length_;
   std::vector<int64_t> boundaries_, batch_sizes_;
   Padding padding_;
   bool to_boundary_, drop_;
@@ -334,6 +433,34 @@ std::unique_ptr<Iterator> BucketDataset::make_iterator(const IteratorContext& ct
 
 }  // namespace
 
+namespace {
+
+// The checks both forms share; the node is made by the caller.
+Padding check_buckets(const char* op, const DatasetPtr& input,
+                      const std::vector<int64_t>& boundaries,
+                      const std::vector<int64_t>& batch_sizes, std::vector<Shape> padded_shapes,
+                      std::vector<Tensor> padding_values) {
+  DINPUT_CHECK_ARG(!boundaries.empty(), op, ": bucket_boundaries must not be empty");
+  for (size_t i = 0; i < boundaries.size(); ++i) {
+    DINPUT_CHECK_ARG(boundaries[i] >= 1, op, ": bucket_boundaries[", i, "] must be >= 1, got ",
+                     boundaries[i]);
+    DINPUT_CHECK_ARG(i == 0 || boundaries[i] > boundaries[i - 1], op,
+                     ": bucket_boundaries must increase, but [", i, "] is ", boundaries[i],
+                     " after ", boundaries[i - 1]);
+  }
+  DINPUT_CHECK_ARG(
+      batch_sizes.size() == boundaries.size() + 1, op, ": bucket_batch_sizes has ",
+      batch_sizes.size(),
+      " sizes; it needs one per bucket, len(bucket_boundaries) + 1 = ", boundaries.size() + 1);
+  for (size_t i = 0; i < batch_sizes.size(); ++i)
+    DINPUT_CHECK_ARG(batch_sizes[i] >= 1, op, ": bucket_batch_sizes[", i, "] must be >= 1, got ",
+                     batch_sizes[i]);
+  return make_padding(op, input->element_spec(), std::move(padded_shapes),
+                      std::move(padding_values));
+}
+
+}  // namespace
+
 DatasetPtr make_bucket_by_sequence_length(DatasetPtr input, int64_t length_component,
                                           std::vector<int64_t> boundaries,
                                           std::vector<int64_t> batch_sizes,
@@ -350,25 +477,27 @@ DatasetPtr make_bucket_by_sequence_length(DatasetPtr input, int64_t length_compo
                    ": component ", length_component, " (",
                    to_string(spec[static_cast<size_t>(length_component)]),
                    ") is a scalar; its length is its first dimension");
-  DINPUT_CHECK_ARG(!boundaries.empty(), op, ": bucket_boundaries must not be empty");
-  for (size_t i = 0; i < boundaries.size(); ++i) {
-    DINPUT_CHECK_ARG(boundaries[i] >= 1, op, ": bucket_boundaries[", i, "] must be >= 1, got ",
-                     boundaries[i]);
-    DINPUT_CHECK_ARG(i == 0 || boundaries[i] > boundaries[i - 1], op,
-                     ": bucket_boundaries must increase, but [", i, "] is ", boundaries[i],
-                     " after ", boundaries[i - 1]);
-  }
-  DINPUT_CHECK_ARG(
-      batch_sizes.size() == boundaries.size() + 1, op, ": bucket_batch_sizes has ",
-      batch_sizes.size(),
-      " sizes; it needs one per bucket, len(bucket_boundaries) + 1 = ", boundaries.size() + 1);
-  for (size_t i = 0; i < batch_sizes.size(); ++i)
-    DINPUT_CHECK_ARG(batch_sizes[i] >= 1, op, ": bucket_batch_sizes[", i, "] must be >= 1, got ",
-                     batch_sizes[i]);
-  Padding padding = make_padding(op, spec, std::move(padded_shapes), std::move(padding_values));
-  return std::make_shared<BucketDataset>(std::move(input), length_component, std::move(boundaries),
-                                         std::move(batch_sizes), std::move(padding),
-                                         pad_to_bucket_boundary, drop_remainder);
+  Padding padding = check_buckets(op, input, boundaries, batch_sizes, std::move(padded_shapes),
+                                  std::move(padding_values));
+  return std::make_shared<BucketDataset>(
+      std::move(input), length_component, nullptr, std::move(boundaries), std::move(batch_sizes),
+      std::move(padding), pad_to_bucket_boundary, drop_remainder);
+}
+
+DatasetPtr make_bucket_by_sequence_length(DatasetPtr input, std::shared_ptr<const LengthFn> length,
+                                          std::vector<int64_t> boundaries,
+                                          std::vector<int64_t> batch_sizes,
+                                          std::vector<Shape> padded_shapes,
+                                          std::vector<Tensor> padding_values,
+                                          bool pad_to_bucket_boundary, bool drop_remainder) {
+  const char* op = "bucket_by_sequence_length";
+  DINPUT_CHECK_ARG(input != nullptr, op, ": no input dataset");
+  DINPUT_CHECK_ARG(length != nullptr && *length, op, ": no element_length_func given");
+  Padding padding = check_buckets(op, input, boundaries, batch_sizes, std::move(padded_shapes),
+                                  std::move(padding_values));
+  return std::make_shared<BucketDataset>(
+      std::move(input), -1, std::move(length), std::move(boundaries), std::move(batch_sizes),
+      std::move(padding), pad_to_bucket_boundary, drop_remainder);
 }
 
 }  // namespace dinput

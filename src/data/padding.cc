@@ -117,20 +117,21 @@ void place(Tensor& dst, int64_t base, const Shape& to, const Tensor& src) {
 }  // namespace
 
 Element pad_rows(const char* op, const std::vector<Element>& rows, const Padding& padding,
-                 const std::vector<int64_t>& index) {
+                 const std::vector<int64_t>& index, const std::vector<size_t>& names) {
   const size_t components = padding.shapes.size();
   Element out;
   out.reserve(components);
   for (size_t c = 0; c < components; ++c) {
+    const size_t name = names.empty() ? c : names[c];
     Shape to = padding.shapes[c];
     const int rank = to.rank();
     for (size_t r = 0; r < rows.size(); ++r) {
       const Tensor& t = rows[r].at(c);
       if (t.rank() != rank || t.dtype() != padding.values[c].dtype())
-        raise(Code::kInvalidArgument, op, ": component ", c, " of input element ", index.at(r),
+        raise(Code::kInvalidArgument, op, ": component ", name, " of input element ", index.at(r),
               " is ", t.describe(), ", expected a ", dtype_name(padding.values[c].dtype()),
               " tensor of rank ", rank);
-      if (!t.on_host()) t.require_host(str_cat(op, ": component ", c));
+      if (!t.on_host()) t.require_host(str_cat(op, ": component ", name));
     }
     for (int d = 0; d < rank; ++d) {
       if (padding.shapes[c][d] != kUnknownDim) continue;
@@ -142,7 +143,7 @@ Element pad_rows(const char* op, const std::vector<Element>& rows, const Padding
       const Tensor& t = rows[r][c];
       for (int d = 0; d < rank; ++d)
         if (t.dim(d) > to[d])
-          raise(Code::kInvalidArgument, op, ": component ", c, " of input element ", index.at(r),
+          raise(Code::kInvalidArgument, op, ": component ", name, " of input element ", index.at(r),
                 " has shape ", t.shape().to_string(), ", larger than its padded shape ",
                 padding.shapes[c].to_string(), " in dimension ", d);
     }

@@ -30,9 +30,11 @@ ElementSpec padded_spec(const ElementSpec& spec, const Padding& padding, int64_t
 
 // Pads `rows` to one shape per component and stacks them along a new first dimension. A
 // row larger than its padded shape is INVALID_ARGUMENT naming `op`, the component and the
-// row's input element (index[r], the position of row r in the input).
+// row's input element (index[r], the position of row r in the input). `names`, when given,
+// are the component numbers messages use for the rows' components (rows that hold some
+// components of the input's elements).
 Element pad_rows(const char* op, const std::vector<Element>& rows, const Padding& padding,
-                 const std::vector<int64_t>& index);
+                 const std::vector<int64_t>& index, const std::vector<size_t>& names = {});
 
 // Concatenates batches along their first dimension, first padding each to the largest size
 // of every later dimension with `value` (a scalar of their dtype): how rows of padded batches

@@ -6,9 +6,15 @@
 // the last snapshot it passed; a save is that snapshot and the number of elements taken
 // since. A restore restores the input from the snapshot and reads past those elements.
 //
+// A data error (data/data_errors.h) is one item in line: the consumer gets the elements read
+// before it, then the error, and the thread reads on, so that ignore_errors() after a prefetch
+// drops just that element, as it does without the prefetch. Items, errors included, are what
+// the saved state counts.
+//
 // The adaptive form (distribute_dataset's read-ahead) makes cheap elements on the consumer's
 // thread instead (data/background_producer.h, Placement::kAdaptive).
 #include "data/background_producer.h"
+#include "data/data_errors.h"
 #include "data/nodes.h"
 #include "data/state.h"
 
@@ -45,6 +51,7 @@ class PrefetchIterator final : public Iterator {
       base_index_ = item.index;
     }
     taken_ = item.index + 1;
+    if (item.error) std::rethrow_exception(item.error);
     out = std::move(item.element);
     return true;
   }
@@ -67,11 +74,10 @@ class PrefetchIterator final : public Iterator {
     s.finish();
     input_->restore(in);
     in.finish();
-    Element drop;
-    for (int64_t i = 0; i < skip; ++i)
-      if (!input_->next(drop))
-        raise(Code::kDataLoss, "prefetch: restoring the iterator state: the input ended after ", i,
-              " of the ", skip, " elements taken before the save");
+    const int64_t passed = skip_items(*input_, skip);
+    if (passed < skip)
+      raise(Code::kDataLoss, "prefetch: restoring the iterator state: the input ended after ",
+            passed, " of the ", skip, " elements taken before the save");
     base_ = std::move(base);
     base_index_ = 0;
     taken_ = skip;
@@ -90,6 +96,7 @@ class PrefetchIterator final : public Iterator {
     Element element;
     int64_t index = 0;
     std::shared_ptr<const Snapshot> snapshot;  // set every every_ elements
+    std::exception_ptr error;                  // a data error in place of the element
   };
 
   std::shared_ptr<const Snapshot> snapshot() {
@@ -109,7 +116,12 @@ class PrefetchIterator final : public Iterator {
     // Once the input failed to save, the consumer holds that failure for good.
     if (can_save_ && produced_ > start && (produced_ - start) % every_ == 0)
       item.snapshot = snapshot();
-    if (!input_->next(item.element)) return false;
+    try {
+      if (!input_->next(item.element)) return false;
+    } catch (...) {
+      item.error = std::current_exception();
+      if (!is_data_error(item.error)) throw;  // the pipeline's failure ends the reading
+    }
     ++produced_;
     return true;
   }

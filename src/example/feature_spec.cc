@@ -135,6 +135,18 @@ std::string ParseSpec::to_string() const {
   return out;
 }
 
+std::vector<bool> row_splits_flags(const std::vector<FeatureSpec>& features, bool feature_list,
+                                   bool batched) {
+  std::vector<bool> out;
+  for (const FeatureSpec& f : features) {
+    out.push_back(false);
+    if (f.kind != FeatureKind::kVarLen) continue;
+    if (batched) out.push_back(true);
+    if (feature_list) out.push_back(true);
+  }
+  return out;
+}
+
 ElementSpec output_spec(const std::vector<FeatureSpec>& features, bool feature_list, bool batched,
                         int64_t batch) {
   ElementSpec out;

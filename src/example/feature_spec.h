@@ -52,6 +52,10 @@ class ParseSpec {
 // The components `features` become, in order, for records batched `batch` rows at a time
 // (kUnknownDim: a batch of unknown size) or for one record (batched = false). `feature_list`:
 // the features are a SequenceExample's feature lists.
+// Which of those components are row splits (core of a ragged value: the values, then its
+// splits, outermost first), in the same order.
+std::vector<bool> row_splits_flags(const std::vector<FeatureSpec>& features, bool feature_list,
+                                   bool batched);
 ElementSpec output_spec(const std::vector<FeatureSpec>& features, bool feature_list, bool batched,
                         int64_t batch);
 

@@ -1,5 +1,6 @@
 // The dataset node of the parse operations. A parse is a stateless map: its iterator saves
 // the count of records it parsed (which error messages use) and its input's state.
+#include <algorithm>
 #include <memory>
 
 #include "data/state.h"
@@ -50,12 +51,22 @@ class ParseDataset final : public UnaryDataset {
       for (auto& s : parser_->output_spec(batched_, batched_ ? records.shape[0] : 0))
         spec_.push_back(s);
     }
+    // The ragged values' row splits, where the parsed components sit among the others.
+    const auto& features = parser_->spec();
+    std::vector<bool> parsed = row_splits_flags(features.context(), false, batched_);
+    for (bool f : row_splits_flags(features.sequence(), true, batched_)) parsed.push_back(f);
+    if (std::find(parsed.begin(), parsed.end(), true) != parsed.end()) {
+      splits_.assign(static_cast<size_t>(component), false);
+      splits_.insert(splits_.end(), parsed.begin(), parsed.end());
+      splits_.resize(spec_.size(), false);
+    }
   }
   const char* name() const override { return op_name(op_); }
   std::string arguments() const override {
     return str_cat("component=", component_, ", features={", parser_->spec().to_string(), "}");
   }
   const ElementSpec& element_spec() const override { return spec_; }
+  std::vector<bool> row_splits_components() const override { return splits_; }
   int64_t cardinality() const override { return input_->cardinality(); }
   DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override {
     return std::make_shared<ParseDataset>(in.at(0), op_, parser_, component_);
@@ -72,6 +83,7 @@ class ParseDataset final : public UnaryDataset {
   int64_t component_;
   bool batched_ = false;
   ElementSpec spec_;
+  std::vector<bool> splits_;
 };
 
 class ParseIterator final : public Iterator {
@@ -85,8 +97,15 @@ class ParseIterator final : public Iterator {
     out.clear();
     for (size_t i = 0; i < c; ++i) out.push_back(std::move(in_[i]));
     const Tensor& records = in_[c];
-    ds_->parser().parse(records, ds_->batched(), parsed_, scratch_, out);
-    parsed_ += ds_->batched() ? records.dim(0) : 1;
+    const int64_t count = ds_->batched() ? records.dim(0) : 1;
+    try {
+      ds_->parser().parse(records, ds_->batched(), parsed_, scratch_, out);
+    } catch (...) {
+      parsed_ += count;  // the records after a dropped failure keep their input indices
+      in_.clear();
+      throw;
+    }
+    parsed_ += count;
     for (size_t i = c + 1; i < in_.size(); ++i) out.push_back(std::move(in_[i]));
     in_.clear();
     return true;

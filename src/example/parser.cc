@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/origin.h"
 #include "core/quote.h"
 #include "core/status.h"
 
@@ -21,12 +22,14 @@ std::vector<std::string> keys_of(const std::vector<FeatureSpec>& features) {
 struct Where {
   const char* op;
   bool batched;
-  int64_t first;  // records the caller parsed before this batch
+  int64_t first;             // records the caller parsed before this batch
+  const Tensor& serialized;  // the records, whose reader may have said where they came from
 
   [[noreturn]] void fail(int64_t record, const std::string* key, const std::string& what) const {
     std::string at = batched ? str_cat("record ", record, " of the batch (record ", first + record,
                                        " of the input)")
                              : str_cat("record ", first, " of the input");
+    at += describe_origin(serialized, batched ? record : 0);
     if (key) at += str_cat(", feature ", quoted(*key));
     raise(Code::kInvalidArgument, op, ": ", at, ": ", what);
   }
@@ -120,7 +123,7 @@ ElementSpec ExampleParser::output_spec(bool batched, int64_t batch) const {
 
 void ExampleParser::parse(const Tensor& serialized, bool batched, int64_t first, ParseScratch& s,
                           Element& out) const {
-  const Where w{op_, batched, first};
+  const Where w{op_, batched, first, serialized};
   DINPUT_CHECK_ARG(serialized.dtype() == DType::kBytes && serialized.rank() == (batched ? 1 : 0),
                    op_, ": the serialized records must be a bytes ", batched ? "vector" : "scalar",
                    ", got ", serialized.describe());

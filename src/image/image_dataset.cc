@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 
+#include "core/origin.h"
 #include "core/seed.h"
 #include "data/state.h"
 #include "image/decode.h"
@@ -130,11 +131,15 @@ std::unique_ptr<Iterator> ImageOpDataset::make_iterator(const IteratorContext& c
           out.reserve(e.size() - 1);
           for (size_t i = 1; i < e.size(); ++i) out.push_back(std::move(e[i]));
           Rng rng{op->random ? epoch_seed(seed, epoch->load()) ^ mix_seed(position) : 0};
+          // Encoded bytes (a decode's input) are kept for the message, which names the file
+          // and offset they were read from when their reader said (core/origin.h).
+          const Tensor encoded =
+              out[component].dtype() == DType::kBytes ? out[component] : Tensor();
           try {
             out[component] = op->apply(std::move(out[component]), rng);
           } catch (const Error& err) {
-            raise(err.code(), op->name, ": element ", position, " (component ", component,
-                  "): ", err.what());
+            raise(err.code(), op->name, ": element ", position, describe_origin(encoded, 0),
+                  " (component ", component, "): ", err.what());
           }
           outs.push_back(std::move(out));
         }

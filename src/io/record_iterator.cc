@@ -36,12 +36,14 @@ class FileRecordIterator final : public Iterator {
   static constexpr size_t kGroup = 48;
 
   FileRecordIterator(const char* what, std::vector<std::string> files, OpenRecordSource open,
-                     ReadRecordAt read_one, std::shared_ptr<IteratorStats> stats)
+                     ReadRecordAt read_one, std::shared_ptr<IteratorStats> stats,
+                     std::optional<RecordFraming> framing)
       : what_(what),
         files_(std::move(files)),
         open_(std::move(open)),
         read_one_(std::move(read_one)),
-        stats_(std::move(stats)) {
+        stats_(std::move(stats)),
+        framing_(framing) {
     ready_.reserve(kGroup);
   }
 
@@ -183,6 +185,7 @@ class FileRecordIterator final : public Iterator {
             " bytes but had ", at.file_size,
             " when the state was saved (did the file change since the save?)");
     source_ = open_(path, at.offset);
+    if (framing_) path_ = std::make_shared<const std::string>(path);
     if (source_->offset() == at.offset) {
       parsing_ = at;
       return;
@@ -270,6 +273,7 @@ class FileRecordIterator final : public Iterator {
       return false;
     }
     parsing_ = Position{file_index_, 0, 0, size_of(files_[file_index_])};
+    if (framing_) path_ = std::make_shared<const std::string>(files_[file_index_]);
     ++file_index_;
     source_ = open_(files_[file_index_ - 1], 0);
     return true;
@@ -302,6 +306,7 @@ class FileRecordIterator final : public Iterator {
         parsing_.record = at.record + 1;
         parsing_.offset = source_->offset();
         stage = "delivering a record of";
+        if (framing_ && view.owner && *view.owner) mark_origin(view);
         if (view.copied || copy) {
           Tensor t = Tensor::allocate(DType::kBytes, Shape());
           if (view.copied)
@@ -333,11 +338,35 @@ class FileRecordIterator final : public Iterator {
     }
   }
 
+  // Marks the buffer `view` lies in with where its bytes are in the file, unless it says so
+  // already (the buffer of the record before, or a whole mapped file): one ByteOrigin per
+  // buffer. A buffer that says otherwise was reused for new bytes, which it only is when no
+  // record of its old bytes is alive anywhere, so no other thread reads its origin.
+  void mark_origin(const RecordView& view) {
+    const Buffer& owner = **view.owner;
+    const uint64_t data_at = parsing_.offset - framing_->footer_bytes - view.size;
+    const ByteOrigin* o = owner.origin();
+    if (o && o->path == path_ &&
+        o->offset +
+                (reinterpret_cast<uintptr_t>(view.data) - reinterpret_cast<uintptr_t>(o->anchor)) ==
+            data_at)
+      return;
+    auto origin = std::make_shared<ByteOrigin>();
+    origin->path = path_;
+    origin->stream = framing_->stream;
+    origin->header_bytes = framing_->header_bytes;
+    origin->anchor = view.data;
+    origin->offset = data_at;
+    owner.set_origin(std::move(origin));
+  }
+
   const char* what_;
   std::vector<std::string> files_;
   OpenRecordSource open_;
   ReadRecordAt read_one_;  // null: not addressable
   std::shared_ptr<IteratorStats> stats_;
+  std::optional<RecordFraming> framing_;
+  std::shared_ptr<const std::string> path_;  // the file being parsed, for ByteOrigin
   size_t file_index_ = 0;
   Position parsing_;  // of the next record source_ parses
   std::unique_ptr<RecordSource> source_;
@@ -358,9 +387,10 @@ class FileRecordIterator final : public Iterator {
 std::unique_ptr<Iterator> make_record_iterator(const char* what, std::vector<std::string> files,
                                                OpenRecordSource open,
                                                std::shared_ptr<IteratorStats> stats,
-                                               ReadRecordAt read_one) {
+                                               ReadRecordAt read_one,
+                                               std::optional<RecordFraming> framing) {
   return std::make_unique<FileRecordIterator>(what, std::move(files), std::move(open),
-                                              std::move(read_one), std::move(stats));
+                                              std::move(read_one), std::move(stats), framing);
 }
 
 }  // namespace dinput

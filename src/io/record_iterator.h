@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,13 +24,25 @@ using OpenRecordSource =
 // a source addressable (Iterator::read_at), for uncompressed record files.
 using ReadRecordAt = std::function<Tensor(const std::string& path, uint64_t offset)>;
 
+// How a source's records sit in their files, for the messages of later stages about a record
+// (core/origin.h): the framing bytes before and after a record's data, and the compression
+// whose decompressed stream the offsets count (nullptr: the file's own bytes).
+struct RecordFraming {
+  uint64_t header_bytes = 0;
+  uint64_t footer_bytes = 0;
+  const char* stream = nullptr;
+};
+
 // Counts every delivered record in stats->records and its bytes in stats->record_bytes,
 // and the sources' skipped records and bytes in stats->corrupt_records_skipped and
 // stats->corrupt_bytes_skipped. Running out of memory (std::bad_alloc) while a file is
 // opened or read is RESOURCE_EXHAUSTED naming `what` (the reader), the file and the stage.
+// With `framing`, the buffers the records view are marked with their file and offsets
+// (core/buffer.h ByteOrigin): once per buffer, nothing per record but a check.
 std::unique_ptr<Iterator> make_record_iterator(const char* what, std::vector<std::string> files,
                                                OpenRecordSource open,
                                                std::shared_ptr<IteratorStats> stats,
-                                               ReadRecordAt read_one = nullptr);
+                                               ReadRecordAt read_one = nullptr,
+                                               std::optional<RecordFraming> framing = std::nullopt);
 
 }  // namespace dinput

@@ -55,7 +55,11 @@ class RecordsDataset final : public FileSource {
           return open_record_file(path, compression, buffer_size, skip, pool, max_record,
                                   file_options, start);
         },
-        ctx.stats, read_one(compression, max_record, file_options));
+        ctx.stats, read_one(compression, max_record, file_options),
+        RecordFraming{kRecordHeaderBytes, kRecordFooterBytes,
+                      compression == Compression::kZstd   ? "zstd"
+                      : compression == Compression::kGzip ? "gzip"
+                                                          : nullptr});
   }
 
  private:
@@ -97,7 +101,7 @@ class FixedLengthRecordsDataset final : public FileSource {
         [=](const std::string& path, uint64_t /*start: parsed up to instead*/) {
           return open_fixed_length_file(path, record, header, footer, skip, file_options, pool);
         },
-        ctx.stats);
+        ctx.stats, nullptr, RecordFraming{});
   }
 
  private:

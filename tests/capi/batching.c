@@ -139,6 +139,70 @@ static void test_bucket(void) {
   dinput_dataset_free(a);
 }
 
+/* element_length_func: x % 3, or -1 (refused) for x == 100. */
+static dinput_status_t mod3_length(int64_t* length, const dinput_element_t* in, void* ud) {
+  int64_t x = 0;
+  (void)ud;
+  if (read_int64(in, 0, &x, 1) != 1) return DINPUT_INTERNAL;
+  if (x == 99) {
+    dinput_error_set(DINPUT_INVALID_ARGUMENT, "x == 99 has no length");
+    return DINPUT_INVALID_ARGUMENT;
+  }
+  *length = x == 100 ? -1 : x % 3;
+  return DINPUT_OK;
+}
+static void count_frees(void* ud) { ++*(int*)ud; }
+
+static void test_bucket_with_length_fn(void) {
+  /* range(8) by x % 3, boundaries [1, 2], two per bucket: [0, 3] [1, 4] [2, 5], then at the
+   * end [6] [7]. */
+  dinput_dataset_t *a = NULL, *b = NULL, *bad = NULL;
+  const int64_t bounds[] = {1, 2}, sizes[] = {2, 2, 2};
+  const int64_t expected[] = {0, 3, 1, 4, 2, 5, 6, 7};
+  int64_t out[16], n, count = 0;
+  int freed = 0;
+  dinput_iterator_t* it = NULL;
+  dinput_element_t* e = NULL;
+  CHECK_OK(dinput_dataset_range(&a, 0, 8, 1));
+  CHECK_OK(dinput_dataset_bucket_by_sequence_length_fn(&b, a, mod3_length, &freed, count_frees,
+                                                       bounds, 2, sizes, 3, 0, NULL));
+  n = drain_int64(b, out, 16, &count);
+  CHECK(same_int64(out, n, expected, 8) && count == 5);
+  dinput_dataset_free(b);
+  CHECK(freed == 1);
+  /* NULL fn, bad sizes: refused, user_data released all the same. */
+  CHECK_STATUS(dinput_dataset_bucket_by_sequence_length_fn(&b, a, NULL, &freed, count_frees, bounds,
+                                                           2, sizes, 3, 0, NULL),
+               DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("'fn' is NULL");
+  CHECK_STATUS(dinput_dataset_bucket_by_sequence_length_fn(&b, a, mod3_length, &freed, count_frees,
+                                                           bounds, 2, sizes, 2, 0, NULL),
+               DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("bucket_batch_sizes");
+  CHECK(freed == 3 && b == NULL);
+  dinput_dataset_free(a);
+  /* A negative length, and a failing callback, fail get_next naming the element. */
+  CHECK_OK(dinput_dataset_range(&a, 98, 101, 1));
+  CHECK_OK(dinput_dataset_bucket_by_sequence_length_fn(&bad, a, mod3_length, NULL, NULL, bounds, 2,
+                                                       sizes, 3, 0, NULL));
+  CHECK_OK(dinput_dataset_iterator(&it, bad));
+  CHECK_STATUS(dinput_iterator_get_next(&e, it), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("x == 99 has no length");
+  CHECK_MSG("input element 1");
+  dinput_iterator_free(it);
+  dinput_dataset_free(a);
+  CHECK_OK(dinput_dataset_range(&a, 100, 101, 1));
+  dinput_dataset_free(bad);
+  CHECK_OK(dinput_dataset_bucket_by_sequence_length_fn(&bad, a, mod3_length, NULL, NULL, bounds, 2,
+                                                       sizes, 3, 0, NULL));
+  CHECK_OK(dinput_dataset_iterator(&it, bad));
+  CHECK_STATUS(dinput_iterator_get_next(&e, it), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("gave -1 for input element 0");
+  dinput_iterator_free(it);
+  dinput_dataset_free(bad);
+  dinput_dataset_free(a);
+}
+
 static void test_window(void) {
   dinput_dataset_t *r = NULL, *w = NULL;
   int64_t out[64], n, count = 0;
@@ -414,6 +478,7 @@ int main(void) {
   }
   test_padded_batch();
   test_bucket();
+  test_bucket_with_length_fn();
   test_window();
   test_flat_map();
   test_readers();

@@ -1648,6 +1648,32 @@ case("example.unknown_feature_kind", [], EXAMPLES + '.parse_example({"id": Foo(i
      error_contains=("INVALID_ARGUMENT", "(feature 'id') must be FixedLenFeature"))
 case("example.bad_dict_syntax", [], EXAMPLES + '.parse_example({"id" FixedLenFeature([], int64)})',
      error_contains=("INVALID_ARGUMENT", "expected ':'"))
+
+
+def sequence_literal(steps):
+    """A chain-syntax string literal of a SequenceExample whose feature list "s" has these
+    steps (int64 lists)."""
+    feature = lambda vs: _pb_field(3, _pb_field(1, b"".join(_pb_varint(v) for v in vs)))
+    lst = b"".join(_pb_field(1, feature(step)) for step in steps)
+    ex = _pb_field(2, _pb_field(1, _pb_field(1, b"s") + _pb_field(2, lst)))
+    return '"' + "".join("\\x%02x" % c for c in ex) + '"'
+
+
+# A feature list's VarLenFeature parsed one record at a time is values plus row splits:
+# padded_batch batches it as a ragged value (docs/batching.md, "Ragged values").
+SEQUENCES = "from_tensor_slices([%s])" % ", ".join(
+    sequence_literal(s) for s in ([[1, 2], [3]], [[4]], []))
+S_VARLEN = 'parse_sequence_example(sequence_features={"s": VarLenFeature(int64)})'
+case("example.padded_batch_ragged", [], SEQUENCES + "." + S_VARLEN + ".padded_batch(2)",
+     lines=[{"worker": 0, "step": 0, "replicas": [[[1, 2, 3, 4], [0, 2, 3], [0, 2, 3, 4]]]},
+            {"worker": 0, "step": 1, "replicas": [[[], [0, 0], [0]]]},
+            {"worker": 0, "end": "OUT_OF_RANGE", "steps": 2}])
+case("example.padded_batch_ragged_spec", [], SEQUENCES + "." + S_VARLEN + ".padded_batch(2, drop_remainder=True)",
+     command="spec",
+     lines=[{"num_replicas_in_sync": 1,
+             "components": [{"dtype": "int64", "shape": [None]},
+                            {"dtype": "int64", "shape": [3]},
+                            {"dtype": "int64", "shape": [None]}]}])
 # ---- several datasets, cache and ignore_errors (docs/combine.md) ---------------------------
 
 # zip's components form one flat tuple; the tuple form zip((a, b)) is the same.
@@ -1726,6 +1752,37 @@ def cache_file(ctx):
 
 
 script_case("combine.cache_file", cache_file)
+
+
+def cache_file_per_worker(ctx):
+    """cache("FILE") with --workers 2 under FILE sharding: each worker reads other files, so
+    each caches to its own FILE.worker-W-of-2; a second run reads both back."""
+    for i in range(4):
+        ctx.write_file("f%d.rec" % i, tfrecord_bytes([b"f%d-%d" % (i, j) for j in range(3)]))
+    path = ctx.path("elements.cache")
+    pipeline = "list_files(%s).interleave(records, cycle_length=2).cache(%s).batch(4)" % (
+        q(ctx.dir + "/*.rec"), q(path))
+    want = multi_worker([[r(["f0-%d" % j, "f2-%d" % j]) for j in range(3)],
+                         [r(["f1-%d" % j, "f3-%d" % j]) for j in range(3)]])
+    expect_equal("the first run", ctx.ok("run", "--workers", "2", "--policy", "FILE", pipeline),
+                 want)
+    files = [path + ".worker-%d-of-2" % w for w in range(2)]
+    for f in files:
+        if not os.path.exists(f):
+            raise CaseFailure("no cache file %s" % f)
+    if os.path.exists(path):
+        raise CaseFailure("the workers wrote the shared name %s" % path)
+    if ctx.read_file(files[0]) == ctx.read_file(files[1]):
+        raise CaseFailure("both workers cached the same elements")
+    # Read back: the record files now hold other records, so the elements the second run
+    # gives can only come from the two caches.
+    for i in range(4):
+        ctx.write_file("f%d.rec" % i, tfrecord_bytes([b"other-%d" % j for j in range(3)]))
+    expect_equal("the second run", ctx.ok("run", "--workers", "2", "--policy", "FILE", pipeline),
+                 want)
+
+
+script_case("combine.cache_file_per_worker", cache_file_per_worker)
 
 
 def main():

@@ -259,6 +259,51 @@ TEST(BucketBySequenceLength, Resumes) {
     ASSERT_EQ(resumed(ds, k), expected) << "saved after " << k;
 }
 
+// tf.data's element_length_func: the length from a function, here the first value of each
+// sequence modulo 4, so that elements of one length go to different buckets by value.
+TEST(BucketBySequenceLength, LengthFunction) {
+  auto first_mod_4 = std::make_shared<const LengthFn>(
+      [](const Element& e) { return e[0].data_as<int64_t>()[0] % 4; });
+  // kSequences' first values 0, 1, 5, 7, 13, 21: lengths 0, 1, 1, 3, 1, 1.
+  DatasetPtr ds = make_bucket_by_sequence_length(vectors(kSequences), first_mod_4, {1, 2},
+                                                 {2, 2, 2}, {}, {}, false, false);
+  EXPECT_EQ(all_of(ds), (Strings{"[2,4]{1,2,3,4,5,6,7,0}", "[2,6]{13,14,15,16,19,20,21,22,0,0,0,0}",
+                                 "[1,1]{0}", "[1,5]{7,8,9,10,11}"}));
+  EXPECT_NE(ds->arguments().find("element_length_func"), std::string::npos);
+  std::vector<std::vector<int64_t>> seqs;
+  for (int64_t i = 0; i < 40; ++i)
+    seqs.push_back(std::vector<int64_t>(static_cast<size_t>((i * 7) % 9 + 1), i));
+  expect_resumes_everywhere(make_bucket_by_sequence_length(vectors(seqs), first_mod_4, {1, 3},
+                                                           {3, 2, 5}, {}, {}, false, false));
+  // A negative length, and a failing function, fail at the element, naming it.
+  auto bad = std::make_shared<const LengthFn>([](const Element& e) -> int64_t {
+    const int64_t v = e[0].data_as<int64_t>()[0];
+    if (v == 7) raise(Code::kInvalidArgument, "seven has no length");
+    return v == 5 ? -2 : 1;
+  });
+  Error e = error_of([&] {
+    all_of(make_bucket_by_sequence_length(vectors(kSequences), bad, {1}, {9, 9}, {}, {}, false,
+                                          false));
+  });
+  EXPECT_EQ(e.code(), Code::kInvalidArgument);
+  EXPECT_NE(std::string(e.what()).find("gave -2 for input element 2"), std::string::npos)
+      << e.what();
+  auto fails = std::make_shared<const LengthFn>(
+      [&](const Element& x) -> int64_t { return x[0].data_as<int64_t>()[0] == 5 ? 0 : (*bad)(x); });
+  e = error_of([&] {
+    all_of(make_bucket_by_sequence_length(vectors(kSequences), fails, {1}, {9, 9}, {}, {}, false,
+                                          false));
+  });
+  EXPECT_NE(std::string(e.what()).find("the length of input element 3: seven has no length"),
+            std::string::npos)
+      << e.what();
+  EXPECT_EQ(error_of([&] {
+              make_bucket_by_sequence_length(vectors(kSequences), std::shared_ptr<const LengthFn>(),
+                                             {1}, {1, 1}, {}, {}, false, false);
+            }).code(),
+            Code::kInvalidArgument);
+}
+
 // ---- window ----
 
 std::vector<std::string> windows(int64_t n, int64_t size, int64_t shift, int64_t stride,

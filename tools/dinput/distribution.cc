@@ -57,7 +57,10 @@ dinput_status_t dataset_fn(dinput_dataset_t** out, const dinput_input_context_t*
             "get_per_replica_batch_size");
       return result;
     };
-    const Pipeline resolved = resolve_placeholders(*data.pipeline, info);
+    Pipeline resolved = resolve_placeholders(*data.pipeline, info);
+    if (info.num_input_pipelines > 1)  // each input pipeline caches to its own file
+      resolved =
+          with_worker_cache_files(resolved, info.input_pipeline_id, info.num_input_pipelines);
     *out = finish_dataset(*data.options, data.require_finite, build_dataset(resolved)).release();
   });
 }
@@ -140,6 +143,18 @@ void run_worker(const CliOptions& options, const Pipeline& pipeline,
   check(dinput_input_options_set_fetch_to_device(input_options.get(),
                                                  options.fetch_to_device ? 1 : 0),
         "dinput_input_options_set_fetch_to_device");
+
+  // Workers read different data (FILE sharding), so a cache file is per worker: this worker
+  // builds its own dataset then (docs/cli.md, "Several workers").
+  DatasetPtr own;
+  if (!options.from_function && world_size > 1) {
+    bool caches = false;
+    Pipeline renamed = with_worker_cache_files(pipeline, index, world_size, &caches);
+    if (caches) {
+      own = finish_dataset(options, require_finite, build_dataset(renamed));
+      shared_dataset = own.get();
+    }
+  }
 
   dinput_dist_dataset_t* made = nullptr;
   dinput_status_t code;

@@ -541,6 +541,47 @@ Pipeline resolve_placeholders(const Pipeline& pipeline, const InputPipelineInfo&
   return resolved;
 }
 
+namespace {
+
+void rename_cache_files(std::vector<Call>* calls, int64_t worker, int64_t workers, bool* changed);
+
+void rename_cache_files(Value* v, int64_t worker, int64_t workers, bool* changed) {
+  for (Value& item : v->items) rename_cache_files(&item, worker, workers, changed);
+  for (Argument& arg : v->args) rename_cache_files(&arg.value, worker, workers, changed);
+  rename_cache_files(&v->chain, worker, workers, changed);
+}
+
+void rename_cache_files(std::vector<Call>* calls, int64_t worker, int64_t workers, bool* changed) {
+  for (Call& call : *calls) {
+    for (size_t i = 0; i < call.args.size(); ++i) {
+      Argument& arg = call.args[i];
+      const bool filename = arg.keyword == "filename" || (arg.keyword.empty() && i == 0);
+      if (call.name == "cache" && filename && arg.value.kind == Value::Kind::kString &&
+          !arg.value.text.empty()) {
+        arg.value.text = worker_cache_file(arg.value.text, worker, workers);
+        *changed = true;
+        continue;
+      }
+      rename_cache_files(&arg.value, worker, workers, changed);
+    }
+  }
+}
+
+}  // namespace
+
+std::string worker_cache_file(const std::string& filename, int64_t worker, int64_t workers) {
+  return filename + ".worker-" + std::to_string(worker) + "-of-" + std::to_string(workers);
+}
+
+Pipeline with_worker_cache_files(const Pipeline& pipeline, int64_t worker, int64_t workers,
+                                 bool* changed) {
+  Pipeline renamed = pipeline;
+  bool any = false;
+  rename_cache_files(&renamed.calls, worker, workers, &any);
+  if (changed) *changed = any;
+  return renamed;
+}
+
 DatasetPtr build_dataset(const Pipeline& pipeline) {
   check_placeholders(pipeline, false);
   DatasetPtr current;

@@ -31,6 +31,15 @@ void check_placeholders(const Pipeline& pipeline, bool allowed);
 // one input pipeline. Failures of get_per_replica_batch_size propagate unchanged.
 Pipeline resolve_placeholders(const Pipeline& pipeline, const InputPipelineInfo& info);
 
+// The file name a cache(filename) gets in worker `worker` of `workers` (> 1): workers read
+// different data (FILE sharding, a dataset_fn), so each caches to its own file,
+// "FILENAME.worker-W-of-N". A memory cache (no file name) stays as it is.
+std::string worker_cache_file(const std::string& filename, int64_t worker, int64_t workers);
+// The pipeline with every cache(filename) given worker_cache_file's name, in nested
+// pipelines too; `changed` (if given) says whether there was one.
+Pipeline with_worker_cache_files(const Pipeline& pipeline, int64_t worker, int64_t workers,
+                                 bool* changed = nullptr);
+
 // Builds the dataset. The pipeline must not contain placeholders any more.
 DatasetPtr build_dataset(const Pipeline& pipeline);
 

@@ -63,6 +63,7 @@ interleave_fn = CFUNCTYPE(Status, PH, c_void_p, c_void_p)
 map_fn = CFUNCTYPE(Status, PH, c_void_p, c_void_p)
 map_many_fn = CFUNCTYPE(Status, PH, POINTER(c_void_p), c_size_t, c_void_p)
 filter_fn = CFUNCTYPE(Status, POINTER(c_int), c_void_p, c_void_p)
+length_fn = CFUNCTYPE(Status, POINTER(c_int64), c_void_p, c_void_p)
 dataset_fn = CFUNCTYPE(Status, PH, c_void_p, c_void_p)
 value_fn = CFUNCTYPE(Status, PH, c_void_p, c_void_p)
 replica_fn = CFUNCTYPE(Status, PH, c_void_p, c_void_p, c_void_p)
@@ -245,6 +246,9 @@ for _name, _res, _args in [
     ("dinput_dataset_padded_batch", Status, [PH, H, c_int64, H]),
     ("dinput_dataset_bucket_by_sequence_length", Status, [PH, H, c_size_t, _P64, c_size_t, _P64,
                                                           c_size_t, c_int, H]),
+    ("dinput_dataset_bucket_by_sequence_length_fn", Status, [PH, H, length_fn, c_void_p, free_fn,
+                                                             _P64, c_size_t, _P64, c_size_t,
+                                                             c_int, H]),
     ("dinput_dataset_window", Status, [PH, H, c_int64, c_int64, c_int64, c_int]),
     ("dinput_dataset_flat_map", Status, [PH, H, interleave_fn, H, c_void_p, free_fn]),
     ("dinput_reader_records", Status, [PH, H]),

@@ -2,6 +2,7 @@
 
 import atexit
 import itertools
+import operator
 import os
 import threading
 import time
@@ -218,6 +219,26 @@ def _filter_tramp(keep, elem, key):
 def _filter_tramp_body(keep, elem, key):
     try:
         keep[0] = 1 if _registry[key](element_to_py(elem)) else 0
+        return 0
+    except BaseException as e:
+        return _fail(e)
+
+
+@_lib.length_fn
+def _length_tramp(length, elem, key):
+    t = _enter()
+    try:
+        return _length_tramp_body(length, elem, key)
+    finally:
+        _leave(t)
+
+
+def _length_tramp_body(length, elem, key):
+    try:
+        n = _registry[key](element_to_py(elem))
+        if isinstance(n, bool):
+            raise TypeError("the element length function must return an int, not bool")
+        length[0] = operator.index(n)  # ints and numpy integers; a float is a TypeError
         return 0
     except BaseException as e:
         return _fail(e)
@@ -796,6 +817,21 @@ class Dataset(Handle):
             padded_shapes, padding_values, drop_remainder,
             lambda o: _new(_L.dinput_dataset_bucket_by_sequence_length, self._handle(),
                            length_component, (c_int64 * max(len(b), 1))(*b), len(b),
+                           (c_int64 * max(len(n), 1))(*n), len(n),
+                           1 if pad_to_bucket_boundary else 0, o))
+
+    def bucket_by_sequence_length_fn(self, element_length_func, bucket_boundaries,
+                                     bucket_batch_sizes, padded_shapes=None, padding_values=None,
+                                     pad_to_bucket_boundary=False, drop_remainder=False):
+        """bucket_by_sequence_length with each element's length given by
+        element_length_func (numpy values in, an int >= 0 out), as tf.data's
+        element_length_func, rather than taken from a component."""
+        b, n = list(bucket_boundaries), list(bucket_batch_sizes)
+        return self._with_padded_options(
+            padded_shapes, padding_values, drop_remainder,
+            lambda o: _new(_L.dinput_dataset_bucket_by_sequence_length_fn, self._handle(),
+                           _length_tramp, _register(element_length_func), _free_user_data,
+                           (c_int64 * max(len(b), 1))(*b), len(b),
                            (c_int64 * max(len(n), 1))(*n), len(n),
                            1 if pad_to_bucket_boundary else 0, o))
 

@@ -34,6 +34,17 @@ class BatchingTest(unittest.TestCase):
         got = [x.tolist() for x in dinput.Dataset.range(7).window(3, stride=2)]
         self.assertEqual(got, [[0, 2, 4], [3, 5], [6]])
 
+    def test_bucket_by_a_length_function(self):
+        # range(8) by x % 3, boundaries [1, 2], two per bucket.
+        ds = dinput.Dataset.range(8).bucket_by_sequence_length_fn(lambda x: int(x) % 3, [1, 2],
+                                                                  [2, 2, 2])
+        self.assertEqual([x.tolist() for x in ds], [[0, 3], [1, 4], [2, 5], [6], [7]])
+        with self.assertRaises(dinput.InvalidArgumentError) as cm:
+            list(dinput.Dataset.range(2).bucket_by_sequence_length_fn(lambda x: -1, [1], [1, 1]))
+        self.assertIn("gave -1", str(cm.exception))
+        with self.assertRaises(dinput.InvalidArgumentError):
+            list(dinput.Dataset.range(2).bucket_by_sequence_length_fn(lambda x: 1.5, [1], [1, 1]))
+
     def test_flat_map_and_readers(self):
         flat = dinput.Dataset.range(1, 4).flat_map(
             lambda x: dinput.Dataset.range(10 * int(x), 10 * int(x) + int(x)), [("int64", [])])

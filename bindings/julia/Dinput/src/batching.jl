@@ -74,6 +74,32 @@ function bucket_by_sequence_length(ds::Dataset, length_component::Integer,
 end
 
 """
+    bucket_by_sequence_length(f, ds, bucket_boundaries, bucket_batch_sizes; padded_shapes=nothing,
+                              padding_values=nothing, pad_to_bucket_boundary=false,
+                              drop_remainder=false) -> Dataset
+
+As `bucket_by_sequence_length(ds, length_component, ...)`, with the length of each element
+`x` given by `f(x)` (an `Integer` >= 0; tf.data's `element_length_func`) rather than taken
+from a component.
+"""
+function bucket_by_sequence_length(f, ds::Dataset,
+                                   bucket_boundaries::AbstractVector{<:Integer},
+                                   bucket_batch_sizes::AbstractVector{<:Integer};
+                                   padded_shapes=nothing, padding_values=nothing,
+                                   pad_to_bucket_boundary::Bool=false,
+                                   drop_remainder::Bool=false)
+    _ptr(ds)
+    b = Int64[x for x in bucket_boundaries]
+    s = Int64[x for x in bucket_batch_sizes]
+    return _with_padded_options(ds, padded_shapes, padding_values, drop_remainder) do opts
+        data = _register(Callback(f))
+        _derive(o -> LibDinput.dinput_dataset_bucket_by_sequence_length_fn(
+                    o, ds, _length_fn(), data, _free_fn(), b, length(b), s, length(s),
+                    pad_to_bucket_boundary, opts), ds; callbacks=true)
+    end
+end
+
+"""
     window(ds, size; shift=size, stride=1, drop_remainder=false) -> Dataset
 
 Sliding windows, each one element whose components stack the window's elements: window

@@ -235,6 +235,21 @@ function _filter_callback(keep::Ptr{Cint}, input::Ptr{Cvoid}, data::Ptr{Cvoid})
     return status
 end
 
+_length(x::Integer) = Int64(x)
+_length(x) = throw(ArgumentError("the element length function must return an Integer, not a $(typeof(x))"))
+
+function _length_callback(len::Ptr{Int64}, input::Ptr{Cvoid}, data::Ptr{Cvoid})
+    gc = _gc_unsafe_enter()
+    status = _guard("element length function") do
+        f = (_lookup(data)::Callback).f
+        n = _with_borrowed_element(x -> _length(f(x)), input)
+        unsafe_store!(len, n)
+        LibDinput.DINPUT_OK
+    end
+    _gc_unsafe_leave(gc)
+    return status
+end
+
 function _returned_dataset(ds, what::String)
     ds isa Dataset || throw(ArgumentError("the $what must return a Dataset, not a $(typeof(ds))"))
     return _dataset_ref(ds)
@@ -338,6 +353,8 @@ _map_many_fn() =
                (Ptr{Ptr{Cvoid}}, Ptr{Ptr{Cvoid}}, Csize_t, Ptr{Cvoid}))  # dinput_map_many_fn
 _filter_fn() =
     @cfunction(_filter_callback, Cint, (Ptr{Cint}, Ptr{Cvoid}, Ptr{Cvoid}))  # dinput_filter_fn
+_length_fn() =
+    @cfunction(_length_callback, Cint, (Ptr{Int64}, Ptr{Cvoid}, Ptr{Cvoid}))  # dinput_length_fn
 _interleave_fn() =
     @cfunction(_interleave_callback, Cint,
                (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}))  # dinput_interleave_fn

@@ -951,6 +951,16 @@ function dinput_dataset_bucket_by_sequence_length(out, input, length_component, 
         out, input, length_component, boundaries, num_boundaries, batch_sizes, num_batch_sizes,
         pad_to_bucket_boundary, options)
 end
+function dinput_dataset_bucket_by_sequence_length_fn(out, input, fn, user_data, free_user_data,
+                                                     boundaries, num_boundaries, batch_sizes,
+                                                     num_batch_sizes, pad_to_bucket_boundary,
+                                                     options)
+    ccall(@fptr(:dinput_dataset_bucket_by_sequence_length_fn), Cint,
+        (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Int64}, Csize_t,
+         Ptr{Int64}, Csize_t, Cint, Ptr{Cvoid}),
+        out, input, fn, user_data, free_user_data, boundaries, num_boundaries, batch_sizes,
+        num_batch_sizes, pad_to_bucket_boundary, options)
+end
 function dinput_dataset_window(out, input, size, shift, stride, drop_remainder)
     ccall(@fptr(:dinput_dataset_window), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Int64, Int64, Int64, Cint),

@@ -840,6 +840,10 @@ end
                    :INVALID_ARGUMENT)
     buckets = bucket_by_sequence_length(fills, 1, [3], [2, 2])
     @test [Array(x[1]) for x in buckets] == [[1 0; 2 2], [3 3 3 0; 4 4 4 4]]
+    by_mod3 = bucket_by_sequence_length(x -> x[1][] % 3, Dataset(0:7), [1, 2], [2, 2, 2])
+    @test [Array(x[1]) for x in by_mod3] == [[0, 3], [1, 4], [2, 5], [6], [7]]
+    @test is_error(caught(() -> collect(bucket_by_sequence_length(x -> -1, Dataset(0:1), [1],
+                                                                   [1, 1]))), :INVALID_ARGUMENT)
     @test [Array(x[1]) for x in window(Dataset(0:6), 3; stride=2)] == [[0, 2, 4], [3, 5], [6]]
     flat = flat_map(Dataset(1:3), TensorSpec(Int64, ())) do x
         v = x[1][]

@@ -332,6 +332,10 @@ pub type dinput_filter_fn = Option<
     unsafe extern "C" fn(keep: *mut c_int, in_: *const dinput_element_t, user_data: *mut c_void) -> dinput_status_t,
 >;
 
+pub type dinput_length_fn = Option<
+    unsafe extern "C" fn(length: *mut i64, in_: *const dinput_element_t, user_data: *mut c_void) -> dinput_status_t,
+>;
+
 pub type dinput_interleave_fn = Option<
     unsafe extern "C" fn(
         out: *mut *mut dinput_dataset_t,
@@ -922,6 +926,19 @@ extern "C" {
         out: *mut *mut dinput_dataset_t,
         input: *const dinput_dataset_t,
         length_component: usize,
+        boundaries: *const i64,
+        num_boundaries: usize,
+        batch_sizes: *const i64,
+        num_batch_sizes: usize,
+        pad_to_bucket_boundary: c_int,
+        options: *const dinput_padded_batch_options_t,
+    ) -> dinput_status_t;
+    pub fn dinput_dataset_bucket_by_sequence_length_fn(
+        out: *mut *mut dinput_dataset_t,
+        input: *const dinput_dataset_t,
+        fn_: dinput_length_fn,
+        user_data: *mut c_void,
+        free_user_data: dinput_free_fn,
         boundaries: *const i64,
         num_boundaries: usize,
         batch_sizes: *const i64,

@@ -1363,6 +1363,65 @@ impl Dataset {
         })
     }
 
+    /// As [`Dataset::bucket_by_sequence_length`], with each element's length given by `f`
+    /// (tf.data's `element_length_func`) rather than taken from a component. A negative
+    /// length, or an error from `f`, fails the iteration with INVALID_ARGUMENT naming the
+    /// element. `f` runs on the consumer's thread of this node, which may be a library thread:
+    /// `Fn + Send + Sync`.
+    pub fn bucket_by_sequence_length_fn<F>(
+        &self,
+        f: F,
+        boundaries: &[i64],
+        batch_sizes: &[i64],
+        pad_to_bucket_boundary: bool,
+        options: &PaddedBatchOptions,
+    ) -> Result<Dataset>
+    where
+        F: Fn(&Element) -> Result<i64> + Send + Sync + 'static,
+    {
+        unsafe extern "C" fn tramp<F>(
+            length: *mut i64,
+            input: *const sys::dinput_element_t,
+            user_data: *mut c_void,
+        ) -> sys::dinput_status_t
+        where
+            F: Fn(&Element) -> Result<i64> + Send + Sync + 'static,
+        {
+            // SAFETY: as in map_with.
+            let (f, input) = unsafe { (&*(user_data as *const F), ElementRef::new(input)) };
+            match call("the element length closure", || {
+                let input =
+                    input.ok_or_else(|| Error::invalid_argument("bucket_by_sequence_length: NULL input element"))?;
+                f(&input)
+            }) {
+                Ok(n) => {
+                    // SAFETY: length is the library's valid out-parameter.
+                    unsafe { *length = n };
+                    sys::DINPUT_OK
+                }
+                Err(status) => status,
+            }
+        }
+        let o = self.padded_options(options)?;
+        let user_data = Box::into_raw(Box::new(f)) as *mut c_void;
+        // SAFETY: as in map_with; the slices hold len values read during the call.
+        self.derive(|out, input| unsafe {
+            sys::dinput_dataset_bucket_by_sequence_length_fn(
+                out,
+                input,
+                Some(tramp::<F>),
+                user_data,
+                Some(drop_boxed::<F>),
+                boundaries.as_ptr(),
+                boundaries.len(),
+                batch_sizes.as_ptr(),
+                batch_sizes.len(),
+                pad_to_bucket_boundary as c_int,
+                o.as_ptr(),
+            )
+        })
+    }
+
     /// Sliding windows, each one element stacking its rows: window `i` holds input elements
     /// `i*shift + k*stride`, `k < size` (fewer at the end unless `drop_remainder`). tf.data's
     /// window followed by `flat_map(lambda *w: zip(w).batch(size))`.

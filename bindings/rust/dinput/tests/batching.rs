@@ -61,6 +61,31 @@ fn padded_batch_and_buckets() {
     assert_eq!(err.code, Code::InvalidArgument);
 }
 
+/// The length from a closure: range(8) by x % 3, boundaries [1, 2], two per bucket.
+#[test]
+fn buckets_by_a_length_closure() {
+    let mod3 = |e: &Element| -> dinput::Result<i64> {
+        let x = e.tensor(0)?.item::<i64>()?;
+        Ok(if x == 100 { -1 } else { x % 3 })
+    };
+    let b = Dataset::range(0, 8, 1).unwrap().bucket_by_sequence_length_fn(
+        mod3,
+        &[1, 2],
+        &[2, 2, 2],
+        false,
+        &PaddedBatchOptions::default(),
+    );
+    let got: Vec<Vec<i64>> = rows(&b.unwrap()).into_iter().map(|r| r.0).collect();
+    assert_eq!(got, [vec![0, 3], vec![1, 4], vec![2, 5], vec![6], vec![7]]);
+    let bad = Dataset::range(100, 101, 1)
+        .unwrap()
+        .bucket_by_sequence_length_fn(mod3, &[1], &[1, 1], false, &PaddedBatchOptions::default())
+        .unwrap();
+    let err = bad.iter().unwrap().find_map(|e| e.err()).unwrap();
+    assert_eq!(err.code, Code::InvalidArgument);
+    assert!(err.message.contains("gave -1"), "{}", err.message);
+}
+
 #[test]
 fn window_and_flat_map() {
     let w = Dataset::range(0, 7, 1).unwrap().window(3, 3, 2, false).unwrap();

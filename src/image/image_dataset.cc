@@ -1,6 +1,7 @@
 // One dataset node for every image operation: an ImageOp says what happens to the component,
 // and the node runs it as a map over enumerate(input), whose index is the element's position
 // (for the random draws and for the error messages).
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 
@@ -26,7 +27,10 @@ struct Rng {
 };
 
 struct ImageOp {
-  enum Kind { kDecodeJpeg, kOther } kind = kOther;
+  // What the fusions need to know of an operation: kDecodeJpeg (a random_resized_crop after
+  // it decodes only its region), kResize (its output is a new float32 image, which a flip
+  // and a float32 normalization after it can write in the same pass), kFlip, kNormalize.
+  enum Kind { kDecodeJpeg, kResize, kFlip, kNormalize, kOther } kind = kOther;
   const char* name;
   std::string arguments;  // without component and seed, which the node adds
   bool random = false;
@@ -34,6 +38,11 @@ struct ImageOp {
   // The new value of the component, which is moved in (so that an operation may write over
   // a buffer nobody else holds). rng: the element's draws (random operations only).
   std::function<Tensor(Tensor in, Rng& rng)> apply;
+  // kResize: apply, also doing `epilogue` on its output.
+  std::function<Tensor(Tensor in, Rng& rng, const image::ResizeEpilogue& epilogue)> resize;
+  // kNormalize: its arguments.
+  std::vector<float> mean, stddev;
+  DType dtype = DType::kFloat32;
   // The component's spec after the operation, given the one before.
   std::function<TensorSpec(const TensorSpec& in)> spec;
 };
@@ -92,58 +101,124 @@ class ImageOpDataset final : public UnaryDataset {
   ElementSpec spec_;
 };
 
-// A random operation's iterator: the map's, plus the epoch its draws use.
-class RandomImageIterator final : public Iterator {
+// One operation of a chain run as one map (below): the node, its component and its draws.
+struct ChainStep {
+  std::shared_ptr<const ImageOp> op;
+  size_t component;
+  uint64_t seed;
+  std::shared_ptr<std::atomic<uint64_t>> epoch;  // random operations only
+  Rng rng(int64_t position) const {
+    return Rng{op->random ? epoch_seed(seed, epoch->load()) ^ mix_seed(position) : 0};
+  }
+};
+
+// Runs the operations of a chain in order on one element. A resize followed by a flip and/or
+// a float32 normalization of the same component is one pass over the pixels (each still
+// draws from its own seed, and gives the values it gives alone).
+void run_chain(const std::vector<ChainStep>& steps, int64_t position, Element& out) {
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const ChainStep& s = steps[k];
+    const ImageOp& op = *s.op;
+    Rng rng = s.rng(position);
+    try {
+      if (op.kind == ImageOp::kResize) {
+        image::ResizeEpilogue epilogue;
+        size_t next = k + 1;
+        if (next < steps.size() && steps[next].op->kind == ImageOp::kFlip &&
+            steps[next].component == s.component) {
+          Rng flip = steps[next].rng(position);
+          epilogue.flip = flip.next() >> 63;  // as random_flip_left_right draws
+          ++next;
+        }
+        if (next < steps.size() && steps[next].op->kind == ImageOp::kNormalize &&
+            steps[next].op->dtype == DType::kFloat32 && steps[next].component == s.component) {
+          epilogue.mean = &steps[next].op->mean;
+          epilogue.stddev = &steps[next].op->stddev;
+          ++next;
+        }
+        out[s.component] = op.resize(std::move(out[s.component]), rng, epilogue);
+        k = next - 1;
+        continue;
+      }
+      out[s.component] = op.apply(std::move(out[s.component]), rng);
+    } catch (const Error& err) {
+      raise(err.code(), op.name, ": element ", position, " (component ", s.component,
+            "): ", err.what());
+    }
+  }
+}
+
+// The iterator of a chain: the map's, plus the epochs the random operations draw with.
+class ChainIterator final : public Iterator {
  public:
-  RandomImageIterator(std::unique_ptr<Iterator> inner, std::shared_ptr<std::atomic<uint64_t>> epoch)
-      : inner_(std::move(inner)), epoch_(std::move(epoch)) {}
+  ChainIterator(std::unique_ptr<Iterator> inner, std::vector<EpochCounter> epochs)
+      : inner_(std::move(inner)), epochs_(std::move(epochs)) {}
   bool next(Element& out) override { return inner_->next(out); }
   void save(StateWriter& w) const override {
     w.section("image", [&](StateWriter& s) {
-      s.u64(epoch_->load());
+      for (const auto& e : epochs_) s.u64(e->load());
       inner_->save(s);
     });
   }
   void restore(StateReader& r) override {
     StateReader s = r.section("image");
-    epoch_->store(s.u64("epoch"));  // before the first next(): no call reads it yet
+    for (auto& e : epochs_)
+      e->store(s.u64("epoch"));  // before the first next(): no call reads them yet
     inner_->restore(s);
     s.finish();
   }
 
  private:
   std::unique_ptr<Iterator> inner_;
-  std::shared_ptr<std::atomic<uint64_t>> epoch_;
+  std::vector<EpochCounter> epochs_;
 };
 
 std::unique_ptr<Iterator> ImageOpDataset::make_iterator(const IteratorContext& ctx) const {
-  auto epoch = std::make_shared<std::atomic<uint64_t>>(op_->random ? next_epoch(ctx, epoch_) : 0);
-  const size_t component = static_cast<size_t>(options_.component);
-  // A map_many of runs of one, whose function may move from its inputs: the component reaches
-  // the operation with no other reference left to it.
-  auto fn =
-      std::make_shared<const MapManyFn>([op = op_, component, epoch, seed = seed_](
-                                            std::vector<Element>& outs, std::vector<Element>& ins) {
+  // The chain of image operations ending here (innermost first) runs as one map: one hand-off
+  // between threads per element instead of one per operation, every operation on the pool
+  // (the largest num_parallel_calls of the chain), and a resize's flip and normalization
+  // fused into its pass over the pixels. Results do not depend on the threads, so running
+  // an operation on more threads than it asked for changes nothing but the speed.
+  std::vector<const ImageOpDataset*> nodes;
+  for (const ImageOpDataset* n = this; n; n = dynamic_cast<const ImageOpDataset*>(n->input_.get()))
+    nodes.push_back(n);
+  std::reverse(nodes.begin(), nodes.end());
+  std::vector<ChainStep> steps;
+  std::vector<EpochCounter> epochs;
+  int64_t parallel = 1;
+  bool autotune = false;
+  std::optional<bool> deterministic;
+  for (const ImageOpDataset* n : nodes) {
+    std::shared_ptr<std::atomic<uint64_t>> epoch;
+    if (n->op_->random) {
+      epoch = std::make_shared<std::atomic<uint64_t>>(next_epoch(ctx, n->epoch_));
+      epochs.push_back(epoch);
+    }
+    steps.push_back(
+        ChainStep{n->op_, static_cast<size_t>(n->options_.component), n->seed_, std::move(epoch)});
+    const int64_t p = n->options_.num_parallel_calls;
+    autotune = autotune || p == kAutotune;
+    parallel = std::max(parallel, p);
+    if (n->options_.deterministic) deterministic = n->options_.deterministic;  // the outermost
+  }
+  // A map_many of runs of one, whose function may move from its inputs: each component
+  // reaches its operation with no other reference left to it.
+  auto fn = std::make_shared<const MapManyFn>(
+      [steps = std::move(steps)](std::vector<Element>& outs, std::vector<Element>& ins) {
         for (Element& e : ins) {
           const int64_t position = *e[0].data_as<int64_t>();
           Element out;
           out.reserve(e.size() - 1);
           for (size_t i = 1; i < e.size(); ++i) out.push_back(std::move(e[i]));
-          Rng rng{op->random ? epoch_seed(seed, epoch->load()) ^ mix_seed(position) : 0};
-          try {
-            out[component] = op->apply(std::move(out[component]), rng);
-          } catch (const Error& err) {
-            raise(err.code(), op->name, ": element ", position, " (component ", component,
-                  "): ", err.what());
-          }
+          run_chain(steps, position, out);
           outs.push_back(std::move(out));
         }
       });
-  DatasetPtr map = make_map_many(make_enumerate(input_, 0), std::move(fn), 1, spec_,
-                                 options_.num_parallel_calls, options_.deterministic);
+  DatasetPtr map = make_map_many(make_enumerate(nodes.front()->input_, 0), std::move(fn), 1, spec_,
+                                 autotune ? kAutotune : parallel, deterministic);
   std::unique_ptr<Iterator> inner = map->make_iterator(ctx);
-  if (!op_->random) return inner;
-  return std::make_unique<RandomImageIterator>(std::move(inner), std::move(epoch));
+  if (epochs.empty()) return inner;
+  return std::make_unique<ChainIterator>(std::move(inner), std::move(epochs));
 }
 
 DatasetPtr make_node(DatasetPtr input, ImageOp op, const ImageOpOptions& options,
@@ -283,11 +358,13 @@ DatasetPtr make_resize(DatasetPtr input, int64_t height, int64_t width,
                        const ImageOpOptions& options) {
   check_size("resize", height, width);
   ImageOp op;
+  op.kind = ImageOp::kResize;
   op.name = "resize";
   op.arguments = str_cat("size=[", height, ",", width, "]");
-  op.apply = [height, width](const Tensor& in, Rng&) {
-    return image::resize_bilinear(in, image::Window{}, height, width);
+  op.resize = [height, width](const Tensor& in, Rng&, const image::ResizeEpilogue& epilogue) {
+    return image::resize_bilinear(in, image::Window{}, height, width, epilogue);
   };
+  op.apply = [f = op.resize](Tensor in, Rng& rng) { return f(std::move(in), rng, {}); };
   op.spec = image_spec("resize", height, width, DType::kFloat32);
   return make_node(std::move(input), std::move(op), options);
 }
@@ -333,6 +410,7 @@ DatasetPtr make_random_resized_crop(DatasetPtr input, int64_t height, int64_t wi
                    ratio_max, "]");
   const AreaRange range{scale_min, scale_max, ratio_min, ratio_max};
   ImageOp op;
+  op.kind = ImageOp::kResize;
   op.name = "random_resized_crop";
   op.arguments = str_cat("size=[", height, ",", width, "], scale=[", scale_min, ",", scale_max,
                          "], ratio=[", ratio_min, ",", ratio_max, "]");
@@ -346,14 +424,15 @@ DatasetPtr make_random_resized_crop(DatasetPtr input, int64_t height, int64_t wi
       decode->image_options().component == options.component) {
     const int64_t channels = decode->op().channels;
     op.arguments = str_cat("decode_jpeg(channels=", channels, "), ", op.arguments);
-    op.apply = [=](const Tensor& in, Rng& rng) {
+    op.resize = [=](const Tensor& in, Rng& rng, const image::ResizeEpilogue& epilogue) {
       const image::ChooseWindow choose = [&](int64_t h, int64_t w, image::Window& win) {
         win = resized_crop_window(h, w, range, rng);
       };
       Tensor region =
           image::decode_jpeg(encoded(in).string(0), static_cast<int>(channels), &choose);
-      return image::resize_bilinear(region, image::Window{}, height, width);
+      return image::resize_bilinear(region, image::Window{}, height, width, epilogue);
     };
+    op.apply = [f = op.resize](Tensor in, Rng& rng) { return f(std::move(in), rng, {}); };
     const auto after = op.spec;
     op.spec = [before = decoded_spec("decode_jpeg", channels), after](const TensorSpec& in) {
       return after(before(in));
@@ -366,17 +445,19 @@ DatasetPtr make_random_resized_crop(DatasetPtr input, int64_t height, int64_t wi
     if (!opts.deterministic) opts.deterministic = decode->image_options().deterministic;
     return make_node(decode->input(), std::move(op), opts, seed);
   }
-  op.apply = [=](const Tensor& in, Rng& rng) {
+  op.resize = [=](const Tensor& in, Rng& rng, const image::ResizeEpilogue& epilogue) {
     image::check_image(in);
     const image::Window win = resized_crop_window(in.dim(0), in.dim(1), range, rng);
-    return image::resize_bilinear(in, win, height, width);
+    return image::resize_bilinear(in, win, height, width, epilogue);
   };
+  op.apply = [f = op.resize](Tensor in, Rng& rng) { return f(std::move(in), rng, {}); };
   return make_node(std::move(input), std::move(op), opts, seed);
 }
 
 DatasetPtr make_random_flip_left_right(DatasetPtr input, int64_t seed,
                                        const ImageOpOptions& options) {
   ImageOp op;
+  op.kind = ImageOp::kFlip;
   op.name = "random_flip_left_right";
   op.random = true;
   op.apply = [](Tensor in, Rng& rng) {
@@ -409,7 +490,11 @@ DatasetPtr make_normalize(DatasetPtr input, std::vector<float> mean, std::vector
                      "normalize: mean[", i, "]=", mean[i], " and stddev[", i, "]=", stddev[i],
                      " must be finite, stddev nonzero");
   ImageOp op;
+  op.kind = ImageOp::kNormalize;
   op.name = "normalize";
+  op.mean = mean;
+  op.stddev = stddev;
+  op.dtype = dtype;
   std::string m, s;
   for (size_t i = 0; i < mean.size(); ++i) {
     m += str_cat(i ? "," : "", mean[i]);

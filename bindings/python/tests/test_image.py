@@ -203,6 +203,40 @@ class TransformTest(unittest.TestCase):
                 kinds.add("flipped")
         self.assertEqual(kinds, {"same", "flipped"})
 
+    def test_fused_chain_equals_the_separate_operations(self):
+        # Consecutive image operations run as one map, and a resize writes its flip and its
+        # float32 normalization in the same pass; a prefetch between them keeps them apart.
+        # The values must be equal, bit for bit, and so must the draws of each seed.
+        data = [jpeg(noise(30 + i, 41 + 2 * i, seed=i), subsampling=i % 3) for i in range(16)]
+        mean, std = [120.0, 110.5, 100.25], [60.0, 57.5, 55.0]
+
+        def chains(split):
+            gap = (lambda d: d.prefetch(1)) if split else (lambda d: d)
+            dec = slices(data).decode_jpeg(channels=3)
+            return [
+                gap(gap(dec.random_resized_crop((13, 17), seed=5)).random_flip_left_right(seed=6))
+                .normalize(mean, std, num_parallel_calls=2),
+                gap(gap(gap(dec).resize((9, 7))).random_flip_left_right(seed=7)).normalize(
+                    mean, std),
+                gap(gap(dec).resize((11, 12))).normalize([3.0], [2.0]),
+                gap(gap(dec.random_resized_crop((8, 8), seed=3)).random_flip_left_right(seed=4))
+                .normalize(mean, std, dtype="float16"),
+                gap(gap(gap(dec).resize((6, 5))).random_flip_left_right(seed=8)).cast_image(
+                    "float16"),
+            ]
+        for k, (fused, apart) in enumerate(zip(chains(False), chains(True))):
+            a, b = images(fused), images(apart)
+            self.assertEqual(len(a), len(b))
+            for x, y in zip(a, b):
+                self.assertEqual(x.dtype, y.dtype)
+                np.testing.assert_array_equal(x, y, err_msg="chain %d" % k)
+        # Both ways of the flip happen in the first chain.
+        plain = images(slices(data).decode_jpeg(channels=3).random_resized_crop((13, 17), seed=5)
+                       .prefetch(1).normalize(mean, std))
+        flipped = [not np.array_equal(x, y) for x, y in zip(images(chains(False)[0]), plain)]
+        self.assertIn(True, flipped)
+        self.assertIn(False, flipped)
+
     def test_random_crop_checkpoint(self):
         img = noise(9, 9, seed=5)
         ds = (dinput.Dataset.from_tensors(img).repeat(20).random_crop((4, 5), seed=2)

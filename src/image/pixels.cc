@@ -3,6 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "core/half.h"
 #include "core/status.h"
@@ -109,6 +114,27 @@ void blend_y(const float* top, const float* bottom, float fy, const float* mean,
   }
 }
 
+// The blend along x of uint8 values, four at a time: the gathered bytes are converted
+// together and blended with the same single-precision operations as one at a time (so the
+// values are the same). Returns how many of the n values it wrote.
+size_t blend_x_u8(const uint8_t* in, const int32_t* lo, const int32_t* hi, const float* f,
+                  float* out, size_t n) {
+#ifdef __SSE2__
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const __m128 a =
+        _mm_cvtepi32_ps(_mm_setr_epi32(in[lo[i]], in[lo[i + 1]], in[lo[i + 2]], in[lo[i + 3]]));
+    const __m128 b =
+        _mm_cvtepi32_ps(_mm_setr_epi32(in[hi[i]], in[hi[i + 1]], in[hi[i + 2]], in[hi[i + 3]]));
+    _mm_storeu_ps(out + i, _mm_add_ps(a, _mm_mul_ps(_mm_sub_ps(b, a), _mm_loadu_ps(f + i))));
+  }
+  return i;
+#else
+  (void)in, (void)lo, (void)hi, (void)f, (void)out, (void)n;
+  return 0;
+#endif
+}
+
 }  // namespace
 
 Tensor resize_bilinear(const Tensor& image, const Window& window, int64_t height, int64_t width,
@@ -159,7 +185,9 @@ Tensor resize_bilinear(const Tensor& image, const Window& window, int64_t height
       const int32_t* l = lo.data();
       const int32_t* h = hi.data();
       const float* f = fx.data();
-      for (size_t i = 0; i < out_row; ++i) {
+      size_t i = 0;
+      if constexpr (std::is_same_v<T, uint8_t>) i = blend_x_u8(in, l, h, f, row, out_row);
+      for (; i < out_row; ++i) {
         const float a = load(in[l[i]]), b = load(in[h[i]]);
         row[i] = a + (b - a) * f[i];
       }

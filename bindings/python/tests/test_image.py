@@ -203,6 +203,17 @@ class TransformTest(unittest.TestCase):
                 kinds.add("flipped")
         self.assertEqual(kinds, {"same", "flipped"})
 
+    def test_resize_of_uint8_equals_resize_of_its_float32_copy(self):
+        # uint8 pixels are blended four at a time with vector instructions, float32 ones one
+        # at a time: the same operations, so the same values, for sizes up and down.
+        for k, (h, w, out) in enumerate([(7, 11, (5, 4)), (20, 33, (40, 19)), (3, 2, (7, 9)),
+                                         (64, 48, (24, 24))]):
+            img = noise(h, w, seed=k)
+            a = images(dinput.Dataset.from_tensors(img).resize(out))[0]
+            b = images(dinput.Dataset.from_tensors(img).cast_image("float32").prefetch(1)
+                       .resize(out))[0]
+            np.testing.assert_array_equal(a, b, err_msg=str(out))
+
     def test_fused_chain_equals_the_separate_operations(self):
         # Consecutive image operations run as one map, and a resize writes its flip and its
         # float32 normalization in the same pass; a prefetch between them keeps them apart.

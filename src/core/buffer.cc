@@ -153,6 +153,8 @@ ScopedHostAllocator::ScopedHostAllocator(HostAllocator allocator)
 
 ScopedHostAllocator::~ScopedHostAllocator() { thread_host_allocator() = saved_; }
 
+bool scoped_host_allocator_active() { return thread_host_allocator() != nullptr; }
+
 std::shared_ptr<Buffer> allocate_host(size_t bytes, bool zero) {
   if (HostAllocator a = thread_host_allocator())
     if (std::shared_ptr<Buffer> b = a(bytes, zero)) return b;

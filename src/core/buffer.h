@@ -51,6 +51,8 @@ size_t kept_host_bytes();
 // allocator returns nullptr to decline a request (a size not worth pinning): ordinary host
 // memory is used then.
 using HostAllocator = std::shared_ptr<Buffer> (*)(size_t bytes, bool zero);
+// Whether a ScopedHostAllocator is active on the calling thread.
+bool scoped_host_allocator_active();
 class ScopedHostAllocator {
  public:
   explicit ScopedHostAllocator(HostAllocator allocator);

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <map>
+#include <mutex>
 
 #include "core/seed.h"
 #include "data/state.h"
@@ -77,12 +79,29 @@ class ImageOpDataset final : public UnaryDataset {
   DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override {
     auto copy = std::make_shared<ImageOpDataset>(in.at(0), op_, options_, seed_, random_seed_);
     copy->epoch_ = epoch_;  // a rewritten pipeline continues the same sequence of epochs
+    copy->batch_rows_ = batch_rows_;
     return copy;
   }
   bool has_random_seed() const override { return random_seed_; }
   DatasetPtr with_seed(uint64_t seed) const override {
     auto copy = std::make_shared<ImageOpDataset>(input_, op_, options_, seed, false);
     copy->epoch_ = epoch_;
+    copy->batch_rows_ = batch_rows_;
+    return copy;
+  }
+  // A chain ending in a resize (with its flip and normalization) of a fixed output shape can
+  // write each image into its place in the batch (see run_chain).
+  DatasetPtr with_batch_rows(int64_t rows) const override {
+    const TensorSpec& s = spec_[options_.component];
+    if (rows < 2 || s.dtype != DType::kFloat32 || s.shape.num_elements() <= 0) return nullptr;
+    for (int d = 0; d < s.shape.rank(); ++d)
+      if (s.shape[d] < 0) return nullptr;
+    if (op_->kind != ImageOp::kResize && op_->kind != ImageOp::kFlip &&
+        op_->kind != ImageOp::kNormalize)
+      return nullptr;
+    auto copy = std::make_shared<ImageOpDataset>(input_, op_, options_, seed_, random_seed_);
+    copy->epoch_ = epoch_;
+    copy->batch_rows_ = rows;
     return copy;
   }
   uint64_t seed() const override { return seed_; }
@@ -99,6 +118,7 @@ class ImageOpDataset final : public UnaryDataset {
   bool random_seed_;
   mutable EpochCounter epoch_;
   ElementSpec spec_;
+  int64_t batch_rows_ = 0;  // > 1: the size of the batch that takes this node's elements
 };
 
 // One operation of a chain run as one map (below): the node, its component and its draws.
@@ -112,10 +132,52 @@ struct ChainStep {
   }
 };
 
+// Where the images of a chain feeding batch(rows) are written: the elements at positions
+// [k * rows, (k + 1) * rows) are slices of one buffer, in order, so that the batch that takes
+// them is a view of that buffer (stack() copies nothing) and no image is copied after it is
+// computed. A position whose run has been given up on (a failed element never takes its
+// place) just gets a buffer of its own run; the batch copies then, as it would anyway.
+class Slabs {
+ public:
+  Slabs(int64_t rows, Shape shape) : rows_(rows), shape_(std::move(shape)) {
+    row_bytes_ = static_cast<size_t>(shape_.num_elements()) * sizeof(float);
+  }
+  const Shape& shape() const { return shape_; }
+  // The float32 tensor the image at `position` is written into.
+  Tensor place(int64_t position) {
+    const int64_t run = position / rows_;
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = open_.find(run);
+    if (it == open_.end()) {
+      // Runs well behind this one will not be completed (their missing elements failed):
+      // their buffers live on in the elements that took places in them.
+      for (auto o = open_.begin(); o != open_.end();) o = o->first < run - 2 ? open_.erase(o) : ++o;
+      it = open_.emplace(run, Run{allocate_host(static_cast<size_t>(rows_) * row_bytes_), 0}).first;
+    }
+    Tensor t(DType::kFloat32, shape_, it->second.buffer,
+             static_cast<size_t>(position % rows_) * row_bytes_);
+    if (++it->second.taken == rows_) open_.erase(it);
+    return t;
+  }
+
+ private:
+  struct Run {
+    std::shared_ptr<Buffer> buffer;
+    int64_t taken;
+  };
+  const int64_t rows_;
+  const Shape shape_;
+  size_t row_bytes_;
+  std::mutex mu_;
+  std::map<int64_t, Run> open_;
+};
+
 // Runs the operations of a chain in order on one element. A resize followed by a flip and/or
 // a float32 normalization of the same component is one pass over the pixels (each still
-// draws from its own seed, and gives the values it gives alone).
-void run_chain(const std::vector<ChainStep>& steps, int64_t position, Element& out) {
+// draws from its own seed, and gives the values it gives alone). With `slabs`, a resize that
+// is the chain's last operation on `slab_component` writes into the element's place there.
+void run_chain(const std::vector<ChainStep>& steps, int64_t position, Element& out, Slabs* slabs,
+               size_t slab_component) {
   for (size_t k = 0; k < steps.size(); ++k) {
     const ChainStep& s = steps[k];
     const ImageOp& op = *s.op;
@@ -136,6 +198,8 @@ void run_chain(const std::vector<ChainStep>& steps, int64_t position, Element& o
           epilogue.stddev = &steps[next].op->stddev;
           ++next;
         }
+        if (slabs && next == steps.size() && s.component == slab_component)
+          epilogue.into = slabs->place(position);
         out[s.component] = op.resize(std::move(out[s.component]), rng, epilogue);
         k = next - 1;
         continue;
@@ -201,16 +265,20 @@ std::unique_ptr<Iterator> ImageOpDataset::make_iterator(const IteratorContext& c
     parallel = std::max(parallel, p);
     if (n->options_.deterministic) deterministic = n->options_.deterministic;  // the outermost
   }
+  std::shared_ptr<Slabs> slabs;
+  if (batch_rows_ > 1)
+    slabs = std::make_shared<Slabs>(batch_rows_, spec_[options_.component].shape);
   // A map_many of runs of one, whose function may move from its inputs: each component
   // reaches its operation with no other reference left to it.
   auto fn = std::make_shared<const MapManyFn>(
-      [steps = std::move(steps)](std::vector<Element>& outs, std::vector<Element>& ins) {
+      [steps = std::move(steps), slabs, slab_component = static_cast<size_t>(options_.component)](
+          std::vector<Element>& outs, std::vector<Element>& ins) {
         for (Element& e : ins) {
           const int64_t position = *e[0].data_as<int64_t>();
           Element out;
           out.reserve(e.size() - 1);
           for (size_t i = 1; i < e.size(); ++i) out.push_back(std::move(e[i]));
-          run_chain(steps, position, out);
+          run_chain(steps, position, out, slabs.get(), slab_component);
           outs.push_back(std::move(out));
         }
       });

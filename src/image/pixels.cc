@@ -146,7 +146,11 @@ Tensor resize_bilinear(const Tensor& image, const Window& window, int64_t height
   const bool normalized = epilogue.mean != nullptr;
   const NormalizeParams params =
       normalized ? normalize_params(channels, *epilogue.mean, *epilogue.stddev) : NormalizeParams{};
-  Tensor out = Tensor::allocate(DType::kFloat32, Shape{height, width, channels});
+  const Shape shape{height, width, channels};
+  const Tensor& into = epilogue.into;
+  Tensor out = into.defined() && into.dtype() == DType::kFloat32 && into.shape() == shape
+                   ? into
+                   : Tensor::allocate(DType::kFloat32, shape);
   float* dst = out.mutable_data_as<float>();
   const std::vector<Tap> ys = taps(w.height, height), xs = taps(w.width, width);
   // Per value of an output row (column x, channel c): the offsets of the two input values it

@@ -28,10 +28,13 @@ NormalizeParams normalize_params(int64_t channels, const std::vector<float>& mea
 // What resize_bilinear may also do to its output in the same pass, giving exactly the values
 // the separate operations give: mirror the columns (flip_left_right), then, when mean is not
 // null, normalize(.., *mean, *stddev, float32).
+// When `into` is a float32 tensor of the output's shape, the output is written there (and
+// returned) instead of into a new tensor.
 struct ResizeEpilogue {
   bool flip = false;
   const std::vector<float>* mean = nullptr;
   const std::vector<float>* stddev = nullptr;
+  Tensor into;
 };
 
 // Bilinear resizing of `window` of the image (the whole image when window.height is 0) to

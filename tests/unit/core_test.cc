@@ -483,6 +483,27 @@ TEST(TensorOps, StackBuildsANewLeadingDimension) {
   EXPECT_EQ(values_of(out), (std::vector<int64_t>{1, 2, 3, 4, 5, 6}));
 }
 
+TEST(TensorOps, StackOfConsecutiveSlicesOfOneBufferIsAView) {
+  Tensor whole = Tensor::allocate(DType::kInt32, Shape{4, 3});
+  for (int i = 0; i < 12; ++i) whole.mutable_data_as<int32_t>()[i] = i;
+  // Rows 1..3 in order: a view of the buffer from row 1, nothing copied.
+  Tensor view = stack({whole.row(1), whole.row(2), whole.row(3)}, 0);
+  EXPECT_EQ(view.shape(), (Shape{3, 3}));
+  EXPECT_EQ(view.buffer(), whole.buffer());
+  EXPECT_EQ(view.data(), whole.row(1).data());
+  EXPECT_EQ(view.data_as<int32_t>()[8], 11);
+  // Out of order, repeated, or a single row: a copy with the same values.
+  Tensor swapped = stack({whole.row(2), whole.row(1)}, 0);
+  EXPECT_NE(swapped.buffer(), whole.buffer());
+  EXPECT_EQ(swapped.data_as<int32_t>()[0], 6);
+  EXPECT_EQ(swapped.data_as<int32_t>()[3], 3);
+  EXPECT_NE(stack({whole.row(0), whole.row(0)}, 0).buffer(), whole.buffer());
+  EXPECT_NE(stack({whole.row(0)}, 0).buffer(), whole.buffer());
+  // Slices of two buffers that happen to be adjacent in memory are copied too.
+  Tensor other = Tensor::allocate(DType::kInt32, Shape{1, 3});
+  EXPECT_NE(stack({whole.row(3), other.row(0)}, 0).buffer(), whole.buffer());
+}
+
 TEST(TensorOps, StackScalarsAndBytes) {
   Tensor a = int64_vector({7, 8}).row(0), b = int64_vector({7, 8}).row(1);
   Tensor out = stack({a, b}, 0);

@@ -248,6 +248,35 @@ class TransformTest(unittest.TestCase):
         self.assertIn(True, flipped)
         self.assertIn(False, flipped)
 
+    def test_batches_of_a_chain_written_in_place(self):
+        # A chain ending in a resize, directly batched, writes each image into its place in
+        # the batch; the batches must equal those of the same chain kept apart from the batch
+        # (a prefetch between them), partial last batch and parallel calls included.
+        data = [jpeg(noise(30 + i, 41 + 2 * i, seed=i), subsampling=i % 3) for i in range(23)]
+        mean, std = [120.0, 110.5, 100.25], [60.0, 57.5, 55.0]
+
+        def chain(parallel):
+            return (slices(data).decode_jpeg(channels=3, num_parallel_calls=parallel)
+                    .random_resized_crop((13, 17), seed=5, num_parallel_calls=parallel)
+                    .random_flip_left_right(seed=6).normalize(mean, std))
+        for parallel in (1, 3):
+            direct = images(chain(parallel).batch(5))
+            apart = images(chain(parallel).prefetch(1).batch(5))
+            self.assertEqual([b.shape[0] for b in direct], [5, 5, 5, 5, 3])
+            for x, y in zip(direct, apart):
+                np.testing.assert_array_equal(x, y)
+            unbatched = images(chain(parallel).prefetch(1))
+            np.testing.assert_array_equal(np.concatenate(direct), np.stack(unbatched))
+        # A damaged image still fails its batch, naming the element.
+        bad = data[:7] + [data[7][: len(data[7]) // 2]] + data[8:]
+        ds = (slices(bad).decode_jpeg(channels=3).random_resized_crop((8, 8), seed=1)
+              .normalize(mean, std).batch(4))
+        it = iter(ds)
+        next(it)
+        with self.assertRaises(dinput.DinputError) as cm:
+            next(it)
+        self.assertIn("element 7", str(cm.exception))
+
     def test_random_crop_checkpoint(self):
         img = noise(9, 9, seed=5)
         ds = (dinput.Dataset.from_tensors(img).repeat(20).random_crop((4, 5), seed=2)

@@ -135,6 +135,34 @@ size_t blend_x_u8(const uint8_t* in, const int32_t* lo, const int32_t* hi, const
 #endif
 }
 
+// The same for RGB pixels, one pixel (three values) at a time: each of its two input pixels
+// is one 4-byte load (the fourth byte belongs to the next pixel, and the fourth value
+// computed from it lands where the next pixel's first value is written afterwards, or in a
+// spare float past the row: `out` must have n + 1 of them). Pixels whose 4-byte load would
+// reach past `limit` bytes from `in` (the end of the image) are left to the caller.
+size_t blend_x_rgb8(const uint8_t* in, size_t limit, const int32_t* lo, const int32_t* hi,
+                    const float* f, float* out, size_t n) {
+#ifdef __SSE2__
+  const __m128i zero = _mm_setzero_si128();
+  auto widen = [&](const uint8_t* p) {
+    uint32_t bytes;
+    std::memcpy(&bytes, p, 4);
+    const __m128i b16 = _mm_unpacklo_epi8(_mm_cvtsi32_si128(static_cast<int>(bytes)), zero);
+    return _mm_cvtepi32_ps(_mm_unpacklo_epi16(b16, zero));
+  };
+  size_t i = 0;
+  for (; i + 3 <= n; i += 3) {
+    if (static_cast<size_t>(lo[i]) + 4 > limit || static_cast<size_t>(hi[i]) + 4 > limit) break;
+    const __m128 a = widen(in + lo[i]), b = widen(in + hi[i]);
+    _mm_storeu_ps(out + i, _mm_add_ps(a, _mm_mul_ps(_mm_sub_ps(b, a), _mm_set1_ps(f[i]))));
+  }
+  return i;
+#else
+  (void)in, (void)limit, (void)lo, (void)hi, (void)f, (void)out, (void)n;
+  return 0;
+#endif
+}
+
 }  // namespace
 
 Tensor resize_bilinear(const Tensor& image, const Window& window, int64_t height, int64_t width,
@@ -179,7 +207,9 @@ Tensor resize_bilinear(const Tensor& image, const Window& window, int64_t height
   // needs are kept, and reused by the next output row when it needs the same ones), then the
   // two are blended along y: the same operations, in the same order, as blending the four
   // neighbours of every output value directly.
-  std::vector<float> rows(2 * out_row);
+  // Two rows of floats, each with a spare one after it (blend_x_rgb8 writes one past).
+  const size_t row_stride = out_row + 1;
+  std::vector<float> rows(2 * row_stride);
   int64_t have[2] = {-1, -1};
   by_dtype(image.dtype(), [&](auto zero) {
     using T = decltype(zero);
@@ -190,7 +220,11 @@ Tensor resize_bilinear(const Tensor& image, const Window& window, int64_t height
       const int32_t* h = hi.data();
       const float* f = fx.data();
       size_t i = 0;
-      if constexpr (std::is_same_v<T, uint8_t>) i = blend_x_u8(in, l, h, f, row, out_row);
+      if constexpr (std::is_same_v<T, uint8_t>) {
+        const size_t limit = static_cast<size_t>(src + image.num_elements() - in);
+        if (channels == 3) i = blend_x_rgb8(in, limit, l, h, f, row, out_row);
+        if (i == 0) i = blend_x_u8(in, l, h, f, row, out_row);
+      }
       for (; i < out_row; ++i) {
         const float a = load(in[l[i]]), b = load(in[h[i]]);
         row[i] = a + (b - a) * f[i];
@@ -198,12 +232,12 @@ Tensor resize_bilinear(const Tensor& image, const Window& window, int64_t height
     };
     auto blended = [&](int64_t y) -> const float* {
       for (int k = 0; k < 2; ++k)
-        if (have[k] == y) return rows.data() + k * out_row;
+        if (have[k] == y) return rows.data() + k * row_stride;
       // Replace the row that is not the other one needed now (the older one).
       const int k = have[0] == -1 || (have[1] != -1 && have[0] < have[1]) ? 0 : 1;
       have[k] = y;
-      blend_x(y, rows.data() + k * out_row);
-      return rows.data() + k * out_row;
+      blend_x(y, rows.data() + k * row_stride);
+      return rows.data() + k * row_stride;
     };
     for (int64_t y = 0; y < height; ++y, dst += out_row) {
       const float* top = blended(ys[y].lo);

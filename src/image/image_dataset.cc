@@ -212,20 +212,24 @@ void run_chain(const std::vector<ChainStep>& steps, int64_t position, Element& o
   }
 }
 
-// The iterator of a chain: the map's, plus the epochs the random operations draw with.
+// The iterator of a chain: the map's, plus the epochs the random operations draw with. A
+// chain of one operation saves the section "image" it always saved; a longer one saves
+// "image_chain", so that a state saved when each operation was a map of its own is refused
+// (a section of another name is DATA_LOSS), not misread.
 class ChainIterator final : public Iterator {
  public:
-  ChainIterator(std::unique_ptr<Iterator> inner, std::vector<EpochCounter> epochs)
-      : inner_(std::move(inner)), epochs_(std::move(epochs)) {}
+  ChainIterator(std::unique_ptr<Iterator> inner, std::vector<EpochCounter> epochs,
+                const char* section)
+      : inner_(std::move(inner)), epochs_(std::move(epochs)), section_(section) {}
   bool next(Element& out) override { return inner_->next(out); }
   void save(StateWriter& w) const override {
-    w.section("image", [&](StateWriter& s) {
+    w.section(section_, [&](StateWriter& s) {
       for (const auto& e : epochs_) s.u64(e->load());
       inner_->save(s);
     });
   }
   void restore(StateReader& r) override {
-    StateReader s = r.section("image");
+    StateReader s = r.section(section_);
     for (auto& e : epochs_)
       e->store(s.u64("epoch"));  // before the first next(): no call reads them yet
     inner_->restore(s);
@@ -235,6 +239,7 @@ class ChainIterator final : public Iterator {
  private:
   std::unique_ptr<Iterator> inner_;
   std::vector<EpochCounter> epochs_;
+  const char* section_;
 };
 
 std::unique_ptr<Iterator> ImageOpDataset::make_iterator(const IteratorContext& ctx) const {
@@ -286,7 +291,8 @@ std::unique_ptr<Iterator> ImageOpDataset::make_iterator(const IteratorContext& c
                                  autotune ? kAutotune : parallel, deterministic);
   std::unique_ptr<Iterator> inner = map->make_iterator(ctx);
   if (epochs.empty()) return inner;
-  return std::make_unique<ChainIterator>(std::move(inner), std::move(epochs));
+  return std::make_unique<ChainIterator>(std::move(inner), std::move(epochs),
+                                         nodes.size() == 1 ? "image" : "image_chain");
 }
 
 DatasetPtr make_node(DatasetPtr input, ImageOp op, const ImageOpOptions& options,

@@ -502,9 +502,10 @@ DatasetPtr make_random_resized_crop(DatasetPtr input, int64_t height, int64_t wi
       const image::ChooseWindow choose = [&](int64_t h, int64_t w, image::Window& win) {
         win = resized_crop_window(h, w, range, rng);
       };
-      Tensor region =
-          image::decode_jpeg(encoded(in).string(0), static_cast<int>(channels), &choose);
-      return image::resize_bilinear(region, image::Window{}, height, width, epilogue);
+      image::Window where;
+      Tensor rows = image::decode_jpeg_region(encoded(in).string(0), static_cast<int>(channels),
+                                              choose, where);
+      return image::resize_bilinear(rows, where, height, width, epilogue);
     };
     op.apply = [f = op.resize](Tensor in, Rng& rng) { return f(std::move(in), rng, {}); };
     const auto after = op.spec;

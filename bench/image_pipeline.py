@@ -4,8 +4,10 @@
   dinput:  records -> decode_jpeg -> random_resized_crop(224) -> random_flip_left_right
            -> normalize -> batch(64), through the Python binding (only whole batches cross
            into Python). decode_jpeg followed by random_resized_crop decodes only the crop's
-           region. At its best num_parallel_calls among 1 and the number of cores (on a
-           machine whose cores are busy with other work, more threads lose).
+           region; the four image operations run as one map, the resize writes the flip and
+           the normalization in its pass, straight into the batch (docs/images.md, "Chains
+           of image operations"). At its best num_parallel_calls among 1 and the number of
+           cores (on a machine whose cores are busy with other work, more threads lose).
   PyTorch: a DataLoader over the same JPEG bytes (held in memory, so PyTorch reads no file)
            with torchvision's RandomResizedCrop(224), RandomHorizontalFlip, ToTensor and
            Normalize on PIL images, batch 64, at its best num_workers among 0, 1 and 2.

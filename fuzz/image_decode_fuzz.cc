@@ -73,6 +73,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!window) return 0;
   // The window's pixels must be those of the whole image (decoded without a window).
   if (whole.dim(0) != chosen.height || whole.dim(1) != chosen.width) fail("window shape");
+  {
+    // The same region decoded into rows as wide as libjpeg decodes them: the same pixels.
+    image::Window where;
+    Tensor wide;
+    try {
+      wide = image::decode_jpeg_region(bytes, channels, choose, where);
+    } catch (const Error& e) {
+      fail(std::string("the region decode failed where the window decode did not: ") + e.what());
+    }
+    if (where.height != chosen.height || where.width != chosen.width || where.x < 0 ||
+        where.x + where.width > wide.dim(1) || wide.dim(0) != chosen.height)
+      fail("region placement");
+    const int64_t c = wide.dim(2);
+    for (int64_t y = 0; y < chosen.height; ++y)
+      if (std::memcmp(whole.data_as<uint8_t>() + y * chosen.width * c,
+                      wide.data_as<uint8_t>() + (y * wide.dim(1) + where.x) * c,
+                      static_cast<size_t>(chosen.width * c)) != 0)
+        fail("region pixels differ from the window's at row " + std::to_string(y));
+  }
   Tensor full;
   try {
     full = image::decode_jpeg(bytes, channels);

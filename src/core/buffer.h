@@ -61,6 +61,10 @@ class Buffer {
 // Host memory, 64-byte aligned (so slices of rows stay usable by vector code and DLPack
 // consumers), uninitialised unless `zero`.
 std::shared_ptr<Buffer> allocate_host(size_t bytes, bool zero = false);
+// Freed host blocks of 512 KiB or more are kept for reuse by a later request of the same size
+// class (sizes are rounded up to an eighth of a power of two), up to 128 MiB in all (none in
+// AddressSanitizer builds): the bytes kept now.
+size_t kept_host_bytes();
 
 // Where allocate_host takes memory on the calling thread while a scope is active. The GPU
 // layer points the producer thread of a distributed iterator that feeds GPUs at its pinned
@@ -68,6 +72,8 @@ std::shared_ptr<Buffer> allocate_host(size_t bytes, bool zero = false);
 // allocator returns nullptr to decline a request (a size not worth pinning): ordinary host
 // memory is used then.
 using HostAllocator = std::shared_ptr<Buffer> (*)(size_t bytes, bool zero);
+// Whether a ScopedHostAllocator is active on the calling thread.
+bool scoped_host_allocator_active();
 class ScopedHostAllocator {
  public:
   explicit ScopedHostAllocator(HostAllocator allocator);

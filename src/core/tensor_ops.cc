@@ -18,6 +18,20 @@ Tensor stack(const std::vector<Tensor>& rows, size_t component) {
   // The message is built only on failure: this runs for every row of every batch.
   for (const auto& r : rows)
     if (!r.on_host()) r.require_host(str_cat("batching component ", component));
+  // Rows that are consecutive slices of one buffer (an image pipeline writes each element
+  // where its batch holds it, see Dataset::with_batch_rows) are already the batch: a view of
+  // them, nothing copied. Not where a scoped allocator (pinned memory bound for a GPU)
+  // wants the batch in its own memory.
+  if (first.dtype() != DType::kBytes && first.defined() && !scoped_host_allocator_active()) {
+    const size_t bytes = first.byte_size();
+    bool adjacent = bytes > 0 && rows.size() > 1;
+    for (size_t i = 1; adjacent && i < rows.size(); ++i)
+      adjacent =
+          rows[i].buffer() == first.buffer() && rows[i].offset() == first.offset() + i * bytes;
+    if (adjacent)
+      return Tensor(first.dtype(), first.shape().prepend(static_cast<int64_t>(rows.size())),
+                    first.buffer(), first.offset());
+  }
   Tensor out =
       Tensor::allocate(first.dtype(), first.shape().prepend(static_cast<int64_t>(rows.size())));
   if (first.dtype() == DType::kBytes) {

@@ -165,6 +165,7 @@ DatasetPtr make_batch(DatasetPtr input, int64_t batch_size, bool drop_remainder,
   DINPUT_CHECK_ARG(input != nullptr, "batch: no input dataset");
   DINPUT_CHECK_ARG(batch_size > 0, "batch: batch_size must be greater than zero, got ", batch_size);
   check_num_parallel_calls("batch", num_parallel_calls);
+  if (DatasetPtr in_place = input->with_batch_rows(batch_size)) input = std::move(in_place);
   return std::make_shared<BatchDataset>(std::move(input), batch_size, drop_remainder,
                                         num_parallel_calls);
 }

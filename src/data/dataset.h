@@ -91,6 +91,10 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   // (distribute/dist_dataset.cc), as their shards must come from the same order.
   virtual bool has_random_seed() const { return false; }
   virtual DatasetPtr with_seed(uint64_t) const { return ptr(); }
+  // The same node writing its elements where a batch of `rows` of them will hold them (the
+  // elements of each run of `rows` slices of one buffer, which stack() then returns without
+  // copying), or null where the node cannot (most do not). make_batch asks its input.
+  virtual DatasetPtr with_batch_rows(int64_t) const { return nullptr; }
   // The seed a node with has_random_seed() drew (a saved iterator state carries it).
   virtual uint64_t seed() const { return 0; }
   // The counter of a node that draws a new order for each of its iterators (a reshuffling

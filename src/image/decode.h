@@ -26,6 +26,12 @@ using ChooseWindow = std::function<void(int64_t height, int64_t width, Window& w
 
 // channels: 0 (as stored), 1 or 3. `choose` may be null (the whole image).
 Tensor decode_jpeg(std::string_view bytes, int channels, const ChooseWindow* choose = nullptr);
+// The region `choose` picks, decoded possibly into rows longer than the region's (libjpeg
+// then writes its rows straight into the tensor instead of through a copy): the tensor is
+// [region height, row width, channels] and `region` says where the region lies in it. The
+// columns outside the region hold no meaningful values.
+Tensor decode_jpeg_region(std::string_view bytes, int channels, const ChooseWindow& choose,
+                          Window& region);
 // channels: 0 (as stored, 1 to 4), 1, 3 or 4.
 Tensor decode_png(std::string_view bytes, int channels);
 

@@ -1,8 +1,11 @@
 // One dataset node for every image operation: an ImageOp says what happens to the component,
 // and the node runs it as a map over enumerate(input), whose index is the element's position
 // (for the random draws and for the error messages).
+#include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <map>
+#include <mutex>
 
 #include "core/origin.h"
 #include "core/seed.h"
@@ -27,7 +30,10 @@ struct Rng {
 };
 
 struct ImageOp {
-  enum Kind { kDecodeJpeg, kOther } kind = kOther;
+  // What the fusions need to know of an operation: kDecodeJpeg (a random_resized_crop after
+  // it decodes only its region), kResize (its output is a new float32 image, which a flip
+  // and a float32 normalization after it can write in the same pass), kFlip, kNormalize.
+  enum Kind { kDecodeJpeg, kResize, kFlip, kNormalize, kOther } kind = kOther;
   const char* name;
   std::string arguments;  // without component and seed, which the node adds
   bool random = false;
@@ -35,6 +41,11 @@ struct ImageOp {
   // The new value of the component, which is moved in (so that an operation may write over
   // a buffer nobody else holds). rng: the element's draws (random operations only).
   std::function<Tensor(Tensor in, Rng& rng)> apply;
+  // kResize: apply, also doing `epilogue` on its output.
+  std::function<Tensor(Tensor in, Rng& rng, const image::ResizeEpilogue& epilogue)> resize;
+  // kNormalize: its arguments.
+  std::vector<float> mean, stddev;
+  DType dtype = DType::kFloat32;
   // The component's spec after the operation, given the one before.
   std::function<TensorSpec(const TensorSpec& in)> spec;
 };
@@ -69,12 +80,29 @@ class ImageOpDataset final : public UnaryDataset {
   DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override {
     auto copy = std::make_shared<ImageOpDataset>(in.at(0), op_, options_, seed_, random_seed_);
     copy->epoch_ = epoch_;  // a rewritten pipeline continues the same sequence of epochs
+    copy->batch_rows_ = batch_rows_;
     return copy;
   }
   bool has_random_seed() const override { return random_seed_; }
   DatasetPtr with_seed(uint64_t seed) const override {
     auto copy = std::make_shared<ImageOpDataset>(input_, op_, options_, seed, false);
     copy->epoch_ = epoch_;
+    copy->batch_rows_ = batch_rows_;
+    return copy;
+  }
+  // A chain ending in a resize (with its flip and normalization) of a fixed output shape can
+  // write each image into its place in the batch (see run_chain).
+  DatasetPtr with_batch_rows(int64_t rows) const override {
+    const TensorSpec& s = spec_[options_.component];
+    if (rows < 2 || s.dtype != DType::kFloat32 || s.shape.num_elements() <= 0) return nullptr;
+    for (int d = 0; d < s.shape.rank(); ++d)
+      if (s.shape[d] < 0) return nullptr;
+    if (op_->kind != ImageOp::kResize && op_->kind != ImageOp::kFlip &&
+        op_->kind != ImageOp::kNormalize)
+      return nullptr;
+    auto copy = std::make_shared<ImageOpDataset>(input_, op_, options_, seed_, random_seed_);
+    copy->epoch_ = epoch_;
+    copy->batch_rows_ = rows;
     return copy;
   }
   uint64_t seed() const override { return seed_; }
@@ -91,64 +119,184 @@ class ImageOpDataset final : public UnaryDataset {
   bool random_seed_;
   mutable EpochCounter epoch_;
   ElementSpec spec_;
+  int64_t batch_rows_ = 0;  // > 1: the size of the batch that takes this node's elements
 };
 
-// A random operation's iterator: the map's, plus the epoch its draws use.
-class RandomImageIterator final : public Iterator {
+// One operation of a chain run as one map (below): the node, its component and its draws.
+struct ChainStep {
+  std::shared_ptr<const ImageOp> op;
+  size_t component;
+  uint64_t seed;
+  std::shared_ptr<std::atomic<uint64_t>> epoch;  // random operations only
+  Rng rng(int64_t position) const {
+    return Rng{op->random ? epoch_seed(seed, epoch->load()) ^ mix_seed(position) : 0};
+  }
+};
+
+// Where the images of a chain feeding batch(rows) are written: the elements at positions
+// [k * rows, (k + 1) * rows) are slices of one buffer, in order, so that the batch that takes
+// them is a view of that buffer (stack() copies nothing) and no image is copied after it is
+// computed. A position whose run has been given up on (a failed element never takes its
+// place) just gets a buffer of its own run; the batch copies then, as it would anyway.
+class Slabs {
  public:
-  RandomImageIterator(std::unique_ptr<Iterator> inner, std::shared_ptr<std::atomic<uint64_t>> epoch)
-      : inner_(std::move(inner)), epoch_(std::move(epoch)) {}
+  Slabs(int64_t rows, Shape shape) : rows_(rows), shape_(std::move(shape)) {
+    row_bytes_ = static_cast<size_t>(shape_.num_elements()) * sizeof(float);
+  }
+  const Shape& shape() const { return shape_; }
+  // The float32 tensor the image at `position` is written into.
+  Tensor place(int64_t position) {
+    const int64_t run = position / rows_;
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = open_.find(run);
+    if (it == open_.end()) {
+      // Runs well behind this one will not be completed (their missing elements failed):
+      // their buffers live on in the elements that took places in them.
+      for (auto o = open_.begin(); o != open_.end();) o = o->first < run - 2 ? open_.erase(o) : ++o;
+      it = open_.emplace(run, Run{allocate_host(static_cast<size_t>(rows_) * row_bytes_), 0}).first;
+    }
+    Tensor t(DType::kFloat32, shape_, it->second.buffer,
+             static_cast<size_t>(position % rows_) * row_bytes_);
+    if (++it->second.taken == rows_) open_.erase(it);
+    return t;
+  }
+
+ private:
+  struct Run {
+    std::shared_ptr<Buffer> buffer;
+    int64_t taken;
+  };
+  const int64_t rows_;
+  const Shape shape_;
+  size_t row_bytes_;
+  std::mutex mu_;
+  std::map<int64_t, Run> open_;
+};
+
+// Runs the operations of a chain in order on one element. A resize followed by a flip and/or
+// a float32 normalization of the same component is one pass over the pixels (each still
+// draws from its own seed, and gives the values it gives alone). With `slabs`, a resize that
+// is the chain's last operation on `slab_component` writes into the element's place there.
+void run_chain(const std::vector<ChainStep>& steps, int64_t position, Element& out, Slabs* slabs,
+               size_t slab_component) {
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const ChainStep& s = steps[k];
+    const ImageOp& op = *s.op;
+    Rng rng = s.rng(position);
+    // Encoded bytes (a decode's input) are kept for the message, which names the file and
+    // offset they were read from when their reader said (core/origin.h).
+    const Tensor encoded = out[s.component].dtype() == DType::kBytes ? out[s.component] : Tensor();
+    try {
+      if (op.kind == ImageOp::kResize) {
+        image::ResizeEpilogue epilogue;
+        size_t next = k + 1;
+        if (next < steps.size() && steps[next].op->kind == ImageOp::kFlip &&
+            steps[next].component == s.component) {
+          Rng flip = steps[next].rng(position);
+          epilogue.flip = flip.next() >> 63;  // as random_flip_left_right draws
+          ++next;
+        }
+        if (next < steps.size() && steps[next].op->kind == ImageOp::kNormalize &&
+            steps[next].op->dtype == DType::kFloat32 && steps[next].component == s.component) {
+          epilogue.mean = &steps[next].op->mean;
+          epilogue.stddev = &steps[next].op->stddev;
+          ++next;
+        }
+        if (slabs && next == steps.size() && s.component == slab_component)
+          epilogue.into = slabs->place(position);
+        out[s.component] = op.resize(std::move(out[s.component]), rng, epilogue);
+        k = next - 1;
+        continue;
+      }
+      out[s.component] = op.apply(std::move(out[s.component]), rng);
+    } catch (const Error& err) {
+      raise(err.code(), op.name, ": element ", position, describe_origin(encoded, 0),
+            " (component ", s.component, "): ", err.what());
+    }
+  }
+}
+
+// The iterator of a chain: the map's, plus the epochs the random operations draw with. A
+// chain of one operation saves the section "image" it always saved; a longer one saves
+// "image_chain", so that a state saved when each operation was a map of its own is refused
+// (a section of another name is DATA_LOSS), not misread.
+class ChainIterator final : public Iterator {
+ public:
+  ChainIterator(std::unique_ptr<Iterator> inner, std::vector<EpochCounter> epochs,
+                const char* section)
+      : inner_(std::move(inner)), epochs_(std::move(epochs)), section_(section) {}
   bool next(Element& out) override { return inner_->next(out); }
   void save(StateWriter& w) const override {
-    w.section("image", [&](StateWriter& s) {
-      s.u64(epoch_->load());
+    w.section(section_, [&](StateWriter& s) {
+      for (const auto& e : epochs_) s.u64(e->load());
       inner_->save(s);
     });
   }
   void restore(StateReader& r) override {
-    StateReader s = r.section("image");
-    epoch_->store(s.u64("epoch"));  // before the first next(): no call reads it yet
+    StateReader s = r.section(section_);
+    for (auto& e : epochs_)
+      e->store(s.u64("epoch"));  // before the first next(): no call reads them yet
     inner_->restore(s);
     s.finish();
   }
 
  private:
   std::unique_ptr<Iterator> inner_;
-  std::shared_ptr<std::atomic<uint64_t>> epoch_;
+  std::vector<EpochCounter> epochs_;
+  const char* section_;
 };
 
 std::unique_ptr<Iterator> ImageOpDataset::make_iterator(const IteratorContext& ctx) const {
-  auto epoch = std::make_shared<std::atomic<uint64_t>>(op_->random ? next_epoch(ctx, epoch_) : 0);
-  const size_t component = static_cast<size_t>(options_.component);
-  // A map_many of runs of one, whose function may move from its inputs: the component reaches
-  // the operation with no other reference left to it.
-  auto fn =
-      std::make_shared<const MapManyFn>([op = op_, component, epoch, seed = seed_](
-                                            std::vector<Element>& outs, std::vector<Element>& ins) {
+  // The chain of image operations ending here (innermost first) runs as one map: one hand-off
+  // between threads per element instead of one per operation, every operation on the pool
+  // (the largest num_parallel_calls of the chain), and a resize's flip and normalization
+  // fused into its pass over the pixels. Results do not depend on the threads, so running
+  // an operation on more threads than it asked for changes nothing but the speed.
+  std::vector<const ImageOpDataset*> nodes;
+  for (const ImageOpDataset* n = this; n; n = dynamic_cast<const ImageOpDataset*>(n->input_.get()))
+    nodes.push_back(n);
+  std::reverse(nodes.begin(), nodes.end());
+  std::vector<ChainStep> steps;
+  std::vector<EpochCounter> epochs;
+  int64_t parallel = 1;
+  bool autotune = false;
+  std::optional<bool> deterministic;
+  for (const ImageOpDataset* n : nodes) {
+    std::shared_ptr<std::atomic<uint64_t>> epoch;
+    if (n->op_->random) {
+      epoch = std::make_shared<std::atomic<uint64_t>>(next_epoch(ctx, n->epoch_));
+      epochs.push_back(epoch);
+    }
+    steps.push_back(
+        ChainStep{n->op_, static_cast<size_t>(n->options_.component), n->seed_, std::move(epoch)});
+    const int64_t p = n->options_.num_parallel_calls;
+    autotune = autotune || p == kAutotune;
+    parallel = std::max(parallel, p);
+    if (n->options_.deterministic) deterministic = n->options_.deterministic;  // the outermost
+  }
+  std::shared_ptr<Slabs> slabs;
+  if (batch_rows_ > 1)
+    slabs = std::make_shared<Slabs>(batch_rows_, spec_[options_.component].shape);
+  // A map_many of runs of one, whose function may move from its inputs: each component
+  // reaches its operation with no other reference left to it.
+  auto fn = std::make_shared<const MapManyFn>(
+      [steps = std::move(steps), slabs, slab_component = static_cast<size_t>(options_.component)](
+          std::vector<Element>& outs, std::vector<Element>& ins) {
         for (Element& e : ins) {
           const int64_t position = *e[0].data_as<int64_t>();
           Element out;
           out.reserve(e.size() - 1);
           for (size_t i = 1; i < e.size(); ++i) out.push_back(std::move(e[i]));
-          Rng rng{op->random ? epoch_seed(seed, epoch->load()) ^ mix_seed(position) : 0};
-          // Encoded bytes (a decode's input) are kept for the message, which names the file
-          // and offset they were read from when their reader said (core/origin.h).
-          const Tensor encoded =
-              out[component].dtype() == DType::kBytes ? out[component] : Tensor();
-          try {
-            out[component] = op->apply(std::move(out[component]), rng);
-          } catch (const Error& err) {
-            raise(err.code(), op->name, ": element ", position, describe_origin(encoded, 0),
-                  " (component ", component, "): ", err.what());
-          }
+          run_chain(steps, position, out, slabs.get(), slab_component);
           outs.push_back(std::move(out));
         }
       });
-  DatasetPtr map = make_map_many(make_enumerate(input_, 0), std::move(fn), 1, spec_,
-                                 options_.num_parallel_calls, options_.deterministic);
+  DatasetPtr map = make_map_many(make_enumerate(nodes.front()->input_, 0), std::move(fn), 1, spec_,
+                                 autotune ? kAutotune : parallel, deterministic);
   std::unique_ptr<Iterator> inner = map->make_iterator(ctx);
-  if (!op_->random) return inner;
-  return std::make_unique<RandomImageIterator>(std::move(inner), std::move(epoch));
+  if (epochs.empty()) return inner;
+  return std::make_unique<ChainIterator>(std::move(inner), std::move(epochs),
+                                         nodes.size() == 1 ? "image" : "image_chain");
 }
 
 DatasetPtr make_node(DatasetPtr input, ImageOp op, const ImageOpOptions& options,
@@ -288,11 +436,13 @@ DatasetPtr make_resize(DatasetPtr input, int64_t height, int64_t width,
                        const ImageOpOptions& options) {
   check_size("resize", height, width);
   ImageOp op;
+  op.kind = ImageOp::kResize;
   op.name = "resize";
   op.arguments = str_cat("size=[", height, ",", width, "]");
-  op.apply = [height, width](const Tensor& in, Rng&) {
-    return image::resize_bilinear(in, image::Window{}, height, width);
+  op.resize = [height, width](const Tensor& in, Rng&, const image::ResizeEpilogue& epilogue) {
+    return image::resize_bilinear(in, image::Window{}, height, width, epilogue);
   };
+  op.apply = [f = op.resize](Tensor in, Rng& rng) { return f(std::move(in), rng, {}); };
   op.spec = image_spec("resize", height, width, DType::kFloat32);
   return make_node(std::move(input), std::move(op), options);
 }
@@ -338,6 +488,7 @@ DatasetPtr make_random_resized_crop(DatasetPtr input, int64_t height, int64_t wi
                    ratio_max, "]");
   const AreaRange range{scale_min, scale_max, ratio_min, ratio_max};
   ImageOp op;
+  op.kind = ImageOp::kResize;
   op.name = "random_resized_crop";
   op.arguments = str_cat("size=[", height, ",", width, "], scale=[", scale_min, ",", scale_max,
                          "], ratio=[", ratio_min, ",", ratio_max, "]");
@@ -351,14 +502,16 @@ DatasetPtr make_random_resized_crop(DatasetPtr input, int64_t height, int64_t wi
       decode->image_options().component == options.component) {
     const int64_t channels = decode->op().channels;
     op.arguments = str_cat("decode_jpeg(channels=", channels, "), ", op.arguments);
-    op.apply = [=](const Tensor& in, Rng& rng) {
+    op.resize = [=](const Tensor& in, Rng& rng, const image::ResizeEpilogue& epilogue) {
       const image::ChooseWindow choose = [&](int64_t h, int64_t w, image::Window& win) {
         win = resized_crop_window(h, w, range, rng);
       };
-      Tensor region =
-          image::decode_jpeg(encoded(in).string(0), static_cast<int>(channels), &choose);
-      return image::resize_bilinear(region, image::Window{}, height, width);
+      image::Window where;
+      Tensor rows = image::decode_jpeg_region(encoded(in).string(0), static_cast<int>(channels),
+                                              choose, where);
+      return image::resize_bilinear(rows, where, height, width, epilogue);
     };
+    op.apply = [f = op.resize](Tensor in, Rng& rng) { return f(std::move(in), rng, {}); };
     const auto after = op.spec;
     op.spec = [before = decoded_spec("decode_jpeg", channels), after](const TensorSpec& in) {
       return after(before(in));
@@ -371,17 +524,19 @@ DatasetPtr make_random_resized_crop(DatasetPtr input, int64_t height, int64_t wi
     if (!opts.deterministic) opts.deterministic = decode->image_options().deterministic;
     return make_node(decode->input(), std::move(op), opts, seed);
   }
-  op.apply = [=](const Tensor& in, Rng& rng) {
+  op.resize = [=](const Tensor& in, Rng& rng, const image::ResizeEpilogue& epilogue) {
     image::check_image(in);
     const image::Window win = resized_crop_window(in.dim(0), in.dim(1), range, rng);
-    return image::resize_bilinear(in, win, height, width);
+    return image::resize_bilinear(in, win, height, width, epilogue);
   };
+  op.apply = [f = op.resize](Tensor in, Rng& rng) { return f(std::move(in), rng, {}); };
   return make_node(std::move(input), std::move(op), opts, seed);
 }
 
 DatasetPtr make_random_flip_left_right(DatasetPtr input, int64_t seed,
                                        const ImageOpOptions& options) {
   ImageOp op;
+  op.kind = ImageOp::kFlip;
   op.name = "random_flip_left_right";
   op.random = true;
   op.apply = [](Tensor in, Rng& rng) {
@@ -414,7 +569,11 @@ DatasetPtr make_normalize(DatasetPtr input, std::vector<float> mean, std::vector
                      "normalize: mean[", i, "]=", mean[i], " and stddev[", i, "]=", stddev[i],
                      " must be finite, stddev nonzero");
   ImageOp op;
+  op.kind = ImageOp::kNormalize;
   op.name = "normalize";
+  op.mean = mean;
+  op.stddev = stddev;
+  op.dtype = dtype;
   std::string m, s;
   for (size_t i = 0; i < mean.size(); ++i) {
     m += str_cat(i ? "," : "", mean[i]);

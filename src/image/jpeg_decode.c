@@ -53,7 +53,7 @@ static void no_output(j_common_ptr cinfo) { (void)cinfo; }
 
 int dinput_image_decode_jpeg(const unsigned char* data, size_t size, int channels,
                              dinput_image_prepare_fn prepare, void* ctx, char* error,
-                             size_t error_size) {
+                             size_t error_size, int* x_out) {
   struct jpeg_decompress_struct cinfo;
   error_state err;
   /* Set after setjmp and freed after a jump: volatile, so the jump does not lose them. */
@@ -78,14 +78,18 @@ int dinput_image_decode_jpeg(const unsigned char* data, size_t size, int channel
   const int ch = channels != 0 ? channels : cinfo.jpeg_color_space == JCS_GRAYSCALE ? 1 : 3;
   cinfo.out_color_space = ch == 1 ? JCS_GRAYSCALE : JCS_RGB;
 
-  dinput_image_window w = {0, 0, (int)cinfo.image_height, (int)cinfo.image_width};
+  /* Room for whole decoded rows: a window widened by one chroma sample on each side (at most
+   * 4 pixels) and to whole iMCUs (at most 31 more pixels on each side). */
+  dinput_image_window w = {0, 0, (int)cinfo.image_height, (int)cinfo.image_width, 72, 0, 0};
   unsigned char* out =
       prepare(ctx, (int)cinfo.image_height, (int)cinfo.image_width, ch, &w, error, error_size);
   if (!out) {
     jpeg_destroy_decompress(&cinfo);
     return -1;
   }
-  const size_t stride = (size_t)w.width * (size_t)ch;
+  const size_t stride = (size_t)(w.stride > 0 ? w.stride : w.width) * (size_t)ch;
+  const size_t window_bytes = (size_t)w.width * (size_t)ch;
+  *x_out = 0;
   jpeg_start_decompress(&cinfo);
   if (w.x == 0 && w.y == 0 && w.width == (int)cinfo.output_width &&
       w.height == (int)cinfo.output_height) {
@@ -116,14 +120,21 @@ int dinput_image_decode_jpeg(const unsigned char* data, size_t size, int channel
     JDIMENSION x = (JDIMENSION)x0, width = (JDIMENSION)(x1 - x0);
     if (width != cinfo.output_width) jpeg_crop_scanline(&cinfo, &x, &width);
     const size_t left = (size_t)(w.x - (int)x) * (size_t)ch;
-    row = (unsigned char*)malloc((size_t)width * (size_t)ch);
-    if (!row) ERREXIT1(&cinfo, JERR_OUT_OF_MEMORY, 0);
+    /* Rows as wide as decoded fit the output's: decode into it, the window at column
+     * `left` (the margin rows above the window go where its first row will be written
+     * after them). Otherwise through a row of our own, copying the window's part. */
+    const int direct = (size_t)width * (size_t)ch <= stride;
+    if (!direct) {
+      row = (unsigned char*)malloc((size_t)width * (size_t)ch);
+      if (!row) ERREXIT1(&cinfo, JERR_OUT_OF_MEMORY, 0);
+    }
     if (y0 > 0) jpeg_skip_scanlines(&cinfo, (JDIMENSION)y0);
     for (int r = y0; r < w.y + w.height; ++r) {
-      JSAMPROW one = row;
+      JSAMPROW one = direct ? out + (size_t)(r > w.y ? r - w.y : 0) * stride : row;
       jpeg_read_scanlines(&cinfo, &one, 1);
-      if (r >= w.y) memcpy(out + (size_t)(r - w.y) * stride, row + left, stride);
+      if (!direct && r >= w.y) memcpy(out + (size_t)(r - w.y) * stride, row + left, window_bytes);
     }
+    if (direct) *x_out = (int)(left / (size_t)ch);
     jpeg_abort_decompress(&cinfo);
   }
   jpeg_destroy_decompress(&cinfo);
@@ -136,8 +147,8 @@ int dinput_image_decode_jpeg(const unsigned char* data, size_t size, int channel
 
 int dinput_image_decode_jpeg(const unsigned char* data, size_t size, int channels,
                              dinput_image_prepare_fn prepare, void* ctx, char* error,
-                             size_t error_size) {
-  (void)data, (void)size, (void)channels, (void)prepare, (void)ctx;
+                             size_t error_size, int* x_out) {
+  (void)data, (void)size, (void)channels, (void)prepare, (void)ctx, (void)x_out;
   snprintf(error, error_size, "this dinput was built without libjpeg (DINPUT_WITH_IMAGES)");
   return -2;
 }

@@ -17,12 +17,33 @@ namespace dinput::image {
 // float16 or float32.
 void check_image(const Tensor& image);
 
+// normalize's per-channel values: mean, and 1 / stddev (one of each per channel; one value
+// given for all is repeated). INVALID_ARGUMENT when their number fits neither.
+struct NormalizeParams {
+  std::vector<float> mean, scale;
+};
+NormalizeParams normalize_params(int64_t channels, const std::vector<float>& mean,
+                                 const std::vector<float>& stddev);
+
+// What resize_bilinear may also do to its output in the same pass, giving exactly the values
+// the separate operations give: mirror the columns (flip_left_right), then, when mean is not
+// null, normalize(.., *mean, *stddev, float32).
+// When `into` is a float32 tensor of the output's shape, the output is written there (and
+// returned) instead of into a new tensor.
+struct ResizeEpilogue {
+  bool flip = false;
+  const std::vector<float>* mean = nullptr;
+  const std::vector<float>* stddev = nullptr;
+  Tensor into;
+};
+
 // Bilinear resizing of `window` of the image (the whole image when window.height is 0) to
 // height x width, as float32. Output pixel centres map to input coordinates with half-pixel
 // centres: x_in = (x_out + 0.5) * in_width / out_width - 0.5, the two nearest input columns
 // (clamped to the image) are blended by the fractional part, then the same along rows. This
 // is TensorFlow's tf.image.resize(method="bilinear", antialias=False).
-Tensor resize_bilinear(const Tensor& image, const Window& window, int64_t height, int64_t width);
+Tensor resize_bilinear(const Tensor& image, const Window& window, int64_t height, int64_t width,
+                       const ResizeEpilogue& epilogue = {});
 
 // The pixels of `window`, same dtype.
 Tensor crop(const Tensor& image, const Window& window);

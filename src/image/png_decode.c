@@ -80,7 +80,7 @@ int dinput_image_decode_png(const unsigned char* data, size_t size, int channels
       png_get_rowbytes(png, info) != (size_t)width * (size_t)ch)
     png_error(png, "unsupported combination of colour type and channels");
 
-  dinput_image_window w = {0, 0, (int)height, (int)width};
+  dinput_image_window w = {0, 0, (int)height, (int)width, 0, 0, 0};
   unsigned char* out = prepare(ctx, (int)height, (int)width, ch, &w, error, error_size);
   if (!out) {
     png_destroy_read_struct(&png, &info, NULL);

@@ -271,6 +271,67 @@ TEST(Buffer, ZeroedAllocation) {
   for (size_t i = 0; i < 200; ++i) ASSERT_EQ(p[i], 0) << i;
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define DINPUT_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DINPUT_TEST_ASAN 1
+#endif
+#endif
+
+TEST(Buffer, LargeFreedBlocksAreReusedForTheSameSize) {
+#ifdef DINPUT_TEST_ASAN
+  GTEST_SKIP() << "AddressSanitizer builds keep no freed block";
+#endif
+  constexpr size_t kBig = size_t{3} << 20;
+  void* first = nullptr;
+  {
+    auto b = allocate_host(kBig);
+    first = b->data();
+    std::memset(first, 0xAB, kBig);
+  }
+  {
+    // A size of the same class (2.8 MiB rounds up to 3 MiB) gets the block back, zeroed
+    // when asked, whatever it held.
+    auto b = allocate_host(kBig - (size_t{200} << 10), /*zero=*/true);
+    EXPECT_EQ(b->data(), first);
+    EXPECT_EQ(b->size(), kBig - (size_t{200} << 10));
+    const unsigned char* p = static_cast<const unsigned char*>(b->data());
+    for (size_t i = 0; i < kBig - (size_t{200} << 10); i += 4093) ASSERT_EQ(p[i], 0) << i;
+    // While it is held, another request of that size gets another block.
+    auto c = allocate_host(kBig);
+    EXPECT_NE(c->data(), first);
+  }
+  // A size of another class does not take the kept block (3 MiB is in the class of
+  // 2 MiB + k * 256 KiB; 3.5 MiB is the next but one).
+  auto other = allocate_host(kBig + (size_t{384} << 10));
+  EXPECT_NE(other->data(), first);
+  auto again = allocate_host(kBig);
+  EXPECT_EQ(again->data(), first);
+}
+
+TEST(Buffer, TheKeptBlocksAreBounded) {
+#ifdef DINPUT_TEST_ASAN
+  GTEST_SKIP() << "AddressSanitizer builds keep no freed block";
+#endif
+  // 40 blocks of 8 MiB freed together: 8 of them are kept (at most 8 of one size).
+  constexpr size_t kSize = size_t{8} << 20, kOther = size_t{20} << 20;
+  std::vector<std::shared_ptr<Buffer>> held;
+  const size_t before = kept_host_bytes();
+  for (int i = 0; i < 40; ++i) held.push_back(allocate_host(kSize));
+  held.clear();
+  EXPECT_EQ(kept_host_bytes(), before + 8 * kSize);
+  // Blocks of another size push out the oldest ones, and never more than 128 MiB are kept.
+  for (int i = 0; i < 5; ++i) held.push_back(allocate_host(kOther));
+  held.clear();
+  EXPECT_LE(kept_host_bytes(), size_t{128} << 20);
+  EXPECT_GE(kept_host_bytes(), 5 * kOther);
+  // Taking them back empties the cache of those sizes.
+  for (int i = 0; i < 8; ++i) held.push_back(allocate_host(kSize));
+  for (int i = 0; i < 5; ++i) held.push_back(allocate_host(kOther));
+  EXPECT_LE(kept_host_bytes(), before);
+}
+
 TEST(Buffer, StringStorageStartsWithEmptyStrings) {
   auto b = allocate_strings(3);
   ASSERT_NE(b->bytes(), nullptr);
@@ -420,6 +481,27 @@ TEST(TensorOps, StackBuildsANewLeadingDimension) {
   Tensor out = stack({int64_vector({1, 2}), int64_vector({3, 4}), int64_vector({5, 6})}, 0);
   EXPECT_EQ(out.shape(), (Shape{3, 2}));
   EXPECT_EQ(values_of(out), (std::vector<int64_t>{1, 2, 3, 4, 5, 6}));
+}
+
+TEST(TensorOps, StackOfConsecutiveSlicesOfOneBufferIsAView) {
+  Tensor whole = Tensor::allocate(DType::kInt32, Shape{4, 3});
+  for (int i = 0; i < 12; ++i) whole.mutable_data_as<int32_t>()[i] = i;
+  // Rows 1..3 in order: a view of the buffer from row 1, nothing copied.
+  Tensor view = stack({whole.row(1), whole.row(2), whole.row(3)}, 0);
+  EXPECT_EQ(view.shape(), (Shape{3, 3}));
+  EXPECT_EQ(view.buffer(), whole.buffer());
+  EXPECT_EQ(view.data(), whole.row(1).data());
+  EXPECT_EQ(view.data_as<int32_t>()[8], 11);
+  // Out of order, repeated, or a single row: a copy with the same values.
+  Tensor swapped = stack({whole.row(2), whole.row(1)}, 0);
+  EXPECT_NE(swapped.buffer(), whole.buffer());
+  EXPECT_EQ(swapped.data_as<int32_t>()[0], 6);
+  EXPECT_EQ(swapped.data_as<int32_t>()[3], 3);
+  EXPECT_NE(stack({whole.row(0), whole.row(0)}, 0).buffer(), whole.buffer());
+  EXPECT_NE(stack({whole.row(0)}, 0).buffer(), whole.buffer());
+  // Slices of two buffers that happen to be adjacent in memory are copied too.
+  Tensor other = Tensor::allocate(DType::kInt32, Shape{1, 3});
+  EXPECT_NE(stack({whole.row(3), other.row(0)}, 0).buffer(), whole.buffer());
 }
 
 TEST(TensorOps, StackScalarsAndBytes) {

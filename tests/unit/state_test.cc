@@ -603,7 +603,19 @@ TEST(StateOps, ImageOperations) {
     expect_resumes_everywhere(make_random_resized_crop(src, 3, 3, 0.2, 1.0, 0.5, 2.0, 9, o));
     expect_resumes_everywhere(make_normalize(make_resize(make_center_crop(src, 5, 5, o), 3, 4, o),
                                              {1.0f}, {2.0f}, DType::kFloat16, o));
+    // A chain whose resize writes the flip and the normalization in its own pass, with a
+    // random operation before and after it: one map, whose state holds every epoch.
+    expect_resumes_everywhere(make_normalize(
+        make_random_flip_left_right(make_random_resized_crop(make_random_crop(src, 5, 6, 3, o), 3,
+                                                             3, 0.2, 1.0, 0.5, 2.0, 4, o),
+                                    5, ImageOpOptions{}),
+        {1.0f, 2.0f, 3.0f}, {2.0f, 3.0f, 4.0f}, DType::kFloat32, o));
   }
+  // Repeated epochs of a chain of two random operations draw anew for each, and resume.
+  expect_resumes_everywhere(
+      make_repeat(make_random_flip_left_right(make_random_crop(one, 3, 3, 3, ImageOpOptions{}), 4,
+                                              ImageOpOptions{}),
+                  4));
   DatasetPtr epochs = make_repeat(make_random_crop(one, 2, 2, 3, ImageOpOptions{}), 4);
   std::vector<std::string> all = all_of(epochs);
   ASSERT_EQ(all.size(), 4u);

@@ -203,6 +203,80 @@ class TransformTest(unittest.TestCase):
                 kinds.add("flipped")
         self.assertEqual(kinds, {"same", "flipped"})
 
+    def test_resize_of_uint8_equals_resize_of_its_float32_copy(self):
+        # uint8 pixels are blended four at a time with vector instructions, float32 ones one
+        # at a time: the same operations, so the same values, for sizes up and down.
+        for k, (h, w, out) in enumerate([(7, 11, (5, 4)), (20, 33, (40, 19)), (3, 2, (7, 9)),
+                                         (64, 48, (24, 24))]):
+            img = noise(h, w, seed=k)
+            a = images(dinput.Dataset.from_tensors(img).resize(out))[0]
+            b = images(dinput.Dataset.from_tensors(img).cast_image("float32").prefetch(1)
+                       .resize(out))[0]
+            np.testing.assert_array_equal(a, b, err_msg=str(out))
+
+    def test_fused_chain_equals_the_separate_operations(self):
+        # Consecutive image operations run as one map, and a resize writes its flip and its
+        # float32 normalization in the same pass; a prefetch between them keeps them apart.
+        # The values must be equal, bit for bit, and so must the draws of each seed.
+        data = [jpeg(noise(30 + i, 41 + 2 * i, seed=i), subsampling=i % 3) for i in range(16)]
+        mean, std = [120.0, 110.5, 100.25], [60.0, 57.5, 55.0]
+
+        def chains(split):
+            gap = (lambda d: d.prefetch(1)) if split else (lambda d: d)
+            dec = slices(data).decode_jpeg(channels=3)
+            return [
+                gap(gap(dec.random_resized_crop((13, 17), seed=5)).random_flip_left_right(seed=6))
+                .normalize(mean, std, num_parallel_calls=2),
+                gap(gap(gap(dec).resize((9, 7))).random_flip_left_right(seed=7)).normalize(
+                    mean, std),
+                gap(gap(dec).resize((11, 12))).normalize([3.0], [2.0]),
+                gap(gap(dec.random_resized_crop((8, 8), seed=3)).random_flip_left_right(seed=4))
+                .normalize(mean, std, dtype="float16"),
+                gap(gap(gap(dec).resize((6, 5))).random_flip_left_right(seed=8)).cast_image(
+                    "float16"),
+            ]
+        for k, (fused, apart) in enumerate(zip(chains(False), chains(True))):
+            a, b = images(fused), images(apart)
+            self.assertEqual(len(a), len(b))
+            for x, y in zip(a, b):
+                self.assertEqual(x.dtype, y.dtype)
+                np.testing.assert_array_equal(x, y, err_msg="chain %d" % k)
+        # Both ways of the flip happen in the first chain.
+        plain = images(slices(data).decode_jpeg(channels=3).random_resized_crop((13, 17), seed=5)
+                       .prefetch(1).normalize(mean, std))
+        flipped = [not np.array_equal(x, y) for x, y in zip(images(chains(False)[0]), plain)]
+        self.assertIn(True, flipped)
+        self.assertIn(False, flipped)
+
+    def test_batches_of_a_chain_written_in_place(self):
+        # A chain ending in a resize, directly batched, writes each image into its place in
+        # the batch; the batches must equal those of the same chain kept apart from the batch
+        # (a prefetch between them), partial last batch and parallel calls included.
+        data = [jpeg(noise(30 + i, 41 + 2 * i, seed=i), subsampling=i % 3) for i in range(23)]
+        mean, std = [120.0, 110.5, 100.25], [60.0, 57.5, 55.0]
+
+        def chain(parallel):
+            return (slices(data).decode_jpeg(channels=3, num_parallel_calls=parallel)
+                    .random_resized_crop((13, 17), seed=5, num_parallel_calls=parallel)
+                    .random_flip_left_right(seed=6).normalize(mean, std))
+        for parallel in (1, 3):
+            direct = images(chain(parallel).batch(5))
+            apart = images(chain(parallel).prefetch(1).batch(5))
+            self.assertEqual([b.shape[0] for b in direct], [5, 5, 5, 5, 3])
+            for x, y in zip(direct, apart):
+                np.testing.assert_array_equal(x, y)
+            unbatched = images(chain(parallel).prefetch(1))
+            np.testing.assert_array_equal(np.concatenate(direct), np.stack(unbatched))
+        # A damaged image still fails its batch, naming the element.
+        bad = data[:7] + [data[7][: len(data[7]) // 2]] + data[8:]
+        ds = (slices(bad).decode_jpeg(channels=3).random_resized_crop((8, 8), seed=1)
+              .normalize(mean, std).batch(4))
+        it = iter(ds)
+        next(it)
+        with self.assertRaises(dinput.DinputError) as cm:
+            next(it)
+        self.assertIn("element 7", str(cm.exception))
+
     def test_random_crop_checkpoint(self):
         img = noise(9, 9, seed=5)
         ds = (dinput.Dataset.from_tensors(img).repeat(20).random_crop((4, 5), seed=2)

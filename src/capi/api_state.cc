@@ -54,7 +54,8 @@ DINPUT_API dinput_status_t dinput_dataset_iterator_from_state(dinput_iterator_t*
         restored.iterator ? StickyIterator(std::move(restored.iterator)) : StickyIterator();
     *out =
         capi::new_handle<dinput_iterator>(dataset->ds, ctx.stats, ctx.cancellation, std::move(it),
-                                          capi::InUseFlag{}, std::move(restored.dataset));
+                                          capi::InUseFlag{}, std::move(restored.dataset),
+                                          ctx.pipeline_stats);
   });
 }
 

@@ -26,6 +26,7 @@ constexpr int64_t kUnknownCardinality = -2;
 constexpr int64_t kMaxPipelineDepth = 10000;
 
 class Dataset;
+class PipelineStats;
 using DatasetPtr = std::shared_ptr<const Dataset>;
 
 // Counters of an iterator's work, shared by every iterator of one pipeline instance and
@@ -59,6 +60,9 @@ struct IteratorContext {
   // The iterator is made to be restored (data/state.h): it starts no background thread
   // before restore() or its first next(), since restore() must see its input unread.
   bool restoring = false;
+  // The per-stage statistics of this pipeline instance (data/stage_stats.h); null when the
+  // pipeline is not instrumented.
+  std::shared_ptr<PipelineStats> pipeline_stats;
 };
 
 class Dataset : public std::enable_shared_from_this<Dataset> {

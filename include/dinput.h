@@ -1873,8 +1873,7 @@ DINPUT_API dinput_status_t dinput_options_set_statistics(dinput_options_t* optio
  * kept (older ones are dropped and counted). 0 (the default): no trace. Tracing times every
  * call, which costs more than the statistics alone. INVALID_ARGUMENT when max_events is
  * negative or above 100,000,000. */
-DINPUT_API dinput_status_t dinput_options_set_trace(dinput_options_t* options,
-                                                    int64_t max_events);
+DINPUT_API dinput_status_t dinput_options_set_trace(dinput_options_t* options, int64_t max_events);
 /** The iterator's statistics so far: a new JSON document (schema "dinput.statistics/1",
  * docs/statistics.md), freed with dinput_string_free. Any thread, also while get_next runs. */
 DINPUT_API dinput_status_t dinput_iterator_statistics(char** out,

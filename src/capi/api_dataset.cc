@@ -437,9 +437,9 @@ DINPUT_API dinput_status_t dinput_dataset_iterator(dinput_iterator_t** out,
     IteratorContext ctx;
     ctx.cancellation = std::make_shared<Cancellation>();
     StickyIterator it(make_pipeline_iterator(dataset->ds, ctx));
-    *out = capi::new_handle<dinput_iterator>(dataset->ds, ctx.stats, ctx.cancellation,
-                                             std::move(it), capi::InUseFlag{}, dataset->ds,
-                                             ctx.pipeline_stats);
+    *out =
+        capi::new_handle<dinput_iterator>(dataset->ds, ctx.stats, ctx.cancellation, std::move(it),
+                                          capi::InUseFlag{}, dataset->ds, ctx.pipeline_stats);
   });
 }
 

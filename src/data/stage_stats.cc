@@ -15,13 +15,14 @@ constexpr auto kRelaxed = std::memory_order_relaxed;
 
 // Timing every call costs two clock reads per element and stage; one call in kSampleEvery is
 // timed instead and the totals are scaled (elements and bytes are always exact).
-constexpr int64_t kSampleEvery = 8;
+constexpr int64_t kSampleEvery = 16;
 
 // Single-writer increment: a plain load and store, which costs what a non-atomic one does.
 inline void bump(std::atomic<int64_t>& a, int64_t by) { a.store(a.load(kRelaxed) + by, kRelaxed); }
 
 // How many stage calls the current thread is inside: a call made while it is > 0 is a
-// stage reading its input on its own thread (synchronously).
+// stage reading its input on its own thread (synchronously). (Not initial-exec: a library
+// loaded with dlopen may find no static TLS left for it.)
 thread_local int tls_depth = 0;
 
 // Small numbers for the threads that appear in traces.
@@ -32,9 +33,20 @@ int32_t thread_index() {
   return tls_thread;
 }
 
+// Tensor::byte_size, reading a bytes tensor's storage once rather than once per string (a
+// virtual call each): a batch of records has hundreds.
 int64_t element_bytes(const Element& e) {
   int64_t n = 0;
-  for (const auto& t : e) n += static_cast<int64_t>(t.byte_size());
+  for (const auto& t : e) {
+    const BytesStorage* strings =
+        t.defined() && t.dtype() == DType::kBytes ? t.buffer()->bytes() : nullptr;
+    if (!strings) {
+      n += static_cast<int64_t>(t.byte_size());
+      continue;
+    }
+    const size_t first = t.offset(), count = static_cast<size_t>(t.num_elements());
+    for (size_t i = 0; i < count; ++i) n += static_cast<int64_t>(strings->at(first + i).size);
+  }
   return n;
 }
 
@@ -153,6 +165,14 @@ class StageDataset final : public Dataset {
   int id() const { return stage_.id; }
   const Options& options() const override { return input_->options(); }
   int64_t depth() const override { return input_->depth(); }
+  // What nodes above learn of their inputs' graphs (repeat and cache collect the reshuffling
+  // counters, saves read the seeds) comes from the wrapped node.
+  bool has_random_seed() const override { return input_->has_random_seed(); }
+  DatasetPtr with_seed(uint64_t seed) const override {
+    return std::make_shared<StageDataset>(input_->with_seed(seed), stage_, stats_);
+  }
+  uint64_t seed() const override { return input_->seed(); }
+  EpochCounter epoch_counter() const override { return input_->epoch_counter(); }
 
  private:
   DatasetPtr input_;

@@ -1885,8 +1885,8 @@ DINPUT_API dinput_status_t dinput_iterator_trace(char** out, const dinput_iterat
 /** The statistics of this worker's input pipelines and steps (schema
  * "dinput.dist_statistics/1"), or with all_workers non-zero those of every worker gathered
  * through the collective (schema "dinput.job_statistics/1", naming the slowest worker and
- * stage): then every worker calls it at the same point, between get_next calls. Freed with
- * dinput_string_free. */
+ * stage): then every worker calls it at the same point. Between get_next calls (an overlapping
+ * call is DINPUT_FAILED_PRECONDITION). Freed with dinput_string_free. */
 DINPUT_API dinput_status_t dinput_dist_iterator_statistics(char** out,
                                                            dinput_dist_iterator_t* iterator,
                                                            int all_workers);

@@ -82,12 +82,10 @@ DINPUT_API dinput_status_t dinput_dist_iterator_statistics(char** out,
   return capi::guard(__func__, [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(iterator);
-    if (!all_workers) {
-      *out = owned_string(iterator->it->statistics_json());
-      return;
-    }
+    // Between get_next calls: it reads the step count, which get_next moves.
     capi::InUseScope busy(iterator->in_use, "dinput_dist_iterator_statistics");
-    *out = owned_string(iterator->it->gather_statistics());
+    *out = owned_string(all_workers ? iterator->it->gather_statistics()
+                                    : iterator->it->statistics_json());
   });
 }
 

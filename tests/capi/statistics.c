@@ -2,6 +2,7 @@
  * byte counts, the slow stage named, consumer waits, buffers, switching them off, traces. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -230,6 +231,76 @@ static void test_trace(void) {
   CHECK_STATUS(dinput_iterator_statistics(NULL, NULL), DINPUT_INVALID_ARGUMENT);
 }
 
+/* Two in-process workers, worker 1's pipeline with a sleeping map: gathered through the
+ * collective, both workers name worker 1 and its map as the slowest. */
+struct worker_run {
+  dinput_dist_iterator_t* it;
+  int steps;
+  dinput_status_t status;
+  char* job;
+};
+
+static void* run_worker(void* arg) {
+  struct worker_run* w = (struct worker_run*)arg;
+  dinput_per_replica_t* v = NULL;
+  while (dinput_dist_iterator_get_next(&v, w->it) == DINPUT_OK) {
+    ++w->steps;
+    dinput_per_replica_free(v);
+  }
+  w->status = dinput_dist_iterator_statistics(&w->job, w->it, 1);
+  return NULL;
+}
+
+static void test_gathered(void) {
+  dinput_collective_t* collective = NULL;
+  dinput_strategy_t* strategy[2] = {NULL, NULL};
+  dinput_dist_dataset_t* dist[2] = {NULL, NULL};
+  dinput_dataset_t *r = range(8), *m = NULL, *fast = NULL, *slow = NULL;
+  struct worker_run runs[2];
+  pthread_t threads[2];
+  char* mine = NULL;
+  int w;
+  memset(runs, 0, sizeof runs);
+  CHECK_OK(dinput_collective_new_in_process(&collective, 2, 60000));
+  CHECK_OK(batch_with(&fast, r, 2, 0));
+  CHECK_OK(map_with(&m, r, sleepy, NULL, 1, 1, NULL, NULL));
+  CHECK_OK(batch_with(&slow, m, 2, 0));
+  for (w = 0; w < 2; ++w) {
+    CHECK_OK(dinput_strategy_new_multi_worker_cpu(&strategy[w], collective, w, 2));
+    CHECK_OK(dinput_strategy_distribute_dataset(&dist[w], strategy[w], w == 0 ? fast : slow, NULL));
+    CHECK_OK(dinput_dist_dataset_iterator(&runs[w].it, dist[w]));
+  }
+  for (w = 0; w < 2; ++w) CHECK(pthread_create(&threads[w], NULL, run_worker, &runs[w]) == 0);
+  for (w = 0; w < 2; ++w) pthread_join(threads[w], NULL);
+  for (w = 0; w < 2; ++w) {
+    CHECK(runs[w].steps == 4); /* 4 batches of 2 rows, one row per worker per step */
+    CHECK(runs[w].status == DINPUT_OK);
+    CHECK(runs[w].job != NULL && strstr(runs[w].job, "\"schema\":\"dinput.job_statistics/1\""));
+    CHECK(runs[w].job != NULL && strstr(runs[w].job, "\"slowest_worker\":1") != NULL);
+    CHECK(runs[w].job != NULL &&
+          strstr(runs[w].job, "\"slowest_stage\":{\"worker\":1,\"pipeline\":0,") != NULL);
+    CHECK(runs[w].job != NULL &&
+          strstr(strstr(runs[w].job, "\"slowest_stage\""), "\"name\":\"map\"") != NULL);
+  }
+  CHECK(runs[0].job && runs[1].job && strcmp(runs[0].job, runs[1].job) == 0);
+  /* This worker's own figures: its one pipeline, the map producing its 4 elements. */
+  CHECK_OK(dinput_dist_iterator_statistics(&mine, runs[1].it, 0));
+  CHECK(mine != NULL && strstr(mine, "\"schema\":\"dinput.dist_statistics/1\"") != NULL);
+  CHECK(mine != NULL && strstr(mine, "\"worker\":1") != NULL);
+  dinput_string_free(mine);
+  for (w = 0; w < 2; ++w) {
+    dinput_string_free(runs[w].job);
+    dinput_dist_iterator_free(runs[w].it);
+    dinput_dist_dataset_free(dist[w]);
+    dinput_strategy_free(strategy[w]);
+  }
+  dinput_collective_free(collective);
+  dinput_dataset_free(slow);
+  dinput_dataset_free(fast);
+  dinput_dataset_free(m);
+  dinput_dataset_free(r);
+}
+
 int main(void) {
   test_take_counts();
   test_batch_bytes();
@@ -237,5 +308,6 @@ int main(void) {
   test_buffers();
   test_off();
   test_trace();
+  test_gathered();
   return check_finish_();
 }

@@ -1866,7 +1866,8 @@ DINPUT_API dinput_status_t dinput_dist_iterator_statistic(int64_t* out,
 DINPUT_API void dinput_string_free(char* string);
 /** Per-stage statistics of the iterators of the pipeline upstream of the with_options node:
  * non-zero (the default) keeps them, 0 leaves the pipeline as it is (the statistics then list
- * no stages and no consumer figures). They cost about 1% of a pipeline of 1 KiB records. */
+ * no stages and no consumer figures). They cost about 1 to 3% of the CPU time of a pipeline
+ * of 1 KiB records (docs/statistics.md, "Cost"). */
 DINPUT_API dinput_status_t dinput_options_set_statistics(dinput_options_t* options, int enable);
 /** Records a trace of the pipeline upstream of the with_options node (dinput_iterator_trace):
  * one slice per element each stage produces and per get_next wait, the newest max_events

@@ -20,11 +20,6 @@ constexpr int64_t kSampleEvery = 16;
 // Single-writer increment: a plain load and store, which costs what a non-atomic one does.
 inline void bump(std::atomic<int64_t>& a, int64_t by) { a.store(a.load(kRelaxed) + by, kRelaxed); }
 
-// How many stage calls the current thread is inside: a call made while it is > 0 is a
-// stage reading its input on its own thread (synchronously). (Not initial-exec: a library
-// loaded with dlopen may find no static TLS left for it.)
-thread_local int tls_depth = 0;
-
 // Small numbers for the threads that appear in traces.
 std::atomic<int32_t> g_next_thread{0};
 thread_local int32_t tls_thread = -1;
@@ -61,7 +56,7 @@ class StageIterator final : public Iterator {
         keep_(std::move(stats)),
         stats_(*keep_),
         counters_(stage.attach()),
-        source_(source),
+        skipped_(source ? &stats_.counters()->corrupt_records_skipped : nullptr),
         mask_(stats_.tracing() ? 0 : kSampleEvery - 1) {}
   ~StageIterator() override { stage_.detach(counters_); }
 
@@ -86,17 +81,20 @@ class StageIterator final : public Iterator {
     StageCounters& c = *counters_;
     const int64_t n = c.calls.load(kRelaxed);
     c.calls.store(n + 1, kRelaxed);
-    const bool sync = tls_depth > 0;
-    if (sync) bump(c.sync_calls, 1);
     const bool timed = (n & mask_) == 0;
-    const int64_t corrupt_before =
-        source_ ? stats_.counters()->corrupt_records_skipped.load(kRelaxed) : 0;
-    const int64_t begin = timed ? stats_.now_ns() : 0;
-    bool got;
-    {
-      Depth depth;
-      got = produce();
+    // Whether the consumer stage reads this one on its own thread (synchronously): decided on
+    // the timed calls only, from the thread of the consumer's last timed call, so that the
+    // other calls touch no thread-local state. A stage's first call is timed, and a consumer
+    // calls its input inside its own call, so the consumer's thread is known by then.
+    bool sync = false;
+    if (timed) {
+      const int32_t me = thread_index();
+      stage_.last_thread.store(me, kRelaxed);
+      sync = !stage_.parent || stage_.parent->last_thread.load(kRelaxed) == me;
     }
+    const int64_t corrupt_before = skipped_ ? skipped_->load(kRelaxed) : 0;
+    const int64_t begin = timed ? stats_.now_ns() : 0;
+    const bool got = produce();
     if (timed) {
       const int64_t took = stats_.now_ns() - begin;
       bump(c.timed_calls, 1);
@@ -117,9 +115,8 @@ class StageIterator final : public Iterator {
         c.capacity.store(buffered_->buffer_capacity(), kRelaxed);
       }
     }
-    if (source_) {
-      const int64_t skipped =
-          stats_.counters()->corrupt_records_skipped.load(kRelaxed) - corrupt_before;
+    if (skipped_) {
+      const int64_t skipped = skipped_->load(kRelaxed) - corrupt_before;
       if (skipped) bump(c.corrupt_records, skipped);
     }
     if (got) {
@@ -129,19 +126,14 @@ class StageIterator final : public Iterator {
     return got;
   }
 
-  // Marks the current thread as inside a stage call, also when the call throws.
-  struct Depth {
-    Depth() { ++tls_depth; }
-    ~Depth() { --tls_depth; }
-  };
-
   std::unique_ptr<Iterator> inner_;
   const BufferedIterator* buffered_;
   StageInfo& stage_;
   std::shared_ptr<PipelineStats> keep_;
   PipelineStats& stats_;
   std::shared_ptr<StageCounters> counters_;
-  bool source_;
+  // The pipeline's count of skipped corrupt records, watched by sources (null otherwise).
+  const std::atomic<int64_t>* skipped_;
   int64_t mask_;
 };
 
@@ -209,7 +201,7 @@ int64_t scaled(int64_t ns, int64_t part, int64_t whole) {
 
 // A stage's input read mostly on another thread (behind prefetch, or a read-ahead).
 bool read_in_background(const StageCounters& c) {
-  return c.calls.load(kRelaxed) > 2 * c.sync_calls.load(kRelaxed);
+  return c.timed_calls.load(kRelaxed) > 2 * c.sync_timed_calls.load(kRelaxed);
 }
 
 }  // namespace
@@ -223,7 +215,6 @@ void StageCounters::add(const StageCounters& o) {
   plus(bytes, o.bytes);
   plus(timed_calls, o.timed_calls);
   plus(timed_ns, o.timed_ns);
-  plus(sync_calls, o.sync_calls);
   plus(sync_timed_calls, o.sync_timed_calls);
   plus(sync_timed_ns, o.sync_timed_ns);
   plus(corrupt_records, o.corrupt_records);
@@ -286,6 +277,7 @@ StageInfo& PipelineStats::add_stage(const Dataset& node, std::vector<int> inputs
   s->name = node.name();
   s->arguments = node.arguments();
   s->inputs = std::move(inputs);
+  for (int in : s->inputs) stages_[static_cast<size_t>(in)]->parent = s.get();
   stages_.push_back(std::move(s));
   return *stages_.back();
 }
@@ -357,8 +349,9 @@ std::string PipelineStats::to_json(int worker) const {
     bool waits_on_buffer = false;
     for (int in : info.inputs) {
       const StageCounters& ic = totals[static_cast<size_t>(in)];
-      input_wait += scaled(ic.sync_timed_ns.load(kRelaxed), ic.sync_timed_calls.load(kRelaxed),
-                           ic.sync_calls.load(kRelaxed));
+      // The synchronous calls' share of all calls is estimated from the timed ones.
+      input_wait += scaled(ic.sync_timed_ns.load(kRelaxed), ic.timed_calls.load(kRelaxed),
+                           ic.calls.load(kRelaxed));
       waits_on_buffer = waits_on_buffer || read_in_background(ic);
     }
     // A stage whose input runs on another thread spends its own time waiting for it.

@@ -37,10 +37,9 @@ struct StageCounters {
   std::atomic<int64_t> elements{0};
   std::atomic<int64_t> bytes{0};
   // Calls timed (one in kSampleEvery, or all while tracing), and their total duration;
-  // sync_*: those made from inside the consumer stage's own next() on the same thread.
+  // sync_*: those made on the thread the consumer stage runs on (from inside its next()).
   std::atomic<int64_t> timed_calls{0};
   std::atomic<int64_t> timed_ns{0};
-  std::atomic<int64_t> sync_calls{0};
   std::atomic<int64_t> sync_timed_calls{0};
   std::atomic<int64_t> sync_timed_ns{0};
   std::atomic<int64_t> corrupt_records{0};
@@ -59,6 +58,10 @@ struct StageInfo {
   std::string name;
   std::string arguments;
   std::vector<int> inputs;
+  // The stage that reads this one (null for the output), set before any iterator exists.
+  StageInfo* parent = nullptr;
+  // The thread of this stage's last timed call (an index of the trace's threads).
+  std::atomic<int32_t> last_thread{-1};
   std::mutex mu;
   StageCounters retired;  // of the instances already destroyed
   std::vector<std::shared_ptr<StageCounters>> live;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "dinput.h"
@@ -231,6 +232,53 @@ static void test_trace(void) {
   CHECK_STATUS(dinput_iterator_statistics(NULL, NULL), DINPUT_INVALID_ARGUMENT);
 }
 
+/* A damaged record skipped under skip_corrupt_records counts on the records stage; the
+ * stage's bytes are the payload bytes of the records delivered. */
+static void test_corrupt_records(void) {
+  char dir[] = "/tmp/dinput_capi_statistics_XXXXXX", path[256], buf[4096];
+  const char* files[1];
+  dinput_record_writer_t* w = NULL;
+  dinput_dataset_t *rec = NULL, *opt = NULL;
+  dinput_options_t* o = NULL;
+  const char* s;
+  char* json;
+  FILE* f;
+  int i;
+  CHECK(mkdtemp(dir) != NULL);
+  snprintf(path, sizeof path, "%s/three.rec", dir);
+  files[0] = path;
+  CHECK_OK(dinput_record_writer_open(&w, path, NULL));
+  for (i = 0; i < 3; ++i) CHECK_OK(dinput_record_writer_write(w, "abcd", 4));
+  CHECK_OK(dinput_record_writer_close(w));
+  dinput_record_writer_free(w);
+  /* Each record is 8 (length) + 4 (its CRC) + 4 (data) + 4 (data CRC) bytes: damage the
+   * second record's data. */
+  f = fopen(path, "r+b");
+  CHECK(f != NULL);
+  if (f) {
+    fseek(f, 20 + 12, SEEK_SET);
+    fputc('X', f);
+    fclose(f);
+  }
+  CHECK_OK(dinput_dataset_records(&rec, files, 1, NULL));
+  CHECK_OK(dinput_options_new(&o));
+  CHECK_OK(dinput_options_set_skip_corrupt_records(o, 1));
+  CHECK_OK(dinput_dataset_with_options(&opt, rec, o));
+  json = run_stats(opt, NULL);
+  s = stage_text(json, "records", buf, sizeof buf);
+  CHECK(field(s, "elements") == 2);
+  CHECK(field(s, "bytes") == 8);
+  CHECK(field(s, "corrupt_records_skipped") == 1);
+  s = stage_text(json, "with_options", buf, sizeof buf);
+  CHECK(field(s, "corrupt_records_skipped") == 0);
+  dinput_string_free(json);
+  dinput_dataset_free(opt);
+  dinput_dataset_free(rec);
+  dinput_options_free(o);
+  remove(path);
+  rmdir(dir);
+}
+
 /* Two in-process workers, worker 1's pipeline with a sleeping map: gathered through the
  * collective, both workers name worker 1 and its map as the slowest. */
 struct worker_run {
@@ -308,6 +356,7 @@ int main(void) {
   test_buffers();
   test_off();
   test_trace();
+  test_corrupt_records();
   test_gathered();
   return check_finish_();
 }

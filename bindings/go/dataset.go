@@ -418,6 +418,12 @@ type Options struct {
 	// is DeterministicUnset (tf.data's Options.deterministic); the zero value keeps the
 	// default, ordered. See dinput_options_set_deterministic.
 	Deterministic Deterministic
+	// DisableStatistics turns the per-stage statistics off (they are on by default). See
+	// dinput_options_set_statistics and Iterator.Statistics.
+	DisableStatistics bool
+	// TraceEvents, when not 0, records a trace of up to that many events (Iterator.Trace).
+	// See dinput_options_set_trace.
+	TraceEvents int64
 }
 
 // WithOptions returns the same data with the given options.
@@ -467,6 +473,9 @@ func (d *Dataset) WithOptions(o Options) (*Dataset, error) {
 		if err := call(func() C.dinput_status_t { return C.dinput_options_set_allow_nonregular_files(opts, 1) }); err != nil {
 			return nil, err
 		}
+	}
+	if err := setStatisticsOptions(opts, o); err != nil {
+		return nil, err
 	}
 	return d.derive(func(out **C.dinput_dataset_t, in *C.dinput_dataset_t) C.dinput_status_t {
 		return C.dinput_dataset_with_options(out, in, opts)

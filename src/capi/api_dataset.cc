@@ -35,6 +35,7 @@ dinput_status_t make_source(const char* fn, dinput_dataset_t** out,
 
 // The next element for get_next and get_next_as_optional; see capi::next_element.
 bool next_element(dinput_iterator& iterator, Element& e) {
+  ConsumerCall timing(iterator.pipeline_stats.get());
   return capi::next_element(
       "dinput_iterator_cancel", [&] { return iterator.cancellation->cancelled(); },
       [&] { return iterator.it.next(e); });
@@ -435,9 +436,10 @@ DINPUT_API dinput_status_t dinput_dataset_iterator(dinput_iterator_t** out,
     DINPUT_REQUIRE(dataset);
     IteratorContext ctx;
     ctx.cancellation = std::make_shared<Cancellation>();
-    *out = capi::new_handle<dinput_iterator>(dataset->ds, ctx.stats, ctx.cancellation,
-                                             StickyIterator(dataset->ds->make_iterator(ctx)),
-                                             capi::InUseFlag{}, dataset->ds);
+    StickyIterator it(make_pipeline_iterator(dataset->ds, ctx));
+    *out =
+        capi::new_handle<dinput_iterator>(dataset->ds, ctx.stats, ctx.cancellation, std::move(it),
+                                          capi::InUseFlag{}, dataset->ds, ctx.pipeline_stats);
   });
 }
 

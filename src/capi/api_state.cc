@@ -52,9 +52,9 @@ DINPUT_API dinput_status_t dinput_dataset_iterator_from_state(dinput_iterator_t*
         restore_state(dataset->ds, ctx, std::string_view(static_cast<const char*>(state), size));
     StickyIterator it =
         restored.iterator ? StickyIterator(std::move(restored.iterator)) : StickyIterator();
-    *out =
-        capi::new_handle<dinput_iterator>(dataset->ds, ctx.stats, ctx.cancellation, std::move(it),
-                                          capi::InUseFlag{}, std::move(restored.dataset));
+    *out = capi::new_handle<dinput_iterator>(dataset->ds, ctx.stats, ctx.cancellation,
+                                             std::move(it), capi::InUseFlag{},
+                                             std::move(restored.dataset), ctx.pipeline_stats);
   });
 }
 

@@ -6,6 +6,7 @@
 
 #include "capi/in_use.h"
 #include "data/dataset.h"
+#include "data/stage_stats.h"
 
 struct dinput_iterator {
   dinput::DatasetPtr dataset;  // keeps the graph alive for the iterator's whole life
@@ -16,4 +17,6 @@ struct dinput_iterator {
   // The pipeline iterated: `dataset`, or a copy of it with the random seeds of a restored
   // state. Saving fingerprints `dataset` and reads the seeds of this one.
   dinput::DatasetPtr effective;
+  // Per-stage statistics and trace (data/stage_stats.h); null when off.
+  std::shared_ptr<dinput::PipelineStats> pipeline_stats;
 };

@@ -66,6 +66,12 @@ class BackgroundProducer {
   BackgroundProducer(const BackgroundProducer&) = delete;
   BackgroundProducer& operator=(const BackgroundProducer&) = delete;
 
+  // Items made ahead and not yet taken (the statistics' buffer fill).
+  size_t queued() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return queue_.size();
+  }
+
   enum class Poll { kItem, kEmpty, kEnd };
   // The next item if one is ready, without waiting; kEnd at the end (errors are rethrown).
   // Placement::kThread only: an adaptive producer may have nothing made ahead to poll.

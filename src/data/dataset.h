@@ -26,6 +26,7 @@ constexpr int64_t kUnknownCardinality = -2;
 constexpr int64_t kMaxPipelineDepth = 10000;
 
 class Dataset;
+class PipelineStats;
 using DatasetPtr = std::shared_ptr<const Dataset>;
 
 // Counters of an iterator's work, shared by every iterator of one pipeline instance and
@@ -63,6 +64,9 @@ struct IteratorContext {
   // thread. Elastic resume under FILE sharding restores a pipeline this way, so that what
   // its file source has read stops where the restore left it (docs/checkpoint.md).
   bool synchronous = false;
+  // The per-stage statistics of this pipeline instance (data/stage_stats.h); null when the
+  // pipeline is not instrumented.
+  std::shared_ptr<PipelineStats> pipeline_stats;
 };
 
 class Dataset : public std::enable_shared_from_this<Dataset> {

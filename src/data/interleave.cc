@@ -6,6 +6,7 @@
 #include "data/background_producer.h"
 #include "data/data_errors.h"
 #include "data/nodes.h"
+#include "data/stage_stats.h"
 #include "data/state.h"
 
 namespace dinput {
@@ -64,8 +65,12 @@ class InterleaveDataset final : public UnaryDataset {
   std::string reader_;  // the built-in reader fn_ runs, if it is one
 };
 
-class InterleaveIterator final : public Iterator {
+class InterleaveIterator final : public Iterator, public BufferedIterator {
  public:
+  // In open input datasets, out of cycle_length.
+  int64_t buffered() const override { return open_; }
+  int64_t buffer_capacity() const override { return static_cast<int64_t>(slots_.size()); }
+
   InterleaveIterator(std::shared_ptr<const InterleaveDataset> ds, std::unique_ptr<Iterator> input,
                      IteratorContext ctx)
       : ds_(std::move(ds)),

@@ -8,6 +8,7 @@
 #include "data/input_snapshots.h"
 #include "data/nodes.h"
 #include "data/parallel_calls.h"
+#include "data/stage_stats.h"
 #include "data/state.h"
 
 namespace dinput {
@@ -186,8 +187,12 @@ class SequentialMapIterator final : public Iterator {
 // elements (rounded up to a run) it saves its input's state before reading the next run, and
 // a save is the last such snapshot at or before the first result not taken, plus the
 // elements taken since.
-class ParallelMapIterator final : public Iterator {
+class ParallelMapIterator final : public Iterator, public BufferedIterator {
  public:
+  // In calls (one per element, or per run of map_many).
+  int64_t buffered() const override { return static_cast<int64_t>(calls_.in_flight()); }
+  int64_t buffer_capacity() const override { return static_cast<int64_t>(calls_.max_in_flight()); }
+
   ParallelMapIterator(std::shared_ptr<const MapDataset> ds, std::unique_ptr<Iterator> input,
                       int threads, bool deterministic, std::shared_ptr<Cancellation> cancellation)
       : ds_(std::move(ds)),

@@ -33,6 +33,10 @@ struct Options {
   // The order of map, interleave and batch whose own deterministic is unset (tf.data's
   // Options.deterministic); unset: true.
   std::optional<bool> deterministic;
+  // Per-stage statistics (docs/statistics.md); unset: on (kStatisticsByDefault).
+  std::optional<bool> statistics;
+  // The most trace events kept (0: no trace); unset: no trace.
+  std::optional<int64_t> trace_events;
 
   AutoShardPolicy policy() const { return auto_shard_policy.value_or(AutoShardPolicy::kAuto); }
   bool skip_corrupt() const { return skip_corrupt_records.value_or(false); }
@@ -53,6 +57,8 @@ struct Options {
     if (map_files) out.map_files = map_files;
     if (allow_nonregular_files) out.allow_nonregular_files = allow_nonregular_files;
     if (deterministic) out.deterministic = deterministic;
+    if (statistics) out.statistics = statistics;
+    if (trace_events) out.trace_events = trace_events;
     return out;
   }
 };

@@ -34,6 +34,9 @@ class ParallelCallsOf {
 
   bool full() const { return in_flight_.size() >= max_in_flight_; }
   bool empty() const { return in_flight_.empty(); }
+  // Calls submitted and not yet taken, and the most there may be (the statistics' fill).
+  size_t in_flight() const { return in_flight_.size(); }
+  size_t max_in_flight() const { return max_in_flight_; }
 
   // Runs `work` on the pool; take() hands out its result or raises its exception.
   void submit(std::function<Result()> work);

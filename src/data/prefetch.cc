@@ -16,14 +16,20 @@
 #include "data/background_producer.h"
 #include "data/data_errors.h"
 #include "data/nodes.h"
+#include "data/stage_stats.h"
 #include "data/state.h"
 
 namespace dinput {
 
 namespace {
 
-class PrefetchIterator final : public Iterator {
+class PrefetchIterator final : public Iterator, public BufferedIterator {
  public:
+  int64_t buffered() const override {
+    return producer_ ? static_cast<int64_t>(producer_->queued()) : 0;
+  }
+  int64_t buffer_capacity() const override { return static_cast<int64_t>(capacity_); }
+
   // The producer's placement, by name (BackgroundProducer<Item>'s enum needs Item complete).
   enum class Placement { kThread, kAdaptive, kCaller };  // kCaller: no thread at all
   // start: begin reading at once (not when the iterator is made to be restored).

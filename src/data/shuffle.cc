@@ -14,14 +14,18 @@
 #include "core/seed.h"
 #include "data/input_snapshots.h"
 #include "data/nodes.h"
+#include "data/stage_stats.h"
 #include "data/state.h"
 
 namespace dinput {
 
 namespace {
 
-class ShuffleIterator final : public Iterator {
+class ShuffleIterator final : public Iterator, public BufferedIterator {
  public:
+  int64_t buffered() const override { return static_cast<int64_t>(buffer_.size()); }
+  int64_t buffer_capacity() const override { return static_cast<int64_t>(capacity_); }
+
   // input_size: the input's cardinality (negative: infinite or unknown), which bounds what a
   // restored state may claim to have read (the draws are replayed one by one).
   ShuffleIterator(std::unique_ptr<Iterator> input, int64_t buffer_size, uint64_t seed,

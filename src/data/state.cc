@@ -5,6 +5,7 @@
 
 #include "core/quote.h"
 #include "core/status.h"
+#include "data/stage_stats.h"
 #include "io/crc32c.h"
 
 namespace dinput {
@@ -294,7 +295,8 @@ RestoredIterator restore_state(const DatasetPtr& ds, IteratorContext& ctx, std::
   if (!ended) {
     IteratorContext restoring = ctx;
     restoring.restoring = true;
-    out.iterator = out.dataset->make_iterator(restoring);
+    out.iterator = make_pipeline_iterator(out.dataset, restoring);
+    ctx.pipeline_stats = restoring.pipeline_stats;
     out.iterator->restore(r);
   }
   r.finish();

@@ -8,6 +8,7 @@
 #include "core/tensor_ops.h"
 #include "data/background_producer.h"
 #include "data/datasets.h"
+#include "data/stage_stats.h"
 #include "device/gpu.h"
 #include "distribute/auto_shard.h"
 #include "distribute/graph.h"
@@ -370,6 +371,12 @@ void DistributedIterator::start() {
   // steps from the sources: those steps would be lost (a restore once did this).
   if (started_) raise(Code::kInternal, "a distributed iterator was started twice");
   started_ = true;
+  if (!pipelines_.empty()) {
+    const Options& o = pipelines_[0]->options();
+    const int64_t trace = o.trace_events.value_or(0);
+    if (o.statistics.value_or(kStatisticsByDefault) || trace > 0)
+      step_stats_ = std::make_shared<PipelineStats>(stats_, static_cast<size_t>(trace));
+  }
   const Strategy& s = dataset_->strategy();
   feeds_gpu_ = feeds_gpu(s, dataset_->options());
   if (feeds_gpu_) {
@@ -435,7 +442,8 @@ void DistributedIterator::open_sources() {
     ctx.stats = stats_;
     ctx.epochs = dataset_->epochs(i);
     ctx.cancellation = cancellation_;
-    sources_.push_back(split(pipelines_[i]->make_iterator(ctx)));
+    sources_.push_back(split(make_pipeline_iterator(pipelines_[i], ctx)));
+    keep_pipeline_stats(ctx.pipeline_stats);
   }
   source_done_.assign(sources_.size(), false);
   sources_open_ = true;
@@ -561,6 +569,7 @@ void DistributedIterator::cancel() {
 }
 
 bool DistributedIterator::next(std::vector<Element>& out) {
+  ConsumerCall timing(step_stats_.get());
   if (error_) throw *error_;
   if (ended_) return false;
   cancellation_->raise_if_cancelled();

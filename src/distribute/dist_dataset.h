@@ -12,6 +12,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -135,6 +136,12 @@ class DistributedIterator {
   std::string save();
   // Steps delivered so far.
   int64_t steps() const { return steps_; }
+  // Statistics (docs/statistics.md, dist_stats.cc): this worker's pipelines and steps, or
+  // every worker's, gathered through the collective (every worker calls it at the same point).
+  std::string statistics_json() const;
+  std::string gather_statistics();
+  // This worker's trace (Trace Event JSON): its pipelines' stages and its steps' waits.
+  std::string trace_json() const;
 
  private:
   struct LocalStep {
@@ -224,6 +231,12 @@ class DistributedIterator {
   std::unique_ptr<Buffer> buffer_;  // after sources_: its thread reads them
   bool ended_ = false;
   std::optional<Error> error_;
+  // Statistics (dist_stats.cc): the steps' consumer timing (null when off) and each opened
+  // pipeline's stages, added by the thread that opens the sources.
+  void keep_pipeline_stats(std::shared_ptr<PipelineStats> stats);
+  std::shared_ptr<PipelineStats> step_stats_;
+  mutable std::mutex pipeline_stats_mu_;
+  std::vector<std::shared_ptr<PipelineStats>> pipeline_stats_;
 };
 
 }  // namespace dinput

@@ -76,6 +76,7 @@ void DistributedIterator::restore_part(std::string_view part, bool elastic) {
     RestoredIterator restored = restore_state(pipelines_[i], ctx, container);
     if (!restored.iterator) r.corrupt("a pipeline not ended has the state of an ended one");
     effective_[i] = restored.dataset;
+    keep_pipeline_stats(ctx.pipeline_stats);
     sources_.push_back(split(std::move(restored.iterator)));
     // Between batches a splitter's position says only that (or is empty without a
     // splitter), which is what lets a state move to another number of replicas.

@@ -602,6 +602,15 @@ class Script:
         return values
 
 
+def reader_counts(line):
+    """A `run --stats` line without its per-stage parts (docs/statistics.md), which hold
+    timings no test can predict."""
+    if not isinstance(line, dict) or "stats" not in line:
+        return line
+    return {"stats": [{k: v for k, v in w.items() if k not in ("consumer", "pipelines")}
+                      for w in line["stats"]]}
+
+
 def expect_equal(what, got, expected):
     if not strict_equal(got, expected):
         raise CaseFailure("%s: got %r, expected %r" % (what, got, expected))
@@ -970,7 +979,7 @@ def skip_corrupt_counts(ctx):
                    ".with_options(skip_corrupt_records=True).batch(2)"
                    % q(ctx.dir + "/*.rec"),
                    stderr="warning: worker 0 skipped 1 corrupt record (18 bytes)\n")
-    expect_equal("run --stats", lines[-1],
+    expect_equal("run --stats", reader_counts(lines[-1]),
                  {"stats": [{"worker": 0, "records": 5, "record_bytes": 10,
                              "corrupt_records_skipped": 1, "corrupt_bytes_skipped": 18,
                              "errors_ignored": 0},
@@ -1711,12 +1720,18 @@ case("combine.choose_out_of_range", [],
             "[0, 2) (there are 2 datasets)"))
 # ignore_errors drops the element whose making failed (the bad index) and goes on; --stats
 # counts it.
+def ignore_errors_stats(lines):
+    expected = single_worker([r(100), r(0)]) + [
+        {"stats": [{"worker": 0, "records": 0, "record_bytes": 0, "corrupt_records_skipped": 0,
+                    "corrupt_bytes_skipped": 0, "errors_ignored": 1}]}]
+    got = lines[:-1] + [reader_counts(lines[-1])] if lines else lines
+    return None if strict_equal(got, expected) else "got %r, expected %r" % (got, expected)
+
+
 case("combine.ignore_errors", ["--stats"],
      "choose_from_datasets([range(3), range(100, 103)], from_tensor_slices([1, 5, 0]))"
      ".ignore_errors()",
-     lines=single_worker([r(100), r(0)]) + [
-         {"stats": [{"worker": 0, "records": 0, "record_bytes": 0, "corrupt_records_skipped": 0,
-                     "corrupt_bytes_skipped": 0, "errors_ignored": 1}]}])
+     check=ignore_errors_stats)
 
 
 def sample_seeded(ctx):
@@ -1783,6 +1798,80 @@ def cache_file_per_worker(ctx):
 
 
 script_case("combine.cache_file_per_worker", cache_file_per_worker)
+
+
+# ---- per-stage statistics and traces (docs/statistics.md) ----------------------------------
+
+
+def stage_of(pipeline, name):
+    return next(s for s in pipeline["stages"] if s["name"] == name)
+
+
+def stats_run(ctx):
+    """run --stats: the last line gives each worker's stages, with exact element and byte
+    counts, and its get_next calls."""
+    lines = ctx.ok("run", "--stats", "range(100).take(7).batch(7)")
+    worker = lines[-1]["stats"][0]
+    pipeline = worker["pipelines"][0]
+    expect_equal("take's elements", stage_of(pipeline, "take")["elements"], 7)
+    expect_equal("take's bytes", stage_of(pipeline, "take")["bytes"], 56)
+    expect_equal("batch's elements", stage_of(pipeline, "batch")["elements"], 1)
+    expect_equal("get_next calls (a step and the end)", worker["consumer"]["calls"], 2)
+    expect_equal("schema", pipeline["schema"], "dinput.statistics/1")
+
+
+def stats_bench(ctx):
+    """bench --stats: the result line, then a table naming every stage and the waits."""
+    code, out, err = ctx.call("bench", "--stats", "range(50).take(20).batch(5)")
+    if code != 0 or err:
+        raise CaseFailure("bench --stats: exit status %d, stderr %r" % (code, err))
+    lines = out.splitlines()
+    expect_equal("the result line", json.loads(lines[0])["rows"], 20)
+    rows = [line.split() for line in lines[1:]]
+    expect_equal("the header", rows[0][:4], ["worker", "pipeline", "stage", "operation"])
+    by_name = {row[3]: row for row in rows[1:] if len(row) >= 9 and row[0] == "0"}
+    for name, elements in (("batch", "4"), ("take", "20"), ("range", "20")):
+        if name not in by_name or by_name[name][4] != elements:
+            raise CaseFailure("bench --stats: no row of %s with %s elements: %r" % (name, elements, out))
+    if not any(line.startswith("worker 0: get_next waited") for line in lines):
+        raise CaseFailure("bench --stats: no line of get_next waits: %r" % out)
+
+
+def stats_trace(ctx):
+    """bench --trace FILE: valid Trace Event JSON with a track per stage and thread, a
+    slice per element each stage produced (and per end), and one per get_next wait."""
+    path = ctx.path("trace.json")
+    lines = ctx.ok("bench", "--trace", path, "range(30).take(12).batch(4)")
+    expect_equal("rows", lines[0]["rows"], 12)
+    with open(path) as f:
+        trace = json.load(f)
+    events = trace["traceEvents"]
+    tracks = {e["tid"]: e["args"]["name"] for e in events
+              if e["ph"] == "M" and e["name"] == "thread_name"}
+    slices = [e for e in events if e["ph"] == "X"]
+    for e in slices:
+        if e["tid"] not in tracks or e["dur"] < 0 or e["ts"] < 0:
+            raise CaseFailure("a slice on no named track, or negative: %r" % e)
+    def count(suffix):
+        return sum(e["args"]["elements"] if "args" in e else 1
+                   for e in slices if e["name"].endswith(suffix))
+    # A slice per call, with the elements it produced (batch reads take's rows in one call).
+    expect_equal("take's slices", count(" take"), 12)
+    expect_equal("range's slices", count(" range"), 12)
+    expect_equal("batch's slices", count(" batch"), 3)
+    expect_equal("get_next waits (3 steps and the end)", count("get_next wait"), 4)
+    names = sorted(set(n.split(" (thread")[0] for n in tracks.values()))
+    for want in ("get_next", "range", "take", "batch"):
+        if not any(n.endswith(want) for n in names):
+            raise CaseFailure("no track of %s: %r" % (want, names))
+    expect_equal("dropped events", trace["otherData"]["dropped_events"], 0)
+    if not any(e["ph"] == "M" and e["name"] == "process_name" for e in events):
+        raise CaseFailure("no process (worker) name")
+
+
+script_case("stats.run", stats_run)
+script_case("stats.bench", stats_bench)
+script_case("stats.trace", stats_trace)
 
 
 def main():

@@ -180,11 +180,12 @@ CliOptions parse_cli_options(Command command, int argc, char** argv) {
       {{"--workers", true}, 7},        {{"--policy", true}, 7},
       {{"--from-function", false}, 7}, {{"--optional", false}, 5},
       {{"--steps", true}, 5},          {{"--shapes", false}, 1},
-      {{"--stats", false}, 1},         {{"--no-fetch-to-device", false}, 7},
+      {{"--stats", false}, 5},         {{"--no-fetch-to-device", false}, 7},
       {{"--timeout-ms", true}, 7},     {{"--cluster", true}, 7},
       {{"--rank", true}, 7},           {{"--world-size", true}, 7},
       {{"--rdzv", true}, 7},           {{"--job-id", true}, 7},
       {{"--save-state", true}, 1},     {{"--restore-state", true}, 1},
+      {{"--trace", true}, 4},
   };
   std::vector<OptionDef> known;
   for (const Def& d : kOptions) known.push_back(d.option);
@@ -230,6 +231,9 @@ CliOptions parse_cli_options(Command command, int argc, char** argv) {
       options.shapes = true;
     } else if (name == "--stats") {
       options.stats = true;
+    } else if (name == "--trace") {
+      if (value.empty()) throw invalid_argument("--trace expects a file name");
+      options.trace_file = value;
     } else if (name == "--save-state") {
       options.save_state = value;
     } else if (name == "--restore-state") {

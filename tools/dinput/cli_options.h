@@ -39,7 +39,10 @@ struct CliOptions {
   bool has_steps = false;
   int64_t steps = 0;
   bool shapes = false;
-  bool stats = false;  // run: a last line with each worker's reader statistics
+  // run: a last line with each worker's reader and per-stage statistics; bench: a table of
+  // the stages after the result line
+  bool stats = false;
+  std::string trace_file;  // bench --trace FILE; "" when not given
   bool fetch_to_device = true;
   std::string save_state;     // run --save-state FILE; "" when not given
   std::string restore_state;  // run --restore-state FILE; "" when not given

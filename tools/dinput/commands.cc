@@ -23,6 +23,7 @@
 #include "pipeline_builder.h"
 #include "progress.h"
 #include "record_commands.h"
+#include "stage_report.h"
 #include "state_commands.h"
 
 namespace dinput_tool {
@@ -79,8 +80,9 @@ std::string end_line(int worker, bool ended, int64_t steps) {
   return dump_json(line);
 }
 
-// {"worker":W,"records":N,...}: the reader statistics of one worker's iterator (--stats).
-JsonObject stats_object(const dinput_dist_iterator_t* iterator, int worker) {
+// {"worker":W,"records":N,...,"consumer":{...},"pipelines":[...]}: the reader and per-stage
+// statistics of one worker's iterator (--stats).
+JsonObject stats_object(dinput_dist_iterator_t* iterator, int worker) {
   JsonObject stats;
   stats["worker"] = worker;
   for (const char* name : {"records", "record_bytes", "corrupt_records_skipped",
@@ -89,6 +91,9 @@ JsonObject stats_object(const dinput_dist_iterator_t* iterator, int worker) {
     check(dinput_dist_iterator_statistic(&value, iterator, name), "dinput_dist_iterator_statistic");
     stats[name] = value;
   }
+  JsonObject stages = worker_statistics(iterator);
+  stats["consumer"] = stages["consumer"];
+  stats["pipelines"] = stages["pipelines"];
   return stats;
 }
 
@@ -310,6 +315,9 @@ std::string command_bench(const CliOptions& options, const Pipeline& pipeline) {
   Clock::time_point first_start, last_end;
   std::atomic<uint64_t> checksum{0};
   const Clock::time_point launch = Clock::now();
+  // --stats and --trace: each local worker's, by slot.
+  std::vector<JsonObject> stage_stats(static_cast<size_t>(local_workers(options)));
+  std::vector<JsonObject> traces(stage_stats.size());
   {
     ProgressLine progress(totals, launch,
                           isatty(STDERR_FILENO) ? expected_steps(options, pipeline) : -1);
@@ -338,6 +346,10 @@ std::string command_bench(const CliOptions& options, const Pipeline& pipeline) {
         totals.bytes += bytes;
       }
       Clock::time_point end = Clock::now();
+      if (options.stats)
+        stage_stats[static_cast<size_t>(worker.slot)] = worker_statistics(iterator.get());
+      if (!options.trace_file.empty())
+        traces[static_cast<size_t>(worker.slot)] = worker_trace(iterator.get());
       checksum += sum;
       std::lock_guard<std::mutex> lock(time_mutex);
       if (!have_times || start < first_start) first_start = start;
@@ -357,7 +369,8 @@ std::string command_bench(const CliOptions& options, const Pipeline& pipeline) {
   out["seconds"] = seconds;
   out["rows_per_s"] = rows / divisor;
   out["bytes_per_s"] = bytes / divisor;
-  return dump_json(out) + "\n";
+  if (!options.trace_file.empty()) write_trace_file(options.trace_file, traces);
+  return dump_json(out) + "\n" + (options.stats ? stage_table(stage_stats) : std::string());
 }
 
 }  // namespace
@@ -534,7 +547,14 @@ Options of run, spec and bench that make this process one worker of a multi-proc
                        DATA, FILE or OFF sharding any other number; steps are numbered on
                        from the saved step
   --shapes             print each component's shape, e.g. [0,3], instead of its values
-  --stats              print a last line with each worker's reader statistics
+  --stats              print a last line with each worker's reader and per-stage statistics
+)"},
+    {kBench, R"(Options of bench:
+  --stats              after the result line, print a table of every stage of every
+                       worker's pipelines (docs/statistics.md) and each worker's get_next waits
+  --trace FILE         write a trace of the run to FILE in the Trace Event JSON format (open
+                       it in Perfetto or chrome://tracing): one track per stage and thread,
+                       one process per worker of this process
 )"},
     {kLaunch, R"(Options of launch:
   -n W, --nproc W      the number of worker processes (1 to 1024)
@@ -565,9 +585,10 @@ OUTPUT is written to a temporary file beside it and renamed over it only when co
   {"worker":W,"end":"OUT_OF_RANGE","steps":K}    per worker, when the data ended
   {"worker":W,"end":"STEPS_LIMIT","steps":K}     per worker, when --steps K stopped it
   {"stats":[{"worker":W,"records":N,"record_bytes":B,"corrupt_records_skipped":C,
-      "corrupt_bytes_skipped":D,"errors_ignored":E},...]}   last, with --stats: what each
-      worker's file readers read and skipped (docs/records.md), and the elements its
-      ignore_errors() dropped
+      "corrupt_bytes_skipped":D,"errors_ignored":E,"consumer":{...},"pipelines":[...]},...]}
+      last, with --stats: what each worker's file readers read and skipped
+      (docs/records.md), the elements its ignore_errors() dropped, and its get_next waits
+      and pipelines' stages (docs/statistics.md)
 )"},
     {kSpec,
      R"(Output of spec: {"num_replicas_in_sync":N,"components":[{"dtype":"int64","shape":[null]}]}

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "pipeline_builder.h"
+#include "stage_report.h"
 
 namespace dinput_tool {
 
@@ -25,6 +26,17 @@ DatasetPtr finish_dataset(const CliOptions& options, bool require_finite, Datase
     OptionsPtr dataset_options(raw);
     check(dinput_options_set_auto_shard_policy(dataset_options.get(), options.policy),
           "dinput_options_set_auto_shard_policy");
+    dinput_dataset_t* made = nullptr;
+    check(dinput_dataset_with_options(&made, dataset.get(), dataset_options.get()),
+          "dinput_dataset_with_options");
+    dataset.reset(made);
+  }
+  if (!options.trace_file.empty()) {  // bench --trace: every stage's slices
+    dinput_options_t* raw = nullptr;
+    check(dinput_options_new(&raw), "dinput_options_new");
+    OptionsPtr dataset_options(raw);
+    check(dinput_options_set_trace(dataset_options.get(), kTraceEvents),
+          "dinput_options_set_trace");
     dinput_dataset_t* made = nullptr;
     check(dinput_dataset_with_options(&made, dataset.get(), dataset_options.get()),
           "dinput_dataset_with_options");

@@ -3,6 +3,7 @@
 import atexit
 import itertools
 import operator
+import json
 import os
 import threading
 import time
@@ -12,6 +13,7 @@ from ctypes import byref, c_char_p, c_double, c_float, c_int64, c_void_p, string
 from . import _lib
 from ._handle import Handle
 from .errors import DinputError, OutOfRangeError, check, error, status_of
+from .statistics import take_string
 from .tensor import (DTYPES, element_to_py, owned_numpy_values, py_to_element, py_to_spec,
                      spec_to_py)
 
@@ -344,17 +346,21 @@ class Options:
     """Dataset options (as tf.data.Options), attached with Dataset.with_options.
 
     auto_shard_policy: "auto", "off", "file", "data" or "hint"; skip_corrupt_records,
-    map_files, allow_nonregular_files, deterministic: bools; max_record_bytes: int.
-    Settings left at None keep dinput's defaults."""
+    map_files, allow_nonregular_files, deterministic: bools; max_record_bytes: int;
+    statistics: bool (per-stage statistics, on by default); trace_events: int (a trace of up
+    to that many events, Iterator.trace). Settings left at None keep dinput's defaults."""
 
     def __init__(self, auto_shard_policy=None, skip_corrupt_records=None, max_record_bytes=None,
-                 map_files=None, allow_nonregular_files=None, deterministic=None):
+                 map_files=None, allow_nonregular_files=None, deterministic=None,
+                 statistics=None, trace_events=None):
         self.auto_shard_policy = auto_shard_policy
         self.skip_corrupt_records = skip_corrupt_records
         self.max_record_bytes = max_record_bytes
         self.map_files = map_files
         self.allow_nonregular_files = allow_nonregular_files
         self.deterministic = deterministic
+        self.statistics = statistics
+        self.trace_events = trace_events
 
     def _c(self):
         s = []
@@ -367,12 +373,14 @@ class Options:
                 p = _SHARD_POLICIES[p.lower()]
             s.append((_L.dinput_options_set_auto_shard_policy, (p,)))
         for name in ("skip_corrupt_records", "map_files", "allow_nonregular_files",
-                     "deterministic"):
+                     "deterministic", "statistics"):
             v = getattr(self, name)
             if v is not None:
                 s.append((getattr(_L, "dinput_options_set_" + name), (1 if v else 0,)))
         if self.max_record_bytes is not None:
             s.append((_L.dinput_options_set_max_record_bytes, (self.max_record_bytes,)))
+        if self.trace_events is not None:
+            s.append((_L.dinput_options_set_trace, (self.trace_events,)))
         return _OptionHandle(_L.dinput_options_new, _L.dinput_options_free, s)
 
     def __repr__(self):
@@ -1003,6 +1011,19 @@ class Iterator(Handle):
         out = c_int64()
         check(_L.dinput_iterator_statistic(byref(out), self._handle(), name.encode()))
         return out.value
+
+    def statistics(self):
+        """The per-stage statistics so far, a JSON document (docs/statistics.md)."""
+        return take_string(_L.dinput_iterator_statistics, self._handle())
+
+    def statistics_dict(self):
+        """statistics() parsed into a dict."""
+        return json.loads(self.statistics())
+
+    def trace(self):
+        """The trace in the Trace Event JSON format (Perfetto, chrome://tracing); no slices
+        unless Options(trace_events=N) asked for them."""
+        return take_string(_L.dinput_iterator_trace, self._handle())
 
     def save_state(self):
         """Where the iterator is, as bytes holding positions and seeds, never elements

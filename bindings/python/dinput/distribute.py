@@ -8,6 +8,7 @@ from ._handle import Handle
 from .dataset import (Dataset, Optional, _enter, _fail, _free_user_data, _leave, _live_iterators,
                       _new, _register, _registry, _strs)
 from .errors import check, error
+from .statistics import take_string
 from .tensor import element_to_py, owned_numpy_values, py_to_element
 
 _REDUCE_OPS = {"sum": 0, "mean": 1}
@@ -435,6 +436,20 @@ class DistributedIterator(Handle):
         out = c_int64()
         check(_L.dinput_dist_iterator_statistic(byref(out), self._handle(), name.encode()))
         return out.value
+
+    def statistics(self, all_workers=False):
+        """This worker's statistics as JSON, or with all_workers every worker's, gathered
+        through the collective (then every worker calls it at the same point)."""
+        return take_string(_L.dinput_dist_iterator_statistics, self._handle(),
+                           1 if all_workers else 0)
+
+    def statistics_dict(self, all_workers=False):
+        """statistics() parsed into a dict."""
+        return json.loads(self.statistics(all_workers))
+
+    def trace(self):
+        """This worker's trace in the Trace Event JSON format."""
+        return take_string(_L.dinput_dist_iterator_trace, self._handle())
 
     def save_state(self):
         """Where the whole job's distributed iterators are, as bytes (docs/checkpoint.md).

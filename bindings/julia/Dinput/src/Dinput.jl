@@ -64,6 +64,7 @@ include("distribute.jl")
 include("records.jl")
 include("examples.jl")
 include("combine.jl")
+include("statistics.jl")
 
 export DinputError
 export Tensor, dtype, unsafe_array, unsafe_batch_first, batch_last
@@ -87,6 +88,7 @@ export zip_datasets, concatenate, sample_from_datasets, choose_from_datasets, ca
 export padded_batch, bucket_by_sequence_length, window, flat_map, Reader, records_reader,
     text_lines_reader, fixed_length_records_reader, interleave_reader, flat_map_reader
 export Cluster, resolve_cluster
+export statistics, trace
 export FixedLenFeature, VarLenFeature, FixedLenSequenceFeature, parse_example,
     parse_single_example, parse_sequence_example
 

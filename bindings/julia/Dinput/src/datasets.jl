@@ -164,8 +164,11 @@ function Options(; auto_shard_policy::Union{Nothing,Symbol}=nothing,
                  max_record_bytes::Union{Nothing,Integer}=nothing,
                  map_files::Union{Nothing,Bool}=nothing,
                  allow_nonregular_files::Union{Nothing,Bool}=nothing,
-                 deterministic::Union{Nothing,Bool}=nothing)
+                 deterministic::Union{Nothing,Bool}=nothing,
+                 statistics::Union{Nothing,Bool}=nothing,
+                 trace_events::Union{Nothing,Integer}=nothing)
     o = Options(_out(LibDinput.dinput_options_new))
+    _set_statistics_options(o, statistics, trace_events)
     if deterministic !== nothing
         check(LibDinput.dinput_options_set_deterministic(o, deterministic))
     end

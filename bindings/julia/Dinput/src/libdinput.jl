@@ -1423,6 +1423,22 @@ function dinput_dist_iterator_statistic(out, iterator, name)
         (Ptr{Int64}, Ptr{Cvoid}, Cstring),
         out, iterator, name)
 end
+
+# per-stage statistics and traces
+dinput_string_free(string) = ccall(@fptr(:dinput_string_free), Cvoid, (Ptr{UInt8},), string)
+dinput_options_set_statistics(options, enable) =
+    ccall(@fptr(:dinput_options_set_statistics), Cint, (Ptr{Cvoid}, Cint), options, enable)
+dinput_options_set_trace(options, max_events) =
+    ccall(@fptr(:dinput_options_set_trace), Cint, (Ptr{Cvoid}, Int64), options, max_events)
+dinput_iterator_statistics(out, iterator) =
+    ccall(@fptr(:dinput_iterator_statistics), Cint, (Ptr{Ptr{UInt8}}, Ptr{Cvoid}), out, iterator)
+dinput_iterator_trace(out, iterator) =
+    ccall(@fptr(:dinput_iterator_trace), Cint, (Ptr{Ptr{UInt8}}, Ptr{Cvoid}), out, iterator)
+dinput_dist_iterator_statistics(out, iterator, all_workers) =
+    ccall(@fptr(:dinput_dist_iterator_statistics), Cint, (Ptr{Ptr{UInt8}}, Ptr{Cvoid}, Cint),
+        out, iterator, all_workers)
+dinput_dist_iterator_trace(out, iterator) =
+    ccall(@fptr(:dinput_dist_iterator_trace), Cint, (Ptr{Ptr{UInt8}}, Ptr{Cvoid}), out, iterator)
 function dinput_optional_get_per_replica(out, optional)
     ccall(@fptr(:dinput_optional_get_per_replica), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),

@@ -980,6 +980,21 @@ end
     @test calls[] == 5
 end
 
+@testset "statistics and traces" begin
+    it = iterator(take(Dataset(0:999), 7))
+    @test length(collect(it)) == 7
+    doc = statistics(it)
+    @test occursin("\"schema\":\"dinput.statistics/1\"", doc)
+    @test occursin(r"\"name\":\"take\",[^}]*\"elements\":7,\"bytes\":56", doc)
+    traced = iterator(with_options(Dataset(0:4), Options(trace_events=100)))
+    @test length(collect(traced)) == 5
+    @test occursin("get_next wait", trace(traced))
+    quiet = iterator(with_options(Dataset(0:4), Options(statistics=false)))
+    @test length(collect(quiet)) == 5
+    @test occursin("\"stages\":[]", statistics(quiet))
+    @test is_error(caught(() -> Options(trace_events=-1)), :INVALID_ARGUMENT)
+end
+
 include("readme.jl")
 
 end # @testset "Dinput"

@@ -1222,6 +1222,22 @@ extern "C" {
         name: *const c_char,
     ) -> dinput_status_t;
 
+    // -- per-stage statistics and traces --
+    pub fn dinput_string_free(string: *mut c_char);
+    pub fn dinput_options_set_statistics(options: *mut dinput_options_t, enable: c_int) -> dinput_status_t;
+    pub fn dinput_options_set_trace(options: *mut dinput_options_t, max_events: i64) -> dinput_status_t;
+    pub fn dinput_iterator_statistics(out: *mut *mut c_char, iterator: *const dinput_iterator_t) -> dinput_status_t;
+    pub fn dinput_iterator_trace(out: *mut *mut c_char, iterator: *const dinput_iterator_t) -> dinput_status_t;
+    pub fn dinput_dist_iterator_statistics(
+        out: *mut *mut c_char,
+        iterator: *mut dinput_dist_iterator_t,
+        all_workers: c_int,
+    ) -> dinput_status_t;
+    pub fn dinput_dist_iterator_trace(
+        out: *mut *mut c_char,
+        iterator: *const dinput_dist_iterator_t,
+    ) -> dinput_status_t;
+
     pub fn dinput_optional_get_per_replica(
         out: *mut *mut dinput_per_replica_t,
         optional: *const dinput_optional_t,

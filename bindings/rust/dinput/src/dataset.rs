@@ -1515,3 +1515,22 @@ where
     // SAFETY: out is the library's valid out-parameter; it takes the dataset.
     unsafe { deliver(out, result) }
 }
+
+// -- per-stage statistics and traces (docs/statistics.md) --
+impl Options {
+    /// Per-stage statistics of the iterators upstream ([`DatasetIterator::statistics`]);
+    /// on by default.
+    pub fn set_statistics(&mut self, enable: bool) -> Result<&mut Options> {
+        // SAFETY: self.raw is live and exclusively borrowed.
+        check(unsafe { sys::dinput_options_set_statistics(self.raw.as_ptr(), enable as c_int) })?;
+        Ok(self)
+    }
+
+    /// Records a trace of up to `max_events` events ([`DatasetIterator::trace`]); 0 (the
+    /// default) records none. [`crate::Code::InvalidArgument`] when negative or too large.
+    pub fn set_trace(&mut self, max_events: i64) -> Result<&mut Options> {
+        // SAFETY: self.raw is live and exclusively borrowed.
+        check(unsafe { sys::dinput_options_set_trace(self.raw.as_ptr(), max_events) })?;
+        Ok(self)
+    }
+}

@@ -419,3 +419,73 @@ impl Optional {
         }
     }
 }
+
+// -- per-stage statistics and traces (docs/statistics.md) --
+
+/// Copies a string the library returned and frees it.
+///
+/// # Safety
+/// `p` is null or a string the library returned to the caller, not yet freed.
+unsafe fn take_string(p: *mut std::ffi::c_char) -> String {
+    if p.is_null() {
+        return String::new();
+    }
+    // SAFETY: a NUL-terminated string owned by the caller until freed here.
+    let text = unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned();
+    // SAFETY: p came from the library and is freed once.
+    unsafe { sys::dinput_string_free(p) };
+    text
+}
+
+impl DatasetIterator {
+    /// The per-stage statistics so far as a JSON document (schema "dinput.statistics/1").
+    pub fn statistics(&self) -> Result<String> {
+        let mut out = std::ptr::null_mut();
+        // SAFETY: out is a valid out-parameter; self.raw is live.
+        let status = unsafe { sys::dinput_iterator_statistics(&mut out, self.raw.as_ptr()) };
+        // SAFETY: out is null or a string we now own.
+        let text = unsafe { take_string(out) };
+        check(status)?;
+        Ok(text)
+    }
+
+    /// The trace in the Trace Event JSON format (Perfetto, chrome://tracing); no slices
+    /// unless [`crate::Options::set_trace`] asked for them.
+    pub fn trace(&self) -> Result<String> {
+        let mut out = std::ptr::null_mut();
+        // SAFETY: out is a valid out-parameter; self.raw is live.
+        let status = unsafe { sys::dinput_iterator_trace(&mut out, self.raw.as_ptr()) };
+        // SAFETY: out is null or a string we now own.
+        let text = unsafe { take_string(out) };
+        check(status)?;
+        Ok(text)
+    }
+}
+
+impl DistIterator {
+    /// This worker's statistics (schema "dinput.dist_statistics/1"), or with `all_workers`
+    /// every worker's gathered through the collective (schema "dinput.job_statistics/1"):
+    /// then every worker calls it at the same point.
+    pub fn statistics(&mut self, all_workers: bool) -> Result<String> {
+        let mut out = std::ptr::null_mut();
+        // SAFETY: out is a valid out-parameter; self.raw is live and exclusively borrowed.
+        let status = unsafe {
+            sys::dinput_dist_iterator_statistics(&mut out, self.raw.as_ptr(), all_workers as std::ffi::c_int)
+        };
+        // SAFETY: out is null or a string we now own.
+        let text = unsafe { take_string(out) };
+        check(status)?;
+        Ok(text)
+    }
+
+    /// This worker's trace in the Trace Event JSON format.
+    pub fn trace(&self) -> Result<String> {
+        let mut out = std::ptr::null_mut();
+        // SAFETY: out is a valid out-parameter; self.raw is live.
+        let status = unsafe { sys::dinput_dist_iterator_trace(&mut out, self.raw.as_ptr()) };
+        // SAFETY: out is null or a string we now own.
+        let text = unsafe { take_string(out) };
+        check(status)?;
+        Ok(text)
+    }
+}

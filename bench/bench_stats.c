@@ -1,0 +1,210 @@
+/* bench_stats — what per-stage statistics (docs/statistics.md) cost on W1.
+ *
+ * The pipeline: 32 record files of 8,192 records of 1 KiB (uncompressed, written here),
+ * records(files).shuffle(10000, seed).batch(256), read
+ *  stats.w1_dist   through a distributed iterator over 2 CPU replicas of one worker (W1), and
+ *  stats.w1_plain  through a plain dataset iterator (the pipeline alone, where a per-element
+ *                  cost shows most),
+ * each with statistics off and on (dinput_options_set_statistics on a with_options node at
+ * the end). The rounds interleave off and on, 3 of each, the order swapped every round; the
+ * figure is the best epoch time of each, and the ratio on / off of the same run. Goal: ratio
+ * <= 1.02. A last line times the same epoch with a trace of 1,000,000 events, for reference (no
+ * goal).
+ *
+ * Usage: bench_stats [--quick] [DIR]
+ *          --quick: 4 files of 512 records of 64 bytes, shuffle(1000), batch(64) (the
+ *                   figures mean nothing: for the CTest smoke test)
+ *          DIR:     where the files go (default: a new directory under /tmp, removed after)
+ * Output: one JSON object per measurement on stdout, then a "stats.machine" line with the
+ * load average.
+ */
+#include "bench_util.h"
+
+#include <unistd.h>
+
+#define ROUNDS 3
+
+/* The process's CPU seconds (every thread): what the statistics add, whatever else the
+ * machine runs, where wall-clock time on a shared machine moves by more than 2% between
+ * rounds. */
+static double cpu_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* One epoch's wall-clock and CPU seconds. */
+typedef struct {
+  double wall, cpu;
+} epoch_t;
+
+static int g_files = 32, g_records = 8192, g_bytes = 1024, g_buffer = 10000, g_batch = 256;
+
+static void write_files(const char* dir, char (*paths)[4096]) {
+  uint64_t s = 0x9E3779B97F4A7C15ull;
+  uint8_t* buf = malloc((size_t)g_bytes);
+  for (int f = 0; f < g_files; ++f) {
+    dinput_record_writer_t* w = NULL;
+    snprintf(paths[f], 4096, "%s/rec-%02d.tfrecord", dir, f);
+    BENCH_CHECK(dinput_record_writer_open(&w, paths[f], NULL));
+    for (int r = 0; r < g_records; ++r) {
+      for (int i = 0; i < g_bytes; ++i) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        buf[i] = (uint8_t)s;
+      }
+      BENCH_CHECK(dinput_record_writer_write(w, buf, (size_t)g_bytes));
+    }
+    BENCH_CHECK(dinput_record_writer_close(w));
+    dinput_record_writer_free(w);
+  }
+  free(buf);
+}
+
+/* records(files).shuffle(buffer, seed 7).batch(batch).with_options(statistics / trace). */
+static dinput_dataset_t* w1(const char* const* files, int statistics, int64_t trace) {
+  dinput_dataset_t *r = NULL, *sh = NULL, *b = NULL, *out = NULL;
+  dinput_shuffle_options_t* so = NULL;
+  dinput_options_t* o = NULL;
+  BENCH_CHECK(dinput_dataset_records(&r, files, (size_t)g_files, NULL));
+  BENCH_CHECK(dinput_shuffle_options_new(&so));
+  BENCH_CHECK(dinput_shuffle_options_set_seed(so, 7, 0));
+  BENCH_CHECK(dinput_dataset_shuffle(&sh, r, g_buffer, so));
+  BENCH_CHECK(dinput_dataset_batch(&b, sh, g_batch, NULL));
+  BENCH_CHECK(dinput_options_new(&o));
+  BENCH_CHECK(dinput_options_set_statistics(o, statistics));
+  BENCH_CHECK(dinput_options_set_trace(o, trace));
+  BENCH_CHECK(dinput_dataset_with_options(&out, b, o));
+  dinput_options_free(o);
+  dinput_shuffle_options_free(so);
+  dinput_dataset_free(b);
+  dinput_dataset_free(sh);
+  dinput_dataset_free(r);
+  return out;
+}
+
+/* One epoch through a distributed iterator over 2 CPU replicas. */
+static epoch_t epoch_dist(const dinput_dataset_t* ds) {
+  static const char* const kDevices[] = {"CPU:0", "CPU:1"};
+  dinput_strategy_t* strategy = NULL;
+  dinput_dist_dataset_t* dd = NULL;
+  dinput_dist_iterator_t* it = NULL;
+  BENCH_CHECK(dinput_strategy_new(&strategy, kDevices, 2));
+  BENCH_CHECK(dinput_strategy_distribute_dataset(&dd, strategy, ds, NULL));
+  const double t0 = bench_now_ns(), c0 = cpu_seconds();
+  BENCH_CHECK(dinput_dist_dataset_iterator(&it, dd));
+  for (;;) {
+    dinput_per_replica_t* v = NULL;
+    dinput_status_t st = dinput_dist_iterator_get_next(&v, it);
+    if (st == DINPUT_OUT_OF_RANGE) break;
+    BENCH_CHECK(st);
+    bench_escape(v);
+    dinput_per_replica_free(v);
+  }
+  const epoch_t t = {(bench_now_ns() - t0) / 1e9, cpu_seconds() - c0};
+  dinput_dist_iterator_free(it);
+  dinput_dist_dataset_free(dd);
+  dinput_strategy_free(strategy);
+  return t;
+}
+
+/* One epoch through a plain iterator; *stages: the stages its statistics list. */
+static epoch_t epoch_plain(const dinput_dataset_t* ds, int* stages) {
+  dinput_iterator_t* it = NULL;
+  dinput_element_t* e = NULL;
+  const double t0 = bench_now_ns(), c0 = cpu_seconds();
+  BENCH_CHECK(dinput_dataset_iterator(&it, ds));
+  while (bench_next(it, &e)) {
+    bench_escape(e);
+    dinput_element_free(e);
+  }
+  const epoch_t t = {(bench_now_ns() - t0) / 1e9, cpu_seconds() - c0};
+  char* json = NULL;
+  BENCH_CHECK(dinput_iterator_statistics(&json, it));
+  *stages = 0;
+  for (const char* p = json; (p = strstr(p, "\"produce_ns\"")) != NULL; ++p) ++*stages;
+  dinput_string_free(json);
+  dinput_iterator_free(it);
+  return t;
+}
+
+static double best(const epoch_t* e, int cpu) {
+  double v[ROUNDS];
+  for (int r = 0; r < ROUNDS; ++r) v[r] = cpu ? e[r].cpu : e[r].wall;
+  return bench_min(v, ROUNDS);
+}
+
+static void report(const char* name, const epoch_t* off, const epoch_t* on, int64_t bytes) {
+  const double wall_off = best(off, 0), wall_on = best(on, 0);
+  const double cpu_off = best(off, 1), cpu_on = best(on, 1);
+  const double ratio = wall_on / wall_off, cpu_ratio = cpu_on / cpu_off;
+  printf(
+      "{\"bench\":\"%s\",\"off_s\":%.4f,\"on_s\":%.4f,\"off_mb_s\":%.1f,\"on_mb_s\":%.1f,"
+      "\"ratio\":%.4f,\"off_cpu_s\":%.4f,\"on_cpu_s\":%.4f,\"cpu_ratio\":%.4f,\"goal\":1.02,"
+      "\"pass\":%s,\"cpu_pass\":%s}\n",
+      name, wall_off, wall_on, (double)bytes / wall_off / 1e6, (double)bytes / wall_on / 1e6, ratio,
+      cpu_off, cpu_on, cpu_ratio, bench_bool(ratio <= 1.02), bench_bool(cpu_ratio <= 1.02));
+}
+
+int main(int argc, char** argv) {
+  const char* dir_arg = NULL;
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--quick") == 0) {
+      g_files = 4, g_records = 512, g_bytes = 64, g_buffer = 1000, g_batch = 64;
+    } else {
+      dir_arg = argv[i];
+    }
+  }
+  char tmpl[] = "/tmp/dinput_bench_stats_XXXXXX";
+  const char* dir = dir_arg ? dir_arg : mkdtemp(tmpl);
+  if (!dir) {
+    perror("mkdtemp");
+    return 2;
+  }
+  char(*paths)[4096] = calloc((size_t)g_files, sizeof *paths);
+  const char** files = calloc((size_t)g_files, sizeof *files);
+  for (int f = 0; f < g_files; ++f) files[f] = paths[f];
+  write_files(dir, paths);
+  const int64_t bytes = (int64_t)g_files * g_records * g_bytes;
+
+  dinput_dataset_t *off = w1(files, 0, 0), *on = w1(files, 1, 0), *traced = w1(files, 1, 1000000);
+  epoch_t dist_off[ROUNDS], dist_on[ROUNDS], plain_off[ROUNDS], plain_on[ROUNDS];
+  int stages_off = 0, stages_on = 0;
+  epoch_plain(off, &stages_off); /* warm the page cache */
+  /* Odd rounds run "on" first: whatever the previous epoch leaves behind (freed memory to
+   * reuse, pages to fault in) then favours neither side. */
+  for (int r = 0; r < ROUNDS; ++r) {
+    if (r % 2 == 0) {
+      dist_off[r] = epoch_dist(off);
+      dist_on[r] = epoch_dist(on);
+      plain_off[r] = epoch_plain(off, &stages_off);
+      plain_on[r] = epoch_plain(on, &stages_on);
+    } else {
+      dist_on[r] = epoch_dist(on);
+      dist_off[r] = epoch_dist(off);
+      plain_on[r] = epoch_plain(on, &stages_on);
+      plain_off[r] = epoch_plain(off, &stages_off);
+    }
+  }
+  report("stats.w1_dist", dist_off, dist_on, bytes);
+  report("stats.w1_plain", plain_off, plain_on, bytes);
+  int stages_traced = 0;
+  const double t_traced = epoch_plain(traced, &stages_traced).wall;
+  printf(
+      "{\"bench\":\"stats.w1_plain_traced\",\"seconds\":%.4f,\"mb_s\":%.1f,"
+      "\"stages_off\":%d,\"stages_on\":%d}\n",
+      t_traced, (double)bytes / t_traced / 1e6, stages_off, stages_on);
+  dinput_dataset_free(traced);
+  dinput_dataset_free(on);
+  dinput_dataset_free(off);
+
+  if (!dir_arg) {
+    for (int f = 0; f < g_files; ++f) unlink(paths[f]);
+    rmdir(dir);
+  }
+  free(files);
+  free(paths);
+  double load[3];
+  if (getloadavg(load, 3) < 0) load[0] = -1;
+  printf("{\"bench\":\"stats.machine\",\"load_average_1min\":%.2f}\n", load[0]);
+  return 0;
+}

@@ -1,0 +1,472 @@
+#include "data/stage_stats.h"
+
+#include <algorithm>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "data/state.h"
+
+namespace dinput {
+
+namespace {
+
+constexpr auto kRelaxed = std::memory_order_relaxed;
+
+// Timing every call costs two clock reads per element and stage; one call in kSampleEvery is
+// timed instead and the totals are scaled (elements and bytes are always exact).
+constexpr int64_t kSampleEvery = 16;
+
+// Single-writer increment: a plain load and store, which costs what a non-atomic one does.
+inline void bump(std::atomic<int64_t>& a, int64_t by) { a.store(a.load(kRelaxed) + by, kRelaxed); }
+
+// Small numbers for the threads that appear in traces.
+std::atomic<int32_t> g_next_thread{0};
+thread_local int32_t tls_thread = -1;
+int32_t thread_index() {
+  if (tls_thread < 0) tls_thread = g_next_thread.fetch_add(1, kRelaxed);
+  return tls_thread;
+}
+
+// Tensor::byte_size, reading a bytes tensor's storage once rather than once per string (a
+// virtual call each): a batch of records has hundreds.
+int64_t element_bytes(const Element& e) {
+  int64_t n = 0;
+  for (const auto& t : e) {
+    const BytesStorage* strings =
+        t.defined() && t.dtype() == DType::kBytes ? t.buffer()->bytes() : nullptr;
+    if (!strings) {
+      n += static_cast<int64_t>(t.byte_size());
+      continue;
+    }
+    const size_t first = t.offset(), count = static_cast<size_t>(t.num_elements());
+    for (size_t i = 0; i < count; ++i) n += static_cast<int64_t>(strings->at(first + i).size);
+  }
+  return n;
+}
+
+class StageIterator final : public Iterator {
+ public:
+  // `stats` is held: the iterator may be torn down after its pipeline's handle is gone.
+  StageIterator(std::unique_ptr<Iterator> inner, StageInfo& stage,
+                std::shared_ptr<PipelineStats> stats, bool source)
+      : inner_(std::move(inner)),
+        buffered_(dynamic_cast<const BufferedIterator*>(inner_.get())),
+        stage_(stage),
+        keep_(std::move(stats)),
+        stats_(*keep_),
+        counters_(stage.attach()),
+        skipped_(source ? &stats_.counters()->corrupt_records_skipped : nullptr),
+        mask_(stats_.tracing() ? 0 : kSampleEvery - 1) {}
+  ~StageIterator() override { stage_.detach(counters_); }
+
+  bool next(Element& out) override {
+    return call([&] { return inner_->next(out); },
+                [&](bool got) { return got ? int64_t{1} : int64_t{0}; }, out);
+  }
+
+  int64_t next_batch(int64_t n, Element& out) override {
+    int64_t rows = 0;
+    call([&] { return (rows = inner_->next_batch(n, out)) > 0; }, [&](bool) { return rows; }, out);
+    return rows;
+  }
+
+  void save(StateWriter& w) const override { inner_->save(w); }
+  void restore(StateReader& r) override { inner_->restore(r); }
+
+ private:
+  // Runs `produce` (true: produced), counting `count(got)` elements and their bytes.
+  template <typename Produce, typename Count>
+  bool call(Produce&& produce, Count&& count, Element& out) {
+    StageCounters& c = *counters_;
+    const int64_t n = c.calls.load(kRelaxed);
+    c.calls.store(n + 1, kRelaxed);
+    const bool timed = (n & mask_) == 0;
+    // Whether the consumer stage reads this one on its own thread (synchronously): decided on
+    // the timed calls only, from the thread of the consumer's last timed call, so that the
+    // other calls touch no thread-local state. A stage's first call is timed, and a consumer
+    // calls its input inside its own call, so the consumer's thread is known by then.
+    bool sync = false;
+    if (timed) {
+      const int32_t me = thread_index();
+      stage_.last_thread.store(me, kRelaxed);
+      sync = !stage_.parent || stage_.parent->last_thread.load(kRelaxed) == me;
+    }
+    const int64_t corrupt_before = skipped_ ? skipped_->load(kRelaxed) : 0;
+    const int64_t begin = timed ? stats_.now_ns() : 0;
+    const bool got = produce();
+    if (timed) {
+      const int64_t took = stats_.now_ns() - begin;
+      bump(c.timed_calls, 1);
+      bump(c.timed_ns, took);
+      if (sync) {
+        bump(c.sync_timed_calls, 1);
+        bump(c.sync_timed_ns, took);
+      }
+      if (TraceRing* trace = stats_.trace())
+        trace->add(TraceEvent{stage_.id, thread_index(), begin, took,
+                              got ? static_cast<int32_t>(count(got)) : 0});
+      if (buffered_) {
+        const int64_t fill = buffered_->buffered();
+        bump(c.fill_samples, 1);
+        bump(c.fill_sum, fill);
+        c.fill_last.store(fill, kRelaxed);
+        if (fill > c.fill_max.load(kRelaxed)) c.fill_max.store(fill, kRelaxed);
+        c.capacity.store(buffered_->buffer_capacity(), kRelaxed);
+      }
+    }
+    if (skipped_) {
+      const int64_t skipped = skipped_->load(kRelaxed) - corrupt_before;
+      if (skipped) bump(c.corrupt_records, skipped);
+    }
+    if (got) {
+      bump(c.elements, count(got));
+      bump(c.bytes, element_bytes(out));
+    }
+    return got;
+  }
+
+  std::unique_ptr<Iterator> inner_;
+  const BufferedIterator* buffered_;
+  StageInfo& stage_;
+  std::shared_ptr<PipelineStats> keep_;
+  PipelineStats& stats_;
+  std::shared_ptr<StageCounters> counters_;
+  // The pipeline's count of skipped corrupt records, watched by sources (null otherwise).
+  const std::atomic<int64_t>* skipped_;
+  int64_t mask_;
+};
+
+// The transparent node: the same elements, spec, cardinality and options as its input.
+class StageDataset final : public Dataset {
+ public:
+  StageDataset(DatasetPtr input, StageInfo& stage, std::shared_ptr<PipelineStats> stats)
+      : input_(std::move(input)), stage_(stage), stats_(std::move(stats)) {}
+  const char* name() const override { return input_->name(); }
+  std::string arguments() const override { return input_->arguments(); }
+  const ElementSpec& element_spec() const override { return input_->element_spec(); }
+  int64_t cardinality() const override { return input_->cardinality(); }
+  std::vector<DatasetPtr> inputs() const override { return input_->inputs(); }
+  DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override {
+    return std::make_shared<StageDataset>(input_->with_inputs(std::move(in)), stage_, stats_);
+  }
+  std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override {
+    return std::make_unique<StageIterator>(input_->make_iterator(ctx), stage_, stats_,
+                                           stage_.inputs.empty());
+  }
+  int id() const { return stage_.id; }
+  const Options& options() const override { return input_->options(); }
+  int64_t depth() const override { return input_->depth(); }
+  // What nodes above learn of their inputs' graphs (repeat and cache collect the reshuffling
+  // counters, saves read the seeds) comes from the wrapped node.
+  bool has_random_seed() const override { return input_->has_random_seed(); }
+  DatasetPtr with_seed(uint64_t seed) const override {
+    return std::make_shared<StageDataset>(input_->with_seed(seed), stage_, stats_);
+  }
+  uint64_t seed() const override { return input_->seed(); }
+  EpochCounter epoch_counter() const override { return input_->epoch_counter(); }
+
+ private:
+  DatasetPtr input_;
+  StageInfo& stage_;  // owned by stats_
+  std::shared_ptr<PipelineStats> stats_;
+};
+
+DatasetPtr wrap(const DatasetPtr& node, const std::shared_ptr<PipelineStats>& stats) {
+  std::vector<int> ids;
+  DatasetPtr rebuilt = node;
+  // cache() keeps what it cached in its node: a rebuilt node would start an empty cache.
+  if (std::string(node->name()) != "cache") {
+    std::vector<DatasetPtr> inputs = node->inputs();
+    if (!inputs.empty()) {
+      for (auto& in : inputs) {
+        in = wrap(in, stats);
+        ids.push_back(static_cast<const StageDataset&>(*in).id());
+      }
+      rebuilt = node->with_inputs(std::move(inputs));
+    }
+  }
+  StageInfo& stage = stats->add_stage(*node, std::move(ids));
+  return std::make_shared<StageDataset>(std::move(rebuilt), stage, stats);
+}
+
+using Json = nlohmann::ordered_json;
+
+// `part` of `whole` calls were timed, and took `ns`: the estimate for all of them.
+int64_t scaled(int64_t ns, int64_t part, int64_t whole) {
+  if (part <= 0) return 0;
+  return static_cast<int64_t>(static_cast<double>(ns) * static_cast<double>(whole) /
+                              static_cast<double>(part));
+}
+
+// A stage's input read mostly on another thread (behind prefetch, or a read-ahead).
+bool read_in_background(const StageCounters& c) {
+  return c.timed_calls.load(kRelaxed) > 2 * c.sync_timed_calls.load(kRelaxed);
+}
+
+}  // namespace
+
+void StageCounters::add(const StageCounters& o) {
+  auto plus = [](std::atomic<int64_t>& a, const std::atomic<int64_t>& b) {
+    a.store(a.load(kRelaxed) + b.load(kRelaxed), kRelaxed);
+  };
+  plus(calls, o.calls);
+  plus(elements, o.elements);
+  plus(bytes, o.bytes);
+  plus(timed_calls, o.timed_calls);
+  plus(timed_ns, o.timed_ns);
+  plus(sync_timed_calls, o.sync_timed_calls);
+  plus(sync_timed_ns, o.sync_timed_ns);
+  plus(corrupt_records, o.corrupt_records);
+  plus(fill_samples, o.fill_samples);
+  plus(fill_sum, o.fill_sum);
+  fill_max.store(std::max(fill_max.load(kRelaxed), o.fill_max.load(kRelaxed)), kRelaxed);
+  if (o.fill_samples.load(kRelaxed) > 0) {
+    fill_last.store(o.fill_last.load(kRelaxed), kRelaxed);
+    capacity.store(o.capacity.load(kRelaxed), kRelaxed);
+  }
+}
+
+std::shared_ptr<StageCounters> StageInfo::attach() {
+  auto c = std::make_shared<StageCounters>();
+  std::lock_guard<std::mutex> lock(mu);
+  live.push_back(c);
+  return c;
+}
+
+void StageInfo::detach(const std::shared_ptr<StageCounters>& c) {
+  std::lock_guard<std::mutex> lock(mu);
+  retired.add(*c);
+  live.erase(std::remove(live.begin(), live.end(), c), live.end());
+}
+
+void StageInfo::total(StageCounters& out) {
+  std::lock_guard<std::mutex> lock(mu);
+  out.add(retired);
+  for (const auto& c : live) out.add(*c);
+}
+
+void TraceRing::add(const TraceEvent& e) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++total_;
+  if (ring_.size() < capacity_) {
+    ring_.push_back(e);
+    return;
+  }
+  ring_[next_] = e;
+  next_ = (next_ + 1) % capacity_;
+}
+
+std::vector<TraceEvent> TraceRing::events(int64_t* dropped) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  *dropped = total_ - static_cast<int64_t>(ring_.size());
+  std::vector<TraceEvent> out(ring_.begin() + static_cast<std::ptrdiff_t>(next_), ring_.end());
+  out.insert(out.end(), ring_.begin(), ring_.begin() + static_cast<std::ptrdiff_t>(next_));
+  return out;
+}
+
+PipelineStats::PipelineStats(std::shared_ptr<IteratorStats> counters, size_t trace_capacity)
+    : counters_(std::move(counters)) {
+  if (trace_capacity > 0) trace_ = std::make_unique<TraceRing>(trace_capacity);
+}
+
+StageInfo& PipelineStats::add_stage(const Dataset& node, std::vector<int> inputs) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto s = std::make_unique<StageInfo>();
+  s->id = static_cast<int>(stages_.size());
+  s->name = node.name();
+  s->arguments = node.arguments();
+  s->inputs = std::move(inputs);
+  for (int in : s->inputs) stages_[static_cast<size_t>(in)]->parent = s.get();
+  stages_.push_back(std::move(s));
+  return *stages_.back();
+}
+
+size_t PipelineStats::num_stages() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stages_.size();
+}
+
+void PipelineStats::consumer_begin() {
+  call_begin_ = now_ns();
+  if (last_end_ >= 0) bump(between_ns_, call_begin_ - last_end_);
+}
+
+void PipelineStats::consumer_end() {
+  last_end_ = now_ns();
+  bump(calls_, 1);
+  bump(wait_ns_, last_end_ - call_begin_);
+  if (trace_) trace_->add(TraceEvent{-1, thread_index(), call_begin_, last_end_ - call_begin_, 1});
+}
+
+DatasetPtr instrument(const DatasetPtr& root, const std::shared_ptr<PipelineStats>& stats) {
+  if (root->depth() > kMaxInstrumentedDepth) return root;
+  return wrap(root, stats);
+}
+
+std::unique_ptr<Iterator> make_pipeline_iterator(const DatasetPtr& ds, IteratorContext& ctx) {
+  const Options& o = ds->options();
+  const int64_t trace = o.trace_events.value_or(0);
+  if (!o.statistics.value_or(kStatisticsByDefault) && trace == 0) return ds->make_iterator(ctx);
+  ctx.pipeline_stats = std::make_shared<PipelineStats>(ctx.stats, static_cast<size_t>(trace));
+  return instrument(ds, ctx.pipeline_stats)->make_iterator(ctx);
+}
+
+}  // namespace dinput
+
+namespace dinput {
+
+std::string PipelineStats::to_json(int worker) const {
+  std::vector<StageInfo*> stages;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& s : stages_) stages.push_back(s.get());
+  }
+  std::vector<StageCounters> totals(stages.size());
+  for (size_t i = 0; i < stages.size(); ++i) stages[i]->total(totals[i]);
+
+  Json doc;
+  doc["schema"] = "dinput.statistics/1";
+  if (worker >= 0) doc["worker"] = worker;
+  doc["elapsed_ns"] = now_ns();
+  const int64_t wait = wait_ns_.load(kRelaxed), between = between_ns_.load(kRelaxed);
+  doc["consumer"] = {
+      {"calls", calls_.load(kRelaxed)},
+      {"wait_ns", wait},
+      {"between_ns", between},
+      {"input_bound_percent",
+       wait + between > 0 ? 100.0 * static_cast<double>(wait) / static_cast<double>(wait + between)
+                          : 0.0}};
+  Json list = Json::array();
+  int slowest = -1;
+  int64_t slowest_ns = -1;
+  for (size_t i = 0; i < stages.size(); ++i) {
+    const StageInfo& info = *stages[i];
+    const StageCounters& c = totals[i];
+    const int64_t calls = c.calls.load(kRelaxed);
+    const int64_t time = scaled(c.timed_ns.load(kRelaxed), c.timed_calls.load(kRelaxed), calls);
+    int64_t input_wait = 0;
+    bool waits_on_buffer = false;
+    for (int in : info.inputs) {
+      const StageCounters& ic = totals[static_cast<size_t>(in)];
+      // The synchronous calls' share of all calls is estimated from the timed ones.
+      input_wait += scaled(ic.sync_timed_ns.load(kRelaxed), ic.timed_calls.load(kRelaxed),
+                           ic.calls.load(kRelaxed));
+      waits_on_buffer = waits_on_buffer || read_in_background(ic);
+    }
+    // A stage whose input runs on another thread spends its own time waiting for it.
+    if (waits_on_buffer) input_wait = time;
+    input_wait = std::min(input_wait, time);
+    const int64_t produce = time - input_wait;
+    Json s;
+    s["id"] = info.id;
+    s["name"] = info.name;
+    s["arguments"] = info.arguments;
+    s["inputs"] = info.inputs;
+    s["elements"] = c.elements.load(kRelaxed);
+    s["bytes"] = c.bytes.load(kRelaxed);
+    s["calls"] = calls;
+    s["time_ns"] = time;
+    s["produce_ns"] = produce;
+    s["input_wait_ns"] = input_wait;
+    s["background"] = read_in_background(c);
+    s["corrupt_records_skipped"] = c.corrupt_records.load(kRelaxed);
+    const int64_t samples = c.fill_samples.load(kRelaxed);
+    if (samples > 0)
+      s["buffer"] = {{"capacity", c.capacity.load(kRelaxed)},
+                     {"mean_fill", static_cast<double>(c.fill_sum.load(kRelaxed)) /
+                                       static_cast<double>(samples)},
+                     {"max_fill", c.fill_max.load(kRelaxed)},
+                     {"last_fill", c.fill_last.load(kRelaxed)}};
+    else
+      s["buffer"] = nullptr;
+    if (produce > slowest_ns) slowest_ns = produce, slowest = info.id;
+    list.push_back(std::move(s));
+  }
+  doc["stages"] = std::move(list);
+  doc["slowest_stage"] = slowest;
+  const IteratorStats& k = *counters_;
+  doc["counters"] = {{"records", k.records.load(kRelaxed)},
+                     {"record_bytes", k.record_bytes.load(kRelaxed)},
+                     {"corrupt_records_skipped", k.corrupt_records_skipped.load(kRelaxed)},
+                     {"corrupt_bytes_skipped", k.corrupt_bytes_skipped.load(kRelaxed)},
+                     {"errors_ignored", k.errors_ignored.load(kRelaxed)}};
+  if (trace_) {
+    int64_t dropped = 0;
+    trace_->events(&dropped);
+    doc["trace"] = {{"capacity", trace_->capacity()}, {"dropped_events", dropped}};
+  } else {
+    doc["trace"] = nullptr;
+  }
+  return doc.dump();
+}
+
+int64_t PipelineStats::dropped_events() const {
+  int64_t dropped = 0;
+  if (trace_) trace_->events(&dropped);
+  return dropped;
+}
+
+std::string PipelineStats::trace_events_json(int worker, int64_t tid_base) const {
+  std::vector<std::string> names;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& s : stages_) names.push_back(s->name);
+  }
+  int64_t dropped = 0;
+  std::vector<TraceEvent> events = trace_ ? trace_->events(&dropped) : std::vector<TraceEvent>{};
+  Json out = Json::array();
+  out.push_back({{"ph", "M"},
+                 {"name", "process_name"},
+                 {"pid", worker},
+                 {"args", {{"name", "worker " + std::to_string(worker)}}}});
+  // One track per stage and thread: the track id is the stage (the consumer is 0, stage i is
+  // i + 1) times 4096 plus the thread.
+  std::map<int64_t, std::string> tracks;
+  auto track_of = [&](const TraceEvent& e) {
+    const int64_t tid = tid_base + (int64_t{e.stage} + 1) * 4096 + e.thread;
+    if (!tracks.count(tid)) {
+      std::string what = e.stage < 0 ? std::string("get_next")
+                                     : "stage " + std::to_string(e.stage) + " " +
+                                           (static_cast<size_t>(e.stage) < names.size()
+                                                ? names[static_cast<size_t>(e.stage)]
+                                                : std::string("?"));
+      tracks[tid] = what + " (thread " + std::to_string(e.thread) + ")";
+    }
+    return tid;
+  };
+  for (const auto& e : events) {
+    const int64_t tid = track_of(e);
+    Json x = {{"ph", "X"},
+              {"name", e.stage < 0 ? std::string("get_next wait")
+                                   : tracks[tid].substr(0, tracks[tid].find(" (thread"))},
+              {"cat", e.stage < 0 ? "consumer" : "stage"},
+              {"pid", worker},
+              {"tid", tid},
+              {"ts", static_cast<double>(e.begin_ns) / 1000.0},
+              {"dur", static_cast<double>(e.duration_ns) / 1000.0}};
+    if (e.stage >= 0) x["args"] = {{"elements", e.got}};
+    out.push_back(std::move(x));
+  }
+  for (const auto& t : tracks)
+    out.push_back({{"ph", "M"},
+                   {"name", "thread_name"},
+                   {"pid", worker},
+                   {"tid", t.first},
+                   {"args", {{"name", t.second}}}});
+  return out.dump();
+}
+
+std::string PipelineStats::trace_json(int worker) const {
+  int64_t dropped = 0;
+  if (trace_) trace_->events(&dropped);
+  Json doc;
+  doc["traceEvents"] = Json::parse(trace_events_json(worker));
+  doc["displayTimeUnit"] = "ns";
+  doc["otherData"] = {{"schema", "dinput.trace/1"},
+                      {"dropped_events", dropped},
+                      {"capacity", trace_ ? trace_->capacity() : 0}};
+  return doc.dump();
+}
+
+}  // namespace dinput

@@ -1,0 +1,179 @@
+// Per-stage statistics and the trace of one pipeline instance (docs/statistics.md).
+//
+// Operations do not count their own work: when a pipeline's iterator is made, every node of
+// the graph is wrapped in a transparent "stage" node whose iterator counts the elements and
+// bytes its inner iterator produces and how long that took (instrument()). An operation added
+// later is counted without any change to it. Stages that hold elements between their input
+// and their output report how full they are through BufferedIterator.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "data/dataset.h"
+
+namespace dinput {
+
+// Implemented by iterators that buffer elements (prefetch, shuffle, parallel map,
+// interleave). Called on the thread that calls the iterator's next(), right after it.
+class BufferedIterator {
+ public:
+  virtual ~BufferedIterator() = default;
+  // Elements held now.
+  virtual int64_t buffered() const = 0;
+  // The most it holds (-1: no fixed bound).
+  virtual int64_t buffer_capacity() const = 0;
+};
+
+// What one iterator instance of a stage counted. Written by the one thread that calls that
+// instance at a time (relaxed load and store, no read-modify-write), read by any thread.
+struct StageCounters {
+  std::atomic<int64_t> calls{0};
+  std::atomic<int64_t> elements{0};
+  std::atomic<int64_t> bytes{0};
+  // Calls timed (one in kSampleEvery, or all while tracing), and their total duration;
+  // sync_*: those made on the thread the consumer stage runs on (from inside its next()).
+  std::atomic<int64_t> timed_calls{0};
+  std::atomic<int64_t> timed_ns{0};
+  std::atomic<int64_t> sync_timed_calls{0};
+  std::atomic<int64_t> sync_timed_ns{0};
+  std::atomic<int64_t> corrupt_records{0};
+  std::atomic<int64_t> fill_samples{0};
+  std::atomic<int64_t> fill_sum{0};
+  std::atomic<int64_t> fill_max{0};
+  std::atomic<int64_t> fill_last{0};
+  std::atomic<int64_t> capacity{-1};
+
+  void add(const StageCounters& o);
+};
+
+// One stage: a node of the instrumented graph.
+struct StageInfo {
+  int id = 0;
+  std::string name;
+  std::string arguments;
+  std::vector<int> inputs;
+  // The stage that reads this one (null for the output), set before any iterator exists.
+  StageInfo* parent = nullptr;
+  // The thread of this stage's last timed call (an index of the trace's threads).
+  std::atomic<int32_t> last_thread{-1};
+  std::mutex mu;
+  StageCounters retired;  // of the instances already destroyed
+  std::vector<std::shared_ptr<StageCounters>> live;
+
+  std::shared_ptr<StageCounters> attach();
+  void detach(const std::shared_ptr<StageCounters>& c);
+  // Adds every instance's counts to `out`.
+  void total(StageCounters& out);
+};
+
+// A slice of the trace: one produced element (or end) of a stage, or one consumer wait.
+struct TraceEvent {
+  int32_t stage;  // -1: the consumer's get_next
+  int32_t thread;
+  int64_t begin_ns;  // since the pipeline's start
+  int64_t duration_ns;
+  int32_t got;  // the elements produced (several for a next_batch call), 0: the end
+};
+
+// The newest `capacity` events; older ones are dropped and counted.
+class TraceRing {
+ public:
+  explicit TraceRing(size_t capacity) : capacity_(capacity) {}
+  void add(const TraceEvent& e);
+  std::vector<TraceEvent> events(int64_t* dropped) const;
+  size_t capacity() const { return capacity_; }
+
+ private:
+  mutable std::mutex mu_;
+  size_t capacity_;
+  size_t next_ = 0;
+  int64_t total_ = 0;
+  std::vector<TraceEvent> ring_;
+};
+
+// The statistics of one pipeline instance: its stages, its consumer, its trace.
+class PipelineStats {
+ public:
+  // trace_capacity: the most trace events kept (0: no trace).
+  PipelineStats(std::shared_ptr<IteratorStats> counters, size_t trace_capacity);
+
+  int64_t now_ns() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                                start_)
+        .count();
+  }
+  bool tracing() const { return trace_ != nullptr; }
+  TraceRing* trace() const { return trace_.get(); }
+  const std::shared_ptr<IteratorStats>& counters() const { return counters_; }
+
+  StageInfo& add_stage(const Dataset& node, std::vector<int> inputs);
+  size_t num_stages() const;
+
+  // The consumer's calls (get_next, or a distributed step): begin at entry, end at return.
+  void consumer_begin();
+  void consumer_end();
+
+  // The JSON document of docs/statistics.md ("worker" is set when >= 0).
+  std::string to_json(int worker = -1) const;
+  // The Trace Event JSON of docs/statistics.md, "Trace"; `worker` is its process id.
+  std::string trace_json(int worker = 0) const;
+  // The "traceEvents" entries alone (a JSON array), to join several pipelines' or workers'
+  // traces into one file; `tid_base` is added to the track ids.
+  std::string trace_events_json(int worker, int64_t tid_base = 0) const;
+  // The events dropped from the trace so far.
+  int64_t dropped_events() const;
+
+ private:
+  std::shared_ptr<IteratorStats> counters_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::unique_ptr<TraceRing> trace_;
+  mutable std::mutex mu_;
+  std::vector<std::unique_ptr<StageInfo>> stages_;
+  // Consumer timing; written by the consumer's thread, one call at a time.
+  std::atomic<int64_t> calls_{0};
+  std::atomic<int64_t> wait_ns_{0};
+  std::atomic<int64_t> between_ns_{0};
+  int64_t call_begin_ = 0;
+  int64_t last_end_ = -1;
+};
+
+// Times one call of a pipeline's consumer (get_next, a distributed step); `stats` may be
+// null (statistics off).
+class ConsumerCall {
+ public:
+  explicit ConsumerCall(PipelineStats* stats) : stats_(stats) {
+    if (stats_) stats_->consumer_begin();
+  }
+  ~ConsumerCall() {
+    if (stats_) stats_->consumer_end();
+  }
+  ConsumerCall(const ConsumerCall&) = delete;
+  ConsumerCall& operator=(const ConsumerCall&) = delete;
+
+ private:
+  PipelineStats* stats_;
+};
+
+// The deepest pipeline that is instrumented: wrapping doubles the iterator chain's depth,
+// and deeper pipelines keep their stack to themselves (their statistics list no stages).
+constexpr int64_t kMaxInstrumentedDepth = 1000;
+
+// Whether a pipeline whose options leave `statistics` unset is instrumented.
+constexpr bool kStatisticsByDefault = true;
+
+// `root` with every node wrapped in a stage of `stats`. Datasets that a function makes while
+// iterating (interleave, flat_map) are counted under the operation that made them; a cache()
+// node is one stage, its input kept as it is (its cache is shared with other iterators).
+DatasetPtr instrument(const DatasetPtr& root, const std::shared_ptr<PipelineStats>& stats);
+
+// The iterator of a pipeline's output, made as `ds->make_iterator(ctx)`, instrumented when
+// `ds`'s options ask for statistics or a trace: then ctx.pipeline_stats is set (a new one).
+std::unique_ptr<Iterator> make_pipeline_iterator(const DatasetPtr& ds, IteratorContext& ctx);
+
+}  // namespace dinput

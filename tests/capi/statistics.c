@@ -1,0 +1,362 @@
+/* Per-stage statistics and traces (docs/statistics.md) through the C API: exact element and
+ * byte counts, the slow stage named, consumer waits, buffers, switching them off, traces. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "dinput.h"
+
+/* The map sleeps this long per element: far slower than anything else in the pipelines. */
+#define SLOW_MS 3
+
+static dinput_status_t sleepy(dinput_element_t** out, const dinput_element_t* in, void* user_data) {
+  struct timespec d = {0, SLOW_MS * 1000000L};
+  (void)user_data;
+  nanosleep(&d, NULL);
+  return dinput_element_ref(out, in);
+}
+
+/* The text of the stage object whose "name" is `name` (the first one), copied into buf. */
+static const char* stage_text(const char* json, const char* name, char* buf, size_t cap) {
+  char key[64];
+  const char *start, *p, *end;
+  snprintf(key, sizeof key, "\"name\":\"%s\"", name);
+  p = strstr(json, key);
+  if (!p) return NULL;
+  start = p;
+  while (start > json && *start != '{') --start;
+  end = strstr(p, "\"buffer\":");
+  if (!end) return NULL;
+  end = strchr(end, '}');
+  if (!end) return NULL;
+  if ((size_t)(end - start + 1) >= cap) return NULL;
+  memcpy(buf, start, (size_t)(end - start + 1));
+  buf[end - start + 1] = '\0';
+  return buf;
+}
+
+/* The integer after "field": in text, or -1. */
+static int64_t field(const char* text, const char* name) {
+  char key[64];
+  const char* p;
+  if (!text) return -1;
+  snprintf(key, sizeof key, "\"%s\":", name);
+  p = strstr(text, key);
+  if (!p) return -1;
+  return strtoll(p + strlen(key), NULL, 10);
+}
+
+static double field_double(const char* text, const char* name) {
+  char key[64];
+  const char* p;
+  if (!text) return -1;
+  snprintf(key, sizeof key, "\"%s\":", name);
+  p = strstr(text, key);
+  if (!p) return -1;
+  return strtod(p + strlen(key), NULL);
+}
+
+static dinput_dataset_t* range(int64_t n) {
+  dinput_dataset_t* ds = NULL;
+  CHECK_OK(dinput_dataset_range(&ds, 0, n, 1));
+  return ds;
+}
+
+/* Iterates ds to its end; returns its statistics (free with dinput_string_free). */
+static char* run_stats(const dinput_dataset_t* ds, int64_t* elements) {
+  dinput_iterator_t* it = NULL;
+  dinput_element_t* e = NULL;
+  char* json = NULL;
+  int64_t n = 0;
+  CHECK_OK(dinput_dataset_iterator(&it, ds));
+  while (dinput_iterator_get_next(&e, it) == DINPUT_OK) {
+    ++n;
+    dinput_element_free(e);
+  }
+  CHECK_OK(dinput_iterator_statistics(&json, it));
+  dinput_iterator_free(it);
+  if (elements) *elements = n;
+  return json;
+}
+
+/* range(1000).take(7): take produced exactly 7 elements of 8 bytes, and so did range. */
+static void test_take_counts(void) {
+  dinput_dataset_t *r = range(1000), *t = NULL;
+  char buf[4096];
+  char* json;
+  const char* s;
+  CHECK_OK(dinput_dataset_take(&t, r, 7));
+  json = run_stats(t, NULL);
+  CHECK(json != NULL && strstr(json, "\"schema\":\"dinput.statistics/1\"") != NULL);
+  s = stage_text(json, "take", buf, sizeof buf);
+  CHECK(field(s, "elements") == 7);
+  CHECK(field(s, "bytes") == 7 * 8);
+  CHECK(field(s, "calls") == 7 + 1); /* the last call found the end */
+  s = stage_text(json, "range", buf, sizeof buf);
+  CHECK(field(s, "elements") == 7);
+  CHECK(field(s, "bytes") == 56);
+  /* The consumer: 8 get_next calls (the last at the end). */
+  CHECK(field(strstr(json, "\"consumer\""), "calls") == 8);
+  dinput_string_free(json);
+  dinput_dataset_free(t);
+  dinput_dataset_free(r);
+}
+
+/* A batch counts batches and their bytes; its input counts rows. */
+static void test_batch_bytes(void) {
+  dinput_dataset_t *r = range(10), *b = NULL;
+  char buf[4096];
+  char* json;
+  CHECK_OK(batch_with(&b, r, 4, 0));
+  json = run_stats(b, NULL);
+  CHECK(field(stage_text(json, "batch", buf, sizeof buf), "elements") == 3);
+  CHECK(field(stage_text(json, "batch", buf, sizeof buf), "bytes") == 80);
+  CHECK(field(stage_text(json, "range", buf, sizeof buf), "elements") == 10);
+  dinput_string_free(json);
+  dinput_dataset_free(b);
+  dinput_dataset_free(r);
+}
+
+/* range(12).map(sleep).batch(3): map is the slowest stage, it produced 12 elements in at
+ * least 12 sleeps, and the consumer (faster than the map) waited for nearly all of it. */
+static void test_slow_map(void) {
+  dinput_dataset_t *r = range(12), *m = NULL, *b = NULL;
+  char buf[4096];
+  char* json;
+  const char* s;
+  int64_t map_id;
+  CHECK_OK(map_with(&m, r, sleepy, NULL, 1, 1, NULL, NULL));
+  CHECK_OK(batch_with(&b, m, 3, 0));
+  json = run_stats(b, NULL);
+  s = stage_text(json, "map", buf, sizeof buf);
+  map_id = field(s, "id");
+  CHECK(field(s, "elements") == 12);
+  /* Timed on a sample of calls and scaled: allow a wide margin below the true sleep. */
+  CHECK(field(s, "produce_ns") >= 12 * SLOW_MS * 1000000LL / 2);
+  CHECK(field(json, "slowest_stage") == map_id);
+  s = stage_text(json, "batch", buf, sizeof buf);
+  CHECK(field(s, "input_wait_ns") >= 12 * SLOW_MS * 1000000LL / 2);
+  CHECK(field(s, "input_wait_ns") > field(s, "produce_ns"));
+  s = strstr(json, "\"consumer\"");
+  CHECK(field(s, "wait_ns") >= 12 * SLOW_MS * 1000000LL);
+  CHECK(field_double(s, "input_bound_percent") > 50.0);
+  dinput_string_free(json);
+  dinput_dataset_free(b);
+  dinput_dataset_free(m);
+  dinput_dataset_free(r);
+}
+
+/* prefetch after a slow map: prefetch waits for its background input, its buffer has a
+ * capacity; shuffle's buffer fills to its size. */
+static void test_buffers(void) {
+  dinput_dataset_t *r = range(10), *m = NULL, *p = NULL, *r2 = range(100), *sh = NULL;
+  char buf[4096];
+  char* json;
+  const char* s;
+  CHECK_OK(map_with(&m, r, sleepy, NULL, 1, 1, NULL, NULL));
+  CHECK_OK(dinput_dataset_prefetch(&p, m, 4));
+  json = run_stats(p, NULL);
+  s = stage_text(json, "prefetch", buf, sizeof buf);
+  CHECK(field(s, "elements") == 10);
+  CHECK(field(s, "input_wait_ns") >= 5 * SLOW_MS * 1000000LL);
+  CHECK(field(s, "capacity") == 4);
+  s = stage_text(json, "map", buf, sizeof buf);
+  CHECK(s != NULL && strstr(s, "\"background\":true") != NULL);
+  dinput_string_free(json);
+
+  CHECK_OK(shuffle_with(&sh, r2, 10, 1, 0));
+  json = run_stats(sh, NULL);
+  s = stage_text(json, "shuffle", buf, sizeof buf);
+  CHECK(field(s, "elements") == 100);
+  CHECK(field(s, "capacity") == 10);
+  CHECK(field(s, "max_fill") == 10); /* each draw refills its hole while the input lasts */
+  dinput_string_free(json);
+  dinput_dataset_free(sh);
+  dinput_dataset_free(r2);
+  dinput_dataset_free(p);
+  dinput_dataset_free(m);
+  dinput_dataset_free(r);
+}
+
+/* Statistics off: the document lists no stages and no consumer calls. */
+static void test_off(void) {
+  dinput_dataset_t *r = range(5), *w = NULL;
+  dinput_options_t* o = NULL;
+  char* json;
+  CHECK_OK(dinput_options_new(&o));
+  CHECK_OK(dinput_options_set_statistics(o, 0));
+  CHECK_OK(dinput_dataset_with_options(&w, r, o));
+  json = run_stats(w, NULL);
+  CHECK(json != NULL && strstr(json, "\"stages\":[]") != NULL);
+  CHECK(field(strstr(json, "\"consumer\""), "calls") == 0);
+  dinput_string_free(json);
+  dinput_options_free(o);
+  dinput_dataset_free(w);
+  dinput_dataset_free(r);
+}
+
+/* A trace: slices of stages and get_next waits; a small ring counts what it dropped. */
+static void test_trace(void) {
+  dinput_dataset_t *r = range(50), *w = NULL;
+  dinput_options_t* o = NULL;
+  dinput_iterator_t* it = NULL;
+  dinput_element_t* e = NULL;
+  char *trace = NULL, *json = NULL;
+  CHECK_OK(dinput_options_new(&o));
+  CHECK_STATUS(dinput_options_set_trace(o, -1), DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("max_events");
+  CHECK_OK(dinput_options_set_trace(o, 30));
+  CHECK_OK(dinput_dataset_with_options(&w, r, o));
+  CHECK_OK(dinput_dataset_iterator(&it, w));
+  while (dinput_iterator_get_next(&e, it) == DINPUT_OK) dinput_element_free(e);
+  CHECK_OK(dinput_iterator_trace(&trace, it));
+  CHECK(trace != NULL && strstr(trace, "\"traceEvents\"") != NULL);
+  CHECK(trace != NULL && strstr(trace, "get_next wait") != NULL);
+  CHECK(trace != NULL && strstr(trace, "\"ph\":\"X\"") != NULL);
+  /* 51 calls of each of 2 stages and 51 get_next calls: 153 events, 30 kept. */
+  CHECK(field(trace, "dropped_events") == 153 - 30);
+  CHECK_OK(dinput_iterator_statistics(&json, it));
+  CHECK(field(json, "dropped_events") == 153 - 30);
+  dinput_string_free(json);
+  dinput_string_free(trace);
+  dinput_iterator_free(it);
+  dinput_options_free(o);
+  dinput_dataset_free(w);
+  dinput_dataset_free(r);
+  dinput_string_free(NULL);
+  CHECK_STATUS(dinput_iterator_statistics(NULL, NULL), DINPUT_INVALID_ARGUMENT);
+}
+
+/* A damaged record skipped under skip_corrupt_records counts on the records stage; the
+ * stage's bytes are the payload bytes of the records delivered. */
+static void test_corrupt_records(void) {
+  char dir[] = "/tmp/dinput_capi_statistics_XXXXXX", path[256], buf[4096];
+  const char* files[1];
+  dinput_record_writer_t* w = NULL;
+  dinput_dataset_t *rec = NULL, *opt = NULL;
+  dinput_options_t* o = NULL;
+  const char* s;
+  char* json;
+  FILE* f;
+  int i;
+  CHECK(mkdtemp(dir) != NULL);
+  snprintf(path, sizeof path, "%s/three.rec", dir);
+  files[0] = path;
+  CHECK_OK(dinput_record_writer_open(&w, path, NULL));
+  for (i = 0; i < 3; ++i) CHECK_OK(dinput_record_writer_write(w, "abcd", 4));
+  CHECK_OK(dinput_record_writer_close(w));
+  dinput_record_writer_free(w);
+  /* Each record is 8 (length) + 4 (its CRC) + 4 (data) + 4 (data CRC) bytes: damage the
+   * second record's data. */
+  f = fopen(path, "r+b");
+  CHECK(f != NULL);
+  if (f) {
+    fseek(f, 20 + 12, SEEK_SET);
+    fputc('X', f);
+    fclose(f);
+  }
+  CHECK_OK(dinput_dataset_records(&rec, files, 1, NULL));
+  CHECK_OK(dinput_options_new(&o));
+  CHECK_OK(dinput_options_set_skip_corrupt_records(o, 1));
+  CHECK_OK(dinput_dataset_with_options(&opt, rec, o));
+  json = run_stats(opt, NULL);
+  s = stage_text(json, "records", buf, sizeof buf);
+  CHECK(field(s, "elements") == 2);
+  CHECK(field(s, "bytes") == 8);
+  CHECK(field(s, "corrupt_records_skipped") == 1);
+  s = stage_text(json, "with_options", buf, sizeof buf);
+  CHECK(field(s, "corrupt_records_skipped") == 0);
+  dinput_string_free(json);
+  dinput_dataset_free(opt);
+  dinput_dataset_free(rec);
+  dinput_options_free(o);
+  remove(path);
+  rmdir(dir);
+}
+
+/* Two in-process workers, worker 1's pipeline with a sleeping map: gathered through the
+ * collective, both workers name worker 1 and its map as the slowest. */
+struct worker_run {
+  dinput_dist_iterator_t* it;
+  int steps;
+  dinput_status_t status;
+  char* job;
+};
+
+static void* run_worker(void* arg) {
+  struct worker_run* w = (struct worker_run*)arg;
+  dinput_per_replica_t* v = NULL;
+  while (dinput_dist_iterator_get_next(&v, w->it) == DINPUT_OK) {
+    ++w->steps;
+    dinput_per_replica_free(v);
+  }
+  w->status = dinput_dist_iterator_statistics(&w->job, w->it, 1);
+  return NULL;
+}
+
+static void test_gathered(void) {
+  dinput_collective_t* collective = NULL;
+  dinput_strategy_t* strategy[2] = {NULL, NULL};
+  dinput_dist_dataset_t* dist[2] = {NULL, NULL};
+  dinput_dataset_t *r = range(8), *m = NULL, *fast = NULL, *slow = NULL;
+  struct worker_run runs[2];
+  pthread_t threads[2];
+  char* mine = NULL;
+  int w;
+  memset(runs, 0, sizeof runs);
+  CHECK_OK(dinput_collective_new_in_process(&collective, 2, 60000));
+  CHECK_OK(batch_with(&fast, r, 2, 0));
+  CHECK_OK(map_with(&m, r, sleepy, NULL, 1, 1, NULL, NULL));
+  CHECK_OK(batch_with(&slow, m, 2, 0));
+  for (w = 0; w < 2; ++w) {
+    CHECK_OK(dinput_strategy_new_multi_worker_cpu(&strategy[w], collective, w, 2));
+    CHECK_OK(dinput_strategy_distribute_dataset(&dist[w], strategy[w], w == 0 ? fast : slow, NULL));
+    CHECK_OK(dinput_dist_dataset_iterator(&runs[w].it, dist[w]));
+  }
+  for (w = 0; w < 2; ++w) CHECK(pthread_create(&threads[w], NULL, run_worker, &runs[w]) == 0);
+  for (w = 0; w < 2; ++w) pthread_join(threads[w], NULL);
+  for (w = 0; w < 2; ++w) {
+    CHECK(runs[w].steps == 4); /* 4 batches of 2 rows, one row per worker per step */
+    CHECK(runs[w].status == DINPUT_OK);
+    CHECK(runs[w].job != NULL && strstr(runs[w].job, "\"schema\":\"dinput.job_statistics/1\""));
+    CHECK(runs[w].job != NULL && strstr(runs[w].job, "\"slowest_worker\":1") != NULL);
+    CHECK(runs[w].job != NULL &&
+          strstr(runs[w].job, "\"slowest_stage\":{\"worker\":1,\"pipeline\":0,") != NULL);
+    CHECK(runs[w].job != NULL &&
+          strstr(strstr(runs[w].job, "\"slowest_stage\""), "\"name\":\"map\"") != NULL);
+  }
+  CHECK(runs[0].job && runs[1].job && strcmp(runs[0].job, runs[1].job) == 0);
+  /* This worker's own figures: its one pipeline, the map producing its 4 elements. */
+  CHECK_OK(dinput_dist_iterator_statistics(&mine, runs[1].it, 0));
+  CHECK(mine != NULL && strstr(mine, "\"schema\":\"dinput.dist_statistics/1\"") != NULL);
+  CHECK(mine != NULL && strstr(mine, "\"worker\":1") != NULL);
+  dinput_string_free(mine);
+  for (w = 0; w < 2; ++w) {
+    dinput_string_free(runs[w].job);
+    dinput_dist_iterator_free(runs[w].it);
+    dinput_dist_dataset_free(dist[w]);
+    dinput_strategy_free(strategy[w]);
+  }
+  dinput_collective_free(collective);
+  dinput_dataset_free(slow);
+  dinput_dataset_free(fast);
+  dinput_dataset_free(m);
+  dinput_dataset_free(r);
+}
+
+int main(void) {
+  test_take_counts();
+  test_batch_bytes();
+  test_slow_map();
+  test_buffers();
+  test_off();
+  test_trace();
+  test_corrupt_records();
+  test_gathered();
+  return check_finish_();
+}

@@ -109,6 +109,10 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   // values, outermost first. Empty when there are none. The parse nodes report theirs; padded_batch
   // batches them as ragged values rather than padding them.
   virtual std::vector<bool> row_splits_components() const { return {}; }
+  // Whether this node's iterator runs its input node's work itself rather than through the
+  // input's iterator (a chain of image operations is one map): the per-stage statistics then
+  // count the two as one stage, since no iterator sits between them to wrap.
+  virtual bool fuses_input() const { return false; }
 
   DatasetPtr ptr() const { return shared_from_this(); }
 

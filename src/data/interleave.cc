@@ -358,7 +358,7 @@ std::unique_ptr<Iterator> InterleaveDataset::make_iterator(const IteratorContext
 }  // namespace
 
 InterleaveRest interleave_rest(Iterator& it) {
-  auto* interleave = dynamic_cast<InterleaveIterator*>(&it);
+  auto* interleave = dynamic_cast<InterleaveIterator*>(it.unwrapped());
   if (!interleave) raise(Code::kInternal, "interleave_rest: not an interleave iterator");
   return interleave->rest();
 }

@@ -58,6 +58,11 @@ class Iterator {
   // or a file that changed since, is DATA_LOSS naming the file and the offset.
   virtual void read_at(const Address& at, Element& out);
 
+  // The iterator that does the work, for code that needs a particular iterator type (elastic
+  // resume asks an interleave for its open readers): this one, unless this one only forwards
+  // to another (the per-stage statistics' wrapper, data/stage_stats.h).
+  virtual Iterator* unwrapped() { return this; }
+
  protected:
   // UNIMPLEMENTED: operation `op` cannot save or restore its iterator state (`why`, if given).
   [[noreturn]] static void state_unsupported(const char* op, const char* why = nullptr);

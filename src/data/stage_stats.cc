@@ -73,6 +73,12 @@ class StageIterator final : public Iterator {
 
   void save(StateWriter& w) const override { inner_->save(w); }
   void restore(StateReader& r) override { inner_->restore(r); }
+  // A restore's passes and reads by address are not production: forwarded, not counted.
+  int64_t skip(int64_t n) override { return inner_->skip(n); }
+  bool addressable() const override { return inner_->addressable(); }
+  Address last_address() const override { return inner_->last_address(); }
+  void read_at(const Address& at, Element& out) override { inner_->read_at(at, out); }
+  Iterator* unwrapped() override { return inner_->unwrapped(); }
 
  private:
   // Runs `produce` (true: produced), counting `count(got)` elements and their bytes.
@@ -165,6 +171,14 @@ class StageDataset final : public Dataset {
   }
   uint64_t seed() const override { return input_->seed(); }
   EpochCounter epoch_counter() const override { return input_->epoch_counter(); }
+  DatasetPtr with_batch_rows(int64_t rows) const override {
+    DatasetPtr placed = input_->with_batch_rows(rows);
+    return placed ? std::make_shared<StageDataset>(std::move(placed), stage_, stats_) : nullptr;
+  }
+  std::vector<bool> row_splits_components() const override {
+    return input_->row_splits_components();
+  }
+  bool fuses_input() const override { return input_->fuses_input(); }
 
  private:
   DatasetPtr input_;
@@ -172,20 +186,32 @@ class StageDataset final : public Dataset {
   std::shared_ptr<PipelineStats> stats_;
 };
 
+DatasetPtr wrap(const DatasetPtr& node, const std::shared_ptr<PipelineStats>& stats);
+
+// `node` with its inputs wrapped, itself not; `ids` gets the stages of its inputs. The input
+// of a node that fuses its input's work into its own iterator is rebuilt the same way without
+// a stage of its own, so that the pair stays fused and counts as one stage.
+DatasetPtr rebuild(const DatasetPtr& node, const std::shared_ptr<PipelineStats>& stats,
+                   std::vector<int>& ids) {
+  // cache() keeps what it cached in its node: a rebuilt node would start an empty cache.
+  if (std::string(node->name()) == "cache") return node;
+  std::vector<DatasetPtr> inputs = node->inputs();
+  if (inputs.empty()) return node;
+  const bool fused = node->fuses_input();
+  for (auto& in : inputs) {
+    if (fused) {
+      in = rebuild(in, stats, ids);
+      continue;
+    }
+    in = wrap(in, stats);
+    ids.push_back(static_cast<const StageDataset&>(*in).id());
+  }
+  return node->with_inputs(std::move(inputs));
+}
+
 DatasetPtr wrap(const DatasetPtr& node, const std::shared_ptr<PipelineStats>& stats) {
   std::vector<int> ids;
-  DatasetPtr rebuilt = node;
-  // cache() keeps what it cached in its node: a rebuilt node would start an empty cache.
-  if (std::string(node->name()) != "cache") {
-    std::vector<DatasetPtr> inputs = node->inputs();
-    if (!inputs.empty()) {
-      for (auto& in : inputs) {
-        in = wrap(in, stats);
-        ids.push_back(static_cast<const StageDataset&>(*in).id());
-      }
-      rebuilt = node->with_inputs(std::move(inputs));
-    }
-  }
+  DatasetPtr rebuilt = rebuild(node, stats, ids);
   StageInfo& stage = stats->add_stage(*node, std::move(ids));
   return std::make_shared<StageDataset>(std::move(rebuilt), stage, stats);
 }

@@ -487,7 +487,7 @@ OpenedPart open_part(const std::shared_ptr<const ElasticPlan>& plan, std::string
     it = fenced->make_iterator(ctx);
     out.keep.push_back(fenced);
   }
-  const auto* elastic = dynamic_cast<const ElasticSource*>(it.get());
+  const auto* elastic = dynamic_cast<const ElasticSource*>(it->unwrapped());
   // Rows of G, skipping those of the batch in hand that went out before the save: reading
   // that batch again is part of the restore, so the fence is still open.
   auto rows = make_balanced_split(std::move(it), {plan->G});

@@ -84,6 +84,10 @@ class ImageOpDataset final : public UnaryDataset {
     return copy;
   }
   bool has_random_seed() const override { return random_seed_; }
+  // The chain below runs in this node's map (make_iterator).
+  bool fuses_input() const override {
+    return dynamic_cast<const ImageOpDataset*>(input_.get()) != nullptr;
+  }
   DatasetPtr with_seed(uint64_t seed) const override {
     auto copy = std::make_shared<ImageOpDataset>(input_, op_, options_, seed, false);
     copy->epoch_ = epoch_;

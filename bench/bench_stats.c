@@ -6,12 +6,13 @@
  *  stats.w1_plain  through a plain dataset iterator (the pipeline alone, where a per-element
  *                  cost shows most),
  * each with statistics off and on (dinput_options_set_statistics on a with_options node at
- * the end). The rounds interleave off and on, 3 of each, the order swapped every round; the
- * figure is the best epoch time of each, and the ratio on / off of the same run. Goal: ratio
+ * the end). The rounds interleave off and on, 3 of each by default, the order swapped every round;
+ * the figure is the best epoch time of each, and the ratio on / off of the same run. Goal: ratio
  * <= 1.02. A last line times the same epoch with a trace of 1,000,000 events, for reference (no
  * goal).
  *
- * Usage: bench_stats [--quick] [DIR]
+ * Usage: bench_stats [--quick] [--rounds N] [DIR]
+ *          --rounds N: N rounds of each side (default 3, at most 64)
  *          --quick: 4 files of 512 records of 64 bytes, shuffle(1000), batch(64) (the
  *                   figures mean nothing: for the CTest smoke test)
  *          DIR:     where the files go (default: a new directory under /tmp, removed after)
@@ -22,7 +23,10 @@
 
 #include <unistd.h>
 
-#define ROUNDS 3
+/* Rounds of each side (--rounds N): an epoch of W1 takes about 0.15 s here, and single epochs
+ * move by 5 to 10% on a shared machine, so telling 2% apart takes more than 3 of each. */
+#define MAX_ROUNDS 64
+static int g_rounds = 3;
 
 /* The process's CPU seconds (every thread): what the statistics add, whatever else the
  * machine runs, where wall-clock time on a shared machine moves by more than 2% between
@@ -128,9 +132,9 @@ static epoch_t epoch_plain(const dinput_dataset_t* ds, int* stages) {
 }
 
 static double best(const epoch_t* e, int cpu) {
-  double v[ROUNDS];
-  for (int r = 0; r < ROUNDS; ++r) v[r] = cpu ? e[r].cpu : e[r].wall;
-  return bench_min(v, ROUNDS);
+  double v[MAX_ROUNDS];
+  for (int r = 0; r < g_rounds; ++r) v[r] = cpu ? e[r].cpu : e[r].wall;
+  return bench_min(v, g_rounds);
 }
 
 static void report(const char* name, const epoch_t* off, const epoch_t* on, int64_t bytes) {
@@ -150,6 +154,12 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--quick") == 0) {
       g_files = 4, g_records = 512, g_bytes = 64, g_buffer = 1000, g_batch = 64;
+    } else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
+      g_rounds = atoi(argv[++i]);
+      if (g_rounds < 1 || g_rounds > MAX_ROUNDS) {
+        fprintf(stderr, "bench_stats: --rounds must be 1..%d\n", MAX_ROUNDS);
+        return 2;
+      }
     } else {
       dir_arg = argv[i];
     }
@@ -167,12 +177,12 @@ int main(int argc, char** argv) {
   const int64_t bytes = (int64_t)g_files * g_records * g_bytes;
 
   dinput_dataset_t *off = w1(files, 0, 0), *on = w1(files, 1, 0), *traced = w1(files, 1, 1000000);
-  epoch_t dist_off[ROUNDS], dist_on[ROUNDS], plain_off[ROUNDS], plain_on[ROUNDS];
+  epoch_t dist_off[MAX_ROUNDS], dist_on[MAX_ROUNDS], plain_off[MAX_ROUNDS], plain_on[MAX_ROUNDS];
   int stages_off = 0, stages_on = 0;
   epoch_plain(off, &stages_off); /* warm the page cache */
   /* Odd rounds run "on" first: whatever the previous epoch leaves behind (freed memory to
    * reuse, pages to fault in) then favours neither side. */
-  for (int r = 0; r < ROUNDS; ++r) {
+  for (int r = 0; r < g_rounds; ++r) {
     if (r % 2 == 0) {
       dist_off[r] = epoch_dist(off);
       dist_on[r] = epoch_dist(on);

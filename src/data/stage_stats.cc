@@ -15,7 +15,7 @@ constexpr auto kRelaxed = std::memory_order_relaxed;
 
 // Timing every call costs two clock reads per element and stage; one call in kSampleEvery is
 // timed instead and the totals are scaled (elements and bytes are always exact).
-constexpr int64_t kSampleEvery = 16;
+constexpr int64_t kSampleEvery = 64;
 
 // Single-writer increment: a plain load and store, which costs what a non-atomic one does.
 inline void bump(std::atomic<int64_t>& a, int64_t by) { a.store(a.load(kRelaxed) + by, kRelaxed); }

@@ -40,26 +40,6 @@ static double thread_cpu_ns(void) {
 
 static int g_files = 32, g_records = 8192, g_bytes = 1024, g_buffer = 10000, g_batch = 256;
 
-static void write_files(const char* dir, char (*paths)[4096]) {
-  uint64_t s = 0x9E3779B97F4A7C15ull;
-  uint8_t* buf = malloc((size_t)g_bytes);
-  for (int f = 0; f < g_files; ++f) {
-    dinput_record_writer_t* w = NULL;
-    snprintf(paths[f], 4096, "%s/rec-%02d.tfrecord", dir, f);
-    BENCH_CHECK(dinput_record_writer_open(&w, paths[f], NULL));
-    for (int r = 0; r < g_records; ++r) {
-      for (int i = 0; i < g_bytes; ++i) {
-        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-        buf[i] = (uint8_t)s;
-      }
-      BENCH_CHECK(dinput_record_writer_write(w, buf, (size_t)g_bytes));
-    }
-    BENCH_CHECK(dinput_record_writer_close(w));
-    dinput_record_writer_free(w);
-  }
-  free(buf);
-}
-
 static dinput_dataset_t* records(const char* const* files) {
   dinput_dataset_t* out = NULL;
   BENCH_CHECK(dinput_dataset_records(&out, files, (size_t)g_files, NULL));
@@ -116,7 +96,7 @@ int main(int argc, char** argv) {
   char(*paths)[4096] = calloc((size_t)g_files, sizeof *paths);
   const char** files = calloc((size_t)g_files, sizeof *files);
   for (int f = 0; f < g_files; ++f) files[f] = paths[f];
-  write_files(dir, paths);
+  bench_write_record_files(dir, paths, g_files, g_records, g_bytes);
   const int64_t total = (int64_t)g_files * g_records;
   const int64_t steps = (total + g_batch - 1) / g_batch;
   const int64_t half = steps / 2;

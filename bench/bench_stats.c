@@ -44,26 +44,6 @@ typedef struct {
 
 static int g_files = 32, g_records = 8192, g_bytes = 1024, g_buffer = 10000, g_batch = 256;
 
-static void write_files(const char* dir, char (*paths)[4096]) {
-  uint64_t s = 0x9E3779B97F4A7C15ull;
-  uint8_t* buf = malloc((size_t)g_bytes);
-  for (int f = 0; f < g_files; ++f) {
-    dinput_record_writer_t* w = NULL;
-    snprintf(paths[f], 4096, "%s/rec-%02d.tfrecord", dir, f);
-    BENCH_CHECK(dinput_record_writer_open(&w, paths[f], NULL));
-    for (int r = 0; r < g_records; ++r) {
-      for (int i = 0; i < g_bytes; ++i) {
-        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-        buf[i] = (uint8_t)s;
-      }
-      BENCH_CHECK(dinput_record_writer_write(w, buf, (size_t)g_bytes));
-    }
-    BENCH_CHECK(dinput_record_writer_close(w));
-    dinput_record_writer_free(w);
-  }
-  free(buf);
-}
-
 /* records(files).shuffle(buffer, seed 7).batch(batch).with_options(statistics / trace). */
 static dinput_dataset_t* w1(const char* const* files, int statistics, int64_t trace) {
   dinput_dataset_t *r = NULL, *sh = NULL, *b = NULL, *out = NULL;
@@ -173,7 +153,7 @@ int main(int argc, char** argv) {
   char(*paths)[4096] = calloc((size_t)g_files, sizeof *paths);
   const char** files = calloc((size_t)g_files, sizeof *files);
   for (int f = 0; f < g_files; ++f) files[f] = paths[f];
-  write_files(dir, paths);
+  bench_write_record_files(dir, paths, g_files, g_records, g_bytes);
   const int64_t bytes = (int64_t)g_files * g_records * g_bytes;
 
   dinput_dataset_t *off = w1(files, 0, 0), *on = w1(files, 1, 0), *traced = w1(files, 1, 1000000);

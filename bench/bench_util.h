@@ -151,4 +151,27 @@ __attribute__((unused)) static bench_dist_epoch_t bench_dist_epoch_i64(
 
 static inline const char* bench_bool(int b) { return b ? "true" : "false"; }
 
+/* Writes `files` uncompressed record files DIR/rec-NN.tfrecord of `records` records of `bytes`
+ * pseudo-random bytes each (W1's layout), naming them in paths[0..files). */
+static inline void bench_write_record_files(const char* dir, char (*paths)[4096], int files,
+                                            int records, int bytes) {
+  uint64_t s = 0x9E3779B97F4A7C15ull;
+  uint8_t* buf = (uint8_t*)malloc((size_t)bytes);
+  for (int f = 0; f < files; ++f) {
+    dinput_record_writer_t* w = NULL;
+    snprintf(paths[f], 4096, "%s/rec-%02d.tfrecord", dir, f);
+    BENCH_CHECK(dinput_record_writer_open(&w, paths[f], NULL));
+    for (int r = 0; r < records; ++r) {
+      for (int i = 0; i < bytes; ++i) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        buf[i] = (uint8_t)s;
+      }
+      BENCH_CHECK(dinput_record_writer_write(w, buf, (size_t)bytes));
+    }
+    BENCH_CHECK(dinput_record_writer_close(w));
+    dinput_record_writer_free(w);
+  }
+  free(buf);
+}
+
 #endif /* DINPUT_BENCH_UTIL_H */

@@ -14,9 +14,12 @@
 #include "distribute/graph.h"
 
 #include "resume_check.h"
+#include "test_text.h"
 
 namespace dinput {
 namespace {
+
+using test::error_of;
 
 Tensor int64_scalar(int64_t v) {
   Tensor t = Tensor::allocate(DType::kInt64, Shape());
@@ -54,15 +57,6 @@ std::string text(const Element& e) {
 }
 
 std::vector<std::string> all_of(const DatasetPtr& ds) { return test::all_as(ds, text); }
-
-Error error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  return Error(Code::kOk, "");
-}
 
 // tf.fill([x], x) for each int64 scalar x: a variable-length vector.
 DatasetPtr fills(DatasetPtr ds) {

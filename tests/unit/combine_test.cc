@@ -26,29 +26,15 @@
 #include "io/record_writer.h"
 
 #include "resume_check.h"
+#include "test_text.h"
 
 namespace dinput {
 namespace {
 
-// ---- helpers --------------------------------------------------------------------------
+using test::error_of;
+using test::text;
 
-std::string text(const Element& e) {
-  std::string out;
-  for (const Tensor& t : e) {
-    out += "(";
-    for (int64_t i = 0; i < t.num_elements(); ++i) {
-      if (i) out += ",";
-      if (t.dtype() == DType::kBytes)
-        out += std::string(t.string(i));
-      else if (t.dtype() == DType::kInt64)
-        out += std::to_string(t.data_as<int64_t>()[i]);
-      else if (t.dtype() == DType::kFloat32)
-        out += std::to_string(t.data_as<float>()[i]);
-    }
-    out += ")";
-  }
-  return out;
-}
+// ---- helpers --------------------------------------------------------------------------
 
 std::vector<std::string> drain(Iterator& it, size_t limit = 100000) {
   return test::drain_as(it, text, limit);
@@ -59,15 +45,6 @@ std::vector<std::string> all_of(const DatasetPtr& ds, size_t limit = 100000) {
 
 std::vector<std::string> texts(std::initializer_list<const char*> items) {
   return std::vector<std::string>(items.begin(), items.end());
-}
-
-Error error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  return Error(Code::kOk, "");
 }
 
 Tensor bytes_scalar(const std::string& s) {

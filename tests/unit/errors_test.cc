@@ -25,25 +25,12 @@
 
 #include "example_encoder.h"
 #include "resume_check.h"
+#include "test_text.h"
 
 namespace dinput {
 namespace {
 
-std::string text(const Element& e) {
-  std::string out;
-  for (const Tensor& t : e) {
-    out += "(";
-    for (int64_t i = 0; i < t.num_elements(); ++i) {
-      if (i) out += ",";
-      if (t.dtype() == DType::kBytes)
-        out += std::string(t.string(i));
-      else
-        out += std::to_string(t.data_as<int64_t>()[i]);
-    }
-    out += ")";
-  }
-  return out;
-}
+using test::text;
 
 // Everything an iterator gives, each error in its place as "!message". Reading goes on after
 // a data error, as ignore_errors() reads on, and stops at the end, at any other error, or at

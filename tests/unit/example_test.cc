@@ -11,9 +11,12 @@
 #include "example/parser.h"
 #include "example/wire.h"
 #include "example_encoder.h"
+#include "test_text.h"
 
 namespace dinput::example {
 namespace {
+
+using test::error_of;
 
 using test::entry;
 using test::example;
@@ -80,15 +83,6 @@ Element parse(const ParseSpec& spec, const std::vector<std::string>& records, bo
   EXPECT_TRUE(matches(p.output_spec(batched, batched ? int64_t(records.size()) : 0), out))
       << describe(out) << " vs " << to_string(p.output_spec(batched, int64_t(records.size())));
   return out;
-}
-
-Error error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  return Error(Code::kOk, "");
 }
 
 TEST(ExampleWire, VarintsAndTags) {

@@ -18,34 +18,13 @@
 
 #include "example_encoder.h"
 #include "resume_check.h"
+#include "test_text.h"
 
 namespace dinput {
 namespace {
 
-std::string text(const Element& e) {
-  std::string out;
-  for (const Tensor& t : e) {
-    out += "(";
-    for (int64_t i = 0; i < t.num_elements(); ++i) {
-      if (i) out += ",";
-      if (t.dtype() == DType::kBytes)
-        out += std::string(t.string(i));
-      else
-        out += std::to_string(t.data_as<int64_t>()[i]);
-    }
-    out += ")";
-  }
-  return out;
-}
-
-Error error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  return Error(Code::kOk, "");
-}
+using test::error_of;
+using test::text;
 
 // Records: context "id" = i; feature list "s" (VarLen int64) with the steps below; context
 // "t" (VarLen bytes) with i words.

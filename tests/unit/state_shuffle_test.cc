@@ -20,9 +20,12 @@
 #include "io/file_sources.h"
 #include "io/record_writer.h"
 #include "resume_check.h"
+#include "test_text.h"
 
 namespace dinput {
 namespace {
+
+using test::error_of;
 
 // Every record is "r" + a six-digit index + padding: kPayload bytes, so that record i of a
 // file starts at byte i * kStride.
@@ -34,15 +37,6 @@ std::string text(const Element& e) { return std::string(e.at(0).string(0)); }
 std::vector<std::string> all_of(const DatasetPtr& ds) { return test::all_as(ds, text); }
 std::vector<std::string> resumed(const DatasetPtr& ds, size_t k, std::string* state = nullptr) {
   return test::resumed_as(ds, k, text, state);
-}
-
-Error error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  return Error(Code::kOk, "");
 }
 
 // The index a record's payload names.

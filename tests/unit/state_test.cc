@@ -25,9 +25,12 @@
 #include "io/file_sources.h"
 #include "io/record_writer.h"
 #include "resume_check.h"
+#include "test_text.h"
 
 namespace dinput {
 namespace {
+
+using test::error_of;
 
 // ---- helpers --------------------------------------------------------------------------
 
@@ -58,15 +61,6 @@ std::vector<std::string> resumed(const DatasetPtr& ds, size_t k, std::string* st
 }
 void expect_resumes_everywhere(const DatasetPtr& ds) {
   test::expect_resumes_everywhere_as(ds, text);
-}
-
-Error error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  return Error(Code::kOk, "");
 }
 
 Tensor int64_vector(const std::vector<int64_t>& values) {

@@ -313,15 +313,27 @@ size_t PipelineStats::num_stages() const {
   return stages_.size();
 }
 
+// The consumer's calls are sampled as the stages' are: one call in kSampleEvery is timed (all
+// of them with a trace), and so is the gap from its end to the start of the next call, since a
+// clock read costs as much as a whole get_next of a small element.
 void PipelineStats::consumer_begin() {
+  const int64_t n = calls_.load(kRelaxed);
+  timing_call_ = trace_ != nullptr || n % kSampleEvery == 0;
+  if (!timing_call_ && last_end_ < 0) return;
   call_begin_ = now_ns();
-  if (last_end_ >= 0) bump(between_ns_, call_begin_ - last_end_);
+  if (last_end_ >= 0) {
+    bump(between_ns_, call_begin_ - last_end_);
+    bump(timed_gaps_, 1);
+    last_end_ = -1;
+  }
 }
 
 void PipelineStats::consumer_end() {
-  last_end_ = now_ns();
   bump(calls_, 1);
+  if (!timing_call_) return;
+  last_end_ = now_ns();
   bump(wait_ns_, last_end_ - call_begin_);
+  bump(timed_calls_, 1);
   if (trace_) trace_->add(TraceEvent{-1, thread_index(), call_begin_, last_end_ - call_begin_, 1});
 }
 
@@ -355,9 +367,12 @@ std::string PipelineStats::to_json(int worker) const {
   doc["schema"] = "dinput.statistics/1";
   if (worker >= 0) doc["worker"] = worker;
   doc["elapsed_ns"] = now_ns();
-  const int64_t wait = wait_ns_.load(kRelaxed), between = between_ns_.load(kRelaxed);
+  const int64_t calls = calls_.load(kRelaxed);
+  const int64_t wait = scaled(wait_ns_.load(kRelaxed), timed_calls_.load(kRelaxed), calls);
+  const int64_t between = scaled(between_ns_.load(kRelaxed), timed_gaps_.load(kRelaxed),
+                                 std::max<int64_t>(calls - 1, 0));
   doc["consumer"] = {
-      {"calls", calls_.load(kRelaxed)},
+      {"calls", calls},
       {"wait_ns", wait},
       {"between_ns", between},
       {"input_bound_percent",

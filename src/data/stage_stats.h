@@ -136,11 +136,16 @@ class PipelineStats {
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<StageInfo>> stages_;
   // Consumer timing; written by the consumer's thread, one call at a time.
+  // Sampled (stage_stats.cc): wait_ns_ over timed_calls_ calls, between_ns_ over timed_gaps_
+  // gaps; last_end_ is the end of the last timed call while its gap is still to be timed.
   std::atomic<int64_t> calls_{0};
+  std::atomic<int64_t> timed_calls_{0};
   std::atomic<int64_t> wait_ns_{0};
+  std::atomic<int64_t> timed_gaps_{0};
   std::atomic<int64_t> between_ns_{0};
   int64_t call_begin_ = 0;
   int64_t last_end_ = -1;
+  bool timing_call_ = false;
 };
 
 // Times one call of a pipeline's consumer (get_next, a distributed step); `stats` may be

@@ -86,7 +86,7 @@ class BackgroundProducer {
     out = std::move(queue_.front());
     queue_.pop_front();
     available_.fetch_sub(1, std::memory_order_release);
-    bool wake = producer_waiting_;
+    bool wake = producer_waiting_ && queue_.size() <= low_water();
     lock.unlock();
     if (wake) space_.notify_one();
     return Poll::kItem;
@@ -123,7 +123,7 @@ class BackgroundProducer {
     out = std::move(queue_.front());
     queue_.pop_front();
     available_.fetch_sub(1, std::memory_order_release);
-    bool wake = producer_waiting_;
+    bool wake = producer_waiting_ && queue_.size() <= low_water();
     lock.unlock();
     if (wake) space_.notify_one();
     return true;
@@ -226,8 +226,11 @@ class BackgroundProducer {
           auto may_produce = [this] { return !on_consumer_ && queue_.size() < capacity_; };
           if (!cancelled_ && !finished_ && !may_produce()) {
             producer_waiting_ = true;
+            // Once full, wait until the queue is down to low_water(): one wake-up then makes
+            // several items instead of one per item taken.
             space_.wait(lock, [&] {
-              return cancelled_ || finished_ || cancelled_by_user() || may_produce();
+              return cancelled_ || finished_ || cancelled_by_user() ||
+                     (may_produce() && queue_.size() <= low_water());
             });
             producer_waiting_ = false;
           }
@@ -266,6 +269,7 @@ class BackgroundProducer {
   }
 
   bool cancelled_by_user() const { return cancellation_ && cancellation_->cancelled(); }
+  size_t low_water() const { return capacity_ >= 4 ? capacity_ / 2 : capacity_ - 1; }
 
   static void relax() {
 #if defined(__x86_64__) || defined(__i386__)

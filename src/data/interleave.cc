@@ -311,7 +311,7 @@ class InterleaveIterator final : public Iterator, public BufferedIterator {
     slot.ds = ds_->fn()(in);
     if (!slot.ds) raise(Code::kInvalidArgument, "the interleave function returned no dataset");
     slot.it = slot.ds->make_iterator(ctx_);
-    const auto capacity = static_cast<size_t>(std::max<int64_t>(2, ds_->block_length()));
+    const auto capacity = static_cast<size_t>(std::max<int64_t>(16, ds_->block_length()));
     if (ds_->parallel() && deterministic_) {
       // In order, a reader is a prefetch of its dataset, whose state counts what was taken.
       slot.it = make_prefetch_iterator(std::move(slot.it), capacity, ctx_.cancellation, start);

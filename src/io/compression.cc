@@ -3,6 +3,7 @@
 #include "core/status.h"
 
 #ifdef DINPUT_HAVE_ZSTD
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_d_forceIgnoreChecksum
 #include <zstd.h>
 #endif
 #ifdef DINPUT_HAVE_ZLIB
@@ -49,6 +50,14 @@ const char* compression_library_version(Compression c) {
 #endif
   (void)c;
   return "";
+}
+
+bool zstd_can_skip_content_checksum() {
+#if defined(DINPUT_HAVE_ZSTD) && defined(ZSTD_d_forceIgnoreChecksum)
+  return !ZSTD_isError(ZSTD_dParam_getBounds(ZSTD_d_forceIgnoreChecksum).error);
+#else
+  return false;
+#endif
 }
 
 void check_compression(const char* what, Compression c) {

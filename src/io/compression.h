@@ -14,6 +14,9 @@ const char* compression_name(Compression c);
 bool compression_supported(Compression c);
 // Version of the compression library this build uses ("1.5.4"), or "" when not compiled in.
 const char* compression_library_version(Compression c);
+// Whether this build's libzstd can decode without verifying a frame's content checksum
+// (ZSTD_d_forceIgnoreChecksum), which the record reader asks for; false without zstd.
+bool zstd_can_skip_content_checksum();
 // Throws INVALID_ARGUMENT for values outside the enum and UNIMPLEMENTED ("this build of
 // dinput has no zstd support") for compressions this build lacks. `what` starts the message.
 void check_compression(const char* what, Compression c);

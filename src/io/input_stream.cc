@@ -21,6 +21,9 @@
 #include "io/file_ops.h"
 
 #ifdef DINPUT_HAVE_ZSTD
+// For ZSTD_d_forceIgnoreChecksum, a parameter of libzstd's advanced API (only the enum
+// value is used: the shared library accepts it at run time since 1.4.7).
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 #include <zstd_errors.h>
 #endif
@@ -531,7 +534,8 @@ class DecodedChunks : public ChunkSource {
 // several .zst files). Skippable frames are passed over by libzstd.
 class ZstdChunks final : public DecodedChunks {
  public:
-  ZstdChunks(std::unique_ptr<ChunkSource> in, size_t chunk, std::shared_ptr<ChunkPool> pool)
+  ZstdChunks(std::unique_ptr<ChunkSource> in, size_t chunk, std::shared_ptr<ChunkPool> pool,
+             bool content_checksum)
       : DecodedChunks(std::move(in), SIZE_MAX, chunk, std::move(pool)), dctx_(ZSTD_createDCtx()) {
     if (!dctx_) throw std::bad_alloc();
     // Streams written with a long window (`zstd --long=31`) declare windows beyond libzstd's
@@ -541,6 +545,14 @@ class ZstdChunks final : public DecodedChunks {
       ZSTD_freeDCtx(dctx_);
       raise(Code::kInternal, "zstd: cannot set the window limit: ", ZSTD_getErrorName(rc));
     }
+#ifdef ZSTD_d_forceIgnoreChecksum
+    // The caller checks every byte itself (the record CRCs): hashing the whole stream once
+    // more with XXH64 finds nothing new. A library that refuses the parameter checks.
+    if (!content_checksum)
+      ZSTD_DCtx_setParameter(dctx_, ZSTD_d_forceIgnoreChecksum, ZSTD_d_ignoreChecksum);
+#else
+    (void)content_checksum;
+#endif
   }
   ~ZstdChunks() override { ZSTD_freeDCtx(dctx_); }
 
@@ -791,7 +803,7 @@ std::unique_ptr<ChunkSource> memory_chunks(const char* data, size_t size,
 
 std::unique_ptr<ChunkSource> decompress(Compression compression,
                                         std::unique_ptr<ChunkSource> compressed, size_t chunk_size,
-                                        std::shared_ptr<ChunkPool> pool) {
+                                        std::shared_ptr<ChunkPool> pool, bool content_checksum) {
   chunk_size = chunk_bytes(chunk_size);
   check_compression("records", compression);
   switch (compression) {
@@ -799,7 +811,8 @@ std::unique_ptr<ChunkSource> decompress(Compression compression,
       return compressed;
 #ifdef DINPUT_HAVE_ZSTD
     case Compression::kZstd:
-      return std::make_unique<ZstdChunks>(std::move(compressed), chunk_size, std::move(pool));
+      return std::make_unique<ZstdChunks>(std::move(compressed), chunk_size, std::move(pool),
+                                          content_checksum);
 #endif
 #ifdef DINPUT_HAVE_ZLIB
     case Compression::kGzip:

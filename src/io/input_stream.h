@@ -175,8 +175,12 @@ std::unique_ptr<ChunkSource> memory_chunks(const char* data, size_t size,
 
 // The decompressed bytes of `compressed`, in chunks of chunk_bytes(chunk_size). kNone
 // returns the input itself. UNIMPLEMENTED when this build lacks the compression.
+// content_checksum false: a zstd frame's content checksum (XXH64 of its decompressed bytes)
+// is not verified, for callers that verify every byte they use themselves (the record
+// CRCs); the frame structure is still checked. Where libzstd cannot skip it, it is checked.
 std::unique_ptr<ChunkSource> decompress(Compression compression,
                                         std::unique_ptr<ChunkSource> compressed, size_t chunk_size,
-                                        std::shared_ptr<ChunkPool> pool = nullptr);
+                                        std::shared_ptr<ChunkPool> pool = nullptr,
+                                        bool content_checksum = true);
 
 }  // namespace dinput

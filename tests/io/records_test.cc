@@ -915,6 +915,46 @@ TEST_F(Records, BadRecordInsideACompressedStream) {
                 o.message.substr(o.message.find("computed 0x") + 11, 8) + ")");
 }
 
+// The record reader leaves zstd's content checksum (XXH64 of the whole stream) unchecked,
+// since the record CRCs cover every byte it delivers: a stream whose only damage is that
+// checksum reads whole. Without the skip, the same file is DATA_LOSS at the frame's end.
+TEST_F(Records, ZstdContentChecksumIsLeftToTheRecordCRCs) {
+  if (!supported(Compression::kZstd)) GTEST_SKIP();
+  if (!zstd_can_skip_content_checksum()) GTEST_SKIP() << "libzstd cannot skip the checksum";
+  std::vector<std::string> records = {"abc", random_bytes(5000, 7), "defg"};
+  std::string bytes = read_file(write_records("c.src", records, Compression::kZstd));
+  bytes[bytes.size() - 1] ^= 0x40;  // the last byte of the frame's 4-byte checksum
+  auto p = write("c.zst", bytes);
+  for (int64_t buffer : {0, 7}) {
+    EXPECT_EQ(read_all(make_records({p}, Compression::kZstd, buffer)), records);
+  }
+}
+
+// With the content checksum skipped, a damaged byte of the compressed data is still found:
+// in an incompressible payload (stored as raw blocks, where any byte decodes) by the data CRC
+// of the record it lands in, DATA_LOSS naming the file and the record's offset.
+TEST_F(Records, ZstdDamagedDataByteIsCaughtWithoutTheContentChecksum) {
+  if (!supported(Compression::kZstd)) GTEST_SKIP();
+  std::vector<std::string> records;
+  for (int i = 0; i < 64; ++i) records.push_back(random_bytes(1000, 100 + i));
+  std::string bytes = read_file(write_records("d.src", records, Compression::kZstd));
+  bytes[bytes.size() / 2] ^= 0x01;
+  auto p = write("d.zst", bytes);
+  for (int64_t buffer : {0, 4096}) {
+    auto o = read_until_error(make_records({p}, Compression::kZstd, buffer));
+    EXPECT_EQ(o.code, Code::kDataLoss);
+    ASSERT_LT(o.records.size(), records.size());
+    EXPECT_EQ(o.records,
+              std::vector<std::string>(records.begin(), records.begin() + o.records.size()));
+    const std::string offset = std::to_string(o.records.size() * (1000 + 16));
+    EXPECT_EQ(o.message.substr(0, o.message.find(" (stored")),
+              "records: corrupt record at byte offset " + offset +
+                  " of the decompressed zstd stream of '" + p +
+                  "': the CRC of its 1000 data bytes does not match")
+        << o.message;
+  }
+}
+
 TEST_F(Records, UnsupportedCompressionIsUnimplemented) {
   for (Compression c : {Compression::kZstd, Compression::kGzip}) {
     if (supported(c)) continue;

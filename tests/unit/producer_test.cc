@@ -77,6 +77,35 @@ TEST(BackgroundProducer, ThreadPlacementMakesItemsOnItsThread) {
   for (auto id : src.threads()) EXPECT_NE(id, std::this_thread::get_id());
 }
 
+// A full queue is refilled in one go once it is down to half: the thread is not woken for
+// every item taken (a futex round trip per item made parallel readers slower than one).
+TEST(BackgroundProducer, AFullQueueRefillsFromHalfNotPerItem) {
+  Source src;
+  src.count = 100;
+  Producer p(src.fn(), 8);
+  auto made = [&] {
+    std::lock_guard<std::mutex> lock(src.mu);
+    return src.next;
+  };
+  auto wait_for = [&](int64_t n) {
+    for (int i = 0; i < 2000 && made() < n; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return made();
+  };
+  ASSERT_EQ(wait_for(8), 8);  // the queue is full
+  int64_t v;
+  ASSERT_TRUE(p.next(v));
+  ASSERT_TRUE(p.next(v));
+  ASSERT_TRUE(p.next(v));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(made(), 8) << "the thread made items while the queue was over half full";
+  ASSERT_TRUE(p.next(v));  // 4 left: half
+  EXPECT_EQ(wait_for(12), 12);
+  std::vector<int64_t> got = {0, 1, 2, 3};
+  for (int64_t x : drain(p)) got.push_back(x);
+  EXPECT_EQ(got, iota(100));
+}
+
 // Cheap items are made on the consumer's thread: no hand-off per item.
 TEST(BackgroundProducer, AdaptiveMakesCheapItemsOnTheConsumersThread) {
   Source src;

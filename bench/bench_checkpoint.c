@@ -87,16 +87,10 @@ int main(int argc, char** argv) {
       dir_arg = argv[i];
     }
   }
-  char tmpl[] = "/tmp/dinput_bench_checkpoint_XXXXXX";
-  const char* dir = dir_arg ? dir_arg : mkdtemp(tmpl);
-  if (!dir) {
-    perror("mkdtemp");
+  bench_record_files_t data;
+  if (bench_record_files_write(&data, dir_arg, "bench_checkpoint", g_files, g_records, g_bytes))
     return 2;
-  }
-  char(*paths)[4096] = calloc((size_t)g_files, sizeof *paths);
-  const char** files = calloc((size_t)g_files, sizeof *files);
-  for (int f = 0; f < g_files; ++f) files[f] = paths[f];
-  bench_write_record_files(dir, paths, g_files, g_records, g_bytes);
+  const char** files = data.files;
   const int64_t total = (int64_t)g_files * g_records;
   const int64_t steps = (total + g_batch - 1) / g_batch;
   const int64_t half = steps / 2;
@@ -195,9 +189,6 @@ int main(int argc, char** argv) {
   printf("{\"bench\":\"checkpoint.machine\",\"load_average_1min\":%.2f}\n", load[0]);
   free(at_half);
   dinput_dist_dataset_free(ds);
-  for (int f = 0; f < g_files; ++f) unlink(paths[f]);
-  if (!dir_arg) rmdir(dir);
-  free(files);
-  free(paths);
+  bench_record_files_free(&data, 1);
   return 0;
 }

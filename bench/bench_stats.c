@@ -144,16 +144,10 @@ int main(int argc, char** argv) {
       dir_arg = argv[i];
     }
   }
-  char tmpl[] = "/tmp/dinput_bench_stats_XXXXXX";
-  const char* dir = dir_arg ? dir_arg : mkdtemp(tmpl);
-  if (!dir) {
-    perror("mkdtemp");
+  bench_record_files_t data;
+  if (bench_record_files_write(&data, dir_arg, "bench_stats", g_files, g_records, g_bytes))
     return 2;
-  }
-  char(*paths)[4096] = calloc((size_t)g_files, sizeof *paths);
-  const char** files = calloc((size_t)g_files, sizeof *files);
-  for (int f = 0; f < g_files; ++f) files[f] = paths[f];
-  bench_write_record_files(dir, paths, g_files, g_records, g_bytes);
+  const char** files = data.files;
   const int64_t bytes = (int64_t)g_files * g_records * g_bytes;
 
   dinput_dataset_t *off = w1(files, 0, 0), *on = w1(files, 1, 0), *traced = w1(files, 1, 1000000);
@@ -187,12 +181,7 @@ int main(int argc, char** argv) {
   dinput_dataset_free(on);
   dinput_dataset_free(off);
 
-  if (!dir_arg) {
-    for (int f = 0; f < g_files; ++f) unlink(paths[f]);
-    rmdir(dir);
-  }
-  free(files);
-  free(paths);
+  bench_record_files_free(&data, 0);
   double load[3];
   if (getloadavg(load, 3) < 0) load[0] = -1;
   printf("{\"bench\":\"stats.machine\",\"load_average_1min\":%.2f}\n", load[0]);

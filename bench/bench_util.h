@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dinput.h"
 
@@ -151,16 +152,44 @@ __attribute__((unused)) static bench_dist_epoch_t bench_dist_epoch_i64(
 
 static inline const char* bench_bool(int b) { return b ? "true" : "false"; }
 
-/* Writes `files` uncompressed record files DIR/rec-NN.tfrecord of `records` records of `bytes`
- * pseudo-random bytes each (W1's layout), naming them in paths[0..files). */
-static inline void bench_write_record_files(const char* dir, char (*paths)[4096], int files,
-                                            int records, int bytes) {
+/* A set of uncompressed record files DIR/rec-NN.tfrecord in W1's layout, for the benches that
+ * write their own data: `files` lists the paths, `dir` is the folder (a new one under /tmp
+ * unless the caller named one). */
+typedef struct {
+  char dir_template[64];
+  const char* dir;
+  int own_dir; /* dir was made here, and is removed by bench_record_files_free */
+  int count;
+  char (*paths)[4096];
+  const char** files;
+} bench_record_files_t;
+
+/* Writes `count` files of `records` records of `bytes` pseudo-random bytes each into `dir`
+ * (NULL: a new folder /tmp/dinput_<name>_XXXXXX). Returns 0, or 2 after printing why the
+ * folder could not be made. */
+static inline int bench_record_files_write(bench_record_files_t* set, const char* dir,
+                                           const char* name, int count, int records, int bytes) {
+  memset(set, 0, sizeof *set);
+  if (!dir) {
+    snprintf(set->dir_template, sizeof set->dir_template, "/tmp/dinput_%s_XXXXXX", name);
+    dir = mkdtemp(set->dir_template);
+    if (!dir) {
+      perror("mkdtemp");
+      return 2;
+    }
+    set->own_dir = 1;
+  }
+  set->dir = dir;
+  set->count = count;
+  set->paths = (char(*)[4096])calloc((size_t)count, sizeof *set->paths);
+  set->files = (const char**)calloc((size_t)count, sizeof *set->files);
   uint64_t s = 0x9E3779B97F4A7C15ull;
   uint8_t* buf = (uint8_t*)malloc((size_t)bytes);
-  for (int f = 0; f < files; ++f) {
+  for (int f = 0; f < count; ++f) {
     dinput_record_writer_t* w = NULL;
-    snprintf(paths[f], 4096, "%s/rec-%02d.tfrecord", dir, f);
-    BENCH_CHECK(dinput_record_writer_open(&w, paths[f], NULL));
+    snprintf(set->paths[f], 4096, "%s/rec-%02d.tfrecord", dir, f);
+    set->files[f] = set->paths[f];
+    BENCH_CHECK(dinput_record_writer_open(&w, set->paths[f], NULL));
     for (int r = 0; r < records; ++r) {
       for (int i = 0; i < bytes; ++i) {
         s ^= s << 13, s ^= s >> 7, s ^= s << 17;
@@ -172,6 +201,17 @@ static inline void bench_write_record_files(const char* dir, char (*paths)[4096]
     dinput_record_writer_free(w);
   }
   free(buf);
+  return 0;
+}
+
+/* Removes the files when `remove_files` (always those in a folder made here), and the folder
+ * when it was made here; frees the lists. */
+static inline void bench_record_files_free(bench_record_files_t* set, int remove_files) {
+  if (remove_files || set->own_dir)
+    for (int f = 0; f < set->count; ++f) unlink(set->paths[f]);
+  if (set->own_dir) rmdir(set->dir);
+  free(set->files);
+  free(set->paths);
 }
 
 #endif /* DINPUT_BENCH_UTIL_H */

@@ -26,6 +26,7 @@
 #include "io/record_writer.h"
 
 #include "resume_check.h"
+#include "temp_dir_test.h"
 #include "test_text.h"
 
 namespace dinput {
@@ -339,17 +340,8 @@ TEST(CacheMemory, APartialPassLeavesNothing) {
   EXPECT_EQ(*calls, 7);
 }
 
-class CacheFile : public ::testing::Test {
+class CacheFile : public test::TempDirTest {
  protected:
-  void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "dinput_cache_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    std::string cmd = "rm -rf '" + dir_ + "'";
-    EXPECT_EQ(std::system(cmd.c_str()), 0);
-  }
   bool exists(const std::string& p) {
     struct stat st;
     return ::stat(p.c_str(), &st) == 0;
@@ -377,7 +369,6 @@ class CacheFile : public ::testing::Test {
         {DType::kBytes, Shape()}, {DType::kInt64, Shape{2}}, {DType::kFloat32, Shape()}};
     return make_map(range(0, n), fn, spec, 1, {});
   }
-  std::string dir_;
 };
 
 TEST_F(CacheFile, ASecondRunReadsTheFileBack) {

@@ -25,6 +25,7 @@
 
 #include "example_encoder.h"
 #include "resume_check.h"
+#include "temp_dir_test.h"
 #include "test_text.h"
 
 namespace dinput {
@@ -187,15 +188,8 @@ TEST(ErrorOrder, SavesAcrossDroppedErrors) {
 
 // ---- a record file with a corrupt record ----
 
-class CorruptRecords : public ::testing::Test {
+class CorruptRecords : public test::TempDirTest {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/dinput_errors_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
-
   // `count` records "<name>-NN"; the data of record `bad` (if >= 0) gets a flipped byte.
   std::string write(const std::string& name, int count, int bad) {
     std::string path = dir_ + "/" + name;
@@ -215,8 +209,6 @@ class CorruptRecords : public ::testing::Test {
     }
     return path;
   }
-
-  std::string dir_;
 };
 
 TEST_F(CorruptRecords, ReadAheadStopsWhereTheSequentialReaderStops) {

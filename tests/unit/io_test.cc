@@ -15,22 +15,14 @@
 #include "data/iterator.h"
 #include "data/nodes.h"
 #include "io/file_sources.h"
+#include "temp_dir_test.h"
 
 namespace dinput {
 namespace {
 
 // A fresh directory per test, removed with its files afterwards.
-class TextLines : public ::testing::Test {
+class TextLines : public test::TempDirTest {
  protected:
-  void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "dinput_io_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    for (const auto& f : files_) std::remove(f.c_str());
-    rmdir(dir_.c_str());
-  }
   std::string write(const std::string& name, const std::string& content) {
     std::string path = dir_ + "/" + name;
     std::FILE* f = std::fopen(path.c_str(), "wb");
@@ -39,11 +31,8 @@ class TextLines : public ::testing::Test {
       std::fwrite(content.data(), 1, content.size(), f);
       std::fclose(f);
     }
-    files_.push_back(path);
     return path;
   }
-  std::string dir_;
-  std::vector<std::string> files_;
 };
 
 std::vector<std::string> lines(const DatasetPtr& ds) {

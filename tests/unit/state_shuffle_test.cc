@@ -20,6 +20,7 @@
 #include "io/file_sources.h"
 #include "io/record_writer.h"
 #include "resume_check.h"
+#include "temp_dir_test.h"
 #include "test_text.h"
 
 namespace dinput {
@@ -42,22 +43,9 @@ std::vector<std::string> resumed(const DatasetPtr& ds, size_t k, std::string* st
 // The index a record's payload names.
 int64_t index_of(const std::string& record) { return std::stoll(record.substr(1, 6)); }
 
-class ShuffleRestore : public ::testing::Test {
+class ShuffleRestore : public test::TempDirTest {
  protected:
-  void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "dinput_shuffle_state_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    for (const auto& f : files_) std::remove(f.c_str());
-    rmdir(dir_.c_str());
-  }
-  std::string path(const std::string& name) {
-    std::string p = dir_ + "/" + name;
-    if (std::find(files_.begin(), files_.end(), p) == files_.end()) files_.push_back(p);
-    return p;
-  }
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
   std::string records(const std::string& name, Compression c, int first, int count) {
     std::string p = path(name);
     RecordWriter w(p, c, 0);
@@ -92,8 +80,6 @@ class ShuffleRestore : public ::testing::Test {
   static void damage_length(std::string& content, int64_t i) {
     content[static_cast<size_t>(i * kStride + 1)] ^= 0x01;
   }
-  std::string dir_;
-  std::vector<std::string> files_;
 };
 
 // A file of n records shuffled with buffer b, saved after k elements: what was delivered

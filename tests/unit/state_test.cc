@@ -25,6 +25,7 @@
 #include "io/file_sources.h"
 #include "io/record_writer.h"
 #include "resume_check.h"
+#include "temp_dir_test.h"
 #include "test_text.h"
 
 namespace dinput {
@@ -408,17 +409,8 @@ TEST(StateOps, RandomSeedComesFromTheState) {
 
 // ---- file sources ---------------------------------------------------------------------
 
-class StateFiles : public ::testing::Test {
+class StateFiles : public test::TempDirTest {
  protected:
-  void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "dinput_state_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    for (const auto& f : files_) std::remove(f.c_str());
-    rmdir(dir_.c_str());
-  }
   std::string path(const std::string& name) {
     files_.push_back(dir_ + "/" + name);
     return files_.back();
@@ -442,7 +434,6 @@ class StateFiles : public ::testing::Test {
     w.close();
     return p;
   }
-  std::string dir_;
   std::vector<std::string> files_;
 };
 

@@ -18,6 +18,21 @@ int64_t Iterator::skip(int64_t n) {
   return done;
 }
 
+int64_t Iterator::select(int64_t n, const std::vector<int64_t>& keep, const Take& take) {
+  Element e;
+  int64_t done = 0;
+  for (size_t k = 0; k < keep.size() && keep[k] < n; ++k) {
+    if (keep[k] > done) {
+      done += skip(keep[k] - done);
+      if (done < keep[k]) return done;
+    }
+    if (!next(e)) return done;
+    ++done;
+    take(k, e);
+  }
+  return done < n ? done + skip(n - done) : done;
+}
+
 Iterator::Address Iterator::last_address() const {
   raise(Code::kInternal, "last_address: this iterator gives no addresses");
 }

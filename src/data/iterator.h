@@ -3,6 +3,7 @@
 #pragma once
 
 #include <exception>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -40,6 +41,16 @@ class Iterator {
   // fewer only at the end. The default takes them with next(); record sources pass over
   // records by their headers, without checking or building what they pass over.
   virtual int64_t skip(int64_t n);
+
+  // Passes over the next `n` elements as skip() does, except those at the offsets `keep`
+  // (from the current position, increasing, each below n), which it hands to
+  // take(k, element) in order, k being the offset's index in `keep`; during the call
+  // last_address() is that element's. Returns how many elements it passed, fewer than n
+  // only at the end (the kept ones before the end are handed out). What a shuffle's restore
+  // does to rebuild its buffer. The default calls skip() and next(); record sources parse
+  // the whole run in one pass and pack the kept records together.
+  using Take = std::function<void(size_t k, Element& e)>;
+  virtual int64_t select(int64_t n, const std::vector<int64_t>& keep, const Take& take);
 
   // Where an element can be read again on its own: an index into the source's file list and
   // the byte offset of the record in that file. Only sources that say addressable() give

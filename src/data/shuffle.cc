@@ -139,21 +139,25 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
             " elements but the saved shuffle had read ", read,
             " (did the input data change since the save?)");
     };
-    Element e;
-    for (int64_t i = position; i < read;) {
-      const int64_t keep = next_wanted < wanted.size() ? wanted[next_wanted].first : read;
-      if (keep > i) {
-        const int64_t got = input_->skip(keep - i);
-        if (got < keep - i) ended(i + got);
-        i = keep;
-        continue;
-      }
-      if (!input_->next(e)) ended(i);
-      const size_t slot = wanted[next_wanted++].second;
-      buffer_[slot] = std::move(e);
-      if (addressable_) address_[slot] = input_->last_address();
-      ++i;
+    std::vector<int64_t> keep;
+    keep.reserve(wanted.size() - next_wanted);
+    for (size_t j = next_wanted; j < wanted.size() && wanted[j].first < read; ++j)
+      keep.push_back(wanted[j].first - position);
+    // Kept in input order first, then moved to their slots: the pass streams the files
+    // through the cache, and writes to random slots during it would miss every time.
+    std::vector<Element> kept(keep.size());
+    std::vector<Address> kept_at(addressable_ ? keep.size() : 0);
+    const int64_t got = input_->select(read - position, keep, [&](size_t k, Element& e) {
+      kept[k] = std::move(e);
+      if (addressable_) kept_at[k] = input_->last_address();
+    });
+    if (got < read - position) ended(position + got);
+    for (size_t k = 0; k < kept.size(); ++k) {
+      const size_t slot = wanted[next_wanted + k].second;
+      buffer_[slot] = std::move(kept[k]);
+      if (addressable_) address_[slot] = kept_at[k];
     }
+    next_wanted += keep.size();
     if (next_wanted != wanted.size())
       s.corrupt("the buffer held elements the saved shuffle had not read");
     read_ = read;

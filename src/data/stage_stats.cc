@@ -75,6 +75,9 @@ class StageIterator final : public Iterator {
   void restore(StateReader& r) override { inner_->restore(r); }
   // A restore's passes and reads by address are not production: forwarded, not counted.
   int64_t skip(int64_t n) override { return inner_->skip(n); }
+  int64_t select(int64_t n, const std::vector<int64_t>& keep, const Take& take) override {
+    return inner_->select(n, keep, take);
+  }
   bool addressable() const override { return inner_->addressable(); }
   Address last_address() const override { return inner_->last_address(); }
   void read_at(const Address& at, Element& out) override { inner_->read_at(at, out); }

@@ -108,12 +108,87 @@ class FileRecordIterator final : public Iterator {
     return done;
   }
 
+  // One pass over the run: each record's header is read, the kept records are copied out of
+  // their chunks into the copy arenas (as after a skip) and packed kGroup to a storage, and
+  // handed out a group at a time, once their storage is complete.
+  int64_t select(int64_t n, const std::vector<int64_t>& keep, const Take& take) override {
+    int64_t done = 0;
+    size_t k = 0;
+    Element e;
+    for (; done < n && pos_ < ready_.size(); ++done) {  // records parsed already
+      if (k < keep.size() && keep[k] == done) {
+        e.clear();
+        e.push_back(deliver());
+        take(k++, e);
+      } else {
+        skip(1);
+      }
+    }
+    group_ = 1;
+    if (done == n) return done;
+    ready_.clear();
+    pos_ = 0;
+    std::vector<size_t> which;  // the index in `keep` of each record of ready_
+    which.reserve(kGroup);
+    std::shared_ptr<BytesStorage> storage;
+    size_t used = 0;
+    auto hand_out = [&] {
+      for (size_t i = 0; i < which.size(); ++i) {
+        e.clear();
+        e.push_back(deliver());
+        take(which[i], e);
+      }
+      ready_.clear();
+      pos_ = 0;
+      which.clear();
+      storage.reset();
+      used = 0;
+    };
+    try {
+      if (error_ && !finished_) reopen_failed();
+      while (done < n && !error_ && open_source()) {
+        const Position at = parsing_;
+        const bool wanted = k < keep.size() && keep[k] == done;
+        RecordView view;
+        const bool got = wanted ? source_->next(view) : source_->skip();
+        skipped_ += source_->take_skipped();
+        skipped_bytes_ += source_->take_skipped_bytes();
+        if (!got) {
+          source_.reset();
+          continue;
+        }
+        parsing_.record = at.record + 1;
+        parsing_.offset = source_->offset();
+        ++done;
+        if (!wanted) continue;
+        if (framing_ && view.owner && *view.owner) mark_origin(view);
+        Tensor t;
+        if (view.copied) {  // a buffer of its own, freed with it (see parse_group)
+          t = Tensor::allocate(DType::kBytes, Shape());
+          t.set_string_view(0, view.data, view.size, *view.owner);
+        } else {
+          if (!storage) storage = std::make_shared<BytesStorage>(kGroup);
+          storage->set_view(used, copy_to_arena(view), view.size, arena_);
+          t = Tensor(DType::kBytes, Shape(), storage, used++);
+        }
+        ready_.push_back(Ready{std::move(t), view.size, skipped_, skipped_bytes_, at});
+        skipped_ = 0;
+        skipped_bytes_ = 0;
+        which.push_back(k++);
+        if (ready_.size() == kGroup) hand_out();
+      }
+    } catch (...) {
+      error_ = std::current_exception();
+      source_.reset();
+    }
+    hand_out();  // the records before an error first
+    if (error_) std::rethrow_exception(error_);
+    return done;
+  }
+
   bool addressable() const override { return read_one_ != nullptr; }
 
-  Address last_address() const override {
-    const Position& at = ready_.at(pos_ - 1).at;
-    return Address{at.file, at.offset};
-  }
+  Address last_address() const override { return Address{last_.file, last_.offset}; }
 
   void read_at(const Address& at, Element& out) override {
     if (!read_one_ || at.file >= files_.size())
@@ -211,6 +286,7 @@ class FileRecordIterator final : public Iterator {
  private:
   Tensor deliver() {
     Ready& r = ready_[pos_++];
+    last_ = r.at;
     stats_->records.fetch_add(1, std::memory_order_relaxed);
     stats_->record_bytes.fetch_add(static_cast<int64_t>(r.size), std::memory_order_relaxed);
     if (r.skipped_before)
@@ -253,6 +329,12 @@ class FileRecordIterator final : public Iterator {
   // kept after a skip hold arenas of their own size rather than the chunks they came from,
   // and cost one allocation per arena rather than one each.
   void copy_out(Tensor& t, const RecordView& view) {
+    const char* dst = copy_to_arena(view);
+    std::shared_ptr<const Buffer> owner = arena_;
+    t.set_string_view(0, dst, view.size, owner);
+  }
+  // The record's bytes in arena_ (which holds them from then on).
+  const char* copy_to_arena(const RecordView& view) {
     if (!arena_ || arena_->size() - arena_used_ < view.size) {
       arena_ = allocate_host(std::max(kArenaBytes, view.size));
       arena_used_ = 0;
@@ -261,8 +343,7 @@ class FileRecordIterator final : public Iterator {
     std::memcpy(dst, view.data, view.size);
     arena_used_ += (view.size + 7) & ~size_t{7};
     arena_used_ = std::min(arena_used_, arena_->size());
-    std::shared_ptr<const Buffer> owner = arena_;
-    t.set_string_view(0, dst, view.size, owner);
+    return dst;
   }
 
   // Opens the next file when none is open; false when the last file is done.
@@ -372,6 +453,7 @@ class FileRecordIterator final : public Iterator {
   std::unique_ptr<RecordSource> source_;
   std::vector<Ready> ready_;
   size_t pos_ = 0;
+  Position last_;          // of the record delivered last
   size_t group_ = kGroup;  // records the next parse_group reads
   static constexpr size_t kArenaBytes = size_t{256} << 10;
   std::shared_ptr<Buffer> arena_;  // where records read after a skip are copied

@@ -312,5 +312,56 @@ TEST_F(ShuffleRestore, RecordIteratorSkipsAndReadsAtAddresses) {
   }
 }
 
+// select() passes over a run and hands out the records at the offsets asked for, as skip()
+// and next() would, also when some records were parsed already, across an empty file and
+// at the end of the data; last_address() is the handed record's.
+TEST_F(ShuffleRestore, RecordIteratorSelectsAsSkipAndNextWould) {
+  std::vector<std::string> files = {records("a", Compression::kNone, 0, 130),
+                                    records("b", Compression::kNone, 130, 0),
+                                    records("c", Compression::kNone, 130, 170)};
+  IteratorContext ctx;
+  const DatasetPtr ds = make_records(files, Compression::kNone, 4096);
+  for (int64_t before : {0, 1, 5}) {
+    for (uint32_t seed : {1u, 2u, 3u}) {
+      SCOPED_TRACE(std::to_string(before) + " taken first, seed " + std::to_string(seed));
+      auto it = ds->make_iterator(ctx);
+      Element e;
+      for (int64_t i = 0; i < before; ++i) ASSERT_TRUE(it->next(e));
+      std::vector<int64_t> keep;
+      uint32_t x = seed;
+      for (int64_t i = 0; i < 280; ++i) {
+        x = x * 1103515245u + 12345u;
+        if ((x >> 16) % 3 == 0) keep.push_back(i);
+      }
+      std::vector<std::string> got;
+      std::vector<size_t> order;
+      const int64_t passed = it->select(280, keep, [&](size_t k, Element& el) {
+        order.push_back(k);
+        got.push_back(text(el));
+        Element again;
+        it->read_at(it->last_address(), again);
+        EXPECT_EQ(text(again), text(el));
+      });
+      EXPECT_EQ(passed, 280);
+      ASSERT_EQ(got.size(), keep.size());
+      for (size_t k = 0; k < keep.size(); ++k) {
+        EXPECT_EQ(order[k], k);
+        EXPECT_EQ(index_of(got[k]), before + keep[k]);
+      }
+      ASSERT_TRUE(it->next(e));
+      EXPECT_EQ(index_of(text(e)), before + 280);
+      // Past the end: fewer passed, the kept records before the end handed out.
+      got.clear();
+      const int64_t last = 300 - before - 281 - 1;  // the last record's offset
+      EXPECT_EQ(it->select(100, {0, last, last + 1},
+                           [&](size_t, Element& el) { got.push_back(text(el)); }),
+                last + 1);
+      ASSERT_EQ(got.size(), 2u);
+      EXPECT_EQ(index_of(got[1]), 299);
+      EXPECT_FALSE(it->next(e));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace dinput

@@ -41,6 +41,14 @@ void Iterator::read_at(const Address&, Element&) {
   raise(Code::kInternal, "read_at: this iterator gives no addresses");
 }
 
+void Iterator::read_at(const std::vector<Address>& at, const Take& take) {
+  Element e;
+  for (size_t k = 0; k < at.size(); ++k) {
+    read_at(at[k], e);
+    take(k, e);
+  }
+}
+
 void Iterator::state_unsupported(const char* op, const char* why) {
   raise(Code::kUnimplemented, op, ": saving and restoring the iterator state is not supported",
         why ? " (" : "", why ? why : "", why ? ")" : "",

@@ -68,6 +68,9 @@ class Iterator {
   // process), checked as next() checks it, without moving this iterator. A bad address,
   // or a file that changed since, is DATA_LOSS naming the file and the offset.
   virtual void read_at(const Address& at, Element& out);
+  // Reads the elements at the addresses `at` as read_at() would, handing each to
+  // take(k, element) in order (k: its index in `at`). Sources read neighbours together.
+  virtual void read_at(const std::vector<Address>& at, const Take& take);
 
   // The iterator that does the work, for code that needs a particular iterator type (elastic
   // resume asks an interleave for its open readers): this one, unless this one only forwards

@@ -189,71 +189,140 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
   int64_t oldest_needed() const { return index_.empty() ? read_ : oldest_; }
 
   // Where a save points the input back to (a snapshot at or before it is used): the oldest
-  // element still buffered, or over an addressable input kSpan buffers before the read
-  // position, when at most kMaxStragglers elements are older; else just after the
-  // kMaxStragglers-th oldest.
+  // element still buffered, or over an addressable input kSpanEighths/8 buffers before the
+  // read position, when the addresses of the elements older than that fit kAddressBytes;
+  // else just before the oldest whose address does not fit.
   int64_t save_point() const {
     const int64_t oldest = oldest_needed();
     if (!addressable_ || index_.empty()) return oldest;
-    int64_t point = read_ - kSpan * static_cast<int64_t>(capacity_);
+    const int64_t point = read_ - kSpanEighths * static_cast<int64_t>(capacity_) / 8;
     if (point <= oldest) return oldest;
-    std::vector<int64_t> older;
-    for (int64_t i : index_)
-      if (i < point) older.push_back(i);
-    if (older.size() > kMaxStragglers) {
-      std::nth_element(older.begin(), older.begin() + kMaxStragglers, older.end());
-      point = older[kMaxStragglers];
+    std::vector<size_t> older = slots_before(point);
+    AddressCoder coder;
+    StateWriter sized;
+    for (size_t slot : older) {
+      coder.put(sized, index_[slot], address_[slot]);
+      if (sized.data().size() > kAddressBytes) return index_[slot];
     }
     return point;
   }
 
-  // The buffered elements older than `position` (the saved input position), by input index:
-  // their count, then per element the index, the file and the offset, each as a difference
-  // from the one before.
-  void save_stragglers(StateWriter& s, int64_t position) const {
+  // The slots whose elements are older than `position`, oldest first.
+  std::vector<size_t> slots_before(int64_t position) const {
     std::vector<size_t> slots;
     if (addressable_)
       for (size_t slot = 0; slot < index_.size(); ++slot)
         if (index_[slot] < position) slots.push_back(slot);
     std::sort(slots.begin(), slots.end(),
               [&](size_t a, size_t b) { return index_[a] < index_[b]; });
-    s.u64(slots.size());
-    int64_t index = 0;
+    return slots;
+  }
+
+  // The addresses of elements in input order, a byte or so each for records of one size: an
+  // element's offset is predicted from the one before and the bytes per input element
+  // between the two before (its stride), and only the difference is stored. Reader and
+  // writer know the elements' input indices (the restore from replaying the draws), so the
+  // indices are not stored. Per element one varint v: v odd starts a file (a zigzag varint,
+  // the file index minus the one before, then the offset); v even is the difference from
+  // the prediction, zigzag-encoded, times 2. All arithmetic wraps, as uint64_t: a bad state
+  // gives a bad address, which reading it refuses.
+  struct AddressCoder {
     Address at;
-    for (size_t slot : slots) {
-      const Address& a = address_[slot];
-      s.i64(index_[slot] - index);
-      s.i64(static_cast<int64_t>(a.file - at.file));
-      s.i64(static_cast<int64_t>(a.offset - at.offset));
-      index = index_[slot];
-      at = a;
+    uint64_t stride = 0;
+    int64_t index = 0;
+    bool started = false;
+
+    void put(StateWriter& s, int64_t i, const Address& a) {
+      const uint64_t step = static_cast<uint64_t>(i - index);
+      const uint64_t miss = a.offset - (at.offset + step * stride);
+      const uint64_t zigzag =
+          (miss << 1) ^ (static_cast<uint64_t>(static_cast<int64_t>(miss) >> 63));
+      if (started && a.file == at.file && zigzag < (uint64_t{1} << 63)) {
+        s.u64(zigzag << 1);
+        advance(i, a.offset);
+      } else {
+        s.u64(1);
+        s.i64(static_cast<int64_t>(a.file - at.file));
+        s.u64(a.offset);
+        at = a;
+        index = i;
+        started = true;
+      }
     }
+    Address get(StateReader& s, int64_t i) {
+      const uint64_t v = s.u64("straggler's address");
+      if (v & 1) {
+        at.file += static_cast<uint64_t>(s.i64("straggler's file"));
+        at.offset = s.u64("straggler's offset");
+        index = i;
+        started = true;
+        return at;
+      }
+      if (!started) s.corrupt("the first address saved names no file");
+      const uint64_t zigzag = v >> 1;
+      const uint64_t miss = (zigzag >> 1) ^ (~(zigzag & 1) + 1);
+      advance(i, at.offset + static_cast<uint64_t>(i - index) * stride + miss);
+      return at;
+    }
+    void advance(int64_t i, uint64_t offset) {
+      stride = static_cast<uint64_t>(static_cast<int64_t>(offset - at.offset) / (i - index));
+      at.offset = offset;
+      index = i;
+    }
+  };
+
+  // The buffered elements older than `position` (the saved input position), by address: the
+  // marker kPackedAddresses, their count, then the addresses (AddressCoder). Without any, a
+  // count of 0 alone, as before the marker existed.
+  void save_stragglers(StateWriter& s, int64_t position) const {
+    const std::vector<size_t> slots = slots_before(position);
+    if (slots.empty()) {
+      s.u64(0);
+      return;
+    }
+    s.u64(kPackedAddresses);
+    s.u64(slots.size());
+    AddressCoder coder;
+    for (size_t slot : slots) coder.put(s, index_[slot], address_[slot]);
   }
 
   // Reads what save_stragglers wrote and each of those elements into its slot; `wanted` is
   // the buffer's (input index, slot) pairs by index. Returns how many of them were read.
+  // Also reads the form written before kPackedAddresses (a count, then per element the
+  // differences of input index, file and offset from the element before).
   size_t restore_stragglers(StateReader& s, const std::vector<std::pair<int64_t, size_t>>& wanted,
                             int64_t position) {
     // Absent from states saved before addresses existed.
-    const uint64_t count = s.at_end() ? 0 : s.u64_in("stragglers", 0, wanted.size());
+    uint64_t count = s.at_end() ? 0 : s.u64("stragglers");
+    const bool packed = count == kPackedAddresses;
+    if (packed) count = s.u64_in("stragglers", 1, wanted.size());
+    if (count > wanted.size())
+      s.corrupt(str_cat(count, " elements saved by address but the buffer holds ", wanted.size()));
     if (count > 0 && !addressable_)
       s.corrupt("elements saved by address but the input has no addresses");
+    if (count > 0 && wanted[count - 1].first >= position)
+      s.corrupt(str_cat("element ", wanted[count - 1].first,
+                        " is saved by address but the buffer reads it again from the input"));
+    std::vector<Address> at(count);
+    AddressCoder coder;
     int64_t index = 0;
-    Address at;
-    Element e;
     for (uint64_t k = 0; k < count; ++k) {
-      const int64_t step = s.i64_in("straggler's input index", k == 0 ? 0 : 1, position);
-      index += step;
-      at.file += static_cast<uint64_t>(s.i64("straggler's file"));
-      at.offset += static_cast<uint64_t>(s.i64("straggler's offset"));
-      if (index >= position || wanted[k].first != index)
+      if (packed) {
+        at[k] = coder.get(s, wanted[k].first);
+        continue;
+      }
+      index += s.i64_in("straggler's input index", k == 0 ? 0 : 1, position);
+      if (wanted[k].first != index)
         s.corrupt(
-            str_cat("element ", index, " is saved by address but the buffer ",
-                    index >= position ? "reads it again from the input" : "does not hold it"));
-      input_->read_at(at, e);
-      buffer_[wanted[k].second] = std::move(e);
-      address_[wanted[k].second] = at;
+            str_cat("element ", index, " is saved by address but the buffer does not hold it"));
+      at[k].file = (k == 0 ? 0 : at[k - 1].file) + static_cast<uint64_t>(s.i64("straggler's file"));
+      at[k].offset =
+          (k == 0 ? 0 : at[k - 1].offset) + static_cast<uint64_t>(s.i64("straggler's offset"));
     }
+    input_->read_at(at, [&](size_t k, Element& e) {
+      buffer_[wanted[k].second] = std::move(e);
+      address_[wanted[k].second] = at[k];
+    });
     return static_cast<size_t>(count);
   }
 
@@ -290,11 +359,16 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
   }
 
   using Address = Iterator::Address;
-  // Over an addressable input a save points the input back about this many buffers, and
-  // stores the elements held longer (a fraction e^-kSpan of the buffer) by address, at most
-  // kMaxStragglers of them (a few bytes each).
-  static constexpr int64_t kSpan = 3;
-  static constexpr size_t kMaxStragglers = 320;
+  // Over an addressable input a save points the input back this many eighths of a buffer,
+  // and stores the elements held longer (a fraction e^-2.25 of the buffer) by address, in at
+  // most kAddressBytes (a byte or a few each). Reading an element by its address costs
+  // about as much as passing over ten (1 KiB records): elements closer together than that
+  // are cheaper to read again in the run.
+  static constexpr int64_t kSpanEighths = 18;
+  static constexpr size_t kAddressBytes = 2048;
+  // Starts the addresses' form of save_stragglers: a count no buffer reaches, which readers
+  // older than that form refuse (DATA_LOSS) rather than misread.
+  static constexpr uint64_t kPackedAddresses = ~uint64_t{0};
 
   std::unique_ptr<Iterator> input_;
   int64_t input_size_;

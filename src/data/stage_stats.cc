@@ -81,6 +81,9 @@ class StageIterator final : public Iterator {
   bool addressable() const override { return inner_->addressable(); }
   Address last_address() const override { return inner_->last_address(); }
   void read_at(const Address& at, Element& out) override { inner_->read_at(at, out); }
+  void read_at(const std::vector<Address>& at, const Take& take) override {
+    inner_->read_at(at, take);
+  }
   Iterator* unwrapped() override { return inner_->unwrapped(); }
 
  private:

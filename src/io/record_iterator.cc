@@ -191,11 +191,32 @@ class FileRecordIterator final : public Iterator {
   Address last_address() const override { return Address{last_.file, last_.offset}; }
 
   void read_at(const Address& at, Element& out) override {
-    if (!read_one_ || at.file >= files_.size())
-      raise(Code::kDataLoss, what_, ": no record at file index ", at.file, " of ", files_.size(),
-            " files");
+    check_address(at);
     out.clear();
-    out.push_back(read_one_(files_[static_cast<size_t>(at.file)], at.offset));
+    out.emplace_back();
+    read_one_(files_[static_cast<size_t>(at.file)], &at.offset, 1, &out[0]);
+  }
+
+  // The addresses of one file at a time, so that the reader can read neighbours together.
+  void read_at(const std::vector<Address>& at, const Take& take) override {
+    std::vector<uint64_t> offsets;
+    std::vector<Tensor> tensors;
+    Element e;
+    for (size_t i = 0; i < at.size();) {
+      check_address(at[i]);
+      size_t j = i + 1;
+      while (j < at.size() && at[j].file == at[i].file) ++j;
+      offsets.clear();
+      for (size_t k = i; k < j; ++k) offsets.push_back(at[k].offset);
+      tensors.assign(j - i, Tensor());
+      read_one_(files_[static_cast<size_t>(at[i].file)], offsets.data(), j - i, tensors.data());
+      for (size_t k = i; k < j; ++k) {
+        e.clear();
+        e.push_back(std::move(tensors[k - i]));
+        take(k, e);
+      }
+      i = j;
+    }
   }
 
  private:
@@ -209,6 +230,12 @@ class FileRecordIterator final : public Iterator {
     // changed since a save from the one saved.
     uint64_t file_size = 0;
   };
+
+  void check_address(const Address& at) const {
+    if (!read_one_ || at.file >= files_.size())
+      raise(Code::kDataLoss, what_, ": no record at file index ", at.file, " of ", files_.size(),
+            " files");
+  }
 
   static uint64_t size_of(const std::string& path) {
     struct stat st;

@@ -20,9 +20,11 @@ namespace dinput {
 using OpenRecordSource =
     std::function<std::unique_ptr<RecordSource>(const std::string& path, uint64_t start)>;
 
-// Reads the one record at a byte offset of a file, checked as a reader checks it: what makes
-// a source addressable (Iterator::read_at), for uncompressed record files.
-using ReadRecordAt = std::function<Tensor(const std::string& path, uint64_t offset)>;
+// Reads the records at n byte offsets of a file into out[0..n), each checked as a reader
+// checks it: what makes a source addressable (Iterator::read_at), for uncompressed record
+// files.
+using ReadRecordAt =
+    std::function<void(const std::string& path, const uint64_t* offsets, size_t n, Tensor* out)>;
 
 // How a source's records sit in their files, for the messages of later stages about a record
 // (core/origin.h): the framing bytes before and after a record's data, and the compression

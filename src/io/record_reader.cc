@@ -460,8 +460,9 @@ size_t RecordsAtOffsets::read_bytes(char* dst, size_t n, uint64_t offset) {
   return done;
 }
 
-Tensor RecordsAtOffsets::read(const std::string& path, uint64_t offset) {
+void RecordsAtOffsets::open(const std::string& path) {
   if (fd_ < 0 || path != path_) {
+    window_used_ = 0;
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
     // O_NONBLOCK: a FIFO put in the file's place must not block the open; it is refused.
@@ -479,6 +480,46 @@ Tensor RecordsAtOffsets::read(const std::string& path, uint64_t offset) {
     fd_ = fd;
     path_ = path;
   }
+}
+
+bool RecordsAtOffsets::from_window(uint64_t offset, Tensor& out) const {
+  if (offset < window_at_ || offset - window_at_ + kRecordHeaderBytes > window_used_) return false;
+  const char* header = window_.data() + (offset - window_at_);
+  if (!plausible_header(header, max_record_bytes_)) return false;
+  const uint64_t len = load_le64(header);
+  if (len + kRecordHeaderBytes + kRecordFooterBytes > window_used_ - (offset - window_at_))
+    return false;
+  const char* data = header + kRecordHeaderBytes;
+  if (load_le32(data + len) != crc32c::mask(crc32c::value(data, static_cast<size_t>(len))))
+    return false;
+  out = Tensor::allocate(DType::kBytes, Shape());
+  out.set_string(0, std::string_view(data, static_cast<size_t>(len)));
+  return true;
+}
+
+void RecordsAtOffsets::read(const std::string& path, const uint64_t* offsets, size_t n,
+                            Tensor* out) {
+  // A gap of up to kGap bytes is read rather than paying another pread; the window stops
+  // growing at kWindow (it is reused, and records longer than its tail are read alone, by
+  // the slower path that also says what is wrong with a record that is not intact).
+  constexpr uint64_t kGap = uint64_t{8} << 10, kTail = 4096, kWindow = uint64_t{1} << 20;
+  open(path);
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && offsets[j] >= offsets[j - 1] && offsets[j] - offsets[j - 1] <= kGap &&
+           offsets[j] - offsets[i] + kTail <= kWindow)
+      ++j;
+    const auto span = static_cast<size_t>(offsets[j - 1] - offsets[i] + kTail);
+    if (window_.size() < span) window_.resize(std::max(span, window_.size() * 2));
+    window_at_ = offsets[i];
+    window_used_ = read_bytes(window_.data(), span, window_at_);
+    for (; i < j; ++i)
+      if (!from_window(offsets[i], out[i])) out[i] = read(path, offsets[i]);
+  }
+}
+
+Tensor RecordsAtOffsets::read(const std::string& path, uint64_t offset) {
+  open(path);
   // A few KiB first, which hold most records whole; a longer record's rest after its header
   // says how long it is (the parser checks the header itself).
   constexpr size_t kFirst = 4096;

@@ -18,7 +18,9 @@ ReadRecordAt read_one(Compression compression, uint64_t max_record,
                       const FileReadOptions& file_options) {
   if (compression != Compression::kNone || file_options.allow_nonregular) return nullptr;
   auto reader = std::make_shared<RecordsAtOffsets>(max_record);
-  return [reader](const std::string& path, uint64_t offset) { return reader->read(path, offset); };
+  return [reader](const std::string& path, const uint64_t* offsets, size_t n, Tensor* out) {
+    reader->read(path, offsets, n, out);
+  };
 }
 
 class RecordsDataset final : public FileSource {

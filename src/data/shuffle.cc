@@ -122,9 +122,7 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
     StateReader in(base.state, s.offset() - base.state.size(), "shuffle");
     input_->restore(in);
     in.finish();
-    std::vector<std::pair<int64_t, size_t>> wanted;  // (input index, slot), by index
-    for (size_t slot = 0; slot < index_.size(); ++slot) wanted.emplace_back(index_[slot], slot);
-    std::sort(wanted.begin(), wanted.end());
+    const std::vector<std::pair<int64_t, size_t>> wanted = slots_by_index(oldest, read);
     buffer_.assign(index_.size(), Element());
     address_.assign(addressable_ ? index_.size() : 0, Address());
     // The elements held since before the snapshot, by their addresses.
@@ -205,6 +203,26 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
       if (sized.data().size() > kAddressBytes) return index_[slot];
     }
     return point;
+  }
+
+  // The buffer's (input index, slot) pairs by index. The indices are distinct and lie in
+  // [oldest, read): when that range is not much wider than the buffer, marking each index
+  // and collecting them in order is cheaper than sorting the pairs.
+  std::vector<std::pair<int64_t, size_t>> slots_by_index(int64_t oldest, int64_t read) const {
+    std::vector<std::pair<int64_t, size_t>> out;
+    out.reserve(index_.size());
+    const int64_t range = read - oldest;
+    if (index_.size() < UINT32_MAX && range <= 16 * static_cast<int64_t>(index_.size()) + 4096) {
+      std::vector<uint32_t> slot_at(static_cast<size_t>(std::max<int64_t>(range, 0)), 0);
+      for (size_t slot = 0; slot < index_.size(); ++slot)
+        slot_at[static_cast<size_t>(index_[slot] - oldest)] = static_cast<uint32_t>(slot + 1);
+      for (size_t i = 0; i < slot_at.size(); ++i)
+        if (slot_at[i] != 0) out.emplace_back(oldest + static_cast<int64_t>(i), slot_at[i] - 1);
+      return out;
+    }
+    for (size_t slot = 0; slot < index_.size(); ++slot) out.emplace_back(index_[slot], slot);
+    std::sort(out.begin(), out.end());
+    return out;
   }
 
   // The slots whose elements are older than `position`, oldest first.

@@ -132,12 +132,23 @@ class FileRecordIterator final : public Iterator {
     which.reserve(kGroup);
     std::shared_ptr<BytesStorage> storage;
     size_t used = 0;
-    auto hand_out = [&] {
+    auto hand_out = [&] {  // as deliver() would, counting once per group
+      int64_t bytes = 0, corrupt = 0, corrupt_bytes = 0;
       for (size_t i = 0; i < which.size(); ++i) {
+        Ready& r = ready_[i];
+        last_ = r.at;
+        bytes += static_cast<int64_t>(r.size);
+        corrupt += r.skipped_before;
+        corrupt_bytes += r.skipped_bytes_before;
         e.clear();
-        e.push_back(deliver());
+        e.push_back(std::move(r.tensor));
         take(which[i], e);
       }
+      stats_->records.fetch_add(static_cast<int64_t>(which.size()), std::memory_order_relaxed);
+      stats_->record_bytes.fetch_add(bytes, std::memory_order_relaxed);
+      if (corrupt) stats_->corrupt_records_skipped.fetch_add(corrupt, std::memory_order_relaxed);
+      if (corrupt_bytes)
+        stats_->corrupt_bytes_skipped.fetch_add(corrupt_bytes, std::memory_order_relaxed);
       ready_.clear();
       pos_ = 0;
       which.clear();

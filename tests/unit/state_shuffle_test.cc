@@ -316,6 +316,49 @@ TEST_F(ShuffleRestore, VariableRecordsResumeEverywhereWithStatisticsOnAndOff) {
   }
 }
 
+// States written before the addresses were packed hold, per element, the differences of its
+// input index, file and offset from the element before: they still restore. The test turns
+// a state's packed addresses into that form (the records lie kStride apart in one file).
+TEST_F(ShuffleRestore, AddressesInTheEarlierFormRestore) {
+  std::string f = records("w", Compression::kNone, 0, 2000);
+  DatasetPtr ds = make_shuffle(make_records({f}, Compression::kNone, 0), 32, 9, false);
+  SavePoint p = save_after(ds, 1000);
+  const std::string payload(open_state(p.state));
+  StateReader r(payload, 0, "test");
+  for (uint64_t n = r.u64("operations"); n > 0; --n) r.bytes("operation");
+  for (uint64_t n = r.u64("seeds"); n > 0; --n) r.u64("index"), r.u64("seed");
+  ASSERT_FALSE(r.flag("ended"));
+  const uint64_t section_at = r.offset();
+  StateReader sh = r.section("shuffle");
+  const uint64_t inner_at = sh.offset();
+  sh.u64("seed"), sh.u64("epoch"), sh.i64("drawn");
+  const int64_t read_count = sh.i64("read");
+  sh.flag("ended"), sh.i64("position"), sh.bytes("input");
+  const uint64_t addresses_at = sh.offset();
+  ASSERT_EQ(sh.u64("marker"), ~uint64_t{0});
+  const uint64_t count = sh.u64("count");
+  ASSERT_GT(count, 0u);
+  // The oldest `count` elements still buffered, by input index.
+  std::vector<bool> delivered(2000, false);
+  for (const auto& rec : p.before) delivered[static_cast<size_t>(index_of(rec))] = true;
+  StateWriter earlier;
+  earlier.u64(count);
+  int64_t previous = 0, found = 0;
+  for (int64_t i = 0; i < read_count && found < static_cast<int64_t>(count); ++i) {
+    if (delivered[static_cast<size_t>(i)]) continue;
+    earlier.i64(i - previous);
+    earlier.i64(0);
+    earlier.i64((i - previous) * static_cast<int64_t>(kStride));
+    previous = i;
+    ++found;
+  }
+  StateWriter section;
+  section.bytes("shuffle");
+  section.bytes(payload.substr(inner_at, addresses_at - inner_at) + earlier.data());
+  const std::string state = seal_state(payload.substr(0, section_at) + section.data());
+  EXPECT_EQ(restored_rest(ds, state), p.after);
+}
+
 // A shuffle section written before addresses existed ends before their count: it restores
 // as one without addresses.
 TEST(ShuffleState, ASectionWithoutTheAddressCountRestores) {

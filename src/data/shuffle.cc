@@ -195,7 +195,8 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
     if (!addressable_ || index_.empty()) return oldest;
     const int64_t point = read_ - kSpanEighths * static_cast<int64_t>(capacity_) / 8;
     if (point <= oldest) return oldest;
-    std::vector<size_t> older = slots_before(point);
+    // An address takes a byte at least: no more than kAddressBytes of them fit.
+    std::vector<size_t> older = slots_before(point, kAddressBytes + 1);
     AddressCoder coder;
     StateWriter sized;
     for (size_t slot : older) {
@@ -225,14 +226,19 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
     return out;
   }
 
-  // The slots whose elements are older than `position`, oldest first.
-  std::vector<size_t> slots_before(int64_t position) const {
+  // The slots whose elements are older than `position`, oldest first; only the `most` oldest.
+  std::vector<size_t> slots_before(int64_t position, size_t most = SIZE_MAX) const {
     std::vector<size_t> slots;
     if (addressable_)
       for (size_t slot = 0; slot < index_.size(); ++slot)
         if (index_[slot] < position) slots.push_back(slot);
-    std::sort(slots.begin(), slots.end(),
-              [&](size_t a, size_t b) { return index_[a] < index_[b]; });
+    auto by_index = [&](size_t a, size_t b) { return index_[a] < index_[b]; };
+    if (slots.size() > most) {
+      std::nth_element(slots.begin(), slots.begin() + static_cast<std::ptrdiff_t>(most),
+                       slots.end(), by_index);
+      slots.resize(most);
+    }
+    std::sort(slots.begin(), slots.end(), by_index);
     return slots;
   }
 

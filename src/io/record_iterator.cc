@@ -179,7 +179,12 @@ class FileRecordIterator final : public Iterator {
           t.set_string_view(0, view.data, view.size, *view.owner);
         } else {
           if (!storage) storage = std::make_shared<BytesStorage>(kGroup);
-          storage->set_view(used, copy_to_arena(view), view.size, arena_);
+          // A buffer that holds the whole file (a mapping, with map_files) is never reused
+          // for other bytes: its records are viewed, as a normal read views them.
+          if ((*view.owner)->size() == parsing_.file_size && parsing_.file_size > 0)
+            storage->set_view(used, view.data, view.size, *view.owner);
+          else
+            storage->set_view(used, copy_to_arena(view), view.size, arena_);
           t = Tensor(DType::kBytes, Shape(), storage, used++);
         }
         ready_.push_back(Ready{std::move(t), view.size, skipped_, skipped_bytes_, at});

@@ -88,13 +88,14 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
       if (snapshots_.list().empty()) {  // nothing read yet: the input is where it started
         s.i64(read_);
         s.bytes(save_to_bytes(*input_));
-        save_stragglers(s, read_);
+        save_stragglers(s, read_, {});  // nothing read: nothing buffered
         return;
       }
-      const InputSnapshots::Snapshot& base = snapshots_.at_or_before(save_point());
+      std::vector<std::pair<int64_t, size_t>> older;
+      const InputSnapshots::Snapshot& base = snapshots_.at_or_before(save_point(older));
       s.i64(base.position);
       s.bytes(base.state);
-      save_stragglers(s, base.position);
+      save_stragglers(s, base.position, older);
     });
   }
 
@@ -189,19 +190,32 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
   // Where a save points the input back to (a snapshot at or before it is used): the oldest
   // element still buffered, or over an addressable input kSpanEighths/8 buffers before the
   // read position, when the addresses of the elements older than that fit kAddressBytes;
-  // else just before the oldest whose address does not fit.
-  int64_t save_point() const {
+  // else just before the oldest whose address does not fit. `older` gets the buffered
+  // (input index, slot) pairs older than the point returned, oldest first. A save is made
+  // at every step of a distributed iterator: this sorts only those few.
+  int64_t save_point(std::vector<std::pair<int64_t, size_t>>& older) const {
+    older.clear();
     const int64_t oldest = oldest_needed();
     if (!addressable_ || index_.empty()) return oldest;
     const int64_t point = read_ - kSpanEighths * static_cast<int64_t>(capacity_) / 8;
     if (point <= oldest) return oldest;
+    for (size_t slot = 0; slot < index_.size(); ++slot)
+      if (index_[slot] < point) older.emplace_back(index_[slot], slot);
     // An address takes a byte at least: no more than kAddressBytes of them fit.
-    std::vector<size_t> older = slots_before(point, kAddressBytes + 1);
+    if (older.size() > kAddressBytes) {
+      std::nth_element(older.begin(), older.begin() + kAddressBytes, older.end());
+      older.resize(kAddressBytes + 1);
+    }
+    std::sort(older.begin(), older.end());
     AddressCoder coder;
     StateWriter sized;
-    for (size_t slot : older) {
-      coder.put(sized, index_[slot], address_[slot]);
-      if (sized.data().size() > kAddressBytes) return index_[slot];
+    for (size_t k = 0; k < older.size(); ++k) {
+      coder.put(sized, older[k].first, address_[older[k].second]);
+      if (sized.data().size() > kAddressBytes) {
+        const int64_t cut = older[k].first;
+        older.resize(k);
+        return cut;
+      }
     }
     return point;
   }
@@ -224,22 +238,6 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
     for (size_t slot = 0; slot < index_.size(); ++slot) out.emplace_back(index_[slot], slot);
     std::sort(out.begin(), out.end());
     return out;
-  }
-
-  // The slots whose elements are older than `position`, oldest first; only the `most` oldest.
-  std::vector<size_t> slots_before(int64_t position, size_t most = SIZE_MAX) const {
-    std::vector<size_t> slots;
-    if (addressable_)
-      for (size_t slot = 0; slot < index_.size(); ++slot)
-        if (index_[slot] < position) slots.push_back(slot);
-    auto by_index = [&](size_t a, size_t b) { return index_[a] < index_[b]; };
-    if (slots.size() > most) {
-      std::nth_element(slots.begin(), slots.begin() + static_cast<std::ptrdiff_t>(most),
-                       slots.end(), by_index);
-      slots.resize(most);
-    }
-    std::sort(slots.begin(), slots.end(), by_index);
-    return slots;
   }
 
   // The addresses of elements in input order, a byte or so each for records of one size: an
@@ -297,17 +295,20 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
 
   // The buffered elements older than `position` (the saved input position), by address: the
   // marker kPackedAddresses, their count, then the addresses (AddressCoder). Without any, a
-  // count of 0 alone, as before the marker existed.
-  void save_stragglers(StateWriter& s, int64_t position) const {
-    const std::vector<size_t> slots = slots_before(position);
-    if (slots.empty()) {
+  // count of 0 alone, as before the marker existed. `older`: what save_point() gave, which
+  // holds them first.
+  void save_stragglers(StateWriter& s, int64_t position,
+                       const std::vector<std::pair<int64_t, size_t>>& older) const {
+    size_t count = 0;
+    while (count < older.size() && older[count].first < position) ++count;
+    if (count == 0) {
       s.u64(0);
       return;
     }
     s.u64(kPackedAddresses);
-    s.u64(slots.size());
+    s.u64(count);
     AddressCoder coder;
-    for (size_t slot : slots) coder.put(s, index_[slot], address_[slot]);
+    for (size_t k = 0; k < count; ++k) coder.put(s, older[k].first, address_[older[k].second]);
   }
 
   // Reads what save_stragglers wrote and each of those elements into its slot; `wanted` is

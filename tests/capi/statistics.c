@@ -122,6 +122,38 @@ static void test_batch_bytes(void) {
   dinput_dataset_free(r);
 }
 
+/* Elements of two components, a string and two int32: each counts its string's length plus
+ * 8 bytes, one element at a time (from_tensor_slices) and in batches of two rows (batch). */
+static void test_string_and_tuple_bytes(void) {
+  static const char* const kStrings[] = {"a", "bb", "ccc", "dddd", "eeeee"};
+  const int64_t shape[] = {5, 2};
+  const int32_t numbers[10] = {0};
+  dinput_tensor_t *strings = NULL, *ints = NULL;
+  const dinput_tensor_t* parts[2];
+  dinput_element_t* element = NULL;
+  dinput_dataset_t *slices = NULL, *b = NULL;
+  char buf[4096];
+  char* json;
+  CHECK_OK(dinput_tensor_new_bytes(&strings, shape, 1, kStrings, NULL));
+  CHECK_OK(dinput_tensor_new(&ints, DINPUT_INT32, shape, 2, numbers, sizeof numbers));
+  parts[0] = strings;
+  parts[1] = ints;
+  CHECK_OK(dinput_element_new(&element, parts, 2));
+  CHECK_OK(dinput_dataset_from_tensor_slices(&slices, element));
+  CHECK_OK(batch_with(&b, slices, 2, 0));
+  json = run_stats(b, NULL);
+  CHECK(field(stage_text(json, "from_tensor_slices", buf, sizeof buf), "elements") == 5);
+  CHECK(field(stage_text(json, "from_tensor_slices", buf, sizeof buf), "bytes") == 15 + 5 * 8);
+  CHECK(field(stage_text(json, "batch", buf, sizeof buf), "elements") == 3);
+  CHECK(field(stage_text(json, "batch", buf, sizeof buf), "bytes") == 15 + 5 * 8);
+  dinput_string_free(json);
+  dinput_dataset_free(b);
+  dinput_dataset_free(slices);
+  dinput_element_free(element);
+  dinput_tensor_free(ints);
+  dinput_tensor_free(strings);
+}
+
 /* range(12).map(sleep).batch(3): map is the slowest stage, it produced 12 elements in at
  * least 12 sleeps, and the consumer (faster than the map) waited for nearly all of it. */
 static void test_slow_map(void) {
@@ -449,6 +481,7 @@ static void test_state_same_with_statistics(void) {
 int main(void) {
   test_take_counts();
   test_batch_bytes();
+  test_string_and_tuple_bytes();
   test_slow_map();
   test_buffers();
   test_off();

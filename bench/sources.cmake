@@ -123,3 +123,15 @@ if(EXISTS /usr/bin/python3 AND NOT DINPUT_SANITIZE)
                        PASS_REGULAR_EXPRESSION "\"bench\": \"step.batch1_vs_torch\", "
                        SKIP_REGULAR_EXPRESSION "SKIP: torch_batch1.py needs")
 endif()
+
+# Scale curves of W1 (bench/scale: files and record sizes, replicas, shuffle buffers), one
+# process per point for its peak memory; bench/scale/run.sh runs the full sizes. The smoke
+# test runs --quick and checks that every point of every curve is printed.
+add_executable(bench_scale ${CMAKE_CURRENT_SOURCE_DIR}/scale/bench_scale.c)
+target_link_libraries(bench_scale PRIVATE dinput)
+target_compile_options(bench_scale PRIVATE -Wall -Wextra)
+add_test(NAME bench.smoke.scale
+         COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:bench_scale>
+                 "-DEXPECT=scale.files=6,scale.replicas=7,scale.shuffle=4,scale.machine=1"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/check_smoke.cmake)
+set_tests_properties(bench.smoke.scale PROPERTIES TIMEOUT 300 LABELS bench)

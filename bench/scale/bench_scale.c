@@ -15,7 +15,8 @@
  *                  (2 GiB, twice the largest buffer, so that every buffer runs full); R = 2.
  *
  * Each point runs EPOCHS epochs (default 2; the files are in the page cache, written just
- * before) and reports its best epoch's time, with the whole process's CPU time and peak RSS.
+ * before and synced) and reports its best epoch's time, with the whole process's user and
+ * system CPU time, minor page faults and peak RSS.
  * The data of a curve are written into DIR, then removed.
  *
  * Usage: bench_scale [--quick] [--only files|replicas|shuffle] [--epochs N] [DIR]
@@ -199,15 +200,16 @@ static void report(const char* curve, const char* dir, int files, int record_byt
   run_point(dir, files, shuffle, batch, replicas, line, sizeof line, &ru);
   const double seconds = num(line, "seconds"), bytes = num(line, "bytes");
   const double records = num(line, "records");
-  const double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-                     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+  const double user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+  const double sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
   const char* plan = strstr(line, "\"plan\":");
   printf(
       "{\"bench\":\"%s\",\"files\":%d,\"record_bytes\":%d,\"shuffle\":%lld,\"batch\":%lld,"
       "\"replicas\":%d,\"records\":%.0f,\"bytes\":%.0f,\"seconds\":%.4f,\"mb_s\":%.1f,"
-      "\"records_per_s\":%.0f,\"epochs\":%d,\"process_cpu_s\":%.3f,\"peak_rss_mib\":%.1f,%s\n",
+      "\"records_per_s\":%.0f,\"epochs\":%d,\"user_s\":%.3f,\"sys_s\":%.3f,\"minor_faults\":%ld,"
+      "\"peak_rss_mib\":%.1f,%s\n",
       curve, files, record_bytes, (long long)shuffle, (long long)batch, replicas, records, bytes,
-      seconds, bytes / seconds / 1e6, records / seconds, g_epochs, cpu,
+      seconds, bytes / seconds / 1e6, records / seconds, g_epochs, user, sys, ru.ru_minflt,
       (double)ru.ru_maxrss / 1024.0, plan ? plan : "\"plan\":null}");
   fflush(stdout);
 }
@@ -224,6 +226,8 @@ static void write_set(bench_record_files_t* set, const char* base, int files, in
     exit(2);
   }
   if (bench_record_files_write(set, dir, "scale", files, records, bytes)) exit(2);
+  /* The kernel's write-back of what was just written must not run during the epochs. */
+  sync();
 }
 
 static void remove_set(bench_record_files_t* set) {

@@ -64,15 +64,16 @@ inline int64_t element_bytes(const Element& e) {
 class StageIterator final : public Iterator {
  public:
   // `stats` is held: the iterator may be torn down after its pipeline's handle is gone.
+  // `watch_skips`: the stage may skip corrupt records (data/stage_stats.cc, make_iterator).
   StageIterator(std::unique_ptr<Iterator> inner, StageInfo& stage,
-                std::shared_ptr<PipelineStats> stats, bool source)
+                std::shared_ptr<PipelineStats> stats, bool watch_skips)
       : inner_(std::move(inner)),
         buffered_(dynamic_cast<const BufferedIterator*>(inner_.get())),
         stage_(stage),
         keep_(std::move(stats)),
         stats_(*keep_),
         counters_(stage.attach()),
-        skipped_(source ? &stats_.counters()->corrupt_records_skipped : nullptr),
+        skipped_(watch_skips ? &stats_.counters()->corrupt_records_skipped : nullptr),
         mask_(stats_.tracing() ? 0 : kSampleEvery - 1) {}
   ~StageIterator() override { stage_.detach(counters_); }
 
@@ -195,8 +196,12 @@ class StageDataset final : public Dataset {
     return std::make_shared<StageDataset>(input_->with_inputs(std::move(in)), stage_, stats_);
   }
   std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override {
-    return std::make_unique<StageIterator>(input_->make_iterator(ctx), stage_, stats_,
-                                           stage_.inputs.empty());
+    // Skipped records are counted on the stages that read files: those without input stages.
+    // A source node skips them only when the options say so; a stage whose inputs are kept
+    // out of the statistics (cache()) may hold a source whose own options do.
+    const bool watch_skips =
+        stage_.inputs.empty() && (ctx.options.skip_corrupt() || !input_->inputs().empty());
+    return std::make_unique<StageIterator>(input_->make_iterator(ctx), stage_, stats_, watch_skips);
   }
   int id() const { return stage_.id; }
   const Options& options() const override { return input_->options(); }

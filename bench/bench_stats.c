@@ -113,7 +113,7 @@ static epoch_t epoch_plain(const dinput_dataset_t* ds, int* stages) {
 }
 
 static double best(const epoch_t* e, int cpu) {
-  double v[MAX_ROUNDS];
+  double v[MAX_ROUNDS] = {0};
   for (int r = 0; r < g_rounds; ++r) v[r] = cpu ? e[r].cpu : e[r].wall;
   return bench_min(v, g_rounds);
 }

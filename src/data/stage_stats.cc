@@ -37,9 +37,8 @@ __attribute__((noinline)) int64_t string_bytes(const ByteString* s, int64_t coun
 }
 
 // Tensor::byte_size without its per-tensor calls (the shape's product, the dtype's size, one
-// virtual call per string): a source stage pays this on every element it hands out, most
-// often for one scalar.
-inline int64_t tensor_bytes(const Tensor& t) {
+// virtual call per string).
+int64_t tensor_bytes(const Tensor& t) {
   if (!t.defined()) return 0;
   const Shape& shape = t.shape();
   const int rank = shape.rank();
@@ -54,11 +53,23 @@ inline int64_t tensor_bytes(const Tensor& t) {
   return count * static_cast<int64_t>(dtype_size(t.dtype()));
 }
 
-inline int64_t element_bytes(const Element& e) {
-  if (e.size() == 1) return tensor_bytes(e[0]);
+__attribute__((noinline)) int64_t all_bytes(const Element& e) {
   int64_t n = 0;
   for (const auto& t : e) n += tensor_bytes(t);
   return n;
+}
+
+// The payload bytes of `e`. A source stage pays this on every element it hands out, most
+// often one scalar string (a record, a line): that case is inline, the others out of line, so
+// that the wrapper's short path stays short.
+inline int64_t element_bytes(const Element& e) {
+  if (e.size() == 1) {
+    const Tensor& t = e[0];
+    if (t.dtype() == DType::kBytes && t.rank() == 0 && t.defined())
+      if (const BytesStorage* strings = t.buffer()->bytes())
+        return static_cast<int64_t>(strings->at(t.offset()).size);
+  }
+  return all_bytes(e);
 }
 
 class StageIterator final : public Iterator {

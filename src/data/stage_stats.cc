@@ -85,7 +85,8 @@ class StageIterator final : public Iterator {
         stats_(*keep_),
         counters_(stage.attach()),
         skipped_(watch_skips ? &stats_.counters()->corrupt_records_skipped : nullptr),
-        mask_(stats_.tracing() ? 0 : kSampleEvery - 1) {}
+        mask_(stats_.tracing() ? 0 : kSampleEvery - 1),
+        inner_counts_bytes_(inner_->count_bytes_into(&counters_->bytes)) {}
   ~StageIterator() override { stage_.detach(counters_); }
 
   // The calls that are not timed (63 in 64) take the short path: one virtual call into this
@@ -127,6 +128,9 @@ class StageIterator final : public Iterator {
   Address last_address() const override { return inner_->last_address(); }
   void read_at(const Address& at, Element& out) override { inner_->read_at(at, out); }
   Iterator* unwrapped() override { return inner_->unwrapped(); }
+  // Not forwarded: this stage measures its own bytes (a stage around another would otherwise
+  // take the inner stage's count away from it).
+  bool count_bytes_into(std::atomic<int64_t>*) override { return false; }
 
  private:
   // The pipeline's count of skipped corrupt records now (0 for stages that are not sources).
@@ -140,7 +144,7 @@ class StageIterator final : public Iterator {
     }
     if (produced > 0) {
       bump(c.elements, produced);
-      bump(c.bytes, element_bytes(out));
+      if (!inner_counts_bytes_) bump(c.bytes, element_bytes(out));
     }
   }
 
@@ -191,6 +195,9 @@ class StageIterator final : public Iterator {
   // The pipeline's count of skipped corrupt records, watched by sources (null otherwise).
   const std::atomic<int64_t>* skipped_;
   int64_t mask_;
+  // The inner iterator adds the bytes it hands out to counters_->bytes itself
+  // (Iterator::count_bytes_into).
+  bool inner_counts_bytes_;
 };
 
 // The transparent node: the same elements, spec, cardinality and options as its input.

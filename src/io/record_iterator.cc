@@ -110,6 +110,13 @@ class FileRecordIterator final : public Iterator {
 
   bool addressable() const override { return read_one_ != nullptr; }
 
+  // The record's size is at hand where it is delivered; reading it back from the element
+  // would touch its string storage, often no longer in cache by then.
+  bool count_bytes_into(std::atomic<int64_t>* bytes) override {
+    stage_bytes_ = bytes;
+    return true;
+  }
+
   Address last_address() const override {
     const Position& at = ready_.at(pos_ - 1).at;
     return Address{at.file, at.offset};
@@ -213,6 +220,10 @@ class FileRecordIterator final : public Iterator {
     Ready& r = ready_[pos_++];
     stats_->records.fetch_add(1, std::memory_order_relaxed);
     stats_->record_bytes.fetch_add(static_cast<int64_t>(r.size), std::memory_order_relaxed);
+    if (stage_bytes_)
+      stage_bytes_->store(
+          stage_bytes_->load(std::memory_order_relaxed) + static_cast<int64_t>(r.size),
+          std::memory_order_relaxed);
     if (r.skipped_before)
       stats_->corrupt_records_skipped.fetch_add(r.skipped_before, std::memory_order_relaxed);
     if (r.skipped_bytes_before)
@@ -365,6 +376,7 @@ class FileRecordIterator final : public Iterator {
   OpenRecordSource open_;
   ReadRecordAt read_one_;  // null: not addressable
   std::shared_ptr<IteratorStats> stats_;
+  std::atomic<int64_t>* stage_bytes_ = nullptr;  // count_bytes_into
   std::optional<RecordFraming> framing_;
   std::shared_ptr<const std::string> path_;  // the file being parsed, for ByteOrigin
   size_t file_index_ = 0;

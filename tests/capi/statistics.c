@@ -264,6 +264,46 @@ static void test_trace(void) {
   CHECK_STATUS(dinput_iterator_statistics(NULL, NULL), DINPUT_INVALID_ARGUMENT);
 }
 
+/* A record file source counts the bytes it hands out itself (Iterator::count_bytes_into):
+ * one at a time (shuffle reads it) and in batches (batch reads it directly). */
+static void test_record_bytes(void) {
+  char dir[] = "/tmp/dinput_capi_statistics_XXXXXX", path[256], buf[4096];
+  const char* files[1];
+  dinput_record_writer_t* w = NULL;
+  dinput_dataset_t *rec = NULL, *b = NULL, *sh = NULL;
+  char* json;
+  CHECK(mkdtemp(dir) != NULL);
+  snprintf(path, sizeof path, "%s/five.rec", dir);
+  files[0] = path;
+  CHECK_OK(dinput_record_writer_open(&w, path, NULL));
+  CHECK_OK(dinput_record_writer_write(w, "a", 1));
+  CHECK_OK(dinput_record_writer_write(w, "bb", 2));
+  CHECK_OK(dinput_record_writer_write(w, "ccc", 3));
+  CHECK_OK(dinput_record_writer_write(w, "", 0));
+  CHECK_OK(dinput_record_writer_write(w, "eeeee", 5));
+  CHECK_OK(dinput_record_writer_close(w));
+  dinput_record_writer_free(w);
+  CHECK_OK(dinput_dataset_records(&rec, files, 1, NULL));
+  CHECK_OK(batch_with(&b, rec, 2, 0));
+  json = run_stats(b, NULL);
+  CHECK(field(stage_text(json, "records", buf, sizeof buf), "elements") == 5);
+  CHECK(field(stage_text(json, "records", buf, sizeof buf), "bytes") == 11);
+  CHECK(field(stage_text(json, "batch", buf, sizeof buf), "elements") == 3);
+  CHECK(field(stage_text(json, "batch", buf, sizeof buf), "bytes") == 11);
+  dinput_string_free(json);
+  CHECK_OK(dinput_dataset_shuffle(&sh, rec, 3, NULL));
+  json = run_stats(sh, NULL);
+  CHECK(field(stage_text(json, "records", buf, sizeof buf), "elements") == 5);
+  CHECK(field(stage_text(json, "records", buf, sizeof buf), "bytes") == 11);
+  CHECK(field(stage_text(json, "shuffle", buf, sizeof buf), "bytes") == 11);
+  dinput_string_free(json);
+  dinput_dataset_free(sh);
+  dinput_dataset_free(b);
+  dinput_dataset_free(rec);
+  remove(path);
+  rmdir(dir);
+}
+
 /* A damaged record skipped under skip_corrupt_records counts on the records stage; the
  * stage's bytes are the payload bytes of the records delivered. */
 static void test_corrupt_records(void) {
@@ -487,6 +527,7 @@ int main(void) {
   test_off();
   test_trace();
   test_corrupt_records();
+  test_record_bytes();
   test_gathered();
   test_image_chain_is_one_stage();
   test_state_same_with_statistics();

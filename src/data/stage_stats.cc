@@ -75,7 +75,7 @@ inline int64_t element_bytes(const Element& e) {
 class StageIterator final : public Iterator {
  public:
   // `stats` is held: the iterator may be torn down after its pipeline's handle is gone.
-  // `watch_skips`: the stage may skip corrupt records (data/stage_stats.cc, make_iterator).
+  // `watch_skips`: the stage may skip corrupt records (StageDataset::make_iterator).
   StageIterator(std::unique_ptr<Iterator> inner, StageInfo& stage,
                 std::shared_ptr<PipelineStats> stats, bool watch_skips)
       : inner_(std::move(inner)),

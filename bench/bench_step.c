@@ -18,8 +18,10 @@
  *      iterator. What a step costs beyond the plain iterator is mostly per piece; here it is
  *      spread over 256 rows a piece instead of 256 / R.
  *
- * Usage: bench_step [--quick] [--load]
+ * Usage: bench_step [--quick] [--load] [--batch1]
  *          --quick: tiny sizes, for the CTest smoke test (the figures mean nothing);
+ *          --batch1: only the batch 1 rows (what bench/torch_batch1.py compares with
+ *                   PyTorch's DataLoader);
  *          --load:  forks one busy-looping child per online CPU for the whole measurement,
  *                   and kills them at the end: the same figures on a machine with no idle
  *                   core, where a thread hand-off must wait for the scheduler.
@@ -205,14 +207,16 @@ static void bench_per_replica_256(int replicas, int64_t steps, int load) {
 }
 
 int main(int argc, char** argv) {
-  int quick = 0, load = 0;
+  int quick = 0, load = 0, batch1_only = 0;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--quick") == 0) {
       quick = 1;
+    } else if (strcmp(argv[i], "--batch1") == 0) {
+      batch1_only = 1;
     } else if (strcmp(argv[i], "--load") == 0) {
       load = 1;
     } else {
-      fprintf(stderr, "usage: %s [--quick] [--load]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--quick] [--load] [--batch1]\n", argv[0]);
       return 2;
     }
   }
@@ -220,9 +224,11 @@ int main(int argc, char** argv) {
   read_loadavg(before, sizeof before);
   if (load) start_load();
   bench_batch(1, quick ? 500 : 200000, load);
-  bench_batch(256, quick ? 50 : 131072, load);
-  bench_per_replica_256(2, quick ? 25 : 65536, load);
-  bench_per_replica_256(8, quick ? 8 : 16384, load);
+  if (!batch1_only) {
+    bench_batch(256, quick ? 50 : 131072, load);
+    bench_per_replica_256(2, quick ? 25 : 65536, load);
+    bench_per_replica_256(8, quick ? 8 : 16384, load);
+  }
   if (load) stop_load();
   read_loadavg(after, sizeof after);
   printf(

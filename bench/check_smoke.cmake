@@ -1,7 +1,8 @@
 # Runs a benchmark with --quick and checks its output: every stdout line is a JSON object
 # with a "bench" name, at least one line is printed, and every "zero_copy" is true.
 # Timings and "pass" are deliberately not checked (see sources.cmake).
-# Usage: cmake -DEXE=path/to/bench [-DARGS=--more] -P check_smoke.cmake
+# With EXPECT (NAME=COUNT,...), each NAME must be the "bench" of exactly COUNT lines.
+# Usage: cmake -DEXE=path/to/bench [-DARGS=--more] [-DEXPECT=a=1,b=2] -P check_smoke.cmake
 execute_process(COMMAND ${EXE} --quick ${ARGS}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
@@ -18,4 +19,22 @@ foreach(line IN LISTS lines)
 endforeach()
 if(NOT lines)
   message(FATAL_ERROR "${EXE} --quick printed no measurement\nstderr:\n${err}")
+endif()
+if(EXPECT)
+  string(REPLACE "," ";" expected "${EXPECT}")
+  foreach(pair IN LISTS expected)
+    string(REPLACE "=" ";" pair "${pair}")
+    list(GET pair 0 want_name)
+    list(GET pair 1 want_count)
+    set(count 0)
+    foreach(name IN LISTS names)
+      if(name STREQUAL want_name)
+        math(EXPR count "${count} + 1")
+      endif()
+    endforeach()
+    if(NOT count EQUAL want_count)
+      message(FATAL_ERROR "${EXE} --quick printed ${count} ${want_name} lines, expected "
+                          "${want_count}\nstdout:\n${out}")
+    endif()
+  endforeach()
 endif()

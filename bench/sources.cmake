@@ -110,3 +110,28 @@ add_test(NAME bench.smoke.parse_example
          COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:bench_parse_example>
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/check_smoke.cmake)
 set_tests_properties(bench.smoke.parse_example PROPERTIES TIMEOUT 120 LABELS bench)
+
+# Batch 1 through the distributed iterator against PyTorch's DataLoader (bench/torch_batch1.py
+# runs bench_step --batch1 and the DataLoader in turn), in quick mode: it must run and print
+# its comparison line. Skipped where /usr/bin/python3 has no torch.
+if(EXISTS /usr/bin/python3 AND NOT DINPUT_SANITIZE)
+  add_test(NAME bench.smoke.torch_batch1
+           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/torch_batch1.py --quick
+                   $<TARGET_FILE:bench_step>)
+  set_tests_properties(bench.smoke.torch_batch1 PROPERTIES TIMEOUT 300 LABELS bench
+                       ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1"
+                       PASS_REGULAR_EXPRESSION "\"bench\": \"step.batch1_vs_torch\", "
+                       SKIP_REGULAR_EXPRESSION "SKIP: torch_batch1.py needs")
+endif()
+
+# Scale curves of W1 (bench/scale: files and record sizes, replicas, shuffle buffers), one
+# process per point for its peak memory; bench/scale/run.sh runs the full sizes. The smoke
+# test runs --quick and checks that every point of every curve is printed.
+add_executable(bench_scale ${CMAKE_CURRENT_SOURCE_DIR}/scale/bench_scale.c)
+target_link_libraries(bench_scale PRIVATE dinput)
+target_compile_options(bench_scale PRIVATE -Wall -Wextra)
+add_test(NAME bench.smoke.scale
+         COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:bench_scale>
+                 "-DEXPECT=scale.files=6,scale.replicas=7,scale.shuffle=4,scale.machine=1"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/check_smoke.cmake)
+set_tests_properties(bench.smoke.scale PROPERTIES TIMEOUT 300 LABELS bench)

@@ -2,6 +2,8 @@
 // failures by throwing dinput::Error.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -71,6 +73,17 @@ class Iterator {
   // Reads the elements at the addresses `at` as read_at() would, handing each to
   // take(k, element) in order (k: its index in `at`). Sources read neighbours together.
   virtual void read_at(const std::vector<Address>& at, const Take& take);
+
+  // The per-stage statistics (data/stage_stats.h) measure the payload bytes of what a stage
+  // hands out by reading its elements. An iterator that knows them as it makes them (a record
+  // file reader) may add them to `bytes` itself instead, for the elements next() and
+  // next_batch() hand out (not those skip() passes over or read_at() reads): it keeps the
+  // pointer and returns true. Only the thread calling the iterator writes the counter (a
+  // relaxed load and store). Wrappers do not forward this: the counter is the asking stage's.
+  virtual bool count_bytes_into(std::atomic<int64_t>* bytes) {
+    (void)bytes;
+    return false;
+  }
 
   // The iterator that does the work, for code that needs a particular iterator type (elastic
   // resume asks an interleave for its open readers): this one, unless this one only forwards

@@ -28,46 +28,95 @@ int32_t thread_index() {
   return tls_thread;
 }
 
-// Tensor::byte_size, reading a bytes tensor's storage once rather than once per string (a
-// virtual call each): a batch of records has hundreds.
-int64_t element_bytes(const Element& e) {
+// The lengths of `count` strings, out of line: the loop is vectorised, which costs a scalar
+// string more than it saves.
+__attribute__((noinline)) int64_t string_bytes(const ByteString* s, int64_t count) {
   int64_t n = 0;
-  for (const auto& t : e) {
-    const BytesStorage* strings =
-        t.defined() && t.dtype() == DType::kBytes ? t.buffer()->bytes() : nullptr;
-    if (!strings) {
-      n += static_cast<int64_t>(t.byte_size());
-      continue;
-    }
-    const size_t first = t.offset(), count = static_cast<size_t>(t.num_elements());
-    for (size_t i = 0; i < count; ++i) n += static_cast<int64_t>(strings->at(first + i).size);
-  }
+  for (int64_t i = 0; i < count; ++i) n += static_cast<int64_t>(s[i].size);
   return n;
+}
+
+// Tensor::byte_size without its per-tensor calls (the shape's product, the dtype's size, one
+// virtual call per string).
+int64_t tensor_bytes(const Tensor& t) {
+  if (!t.defined()) return 0;
+  const Shape& shape = t.shape();
+  const int rank = shape.rank();
+  if (t.dtype() == DType::kBytes) {
+    const BytesStorage* strings = t.buffer()->bytes();
+    if (!strings) return 0;
+    const ByteString* s = &strings->at(t.offset());
+    return rank == 0 ? static_cast<int64_t>(s->size) : string_bytes(s, shape.num_elements());
+  }
+  int64_t count = 1;
+  for (int i = 0; i < rank; ++i) count *= shape[i];
+  return count * static_cast<int64_t>(dtype_size(t.dtype()));
+}
+
+__attribute__((noinline)) int64_t all_bytes(const Element& e) {
+  int64_t n = 0;
+  for (const auto& t : e) n += tensor_bytes(t);
+  return n;
+}
+
+// The payload bytes of `e`. A source stage pays this on every element it hands out, most
+// often one scalar string (a record, a line): that case is inline, the others out of line, so
+// that the wrapper's short path stays short.
+inline int64_t element_bytes(const Element& e) {
+  if (e.size() == 1) {
+    const Tensor& t = e[0];
+    if (t.dtype() == DType::kBytes && t.rank() == 0 && t.defined())
+      if (const BytesStorage* strings = t.buffer()->bytes())
+        return static_cast<int64_t>(strings->at(t.offset()).size);
+  }
+  return all_bytes(e);
 }
 
 class StageIterator final : public Iterator {
  public:
   // `stats` is held: the iterator may be torn down after its pipeline's handle is gone.
+  // `watch_skips`: the stage may skip corrupt records (StageDataset::make_iterator).
   StageIterator(std::unique_ptr<Iterator> inner, StageInfo& stage,
-                std::shared_ptr<PipelineStats> stats, bool source)
+                std::shared_ptr<PipelineStats> stats, bool watch_skips)
       : inner_(std::move(inner)),
         buffered_(dynamic_cast<const BufferedIterator*>(inner_.get())),
         stage_(stage),
         keep_(std::move(stats)),
         stats_(*keep_),
         counters_(stage.attach()),
-        skipped_(source ? &stats_.counters()->corrupt_records_skipped : nullptr),
-        mask_(stats_.tracing() ? 0 : kSampleEvery - 1) {}
+        skipped_(watch_skips ? &stats_.counters()->corrupt_records_skipped : nullptr),
+        mask_(stats_.tracing() ? 0 : kSampleEvery - 1),
+        inner_counts_bytes_(inner_->count_bytes_into(&counters_->bytes)) {}
   ~StageIterator() override { stage_.detach(counters_); }
 
+  // The calls that are not timed (63 in 64) take the short path: one virtual call into this
+  // wrapper, a few loads and stores, and the byte count. The timed ones are out of line.
   bool next(Element& out) override {
-    return call([&] { return inner_->next(out); },
-                [&](bool got) { return got ? int64_t{1} : int64_t{0}; }, out);
+    StageCounters& c = *counters_;
+    const int64_t n = c.calls.load(kRelaxed);
+    c.calls.store(n + 1, kRelaxed);
+    if (__builtin_expect((n & mask_) == 0, 0))
+      return timed_call([&] { return inner_->next(out); },
+                        [&](bool got) { return got ? int64_t{1} : int64_t{0}; }, out);
+    const int64_t corrupt_before = corrupt_seen();
+    const bool got = inner_->next(out);
+    counted(c, got ? 1 : 0, out, corrupt_before);
+    return got;
   }
 
   int64_t next_batch(int64_t n, Element& out) override {
+    StageCounters& c = *counters_;
+    const int64_t calls = c.calls.load(kRelaxed);
+    c.calls.store(calls + 1, kRelaxed);
     int64_t rows = 0;
-    call([&] { return (rows = inner_->next_batch(n, out)) > 0; }, [&](bool) { return rows; }, out);
+    if ((calls & mask_) == 0) {
+      timed_call([&] { return (rows = inner_->next_batch(n, out)) > 0; },
+                 [&](bool) { return rows; }, out);
+      return rows;
+    }
+    const int64_t corrupt_before = corrupt_seen();
+    rows = inner_->next_batch(n, out);
+    counted(c, rows, out, corrupt_before);
     return rows;
   }
 
@@ -85,56 +134,61 @@ class StageIterator final : public Iterator {
     inner_->read_at(at, take);
   }
   Iterator* unwrapped() override { return inner_->unwrapped(); }
+  // Not forwarded: this stage measures its own bytes (a stage around another would otherwise
+  // take the inner stage's count away from it).
+  bool count_bytes_into(std::atomic<int64_t>*) override { return false; }
 
  private:
-  // Runs `produce` (true: produced), counting `count(got)` elements and their bytes.
-  template <typename Produce, typename Count>
-  bool call(Produce&& produce, Count&& count, Element& out) {
-    StageCounters& c = *counters_;
-    const int64_t n = c.calls.load(kRelaxed);
-    c.calls.store(n + 1, kRelaxed);
-    const bool timed = (n & mask_) == 0;
-    // Whether the consumer stage reads this one on its own thread (synchronously): decided on
-    // the timed calls only, from the thread of the consumer's last timed call, so that the
-    // other calls touch no thread-local state. A stage's first call is timed, and a consumer
-    // calls its input inside its own call, so the consumer's thread is known by then.
-    bool sync = false;
-    if (timed) {
-      const int32_t me = thread_index();
-      stage_.last_thread.store(me, kRelaxed);
-      sync = !stage_.parent || stage_.parent->last_thread.load(kRelaxed) == me;
-    }
-    const int64_t corrupt_before = skipped_ ? skipped_->load(kRelaxed) : 0;
-    const int64_t begin = timed ? stats_.now_ns() : 0;
-    const bool got = produce();
-    if (timed) {
-      const int64_t took = stats_.now_ns() - begin;
-      bump(c.timed_calls, 1);
-      bump(c.timed_ns, took);
-      if (sync) {
-        bump(c.sync_timed_calls, 1);
-        bump(c.sync_timed_ns, took);
-      }
-      if (TraceRing* trace = stats_.trace())
-        trace->add(TraceEvent{stage_.id, thread_index(), begin, took,
-                              got ? static_cast<int32_t>(count(got)) : 0});
-      if (buffered_) {
-        const int64_t fill = buffered_->buffered();
-        bump(c.fill_samples, 1);
-        bump(c.fill_sum, fill);
-        c.fill_last.store(fill, kRelaxed);
-        if (fill > c.fill_max.load(kRelaxed)) c.fill_max.store(fill, kRelaxed);
-        c.capacity.store(buffered_->buffer_capacity(), kRelaxed);
-      }
-    }
+  // The pipeline's count of skipped corrupt records now (0 for stages that are not sources).
+  int64_t corrupt_seen() const { return skipped_ ? skipped_->load(kRelaxed) : 0; }
+
+  // Adds `produced` elements (those in `out`) and the records skipped since `corrupt_before`.
+  void counted(StageCounters& c, int64_t produced, const Element& out, int64_t corrupt_before) {
     if (skipped_) {
       const int64_t skipped = skipped_->load(kRelaxed) - corrupt_before;
       if (skipped) bump(c.corrupt_records, skipped);
     }
-    if (got) {
-      bump(c.elements, count(got));
-      bump(c.bytes, element_bytes(out));
+    if (produced > 0) {
+      bump(c.elements, produced);
+      if (!inner_counts_bytes_) bump(c.bytes, element_bytes(out));
     }
+  }
+
+  // A timed call (one in kSampleEvery, every call with a trace; its `calls` already counted):
+  // runs `produce` (true: produced), counting `count(got)` elements and their bytes, its
+  // time, the trace event and the buffer's fill.
+  template <typename Produce, typename Count>
+  __attribute__((noinline)) bool timed_call(Produce&& produce, Count&& count, Element& out) {
+    StageCounters& c = *counters_;
+    // Whether the consumer stage reads this one on its own thread (synchronously): decided on
+    // the timed calls only, from the thread of the consumer's last timed call, so that the
+    // other calls touch no thread-local state. A stage's first call is timed, and a consumer
+    // calls its input inside its own call, so the consumer's thread is known by then.
+    const int32_t me = thread_index();
+    stage_.last_thread.store(me, kRelaxed);
+    const bool sync = !stage_.parent || stage_.parent->last_thread.load(kRelaxed) == me;
+    const int64_t corrupt_before = corrupt_seen();
+    const int64_t begin = stats_.now_ns();
+    const bool got = produce();
+    const int64_t took = stats_.now_ns() - begin;
+    bump(c.timed_calls, 1);
+    bump(c.timed_ns, took);
+    if (sync) {
+      bump(c.sync_timed_calls, 1);
+      bump(c.sync_timed_ns, took);
+    }
+    if (TraceRing* trace = stats_.trace())
+      trace->add(
+          TraceEvent{stage_.id, me, begin, took, got ? static_cast<int32_t>(count(got)) : 0});
+    if (buffered_) {
+      const int64_t fill = buffered_->buffered();
+      bump(c.fill_samples, 1);
+      bump(c.fill_sum, fill);
+      c.fill_last.store(fill, kRelaxed);
+      if (fill > c.fill_max.load(kRelaxed)) c.fill_max.store(fill, kRelaxed);
+      c.capacity.store(buffered_->buffer_capacity(), kRelaxed);
+    }
+    counted(c, got ? count(got) : 0, out, corrupt_before);
     return got;
   }
 
@@ -147,6 +201,9 @@ class StageIterator final : public Iterator {
   // The pipeline's count of skipped corrupt records, watched by sources (null otherwise).
   const std::atomic<int64_t>* skipped_;
   int64_t mask_;
+  // The inner iterator adds the bytes it hands out to counters_->bytes itself
+  // (Iterator::count_bytes_into).
+  bool inner_counts_bytes_;
 };
 
 // The transparent node: the same elements, spec, cardinality and options as its input.
@@ -163,8 +220,12 @@ class StageDataset final : public Dataset {
     return std::make_shared<StageDataset>(input_->with_inputs(std::move(in)), stage_, stats_);
   }
   std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override {
-    return std::make_unique<StageIterator>(input_->make_iterator(ctx), stage_, stats_,
-                                           stage_.inputs.empty());
+    // Skipped records are counted on the stages that read files: those without input stages.
+    // A source node skips them only when the options say so; a stage whose inputs are kept
+    // out of the statistics (cache()) may hold a source whose own options do.
+    const bool watch_skips =
+        stage_.inputs.empty() && (ctx.options.skip_corrupt() || !input_->inputs().empty());
+    return std::make_unique<StageIterator>(input_->make_iterator(ctx), stage_, stats_, watch_skips);
   }
   int id() const { return stage_.id; }
   const Options& options() const override { return input_->options(); }

@@ -146,6 +146,9 @@ class FileRecordIterator final : public Iterator {
       }
       stats_->records.fetch_add(static_cast<int64_t>(which.size()), std::memory_order_relaxed);
       stats_->record_bytes.fetch_add(bytes, std::memory_order_relaxed);
+      if (stage_bytes_)
+        stage_bytes_->store(stage_bytes_->load(std::memory_order_relaxed) + bytes,
+                            std::memory_order_relaxed);
       if (corrupt) stats_->corrupt_records_skipped.fetch_add(corrupt, std::memory_order_relaxed);
       if (corrupt_bytes)
         stats_->corrupt_bytes_skipped.fetch_add(corrupt_bytes, std::memory_order_relaxed);
@@ -200,6 +203,13 @@ class FileRecordIterator final : public Iterator {
     hand_out();  // the records before an error first
     if (error_) std::rethrow_exception(error_);
     return done;
+  }
+
+  // The record's size is at hand where it is delivered; reading it back from the element
+  // would touch its string storage, often no longer in cache by then.
+  bool count_bytes_into(std::atomic<int64_t>* bytes) override {
+    stage_bytes_ = bytes;
+    return true;
   }
 
   bool addressable() const override { return read_one_ != nullptr; }
@@ -332,6 +342,10 @@ class FileRecordIterator final : public Iterator {
     last_ = r.at;
     stats_->records.fetch_add(1, std::memory_order_relaxed);
     stats_->record_bytes.fetch_add(static_cast<int64_t>(r.size), std::memory_order_relaxed);
+    if (stage_bytes_)
+      stage_bytes_->store(
+          stage_bytes_->load(std::memory_order_relaxed) + static_cast<int64_t>(r.size),
+          std::memory_order_relaxed);
     if (r.skipped_before)
       stats_->corrupt_records_skipped.fetch_add(r.skipped_before, std::memory_order_relaxed);
     if (r.skipped_bytes_before)
@@ -489,6 +503,7 @@ class FileRecordIterator final : public Iterator {
   OpenRecordSource open_;
   ReadRecordAt read_one_;  // null: not addressable
   std::shared_ptr<IteratorStats> stats_;
+  std::atomic<int64_t>* stage_bytes_ = nullptr;  // count_bytes_into
   std::optional<RecordFraming> framing_;
   std::shared_ptr<const std::string> path_;  // the file being parsed, for ByteOrigin
   size_t file_index_ = 0;

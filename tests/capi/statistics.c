@@ -122,6 +122,38 @@ static void test_batch_bytes(void) {
   dinput_dataset_free(r);
 }
 
+/* Elements of two components, a string and two int32: each counts its string's length plus
+ * 8 bytes, one element at a time (from_tensor_slices) and in batches of two rows (batch). */
+static void test_string_and_tuple_bytes(void) {
+  static const char* const kStrings[] = {"a", "bb", "ccc", "dddd", "eeeee"};
+  const int64_t shape[] = {5, 2};
+  const int32_t numbers[10] = {0};
+  dinput_tensor_t *strings = NULL, *ints = NULL;
+  const dinput_tensor_t* parts[2];
+  dinput_element_t* element = NULL;
+  dinput_dataset_t *slices = NULL, *b = NULL;
+  char buf[4096];
+  char* json;
+  CHECK_OK(dinput_tensor_new_bytes(&strings, shape, 1, kStrings, NULL));
+  CHECK_OK(dinput_tensor_new(&ints, DINPUT_INT32, shape, 2, numbers, sizeof numbers));
+  parts[0] = strings;
+  parts[1] = ints;
+  CHECK_OK(dinput_element_new(&element, parts, 2));
+  CHECK_OK(dinput_dataset_from_tensor_slices(&slices, element));
+  CHECK_OK(batch_with(&b, slices, 2, 0));
+  json = run_stats(b, NULL);
+  CHECK(field(stage_text(json, "from_tensor_slices", buf, sizeof buf), "elements") == 5);
+  CHECK(field(stage_text(json, "from_tensor_slices", buf, sizeof buf), "bytes") == 15 + 5 * 8);
+  CHECK(field(stage_text(json, "batch", buf, sizeof buf), "elements") == 3);
+  CHECK(field(stage_text(json, "batch", buf, sizeof buf), "bytes") == 15 + 5 * 8);
+  dinput_string_free(json);
+  dinput_dataset_free(b);
+  dinput_dataset_free(slices);
+  dinput_element_free(element);
+  dinput_tensor_free(ints);
+  dinput_tensor_free(strings);
+}
+
 /* range(12).map(sleep).batch(3): map is the slowest stage, it produced 12 elements in at
  * least 12 sleeps, and the consumer (faster than the map) waited for nearly all of it. */
 static void test_slow_map(void) {
@@ -230,6 +262,46 @@ static void test_trace(void) {
   dinput_dataset_free(r);
   dinput_string_free(NULL);
   CHECK_STATUS(dinput_iterator_statistics(NULL, NULL), DINPUT_INVALID_ARGUMENT);
+}
+
+/* A record file source counts the bytes it hands out itself (Iterator::count_bytes_into):
+ * one at a time (shuffle reads it) and in batches (batch reads it directly). */
+static void test_record_bytes(void) {
+  char dir[] = "/tmp/dinput_capi_statistics_XXXXXX", path[256], buf[4096];
+  const char* files[1];
+  dinput_record_writer_t* w = NULL;
+  dinput_dataset_t *rec = NULL, *b = NULL, *sh = NULL;
+  char* json;
+  CHECK(mkdtemp(dir) != NULL);
+  snprintf(path, sizeof path, "%s/five.rec", dir);
+  files[0] = path;
+  CHECK_OK(dinput_record_writer_open(&w, path, NULL));
+  CHECK_OK(dinput_record_writer_write(w, "a", 1));
+  CHECK_OK(dinput_record_writer_write(w, "bb", 2));
+  CHECK_OK(dinput_record_writer_write(w, "ccc", 3));
+  CHECK_OK(dinput_record_writer_write(w, "", 0));
+  CHECK_OK(dinput_record_writer_write(w, "eeeee", 5));
+  CHECK_OK(dinput_record_writer_close(w));
+  dinput_record_writer_free(w);
+  CHECK_OK(dinput_dataset_records(&rec, files, 1, NULL));
+  CHECK_OK(batch_with(&b, rec, 2, 0));
+  json = run_stats(b, NULL);
+  CHECK(field(stage_text(json, "records", buf, sizeof buf), "elements") == 5);
+  CHECK(field(stage_text(json, "records", buf, sizeof buf), "bytes") == 11);
+  CHECK(field(stage_text(json, "batch", buf, sizeof buf), "elements") == 3);
+  CHECK(field(stage_text(json, "batch", buf, sizeof buf), "bytes") == 11);
+  dinput_string_free(json);
+  CHECK_OK(dinput_dataset_shuffle(&sh, rec, 3, NULL));
+  json = run_stats(sh, NULL);
+  CHECK(field(stage_text(json, "records", buf, sizeof buf), "elements") == 5);
+  CHECK(field(stage_text(json, "records", buf, sizeof buf), "bytes") == 11);
+  CHECK(field(stage_text(json, "shuffle", buf, sizeof buf), "bytes") == 11);
+  dinput_string_free(json);
+  dinput_dataset_free(sh);
+  dinput_dataset_free(b);
+  dinput_dataset_free(rec);
+  remove(path);
+  rmdir(dir);
 }
 
 /* A damaged record skipped under skip_corrupt_records counts on the records stage; the
@@ -449,11 +521,13 @@ static void test_state_same_with_statistics(void) {
 int main(void) {
   test_take_counts();
   test_batch_bytes();
+  test_string_and_tuple_bytes();
   test_slow_map();
   test_buffers();
   test_off();
   test_trace();
   test_corrupt_records();
+  test_record_bytes();
   test_gathered();
   test_image_chain_is_one_stage();
   test_state_same_with_statistics();

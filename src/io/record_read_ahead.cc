@@ -1,11 +1,15 @@
 #include "io/record_read_ahead.h"
 
+#include <sys/stat.h>
+
 #include <exception>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <utility>
 
 #include "data/background_producer.h"
+#include "io/file_ops.h"
 
 namespace dinput {
 
@@ -77,6 +81,7 @@ class ReadAheadSource final : public RecordSource {
     if (ended_) return false;
     size_t bytes = 0;
     try {
+      reuse(b);
       b.records.reserve(block_bytes_ / 1024 + 1);
       if (!source_) source_ = open_(0);
       while (bytes < block_bytes_) {
@@ -113,8 +118,27 @@ class ReadAheadSource final : public RecordSource {
     if (pos_ < block_.records.size() || block_.last || done_) return;
     Block b;
     if (!producer_->next(b)) b.last = true;  // not reached: the last block says so
+    recycle(std::move(block_));
     block_ = std::move(b);
     pos_ = 0;
+  }
+
+  // A used block's arrays go back to the thread for a later block: allocating and freeing
+  // them afresh, on two threads, made glibc's malloc consolidate its free lists often.
+  void recycle(Block used) {
+    used.owners.clear();  // the chunks go now: only the records handed out keep them
+    used.records.clear();
+    std::lock_guard<std::mutex> lock(spare_mu_);
+    if (spare_.size() < kSpares) spare_.push_back(std::move(used));
+  }
+
+  // On the thread: a recycled block's arrays, if there is one.
+  void reuse(Block& b) {
+    std::lock_guard<std::mutex> lock(spare_mu_);
+    if (spare_.empty()) return;
+    b.records = std::move(spare_.back().records);
+    b.owners = std::move(spare_.back().owners);
+    spare_.pop_back();
   }
 
   // Makes a record of block_ current; false at the end (or raises the error there).
@@ -167,6 +191,10 @@ class ReadAheadSource final : public RecordSource {
   uint64_t offset_ = 0;
   bool done_ = false;
   std::unique_ptr<RecordSource> direct_;  // after skip() reopened at a failed record
+  // Used blocks whose arrays the thread reuses.
+  static constexpr size_t kSpares = 2;
+  std::mutex spare_mu_;
+  std::vector<Block> spare_;
   // Last: its thread calls parse(), which uses the members above.
   std::optional<BackgroundProducer<Block>> producer_;
 };
@@ -195,8 +223,21 @@ std::unique_ptr<RecordSource> FileListReadAhead::start(const std::string& path) 
                     kBlockBytes, kBlocks);
 }
 
+namespace {
+
+// Only regular files are read ahead. Opening a FIFO waits for a writer, and reading a pipe or
+// a device may wait without end: a thread waiting there could not be stopped, and freeing the
+// iterator would wait for it. A path that cannot be examined is opened directly too, which
+// reports why when the reader gets to it.
+bool regular_file(const std::string& path) {
+  struct stat st;
+  return fileops::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+}  // namespace
+
 std::unique_ptr<RecordSource> FileListReadAhead::open(const std::string& path, uint64_t start_at) {
-  if (!enabled_ || start_at != 0) {
+  if (!enabled_ || start_at != 0 || !regular_file(path)) {
     ahead_.reset();
     return open_(path, start_at);
   }
@@ -212,7 +253,8 @@ std::unique_ptr<RecordSource> FileListReadAhead::open(const std::string& path, u
     source = start(path);
   }
   ++next_index_;
-  if (next_index_ < files_.size()) ahead_ = start(files_[next_index_]);
+  if (next_index_ < files_.size() && regular_file(files_[next_index_]))
+    ahead_ = start(files_[next_index_]);
   return source;
 }
 

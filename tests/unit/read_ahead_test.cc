@@ -4,6 +4,8 @@
 // an iterator whose files are being decoded ahead.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -202,6 +204,41 @@ TEST_F(ReadAhead, ErrorsInALaterFileSurfaceAtTheirRecordNotEarlier) {
   EXPECT_EQ(got.size(), 50u);
   EXPECT_NE(error.find("NOT_FOUND"), std::string::npos) << error;
   EXPECT_NE(error.find(dir_ + "/missing.zst"), std::string::npos) << error;
+}
+
+TEST_F(ReadAhead, AFileThatFailsToOpenOnTheThreadRaisesAtItsFirstRecord) {
+  auto ahead = read_ahead(
+      [](uint64_t) -> std::unique_ptr<RecordSource> {
+        throw Error(Code::kNotFound, "records: cannot open 'x'");
+      },
+      nullptr, 1000, 2);
+  RecordView v;
+  try {
+    ahead->next(v);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::kNotFound);
+    EXPECT_STREQ(e.what(), "records: cannot open 'x'");
+  }
+  EXPECT_FALSE(ahead->next(v));
+}
+
+// A FIFO in the list (allowed) is not opened ahead: opening it waits for a writer, and
+// freeing the iterator would then wait for the thread.
+TEST_F(ReadAhead, APipeIsNotOpenedAhead) {
+  const std::string a = write("a.zst", 1, 200);
+  const std::string fifo = dir_ + "/pipe";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  IteratorContext ctx;
+  ctx.options.allow_nonregular_files = true;
+  auto it = make_records({a, fifo}, Compression::kZstd, 0)->make_iterator(ctx);
+  Element e;
+  // The first records only: the reader itself opens the FIFO (and waits) at a's end.
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(it->next(e));
+    EXPECT_EQ(e[0].string(0), payload(1, i, e[0].string(0).size()));
+  }
+  it.reset();  // returns at once: nothing waits on the FIFO
 }
 
 TEST_F(ReadAhead, AListReadAheadDeliversTheRecordsOfEveryFileInOrder) {

@@ -72,15 +72,31 @@ Element stack_rows(std::vector<Element>& rows) {
   return out;
 }
 
+namespace {
+
+// The row arrays of next_batch, kept per thread for the next batch. A fresh one per batch is
+// an allocation of kilobytes, and each such request made glibc's malloc consolidate its free
+// lists of small blocks (the records' own): 3% of W1's time. A stack, since a row's next()
+// may batch again (nested batches) on the same thread.
+thread_local std::vector<std::vector<Element>> spare_rows;
+
+}  // namespace
+
 int64_t Iterator::next_batch(int64_t n, Element& out) {
   std::vector<Element> rows;
+  if (!spare_rows.empty()) {
+    rows = std::move(spare_rows.back());
+    spare_rows.pop_back();
+  }
   rows.reserve(
       static_cast<size_t>(std::min<int64_t>(n, 1024)));  // n may be huge; rows arrive one by one
   Element e;
   while (static_cast<int64_t>(rows.size()) < n && next(e)) rows.push_back(std::move(e));
-  if (rows.empty()) return 0;
-  out = stack_rows(rows);
-  return static_cast<int64_t>(rows.size());
+  const auto got = static_cast<int64_t>(rows.size());
+  if (got > 0) out = stack_rows(rows);
+  rows.clear();  // the rows' buffers go now, not with a later batch
+  if (spare_rows.size() < 4 && rows.capacity() <= 4096) spare_rows.push_back(std::move(rows));
+  return got;
 }
 
 }  // namespace dinput

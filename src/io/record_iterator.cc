@@ -54,18 +54,29 @@ class FileRecordIterator final : public Iterator {
     return true;
   }
 
-  // Straight into one batch tensor, without an Element per record.
+  // Straight into one batch tensor, without an Element per record. The row array is kept for
+  // the next batch: a fresh one is a large request that makes glibc's malloc consolidate its
+  // free lists each time.
   int64_t next_batch(int64_t n, Element& out) override {
-    std::vector<Tensor> rows;
+    std::vector<Tensor>& rows = rows_;
+    rows.clear();
     rows.reserve(static_cast<size_t>(std::min<int64_t>(n, 4096)));
-    while (static_cast<int64_t>(rows.size()) < n) {
-      if (pos_ == ready_.size() && !refill()) break;
-      rows.push_back(deliver());
+    try {
+      while (static_cast<int64_t>(rows.size()) < n) {
+        if (pos_ == ready_.size() && !refill()) break;
+        rows.push_back(deliver());
+      }
+    } catch (...) {
+      rows.clear();
+      throw;
     }
-    if (rows.empty()) return 0;
-    out.clear();
-    out.push_back(stack(rows, 0));
-    return static_cast<int64_t>(rows.size());
+    const auto got = static_cast<int64_t>(rows.size());
+    if (got > 0) {
+      out.clear();
+      out.push_back(stack(rows, 0));
+    }
+    rows.clear();  // the records' chunks go with the batch, not with this array
+    return got;
   }
 
   // Records already parsed are dropped; the rest are passed over by the source (by their
@@ -511,8 +522,9 @@ class FileRecordIterator final : public Iterator {
   std::unique_ptr<RecordSource> source_;
   std::vector<Ready> ready_;
   size_t pos_ = 0;
-  Position last_;          // of the record delivered last
-  size_t group_ = kGroup;  // records the next parse_group reads
+  Position last_;             // of the record delivered last
+  std::vector<Tensor> rows_;  // next_batch's, reused
+  size_t group_ = kGroup;     // records the next parse_group reads
   static constexpr size_t kArenaBytes = size_t{256} << 10;
   std::shared_ptr<Buffer> arena_;  // where records read after a skip are copied
   size_t arena_used_ = 0;

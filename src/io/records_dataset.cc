@@ -5,6 +5,7 @@
 #include "data/state.h"
 #include "io/file_sources.h"
 #include "io/record_iterator.h"
+#include "io/record_read_ahead.h"
 #include "io/record_reader.h"
 
 namespace dinput {
@@ -51,12 +52,19 @@ class RecordsDataset final : public FileSource {
     // One pool per iterator, so that the chunks of one file are reused for the next (files
     // mapped with map_files need none).
     auto pool = make_chunk_pool(buffer_size);
-    return make_record_iterator(
-        "records", files_,
+    // Compressed files are decoded ahead on threads of their own (record_read_ahead.h):
+    // decoding is most of what reading them costs, and it then overlaps the rest of the
+    // pipeline.
+    auto files = std::make_shared<FileListReadAhead>(
+        files_,
         [=](const std::string& path, uint64_t start) {
           return open_record_file(path, compression, buffer_size, skip, pool, max_record,
                                   file_options, start);
         },
+        /*enabled=*/compression != Compression::kNone, /*reopen_on_skip=*/!skip);
+    return make_record_iterator(
+        "records", files_,
+        [files](const std::string& path, uint64_t start) { return files->open(path, start); },
         ctx.stats, read_one(compression, max_record, file_options),
         RecordFraming{kRecordHeaderBytes, kRecordFooterBytes,
                       compression == Compression::kZstd   ? "zstd"

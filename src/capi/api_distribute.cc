@@ -339,9 +339,19 @@ DINPUT_API dinput_status_t dinput_dist_iterator_get_next(dinput_per_replica_t** 
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(it);
     capi::InUseScope busy(it->in_use, "dinput_dist_iterator_get_next");
-    std::vector<Element> step;
+    // The storage of a value freed since (capi/step_pool.h): its replicas' element vectors
+    // go into the step, where the iterator cuts the pieces into them.
+    std::unique_ptr<dinput_per_replica> value = it->pool->take();
+    if (!value) value = std::make_unique<dinput_per_replica>();
+    std::vector<Element> step = std::move(it->step);
+    step.resize(value->replicas.size());
+    for (size_t r = 0; r < step.size(); ++r) step[r].swap(value->replicas[r].parts);
     if (!next_step(*it->it, step)) raise(Code::kOutOfRange, "End of sequence");
-    *out = capi::new_handle<dinput_per_replica>(to_per_replica(std::move(step)));
+    value->replicas.resize(step.size());
+    for (size_t r = 0; r < step.size(); ++r) value->replicas[r].parts.swap(step[r]);
+    it->step = std::move(step);
+    value->pool = it->pool;
+    *out = value.release();
   });
 }
 
@@ -397,7 +407,13 @@ DINPUT_API dinput_status_t dinput_optional_get_per_replica(dinput_per_replica_t*
 
 // ---- per-replica values ----
 
-DINPUT_API void dinput_per_replica_free(dinput_per_replica_t* v) { capi::free_handle(v); }
+DINPUT_API void dinput_per_replica_free(dinput_per_replica_t* v) {
+  std::unique_ptr<dinput_per_replica> owned(v);
+  if (!owned || !owned->pool) return;
+  // The pool lives at least until give() returns, also when its iterator is gone.
+  std::shared_ptr<capi::StepPool> pool = std::move(owned->pool);
+  pool->give(std::move(owned));
+}
 
 DINPUT_API dinput_status_t dinput_per_replica_ref(dinput_per_replica_t** out,
                                                   const dinput_per_replica_t* value) {

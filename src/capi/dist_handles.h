@@ -3,8 +3,10 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "capi/in_use.h"
+#include "capi/step_pool.h"
 #include "distribute/dist_dataset.h"
 
 struct dinput_dist_dataset {
@@ -13,4 +15,8 @@ struct dinput_dist_dataset {
 struct dinput_dist_iterator {
   std::unique_ptr<dinput::DistributedIterator> it;
   dinput::capi::InUseFlag in_use;  // set while a get_next or save call runs on this handle
+  // What get_next reuses from step to step: the per-replica values freed since the last
+  // step, and the vector the iterator fills (capi/step_pool.h).
+  std::shared_ptr<dinput::capi::StepPool> pool = std::make_shared<dinput::capi::StepPool>();
+  std::vector<dinput::Element> step{};
 };

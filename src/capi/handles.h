@@ -47,8 +47,14 @@ struct dinput_dataset {
   dinput::DatasetPtr ds;
 };
 
+namespace dinput::capi {
+class StepPool;
+}
 struct dinput_per_replica {
   std::vector<dinput_element> replicas;
+  // Set on the values dinput_dist_iterator_get_next hands out: their storage goes back to
+  // that iterator's pool when freed (capi/step_pool.h).
+  std::shared_ptr<dinput::capi::StepPool> pool;
 };
 
 struct dinput_optional {

@@ -26,8 +26,13 @@ enum class DType : int {
 };
 
 bool dtype_valid(DType dtype);
-// Size of one scalar; 0 for kBytes (variable length) and kInvalid.
-size_t dtype_size(DType dtype);
+// Size of one scalar; 0 for kBytes (variable length) and kInvalid. Inline (every slice of a
+// batch asks); dtype.cc checks the table against its list of dtypes.
+constexpr size_t dtype_size(DType dtype) {
+  constexpr unsigned char kSizes[] = {0, 1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8, 0};
+  const auto i = static_cast<unsigned>(static_cast<int>(dtype));
+  return i < sizeof kSizes ? kSizes[i] : 0;
+}
 const char* dtype_name(DType dtype);
 DType dtype_from_name(std::string_view name);
 

@@ -48,12 +48,6 @@ Shape Shape::with_first(int64_t dim) const {
   return out;
 }
 
-int64_t Shape::num_elements() const {
-  int64_t n = 1;
-  for (int i = 0; i < rank_; ++i) n *= (*this)[i];
-  return n;
-}
-
 int64_t Shape::checked_num_elements() const {
   int64_t n = 1;
   for (int i = 0; i < rank_; ++i)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -19,9 +20,18 @@ class Shape {
   Shape() = default;
   Shape(std::initializer_list<int64_t> dims);
   Shape(const int64_t* dims, int rank);
-  Shape(const Shape& other) { assign(other.data(), other.rank_); }
+  // Inline: shapes are copied with every tensor and slice, and a call per copy showed up on
+  // the per-step path of a distributed iterator. The move is noexcept so that Tensor's is
+  // too (a vector of tensors that grows then moves them instead of copying); it leaves an
+  // inline shape as it was, and a moved-from shape of a higher rank empty (rank 0).
+  Shape(const Shape& other) { copy_from(other); }
+  Shape(Shape&& other) noexcept { move_from(other); }
   Shape& operator=(const Shape& other) {
-    if (this != &other) assign(other.data(), other.rank_);
+    if (this != &other) copy_from(other);
+    return *this;
+  }
+  Shape& operator=(Shape&& other) noexcept {
+    if (this != &other) move_from(other);
     return *this;
   }
 
@@ -38,7 +48,11 @@ class Shape {
   Shape with_first(int64_t dim) const;
 
   // Product of the dimensions (1 for a scalar); only meaningful when fully known.
-  int64_t num_elements() const;
+  int64_t num_elements() const {
+    int64_t n = 1;
+    for (int i = 0; i < rank_; ++i) n *= data()[i];
+    return n;
+  }
   // The product, or -1 when it does not fit in int64 (shapes that come from users).
   int64_t checked_num_elements() const;
   bool fully_known() const;
@@ -51,6 +65,21 @@ class Shape {
 
  private:
   void assign(const int64_t* dims, int rank);
+  void copy_from(const Shape& other) {
+    if (other.rank_ <= kInlineRank) {
+      std::memcpy(inline_, other.inline_, sizeof inline_);
+      heap_.clear();
+      rank_ = other.rank_;
+    } else {
+      assign(other.data(), other.rank_);
+    }
+  }
+  void move_from(Shape& other) noexcept {
+    std::memcpy(inline_, other.inline_, sizeof inline_);
+    rank_ = other.rank_;
+    heap_ = std::move(other.heap_);
+    if (rank_ > kInlineRank) other.rank_ = 0;
+  }
 
   int rank_ = 0;
   int64_t inline_[kInlineRank] = {};

@@ -66,7 +66,24 @@ class Tensor {
   }
 
   // Rows [begin, end) along the first dimension, sharing the buffer. Requires rank >= 1.
-  Tensor slice(int64_t begin, int64_t end) const;
+  // Inline, as keep_rows: a distributed step cuts one slice per replica and component.
+  Tensor slice(int64_t begin, int64_t end) const {
+    Tensor out(*this);
+    out.keep_rows(begin, end);
+    return out;
+  }
+  // Makes this tensor its own slice(begin, end), in place: no new reference to the buffer.
+  // For a tensor not handed out yet (tensors are immutable once they are).
+  void keep_rows(int64_t begin, int64_t end) {
+    if (rank() < 1 || begin < 0 || end < begin || end > shape_[0]) bad_slice(begin, end);
+    int64_t row_elems = 1;
+    for (int i = 1; i < shape_.rank(); ++i) row_elems *= shape_[i];
+    const size_t step = dtype_ == DType::kBytes
+                            ? static_cast<size_t>(row_elems)
+                            : static_cast<size_t>(row_elems) * dtype_size(dtype_);
+    shape_[0] = end - begin;
+    offset_ += static_cast<size_t>(begin) * step;
+  }
   // Row i with the first dimension removed, sharing the buffer.
   Tensor row(int64_t i) const;
   // The same data seen with another shape of the same number of elements.
@@ -88,6 +105,8 @@ class Tensor {
 
  private:
   BytesStorage& storage() const { return *buffer_->bytes(); }
+  // Raises INVALID_ARGUMENT for slice(begin, end) of this tensor.
+  [[noreturn]] void bad_slice(int64_t begin, int64_t end) const;
 
   DType dtype_ = DType::kInvalid;
   Shape shape_;

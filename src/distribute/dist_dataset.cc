@@ -456,7 +456,9 @@ bool DistributedIterator::produce_step(LocalStep& step) {
   if (first_gpu_ >= 0) on_gpu.emplace(first_gpu_);
   if (!sources_open_) open_sources();
   const int R = dataset_->strategy().num_local_replicas();
-  step.pieces.assign(static_cast<size_t>(R), Element());
+  // Emptied, not replaced: the pieces are cut into the vectors of an earlier step (next()).
+  step.pieces.resize(static_cast<size_t>(R));
+  for (Element& piece : step.pieces) piece.clear();
   step.count = 0;
   for (int r = 0; r < R; ++r) {
     // PER_WORKER: the replicas take consecutive pieces of the worker's one source.
@@ -573,7 +575,11 @@ bool DistributedIterator::next(std::vector<Element>& out) {
   if (error_) throw *error_;
   if (ended_) return false;
   cancellation_->raise_if_cancelled();
+  // `out` may bring the element vectors of an earlier step (the C API keeps them): emptied,
+  // they take this step's pieces without new allocations.
   LocalStep step;
+  step.pieces = std::move(out);
+  for (Element& piece : step.pieces) piece.clear();
   std::optional<Error> local_error;
   try {
     if (!fetch_step(step)) step.count = 0;

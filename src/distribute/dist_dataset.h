@@ -115,7 +115,8 @@ class DistributedIterator {
   DistributedIterator& operator=(const DistributedIterator&) = delete;
 
   // One element per local replica; false once no replica on any worker has data. Ended and
-  // failed states are sticky, as for dataset iterators.
+  // failed states are sticky, as for dataset iterators. What `out` holds is discarded, but
+  // its vectors' storage may be reused for the pieces (the C API passes a freed step's).
   bool next(std::vector<Element>& out);
   // Any thread, also while next() waits: that next() and every later one fail with
   // CANCELLED, and the other workers' iterators of this epoch fail at once too (through

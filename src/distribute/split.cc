@@ -57,16 +57,21 @@ class EvenSplitIterator final : public SplitIterator {
     const int64_t begin = std::min(i * per_piece_, rows_);
     const int64_t end = std::min(begin + per_piece_, rows_);
     if (next_keep_ == keep_.size()) {
-      // The last piece reuses the batch's own vector: one allocation fewer per batch, and
-      // the pieces alone hold its buffers now.
-      out = std::move(batch_);
+      // The last piece takes the batch's own vector, and the batch keeps the piece's for the
+      // next batch: no allocation, and the pieces alone hold the batch's buffers now.
+      out.swap(batch_);
       batch_.clear();
-      for (Tensor& t : out) t = t.slice(begin, end);
+      for (Tensor& t : out) t.keep_rows(begin, end);
       return true;
     }
+    // Each tensor is copied into its place and narrowed there: one new reference to the
+    // buffer per piece and component, and no temporary.
     out.clear();
     out.reserve(batch_.size());
-    for (const Tensor& t : batch_) out.push_back(t.slice(begin, end));
+    for (const Tensor& t : batch_) {
+      out.push_back(t);
+      out.back().keep_rows(begin, end);
+    }
     return true;
   }
 
@@ -79,11 +84,10 @@ class EvenSplitIterator final : public SplitIterator {
         no_state_ = std::current_exception();  // iteration goes on; only a save fails
       }
     }
-    Element batch;
-    if (!input_->next(batch)) return false;
-    rows_ = leading_rows(batch, "distribute_dataset");
+    batch_.clear();  // no piece is left in it; its storage takes the next batch
+    if (!input_->next(batch_)) return false;
+    rows_ = leading_rows(batch_, "distribute_dataset");
     per_piece_ = (rows_ + num_pieces_ - 1) / num_pieces_;
-    batch_ = std::move(batch);
     next_keep_ = 0;
     return true;
   }

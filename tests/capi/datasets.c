@@ -765,6 +765,91 @@ static void test_replica_indices_and_counts(void) {
   dinput_error_clear();
 }
 
+/* Whether piece r of a step holds the int64 values first, first + 1, ... (n of them). */
+static int piece_holds(const dinput_per_replica_t* v, int r, int64_t first, int64_t n) {
+  const dinput_tensor_t* t = dinput_element_get(dinput_per_replica_get(v, r), 0);
+  const int64_t* data = (const int64_t*)dinput_tensor_data(t);
+  if (dinput_tensor_num_elements(t) != n) return 0;
+  for (int64_t i = 0; i < n; ++i)
+    if (data[i] != first + i) return 0;
+  return 1;
+}
+
+/* Step s of range(40).batch(8) over 4 replicas gives replica r the values 8 s + 2 r and
+ * 8 s + 2 r + 1. */
+static int step_holds(const dinput_per_replica_t* v, int s) {
+  int ok = dinput_per_replica_size(v) == 4;
+  for (int r = 0; ok && r < 4; ++r) ok = piece_holds(v, r, 8 * s + 2 * r, 2);
+  return ok;
+}
+
+/* The storage of a freed step is reused for a later one (dinput_per_replica_free gives it
+ * back to its iterator): a value not yet freed, and whatever was taken out of a value with
+ * a _ref, keeps its contents through any number of later steps, and after the iterator is
+ * freed; values freed after their iterator are released (AddressSanitizer checks both). */
+static void test_step_values_outlive_later_steps(void) {
+  const char* devices[4] = {"CPU:0", "CPU:1", "CPU:2", "CPU:3"};
+  dinput_dataset_t *range = NULL, *batched = NULL;
+  dinput_strategy_t* strategy = NULL;
+  dinput_dist_dataset_t* dd = NULL;
+  dinput_dist_iterator_t* it = NULL;
+  dinput_per_replica_t *v[5] = {NULL}, *kept_value = NULL, *kept_late = NULL, *end = NULL;
+  dinput_element_t* kept_element = NULL;
+  dinput_tensor_t* kept_tensor = NULL;
+  const dinput_tensor_t* t;
+
+  CHECK_OK(dinput_dataset_range(&range, 0, 40, 1));
+  CHECK_OK(dinput_dataset_batch(&batched, range, 8, NULL));
+  CHECK_OK(dinput_strategy_new(&strategy, devices, 4));
+  CHECK_OK(dinput_strategy_distribute_dataset(&dd, strategy, batched, NULL));
+  CHECK_OK(dinput_dist_dataset_iterator(&it, dd));
+
+  CHECK_OK(dinput_dist_iterator_get_next(&v[0], it));
+  CHECK(step_holds(v[0], 0));
+  CHECK_OK(dinput_per_replica_ref(&kept_value, v[0]));
+  CHECK_OK(dinput_element_ref(&kept_element, dinput_per_replica_get(v[0], 3)));
+  CHECK_OK(dinput_tensor_ref(&kept_tensor, dinput_element_get(dinput_per_replica_get(v[0], 1), 0)));
+  CHECK_OK(dinput_dist_iterator_get_next(&v[1], it)); /* v[0] still held: not reused */
+  CHECK(step_holds(v[1], 1) && step_holds(v[0], 0));
+  dinput_per_replica_free(v[0]);
+  CHECK_OK(dinput_dist_iterator_get_next(&v[2], it)); /* may reuse v[0]'s storage */
+  CHECK(step_holds(v[2], 2) && step_holds(v[1], 1));
+  dinput_per_replica_free(v[1]);
+  dinput_per_replica_free(v[2]);
+  CHECK_OK(dinput_dist_iterator_get_next(&v[3], it));
+  CHECK_OK(dinput_per_replica_ref(&kept_late, v[3])); /* a ref of a pooled value, freed last */
+  dinput_per_replica_free(v[3]);
+  CHECK_OK(dinput_dist_iterator_get_next(&v[4], it));
+  CHECK(step_holds(v[4], 4) && step_holds(kept_late, 3));
+  CHECK_STATUS(dinput_dist_iterator_get_next(&end, it), DINPUT_OUT_OF_RANGE);
+  CHECK(end == NULL);
+
+  /* What was kept from the first step is unchanged after four more. */
+  CHECK(step_holds(kept_value, 0));
+  t = dinput_element_get(kept_element, 0);
+  CHECK(dinput_tensor_num_elements(t) == 2 && ((const int64_t*)dinput_tensor_data(t))[0] == 6 &&
+        ((const int64_t*)dinput_tensor_data(t))[1] == 7);
+  CHECK(dinput_tensor_num_elements(kept_tensor) == 2 &&
+        ((const int64_t*)dinput_tensor_data(kept_tensor))[0] == 2);
+
+  /* The iterator goes first; the values it handed out stay readable, then are freed. */
+  dinput_dist_iterator_free(it);
+  dinput_dist_dataset_free(dd);
+  dinput_strategy_free(strategy);
+  dinput_dataset_free(batched);
+  dinput_dataset_free(range);
+  CHECK(step_holds(v[4], 4) && step_holds(kept_value, 0) && step_holds(kept_late, 3));
+  dinput_per_replica_free(v[4]);
+  CHECK(step_holds(kept_value, 0));
+  dinput_per_replica_free(kept_late);
+  dinput_per_replica_free(kept_value);
+  CHECK(((const int64_t*)dinput_tensor_data(dinput_element_get(kept_element, 0)))[1] == 7);
+  dinput_element_free(kept_element);
+  CHECK(((const int64_t*)dinput_tensor_data(kept_tensor))[1] == 3);
+  dinput_tensor_free(kept_tensor);
+  dinput_error_clear();
+}
+
 int main(void) {
   const char* base = getenv("TMPDIR");
   snprintf(tmpdir, sizeof tmpdir, "%s/dinput_capi_XXXXXX", base && *base ? base : "/tmp");
@@ -790,6 +875,7 @@ int main(void) {
   test_statistics_and_reader_options();
   test_option_getters();
   test_replica_indices_and_counts();
+  test_step_values_outlive_later_steps();
   rmdir(tmpdir);
   return check_finish_();
 }

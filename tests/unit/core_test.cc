@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -157,6 +159,8 @@ TEST(DType, InvalidValuesAreRejected) {
   EXPECT_FALSE(dtype_valid(static_cast<DType>(-3)));
   EXPECT_STREQ(dtype_name(static_cast<DType>(42)), "invalid");
   EXPECT_EQ(dtype_size(static_cast<DType>(42)), 0u);
+  EXPECT_EQ(dtype_size(static_cast<DType>(-3)), 0u);
+  EXPECT_EQ(dtype_size(DType::kInvalid), 0u);
   EXPECT_EQ(dtype_from_name("float"), DType::kInvalid);
   EXPECT_EQ(dtype_from_name("INT64"), DType::kInvalid);  // names are exact, lower case
   EXPECT_EQ(dtype_from_name(""), DType::kInvalid);
@@ -232,6 +236,39 @@ TEST(Shape, RanksBeyondInlineCapacity) {
   EXPECT_EQ(edge.prepend(9)[0], 9);
   EXPECT_EQ(edge.prepend(9)[Shape::kInlineRank], Shape::kInlineRank);
   EXPECT_EQ(s.num_elements(), 362880);  // 9!
+}
+
+// Moves are cheap (tensors move their shapes on every step) and noexcept (so vectors of
+// tensors move rather than copy when they grow). A moved-from inline shape keeps its value;
+// one of a higher rank is left empty, never pointing at storage it gave away.
+TEST(Shape, MovesKeepTheValueOnBothSidesOfTheInlineBoundary) {
+  static_assert(std::is_nothrow_move_constructible_v<Shape>);
+  static_assert(std::is_nothrow_move_assignable_v<Shape>);
+  static_assert(std::is_nothrow_move_constructible_v<Tensor>);
+  Shape small{2, 3};
+  Shape moved(std::move(small));
+  EXPECT_EQ(moved, (Shape{2, 3}));
+  EXPECT_EQ(small, (Shape{2, 3}));  // NOLINT(bugprone-use-after-move): inline moves copy
+
+  const int big = Shape::kInlineRank + 2;
+  std::vector<int64_t> dims;
+  for (int i = 0; i < big; ++i) dims.push_back(i + 1);
+  Shape large(dims.data(), big);
+  Shape target{7};
+  target = std::move(large);
+  EXPECT_EQ(target, Shape(dims.data(), big));
+  EXPECT_EQ(large.rank(), 0);  // NOLINT(bugprone-use-after-move)
+  large = target;              // a moved-from shape takes a new value
+  EXPECT_EQ(large, target);
+  Shape back{1, 2, 3};
+  back = std::move(target);  // heap into a shape that was inline
+  EXPECT_EQ(back, large);
+  target = Shape{4};  // and an inline one into a moved-from shape
+  EXPECT_EQ(target, (Shape{4}));
+  Shape self = back;
+  Shape& alias = self;
+  self = std::move(alias);
+  EXPECT_EQ(self, back);
 }
 
 // Element counts that do not fit in int64 must be detected, never wrapped: a wrapped count
@@ -454,6 +491,24 @@ TEST(Tensor, BytesSliceAndRowShareTheStrings) {
   EXPECT_EQ(r.rank(), 0);
   EXPECT_EQ(r.string(0), "ccc");
   EXPECT_EQ(r.buffer(), t.buffer());
+}
+
+// keep_rows is slice in place: the same rows and offset, no new reference to the buffer, and
+// the same bounds checks (a failed call leaves the tensor as it was).
+TEST(Tensor, KeepRowsNarrowsInPlace) {
+  Tensor m = int64_matrix(4, 3);
+  Tensor t = m;
+  const long refs = m.buffer().use_count();
+  t.keep_rows(1, 3);
+  EXPECT_EQ(m.buffer().use_count(), refs);
+  EXPECT_EQ(t.shape(), (Shape{2, 3}));
+  EXPECT_EQ(t.data(), m.slice(1, 3).data());
+  EXPECT_EQ(values_of(t), (std::vector<int64_t>{3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(error_of([&] { t.keep_rows(1, 3); }).code(), Code::kInvalidArgument);
+  EXPECT_EQ(values_of(t), (std::vector<int64_t>{3, 4, 5, 6, 7, 8}));
+  t.keep_rows(1, 2);
+  EXPECT_EQ(values_of(t), (std::vector<int64_t>{6, 7, 8}));
+  EXPECT_EQ(values_of(m).size(), 12u);  // the tensor it was copied from is untouched
 }
 
 TEST(Tensor, SliceBoundsAreChecked) {

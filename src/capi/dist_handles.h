@@ -2,6 +2,7 @@
 // (api_distribute.cc) and the saving and restoring of their state (api_state.cc).
 #pragma once
 
+#include <exception>
 #include <memory>
 
 #include "capi/in_use.h"
@@ -13,4 +14,7 @@ struct dinput_dist_dataset {
 struct dinput_dist_iterator {
   std::unique_ptr<dinput::DistributedIterator> it;
   dinput::capi::InUseFlag in_use;  // set while a get_next or save call runs on this handle
+  // The failure dinput_dist_iterator_get_next_steps met after the steps it returned, raised
+  // by the next get_next call of any kind.
+  std::exception_ptr pending = nullptr;
 };

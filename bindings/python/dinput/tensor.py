@@ -299,7 +299,7 @@ def _tensor_to_numpy(th):
     return arr.view(np.bool_) if code == 1 else arr
 
 
-class _Owner:
+class Owner:
     """Owns one handle (an element or a per-replica value) and frees it when the last numpy
     array viewing its memory is gone: the arrays of one step share one owner."""
 
@@ -312,7 +312,7 @@ class _Owner:
         self._free(self._h)
 
 
-_VIEW_DEVICES = (DEVICE_CPU, DEVICE_CUDA_HOST)
+VIEW_DEVICES = (DEVICE_CPU, DEVICE_CUDA_HOST)
 
 
 def owned_numpy_values(h, infos_fn, free_fn, buffers):
@@ -339,29 +339,34 @@ def owned_numpy_values(h, infos_fn, free_fn, buffers):
 _VIEW_DTYPES = {}
 
 
-def numpy_values_from_infos(h, free_fn, infos, first, n):
-    """The numpy values of the n tensors infos[first:first + n] describe, all borrowed from the
-    owned handle h, which one _Owner frees (free_fn) when the last array viewing its memory is
-    gone. Host tensors of fixed-size dtypes become read-only views: when they lie back to back
-    in memory with one dtype (the replicas' pieces of one split batch do), through one
-    frombuffer and a slice each, the cheapest numpy offers; the rest (scalars, bytes, bfloat16,
-    CUDA) go through _tensor_to_numpy."""
-    owner = _Owner(h, free_fn)
+def view_dtypes():
+    """dinput dtype code -> numpy dtype, for the dtypes numpy arrays can view in place."""
     if not _VIEW_DTYPES:
         np = _np()
         for name, code in DTYPES.items():
             if name not in ("bytes", "bfloat16"):
                 _VIEW_DTYPES[code] = np.dtype(name)
+    return _VIEW_DTYPES
+
+
+def numpy_values_from_infos(h, free_fn, infos, first, n):
+    """The numpy values of the n tensors infos[first:first + n] describe, all borrowed from the
+    owned handle h, which one Owner frees (free_fn) when the last array viewing its memory is
+    gone. Host tensors of fixed-size dtypes become read-only views: when they lie back to back
+    in memory with one dtype (the replicas' pieces of one split batch do), through one
+    frombuffer and a slice each, the cheapest numpy offers; the rest (scalars, bytes, bfloat16,
+    CUDA) go through _tensor_to_numpy."""
+    owner = Owner(h, free_fn)
     a = infos[first]
     code = a.dtype
-    dt = _VIEW_DTYPES.get(code)
-    if dt is not None and a.rank and a.device_type in _VIEW_DEVICES and a.data:
+    dt = view_dtypes().get(code)
+    if dt is not None and a.rank and a.device_type in VIEW_DEVICES and a.data:
         start = a.data
         end = start + a.byte_size
         sizes = [a.byte_size]
         for i in range(first + 1, first + n):
             b = infos[i]
-            if (b.dtype != code or not b.rank or b.device_type not in _VIEW_DEVICES
+            if (b.dtype != code or not b.rank or b.device_type not in VIEW_DEVICES
                     or b.data != end):
                 break
             end += b.byte_size
@@ -395,8 +400,8 @@ def _numpy_values_one_by_one(owner, infos, first, n):
         info = infos[first + i]
         code = info.dtype
         rank = info.rank
-        dt = _VIEW_DTYPES.get(code)
-        if rank == 0 or info.device_type not in _VIEW_DEVICES or dt is None:
+        dt = view_dtypes().get(code)
+        if rank == 0 or info.device_type not in VIEW_DEVICES or dt is None:
             values[i] = _tensor_to_numpy(info.tensor)
             continue
         size = info.byte_size

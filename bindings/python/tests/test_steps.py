@@ -4,7 +4,6 @@ several per call while steps come fast; the values, their order, the end of data
 and the arrays' lifetime are those of get_next either way."""
 
 import gc
-import time
 import unittest
 
 import numpy as np
@@ -17,11 +16,16 @@ from dinput import _steps
 class Calls:
     """Records (max_steps, steps returned) of every dinput_dist_iterator_get_next_steps call."""
 
+    def __init__(self, before=None):
+        self.before = before  # called with max_steps before each call
+
     def __enter__(self):
         self.calls = []
         real = self.real = _steps._get_next_steps
 
         def spy(count, steps, infos, max_steps, per_step, h):
+            if self.before:
+                self.before(max_steps)
             st = real(count, steps, infos, max_steps, per_step, h)
             self.calls.append((max_steps, _steps.c_size_t.from_address(count).value
                                if st == 0 else 0))
@@ -149,19 +153,30 @@ class StepsTest(unittest.TestCase):
         with self.assertRaises(dinput.FailedPreconditionError):
             it.get_next_as_optional()
 
-    def test_slow_steps_are_read_one_per_call(self):
-        def slow(x):
-            time.sleep(0.002)
-            return x
+    def test_read_ahead_keeps_the_faster_way(self):
+        # A fake clock that only the calls into the library advance: first a call that costs
+        # much more than a step (reading ahead pays), then steps that cost much more than the
+        # call and more when taken several at once (one per call is faster).
+        for cost, want in ((lambda n: 10000 + 100 * n, _steps.AHEAD),
+                           (lambda n: 5000 * n + (20000 if n > 1 else 0), 1)):
+            clock = [0]
+            real_clock = _steps.perf_counter_ns
+            _steps.perf_counter_ns = lambda: clock[0]
+            try:
+                def costly(max_steps, cost=cost):
+                    clock[0] += cost(max_steps)
 
-        d = dist(dinput.Dataset.range(48).map(slow).batch(2))
-        with Calls() as spy:
-            got = values(ahead(d))
-        self.assertEqual(len(got), 24)
-        # A call that waited for the producer sends the next ones back to one step each.
-        asked = [m for m, _ in spy.calls]
-        first_slow = asked.index(_steps.AHEAD) if _steps.AHEAD in asked else -1
-        self.assertTrue(all(m == 1 for m in asked[first_slow + 1:]), asked)
+                with Calls(before=costly) as spy:
+                    got = values(ahead(dist(dinput.Dataset.range(4800).batch(8))))
+            finally:
+                _steps.perf_counter_ns = real_clock
+            self.assertEqual(len(got), 600)
+            asked = [m for m, _ in spy.calls]
+            # A block of 64 steps one per call, one of 64 steps AHEAD per call, then the
+            # faster way for the following blocks.
+            self.assertEqual(asked[:64], [1] * 64)
+            self.assertEqual(asked[64:80], [_steps.AHEAD] * 16)
+            self.assertEqual(set(asked[80:300]), {want}, asked[79:100])
 
     def test_big_steps_are_not_read_ahead(self):
         big = np.zeros(200_000, np.float32)  # 800 KB a row: steps of 1.6 MB

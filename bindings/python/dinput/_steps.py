@@ -85,7 +85,7 @@ class StepReader:
             self._ahead = False
         # The layout every step of the iterator shares (the spec fixes ranks and dtypes, the
         # replica the device): rank 1, one viewable dtype, host memory. Such steps are
-        # viewed through one array when their pieces lie back to back (_uniform).
+        # viewed through one array when their pieces lie back to back (_step).
         self._flat = None
         dt = view_dtypes().get(infos[0].dtype)
         if (k and dt is not None and ctypes.sizeof(_lib.TensorInfo) == _WORDS * 8
@@ -97,43 +97,49 @@ class StepReader:
 
     def _step(self, ph, first):
         k, r = self._per_step, self._replicas
+        dt = self._flat
+        if dt is not None:
+            # The pieces as slices of one read-only array over their memory, when they lie
+            # back to back and none is empty (every step of range(n).batch(b) but the last).
+            w = self._words
+            base = first * _WORDS
+            start = w[base + 1]
+            if k == 2:
+                size = w[base + 3]
+                end = start + size
+                size2 = w[base + 9]
+                if size and size2 and w[base + 7] == end:
+                    raw = (_c_char * (size + size2)).from_address(start)
+                    raw._owner = Owner(ph, _free)
+                    flat = _np_frombuffer(raw, dt)
+                    flat.flags.writeable = False
+                    cut = size // dt.itemsize
+                    values = [flat[:cut], flat[cut:]]
+                    return values if r == 2 else [tuple(values)]
+            else:
+                end = start
+                for i in range(base, base + k * _WORDS, _WORDS):
+                    size = w[i + 3]
+                    if w[i + 1] != end or not size:
+                        break
+                    end += size
+                else:
+                    raw = (_c_char * (end - start)).from_address(start)
+                    raw._owner = Owner(ph, _free)
+                    flat = _np_frombuffer(raw, dt)
+                    flat.flags.writeable = False
+                    isz = dt.itemsize
+                    values, pos = [], 0
+                    for i in range(base, base + k * _WORDS, _WORDS):
+                        n = w[i + 3] // isz
+                        values.append(flat[pos:pos + n])
+                        pos += n
+                    return values if k == r else _group(values, r)
         if k == 0:
             _free(ph)
             return [() for _ in range(r)]
-        dt = self._flat
-        if dt is not None:
-            values = self._uniform(ph, first, k, dt)
-            if values is not None:
-                return values if k == r else _group(values, r)
         values = numpy_values_from_infos(ph, _free, self._infos, first, k)
         return values if k == r else _group(values, r)
-
-    def _uniform(self, ph, first, k, dt):
-        """The step's pieces as slices of one read-only array over their memory, when they
-        lie back to back and none is empty; else None."""
-        w = self._words
-        base = first * _WORDS
-        start = w[base + 1]
-        end = start
-        for i in range(base, base + k * _WORDS, _WORDS):
-            size = w[i + 3]
-            if w[i + 1] != end or not size:
-                return None
-            end += size
-        raw = (_c_char * (end - start)).from_address(start)
-        raw._owner = Owner(ph, _free)
-        flat = _np_frombuffer(raw, dt)
-        flat.flags.writeable = False
-        isz = dt.itemsize
-        if k == 2:
-            cut = w[base + 3] // isz
-            return [flat[:cut], flat[cut:]]
-        values, pos = [], 0
-        for i in range(base, base + k * _WORDS, _WORDS):
-            n = w[i + 3] // isz
-            values.append(flat[pos:pos + n])
-            pos += n
-        return values
 
     def take(self, h, max_steps):
         """Up to max_steps (1 .. AHEAD) steps, each waited for; [] at the end of data."""

@@ -440,6 +440,9 @@ class DistributedIterator(Handle):
         return _per_replica(out, self._output)
 
     def __next__(self):
+        ahead = self._ahead
+        if ahead:
+            return ahead.pop()
         if self._reader is not None:
             step = self._take()
             if step is None:

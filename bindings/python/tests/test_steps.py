@@ -83,6 +83,16 @@ class StepsTest(unittest.TestCase):
         with self.assertRaises(dinput.OutOfRangeError):
             it.get_next()
 
+    def test_pieces_of_one_batch_share_one_array(self):
+        # 3 replicas of one int64 component: each step's pieces lie back to back in the
+        # batch's memory and are slices of one read-only array.
+        d = dist(dinput.Dataset.range(3001).batch(12), replicas=3)
+        want = values(one_by_one(d))
+        steps = list(ahead(d))
+        self.assertEqual(values(steps), want)
+        self.assertIs(steps[3][0].base, steps[3][2].base)
+        self.assertEqual(want[-1], [[3000], [], []])
+
     def test_several_components_and_replicas(self):
         ds = dinput.Dataset.from_tensor_slices((
             np.arange(600, dtype=np.float32).reshape(300, 2),

@@ -348,12 +348,13 @@ class DistributedDataset(Handle):
         """A new distributed iterator (an epoch); output as for Dataset.iterator. In a
         multi-worker strategy every worker makes its iterators in the same order.
 
-        read_ahead=True (numpy output): the iterator takes several steps per call into the
-        library while steps come fast (up to 4, one when a call had to wait for the
-        producer or steps exceed 1 MiB), which saves most of the cost of a small step in
-        Python; the values and their order are the same. Steps read ahead count as consumed,
-        so such an iterator cannot save its state (save_state raises
-        FailedPreconditionError): use it where no checkpoint is taken mid-epoch."""
+        read_ahead=True (numpy output): the iterator takes up to 4 steps per call into the
+        library where that is faster than one (it times both ways now and then, its
+        caller's work included; steps over 1 MiB always one), which saves much of the cost
+        of a small step in Python; the values and their order are the same. Steps read
+        ahead count as consumed, so such an iterator cannot save its state (save_state and
+        get_next_as_optional raise FailedPreconditionError): use it where no checkpoint is
+        taken mid-epoch."""
         return DistributedIterator(_new(_L.dinput_dist_dataset_iterator, self._handle()), output,
                                    read_ahead)
 

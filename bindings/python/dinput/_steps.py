@@ -8,7 +8,7 @@ from time import perf_counter_ns
 
 from . import _lib
 from .errors import error
-from .tensor import VIEW_DEVICES, Owner, numpy_values_from_infos, view_dtypes
+from .tensor import VIEW_DEVICES, numpy_values_from_infos, view_dtypes
 
 _L = _lib.lib
 _OUT_OF_RANGE = 11
@@ -109,8 +109,8 @@ class StepReader:
                 end = start + size
                 size2 = w[base + 9]
                 if size and size2 and w[base + 7] == end:
-                    raw = (_c_char * (size + size2)).from_address(start)
-                    raw._owner = Owner(ph, _free)
+                    raw = _memory(size + size2).from_address(start)
+                    raw._h = ph
                     flat = _np_frombuffer(raw, dt)
                     flat.flags.writeable = False
                     cut = size // dt.itemsize
@@ -124,8 +124,8 @@ class StepReader:
                         break
                     end += size
                 else:
-                    raw = (_c_char * (end - start)).from_address(start)
-                    raw._owner = Owner(ph, _free)
+                    raw = _memory(end - start).from_address(start)
+                    raw._h = ph
                     flat = _np_frombuffer(raw, dt)
                     flat.flags.writeable = False
                     isz = dt.itemsize
@@ -138,7 +138,7 @@ class StepReader:
         if k == 0:
             _free(ph)
             return [() for _ in range(r)]
-        values = numpy_values_from_infos(ph, _free, self._infos, first, k)
+        values = numpy_values_from_infos(ph, _free_handle, self._infos, first, k)
         return values if k == r else _group(values, r)
 
     def take(self, h, max_steps):
@@ -185,6 +185,32 @@ class StepReader:
             self._n, self._phase = 1, 0
         self._t0 = now
         self._left += BLOCK
+
+
+def _free_step(memory):
+    try:
+        _free(memory._h)
+    except TypeError:  # interpreter shutdown: the module's globals may be gone
+        pass
+
+
+# size -> a ctypes char array type of that size whose instances free the step they view
+# (their _h) when the last array over them is gone: the owner of a step's memory, cheaper
+# than a separate owner object (one object and one __del__ per step fewer).
+_MEMORY = {}
+
+
+def _memory(size):
+    t = _MEMORY.get(size)
+    if t is None:
+        if len(_MEMORY) >= 256:  # batch sizes vary little; never grow without bound
+            _MEMORY.clear()
+        t = _MEMORY[size] = type("StepMemory", (_c_char * size,), {"__del__": _free_step})
+    return t
+
+
+def _free_handle(ph):
+    _free(ph)
 
 
 def _group(values, r):

@@ -123,6 +123,25 @@ class StepsTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             kept[5][1][0] = 1
 
+    def test_every_step_is_freed_once_its_arrays_are_gone(self):
+        freed = []
+        real = _steps._free
+        _steps._free = lambda ph: (freed.append(ph), real(ph))
+        try:
+            d = dist(dinput.Dataset.range(1001).batch(8))
+            for read_ahead in (True, False):
+                del freed[:]
+                kept = list(d.iterator(read_ahead=read_ahead))
+                gc.collect()
+                self.assertEqual(freed, [])
+                self.assertEqual(len(kept), 126)
+                del kept
+                gc.collect()
+                self.assertEqual(len(freed), 126)
+                self.assertEqual(len(set(freed)), 126)
+        finally:
+            _steps._free = real
+
     def test_an_error_comes_after_the_steps_before_it(self):
         def fail_at_3000(x):
             if int(x) == 3000:

@@ -1864,6 +1864,26 @@ DINPUT_API dinput_status_t dinput_dist_iterator_get_next(dinput_per_replica_t** 
  * worker at the same step); errors as for dinput_dist_iterator_get_next. */
 DINPUT_API dinput_status_t dinput_dist_iterator_get_next_as_optional(
     dinput_optional_t** out, dinput_dist_iterator_t* iterator);
+/** Up to max_steps steps in one call, with their tensor infos, for bindings whose every foreign
+ * call costs more than a small step (Python's ctypes): the steps, in order, that as many
+ * dinput_dist_iterator_get_next calls would return, each waited for as get_next waits (so a
+ * caller that works on each step as it comes overlaps less with the production of the next
+ * ones: ask for several only where steps come fast). Sets steps[0 .. *num_steps) to owned
+ * per-replica values (free each with dinput_per_replica_free) and, when infos is not NULL,
+ * infos[s * infos_per_step ..] to step s's infos as dinput_per_replica_tensor_infos fills them
+ * (borrowed from steps[s]).
+ *  - infos_per_step must hold a step's replicas times components (the spec's), else
+ *    INVALID_ARGUMENT before any step is taken; max_steps 0 is INVALID_ARGUMENT.
+ *  - A step taken is never lost: DINPUT_OUT_OF_RANGE, or a failure, comes only with
+ *    *num_steps 0. When the data ends, or an error comes, after some steps, the call returns
+ *    DINPUT_OK with those, and the next call (or get_next) returns OUT_OF_RANGE, or that error.
+ *  - Every step returned counts as taken: a save (dinput_dist_iterator_save) stands after the
+ *    last of them, and a call that stopped at an error leaves the iterator failed, as
+ *    get_next would have left it one call later. A caller that hands the steps out one by one
+ *    and may save in between takes one step per call. */
+DINPUT_API dinput_status_t dinput_dist_iterator_get_next_steps(
+    size_t* num_steps, dinput_per_replica_t** steps, dinput_tensor_info_t* infos, size_t max_steps,
+    size_t infos_per_step, dinput_dist_iterator_t* iterator);
 /** The per-replica element spec of the iterator's steps (a new spec, owned by the caller). */
 DINPUT_API dinput_status_t
 dinput_dist_iterator_element_spec(dinput_spec_t** out, const dinput_dist_iterator_t* iterator);

@@ -23,8 +23,15 @@ bench_lines("${out}" lines names)
 set(expected c_range_batch256_2replicas c_map_element_seq c_map_element_par2 bindings.round
     bindings.machine)
 foreach(lang go rust python)
-  list(APPEND expected ${lang}_range_batch256_2replicas bindings.iteration.${lang}
-       bindings.map.${lang}.element_seq bindings.map.${lang}.element_par2)
+  list(APPEND expected bindings.map.${lang}.element_seq bindings.map.${lang}.element_par2)
+endforeach()
+foreach(lang go rust)
+  list(APPEND expected ${lang}_range_batch256_2replicas bindings.iteration.${lang})
+endforeach()
+# Python's iteration in its readings (bindings/python/bench.py).
+foreach(reading numpy sum numpy_one_per_call)
+  list(APPEND expected python_range_batch256_2replicas_${reading}
+       bindings.iteration.python.${reading})
 endforeach()
 foreach(name IN LISTS expected)
   if(NOT name IN_LIST names)

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # The bindings benchmark: every binding against C on the same Release library, in one run.
 #
-#   iteration  range(2^24).batch(256) over 2 CPU replicas, every value read (Python: each
-#              replica's batch handed to numpy): Go/C, Rust/C, Python/C, goal <= 1.5x
+#   iteration  range(2^24).batch(256) over 2 CPU replicas, every value read: Go/C, Rust/C,
+#              goal <= 1.5x; Python in two readings, each against the same C figure: numpy
+#              (each replica's batch handed to numpy: the arrays made, no value read) and sum
+#              (the same, and numpy's sum of each batch), both through
+#              iterator(read_ahead=True), and numpy_one_per_call (iterator(), one step per
+#              call into the library: the iterator that can save)
 #   map        range(2^20).map(identity).batch(256), one JSON line per variant
 #              (<lang>_map_<variant>; c_map.c prints c_map_element_seq and
 #              c_map_element_par2, the bindings' bench programs theirs): a ratio for every
@@ -140,6 +144,11 @@ def ratio(name, lang, c_name, goal, kind):
 
 
 for lang in langs:
+    if lang == "python":
+        for reading in ("numpy", "sum", "numpy_one_per_call"):
+            ratio("bindings.iteration.python." + reading, lang, "c_range_batch256_2replicas",
+                  1.5, "range_batch256_2replicas_" + reading)
+        continue
     ratio("bindings.iteration." + lang, lang, "c_range_batch256_2replicas",
           1.5, "range_batch256_2replicas")
 map_goals = {"go": 2.0, "rust": 1.2}

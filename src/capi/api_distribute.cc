@@ -1,5 +1,7 @@
 // Collectives, strategies, input options, distributed datasets and iterators, per-replica
 // values, run and reduce.
+#include <utility>
+
 #include "capi/callbacks.h"
 #include "capi/collective_handle.h"
 #include "capi/dist_handles.h"
@@ -7,6 +9,7 @@
 #include "capi/handles.h"
 #include "capi/host_tensors.h"
 #include "capi/in_use.h"
+#include "capi/tensor_info.h"
 #include "collective/in_process.h"
 #include "distribute/dist_dataset.h"
 #include "distribute/replica_ops.h"
@@ -62,6 +65,11 @@ dinput_per_replica to_per_replica(std::vector<Element>&& values) {
 bool next_step(DistributedIterator& it, std::vector<Element>& step) {
   return capi::next_element(
       "dinput_dist_iterator_cancel", [&] { return it.cancelled(); }, [&] { return it.next(step); });
+}
+
+// Raises (once) the failure a get_next_steps call met after the steps it returned.
+void raise_pending(dinput_dist_iterator& it) {
+  if (it.pending) std::rethrow_exception(std::exchange(it.pending, nullptr));
 }
 
 const InputOptions& options_or_default(const dinput_input_options_t* o) {
@@ -339,6 +347,7 @@ DINPUT_API dinput_status_t dinput_dist_iterator_get_next(dinput_per_replica_t** 
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(it);
     capi::InUseScope busy(it->in_use, "dinput_dist_iterator_get_next");
+    raise_pending(*it);
     // The storage of a value freed since (capi/step_pool.h): its replicas' element vectors
     // go into the step, where the iterator cuts the pieces into them.
     std::unique_ptr<dinput_per_replica> value = it->pool->take();
@@ -361,10 +370,56 @@ DINPUT_API dinput_status_t dinput_dist_iterator_get_next_as_optional(dinput_opti
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(it);
     capi::InUseScope busy(it->in_use, "dinput_dist_iterator_get_next_as_optional");
+    raise_pending(*it);
     std::vector<Element> step;
     dinput_optional opt;
     if (next_step(*it->it, step)) opt.per_replica = to_per_replica(std::move(step));
     *out = capi::new_handle<dinput_optional>(std::move(opt));
+  });
+}
+
+DINPUT_API dinput_status_t dinput_dist_iterator_get_next_steps(
+    size_t* num_steps, dinput_per_replica_t** steps, dinput_tensor_info_t* infos, size_t max_steps,
+    size_t infos_per_step, dinput_dist_iterator_t* iterator) {
+  return capi::guard(__func__, [&] {
+    DINPUT_REQUIRE(num_steps);
+    *num_steps = 0;
+    DINPUT_REQUIRE(steps);
+    DINPUT_REQUIRE(iterator);
+    dinput_dist_iterator& it = *iterator;
+    DINPUT_CHECK_ARG(max_steps > 0,
+                     "dinput_dist_iterator_get_next_steps: argument 'max_steps' is 0");
+    if (infos) {
+      // Checked before any step is taken, so that no step is taken and then refused.
+      const DistributedDataset& d = it.it->dataset();
+      const size_t replicas = static_cast<size_t>(d.strategy().num_local_replicas());
+      const size_t components = d.element_spec().size();
+      if (infos_per_step < replicas * components)
+        raise(Code::kInvalidArgument,
+              "dinput_dist_iterator_get_next_steps: argument 'infos_per_step' is ", infos_per_step,
+              ", but a step has ", replicas * components, " tensors (", replicas, " replicas of ",
+              components, " components)");
+    }
+    capi::InUseScope busy(it.in_use, "dinput_dist_iterator_get_next_steps");
+    raise_pending(it);
+    size_t taken = 0;
+    try {
+      for (; taken < max_steps; ++taken) {
+        std::vector<Element> step;
+        if (!next_step(*it.it, step)) break;
+        std::unique_ptr<dinput_per_replica> made(
+            capi::new_handle<dinput_per_replica>(to_per_replica(std::move(step))));
+        if (infos)
+          capi::per_replica_tensor_infos(infos + taken * infos_per_step, infos_per_step, *made);
+        steps[taken] = made.release();
+      }
+    } catch (...) {
+      if (taken == 0) throw;
+      // The steps taken are the caller's; the failure waits for the next call.
+      it.pending = std::current_exception();
+    }
+    if (taken == 0) raise(Code::kOutOfRange, "End of sequence");
+    *num_steps = taken;
   });
 }
 

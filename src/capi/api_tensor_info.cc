@@ -2,6 +2,7 @@
 // or a whole step per call, for bindings whose foreign calls cost more than the accessors.
 #include "capi/firewall.h"
 #include "capi/handles.h"
+#include "capi/tensor_info.h"
 
 using namespace dinput;
 
@@ -29,6 +30,19 @@ void fill(dinput_tensor_info_t* infos, size_t capacity, size_t first, const Elem
 
 }  // namespace
 
+size_t capi::per_replica_tensor_infos(dinput_tensor_info_t* infos, size_t capacity,
+                                      const dinput_per_replica_t& value) {
+  const auto& replicas = value.replicas;
+  const size_t components = replicas.empty() ? 0 : replicas[0].parts.size();
+  for (size_t r = 1; r < replicas.size(); ++r)
+    if (replicas[r].parts.size() != components)
+      raise(Code::kInvalidArgument, capi::current_function(), ": replica ", r, " has ",
+            replicas[r].parts.size(), " components where replica 0 has ", components);
+  for (size_t r = 0; r < replicas.size(); ++r)
+    fill(infos, capacity, r * components, replicas[r].parts);
+  return replicas.size() * components;
+}
+
 extern "C" {
 
 DINPUT_API dinput_status_t dinput_element_tensor_infos(size_t* count, dinput_tensor_info_t* infos,
@@ -53,15 +67,7 @@ DINPUT_API dinput_status_t dinput_per_replica_tensor_infos(size_t* count,
     *count = 0;
     DINPUT_REQUIRE(value);
     if (capacity > 0) DINPUT_REQUIRE(infos);
-    const auto& replicas = value->replicas;
-    const size_t components = replicas.empty() ? 0 : replicas[0].parts.size();
-    for (size_t r = 1; r < replicas.size(); ++r)
-      if (replicas[r].parts.size() != components)
-        raise(Code::kInvalidArgument, capi::current_function(), ": replica ", r, " has ",
-              replicas[r].parts.size(), " components where replica 0 has ", components);
-    for (size_t r = 0; r < replicas.size(); ++r)
-      fill(infos, capacity, r * components, replicas[r].parts);
-    *count = replicas.size() * components;
+    *count = capi::per_replica_tensor_infos(infos, capacity, *value);
   });
 }
 

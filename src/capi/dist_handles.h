@@ -2,6 +2,7 @@
 // (api_distribute.cc) and the saving and restoring of their state (api_state.cc).
 #pragma once
 
+#include <exception>
 #include <memory>
 #include <vector>
 
@@ -19,4 +20,7 @@ struct dinput_dist_iterator {
   // step, and the vector the iterator fills (capi/step_pool.h).
   std::shared_ptr<dinput::capi::StepPool> pool = std::make_shared<dinput::capi::StepPool>();
   std::vector<dinput::Element> step{};
+  // The failure dinput_dist_iterator_get_next_steps met after the steps it returned, raised
+  // by the next get_next call of any kind.
+  std::exception_ptr pending = nullptr;
 };

@@ -318,6 +318,22 @@ get_next(it::DistributedIterator) =
 get_next_as_optional(it::DistributedIterator) =
     Optional(_out(o -> LibDinput.dinput_dist_iterator_get_next_as_optional(o, it)), true)
 
+"""
+    get_next_steps(it::DistributedIterator, max_steps::Integer) -> Vector{PerReplica}
+
+Up to `max_steps` steps in one call into the library, the steps as many `get_next` calls
+would return them, in order. Fewer without an error: the data ended, or an error came, after
+the last of them, and the next call throws that (`OUT_OF_RANGE` at the end); a step taken is
+never lost. Every step returned counts as taken for `save_state`.
+"""
+function get_next_steps(it::DistributedIterator, max_steps::Integer)
+    max_steps > 0 || throw(ArgumentError("get_next_steps: max_steps must be positive"))
+    raw = fill(C_NULL, Int(max_steps))
+    n = Ref{Csize_t}(0)
+    check(LibDinput.dinput_dist_iterator_get_next_steps(n, raw, C_NULL, max_steps, 0, it))
+    return [PerReplica(raw[i]) for i in 1:Int(n[])]
+end
+
 element_spec(it::DistributedIterator) =
     _take_spec(_out(o -> LibDinput.dinput_dist_iterator_element_spec(o, it)))
 

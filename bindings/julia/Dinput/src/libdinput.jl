@@ -1413,6 +1413,12 @@ function dinput_dist_iterator_get_next_as_optional(out, iterator)
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),
         out, iterator)
 end
+function dinput_dist_iterator_get_next_steps(num_steps, steps, infos, max_steps, infos_per_step,
+                                             iterator)
+    @gcsafe_ccall(@fptr(:dinput_dist_iterator_get_next_steps), Cint,
+        (Ptr{Csize_t}, Ptr{Ptr{Cvoid}}, Ptr{dinput_tensor_info_t}, Csize_t, Csize_t, Ptr{Cvoid}),
+        num_steps, steps, infos, max_steps, infos_per_step, iterator)
+end
 function dinput_dist_iterator_element_spec(out, iterator)
     ccall(@fptr(:dinput_dist_iterator_element_spec), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),

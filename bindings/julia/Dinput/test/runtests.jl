@@ -572,6 +572,17 @@ end
     @test steps == [[[0, 1], [2, 3]], [[4, 5], [6, 7]], [[8], Int[]]]
     @test occursin("\"policy\":\"DATA\"", plan(dist))
 
+    # get_next_steps: several steps per call, then OUT_OF_RANGE alone; a save after a call
+    # restores after its last step
+    iterator(dist) do it
+        @test [replica_values(s) for s in get_next_steps(it, 2)] == steps[1:2]
+        state = save_state(it)
+        @test [replica_values(s) for s in get_next_steps(it, 5)] == steps[3:3]
+        @test is_error(caught(() -> get_next_steps(it, 5)), :OUT_OF_RANGE)
+        again = iterator_from_state(dist, state)
+        @test [replica_values(s) for s in get_next_steps(again, 5)] == steps[3:3]
+    end
+
     # partial batches: range(9).batch(4) on 4 replicas
     dist4 = distribute_dataset(Strategy(["CPU:$i" for i in 0:3]), batch(Dataset(0:8), 4))
     steps = collect(dist4)

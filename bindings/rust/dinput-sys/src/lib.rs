@@ -1212,6 +1212,14 @@ extern "C" {
         out: *mut *mut dinput_optional_t,
         iterator: *mut dinput_dist_iterator_t,
     ) -> dinput_status_t;
+    pub fn dinput_dist_iterator_get_next_steps(
+        num_steps: *mut usize,
+        steps: *mut *mut dinput_per_replica_t,
+        infos: *mut dinput_tensor_info_t,
+        max_steps: usize,
+        infos_per_step: usize,
+        iterator: *mut dinput_dist_iterator_t,
+    ) -> dinput_status_t;
     pub fn dinput_dist_iterator_element_spec(
         out: *mut *mut dinput_spec_t,
         iterator: *const dinput_dist_iterator_t,

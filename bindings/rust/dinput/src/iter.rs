@@ -310,6 +310,35 @@ impl DistIterator {
         Ok(Optional { raw })
     }
 
+    /// Up to `max_steps` steps in one call into the library
+    /// (`dinput_dist_iterator_get_next_steps`): the steps `max_steps` calls of
+    /// [`get_next`](Self::get_next) would return, in order. Fewer without an error: the data
+    /// ended, or an error came, after the last of them, and the next call returns that
+    /// (`Err` with [`Code::OutOfRange`] at the end); a step taken is never lost. Every step
+    /// returned counts as taken for [`save_state`](Self::save_state). `max_steps` 0 is
+    /// [`Code::InvalidArgument`].
+    pub fn get_next_steps(&mut self, max_steps: usize) -> Result<Vec<PerReplica>> {
+        let mut raw: Vec<*mut sys::dinput_per_replica_t> = vec![std::ptr::null_mut(); max_steps.max(1)];
+        let mut n = 0usize;
+        // SAFETY: raw has room for max_steps handles (max_steps 0 is refused before any is
+        // written); no infos are asked for; self.raw is live and exclusively borrowed.
+        check(unsafe {
+            sys::dinput_dist_iterator_get_next_steps(
+                &mut n,
+                raw.as_mut_ptr(),
+                std::ptr::null_mut(),
+                max_steps,
+                0,
+                self.raw.as_ptr(),
+            )
+        })?;
+        Ok(raw[..n]
+            .iter()
+            // SAFETY: the first n entries are new per-replica handles we own, none null.
+            .map(|&p| unsafe { PerReplica::from_owned(NonNull::new_unchecked(p)) })
+            .collect())
+    }
+
     /// The per-replica element spec.
     pub fn element_spec(&self) -> Result<Spec> {
         // SAFETY: self.raw is live; only reads.

@@ -1,0 +1,228 @@
+"""Reading the steps of a distributed iterator as numpy values with as few ctypes calls as
+possible (dinput_dist_iterator_get_next_steps): each ctypes call costs about as much as
+the library's whole step of a small batch, and so does each numpy array made."""
+
+import ctypes
+from ctypes import c_size_t, c_void_p
+from time import perf_counter_ns
+
+from . import _lib
+from .errors import error
+from .tensor import VIEW_DEVICES, numpy_values_from_infos, view_dtypes
+
+_L = _lib.lib
+_OUT_OF_RANGE = 11
+_free = _L.dinput_per_replica_free
+_c_char = ctypes.c_char
+
+# Steps per call when reading ahead: more saves little (the call is already shared by 4)
+# and holds back longer the steps the caller could work on meanwhile.
+AHEAD = 4
+# Steps bigger than this gain nothing measurable from sharing calls; reading them ahead
+# would only hold their memory longer.
+AHEAD_MAX_STEP_BYTES = 1 << 20
+# How a read-ahead iterator chooses between one step and AHEAD steps per call: it times
+# (wall clock, from call to call: the caller's work included) a block of BLOCK steps each
+# way, then keeps the faster way for EXPLOIT blocks, and measures again. Waiting for AHEAD
+# steps can cost more than it saves when the producer and the caller take about as long per
+# step and each much longer than a call.
+BLOCK = 64
+EXPLOIT = 14
+
+# dinput_tensor_info_t as 8-byte words: tensor, data, shape, byte_size, (rank, dtype),
+# (device_type, device_index).
+_WORDS = 6
+
+
+class StepReader:
+    """Takes the steps of one distributed iterator handle as lists with one numpy value per
+    local replica (a tuple of them for several components). take(h, 1) is get_next;
+    take_ahead(h) takes up to AHEAD steps per call, only for iterators no save can observe
+    (every step taken counts as consumed)."""
+
+    __slots__ = ("_per_step", "_replicas", "_steps", "_infos", "_words", "_count", "_args",
+                 "_flat", "_ahead", "_n", "_phase", "_left", "_t0", "_one_ns")
+
+    def __init__(self):
+        self._per_step = None  # tensors per step (replicas x components), from the first step
+        self._ahead = True
+        self._n = 1  # steps per call now (take_ahead)
+        self._phase = -1  # 0: timing 1 per call, 1: timing AHEAD, 2 ..: keeping the faster
+        self._left = 0  # steps left in the current block
+        self._t0 = 0
+        self._one_ns = 0.0
+
+    def _setup(self, h):
+        """Takes the first step with get_next and sizes the buffers from it."""
+        out = c_void_p()
+        st = _L.dinput_dist_iterator_get_next(ctypes.byref(out), h)
+        if st:
+            if st == _OUT_OF_RANGE:
+                return []
+            raise error(st)
+        ph = out.value
+        count = c_size_t()
+        try:
+            st = _L.dinput_per_replica_tensor_infos(ctypes.byref(count), None, 0, ph)
+            if st:
+                raise error(st)
+            k = count.value
+            self._replicas = _L.dinput_per_replica_size(ph)
+            self._steps = (c_void_p * AHEAD)()
+            self._infos = (_lib.TensorInfo * max(k * AHEAD, 1))()
+            self._count = count
+            st = _L.dinput_per_replica_tensor_infos(ctypes.byref(count), self._infos, k, ph)
+            if st:
+                raise error(st)
+        except BaseException:
+            _free(ph)
+            raise
+        self._per_step = k
+        self._args = (ctypes.addressof(count), ctypes.addressof(self._steps),
+                      ctypes.addressof(self._infos), k)
+        infos = self._infos
+        if sum(infos[i].byte_size for i in range(k)) > AHEAD_MAX_STEP_BYTES:
+            self._ahead = False
+        # The layout every step of the iterator shares (the spec fixes ranks and dtypes, the
+        # replica the device): rank 1, one viewable dtype, host memory. Such steps are
+        # viewed through one array when their pieces lie back to back (_step).
+        self._flat = None
+        dt = view_dtypes().get(infos[0].dtype)
+        if (k and dt is not None and ctypes.sizeof(_lib.TensorInfo) == _WORDS * 8
+                and all(infos[i].rank == 1 and infos[i].dtype == infos[0].dtype
+                        and infos[i].device_type in VIEW_DEVICES for i in range(k))):
+            self._flat = dt
+            self._words = (ctypes.c_int64 * (_WORDS * len(infos))).from_buffer(infos)
+        return [self._step(ph, 0)]
+
+    def _step(self, ph, first):
+        k, r = self._per_step, self._replicas
+        dt = self._flat
+        if dt is not None:
+            # The pieces as slices of one read-only array over their memory, when they lie
+            # back to back and none is empty (every step of range(n).batch(b) but the last).
+            w = self._words
+            base = first * _WORDS
+            start = w[base + 1]
+            if k == 2:
+                size = w[base + 3]
+                end = start + size
+                size2 = w[base + 9]
+                if size and size2 and w[base + 7] == end:
+                    raw = _memory(size + size2).from_address(start)
+                    raw._h = ph
+                    flat = _np_frombuffer(raw, dt)
+                    flat.flags.writeable = False
+                    cut = size // dt.itemsize
+                    values = [flat[:cut], flat[cut:]]
+                    return values if r == 2 else [tuple(values)]
+            else:
+                end = start
+                for i in range(base, base + k * _WORDS, _WORDS):
+                    size = w[i + 3]
+                    if w[i + 1] != end or not size:
+                        break
+                    end += size
+                else:
+                    raw = _memory(end - start).from_address(start)
+                    raw._h = ph
+                    flat = _np_frombuffer(raw, dt)
+                    flat.flags.writeable = False
+                    isz = dt.itemsize
+                    values, pos = [], 0
+                    for i in range(base, base + k * _WORDS, _WORDS):
+                        n = w[i + 3] // isz
+                        values.append(flat[pos:pos + n])
+                        pos += n
+                    return values if k == r else _group(values, r)
+        if k == 0:
+            _free(ph)
+            return [() for _ in range(r)]
+        values = numpy_values_from_infos(ph, _free_handle, self._infos, first, k)
+        return values if k == r else _group(values, r)
+
+    def take(self, h, max_steps):
+        """Up to max_steps (1 .. AHEAD) steps, each waited for; [] at the end of data."""
+        if self._per_step is None:
+            return self._setup(h)
+        count, steps, infos, k = self._args
+        st = _get_next_steps(count, steps, infos, max_steps, k, h)
+        if st:
+            if st == _OUT_OF_RANGE:
+                return []
+            raise error(st)
+        got = self._count.value
+        raw = self._steps
+        if got == 1:
+            return [self._step(raw[0], 0)]
+        return [self._step(raw[s], s * k) for s in range(got)]
+
+    def take_ahead(self, h):
+        """take() with as many steps per call as pay (see BLOCK)."""
+        if self._per_step is None or not self._ahead:
+            return self.take(h, 1)
+        if self._left <= 0:
+            self._next_block()
+        steps = self.take(h, self._n)
+        self._left -= len(steps)
+        return steps
+
+    def _next_block(self):
+        now = perf_counter_ns()
+        phase = self._phase
+        if phase < 0:  # the first block: time one step per call
+            self._n, self._phase = 1, 0
+        elif phase == 0:  # one step per call was timed; time AHEAD next
+            self._one_ns = (now - self._t0) / (BLOCK - self._left)
+            self._n, self._phase = AHEAD, 1
+        elif phase == 1:  # keep the faster way
+            ahead_ns = (now - self._t0) / (BLOCK - self._left)
+            self._n = AHEAD if ahead_ns < self._one_ns else 1
+            self._phase = 2
+        elif phase < 1 + EXPLOIT:
+            self._phase = phase + 1
+        else:  # measure again
+            self._n, self._phase = 1, 0
+        self._t0 = now
+        self._left += BLOCK
+
+
+def _free_step(memory):
+    try:
+        _free(memory._h)
+    except TypeError:  # interpreter shutdown: the module's globals may be gone
+        pass
+
+
+# size -> a ctypes char array type of that size whose instances free the step they view
+# (their _h) when the last array over them is gone: the owner of a step's memory, cheaper
+# than a separate owner object (one object and one __del__ per step fewer).
+_MEMORY = {}
+
+
+def _memory(size):
+    t = _MEMORY.get(size)
+    if t is None:
+        if len(_MEMORY) >= 256:  # batch sizes vary little; never grow without bound
+            _MEMORY.clear()
+        t = _MEMORY[size] = type("StepMemory", (_c_char * size,), {"__del__": _free_step})
+    return t
+
+
+def _free_handle(ph):
+    _free(ph)
+
+
+def _group(values, r):
+    c = len(values) // r
+    return [tuple(values[i * c:(i + 1) * c]) for i in range(r)]
+
+
+def _np_frombuffer(raw, dt):
+    import numpy
+    global _np_frombuffer
+    _np_frombuffer = numpy.frombuffer
+    return numpy.frombuffer(raw, dt)
+
+
+_get_next_steps = _L.dinput_dist_iterator_get_next_steps

@@ -1913,6 +1913,19 @@ DINPUT_API dinput_status_t dinput_dist_iterator_statistics(char** out,
 DINPUT_API dinput_status_t dinput_dist_iterator_trace(char** out,
                                                       const dinput_dist_iterator_t* iterator);
 
+/* Autotuning (docs/autotune.md). DINPUT_AUTOTUNE given as a map's or batch's
+ * num_parallel_calls or as a prefetch's buffer_size is a knob that starts low and rises while
+ * the measured rates say that one more thread or buffered element would cut the time the
+ * stage's consumer waits, within a memory budget per iterator. The statistics list each
+ * knob's value under its stage. */
+
+/** The most bytes the autotuned buffers of each iterator of the pipeline upstream of the
+ * with_options node may hold (the elements waiting in AUTOTUNE prefetches, parallel maps and
+ * batches, as estimated from the sizes measured): a knob is not raised past it. 0 (the
+ * default): half of the machine's physical memory. INVALID_ARGUMENT naming 'bytes' when it is
+ * negative. */
+DINPUT_API dinput_status_t dinput_options_set_ram_budget(dinput_options_t* options, int64_t bytes);
+
 /* Checkpoints of distributed iterators (docs/checkpoint.md, "Distributed iterators"). */
 
 /** Saves where the whole job's distributed iterators are: every worker calls it at the same

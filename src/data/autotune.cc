@@ -109,9 +109,11 @@ std::shared_ptr<Knob> Autotuner::knob(const Dataset& node, const char* name, Kno
     // A dead node's address, reused: start afresh.
     e.node = node.ptr();
     e.knob = std::make_shared<Knob>(name, kind, minimum, maximum, start, elements_per_unit, stage);
+    e.knob->seen_at_ns_ = now_ns();
     return e.knob;
   }
   auto k = std::make_shared<Knob>(name, kind, minimum, maximum, start, elements_per_unit, stage);
+  k->seen_at_ns_ = now_ns();  // its first period starts now: the next step may raise it
   entries_.push_back(Entry{node.ptr(), &node, name, k});
   return k;
 }
@@ -146,8 +148,7 @@ void Autotuner::step(int64_t now) {
     k.seen_elements_ = elements;
     k.seen_wait_ns_ = wait;
     k.seen_at_ns_ = now;
-    // A knob's first step only starts its period; a stage whose consumer hardly waited has
-    // nothing to gain.
+    // A stage whose consumer hardly waited has nothing to gain.
     if (period <= 0 || n <= 0 || waited < kMinGain * static_cast<double>(period)) continue;
     const int64_t work_elements = k.work_elements_.load(kRelaxed);
     if (work_elements == 0 || k.value() >= k.maximum()) continue;

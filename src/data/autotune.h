@@ -81,7 +81,7 @@ struct KnobMeter {
 // The knobs of one pipeline instance and the model that sets them.
 class Autotuner {
  public:
-  static constexpr int64_t kPeriodNs = 20'000'000;  // 20 ms between steps
+  static constexpr int64_t kPeriodNs = 10'000'000;  // 10 ms between steps
 
   // ram_budget: the most bytes all knobs may hold (0: default_ram_budget()).
   explicit Autotuner(int64_t ram_budget);

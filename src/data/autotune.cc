@@ -19,6 +19,12 @@ constexpr auto kRelaxed = std::memory_order_relaxed;
 constexpr double kMinGain = 0.01;
 // The most raises of one step: the model is re-measured before it climbs further.
 constexpr int kMaxRaisesPerStep = 16;
+// A parallelism raise pays when the stage's rate then grows by this factor; one that does
+// not makes the knob rest kFirstRest steps, twice as long after each further one that does
+// not, up to kLongestRest.
+constexpr double kPaidRaise = 1.05;
+constexpr int64_t kFirstRest = 8;
+constexpr int64_t kLongestRest = 512;
 
 int64_t cores() {
   const unsigned n = std::thread::hardware_concurrency();
@@ -34,6 +40,7 @@ struct Candidate {
   double consumer;  // the consumer's own time per element, ns
   double work;      // wall-clock time per element of the background work, ns
   double cpu;       // CPU time per element of that work, ns
+  double rate;      // elements per ns over the period
 };
 
 // The consumer's expected wait per element with the knob at `value`: the stage delivers an
@@ -148,12 +155,27 @@ void Autotuner::step(int64_t now) {
     k.seen_elements_ = elements;
     k.seen_wait_ns_ = wait;
     k.seen_at_ns_ = now;
+    const double rate = period > 0 ? static_cast<double>(n) / static_cast<double>(period) : 0;
+    if (k.judging_) {
+      k.judging_ = false;
+      if (rate < k.rate_before_ * kPaidRaise) {
+        k.backoff_steps_ = std::min(std::max(k.backoff_steps_ * 2, kFirstRest), kLongestRest);
+        k.rest_steps_ = k.backoff_steps_;
+      } else {
+        k.backoff_steps_ = 0;
+      }
+    }
+    if (k.rest_steps_ > 0) {
+      --k.rest_steps_;
+      continue;
+    }
     // A stage whose consumer hardly waited has nothing to gain.
     if (period <= 0 || n <= 0 || waited < kMinGain * static_cast<double>(period)) continue;
     const int64_t work_elements = k.work_elements_.load(kRelaxed);
     if (work_elements == 0 || k.value() >= k.maximum()) continue;
     Candidate c{};
     c.knob = &k;
+    c.rate = rate;
     c.value = k.value();
     c.wait = static_cast<double>(waited);
     c.period = static_cast<double>(period);
@@ -191,6 +213,10 @@ void Autotuner::step(int64_t now) {
     const int64_t raised = c.value - c.knob->value();
     if (raised <= 0) continue;
     c.knob->value_.store(c.value, kRelaxed);
+    if (c.knob->kind() == KnobKind::kParallelism) {
+      c.knob->rate_before_ = c.rate;
+      c.knob->judging_ = true;
+    }
     raises_.fetch_add(raised, kRelaxed);
   }
 }

@@ -69,6 +69,12 @@ class Knob {
   std::atomic<int64_t> byte_samples_{0}, bytes_{0};
   // The tuner's view at its last step (under Autotuner::mu_).
   int64_t seen_elements_ = 0, seen_wait_ns_ = 0, seen_at_ns_ = -1;
+  // A parallelism raise is judged by the rate of the period after it (the model cannot see
+  // the cores other processes take): the rate before it, whether the next step judges it, and
+  // how many steps the knob then rests after a raise that did not pay (doubling each time).
+  double rate_before_ = 0;
+  bool judging_ = false;
+  int64_t rest_steps_ = 0, backoff_steps_ = 0;
 };
 
 // What a stage keeps between flushes to its knob; used on the consumer's thread only.

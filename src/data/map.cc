@@ -208,9 +208,9 @@ class ParallelMapIterator final : public Iterator, public BufferedIterator {
       : ds_(std::move(ds)),
         input_(std::move(input)),
         deterministic_(deterministic),
-        // Snapshots as often as the fixed AUTOTUNE of one thread per core took them, whatever
-        // the knob does: how often the input is saved is a cost, not part of the state.
-        every_(std::max<int64_t>(threads, knob ? default_parallelism() : 0) * 2 *
+        // Autotuned: snapshots as often as the fixed AUTOTUNE of one thread per core took
+        // them, whatever the knob's value, so that saved states do not depend on it.
+        every_(static_cast<int64_t>(knob ? default_parallelism() : threads) * 2 *
                static_cast<int64_t>(ds_->max_count())),
         tuner_(std::move(tuner)),
         knob_(std::move(knob)),

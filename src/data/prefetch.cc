@@ -26,6 +26,10 @@ namespace dinput {
 
 namespace {
 
+// prefetch(AUTOTUNE): the buffer size it starts with, and the most the autotuner gives it.
+constexpr size_t kAutotunePrefetchStart = 2;
+constexpr int64_t kAutotunePrefetchMax = 4096;
+
 class PrefetchIterator final : public Iterator, public BufferedIterator {
  public:
   int64_t buffered() const override {
@@ -42,7 +46,9 @@ class PrefetchIterator final : public Iterator, public BufferedIterator {
                    std::shared_ptr<Autotuner> tuner = nullptr, std::shared_ptr<Knob> knob = nullptr)
       : input_(std::move(input)),
         capacity_(capacity),
-        every_(static_cast<int64_t>(capacity)),
+        // Autotuned: a snapshot every as many elements as the starting buffer size, whatever
+        // the knob's value now, so that saved states do not depend on it.
+        every_(static_cast<int64_t>(knob ? kAutotunePrefetchStart : capacity)),
         cancellation_(std::move(cancellation)),
         placement_(placement),
         tuner_(std::move(tuner)),
@@ -206,10 +212,6 @@ class PrefetchIterator final : public Iterator, public BufferedIterator {
 
 class PrefetchDataset final : public UnaryDataset {
  public:
-  // prefetch(AUTOTUNE): the buffer size it starts with, and the most the autotuner gives it.
-  static constexpr size_t kAutotuneStart = 2;
-  static constexpr int64_t kAutotuneMax = 4096;
-
   PrefetchDataset(DatasetPtr input, int64_t buffer_size, bool adaptive)
       : UnaryDataset(std::move(input)), buffer_size_(buffer_size), adaptive_(adaptive) {}
   const char* name() const override { return "prefetch"; }
@@ -224,15 +226,15 @@ class PrefetchDataset final : public UnaryDataset {
     auto input = input_->make_iterator(ctx);
     if (buffer_size_ == 0) return input;
     size_t capacity =
-        buffer_size_ == kAutotune ? kAutotuneStart : static_cast<size_t>(buffer_size_);
+        buffer_size_ == kAutotune ? kAutotunePrefetchStart : static_cast<size_t>(buffer_size_);
     const auto placement = ctx.synchronous ? PrefetchIterator::Placement::kCaller
                            : adaptive_     ? PrefetchIterator::Placement::kAdaptive
                                            : PrefetchIterator::Placement::kThread;
     std::shared_ptr<Knob> knob;
     if (buffer_size_ == kAutotune && ctx.autotuner &&
         placement == PrefetchIterator::Placement::kThread) {
-      knob = ctx.autotuner->knob(*this, "buffer_size", KnobKind::kBuffer, 1, kAutotuneMax,
-                                 kAutotuneStart, 1, ctx.stage);
+      knob = ctx.autotuner->knob(*this, "buffer_size", KnobKind::kBuffer, 1, kAutotunePrefetchMax,
+                                 kAutotunePrefetchStart, 1, ctx.stage);
       capacity = static_cast<size_t>(knob->value());
     }
     return std::make_unique<PrefetchIterator>(

@@ -149,25 +149,31 @@ std::string state_after(const DatasetPtr& ds, size_t k, std::chrono::microsecond
 
 TEST(Autotune, SavedStatesDoNotDependOnKnobsAndResumeExactly) {
   const int64_t n = 120;
+  // Two epochs: the second one's iterators start with the knobs the first one raised.
   auto pipeline = [&](int64_t budget) {
     auto map = sleepy_map(make_range(0, n, 1), kAutotune, std::chrono::microseconds(1000));
-    return with_budget(make_prefetch(map, kAutotune), budget);
+    return with_budget(make_repeat(make_prefetch(map, kAutotune), 2), budget);
   };
-  // Raised knobs (a roomy budget), and knobs held at their start (a budget of one byte).
-  std::vector<int64_t> raised_taken, held_taken;
-  const std::string raised = state_after(pipeline(int64_t{1} << 30), 70, {}, &raised_taken);
-  const std::string held = state_after(pipeline(1), 70, {}, &held_taken);
-  EXPECT_EQ(raised_taken, held_taken);
-  // The fingerprint names the budget's with_options node alike; the positions are the same.
-  EXPECT_EQ(raised, held);
-  // A restore goes on exactly where the save stopped, knobs raised again or not.
-  IteratorContext fresh;
-  auto ds = pipeline(int64_t{1} << 30);
-  RestoredIterator restored = restore_state(ds, fresh, raised);
-  Element e;
-  std::vector<int64_t> all = raised_taken;
-  while (restored.iterator->next(e)) all.push_back(e[0].data_as<int64_t>()[0]);
-  EXPECT_EQ(all, range_values(n));
+  for (size_t k : {size_t{70}, size_t{190}}) {
+    // Raised knobs (a roomy budget), and knobs held at their start (a budget of one byte).
+    std::vector<int64_t> raised_taken, held_taken;
+    const std::string raised = state_after(pipeline(int64_t{1} << 30), k, {}, &raised_taken);
+    const std::string held = state_after(pipeline(1), k, {}, &held_taken);
+    EXPECT_EQ(raised_taken, held_taken);
+    // The fingerprint names the budget's with_options node alike; the positions are the same.
+    EXPECT_EQ(raised, held) << "saved after " << k;
+    // A restore goes on exactly where the save stopped, knobs raised again or not.
+    IteratorContext fresh;
+    auto ds = pipeline(int64_t{1} << 30);
+    RestoredIterator restored = restore_state(ds, fresh, raised);
+    Element e;
+    std::vector<int64_t> all = raised_taken;
+    while (restored.iterator->next(e)) all.push_back(e[0].data_as<int64_t>()[0]);
+    std::vector<int64_t> expected = range_values(n);
+    const std::vector<int64_t> again = range_values(n);
+    expected.insert(expected.end(), again.begin(), again.end());
+    EXPECT_EQ(all, expected) << "saved after " << k;
+  }
 }
 
 TEST(Autotune, KnobsCarryOverToTheNextEpoch) {

@@ -381,6 +381,22 @@ case("autotune.tiny_budget", [],
 case("autotune.bad_budget", [], "range(3).with_options(ram_budget=-1)",
      error_contains=("INVALID_ARGUMENT", "argument 'bytes' must be 0"))
 
+
+def autotune_bench_stats(ctx):
+    """bench --stats: a line names each autotuned stage's knob and its value; a pipeline
+    without AUTOTUNE has no such line."""
+    code, out, err = ctx.call("bench", "--stats",
+                              "range(200).batch(5, num_parallel_calls=AUTOTUNE).prefetch(AUTOTUNE)")
+    if code != 0 or err:
+        raise CaseFailure("bench --stats: exit status %d, stderr %r" % (code, err))
+    line = [l for l in out.splitlines() if l.startswith("worker 0 pipeline 0: autotuned ")]
+    if len(line) != 1 or " (batch) parallelism " not in line[0] or \
+            " (prefetch) buffer_size " not in line[0]:
+        raise CaseFailure("bench --stats: no autotuned line naming both knobs: %r" % out)
+    code, out, err = ctx.call("bench", "--stats", "range(200).batch(5).prefetch(3)")
+    if code != 0 or "autotuned" in out:
+        raise CaseFailure("bench --stats without AUTOTUNE: %r" % out)
+
 case("transform.repeat_prefetch_shard", [], "range(4).repeat(2).prefetch(AUTOTUNE).shard(3, 1)",
      lines=single_worker([[[1]], [[0]], [[3]]]))
 
@@ -1903,6 +1919,7 @@ def stats_trace(ctx):
 
 script_case("stats.run", stats_run)
 script_case("stats.bench", stats_bench)
+script_case("autotune.bench_stats", autotune_bench_stats)
 script_case("stats.trace", stats_trace)
 
 

@@ -3,7 +3,9 @@
  * The pipeline: range(N).map(f, num_parallel_calls=P), read to its end through a plain
  * iterator, where f costs a known time per element:
  *  autotune.wait  f sleeps 1 ms (a function that waits on I/O or a remote service), N = 2000;
- *  autotune.cpu   f spins on the CPU for 200 us, N = 1000.
+ *  autotune.cpu   f spins on the CPU for 200 us, N = 1000;
+ *  autotune.trivial  f only returns its input, N = 200000 (what the knob and its
+ *                 measurements cost where parallelism cannot help).
  * P is each fixed setting of 1, 2, 4, 8 and 16 (wait) or 1, 2 and 4 (cpu), and AUTOTUNE. The
  * rounds interleave the settings, the order rotated every round, 3 rounds by default; the
  * figure of a setting is its best epoch. Each line gives the AUTOTUNE epoch against the best
@@ -33,8 +35,8 @@ static void spin_ns(double ns) {
 /* user_data: the cost in microseconds, negative to spin rather than sleep. */
 static dinput_status_t costly(dinput_element_t** out, const dinput_element_t* in, void* user_data) {
   const long us = (long)(intptr_t)user_data;
-  if (us < 0) {
-    spin_ns((double)-us * 1000.0);
+  if (us <= 0) {
+    if (us < 0) spin_ns((double)-us * 1000.0);
   } else {
     struct timespec d = {0, us * 1000L};
     nanosleep(&d, NULL);
@@ -100,7 +102,10 @@ static void workload(const char* name, int64_t n, long cost_us, const int64_t* f
   for (int s = 1; s < num_fixed; ++s)
     if (best[s] < best[best_fixed]) best_fixed = s;
   printf("{\"bench\":\"%s\",\"elements\":%lld,\"cost_us\":%ld,\"cost\":\"%s\",\"fixed_s\":{", name,
-         (long long)n, cost_us < 0 ? -cost_us : cost_us, cost_us < 0 ? "spin" : "sleep");
+         (long long)n, cost_us < 0 ? -cost_us : cost_us,
+         cost_us < 0    ? "spin"
+         : cost_us == 0 ? "none"
+                        : "sleep");
   for (int s = 0; s < num_fixed; ++s)
     printf("%s\"%lld\":%.4f", s ? "," : "", (long long)fixed[s], best[s]);
   printf(
@@ -132,6 +137,7 @@ int main(int argc, char** argv) {
   const int64_t cpu_settings[] = {1, 2, 4};
   workload("autotune.wait", quick ? 100 : 2000, 1000, wait_settings, 5);
   workload("autotune.cpu", quick ? 50 : 1000, -200, cpu_settings, 3);
+  workload("autotune.trivial", quick ? 2000 : 200000, 0, cpu_settings, 3);
   double load[3] = {0, 0, 0};
   if (getloadavg(load, 3) < 0) load[0] = load[1] = load[2] = -1;
   printf("{\"bench\":\"autotune.machine\",\"cores\":%ld,\"load1\":%.2f,\"load5\":%.2f}\n",

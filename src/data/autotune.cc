@@ -22,7 +22,7 @@ constexpr int kMaxRaisesPerStep = 16;
 // A parallelism raise pays when the stage's rate then grows by this factor; one that does
 // not makes the knob rest kFirstRest steps, twice as long after each further one that does
 // not, up to kLongestRest.
-constexpr double kPaidRaise = 1.05;
+constexpr double kPaidRaise = 1.10;
 constexpr int64_t kFirstRest = 8;
 constexpr int64_t kLongestRest = 512;
 
@@ -41,6 +41,7 @@ struct Candidate {
   double work;      // wall-clock time per element of the background work, ns
   double cpu;       // CPU time per element of that work, ns
   double rate;      // elements per ns over the period
+  double elements;  // taken over the period
 };
 
 // The consumer's expected wait per element with the knob at `value`: the stage delivers an
@@ -176,6 +177,7 @@ void Autotuner::step(int64_t now) {
     Candidate c{};
     c.knob = &k;
     c.rate = rate;
+    c.elements = static_cast<double>(n);
     c.value = k.value();
     c.wait = static_cast<double>(waited);
     c.period = static_cast<double>(period);
@@ -198,7 +200,12 @@ void Autotuner::step(int64_t now) {
       const int64_t slots = slots_per_unit(*c.knob);
       const double now_wait = predicted_wait(c, c.value, slots);
       if (now_wait <= 0) continue;
-      const double gain = c.wait * (1 - predicted_wait(c, c.value + 1, slots) / now_wait);
+      const double next_wait = predicted_wait(c, c.value + 1, slots);
+      // The model's cut, over the period's elements, and no more than that share of the wait
+      // measured: waits the model does not explain (a thread hand-off per element, where the
+      // work is cheaper than the hand-off) are not cut by more threads or slots.
+      const double gain =
+          std::min(c.elements * (now_wait - next_wait), c.wait * (1 - next_wait / now_wait));
       if (gain < kMinGain * c.period) continue;
       const int64_t extra = c.knob->bytes_at(c.value + 1) - c.knob->bytes_at(c.value);
       if (total + extra > ram_budget_) continue;

@@ -23,6 +23,9 @@ constexpr int kMaxRaisesPerStep = 16;
 // not makes the knob rest kFirstRest steps, twice as long after each further one that does
 // not, up to kLongestRest.
 constexpr double kPaidRaise = 1.10;
+// What handing an element to a pool thread and back costs the consumer, about (a wake-up is
+// avoided by the pool's spinning workers, a lock and a queue are not).
+constexpr double kHandOffNs = 2000;
 constexpr int64_t kFirstRest = 8;
 constexpr int64_t kLongestRest = 512;
 
@@ -204,8 +207,12 @@ void Autotuner::step(int64_t now) {
       // The model's cut, over the period's elements, and no more than that share of the wait
       // measured: waits the model does not explain (a thread hand-off per element, where the
       // work is cheaper than the hand-off) are not cut by more threads or slots.
-      const double gain =
+      double gain =
           std::min(c.elements * (now_wait - next_wait), c.wait * (1 - next_wait / now_wait));
+      // Work done on the consumer's thread moves to a pool: the consumer saves the work's
+      // time, less a hand-off per element.
+      if (c.value == c.knob->minimum() && c.knob->inline_at_minimum())
+        gain = std::min(c.wait, c.elements * (c.work - kHandOffNs));
       if (gain < kMinGain * c.period) continue;
       const int64_t extra = c.knob->bytes_at(c.value + 1) - c.knob->bytes_at(c.value);
       if (total + extra > ram_budget_) continue;

@@ -43,6 +43,11 @@ class Knob {
   int64_t minimum() const { return min_; }
   int64_t maximum() const { return max_; }
   int stage() const { return stage_; }
+  // The stage does the work on its consumer's thread while the knob is at its minimum (a map
+  // at parallelism 1): the first raise then saves the work's time less a thread hand-off per
+  // element, rather than what the queue model predicts. Called once, right after knob().
+  void set_inline_at_minimum() { inline_at_min_.store(true, std::memory_order_relaxed); }
+  bool inline_at_minimum() const { return inline_at_min_.load(std::memory_order_relaxed); }
 
   // The consumer side: `elements` handed out, of which the consumer spent `wait_ns` blocked
   // on this stage's background work.
@@ -64,6 +69,7 @@ class Knob {
   const int64_t elements_per_unit_;
   const int stage_;
   std::atomic<int64_t> value_;
+  std::atomic<bool> inline_at_min_{false};
   std::atomic<int64_t> elements_{0}, wait_ns_{0};
   std::atomic<int64_t> work_elements_{0}, work_ns_{0}, cpu_elements_{0}, cpu_ns_{0};
   std::atomic<int64_t> byte_samples_{0}, bytes_{0};

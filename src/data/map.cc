@@ -235,7 +235,9 @@ class ParallelMapIterator final : public Iterator, public BufferedIterator {
         read_ += static_cast<int64_t>(ins.size());
         if (!ins.empty()) {
           items_.push_back(static_cast<int64_t>(ins.size()));
-          if (knob_ && (++submitted_ & (kTimeEvery - 1)) == 0) {
+          if (knob_ && threads_ == 1) {
+            run_here(std::move(ins));
+          } else if (knob_ && (++submitted_ & (kTimeEvery - 1)) == 0) {
             // One call in kTimeEvery measures the function's cost for the autotuner.
             calls_.submit([ds = ds_, knob = knob_, ins = std::move(ins)]() mutable {
               const int64_t items = static_cast<int64_t>(ins.size());
@@ -285,6 +287,27 @@ class ParallelMapIterator final : public Iterator, public BufferedIterator {
         tuner_->flush(*knob_, meter_);
     }
     return true;
+  }
+
+  // Autotuned at parallelism 1: the function runs on this thread, as a sequential map's does
+  // (no hand-off per element); the time it takes is the consumer's wait for the stage.
+  void run_here(Run ins) {
+    const bool timed = (++submitted_ & (kTimeEvery - 1)) == 0;
+    const int64_t items = static_cast<int64_t>(ins.size());
+    const int64_t cpu = timed ? thread_cpu_ns() : -1;
+    const auto begin =
+        timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    try {
+      calls_.submit_ready(ds_->apply(ins));
+    } catch (...) {
+      calls_.submit_error(std::current_exception());
+    }
+    if (!timed) return;
+    const int64_t took = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::steady_clock::now() - begin)
+                             .count();
+    knob_->add_work(items, took, cpu < 0 ? -1 : thread_cpu_ns() - cpu);
+    meter_.wait_ns += took * kTimeEvery;  // the untimed calls, estimated
   }
 
   void save(StateWriter& w) const override {
@@ -338,6 +361,7 @@ std::unique_ptr<Iterator> MapDataset::make_iterator(const IteratorContext& ctx) 
     auto knob = ctx.autotuner->knob(*this, "parallelism", KnobKind::kParallelism, 1,
                                     autotune_max_parallelism(), 1,
                                     2 * static_cast<int64_t>(max_count_), ctx.stage);
+    knob->set_inline_at_minimum();
     const auto threads = static_cast<int>(knob->value());
     return std::make_unique<ParallelMapIterator>(self, input_->make_iterator(ctx), threads,
                                                  ctx.options.ordered(deterministic_),

@@ -109,6 +109,16 @@ TEST(Autotune, SlowMapGainsParallelismAndThroughput) {
   EXPECT_TRUE(knob(fixed.stats, "map").is_null());
 }
 
+TEST(Autotune, TrivialMapStaysOnTheConsumersThread) {
+  // A function far cheaper than a thread hand-off: moving it to a pool would only add a
+  // hand-off per element, so the knob stays at 1 (the function runs on the consumer's thread).
+  const int64_t n = 100000;
+  const Outcome tuned = run(sleepy_map(make_range(0, n, 1), kAutotune, {}, n + 1));
+  EXPECT_EQ(tuned.values, range_values(n));
+  EXPECT_EQ(knob(tuned.stats, "map")["value"], 1) << tuned.stats.dump();
+  EXPECT_GT(tuned.stats["autotune"]["steps"].get<int64_t>(), 0);
+}
+
 TEST(Autotune, PrefetchAfterABurstyStageGrowsItsBuffer) {
   // Every 40th element takes 30 ms, the others nothing: on average the producer is faster
   // than the consumer (1 ms per element), but 2 elements of buffer cannot hide a burst.

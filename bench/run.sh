@@ -25,7 +25,7 @@ done
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_dir="${BUILD_DIR:-$root/build-bench}"
 jobs="${JOBS:-2}"
-benchmarks=(bench_core bench_distribute bench_step bench_crc32c bench_gloo bench_parse_example bench_stats)
+benchmarks=(bench_core bench_distribute bench_step bench_crc32c bench_gloo bench_parse_example bench_stats bench_autotune)
 
 if [[ $build == 1 ]]; then
   log="$(mktemp)"

@@ -1,6 +1,6 @@
 # Benchmark targets. Each is a C program that uses only dinput.h and compares dinput with a
 # baseline measured in the same run; bench/run.sh builds them in Release and runs them.
-set(DINPUT_BENCHMARKS bench_core bench_distribute bench_step bench_checkpoint bench_stats)
+set(DINPUT_BENCHMARKS bench_core bench_distribute bench_step bench_checkpoint bench_stats bench_autotune)
 foreach(name ${DINPUT_BENCHMARKS})
   add_executable(${name} ${CMAKE_CURRENT_SOURCE_DIR}/${name}.c)
   target_link_libraries(${name} PRIVATE dinput)

@@ -580,8 +580,9 @@ DINPUT_API dinput_status_t dinput_map_options_set_out_spec(dinput_map_options_t*
 /** A copy of the spec set, or *out = NULL when none is (DINPUT_OK either way). */
 DINPUT_API dinput_status_t dinput_map_options_out_spec(dinput_spec_t** out,
                                                        const dinput_map_options_t* options);
-/** 1 (the default) or 0: sequential, on the consumer's thread; 2..1024 or DINPUT_AUTOTUNE: a
- * pool of that many threads (DINPUT_AUTOTUNE: one per core). */
+/** 1 (the default) or 0: sequential, on the consumer's thread; 2..1024: a pool of that many
+ * threads; DINPUT_AUTOTUNE: a pool the autotuner grows from 1 thread while the map keeps its
+ * consumer waiting (docs/autotune.md). */
 DINPUT_API dinput_status_t dinput_map_options_set_num_parallel_calls(dinput_map_options_t* options,
                                                                      int64_t num_parallel_calls);
 /** The num parallel calls in effect (the default when options is NULL). */
@@ -641,8 +642,9 @@ DINPUT_API dinput_status_t dinput_batch_options_set_drop_remainder(dinput_batch_
 DINPUT_API int dinput_batch_options_drop_remainder(const dinput_batch_options_t* options);
 /** 1 (the default) or 0: batches are assembled on the consumer's thread; 2..1024 or
  * DINPUT_AUTOTUNE: the copies that stack the rows of a batch run on a pool of that many
- * threads, several batches at once, while the rows of the next batches are read. The batches
- * are the same either way. */
+ * threads (DINPUT_AUTOTUNE: as many as the autotuner sets, from 1, docs/autotune.md), several
+ * batches at once, while the rows of the next batches are read. The batches are the same
+ * either way. */
 DINPUT_API dinput_status_t dinput_batch_options_set_num_parallel_calls(
     dinput_batch_options_t* options, int64_t num_parallel_calls);
 /** The num parallel calls in effect (the default when options is NULL). */
@@ -986,8 +988,8 @@ DINPUT_API dinput_status_t dinput_dataset_interleave(dinput_dataset_t** out,
 /** Pairs each element with its int64 index: the result has 1 + n components (index first). */
 DINPUT_API dinput_status_t dinput_dataset_enumerate(dinput_dataset_t** out,
                                                     const dinput_dataset_t* input, int64_t start);
-/** Produces up to buffer_size elements ahead on a background thread (DINPUT_AUTOTUNE: 2;
- * 0: no prefetch). */
+/** Produces up to buffer_size elements ahead on a background thread (DINPUT_AUTOTUNE: from 2,
+ * as many as the autotuner sets, docs/autotune.md; 0: no prefetch). */
 DINPUT_API dinput_status_t dinput_dataset_prefetch(dinput_dataset_t** out,
                                                    const dinput_dataset_t* input,
                                                    int64_t buffer_size);
@@ -1932,6 +1934,19 @@ DINPUT_API dinput_status_t dinput_dist_iterator_statistics(char** out,
  * its input pipelines and the waits of its get_next calls, freed with dinput_string_free. */
 DINPUT_API dinput_status_t dinput_dist_iterator_trace(char** out,
                                                       const dinput_dist_iterator_t* iterator);
+
+/* Autotuning (docs/autotune.md). DINPUT_AUTOTUNE given as a map's or batch's
+ * num_parallel_calls or as a prefetch's buffer_size is a knob that starts low and rises while
+ * the measured rates say that one more thread or buffered element would cut the time the
+ * stage's consumer waits, within a memory budget per iterator. The statistics list each
+ * knob's value under its stage. */
+
+/** The most bytes the autotuned buffers of each iterator of the pipeline upstream of the
+ * with_options node may hold (the elements waiting in AUTOTUNE prefetches, parallel maps and
+ * batches, as estimated from the sizes measured): a knob is not raised past it. 0 (the
+ * default): half of the machine's physical memory. INVALID_ARGUMENT naming 'bytes' when it is
+ * negative. */
+DINPUT_API dinput_status_t dinput_options_set_ram_budget(dinput_options_t* options, int64_t bytes);
 
 /* Checkpoints of distributed iterators (docs/checkpoint.md, "Distributed iterators"). */
 

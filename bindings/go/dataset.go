@@ -424,6 +424,9 @@ type Options struct {
 	// TraceEvents, when not 0, records a trace of up to that many events (Iterator.Trace).
 	// See dinput_options_set_trace.
 	TraceEvents int64
+	// RAMBudget is the most bytes the AUTOTUNE buffers of each iterator may hold; 0 keeps the
+	// default (half of the physical memory). See dinput_options_set_ram_budget.
+	RAMBudget int64
 }
 
 // WithOptions returns the same data with the given options.
@@ -473,6 +476,9 @@ func (d *Dataset) WithOptions(o Options) (*Dataset, error) {
 		if err := call(func() C.dinput_status_t { return C.dinput_options_set_allow_nonregular_files(opts, 1) }); err != nil {
 			return nil, err
 		}
+	}
+	if err := setAutotuneOptions(opts, o); err != nil {
+		return nil, err
 	}
 	if err := setStatisticsOptions(opts, o); err != nil {
 		return nil, err

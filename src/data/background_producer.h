@@ -66,6 +66,22 @@ class BackgroundProducer {
   BackgroundProducer(const BackgroundProducer&) = delete;
   BackgroundProducer& operator=(const BackgroundProducer&) = delete;
 
+  // Lets up to `capacity` items wait (autotuning raises it). Any thread.
+  void set_capacity(size_t capacity) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      capacity_ = capacity == 0 ? 1 : capacity;
+    }
+    space_.notify_all();
+  }
+  // The time next() spent blocked on an empty queue since the last call, in nanoseconds
+  // (autotuning's measure of the consumer's wait). The consumer's thread only.
+  int64_t take_waited_ns() {
+    const int64_t w = waited_ns_;
+    waited_ns_ = 0;
+    return w;
+  }
+
   // Items made ahead and not yet taken (the statistics' buffer fill).
   size_t queued() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -112,7 +128,10 @@ class BackgroundProducer {
     std::unique_lock<std::mutex> lock(mu_);
     if (queue_.empty() && !finished_) {
       consumer_waiting_ = true;
+      const auto begin = Clock::now();
       ready_.wait(lock, [this] { return !queue_.empty() || finished_ || cancelled_by_user(); });
+      waited_ns_ +=
+          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - begin).count();
       consumer_waiting_ = false;
       if (queue_.empty() && !finished_) cancellation_->raise_if_cancelled();
     }
@@ -292,6 +311,7 @@ class BackgroundProducer {
 
   std::function<bool(T&)> produce_;
   size_t capacity_;
+  int64_t waited_ns_ = 0;  // the consumer's
   const bool adaptive_;
   std::mutex mu_;
   std::condition_variable ready_, space_;

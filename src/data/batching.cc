@@ -1,8 +1,10 @@
 // batch, unbatch and rebatch: moving rows between elements.
 #include <algorithm>
+#include <chrono>
 #include <deque>
 
 #include "core/tensor_ops.h"
+#include "data/autotune.h"
 #include "data/data_errors.h"
 #include "data/nodes.h"
 #include "data/parallel_calls.h"
@@ -70,14 +72,24 @@ class BatchIterator final : public Iterator {
 // later batch overtake an earlier one would gain little and cost reproducibility.
 class ParallelBatchIterator final : public Iterator {
  public:
+  // tuner, knob: the autotuned parallelism (threads is then its value now), or null.
   ParallelBatchIterator(std::unique_ptr<Iterator> input, int64_t batch_size, bool drop_remainder,
-                        int threads, std::shared_ptr<Cancellation> cancellation)
+                        int threads, std::shared_ptr<Cancellation> cancellation,
+                        std::shared_ptr<Autotuner> tuner = nullptr,
+                        std::shared_ptr<Knob> knob = nullptr)
       : input_(std::move(input)),
         batch_size_(batch_size),
         drop_remainder_(drop_remainder),
+        tuner_(std::move(tuner)),
+        knob_(std::move(knob)),
+        threads_(threads),
         calls_(threads, static_cast<size_t>(threads), std::move(cancellation)) {}
 
   bool next(Element& out) override {
+    if (knob_ && knob_->value() > threads_) {
+      threads_ = knob_->value();
+      calls_.set_threads(static_cast<int>(threads_), static_cast<size_t>(threads_));
+    }
     while (!input_done_ && !calls_.full()) {
       // The input's state before this batch's rows: what a save records while the batch
       // is in flight, so that its rows are read again after a restore.
@@ -110,11 +122,31 @@ class ParallelBatchIterator final : public Iterator {
         if (!no_state_) before_.pop_back();  // no batch: nothing comes after this point
         break;
       }
-      calls_.submit([rows = std::move(rows)]() mutable { return stack_rows(rows); });
+      if (knob_ && (++submitted_ & 7) == 0) {
+        // One call in 8 measures the copy's cost for the autotuner.
+        calls_.submit([knob = knob_, rows = std::move(rows)]() mutable {
+          const int64_t cpu = thread_cpu_ns();
+          const auto begin = std::chrono::steady_clock::now();
+          Element batch = stack_rows(rows);
+          const int64_t took = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now() - begin)
+                                   .count();
+          knob->add_work(1, took, cpu < 0 ? -1 : thread_cpu_ns() - cpu);
+          return batch;
+        });
+      } else {
+        calls_.submit([rows = std::move(rows)]() mutable { return stack_rows(rows); });
+      }
     }
     if (calls_.empty()) return false;
     if (!no_state_) before_.pop_front();
     out = calls_.take(/*in_order=*/true);
+    if (knob_) {
+      meter_.wait_ns += calls_.take_waited_ns();
+      if (meter_.elements == 0) knob_->add_bytes(payload_bytes(out));
+      if (++meter_.elements >= KnobMeter::kFlushEvery || meter_.wait_ns > 1'000'000)
+        tuner_->flush(*knob_, meter_);
+    }
     return true;
   }
 
@@ -146,12 +178,25 @@ class ParallelBatchIterator final : public Iterator {
   bool input_done_ = false;
   std::deque<std::string> before_;  // the input's state before each batch in flight
   std::exception_ptr no_state_;
+  std::shared_ptr<Autotuner> tuner_;
+  std::shared_ptr<Knob> knob_;
+  int64_t threads_;
+  int64_t submitted_ = 0;
+  KnobMeter meter_;
   ParallelCalls calls_;  // last
 };
 
 }  // namespace
 
 std::unique_ptr<Iterator> BatchDataset::make_iterator(const IteratorContext& ctx) const {
+  if (parallel_ == kAutotune && ctx.autotuner) {
+    auto knob = ctx.autotuner->knob(*this, "parallelism", KnobKind::kParallelism, 1,
+                                    autotune_max_parallelism(), 1, 1, ctx.stage);
+    const auto threads = static_cast<int>(knob->value());
+    return std::make_unique<ParallelBatchIterator>(input_->make_iterator(ctx), batch_size_,
+                                                   drop_remainder_, threads, ctx.cancellation,
+                                                   ctx.autotuner, std::move(knob));
+  }
   int64_t threads = parallel_ == kAutotune ? default_parallelism() : parallel_;
   if (threads > 1)
     return std::make_unique<ParallelBatchIterator>(input_->make_iterator(ctx), batch_size_,

@@ -27,6 +27,7 @@ constexpr int64_t kMaxPipelineDepth = 10000;
 
 class Dataset;
 class PipelineStats;
+class Autotuner;
 using DatasetPtr = std::shared_ptr<const Dataset>;
 
 // Counters of an iterator's work, shared by every iterator of one pipeline instance and
@@ -67,6 +68,12 @@ struct IteratorContext {
   // The per-stage statistics of this pipeline instance (data/stage_stats.h); null when the
   // pipeline is not instrumented.
   std::shared_ptr<PipelineStats> pipeline_stats;
+  // The autotuner of this pipeline instance (data/autotune.h); null: AUTOTUNE settings keep
+  // their fixed defaults (a pipeline iterated without make_pipeline_iterator).
+  std::shared_ptr<Autotuner> autotuner;
+  // The statistics' stage whose iterator is being made (-1: none), which an autotuned knob
+  // is listed under.
+  int stage = -1;
 };
 
 class Dataset : public std::enable_shared_from_this<Dataset> {

@@ -1,9 +1,11 @@
 // map: a user function applied to every element, sequentially or on a thread pool. The unit of
 // work is a run of consecutive elements: map_many's function serves a whole run per call, and
 // the element map is the case of runs of one.
+#include <chrono>
 #include <deque>
 #include <thread>
 
+#include "data/autotune.h"
 #include "data/data_errors.h"
 #include "data/input_snapshots.h"
 #include "data/nodes.h"
@@ -26,6 +28,11 @@ void check_num_parallel_calls(const char* op, int64_t n) {
 namespace {
 
 using Run = std::vector<Element>;
+
+// Autotuned stages time one call in kTimeEvery (a power of two), and hand their counts to the
+// tuner every KnobMeter::kFlushEvery elements or once they waited longer than this.
+constexpr int64_t kTimeEvery = 8;
+constexpr int64_t kFlushAfterWaitNs = 1'000'000;
 
 class MapDataset final : public UnaryDataset {
  public:
@@ -193,15 +200,31 @@ class ParallelMapIterator final : public Iterator, public BufferedIterator {
   int64_t buffered() const override { return static_cast<int64_t>(calls_.in_flight()); }
   int64_t buffer_capacity() const override { return static_cast<int64_t>(calls_.max_in_flight()); }
 
+  // tuner, knob: the autotuned parallelism (threads is then its value now), or null.
   ParallelMapIterator(std::shared_ptr<const MapDataset> ds, std::unique_ptr<Iterator> input,
-                      int threads, bool deterministic, std::shared_ptr<Cancellation> cancellation)
+                      int threads, bool deterministic, std::shared_ptr<Cancellation> cancellation,
+                      std::shared_ptr<Autotuner> tuner = nullptr,
+                      std::shared_ptr<Knob> knob = nullptr)
       : ds_(std::move(ds)),
         input_(std::move(input)),
         deterministic_(deterministic),
-        every_(static_cast<int64_t>(threads) * 2 * static_cast<int64_t>(ds_->max_count())),
+        // Autotuned: snapshots as often as the fixed AUTOTUNE of one thread per core took
+        // them, whatever the knob's value, so that saved states do not depend on it.
+        every_(static_cast<int64_t>(knob ? default_parallelism() : threads) * 2 *
+               static_cast<int64_t>(ds_->max_count())),
+        tuner_(std::move(tuner)),
+        knob_(std::move(knob)),
+        threads_(threads),
         calls_(threads, static_cast<size_t>(threads) * 2, std::move(cancellation)) {}
 
   bool next(Element& out) override {
+    if (knob_) {
+      const int64_t want = knob_->value();
+      if (want > threads_) {
+        threads_ = want;
+        calls_.set_threads(static_cast<int>(want), static_cast<size_t>(want) * 2);
+      }
+    }
     while (pos_ == outs_.size()) {
       while (!input_done_ && !calls_.full()) {
         if (snapshots_.list().empty() || read_ - snapshots_.list().back().position >= every_)
@@ -212,7 +235,24 @@ class ParallelMapIterator final : public Iterator, public BufferedIterator {
         read_ += static_cast<int64_t>(ins.size());
         if (!ins.empty()) {
           items_.push_back(static_cast<int64_t>(ins.size()));
-          calls_.submit([ds = ds_, ins = std::move(ins)]() mutable { return ds->apply(ins); });
+          if (knob_ && threads_ == 1) {
+            run_here(std::move(ins));
+          } else if (knob_ && (++submitted_ & (kTimeEvery - 1)) == 0) {
+            // One call in kTimeEvery measures the function's cost for the autotuner.
+            calls_.submit([ds = ds_, knob = knob_, ins = std::move(ins)]() mutable {
+              const int64_t items = static_cast<int64_t>(ins.size());
+              const int64_t cpu = thread_cpu_ns();
+              const auto begin = std::chrono::steady_clock::now();
+              Run outs = ds->apply(ins);
+              const int64_t took = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                       std::chrono::steady_clock::now() - begin)
+                                       .count();
+              knob->add_work(items, took, cpu < 0 ? -1 : thread_cpu_ns() - cpu);
+              return outs;
+            });
+          } else {
+            calls_.submit([ds = ds_, ins = std::move(ins)]() mutable { return ds->apply(ins); });
+          }
         }
         if (error) {
           // In line behind the runs before it; after a data error the input reads on.
@@ -229,6 +269,7 @@ class ParallelMapIterator final : public Iterator, public BufferedIterator {
       items_.pop_front();
       try {
         outs_ = calls_.take(deterministic_);
+        if (knob_) meter_.wait_ns += calls_.take_waited_ns();
       } catch (...) {
         // A failed call (or an input error) stands for the items it was given: a save counts
         // them as taken, as the sequential map's input has passed them.
@@ -240,7 +281,33 @@ class ParallelMapIterator final : public Iterator, public BufferedIterator {
     out = std::move(outs_[pos_++]);
     ++taken_;
     snapshots_.drop_before(taken_);
+    if (knob_) {
+      if (meter_.elements == 0) knob_->add_bytes(payload_bytes(out));
+      if (++meter_.elements >= KnobMeter::kFlushEvery || meter_.wait_ns > kFlushAfterWaitNs)
+        tuner_->flush(*knob_, meter_);
+    }
     return true;
+  }
+
+  // Autotuned at parallelism 1: the function runs on this thread, as a sequential map's does
+  // (no hand-off per element); the time it takes is the consumer's wait for the stage.
+  void run_here(Run ins) {
+    const bool timed = (++submitted_ & (kTimeEvery - 1)) == 0;
+    const int64_t items = static_cast<int64_t>(ins.size());
+    const int64_t cpu = timed ? thread_cpu_ns() : -1;
+    const auto begin =
+        timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    try {
+      calls_.submit_ready(ds_->apply(ins));
+    } catch (...) {
+      calls_.submit_error(std::current_exception());
+    }
+    if (!timed) return;
+    const int64_t took = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::steady_clock::now() - begin)
+                             .count();
+    knob_->add_work(items, took, cpu < 0 ? -1 : thread_cpu_ns() - cpu);
+    meter_.wait_ns += took * kTimeEvery;  // the untimed calls, estimated
   }
 
   void save(StateWriter& w) const override {
@@ -280,11 +347,26 @@ class ParallelMapIterator final : public Iterator, public BufferedIterator {
   int64_t taken_ = 0;          // items handed out: results, and errors for their inputs
   std::deque<int64_t> items_;  // the input items of each call in flight, in order (deterministic)
   InputSnapshots snapshots_;   // positions counted from the restore
-  ParallelRunCalls calls_;     // last: its workers run apply on ds_
+  std::shared_ptr<Autotuner> tuner_;
+  std::shared_ptr<Knob> knob_;
+  int64_t threads_;
+  int64_t submitted_ = 0;
+  KnobMeter meter_;
+  ParallelRunCalls calls_;  // last: its workers run apply on ds_
 };
 
 std::unique_ptr<Iterator> MapDataset::make_iterator(const IteratorContext& ctx) const {
   auto self = std::static_pointer_cast<const MapDataset>(ptr());
+  if (parallel_ == kAutotune && ctx.autotuner) {
+    auto knob = ctx.autotuner->knob(*this, "parallelism", KnobKind::kParallelism, 1,
+                                    autotune_max_parallelism(), 1,
+                                    2 * static_cast<int64_t>(max_count_), ctx.stage);
+    knob->set_inline_at_minimum();
+    const auto threads = static_cast<int>(knob->value());
+    return std::make_unique<ParallelMapIterator>(self, input_->make_iterator(ctx), threads,
+                                                 ctx.options.ordered(deterministic_),
+                                                 ctx.cancellation, ctx.autotuner, std::move(knob));
+  }
   int64_t threads = parallel_ == kAutotune ? default_parallelism() : parallel_;
   if (threads <= 1)
     return std::make_unique<SequentialMapIterator>(self, input_->make_iterator(ctx));

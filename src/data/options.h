@@ -37,6 +37,9 @@ struct Options {
   std::optional<bool> statistics;
   // The most trace events kept (0: no trace); unset: no trace.
   std::optional<int64_t> trace_events;
+  // The most bytes the autotuned buffers of an iterator may hold (data/autotune.h); unset or
+  // 0: default_ram_budget().
+  std::optional<int64_t> ram_budget;
 
   AutoShardPolicy policy() const { return auto_shard_policy.value_or(AutoShardPolicy::kAuto); }
   bool skip_corrupt() const { return skip_corrupt_records.value_or(false); }
@@ -59,6 +62,7 @@ struct Options {
     if (deterministic) out.deterministic = deterministic;
     if (statistics) out.statistics = statistics;
     if (trace_events) out.trace_events = trace_events;
+    if (ram_budget) out.ram_budget = ram_budget;
     return out;
   }
 };

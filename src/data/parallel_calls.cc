@@ -1,5 +1,6 @@
 #include "data/parallel_calls.h"
 
+#include <chrono>
 #include <thread>
 #include <utility>
 
@@ -58,6 +59,14 @@ void ParallelCallsOf<Result>::submit_error(std::exception_ptr error) {
 }
 
 template <typename Result>
+void ParallelCallsOf<Result>::submit_ready(Result result) {
+  auto slot = std::make_shared<Slot>();
+  slot->done = true;
+  slot->result = std::move(result);
+  in_flight_.push_back(std::move(slot));
+}
+
+template <typename Result>
 Result ParallelCallsOf<Result>::take(bool in_order) {
   std::unique_lock<std::mutex> lock(mu_);
   auto ready = in_flight_.begin();
@@ -71,12 +80,18 @@ Result ParallelCallsOf<Result>::take(bool in_order) {
   };
   // A few yields before sleeping: with cheap calls (a trivial map function) the result is
   // usually moments away, while falling asleep and being woken costs microseconds per call.
-  for (int i = 0; i < kYieldsBeforeSleep && !can_take(); ++i) {
-    lock.unlock();
-    std::this_thread::yield();
-    lock.lock();
+  if (!can_take()) {
+    const auto begin = std::chrono::steady_clock::now();
+    for (int i = 0; i < kYieldsBeforeSleep && !can_take(); ++i) {
+      lock.unlock();
+      std::this_thread::yield();
+      lock.lock();
+    }
+    cv_.wait(lock, can_take);
+    waited_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now() - begin)
+                      .count();
   }
-  cv_.wait(lock, can_take);
   if (cancellation_) cancellation_->raise_if_cancelled();
   if (in_order) ready = in_flight_.begin();
   std::shared_ptr<Slot> slot = *ready;

@@ -9,6 +9,7 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <exception>
 #include <functional>
@@ -37,12 +38,27 @@ class ParallelCallsOf {
   // Calls submitted and not yet taken, and the most there may be (the statistics' fill).
   size_t in_flight() const { return in_flight_.size(); }
   size_t max_in_flight() const { return max_in_flight_; }
+  // Grows the pool to `threads` and lets `max_in_flight` calls wait (autotuning raises them).
+  void set_threads(int threads, size_t max_in_flight) {
+    pool_->grow(threads);
+    max_in_flight_ = max_in_flight;
+  }
+  // The time take() spent blocked since the last call, in nanoseconds (autotuning's measure
+  // of the consumer's wait).
+  int64_t take_waited_ns() {
+    const int64_t w = waited_ns_;
+    waited_ns_ = 0;
+    return w;
+  }
 
   // Runs `work` on the pool; take() hands out its result or raises its exception.
   void submit(std::function<Result()> work);
   // An error found by the consumer (reading input): take() raises it once the calls
   // submitted before it have been taken.
   void submit_error(std::exception_ptr error);
+  // A result the consumer made itself (an autotuned map whose knob is 1), in line with the
+  // calls submitted before it.
+  void submit_ready(Result result);
 
   // Waits for and removes the oldest call (in_order) or the first finished one, returning
   // its result or raising its exception; CANCELLED once the iterator is cancelled.
@@ -57,6 +73,7 @@ class ParallelCallsOf {
   };
 
   size_t max_in_flight_;
+  int64_t waited_ns_ = 0;  // the consumer's, in take()
   std::deque<std::shared_ptr<Slot>> in_flight_;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -13,6 +13,9 @@
 //
 // The adaptive form (distribute_dataset's read-ahead) makes cheap elements on the consumer's
 // thread instead (data/background_producer.h, Placement::kAdaptive).
+#include <chrono>
+
+#include "data/autotune.h"
 #include "data/background_producer.h"
 #include "data/data_errors.h"
 #include "data/nodes.h"
@@ -22,6 +25,10 @@
 namespace dinput {
 
 namespace {
+
+// prefetch(AUTOTUNE): the buffer size it starts with, and the most the autotuner gives it.
+constexpr size_t kAutotunePrefetchStart = 2;
+constexpr int64_t kAutotunePrefetchMax = 4096;
 
 class PrefetchIterator final : public Iterator, public BufferedIterator {
  public:
@@ -33,13 +40,19 @@ class PrefetchIterator final : public Iterator, public BufferedIterator {
   // The producer's placement, by name (BackgroundProducer<Item>'s enum needs Item complete).
   enum class Placement { kThread, kAdaptive, kCaller };  // kCaller: no thread at all
   // start: begin reading at once (not when the iterator is made to be restored).
+  // tuner, knob: the autotuned buffer size (capacity is then its value now), or null.
   PrefetchIterator(std::unique_ptr<Iterator> input, size_t capacity,
-                   std::shared_ptr<Cancellation> cancellation, Placement placement, bool start)
+                   std::shared_ptr<Cancellation> cancellation, Placement placement, bool start,
+                   std::shared_ptr<Autotuner> tuner = nullptr, std::shared_ptr<Knob> knob = nullptr)
       : input_(std::move(input)),
         capacity_(capacity),
-        every_(static_cast<int64_t>(capacity)),
+        // Autotuned: a snapshot every as many elements as the starting buffer size, whatever
+        // the knob's value now, so that saved states do not depend on it.
+        every_(static_cast<int64_t>(knob ? kAutotunePrefetchStart : capacity)),
         cancellation_(std::move(cancellation)),
-        placement_(placement) {
+        placement_(placement),
+        tuner_(std::move(tuner)),
+        knob_(std::move(knob)) {
     base_ = snapshot();  // the input's start, before the thread touches it
     if (start) start_producer();
   }
@@ -50,6 +63,7 @@ class PrefetchIterator final : public Iterator, public BufferedIterator {
       if (!produce(item, start_)) return false;
     } else {
       if (!producer_) start_producer();
+      if (knob_) follow_knob();
       if (!producer_->next(item)) return false;
     }
     if (item.snapshot) {
@@ -59,6 +73,7 @@ class PrefetchIterator final : public Iterator, public BufferedIterator {
     taken_ = item.index + 1;
     if (item.error) std::rethrow_exception(item.error);
     out = std::move(item.element);
+    if (knob_ && producer_) measure(out);
     return true;
   }
 
@@ -116,6 +131,30 @@ class PrefetchIterator final : public Iterator, public BufferedIterator {
     return snap;
   }
 
+  // Autotuned: applies the knob's buffer size, on the consumer's thread.
+  void follow_knob() {
+    const auto want = static_cast<size_t>(knob_->value());
+    if (want == capacity_) return;
+    capacity_ = want;
+    producer_->set_capacity(want);
+  }
+  // Autotuned: counts the element taken and the wait for it, and hands the counts on now and
+  // then (data/autotune.h).
+  void measure(const Element& out) {
+    meter_.wait_ns += producer_->take_waited_ns();
+    if (meter_.elements == 0) knob_->add_bytes(payload_bytes(out));
+    if (++meter_.elements >= KnobMeter::kFlushEvery || meter_.wait_ns > 1'000'000)
+      tuner_->flush(*knob_, meter_);
+  }
+  // Autotuned: whether this input read is timed (about one in 8, at random, so that a stage
+  // slow at regular intervals is not missed or over-counted).
+  bool time_this() {
+    sample_ ^= sample_ << 13;
+    sample_ ^= sample_ >> 17;
+    sample_ ^= sample_ << 5;
+    return (sample_ & 7) == 0;
+  }
+
   // Makes the next item; `start` is the index at which base_ is the input's state.
   bool produce(Item& item, int64_t start) {
     item.index = produced_;
@@ -123,7 +162,18 @@ class PrefetchIterator final : public Iterator, public BufferedIterator {
     if (can_save_ && produced_ > start && (produced_ - start) % every_ == 0)
       item.snapshot = snapshot();
     try {
-      if (!input_->next(item.element)) return false;
+      if (knob_ && time_this()) {
+        const auto begin = std::chrono::steady_clock::now();
+        const bool got = input_->next(item.element);
+        knob_->add_work(1,
+                        std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now() - begin)
+                            .count(),
+                        -1);
+        if (!got) return false;
+      } else if (!input_->next(item.element)) {
+        return false;
+      }
     } catch (...) {
       item.error = std::current_exception();
       if (!is_data_error(item.error)) throw;  // the pipeline's failure ends the reading
@@ -145,7 +195,11 @@ class PrefetchIterator final : public Iterator, public BufferedIterator {
   int64_t every_;
   std::shared_ptr<Cancellation> cancellation_;
   Placement placement_;
+  std::shared_ptr<Autotuner> tuner_;
+  std::shared_ptr<Knob> knob_;
+  KnobMeter meter_;  // consumer side
   // Producer side (the consumer's before the thread starts):
+  uint32_t sample_ = 2463534242u;
   int64_t produced_ = 0;
   int64_t start_ = 0;  // kCaller: where base_ was taken
   bool can_save_ = true;
@@ -171,13 +225,21 @@ class PrefetchDataset final : public UnaryDataset {
   std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override {
     auto input = input_->make_iterator(ctx);
     if (buffer_size_ == 0) return input;
-    size_t capacity = buffer_size_ == kAutotune ? 2 : static_cast<size_t>(buffer_size_);
+    size_t capacity =
+        buffer_size_ == kAutotune ? kAutotunePrefetchStart : static_cast<size_t>(buffer_size_);
     const auto placement = ctx.synchronous ? PrefetchIterator::Placement::kCaller
                            : adaptive_     ? PrefetchIterator::Placement::kAdaptive
                                            : PrefetchIterator::Placement::kThread;
-    return std::make_unique<PrefetchIterator>(std::move(input), capacity, ctx.cancellation,
-                                              placement,
-                                              /*start=*/!ctx.restoring && !ctx.synchronous);
+    std::shared_ptr<Knob> knob;
+    if (buffer_size_ == kAutotune && ctx.autotuner &&
+        placement == PrefetchIterator::Placement::kThread) {
+      knob = ctx.autotuner->knob(*this, "buffer_size", KnobKind::kBuffer, 1, kAutotunePrefetchMax,
+                                 kAutotunePrefetchStart, 1, ctx.stage);
+      capacity = static_cast<size_t>(knob->value());
+    }
+    return std::make_unique<PrefetchIterator>(
+        std::move(input), capacity, ctx.cancellation, placement,
+        /*start=*/!ctx.restoring && !ctx.synchronous, ctx.autotuner, std::move(knob));
   }
 
  private:

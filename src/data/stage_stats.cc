@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "data/autotune.h"
 #include "data/state.h"
 
 namespace dinput {
@@ -225,7 +226,10 @@ class StageDataset final : public Dataset {
     // out of the statistics (cache()) may hold a source whose own options do.
     const bool watch_skips =
         stage_.inputs.empty() && (ctx.options.skip_corrupt() || !input_->inputs().empty());
-    return std::make_unique<StageIterator>(input_->make_iterator(ctx), stage_, stats_, watch_skips);
+    IteratorContext staged = ctx;  // autotuned knobs are listed under this stage
+    staged.stage = stage_.id;
+    return std::make_unique<StageIterator>(input_->make_iterator(staged), stage_, stats_,
+                                           watch_skips);
   }
   int id() const { return stage_.id; }
   const Options& options() const override { return input_->options(); }
@@ -290,6 +294,20 @@ int64_t scaled(int64_t ns, int64_t part, int64_t whole) {
   if (part <= 0) return 0;
   return static_cast<int64_t>(static_cast<double>(ns) * static_cast<double>(whole) /
                               static_cast<double>(part));
+}
+
+// The autotuned knobs of stage `id`: null when it has none.
+Json knobs_json(const std::vector<std::shared_ptr<Knob>>& knobs, int id) {
+  Json out = Json::array();
+  for (const auto& k : knobs) {
+    if (k->stage() != id) continue;
+    out.push_back({{"knob", k->name()},
+                   {"value", k->value()},
+                   {"min", k->minimum()},
+                   {"max", k->maximum()},
+                   {"estimated_bytes", k->bytes_at(k->value())}});
+  }
+  return out.empty() ? Json(nullptr) : out;
 }
 
 // A stage's input read mostly on another thread (behind prefetch, or a read-ahead).
@@ -412,8 +430,10 @@ DatasetPtr instrument(const DatasetPtr& root, const std::shared_ptr<PipelineStat
 std::unique_ptr<Iterator> make_pipeline_iterator(const DatasetPtr& ds, IteratorContext& ctx) {
   const Options& o = ds->options();
   const int64_t trace = o.trace_events.value_or(0);
+  ctx.autotuner = std::make_shared<Autotuner>(o.ram_budget.value_or(0));
   if (!o.statistics.value_or(kStatisticsByDefault) && trace == 0) return ds->make_iterator(ctx);
   ctx.pipeline_stats = std::make_shared<PipelineStats>(ctx.stats, static_cast<size_t>(trace));
+  ctx.pipeline_stats->set_autotuner(ctx.autotuner);
   return instrument(ds, ctx.pipeline_stats)->make_iterator(ctx);
 }
 
@@ -445,6 +465,8 @@ std::string PipelineStats::to_json(int worker) const {
       {"input_bound_percent",
        wait + between > 0 ? 100.0 * static_cast<double>(wait) / static_cast<double>(wait + between)
                           : 0.0}};
+  std::vector<std::shared_ptr<Knob>> knobs;
+  if (autotuner_) knobs = autotuner_->knobs();
   Json list = Json::array();
   int slowest = -1;
   int64_t slowest_ns = -1;
@@ -488,6 +510,7 @@ std::string PipelineStats::to_json(int worker) const {
                      {"last_fill", c.fill_last.load(kRelaxed)}};
     else
       s["buffer"] = nullptr;
+    s["autotune"] = knobs_json(knobs, info.id);
     if (produce > slowest_ns) slowest_ns = produce, slowest = info.id;
     list.push_back(std::move(s));
   }
@@ -499,6 +522,13 @@ std::string PipelineStats::to_json(int worker) const {
                      {"corrupt_records_skipped", k.corrupt_records_skipped.load(kRelaxed)},
                      {"corrupt_bytes_skipped", k.corrupt_bytes_skipped.load(kRelaxed)},
                      {"errors_ignored", k.errors_ignored.load(kRelaxed)}};
+  if (autotuner_)
+    doc["autotune"] = {{"ram_budget", autotuner_->ram_budget()},
+                       {"estimated_bytes", autotuner_->estimated_bytes()},
+                       {"steps", autotuner_->steps()},
+                       {"raises", autotuner_->raises()}};
+  else
+    doc["autotune"] = nullptr;
   if (trace_) {
     int64_t dropped = 0;
     trace_->events(&dropped);

@@ -19,6 +19,8 @@
 
 namespace dinput {
 
+class Autotuner;
+
 // Implemented by iterators that buffer elements (prefetch, shuffle, parallel map,
 // interleave). Called on the thread that calls the iterator's next(), right after it.
 class BufferedIterator {
@@ -128,11 +130,14 @@ class PipelineStats {
   std::string trace_events_json(int worker, int64_t tid_base = 0) const;
   // The events dropped from the trace so far.
   int64_t dropped_events() const;
+  // The pipeline's autotuner, whose knobs the JSON lists under their stages.
+  void set_autotuner(std::shared_ptr<Autotuner> tuner) { autotuner_ = std::move(tuner); }
 
  private:
   std::shared_ptr<IteratorStats> counters_;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::unique_ptr<TraceRing> trace_;
+  std::shared_ptr<Autotuner> autotuner_;
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<StageInfo>> stages_;
   // Consumer timing; written by the consumer's thread, one call at a time.

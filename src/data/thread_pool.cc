@@ -14,6 +14,11 @@ ThreadPool::ThreadPool(int num_threads) {
   for (int i = 0; i < num_threads; ++i) threads_.emplace_back([this] { worker(); });
 }
 
+void ThreadPool::grow(int num_threads) {
+  while (static_cast<int>(threads_.size()) < num_threads)
+    threads_.emplace_back([this] { worker(); });
+}
+
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mu_);

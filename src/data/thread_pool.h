@@ -19,6 +19,9 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   void submit(std::function<void()> task);
+  // Adds workers until there are `num_threads` (never removes any). Called by the thread
+  // that owns the pool, as size() and the destructor are.
+  void grow(int num_threads);
   int size() const { return static_cast<int>(threads_.size()); }
 
  private:

@@ -349,6 +349,54 @@ case("transform.with_options_deterministic", [],
      lines=single_worker([r([0, 1, 2]), r([3, 4, 5]), r([6, 7, 8]), r([9])]))
 case("transform.with_options_bad_deterministic", [], "range(10).with_options(deterministic=3)",
      error_contains=("INVALID_ARGUMENT", "argument 'deterministic' must be True or False"))
+# ---- autotuning (docs/autotune.md) ----------------------------------------------------------
+
+
+def check_autotune_stats(lines):
+    """run --stats: the prefetch(AUTOTUNE) and batch(num_parallel_calls=AUTOTUNE) stages list
+    their knobs, within their bounds, and the pipeline its RAM budget."""
+    if lines[:-1] != single_worker([r([0, 1, 2]), r([3, 4, 5]), r([6, 7, 8]), r([9])]):
+        return "unexpected steps: %r" % lines[:-1]
+    pipeline = lines[-1]["stats"][0]["pipelines"][0]
+    if pipeline.get("autotune", {}).get("ram_budget") != 4096:
+        return "no ram_budget 4096 in %r" % pipeline.get("autotune")
+    knobs = {s["name"]: s["autotune"] for s in pipeline["stages"] if s.get("autotune")}
+    if sorted(knobs) != ["batch", "prefetch"]:
+        return "expected knobs on batch and prefetch, got %r" % knobs
+    for name, expected in (("batch", "parallelism"), ("prefetch", "buffer_size")):
+        k = knobs[name][0]
+        if k["knob"] != expected or not k["min"] <= k["value"] <= k["max"]:
+            return "bad %s knob %r" % (name, k)
+    return None
+
+
+case("autotune.stats", ["--stats"],
+     "range(10).batch(3, num_parallel_calls=AUTOTUNE).prefetch(AUTOTUNE)"
+     ".with_options(ram_budget=4096)",
+     check=check_autotune_stats)
+case("autotune.tiny_budget", [],
+     "range(10).batch(3, num_parallel_calls=AUTOTUNE).prefetch(AUTOTUNE)"
+     ".with_options(ram_budget=1)",
+     lines=single_worker([r([0, 1, 2]), r([3, 4, 5]), r([6, 7, 8]), r([9])]))
+case("autotune.bad_budget", [], "range(3).with_options(ram_budget=-1)",
+     error_contains=("INVALID_ARGUMENT", "argument 'bytes' must be 0"))
+
+
+def autotune_bench_stats(ctx):
+    """bench --stats: a line names each autotuned stage's knob and its value; a pipeline
+    without AUTOTUNE has no such line."""
+    code, out, err = ctx.call("bench", "--stats",
+                              "range(200).batch(5, num_parallel_calls=AUTOTUNE).prefetch(AUTOTUNE)")
+    if code != 0 or err:
+        raise CaseFailure("bench --stats: exit status %d, stderr %r" % (code, err))
+    line = [l for l in out.splitlines() if l.startswith("worker 0 pipeline 0: autotuned ")]
+    if len(line) != 1 or " (batch) parallelism " not in line[0] or \
+            " (prefetch) buffer_size " not in line[0]:
+        raise CaseFailure("bench --stats: no autotuned line naming both knobs: %r" % out)
+    code, out, err = ctx.call("bench", "--stats", "range(200).batch(5).prefetch(3)")
+    if code != 0 or "autotuned" in out:
+        raise CaseFailure("bench --stats without AUTOTUNE: %r" % out)
+
 case("transform.repeat_prefetch_shard", [], "range(4).repeat(2).prefetch(AUTOTUNE).shard(3, 1)",
      lines=single_worker([[[1]], [[0]], [[3]]]))
 
@@ -1871,6 +1919,7 @@ def stats_trace(ctx):
 
 script_case("stats.run", stats_run)
 script_case("stats.bench", stats_bench)
+script_case("autotune.bench_stats", autotune_bench_stats)
 script_case("stats.trace", stats_trace)
 
 

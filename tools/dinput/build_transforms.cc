@@ -107,12 +107,14 @@ DatasetPtr build_with_options(const Args& args, const dinput_dataset_t* input) {
   const Value* map_value = args.get("map_files");
   const Value* nonregular_value = args.get("allow_nonregular_files");
   const Value* deterministic_value = args.get("deterministic");
+  const Value* ram_budget_value = args.get("ram_budget");
   if (policy_value == nullptr && skip_value == nullptr && max_record_value == nullptr &&
-      map_value == nullptr && nonregular_value == nullptr && deterministic_value == nullptr) {
+      map_value == nullptr && nonregular_value == nullptr && deterministic_value == nullptr &&
+      ram_budget_value == nullptr) {
     throw invalid_argument(
         "with_options(): give at least one option; usage: with_options(auto_shard_policy=OFF|"
         "AUTO|FILE|DATA|HINT, skip_corrupt_records=False, max_record_bytes=268435456, "
-        "map_files=False, allow_nonregular_files=False, deterministic=True)");
+        "map_files=False, allow_nonregular_files=False, deterministic=True, ram_budget=0)");
   }
   dinput_options_t* raw = nullptr;
   check(dinput_options_new(&raw), "dinput_options_new");
@@ -153,6 +155,11 @@ DatasetPtr build_with_options(const Args& args, const dinput_dataset_t* input) {
     const bool deterministic = args.get_bool("deterministic", true);
     check(dinput_options_set_deterministic(options.get(), deterministic ? 1 : 0),
           "dinput_options_set_deterministic");
+  }
+  if (ram_budget_value != nullptr) {
+    // The most bytes the AUTOTUNE buffers may hold (docs/autotune.md); 0: the default.
+    check(dinput_options_set_ram_budget(options.get(), args.get_int("ram_budget")),
+          "dinput_options_set_ram_budget");
   }
   dinput_dataset_t* made = nullptr;
   return adopt(dinput_dataset_with_options(&made, input, options.get()), &made, "with_options");

@@ -486,14 +486,15 @@ Transformations: batch(n, drop_remainder=False, num_parallel_calls=None,
   records(compression="ZSTD") or fixed_length_records(record_bytes=16): each file name
   is read by its own reader. with_options(auto_shard_policy=OFF|AUTO|FILE|DATA|HINT,
   skip_corrupt_records=False, max_record_bytes=268435456, map_files=False,
-  allow_nonregular_files=False, deterministic=True): skip_corrupt_records=True makes the readers before it
+  allow_nonregular_files=False, deterministic=True, ram_budget=0): skip_corrupt_records=True makes the readers before it
   skip records with a bad CRC instead of failing with DATA_LOSS; max_record_bytes is the
   largest record (and text line) they accept (a larger length is DATA_LOSS); map_files=True
   memory-maps the files instead of reading them (only for files nobody truncates or
   rewrites meanwhile: a truncated mapped file kills the process with SIGBUS);
   allow_nonregular_files=True lets them read FIFOs and devices, refused otherwise;
   deterministic=False lets the batch and interleave before it whose deterministic is None
-  return elements in the order they are ready; run
+  return elements in the order they are ready; ram_budget is the most bytes the AUTOTUNE
+  buffers of each iterator may hold (0: half of the physical memory, docs/autotune.md); run
   reports skipped records on stderr, one warning line per worker that skipped any.
   parse_example(FEATURES, component=0) parses batches of serialized tf.train.Examples,
   parse_single_example(FEATURES, component=0) one per element, and

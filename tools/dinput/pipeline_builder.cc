@@ -214,14 +214,15 @@ const std::vector<FunctionSpec>& functions() {
        Role::kTransform,
        "with_options(auto_shard_policy=OFF|AUTO|FILE|DATA|HINT, skip_corrupt_records=False, "
        "max_record_bytes=268435456, map_files=False, allow_nonregular_files=False, "
-       "deterministic=True)",
+       "deterministic=True, ram_budget=0)",
        Passing::kKeywordOnly,
        {{"auto_shard_policy", false},
         {"skip_corrupt_records", false},
         {"max_record_bytes", false},
         {"map_files", false},
         {"allow_nonregular_files", false},
-        {"deterministic", false}},
+        {"deterministic", false},
+        {"ram_budget", false}},
        build_with_options},
       // tf.train.Example parsing (build_example.cc)
       {"parse_example",

@@ -49,6 +49,27 @@ JsonObject worker_trace(const dinput_dist_iterator_t* iterator) {
   return take_json(text, st, "dinput_dist_iterator_trace");
 }
 
+namespace {
+
+// "worker W pipeline P: autotuned stage 1 (batch) parallelism 2, ..." (docs/autotune.md), or
+// nothing when no stage has a knob.
+std::string autotune_line(const JsonObject& pipeline, int worker, size_t p) {
+  std::string knobs;
+  for (const JsonObject& stage : pipeline["stages"]) {
+    const JsonObject* list = stage.contains("autotune") ? &stage["autotune"] : nullptr;
+    if (list == nullptr || !list->is_array()) continue;
+    for (const JsonObject& k : *list)
+      knobs +=
+          format("%sstage %d (%s) %s %lld", knobs.empty() ? "" : ", ", stage["id"].get<int>(),
+                 stage["name"].get<std::string>().c_str(), k["knob"].get<std::string>().c_str(),
+                 static_cast<long long>(k["value"].get<int64_t>()));
+  }
+  if (knobs.empty()) return "";
+  return format("worker %d pipeline %zu: autotuned %s\n", worker, p, knobs.c_str());
+}
+
+}  // namespace
+
 std::string stage_table(const std::vector<JsonObject>& workers) {
   std::string out =
       format("%-6s %-8s %-5s %-22s %12s %14s %12s %12s %s\n", "worker", "pipeline", "stage",
@@ -85,6 +106,7 @@ std::string stage_table(const std::vector<JsonObject>& workers) {
                       pipelines[p]["stages"][static_cast<size_t>(slowest)]["name"]
                           .get<std::string>()
                           .c_str());
+      out += autotune_line(pipelines[p], worker, p);
     }
   }
   return out;

@@ -346,6 +346,7 @@ for _name, _res, _args in [
     ("dinput_string_free", None, [c_void_p]),
     ("dinput_options_set_statistics", Status, [H, c_int]),
     ("dinput_options_set_trace", Status, [H, c_int64]),
+    ("dinput_options_set_ram_budget", Status, [H, c_int64]),
     ("dinput_iterator_statistics", Status, [POINTER(c_void_p), H]),
     ("dinput_iterator_trace", Status, [POINTER(c_void_p), H]),
     ("dinput_dist_iterator_statistics", Status, [POINTER(c_void_p), H, c_int]),

@@ -348,11 +348,13 @@ class Options:
     auto_shard_policy: "auto", "off", "file", "data" or "hint"; skip_corrupt_records,
     map_files, allow_nonregular_files, deterministic: bools; max_record_bytes: int;
     statistics: bool (per-stage statistics, on by default); trace_events: int (a trace of up
-    to that many events, Iterator.trace). Settings left at None keep dinput's defaults."""
+    to that many events, Iterator.trace); ram_budget: int (the most bytes the AUTOTUNE buffers
+    of each iterator may hold, 0: half of the physical memory). Settings left at None keep
+    dinput's defaults."""
 
     def __init__(self, auto_shard_policy=None, skip_corrupt_records=None, max_record_bytes=None,
                  map_files=None, allow_nonregular_files=None, deterministic=None,
-                 statistics=None, trace_events=None):
+                 statistics=None, trace_events=None, ram_budget=None):
         self.auto_shard_policy = auto_shard_policy
         self.skip_corrupt_records = skip_corrupt_records
         self.max_record_bytes = max_record_bytes
@@ -361,6 +363,7 @@ class Options:
         self.deterministic = deterministic
         self.statistics = statistics
         self.trace_events = trace_events
+        self.ram_budget = ram_budget
 
     def _c(self):
         s = []
@@ -381,6 +384,8 @@ class Options:
             s.append((_L.dinput_options_set_max_record_bytes, (self.max_record_bytes,)))
         if self.trace_events is not None:
             s.append((_L.dinput_options_set_trace, (self.trace_events,)))
+        if self.ram_budget is not None:
+            s.append((_L.dinput_options_set_ram_budget, (self.ram_budget,)))
         return _OptionHandle(_L.dinput_options_new, _L.dinput_options_free, s)
 
     def __repr__(self):

@@ -166,9 +166,11 @@ function Options(; auto_shard_policy::Union{Nothing,Symbol}=nothing,
                  allow_nonregular_files::Union{Nothing,Bool}=nothing,
                  deterministic::Union{Nothing,Bool}=nothing,
                  statistics::Union{Nothing,Bool}=nothing,
-                 trace_events::Union{Nothing,Integer}=nothing)
+                 trace_events::Union{Nothing,Integer}=nothing,
+                 ram_budget::Union{Nothing,Integer}=nothing)
     o = Options(_out(LibDinput.dinput_options_new))
     _set_statistics_options(o, statistics, trace_events)
+    _set_autotune_options(o, ram_budget)
     if deterministic !== nothing
         check(LibDinput.dinput_options_set_deterministic(o, deterministic))
     end

@@ -1436,6 +1436,8 @@ dinput_options_set_statistics(options, enable) =
     ccall(@fptr(:dinput_options_set_statistics), Cint, (Ptr{Cvoid}, Cint), options, enable)
 dinput_options_set_trace(options, max_events) =
     ccall(@fptr(:dinput_options_set_trace), Cint, (Ptr{Cvoid}, Int64), options, max_events)
+dinput_options_set_ram_budget(options, bytes) =
+    ccall(@fptr(:dinput_options_set_ram_budget), Cint, (Ptr{Cvoid}, Int64), options, bytes)
 dinput_iterator_statistics(out, iterator) =
     ccall(@fptr(:dinput_iterator_statistics), Cint, (Ptr{Ptr{UInt8}}, Ptr{Cvoid}), out, iterator)
 dinput_iterator_trace(out, iterator) =

@@ -11,6 +11,15 @@ function _set_statistics_options(o, statistics, trace_events)
     return o
 end
 
+# Options(ram_budget=...): the most bytes the AUTOTUNE buffers of each iterator may hold
+# (docs/autotune.md); 0 or nothing: half of the physical memory.
+function _set_autotune_options(o, ram_budget)
+    if ram_budget !== nothing
+        check(LibDinput.dinput_options_set_ram_budget(o, ram_budget))
+    end
+    return o
+end
+
 # Runs f(out) for a string the library returns, copies it and frees it.
 function _take_string(f)
     out = Ref{Ptr{UInt8}}(C_NULL)

@@ -1006,6 +1006,15 @@ end
     @test is_error(caught(() -> Options(trace_events=-1)), :INVALID_ARGUMENT)
 end
 
+@testset "autotune RAM budget" begin
+    tuned = iterator(with_options(prefetch(Dataset(0:49)), Options(ram_budget=12345)))
+    @test length(collect(tuned)) == 50
+    doc = statistics(tuned)
+    @test occursin("\"ram_budget\":12345", doc)
+    @test occursin("\"knob\":\"buffer_size\"", doc)
+    @test is_error(caught(() -> Options(ram_budget=-1)), :INVALID_ARGUMENT)
+end
+
 include("readme.jl")
 
 end # @testset "Dinput"

@@ -1246,6 +1246,9 @@ extern "C" {
         iterator: *const dinput_dist_iterator_t,
     ) -> dinput_status_t;
 
+    // -- autotuning --
+    pub fn dinput_options_set_ram_budget(options: *mut dinput_options_t, bytes: i64) -> dinput_status_t;
+
     pub fn dinput_optional_get_per_replica(
         out: *mut *mut dinput_per_replica_t,
         optional: *const dinput_optional_t,

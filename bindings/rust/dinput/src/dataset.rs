@@ -1534,3 +1534,15 @@ impl Options {
         Ok(self)
     }
 }
+
+// -- autotuning (docs/autotune.md) --
+impl Options {
+    /// The most bytes the AUTOTUNE buffers of each iterator upstream may hold; 0 (the
+    /// default) is half of the physical memory. [`crate::Code::InvalidArgument`] when
+    /// negative.
+    pub fn set_ram_budget(&mut self, bytes: i64) -> Result<&mut Options> {
+        // SAFETY: self.raw is live and exclusively borrowed.
+        check(unsafe { sys::dinput_options_set_ram_budget(self.raw.as_ptr(), bytes) })?;
+        Ok(self)
+    }
+}

@@ -1,0 +1,238 @@
+// White-box tests of autotuning (src/data/autotune.h, docs/autotune.md): AUTOTUNE knobs rise
+// where a stage keeps its consumer waiting, stay within the RAM budget, and change neither
+// the elements, their order nor the saved states. Timing assertions only compare directions
+// and generous ratios, so that a loaded 2-core machine passes them.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/tensor.h"
+#include "data/autotune.h"
+#include "data/datasets.h"
+#include "data/epoch_counters.h"
+#include "data/stage_stats.h"
+#include "data/state.h"
+
+namespace dinput {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+// A map whose function sleeps `cost` for every element whose value is a multiple of `every`.
+DatasetPtr sleepy_map(DatasetPtr in, int64_t parallel, std::chrono::microseconds cost,
+                      int64_t every = 1) {
+  auto fn = std::make_shared<const MapFn>([cost, every](const Element& e) {
+    if (e[0].data_as<int64_t>()[0] % every == 0) std::this_thread::sleep_for(cost);
+    return e;
+  });
+  return make_map(std::move(in), std::move(fn), {}, parallel, std::nullopt);
+}
+
+DatasetPtr with_budget(DatasetPtr in, int64_t bytes) {
+  Options o;
+  o.ram_budget = bytes;
+  return make_with_options(std::move(in), o);
+}
+
+struct Outcome {
+  std::vector<int64_t> values;
+  double seconds = 0;
+  json stats;
+};
+
+// Iterates `ds` as the C API does (instrumented, autotuned); `consumer` is slept per element.
+Outcome run(const DatasetPtr& ds, std::chrono::microseconds consumer = {}) {
+  IteratorContext ctx;
+  ctx.epochs = std::make_shared<EpochCounters>();
+  auto it = make_pipeline_iterator(ds, ctx);
+  Outcome out;
+  const auto begin = Clock::now();
+  Element e;
+  while (it->next(e)) {
+    out.values.push_back(e[0].data_as<int64_t>()[0]);
+    if (consumer.count()) std::this_thread::sleep_for(consumer);
+  }
+  out.seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+  out.stats = json::parse(ctx.pipeline_stats->to_json());
+  return out;
+}
+
+std::vector<int64_t> range_values(int64_t n) {
+  std::vector<int64_t> v;
+  for (int64_t i = 0; i < n; ++i) v.push_back(i);
+  return v;
+}
+
+// The knob of the stage named `stage` (null when it has none).
+json knob(const json& stats, const std::string& stage) {
+  for (const auto& s : stats["stages"])
+    if (s["name"] == stage && !s["autotune"].is_null()) return s["autotune"][0];
+  return nullptr;
+}
+
+TEST(Autotune, EmptyProbabilityFollowsTheQueueModel) {
+  EXPECT_DOUBLE_EQ(empty_probability(0, 4), 1.0);
+  EXPECT_NEAR(empty_probability(1, 4), 0.2, 1e-12);
+  // A producer slower than the consumer: the queue is empty about 1 - rho of the time,
+  // whatever its size.
+  EXPECT_NEAR(empty_probability(0.5, 100), 0.5, 1e-9);
+  // A faster one: each slot more cuts the chance.
+  EXPECT_GT(empty_probability(2, 1), empty_probability(2, 2));
+  EXPECT_GT(empty_probability(2, 2), empty_probability(2, 8));
+  EXPECT_EQ(empty_probability(1e6, 1000), 0.0);
+}
+
+TEST(Autotune, SlowMapGainsParallelismAndThroughput) {
+  const int64_t n = 200;
+  const auto cost = std::chrono::microseconds(2000);
+  const Outcome fixed = run(sleepy_map(make_range(0, n, 1), 1, cost));
+  const Outcome tuned = run(sleepy_map(make_range(0, n, 1), kAutotune, cost));
+  // Same elements, same order (the map is deterministic).
+  EXPECT_EQ(fixed.values, range_values(n));
+  EXPECT_EQ(tuned.values, range_values(n));
+  const json k = knob(tuned.stats, "map");
+  ASSERT_FALSE(k.is_null()) << tuned.stats.dump();
+  EXPECT_EQ(k["knob"], "parallelism");
+  EXPECT_GT(k["value"].get<int64_t>(), 1) << tuned.stats.dump();
+  EXPECT_LE(k["value"].get<int64_t>(), k["max"].get<int64_t>());
+  EXPECT_GT(tuned.stats["autotune"]["raises"].get<int64_t>(), 0);
+  // The fixed map sleeps 400 ms in a row; the tuned one overlaps its sleeps.
+  EXPECT_LT(tuned.seconds, 0.75 * fixed.seconds)
+      << "tuned " << tuned.seconds << " s, fixed " << fixed.seconds << " s";
+  // A map with a fixed parallelism has no knob.
+  EXPECT_TRUE(knob(fixed.stats, "map").is_null());
+}
+
+TEST(Autotune, TrivialMapStaysOnTheConsumersThread) {
+  // A function far cheaper than a thread hand-off: moving it to a pool would only add a
+  // hand-off per element, so the knob stays at 1 (the function runs on the consumer's thread).
+  const int64_t n = 100000;
+  const Outcome tuned = run(sleepy_map(make_range(0, n, 1), kAutotune, {}, n + 1));
+  EXPECT_EQ(tuned.values, range_values(n));
+  EXPECT_EQ(knob(tuned.stats, "map")["value"], 1) << tuned.stats.dump();
+  EXPECT_GT(tuned.stats["autotune"]["steps"].get<int64_t>(), 0);
+}
+
+TEST(Autotune, PrefetchAfterABurstyStageGrowsItsBuffer) {
+  // Every 40th element takes 30 ms, the others nothing: on average the producer is faster
+  // than the consumer (1 ms per element), but 2 elements of buffer cannot hide a burst.
+  auto ds = make_prefetch(
+      sleepy_map(make_range(0, 400, 1), 1, std::chrono::microseconds(30000), 40), kAutotune);
+  const Outcome tuned = run(ds, std::chrono::microseconds(1000));
+  EXPECT_EQ(tuned.values, range_values(400));
+  const json k = knob(tuned.stats, "prefetch");
+  ASSERT_FALSE(k.is_null()) << tuned.stats.dump();
+  EXPECT_EQ(k["knob"], "buffer_size");
+  EXPECT_GT(k["value"].get<int64_t>(), 2) << tuned.stats.dump();
+}
+
+TEST(Autotune, TinyRamBudgetHoldsTheKnobsAndDeliversEverything) {
+  auto map = sleepy_map(make_range(0, 150, 1), kAutotune, std::chrono::microseconds(2000));
+  const Outcome tuned = run(with_budget(make_prefetch(map, kAutotune), 1));
+  EXPECT_EQ(tuned.values, range_values(150));
+  EXPECT_EQ(tuned.stats["autotune"]["ram_budget"], 1);
+  EXPECT_EQ(tuned.stats["autotune"]["raises"], 0);
+  EXPECT_EQ(knob(tuned.stats, "map")["value"], 1) << tuned.stats.dump();
+  EXPECT_EQ(knob(tuned.stats, "prefetch")["value"], 2) << tuned.stats.dump();
+}
+
+// Iterates k elements of `ds` (instrumented, autotuned, the consumer sleeping `consumer`
+// each), and returns the saved state.
+std::string state_after(const DatasetPtr& ds, size_t k, std::chrono::microseconds consumer,
+                        std::vector<int64_t>* taken) {
+  IteratorContext ctx;
+  ctx.epochs = std::make_shared<EpochCounters>();
+  auto it = make_pipeline_iterator(ds, ctx);
+  Element e;
+  for (size_t i = 0; i < k && it->next(e); ++i) {
+    taken->push_back(e[0].data_as<int64_t>()[0]);
+    std::this_thread::sleep_for(consumer);
+  }
+  return save_state(*ds, *ds, it.get(), false);
+}
+
+TEST(Autotune, SavedStatesDoNotDependOnKnobsAndResumeExactly) {
+  const int64_t n = 120;
+  // Two epochs: the second one's iterators start with the knobs the first one raised.
+  auto pipeline = [&](int64_t budget) {
+    auto map = sleepy_map(make_range(0, n, 1), kAutotune, std::chrono::microseconds(1000));
+    return with_budget(make_repeat(make_prefetch(map, kAutotune), 2), budget);
+  };
+  for (size_t k : {size_t{70}, size_t{190}}) {
+    // Raised knobs (a roomy budget), and knobs held at their start (a budget of one byte).
+    std::vector<int64_t> raised_taken, held_taken;
+    const std::string raised = state_after(pipeline(int64_t{1} << 30), k, {}, &raised_taken);
+    const std::string held = state_after(pipeline(1), k, {}, &held_taken);
+    EXPECT_EQ(raised_taken, held_taken);
+    // The fingerprint names the budget's with_options node alike; the positions are the same.
+    EXPECT_EQ(raised, held) << "saved after " << k;
+    // A restore goes on exactly where the save stopped, knobs raised again or not.
+    IteratorContext fresh;
+    auto ds = pipeline(int64_t{1} << 30);
+    RestoredIterator restored = restore_state(ds, fresh, raised);
+    Element e;
+    std::vector<int64_t> all = raised_taken;
+    while (restored.iterator->next(e)) all.push_back(e[0].data_as<int64_t>()[0]);
+    std::vector<int64_t> expected = range_values(n);
+    const std::vector<int64_t> again = range_values(n);
+    expected.insert(expected.end(), again.begin(), again.end());
+    EXPECT_EQ(all, expected) << "saved after " << k;
+  }
+}
+
+TEST(Autotune, KnobsCarryOverToTheNextEpoch) {
+  auto ds =
+      make_repeat(sleepy_map(make_range(0, 60, 1), kAutotune, std::chrono::microseconds(2000)), 3);
+  const Outcome tuned = run(ds);
+  ASSERT_EQ(tuned.values.size(), 180u);
+  for (size_t i = 0; i < tuned.values.size(); ++i) ASSERT_EQ(tuned.values[i], int64_t(i % 60));
+  EXPECT_GT(knob(tuned.stats, "map")["value"].get<int64_t>(), 1) << tuned.stats.dump();
+}
+
+TEST(Autotune, EarlyDestructionStopsPromptly) {
+  for (int round = 0; round < 5; ++round) {
+    auto ds = make_prefetch(
+        sleepy_map(make_range(0, 100000, 1), kAutotune, std::chrono::microseconds(500)), kAutotune);
+    IteratorContext ctx;
+    auto it = make_pipeline_iterator(ds, ctx);
+    Element e;
+    for (int i = 0; i < 20 * round; ++i) ASSERT_TRUE(it->next(e));
+    const auto begin = Clock::now();
+    it.reset();
+    EXPECT_LT(std::chrono::duration<double>(Clock::now() - begin).count(), 5.0);
+  }
+}
+
+TEST(Autotune, WithoutStatisticsTheKnobsStillRise) {
+  Options off;
+  off.statistics = false;
+  const int64_t n = 200;
+  const auto cost = std::chrono::microseconds(2000);
+  auto timed = [&](int64_t parallel) {
+    auto ds = make_with_options(sleepy_map(make_range(0, n, 1), parallel, cost), off);
+    IteratorContext ctx;
+    auto it = make_pipeline_iterator(ds, ctx);
+    EXPECT_EQ(ctx.pipeline_stats, nullptr);
+    const auto begin = Clock::now();
+    Element e;
+    int64_t count = 0;
+    while (it->next(e)) EXPECT_EQ(e[0].data_as<int64_t>()[0], count++);
+    EXPECT_EQ(count, n);
+    return std::make_pair(std::chrono::duration<double>(Clock::now() - begin).count(),
+                          ctx.autotuner->raises());
+  };
+  const auto fixed = timed(1);
+  const auto tuned = timed(kAutotune);
+  EXPECT_EQ(fixed.second, 0);
+  EXPECT_GT(tuned.second, 0);
+  EXPECT_LT(tuned.first, 0.75 * fixed.first);
+}
+
+}  // namespace
+}  // namespace dinput

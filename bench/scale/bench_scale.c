@@ -63,15 +63,7 @@ static epoch_result_t run_epoch(const dinput_dist_dataset_t* dd) {
         const char* p = NULL;
         size_t len = 0;
         BENCH_CHECK(dinput_tensor_string_view(&p, &len, t, i));
-        uint64_t s = 0;
-        size_t j = 0;
-        for (; j + 8 <= len; j += 8) {
-          uint64_t v;
-          memcpy(&v, p + j, 8);
-          s += v;
-        }
-        for (; j < len; ++j) s += (unsigned char)p[j];
-        r.checksum += s;
+        r.checksum += (uint64_t)bench_sum_bytes((const uint8_t*)p, len);
         ++r.records;
         r.bytes += (int64_t)len;
       }

@@ -45,9 +45,11 @@ int64_t tensor_bytes(const Tensor& t) {
   const int rank = shape.rank();
   if (t.dtype() == DType::kBytes) {
     const BytesStorage* strings = t.buffer()->bytes();
-    if (!strings) return 0;
-    const ByteString* s = &strings->at(t.offset());
-    return rank == 0 ? static_cast<int64_t>(s->size) : string_bytes(s, shape.num_elements());
+    // An empty tensor (a ragged row of none, a batch of 0) may sit at the end of its storage,
+    // where there is no string to point at.
+    const int64_t count = rank == 0 ? 1 : shape.num_elements();
+    if (!strings || count == 0) return 0;
+    return string_bytes(&strings->at(t.offset()), count);
   }
   int64_t count = 1;
   for (int i = 0; i < rank; ++i) count *= shape[i];

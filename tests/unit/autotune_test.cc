@@ -115,7 +115,14 @@ TEST(Autotune, TrivialMapStaysOnTheConsumersThread) {
   const int64_t n = 100000;
   const Outcome tuned = run(sleepy_map(make_range(0, n, 1), kAutotune, {}, n + 1));
   EXPECT_EQ(tuned.values, range_values(n));
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // Under a sanitizer the instrumented function is no longer far cheaper than a hand-off, so
+  // the premise of this test does not hold and a raise may be right: only the knob's bounds
+  // are checked there.
+  EXPECT_GE(knob(tuned.stats, "map")["value"].get<int64_t>(), 1) << tuned.stats.dump();
+#else
   EXPECT_EQ(knob(tuned.stats, "map")["value"], 1) << tuned.stats.dump();
+#endif
   EXPECT_GT(tuned.stats["autotune"]["steps"].get<int64_t>(), 0);
 }
 

@@ -17,17 +17,6 @@ static dinput_status_t sleepy(dinput_element_t** out, const dinput_element_t* in
   return dinput_element_ref(out, in);
 }
 
-/* The integer after `"name":` in text, or -1. */
-static int64_t field(const char* text, const char* name) {
-  char key[64];
-  const char* p;
-  if (!text) return -1;
-  snprintf(key, sizeof key, "\"%s\":", name);
-  p = strstr(text, key);
-  if (!p) return -1;
-  return strtoll(p + strlen(key), NULL, 10);
-}
-
 /* ds with a RAM budget of `bytes`. */
 static dinput_dataset_t* with_budget(const dinput_dataset_t* ds, int64_t bytes) {
   dinput_options_t* o = NULL;

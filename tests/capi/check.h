@@ -5,6 +5,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dinput.h"
@@ -127,6 +128,18 @@ static inline int same_int64(const int64_t* got, int64_t got_n, const int64_t* e
  * Each makes an options handle, sets it, calls the function and frees the handle. When a
  * setter refuses a value, its status is returned, and (as the dataset function would have
  * done) free_user_data is called. */
+
+/* The integer after `"name":` in a JSON text (the first such key), or -1: enough for the
+ * flat figures of the statistics documents the tests read. */
+static inline int64_t field(const char* text, const char* name) {
+  char key[64];
+  const char* p;
+  if (!text) return -1;
+  snprintf(key, sizeof key, "\"%s\":", name);
+  p = strstr(text, key);
+  if (!p) return -1;
+  return strtoll(p + strlen(key), NULL, 10);
+}
 
 static inline dinput_deterministic_t deterministic_of(int deterministic) {
   return deterministic ? DINPUT_DETERMINISTIC_TRUE : DINPUT_DETERMINISTIC_FALSE;

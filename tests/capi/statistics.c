@@ -40,17 +40,6 @@ static const char* stage_text(const char* json, const char* name, char* buf, siz
   return buf;
 }
 
-/* The integer after "field": in text, or -1. */
-static int64_t field(const char* text, const char* name) {
-  char key[64];
-  const char* p;
-  if (!text) return -1;
-  snprintf(key, sizeof key, "\"%s\":", name);
-  p = strstr(text, key);
-  if (!p) return -1;
-  return strtoll(p + strlen(key), NULL, 10);
-}
-
 static double field_double(const char* text, const char* name) {
   char key[64];
   const char* p;

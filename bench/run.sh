@@ -28,17 +28,7 @@ jobs="${JOBS:-2}"
 benchmarks=(bench_core bench_distribute bench_step bench_crc32c bench_gloo bench_parse_example bench_stats bench_autotune)
 
 if [[ $build == 1 ]]; then
-  log="$(mktemp)"
-  trap 'rm -f "$log"' EXIT
-  # -O2 rather than CMake's default -O3 for Release: the optimisation level users build with.
-  if ! { cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DDINPUT_BUILD_TESTS=OFF \
-           -DDINPUT_BUILD_EXAMPLES=OFF "-DCMAKE_C_FLAGS_RELEASE=-O2 -DNDEBUG" \
-           "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" &&
-         cmake --build "$build_dir" -j "$jobs" --target "${benchmarks[@]}"; } >"$log" 2>&1; then
-    cat "$log" >&2
-    echo "bench/run.sh: build failed" >&2
-    exit 2
-  fi
+  "$root/bench/build_release.sh" "$build_dir" "$jobs" "${benchmarks[@]}"
 fi
 
 # The machine, so that figures are never read without knowing where they came from. The load

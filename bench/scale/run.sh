@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The scale curves of W1 (bench/scale/bench_scale.c): files and record sizes, CPU replicas,
 # shuffle buffers; throughput and peak RSS per point, each point in a process of its own.
-# Builds bench_scale in Release (as bench/run.sh does, in the same build directory) and runs it,
+# Builds bench_scale in Release (bench/build_release.sh, in bench/run.sh's build directory) and runs it,
 # printing one JSON line per point between two machine lines.
 #
 # Usage: bench/scale/run.sh [--no-build] [bench_scale arguments: --quick, --only CURVE,
@@ -19,16 +19,7 @@ if [[ ${1:-} == --no-build ]]; then
   shift
 fi
 if [[ $build == 1 ]]; then
-  log="$(mktemp)"
-  trap 'rm -f "$log"' EXIT
-  if ! { cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DDINPUT_BUILD_TESTS=OFF \
-           -DDINPUT_BUILD_EXAMPLES=OFF "-DCMAKE_C_FLAGS_RELEASE=-O2 -DNDEBUG" \
-           "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" &&
-         cmake --build "$build_dir" -j "$jobs" --target bench_scale; } >"$log" 2>&1; then
-    cat "$log" >&2
-    echo "bench/scale/run.sh: build failed" >&2
-    exit 2
-  fi
+  "$root/bench/build_release.sh" "$build_dir" "$jobs" bench_scale
 fi
 printf '{"bench":"scale.run","cpu":"%s","kernel":"%s","date":"%s","mem_total_kib":%s}\n' \
   "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)" "$(uname -r)" \

@@ -24,8 +24,9 @@ namespace dinput {
 // refuses long-window streams. A frame declaring more is RESOURCE_EXHAUSTED, not DATA_LOSS.
 constexpr int kZstdWindowLogMax = sizeof(size_t) >= 8 ? 31 : 30;
 
-// Default chunk size of streams that read or decompress (TFRecord's buffer_size 0).
-constexpr size_t kDefaultChunkBytes = size_t{1} << 20;
+// Default chunk size of streams that read or decompress (TFRecord's buffer_size 0): one
+// transparent huge page, which chunk memory is asked to be (input_stream.cc, chunk_alloc).
+constexpr size_t kDefaultChunkBytes = size_t{2} << 20;
 // Smaller requested chunks are raised to this: buffer_size is a performance hint, and
 // chunks of a few bytes would only make every record a copy gathered from many pieces.
 constexpr size_t kMinChunkBytes = 4096;

@@ -579,8 +579,18 @@ class ZstdChunks final : public DecodedChunks {
  public:
   ZstdChunks(std::unique_ptr<ChunkSource> in, size_t chunk, std::shared_ptr<ChunkPool> pool,
              bool content_checksum)
-      : DecodedChunks(std::move(in), SIZE_MAX, chunk, std::move(pool)), dctx_(ZSTD_createDCtx()) {
-    if (!dctx_) throw std::bad_alloc();
+      : DecodedChunks(std::move(in), SIZE_MAX, chunk, pool), pool_(std::move(pool)) {
+    // A context of the iterator's previous file, whose window buffer is faulted in already;
+    // reset to a fresh context's parameters (its buffers stay).
+    if (pool_) dctx_ = static_cast<ZSTD_DCtx*>(pool_->take_decoder());
+    if (dctx_ && ZSTD_isError(ZSTD_DCtx_reset(dctx_, ZSTD_reset_session_and_parameters))) {
+      ZSTD_freeDCtx(dctx_);
+      dctx_ = nullptr;
+    }
+    if (!dctx_) {
+      dctx_ = ZSTD_createDCtx();
+      if (!dctx_) throw std::bad_alloc();
+    }
     // Streams written with a long window (`zstd --long=31`) declare windows beyond libzstd's
     // default decoding limit of 2^27 bytes; they are accepted up to kZstdWindowLogMax.
     size_t rc = ZSTD_DCtx_setParameter(dctx_, ZSTD_d_windowLogMax, kZstdWindowLogMax);
@@ -597,7 +607,13 @@ class ZstdChunks final : public DecodedChunks {
     (void)content_checksum;
 #endif
   }
-  ~ZstdChunks() override { ZSTD_freeDCtx(dctx_); }
+  ~ZstdChunks() override {
+    if (pool_) {
+      pool_->keep_decoder(dctx_, [](void* d) { ZSTD_freeDCtx(static_cast<ZSTD_DCtx*>(d)); });
+    } else {
+      ZSTD_freeDCtx(dctx_);
+    }
+  }
 
   bool next(Chunk& out) override {
     if (!more()) return false;
@@ -646,7 +662,8 @@ class ZstdChunks final : public DecodedChunks {
   }
 
  private:
-  ZSTD_DCtx* dctx_;
+  std::shared_ptr<ChunkPool> pool_;  // where the context goes when the stream does
+  ZSTD_DCtx* dctx_ = nullptr;
   ZSTD_inBuffer ib_{nullptr, 0, 0};
   bool in_frame_ = false;
   uint64_t frame_start_ = 0;  // compressed offset where the current frame began
@@ -729,6 +746,30 @@ class GzipChunks final : public DecodedChunks {
 
 ChunkPool::~ChunkPool() {
   for (auto& f : free_) chunk_free(f.first, f.second);
+  for (auto& d : decoders_) d.second(d.first);
+}
+
+void* ChunkPool::take_decoder() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (decoders_.empty()) return nullptr;
+  void* d = decoders_.back().first;
+  decoders_.pop_back();
+  return d;
+}
+
+void ChunkPool::keep_decoder(void* decoder, DestroyDecoder destroy) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (decoders_.size() < kKeptDecoders) {
+      // Runs in a stream's destructor: when the list cannot grow, the decoder is destroyed.
+      try {
+        decoders_.emplace_back(decoder, destroy);
+        return;
+      } catch (const std::bad_alloc&) {
+      }
+    }
+  }
+  destroy(decoder);
 }
 
 std::shared_ptr<Buffer> ChunkPool::get(size_t size) {

@@ -65,6 +65,31 @@ TEST(ChunkPool, DefaultChunksLieOnHugePageBoundariesAndAreReused) {
   EXPECT_EQ(static_cast<const unsigned char*>(again->data())[kHuge - 1], 2);
 }
 
+// Decoder contexts given back are handed out again, most recent first; beyond
+// kKeptDecoders they are destroyed at once, and the kept ones with the pool.
+int destroyed = 0;
+void count_destroyed(void*) { ++destroyed; }
+
+TEST(ChunkPool, KeepsAFewDecodersForTheNextStreams) {
+  destroyed = 0;
+  int a = 0, b = 0, c = 0;
+  {
+    auto pool = make_chunk_pool(0);
+    EXPECT_EQ(pool->take_decoder(), nullptr);
+    pool->keep_decoder(&a, count_destroyed);
+    EXPECT_EQ(pool->take_decoder(), &a);
+    EXPECT_EQ(pool->take_decoder(), nullptr);
+    static_assert(ChunkPool::kKeptDecoders == 2, "the test keeps two");
+    pool->keep_decoder(&a, count_destroyed);
+    pool->keep_decoder(&b, count_destroyed);
+    pool->keep_decoder(&c, count_destroyed);
+    EXPECT_EQ(destroyed, 1);
+    EXPECT_EQ(pool->take_decoder(), &b);
+    pool->keep_decoder(&b, count_destroyed);
+  }
+  EXPECT_EQ(destroyed, 3);
+}
+
 std::vector<std::string> lines(const DatasetPtr& ds) {
   auto it = ds->make_iterator(IteratorContext{});
   std::vector<std::string> out;

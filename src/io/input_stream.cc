@@ -259,14 +259,15 @@ void* huge_chunk_alloc(size_t size) {
 #ifdef MADV_HUGEPAGE
   ::madvise(p, size, MADV_HUGEPAGE);
 #endif
-  // Fault everything in now, in one call (as MAP_POPULATE does for the other chunks; a
-  // populated mapping cannot be made huge afterwards, hence the advice first). Without
+  // Fault everything in now, in one call, as MAP_POPULATE does for the other chunks (after
+  // the advice: pages faulted in before it would be small ones). Without
   // MADV_POPULATE_WRITE, one write per page does it.
   if (::madvise(p, size, MADV_POPULATE_WRITE) != 0) {
-    if (errno != EINVAL) {  // out of memory, said now rather than by a fault later
+    if (errno == ENOMEM) {  // out of memory, said now rather than by a fault later
       ::munmap(p, size);
       throw std::bad_alloc();
     }
+    // EINVAL from kernels before 5.14, or a sandbox that refuses the call.
     for (size_t i = 0; i < size; i += 4096) static_cast<volatile char*>(p)[i] = 0;
   }
   return p;

@@ -2,6 +2,7 @@
 # W1: record-file reading throughput. See README.md. Usage: bench/w1/run.sh
 # Env: W1_DATA (default /tmp/dinput-w1-data), W1_REPS (default 3), W1_BUILD (build dir),
 # W1_BIN (where the programs are compiled, default /tmp/dinput-w1-bin),
+# W1_PASSES=0 to leave out the single passes (passes.c),
 # W1_TORCH=0 to leave out the PyTorch measurements (they are also left out, with a note,
 # when /usr/bin/python3 cannot import torch).
 set -euo pipefail
@@ -27,6 +28,8 @@ cc -O2 -I"$ROOT/include" -o "$BIN/gen" "$HERE/gen.c" -L"$LIBDIR" -Wl,-rpath,"$LI
 cc -O2 -I"$ROOT/include" -o "$BIN/w1_dinput" "$HERE/w1_dinput.c" -L"$LIBDIR" -Wl,-rpath,"$LIBDIR" -ldinput
 cc -O2 -msse4.2 -o "$BIN/baseline" "$HERE/baseline.c"
 cc -O2 -o "$BIN/rusage" "$HERE/rusage.c"
+HAVE_PASSES=1
+cc -O2 -msse4.2 -o "$BIN/passes" "$HERE/passes.c" -lzstd 2>/dev/null || HAVE_PASSES=0
 
 if [ ! -f "$DATA/rec-31.tfrecord.zst" ]; then
   echo "writing data to $DATA" >&2
@@ -81,3 +84,7 @@ done
 LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"
 "$PY" "$HERE/report.py" "$RES" "$DATA" "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')" "$LOAD_BEFORE" "$LOAD_AFTER" "$REPS"
 rm -rf "$RES"
+# The floor: what each single pass over W1's bytes costs here, one thread (passes.c).
+if [ "$HAVE_PASSES" = 1 ] && [ "${W1_PASSES:-1}" != 0 ]; then
+  W1_PASS_REPS="$REPS" "$BIN/passes" "$DATA"
+fi

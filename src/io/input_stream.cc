@@ -230,7 +230,51 @@ class MemoryChunks final : public ChunkSource {
 // the virtual machines measured, 1 MiB chunks came out about 4.5x cheaper this way).
 constexpr size_t kMapChunkAbove = size_t{64} << 10;
 
+// Chunks that are whole multiples of a transparent huge page (the default chunk is one)
+// are mapped at a huge-page boundary and asked for huge pages (MADV_HUGEPAGE: this works
+// where the system's THP setting is "madvise", the usual default, as well as "always").
+// A record shuffle keeps tens of chunks alive at once (a few survivors of each), so many
+// chunks are fresh memory: with 4 KiB pages the kernel's page allocator and the page
+// tables cost more than the zeroing, and the consumer, which reads records scattered over
+// all of them, misses the TLB on most records. Where the kernel has no huge page at hand
+// it falls back to small pages by itself.
+constexpr size_t kHugePage = size_t{2} << 20;
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14; older kernels answer EINVAL
+#endif
+
+void* huge_chunk_alloc(size_t size) {
+  // Over-map by one huge page, then trim both ends so that exactly [p, p + size) stays
+  // mapped: chunk_free unmaps that range like any other chunk.
+  void* raw =
+      ::mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) throw std::bad_alloc();
+  const auto begin = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t aligned = (begin + kHugePage - 1) & ~(kHugePage - 1);
+  const uintptr_t end = begin + size + kHugePage;
+  if (aligned > begin) ::munmap(raw, aligned - begin);
+  if (end > aligned + size) ::munmap(reinterpret_cast<void*>(aligned + size), end - aligned - size);
+  void* p = reinterpret_cast<void*>(aligned);
+#ifdef MADV_HUGEPAGE
+  ::madvise(p, size, MADV_HUGEPAGE);
+#endif
+  // Fault everything in now, in one call, as MAP_POPULATE does for the other chunks (after
+  // the advice: pages faulted in before it would be small ones). Without
+  // MADV_POPULATE_WRITE, one write per page does it.
+  if (::madvise(p, size, MADV_POPULATE_WRITE) != 0) {
+    if (errno == ENOMEM) {  // out of memory, said now rather than by a fault later
+      ::munmap(p, size);
+      throw std::bad_alloc();
+    }
+    // EINVAL from kernels before 5.14, or a sandbox that refuses the call.
+    for (size_t i = 0; i < size; i += 4096) static_cast<volatile char*>(p)[i] = 0;
+  }
+  return p;
+}
+
 void* chunk_alloc(size_t size) {
+  if (size % kHugePage == 0) return huge_chunk_alloc(size);
   if (size >= kMapChunkAbove) {
     int flags = MAP_PRIVATE | MAP_ANONYMOUS;
 #ifdef MAP_POPULATE
@@ -536,8 +580,18 @@ class ZstdChunks final : public DecodedChunks {
  public:
   ZstdChunks(std::unique_ptr<ChunkSource> in, size_t chunk, std::shared_ptr<ChunkPool> pool,
              bool content_checksum)
-      : DecodedChunks(std::move(in), SIZE_MAX, chunk, std::move(pool)), dctx_(ZSTD_createDCtx()) {
-    if (!dctx_) throw std::bad_alloc();
+      : DecodedChunks(std::move(in), SIZE_MAX, chunk, pool), pool_(std::move(pool)) {
+    // A context of the iterator's previous file, whose window buffer is faulted in already;
+    // reset to a fresh context's parameters (its buffers stay).
+    if (pool_) dctx_ = static_cast<ZSTD_DCtx*>(pool_->take_decoder());
+    if (dctx_ && ZSTD_isError(ZSTD_DCtx_reset(dctx_, ZSTD_reset_session_and_parameters))) {
+      ZSTD_freeDCtx(dctx_);
+      dctx_ = nullptr;
+    }
+    if (!dctx_) {
+      dctx_ = ZSTD_createDCtx();
+      if (!dctx_) throw std::bad_alloc();
+    }
     // Streams written with a long window (`zstd --long=31`) declare windows beyond libzstd's
     // default decoding limit of 2^27 bytes; they are accepted up to kZstdWindowLogMax.
     size_t rc = ZSTD_DCtx_setParameter(dctx_, ZSTD_d_windowLogMax, kZstdWindowLogMax);
@@ -554,7 +608,13 @@ class ZstdChunks final : public DecodedChunks {
     (void)content_checksum;
 #endif
   }
-  ~ZstdChunks() override { ZSTD_freeDCtx(dctx_); }
+  ~ZstdChunks() override {
+    if (pool_) {
+      pool_->keep_decoder(dctx_, [](void* d) { ZSTD_freeDCtx(static_cast<ZSTD_DCtx*>(d)); });
+    } else {
+      ZSTD_freeDCtx(dctx_);
+    }
+  }
 
   bool next(Chunk& out) override {
     if (!more()) return false;
@@ -603,7 +663,8 @@ class ZstdChunks final : public DecodedChunks {
   }
 
  private:
-  ZSTD_DCtx* dctx_;
+  std::shared_ptr<ChunkPool> pool_;  // where the context goes when the stream does
+  ZSTD_DCtx* dctx_ = nullptr;
   ZSTD_inBuffer ib_{nullptr, 0, 0};
   bool in_frame_ = false;
   uint64_t frame_start_ = 0;  // compressed offset where the current frame began
@@ -686,6 +747,30 @@ class GzipChunks final : public DecodedChunks {
 
 ChunkPool::~ChunkPool() {
   for (auto& f : free_) chunk_free(f.first, f.second);
+  for (auto& d : decoders_) d.second(d.first);
+}
+
+void* ChunkPool::take_decoder() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (decoders_.empty()) return nullptr;
+  void* d = decoders_.back().first;
+  decoders_.pop_back();
+  return d;
+}
+
+void ChunkPool::keep_decoder(void* decoder, DestroyDecoder destroy) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (decoders_.size() < kKeptDecoders) {
+      // Runs in a stream's destructor: when the list cannot grow, the decoder is destroyed.
+      try {
+        decoders_.emplace_back(decoder, destroy);
+        return;
+      } catch (const std::bad_alloc&) {
+      }
+    }
+  }
+  destroy(decoder);
 }
 
 std::shared_ptr<Buffer> ChunkPool::get(size_t size) {

@@ -24,8 +24,9 @@ namespace dinput {
 // refuses long-window streams. A frame declaring more is RESOURCE_EXHAUSTED, not DATA_LOSS.
 constexpr int kZstdWindowLogMax = sizeof(size_t) >= 8 ? 31 : 30;
 
-// Default chunk size of streams that read or decompress (TFRecord's buffer_size 0).
-constexpr size_t kDefaultChunkBytes = size_t{1} << 20;
+// Default chunk size of streams that read or decompress (TFRecord's buffer_size 0): one
+// transparent huge page, which chunk memory is asked to be (input_stream.cc, chunk_alloc).
+constexpr size_t kDefaultChunkBytes = size_t{2} << 20;
 // Smaller requested chunks are raised to this: buffer_size is a performance hint, and
 // chunks of a few bytes would only make every record a copy gathered from many pieces.
 constexpr size_t kMinChunkBytes = 4096;
@@ -59,11 +60,23 @@ class ChunkPool : public std::enable_shared_from_this<ChunkPool> {
   void put(void* data, size_t size);
   size_t free_bytes() const;
 
+  // Decoder state of streams that ended, for the iterator's next streams: a zstd context
+  // holds a window buffer of up to a few MiB, which a fresh context per file faults in page
+  // by page again (opaque here: the decompressor owns its type). take_decoder gives one
+  // back (nullptr: none kept); keep_decoder takes one over, keeping at most kKeptDecoders
+  // (a file read and the next one read ahead) and destroying the others, and the rest when
+  // the pool goes.
+  static constexpr size_t kKeptDecoders = 2;
+  using DestroyDecoder = void (*)(void*);
+  void* take_decoder();
+  void keep_decoder(void* decoder, DestroyDecoder destroy);
+
  private:
   mutable std::mutex mu_;
   std::vector<std::pair<void*, size_t>> free_;  // most recently returned last (still warm in cache)
   size_t free_bytes_ = 0;
   size_t max_free_bytes_;
+  std::vector<std::pair<void*, DestroyDecoder>> decoders_;
 };
 
 // The pool an iterator gives its streams: enough for the steady state, where chunks come

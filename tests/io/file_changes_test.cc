@@ -95,15 +95,16 @@ TEST_F(FileChanges, RecordsFileTruncatedWhileReadIsDataLossNotSigbus) {
 TEST_F(FileChanges, TextFileTruncatedWhileReadIsDataLossNotSigbus) {
   Strings lines;
   std::string content;
-  for (int i = 0; i < 40000; ++i) {
+  for (int i = 0; i < 80000; ++i) {
     lines.push_back(std::string(90, static_cast<char>('a' + i % 26)) + std::to_string(i));
     content += lines.back() + "\n";
   }
-  ASSERT_GT(content.size(), size_t{3} << 20);
+  // Past the first 2 MiB chunk, which is read before the cut.
+  ASSERT_GT(content.size(), size_t{6} << 20);
   auto p = write("t.txt", content);
-  auto o = read_changing(make_text_lines({p}), [&] { truncate_to(p, 1500000); });
+  auto o = read_changing(make_text_lines({p}), [&] { truncate_to(p, 3000000); });
   EXPECT_EQ(o.code, Code::kDataLoss) << o.message;
-  EXPECT_NE(o.message.find("'" + p + "' ends at byte offset 1500000"), std::string::npos)
+  EXPECT_NE(o.message.find("'" + p + "' ends at byte offset 3000000"), std::string::npos)
       << o.message;
   expect_prefix(o.records, lines);
 }
@@ -122,19 +123,19 @@ TEST_F(FileChanges, GzipFileTruncatedWhileReadIsDataLossNotSigbus) {
   expect_prefix(o.records, records);
 }
 
-// fixed_length_records reads its file in 1 MiB chunks too: a cut beyond the first chunk
+// fixed_length_records reads its file in 2 MiB chunks too: a cut beyond the first chunk
 // is DATA_LOSS naming the file and the offset, after all the records before it.
 TEST_F(FileChanges, FixedLengthFileTruncatedWhileReadIsDataLossNotSigbus) {
-  std::string content = random_bytes(16 + 3000 * 1000, 3);  // a 16-byte header, 3000 records
+  std::string content = random_bytes(16 + 6000 * 1000, 3);  // a 16-byte header, 6000 records
   auto p = write("f.bin", content);
   auto o =
-      read_changing(make_fixed_length_records({p}, 1000, 16, 0), [&] { truncate_to(p, 1500016); });
+      read_changing(make_fixed_length_records({p}, 1000, 16, 0), [&] { truncate_to(p, 3000016); });
   EXPECT_EQ(o.code, Code::kDataLoss) << o.message;
-  EXPECT_NE(o.message.find("'" + p + "' ends at byte offset 1500016, before the " +
+  EXPECT_NE(o.message.find("'" + p + "' ends at byte offset 3000016, before the " +
                            std::to_string(content.size()) + " bytes it had when it was opened"),
             std::string::npos)
       << o.message;
-  ASSERT_EQ(o.records.size(), 1500u);  // every record before the cut
+  ASSERT_EQ(o.records.size(), 3000u);  // every record before the cut
   for (size_t i = 0; i < o.records.size(); ++i)
     ASSERT_EQ(o.records[i], content.substr(16 + i * 1000, 1000)) << i;
 }

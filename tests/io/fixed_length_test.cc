@@ -45,11 +45,11 @@ TEST_F(FixedLength, ManyFilesAndStatistics) {
   EXPECT_EQ(read_all(source->with_files({c})), (std::vector<std::string>{"abcde"}));
 }
 
-// The file is read in 1 MiB chunks: records that span two chunks (1000 does not divide
-// 1 MiB), a header longer than a chunk, and the records after it are all whole; the same
+// The file is read in 2 MiB chunks: records that span two chunks (1000 does not divide
+// 2 MiB), a header longer than a chunk, and the records after it are all whole; the same
 // with map_files.
 TEST_F(FixedLength, RecordsAcrossChunksAndAHeaderLongerThanAChunk) {
-  const size_t header = (1 << 20) + 123, footer = 7, n = 3000;
+  const size_t header = (2 << 20) + 123, footer = 7, n = 5000;
   const std::string content = random_bytes(header + n * 1000 + footer, 21);
   auto p = write("big.bin", content);
   std::vector<std::string> expected;

@@ -82,7 +82,7 @@ TEST_F(RecordLimits, AnUnbackedClaimUnderTheLimitCostsOnlyTheBytesThere) {
   }
 }
 
-// A 96 MiB record in a zstd file decompressed in 1 MiB chunks: the chunks are copied into
+// A 96 MiB record in a zstd file decompressed in 2 MiB chunks: the chunks are copied into
 // the record's buffer as they arrive and released, so the peak is about one record (it was
 // two: every chunk kept until the record was complete, then a copy of all of them).
 TEST_F(RecordLimits, ALargeRecordIsHeldInMemoryOnce) {

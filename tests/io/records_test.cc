@@ -955,6 +955,38 @@ TEST_F(Records, ZstdDamagedDataByteIsCaughtWithoutTheContentChecksum) {
   }
 }
 
+// The files of one iterator hand their zstd decoding context on to the next file (it keeps
+// its window buffer), reset to a fresh one's state: a file after one that ended inside a
+// frame decodes from its start, its damaged content checksum is still left to the record
+// CRCs, and everything reads as each file does alone.
+TEST_F(Records, ZstdFilesAfterATruncatedOneReadAsTheyDoAlone) {
+  if (!supported(Compression::kZstd)) GTEST_SKIP();
+  auto some = [](int n, uint64_t seed) {
+    std::vector<std::string> r;
+    for (int i = 0; i < n; ++i) r.push_back(random_bytes(700 + 13 * i, seed + i));
+    return r;
+  };
+  const auto a = some(40, 1), b = some(60, 100), c = some(30, 200), d = some(50, 300);
+  auto pa = write_records("a.zst", a, Compression::kZstd);
+  std::string cut = read_file(write_records("b.src", b, Compression::kZstd));
+  auto pb = write("b.zst", cut.substr(0, cut.size() / 2));  // ends inside its frame
+  std::string damaged = read_file(write_records("c.src", c, Compression::kZstd));
+  if (zstd_can_skip_content_checksum()) damaged[damaged.size() - 1] ^= 0x40;
+  auto pc = write("c.zst", damaged);
+  auto pd = write_records("d.zst", d, Compression::kZstd);
+  for (int64_t buffer : {0, 4096}) {
+    std::vector<std::string> expected;
+    for (const auto& p : {pa, pb, pc, pd}) {
+      auto alone = read_all(make_records({p}, Compression::kZstd, buffer), context(true));
+      expected.insert(expected.end(), alone.begin(), alone.end());
+    }
+    ASSERT_GT(expected.size(), a.size() + c.size() + d.size());
+    ASSERT_LT(expected.size(), a.size() + b.size() + c.size() + d.size());
+    EXPECT_EQ(read_all(make_records({pa, pb, pc, pd}, Compression::kZstd, buffer), context(true)),
+              expected);
+  }
+}
+
 TEST_F(Records, UnsupportedCompressionIsUnimplemented) {
   for (Compression c : {Compression::kZstd, Compression::kGzip}) {
     if (supported(c)) continue;

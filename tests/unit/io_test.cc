@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,7 @@
 #include "data/iterator.h"
 #include "data/nodes.h"
 #include "io/file_sources.h"
+#include "io/input_stream.h"
 #include "temp_dir_test.h"
 
 namespace dinput {
@@ -34,6 +37,58 @@ class TextLines : public test::TempDirTest {
     return path;
   }
 };
+
+// Read chunks are one transparent huge page by default, mapped at a huge-page boundary so
+// that the kernel can back them with huge pages; a returned chunk is the next one handed
+// out, and a chunk outlives its pool.
+TEST(ChunkPool, DefaultChunksLieOnHugePageBoundariesAndAreReused) {
+  constexpr size_t kHuge = size_t{2} << 20;
+  EXPECT_EQ(kDefaultChunkBytes, kHuge);
+  auto pool = make_chunk_pool(0);
+  auto a = pool->get(kDefaultChunkBytes);
+  auto b = pool->get(2 * kDefaultChunkBytes);
+  for (const auto& buf : {a, b}) {
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(buf->data()) % kHuge, 0u);
+    std::memset(buf->data(), 0x5a, buf->size());  // all of it mapped and writable
+  }
+  // Not a multiple of a huge page: mapped as before, wherever the kernel puts it.
+  auto odd = pool->get(kDefaultChunkBytes + 4096);
+  std::memset(odd->data(), 1, odd->size());
+  void* first = a->data();
+  a.reset();
+  EXPECT_EQ(pool->free_bytes(), kDefaultChunkBytes);
+  auto again = pool->get(kDefaultChunkBytes);
+  EXPECT_EQ(again->data(), first);
+  EXPECT_EQ(pool->free_bytes(), 0u);
+  pool.reset();
+  std::memset(again->data(), 2, again->size());
+  EXPECT_EQ(static_cast<const unsigned char*>(again->data())[kHuge - 1], 2);
+}
+
+// Decoder contexts given back are handed out again, most recent first; beyond
+// kKeptDecoders they are destroyed at once, and the kept ones with the pool.
+int destroyed = 0;
+void count_destroyed(void*) { ++destroyed; }
+
+TEST(ChunkPool, KeepsAFewDecodersForTheNextStreams) {
+  destroyed = 0;
+  int a = 0, b = 0, c = 0;
+  {
+    auto pool = make_chunk_pool(0);
+    EXPECT_EQ(pool->take_decoder(), nullptr);
+    pool->keep_decoder(&a, count_destroyed);
+    EXPECT_EQ(pool->take_decoder(), &a);
+    EXPECT_EQ(pool->take_decoder(), nullptr);
+    static_assert(ChunkPool::kKeptDecoders == 2, "the test keeps two");
+    pool->keep_decoder(&a, count_destroyed);
+    pool->keep_decoder(&b, count_destroyed);
+    pool->keep_decoder(&c, count_destroyed);
+    EXPECT_EQ(destroyed, 1);
+    EXPECT_EQ(pool->take_decoder(), &b);
+    pool->keep_decoder(&b, count_destroyed);
+  }
+  EXPECT_EQ(destroyed, 3);
+}
 
 std::vector<std::string> lines(const DatasetPtr& ds) {
   auto it = ds->make_iterator(IteratorContext{});

@@ -33,7 +33,9 @@ COPY_MAX_STEP_BYTES = 16 << 10
 # (wall clock, from call to call: the caller's work included) a block of BLOCK steps each
 # way, then keeps the faster way for EXPLOIT blocks, and measures again. Waiting for AHEAD
 # steps can cost more than it saves when the producer and the caller take about as long per
-# step and each much longer than a call.
+# step and each much longer than a call. Where one way took under half the other's time (as
+# copying small steps against one view per call), the other is measured 4 times less often:
+# its block costs more than the change of conditions it could catch.
 BLOCK = 64
 EXPLOIT = 14
 
@@ -50,7 +52,7 @@ class StepReader:
 
     __slots__ = ("_per_step", "_replicas", "_steps", "_infos", "_words", "_count", "_args",
                  "_flat", "_ahead", "_n", "_phase", "_left", "_t0", "_one_ns", "_copy",
-                 "_unfit", "_ahead_n")
+                 "_unfit", "_ahead_n", "_exploit")
 
     def __init__(self):
         self._per_step = None  # tensors per step (replicas x components), from the first step
@@ -60,6 +62,7 @@ class StepReader:
         self._left = 0  # steps left in the current block
         self._t0 = 0
         self._one_ns = 0.0
+        self._exploit = EXPLOIT  # blocks the faster way is kept before measuring again
         self._copy = None  # _CopyLayout: read-ahead steps are copied (take_copy)
         self._ahead_n = AHEAD  # steps per call when reading ahead
 
@@ -244,8 +247,10 @@ class StepReader:
         elif phase == 1:  # keep the faster way
             ahead_ns = (now - self._t0) / (BLOCK - self._left)
             self._n = self._ahead_n if ahead_ns < self._one_ns else 1
+            clear = 2 * min(ahead_ns, self._one_ns) < max(ahead_ns, self._one_ns)
+            self._exploit = 4 * EXPLOIT if clear else EXPLOIT
             self._phase = 2
-        elif phase < 1 + EXPLOIT:
+        elif phase < 1 + self._exploit:
             self._phase = phase + 1
         else:  # measure again
             self._n, self._phase = 1, 0

@@ -345,6 +345,33 @@ class StepsTest(unittest.TestCase):
         self.assertTrue(spy.copies)
         self.assertEqual(set(spy.order[-5:]), {_steps.AHEAD})
 
+    def test_a_much_faster_way_is_measured_against_less_often(self):
+        # Where reading ahead took under half the time of one step per call, one per call
+        # is timed again after 4 * EXPLOIT blocks instead of EXPLOIT.
+        for cost, blocks in ((lambda n: 10000 + 100 * n, 4 * _steps.EXPLOIT),
+                             (lambda n: 10000 + 9000 * n, _steps.EXPLOIT)):
+            clock = [0]
+            real_clock = _steps.perf_counter_ns
+            _steps.perf_counter_ns = lambda: clock[0]
+            try:
+                def costly(max_steps, cost=cost):
+                    clock[0] += cost(max_steps)
+
+                with Calls(before=costly) as spy:
+                    n = len(list(ahead(dist(dinput.Dataset.range(80000).batch(8)))))
+            finally:
+                _steps.perf_counter_ns = real_clock
+            self.assertEqual(n, 10000)
+            # The steps taken before each run of calls of one step.
+            starts, taken, before = [], 1, None
+            for m in spy.order:
+                if m == 1 and before != 1:
+                    starts.append(taken)
+                taken += m
+                before = m
+            period = (2 + blocks) * _steps.BLOCK
+            self.assertEqual(starts[:3], [1, 1 + period, 1 + 2 * period])
+
     def test_big_steps_are_not_read_ahead(self):
         big = np.zeros(200_000, np.float32)  # 800 KB a row: steps of 1.6 MB
         d = dist(dinput.Dataset.from_tensors(big).repeat(8).batch(2))

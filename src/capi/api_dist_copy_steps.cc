@@ -105,7 +105,7 @@ dinput_dist_iterator_copy_steps(size_t* num_steps, dinput_per_replica_t** unfit,
     char* out = static_cast<char*>(buffer);
     const size_t step_bytes = layout.tensors * layout.bytes;
     size_t taken = 0;
-    std::vector<Element>& step = it.step;  // its vectors' storage is reused from call to call
+    std::vector<Element> step;  // its vectors' storage is reused from step to step
     try {
       for (; taken < max_steps; ++taken) {
         const bool got = capi::next_element(

@@ -27,7 +27,8 @@ AHEAD_MAX_STEP_BYTES = 1 << 20
 # of them, so more steps per call pay more than for views; COPY_AHEAD * step bytes stays small.
 COPY_AHEAD = 16
 # Steps up to this many bytes are copied when read ahead: a copy of this size costs about as
-# much as the numpy views of a step it replaces.
+# much as the numpy views of a step it replaces (range(n).batch(b) over 2 replicas, load 9:
+# copying took half the time of views with 8 KiB steps, as long with 16, longer with 32).
 COPY_MAX_STEP_BYTES = 16 << 10
 # How a read-ahead iterator chooses between one step and AHEAD steps per call: it times
 # (wall clock, from call to call: the caller's work included) a block of BLOCK steps each

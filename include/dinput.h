@@ -1886,6 +1886,30 @@ DINPUT_API dinput_status_t dinput_dist_iterator_get_next_as_optional(
 DINPUT_API dinput_status_t dinput_dist_iterator_get_next_steps(
     size_t* num_steps, dinput_per_replica_t** steps, dinput_tensor_info_t* infos, size_t max_steps,
     size_t infos_per_step, dinput_dist_iterator_t* iterator);
+/** Up to max_steps steps copied into one caller buffer, for bindings that pay for every foreign
+ * call and every object made per piece (Python's ctypes and numpy) more than for copying a
+ * small step: one array made per call replaces a view per piece. A step fits when each of its
+ * tensors, T of them (the spec's components times the local replicas, in the order of
+ * dinput_per_replica_tensor_infos), is of `dtype` (fixed-size), of shape shape[0 .. rank) and
+ * in host memory (CPU or page-locked); its tensor t is copied to buffer + (s * T + t) * P for
+ * the s-th step copied, P being product(shape) * dinput_dtype_size(dtype). Sets *num_steps to
+ * the steps copied. Each step is waited for as get_next waits.
+ *  - The first step that does not fit (a batch of another size, such as a last partial one; a
+ *    CUDA tensor; a bytes component) ends the call: it is handed out whole in *unfit, an owned
+ *    value as dinput_dist_iterator_get_next returns (free it with dinput_per_replica_free),
+ *    and follows the *num_steps copied (which may be 0). Otherwise *unfit is NULL.
+ *  - INVALID_ARGUMENT naming the argument, before any step is taken: max_steps 0; dtype
+ *    DINPUT_BYTES or invalid; a negative rank or dimension; shape NULL with rank > 0;
+ *    buffer_size under max_steps * T * P; buffer NULL when that is not 0.
+ *  - A step taken is never lost: DINPUT_OUT_OF_RANGE, or a failure, comes only with
+ *    *num_steps 0 and *unfit NULL. When the data ends, or an error comes, after some steps, the
+ *    call returns DINPUT_OK with those, and the next call returns OUT_OF_RANGE, or that error.
+ *  - Every step copied or handed out counts as taken: a save (dinput_dist_iterator_save)
+ *    stands after the last of them, as after dinput_dist_iterator_get_next_steps. */
+DINPUT_API dinput_status_t
+dinput_dist_iterator_copy_steps(size_t* num_steps, dinput_per_replica_t** unfit, void* buffer,
+                                size_t buffer_size, dinput_dtype_t dtype, const int64_t* shape,
+                                int rank, size_t max_steps, dinput_dist_iterator_t* iterator);
 /** The per-replica element spec of the iterator's steps (a new spec, owned by the caller). */
 DINPUT_API dinput_status_t
 dinput_dist_iterator_element_spec(dinput_spec_t** out, const dinput_dist_iterator_t* iterator);

@@ -36,7 +36,7 @@ ctest --preset default --output-on-failure -j2 || status=1
 # The library's own test suites (CTest names ^(unit|capi|distribute|io)\.), which the
 # sanitizer stages build and run.
 suite_targets=(unit_core unit_data unit_io unit_host_only unit_cluster unit_state unit_producer unit_example
-               unit_combine unit_batching_ops unit_state_shuffle unit_errors unit_ragged unit_read_ahead capi_errors capi_tensors capi_checkpoint capi_dist_checkpoint capi_dist_steps capi_example
+               unit_combine unit_batching_ops unit_state_shuffle unit_errors unit_ragged unit_read_ahead capi_errors capi_tensors capi_checkpoint capi_dist_checkpoint capi_dist_steps capi_dist_copy_steps capi_example
                capi_datasets capi_batching capi_callbacks capi_files capi_enum_values capi_threading
                capi_transform_options capi_cluster capi_images capi_combine distribute_test store_test
                io_test capi_statistics unit_autotune capi_autotune)

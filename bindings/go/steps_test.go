@@ -3,6 +3,7 @@ package dinput
 import (
 	"errors"
 	"testing"
+	"unsafe"
 )
 
 // stepsOf takes every step of it with GetNextSteps(max), formatted as allSteps does, and
@@ -93,4 +94,65 @@ func joinSteps(steps []string) string {
 		out += s
 	}
 	return out
+}
+
+// copiedStepsOf takes every step of it with CopySteps(max) of int64 [2] pieces over 2
+// replicas, formatted as allSteps does (an unfit step as well), with the steps copied by
+// each call, the number of unfit steps and the error that ended them.
+func copiedStepsOf(t *testing.T, it *DistributedIterator, max int) ([]string, []int, int, error) {
+	t.Helper()
+	var steps []string
+	var calls []int
+	unfits := 0
+	buf := make([]byte, max*2*2*8)
+	for {
+		n, unfit, err := it.CopySteps(buf, Int64, []int64{2}, max)
+		if err != nil {
+			if n != 0 || unfit != nil {
+				t.Errorf("an error with %d steps and %v", n, unfit)
+			}
+			return steps, calls, unfits, err
+		}
+		calls = append(calls, n)
+		v := unsafe.Slice((*int64)(unsafe.Pointer(&buf[0])), max*4)
+		for s := 0; s < n; s++ {
+			steps = append(steps, formatInt64s(v[s*4:s*4+2])+" | "+formatInt64s(v[s*4+2:s*4+4]))
+		}
+		if unfit != nil {
+			unfits++
+			steps = append(steps, formatStep(t, unfit, 0))
+			unfit.Close()
+		}
+	}
+}
+
+func TestCopySteps(t *testing.T) {
+	dist := must(cpuStrategy(t, 2).DistributeDataset(rangeBatch(t, 21, 4, nil), nil))
+	want := allSteps(t, must(dist.Iterator()))
+	it := must(dist.Iterator())
+	defer it.Close()
+	steps, calls, unfits, err := copiedStepsOf(t, it, 4)
+	if !errors.Is(err, ErrOutOfRange) {
+		t.Fatalf("ended with %v", err)
+	}
+	if got := joinSteps(steps); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	// 5 steps of 2 x 2 values copied 4 and 1, the short sixth ([20] | []) handed out unfit
+	// after the fifth; OUT_OF_RANGE comes alone.
+	if len(calls) != 2 || calls[0] != 4 || calls[1] != 1 || unfits != 1 {
+		t.Errorf("calls %v, unfit %d", calls, unfits)
+	}
+	// A buffer too small for max steps takes no step.
+	again := must(dist.Iterator())
+	defer again.Close()
+	if _, _, err := again.CopySteps(make([]byte, 63), Int64, []int64{2}, 2); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("a 63-byte buffer for 64 bytes: %v", err)
+	}
+	if _, _, err := again.CopySteps(nil, Int64, []int64{2}, 0); err == nil {
+		t.Error("max 0 accepted")
+	}
+	if got := allSteps(t, again); got != want {
+		t.Errorf("after refused calls: %s", got)
+	}
 }

@@ -4,16 +4,18 @@
   python_range_batch256_2replicas_numpy
                                    range(N).batch(256) over 2 CPU replicas, as
                                    bench/bindings/c_range_batch256.c: each step's
-                                   per-replica batches handed to numpy (read-only arrays
-                                   over the library's memory, made and dropped; no value
-                                   read), through iterator(read_ahead=True); ns per
-                                   element, median of 5 epochs
+                                   per-replica batches handed to numpy (read-only arrays,
+                                   made and dropped; no value read), through
+                                   iterator(read_ahead=True), which copies these small
+                                   steps 16 per call into one array whose rows are the
+                                   batches; ns per element, median of 5 epochs
   python_range_batch256_2replicas_sum
                                    the same, and every value read: numpy's sum of each
                                    replica's batch (as the C program's loop), checked
   python_range_batch256_2replicas_numpy_one_per_call
                                    the numpy figure through iterator() (one step per call
-                                   into the library: the iterator that can save its state)
+                                   into the library, each batch a view of its memory: the
+                                   iterator that can save its state)
   python_map_callback              range(M).map(lambda x: x): ns per element of a trivial
                                    Python map function, against the same pipeline without it
   python_map_element_seq,          range(M).map(identity).batch(256), every batch summed, as

@@ -111,6 +111,20 @@ int test_values() {
             "replica %d has device type %d", r, dinput_tensor_device_type(t));
     if (gpu) REQUIRE(dinput_tensor_device_index(t) == devices[r][4] - '0', "wrong device index");
   }
+  // dinput_dist_iterator_copy_steps copies only host pieces: the next step, whose GPU
+  // replicas hold CUDA tensors, comes whole in `unfit`, none copied.
+  const dinput_tensor_t* t0 = dinput_element_get(dinput_per_replica_get(step, 0), 0);
+  std::vector<char> buffer(2 * devices.size() * dinput_tensor_byte_size(t0));
+  size_t copied = 99;
+  dinput_per_replica_t* unfit = nullptr;
+  ok(dinput_dist_iterator_copy_steps(&copied, &unfit, buffer.data(), buffer.size(),
+                                     dinput_tensor_dtype(t0), dinput_tensor_shape(t0),
+                                     dinput_tensor_rank(t0), 2, it));
+  REQUIRE(copied == 0 && unfit != nullptr, "copy_steps copied %zu steps of GPU pieces", copied);
+  REQUIRE(dinput_tensor_device_type(dinput_element_get(dinput_per_replica_get(unfit, 0), 0)) ==
+              DINPUT_DEVICE_CUDA,
+          "the unfit step's GPU replica is not in device memory");
+  dinput_per_replica_free(unfit);
   dinput_per_replica_free(step);
   dinput_dist_iterator_free(it);
   REQUIRE(a == drain(on_host), "GPU and host paths delivered different values");

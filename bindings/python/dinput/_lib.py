@@ -341,6 +341,8 @@ for _name, _res, _args in [
     # on the hot path of _steps.py.
     ("dinput_dist_iterator_get_next_steps", Status, [c_void_p, c_void_p, c_void_p, c_size_t,
                                                      c_size_t, H]),
+    ("dinput_dist_iterator_copy_steps", Status, [c_void_p, c_void_p, c_void_p, c_size_t, c_int,
+                                                 c_void_p, c_int, c_size_t, H]),
     ("dinput_dist_iterator_statistic", Status, [_P64, H, c_char_p]),
     # per-stage statistics and traces (strings returned as pointers, to be freed)
     ("dinput_string_free", None, [c_void_p]),

@@ -78,6 +78,7 @@ export decode_jpeg, decode_png, resize, center_crop, random_crop, random_resized
 export DatasetIterator, DistributedIterator, Optional, iterator, get_next, get_next_as_optional,
     has_value, get_value, statistic, cancel, save_state, iterator_from_state, describe_state
 export get_next_steps
+export copy_steps!
 export Collective, abort!, Strategy, InputOptions, DistributedDataset, PerReplica,
     InputContext, ValueContext, ReplicaContext, distribute_dataset,
     distribute_datasets_from_function, distribute_values_from_function, local_results, tensors,

@@ -334,6 +334,32 @@ function get_next_steps(it::DistributedIterator, max_steps::Integer)
     return [PerReplica(raw[i]) for i in 1:Int(n[])]
 end
 
+"""
+    copy_steps!(buf::DenseArray{T}, it::DistributedIterator, shape, max_steps::Integer)
+        -> (n, unfit::Union{PerReplica,Nothing})
+
+Up to `max_steps` steps copied into `buf` in one call into the library, for loops that want
+small steps as one block of memory: every tensor of a step (replica by replica, component by
+component) must be of element type `T` and of `shape` (dinput's order, batch first) to be
+copied, one after another in dinput's row-major layout, so that
+`reshape(buf, reverse(shape)..., tensors_per_step, max_steps)` views them batch-last (README,
+"Batch first or batch last"). Returns the number of steps copied and, when a step did not fit
+(another shape, such as a short last batch, another element type, a GPU tensor), that step
+after them; the next call goes on after it. `buf` too small for `max_steps` steps throws
+`INVALID_ARGUMENT` before any step is taken; the end of data throws `OUT_OF_RANGE`, alone.
+Every step copied or returned counts as taken for `save_state`.
+"""
+function copy_steps!(buf::DenseArray{T}, it::DistributedIterator, shape,
+                     max_steps::Integer) where {T}
+    max_steps > 0 || throw(ArgumentError("copy_steps!: max_steps must be positive"))
+    dims = Int64[d for d in shape]
+    n = Ref{Csize_t}(0)
+    unfit = Ref{Ptr{Cvoid}}(C_NULL)
+    check(LibDinput.dinput_dist_iterator_copy_steps(n, unfit, buf, sizeof(buf), _dtype_code(T),
+                                                    dims, length(dims), max_steps, it))
+    return Int(n[]), unfit[] == C_NULL ? nothing : PerReplica(unfit[])
+end
+
 element_spec(it::DistributedIterator) =
     _take_spec(_out(o -> LibDinput.dinput_dist_iterator_element_spec(o, it)))
 

@@ -1419,6 +1419,13 @@ function dinput_dist_iterator_get_next_steps(num_steps, steps, infos, max_steps,
         (Ptr{Csize_t}, Ptr{Ptr{Cvoid}}, Ptr{dinput_tensor_info_t}, Csize_t, Csize_t, Ptr{Cvoid}),
         num_steps, steps, infos, max_steps, infos_per_step, iterator)
 end
+function dinput_dist_iterator_copy_steps(num_steps, unfit, buffer, buffer_size, dtype, shape,
+                                         rank, max_steps, iterator)
+    @gcsafe_ccall(@fptr(:dinput_dist_iterator_copy_steps), Cint,
+        (Ptr{Csize_t}, Ptr{Ptr{Cvoid}}, Ptr{Cvoid}, Csize_t, Cint, Ptr{Int64}, Cint, Csize_t,
+         Ptr{Cvoid}),
+        num_steps, unfit, buffer, buffer_size, dtype, shape, rank, max_steps, iterator)
+end
 function dinput_dist_iterator_element_spec(out, iterator)
     ccall(@fptr(:dinput_dist_iterator_element_spec), Cint,
         (Ptr{Ptr{Cvoid}}, Ptr{Cvoid}),

@@ -583,6 +583,19 @@ end
         @test [replica_values(s) for s in get_next_steps(again, 5)] == steps[3:3]
     end
 
+    # copy_steps!: the full steps copied into one buffer (2 replicas of Int64[2], dinput's
+    # layout), the short last one handed out after them; a buffer too small takes no step
+    iterator(dist) do it
+        buf = fill(Int64(-1), 2 * 2 * 4)
+        n, unfit = copy_steps!(buf, it, [2], 4)
+        @test n == 2
+        @test [[buf[1:2], buf[3:4]], [buf[5:6], buf[7:8]]] == steps[1:2]
+        @test replica_values(unfit) == steps[3]
+        @test is_error(caught(() -> copy_steps!(buf, it, [2], 4)), :OUT_OF_RANGE)
+        @test is_error(caught(() -> copy_steps!(zeros(Int64, 3), iterator(dist), [2], 1)),
+                       :INVALID_ARGUMENT)
+    end
+
     # partial batches: range(9).batch(4) on 4 replicas
     dist4 = distribute_dataset(Strategy(["CPU:$i" for i in 0:3]), batch(Dataset(0:8), 4))
     steps = collect(dist4)

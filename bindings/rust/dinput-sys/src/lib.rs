@@ -1220,6 +1220,17 @@ extern "C" {
         infos_per_step: usize,
         iterator: *mut dinput_dist_iterator_t,
     ) -> dinput_status_t;
+    pub fn dinput_dist_iterator_copy_steps(
+        num_steps: *mut usize,
+        unfit: *mut *mut dinput_per_replica_t,
+        buffer: *mut c_void,
+        buffer_size: usize,
+        dtype: dinput_dtype_t,
+        shape: *const i64,
+        rank: c_int,
+        max_steps: usize,
+        iterator: *mut dinput_dist_iterator_t,
+    ) -> dinput_status_t;
     pub fn dinput_dist_iterator_element_spec(
         out: *mut *mut dinput_spec_t,
         iterator: *const dinput_dist_iterator_t,

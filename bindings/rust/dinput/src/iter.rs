@@ -28,6 +28,7 @@ use dinput_sys as sys;
 use crate::distribute::PerReplica;
 use crate::element::{Element, Spec};
 use crate::error::{c_string, check, out_handle, Code, Result};
+use crate::tensor::Scalar;
 
 /// An owned C iterator handle, shared by an iterator and its cancellers; freed with the
 /// last of them.
@@ -337,6 +338,46 @@ impl DistIterator {
             // SAFETY: the first n entries are new per-replica handles we own, none null.
             .map(|&p| unsafe { PerReplica::from_owned(NonNull::new_unchecked(p)) })
             .collect())
+    }
+
+    /// Up to `max_steps` steps copied into `buf` (`dinput_dist_iterator_copy_steps`), for
+    /// callers that want small steps as one block of memory: the tensor `t` (replica by
+    /// replica, component by component) of the `s`-th step copied starts at element
+    /// `(s * T + t) * P` of `buf`, `T` being the replicas times the components and `P` the
+    /// product of `shape`. Returns the steps copied and, when a step did not fit (another
+    /// shape, such as a short last batch, another dtype than `T`'s, a GPU tensor), that step
+    /// after them; the next call goes on after it. `buf` shorter than `max_steps` steps, or
+    /// `max_steps` 0, is [`Code::InvalidArgument`] before any step is taken; the end of data
+    /// is `Err` with [`Code::OutOfRange`], alone. Every step copied or returned counts as taken
+    /// for [`save_state`](Self::save_state).
+    pub fn copy_steps<T: Scalar>(
+        &mut self,
+        buf: &mut [T],
+        shape: &[i64],
+        max_steps: usize,
+    ) -> Result<(usize, Option<PerReplica>)> {
+        let rank = std::ffi::c_int::try_from(shape.len())
+            .map_err(|_| crate::Error::invalid_argument(format!("rank {} is too large", shape.len())))?;
+        let mut n = 0usize;
+        let mut unfit: *mut sys::dinput_per_replica_t = std::ptr::null_mut();
+        // SAFETY: buf is valid for writes of its whole size in bytes and shape for reads of
+        // rank values; the library checks that buf holds max_steps steps before it writes;
+        // self.raw is live and exclusively borrowed.
+        check(unsafe {
+            sys::dinput_dist_iterator_copy_steps(
+                &mut n,
+                &mut unfit,
+                buf.as_mut_ptr().cast(),
+                std::mem::size_of_val(buf),
+                T::DTYPE.raw(),
+                shape.as_ptr(),
+                rank,
+                max_steps,
+                self.raw.as_ptr(),
+            )
+        })?;
+        // SAFETY: a non-null unfit is a new per-replica handle we own.
+        Ok((n, NonNull::new(unfit).map(|p| unsafe { PerReplica::from_owned(p) })))
     }
 
     /// The per-replica element spec.

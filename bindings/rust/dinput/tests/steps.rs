@@ -67,3 +67,39 @@ fn save_after_a_call_restores_after_its_last_step() {
     assert_eq!(got, rest);
     assert_eq!(end.code(), Code::OutOfRange);
 }
+
+/// Every step by copy_steps(max) of i64 [2] pieces: the steps (an unfit one as well), the
+/// steps copied by each call, the unfit steps and the error that ended them.
+fn copied(it: &mut DistIterator, max: usize) -> (Vec<Vec<Vec<i64>>>, Vec<usize>, usize, dinput::Error) {
+    let (mut steps, mut calls, mut unfits) = (Vec::new(), Vec::new(), 0);
+    let mut buf = vec![-1i64; max * 2 * 2];
+    loop {
+        match it.copy_steps(&mut buf, &[2], max) {
+            Ok((n, unfit)) => {
+                calls.push(n);
+                steps.extend(buf[..n * 4].chunks(4).map(|s| vec![s[..2].to_vec(), s[2..].to_vec()]));
+                if let Some(step) = unfit {
+                    unfits += 1;
+                    steps.push(values(&step));
+                }
+            }
+            Err(e) => return (steps, calls, unfits, e),
+        }
+    }
+}
+
+#[test]
+fn copied_steps_are_those_of_get_next() {
+    let d = dist(&Dataset::range(0, 21, 1).unwrap().batch(4, false).unwrap());
+    let want: Vec<_> = d.iter().unwrap().map(|s| values(&s.unwrap())).collect();
+    let (got, calls, unfits, end) = copied(&mut d.iter().unwrap(), 4);
+    assert_eq!(got, want);
+    // 5 steps of 2 x 2 copied 4 and 1, the short sixth handed out after them.
+    assert_eq!((calls, unfits), (vec![4, 1], 1));
+    assert_eq!(end.code(), Code::OutOfRange);
+    // Too small a buffer, another dtype: refused before any step, or every step unfit.
+    let mut it = d.iter().unwrap();
+    assert_eq!(it.copy_steps(&mut [0i64; 7], &[2], 2).unwrap_err().code(), Code::InvalidArgument);
+    let (n, unfit) = it.copy_steps(&mut [0f64; 8], &[2], 2).unwrap();
+    assert_eq!((n, unfit.map(|s| values(&s))), (0, Some(want[0].clone())));
+}

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <thread>
 #include <utility>
 
 #include "core/quote.h"
@@ -214,6 +215,97 @@ class FileRecordIterator final : public Iterator {
     hand_out();  // the records before an error first
     if (error_) std::rethrow_exception(error_);
     return done;
+  }
+
+  // The run's second part is passed over by a second iterator over the same files, opened at
+  // `state`, on a thread of its own; this one passes over the first part meanwhile, checks
+  // that it ends where the second part begins, then hands out the second part's records and
+  // goes on from where that part ended. Errors come in the order of the run: the first
+  // part's, then the second's (opening it at `state` included). A state at the start of a
+  // file (which this iterator reaches at the end of the file before it, so the two would not
+  // compare) or one CPU: the two parts in turn on this thread.
+  int64_t select_split(int64_t n, const std::vector<int64_t>& keep, const Take& take, int64_t at,
+                       const std::string& state) override {
+    static const bool parallel = std::thread::hardware_concurrency() > 1;
+    if (!parallel || at <= 0 || at >= n || pos_ < ready_.size()) return select(n, keep, take);
+    const auto first_keep =
+        static_cast<size_t>(std::lower_bound(keep.begin(), keep.end(), at) - keep.begin());
+    std::vector<int64_t> second_keep;
+    second_keep.reserve(keep.size() - first_keep);
+    for (size_t k = first_keep; k < keep.size(); ++k) second_keep.push_back(keep[k] - at);
+    struct Kept {
+      Element element;
+      Position at;
+      size_t size;
+    };
+    std::vector<Kept> kept;
+    kept.reserve(second_keep.size());
+    FileRecordIterator part(what_, files_, open_, nullptr, stats_, framing_);
+    bool split = false;  // the second part was passed over by `part`
+    Position from;       // where it began
+    int64_t second_got = 0;
+    std::exception_ptr second_error;
+    std::thread worker([&] {
+      try {
+        StateReader in(state, 0, what_);
+        part.restore(in);
+        in.finish();
+        if (!part.source_) return;
+        split = true;
+        from = part.parsing_;
+        second_got = part.select(n - at, second_keep, [&](size_t, Element& e) {
+          const size_t size = e.at(0).string(0).size();
+          kept.push_back(Kept{std::move(e), part.last_, size});
+        });
+      } catch (...) {
+        second_error = std::current_exception();
+      }
+    });
+    struct Join {
+      std::thread& t;
+      ~Join() {
+        if (t.joinable()) t.join();
+      }
+    } join{worker};
+    const int64_t got =
+        select(at, std::vector<int64_t>(keep.begin(), keep.begin() + first_keep), take);
+    worker.join();
+    if (got < at) return got;  // the data ended before the second part: that part is moot
+    if (second_error) {
+      if (!split) std::rethrow_exception(second_error);  // the state did not open
+    } else if (!split) {
+      return at +
+             select(n - at, second_keep, [&](size_t k, Element& e) { take(first_keep + k, e); });
+    }
+    if (parsing_.file != from.file || parsing_.record != from.record ||
+        parsing_.offset != from.offset)
+      raise(Code::kDataLoss, what_, ": restoring the iterator state: the records read again reach ",
+            "record ", parsing_.record, " at byte offset ", parsing_.offset, " of ",
+            quoted(files_[static_cast<size_t>(parsing_.file)]), " where the state says record ",
+            from.record, " at byte offset ", from.offset, " of ",
+            quoted(files_[static_cast<size_t>(from.file)]),
+            " (did the files change since the save?)");
+    // Go on as the second part ended.
+    source_ = std::move(part.source_);
+    parsing_ = part.parsing_;
+    file_index_ = part.file_index_;
+    path_ = std::move(part.path_);
+    finished_ = part.finished_;
+    error_ = part.error_;
+    skipped_ = part.skipped_;
+    skipped_bytes_ = part.skipped_bytes_;
+    group_ = 1;
+    int64_t bytes = 0;
+    for (size_t j = 0; j < kept.size(); ++j) {
+      last_ = kept[j].at;
+      bytes += static_cast<int64_t>(kept[j].size);
+      take(first_keep + j, kept[j].element);
+    }
+    if (stage_bytes_)  // counted by `part` in every figure but this stage's bytes
+      stage_bytes_->store(stage_bytes_->load(std::memory_order_relaxed) + bytes,
+                          std::memory_order_relaxed);
+    if (second_error) std::rethrow_exception(second_error);
+    return at + second_got;
   }
 
   // The record's size is at hand where it is delivered; reading it back from the element

@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <thread>
 #include <utility>
 
+#include "core/immortal.h"
 #include "core/quote.h"
 #include "core/status.h"
 #include "core/tensor_ops.h"
@@ -23,13 +25,68 @@ namespace {
 // Memory for the records a restore keeps: 2 MiB, aligned to 2 MiB and asked to be backed by a
 // huge page (MADV_HUGEPAGE: the kernel decides). The ten megabytes of records a shuffle's
 // restore copies out of the pass then fault in a few pages at a time instead of one per
-// 4 KiB, which was most of what a kept record cost. An arena lives as long as the last of its
-// records: a shuffle's restored buffer holds on to them for a while, as it did to the smaller
-// arenas. make() gives nullptr when the memory cannot be mapped (the caller uses the heap).
+// 4 KiB, which was most of what a kept record cost. Freed arenas are kept for the next
+// restore, up to kKept (none in AddressSanitizer builds, so that a use after free is still
+// reported), as the heap would keep smaller ones. An arena lives as long as the last of its
+// records: a shuffle's restored buffer holds on to them for a while, as it did to the
+// smaller arenas. make() gives nullptr when the memory cannot be mapped (the caller uses the
+// heap).
+#if defined(__SANITIZE_ADDRESS__)
+#define DINPUT_KEEP_HUGE_ARENAS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DINPUT_KEEP_HUGE_ARENAS 0
+#endif
+#endif
+#ifndef DINPUT_KEEP_HUGE_ARENAS
+#define DINPUT_KEEP_HUGE_ARENAS 1
+#endif
 class HugeArena final : public Buffer {
  public:
   static constexpr size_t kBytes = size_t{2} << 20;
+  static constexpr size_t kKept = DINPUT_KEEP_HUGE_ARENAS ? 8 : 0;
+
   static std::shared_ptr<Buffer> make() {
+    void* data = nullptr;
+    {
+      Kept& kept = kept_arenas();
+      std::lock_guard<std::mutex> lock(kept.mu);
+      if (kept.count > 0) data = kept.arenas[--kept.count];
+    }
+    if (!data) data = map();
+    if (!data) return nullptr;
+    try {
+      return std::make_shared<HugeArena>(data, kBytes);
+    } catch (...) {
+      ::munmap(data, kBytes);
+      throw;
+    }
+  }
+  HugeArena(void* data, size_t size) : Buffer(data, size, MemoryKind::kHost, -1) {}
+  ~HugeArena() override {
+    {
+      Kept& kept = kept_arenas();
+      std::lock_guard<std::mutex> lock(kept.mu);
+      if (kept.count < kKept) {
+        kept.arenas[kept.count++] = data_;
+        return;
+      }
+    }
+    ::munmap(data_, size_);
+  }
+
+ private:
+  struct Kept {
+    std::mutex mu;
+    void* arenas[kKept > 0 ? kKept : 1];
+    size_t count = 0;
+  };
+  // Never destroyed: records may be freed after the static destructors have run at exit.
+  static Kept& kept_arenas() {
+    static Immortal<Kept> kept;
+    return kept.get();
+  }
+  static void* map() {
     void* p =
         ::mmap(nullptr, 2 * kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return nullptr;
@@ -42,15 +99,8 @@ class HugeArena final : public Buffer {
 #ifdef MADV_HUGEPAGE
     ::madvise(data, kBytes, MADV_HUGEPAGE);
 #endif
-    try {
-      return std::make_shared<HugeArena>(data, kBytes);
-    } catch (...) {
-      ::munmap(data, kBytes);
-      throw;
-    }
+    return data;
   }
-  HugeArena(void* data, size_t size) : Buffer(data, size, MemoryKind::kHost, -1) {}
-  ~HugeArena() override { ::munmap(data_, size_); }
 };
 
 // Reads the records of a list of files, in order.

@@ -656,6 +656,18 @@ TEST_F(ShuffleRestore, ASectionWithoutTheSplitRestores) {
   Error e =
       error_of([&] { restored_rest(ds, with_body(body.substr(0, split_at) + moved.data())); });
   EXPECT_EQ(e.code(), Code::kDataLoss) << e.what();
+  // A split cut short (its position without the input's state), one outside the run, and one
+  // whose input state is not a records section: DATA_LOSS, not a restore of another stream.
+  StateWriter cut, outside, garbled;
+  cut.i64(middle);
+  outside.i64(middle + 100000);
+  outside.bytes(middle_state);
+  garbled.i64(middle);
+  garbled.bytes("not a section");
+  for (const StateWriter* w : {&cut, &outside, &garbled}) {
+    e = error_of([&] { restored_rest(ds, with_body(body.substr(0, split_at) + w->data())); });
+    EXPECT_EQ(e.code(), Code::kDataLoss) << e.what();
+  }
 }
 
 }  // namespace

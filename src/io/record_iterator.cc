@@ -579,8 +579,8 @@ class FileRecordIterator final : public Iterator {
     t.set_string_view(0, dst, view.size, owner);
   }
   // The record's bytes in arena_ (which holds them from then on). A restore's select() keeps
-  // thousands of records (a shuffle buffer's worth): its arenas are huge-page arenas, where
-  // the memory is there (HugeArena).
+  // thousands of records (a shuffle buffer's worth): its arenas are HugeArenas, which fault in
+  // a few pages for all of them.
   const char* copy_to_arena(const RecordView& view, bool restore = false) {
     if (!arena_ || arena_->size() - arena_used_ < view.size) {
       arena_ = restore && view.size <= HugeArena::kBytes / 8 ? HugeArena::make() : nullptr;

@@ -33,6 +33,11 @@ int64_t Iterator::select(int64_t n, const std::vector<int64_t>& keep, const Take
   return done < n ? done + skip(n - done) : done;
 }
 
+int64_t Iterator::select_split(int64_t n, const std::vector<int64_t>& keep, const Take& take,
+                               int64_t /*at*/, const std::string& /*state*/) {
+  return select(n, keep, take);
+}
+
 Iterator::Address Iterator::last_address() const {
   raise(Code::kInternal, "last_address: this iterator gives no addresses");
 }

@@ -7,6 +7,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/element.h"
@@ -53,6 +54,13 @@ class Iterator {
   // the whole run in one pass and pack the kept records together.
   using Take = std::function<void(size_t k, Element& e)>;
   virtual int64_t select(int64_t n, const std::vector<int64_t>& keep, const Take& take);
+  // select() where the caller also knows this iterator's state `at` elements on (0 < at < n;
+  // `state`: what save() wrote there, perhaps in another process): a source may pass over
+  // [at, n) on a thread of its own while this thread passes over [0, at), then continue
+  // from where the second part ended. take() is called on this thread, in order, as
+  // select() calls it. The default is select(), ignoring the hint.
+  virtual int64_t select_split(int64_t n, const std::vector<int64_t>& keep, const Take& take,
+                               int64_t at, const std::string& state);
 
   // Where an element can be read again on its own: an index into the source's file list and
   // the byte offset of the record in that file. Only sources that say addressable() give
@@ -72,6 +80,8 @@ class Iterator {
   virtual void read_at(const Address& at, Element& out);
   // Reads the elements at the addresses `at` as read_at() would, handing each to
   // take(k, element) in order (k: its index in `at`). Sources read neighbours together.
+  // Neither form moves the iterator: a restore calls this one on a thread of its own while
+  // its thread calls select() or select_split().
   virtual void read_at(const std::vector<Address>& at, const Take& take);
 
   // The per-stage statistics (data/stage_stats.h) measure the payload bytes of what a stage

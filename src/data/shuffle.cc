@@ -9,7 +9,11 @@
 // back: the elements held longer than that (a few hundred of the buffer's) are saved as
 // their addresses and read one by one.
 #include <algorithm>
+#include <exception>
 #include <random>
+#include <string>
+#include <thread>
+#include <utility>
 
 #include "core/seed.h"
 #include "data/input_snapshots.h"
@@ -95,7 +99,8 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
       const InputSnapshots::Snapshot& base = snapshots_.at_or_before(save_point(older));
       s.i64(base.position);
       s.bytes(base.state);
-      save_stragglers(s, base.position, older);
+      const size_t addresses = save_stragglers(s, base.position, older);
+      save_split(s, base.position, addresses);
     });
   }
 
@@ -127,10 +132,22 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
     buffer_.assign(index_.size(), Element());
     address_.assign(addressable_ ? index_.size() : 0, Address());
     // The elements held since before the snapshot, by their addresses.
-    size_t next_wanted = restore_stragglers(s, wanted, position);
+    const std::vector<Address> addresses = restore_stragglers(s, wanted, position);
+    size_t next_wanted = addresses.size();
+    // Where the run may be split (save_split); absent from states saved before it existed.
+    int64_t split = 0;
+    std::string split_state;
+    if (!s.at_end()) {
+      split = s.i64_in("middle of the run", position + 1, std::max(position + 1, read - 1));
+      split_state = s.bytes("the input's state in the middle of the run");
+    }
     s.finish();
     if (next_wanted < wanted.size() && wanted[next_wanted].first < position)
       s.corrupt("the input's saved position is after an element the buffer held");
+    // They are read on a thread of their own while this one passes over the run below:
+    // reading by address does not move the input (Iterator::read_at), and each fills slots
+    // of its own. Its error, if any, is raised first, as when they were read before the run.
+    StragglerReader stragglers(*this, addresses, wanted);
     // Read the input again from the snapshot up to where the saved shuffle had read,
     // keeping the elements that were in the buffer and passing over the others.
     auto ended = [&](int64_t at) {
@@ -146,10 +163,20 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
     // through the cache, and writes to random slots during it would miss every time.
     std::vector<Element> kept(keep.size());
     std::vector<Address> kept_at(addressable_ ? keep.size() : 0);
-    const int64_t got = input_->select(read - position, keep, [&](size_t k, Element& e) {
-      kept[k] = std::move(e);
-      if (addressable_) kept_at[k] = input_->last_address();
-    });
+    int64_t got = 0;
+    try {
+      const Iterator::Take take = [&](size_t k, Element& e) {
+        kept[k] = std::move(e);
+        if (addressable_) kept_at[k] = input_->last_address();
+      };
+      got = split > 0 && split < read
+                ? input_->select_split(read - position, keep, take, split - position, split_state)
+                : input_->select(read - position, keep, take);
+    } catch (...) {
+      stragglers.finish();  // its error first
+      throw;
+    }
+    stragglers.finish();
     if (got < read - position) ended(position + got);
     for (size_t k = 0; k < kept.size(); ++k) {
       const size_t slot = wanted[next_wanted + k].second;
@@ -322,26 +349,45 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
   // marker kPackedAddresses, their count, then the addresses (AddressCoder). Without any, a
   // count of 0 alone, as before the marker existed. `older`: what save_point() gave, which
   // holds them first.
-  void save_stragglers(StateWriter& s, int64_t position,
-                       const std::vector<std::pair<int64_t, size_t>>& older) const {
+  size_t save_stragglers(StateWriter& s, int64_t position,
+                         const std::vector<std::pair<int64_t, size_t>>& older) const {
     size_t count = 0;
     while (count < older.size() && older[count].first < position) ++count;
     if (count == 0) {
       s.u64(0);
-      return;
+      return 0;
     }
     s.u64(kPackedAddresses);
     s.u64(count);
     AddressCoder coder;
     for (size_t k = 0; k < count; ++k) coder.put(s, older[k].first, address_[older[k].second]);
+    return count;
   }
 
-  // Reads what save_stragglers wrote and each of those elements into its slot; `wanted` is
-  // the buffer's (input index, slot) pairs by index. Returns how many of them were read.
-  // Also reads the form written before kPackedAddresses (a count, then per element the
-  // differences of input index, file and offset from the element before).
-  size_t restore_stragglers(StateReader& s, const std::vector<std::pair<int64_t, size_t>>& wanted,
-                            int64_t position) {
+  // Over an addressable input, where a restore splits the run it reads again, [position,
+  // read_), between two threads (Iterator::select_split): the position and the input's state
+  // of the snapshot near the point that leaves the second thread as much work as the first,
+  // counting the `addresses` read meanwhile on a third (one costs about as much as passing
+  // over kAddressRecords records). Written after the addresses, and only for a run of at
+  // least kSplitAbove elements.
+  void save_split(StateWriter& s, int64_t position, size_t addresses) const {
+    const int64_t n = read_ - position;
+    if (!addressable_ || n < kSplitAbove) return;
+    const int64_t weighted = n + kAddressRecords * static_cast<int64_t>(addresses);
+    const int64_t target = position + std::min(n - 1, weighted / 2);
+    const InputSnapshots::Snapshot& mid = snapshots_.at_or_before(target);
+    if (mid.position <= position || mid.position >= read_) return;
+    s.i64(mid.position);
+    s.bytes(mid.state);
+  }
+
+  // Reads what save_stragglers wrote: the addresses of the first elements of `wanted` (the
+  // buffer's (input index, slot) pairs by index), as many as were saved. Also reads the form
+  // written before kPackedAddresses (a count, then per element the differences of input
+  // index, file and offset from the element before).
+  std::vector<Address> restore_stragglers(StateReader& s,
+                                          const std::vector<std::pair<int64_t, size_t>>& wanted,
+                                          int64_t position) {
     // Absent from states saved before addresses existed.
     uint64_t count = s.at_end() ? 0 : s.u64("stragglers");
     const bool packed = count == kPackedAddresses;
@@ -369,12 +415,42 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
       at[k].offset =
           (k == 0 ? 0 : at[k - 1].offset) + static_cast<uint64_t>(s.i64("straggler's offset"));
     }
-    input_->read_at(at, [&](size_t k, Element& e) {
-      buffer_[wanted[k].second] = std::move(e);
-      address_[wanted[k].second] = at[k];
-    });
-    return static_cast<size_t>(count);
+    return at;
   }
+
+  // Reads the elements at `at` into their slots (wanted[k].second for at[k]) on a thread of
+  // its own, started at construction; finish() waits for it and raises its error. The
+  // destructor waits too (without raising), so no path leaves the thread running.
+  class StragglerReader {
+   public:
+    StragglerReader(ShuffleIterator& shuffle, const std::vector<Address>& at,
+                    const std::vector<std::pair<int64_t, size_t>>& wanted) {
+      if (at.empty()) return;
+      thread_ = std::thread([&shuffle, &at, &wanted, this] {
+        try {
+          shuffle.input_->read_at(at, [&](size_t k, Element& e) {
+            shuffle.buffer_[wanted[k].second] = std::move(e);
+            shuffle.address_[wanted[k].second] = at[k];
+          });
+        } catch (...) {
+          error_ = std::current_exception();
+        }
+      });
+    }
+    ~StragglerReader() {
+      if (thread_.joinable()) thread_.join();
+    }
+    StragglerReader(const StragglerReader&) = delete;
+    StragglerReader& operator=(const StragglerReader&) = delete;
+    void finish() {
+      if (thread_.joinable()) thread_.join();
+      if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+    }
+
+   private:
+    std::thread thread_;
+    std::exception_ptr error_;
+  };
 
   // The draws of next() on input indices alone: leaves index_ as the saved buffer's slots
   // and rng_ where the saved generator was.
@@ -416,6 +492,10 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
   // are cheaper to read again in the run.
   static constexpr int64_t kSpanEighths = 18;
   static constexpr size_t kAddressBytes = 2048;
+  // A restore splits a run of this many elements or more between two threads, and counts a
+  // read by address as this many elements passed over (1 KiB records) in balancing them.
+  static constexpr int64_t kSplitAbove = 4096;
+  static constexpr int64_t kAddressRecords = 7;
   // Starts the addresses' form of save_stragglers: a count no buffer reaches, which readers
   // older than that form refuse (DATA_LOSS) rather than misread.
   static constexpr uint64_t kPackedAddresses = ~uint64_t{0};

@@ -130,6 +130,10 @@ class StageIterator final : public Iterator {
   int64_t select(int64_t n, const std::vector<int64_t>& keep, const Take& take) override {
     return inner_->select(n, keep, take);
   }
+  int64_t select_split(int64_t n, const std::vector<int64_t>& keep, const Take& take, int64_t at,
+                       const std::string& state) override {
+    return inner_->select_split(n, keep, take, at, state);
+  }
   bool addressable() const override { return inner_->addressable(); }
   Address last_address() const override { return inner_->last_address(); }
   void read_at(const Address& at, Element& out) override { inner_->read_at(at, out); }

@@ -1,12 +1,17 @@
 #include "io/record_iterator.h"
 
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <exception>
+#include <mutex>
+#include <thread>
 #include <utility>
 
+#include "core/immortal.h"
 #include "core/quote.h"
 #include "core/status.h"
 #include "core/tensor_ops.h"
@@ -16,6 +21,87 @@
 namespace dinput {
 
 namespace {
+
+// Memory for the records a restore keeps: 2 MiB, aligned to 2 MiB and asked to be backed by a
+// huge page (MADV_HUGEPAGE: the kernel decides). The ten megabytes of records a shuffle's
+// restore copies out of the pass then fault in a few pages at a time instead of one per
+// 4 KiB, which was most of what a kept record cost. Freed arenas are kept for the next
+// restore, up to kKept (none in AddressSanitizer builds, so that a use after free is still
+// reported), as the heap would keep smaller ones. An arena lives as long as the last of its
+// records: a shuffle's restored buffer holds on to them for a while, as it did to the
+// smaller arenas. make() gives nullptr when the memory cannot be mapped (the caller uses the
+// heap).
+#if defined(__SANITIZE_ADDRESS__)
+#define DINPUT_KEEP_HUGE_ARENAS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DINPUT_KEEP_HUGE_ARENAS 0
+#endif
+#endif
+#ifndef DINPUT_KEEP_HUGE_ARENAS
+#define DINPUT_KEEP_HUGE_ARENAS 1
+#endif
+class HugeArena final : public Buffer {
+ public:
+  static constexpr size_t kBytes = size_t{2} << 20;
+  static constexpr size_t kKept = DINPUT_KEEP_HUGE_ARENAS ? 8 : 0;
+
+  static std::shared_ptr<Buffer> make() {
+    void* data = nullptr;
+    {
+      Kept& kept = kept_arenas();
+      std::lock_guard<std::mutex> lock(kept.mu);
+      if (kept.count > 0) data = kept.arenas[--kept.count];
+    }
+    if (!data) data = map();
+    if (!data) return nullptr;
+    try {
+      return std::make_shared<HugeArena>(data, kBytes);
+    } catch (...) {
+      ::munmap(data, kBytes);
+      throw;
+    }
+  }
+  HugeArena(void* data, size_t size) : Buffer(data, size, MemoryKind::kHost, -1) {}
+  ~HugeArena() override {
+    {
+      Kept& kept = kept_arenas();
+      std::lock_guard<std::mutex> lock(kept.mu);
+      if (kept.count < kKept) {
+        kept.arenas[kept.count++] = data_;
+        return;
+      }
+    }
+    ::munmap(data_, size_);
+  }
+
+ private:
+  struct Kept {
+    std::mutex mu;
+    void* arenas[kKept > 0 ? kKept : 1];
+    size_t count = 0;
+  };
+  // Never destroyed: records may be freed after the static destructors have run at exit.
+  static Kept& kept_arenas() {
+    static Immortal<Kept> kept;
+    return kept.get();
+  }
+  static void* map() {
+    void* p =
+        ::mmap(nullptr, 2 * kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return nullptr;
+    const auto base = reinterpret_cast<uintptr_t>(p);
+    const uintptr_t aligned = (base + kBytes - 1) & ~uintptr_t{kBytes - 1};
+    if (aligned > base) ::munmap(p, aligned - base);
+    if (aligned + kBytes < base + 2 * kBytes)
+      ::munmap(reinterpret_cast<void*>(aligned + kBytes), base + kBytes - aligned);
+    void* data = reinterpret_cast<void*>(aligned);
+#ifdef MADV_HUGEPAGE
+    ::madvise(data, kBytes, MADV_HUGEPAGE);
+#endif
+    return data;
+  }
+};
 
 // Reads the records of a list of files, in order.
 //
@@ -198,7 +284,7 @@ class FileRecordIterator final : public Iterator {
           if ((*view.owner)->size() == parsing_.file_size && parsing_.file_size > 0)
             storage->set_view(used, view.data, view.size, *view.owner);
           else
-            storage->set_view(used, copy_to_arena(view), view.size, arena_);
+            storage->set_view(used, copy_to_arena(view, /*restore=*/true), view.size, arena_);
           t = Tensor(DType::kBytes, Shape(), storage, used++);
         }
         ready_.push_back(Ready{std::move(t), view.size, skipped_, skipped_bytes_, at});
@@ -214,6 +300,97 @@ class FileRecordIterator final : public Iterator {
     hand_out();  // the records before an error first
     if (error_) std::rethrow_exception(error_);
     return done;
+  }
+
+  // The run's second part is passed over by a second iterator over the same files, opened at
+  // `state`, on a thread of its own; this one passes over the first part meanwhile, checks
+  // that it ends where the second part begins, then hands out the second part's records and
+  // goes on from where that part ended. Errors come in the order of the run: the first
+  // part's, then the second's (opening it at `state` included). A state at the start of a
+  // file (which this iterator reaches at the end of the file before it, so the two would not
+  // compare) or one CPU: the two parts in turn on this thread.
+  int64_t select_split(int64_t n, const std::vector<int64_t>& keep, const Take& take, int64_t at,
+                       const std::string& state) override {
+    static const bool parallel = std::thread::hardware_concurrency() > 1;
+    if (!parallel || at <= 0 || at >= n || pos_ < ready_.size()) return select(n, keep, take);
+    const auto first_keep =
+        static_cast<size_t>(std::lower_bound(keep.begin(), keep.end(), at) - keep.begin());
+    std::vector<int64_t> second_keep;
+    second_keep.reserve(keep.size() - first_keep);
+    for (size_t k = first_keep; k < keep.size(); ++k) second_keep.push_back(keep[k] - at);
+    struct Kept {
+      Element element;
+      Position at;
+      size_t size;
+    };
+    std::vector<Kept> kept;
+    kept.reserve(second_keep.size());
+    FileRecordIterator part(what_, files_, open_, nullptr, stats_, framing_);
+    bool split = false;  // the second part was passed over by `part`
+    Position from;       // where it began
+    int64_t second_got = 0;
+    std::exception_ptr second_error;
+    std::thread worker([&] {
+      try {
+        StateReader in(state, 0, what_);
+        part.restore(in);
+        in.finish();
+        if (!part.source_) return;
+        split = true;
+        from = part.parsing_;
+        second_got = part.select(n - at, second_keep, [&](size_t, Element& e) {
+          const size_t size = e.at(0).string(0).size();
+          kept.push_back(Kept{std::move(e), part.last_, size});
+        });
+      } catch (...) {
+        second_error = std::current_exception();
+      }
+    });
+    struct Join {
+      std::thread& t;
+      ~Join() {
+        if (t.joinable()) t.join();
+      }
+    } join{worker};
+    const int64_t got =
+        select(at, std::vector<int64_t>(keep.begin(), keep.begin() + first_keep), take);
+    worker.join();
+    if (got < at) return got;  // the data ended before the second part: that part is moot
+    if (second_error) {
+      if (!split) std::rethrow_exception(second_error);  // the state did not open
+    } else if (!split) {
+      return at +
+             select(n - at, second_keep, [&](size_t k, Element& e) { take(first_keep + k, e); });
+    }
+    if (parsing_.file != from.file || parsing_.record != from.record ||
+        parsing_.offset != from.offset)
+      raise(Code::kDataLoss, what_, ": restoring the iterator state: the records read again reach ",
+            "record ", parsing_.record, " at byte offset ", parsing_.offset, " of ",
+            quoted(files_[static_cast<size_t>(parsing_.file)]), " where the state says record ",
+            from.record, " at byte offset ", from.offset, " of ",
+            quoted(files_[static_cast<size_t>(from.file)]),
+            " (did the files change since the save?)");
+    // Go on as the second part ended.
+    source_ = std::move(part.source_);
+    parsing_ = part.parsing_;
+    file_index_ = part.file_index_;
+    path_ = std::move(part.path_);
+    finished_ = part.finished_;
+    error_ = part.error_;
+    skipped_ = part.skipped_;
+    skipped_bytes_ = part.skipped_bytes_;
+    group_ = 1;
+    int64_t bytes = 0;
+    for (size_t j = 0; j < kept.size(); ++j) {
+      last_ = kept[j].at;
+      bytes += static_cast<int64_t>(kept[j].size);
+      take(first_keep + j, kept[j].element);
+    }
+    if (stage_bytes_)  // counted by `part` in every figure but this stage's bytes
+      stage_bytes_->store(stage_bytes_->load(std::memory_order_relaxed) + bytes,
+                          std::memory_order_relaxed);
+    if (second_error) std::rethrow_exception(second_error);
+    return at + second_got;
   }
 
   // The record's size is at hand where it is delivered; reading it back from the element
@@ -401,10 +578,13 @@ class FileRecordIterator final : public Iterator {
     std::shared_ptr<const Buffer> owner = arena_;
     t.set_string_view(0, dst, view.size, owner);
   }
-  // The record's bytes in arena_ (which holds them from then on).
-  const char* copy_to_arena(const RecordView& view) {
+  // The record's bytes in arena_ (which holds them from then on). A restore's select() keeps
+  // thousands of records (a shuffle buffer's worth): its arenas are HugeArenas, which fault in
+  // a few pages for all of them.
+  const char* copy_to_arena(const RecordView& view, bool restore = false) {
     if (!arena_ || arena_->size() - arena_used_ < view.size) {
-      arena_ = allocate_host(std::max(kArenaBytes, view.size));
+      arena_ = restore && view.size <= HugeArena::kBytes / 8 ? HugeArena::make() : nullptr;
+      if (!arena_) arena_ = allocate_host(std::max(kArenaBytes, view.size));
       arena_used_ = 0;
     }
     char* dst = static_cast<char*>(arena_->data()) + arena_used_;

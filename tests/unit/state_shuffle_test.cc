@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -480,6 +481,192 @@ TEST_F(ShuffleRestore, RecordIteratorSelectsAsSkipAndNextWould) {
       EXPECT_EQ(index_of(got[1]), 299);
       EXPECT_FALSE(it->next(e));
     }
+  }
+}
+
+// select_split() with the records iterator's state `at` elements on passes over the two
+// parts on two threads and hands out the same records in the same order as select(), with
+// their addresses, whether the middle lies inside a file or at the start of one (the two
+// parts then run in turn), and goes on after the run; a middle that does not lie where the
+// first part ends is DATA_LOSS, and so is the first part's damage before the second's.
+TEST_F(ShuffleRestore, RecordIteratorSelectsInTwoPartsAsInOne) {
+  std::vector<std::string> files = {records("a", Compression::kNone, 0, 130),
+                                    records("b", Compression::kNone, 130, 0),
+                                    records("c", Compression::kNone, 130, 170)};
+  IteratorContext ctx;
+  const DatasetPtr ds = make_records(files, Compression::kNone, 4096);
+  // The iterator's state before element i.
+  auto state_before = [&](int64_t i) {
+    auto it = ds->make_iterator(ctx);
+    Element e;
+    for (int64_t k = 0; k < i; ++k) EXPECT_TRUE(it->next(e));
+    return save_to_bytes(*it);
+  };
+  // 5 taken with next() leave parsed records behind (then it is one pass), 7 passed over by
+  // skip() do not.
+  for (int64_t before : {0, 5, 7}) {
+    for (int64_t at : {int64_t{1}, int64_t{60}, 125 - before, 130 - before, int64_t{200}}) {
+      SCOPED_TRACE(std::to_string(before) + " taken first, split at " + std::to_string(at));
+      auto it = ds->make_iterator(ctx);
+      Element e;
+      if (before == 7) {
+        ASSERT_EQ(it->skip(before), before);
+      }
+      for (int64_t i = 0; before == 5 && i < before; ++i) ASSERT_TRUE(it->next(e));
+      std::vector<int64_t> keep;
+      for (int64_t i = 0; i < 280; i += 1 + i % 4) keep.push_back(i);
+      std::vector<std::string> got;
+      std::vector<size_t> order;
+      const int64_t passed = it->select_split(
+          280, keep,
+          [&](size_t k, Element& el) {
+            order.push_back(k);
+            got.push_back(text(el));
+            Element again;
+            it->read_at(it->last_address(), again);
+            EXPECT_EQ(text(again), text(el));
+          },
+          at, state_before(before + at));
+      EXPECT_EQ(passed, 280);
+      ASSERT_EQ(got.size(), keep.size());
+      for (size_t k = 0; k < keep.size(); ++k) {
+        EXPECT_EQ(order[k], k);
+        EXPECT_EQ(index_of(got[k]), before + keep[k]);
+      }
+      ASSERT_TRUE(it->next(e));
+      EXPECT_EQ(index_of(text(e)), before + 280);
+      // Past the end: fewer passed, the kept records before the end handed out.
+      got.clear();
+      const int64_t left = 300 - before - 281;
+      EXPECT_EQ(it->select_split(
+                    100, {0, left - 1, left}, [&](size_t, Element& el) { got.push_back(text(el)); },
+                    5, state_before(before + 281 + 5)),
+                left);
+      ASSERT_EQ(got.size(), 2u);
+      EXPECT_EQ(index_of(got[1]), 299);
+      EXPECT_FALSE(it->next(e));
+    }
+  }
+  // The state of element 61 given as element 60's.
+  const std::string at_200 = state_before(200);
+  auto it = ds->make_iterator(ctx);
+  Error e = error_of([&] {
+    it->select_split(
+        280, {0, 100}, [](size_t, Element&) {}, 60, state_before(61));
+  });
+  EXPECT_EQ(e.code(), Code::kDataLoss) << e.what();
+  EXPECT_NE(std::string(e.what()).find("did the files change"), std::string::npos) << e.what();
+  // Broken length fields in both parts: the first part's is the one reported.
+  const std::string intact = read(files[0]), intact_c = read(files[2]);
+  std::string content = intact;
+  damage_length(content, 40);
+  write(files[0], content);
+  content = intact_c;
+  damage_length(content, 100);  // record 230 of the run
+  write(files[2], content);
+  it = ds->make_iterator(ctx);
+  e = error_of([&] {
+    it->select_split(
+        280, {0}, [](size_t, Element&) {}, 200, at_200);
+  });
+  EXPECT_EQ(e.code(), Code::kDataLoss) << e.what();
+  EXPECT_NE(std::string(e.what()).find("at byte offset " + std::to_string(40 * kStride) + " of"),
+            std::string::npos)
+      << e.what();
+  write(files[0], intact);
+  it = ds->make_iterator(ctx);
+  e = error_of([&] {
+    it->select_split(
+        280, {0}, [](size_t, Element&) {}, 200, at_200);
+  });
+  EXPECT_EQ(e.code(), Code::kDataLoss) << e.what();
+  EXPECT_NE(std::string(e.what()).find("at byte offset " + std::to_string(100 * kStride) + " of"),
+            std::string::npos)
+      << e.what();
+}
+
+// A run long enough to be split between two threads (a buffer of 4,000 reads about 9,000
+// elements again), over three files, saved at points of the epoch and after its end, with
+// the statistics on and off: the resumed stream is the uninterrupted one.
+TEST_F(ShuffleRestore, SplitRunsResumeWithStatisticsOnAndOff) {
+  std::vector<std::string> files = {records("a", Compression::kNone, 0, 11000),
+                                    records("b", Compression::kNone, 11000, 9000),
+                                    records("c", Compression::kNone, 20000, 10000)};
+  for (bool statistics : {true, false}) {
+    SCOPED_TRACE(statistics ? "statistics on" : "statistics off");
+    Options o;
+    o.statistics = statistics;
+    DatasetPtr ds = make_with_options(
+        make_shuffle(make_records(files, Compression::kNone, 0), 4000, 11, false), o);
+    std::vector<std::string> expected = all_of(ds);
+    for (size_t k : {size_t{9000}, size_t{15000}, size_t{21000}, size_t{29990}, size_t{30000}})
+      ASSERT_EQ(resumed(ds, k), expected) << "saved after " << k;
+  }
+}
+
+// The shuffle's section ends with where the run may be split: the position and the input's
+// state there. A state without it (written before it existed) restores with one pass, and
+// one whose middle is moved by an element is DATA_LOSS.
+TEST_F(ShuffleRestore, ASectionWithoutTheSplitRestores) {
+  std::string f = records("w", Compression::kNone, 0, 30000);
+  DatasetPtr ds = make_shuffle(make_records({f}, Compression::kNone, 0), 4000, 3, false);
+  SavePoint p = save_after(ds, 15000);
+  const std::string payload(open_state(p.state));
+  StateReader r(payload, 0, "test");
+  for (uint64_t n = r.u64("operations"); n > 0; --n) r.bytes("operation");
+  for (uint64_t n = r.u64("seeds"); n > 0; --n) r.u64("index"), r.u64("seed");
+  ASSERT_FALSE(r.flag("ended"));
+  const uint64_t section_at = r.offset();
+  StateReader sh = r.section("shuffle");
+  const uint64_t inner_at = sh.offset();
+  const std::string body = payload.substr(inner_at);
+  // The split is the shortest tail that reads as a position and a records section and starts
+  // a varint (the byte before it ends one).
+  size_t split_at = body.size();
+  int64_t middle = 0;
+  std::string middle_state;
+  for (size_t j = body.size() - 1; j > 0 && split_at == body.size(); --j) {
+    if (static_cast<unsigned char>(body[j - 1]) & 0x80) continue;
+    try {
+      StateReader t(std::string_view(body).substr(j), 0, "test");
+      const int64_t position = t.i64("position");
+      const std::string state = t.bytes("state");
+      if (!t.at_end() ||
+          state.compare(0, 1 + std::strlen("records"), std::string(1, '\x07') + "records") != 0)
+        continue;
+      split_at = j;
+      middle = position;
+      middle_state = state;
+    } catch (const Error&) {
+    }
+  }
+  ASSERT_LT(split_at, body.size()) << "the state has no split";
+  ASSERT_GT(middle, 15000);
+  auto with_body = [&](const std::string& inner) {
+    StateWriter section;
+    section.bytes("shuffle");
+    section.bytes(inner);
+    return seal_state(payload.substr(0, section_at) + section.data());
+  };
+  EXPECT_EQ(restored_rest(ds, with_body(body)), p.after);  // the state re-sealed as it was
+  EXPECT_EQ(restored_rest(ds, with_body(body.substr(0, split_at))), p.after);
+  StateWriter moved;
+  moved.i64(middle + 1);
+  moved.bytes(middle_state);
+  Error e =
+      error_of([&] { restored_rest(ds, with_body(body.substr(0, split_at) + moved.data())); });
+  EXPECT_EQ(e.code(), Code::kDataLoss) << e.what();
+  // A split cut short (its position without the input's state), one outside the run, and one
+  // whose input state is not a records section: DATA_LOSS, not a restore of another stream.
+  StateWriter cut, outside, garbled;
+  cut.i64(middle);
+  outside.i64(middle + 100000);
+  outside.bytes(middle_state);
+  garbled.i64(middle);
+  garbled.bytes("not a section");
+  for (const StateWriter* w : {&cut, &outside, &garbled}) {
+    e = error_of([&] { restored_rest(ds, with_body(body.substr(0, split_at) + w->data())); });
+    EXPECT_EQ(e.code(), Code::kDataLoss) << e.what();
   }
 }
 

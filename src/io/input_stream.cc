@@ -19,6 +19,7 @@
 #include "core/status.h"
 #include "io/file_error.h"
 #include "io/file_ops.h"
+#include "io/huge_pages.h"
 
 #ifdef DINPUT_HAVE_ZSTD
 // For ZSTD_d_forceIgnoreChecksum, a parameter of libzstd's advanced API (only the enum
@@ -238,27 +239,13 @@ constexpr size_t kMapChunkAbove = size_t{64} << 10;
 // tables cost more than the zeroing, and the consumer, which reads records scattered over
 // all of them, misses the TLB on most records. Where the kernel has no huge page at hand
 // it falls back to small pages by itself.
-constexpr size_t kHugePage = size_t{2} << 20;
-
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23  // Linux 5.14; older kernels answer EINVAL
 #endif
 
 void* huge_chunk_alloc(size_t size) {
-  // Over-map by one huge page, then trim both ends so that exactly [p, p + size) stays
-  // mapped: chunk_free unmaps that range like any other chunk.
-  void* raw =
-      ::mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED) throw std::bad_alloc();
-  const auto begin = reinterpret_cast<uintptr_t>(raw);
-  const uintptr_t aligned = (begin + kHugePage - 1) & ~(kHugePage - 1);
-  const uintptr_t end = begin + size + kHugePage;
-  if (aligned > begin) ::munmap(raw, aligned - begin);
-  if (end > aligned + size) ::munmap(reinterpret_cast<void*>(aligned + size), end - aligned - size);
-  void* p = reinterpret_cast<void*>(aligned);
-#ifdef MADV_HUGEPAGE
-  ::madvise(p, size, MADV_HUGEPAGE);
-#endif
+  void* p = map_huge_page_aligned(size);
+  if (!p) throw std::bad_alloc();
   // Fault everything in now, in one call, as MAP_POPULATE does for the other chunks (after
   // the advice: pages faulted in before it would be small ones). Without
   // MADV_POPULATE_WRITE, one write per page does it.
@@ -274,7 +261,7 @@ void* huge_chunk_alloc(size_t size) {
 }
 
 void* chunk_alloc(size_t size) {
-  if (size % kHugePage == 0) return huge_chunk_alloc(size);
+  if (size % kHugePageBytes == 0) return huge_chunk_alloc(size);
   if (size >= kMapChunkAbove) {
     int flags = MAP_PRIVATE | MAP_ANONYMOUS;
 #ifdef MAP_POPULATE

@@ -17,6 +17,7 @@
 #include "core/tensor_ops.h"
 #include "data/state.h"
 #include "io/file_ops.h"
+#include "io/huge_pages.h"
 
 namespace dinput {
 
@@ -43,7 +44,7 @@ namespace {
 #endif
 class HugeArena final : public Buffer {
  public:
-  static constexpr size_t kBytes = size_t{2} << 20;
+  static constexpr size_t kBytes = kHugePageBytes;
   static constexpr size_t kKept = DINPUT_KEEP_HUGE_ARENAS ? 8 : 0;
 
   static std::shared_ptr<Buffer> make() {
@@ -86,21 +87,7 @@ class HugeArena final : public Buffer {
     static Immortal<Kept> kept;
     return kept.get();
   }
-  static void* map() {
-    void* p =
-        ::mmap(nullptr, 2 * kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return nullptr;
-    const auto base = reinterpret_cast<uintptr_t>(p);
-    const uintptr_t aligned = (base + kBytes - 1) & ~uintptr_t{kBytes - 1};
-    if (aligned > base) ::munmap(p, aligned - base);
-    if (aligned + kBytes < base + 2 * kBytes)
-      ::munmap(reinterpret_cast<void*>(aligned + kBytes), base + kBytes - aligned);
-    void* data = reinterpret_cast<void*>(aligned);
-#ifdef MADV_HUGEPAGE
-    ::madvise(data, kBytes, MADV_HUGEPAGE);
-#endif
-    return data;
-  }
+  static void* map() { return map_huge_page_aligned(kBytes); }
 };
 
 // Reads the records of a list of files, in order.

@@ -58,7 +58,7 @@ void Tensor::bad_slice(int64_t begin, int64_t end) const {
 
 Tensor Tensor::row(int64_t i) const {
   Tensor one = slice(i, i + 1);
-  return Tensor(dtype_, shape_.drop_first(), one.buffer_, one.offset_);
+  return Tensor(dtype_, shape_.drop_first(), one.buffer(), one.offset_);
 }
 
 std::string Tensor::describe() const {

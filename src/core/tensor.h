@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "core/buffer.h"
 #include "core/dtype.h"
@@ -16,6 +17,62 @@ namespace dinput {
 class Tensor {
  public:
   Tensor() = default;
+  // Copies own a reference to the buffer, also copies of a lent view (below); moves keep what
+  // the moved tensor had.
+  Tensor(const Tensor& other)
+      : dtype_(other.dtype_),
+        shape_(other.shape_),
+        buffer_(other.buffer()),
+        offset_(other.offset_) {}
+  Tensor(Tensor&& other) noexcept
+      : dtype_(other.dtype_),
+        shape_(std::move(other.shape_)),
+        buffer_(std::move(other.buffer_)),
+        offset_(other.offset_),
+        lender_(std::exchange(other.lender_, nullptr)) {}
+  Tensor& operator=(const Tensor& other) {
+    if (this != &other) {
+      std::shared_ptr<Buffer> owned = other.buffer();  // `other` may be lent by this tensor
+      dtype_ = other.dtype_;
+      shape_ = other.shape_;
+      offset_ = other.offset_;
+      lender_ = nullptr;
+      buffer_ = std::move(owned);
+    }
+    return *this;
+  }
+  Tensor& operator=(Tensor&& other) noexcept {
+    if (this != &other) {
+      dtype_ = other.dtype_;
+      shape_ = std::move(other.shape_);
+      offset_ = other.offset_;
+      if (other.lender_ == &buffer_) {
+        // A view lent by this very tensor: it becomes this tensor, which keeps its reference.
+        other.buffer_.reset();
+        other.lender_ = nullptr;
+      } else {
+        buffer_ = std::move(other.buffer_);
+        lender_ = std::exchange(other.lender_, nullptr);
+      }
+    }
+    return *this;
+  }
+
+  // A lent view: the same dtype, shape and bytes as `owner`, holding no reference to the
+  // buffer (no atomic count to take and drop). `owner` keeps the buffer alive for it, so the
+  // view may be used only while `owner` lives, at the same address. A distributed step cuts
+  // its pieces of one batch this way from the batch that its last piece holds, and hands all
+  // of them out together (distribute/split.h). Copying a view gives an ordinary tensor with
+  // its own reference, so whatever is taken out of a step outlives it safely.
+  struct Lend {};
+  Tensor(const Tensor& owner, Lend)
+      : dtype_(owner.dtype_),
+        shape_(owner.shape_),
+        buffer_(std::shared_ptr<Buffer>(), owner.buffer_.get()),
+        offset_(owner.offset_),
+        lender_(owner.lender_ ? owner.lender_ : &owner.buffer_) {}
+  // Whether this tensor is a lent view.
+  bool lent() const { return lender_ != nullptr; }
 
   // A fresh tensor to fill in (fixed-size dtypes: uninitialised bytes; bytes: empty strings).
   static Tensor allocate(DType dtype, const Shape& shape);
@@ -62,7 +119,7 @@ class Tensor {
   // Makes string i the same bytes as string j of `other` (no copy).
   void set_string_from(int64_t i, const Tensor& other, int64_t j) {
     storage().set_from(offset_ + static_cast<size_t>(i), other.storage(),
-                       other.offset_ + static_cast<size_t>(j), other.buffer_);
+                       other.offset_ + static_cast<size_t>(j), other.buffer());
   }
 
   // Rows [begin, end) along the first dimension, sharing the buffer. Requires rank >= 1.
@@ -87,9 +144,10 @@ class Tensor {
   // Row i with the first dimension removed, sharing the buffer.
   Tensor row(int64_t i) const;
   // The same data seen with another shape of the same number of elements.
-  Tensor reshaped(const Shape& shape) const { return Tensor(dtype_, shape, buffer_, offset_); }
+  Tensor reshaped(const Shape& shape) const { return Tensor(dtype_, shape, buffer(), offset_); }
 
-  const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
+  // The owning reference to the buffer (for a lent view, its owner's).
+  const std::shared_ptr<Buffer>& buffer() const { return lender_ ? *lender_ : buffer_; }
   size_t offset() const { return offset_; }
 
   // Whether host code may read the bytes: false for a CUDA tensor, whose data() is a
@@ -110,8 +168,11 @@ class Tensor {
 
   DType dtype_ = DType::kInvalid;
   Shape shape_;
+  // The buffer; for a lent view, a pointer that holds no reference (no control block).
   std::shared_ptr<Buffer> buffer_;
   size_t offset_ = 0;
+  // For a lent view: the owner's reference, which keeps the buffer alive; otherwise null.
+  const std::shared_ptr<Buffer>* lender_ = nullptr;
 };
 
 }  // namespace dinput

@@ -82,6 +82,13 @@ class BackgroundProducer {
     return w;
   }
 
+  // Adaptive: `fn` runs on the consumer's thread right before the thread starts, while every
+  // item so far was made in the consumer's next() calls and taken. Set before the first next().
+  void before_thread(std::function<void()> fn) { before_thread_ = std::move(fn); }
+  // Whether the thread was started (always, but for an adaptive producer that has made every
+  // item on the consumer's thread so far). The consumer's thread only.
+  bool threaded() const { return thread_.joinable(); }
+
   // Items made ahead and not yet taken (the statistics' buffer fill).
   size_t queued() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -116,6 +123,7 @@ class BackgroundProducer {
         if (finished_) return end_of_items();
         if (cost_ns_.load(std::memory_order_relaxed) <= kThreadAboveNs)
           return produce_here(out, nullptr);
+        if (before_thread_) before_thread_();
         start_thread();  // on_consumer_ becomes false under the lock
       }
       std::unique_lock<std::mutex> lock(mu_);
@@ -310,6 +318,7 @@ class BackgroundProducer {
   static constexpr size_t kWindow = 4;
 
   std::function<bool(T&)> produce_;
+  std::function<void()> before_thread_;
   size_t capacity_;
   int64_t waited_ns_ = 0;  // the consumer's
   const bool adaptive_;

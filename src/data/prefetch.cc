@@ -78,6 +78,16 @@ class PrefetchIterator final : public Iterator, public BufferedIterator {
   }
 
   void save(StateWriter& w) const override {
+    if (placement_ == Placement::kAdaptive && producer_ && !producer_->threaded()) {
+      // Every element so far was made on the consumer's thread when asked for: the input
+      // stands where the consumer does, and is saved as it is, with nothing to read again.
+      const std::string here = save_to_bytes(*input_);
+      w.section("prefetch", [&](StateWriter& s) {
+        s.bytes(here);
+        s.i64(0);
+      });
+      return;
+    }
     if (!base_->state) std::rethrow_exception(base_->error);
     w.section("prefetch", [&](StateWriter& s) {
       s.bytes(*base_->state);
@@ -159,7 +169,10 @@ class PrefetchIterator final : public Iterator, public BufferedIterator {
   bool produce(Item& item, int64_t start) {
     item.index = produced_;
     // Once the input failed to save, the consumer holds that failure for good.
-    if (can_save_ && produced_ > start && (produced_ - start) % every_ == 0)
+    // Adaptive: no snapshots while elements are made on the consumer's thread (a save then
+    // reads the input's state itself); from where the thread started, one every every_.
+    if (placement_ == Placement::kAdaptive) start = thread_from_;
+    if (can_save_ && start >= 0 && produced_ > start && (produced_ - start) % every_ == 0)
       item.snapshot = snapshot();
     try {
       if (knob_ && time_this()) {
@@ -184,10 +197,18 @@ class PrefetchIterator final : public Iterator, public BufferedIterator {
 
   void start_producer() {
     const int64_t start = produced_;  // base_ is the input's state here
+    thread_from_ = -1;
     producer_ = std::make_unique<BackgroundProducer<Item>>(
         [this, start](Item& item) { return produce(item, start); }, capacity_, cancellation_,
         placement_ == Placement::kAdaptive ? BackgroundProducer<Item>::Placement::kAdaptive
                                            : BackgroundProducer<Item>::Placement::kThread);
+    if (placement_ == Placement::kAdaptive)
+      producer_->before_thread([this] {
+        // Everything made so far was taken: the snapshot the thread's elements count from.
+        base_ = snapshot();
+        base_index_ = produced_;
+        thread_from_ = produced_;
+      });
   }
 
   std::unique_ptr<Iterator> input_;
@@ -202,6 +223,9 @@ class PrefetchIterator final : public Iterator, public BufferedIterator {
   uint32_t sample_ = 2463534242u;
   int64_t produced_ = 0;
   int64_t start_ = 0;  // kCaller: where base_ was taken
+  // kAdaptive: the element the thread started at (base_ is the input's state there), or -1
+  // while every element was made on the consumer's thread. Written before the thread starts.
+  int64_t thread_from_ = -1;
   bool can_save_ = true;
   // Consumer side:
   std::shared_ptr<const Snapshot> base_;

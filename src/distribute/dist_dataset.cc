@@ -419,13 +419,19 @@ std::unique_ptr<Iterator> DistributedIterator::split(std::unique_ptr<Iterator> i
     case DistributedDataset::Split::kNone:
       splits_.push_back(nullptr);
       return it;
-    case DistributedDataset::Split::kEven:
+    case DistributedDataset::Split::kEven: {
       // A step ends inside a batch when a batch has more pieces to keep than a step takes;
       // the splitter then keeps its input's state from before each batch for a save.
-      out = make_even_split(
-          std::move(it), plan.even_pieces, plan.even_keep,
-          plan.even_keep.size() > static_cast<size_t>(dataset_->strategy().num_local_replicas()));
+      const size_t R = static_cast<size_t>(dataset_->strategy().num_local_replicas());
+      // When one source's batch makes exactly one step, the step's pieces are lent views of
+      // its last one: a step goes out whole (next()), and the C API keeps it whole in one
+      // per-replica value, whose tensors are copied when taken out. Pieces bound for GPUs are
+      // replaced by their copies, so they gain nothing.
+      const bool lend = plan.even_keep.size() == R && pipelines_.size() == 1 && !feeds_gpu_;
+      out = make_even_split(std::move(it), plan.even_pieces, plan.even_keep,
+                            plan.even_keep.size() > R, lend);
       break;
+    }
     case DistributedDataset::Split::kBalanced:
       out = make_balanced_split(std::move(it), plan.balanced_sizes, plan.balanced_padding);
       break;

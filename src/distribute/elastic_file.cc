@@ -103,6 +103,7 @@ DatasetPtr replace_stage(const DatasetPtr& node, const Dataset* stage, const Dat
 struct Fence {
   std::atomic<bool> closed{false};
   Iterator* stage = nullptr;  // the file stage's iterator, when made
+  bool restored = false;      // whether a restore reached the file stage
 };
 
 class FenceIterator final : public Iterator {
@@ -111,7 +112,10 @@ class FenceIterator final : public Iterator {
       : input_(std::move(input)), fence_(std::move(fence)) {}
   bool next(Element& out) override { return !fence_->closed && input_->next(out); }
   void save(StateWriter& w) const override { input_->save(w); }
-  void restore(StateReader& r) override { input_->restore(r); }
+  void restore(StateReader& r) override {
+    input_->restore(r);
+    fence_->restored = true;
+  }
 
  private:
   std::unique_ptr<Iterator> input_;
@@ -497,6 +501,16 @@ OpenedPart open_part(const std::shared_ptr<const ElasticPlan>& plan, std::string
     p.finish();
   }
   fence->closed = true;
+  if (opened && !fence->restored) {
+    // A stage above the file stage had seen its input end: it saved only that (a batch, map
+    // or filter: data/state.h's save_unless_ended; a shuffle with an empty buffer), so the
+    // restore never reached the file stage, which stands at its start. Its files had all been
+    // read: nothing is left to deal out. (Reading the stage's position would deal every file
+    // out again. A read-ahead that re-reads at least one element after its snapshot restores
+    // the pipeline from before that end, which hid this.)
+    out.rows = std::move(rows);
+    return out;
+  }
   if (elastic) {
     out.slices = elastic->rest();
   } else {

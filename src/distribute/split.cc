@@ -14,11 +14,12 @@ namespace {
 class EvenSplitIterator final : public SplitIterator {
  public:
   EvenSplitIterator(std::unique_ptr<Iterator> input, int64_t num_pieces, std::vector<int64_t> keep,
-                    bool snapshots)
+                    bool snapshots, bool lend)
       : SplitIterator(std::move(input)),
         num_pieces_(num_pieces),
         keep_(std::move(keep)),
-        snapshots_(snapshots) {}
+        snapshots_(snapshots),
+        lend_(lend) {}
 
   std::string input_state() const override {
     if (next_keep_ == keep_.size()) return save_to_bytes(*input_);
@@ -64,12 +65,16 @@ class EvenSplitIterator final : public SplitIterator {
       for (Tensor& t : out) t.keep_rows(begin, end);
       return true;
     }
-    // Each tensor is copied into its place and narrowed there: one new reference to the
-    // buffer per piece and component, and no temporary.
+    // Each tensor is copied into its place and narrowed there, no temporary. A copy takes a
+    // new reference to the buffer per piece and component (two atomic operations with its
+    // release); a lent view of the batch's tensor, which the last piece takes over, none.
     out.clear();
     out.reserve(batch_.size());
     for (const Tensor& t : batch_) {
-      out.push_back(t);
+      if (lend_)
+        out.emplace_back(t, Tensor::Lend{});
+      else
+        out.push_back(t);
       out.back().keep_rows(begin, end);
     }
     return true;
@@ -95,6 +100,7 @@ class EvenSplitIterator final : public SplitIterator {
   int64_t num_pieces_;
   std::vector<int64_t> keep_;
   bool snapshots_;
+  bool lend_;
   std::string before_;  // the input's state before batch_ (snapshots_ only)
   std::exception_ptr no_state_;
   Element batch_;  // the batch being cut
@@ -148,9 +154,10 @@ class BalancedSplitIterator final : public SplitIterator {
 }  // namespace
 
 std::unique_ptr<SplitIterator> make_even_split(std::unique_ptr<Iterator> input, int64_t num_pieces,
-                                               std::vector<int64_t> keep, bool snapshots) {
+                                               std::vector<int64_t> keep, bool snapshots,
+                                               bool lend) {
   return std::make_unique<EvenSplitIterator>(std::move(input), num_pieces, std::move(keep),
-                                             snapshots);
+                                             snapshots, lend);
 }
 
 std::unique_ptr<SplitIterator> make_balanced_split(std::unique_ptr<Iterator> input,

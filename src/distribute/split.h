@@ -45,8 +45,12 @@ class SplitIterator : public Iterator {
 // w's pieces w, w+W, ...; otherwise all of them.
 // `snapshots`: keep the input's state before each batch (needed when a step can end inside
 // a batch, that is when more pieces are kept per batch than a step takes).
+// `lend`: all but the last kept piece of a batch are lent views (core/tensor.h) of the last
+// one, which holds the batch's buffers: no reference per piece. Only for a consumer that
+// keeps each batch's kept pieces together until it drops them all, or copies them.
 std::unique_ptr<SplitIterator> make_even_split(std::unique_ptr<Iterator> input, int64_t num_pieces,
-                                               std::vector<int64_t> keep, bool snapshots = false);
+                                               std::vector<int64_t> keep, bool snapshots = false,
+                                               bool lend = false);
 
 // Balanced split ("V2" rebatch): the stream of rows regrouped into pieces whose sizes cycle
 // through `sizes` (like unbatch().batch(k) with k cycling); a size of 0 is an empty piece.

@@ -37,6 +37,39 @@ TEST(SpecExamples, EvenSplit) {
             "[0] | [1] | [2] | [3] ; [4] | [5] | [6] | [7] ; [8] | [] | [] | []");
 }
 
+// The pieces a step cuts from one batch share the one reference that its last piece holds:
+// the others are lent views of it (core/tensor.h), and what is copied out of a step owns its
+// buffer, so it outlives the step and the iterator.
+TEST(SpecExamples, EvenSplitPiecesOfAStepShareTheBatchReference) {
+  std::vector<Element> kept;
+  {
+    DistributedIterator it(distribute_dataset(
+        make_strategy({"CPU:0", "CPU:1", "CPU:2", "CPU:3"}, nullptr, 0), range_batch(16, 8), {}));
+    std::vector<Element> step;
+    for (int64_t s = 0; s < 2; ++s) {
+      ASSERT_TRUE(it.next(step));
+      ASSERT_EQ(step.size(), 4u);
+      const std::shared_ptr<Buffer>& batch = step[3][0].buffer();
+      EXPECT_FALSE(step[3][0].lent());
+      for (size_t r = 0; r < 3; ++r) {
+        EXPECT_TRUE(step[r][0].lent()) << r;
+        EXPECT_EQ(step[r][0].buffer(), batch) << r;
+      }
+      EXPECT_EQ(batch.use_count(), 1);  // the last piece's reference alone
+      for (size_t r = 0; r < 4; ++r) {
+        const int64_t first = s * 8 + static_cast<int64_t>(r) * 2;
+        EXPECT_EQ(values_of(step[r]), (std::vector<int64_t>{first, first + 1})) << s << r;
+      }
+      kept.push_back(step[s == 0 ? 1 : 2]);  // a copy owns a reference
+      EXPECT_FALSE(kept.back()[0].lent());
+      EXPECT_EQ(batch.use_count(), 2);
+    }
+    EXPECT_FALSE(it.next(step));
+  }
+  EXPECT_EQ(values_of(kept[0]), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(values_of(kept[1]), (std::vector<int64_t>{12, 13}));
+}
+
 TEST(SpecExamples, FromTensorsRepeat100Batch16On4Replicas) {
   Tensor one = Tensor::allocate(DType::kFloat32, Shape{1});
   *one.mutable_data_as<float>() = 1.0f;

@@ -511,6 +511,59 @@ TEST(Tensor, KeepRowsNarrowsInPlace) {
   EXPECT_EQ(values_of(m).size(), 12u);  // the tensor it was copied from is untouched
 }
 
+// A lent view reads its owner's bytes without a reference of its own; every copy made from
+// it (also a slice, row or reshape of it) owns one, and so outlives the owner.
+TEST(Tensor, LentViewsTakeNoReferenceAndTheirCopiesOwnOne) {
+  Tensor owner = int64_matrix(4, 3);
+  const long refs = owner.buffer().use_count();
+  Tensor view(owner, Tensor::Lend{});
+  view.keep_rows(1, 3);
+  EXPECT_TRUE(view.lent());
+  EXPECT_FALSE(owner.lent());
+  EXPECT_EQ(owner.buffer().use_count(), refs);
+  EXPECT_EQ(view.buffer(), owner.buffer());  // the owner's reference
+  EXPECT_EQ(values_of(view), (std::vector<int64_t>{3, 4, 5, 6, 7, 8}));
+  Tensor again(view, Tensor::Lend{});  // a view of a view is lent by the same owner
+  EXPECT_EQ(owner.buffer().use_count(), refs);
+
+  Tensor moved = std::move(again);  // moves keep what the moved tensor had
+  EXPECT_TRUE(moved.lent());
+  EXPECT_FALSE(again.lent());
+  EXPECT_FALSE(again.defined());
+  EXPECT_EQ(owner.buffer().use_count(), refs);
+
+  Tensor copy = view;
+  Tensor assigned;
+  assigned = moved;
+  Tensor sliced = view.slice(1, 2), row = view.row(0), reshaped = view.reshaped(Shape{3, 2});
+  for (const Tensor* t : {&copy, &assigned, &sliced, &row, &reshaped}) EXPECT_FALSE(t->lent());
+  EXPECT_EQ(owner.buffer().use_count(), refs + 5);
+  owner = Tensor();  // the owner goes: only the copies hold the buffer now
+  view = Tensor();
+  moved = Tensor();
+  EXPECT_EQ(copy.buffer().use_count(), 5);
+  EXPECT_EQ(values_of(copy), (std::vector<int64_t>{3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(values_of(sliced), (std::vector<int64_t>{6, 7, 8}));
+  EXPECT_EQ(values_of(row), (std::vector<int64_t>{3, 4, 5}));
+  EXPECT_EQ(reshaped.shape(), (Shape{3, 2}));
+}
+
+// A view moved into the tensor that lent it leaves that tensor owning its reference.
+TEST(Tensor, AViewMovedIntoItsOwnerLeavesItOwning) {
+  Tensor owner = int64_matrix(2, 2);
+  const long refs = owner.buffer().use_count();
+  Tensor view(owner, Tensor::Lend{});
+  view.keep_rows(1, 2);
+  owner = std::move(view);
+  EXPECT_FALSE(owner.lent());
+  EXPECT_EQ(owner.buffer().use_count(), refs);
+  EXPECT_EQ(values_of(owner), (std::vector<int64_t>{2, 3}));
+  Tensor copy = owner;
+  owner = Tensor();
+  EXPECT_EQ(copy.buffer().use_count(), 1);
+  EXPECT_EQ(values_of(copy), (std::vector<int64_t>{2, 3}));
+}
+
 TEST(Tensor, SliceBoundsAreChecked) {
   Tensor v = int64_vector({1, 2, 3});
   for (auto [b, e] : std::vector<std::pair<int64_t, int64_t>>{{-1, 1}, {2, 1}, {0, 4}, {4, 4}}) {

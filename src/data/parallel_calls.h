@@ -56,9 +56,6 @@ class ParallelCallsOf {
   // An error found by the consumer (reading input): take() raises it once the calls
   // submitted before it have been taken.
   void submit_error(std::exception_ptr error);
-  // A result the consumer made itself (an autotuned map whose knob is 1), in line with the
-  // calls submitted before it.
-  void submit_ready(Result result);
 
   // Waits for and removes the oldest call (in_order) or the first finished one, returning
   // its result or raising its exception; CANCELLED once the iterator is cancelled.

@@ -4,7 +4,9 @@
 // and generous ratios, so that a loaded 2-core machine passes them.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -190,6 +192,92 @@ TEST(Autotune, SavedStatesDoNotDependOnKnobsAndResumeExactly) {
     const std::vector<int64_t> again = range_values(n);
     expected.insert(expected.end(), again.begin(), again.end());
     EXPECT_EQ(all, expected) << "saved after " << k;
+  }
+}
+
+TEST(Autotune, AtParallelismOneTheFunctionRunsNoFurtherThanTheConsumer) {
+  // With its knob held at 1 the autotuned map is the sequential map: the function is called on
+  // the consumer's thread for the element asked for, never ahead of it.
+  auto calls = std::make_shared<std::atomic<int64_t>>(0);
+  const auto consumer = std::this_thread::get_id();
+  auto fn = std::make_shared<const MapFn>([calls, consumer](const Element& e) {
+    if (std::this_thread::get_id() != consumer) raise(Code::kInternal, "called on a pool thread");
+    calls->fetch_add(1);
+    return e;
+  });
+  auto ds = with_budget(make_map(make_range(0, 500, 1), fn, {}, kAutotune, std::nullopt), 1);
+  IteratorContext ctx;
+  ctx.epochs = std::make_shared<EpochCounters>();
+  auto it = make_pipeline_iterator(ds, ctx);
+  Element e;
+  int64_t taken = 0;
+  while (it->next(e)) {
+    ASSERT_EQ(e[0].data_as<int64_t>()[0], taken);
+    ++taken;
+    ASSERT_EQ(calls->load(), taken);
+  }
+  EXPECT_EQ(taken, 500);
+  EXPECT_EQ(knob(json::parse(ctx.pipeline_stats->to_json()), "map")["value"], 1);
+}
+
+// The items of `ds` (values, and -1 for an error) up to `k` of them, and the state saved after.
+std::string items_and_state(const DatasetPtr& ds, size_t k, std::vector<int64_t>* items) {
+  IteratorContext ctx;
+  ctx.epochs = std::make_shared<EpochCounters>();
+  auto it = make_pipeline_iterator(ds, ctx);
+  Element e;
+  while (items->size() < k) {
+    try {
+      if (!it->next(e)) break;
+      items->push_back(e[0].data_as<int64_t>()[0]);
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), Code::kInvalidArgument) << error.what();
+      items->push_back(-1);
+    }
+  }
+  return save_state(*ds, *ds, it.get(), false);
+}
+
+TEST(Autotune, InputErrorsAndTheSwitchToThePoolKeepTheSequentialOrderAndStates) {
+  // The input fails on every 7th element (a data error: the map reads on). The autotuned map
+  // starts on the consumer's thread and moves to its pool when its knob rises; the items, the
+  // errors among them and the saved states are those of the sequential map wherever the
+  // switch falls.
+  const int64_t n = 90;
+  auto pipeline = [&](int64_t parallel, int64_t budget) {
+    auto failing = std::make_shared<const MapFn>([](const Element& e) {
+      if (e[0].data_as<int64_t>()[0] % 7 == 3) raise(Code::kInvalidArgument, "bad element");
+      return e;
+    });
+    auto input = make_map(make_range(0, n, 1), failing, {}, 1, std::nullopt);
+    return with_budget(sleepy_map(input, parallel, std::chrono::microseconds(1000)), budget);
+  };
+  std::vector<int64_t> all;
+  items_and_state(pipeline(1, 0), SIZE_MAX, &all);
+  ASSERT_EQ(all.size(), static_cast<size_t>(n));
+  EXPECT_EQ(all[3], -1);
+  for (size_t k : {size_t{2}, size_t{4}, size_t{40}, size_t{75}}) {
+    std::vector<int64_t> raised_items, held_items;
+    const std::string raised =
+        items_and_state(pipeline(kAutotune, int64_t{1} << 30), k, &raised_items);
+    const std::string held = items_and_state(pipeline(kAutotune, 1), k, &held_items);
+    EXPECT_EQ(raised_items, std::vector<int64_t>(all.begin(), all.begin() + k));
+    EXPECT_EQ(held_items, raised_items);
+    EXPECT_EQ(raised, held) << "saved after " << k;
+    // Restored, the rest follows, errors included.
+    IteratorContext fresh;
+    RestoredIterator restored = restore_state(pipeline(kAutotune, int64_t{1} << 30), fresh, raised);
+    std::vector<int64_t> rest = raised_items;
+    Element e;
+    for (;;) {
+      try {
+        if (!restored.iterator->next(e)) break;
+        rest.push_back(e[0].data_as<int64_t>()[0]);
+      } catch (const Error&) {
+        rest.push_back(-1);
+      }
+    }
+    EXPECT_EQ(rest, all) << "saved after " << k;
   }
 }
 

@@ -48,14 +48,16 @@ class MapDataset final : public UnaryDataset {
  public:
   // many: the function was given as a map_many's (errors then name the index in the run).
   MapDataset(DatasetPtr input, std::shared_ptr<const MapManyFn> fn, size_t max_count, bool many,
-             ElementSpec out_spec, int64_t parallel, std::optional<bool> deterministic)
+             ElementSpec out_spec, int64_t parallel, std::optional<bool> deterministic,
+             DatasetPtr tuned_as)
       : UnaryDataset(std::move(input)),
         fn_(std::move(fn)),
         max_count_(max_count),
         many_(many),
         spec_(std::move(out_spec)),
         parallel_(parallel),
-        deterministic_(deterministic) {}
+        deterministic_(deterministic),
+        tuned_as_(std::move(tuned_as)) {}
   const char* name() const override { return "map"; }
   std::string arguments() const override {
     return "spec=" + to_string(spec_);  // parallelism changes no element, so it may change
@@ -64,7 +66,7 @@ class MapDataset final : public UnaryDataset {
   int64_t cardinality() const override { return input_->cardinality(); }
   DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override {
     return std::make_shared<MapDataset>(in.at(0), fn_, max_count_, many_, spec_, parallel_,
-                                        deterministic_);
+                                        deterministic_, tuned_as_);
   }
   std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override;
 
@@ -93,6 +95,7 @@ class MapDataset final : public UnaryDataset {
   ElementSpec spec_;
   int64_t parallel_;
   std::optional<bool> deterministic_;  // unset: the options' (see Options::ordered)
+  DatasetPtr tuned_as_;                // the node whose AUTOTUNE knob this map uses (null: its own)
 };
 
 // Reads the next run of up to max_count inputs into `ins`; false once the input has ended (`ins`
@@ -425,7 +428,7 @@ class ParallelMapIterator final : public Iterator, public BufferedIterator {
 std::unique_ptr<Iterator> MapDataset::make_iterator(const IteratorContext& ctx) const {
   auto self = std::static_pointer_cast<const MapDataset>(ptr());
   if (parallel_ == kAutotune && ctx.autotuner) {
-    auto knob = ctx.autotuner->knob(*this, "parallelism",
+    auto knob = ctx.autotuner->knob(tuned_as_ ? *tuned_as_ : *this, "parallelism",
                                     KnobKind::kParallelism, 1, autotune_max_parallelism(), 1,
                                     2 * static_cast<int64_t>(max_count_), ctx.stage);
     knob->set_inline_at_minimum();
@@ -444,11 +447,13 @@ std::unique_ptr<Iterator> MapDataset::make_iterator(const IteratorContext& ctx) 
 
 DatasetPtr make_map_node(const char* op, DatasetPtr input, std::shared_ptr<const MapManyFn> fn,
                          size_t max_count, bool many, ElementSpec out_spec,
-                         int64_t num_parallel_calls, std::optional<bool> deterministic) {
+                         int64_t num_parallel_calls, std::optional<bool> deterministic,
+                         DatasetPtr tuned_as = nullptr) {
   check_num_parallel_calls(op, num_parallel_calls);
   if (out_spec.empty()) out_spec = input->element_spec();
   return std::make_shared<MapDataset>(std::move(input), std::move(fn), max_count, many,
-                                      std::move(out_spec), num_parallel_calls, deterministic);
+                                      std::move(out_spec), num_parallel_calls, deterministic,
+                                      std::move(tuned_as));
 }
 
 }  // namespace
@@ -465,12 +470,13 @@ DatasetPtr make_map(DatasetPtr input, std::shared_ptr<const MapFn> fn, ElementSp
 
 DatasetPtr make_map_many(DatasetPtr input, std::shared_ptr<const MapManyFn> fn, int64_t max_count,
                          ElementSpec out_spec, int64_t num_parallel_calls,
-                         std::optional<bool> deterministic) {
+                         std::optional<bool> deterministic, DatasetPtr tuned_as) {
   DINPUT_CHECK_ARG(input != nullptr, "map_many: no input dataset");
   DINPUT_CHECK_ARG(fn != nullptr && *fn, "map_many: no function given");
   DINPUT_CHECK_ARG(max_count >= 1, "map_many: max_count must be at least 1, got ", max_count);
   return make_map_node("map_many", std::move(input), std::move(fn), static_cast<size_t>(max_count),
-                       true, std::move(out_spec), num_parallel_calls, deterministic);
+                       true, std::move(out_spec), num_parallel_calls, deterministic,
+                       std::move(tuned_as));
 }
 
 }  // namespace dinput

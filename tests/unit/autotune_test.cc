@@ -19,6 +19,7 @@
 #include "data/epoch_counters.h"
 #include "data/stage_stats.h"
 #include "data/state.h"
+#include "image/image_ops.h"
 
 namespace dinput {
 namespace {
@@ -288,6 +289,43 @@ TEST(Autotune, KnobsCarryOverToTheNextEpoch) {
   ASSERT_EQ(tuned.values.size(), 180u);
   for (size_t i = 0; i < tuned.values.size(); ++i) ASSERT_EQ(tuned.values[i], int64_t(i % 60));
   EXPECT_GT(knob(tuned.stats, "map")["value"].get<int64_t>(), 1) << tuned.stats.dump();
+}
+
+TEST(Autotune, AnImageChainStartsEachEpochAtTheLastOnesParallelism) {
+  // A costly image operation (a 128x128 -> 384x384 resize) with num_parallel_calls AUTOTUNE,
+  // repeated: the chain makes a new map for each epoch's iterator, which keeps the knob the
+  // first epoch raised rather than starting from 1 again.
+  const int64_t per_epoch = 400;
+  Element image{Tensor::zeros(DType::kUInt8, Shape({128, 128, 3}))};
+  ImageOpOptions options;
+  options.num_parallel_calls = kAutotune;
+  auto chain = make_resize(make_repeat(make_from_tensors(image), per_epoch), 384, 384, options);
+  auto ds = make_repeat(chain, 2);
+  IteratorContext ctx;
+  ctx.epochs = std::make_shared<EpochCounters>();
+  auto it = make_pipeline_iterator(ds, ctx);
+  // The knobs listed under the resize stage.
+  auto resize_knobs = [&] {
+    const json stats = json::parse(ctx.pipeline_stats->to_json());
+    for (const auto& s : stats["stages"])
+      if (s["name"] == "resize") return json(s["autotune"]);
+    return json(nullptr);
+  };
+  Element e;
+  for (int64_t i = 0; i < per_epoch; ++i) ASSERT_TRUE(it->next(e));
+  const json first = resize_knobs();
+  ASSERT_TRUE(first.is_array()) << first.dump();
+  const int64_t reached = first[0]["value"].get<int64_t>();
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+  EXPECT_GT(reached, 1) << "the first epoch did not raise the knob: " << first.dump();
+#endif
+  ASSERT_TRUE(it->next(e));  // the second epoch's first element
+  const json second = resize_knobs();
+  ASSERT_EQ(second.size(), 1u) << "one knob for the chain, not one per epoch: " << second.dump();
+  EXPECT_GE(second[0]["value"].get<int64_t>(), reached) << second.dump();
+  int64_t rest = 1;
+  while (it->next(e)) ++rest;
+  EXPECT_EQ(rest, per_epoch);
 }
 
 TEST(Autotune, EarlyDestructionStopsPromptly) {

@@ -232,8 +232,10 @@ class ParallelMapIterator final : public Iterator, public BufferedIterator {
 
   bool next(Element& out) override {
     if (knob_) {
+      // Raised: the pool grows; lowered: fewer calls are kept in flight (the pool's threads
+      // stay, idle), and at 1 the consumer's thread takes over once those have been taken.
       const int64_t want = knob_->value();
-      if (want > threads_) {
+      if (want != threads_) {
         threads_ = want;
         calls_.set_threads(static_cast<int>(want), static_cast<size_t>(want) * 2);
       }

@@ -528,7 +528,8 @@ std::string PipelineStats::to_json(int worker) const {
     doc["autotune"] = {{"ram_budget", autotuner_->ram_budget()},
                        {"estimated_bytes", autotuner_->estimated_bytes()},
                        {"steps", autotuner_->steps()},
-                       {"raises", autotuner_->raises()}};
+                       {"raises", autotuner_->raises()},
+                       {"lowers", autotuner_->lowers()}};
   else
     doc["autotune"] = nullptr;
   if (trace_) {

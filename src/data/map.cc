@@ -228,7 +228,10 @@ class ParallelMapIterator final : public Iterator, public BufferedIterator {
         tuner_(std::move(tuner)),
         knob_(std::move(knob)),
         threads_(threads),
-        calls_(threads, static_cast<size_t>(threads) * 2, std::move(cancellation)) {}
+        // Autotuned at 1, the function runs on this thread: no pool thread is started until
+        // the knob rises (starting one costs about as much as thousands of cheap calls).
+        calls_(knob_ && threads == 1 ? 0 : threads, static_cast<size_t>(threads) * 2,
+               std::move(cancellation)) {}
 
   bool next(Element& out) override {
     if (knob_) {

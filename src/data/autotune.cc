@@ -187,8 +187,15 @@ void Autotuner::step(int64_t now) {
     k.seen_cpu_elements_ = cpu_elements;
     k.seen_cpu_ns_ = cpu_ns;
     const double rate = period > 0 ? static_cast<double>(n) / static_cast<double>(period) : 0;
-    if (k.judging_) {
-      k.judging_ = false;
+    // The period right after a raise lets new threads start and the queue fill: the raise is
+    // judged on the one after it, and the knob is left alone until then.
+    if (k.judging_steps_ == 2) {
+      k.judging_steps_ = 1;
+      total += k.bytes_at(k.value());
+      continue;
+    }
+    if (k.judging_steps_ == 1) {
+      k.judging_steps_ = 0;
       if (rate < k.rate_before_ * kPaidRaise) {
         // The raise bought nothing: back to where it was, and rest.
         k.backoff_steps_ = std::min(std::max(k.backoff_steps_ * 2, kFirstRest), kLongestRest);
@@ -252,7 +259,7 @@ void Autotuner::step(int64_t now) {
     }
     if (!best || best_freed <= 0) break;
     best->value_.store(best->value() - 1, kRelaxed);
-    best->judging_ = false;
+    best->judging_steps_ = 0;
     lowers_.fetch_add(1, kRelaxed);
     total -= best_freed;
   }
@@ -271,7 +278,7 @@ void Autotuner::step(int64_t now) {
     if (lowered <= 0) continue;
     total -= k.bytes_at(k.value()) - k.bytes_at(value);
     k.value_.store(value, kRelaxed);
-    k.judging_ = false;
+    k.judging_steps_ = 0;
     lowers_.fetch_add(lowered, kRelaxed);
   }
   for (auto& c : candidates) c.value = c.knob->value();  // after the budget's lowering
@@ -312,7 +319,7 @@ void Autotuner::step(int64_t now) {
     if (c.knob->kind() == KnobKind::kParallelism) {
       c.knob->rate_before_ = c.rate;
       c.knob->value_before_ = c.knob->value();
-      c.knob->judging_ = true;
+      c.knob->judging_steps_ = 2;
     }
     c.knob->value_.store(c.value, kRelaxed);
     raises_.fetch_add(raised, kRelaxed);

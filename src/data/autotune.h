@@ -80,12 +80,12 @@ class Knob {
   std::atomic<int64_t> byte_samples_{0}, bytes_{0};
   // The tuner's view at its last step (under Autotuner::mu_).
   int64_t seen_elements_ = 0, seen_wait_ns_ = 0, seen_at_ns_ = -1;
-  // A parallelism raise is judged by the rate of the period after it (the model cannot see
-  // the cores other processes take): the rate before it, whether the next step judges it, and
-  // how many steps the knob then rests after a raise that did not pay (doubling each time),
-  // and the value it goes back to then.
+  // A parallelism raise is judged by the rate of the second period after it (the model cannot
+  // see the cores other processes take): the rate before it, the steps until it is judged (2:
+  // the raise was the last step's), how many steps the knob then rests after a raise that did
+  // not pay (doubling each time), and the value it goes back to then.
   double rate_before_ = 0;
-  bool judging_ = false;
+  int judging_steps_ = 0;
   int64_t rest_steps_ = 0, backoff_steps_ = 0;
   int64_t value_before_ = 0;
   // Steps in a row in which the model would not have raised the knob to its value.

@@ -337,30 +337,45 @@ std::pair<int64_t, json> map_knob_now(const IteratorContext& ctx) {
   return {knob(stats, "map")["value"].get<int64_t>(), stats["autotune"]};
 }
 
+// Reads `it` (elements numbered from `*count`) until `done()` or for at most `limit`.
+template <typename Done>
+void read_until(Iterator& it, int64_t* count, Done done, std::chrono::seconds limit) {
+  const auto deadline = Clock::now() + limit;
+  Element e;
+  while (!done() && Clock::now() < deadline) {
+    for (int i = 0; i < 16; ++i, ++*count) {
+      ASSERT_TRUE(it.next(e));
+      ASSERT_EQ(e[0].data_as<int64_t>()[0], *count);
+    }
+  }
+}
+
 TEST(Autotune, ElementsThatGrowPastTheBudgetLowerTheKnob) {
-  // A slow map whose elements are 8 bytes for a while (the knob climbs, the estimate stays
-  // tiny) and then 64 KiB: with about 40 KiB per element measured on average, 2 calls in
-  // flight per thread hold 80 KiB at parallelism 1 and 160 KiB at 2, so the 128 KiB budget
-  // brings the knob back to 1, wherever it climbed.
-  const int64_t small = 200, n = 500;
+  // A slow map whose elements are 8 bytes until its knob has climbed (the estimate stays tiny)
+  // and 64 KiB from then on: with about 40 KiB or more per element measured on average, 2
+  // calls in flight per thread hold 80 KiB or more at parallelism 1 and twice that at 2, so
+  // the 128 KiB budget brings the knob back down, wherever it climbed.
   const int64_t budget = 128 << 10;
-  auto fn = std::make_shared<const MapFn>([small](const Element& e) {
+  auto big = std::make_shared<std::atomic<bool>>(false);
+  auto fn = std::make_shared<const MapFn>([big](const Element& e) {
     std::this_thread::sleep_for(std::chrono::microseconds(2000));
-    const int64_t v = e[0].data_as<int64_t>()[0];
-    return Element{e[0], Tensor::zeros(DType::kUInt8, Shape({v < small ? 8 : 64 << 10}))};
+    return Element{e[0], Tensor::zeros(DType::kUInt8, Shape({big->load() ? 64 << 10 : 8}))};
   });
   ElementSpec spec{{DType::kInt64, Shape({})}, {DType::kUInt8, Shape({kUnknownDim})}};
-  auto ds = with_budget(make_map(make_range(0, n, 1), fn, spec, kAutotune, std::nullopt), budget);
+  auto ds = with_budget(
+      make_map(make_range(0, int64_t{1} << 40, 1), fn, spec, kAutotune, std::nullopt), budget);
   IteratorContext ctx;
   ctx.epochs = std::make_shared<EpochCounters>();
   auto it = make_pipeline_iterator(ds, ctx);
-  Element e;
   int64_t count = 0;
-  for (; count < small; ++count) ASSERT_TRUE(it->next(e));
+  read_until(
+      *it, &count, [&] { return map_knob_now(ctx).first > 1; }, std::chrono::seconds(10));
   const int64_t climbed = map_knob_now(ctx).first;
   ASSERT_GT(climbed, 1) << "the knob did not climb while the elements were small";
-  while (it->next(e)) ASSERT_EQ(e[0].data_as<int64_t>()[0], count++);
-  EXPECT_EQ(count, n);
+  big->store(true);
+  const int64_t small = count;
+  read_until(
+      *it, &count, [&] { return count >= small + 300; }, std::chrono::seconds(30));
   const auto [value, tuner] = map_knob_now(ctx);
   EXPECT_LT(value, climbed) << tuner.dump();
   EXPECT_GT(tuner["lowers"].get<int64_t>(), 0) << tuner.dump();
@@ -368,35 +383,28 @@ TEST(Autotune, ElementsThatGrowPastTheBudgetLowerTheKnob) {
 }
 
 TEST(Autotune, AStageThatBecomesCheapIsLoweredAgain) {
-  // The function sleeps 2 ms for the first 200 elements (the knob climbs), then costs nothing:
-  // the consumer stops waiting, and after a second of that the knob comes down (to 1, where
-  // the function runs on the consumer's thread again, as far as the model is concerned).
-  const int64_t slow = 200;
-  auto fn = std::make_shared<const MapFn>([slow](const Element& e) {
-    if (e[0].data_as<int64_t>()[0] < slow)
-      std::this_thread::sleep_for(std::chrono::microseconds(2000));
+  // The function sleeps 2 ms until the knob has climbed, then costs nothing: the threads are
+  // no longer needed, and after a second of that the knob comes down (to 1, where the function
+  // runs on the consumer's thread again, as far as the model is concerned).
+  auto cheap = std::make_shared<std::atomic<bool>>(false);
+  auto fn = std::make_shared<const MapFn>([cheap](const Element& e) {
+    if (!cheap->load()) std::this_thread::sleep_for(std::chrono::microseconds(2000));
     return e;
   });
   auto ds = make_map(make_range(0, int64_t{1} << 40, 1), fn, {}, kAutotune, std::nullopt);
   IteratorContext ctx;
   ctx.epochs = std::make_shared<EpochCounters>();
   auto it = make_pipeline_iterator(ds, ctx);
-  Element e;
   int64_t count = 0;
-  for (; count < slow; ++count) ASSERT_TRUE(it->next(e));
+  read_until(
+      *it, &count, [&] { return map_knob_now(ctx).first > 1; }, std::chrono::seconds(10));
   const int64_t climbed = map_knob_now(ctx).first;
   ASSERT_GT(climbed, 1) << "the knob did not climb while the function was slow";
+  cheap->store(true);
   // Cheap from here on: read until the knob has come down, for up to 20 s.
-  const auto deadline = Clock::now() + std::chrono::seconds(20);
-  int64_t value = climbed;
-  while (value >= climbed && Clock::now() < deadline) {
-    for (int i = 0; i < 1000; ++i, ++count) {
-      ASSERT_TRUE(it->next(e));
-      ASSERT_EQ(e[0].data_as<int64_t>()[0], count);
-    }
-    value = map_knob_now(ctx).first;
-  }
-  EXPECT_LT(value, climbed) << map_knob_now(ctx).second.dump();
+  read_until(
+      *it, &count, [&] { return map_knob_now(ctx).first < climbed; }, std::chrono::seconds(20));
+  EXPECT_LT(map_knob_now(ctx).first, climbed) << map_knob_now(ctx).second.dump();
   EXPECT_GT(map_knob_now(ctx).second["lowers"].get<int64_t>(), 0);
 }
 

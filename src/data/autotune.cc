@@ -188,13 +188,12 @@ void Autotuner::step(int64_t now) {
     k.seen_cpu_ns_ = cpu_ns;
     const double rate = period > 0 ? static_cast<double>(n) / static_cast<double>(period) : 0;
     // The period right after a raise lets new threads start and the queue fill: the raise is
-    // judged on the one after it, and the knob is left alone until then.
-    if (k.judging_steps_ == 2) {
+    // judged on the one after it (a further raise meanwhile is judged in its place), and the
+    // knob is not lowered until then.
+    const bool warming_up = k.judging_steps_ == 2;
+    if (warming_up) {
       k.judging_steps_ = 1;
-      total += k.bytes_at(k.value());
-      continue;
-    }
-    if (k.judging_steps_ == 1) {
+    } else if (k.judging_steps_ == 1) {
       k.judging_steps_ = 0;
       if (rate < k.rate_before_ * kPaidRaise) {
         // The raise bought nothing: back to where it was, and rest.
@@ -242,7 +241,7 @@ void Autotuner::step(int64_t now) {
     // A knob whose last unit the model would not have raised it for, kUnneededStepsToLower
     // steps in a row, comes down.
     const bool unneeded =
-        k.value() > k.floor() && lowering_cost(c, k.value()) < kMinGain * c.period;
+        !warming_up && k.value() > k.floor() && lowering_cost(c, k.value()) < kMinGain * c.period;
     k.unneeded_steps_ = unneeded ? k.unneeded_steps_ + 1 : 0;
     if (k.unneeded_steps_ >= kUnneededStepsToLower) unneeded_knobs.push_back(c);
   }

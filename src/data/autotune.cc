@@ -28,6 +28,9 @@ constexpr double kPaidRaise = 1.10;
 constexpr double kHandOffNs = 2000;
 constexpr int64_t kFirstRest = 8;
 constexpr int64_t kLongestRest = 512;
+// A knob whose last unit bought nothing (per the model) this many steps in a row (1 s) is
+// lowered.
+constexpr int64_t kUnneededStepsToLower = 100;
 
 int64_t cores() {
   const unsigned n = std::thread::hardware_concurrency();
@@ -60,6 +63,16 @@ double predicted_wait(const Candidate& c, int64_t value, int64_t slots_per_unit)
   return empty_probability(rho, value * slots_per_unit) * service;
 }
 
+// The wait over the period's elements that lowering the knob from `value` to value - 1 is
+// predicted to add: the model's, or, for a stage that then does its work on the consumer's
+// thread, the work's time less the hand-offs it saves (the first raise's gain, reversed).
+double lowering_cost(const Candidate& c, int64_t value) {
+  const Knob& k = *c.knob;
+  if (value - 1 == k.minimum() && k.inline_at_minimum()) return c.elements * (c.work - kHandOffNs);
+  const int64_t slots = k.kind() == KnobKind::kParallelism ? 2 : 1;
+  return c.elements * (predicted_wait(c, value - 1, slots) - predicted_wait(c, value, slots));
+}
+
 }  // namespace
 
 // Whether an iterator holds the knob (the tuner holds it too): only those hold memory.
@@ -79,7 +92,8 @@ Knob::Knob(std::string name, KnobKind kind, int64_t minimum, int64_t maximum, in
       max_(std::max(minimum, maximum)),
       elements_per_unit_(elements_per_unit),
       stage_(stage),
-      value_(std::min(std::max(start, min_), max_)) {}
+      start_(std::min(std::max(start, min_), max_)),
+      value_(start_) {}
 
 void Knob::add_consumer(int64_t elements, int64_t wait_ns) {
   if (elements) elements_.fetch_add(elements, kRelaxed);
@@ -147,36 +161,62 @@ void Autotuner::step(int64_t now) {
   entries_.erase(std::remove_if(entries_.begin(), entries_.end(),
                                 [](const Entry& e) { return e.node.expired() && !in_use(e); }),
                  entries_.end());
-  std::vector<Candidate> candidates;
+  std::vector<Candidate> candidates;      // to raise: their consumer waited
+  std::vector<Candidate> unneeded_knobs;  // to lower: their last units bought nothing for long
+  std::vector<Knob*> in_use_knobs;
   int64_t total = 0;
   for (auto& e : entries_) {
     Knob& k = *e.knob;
     if (!in_use(e)) continue;
-    total += k.bytes_at(k.value());
+    in_use_knobs.push_back(&k);
     const int64_t elements = k.elements_.load(kRelaxed), wait = k.wait_ns_.load(kRelaxed);
     const int64_t n = elements - k.seen_elements_, waited = wait - k.seen_wait_ns_;
     const int64_t period = k.seen_at_ns_ < 0 ? -1 : now - k.seen_at_ns_;
     k.seen_elements_ = elements;
     k.seen_wait_ns_ = wait;
     k.seen_at_ns_ = now;
+    const int64_t work_elements = k.work_elements_.load(kRelaxed);
+    const int64_t work_ns = k.work_ns_.load(kRelaxed);
+    const int64_t cpu_elements = k.cpu_elements_.load(kRelaxed), cpu_ns = k.cpu_ns_.load(kRelaxed);
+    const int64_t period_work_elements = work_elements - k.seen_work_elements_;
+    const int64_t period_work_ns = work_ns - k.seen_work_ns_;
+    const int64_t period_cpu_elements = cpu_elements - k.seen_cpu_elements_;
+    const int64_t period_cpu_ns = cpu_ns - k.seen_cpu_ns_;
+    k.seen_work_elements_ = work_elements;
+    k.seen_work_ns_ = work_ns;
+    k.seen_cpu_elements_ = cpu_elements;
+    k.seen_cpu_ns_ = cpu_ns;
     const double rate = period > 0 ? static_cast<double>(n) / static_cast<double>(period) : 0;
-    if (k.judging_) {
-      k.judging_ = false;
+    // The period right after a raise lets new threads start and the queue fill: the raise is
+    // judged on the one after it (a further raise meanwhile is judged in its place), and the
+    // knob is not lowered until then.
+    const bool warming_up = k.judging_steps_ == 2;
+    if (warming_up) {
+      k.judging_steps_ = 1;
+    } else if (k.judging_steps_ == 1) {
+      k.judging_steps_ = 0;
       if (rate < k.rate_before_ * kPaidRaise) {
+        // The raise bought nothing: back to where it was, and rest.
         k.backoff_steps_ = std::min(std::max(k.backoff_steps_ * 2, kFirstRest), kLongestRest);
         k.rest_steps_ = k.backoff_steps_;
+        const int64_t back = k.value() - std::max(k.value_before_, k.minimum());
+        if (back > 0) {
+          k.value_.store(k.value() - back, kRelaxed);
+          lowers_.fetch_add(back, kRelaxed);
+        }
       } else {
         k.backoff_steps_ = 0;
       }
     }
+    total += k.bytes_at(k.value());
     if (k.rest_steps_ > 0) {
       --k.rest_steps_;
       continue;
     }
-    // A stage whose consumer hardly waited has nothing to gain.
-    if (period <= 0 || n <= 0 || waited < kMinGain * static_cast<double>(period)) continue;
-    const int64_t work_elements = k.work_elements_.load(kRelaxed);
-    if (work_elements == 0 || k.value() >= k.maximum()) continue;
+    if (period <= 0 || n <= 0 || work_elements == 0) {
+      k.unneeded_steps_ = 0;
+      continue;
+    }
     Candidate c{};
     c.knob = &k;
     c.rate = rate;
@@ -185,13 +225,62 @@ void Autotuner::step(int64_t now) {
     c.wait = static_cast<double>(waited);
     c.period = static_cast<double>(period);
     c.consumer = std::max(0.0, static_cast<double>(period - waited) / static_cast<double>(n));
-    c.work = static_cast<double>(k.work_ns_.load(kRelaxed)) / static_cast<double>(work_elements);
-    const int64_t cpu_elements = k.cpu_elements_.load(kRelaxed);
-    c.cpu = cpu_elements > 0
-                ? static_cast<double>(k.cpu_ns_.load(kRelaxed)) / static_cast<double>(cpu_elements)
-                : c.work;
-    candidates.push_back(c);
+    // The period's own averages where it timed some work, else all the work timed so far.
+    c.work = period_work_elements > 0
+                 ? static_cast<double>(period_work_ns) / static_cast<double>(period_work_elements)
+                 : static_cast<double>(work_ns) / static_cast<double>(work_elements);
+    if (period_cpu_elements > 0)
+      c.cpu = static_cast<double>(period_cpu_ns) / static_cast<double>(period_cpu_elements);
+    else if (cpu_elements > 0)
+      c.cpu = static_cast<double>(cpu_ns) / static_cast<double>(cpu_elements);
+    else
+      c.cpu = c.work;
+    // A stage whose consumer hardly waited has nothing to gain.
+    if (waited >= kMinGain * static_cast<double>(period) && k.value() < k.maximum())
+      candidates.push_back(c);
+    // A knob whose last unit the model would not have raised it for, kUnneededStepsToLower
+    // steps in a row, comes down.
+    const bool unneeded =
+        !warming_up && k.value() > k.floor() && lowering_cost(c, k.value()) < kMinGain * c.period;
+    k.unneeded_steps_ = unneeded ? k.unneeded_steps_ + 1 : 0;
+    if (k.unneeded_steps_ >= kUnneededStepsToLower) unneeded_knobs.push_back(c);
   }
+  // Over the budget (the elements grew since the knobs rose): lower the knobs that free the
+  // most memory per unit first, whatever the waits, until the estimate fits (or every knob is
+  // back at its start: the budget only takes back what tuning added).
+  while (total > ram_budget_) {
+    Knob* best = nullptr;
+    int64_t best_freed = 0;
+    for (Knob* k : in_use_knobs) {
+      if (k->value() <= k->floor()) continue;
+      const int64_t freed = k->bytes_at(k->value()) - k->bytes_at(k->value() - 1);
+      if (!best || freed > best_freed) best = k, best_freed = freed;
+    }
+    if (!best || best_freed <= 0) break;
+    best->value_.store(best->value() - 1, kRelaxed);
+    best->judging_steps_ = 0;
+    lowers_.fetch_add(1, kRelaxed);
+    total -= best_freed;
+  }
+  // Unneeded for long: down to the lowest value whose next unit the model would not raise
+  // it for (the raise's threshold, so that a lowered knob is not raised straight back), at
+  // most kMaxRaisesPerStep units per step.
+  for (auto& c : unneeded_knobs) {
+    Knob& k = *c.knob;
+    int64_t value = k.value();
+    for (int i = 0; i < kMaxRaisesPerStep && value > k.floor(); ++i) {
+      if (lowering_cost(c, value) >= kMinGain * c.period) break;
+      --value;
+    }
+    const int64_t lowered = k.value() - value;
+    k.unneeded_steps_ = 0;
+    if (lowered <= 0) continue;
+    total -= k.bytes_at(k.value()) - k.bytes_at(value);
+    k.value_.store(value, kRelaxed);
+    k.judging_steps_ = 0;
+    lowers_.fetch_add(lowered, kRelaxed);
+  }
+  for (auto& c : candidates) c.value = c.knob->value();  // after the budget's lowering
   // Hill climbing: raise the knob whose next step cuts the predicted wait most, while the
   // memory the raise adds fits the budget; stop when no raise is worth it.
   for (int raises = 0; raises < kMaxRaisesPerStep; ++raises) {
@@ -226,11 +315,12 @@ void Autotuner::step(int64_t now) {
   for (auto& c : candidates) {
     const int64_t raised = c.value - c.knob->value();
     if (raised <= 0) continue;
-    c.knob->value_.store(c.value, kRelaxed);
     if (c.knob->kind() == KnobKind::kParallelism) {
       c.knob->rate_before_ = c.rate;
-      c.knob->judging_ = true;
+      c.knob->value_before_ = c.knob->value();
+      c.knob->judging_steps_ = 2;
     }
+    c.knob->value_.store(c.value, kRelaxed);
     raises_.fetch_add(raised, kRelaxed);
   }
 }

@@ -2,7 +2,9 @@
 // nodes (a parallel map's or batch's parallelism, a prefetch's buffer size) are knobs that
 // start low and rise while a model of the measured rates says that one more would cut the
 // time the stage's consumer waits, as long as the estimated memory of all knobs stays within
-// the pipeline's RAM budget.
+// the pipeline's RAM budget. They come down again when the estimate outgrows the budget (the
+// elements grew), when a parallelism raise did not lift the stage's rate, and when the
+// consumer has not waited for a long time and the model says a lower value would do.
 //
 // Hot path: a stage reads its knob with one relaxed load per element and counts locally; it
 // hands its counts to the knob (a few relaxed read-modify-writes) every kFlushEvery elements
@@ -42,6 +44,8 @@ class Knob {
   KnobKind kind() const { return kind_; }
   int64_t minimum() const { return min_; }
   int64_t maximum() const { return max_; }
+  // The lowest value the tuner lowers it to: its start (lowering takes back raises only).
+  int64_t floor() const { return start_; }
   int stage() const { return stage_; }
   // The stage does the work on its consumer's thread while the knob is at its minimum (a map
   // at parallelism 1): the first raise then saves the work's time less a thread hand-off per
@@ -68,6 +72,7 @@ class Knob {
   const int64_t min_, max_;
   const int64_t elements_per_unit_;
   const int stage_;
+  const int64_t start_;
   std::atomic<int64_t> value_;
   std::atomic<bool> inline_at_min_{false};
   std::atomic<int64_t> elements_{0}, wait_ns_{0};
@@ -75,12 +80,19 @@ class Knob {
   std::atomic<int64_t> byte_samples_{0}, bytes_{0};
   // The tuner's view at its last step (under Autotuner::mu_).
   int64_t seen_elements_ = 0, seen_wait_ns_ = 0, seen_at_ns_ = -1;
-  // A parallelism raise is judged by the rate of the period after it (the model cannot see
-  // the cores other processes take): the rate before it, whether the next step judges it, and
-  // how many steps the knob then rests after a raise that did not pay (doubling each time).
+  // A parallelism raise is judged by the rate of the second period after it (the model cannot
+  // see the cores other processes take): the rate before it, the steps until it is judged (2:
+  // the raise was the last step's), how many steps the knob then rests after a raise that did
+  // not pay (doubling each time), and the value it goes back to then.
   double rate_before_ = 0;
-  bool judging_ = false;
+  int judging_steps_ = 0;
   int64_t rest_steps_ = 0, backoff_steps_ = 0;
+  int64_t value_before_ = 0;
+  // Steps in a row in which the model would not have raised the knob to its value.
+  int64_t unneeded_steps_ = 0;
+  // The background work's counts at the last step: the model uses the period's own averages,
+  // so that a stage whose cost changes is judged on its cost now.
+  int64_t seen_work_elements_ = 0, seen_work_ns_ = 0, seen_cpu_elements_ = 0, seen_cpu_ns_ = 0;
 };
 
 // What a stage keeps between flushes to its knob; used on the consumer's thread only.
@@ -113,8 +125,9 @@ class Autotuner {
   std::vector<std::shared_ptr<Knob>> knobs() const;
   int64_t estimated_bytes() const;
   int64_t steps() const { return steps_.load(std::memory_order_relaxed); }
-  // The knobs raised so far, all steps together.
+  // The knobs raised so far, all steps together, and lowered.
   int64_t raises() const { return raises_.load(std::memory_order_relaxed); }
+  int64_t lowers() const { return lowers_.load(std::memory_order_relaxed); }
 
   int64_t now_ns() const {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
@@ -135,7 +148,7 @@ class Autotuner {
   const int64_t ram_budget_;
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::atomic<int64_t> next_step_ns_{kPeriodNs};
-  std::atomic<int64_t> steps_{0}, raises_{0};
+  std::atomic<int64_t> steps_{0}, raises_{0}, lowers_{0};
   mutable std::mutex mu_;
   std::vector<Entry> entries_;
 };

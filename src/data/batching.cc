@@ -86,7 +86,7 @@ class ParallelBatchIterator final : public Iterator {
         calls_(threads, static_cast<size_t>(threads), std::move(cancellation)) {}
 
   bool next(Element& out) override {
-    if (knob_ && knob_->value() > threads_) {
+    if (knob_ && knob_->value() != threads_) {  // lowered: fewer batches in flight
       threads_ = knob_->value();
       calls_.set_threads(static_cast<int>(threads_), static_cast<size_t>(threads_));
     }

@@ -65,10 +65,13 @@ DatasetPtr make_map(DatasetPtr input, std::shared_ptr<const MapFn> fn, ElementSp
 // max_count (>= 1) inputs at once (fewer at the end of the input) and appends one result per
 // input to `outs`, in order; it may move from `ins`. The results are the same elements a map
 // would give; a failing call fails the iterator at the first element of its run.
+// tuned_as: the node whose AUTOTUNE knob the map uses (null: its own). A map made anew for each
+// iterator of another node (an image chain's) then keeps that node's tuned value from one
+// iterator to the next, as a map in the graph does across the epochs of a repeat.
 using MapManyFn = std::function<void(std::vector<Element>& outs, std::vector<Element>& ins)>;
 DatasetPtr make_map_many(DatasetPtr input, std::shared_ptr<const MapManyFn> fn, int64_t max_count,
                          ElementSpec out_spec, int64_t num_parallel_calls,
-                         std::optional<bool> deterministic);
+                         std::optional<bool> deterministic, DatasetPtr tuned_as = nullptr);
 DatasetPtr make_filter(DatasetPtr input, std::shared_ptr<const PredicateFn> fn);
 DatasetPtr make_enumerate(DatasetPtr input, int64_t start);
 // For each input element fn gives a dataset; cycle_length of them are read in turn,

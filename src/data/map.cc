@@ -2,6 +2,7 @@
 // work is a run of consecutive elements: map_many's function serves a whole run per call, and
 // the element map is the case of runs of one.
 #include <chrono>
+#include <cstdint>
 #include <deque>
 #include <thread>
 
@@ -32,20 +33,31 @@ using Run = std::vector<Element>;
 // Autotuned stages time one call in kTimeEvery (a power of two), and hand their counts to the
 // tuner every KnobMeter::kFlushEvery elements or once they waited longer than this.
 constexpr int64_t kTimeEvery = 8;
+// On the consumer's thread (a map at parallelism 1), a call that took less than kCheapCallNs
+// makes the next timed call come kCheapTimeEvery calls later: two clock reads are then a few
+// per cent of such a call's time, and the tuner needs no more than a sample or two per step.
+constexpr int64_t kCheapCallNs = 20'000;
+constexpr int64_t kCheapTimeEvery = 64;
 constexpr int64_t kFlushAfterWaitNs = 1'000'000;
+// An autotuned map snapshots its input every this many runs read: often enough that a restore
+// skips few elements, rarely enough that at parallelism 1 (where the sequential map takes
+// none) a snapshot costs a small share of an element.
+constexpr int64_t kAutotunedSnapshotEvery = 32;
 
 class MapDataset final : public UnaryDataset {
  public:
   // many: the function was given as a map_many's (errors then name the index in the run).
   MapDataset(DatasetPtr input, std::shared_ptr<const MapManyFn> fn, size_t max_count, bool many,
-             ElementSpec out_spec, int64_t parallel, std::optional<bool> deterministic)
+             ElementSpec out_spec, int64_t parallel, std::optional<bool> deterministic,
+             DatasetPtr tuned_as)
       : UnaryDataset(std::move(input)),
         fn_(std::move(fn)),
         max_count_(max_count),
         many_(many),
         spec_(std::move(out_spec)),
         parallel_(parallel),
-        deterministic_(deterministic) {}
+        deterministic_(deterministic),
+        tuned_as_(std::move(tuned_as)) {}
   const char* name() const override { return "map"; }
   std::string arguments() const override {
     return "spec=" + to_string(spec_);  // parallelism changes no element, so it may change
@@ -54,7 +66,7 @@ class MapDataset final : public UnaryDataset {
   int64_t cardinality() const override { return input_->cardinality(); }
   DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override {
     return std::make_shared<MapDataset>(in.at(0), fn_, max_count_, many_, spec_, parallel_,
-                                        deterministic_);
+                                        deterministic_, tuned_as_);
   }
   std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override;
 
@@ -83,6 +95,7 @@ class MapDataset final : public UnaryDataset {
   ElementSpec spec_;
   int64_t parallel_;
   std::optional<bool> deterministic_;  // unset: the options' (see Options::ordered)
+  DatasetPtr tuned_as_;                // the node whose AUTOTUNE knob this map uses (null: its own)
 };
 
 // Reads the next run of up to max_count inputs into `ins`; false once the input has ended (`ins`
@@ -208,36 +221,45 @@ class ParallelMapIterator final : public Iterator, public BufferedIterator {
       : ds_(std::move(ds)),
         input_(std::move(input)),
         deterministic_(deterministic),
-        // Autotuned: snapshots as often as the fixed AUTOTUNE of one thread per core took
-        // them, whatever the knob's value, so that saved states do not depend on it.
-        every_(static_cast<int64_t>(knob ? default_parallelism() : threads) * 2 *
+        // Autotuned: snapshots every kAutotunedSnapshotEvery calls' worth, whatever the
+        // knob's value (and the machine's cores), so that saved states do not depend on it.
+        every_((knob ? kAutotunedSnapshotEvery : static_cast<int64_t>(threads) * 2) *
                static_cast<int64_t>(ds_->max_count())),
         tuner_(std::move(tuner)),
         knob_(std::move(knob)),
         threads_(threads),
-        calls_(threads, static_cast<size_t>(threads) * 2, std::move(cancellation)) {}
+        // Autotuned at 1, the function runs on this thread: no pool thread is started until
+        // the knob rises (starting one costs about as much as thousands of cheap calls).
+        calls_(knob_ && threads == 1 ? 0 : threads, static_cast<size_t>(threads) * 2,
+               std::move(cancellation)) {}
 
   bool next(Element& out) override {
     if (knob_) {
+      // Raised: the pool grows; lowered: fewer calls are kept in flight (the pool's threads
+      // stay, idle), and at 1 the consumer's thread takes over once those have been taken.
       const int64_t want = knob_->value();
-      if (want > threads_) {
+      if (want != threads_) {
         threads_ = want;
         calls_.set_threads(static_cast<int>(want), static_cast<size_t>(want) * 2);
       }
     }
     while (pos_ == outs_.size()) {
+      // Autotuned at parallelism 1 (or with an input error of that path still to deliver):
+      // the sequential map's path, on this thread; the pool takes over once the knob rises
+      // and nothing is left of this path.
+      if (knob_ && calls_.empty() && (threads_ == 1 || error_)) {
+        if (!run_here()) return false;
+        continue;
+      }
       while (!input_done_ && !calls_.full()) {
-        if (snapshots_.list().empty() || read_ - snapshots_.list().back().position >= every_)
-          snapshots_.take(*input_, read_);
+        take_snapshot_if_due();
         Run ins;
         std::exception_ptr error;
         input_done_ = !read_run(*input_, ds_->max_count(), ins, error);
         read_ += static_cast<int64_t>(ins.size());
         if (!ins.empty()) {
           items_.push_back(static_cast<int64_t>(ins.size()));
-          if (knob_ && threads_ == 1) {
-            run_here(std::move(ins));
-          } else if (knob_ && (++submitted_ & (kTimeEvery - 1)) == 0) {
+          if (knob_ && (++submitted_ & (kTimeEvery - 1)) == 0) {
             // One call in kTimeEvery measures the function's cost for the autotuner.
             calls_.submit([ds = ds_, knob = knob_, ins = std::move(ins)]() mutable {
               const int64_t items = static_cast<int64_t>(ins.size());
@@ -273,41 +295,18 @@ class ParallelMapIterator final : public Iterator, public BufferedIterator {
       } catch (...) {
         // A failed call (or an input error) stands for the items it was given: a save counts
         // them as taken, as the sequential map's input has passed them.
-        taken_ += items;
-        snapshots_.drop_before(taken_);
+        count_taken(items);
         throw;
       }
     }
     out = std::move(outs_[pos_++]);
-    ++taken_;
-    snapshots_.drop_before(taken_);
+    count_taken(1);
     if (knob_) {
       if (meter_.elements == 0) knob_->add_bytes(payload_bytes(out));
       if (++meter_.elements >= KnobMeter::kFlushEvery || meter_.wait_ns > kFlushAfterWaitNs)
         tuner_->flush(*knob_, meter_);
     }
     return true;
-  }
-
-  // Autotuned at parallelism 1: the function runs on this thread, as a sequential map's does
-  // (no hand-off per element); the time it takes is the consumer's wait for the stage.
-  void run_here(Run ins) {
-    const bool timed = (++submitted_ & (kTimeEvery - 1)) == 0;
-    const int64_t items = static_cast<int64_t>(ins.size());
-    const int64_t cpu = timed ? thread_cpu_ns() : -1;
-    const auto begin =
-        timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-    try {
-      calls_.submit_ready(ds_->apply(ins));
-    } catch (...) {
-      calls_.submit_error(std::current_exception());
-    }
-    if (!timed) return;
-    const int64_t took = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                             std::chrono::steady_clock::now() - begin)
-                             .count();
-    knob_->add_work(items, took, cpu < 0 ? -1 : thread_cpu_ns() - cpu);
-    meter_.wait_ns += took * kTimeEvery;  // the untimed calls, estimated
   }
 
   void save(StateWriter& w) const override {
@@ -336,6 +335,76 @@ class ParallelMapIterator final : public Iterator, public BufferedIterator {
   }
 
  private:
+  // A snapshot of the input before the next read, every every_ items read, whichever path
+  // reads: saved states are then the same bytes at any parallelism.
+  void take_snapshot_if_due() {
+    if (read_ >= next_snapshot_) take_snapshot();
+  }
+  void take_snapshot() {
+    snapshots_.take(*input_, read_);
+    next_snapshot_ = read_ + every_;
+    const auto& list = snapshots_.list();
+    if (list.size() == 2) next_drop_ = list[1].position;
+  }
+  // Counts items handed out; snapshots older than the last one at or before them go (looked
+  // at only when the second snapshot is reached, not per element).
+  void count_taken(int64_t items) {
+    taken_ += items;
+    if (taken_ >= next_drop_) drop_snapshots();
+  }
+  void drop_snapshots() {
+    snapshots_.drop_before(taken_);
+    const auto& list = snapshots_.list();
+    next_drop_ = list.size() > 1 ? list[1].position : INT64_MAX;
+  }
+
+  // Autotuned at parallelism 1: the sequential map's path (the function runs on this thread,
+  // no queue, no hand-off), with the parallel path's counts and snapshots so that a save
+  // writes the same bytes and the pool can take over between two runs. The function's time
+  // is the consumer's wait for the stage. Sets outs_ to the next run's results, raises the
+  // input's error once the results before it were taken; false at the end.
+  bool run_here() {
+    if (error_) {
+      std::exception_ptr error = error_;
+      error_ = nullptr;
+      count_taken(1);  // the error stands for one input item, as in the parallel path
+      if (!is_data_error(error)) input_done_ = true;  // after a data error the input reads on
+      std::rethrow_exception(error);
+    }
+    if (input_done_) return false;
+    take_snapshot_if_due();
+    input_done_ = !read_run(*input_, ds_->max_count(), ins_, error_);
+    const auto items = static_cast<int64_t>(ins_.size());
+    read_ += items;
+    if (error_) ++read_;
+    if (items == 0) return error_ != nullptr;  // the error is raised on the next turn
+    // Wall-clock time only: the thread's CPU clock is a system call, which would cost a
+    // cheap function more than the function itself, and the first raise is judged on the
+    // wall-clock time alone (the pool's calls measure CPU time once there is a pool).
+    const int64_t time_every = here_time_every_;
+    const bool timed = --here_until_timed_ == 0;
+    const auto begin =
+        timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    outs_.clear();
+    pos_ = 0;
+    try {
+      outs_ = ds_->apply(ins_);
+    } catch (...) {
+      count_taken(items);
+      throw;
+    }
+    if (timed) {
+      const int64_t took = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::steady_clock::now() - begin)
+                               .count();
+      knob_->add_work(items, took, -1);
+      meter_.wait_ns += took * time_every;  // the untimed calls, estimated
+      here_time_every_ = took < kCheapCallNs ? kCheapTimeEvery : kTimeEvery;
+      here_until_timed_ = here_time_every_;
+    }
+    return true;
+  }
+
   std::shared_ptr<const MapDataset> ds_;
   std::unique_ptr<Iterator> input_;
   bool deterministic_;
@@ -347,19 +416,25 @@ class ParallelMapIterator final : public Iterator, public BufferedIterator {
   int64_t taken_ = 0;          // items handed out: results, and errors for their inputs
   std::deque<int64_t> items_;  // the input items of each call in flight, in order (deterministic)
   InputSnapshots snapshots_;   // positions counted from the restore
+  int64_t next_snapshot_ = 0;  // read_ at which the next snapshot is due
+  int64_t next_drop_ = INT64_MAX;  // the second snapshot's position, if any
   std::shared_ptr<Autotuner> tuner_;
   std::shared_ptr<Knob> knob_;
   int64_t threads_;
   int64_t submitted_ = 0;
   KnobMeter meter_;
-  ParallelRunCalls calls_;  // last: its workers run apply on ds_
+  int64_t here_time_every_ = kTimeEvery;  // run_here: one call in this many is timed
+  int64_t here_until_timed_ = kTimeEvery;
+  Run ins_;                   // run_here's inputs (kept for their capacity)
+  std::exception_ptr error_;  // run_here: an input error waiting behind outs_
+  ParallelRunCalls calls_;    // last: its workers run apply on ds_
 };
 
 std::unique_ptr<Iterator> MapDataset::make_iterator(const IteratorContext& ctx) const {
   auto self = std::static_pointer_cast<const MapDataset>(ptr());
   if (parallel_ == kAutotune && ctx.autotuner) {
-    auto knob = ctx.autotuner->knob(*this, "parallelism", KnobKind::kParallelism, 1,
-                                    autotune_max_parallelism(), 1,
+    auto knob = ctx.autotuner->knob(tuned_as_ ? *tuned_as_ : *this, "parallelism",
+                                    KnobKind::kParallelism, 1, autotune_max_parallelism(), 1,
                                     2 * static_cast<int64_t>(max_count_), ctx.stage);
     knob->set_inline_at_minimum();
     const auto threads = static_cast<int>(knob->value());
@@ -377,11 +452,13 @@ std::unique_ptr<Iterator> MapDataset::make_iterator(const IteratorContext& ctx) 
 
 DatasetPtr make_map_node(const char* op, DatasetPtr input, std::shared_ptr<const MapManyFn> fn,
                          size_t max_count, bool many, ElementSpec out_spec,
-                         int64_t num_parallel_calls, std::optional<bool> deterministic) {
+                         int64_t num_parallel_calls, std::optional<bool> deterministic,
+                         DatasetPtr tuned_as = nullptr) {
   check_num_parallel_calls(op, num_parallel_calls);
   if (out_spec.empty()) out_spec = input->element_spec();
   return std::make_shared<MapDataset>(std::move(input), std::move(fn), max_count, many,
-                                      std::move(out_spec), num_parallel_calls, deterministic);
+                                      std::move(out_spec), num_parallel_calls, deterministic,
+                                      std::move(tuned_as));
 }
 
 }  // namespace
@@ -398,12 +475,13 @@ DatasetPtr make_map(DatasetPtr input, std::shared_ptr<const MapFn> fn, ElementSp
 
 DatasetPtr make_map_many(DatasetPtr input, std::shared_ptr<const MapManyFn> fn, int64_t max_count,
                          ElementSpec out_spec, int64_t num_parallel_calls,
-                         std::optional<bool> deterministic) {
+                         std::optional<bool> deterministic, DatasetPtr tuned_as) {
   DINPUT_CHECK_ARG(input != nullptr, "map_many: no input dataset");
   DINPUT_CHECK_ARG(fn != nullptr && *fn, "map_many: no function given");
   DINPUT_CHECK_ARG(max_count >= 1, "map_many: max_count must be at least 1, got ", max_count);
   return make_map_node("map_many", std::move(input), std::move(fn), static_cast<size_t>(max_count),
-                       true, std::move(out_spec), num_parallel_calls, deterministic);
+                       true, std::move(out_spec), num_parallel_calls, deterministic,
+                       std::move(tuned_as));
 }
 
 }  // namespace dinput

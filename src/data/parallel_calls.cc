@@ -59,14 +59,6 @@ void ParallelCallsOf<Result>::submit_error(std::exception_ptr error) {
 }
 
 template <typename Result>
-void ParallelCallsOf<Result>::submit_ready(Result result) {
-  auto slot = std::make_shared<Slot>();
-  slot->done = true;
-  slot->result = std::move(result);
-  in_flight_.push_back(std::move(slot));
-}
-
-template <typename Result>
 Result ParallelCallsOf<Result>::take(bool in_order) {
   std::unique_lock<std::mutex> lock(mu_);
   auto ready = in_flight_.begin();

@@ -38,7 +38,8 @@ class ParallelCallsOf {
   // Calls submitted and not yet taken, and the most there may be (the statistics' fill).
   size_t in_flight() const { return in_flight_.size(); }
   size_t max_in_flight() const { return max_in_flight_; }
-  // Grows the pool to `threads` and lets `max_in_flight` calls wait (autotuning raises them).
+  // Grows the pool to `threads` (it never shrinks) and lets `max_in_flight` calls wait
+  // (autotuning raises and lowers them; lowered, the spare threads idle).
   void set_threads(int threads, size_t max_in_flight) {
     pool_->grow(threads);
     max_in_flight_ = max_in_flight;
@@ -56,9 +57,6 @@ class ParallelCallsOf {
   // An error found by the consumer (reading input): take() raises it once the calls
   // submitted before it have been taken.
   void submit_error(std::exception_ptr error);
-  // A result the consumer made itself (an autotuned map whose knob is 1), in line with the
-  // calls submitted before it.
-  void submit_ready(Result result);
 
   // Waits for and removes the oldest call (in_order) or the first finished one, returning
   // its result or raising its exception; CANCELLED once the iterator is cancelled.

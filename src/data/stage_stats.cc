@@ -29,12 +29,24 @@ int32_t thread_index() {
   return tls_thread;
 }
 
-// The lengths of `count` strings, out of line: the loop is vectorised, which costs a scalar
-// string more than it saves.
-__attribute__((noinline)) int64_t string_bytes(const ByteString* s, int64_t count) {
-  int64_t n = 0;
-  for (int64_t i = 0; i < count; ++i) n += static_cast<int64_t>(s[i].size);
-  return n;
+// The lengths of `count` strings, out of line (a scalar string does not need the loop). Four
+// sums at a time and not vectorised: the lengths are every other word of the array, which the
+// vectoriser gathers with more shuffles than the scalar loads and adds it replaces (12
+// instructions per string against 5.5, measured with callgrind on batches of 256).
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-tree-vectorize")))
+#endif
+__attribute__((noinline)) int64_t
+string_bytes(const ByteString* s, int64_t count) {
+  int64_t a = 0, b = 0, c = 0, d = 0, i = 0;
+  for (; i + 4 <= count; i += 4) {
+    a += static_cast<int64_t>(s[i].size);
+    b += static_cast<int64_t>(s[i + 1].size);
+    c += static_cast<int64_t>(s[i + 2].size);
+    d += static_cast<int64_t>(s[i + 3].size);
+  }
+  for (; i < count; ++i) a += static_cast<int64_t>(s[i].size);
+  return a + b + c + d;
 }
 
 // Tensor::byte_size without its per-tensor calls (the shape's product, the dtype's size, one
@@ -75,19 +87,21 @@ inline int64_t element_bytes(const Element& e) {
   return all_bytes(e);
 }
 
+// kWatchSkips: the stage may skip corrupt records (StageDataset::make_iterator), and counts
+// them; the others (most stages) leave that out of their short path.
+template <bool kWatchSkips>
 class StageIterator final : public Iterator {
  public:
   // `stats` is held: the iterator may be torn down after its pipeline's handle is gone.
-  // `watch_skips`: the stage may skip corrupt records (StageDataset::make_iterator).
   StageIterator(std::unique_ptr<Iterator> inner, StageInfo& stage,
-                std::shared_ptr<PipelineStats> stats, bool watch_skips)
+                std::shared_ptr<PipelineStats> stats)
       : inner_(std::move(inner)),
         buffered_(dynamic_cast<const BufferedIterator*>(inner_.get())),
         stage_(stage),
         keep_(std::move(stats)),
         stats_(*keep_),
         counters_(stage.attach()),
-        skipped_(watch_skips ? &stats_.counters()->corrupt_records_skipped : nullptr),
+        skipped_(&stats_.counters()->corrupt_records_skipped),
         mask_(stats_.tracing() ? 0 : kSampleEvery - 1),
         inner_counts_bytes_(inner_->count_bytes_into(&counters_->bytes)) {}
   ~StageIterator() override { stage_.detach(counters_); }
@@ -147,11 +161,14 @@ class StageIterator final : public Iterator {
 
  private:
   // The pipeline's count of skipped corrupt records now (0 for stages that are not sources).
-  int64_t corrupt_seen() const { return skipped_ ? skipped_->load(kRelaxed) : 0; }
+  int64_t corrupt_seen() const {
+    if constexpr (kWatchSkips) return skipped_->load(kRelaxed);
+    return 0;
+  }
 
   // Adds `produced` elements (those in `out`) and the records skipped since `corrupt_before`.
   void counted(StageCounters& c, int64_t produced, const Element& out, int64_t corrupt_before) {
-    if (skipped_) {
+    if constexpr (kWatchSkips) {
       const int64_t skipped = skipped_->load(kRelaxed) - corrupt_before;
       if (skipped) bump(c.corrupt_records, skipped);
     }
@@ -205,7 +222,7 @@ class StageIterator final : public Iterator {
   std::shared_ptr<PipelineStats> keep_;
   PipelineStats& stats_;
   std::shared_ptr<StageCounters> counters_;
-  // The pipeline's count of skipped corrupt records, watched by sources (null otherwise).
+  // The pipeline's count of skipped corrupt records (watched with kWatchSkips).
   const std::atomic<int64_t>* skipped_;
   int64_t mask_;
   // The inner iterator adds the bytes it hands out to counters_->bytes itself
@@ -234,8 +251,9 @@ class StageDataset final : public Dataset {
         stage_.inputs.empty() && (ctx.options.skip_corrupt() || !input_->inputs().empty());
     IteratorContext staged = ctx;  // autotuned knobs are listed under this stage
     staged.stage = stage_.id;
-    return std::make_unique<StageIterator>(input_->make_iterator(staged), stage_, stats_,
-                                           watch_skips);
+    if (watch_skips)
+      return std::make_unique<StageIterator<true>>(input_->make_iterator(staged), stage_, stats_);
+    return std::make_unique<StageIterator<false>>(input_->make_iterator(staged), stage_, stats_);
   }
   int id() const { return stage_.id; }
   const Options& options() const override { return input_->options(); }
@@ -532,7 +550,8 @@ std::string PipelineStats::to_json(int worker) const {
     doc["autotune"] = {{"ram_budget", autotuner_->ram_budget()},
                        {"estimated_bytes", autotuner_->estimated_bytes()},
                        {"steps", autotuner_->steps()},
-                       {"raises", autotuner_->raises()}};
+                       {"raises", autotuner_->raises()},
+                       {"lowers", autotuner_->lowers()}};
   else
     doc["autotune"] = nullptr;
   if (trace_) {

@@ -295,8 +295,10 @@ std::unique_ptr<Iterator> ImageOpDataset::make_iterator(const IteratorContext& c
           outs.push_back(std::move(out));
         }
       });
+  // Tuned as this node: each iterator of the chain (each epoch of a repeat) makes a new map,
+  // which starts from the parallelism the last one reached.
   DatasetPtr map = make_map_many(make_enumerate(nodes.front()->input_, 0), std::move(fn), 1, spec_,
-                                 autotune ? kAutotune : parallel, deterministic);
+                                 autotune ? kAutotune : parallel, deterministic, ptr());
   std::unique_ptr<Iterator> inner = map->make_iterator(ctx);
   if (epochs.empty()) return inner;
   return std::make_unique<ChainIterator>(std::move(inner), std::move(epochs),

@@ -4,7 +4,9 @@
 // and generous ratios, so that a loaded 2-core machine passes them.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -17,6 +19,7 @@
 #include "data/epoch_counters.h"
 #include "data/stage_stats.h"
 #include "data/state.h"
+#include "image/image_ops.h"
 
 namespace dinput {
 namespace {
@@ -193,6 +196,92 @@ TEST(Autotune, SavedStatesDoNotDependOnKnobsAndResumeExactly) {
   }
 }
 
+TEST(Autotune, AtParallelismOneTheFunctionRunsNoFurtherThanTheConsumer) {
+  // With its knob held at 1 the autotuned map is the sequential map: the function is called on
+  // the consumer's thread for the element asked for, never ahead of it.
+  auto calls = std::make_shared<std::atomic<int64_t>>(0);
+  const auto consumer = std::this_thread::get_id();
+  auto fn = std::make_shared<const MapFn>([calls, consumer](const Element& e) {
+    if (std::this_thread::get_id() != consumer) raise(Code::kInternal, "called on a pool thread");
+    calls->fetch_add(1);
+    return e;
+  });
+  auto ds = with_budget(make_map(make_range(0, 500, 1), fn, {}, kAutotune, std::nullopt), 1);
+  IteratorContext ctx;
+  ctx.epochs = std::make_shared<EpochCounters>();
+  auto it = make_pipeline_iterator(ds, ctx);
+  Element e;
+  int64_t taken = 0;
+  while (it->next(e)) {
+    ASSERT_EQ(e[0].data_as<int64_t>()[0], taken);
+    ++taken;
+    ASSERT_EQ(calls->load(), taken);
+  }
+  EXPECT_EQ(taken, 500);
+  EXPECT_EQ(knob(json::parse(ctx.pipeline_stats->to_json()), "map")["value"], 1);
+}
+
+// The items of `ds` (values, and -1 for an error) up to `k` of them, and the state saved after.
+std::string items_and_state(const DatasetPtr& ds, size_t k, std::vector<int64_t>* items) {
+  IteratorContext ctx;
+  ctx.epochs = std::make_shared<EpochCounters>();
+  auto it = make_pipeline_iterator(ds, ctx);
+  Element e;
+  while (items->size() < k) {
+    try {
+      if (!it->next(e)) break;
+      items->push_back(e[0].data_as<int64_t>()[0]);
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), Code::kInvalidArgument) << error.what();
+      items->push_back(-1);
+    }
+  }
+  return save_state(*ds, *ds, it.get(), false);
+}
+
+TEST(Autotune, InputErrorsAndTheSwitchToThePoolKeepTheSequentialOrderAndStates) {
+  // The input fails on every 7th element (a data error: the map reads on). The autotuned map
+  // starts on the consumer's thread and moves to its pool when its knob rises; the items, the
+  // errors among them and the saved states are those of the sequential map wherever the
+  // switch falls.
+  const int64_t n = 90;
+  auto pipeline = [&](int64_t parallel, int64_t budget) {
+    auto failing = std::make_shared<const MapFn>([](const Element& e) {
+      if (e[0].data_as<int64_t>()[0] % 7 == 3) raise(Code::kInvalidArgument, "bad element");
+      return e;
+    });
+    auto input = make_map(make_range(0, n, 1), failing, {}, 1, std::nullopt);
+    return with_budget(sleepy_map(input, parallel, std::chrono::microseconds(1000)), budget);
+  };
+  std::vector<int64_t> all;
+  items_and_state(pipeline(1, 0), SIZE_MAX, &all);
+  ASSERT_EQ(all.size(), static_cast<size_t>(n));
+  EXPECT_EQ(all[3], -1);
+  for (size_t k : {size_t{2}, size_t{4}, size_t{40}, size_t{75}}) {
+    std::vector<int64_t> raised_items, held_items;
+    const std::string raised =
+        items_and_state(pipeline(kAutotune, int64_t{1} << 30), k, &raised_items);
+    const std::string held = items_and_state(pipeline(kAutotune, 1), k, &held_items);
+    EXPECT_EQ(raised_items, std::vector<int64_t>(all.begin(), all.begin() + k));
+    EXPECT_EQ(held_items, raised_items);
+    EXPECT_EQ(raised, held) << "saved after " << k;
+    // Restored, the rest follows, errors included.
+    IteratorContext fresh;
+    RestoredIterator restored = restore_state(pipeline(kAutotune, int64_t{1} << 30), fresh, raised);
+    std::vector<int64_t> rest = raised_items;
+    Element e;
+    for (;;) {
+      try {
+        if (!restored.iterator->next(e)) break;
+        rest.push_back(e[0].data_as<int64_t>()[0]);
+      } catch (const Error&) {
+        rest.push_back(-1);
+      }
+    }
+    EXPECT_EQ(rest, all) << "saved after " << k;
+  }
+}
+
 TEST(Autotune, KnobsCarryOverToTheNextEpoch) {
   auto ds =
       make_repeat(sleepy_map(make_range(0, 60, 1), kAutotune, std::chrono::microseconds(2000)), 3);
@@ -200,6 +289,123 @@ TEST(Autotune, KnobsCarryOverToTheNextEpoch) {
   ASSERT_EQ(tuned.values.size(), 180u);
   for (size_t i = 0; i < tuned.values.size(); ++i) ASSERT_EQ(tuned.values[i], int64_t(i % 60));
   EXPECT_GT(knob(tuned.stats, "map")["value"].get<int64_t>(), 1) << tuned.stats.dump();
+}
+
+TEST(Autotune, AnImageChainStartsEachEpochAtTheLastOnesParallelism) {
+  // A costly image operation (a 64x64 -> 192x192 resize) with num_parallel_calls AUTOTUNE,
+  // repeated: the chain makes a new map for each epoch's iterator, which uses the knob the
+  // first epoch tuned (the same one, at the value it reached) rather than a new one at 1.
+  const int64_t per_epoch = 100;
+  Element image{Tensor::zeros(DType::kUInt8, Shape({64, 64, 3}))};
+  ImageOpOptions options;
+  options.num_parallel_calls = kAutotune;
+  auto chain = make_resize(make_repeat(make_from_tensors(image), per_epoch), 192, 192, options);
+  auto ds = make_repeat(chain, 2);
+  IteratorContext ctx;
+  ctx.epochs = std::make_shared<EpochCounters>();
+  auto it = make_pipeline_iterator(ds, ctx);
+  // The knobs of the resize stage.
+  auto resize_knobs = [&] {
+    int id = -1;
+    const json stats = json::parse(ctx.pipeline_stats->to_json());
+    for (const auto& s : stats["stages"])
+      if (s["name"] == "resize") id = s["id"].get<int>();
+    std::vector<std::shared_ptr<Knob>> out;
+    for (const auto& k : ctx.autotuner->knobs())
+      if (k->stage() == id) out.push_back(k);
+    return out;
+  };
+  Element e;
+  for (int64_t i = 0; i < per_epoch; ++i) ASSERT_TRUE(it->next(e));
+  const auto first = resize_knobs();
+  ASSERT_EQ(first.size(), 1u);
+  const int64_t reached = first[0]->value();
+  ASSERT_TRUE(it->next(e));  // the second epoch's first element
+  const auto second = resize_knobs();
+  ASSERT_EQ(second.size(), 1u) << "one knob for the chain, not one per epoch";
+  // The same knob: the new map was made at the value the first epoch reached (a raise or a
+  // lowering since is the tuner's, not a restart).
+  EXPECT_EQ(second[0], first[0]) << "epoch 1 reached " << reached;
+  int64_t rest = 1;
+  while (it->next(e)) ++rest;
+  EXPECT_EQ(rest, per_epoch);
+}
+
+// The value of the map stage's knob and the pipeline's autotune object now.
+std::pair<int64_t, json> map_knob_now(const IteratorContext& ctx) {
+  const json stats = json::parse(ctx.pipeline_stats->to_json());
+  return {knob(stats, "map")["value"].get<int64_t>(), stats["autotune"]};
+}
+
+// Reads `it` (elements numbered from `*count`) until `done()` or for at most `limit`.
+template <typename Done>
+void read_until(Iterator& it, int64_t* count, Done done, std::chrono::seconds limit) {
+  const auto deadline = Clock::now() + limit;
+  Element e;
+  while (!done() && Clock::now() < deadline) {
+    for (int i = 0; i < 16; ++i, ++*count) {
+      ASSERT_TRUE(it.next(e));
+      ASSERT_EQ(e[0].data_as<int64_t>()[0], *count);
+    }
+  }
+}
+
+TEST(Autotune, ElementsThatGrowPastTheBudgetLowerTheKnob) {
+  // A slow map whose elements are 8 bytes until its knob has climbed (the estimate stays tiny)
+  // and 64 KiB from then on: with about 40 KiB or more per element measured on average, 2
+  // calls in flight per thread hold 80 KiB or more at parallelism 1 and twice that at 2, so
+  // the 128 KiB budget brings the knob back down, wherever it climbed.
+  const int64_t budget = 128 << 10;
+  auto big = std::make_shared<std::atomic<bool>>(false);
+  auto fn = std::make_shared<const MapFn>([big](const Element& e) {
+    std::this_thread::sleep_for(std::chrono::microseconds(2000));
+    return Element{e[0], Tensor::zeros(DType::kUInt8, Shape({big->load() ? 64 << 10 : 8}))};
+  });
+  ElementSpec spec{{DType::kInt64, Shape({})}, {DType::kUInt8, Shape({kUnknownDim})}};
+  auto ds = with_budget(
+      make_map(make_range(0, int64_t{1} << 40, 1), fn, spec, kAutotune, std::nullopt), budget);
+  IteratorContext ctx;
+  ctx.epochs = std::make_shared<EpochCounters>();
+  auto it = make_pipeline_iterator(ds, ctx);
+  int64_t count = 0;
+  read_until(
+      *it, &count, [&] { return map_knob_now(ctx).first > 1; }, std::chrono::seconds(10));
+  const int64_t climbed = map_knob_now(ctx).first;
+  ASSERT_GT(climbed, 1) << "the knob did not climb while the elements were small";
+  big->store(true);
+  const int64_t small = count;
+  read_until(
+      *it, &count, [&] { return count >= small + 300; }, std::chrono::seconds(30));
+  const auto [value, tuner] = map_knob_now(ctx);
+  EXPECT_LT(value, climbed) << tuner.dump();
+  EXPECT_GT(tuner["lowers"].get<int64_t>(), 0) << tuner.dump();
+  EXPECT_LE(tuner["estimated_bytes"].get<int64_t>(), budget) << tuner.dump();
+}
+
+TEST(Autotune, AStageThatBecomesCheapIsLoweredAgain) {
+  // The function sleeps 2 ms until the knob has climbed, then costs nothing: the threads are
+  // no longer needed, and after a second of that the knob comes down (to 1, where the function
+  // runs on the consumer's thread again, as far as the model is concerned).
+  auto cheap = std::make_shared<std::atomic<bool>>(false);
+  auto fn = std::make_shared<const MapFn>([cheap](const Element& e) {
+    if (!cheap->load()) std::this_thread::sleep_for(std::chrono::microseconds(2000));
+    return e;
+  });
+  auto ds = make_map(make_range(0, int64_t{1} << 40, 1), fn, {}, kAutotune, std::nullopt);
+  IteratorContext ctx;
+  ctx.epochs = std::make_shared<EpochCounters>();
+  auto it = make_pipeline_iterator(ds, ctx);
+  int64_t count = 0;
+  read_until(
+      *it, &count, [&] { return map_knob_now(ctx).first > 1; }, std::chrono::seconds(10));
+  const int64_t climbed = map_knob_now(ctx).first;
+  ASSERT_GT(climbed, 1) << "the knob did not climb while the function was slow";
+  cheap->store(true);
+  // Cheap from here on: read until the knob has come down, for up to 20 s.
+  read_until(
+      *it, &count, [&] { return map_knob_now(ctx).first < climbed; }, std::chrono::seconds(20));
+  EXPECT_LT(map_knob_now(ctx).first, climbed) << map_knob_now(ctx).second.dump();
+  EXPECT_GT(map_knob_now(ctx).second["lowers"].get<int64_t>(), 0);
 }
 
 TEST(Autotune, EarlyDestructionStopsPromptly) {

@@ -331,14 +331,21 @@ func (it *DistributedIterator) Cancel() error {
 // GetNext returns the next step, owned by the caller. Replicas without data get an empty
 // (0-row) batch; the error matches ErrOutOfRange when no replica on any worker has data.
 func (it *DistributedIterator) GetNext() (*PerReplica, error) {
-	var out *C.dinput_per_replica_t
-	var size C.size_t
-	if err := callOn(it, func(p *C.dinput_dist_iterator_t) C.dinput_status_t {
-		return C.dgo_dist_iterator_get_next(&out, &size, p)
-	}); err != nil {
+	out, size, err := it.getNextHandle()
+	if err != nil {
 		return nil, err
 	}
-	return wrapPerReplicaSized(out, int(size)), nil
+	return wrapPerReplicaSized(out, size), nil
+}
+
+// getNextHandle takes the next step as a bare handle and its number of replicas.
+func (it *DistributedIterator) getNextHandle() (*C.dinput_per_replica_t, int, error) {
+	var out *C.dinput_per_replica_t
+	var size C.size_t
+	err := callOn(it, func(p *C.dinput_dist_iterator_t) C.dinput_status_t {
+		return C.dgo_dist_iterator_get_next(&out, &size, p)
+	})
+	return out, int(size), err
 }
 
 // GetNextAsOptional returns the next step as an Optional holding a PerReplica, empty at the
@@ -385,14 +392,11 @@ func (it *DistributedIterator) Next() bool {
 // its own. runtime.SetFinalizer and its removal in Close took about a fifth of a step's time
 // in Go on a small batch (bench/README.md, "Bindings").
 func (it *DistributedIterator) getNextOwned() (*PerReplica, error) {
-	var out *C.dinput_per_replica_t
-	var size C.size_t
-	if err := callOn(it, func(p *C.dinput_dist_iterator_t) C.dinput_status_t {
-		return C.dgo_dist_iterator_get_next(&out, &size, p)
-	}); err != nil {
+	out, size, err := it.getNextHandle()
+	if err != nil {
 		return nil, err
 	}
-	v := &PerReplica{n: int(size), owned: true}
+	v := &PerReplica{n: size, owned: true}
 	v.ref.p = out
 	return v, nil
 }

@@ -64,20 +64,35 @@ class copy_off:
         _steps.COPY_MAX_STEP_BYTES = self.real
 
 
+class library_clock:
+    """A fake clock for the read-ahead's timing that only the calls into the library advance,
+    each by cost(max_steps) nanoseconds; entering it gives the Calls spy of those calls."""
+
+    def __init__(self, cost):
+        self.now = 0
+        self.cost = cost
+        self.calls = Calls(before=self.advance)
+
+    def advance(self, max_steps):
+        self.now += self.cost(max_steps)
+
+    def __enter__(self):
+        self.real = _steps.perf_counter_ns
+        _steps.perf_counter_ns = lambda: self.now
+        return self.calls.__enter__()
+
+    def __exit__(self, *exc):
+        try:
+            self.calls.__exit__(*exc)
+        finally:
+            _steps.perf_counter_ns = self.real
+
+
 def copied(d):
     """Every step of d through a read-ahead iterator that copies after its first block: a
     fake clock on which a call into the library costs much more than a step."""
-    clock = [0]
-    real_clock = _steps.perf_counter_ns
-    _steps.perf_counter_ns = lambda: clock[0]
-    try:
-        def costly(max_steps):
-            clock[0] += 10000 + 100 * max_steps
-
-        with Calls(before=costly) as spy:
-            steps = list(ahead(d))
-    finally:
-        _steps.perf_counter_ns = real_clock
+    with library_clock(lambda n: 10000 + 100 * n) as spy:
+        steps = list(ahead(d))
     return steps, spy
 
 
@@ -255,21 +270,12 @@ class StepsTest(unittest.TestCase):
         for copy, many in ((False, _steps.AHEAD), (True, _steps.COPY_AHEAD)):
             for cost, want in ((lambda n: 10000 + 100 * n, many),
                                (lambda n: 5000 * n + (20000 if n > 1 else 0), 1)):
-                clock = [0]
-                real_clock = _steps.perf_counter_ns
-                _steps.perf_counter_ns = lambda: clock[0]
-                try:
-                    def costly(max_steps, cost=cost):
-                        clock[0] += cost(max_steps)
-
-                    with Calls(before=costly) as spy:
-                        if copy:
+                with library_clock(cost) as spy:
+                    if copy:
+                        got = values(ahead(dist(dinput.Dataset.range(4800).batch(8))))
+                    else:
+                        with copy_off():
                             got = values(ahead(dist(dinput.Dataset.range(4800).batch(8))))
-                        else:
-                            with copy_off():
-                                got = values(ahead(dist(dinput.Dataset.range(4800).batch(8))))
-                finally:
-                    _steps.perf_counter_ns = real_clock
                 self.assertEqual(len(got), 600)
                 asked = spy.order
                 # A block of 64 steps one per call (through views), one of 64 steps `many`
@@ -350,17 +356,8 @@ class StepsTest(unittest.TestCase):
         # is timed again after 4 * EXPLOIT blocks instead of EXPLOIT.
         for cost, blocks in ((lambda n: 10000 + 100 * n, 4 * _steps.EXPLOIT),
                              (lambda n: 10000 + 9000 * n, _steps.EXPLOIT)):
-            clock = [0]
-            real_clock = _steps.perf_counter_ns
-            _steps.perf_counter_ns = lambda: clock[0]
-            try:
-                def costly(max_steps, cost=cost):
-                    clock[0] += cost(max_steps)
-
-                with Calls(before=costly) as spy:
-                    n = len(list(ahead(dist(dinput.Dataset.range(80000).batch(8)))))
-            finally:
-                _steps.perf_counter_ns = real_clock
+            with library_clock(cost) as spy:
+                n = len(list(ahead(dist(dinput.Dataset.range(80000).batch(8)))))
             self.assertEqual(n, 10000)
             # The steps taken before each run of calls of one step.
             starts, taken, before = [], 1, None

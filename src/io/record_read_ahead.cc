@@ -238,11 +238,14 @@ bool regular_file(const std::string& path) {
 
 std::unique_ptr<RecordSource> FileListReadAhead::open(const std::string& path, uint64_t start_at) {
   if (!enabled_ || start_at != 0 || !regular_file(path)) {
-    // Tested first: disabled, nothing is ever started ahead, and the two iterators of a
-    // split restore (Iterator::select_split) open files from two threads.
-    if (ahead_) ahead_.reset();
+    std::unique_ptr<RecordSource> dropped;  // stopped outside the lock
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      dropped = std::move(ahead_);
+    }
     return open_(path, start_at);
   }
+  std::lock_guard<std::mutex> lock(mu_);
   std::unique_ptr<RecordSource> source;
   if (ahead_ && next_index_ < files_.size() && files_[next_index_] == path) {
     source = std::move(ahead_);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,9 @@ class FileListReadAhead {
   OpenFile open_;
   bool enabled_;
   bool reopen_on_skip_;
+  // Guards the two below: the two record iterators of a split restore
+  // (Iterator::select_split) open files of one list from two threads.
+  std::mutex mu_;
   size_t next_index_ = 0;                // of the file started ahead (ahead_), or to start
   std::unique_ptr<RecordSource> ahead_;  // files_[next_index_], started ahead
 };

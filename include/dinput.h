@@ -199,6 +199,33 @@ DINPUT_API int dinput_version_number(void);
 DINPUT_API const char* dinput_build_info(void);
 
 /* ------------------------------------------------------------------------------------- */
+/* The library's threads                                                                  */
+/* ------------------------------------------------------------------------------------- */
+
+/* The library runs pipelines on threads it starts: parallel map and interleave pools,
+ * prefetch and distribution producers, the threads of dinput_strategy_run, and a few of its
+ * own. Callbacks (map functions, generators, dataset_fn, ...) run on them. Some language
+ * runtimes pay dearly for a call that arrives on a thread they did not create (Go attaches
+ * such a thread afresh for every call, a few microseconds each), so a binding may start these
+ * threads itself through a launcher (docs/c-api.md, "The library's threads"). */
+
+/** The body of a thread the library starts; a launcher calls it with the arg it was given. */
+typedef void (*dinput_thread_body_fn)(void* arg);
+/** Starts one thread for the library: calls body(arg) exactly once, on a thread other than the
+ * caller's, and returns 0 without waiting for body to return; or returns non-zero without ever
+ * calling body, and the library starts that thread itself. body returns when the library is
+ * done with the thread; what becomes of the thread then is the launcher's affair. The library
+ * may call the launcher from any thread, its own included, and while it holds locks of its own:
+ * the launcher must not call into the library or wait for another thread's body. */
+typedef int (*dinput_thread_launcher_fn)(dinput_thread_body_fn body, void* arg, void* user_data);
+
+/** Installs `launcher` (with its user_data) for the whole process: every thread the library
+ * starts from now on starts through it. NULL restores the default (threads of the C++ runtime).
+ * Threads already running are not affected. Thread-safe. user_data must stay valid as long as
+ * the launcher may be called: until another call replaces it. */
+DINPUT_API void dinput_set_thread_launcher(dinput_thread_launcher_fn launcher, void* user_data);
+
+/* ------------------------------------------------------------------------------------- */
 /* Data types and tensors                                                                 */
 /* ------------------------------------------------------------------------------------- */
 

@@ -39,7 +39,7 @@ suite_targets=(unit_core unit_data unit_io unit_host_only unit_cluster unit_stat
                unit_combine unit_batching_ops unit_state_shuffle unit_errors unit_ragged unit_read_ahead capi_errors capi_tensors capi_checkpoint capi_dist_checkpoint capi_dist_steps capi_dist_copy_steps capi_example
                capi_datasets capi_batching capi_callbacks capi_files capi_enum_values capi_threading
                capi_transform_options capi_cluster capi_images capi_combine distribute_test store_test
-               io_test capi_statistics unit_autotune capi_autotune)
+               io_test capi_statistics unit_autotune capi_autotune capi_launcher)
 # Targets that exist only when Gloo is found (a preset's configure says which).
 optional_targets() {
   local preset=$1 t targets

@@ -68,8 +68,8 @@ func BenchmarkIterateRange(b *testing.B) {
 	}
 }
 
-// The same map on two library threads: each callback enters Go from a thread that cgo did
-// not create.
+// The same map on two library threads, which the package's launcher started as locked
+// goroutines (threads.go): each callback enters Go from a thread Go already knows.
 func BenchmarkMapCallbackParallel(b *testing.B) {
 	ds := must(must(Range(0, int64(b.N), 1)).Map(func(in *Element) (*Element, error) { return in, nil },
 		&MapOptions{NumParallelCalls: 2}))

@@ -452,3 +452,12 @@ dinput_status_t dgo_dataset_interleave_reader(dinput_dataset_t** out, const dinp
   dinput_interleave_options_free(options);
   return st;
 }
+
+static int launch_thread(dinput_thread_body_fn body, void* arg, void* user_data) {
+  (void)user_data;
+  return dgoLaunchThread(body, arg);
+}
+
+void dgo_install_thread_launcher(void) { dinput_set_thread_launcher(launch_thread, NULL); }
+
+void dgo_run_thread_body(dinput_thread_body_fn body, void* arg) { body(arg); }

@@ -157,4 +157,10 @@ dinput_status_t dgo_dataset_interleave_reader(dinput_dataset_t** out, const dinp
                                               int64_t block_length, int64_t num_parallel_calls,
                                               int deterministic);
 
+/* Has the library start its threads through Go (threads.go): installed once, at package init. */
+void dgo_install_thread_launcher(void);
+/* Runs a library thread's body: the C call a launched goroutine makes, and stays in until the
+ * library is done with the thread. */
+void dgo_run_thread_body(dinput_thread_body_fn body, void* arg);
+
 #endif

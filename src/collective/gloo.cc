@@ -45,6 +45,7 @@ std::shared_ptr<Collective> make_gloo_collective(int, int, std::shared_ptr<Store
 #include "collective/in_process.h"
 #include "collective/store_url.h"
 #include "core/status.h"
+#include "core/thread.h"
 
 namespace dinput {
 
@@ -301,8 +302,8 @@ struct GlooCollective::Impl {
   bool stopping = false;
   std::condition_variable timer_cv;    // a deadline changed, or stopping (also the control thread)
   std::condition_variable control_cv;  // an abort arrived (for lost())
-  std::thread timer;
-  std::thread control;
+  Thread timer;
+  Thread control;
   UnboundBuffer* control_recv = nullptr;  // the control thread's current receive (under mu)
 
   bool no_deadline() const { return options.timeout.count() > kNoDeadlineMs; }
@@ -912,8 +913,8 @@ GlooCollective::GlooCollective(int rank, int world_size, std::shared_ptr<Store> 
           " could not connect to the other workers (", e.what(),
           "): is another job using the same job id on this rendezvous store?");
   }
-  s.timer = std::thread([&s] { s.timer_loop(); });
-  s.control = std::thread([&s] { s.control_loop(); });
+  s.timer = Thread([&s] { s.timer_loop(); });
+  s.control = Thread([&s] { s.control_loop(); });
   // Connected is not yet joined: a worker that returned now, failed at once and closed its
   // connections would make a peer still connecting to it fail with "connection closed"
   // instead of hearing why. Every worker returns once every worker is connected.

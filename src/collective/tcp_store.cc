@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "core/thread.h"
 
 namespace dinput {
 
@@ -184,7 +185,7 @@ struct TcpStoreServer::Impl {
   std::string bound_host;
   std::string local_host;
   std::atomic<uint64_t> served{0};
-  std::thread thread;
+  Thread thread;
 
   struct Conn {
     std::string in;
@@ -575,7 +576,7 @@ TcpStoreServer::TcpStoreServer(const std::string& bind_host, int port, const std
     ev.data.fd = fd;
     epoll_ctl(s.epoll_fd, EPOLL_CTL_ADD, fd, &ev);
   }
-  s.thread = std::thread([&s] { s.run(); });
+  s.thread = Thread([&s] { s.run(); });
 }
 
 TcpStoreServer::~TcpStoreServer() {

@@ -24,6 +24,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/thread.h"
 #include "data/cancellation.h"
 
 namespace dinput {
@@ -160,7 +161,7 @@ class BackgroundProducer {
   void start_thread() {
     std::lock_guard<std::mutex> lock(mu_);
     on_consumer_ = false;
-    thread_ = std::thread([this] { run(); });
+    thread_ = Thread([this] { run(); });
   }
 
   // Adaptive, thread started, under mu_: moves production to where the items' recent cost
@@ -339,7 +340,7 @@ class BackgroundProducer {
   std::exception_ptr error_;
   std::shared_ptr<Cancellation> cancellation_;
   Cancellation::Registration wake_on_cancel_;  // after what the waker touches, before the thread
-  std::thread thread_;  // last: it uses everything above; started once they all exist
+  Thread thread_;  // last: it uses everything above; started once they all exist
 };
 
 }  // namespace dinput

@@ -13,6 +13,8 @@
 #include <system_error>
 #include <thread>
 
+#include "core/thread.h"
+
 namespace dinput {
 
 // How long dispose() waits for an ordinary destruction (threads that stop at once).
@@ -33,7 +35,7 @@ void dispose(std::unique_ptr<T> doomed, std::chrono::milliseconds grace = kDispo
   // one leaves it here, to be destroyed inline (waiting, but never leaking).
   auto holder = std::make_shared<std::unique_ptr<T>>(std::move(doomed));
   try {
-    std::thread([holder, done] {
+    Thread([holder, done] {
       holder->reset();
       {
         std::lock_guard<std::mutex> lock(done->mu);

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "core/seed.h"
+#include "core/thread.h"
 #include "data/input_snapshots.h"
 #include "data/nodes.h"
 #include "data/stage_stats.h"
@@ -426,7 +427,7 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
     StragglerReader(ShuffleIterator& shuffle, const std::vector<Address>& at,
                     const std::vector<std::pair<int64_t, size_t>>& wanted) {
       if (at.empty()) return;
-      thread_ = std::thread([&shuffle, &at, &wanted, this] {
+      thread_ = Thread([&shuffle, &at, &wanted, this] {
         try {
           shuffle.input_->read_at(at, [&](size_t k, Element& e) {
             shuffle.buffer_[wanted[k].second] = std::move(e);
@@ -448,7 +449,7 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
     }
 
    private:
-    std::thread thread_;
+    Thread thread_;
     std::exception_ptr error_;
   };
 

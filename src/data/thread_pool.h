@@ -6,8 +6,9 @@
 #include <deque>
 #include <functional>
 #include <mutex>
-#include <thread>
 #include <vector>
+
+#include "core/thread.h"
 
 namespace dinput {
 
@@ -32,7 +33,7 @@ class ThreadPool {
   std::deque<std::function<void()>> tasks_;
   bool stopping_ = false;
   int sleeping_ = 0;  // workers waiting on cv_ (submit wakes one only then)
-  std::vector<std::thread> threads_;
+  std::vector<Thread> threads_;
 };
 
 }  // namespace dinput

@@ -16,6 +16,7 @@
 
 #include "core/immortal.h"
 #include "core/status.h"
+#include "core/thread.h"
 #include "device/gpu.h"
 #include "device/gpu_buffers.h"
 
@@ -138,7 +139,7 @@ void free_in_background(int device, std::vector<FreeBlock> blocks) {
   };
   auto owned = std::make_shared<std::vector<FreeBlock>>(std::move(blocks));
   try {
-    std::thread([device, owned, done] {
+    Thread([device, owned, done] {
       free_blocks(device, std::move(*owned));
       done();
     }).detach();

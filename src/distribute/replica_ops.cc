@@ -11,6 +11,7 @@
 
 #include "core/half.h"
 #include "core/status.h"
+#include "core/thread.h"
 #include "device/gpu.h"
 #include "device/nccl.h"
 
@@ -49,8 +50,8 @@ std::vector<Element> run_on_replicas(
       errors[r] = std::current_exception();
     }
   };
-  std::vector<std::thread> threads;
-  for (size_t r = 1; r < R; ++r) threads.emplace_back(call, r);
+  std::vector<Thread> threads;
+  for (size_t r = 1; r < R; ++r) threads.emplace_back([&call, r] { call(r); });
   call(0);  // replica 0 on the caller's thread
   for (auto& t : threads) t.join();
   for (auto& e : errors)

@@ -15,6 +15,7 @@
 #include "core/quote.h"
 #include "core/status.h"
 #include "core/tensor_ops.h"
+#include "core/thread.h"
 #include "data/state.h"
 #include "io/file_ops.h"
 #include "io/huge_pages.h"
@@ -317,7 +318,7 @@ class FileRecordIterator final : public Iterator {
     Position from;       // where it began
     int64_t second_got = 0;
     std::exception_ptr second_error;
-    std::thread worker([&] {
+    Thread worker([&] {
       try {
         StateReader in(state, 0, what_);
         part.restore(in);
@@ -333,12 +334,7 @@ class FileRecordIterator final : public Iterator {
         second_error = std::current_exception();
       }
     });
-    struct Join {
-      std::thread& t;
-      ~Join() {
-        if (t.joinable()) t.join();
-      }
-    } join{worker};
+    // (An exception below joins the worker as `worker` goes: a Thread joins when destroyed.)
     const int64_t got =
         select(at, std::vector<int64_t>(keep.begin(), keep.begin() + first_keep), take);
     worker.join();

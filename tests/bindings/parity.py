@@ -33,15 +33,25 @@ EXCLUDED = {
         "dinput_per_replica_ref": "a PerReplica is owned by one Go value; sharing goes through "
                                   "Go references",
     }),
-    "rust": {},
+    "rust": {
+        "dinput_set_thread_launcher": "a Rust callback costs no more on the library's own "
+                                      "threads; dinput-sys declares it for programs that "
+                                      "start threads of their own",
+    },
     "julia": dict(ALL, **{
         "dinput_dtype_size": "sizeof of the Julia element type gives it",
         "dinput_version_number": "version() parses dinput_version() into a VersionNumber",
+        "dinput_set_thread_launcher": "Julia's threads are a fixed pool that a thread body, "
+                                      "blocking for a pipeline's life, would take from; see "
+                                      "tools/check_abi.mjs",
     }),
     "python": {
         "dinput_tensor_dim": "shape returns every dimension at once",
         "dinput_per_replica_ref": "a step is a Python list of the replicas' values; Python "
                                   "references share it",
+        "dinput_set_thread_launcher": "not written yet: a ctypes callback on a library "
+                                      "thread attaches that thread to the interpreter per "
+                                      "call, as Go's did (docs/c-api.md)",
     },
 }
 

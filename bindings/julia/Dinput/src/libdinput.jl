@@ -294,6 +294,9 @@ dinput_error_clear() = ccall(@fptr(:dinput_error_clear), Cvoid, ())
 dinput_version() = ccall(@fptr(:dinput_version), Ptr{UInt8}, ())
 dinput_version_number() = ccall(@fptr(:dinput_version_number), Cint, ())
 dinput_build_info() = ccall(@fptr(:dinput_build_info), Ptr{UInt8}, ())
+# The package installs no launcher (see check_abi.mjs's NOT_IMPLEMENTED); declared for parity.
+dinput_set_thread_launcher(launcher, user_data) = ccall(
+    @fptr(:dinput_set_thread_launcher), Cvoid, (Ptr{Cvoid}, Ptr{Cvoid}), launcher, user_data)
 
 # ---------------------------------------------------------------------------------------
 # Data types and tensors

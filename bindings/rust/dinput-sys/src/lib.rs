@@ -300,14 +300,19 @@ pub struct DLManagedTensor {
 
 pub type dinput_free_fn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
 
+pub type dinput_thread_body_fn = Option<unsafe extern "C" fn(arg: *mut c_void)>;
+pub type dinput_thread_launcher_fn =
+    Option<unsafe extern "C" fn(body: dinput_thread_body_fn, arg: *mut c_void, user_data: *mut c_void) -> c_int>;
+
 pub type dinput_generator_init_fn =
     Option<unsafe extern "C" fn(state: *mut *mut c_void, user_data: *mut c_void) -> dinput_status_t>;
 pub type dinput_generator_next_fn =
     Option<unsafe extern "C" fn(out: *mut *mut dinput_element_t, state: *mut c_void) -> dinput_status_t>;
 pub type dinput_generator_finalize_fn = Option<unsafe extern "C" fn(state: *mut c_void)>;
 pub type dinput_state_write_fn = Option<unsafe extern "C" fn(sink: *mut c_void, data: *const c_void, size: usize)>;
-pub type dinput_generator_save_fn =
-    Option<unsafe extern "C" fn(state: *mut c_void, write: dinput_state_write_fn, sink: *mut c_void) -> dinput_status_t>;
+pub type dinput_generator_save_fn = Option<
+    unsafe extern "C" fn(state: *mut c_void, write: dinput_state_write_fn, sink: *mut c_void) -> dinput_status_t,
+>;
 pub type dinput_generator_restore_fn =
     Option<unsafe extern "C" fn(state: *mut c_void, data: *const c_void, size: usize) -> dinput_status_t>;
 
@@ -383,6 +388,7 @@ extern "C" {
     pub fn dinput_version() -> *const c_char;
     pub fn dinput_version_number() -> c_int;
     pub fn dinput_build_info() -> *const c_char;
+    pub fn dinput_set_thread_launcher(launcher: dinput_thread_launcher_fn, user_data: *mut c_void);
 
     // -- data types and tensors --
     pub fn dinput_dtype_name(dtype: dinput_dtype_t) -> *const c_char;

@@ -124,7 +124,8 @@ fn generator_with_save_and_restore() {
         || Counter { next: 0 },
         |c: &Counter| Ok(c.next.to_le_bytes().to_vec()),
         |mut c: Counter, saved: &[u8]| {
-            c.next = i64::from_le_bytes(saved.try_into().map_err(|_| dinput::Error::new(Code::InvalidArgument, "size"))?);
+            c.next =
+                i64::from_le_bytes(saved.try_into().map_err(|_| dinput::Error::new(Code::InvalidArgument, "size"))?);
             Ok(c)
         },
     )

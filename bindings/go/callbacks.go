@@ -160,11 +160,11 @@ func dgoMap(out **C.dinput_element_t, in *C.dinput_element_t, n C.size_t, h C.ui
 		return fail(err)
 	}
 	if res == arg {
-		if arg.ref.acquire() == nil {
-			arg.ref.release()
+		// Taking the lent handle back now (the deferred take then finds it gone) also says
+		// whether fn closed it: one lock where a check and the take would be two.
+		if arg.ref.take() == nil {
 			return fail(closedError("Element"))
 		}
-		arg.ref.release()
 		*out = in
 		return C.DINPUT_OK
 	}

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"runtime"
 	"runtime/cgo"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -294,6 +296,39 @@ func (d *DistributedDataset) Iterator() (*DistributedIterator, error) {
 type DistributedIterator struct {
 	ref  ref[C.dinput_dist_iterator_t]
 	scan scanState[*PerReplica]
+	// infos is how many tensor infos Next fetches with each step (the replicas times the
+	// components of the last step); 0 until a step has shown how many.
+	infos atomic.Int64
+	// retired is a step of Next's, closed, whose handle the next Next frees in its own cgo
+	// call (or Close frees); retiredClosed: Close has run, so a step closed later (its last
+	// user was another goroutine) is freed at once.
+	retiredMu     sync.Mutex
+	retired       *C.dinput_per_replica_t
+	retiredClosed bool
+}
+
+// retire is the free function of Next's steps: it leaves the handle for the next Next to
+// free, where the slot is free, else frees it now.
+func (it *DistributedIterator) retire(p *C.dinput_per_replica_t) {
+	it.retiredMu.Lock()
+	if !it.retiredClosed && it.retired == nil {
+		it.retired, p = p, nil
+	}
+	it.retiredMu.Unlock()
+	if p != nil {
+		C.dinput_per_replica_free(p)
+	}
+}
+
+// takeRetired returns the retired handle (nil if none) and empties the slot; with closing,
+// the slot stays shut for good.
+func (it *DistributedIterator) takeRetired(closing bool) *C.dinput_per_replica_t {
+	it.retiredMu.Lock()
+	defer it.retiredMu.Unlock()
+	p := it.retired
+	it.retired = nil
+	it.retiredClosed = it.retiredClosed || closing
+	return p
 }
 
 // Close releases the iterator (and the current Value). Idempotent. As for Iterator.Close,
@@ -309,6 +344,9 @@ func (it *DistributedIterator) Close() error {
 	it.Cancel()
 	it.ref.close(func(p *C.dinput_dist_iterator_t) { C.dinput_dist_iterator_free(p) })
 	it.scan.close()
+	if p := it.takeRetired(true); p != nil {
+		C.dinput_per_replica_free(p)
+	}
 	runtime.SetFinalizer(it, nil)
 	return nil
 }
@@ -391,13 +429,35 @@ func (it *DistributedIterator) Next() bool {
 // next Next or at Close (also from the iterator's own finalizer), so it needs no finalizer of
 // its own. runtime.SetFinalizer and its removal in Close took about a fifth of a step's time
 // in Go on a small batch (bench/README.md, "Bindings").
+//
+// It also fetches the step's tensor infos in the same cgo call, so that AppendValues reads
+// host values without a call of its own: with two replicas, that is two cgo calls fewer per
+// step (bench/README.md, "Bindings").
 func (it *DistributedIterator) getNextOwned() (*PerReplica, error) {
-	out, size, err := it.getNextHandle()
+	infos := make([]C.dinput_tensor_info_t, it.infos.Load())
+	var out *C.dinput_per_replica_t
+	var size, count C.size_t
+	previous := it.takeRetired(false)
+	err := callOn(it, func(p *C.dinput_dist_iterator_t) C.dinput_status_t {
+		freeing := previous
+		previous = nil
+		return C.dgo_dist_iterator_next_step(&out, &size, (*C.dinput_tensor_info_t)(sliceData(infos)),
+			C.size_t(len(infos)), &count, freeing, p)
+	})
+	if previous != nil { // the call did not run: the iterator is closed
+		C.dinput_per_replica_free(previous)
+	}
 	if err != nil {
 		return nil, err
 	}
-	v := &PerReplica{n: size, owned: true}
+	v := &PerReplica{n: int(size), owner: it}
 	v.ref.p = out
+	switch c := int(count); {
+	case c > len(infos):
+		it.infos.Store(int64(c)) // the next step brings them
+	case c > 0 && v.n > 0 && c%v.n == 0:
+		v.infos, v.components = infos[:c], c/v.n
+	}
 	return v, nil
 }
 
@@ -432,8 +492,13 @@ func (it *DistributedIterator) Err() error {
 type PerReplica struct {
 	ref ref[C.dinput_per_replica_t]
 	n   int
-	// owned: the value of a DistributedIterator's Next, which closes it; it has no finalizer.
-	owned bool
+	// owner: for a value of a DistributedIterator's Next, that iterator, which closes it (it has
+	// no finalizer) and frees its handle with the next step's (retire).
+	owner *DistributedIterator
+	// infos: Next's values only, every replica's components' infos (replica r's component c
+	// at r*components+c), borrowed from the value: read only while it is held open.
+	infos      []C.dinput_tensor_info_t
+	components int
 }
 
 func wrapPerReplica(p *C.dinput_per_replica_t) *PerReplica {
@@ -479,10 +544,12 @@ func (v *PerReplica) Close() error {
 	if v == nil {
 		return nil
 	}
-	v.ref.close(func(p *C.dinput_per_replica_t) { C.dinput_per_replica_free(p) })
-	if !v.owned {
-		runtime.SetFinalizer(v, nil)
+	if owner := v.owner; owner != nil {
+		v.ref.close(owner.retire)
+		return nil
 	}
+	v.ref.close(func(p *C.dinput_per_replica_t) { C.dinput_per_replica_free(p) })
+	runtime.SetFinalizer(v, nil)
 	return nil
 }
 
@@ -557,6 +624,34 @@ func (v *PerReplica) Tensors() ([]*Tensor, error) {
 	})
 }
 
+// appendFromInfos is AppendValues without a cgo call, for a value of Next whose component
+// is host memory of dtype want: the values are copied straight from the library's memory,
+// with the value held open meanwhile. ok is false where it does not apply (no infos, another
+// device or dtype, an index out of range), and AppendValues takes its usual path, errors
+// included.
+func appendFromInfos[T Scalar](dst []T, v *PerReplica, replica, component int, want C.dinput_dtype_t,
+	size int) (out []T, ok bool, err error) {
+	if v == nil || v.infos == nil || replica >= v.n || component >= v.components {
+		return dst, false, nil
+	}
+	if v.ref.acquire() == nil {
+		v.ref.release()
+		return dst, true, closedError(v.kind())
+	}
+	defer v.ref.release()
+	info := &v.infos[replica*v.components+component]
+	if info.device_type != C.DINPUT_DEVICE_CPU || info.dtype != want || want == C.DINPUT_BYTES {
+		return dst, false, nil
+	}
+	n := int(info.byte_size) / size
+	if n == 0 {
+		return dst, true, nil
+	}
+	out = append(dst, unsafe.Slice((*T)(info.data), n)...)
+	normalizeBools(out[len(dst):])
+	return out, true, nil
+}
+
 // AppendValues appends the data of component `component` of replica `replica`'s element to
 // dst and returns the extended slice, like strconv.AppendInt. The tensor's dtype must be
 // DTypeOf[T] (else InvalidArgument naming both). It makes no Tensor handle and, when dst has
@@ -569,6 +664,9 @@ func AppendValues[T Scalar](dst []T, v *PerReplica, replica, component int) ([]T
 	want := C.dinput_dtype_t(DTypeOf[T]())
 	var zero T
 	size := int(unsafe.Sizeof(zero))
+	if out, ok, err := appendFromInfos(dst, v, replica, component, want, size); ok {
+		return out, err
+	}
 	for {
 		free := dst[len(dst):cap(dst)]
 		var n C.int64_t

@@ -726,3 +726,48 @@ func TestAppendValues(t *testing.T) {
 		t.Errorf("closed value: %v", err)
 	}
 }
+
+// Next fetches each step's tensor infos with it (from the second step on), and AppendValues
+// then reads host values straight from them: the same values as through a Tensor, the same
+// errors, and ErrClosed once the step is gone.
+func TestAppendValuesOfNextStepsReadFromTheirInfos(t *testing.T) {
+	dist := must(cpuStrategy(t, 2).DistributeDataset(rangeBatch(t, 40, 4, nil), nil))
+	it := must(dist.Iterator())
+	defer it.Close()
+	var all []int64
+	var previous *PerReplica
+	for step := 0; it.Next(); step++ {
+		v := it.Value()
+		if step > 0 && v.infos == nil {
+			t.Fatalf("step %d has no infos: AppendValues would need a cgo call", step)
+		}
+		if previous != nil {
+			if _, err := AppendValues([]int64(nil), previous, 0, 0); !errors.Is(err, ErrClosed) {
+				t.Errorf("step %d's previous step: %v, want ErrClosed", step, err)
+			}
+		}
+		for r := 0; r < v.Len(); r++ {
+			got := must(AppendValues([]int64{-1}, v, r, 0))
+			tensor := must(v.Tensor(r, 0))
+			want := append([]int64{-1}, must(tensor.Int64s())...)
+			tensor.Close()
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("step %d replica %d: %v, through a Tensor %v", step, r, got, want)
+			}
+			all = append(all, got[1:]...)
+		}
+		if _, err := AppendValues([]float64(nil), v, 0, 0); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("step %d, wrong dtype: %v", step, err)
+		}
+		if _, err := AppendValues([]int64(nil), v, v.Len(), 0); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("step %d, replica out of range: %v", step, err)
+		}
+		if _, err := AppendValues([]int64(nil), v, 0, 1); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("step %d, component out of range: %v", step, err)
+		}
+		previous = v
+	}
+	if it.Err() != nil || len(all) != 40 || all[0] != 0 || all[39] != 39 {
+		t.Errorf("read %v (%v)", all, it.Err())
+	}
+}

@@ -107,6 +107,18 @@ dinput_status_t dgo_dist_iterator_get_next(dinput_per_replica_t** out, size_t* s
   return st;
 }
 
+dinput_status_t dgo_dist_iterator_next_step(dinput_per_replica_t** out, size_t* size,
+                                            dinput_tensor_info_t* infos, size_t capacity,
+                                            size_t* count, dinput_per_replica_t* previous,
+                                            dinput_dist_iterator_t* it) {
+  dinput_per_replica_free(previous);
+  dinput_status_t st = dgo_dist_iterator_get_next(out, size, it);
+  *count = 0;
+  if (st == DINPUT_OK && dinput_per_replica_tensor_infos(count, infos, capacity, *out) != DINPUT_OK)
+    *count = 0;
+  return st;
+}
+
 dinput_status_t dgo_per_replica_copy(const dinput_per_replica_t* v, size_t replica,
                                      size_t component, dinput_dtype_t expected, void* dst,
                                      size_t dst_bytes, int64_t* num_elements) {

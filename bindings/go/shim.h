@@ -42,6 +42,14 @@ dinput_status_t dgo_per_replica_tensor(dinput_tensor_t** out, dinput_tensor_info
  * saving a cgo round trip per step. */
 dinput_status_t dgo_dist_iterator_get_next(dinput_per_replica_t** out, size_t* size,
                                            dinput_dist_iterator_t* it);
+/* The same, after freeing `previous` (the step before, or NULL: freed first, its storage serves
+ * the new step), with the infos of every replica's components (dinput_per_replica_tensor_infos:
+ * *count of them, filled when *count <= capacity), so that host values can be read without
+ * another call. The infos are an optimisation only: when they cannot be had, *count is 0. */
+dinput_status_t dgo_dist_iterator_next_step(dinput_per_replica_t** out, size_t* size,
+                                            dinput_tensor_info_t* infos, size_t capacity,
+                                            size_t* count, dinput_per_replica_t* previous,
+                                            dinput_dist_iterator_t* it);
 /* Copies the data of component `component` of replica `replica` into dst (capacity dst_bytes)
  * after checking the dtype, without making a tensor handle. *num_elements receives the
  * tensor's number of scalars, also when dst is too small (then nothing is copied and the

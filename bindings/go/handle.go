@@ -16,8 +16,10 @@ import (
 // (from another goroutine, or the finalizer) therefore never frees the handle under the call
 // and never waits for it either: a GetNext blocked for data cannot hold up Close.
 type ref[T any] struct {
-	mu    sync.Mutex
-	idle  sync.Cond // signalled when users drops to 0 (take waits for it)
+	mu sync.Mutex
+	// idle is signalled when users drops to 0; made by the first take that has to wait for
+	// that, which is rare, so that the guard of every handle stays small.
+	idle  *sync.Cond
 	p     *T
 	users int
 	// dead and free are the handle a close left to the last user, and how to free it.
@@ -44,7 +46,7 @@ func (r *ref[T]) release() {
 	if r.users == 0 {
 		dead, free = r.dead, r.free
 		r.dead, r.free = nil, nil
-		if r.idle.L != nil {
+		if r.idle != nil {
 			r.idle.Broadcast()
 		}
 	}
@@ -62,8 +64,8 @@ func (r *ref[T]) take() *T {
 	r.mu.Lock()
 	p := r.p
 	r.p = nil
-	if r.idle.L == nil {
-		r.idle.L = &r.mu
+	if r.users > 0 && r.idle == nil {
+		r.idle = sync.NewCond(&r.mu)
 	}
 	for r.users > 0 {
 		r.idle.Wait()

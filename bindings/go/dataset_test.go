@@ -522,6 +522,17 @@ func TestIteratorStyles(t *testing.T) {
 	if it.Next() || !errors.Is(it.Err(), ErrClosed) || it.Value() != nil {
 		t.Errorf("Next on a closed iterator: %v, want ErrClosed", it.Err())
 	}
+	// A tensor taken from a Value stays valid after the Next that closed the Value (whose
+	// handle a later Next frees) and after Close (which frees the last one).
+	it = must(ds.Iterator())
+	it.Next()
+	kept := must(it.Value().Tensor(0))
+	for it.Next() {
+	}
+	it.Close()
+	if got := formatInt64s(must(kept.Int64s())); got != "[0,1]" || it.Err() != nil {
+		t.Errorf("a tensor kept from the first Value: %s (%v), want [0,1]", got, it.Err())
+	}
 }
 
 func TestUseAfterClose(t *testing.T) {

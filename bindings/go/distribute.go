@@ -10,7 +10,6 @@ import (
 	"errors"
 	"runtime"
 	"runtime/cgo"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -298,38 +297,16 @@ type DistributedIterator struct {
 	scan scanState[*PerReplica]
 	// infos is how many tensor infos Next fetches with each step (the replicas times the
 	// components of the last step); 0 until a step has shown how many.
-	infos atomic.Int64
-	// retired is a step of Next's, closed, whose handle the next Next frees in its own cgo
-	// call (or Close frees); retiredClosed: Close has run, so a step closed later (its last
-	// user was another goroutine) is freed at once.
-	retiredMu     sync.Mutex
-	retired       *C.dinput_per_replica_t
-	retiredClosed bool
+	infos   atomic.Int64
+	retired retired[C.dinput_per_replica_t] // the step of Next's before, for the next Next to free
 }
 
-// retire is the free function of Next's steps: it leaves the handle for the next Next to
-// free, where the slot is free, else frees it now.
+// retire is the free function of Next's steps (see retired).
 func (it *DistributedIterator) retire(p *C.dinput_per_replica_t) {
-	it.retiredMu.Lock()
-	if !it.retiredClosed && it.retired == nil {
-		it.retired, p = p, nil
-	}
-	it.retiredMu.Unlock()
-	if p != nil {
-		C.dinput_per_replica_free(p)
-	}
+	it.retired.put(p, freePerReplica)
 }
 
-// takeRetired returns the retired handle (nil if none) and empties the slot; with closing,
-// the slot stays shut for good.
-func (it *DistributedIterator) takeRetired(closing bool) *C.dinput_per_replica_t {
-	it.retiredMu.Lock()
-	defer it.retiredMu.Unlock()
-	p := it.retired
-	it.retired = nil
-	it.retiredClosed = it.retiredClosed || closing
-	return p
-}
+func freePerReplica(p *C.dinput_per_replica_t) { C.dinput_per_replica_free(p) }
 
 // Close releases the iterator (and the current Value). Idempotent. As for Iterator.Close,
 // a GetNext blocked in another goroutine is cancelled first; with several workers, closing
@@ -344,9 +321,7 @@ func (it *DistributedIterator) Close() error {
 	it.Cancel()
 	it.ref.close(func(p *C.dinput_dist_iterator_t) { C.dinput_dist_iterator_free(p) })
 	it.scan.close()
-	if p := it.takeRetired(true); p != nil {
-		C.dinput_per_replica_free(p)
-	}
+	C.dinput_per_replica_free(it.retired.take(true))
 	runtime.SetFinalizer(it, nil)
 	return nil
 }
@@ -437,16 +412,14 @@ func (it *DistributedIterator) getNextOwned() (*PerReplica, error) {
 	infos := make([]C.dinput_tensor_info_t, it.infos.Load())
 	var out *C.dinput_per_replica_t
 	var size, count C.size_t
-	previous := it.takeRetired(false)
+	previous := it.retired.take(false)
 	err := callOn(it, func(p *C.dinput_dist_iterator_t) C.dinput_status_t {
 		freeing := previous
 		previous = nil
 		return C.dgo_dist_iterator_next_step(&out, &size, (*C.dinput_tensor_info_t)(sliceData(infos)),
 			C.size_t(len(infos)), &count, freeing, p)
 	})
-	if previous != nil { // the call did not run: the iterator is closed
-		C.dinput_per_replica_free(previous)
-	}
+	C.dinput_per_replica_free(previous) // the call did not run (the iterator is closed): NULL otherwise
 	if err != nil {
 		return nil, err
 	}

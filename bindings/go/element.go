@@ -17,6 +17,9 @@ type Element struct {
 	// borrowed marks an element lent by the library for the length of a callback: it is
 	// never freed by Go, and the trampoline clears it when the callback returns.
 	borrowed bool
+	// owner: for an element of an Iterator's Next, that iterator, which closes it (it has no
+	// finalizer) and frees its handle with the next element's (Iterator.retire).
+	owner *Iterator
 }
 
 // wrapElement takes ownership of an owned handle.
@@ -75,6 +78,10 @@ func indexOf[T comparable](s []T, x T) int {
 // Close releases the element. It is idempotent; tensors taken from it stay valid.
 func (e *Element) Close() error {
 	if e == nil {
+		return nil
+	}
+	if e.owner != nil {
+		e.ref.close(e.owner.retire)
 		return nil
 	}
 	if e.borrowed {

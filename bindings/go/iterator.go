@@ -15,8 +15,42 @@ import (
 // Iterator iterates a Dataset. It serves one goroutine at a time; the library may produce
 // ahead on background threads. See the package documentation for its two styles.
 type Iterator struct {
-	ref  ref[C.dinput_iterator_t]
-	scan scanState[*Element]
+	ref     ref[C.dinput_iterator_t]
+	scan    scanState[*Element]
+	retired retired[C.dinput_element_t] // the element of Next's before, for the next Next to free
+}
+
+// retired holds the handle of a value that an iterator's Next closed, for the next Next to
+// free within its own cgo call (or Close to free). closed: Close has run, so a value closed
+// later (its last user was another goroutine) is freed at once.
+type retired[T any] struct {
+	mu     sync.Mutex
+	p      *T
+	closed bool
+}
+
+// put leaves p for the next Next where the slot is empty and the iterator open, else frees it
+// now with free.
+func (r *retired[T]) put(p *T, free func(*T)) {
+	r.mu.Lock()
+	if !r.closed && r.p == nil {
+		r.p, p = p, nil
+	}
+	r.mu.Unlock()
+	if p != nil {
+		free(p)
+	}
+}
+
+// take empties the slot and returns what it held (nil if nothing); with closing, the slot
+// stays shut for good.
+func (r *retired[T]) take(closing bool) *T {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.p
+	r.p = nil
+	r.closed = r.closed || closing
+	return p
 }
 
 // scanState is the scanner-style state shared by Iterator and DistributedIterator: the
@@ -134,9 +168,15 @@ func (it *Iterator) Close() error {
 	it.Cancel()
 	it.ref.close(func(p *C.dinput_iterator_t) { C.dinput_iterator_free(p) })
 	it.scan.close()
+	C.dinput_element_free(it.retired.take(true))
 	runtime.SetFinalizer(it, nil)
 	return nil
 }
+
+// retire is the free function of Next's elements (see retired).
+func (it *Iterator) retire(p *C.dinput_element_t) { it.retired.put(p, freeElement) }
+
+func freeElement(p *C.dinput_element_t) { C.dinput_element_free(p) }
 
 // Cancel may be called from any goroutine, also while another one is blocked in GetNext,
 // GetNextAsOptional or Next: that call returns promptly with an error matching
@@ -200,7 +240,28 @@ func (it *Iterator) Next() bool {
 	if it == nil {
 		return false
 	}
-	return it.scan.next(it.GetNext)
+	return it.scan.next(it.getNextOwned)
+}
+
+// getNextOwned is GetNext for Next: the element belongs to the iterator, which closes it at
+// the next Next or at Close, so it needs no finalizer; and one cgo call frees the element
+// before, takes the next one and reads its size, where GetNext and Close take three.
+func (it *Iterator) getNextOwned() (*Element, error) {
+	var out *C.dinput_element_t
+	var size C.size_t
+	previous := it.retired.take(false)
+	err := callOn(it, func(p *C.dinput_iterator_t) C.dinput_status_t {
+		freeing := previous
+		previous = nil
+		return C.dgo_iterator_next_element(&out, &size, freeing, p)
+	})
+	C.dinput_element_free(previous) // the call did not run (the iterator is closed): NULL otherwise
+	if err != nil {
+		return nil, err
+	}
+	e := &Element{n: int(size), owner: it}
+	e.ref.p = out
+	return e, nil
 }
 
 // NextContext is Next with GetNextContext's handling of ctx: when ctx is done first it

@@ -100,6 +100,14 @@ dinput_status_t dgo_per_replica_tensor(dinput_tensor_t** out, dinput_tensor_info
   return dgo_element_tensor(out, info, e, component);
 }
 
+dinput_status_t dgo_iterator_next_element(dinput_element_t** out, size_t* size,
+                                          dinput_element_t* previous, dinput_iterator_t* it) {
+  dinput_element_free(previous);
+  dinput_status_t st = dinput_iterator_get_next(out, it);
+  *size = st == DINPUT_OK ? dinput_element_size(*out) : 0;
+  return st;
+}
+
 dinput_status_t dgo_dist_iterator_get_next(dinput_per_replica_t** out, size_t* size,
                                            dinput_dist_iterator_t* it) {
   dinput_status_t st = dinput_dist_iterator_get_next(out, it);

@@ -38,6 +38,10 @@ dinput_status_t dgo_per_replica_element(dinput_element_t** out, const dinput_per
 dinput_status_t dgo_per_replica_tensor(dinput_tensor_t** out, dinput_tensor_info_t* info,
                                        const dinput_per_replica_t* v, size_t replica,
                                        size_t component);
+/* Frees `previous` (the element before, or NULL), then get_next of a plain iterator, and the new
+ * element's size: what Iterator.Next needs, in one cgo call. */
+dinput_status_t dgo_iterator_next_element(dinput_element_t** out, size_t* size,
+                                          dinput_element_t* previous, dinput_iterator_t* it);
 /* get_next of a distributed iterator that also returns the number of replicas of the step,
  * saving a cgo round trip per step. */
 dinput_status_t dgo_dist_iterator_get_next(dinput_per_replica_t** out, size_t* size,

@@ -344,21 +344,14 @@ func (it *DistributedIterator) Cancel() error {
 // GetNext returns the next step, owned by the caller. Replicas without data get an empty
 // (0-row) batch; the error matches ErrOutOfRange when no replica on any worker has data.
 func (it *DistributedIterator) GetNext() (*PerReplica, error) {
-	out, size, err := it.getNextHandle()
-	if err != nil {
-		return nil, err
-	}
-	return wrapPerReplicaSized(out, size), nil
-}
-
-// getNextHandle takes the next step as a bare handle and its number of replicas.
-func (it *DistributedIterator) getNextHandle() (*C.dinput_per_replica_t, int, error) {
 	var out *C.dinput_per_replica_t
 	var size C.size_t
-	err := callOn(it, func(p *C.dinput_dist_iterator_t) C.dinput_status_t {
+	if err := callOn(it, func(p *C.dinput_dist_iterator_t) C.dinput_status_t {
 		return C.dgo_dist_iterator_get_next(&out, &size, p)
-	})
-	return out, int(size), err
+	}); err != nil {
+		return nil, err
+	}
+	return wrapPerReplicaSized(out, int(size)), nil
 }
 
 // GetNextAsOptional returns the next step as an Optional holding a PerReplica, empty at the

@@ -11,7 +11,6 @@
 #include <memory>
 #include <mutex>
 #include <system_error>
-#include <thread>
 
 #include "core/thread.h"
 

@@ -12,7 +12,6 @@
 #include <exception>
 #include <random>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include "core/seed.h"

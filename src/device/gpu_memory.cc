@@ -11,7 +11,6 @@
 #include <map>
 #include <mutex>
 #include <system_error>
-#include <thread>
 #include <vector>
 
 #include "core/immortal.h"

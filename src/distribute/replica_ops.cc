@@ -6,7 +6,6 @@
 #include <limits>
 #include <optional>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include "core/half.h"

@@ -138,46 +138,45 @@ static int all_bodies_return(void) {
   return 0;
 }
 
-static void test_launched_threads_run_the_callbacks(void) {
-  struct counts before;
-  dinput_set_thread_launcher(launch_pthread, &counts);
+/* Installs `launcher`, runs negated_range_is_right(parallel), and returns what the counters
+ * gained meanwhile. */
+static struct counts gained_under(dinput_thread_launcher_fn launcher, void* user_data,
+                                  int64_t parallel) {
+  struct counts before, after, gained;
+  dinput_set_thread_launcher(launcher, user_data);
   before = snapshot();
-  CHECK(negated_range_is_right(4));
-  {
-    struct counts after = snapshot();
-    /* The pool's 4 threads and the prefetch thread, at least. */
-    CHECK(after.launches - before.launches >= 5);
-    CHECK(after.calls_launched - before.calls_launched > 0);
-    CHECK(after.declines == before.declines);
-  }
+  CHECK(negated_range_is_right(parallel));
+  after = snapshot();
+  gained.launches = after.launches - before.launches;
+  gained.declines = after.declines - before.declines;
+  gained.bodies_returned = after.bodies_returned - before.bodies_returned;
+  gained.calls_launched = after.calls_launched - before.calls_launched;
+  gained.calls_other = after.calls_other - before.calls_other;
+  return gained;
+}
+
+static void test_launched_threads_run_the_callbacks(void) {
+  struct counts gained = gained_under(launch_pthread, &counts, 4);
+  /* The pool's 4 threads and the prefetch thread, at least. */
+  CHECK(gained.launches >= 5);
+  CHECK(gained.calls_launched > 0);
+  CHECK(gained.declines == 0);
   CHECK(all_bodies_return());
 }
 
 static void test_a_declining_launcher_leaves_it_to_the_library(void) {
-  struct counts before;
-  dinput_set_thread_launcher(decline, NULL);
-  before = snapshot();
-  CHECK(negated_range_is_right(4));
-  {
-    struct counts after = snapshot();
-    CHECK(after.declines - before.declines >= 5);
-    CHECK(after.launches == before.launches);
-    CHECK(after.calls_launched == before.calls_launched);
-    CHECK(after.calls_other - before.calls_other == kN);
-  }
+  struct counts gained = gained_under(decline, NULL, 4);
+  CHECK(gained.declines >= 5);
+  CHECK(gained.launches == 0);
+  CHECK(gained.calls_launched == 0);
+  CHECK(gained.calls_other == kN);
 }
 
 static void test_no_launcher_is_the_default(void) {
-  struct counts before;
-  dinput_set_thread_launcher(NULL, &counts);
-  before = snapshot();
-  CHECK(negated_range_is_right(3));
-  {
-    struct counts after = snapshot();
-    CHECK(after.launches == before.launches);
-    CHECK(after.declines == before.declines);
-    CHECK(after.calls_other - before.calls_other == kN);
-  }
+  struct counts gained = gained_under(NULL, &counts, 3);
+  CHECK(gained.launches == 0);
+  CHECK(gained.declines == 0);
+  CHECK(gained.calls_other == kN);
 }
 
 int main(void) {

@@ -81,8 +81,13 @@ class Iterator {
   // Reads the elements at the addresses `at` as read_at() would, handing each to
   // take(k, element) in order (k: its index in `at`). Sources read neighbours together.
   // Neither form moves the iterator: a restore calls this one on a thread of its own while
-  // its thread calls select() or select_split().
+  // its thread calls select() or select_split(), or on two threads at once.
   virtual void read_at(const std::vector<Address>& at, const Take& take);
+  // A restore is about to read about `bytes` of elements with read_at(): a source may get
+  // ready meanwhile (fault in the memory it will copy them into). Called on another thread
+  // while this iterator is being restored, so it must not touch the iterator's state.
+  // Does nothing by default.
+  virtual void prepare_reads(uint64_t bytes) noexcept { (void)bytes; }
 
   // The per-stage statistics (data/stage_stats.h) measure the payload bytes of what a stage
   // hands out by reading its elements. An iterator that knows them as it makes them (a record

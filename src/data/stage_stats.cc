@@ -150,6 +150,7 @@ class StageIterator final : public Iterator {
   }
   bool addressable() const override { return inner_->addressable(); }
   Address last_address() const override { return inner_->last_address(); }
+  void prepare_reads(uint64_t bytes) noexcept override { inner_->prepare_reads(bytes); }
   void read_at(const Address& at, Element& out) override { inner_->read_at(at, out); }
   void read_at(const std::vector<Address>& at, const Take& take) override {
     inner_->read_at(at, take);

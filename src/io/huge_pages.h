@@ -4,8 +4,12 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 
 namespace dinput {
+
+class Buffer;
 
 // The size of a transparent huge page on the platforms dinput runs on (x86-64, aarch64
 // with 4 KiB base pages).
@@ -17,5 +21,21 @@ constexpr size_t kHugePageBytes = size_t{2} << 20;
 // Nothing is faulted in. Returns nullptr when the memory cannot be mapped. Free with
 // munmap(p, size).
 void* map_huge_page_aligned(size_t size) noexcept;
+
+// An arena of kHugeArenaBytes for the records a restore keeps (a shuffle buffer's worth,
+// copied out of the bytes read again): one huge page, so that ten megabytes of records
+// fault in a few pages at a time instead of one per 4 KiB, which was most of what a kept
+// record cost. Freed arenas are kept for the next restore (a few; none in AddressSanitizer
+// builds, so that a use after free is still reported), as the heap would keep smaller
+// ones. An arena lives as long as the last record viewing it. Returns nullptr when the
+// memory cannot be mapped (the caller uses the heap).
+constexpr size_t kHugeArenaBytes = kHugePageBytes;
+std::shared_ptr<Buffer> make_huge_arena();
+
+// Faults in, ahead of use, the arenas that `bytes` of records will need (as many as the
+// kept arenas hold at most, counting those kept already), so that make_huge_arena() finds
+// them ready: a restore calls it on another thread while it replays its draws, since
+// zeroing fresh memory was a large part of what the first restore in a process cost.
+void prefault_huge_arenas(uint64_t bytes) noexcept;
 
 }  // namespace dinput

@@ -142,10 +142,10 @@ class VectorBuffer final : public Buffer {
 };
 
 // nullptr when the file cannot be mapped (some file systems); callers then read it.
-std::shared_ptr<const Buffer> try_map(int fd, size_t size) {
+std::shared_ptr<const Buffer> try_map(int fd, size_t size, bool populate = true) {
   int flags = MAP_PRIVATE;
 #ifdef MAP_POPULATE
-  if (size <= kPopulateLimit) flags |= MAP_POPULATE;
+  if (populate && size <= kPopulateLimit) flags |= MAP_POPULATE;
 #endif
   void* p = ::mmap(nullptr, size, PROT_READ, flags, fd, 0);
   if (p == MAP_FAILED) return nullptr;
@@ -731,6 +731,10 @@ class GzipChunks final : public DecodedChunks {
 #endif  // DINPUT_HAVE_ZLIB
 
 }  // namespace
+
+std::shared_ptr<const Buffer> map_file(int fd, size_t size, bool populate) {
+  return try_map(fd, size, populate);
+}
 
 ChunkPool::~ChunkPool() {
   for (auto& f : free_) chunk_free(f.first, f.second);

@@ -1,17 +1,14 @@
 #include "io/record_iterator.h"
 
-#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <exception>
-#include <mutex>
 #include <thread>
 #include <utility>
 
-#include "core/immortal.h"
 #include "core/quote.h"
 #include "core/status.h"
 #include "core/tensor_ops.h"
@@ -23,73 +20,6 @@
 namespace dinput {
 
 namespace {
-
-// Memory for the records a restore keeps: 2 MiB, aligned to 2 MiB and asked to be backed by a
-// huge page (MADV_HUGEPAGE: the kernel decides). The ten megabytes of records a shuffle's
-// restore copies out of the pass then fault in a few pages at a time instead of one per
-// 4 KiB, which was most of what a kept record cost. Freed arenas are kept for the next
-// restore, up to kKept (none in AddressSanitizer builds, so that a use after free is still
-// reported), as the heap would keep smaller ones. An arena lives as long as the last of its
-// records: a shuffle's restored buffer holds on to them for a while, as it did to the
-// smaller arenas. make() gives nullptr when the memory cannot be mapped (the caller uses the
-// heap).
-#if defined(__SANITIZE_ADDRESS__)
-#define DINPUT_KEEP_HUGE_ARENAS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define DINPUT_KEEP_HUGE_ARENAS 0
-#endif
-#endif
-#ifndef DINPUT_KEEP_HUGE_ARENAS
-#define DINPUT_KEEP_HUGE_ARENAS 1
-#endif
-class HugeArena final : public Buffer {
- public:
-  static constexpr size_t kBytes = kHugePageBytes;
-  static constexpr size_t kKept = DINPUT_KEEP_HUGE_ARENAS ? 8 : 0;
-
-  static std::shared_ptr<Buffer> make() {
-    void* data = nullptr;
-    {
-      Kept& kept = kept_arenas();
-      std::lock_guard<std::mutex> lock(kept.mu);
-      if (kept.count > 0) data = kept.arenas[--kept.count];
-    }
-    if (!data) data = map();
-    if (!data) return nullptr;
-    try {
-      return std::make_shared<HugeArena>(data, kBytes);
-    } catch (...) {
-      ::munmap(data, kBytes);
-      throw;
-    }
-  }
-  HugeArena(void* data, size_t size) : Buffer(data, size, MemoryKind::kHost, -1) {}
-  ~HugeArena() override {
-    {
-      Kept& kept = kept_arenas();
-      std::lock_guard<std::mutex> lock(kept.mu);
-      if (kept.count < kKept) {
-        kept.arenas[kept.count++] = data_;
-        return;
-      }
-    }
-    ::munmap(data_, size_);
-  }
-
- private:
-  struct Kept {
-    std::mutex mu;
-    void* arenas[kKept > 0 ? kKept : 1];
-    size_t count = 0;
-  };
-  // Never destroyed: records may be freed after the static destructors have run at exit.
-  static Kept& kept_arenas() {
-    static Immortal<Kept> kept;
-    return kept.get();
-  }
-  static void* map() { return map_huge_page_aligned(kBytes); }
-};
 
 // Reads the records of a list of files, in order.
 //
@@ -222,6 +152,7 @@ class FileRecordIterator final : public Iterator {
       for (size_t i = 0; i < which.size(); ++i) {
         Ready& r = ready_[i];
         last_ = r.at;
+        last_own_ = r.own;
         bytes += static_cast<int64_t>(r.size);
         corrupt += r.skipped_before;
         corrupt_bytes += r.skipped_bytes_before;
@@ -275,7 +206,8 @@ class FileRecordIterator final : public Iterator {
             storage->set_view(used, copy_to_arena(view, /*restore=*/true), view.size, arena_);
           t = Tensor(DType::kBytes, Shape(), storage, used++);
         }
-        ready_.push_back(Ready{std::move(t), view.size, skipped_, skipped_bytes_, at});
+        ready_.push_back(Ready{std::move(t), view.size, skipped_, skipped_bytes_, at,
+                               own_offset(at, view.size)});
         skipped_ = 0;
         skipped_bytes_ = 0;
         which.push_back(k++);
@@ -309,6 +241,7 @@ class FileRecordIterator final : public Iterator {
     struct Kept {
       Element element;
       Position at;
+      uint64_t own;
       size_t size;
     };
     std::vector<Kept> kept;
@@ -328,7 +261,7 @@ class FileRecordIterator final : public Iterator {
         from = part.parsing_;
         second_got = part.select(n - at, second_keep, [&](size_t, Element& e) {
           const size_t size = e.at(0).string(0).size();
-          kept.push_back(Kept{std::move(e), part.last_, size});
+          kept.push_back(Kept{std::move(e), part.last_, part.last_own_, size});
         });
       } catch (...) {
         second_error = std::current_exception();
@@ -366,6 +299,7 @@ class FileRecordIterator final : public Iterator {
     int64_t bytes = 0;
     for (size_t j = 0; j < kept.size(); ++j) {
       last_ = kept[j].at;
+      last_own_ = kept[j].own;
       bytes += static_cast<int64_t>(kept[j].size);
       take(first_keep + j, kept[j].element);
     }
@@ -385,13 +319,17 @@ class FileRecordIterator final : public Iterator {
 
   bool addressable() const override { return read_one_ != nullptr; }
 
-  Address last_address() const override { return Address{last_.file, last_.offset}; }
+  void prepare_reads(uint64_t bytes) noexcept override {
+    if (read_one_) read_one_->prepare(bytes);
+  }
+
+  Address last_address() const override { return Address{last_.file, last_own_}; }
 
   void read_at(const Address& at, Element& out) override {
     check_address(at);
     out.clear();
     out.emplace_back();
-    read_one_(files_[static_cast<size_t>(at.file)], &at.offset, 1, &out[0]);
+    read_one_->read(files_[static_cast<size_t>(at.file)], &at.offset, 1, &out[0]);
   }
 
   // The addresses of one file at a time, so that the reader can read neighbours together.
@@ -406,7 +344,8 @@ class FileRecordIterator final : public Iterator {
       offsets.clear();
       for (size_t k = i; k < j; ++k) offsets.push_back(at[k].offset);
       tensors.assign(j - i, Tensor());
-      read_one_(files_[static_cast<size_t>(at[i].file)], offsets.data(), j - i, tensors.data());
+      read_one_->read(files_[static_cast<size_t>(at[i].file)], offsets.data(), j - i,
+                      tensors.data());
       for (size_t k = i; k < j; ++k) {
         e.clear();
         e.push_back(std::move(tensors[k - i]));
@@ -434,6 +373,13 @@ class FileRecordIterator final : public Iterator {
             " files");
   }
 
+  // Where the record just parsed (`size` bytes of data) begins, for its address: with
+  // skip_corrupt, corrupt records may lie between `at`, where the parse began, and it, and
+  // reading at `at` would find them. The parser stands just after the record.
+  uint64_t own_offset(const Position& at, size_t size) const {
+    return read_one_ ? parsing_.offset - size - kRecordHeaderBytes - kRecordFooterBytes : at.offset;
+  }
+
   static uint64_t size_of(const std::string& path) {
     struct stat st;
     if (fileops::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return 0;
@@ -446,6 +392,7 @@ class FileRecordIterator final : public Iterator {
     int64_t skipped_before;  // corrupt records skipped between the previous record and this one
     int64_t skipped_bytes_before;  // and their bytes
     Position at;
+    uint64_t own;  // where the record itself begins (own_offset)
   };
 
  public:
@@ -511,6 +458,7 @@ class FileRecordIterator final : public Iterator {
   Tensor deliver() {
     Ready& r = ready_[pos_++];
     last_ = r.at;
+    last_own_ = r.own;
     stats_->records.fetch_add(1, std::memory_order_relaxed);
     stats_->record_bytes.fetch_add(static_cast<int64_t>(r.size), std::memory_order_relaxed);
     if (stage_bytes_)
@@ -562,11 +510,11 @@ class FileRecordIterator final : public Iterator {
     t.set_string_view(0, dst, view.size, owner);
   }
   // The record's bytes in arena_ (which holds them from then on). A restore's select() keeps
-  // thousands of records (a shuffle buffer's worth): its arenas are HugeArenas, which fault in
+  // thousands of records (a shuffle buffer's worth): its arenas are huge arenas, which fault in
   // a few pages for all of them.
   const char* copy_to_arena(const RecordView& view, bool restore = false) {
     if (!arena_ || arena_->size() - arena_used_ < view.size) {
-      arena_ = restore && view.size <= HugeArena::kBytes / 8 ? HugeArena::make() : nullptr;
+      arena_ = restore && view.size <= kHugeArenaBytes / 8 ? make_huge_arena() : nullptr;
       if (!arena_) arena_ = allocate_host(std::max(kArenaBytes, view.size));
       arena_used_ = 0;
     }
@@ -625,12 +573,13 @@ class FileRecordIterator final : public Iterator {
             t.set_string_view(0, view.data, view.size, *view.owner);
           else
             copy_out(t, view);
-          ready_.push_back(Ready{std::move(t), view.size, skipped_, skipped_bytes_, at});
+          ready_.push_back(Ready{std::move(t), view.size, skipped_, skipped_bytes_, at,
+                                 own_offset(at, view.size)});
         } else {
           if (!storage) storage = std::make_shared<BytesStorage>(kGroup);
           storage->set_view(used, view.data, view.size, *view.owner);
           ready_.push_back(Ready{Tensor(DType::kBytes, Shape(), storage, used), view.size, skipped_,
-                                 skipped_bytes_, at});
+                                 skipped_bytes_, at, own_offset(at, view.size)});
           ++used;
         }
         skipped_ = 0;
@@ -686,6 +635,7 @@ class FileRecordIterator final : public Iterator {
   std::vector<Ready> ready_;
   size_t pos_ = 0;
   Position last_;             // of the record delivered last
+  uint64_t last_own_ = 0;     // and its own offset
   std::vector<Tensor> rows_;  // next_batch's, reused
   size_t group_ = kGroup;     // records the next parse_group reads
   static constexpr size_t kArenaBytes = size_t{256} << 10;

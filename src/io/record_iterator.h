@@ -20,11 +20,18 @@ namespace dinput {
 using OpenRecordSource =
     std::function<std::unique_ptr<RecordSource>(const std::string& path, uint64_t start)>;
 
-// Reads the records at n byte offsets of a file into out[0..n), each checked as a reader
-// checks it: what makes a source addressable (Iterator::read_at), for uncompressed record
-// files.
-using ReadRecordAt =
-    std::function<void(const std::string& path, const uint64_t* offsets, size_t n, Tensor* out)>;
+// Reads the records at byte offsets of uncompressed record files, each checked as a reader
+// checks it: what makes a source addressable (Iterator::read_at). Calls may come from two
+// threads at once (a restore's two readers).
+class RecordsAt {
+ public:
+  virtual ~RecordsAt() = default;
+  // The records at n byte offsets of `path` into out[0..n).
+  virtual void read(const std::string& path, const uint64_t* offsets, size_t n, Tensor* out) = 0;
+  // A restore is about to read about `bytes` of records this way (Iterator::prepare_reads).
+  virtual void prepare(uint64_t bytes) noexcept { (void)bytes; }
+};
+using ReadRecordAt = std::shared_ptr<RecordsAt>;
 
 // How a source's records sit in their files, for the messages of later stages about a record
 // (core/origin.h): the framing bytes before and after a record's data, and the compression

@@ -15,6 +15,7 @@
 #include "io/crc32c.h"
 #include "io/file_error.h"
 #include "io/file_ops.h"
+#include "io/huge_pages.h"
 
 namespace dinput {
 
@@ -437,9 +438,10 @@ std::unique_ptr<RecordSource> open_record_file(const std::string& path, Compress
                                         max_record_bytes, start);
 }
 
-RecordsAtOffsets::RecordsAtOffsets(uint64_t max_record_bytes)
+RecordsAtOffsets::RecordsAtOffsets(uint64_t max_record_bytes, bool map)
     : max_record_bytes_(
-          std::min<uint64_t>(max_record_bytes, static_cast<uint64_t>(kMaxMaxRecordBytes))) {}
+          std::min<uint64_t>(max_record_bytes, static_cast<uint64_t>(kMaxMaxRecordBytes))),
+      map_(map) {}
 
 RecordsAtOffsets::~RecordsAtOffsets() {
   if (fd_ >= 0) ::close(fd_);
@@ -463,6 +465,7 @@ size_t RecordsAtOffsets::read_bytes(char* dst, size_t n, uint64_t offset) {
 void RecordsAtOffsets::open(const std::string& path) {
   if (fd_ < 0 || path != path_) {
     window_used_ = 0;
+    mapping_.reset();
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
     // O_NONBLOCK: a FIFO put in the file's place must not block the open; it is refused.
@@ -479,12 +482,16 @@ void RecordsAtOffsets::open(const std::string& path) {
     }
     fd_ = fd;
     path_ = path;
+    if (map_ && st.st_size > 0 &&
+        static_cast<unsigned long long>(st.st_size) <= static_cast<unsigned long long>(SIZE_MAX))
+      mapping_ = map_file(fd_, static_cast<size_t>(st.st_size),  // (or read, when it cannot)
+                          /*populate=*/false);
   }
 }
 
-bool RecordsAtOffsets::from_window(uint64_t offset, Tensor& out) const {
+bool RecordsAtOffsets::from_window(uint64_t offset, Tensor& out) {
   if (offset < window_at_ || offset - window_at_ + kRecordHeaderBytes > window_used_) return false;
-  const char* header = window_.data() + (offset - window_at_);
+  const char* header = window_bytes() + (offset - window_at_);
   if (!plausible_header(header, max_record_bytes_)) return false;
   const uint64_t len = load_le64(header);
   if (len + kRecordHeaderBytes + kRecordFooterBytes > window_used_ - (offset - window_at_))
@@ -492,9 +499,39 @@ bool RecordsAtOffsets::from_window(uint64_t offset, Tensor& out) const {
   const char* data = header + kRecordHeaderBytes;
   if (load_le32(data + len) != crc32c::mask(crc32c::value(data, static_cast<size_t>(len))))
     return false;
-  out = Tensor::allocate(DType::kBytes, Shape());
-  out.set_string(0, std::string_view(data, static_cast<size_t>(len)));
+  out = keep(data, static_cast<size_t>(len));
   return true;
+}
+
+Tensor RecordsAtOffsets::keep(const char* data, size_t size) {
+  // As many records to a storage as the record iterator packs (record_iterator.cc).
+  constexpr size_t kGroup = 48, kHeapArena = size_t{256} << 10;
+  // A view of the mapping, or a copy in the current arena.
+  const char* dst = data;
+  std::shared_ptr<const Buffer> owner = mapping_;
+  if (!owner) {
+    if (size > kHugeArenaBytes / 8) {  // a long record: memory of its own
+      Tensor out = Tensor::allocate(DType::kBytes, Shape());
+      out.set_string(0, std::string_view(data, size));
+      return out;
+    }
+    if (!arena_ || arena_->size() - arena_used_ < size) {
+      arena_ = make_huge_arena();
+      if (!arena_) arena_ = allocate_host(kHeapArena);
+      arena_used_ = 0;
+    }
+    char* copy = static_cast<char*>(arena_->data()) + arena_used_;
+    std::memcpy(copy, data, size);
+    arena_used_ = std::min(arena_used_ + ((size + 7) & ~size_t{7}), arena_->size());
+    dst = copy;
+    owner = arena_;
+  }
+  if (!storage_ || storage_used_ == kGroup) {
+    storage_ = std::make_shared<BytesStorage>(kGroup);
+    storage_used_ = 0;
+  }
+  storage_->set_view(storage_used_, dst, size, owner);
+  return Tensor(DType::kBytes, Shape(), storage_, storage_used_++);
 }
 
 void RecordsAtOffsets::read(const std::string& path, const uint64_t* offsets, size_t n,
@@ -503,7 +540,16 @@ void RecordsAtOffsets::read(const std::string& path, const uint64_t* offsets, si
   // growing at kWindow (it is reused, and records longer than its tail are read alone, by
   // the slower path that also says what is wrong with a record that is not intact).
   constexpr uint64_t kGap = uint64_t{8} << 10, kTail = 4096, kWindow = uint64_t{1} << 20;
+  storage_.reset();  // what an earlier call that failed left
   open(path);
+  if (mapping_) {
+    window_at_ = 0;
+    window_used_ = mapping_->size();
+    for (size_t i = 0; i < n; ++i)
+      if (!from_window(offsets[i], out[i])) out[i] = read(path, offsets[i]);
+    storage_.reset();
+    return;
+  }
   for (size_t i = 0; i < n;) {
     size_t j = i + 1;
     while (j < n && offsets[j] >= offsets[j - 1] && offsets[j] - offsets[j - 1] <= kGap &&
@@ -516,6 +562,7 @@ void RecordsAtOffsets::read(const std::string& path, const uint64_t* offsets, si
     for (; i < j; ++i)
       if (!from_window(offsets[i], out[i])) out[i] = read(path, offsets[i]);
   }
+  storage_.reset();  // complete: the caller hands its records out
 }
 
 Tensor RecordsAtOffsets::read(const std::string& path, uint64_t offset) {

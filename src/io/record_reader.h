@@ -162,14 +162,17 @@ std::unique_ptr<RecordSource> open_record_file(
     const FileReadOptions& file_options = FileReadOptions{}, uint64_t start = 0);
 
 // Single records at byte offsets of uncompressed record files, each checked as RecordParser
-// checks it (both CRCs, the length limit) and copied into a bytes scalar of its own. The last
-// file stays open between calls: a shuffle's restore reads its oldest records this way, most
-// of them from a few files. A file that cannot be opened is an error naming it; one that is
-// shorter than the offset or holds no intact record there is DATA_LOSS naming the file and
-// the offset.
+// checks it (both CRCs, the length limit) and copied out into a bytes scalar. The last file
+// stays open between calls: a shuffle's restore reads the records of its buffer this way,
+// most of them from a few files. The records a call reads together are copied into huge
+// arenas (io/huge_pages.h), or with `map` are views of the file's mapping, and are packed
+// several to a string storage, as the record iterator packs the records it reads. A file that
+// cannot be opened is an error naming it; one that is shorter than the offset or holds no intact
+// record there is DATA_LOSS naming the file and the offset.
 class RecordsAtOffsets {
  public:
-  explicit RecordsAtOffsets(uint64_t max_record_bytes = kDefaultMaxRecordBytes);
+  // map: read the records out of a mapping of the file (map_files), as views of it.
+  explicit RecordsAtOffsets(uint64_t max_record_bytes = kDefaultMaxRecordBytes, bool map = false);
   ~RecordsAtOffsets();
   RecordsAtOffsets(const RecordsAtOffsets&) = delete;
   RecordsAtOffsets& operator=(const RecordsAtOffsets&) = delete;
@@ -187,13 +190,27 @@ class RecordsAtOffsets {
   size_t read_bytes(char* dst, size_t n, uint64_t offset);
   // The record at `offset` when it lies whole in window_ with its framing intact and both
   // CRCs right; false otherwise (read() then reads it alone, and reports what is wrong).
-  bool from_window(uint64_t offset, Tensor& out) const;
-  std::vector<char> window_;  // bytes of the open file from window_at_
+  bool from_window(uint64_t offset, Tensor& out);
+  // A bytes scalar holding a copy of [data, data + size), in the current arena and storage.
+  Tensor keep(const char* data, size_t size);
+  std::vector<char> window_;  // bytes of the open file from window_at_ (read, not mapped)
+  const char* window_bytes() const {
+    return mapping_ ? static_cast<const char*>(mapping_->data()) : window_.data();
+  }
   size_t window_used_ = 0;
   uint64_t window_at_ = 0;
   uint64_t max_record_bytes_;
   std::string path_;  // of the open file
   int fd_ = -1;
+  bool map_;
+  // With map_: the open file's mapping, the window over all of it; records are its views.
+  std::shared_ptr<const Buffer> mapping_;
+  std::shared_ptr<Buffer> arena_;  // where kept records are copied
+  size_t arena_used_ = 0;
+  // The storage being filled: a call's records only, so that it is complete before any of
+  // its tensors is handed out.
+  std::shared_ptr<BytesStorage> storage_;
+  size_t storage_used_ = 0;
 };
 
 // Fixed-length records: header_bytes are skipped at the start and footer_bytes at the end,

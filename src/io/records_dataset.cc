@@ -1,9 +1,14 @@
 // records and fixed_length_records: file sources whose elements are the records of their
 // files, one bytes scalar each, handed out as views of the chunks read from the file (or of
 // its mapping, with map_files) or of the decompressed chunks (no copy of the bytes).
+#include <memory>
+#include <mutex>
+#include <vector>
+
 #include "data/nodes.h"
 #include "data/state.h"
 #include "io/file_sources.h"
+#include "io/huge_pages.h"
 #include "io/record_iterator.h"
 #include "io/record_read_ahead.h"
 #include "io/record_reader.h"
@@ -14,14 +19,43 @@ namespace {
 
 // An uncompressed regular record file can be read at a record's offset, so its records have
 // addresses (Iterator::read_at); a compressed stream cannot be entered in the middle, nor a
-// pipe. One reader per iterator, which keeps the last file it read open.
+// pipe. A reader keeps the last file it read open; a restore reads on two threads at once,
+// so each call takes a reader of the iterator's few (made when none is free) and puts it
+// back after. With map_files the records are views of the file's mapping, as a normal read
+// makes them; otherwise they are copied into huge-page arenas, which prepare() faults in
+// ahead.
+class RecordReaders final : public RecordsAt {
+ public:
+  RecordReaders(uint64_t max_record, bool map) : max_record_(max_record), map_(map) {}
+  void read(const std::string& path, const uint64_t* offsets, size_t n, Tensor* out) override {
+    std::unique_ptr<RecordsAtOffsets> reader;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!free_.empty()) {
+        reader = std::move(free_.back());
+        free_.pop_back();
+      }
+    }
+    if (!reader) reader = std::make_unique<RecordsAtOffsets>(max_record_, map_);
+    reader->read(path, offsets, n, out);
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.push_back(std::move(reader));  // (not after an error: its file may be the bad one)
+  }
+  void prepare(uint64_t bytes) noexcept override {
+    if (!map_) prefault_huge_arenas(bytes);
+  }
+
+ private:
+  uint64_t max_record_;
+  bool map_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<RecordsAtOffsets>> free_;
+};
+
 ReadRecordAt read_one(Compression compression, uint64_t max_record,
                       const FileReadOptions& file_options) {
   if (compression != Compression::kNone || file_options.allow_nonregular) return nullptr;
-  auto reader = std::make_shared<RecordsAtOffsets>(max_record);
-  return [reader](const std::string& path, const uint64_t* offsets, size_t n, Tensor* out) {
-    reader->read(path, offsets, n, out);
-  };
+  return std::make_shared<RecordReaders>(max_record, file_options.map);
 }
 
 class RecordsDataset final : public FileSource {

@@ -7,11 +7,15 @@
 // from that position, keeping the elements the buffer held and passing over the others.
 // Over an addressable input (uncompressed record files) the position is only a few buffers
 // back: the elements held longer than that (a few hundred of the buffer's) are saved as
-// their addresses and read one by one.
+// their addresses and read one by one. Over records of one size the addresses of the whole
+// buffer follow from a few segments of the input, and the restore reads it all by address.
 #include <algorithm>
+#include <deque>
 #include <exception>
 #include <random>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <utility>
 
 #include "core/seed.h"
@@ -52,7 +56,10 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
       if (index_.empty()) oldest_ = read_ - 1;  // later elements are younger
       buffer_.push_back(std::move(e));
       index_.push_back(read_ - 1);
-      if (addressable_) address_.push_back(input_->last_address());
+      if (addressable_) {
+        address_.push_back(input_->last_address());
+        track(read_ - 1, address_.back());
+      }
     }
     if (buffer_.empty()) return false;
     size_t pick = std::uniform_int_distribution<size_t>(0, buffer_.size() - 1)(rng_);
@@ -65,7 +72,10 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
     if (!input_done_ && read(e)) {
       buffer_[pick] = std::move(e);
       index_[pick] = read_ - 1;
-      if (addressable_) address_[pick] = input_->last_address();
+      if (addressable_) {
+        address_[pick] = input_->last_address();
+        track(read_ - 1, address_[pick]);
+      }
     } else {
       buffer_[pick] = std::move(buffer_.back());
       buffer_.pop_back();
@@ -96,10 +106,16 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
         return;
       }
       std::vector<std::pair<int64_t, size_t>> older;
-      const InputSnapshots::Snapshot& base = snapshots_.at_or_before(save_point(older));
+      // Every buffered element by address, computed from its input index (records of one
+      // size), where the segments cover the buffer: the input is pointed back to the newest
+      // snapshot, and the restore reads the buffer by address alone.
+      const bool by_segments = segments_cover(oldest_needed());
+      const InputSnapshots::Snapshot& base =
+          snapshots_.at_or_before(by_segments ? read_ : save_point(older));
       s.i64(base.position);
       s.bytes(base.state);
-      const size_t addresses = save_stragglers(s, base.position, older);
+      const size_t addresses =
+          by_segments ? save_segments(s, base.position) : save_stragglers(s, base.position, older);
       save_split(s, base.position, addresses);
     });
   }
@@ -115,6 +131,31 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
     if (read - drawn > static_cast<int64_t>(capacity_))
       s.corrupt(str_cat(read - drawn, " elements buffered but the buffer holds ", capacity_));
     rng_.seed(seed_);
+    // The rest does not depend on the replay, and is read first (a state that holds no
+    // buffered element ends here), so that the memory for the buffer's records can be
+    // faulted in on another thread while this one replays the draws.
+    const bool holds = !(done && read == drawn);  // read - drawn elements are buffered
+    int64_t position = 0;
+    std::string base_state;
+    uint64_t base_at = 0, form = 0;
+    std::deque<Segment> saved;
+    if (holds) {
+      position = s.i64_in("position of the input's state", 0, read);
+      base_state = s.bytes("the input's state");
+      base_at = s.offset() - base_state.size();
+      form = s.at_end() ? 0 : s.u64("stragglers");  // absent before addresses existed
+      if (form == kSegmentAddresses) saved = read_segments(s, read);
+    }
+    Thread prefault;
+    if (!saved.empty()) {
+      uint64_t stride = 0;
+      for (const Segment& g : saved) stride = std::max(stride, g.stride);
+      const uint64_t bytes = static_cast<uint64_t>(read - drawn) * stride;
+      try {
+        prefault = Thread([this, bytes] { input_->prepare_reads(bytes); });
+      } catch (const std::system_error&) {  // only a head start: the restore goes on without
+      }
+    }
     replay(s, drawn, read, done);
     if (done && index_.empty()) {
       input_done_ = true;
@@ -123,16 +164,20 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
     }
     const int64_t oldest = index_.empty() ? read : *std::min_element(index_.begin(), index_.end());
     oldest_ = oldest;
-    const int64_t position = s.i64_in("position of the input's state", 0, read);
-    InputSnapshots::Snapshot base{position, s.bytes("the input's state")};
-    StateReader in(base.state, s.offset() - base.state.size(), "shuffle");
+    InputSnapshots::Snapshot base{position, std::move(base_state)};
+    StateReader in(base.state, base_at, "shuffle");
     input_->restore(in);
     in.finish();
     const std::vector<std::pair<int64_t, size_t>> wanted = slots_by_index(oldest, read);
     buffer_.assign(index_.size(), Element());
     address_.assign(addressable_ ? index_.size() : 0, Address());
+    // The segments start again here unless the state has them.
+    segments_.clear();
+    segments_from_ = read;
     // The elements held since before the snapshot, by their addresses.
-    const std::vector<Address> addresses = restore_stragglers(s, wanted, position);
+    const std::vector<Address> addresses =
+        form == kSegmentAddresses ? segment_addresses(s, std::move(saved), wanted, position)
+                                  : restore_stragglers(s, form, wanted, position);
     size_t next_wanted = addresses.size();
     // Where the run may be split (save_split); absent from states saved before it existed.
     int64_t split = 0;
@@ -147,7 +192,15 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
     // They are read on a thread of their own while this one passes over the run below:
     // reading by address does not move the input (Iterator::read_at), and each fills slots
     // of its own. Its error, if any, is raised first, as when they were read before the run.
-    StragglerReader stragglers(*this, addresses, wanted);
+    // When every element but the few of a short run is saved by address (records of one
+    // size), this thread reads the older half of them itself before the run.
+    static const bool parallel = std::thread::hardware_concurrency() > 1;
+    const auto run = static_cast<size_t>(read - position);  // about an address's work each
+    const size_t own = parallel && split == 0 && addresses.size() >= kShareAbove + run
+                           ? (addresses.size() - run) / 2
+                           : 0;
+    StragglerReader stragglers(*this, addresses, own, wanted);
+    if (own > 0) read_stragglers(addresses, 0, own, wanted);
     // Read the input again from the snapshot up to where the saved shuffle had read,
     // keeping the elements that were in the buffer and passing over the others.
     auto ended = [&](int64_t at) {
@@ -183,6 +236,11 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
       buffer_[slot] = std::move(kept[k]);
       if (addressable_) address_[slot] = kept_at[k];
     }
+    // The segments the state gave go on over the run read again, as its reads would have.
+    if (!segments_.empty())
+      for (size_t k = 0; k < kept.size(); ++k)
+        if (wanted[next_wanted + k].first >= segments_.back().end)
+          track(wanted[next_wanted + k].first, kept_at[k]);
     next_wanted += keep.size();
     if (next_wanted != wanted.size())
       s.corrupt("the buffer held elements the saved shuffle had not read");
@@ -385,11 +443,10 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
   // buffer's (input index, slot) pairs by index), as many as were saved. Also reads the form
   // written before kPackedAddresses (a count, then per element the differences of input
   // index, file and offset from the element before).
-  std::vector<Address> restore_stragglers(StateReader& s,
+  // `count`: its first number, read already.
+  std::vector<Address> restore_stragglers(StateReader& s, uint64_t count,
                                           const std::vector<std::pair<int64_t, size_t>>& wanted,
                                           int64_t position) {
-    // Absent from states saved before addresses existed.
-    uint64_t count = s.at_end() ? 0 : s.u64("stragglers");
     const bool packed = count == kPackedAddresses;
     if (packed) count = s.u64_in("stragglers", 1, wanted.size());
     if (count > wanted.size())
@@ -418,20 +475,153 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
     return at;
   }
 
-  // Reads the elements at `at` into their slots (wanted[k].second for at[k]) on a thread of
-  // its own, started at construction; finish() waits for it and raises its error. The
-  // destructor waits too (without raising), so no path leaves the thread running.
+  // Runs of input elements of one file, each `stride` bytes after the one before (records of
+  // one size): the element of input index i in [first, end) that the buffer may hold lies
+  // at byte offset offset + (i - first) * stride of file `file` (stride 0: the segment knows
+  // one element, at `first`). Over an addressable input they cover the input elements
+  // [segments_from_, read_) (segments_), so that a save can give the address of every
+  // buffered element in a few bytes per file (save_segments). Records of many sizes make a
+  // segment every record or two: past kMaxSegments the oldest go, and a save falls back to
+  // the addresses of the oldest elements (save_point).
+  struct Segment {
+    int64_t first;
+    int64_t end;
+    uint64_t file;
+    uint64_t offset;
+    uint64_t stride;
+  };
+
+  // Adds the element of input index i, at or after the segments' end, read at address a.
+  // Elements between the end and i (passed over by a restore) join the last segment: they
+  // are not buffered, so what it predicts for them is never used.
+  void track(int64_t i, const Address& a) {
+    if (!segments_.empty()) {
+      Segment& g = segments_.back();
+      const auto steps = static_cast<uint64_t>(i - g.first);
+      if (g.file == a.file && i >= g.end) {
+        if (g.stride == 0 && a.offset > g.offset && (a.offset - g.offset) % steps == 0) {
+          g.stride = (a.offset - g.offset) / steps;
+          g.end = i + 1;
+          return;
+        }
+        if (g.stride != 0 && a.offset == g.offset + steps * g.stride) {
+          g.end = i + 1;
+          return;
+        }
+      }
+      g.end = std::max(g.end, i);
+    } else {
+      segments_from_ = i;
+    }
+    segments_.push_back(Segment{i, i + 1, a.file, a.offset, 0});
+    // Those that hold only elements older than the buffer's are no longer needed.
+    const int64_t oldest = oldest_needed();
+    while (segments_.size() > 1 &&
+           (segments_.front().end <= oldest || segments_.size() > kMaxSegments)) {
+      segments_from_ = segments_.front().end;
+      segments_.pop_front();
+    }
+  }
+
+  // Whether the segments give the address of every buffered element (the oldest is `oldest`).
+  bool segments_cover(int64_t oldest) const {
+    return addressable_ && !index_.empty() && !segments_.empty() && segments_from_ <= oldest &&
+           segments_.back().end == read_;
+  }
+
+  // The segments' form of save_stragglers: the marker kSegmentAddresses, the count of
+  // segments holding buffered elements older than `position`, then per segment its first
+  // input index (the first segment's; the others begin where the one before ends), its
+  // length, its file (the difference from the one before), its offset and its stride.
+  // The restore computes each buffered element's address from its input index. A save with
+  // no element older than `position` writes a count of 0 alone, as save_stragglers does.
+  size_t save_segments(StateWriter& s, int64_t position) const {
+    const int64_t oldest = oldest_needed();
+    size_t from = 0, to = 0;
+    while (from < segments_.size() && segments_[from].end <= oldest) ++from;
+    to = from;
+    while (to < segments_.size() && segments_[to].first < position) ++to;
+    if (oldest >= position || to == from) {
+      s.u64(0);
+      return 0;
+    }
+    s.u64(kSegmentAddresses);
+    s.u64(to - from);
+    uint64_t file = 0;
+    for (size_t k = from; k < to; ++k) {
+      const Segment& g = segments_[k];
+      if (k == from) s.i64(g.first);
+      s.i64(g.end - g.first);
+      s.i64(static_cast<int64_t>(g.file - file));
+      s.u64(g.offset);
+      s.u64(g.stride);
+      file = g.file;
+    }
+    return 0;  // (save_split weighs addresses only for a long run, which this form has not)
+  }
+
+  // Reads the segments save_segments wrote (after the marker).
+  std::deque<Segment> read_segments(StateReader& s, int64_t read) const {
+    if (!addressable_) s.corrupt("elements saved by address but the input has no addresses");
+    const uint64_t n = s.u64_in("segments", 1, kMaxSegments);
+    std::deque<Segment> segments;
+    uint64_t file = 0;
+    for (uint64_t k = 0; k < n; ++k) {
+      Segment g{};
+      g.first =
+          k == 0 ? s.i64_in("first element of the segments", 0, read - 1) : segments.back().end;
+      g.end = g.first + s.i64_in("length of a segment", 1, read - g.first);
+      file += static_cast<uint64_t>(s.i64("file of a segment"));
+      g.file = file;
+      g.offset = s.u64("offset of a segment");
+      g.stride = s.u64("stride of a segment");
+      segments.push_back(g);
+    }
+    return segments;
+  }
+
+  // The addresses of the elements of `wanted` older than `position`, from the segments,
+  // which are kept for the next save.
+  std::vector<Address> segment_addresses(StateReader& s, std::deque<Segment> segments,
+                                         const std::vector<std::pair<int64_t, size_t>>& wanted,
+                                         int64_t position) {
+    std::vector<Address> at;
+    size_t j = 0;
+    for (size_t k = 0; k < wanted.size() && wanted[k].first < position; ++k) {
+      const int64_t i = wanted[k].first;
+      while (j < segments.size() && segments[j].end <= i) ++j;
+      if (j == segments.size() || i < segments[j].first)
+        s.corrupt(str_cat("element ", i, " is buffered but no saved segment holds it"));
+      const Segment& g = segments[j];
+      at.push_back(Address{g.file, g.offset + static_cast<uint64_t>(i - g.first) * g.stride});
+    }
+    segments_ = std::move(segments);
+    segments_from_ = segments_.front().first;
+    return at;
+  }
+
+  // Reads the elements at[from, to) into their slots (wanted[k].second for at[k]).
+  void read_stragglers(const std::vector<Address>& at, size_t from, size_t to,
+                       const std::vector<std::pair<int64_t, size_t>>& wanted) {
+    const std::vector<Address> part(at.begin() + static_cast<std::ptrdiff_t>(from),
+                                    at.begin() + static_cast<std::ptrdiff_t>(to));
+    input_->read_at(part, [&](size_t k, Element& e) {
+      buffer_[wanted[from + k].second] = std::move(e);
+      address_[wanted[from + k].second] = at[from + k];
+    });
+  }
+
+  // Reads the elements at[from, end) into their slots on a thread of its own, started at
+  // construction; finish() waits for it and raises its error. The destructor waits too
+  // (without raising), so no path leaves the thread running.
   class StragglerReader {
    public:
-    StragglerReader(ShuffleIterator& shuffle, const std::vector<Address>& at,
+    StragglerReader(ShuffleIterator& shuffle, const std::vector<Address>& at, size_t from,
                     const std::vector<std::pair<int64_t, size_t>>& wanted) {
-      if (at.empty()) return;
-      thread_ = Thread([&shuffle, &at, &wanted, this] {
+      if (from >= at.size()) return;
+      thread_ = Thread([&shuffle, &at, from, &wanted, this] {
         try {
-          shuffle.input_->read_at(at, [&](size_t k, Element& e) {
-            shuffle.buffer_[wanted[k].second] = std::move(e);
-            shuffle.address_[wanted[k].second] = at[k];
-          });
+          shuffle.read_stragglers(at, from, at.size(), wanted);
         } catch (...) {
           error_ = std::current_exception();
         }
@@ -496,9 +686,16 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
   // read by address as this many elements passed over (1 KiB records) in balancing them.
   static constexpr int64_t kSplitAbove = 4096;
   static constexpr int64_t kAddressRecords = 7;
+  // A restore whose elements are nearly all saved by address shares reading them between two
+  // threads from this many on.
+  static constexpr size_t kShareAbove = 1024;
   // Starts the addresses' form of save_stragglers: a count no buffer reaches, which readers
   // older than that form refuse (DATA_LOSS) rather than misread.
   static constexpr uint64_t kPackedAddresses = ~uint64_t{0};
+  // Starts the segments' form (save_segments), refused the same way by older readers.
+  static constexpr uint64_t kSegmentAddresses = ~uint64_t{0} - 1;
+  // The most segments kept (and saved: about 12 bytes each).
+  static constexpr size_t kMaxSegments = 32;
 
   std::unique_ptr<Iterator> input_;
   int64_t input_size_;
@@ -516,6 +713,10 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
   int64_t read_ = 0;   // input elements read
   int64_t drawn_ = 0;  // elements handed out
   InputSnapshots snapshots_;
+  // Over an addressable input: the segments, oldest first, of the input elements
+  // [segments_from_, read_).
+  std::deque<Segment> segments_;
+  int64_t segments_from_ = 0;
 };
 
 }  // namespace

@@ -31,7 +31,9 @@ namespace {
 using test::error_of;
 
 // Every record is "r" + a six-digit index + padding: kPayload bytes, so that record i of a
-// file starts at byte i * kStride.
+// file starts at byte i * kStride. With varied_, records are of three sizes in turn
+// (offset_of gives where they start): a shuffle over them cannot describe its buffer's
+// addresses by segments of one stride (docs/checkpoint.md), and saves the span form.
 constexpr size_t kPayload = 24;
 constexpr uint64_t kStride = kPayload + 16;
 
@@ -52,12 +54,22 @@ class ShuffleRestore : public test::TempDirTest {
     std::string p = path(name);
     RecordWriter w(p, c, 0);
     for (int i = first; i < first + count; ++i) {
-      char rec[kPayload + 1];
-      std::snprintf(rec, sizeof rec, "r%06d%017d", i, 0);
-      w.write(rec, kPayload);
+      char rec[kPayload + 9];
+      std::snprintf(rec, sizeof rec, "r%06d%0*d", i, static_cast<int>(payload_of(i) - 7), 0);
+      w.write(rec, payload_of(i));
     }
     w.close();
     return p;
+  }
+  size_t payload_of(int64_t i) const {
+    return varied_ ? kPayload + 4 * static_cast<size_t>(i % 3) : kPayload;
+  }
+  // Where record i of a file that starts with record 0 begins.
+  uint64_t offset_of(int64_t i) const {
+    if (!varied_) return static_cast<uint64_t>(i) * kStride;
+    uint64_t at = 0;
+    for (int64_t m = 0; m < i; ++m) at += payload_of(m) + 16;
+    return at;
   }
   std::string read(const std::string& p) {
     std::string content;
@@ -76,12 +88,13 @@ class ShuffleRestore : public test::TempDirTest {
   }
   // Flips a byte of record i's data (its CRC then fails), or of its length field (its
   // framing then fails), keeping the file's size.
-  static void damage_data(std::string& content, int64_t i) {
-    content[static_cast<size_t>(i * kStride + 12 + 3)] ^= 0x20;
+  void damage_data(std::string& content, int64_t i) const {
+    content[static_cast<size_t>(offset_of(i) + 12 + 3)] ^= 0x20;
   }
-  static void damage_length(std::string& content, int64_t i) {
-    content[static_cast<size_t>(i * kStride + 1)] ^= 0x01;
+  void damage_length(std::string& content, int64_t i) const {
+    content[static_cast<size_t>(offset_of(i) + 1)] ^= 0x01;
   }
+  bool varied_ = false;
 };
 
 // A file of n records shuffled with buffer b, saved after k elements: what was delivered
@@ -171,6 +184,7 @@ TEST_F(ShuffleRestore, DeliveredRecordsAreNotCheckedAgain) {
 // Damage that matters is caught: a broken length field among the records read again (the
 // rest of the file could not be framed), and the data of a record still buffered.
 TEST_F(ShuffleRestore, DamageThatMattersIsDataLoss) {
+  varied_ = true;  // the span form: no segments of one stride
   std::string f = records("w", Compression::kNone, 0, 600);
   const std::string intact = read(f);
   DatasetPtr ds = make_shuffle(make_records({f}, Compression::kNone, 0), 32, 5, false);
@@ -191,7 +205,7 @@ TEST_F(ShuffleRestore, DamageThatMattersIsDataLoss) {
     write(f, content);
     e = error_of([&] { restored_rest(ds, p.state); });
     EXPECT_EQ(e.code(), Code::kDataLoss) << e.what();
-    EXPECT_NE(std::string(e.what()).find("at byte offset " + std::to_string(i * kStride)),
+    EXPECT_NE(std::string(e.what()).find("at byte offset " + std::to_string(offset_of(i))),
               std::string::npos)
         << e.what();
   }
@@ -202,6 +216,7 @@ TEST_F(ShuffleRestore, DamageThatMattersIsDataLoss) {
 // before the read position are not read at all, so even a broken length field there does
 // not stop the restore.
 TEST_F(ShuffleRestore, OldestElementsAreReadByAddress) {
+  varied_ = true;  // the span form: no segments of one stride
   constexpr int64_t kBuffer = 32;
   std::string f = records("w", Compression::kNone, 0, 2000);
   DatasetPtr ds = make_shuffle(make_records({f}, Compression::kNone, 0), kBuffer, 9, false);
@@ -228,6 +243,7 @@ TEST_F(ShuffleRestore, OldestElementsAreReadByAddress) {
 // 3,200 longer than 2.25 buffers, and 2 KiB holds about 2,000): the save then points its
 // input further back, and the state stays small at every point of the epoch.
 TEST_F(ShuffleRestore, AddressesAreBoundedAndTheStateStaysSmall) {
+  varied_ = true;  // the span form: no segments of one stride
   std::vector<std::string> files = {records("a", Compression::kNone, 0, 60000),
                                     records("b", Compression::kNone, 60000, 40000)};
   DatasetPtr ds = make_shuffle(make_records(files, Compression::kNone, 0), 30000, 1, false);
@@ -248,6 +264,7 @@ TEST_F(ShuffleRestore, AddressesAreBoundedAndTheStateStaysSmall) {
 // addresses, none by reading the input again from before them (the length fields of the
 // records delivered there are broken, and the restore does not notice).
 TEST_F(ShuffleRestore, MoreThan320ElementsAreReadByAddress) {
+  varied_ = true;  // the span form: no segments of one stride
   constexpr int64_t kBuffer = 4000;
   std::string f = records("w", Compression::kNone, 0, 30000);
   DatasetPtr ds = make_shuffle(make_records({f}, Compression::kNone, 0), kBuffer, 3, false);
@@ -318,10 +335,152 @@ TEST_F(ShuffleRestore, VariableRecordsResumeEverywhereWithStatisticsOnAndOff) {
   }
 }
 
+// The shuffle section of a state, taken apart where its addresses begin: `head` is the
+// payload before the section, `fields` the section up to the address form's marker, `rest`
+// what follows the marker. with() puts a changed section back and seals the state again.
+struct ShuffleSection {
+  std::string head, fields, rest;
+  uint64_t marker = 0;
+  int64_t read = 0;
+  explicit ShuffleSection(const std::string& state) {
+    const std::string payload(open_state(state));
+    StateReader r(payload, 0, "test");
+    for (uint64_t n = r.u64("operations"); n > 0; --n) r.bytes("operation");
+    for (uint64_t n = r.u64("seeds"); n > 0; --n) r.u64("index"), r.u64("seed");
+    EXPECT_FALSE(r.flag("ended"));
+    head = payload.substr(0, r.offset());
+    StateReader sh = r.section("shuffle");
+    const uint64_t inner_at = sh.offset();
+    sh.u64("seed"), sh.u64("epoch"), sh.i64("drawn");
+    read = sh.i64("read");
+    sh.flag("ended"), sh.i64("position"), sh.bytes("input");
+    const uint64_t marker_at = sh.offset();
+    marker = sh.u64("marker");
+    fields = payload.substr(inner_at, marker_at - inner_at);
+    rest = payload.substr(sh.offset());
+  }
+  std::string with(uint64_t new_marker, const std::string& new_rest) const {
+    StateWriter m;
+    m.u64(new_marker);
+    StateWriter section;
+    section.bytes("shuffle");
+    section.bytes(fields + m.data() + new_rest);
+    return seal_state(head + section.data());
+  }
+};
+
+constexpr uint64_t kSegmentsMarker = ~uint64_t{0} - 1;
+
+// Records of one size: every buffered element's address follows from its input index, so a
+// save describes the buffer by segments (a few bytes per file) and points the input back to
+// the read position. The restore reads the buffer by address alone: the records delivered
+// before the save are not read again, not even their length fields.
+TEST_F(ShuffleRestore, RecordsOfOneSizeAreAllReadByAddress) {
+  std::string f = records("w", Compression::kNone, 0, 2000);
+  DatasetPtr ds = make_shuffle(make_records({f}, Compression::kNone, 0), 32, 9, false);
+  SavePoint p = save_after(ds, 1000);
+  EXPECT_EQ(ShuffleSection(p.state).marker, kSegmentsMarker);
+  EXPECT_LT(p.state.size(), 200u);
+  std::string content = read(f);
+  for (const auto& r : p.before) damage_length(content, index_of(r));
+  write(f, content);
+  EXPECT_EQ(restored_rest(ds, p.state), p.after);
+  // A buffered record's damage is still DATA_LOSS naming its offset.
+  content = read(f);
+  damage_data(content, p.oldest_buffered);
+  write(f, content);
+  Error e = error_of([&] { restored_rest(ds, p.state); });
+  EXPECT_EQ(e.code(), Code::kDataLoss) << e.what();
+  EXPECT_NE(
+      std::string(e.what()).find("at byte offset " + std::to_string(offset_of(p.oldest_buffered))),
+      std::string::npos)
+      << e.what();
+}
+
+// A large buffer over records of one size: the state stays a few hundred bytes at every
+// point, where the span form fills its 2 KiB of addresses; the restore, which reads 30,000
+// elements by address on two threads, resumes exactly.
+TEST_F(ShuffleRestore, SegmentStatesStaySmall) {
+  std::vector<std::string> files = {records("a", Compression::kNone, 0, 60000),
+                                    records("b", Compression::kNone, 60000, 40000)};
+  DatasetPtr ds = make_shuffle(make_records(files, Compression::kNone, 0), 30000, 1, false);
+  std::vector<std::string> expected = all_of(ds);
+  size_t largest = 0;
+  for (size_t k : {size_t{0}, size_t{15000}, size_t{50000}, size_t{59990}, size_t{99999}}) {
+    std::string state;
+    ASSERT_EQ(resumed(ds, k, &state), expected) << "saved after " << k;
+    largest = std::max(largest, state.size());
+    if (k == 50000) {
+      EXPECT_EQ(ShuffleSection(state).marker, kSegmentsMarker);
+    }
+  }
+  EXPECT_LE(largest, 300u);
+}
+
+// A restore from segments keeps them: a save after it, a few elements on, uses segments
+// again and resumes exactly; so does a third generation.
+TEST_F(ShuffleRestore, SegmentsCarryOverARestore) {
+  std::vector<std::string> files = {records("a", Compression::kNone, 0, 700),
+                                    records("b", Compression::kNone, 700, 500)};
+  DatasetPtr ds = make_shuffle(make_records(files, Compression::kNone, 0), 64, 4, false);
+  const std::vector<std::string> expected = all_of(ds);
+  std::string state;
+  std::vector<std::string> got = test::resumed_as(ds, 600, text, &state);
+  ASSERT_EQ(got, expected);
+  size_t taken = 600;
+  for (int generation = 0; generation < 2; ++generation) {
+    SCOPED_TRACE(generation);
+    ASSERT_EQ(ShuffleSection(state).marker, kSegmentsMarker);
+    IteratorContext ctx;
+    RestoredIterator restored = restore_state(ds, ctx, state);
+    Element e;
+    for (int k = 0; k < 150; ++k, ++taken) {
+      ASSERT_TRUE(restored.iterator->next(e));
+      ASSERT_EQ(text(e), expected[taken]);
+    }
+    state = save_state(*ds, *ds, restored.iterator.get(), false);
+    std::vector<std::string> rest = restored_rest(ds, state);
+    ASSERT_EQ(rest, std::vector<std::string>(expected.begin() + static_cast<std::ptrdiff_t>(taken),
+                                             expected.end()));
+  }
+}
+
+// Segments that leave a buffered element out, or claim more elements than were read, are
+// DATA_LOSS.
+TEST_F(ShuffleRestore, DamagedSegmentsAreDataLoss) {
+  std::string f = records("w", Compression::kNone, 0, 2000);
+  DatasetPtr ds = make_shuffle(make_records({f}, Compression::kNone, 0), 32, 9, false);
+  SavePoint p = save_after(ds, 1000);
+  const ShuffleSection section(p.state);
+  ASSERT_EQ(section.marker, kSegmentsMarker);
+  StateReader r(section.rest, 0, "test");
+  const uint64_t n = r.u64("segments");
+  const int64_t first = r.i64("first");
+  const int64_t length = r.i64("length");
+  const std::string after_length = section.rest.substr(r.offset());
+  // The first segment made to begin at new_first and end at first + length + longer.
+  auto with_first = [&](int64_t new_first, int64_t longer) {
+    StateWriter w;
+    w.u64(n);
+    w.i64(new_first);
+    w.i64(first + length + longer - new_first);
+    return section.with(kSegmentsMarker, w.data() + after_length);
+  };
+  EXPECT_EQ(restored_rest(ds, with_first(first, 0)), p.after);  // re-sealed as it was
+  ASSERT_LE(first, p.oldest_buffered);
+  Error e = error_of([&] { restored_rest(ds, with_first(p.oldest_buffered + 1, 0)); });
+  EXPECT_EQ(e.code(), Code::kDataLoss) << e.what();
+  EXPECT_NE(std::string(e.what()).find("no saved segment holds it"), std::string::npos) << e.what();
+  e = error_of([&] { restored_rest(ds, with_first(first, section.read)); });
+  EXPECT_EQ(e.code(), Code::kDataLoss) << e.what();
+  EXPECT_NE(std::string(e.what()).find("length of a segment"), std::string::npos) << e.what();
+}
+
 // States written before the addresses were packed hold, per element, the differences of its
 // input index, file and offset from the element before: they still restore. The test turns
 // a state's packed addresses into that form (the records lie kStride apart in one file).
 TEST_F(ShuffleRestore, AddressesInTheEarlierFormRestore) {
+  varied_ = true;  // the span form: no segments of one stride
   std::string f = records("w", Compression::kNone, 0, 2000);
   DatasetPtr ds = make_shuffle(make_records({f}, Compression::kNone, 0), 32, 9, false);
   SavePoint p = save_after(ds, 1000);
@@ -350,7 +509,7 @@ TEST_F(ShuffleRestore, AddressesInTheEarlierFormRestore) {
     if (delivered[static_cast<size_t>(i)]) continue;
     earlier.i64(i - previous);
     earlier.i64(0);
-    earlier.i64((i - previous) * static_cast<int64_t>(kStride));
+    earlier.i64(static_cast<int64_t>(offset_of(i) - offset_of(previous)));
     previous = i;
     ++found;
   }
@@ -589,6 +748,7 @@ TEST_F(ShuffleRestore, RecordIteratorSelectsInTwoPartsAsInOne) {
 // elements again), over three files, saved at points of the epoch and after its end, with
 // the statistics on and off: the resumed stream is the uninterrupted one.
 TEST_F(ShuffleRestore, SplitRunsResumeWithStatisticsOnAndOff) {
+  varied_ = true;  // the span form: no segments of one stride
   std::vector<std::string> files = {records("a", Compression::kNone, 0, 11000),
                                     records("b", Compression::kNone, 11000, 9000),
                                     records("c", Compression::kNone, 20000, 10000)};
@@ -608,6 +768,7 @@ TEST_F(ShuffleRestore, SplitRunsResumeWithStatisticsOnAndOff) {
 // state there. A state without it (written before it existed) restores with one pass, and
 // one whose middle is moved by an element is DATA_LOSS.
 TEST_F(ShuffleRestore, ASectionWithoutTheSplitRestores) {
+  varied_ = true;  // the span form: no segments of one stride
   std::string f = records("w", Compression::kNone, 0, 30000);
   DatasetPtr ds = make_shuffle(make_records({f}, Compression::kNone, 0), 4000, 3, false);
   SavePoint p = save_after(ds, 15000);

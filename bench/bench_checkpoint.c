@@ -19,9 +19,10 @@
  * restore and the buffer's worth also report the CPU time of the calling thread
  * (restore_cpu_ms: the restore without its first step, whose read-ahead runs on a thread of
  * its own), and the restore the CPU time of the whole process during it
- * (restore_process_cpu_ms): the restore reads by address and passes over part of the run on
- * two more threads. first_restore_ms and first_one_buffer_ms are the first run's times: the
- * process's first restore, before any memory a restore frees is kept for the next one.
+ * (restore_process_cpu_ms): the restore reads by address on a second thread, and a third
+ * faults in memory for the records meanwhile (docs/checkpoint.md, "Segments").
+ * first_restore_ms and first_one_buffer_ms are the first run's times: the process's first
+ * restore, before any memory a restore frees is kept for the next one.
  *
  * Usage: bench_checkpoint [--quick] [--map-files] [DIR]
  *          --quick: 4 files of 512 records of 64 bytes, shuffle(1000), batch(64) (the

@@ -14,8 +14,8 @@
 #include "core/tensor_ops.h"
 #include "core/thread.h"
 #include "data/state.h"
+#include "io/copy_arena.h"
 #include "io/file_ops.h"
-#include "io/huge_pages.h"
 
 namespace dinput {
 
@@ -37,7 +37,7 @@ namespace {
 // the statistics count records as they are delivered.
 class FileRecordIterator final : public Iterator {
  public:
-  static constexpr size_t kGroup = 48;
+  static constexpr size_t kGroup = kRecordsPerStorage;
 
   FileRecordIterator(const char* what, std::vector<std::string> files, OpenRecordSource open,
                      ReadRecordAt read_one, std::shared_ptr<IteratorStats> stats,
@@ -202,8 +202,11 @@ class FileRecordIterator final : public Iterator {
           // for other bytes: its records are viewed, as a normal read views them.
           if ((*view.owner)->size() == parsing_.file_size && parsing_.file_size > 0)
             storage->set_view(used, view.data, view.size, *view.owner);
-          else
-            storage->set_view(used, copy_to_arena(view, /*restore=*/true), view.size, arena_);
+          else {
+            // (The copy first: it may start a new arena, which then owns the view.)
+            const char* copy = arena_.copy(view.data, view.size, /*huge=*/true);
+            storage->set_view(used, copy, view.size, arena_.buffer());
+          }
           t = Tensor(DType::kBytes, Shape(), storage, used++);
         }
         ready_.push_back(Ready{std::move(t), view.size, skipped_, skipped_bytes_, at,
@@ -501,28 +504,12 @@ class FileRecordIterator final : public Iterator {
     }
   }
 
-  // Copies a record into the current copy arena (a new one when it is full), so that records
-  // kept after a skip hold arenas of their own size rather than the chunks they came from,
-  // and cost one allocation per arena rather than one each.
+  // Copies a record into the current copy arena, so that records kept after a skip hold
+  // arenas of their own size rather than the chunks they came from, and cost one allocation
+  // per arena rather than one each.
   void copy_out(Tensor& t, const RecordView& view) {
-    const char* dst = copy_to_arena(view);
-    std::shared_ptr<const Buffer> owner = arena_;
-    t.set_string_view(0, dst, view.size, owner);
-  }
-  // The record's bytes in arena_ (which holds them from then on). A restore's select() keeps
-  // thousands of records (a shuffle buffer's worth): its arenas are huge arenas, which fault in
-  // a few pages for all of them.
-  const char* copy_to_arena(const RecordView& view, bool restore = false) {
-    if (!arena_ || arena_->size() - arena_used_ < view.size) {
-      arena_ = restore && view.size <= kHugeArenaBytes / 8 ? make_huge_arena() : nullptr;
-      if (!arena_) arena_ = allocate_host(std::max(kArenaBytes, view.size));
-      arena_used_ = 0;
-    }
-    char* dst = static_cast<char*>(arena_->data()) + arena_used_;
-    std::memcpy(dst, view.data, view.size);
-    arena_used_ += (view.size + 7) & ~size_t{7};
-    arena_used_ = std::min(arena_used_, arena_->size());
-    return dst;
+    const char* dst = arena_.copy(view.data, view.size, /*huge=*/false);
+    t.set_string_view(0, dst, view.size, arena_.buffer());
   }
 
   // Opens the next file when none is open; false when the last file is done.
@@ -638,9 +625,8 @@ class FileRecordIterator final : public Iterator {
   uint64_t last_own_ = 0;     // and its own offset
   std::vector<Tensor> rows_;  // next_batch's, reused
   size_t group_ = kGroup;     // records the next parse_group reads
-  static constexpr size_t kArenaBytes = size_t{256} << 10;
-  std::shared_ptr<Buffer> arena_;  // where records read after a skip are copied
-  size_t arena_used_ = 0;
+  // Where records read after a skip, and those a restore keeps, are copied.
+  CopyArena arena_;
   int64_t skipped_ = 0;  // skipped since the last parsed record
   int64_t skipped_bytes_ = 0;
   bool finished_ = false;

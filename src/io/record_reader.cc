@@ -15,7 +15,6 @@
 #include "io/crc32c.h"
 #include "io/file_error.h"
 #include "io/file_ops.h"
-#include "io/huge_pages.h"
 
 namespace dinput {
 
@@ -504,30 +503,11 @@ bool RecordsAtOffsets::from_window(uint64_t offset, Tensor& out) {
 }
 
 Tensor RecordsAtOffsets::keep(const char* data, size_t size) {
-  // As many records to a storage as the record iterator packs (record_iterator.cc).
-  constexpr size_t kGroup = 48, kHeapArena = size_t{256} << 10;
   // A view of the mapping, or a copy in the current arena.
-  const char* dst = data;
-  std::shared_ptr<const Buffer> owner = mapping_;
-  if (!owner) {
-    if (size > kHugeArenaBytes / 8) {  // a long record: memory of its own
-      Tensor out = Tensor::allocate(DType::kBytes, Shape());
-      out.set_string(0, std::string_view(data, size));
-      return out;
-    }
-    if (!arena_ || arena_->size() - arena_used_ < size) {
-      arena_ = make_huge_arena();
-      if (!arena_) arena_ = allocate_host(kHeapArena);
-      arena_used_ = 0;
-    }
-    char* copy = static_cast<char*>(arena_->data()) + arena_used_;
-    std::memcpy(copy, data, size);
-    arena_used_ = std::min(arena_used_ + ((size + 7) & ~size_t{7}), arena_->size());
-    dst = copy;
-    owner = arena_;
-  }
-  if (!storage_ || storage_used_ == kGroup) {
-    storage_ = std::make_shared<BytesStorage>(kGroup);
+  const char* dst = mapping_ ? data : arena_.copy(data, size, /*huge=*/true);
+  const std::shared_ptr<const Buffer> owner = mapping_ ? mapping_ : arena_.buffer();
+  if (!storage_ || storage_used_ == kRecordsPerStorage) {
+    storage_ = std::make_shared<BytesStorage>(kRecordsPerStorage);
     storage_used_ = 0;
   }
   storage_->set_view(storage_used_, dst, size, owner);

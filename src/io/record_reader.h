@@ -16,6 +16,7 @@
 #include "core/tensor.h"
 #include "data/options.h"
 #include "io/compression.h"
+#include "io/copy_arena.h"
 #include "io/input_stream.h"
 
 namespace dinput {
@@ -165,7 +166,7 @@ std::unique_ptr<RecordSource> open_record_file(
 // checks it (both CRCs, the length limit) and copied out into a bytes scalar. The last file
 // stays open between calls: a shuffle's restore reads the records of its buffer this way,
 // most of them from a few files. The records a call reads together are copied into huge
-// arenas (io/huge_pages.h), or with `map` are views of the file's mapping, and are packed
+// arenas (io/copy_arena.h), or with `map` are views of the file's mapping, and are packed
 // several to a string storage, as the record iterator packs the records it reads. A file that
 // cannot be opened is an error naming it; one that is shorter than the offset or holds no intact
 // record there is DATA_LOSS naming the file and the offset.
@@ -191,7 +192,8 @@ class RecordsAtOffsets {
   // The record at `offset` when it lies whole in window_ with its framing intact and both
   // CRCs right; false otherwise (read() then reads it alone, and reports what is wrong).
   bool from_window(uint64_t offset, Tensor& out);
-  // A bytes scalar holding a copy of [data, data + size), in the current arena and storage.
+  // A bytes scalar of the current storage holding [data, data + size): a view of the
+  // mapping (with map_), else a copy in the arena.
   Tensor keep(const char* data, size_t size);
   std::vector<char> window_;  // bytes of the open file from window_at_ (read, not mapped)
   const char* window_bytes() const {
@@ -205,8 +207,7 @@ class RecordsAtOffsets {
   bool map_;
   // With map_: the open file's mapping, the window over all of it; records are its views.
   std::shared_ptr<const Buffer> mapping_;
-  std::shared_ptr<Buffer> arena_;  // where kept records are copied
-  size_t arena_used_ = 0;
+  CopyArena arena_;  // where records read (not mapped) are copied
   // The storage being filled: a call's records only, so that it is complete before any of
   // its tensors is handed out.
   std::shared_ptr<BytesStorage> storage_;

@@ -1,0 +1,33 @@
+// Where records copied out of the buffers they were read into go: packed into arenas, so
+// that a copied record costs no allocation of its own and holds only its arena, not the
+// chunk it came from. Used by the record iterator (records read after a skip, a restore's
+// kept records) and by reads by address (io/record_reader.h).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "core/buffer.h"
+
+namespace dinput {
+
+// How many records one string storage holds when a reader packs them (record_iterator.cc
+// explains the figure).
+constexpr size_t kRecordsPerStorage = 48;
+
+class CopyArena {
+ public:
+  // Copies [data, data + size) into the current arena (a new one when it is full) and
+  // returns where; buffer() holds it from then on. `huge`: a restore keeping thousands of
+  // records asks for huge-page arenas (io/huge_pages.h), for records up to an eighth of
+  // one; otherwise, or when none can be mapped, heap arenas of 256 KiB or the record's size.
+  const char* copy(const char* data, size_t size, bool huge);
+  // The arena of the last copy: the owner to give the view of it.
+  const std::shared_ptr<Buffer>& buffer() const { return arena_; }
+
+ private:
+  std::shared_ptr<Buffer> arena_;
+  size_t used_ = 0;
+};
+
+}  // namespace dinput

@@ -114,8 +114,13 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
           snapshots_.at_or_before(by_segments ? read_ : save_point(older));
       s.i64(base.position);
       s.bytes(base.state);
-      const size_t addresses =
-          by_segments ? save_segments(s, base.position) : save_stragglers(s, base.position, older);
+      // (save_split weighs addresses only for a run long enough to split, which the
+      // segments' form, pointing back to the newest snapshot, seldom has.)
+      size_t addresses = 0;
+      if (by_segments)
+        save_segments(s, base.position);
+      else
+        addresses = save_stragglers(s, base.position, older);
       save_split(s, base.position, addresses);
     });
   }
@@ -535,15 +540,15 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
   // length, its file (the difference from the one before), its offset and its stride.
   // The restore computes each buffered element's address from its input index. A save with
   // no element older than `position` writes a count of 0 alone, as save_stragglers does.
-  size_t save_segments(StateWriter& s, int64_t position) const {
+  void save_segments(StateWriter& s, int64_t position) const {
     const int64_t oldest = oldest_needed();
-    size_t from = 0, to = 0;
+    size_t from = 0;
     while (from < segments_.size() && segments_[from].end <= oldest) ++from;
-    to = from;
+    size_t to = from;
     while (to < segments_.size() && segments_[to].first < position) ++to;
     if (oldest >= position || to == from) {
       s.u64(0);
-      return 0;
+      return;
     }
     s.u64(kSegmentAddresses);
     s.u64(to - from);
@@ -557,7 +562,6 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
       s.u64(g.stride);
       file = g.file;
     }
-    return 0;  // (save_split weighs addresses only for a long run, which this form has not)
   }
 
   // Reads the segments save_segments wrote (after the marker).

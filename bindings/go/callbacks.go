@@ -1,7 +1,7 @@
 package dinput
 
 // The Go side of the callback trampolines. shim.c adapts each dinput callback signature to
-// one of these exported functions; user_data is a runtime/cgo.Handle to the Go function (or
+// one of these exported functions; user_data is a handle (registry.go) to the Go function (or
 // to the per-iteration GeneratorFunc). The library may call them from its own threads; cgo
 // runs the Go code on that thread, so dinput_error_set below reaches the right thread-local
 // slot without any locking.
@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/cgo"
 	"unsafe"
 )
 
@@ -44,8 +43,13 @@ func fail(err error) C.dinput_status_t {
 // recoverInto, deferred first thing in a trampoline, turns a panic into a failing status.
 func recoverInto(st *C.dinput_status_t, what string) {
 	if r := recover(); r != nil {
-		*st = fail(&Error{Code: Internal, Message: fmt.Sprintf("%s panicked: %v", what, r)})
+		*st = panicked(what, r)
 	}
+}
+
+// panicked records a recovered panic of a callback as this thread's last error.
+func panicked(what string, r any) C.dinput_status_t {
+	return fail(&Error{Code: Internal, Message: fmt.Sprintf("%s panicked: %v", what, r)})
 }
 
 // handOver gives the library its own handle to a callback's result element. A callback's
@@ -64,14 +68,14 @@ func handOver(out **C.dinput_element_t, e *Element, what string) C.dinput_status
 }
 
 //export dgoFreeHandle
-func dgoFreeHandle(h C.uintptr_t) { cgo.Handle(h).Delete() }
+func dgoFreeHandle(h C.uintptr_t) { handles.delete(uintptr(h)) }
 
 //export dgoGeneratorInit
 func dgoGeneratorInit(state *C.uintptr_t, h C.uintptr_t) (st C.dinput_status_t) {
 	const what = "the generator's start function"
 	defer recoverInto(&st, what)
 	var iteration any
-	switch start := cgo.Handle(h).Value().(type) {
+	switch start := handles.value(uintptr(h)).(type) {
 	case func() (GeneratorFunc, error):
 		next, err := start()
 		if err != nil {
@@ -92,7 +96,7 @@ func dgoGeneratorInit(state *C.uintptr_t, h C.uintptr_t) (st C.dinput_status_t) 
 		iteration = g
 	}
 	// One handle per iteration, deleted by dgoGeneratorFinalize when the iterator goes.
-	*state = C.uintptr_t(cgo.NewHandle(iteration))
+	*state = C.uintptr_t(handles.add(iteration))
 	return C.DINPUT_OK
 }
 
@@ -101,7 +105,7 @@ func dgoGeneratorNext(out **C.dinput_element_t, state C.uintptr_t) (st C.dinput_
 	const what = "the generator function"
 	defer recoverInto(&st, what)
 	var next GeneratorFunc
-	switch v := cgo.Handle(state).Value().(type) {
+	switch v := handles.value(uintptr(state)).(type) {
 	case GeneratorFunc:
 		next = v
 	case SavableGenerator:
@@ -118,13 +122,13 @@ func dgoGeneratorNext(out **C.dinput_element_t, state C.uintptr_t) (st C.dinput_
 }
 
 //export dgoGeneratorFinalize
-func dgoGeneratorFinalize(state C.uintptr_t) { cgo.Handle(state).Delete() }
+func dgoGeneratorFinalize(state C.uintptr_t) { handles.delete(uintptr(state)) }
 
 //export dgoGeneratorSave
 func dgoGeneratorSave(state C.uintptr_t, write C.dinput_state_write_fn, sink unsafe.Pointer) (st C.dinput_status_t) {
 	const what = "the generator's SaveState"
 	defer recoverInto(&st, what)
-	b, err := cgo.Handle(state).Value().(SavableGenerator).SaveState()
+	b, err := handles.value(uintptr(state)).(SavableGenerator).SaveState()
 	if err != nil {
 		return fail(err)
 	}
@@ -138,7 +142,7 @@ func dgoGeneratorSave(state C.uintptr_t, write C.dinput_state_write_fn, sink uns
 func dgoGeneratorRestore(state C.uintptr_t, data unsafe.Pointer, size C.size_t) (st C.dinput_status_t) {
 	const what = "the generator's RestoreState"
 	defer recoverInto(&st, what)
-	if err := cgo.Handle(state).Value().(SavableGenerator).RestoreState(C.GoBytes(data, C.int(size))); err != nil {
+	if err := handles.value(uintptr(state)).(SavableGenerator).RestoreState(C.GoBytes(data, C.int(size))); err != nil {
 		return fail(err)
 	}
 	return C.DINPUT_OK
@@ -150,19 +154,27 @@ func dgoGeneratorRestore(state C.uintptr_t, data unsafe.Pointer, size C.size_t) 
 //export dgoMap
 func dgoMap(out **C.dinput_element_t, in *C.dinput_element_t, n C.size_t, h C.uintptr_t) (st C.dinput_status_t) {
 	const what = "the map function"
-	defer recoverInto(&st, what)
-	fn := cgo.Handle(h).Value().(MapFunc)
-	arg := &Element{n: int(n), borrowed: true}
-	arg.ref.p = in
-	defer arg.ref.take() // the library reclaims `in` on return: later uses read as closed
-	res, err := fn(arg)
+	arg := lendElement(in, int(n))
+	// The library reclaims `in` on return, so the lent handle is taken back (later uses of
+	// arg read as closed) exactly once on every path: below, or here on a panic.
+	taken := false
+	defer func() {
+		if !taken {
+			arg.ref.take()
+		}
+		if r := recover(); r != nil { // recover works only when called by the deferred function itself
+			st = panicked(what, r)
+		}
+	}()
+	res, err := handles.value(uintptr(h)).(MapFunc)(arg)
+	// Taking the handle back also says whether fn closed it: one lock for both.
+	lent := arg.ref.take()
+	taken = true
 	if err != nil {
 		return fail(err)
 	}
 	if res == arg {
-		// Taking the lent handle back now (the deferred take then finds it gone) also says
-		// whether fn closed it: one lock where a check and the take would be two.
-		if arg.ref.take() == nil {
+		if lent == nil {
 			return fail(closedError("Element"))
 		}
 		*out = in
@@ -176,7 +188,7 @@ func dgoMapMany(outs **C.dinput_element_t, ins **C.dinput_element_t, count C.siz
 	const what = "the map_many function"
 	defer recoverInto(&st, what)
 	n := int(count)
-	fn := cgo.Handle(h).Value().(MapManyFunc) // one lookup per run, not per element
+	fn := handles.value(uintptr(h)).(MapManyFunc) // one lookup per run, not per element
 	// The inputs, lent for the call: one allocation for the run, one C call for their sizes.
 	sizes := make([]C.size_t, n)
 	C.dgo_element_sizes(ins, count, &sizes[0])
@@ -212,8 +224,7 @@ func dgoMapMany(outs **C.dinput_element_t, ins **C.dinput_element_t, count C.siz
 			if lentOut == nil {
 				lentOut = make([]*C.dinput_element_t, n)
 			}
-			p := e.ref.acquire()
-			e.ref.release()
+			p := e.ref.peek() // a lent handle is the library's until this returns: no user needed
 			if p == nil {
 				return fail(closedError(fmt.Sprintf("the element %s returned at index %d", what, i)))
 			}
@@ -238,7 +249,7 @@ func dgoMapMany(outs **C.dinput_element_t, ins **C.dinput_element_t, count C.siz
 func dgoInterleave(out **C.dinput_dataset_t, in *C.dinput_element_t, h C.uintptr_t) (st C.dinput_status_t) {
 	const what = "the interleave function"
 	defer recoverInto(&st, what)
-	fn := cgo.Handle(h).Value().(InterleaveFunc)
+	fn := handles.value(uintptr(h)).(InterleaveFunc)
 	arg := borrowElement(in)
 	defer arg.ref.take()
 	ds, err := fn(arg)
@@ -251,7 +262,7 @@ func dgoInterleave(out **C.dinput_dataset_t, in *C.dinput_element_t, h C.uintptr
 //export dgoFilter
 func dgoFilter(keep *C.int, in *C.dinput_element_t, h C.uintptr_t) (st C.dinput_status_t) {
 	defer recoverInto(&st, "the filter function")
-	fn := cgo.Handle(h).Value().(FilterFunc)
+	fn := handles.value(uintptr(h)).(FilterFunc)
 	arg := borrowElement(in)
 	defer arg.ref.take()
 	ok, err := fn(arg)
@@ -265,7 +276,7 @@ func dgoFilter(keep *C.int, in *C.dinput_element_t, h C.uintptr_t) (st C.dinput_
 //export dgoLength
 func dgoLength(length *C.int64_t, in *C.dinput_element_t, h C.uintptr_t) (st C.dinput_status_t) {
 	defer recoverInto(&st, "the element length function")
-	fn := cgo.Handle(h).Value().(LengthFunc)
+	fn := handles.value(uintptr(h)).(LengthFunc)
 	arg := borrowElement(in)
 	defer arg.ref.take()
 	n, err := fn(arg)
@@ -280,7 +291,7 @@ func dgoLength(length *C.int64_t, in *C.dinput_element_t, h C.uintptr_t) (st C.d
 func dgoDatasetFn(out **C.dinput_dataset_t, c *C.dinput_input_context_t, h C.uintptr_t) (st C.dinput_status_t) {
 	const what = "the dataset function"
 	defer recoverInto(&st, what)
-	fn := cgo.Handle(h).Value().(DatasetFunc)
+	fn := handles.value(uintptr(h)).(DatasetFunc)
 	ctx := &InputContext{
 		NumInputPipelines: int(C.dinput_input_context_num_input_pipelines(c)),
 		InputPipelineID:   int(C.dinput_input_context_input_pipeline_id(c)),
@@ -312,7 +323,7 @@ func handOverDataset(out **C.dinput_dataset_t, ds *Dataset, what string) C.dinpu
 func dgoValueFn(out **C.dinput_element_t, c *C.dinput_value_context_t, h C.uintptr_t) (st C.dinput_status_t) {
 	const what = "the value function"
 	defer recoverInto(&st, what)
-	fn := cgo.Handle(h).Value().(ValueFunc)
+	fn := handles.value(uintptr(h)).(ValueFunc)
 	res, err := fn(ValueContext{
 		ReplicaIDInSyncGroup: int(C.dinput_value_context_replica_id_in_sync_group(c)),
 		NumReplicasInSync:    int(C.dinput_value_context_num_replicas_in_sync(c)),
@@ -327,7 +338,7 @@ func dgoValueFn(out **C.dinput_element_t, c *C.dinput_value_context_t, h C.uintp
 func dgoReplicaFn(out **C.dinput_element_t, c *C.dinput_replica_context_t, args *C.dinput_element_t, h C.uintptr_t) (st C.dinput_status_t) {
 	const what = "the replica function"
 	defer recoverInto(&st, what)
-	fn := cgo.Handle(h).Value().(ReplicaFunc)
+	fn := handles.value(uintptr(h)).(ReplicaFunc)
 	ctx := ReplicaContext{
 		ReplicaIDInSyncGroup: int(C.dinput_replica_context_replica_id_in_sync_group(c)),
 		NumReplicasInSync:    int(C.dinput_replica_context_num_replicas_in_sync(c)),

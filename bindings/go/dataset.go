@@ -7,7 +7,6 @@ import "C"
 
 import (
 	"runtime"
-	"runtime/cgo"
 	"strconv"
 	"unsafe"
 )
@@ -159,7 +158,7 @@ func FromGenerator(spec Spec, start func() (GeneratorFunc, error)) (*Dataset, er
 	defer C.dinput_spec_free(cspec)
 	// From here on the library owns the handle: it calls dgoFreeHandle when the last
 	// dataset or iterator using the generator is gone, and also when the call fails.
-	h := cgo.NewHandle(start)
+	h := handles.add(start)
 	return newDataset(func(out **C.dinput_dataset_t) C.dinput_status_t {
 		return C.dgo_dataset_from_generator(out, cspec, C.uintptr_t(h))
 	})
@@ -187,7 +186,7 @@ func FromSavableGenerator(spec Spec, start func() (SavableGenerator, error)) (*D
 		return nil, err
 	}
 	defer C.dinput_spec_free(cspec)
-	h := cgo.NewHandle(start)
+	h := handles.add(start)
 	return newDataset(func(out **C.dinput_dataset_t) C.dinput_status_t {
 		return C.dgo_dataset_from_savable_generator(out, cspec, C.uintptr_t(h))
 	})
@@ -619,12 +618,12 @@ func (d *Dataset) Filter(fn FilterFunc) (*Dataset, error) {
 	})
 }
 
-// deriveWithHandle is derive for transforms that take a Go callback: the cgo.Handle is made
+// deriveWithHandle is derive for transforms that take a Go callback: the handle (registry.go) is made
 // only once the input is known to be open, because from the C call on the library owns it
 // (it calls dgoFreeHandle when the last user is gone, and also when the call fails).
 func (d *Dataset) deriveWithHandle(fn any, f func(out **C.dinput_dataset_t, in *C.dinput_dataset_t, h C.uintptr_t) C.dinput_status_t) (*Dataset, error) {
 	return d.derive(func(out **C.dinput_dataset_t, in *C.dinput_dataset_t) C.dinput_status_t {
-		return f(out, in, C.uintptr_t(cgo.NewHandle(fn)))
+		return f(out, in, C.uintptr_t(handles.add(fn)))
 	})
 }
 

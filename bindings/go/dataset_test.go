@@ -617,7 +617,7 @@ func TestInvalidArguments(t *testing.T) {
 	}
 }
 
-// TestCallbackHandlesAreReleased checks that the cgo.Handle of a Go callback is deleted when
+// TestCallbackHandlesAreReleased checks that the handle of a Go callback is deleted when
 // the library lets go of it, so that the closure (and what it captures) can be collected.
 func TestCallbackHandlesAreReleased(t *testing.T) {
 	var collected atomic.Bool

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"runtime"
-	"runtime/cgo"
 	"sync/atomic"
 	"unsafe"
 )
@@ -127,7 +126,7 @@ func (s *Strategy) DistributeDatasetsFromFunction(fn DatasetFunc, options *Input
 	defer C.dinput_input_options_free(copts)
 	var out *C.dinput_dist_dataset_t
 	if err := callOn(s, func(sp *C.dinput_strategy_t) C.dinput_status_t {
-		h := cgo.NewHandle(fn) // the library releases it (dgoFreeHandle) before the call returns
+		h := handles.add(fn) // the library releases it (dgoFreeHandle) before the call returns
 		return C.dgo_distribute_datasets_from_function(&out, sp, C.uintptr_t(h), copts)
 	}); err != nil {
 		return nil, err
@@ -151,8 +150,8 @@ func (s *Strategy) DistributeValuesFromFunction(fn ValueFunc) (*PerReplica, erro
 		return nil, invalidArgument("DistributeValuesFromFunction: fn is nil")
 	}
 	// This call takes no free function: user_data is used only during it.
-	h := cgo.NewHandle(fn)
-	defer h.Delete()
+	h := handles.add(fn)
+	defer handles.delete(h)
 	var out *C.dinput_per_replica_t
 	if err := callOn(s, func(sp *C.dinput_strategy_t) C.dinput_status_t {
 		return C.dgo_distribute_values_from_function(&out, sp, C.uintptr_t(h))
@@ -181,8 +180,8 @@ func (s *Strategy) Run(fn ReplicaFunc, args *PerReplica) (*PerReplica, error) {
 	if fn == nil {
 		return nil, invalidArgument("Run: fn is nil")
 	}
-	h := cgo.NewHandle(fn)
-	defer h.Delete()
+	h := handles.add(fn)
+	defer handles.delete(h)
 	var out *C.dinput_per_replica_t
 	if err := use(s, func(sp *C.dinput_strategy_t) error {
 		run := func(ap *C.dinput_per_replica_t) C.dinput_status_t {

@@ -8,6 +8,7 @@ import "C"
 import (
 	"runtime"
 	"strings"
+	"sync"
 )
 
 // Element is one dataset element: an ordered tuple of tensors (its components).
@@ -32,10 +33,36 @@ func wrapElement(p *C.dinput_element_t) *Element {
 
 // borrowElement wraps a handle the library lends to a callback; see Element.borrowed.
 func borrowElement(p *C.dinput_element_t) *Element {
-	e := &Element{n: int(C.dinput_element_size(p)), borrowed: true}
-	e.ref.p = p
+	return lendElement(p, int(C.dinput_element_size(p)))
+}
+
+// lendElement is borrowElement for a handle whose component count n is known.
+//
+// A map function gets a new lent Element for every element, so these are cut from slabs of
+// elementSlabLen, one allocation per slab instead of one per element. A slab is held by one
+// callback at a time (taken from and put back into a sync.Pool, which needs no atomic
+// operation on the way), so cutting from it needs none either. Slots are never reused: an
+// Element a callback kept reads as closed for ever, as one of its own allocation would; it
+// keeps its slab from being collected, which costs a few KiB at most per element kept.
+func lendElement(p *C.dinput_element_t, n int) *Element {
+	s := lentSlabs.Get().(*elementSlab)
+	e := &s.elements[s.next]
+	e.n, e.borrowed, e.ref.p = n, true, p
+	if s.next++; s.next < elementSlabLen {
+		lentSlabs.Put(s)
+	}
 	return e
 }
+
+const elementSlabLen = 64
+
+type elementSlab struct {
+	next     int
+	elements [elementSlabLen]Element
+}
+
+// lentSlabs holds slabs with slots left.
+var lentSlabs = sync.Pool{New: func() any { return new(elementSlab) }}
 
 // NewElement returns an element of the given tensors (the element keeps its own references:
 // the tensors may be closed afterwards).
@@ -85,10 +112,12 @@ func (e *Element) Close() error {
 		return nil
 	}
 	if e.borrowed {
-		e.ref.close(func(*C.dinput_element_t) {}) // the library owns a lent element
-	} else {
-		e.ref.close(func(p *C.dinput_element_t) { C.dinput_element_free(p) })
+		// The library owns a lent element, and it has no finalizer (it may be cut from a
+		// slab: see lendElement).
+		e.ref.close(func(*C.dinput_element_t) {})
+		return nil
 	}
+	e.ref.close(func(p *C.dinput_element_t) { C.dinput_element_free(p) })
 	runtime.SetFinalizer(e, nil)
 	return nil
 }

@@ -7,86 +7,124 @@ import "C"
 
 import (
 	"runtime"
-	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // ref guards one library handle. Calls register as users for as long as C uses the pointer
-// (acquire/release); closing clears the pointer at once, so later calls see nil and report
-// ErrClosed, and the handle is freed when the last user is done. A Close racing with a call
-// (from another goroutine, or the finalizer) therefore never frees the handle under the call
-// and never waits for it either: a GetNext blocked for data cannot hold up Close.
+// (acquire/release); closing marks the guard closed at once, so later calls see nil and
+// report ErrClosed, and the handle is freed when the last user is done. A Close racing with a
+// call (from another goroutine, or the finalizer) therefore never frees the handle under the
+// call and never waits for it either: a GetNext blocked for data cannot hold up Close.
+//
+// The whole state is one atomic word, so that acquire, release and take are one atomic
+// operation each: a map callback takes back the element lent to it once per element, and
+// every method call acquires and releases (a mutex made each of these two).
 type ref[T any] struct {
-	mu sync.Mutex
-	// idle is signalled when users drops to 0; made by the first take that has to wait for
-	// that, which is rare, so that the guard of every handle stays small.
-	idle  *sync.Cond
-	p     *T
-	users int
-	// dead and free are the handle a close left to the last user, and how to free it.
-	dead *T
+	// state: the number of users (refUsers), and the refClaimed, refClosed and refFreed
+	// flags, in that order of setting.
+	state atomic.Int64
+	// p is set once, before the guard is shared, and never written again: the flags say
+	// whether it may still be used.
+	p *T
+	// free is how the close that claimed the guard frees the handle; written before that
+	// close sets refClosed, and read only by whoever then sets refFreed.
 	free func(*T)
 }
+
+const (
+	refUsers   = 1<<32 - 1
+	refClaimed = 1 << 32 // a close or a take won the guard: there is no second one
+	refClosed  = 1 << 33 // acquire returns nil from now on
+	refFreed   = 1 << 34 // a close's free ran (exactly once, by close or by the last user)
+)
 
 // acquire registers a user and returns the handle (nil when closed). Every acquire must be
 // paired with a release, whatever it returned.
 func (r *ref[T]) acquire() *T {
-	r.mu.Lock()
-	r.users++
-	p := r.p
-	r.mu.Unlock()
-	return p
+	if r.state.Add(1)&refClosed != 0 {
+		return nil
+	}
+	return r.p
+}
+
+// peek returns the handle, nil when closed, without registering a user: only for a handle
+// nobody else may free meanwhile (one the library lends to a callback that is still running).
+func (r *ref[T]) peek() *T {
+	if r.state.Load()&refClosed != 0 {
+		return nil
+	}
+	return r.p
 }
 
 // release ends a use; the last user frees a handle closed in the meantime.
 func (r *ref[T]) release() {
-	r.mu.Lock()
-	r.users--
-	var dead *T
-	var free func(*T)
-	if r.users == 0 {
-		dead, free = r.dead, r.free
-		r.dead, r.free = nil, nil
-		if r.idle != nil {
-			r.idle.Broadcast()
+	if s := r.state.Add(-1); s&refUsers == 0 && s&(refClosed|refFreed) == refClosed {
+		r.finish(s)
+	}
+}
+
+// finish runs the close's free for a closed guard without users, s being its state, unless
+// somebody did already (or a user came and will do it when it goes).
+func (r *ref[T]) finish(s int64) {
+	if r.state.CompareAndSwap(s, s|refFreed) && r.free != nil && r.p != nil {
+		r.free(r.p)
+	}
+}
+
+// take closes the guard, waits until no call uses the handle any more and returns it, nil
+// when the guard was already closed. It is for handles whose owner must have them back
+// before it returns (an argument the library lends to a callback, a result handed over to
+// C); the caller frees it or just drops it.
+func (r *ref[T]) take() *T {
+	if r.state.CompareAndSwap(0, refClaimed|refClosed) { // open and unused: the usual case
+		return r.p
+	}
+	for {
+		s := r.state.Load()
+		if s&refClaimed != 0 {
+			// Closed before: nothing to return, but the owner still may not reclaim the
+			// handle under a call that uses it.
+			r.waitIdle()
+			return nil
+		}
+		if r.state.CompareAndSwap(s, s|refClaimed|refClosed) {
+			if s&refUsers != 0 {
+				r.waitIdle()
+			}
+			return r.p
 		}
 	}
-	r.mu.Unlock()
-	if dead != nil {
-		free(dead)
+}
+
+// waitIdle waits until the guard has no users. Only a take racing with a call from another
+// goroutine waits, and such calls are short (no call on a lent or handed-over element
+// blocks), so yielding and then sleeping briefly is enough.
+func (r *ref[T]) waitIdle() {
+	for i := 0; r.state.Load()&refUsers != 0; i++ {
+		if i < 64 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(20 * time.Microsecond)
+		}
 	}
 }
 
-// take clears the handle, waits until no call uses it any more and returns what it held, nil
-// when it was already cleared. It is for handles whose owner must have them back before it
-// returns (an argument the library lends to a callback, a result handed over to C); the
-// caller frees it or just drops it.
-func (r *ref[T]) take() *T {
-	r.mu.Lock()
-	p := r.p
-	r.p = nil
-	if r.users > 0 && r.idle == nil {
-		r.idle = sync.NewCond(&r.mu)
-	}
-	for r.users > 0 {
-		r.idle.Wait()
-	}
-	r.mu.Unlock()
-	return p
-}
-
-// close clears the handle and frees it with free: now when no call uses it, else when the
-// last of them returns. It never waits. Idempotent.
+// close closes the guard and frees the handle with free: now when no call uses it, else when
+// the last of them returns. It never waits. Idempotent.
 func (r *ref[T]) close(free func(*T)) {
-	r.mu.Lock()
-	p := r.p
-	r.p = nil
-	if p != nil && r.users > 0 {
-		r.dead, r.free = p, free
-		p = nil
+	for {
+		s := r.state.Load()
+		if s&refClaimed != 0 {
+			return
+		}
+		if r.state.CompareAndSwap(s, s|refClaimed) {
+			break
+		}
 	}
-	r.mu.Unlock()
-	if p != nil {
-		free(p)
+	r.free = free
+	if s := r.state.Add(refClosed); s&refUsers == 0 {
+		r.finish(s)
 	}
 }
 

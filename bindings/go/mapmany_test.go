@@ -194,4 +194,13 @@ func TestMapReturningItsClosedInputFails(t *testing.T) {
 	if _, err := must(ds.Iterator()).GetNext(); !errors.Is(err, ErrFailedPrecondition) || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("closed input returned: %v", err)
 	}
+	// The same for MapMany, naming the index of the closed input.
+	many := must(must(Range(0, 8, 1)).MapMany(4, func(out, in []*Element) error {
+		copy(out, in)
+		in[3].Close()
+		return nil
+	}, nil))
+	if _, err := must(many.Iterator()).GetNext(); !errors.Is(err, ErrFailedPrecondition) || !strings.Contains(err.Error(), "index 3") {
+		t.Errorf("closed input returned by MapMany: %v", err)
+	}
 }

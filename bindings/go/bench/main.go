@@ -20,6 +20,7 @@
 // pipeline's median wall time per element over 3 epochs, base_ns_per_elem that of
 // range(M).batch(256), callback_ns_per_elem the difference. M is -map-n (2^20), and a 16th
 // of it for go_map_element_par2, whose every element waits for a library thread.
+// -variant NAME runs that map variant alone (with -only map), for a profiler.
 package main
 
 import (
@@ -86,6 +87,7 @@ func main() {
 	tensors := flag.Bool("tensors", false, "read through Tensor handles instead of AppendValues")
 	mapN := flag.Int64("map-n", 1<<20, "number of elements of the map benchmarks")
 	only := flag.String("only", "", "range or map: run only that part")
+	variant := flag.String("variant", "", "with -only map: run only the map variant of this name (go_map_element_seq, ...), for a profiler")
 	flag.Parse()
 	if *quick {
 		*n, *runs, *mapN = 4096, 1, 4096
@@ -97,7 +99,7 @@ func main() {
 		fail("-map-n must be positive")
 	}
 	if *only == "map" {
-		mapBenchmarks(*mapN)
+		mapBenchmarks(*mapN, *variant)
 		return
 	}
 	if *runs < 1 || *n < 1 {
@@ -127,7 +129,7 @@ func main() {
 	fmt.Printf("{\"bench\":\"go_range_batch256_2replicas\",\"n\":%d,\"batch\":%d,\"replicas\":2,\"runs\":%d,\"read\":\"%s\",\"ns_per_elem\":%.3f,\"dinput\":\"%s\"}\n",
 		*n, batch, *runs, read, times[len(times)/2], dinput.Version())
 	if *only != "range" {
-		mapBenchmarks(*mapN)
+		mapBenchmarks(*mapN, "")
 	}
 }
 
@@ -164,7 +166,7 @@ func medianEpoch(ds *dinput.Dataset, n int64, buf []int64) float64 {
 	return times[1]
 }
 
-func mapBenchmarks(n int64) {
+func mapBenchmarks(n int64, only string) {
 	identity := func(in *dinput.Element) (*dinput.Element, error) { return in, nil }
 	identityMany := func(out, in []*dinput.Element) error { copy(out, in); return nil }
 	buf := make([]int64, batch)
@@ -181,6 +183,9 @@ func mapBenchmarks(n int64) {
 	}
 	bases := map[int64]float64{}
 	for _, v := range variants {
+		if only != "" && v.name != only {
+			continue
+		}
 		r := check(dinput.Range(0, v.n, 1))
 		if _, ok := bases[v.n]; !ok {
 			plain := check(r.Batch(batch, nil))

@@ -285,10 +285,16 @@ TEST(Shape, CheckedNumElementsDetectsOverflow) {
 // ---- buffer -------------------------------------------------------------------------
 
 TEST(Buffer, HostBuffersAre64ByteAlignedAndSized) {
-  for (size_t n : {size_t{0}, size_t{1}, size_t{63}, size_t{64}, size_t{65}, size_t{1000}}) {
+  // Small blocks are aligned by hand inside a larger malloc'd one, large ones by
+  // aligned_alloc (or the cache): both sides of kMinCached (512 KiB). Every byte is written,
+  // so that a sanitizer build sees any block smaller than asked.
+  for (size_t n :
+       {size_t{0}, size_t{1}, size_t{63}, size_t{64}, size_t{65}, size_t{1000}, size_t{2048},
+        size_t{4097}, (size_t{512} << 10) - 1, size_t{512} << 10, (size_t{512} << 10) + 1}) {
     auto b = allocate_host(n);
     ASSERT_NE(b->data(), nullptr) << n;
     EXPECT_EQ(reinterpret_cast<uintptr_t>(b->data()) % 64, 0u) << n;
+    std::memset(b->data(), 0xab, n);
     EXPECT_EQ(b->size(), n);
     EXPECT_EQ(b->kind(), MemoryKind::kHost);
     EXPECT_EQ(b->device(), -1);

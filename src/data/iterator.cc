@@ -1,6 +1,7 @@
 #include "data/iterator.h"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "core/tensor_ops.h"
@@ -85,9 +86,16 @@ namespace {
 // may batch again (nested batches) on the same thread.
 thread_local std::vector<std::vector<Element>> spare_rows;
 
-}  // namespace
+// Reads rows after those already in `rows` until there are n, and stacks them into out.
+int64_t gather_batch(int64_t n, std::vector<Element>& rows, Iterator& input, Element& out) {
+  Element e;
+  while (static_cast<int64_t>(rows.size()) < n && input.next(e)) rows.push_back(std::move(e));
+  const auto got = static_cast<int64_t>(rows.size());
+  if (got > 0) out = stack_rows(rows);
+  return got;
+}
 
-int64_t Iterator::next_batch(int64_t n, Element& out) {
+std::vector<Element> take_spare_rows(int64_t n) {
   std::vector<Element> rows;
   if (!spare_rows.empty()) {
     rows = std::move(spare_rows.back());
@@ -95,12 +103,98 @@ int64_t Iterator::next_batch(int64_t n, Element& out) {
   }
   rows.reserve(
       static_cast<size_t>(std::min<int64_t>(n, 1024)));  // n may be huge; rows arrive one by one
-  Element e;
-  while (static_cast<int64_t>(rows.size()) < n && next(e)) rows.push_back(std::move(e));
-  const auto got = static_cast<int64_t>(rows.size());
-  if (got > 0) out = stack_rows(rows);
+  return rows;
+}
+
+void give_spare_rows(std::vector<Element>& rows) {
   rows.clear();  // the rows' buffers go now, not with a later batch
   if (spare_rows.size() < 4 && rows.capacity() <= 4096) spare_rows.push_back(std::move(rows));
+}
+
+// A batch of at most this many bytes is filled row by row as its rows arrive.
+constexpr size_t kStreamedBatchBytes = size_t{16} << 20;
+
+// Whether a batch of n rows like `row` is filled as the rows arrive: fixed-size dtypes in host
+// memory, each tensor the whole of its buffer. A row that is part of a larger buffer may be a
+// slice of a batch already, whose rows stack() hands out as a view without copying anything.
+bool streamable(const Element& row, int64_t n) {
+  if (row.empty() || n < 2) return false;
+  size_t bytes = 0;
+  for (const Tensor& t : row) {
+    if (!t.defined() || t.dtype() == DType::kBytes || !t.on_host() || t.offset() != 0 ||
+        t.buffer()->size() != t.byte_size())
+      return false;
+    bytes += t.byte_size();
+  }
+  return bytes > 0 && static_cast<uint64_t>(n) <= kStreamedBatchBytes / bytes;
+}
+
+// Whether `row` fits the rows of `batch`; where it does not, stack() says why.
+bool fits(const Element& batch, const Element& row) {
+  if (row.size() != batch.size()) return false;
+  for (size_t c = 0; c < row.size(); ++c) {
+    const Tensor& t = row[c];
+    const Shape& s = batch[c].shape();
+    if (t.dtype() != batch[c].dtype() || !t.on_host() || t.rank() + 1 != s.rank()) return false;
+    for (int i = 0; i < t.rank(); ++i)
+      if (t.dim(i) != s[i + 1]) return false;
+  }
+  return true;
+}
+
+void copy_row(Element& batch, const Element& row, int64_t i) {
+  for (size_t c = 0; c < row.size(); ++c) {
+    const size_t bytes = row[c].byte_size();
+    std::memcpy(batch[c].mutable_data_as<char>() + static_cast<size_t>(i) * bytes, row[c].data(),
+                bytes);
+  }
+}
+
+}  // namespace
+
+// Rows are copied into the batch as they arrive and released at once, where the tensors allow
+// (streamable): holding n rows until the batch is stacked made a map's per-element allocations
+// overflow glibc's per-thread cache, so that each was freed and taken again through its
+// locked bins (docs/semantics.md, batch). Otherwise the rows are gathered and
+// stacked.
+int64_t Iterator::next_batch(int64_t n, Element& out) {
+  Element row;
+  if (n <= 0 || !next(row)) return 0;
+  if (!streamable(row, n)) {
+    std::vector<Element> rows = take_spare_rows(n);
+    rows.push_back(std::move(row));
+    const int64_t got = gather_batch(n, rows, *this, out);
+    give_spare_rows(rows);
+    return got;
+  }
+  Element batch;
+  batch.reserve(row.size());
+  for (const Tensor& t : row) batch.push_back(Tensor::allocate(t.dtype(), t.shape().prepend(n)));
+  copy_row(batch, row, 0);
+  row.clear();
+  int64_t got = 1;
+  while (got < n && next(row)) {
+    if (!fits(batch, row)) {
+      // The rows so far become views of the batch, and stack() reports the mismatch as it
+      // would have (or, for a row in another memory, the same).
+      std::vector<Element> rows = take_spare_rows(n);
+      for (int64_t i = 0; i < got; ++i) {
+        Element r;
+        r.reserve(batch.size());
+        for (const Tensor& t : batch) r.push_back(t.row(i));
+        rows.push_back(std::move(r));
+      }
+      rows.push_back(std::move(row));
+      const int64_t all = gather_batch(n, rows, *this, out);
+      give_spare_rows(rows);
+      return all;
+    }
+    copy_row(batch, row, got++);
+    row.clear();
+  }
+  if (got < n)
+    for (Tensor& t : batch) t.keep_rows(0, got);
+  out = std::move(batch);
   return got;
 }
 

@@ -403,6 +403,69 @@ TEST(Batch, ShapeMismatchNamesBothShapes) {
   EXPECT_NE(msg.find("int64[3]"), std::string::npos) << msg;
 }
 
+// Rows that each own their buffer (a map's results) are copied into the batch as they
+// arrive; the batches are those of stacking them all at the end, a short last batch included,
+// and a row that does not fit in the middle of a batch is still named with its index.
+TEST(Batch, RowsAreCopiedInAsTheyArrive) {
+  auto rows = map_fn(make_range(0, 7, 1),
+                     [](const Element& in) {
+                       const int64_t i = *in[0].data_as<int64_t>();
+                       return Element{int64_vector({i, 10 * i}), int64_scalar(-i)};
+                     },
+                     {{DType::kInt64, Shape{2}}, {DType::kInt64, Shape()}});
+  auto all = collect(make_batch(rows, 3, false));
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0][0].shape(), (Shape{3, 2}));
+  EXPECT_EQ(values_of(all[1][0]), (std::vector<int64_t>{3, 30, 4, 40, 5, 50}));
+  EXPECT_EQ(values_of(all[1][1]), (std::vector<int64_t>{-3, -4, -5}));
+  EXPECT_EQ(all[2][0].shape(), (Shape{1, 2}));
+  EXPECT_EQ(values_of(all[2][0]), (std::vector<int64_t>{6, 60}));
+  EXPECT_EQ(values_of(all[2][1]), (std::vector<int64_t>{-6}));
+
+  // Each row is released once copied, before the next is made: a batch never holds its rows.
+  auto released = std::make_shared<std::vector<std::weak_ptr<Buffer>>>();
+  auto watched = map_fn(make_range(0, 8, 1),
+                        [released](const Element& in) {
+                          const auto i = static_cast<size_t>(*in[0].data_as<int64_t>());
+                          if (i % 4 != 0 && !released->at(i - 1).expired())
+                            raise(Code::kInternal, "row ", i - 1, " is still held by its batch");
+                          Element out{int64_vector({static_cast<int64_t>(i)})};
+                          released->push_back(out[0].buffer());
+                          return out;
+                        },
+                        {{DType::kInt64, Shape{1}}});
+  EXPECT_EQ(collect(make_batch(watched, 4, false)).size(), 2u);
+
+  auto ragged = make_batch(generator({{int64_vector({1, 2})},
+                                      {int64_vector({3, 4})},
+                                      {int64_vector({5, 6})},
+                                      {int64_vector({7, 8, 9})}},
+                                     {{DType::kInt64, Shape{kUnknownDim}}}),
+                           4, false);
+  Error e = iteration_error(ragged);
+  EXPECT_EQ(e.code(), Code::kInvalidArgument);
+  std::string msg = e.what();
+  EXPECT_NE(msg.find("First element had shape int64[2] and element 3 had shape int64[3]"),
+            std::string::npos)
+      << msg;
+}
+
+// Rows that are consecutive slices of one buffer are batched as a view of it, not copied.
+TEST(Batch, RowsThatAreSlicesOfOneBufferStayAView) {
+  Tensor source = int64_vector(iota(0, 8));
+  auto slices = map_fn(
+      make_range(0, 8, 1),
+      [source](const Element& in) {
+        return Element{
+            source.slice(*in[0].data_as<int64_t>(), *in[0].data_as<int64_t>() + 1).row(0)};
+      },
+      kScalarInt64);
+  auto all = collect(make_batch(slices, 4, false));
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[1][0].buffer(), source.buffer());
+  EXPECT_EQ(values_of(all[1][0]), (std::vector<int64_t>{4, 5, 6, 7}));
+}
+
 // num_parallel_calls > 1 stacks batches on a pool; the batches, their order, the last short
 // batch, drop_remainder and the errors are those of the sequential batch.
 TEST(Batch, ParallelAssemblyGivesTheSameBatches) {

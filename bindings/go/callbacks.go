@@ -167,7 +167,7 @@ func dgoMap(out **C.dinput_element_t, in *C.dinput_element_t, n C.size_t, h C.ui
 		}
 	}()
 	res, err := handles.value(uintptr(h)).(MapFunc)(arg)
-	// Taking the handle back also says whether fn closed it: one lock for both.
+	// Taking the handle back also says whether fn closed it: one atomic operation for both.
 	lent := arg.ref.take()
 	taken = true
 	if err != nil {

@@ -153,10 +153,9 @@ void copy_row(Element& batch, const Element& row, int64_t i) {
 }  // namespace
 
 // Rows are copied into the batch as they arrive and released at once, where the tensors allow
-// (streamable): holding n rows until the batch is stacked made a map's per-element allocations
-// overflow glibc's per-thread cache, so that each was freed and taken again through its
-// locked bins (docs/semantics.md, batch). Otherwise the rows are gathered and
-// stacked.
+// (streamable): holding n rows until the batch was stacked made a map's per-element
+// allocations overflow glibc's per-thread cache, so that each went through its locked bins
+// (docs/semantics.md, batch). Other rows are gathered and stacked.
 int64_t Iterator::next_batch(int64_t n, Element& out) {
   Element row;
   if (n <= 0 || !next(row)) return 0;

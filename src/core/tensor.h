@@ -131,15 +131,20 @@ class Tensor {
   }
   // Makes this tensor its own slice(begin, end), in place: no new reference to the buffer.
   // For a tensor not handed out yet (tensors are immutable once they are).
-  void keep_rows(int64_t begin, int64_t end) {
+  void keep_rows(int64_t begin, int64_t end) { keep_rows(begin, end, row_stride()); }
+  // The same, with the distance between rows given: row_stride() of this tensor, or of one
+  // with the same dtype and dimensions after the first (computed once for many cuts).
+  void keep_rows(int64_t begin, int64_t end, size_t stride) {
     if (rank() < 1 || begin < 0 || end < begin || end > shape_[0]) bad_slice(begin, end);
+    shape_[0] = end - begin;
+    offset_ += static_cast<size_t>(begin) * stride;
+  }
+  // The distance between consecutive rows in offset units: bytes, or strings for bytes.
+  size_t row_stride() const {
     int64_t row_elems = 1;
     for (int i = 1; i < shape_.rank(); ++i) row_elems *= shape_[i];
-    const size_t step = dtype_ == DType::kBytes
-                            ? static_cast<size_t>(row_elems)
-                            : static_cast<size_t>(row_elems) * dtype_size(dtype_);
-    shape_[0] = end - begin;
-    offset_ += static_cast<size_t>(begin) * step;
+    return dtype_ == DType::kBytes ? static_cast<size_t>(row_elems)
+                                   : static_cast<size_t>(row_elems) * dtype_size(dtype_);
   }
   // Row i with the first dimension removed, sharing the buffer.
   Tensor row(int64_t i) const;

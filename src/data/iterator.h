@@ -31,6 +31,16 @@ class Iterator {
   // directly, which is what makes batch() cheap.
   virtual int64_t next_batch(int64_t n, Element& out);
 
+  // Fills out[0], out[1], ... with up to `n` consecutive elements, returning how many; fewer
+  // than `n` only when the data ends. A distributed step takes its R pieces of one source in
+  // one call: the splitters override it to cut them in one loop, without a virtual call and
+  // its checks per piece, which were much of a step's cost over many replicas.
+  virtual size_t next_many(Element* out, size_t n) {
+    size_t filled = 0;
+    while (filled < n && next(out[filled])) ++filled;
+    return filled;
+  }
+
   // Writes this iterator's section of a saved state (data/state.h, docs/checkpoint.md): the
   // position of the next element the consumer will take, never buffered elements. Called
   // between next() calls only. UNIMPLEMENTED naming the operation when it cannot save yet.

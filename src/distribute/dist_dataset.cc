@@ -455,28 +455,41 @@ void DistributedIterator::open_sources() {
   sources_open_ = true;
 }
 
-bool DistributedIterator::produce_step(LocalStep& step) {
+int64_t DistributedIterator::produce_pieces(std::vector<Element>& pieces) {
   // Batches bound for GPUs are allocated page-locked, so their copies need no staging.
-  ScopedHostAllocator pinned(feeds_gpu_ ? gpu::pinned_host_allocator() : nullptr);
+  std::optional<ScopedHostAllocator> pinned;
+  if (feeds_gpu_) pinned.emplace(gpu::pinned_host_allocator());
   std::optional<gpu::DeviceGuard> on_gpu;  // a no-op on the producer thread, bound already
   if (first_gpu_ >= 0) on_gpu.emplace(first_gpu_);
   if (!sources_open_) open_sources();
-  const int R = dataset_->strategy().num_local_replicas();
-  // Emptied, not replaced: the pieces are cut into the vectors of an earlier step (next()).
-  step.pieces.resize(static_cast<size_t>(R));
-  for (Element& piece : step.pieces) piece.clear();
-  step.count = 0;
-  for (int r = 0; r < R; ++r) {
+  const size_t R = static_cast<size_t>(dataset_->strategy().num_local_replicas());
+  // Emptied, not replaced: the pieces are cut into the vectors of an earlier step (the C
+  // API's pooled per-replica values).
+  pieces.resize(R);
+  for (Element& piece : pieces) piece.clear();
+  size_t count = 0;
+  if (sources_.size() == 1) {
     // PER_WORKER: the replicas take consecutive pieces of the worker's one source.
-    size_t src = sources_.size() == 1 ? 0 : static_cast<size_t>(r);
-    if (source_done_[src]) continue;
-    if (sources_[src]->next(step.pieces[static_cast<size_t>(r)]))
-      ++step.count;
-    else
-      source_done_[src] = true;
+    if (!source_done_[0]) {
+      count = sources_[0]->next_many(pieces.data(), R);
+      if (count < R) source_done_[0] = true;
+    }
+  } else {
+    for (size_t r = 0; r < R; ++r) {
+      if (source_done_[r]) continue;
+      if (sources_[r]->next(pieces[r]))
+        ++count;
+      else
+        source_done_[r] = true;
+    }
   }
   if (feeds_gpu_)
-    for (int r = 0; r < R; ++r) place_on_device(step.pieces[static_cast<size_t>(r)], r);
+    for (size_t r = 0; r < R; ++r) place_on_device(pieces[r], static_cast<int>(r));
+  return static_cast<int64_t>(count);
+}
+
+bool DistributedIterator::produce_step(LocalStep& step) {
+  step.count = produce_pieces(step.pieces);
   if (buffered_) {
     // The consumer's position once it takes this step, saved here while the sources stand
     // there (the producer reads on); a failure is raised only by a save at this step.
@@ -497,8 +510,17 @@ void DistributedIterator::place_on_device(Element& piece, int replica) const {
   for (auto& t : piece) t = gpu::copy_to_device(t, device.index);
 }
 
-bool DistributedIterator::fetch_step(LocalStep& step) {
-  return buffer_ ? buffer_->producer.next(step) : produce_step(step);
+int64_t DistributedIterator::fetch_pieces(std::vector<Element>& pieces) {
+  if (!buffer_) return produce_pieces(pieces);
+  // The step buffer's thread made the step; the part saved with it is kept aside until the
+  // step is agreed on and delivered.
+  LocalStep step;
+  step.pieces = std::move(pieces);
+  const bool got = buffer_->producer.next(step);
+  pieces = std::move(step.pieces);
+  next_part_ = std::move(step.part);
+  next_no_part_ = step.no_part;
+  return got ? step.count : 0;
 }
 
 DistributedIterator::Agreement DistributedIterator::agree(int64_t local_count,
@@ -583,12 +605,10 @@ bool DistributedIterator::next(std::vector<Element>& out) {
   cancellation_->raise_if_cancelled();
   // `out` may bring the element vectors of an earlier step (the C API keeps them): emptied,
   // they take this step's pieces without new allocations.
-  LocalStep step;
-  step.pieces = std::move(out);
-  for (Element& piece : step.pieces) piece.clear();
+  int64_t count = 0;
   std::optional<Error> local_error;
   try {
-    if (!fetch_step(step)) step.count = 0;
+    count = fetch_pieces(out);
   } catch (const Error& e) {
     local_error = e;
   } catch (const std::bad_alloc&) {
@@ -599,14 +619,17 @@ bool DistributedIterator::next(std::vector<Element>& out) {
   }
   const Strategy& strategy = dataset_->strategy();
   const size_t R = static_cast<size_t>(strategy.num_local_replicas());
-  step.pieces.resize(R);
+  out.resize(R);
+  // A step of R replicas with data has no empty piece (but for elements of no components,
+  // where an empty piece is the data).
+  const bool all_filled = count == static_cast<int64_t>(R) && !local_error;
   int32_t short_replica = -1;
-  for (size_t r = 0; r < R && short_replica < 0; ++r)
-    if (step.pieces[r].empty()) short_replica = strategy.replica_id(static_cast<int>(r));
+  for (size_t r = 0; r < R && short_replica < 0 && !all_filled; ++r)
+    if (out[r].empty()) short_replica = strategy.replica_id(static_cast<int>(r));
   const ElementSpec& spec = dataset_->element_spec();
   Agreement agreed;
   try {
-    agreed = agree(step.count, short_replica, local_error);
+    agreed = agree(count, short_replica, local_error);
     // A replica without data gets a batch of zero rows; a scalar has no such empty form, and
     // inventing a value (a 0) would pass for data. Every worker fails the step alike.
     if (agreed.total > 0 && agreed.short_replica >= 0)
@@ -634,17 +657,16 @@ bool DistributedIterator::next(std::vector<Element>& out) {
   }
   ++steps_;
   if (buffered_) {
-    last_part_ = std::move(step.part);
-    last_no_part_ = step.no_part;
+    last_part_ = std::move(next_part_);
+    last_no_part_ = std::exchange(next_no_part_, nullptr);
   }
-  for (size_t r = 0; r < R; ++r) {
-    Element& piece = step.pieces[r];
+  for (size_t r = 0; r < R && !all_filled; ++r) {
+    Element& piece = out[r];
     if (!piece.empty()) continue;
     // A replica without data this step gets a dummy batch with zero rows, on its device.
     for (const auto& s : spec) piece.push_back(empty_rows(s.dtype, s.shape));
     place_on_device(piece, static_cast<int>(r));
   }
-  out = std::move(step.pieces);
   return true;
 }
 

@@ -174,9 +174,13 @@ class DistributedIterator {
   // mismatch of the steps, on every worker alike.
   std::vector<std::string> gather_states(const char* what, std::string payload,
                                          const std::optional<Error>& local_error);
-  bool produce_step(LocalStep& step);
+  // Cuts a step's pieces into `pieces` (resized to the local replicas; those without data
+  // left empty) and returns how many replicas got data.
+  int64_t produce_pieces(std::vector<Element>& pieces);
+  bool produce_step(LocalStep& step);  // the step buffer's producer
   void place_on_device(Element& piece, int replica) const;
-  bool fetch_step(LocalStep& step);
+  // The next step's pieces: made here, or taken from the step buffer.
+  int64_t fetch_pieces(std::vector<Element>& pieces);
   void open_sources();
   struct Agreement {
     int64_t total = 0;           // replicas with data over all workers
@@ -225,6 +229,8 @@ class DistributedIterator {
   bool buffered_ = false;
   std::string last_part_;  // buffered_: the part saved after the last step delivered
   std::exception_ptr last_no_part_;
+  std::string next_part_;  // buffered_: that of the step fetched, until it is delivered
+  std::exception_ptr next_no_part_;
   bool sources_open_ = false;
   bool elastic_ = false;  // its pipeline reads what a job of another shape left (FILE sharding)
   std::vector<bool> source_done_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <string>
+#include <utility>
 
 #include "data/row_reader.h"
 #include "data/state.h"
@@ -51,36 +52,56 @@ class EvenSplitIterator final : public SplitIterator {
   }
 
   // Each kept piece is cut from the current batch when it is asked for: no queue of pieces,
-  // whose allocations were much of a step's cost with many replicas.
-  bool next(Element& out) override {
-    if (next_keep_ == keep_.size() && !load()) return false;
-    const int64_t i = keep_[next_keep_++];
-    const int64_t begin = std::min(i * per_piece_, rows_);
-    const int64_t end = std::min(begin + per_piece_, rows_);
-    if (next_keep_ == keep_.size()) {
-      // The last piece takes the batch's own vector, and the batch keeps the piece's for the
-      // next batch: no allocation, and the pieces alone hold the batch's buffers now.
-      out.swap(batch_);
-      batch_.clear();
-      for (Tensor& t : out) t.keep_rows(begin, end);
-      return true;
+  // whose allocations were much of a step's cost with many replicas. A step takes its pieces
+  // in one next_many call, whose loop keeps the batch's fields at hand.
+  bool next(Element& out) override { return next_many(&out, 1) == 1; }
+  size_t next_many(Element* out, size_t n) override {
+    size_t filled = 0;
+    while (filled < n) {
+      if (next_keep_ == keep_.size() && !load()) break;
+      const size_t here = std::min(n - filled, keep_.size() - next_keep_);
+      const bool takes_last = next_keep_ + here == keep_.size();
+      const size_t copies = takes_last ? here - 1 : here;
+      const int64_t* keep = keep_.data() + next_keep_;
+      const size_t components = batch_.size();
+      const Tensor* from = batch_.data();
+      const size_t* strides = strides_.data();
+      for (size_t k = 0; k < copies; ++k) {
+        // A copy takes a new reference to the buffer per piece and component (two atomic
+        // operations with its release); a lent view of the batch's tensor, which the last
+        // piece takes over, none.
+        const auto [begin, end] = rows_of(keep[k]);
+        Element& piece = out[filled + k];
+        piece.clear();
+        piece.reserve(components);
+        for (size_t c = 0; c < components; ++c) {
+          Tensor& t =
+              lend_ ? piece.emplace_back(from[c], Tensor::Lend{}) : piece.emplace_back(from[c]);
+          t.keep_rows(begin, end, strides[c]);
+        }
+      }
+      next_keep_ += copies;
+      filled += copies;
+      if (takes_last) {
+        // The last piece takes the batch's own vector, and the batch keeps the piece's for
+        // the next batch: no allocation, and the pieces alone hold the batch's buffers now.
+        const auto [begin, end] = rows_of(keep_[next_keep_++]);
+        Element& piece = out[filled++];
+        piece.swap(batch_);
+        batch_.clear();
+        for (size_t c = 0; c < piece.size(); ++c) piece[c].keep_rows(begin, end, strides[c]);
+      }
     }
-    // Each tensor is copied into its place and narrowed there, no temporary. A copy takes a
-    // new reference to the buffer per piece and component (two atomic operations with its
-    // release); a lent view of the batch's tensor, which the last piece takes over, none.
-    out.clear();
-    out.reserve(batch_.size());
-    for (const Tensor& t : batch_) {
-      if (lend_)
-        out.emplace_back(t, Tensor::Lend{});
-      else
-        out.push_back(t);
-      out.back().keep_rows(begin, end);
-    }
-    return true;
+    return filled;
   }
 
  private:
+  // The rows [begin, end) of piece i of the loaded batch.
+  std::pair<int64_t, int64_t> rows_of(int64_t i) const {
+    const int64_t begin = std::min(i * per_piece_, rows_);
+    return {begin, std::min(begin + per_piece_, rows_)};
+  }
+
   bool load() {
     if (snapshots_ && !no_state_) {
       try {
@@ -93,6 +114,8 @@ class EvenSplitIterator final : public SplitIterator {
     if (!input_->next(batch_)) return false;
     rows_ = leading_rows(batch_, "distribute_dataset");
     per_piece_ = (rows_ + num_pieces_ - 1) / num_pieces_;
+    strides_.resize(batch_.size());
+    for (size_t c = 0; c < batch_.size(); ++c) strides_[c] = batch_[c].row_stride();
     next_keep_ = 0;
     return true;
   }
@@ -103,7 +126,8 @@ class EvenSplitIterator final : public SplitIterator {
   bool lend_;
   std::string before_;  // the input's state before batch_ (snapshots_ only)
   std::exception_ptr no_state_;
-  Element batch_;  // the batch being cut
+  Element batch_;                // the batch being cut
+  std::vector<size_t> strides_;  // the row stride of each of its components
   int64_t rows_ = 0, per_piece_ = 0;
   size_t next_keep_ = keep_.size();  // the index in keep_ of the next piece; size: none left
 };

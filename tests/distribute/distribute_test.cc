@@ -70,6 +70,73 @@ TEST(SpecExamples, EvenSplitPiecesOfAStepShareTheBatchReference) {
   EXPECT_EQ(values_of(kept[1]), (std::vector<int64_t>{12, 13}));
 }
 
+// A step takes its pieces with one next_many call: it must cut exactly what as many next()
+// calls would, also where a call spans batches (more or fewer kept pieces per batch than it
+// asks for), at the short last batch, and at the end, with 2 components and lent views.
+TEST(EvenSplit, NextManyCutsWhatNextWould) {
+  const int64_t rows = 23;  // batches of 6: the last has 5 rows
+  Tensor a = Tensor::allocate(DType::kInt64, Shape{rows});
+  Tensor b = Tensor::allocate(DType::kInt32, Shape{rows, 3});
+  for (int64_t i = 0; i < rows; ++i) {
+    a.mutable_data_as<int64_t>()[i] = i;
+    for (int j = 0; j < 3; ++j)
+      b.mutable_data_as<int32_t>()[i * 3 + j] = static_cast<int32_t>(100 * i + j);
+  }
+  const DatasetPtr batches = make_batch(make_from_tensor_slices({a, b}), 6, false);
+  // A piece as text: its shapes and values, read at once (a lent view lives with its step).
+  auto describe = [](const Element& piece) {
+    std::string out;
+    for (const Tensor& t : piece) {
+      out += t.shape().to_string() + ":";
+      for (int64_t i = 0; i < t.num_elements(); ++i)
+        out += std::to_string(t.dtype() == DType::kInt64 ? t.data_as<int64_t>()[i]
+                                                         : t.data_as<int32_t>()[i]) +
+               ",";
+    }
+    return out;
+  };
+  struct Case {
+    int64_t pieces;
+    std::vector<int64_t> keep;
+  };
+  for (const Case& c : {Case{4, {0, 1, 2, 3}}, Case{4, {1, 3}}, Case{3, {0, 1, 2}}, Case{1, {0}}}) {
+    for (bool lend : {false, true}) {
+      // What the pieces hold, from the definition: piece i of a batch of r rows has rows
+      // [min(i p, r), min(i p + p, r)) with p = ceil(r / pieces).
+      std::vector<std::string> expected;
+      for (int64_t first = 0; first < rows; first += 6) {
+        const int64_t r = std::min<int64_t>(6, rows - first), p = (r + c.pieces - 1) / c.pieces;
+        for (int64_t i : c.keep) {
+          const int64_t begin = std::min(i * p, r), end = std::min(begin + p, r);
+          expected.push_back(
+              describe({a.slice(first + begin, first + end), b.slice(first + begin, first + end)}));
+        }
+      }
+      std::vector<std::string> one_by_one;
+      {
+        auto split = make_even_split(batches->make_iterator({}), c.pieces, c.keep, false, lend);
+        Element piece;
+        while (split->next(piece)) one_by_one.push_back(describe(piece));
+      }
+      EXPECT_EQ(one_by_one, expected) << c.pieces << " pieces, keep " << c.keep.size();
+      for (size_t n : {1u, 2u, 3u, 4u, 5u}) {
+        auto split = make_even_split(batches->make_iterator({}), c.pieces, c.keep, false, lend);
+        std::vector<Element> step(n);
+        std::vector<std::string> many;
+        for (;;) {
+          const size_t got = split->next_many(step.data(), n);
+          ASSERT_LE(got, n);
+          for (size_t k = 0; k < got; ++k) many.push_back(describe(step[k]));
+          if (got < n) break;
+        }
+        EXPECT_EQ(many, one_by_one)
+            << c.pieces << " pieces, keep " << c.keep.size() << ", n " << n << ", lend " << lend;
+        EXPECT_EQ(split->next_many(step.data(), n), 0u);  // and it stays at the end
+      }
+    }
+  }
+}
+
 TEST(SpecExamples, FromTensorsRepeat100Batch16On4Replicas) {
   Tensor one = Tensor::allocate(DType::kFloat32, Shape{1});
   *one.mutable_data_as<float>() = 1.0f;

@@ -114,8 +114,7 @@ dinput_dist_iterator_copy_steps(size_t* num_steps, dinput_per_replica_t** unfit,
         if (!got) break;
         if (!fits(step, layout)) {
           auto value = std::make_unique<dinput_per_replica>();
-          value->replicas.resize(step.size());
-          for (size_t r = 0; r < step.size(); ++r) value->replicas[r].parts = std::move(step[r]);
+          value->replicas = std::move(step);
           *unfit = value.release();
           break;
         }

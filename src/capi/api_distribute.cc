@@ -50,14 +50,13 @@ std::vector<std::string> device_names(const char* fn, const char* const* devices
 std::vector<Element> to_elements(const dinput_per_replica& value) {
   std::vector<Element> out;
   out.reserve(value.replicas.size());
-  for (const auto& e : value.replicas) out.push_back(capi::to_element(e));
+  for (const auto& e : value.replicas) out.push_back(e);
   return out;
 }
 
 dinput_per_replica to_per_replica(std::vector<Element>&& values) {
   dinput_per_replica pr;
-  pr.replicas.reserve(values.size());
-  for (auto& e : values) pr.replicas.push_back(capi::to_handle(std::move(e)));
+  pr.replicas = std::move(values);
   return pr;
 }
 
@@ -352,14 +351,8 @@ DINPUT_API dinput_status_t dinput_dist_iterator_get_next(dinput_per_replica_t** 
     // go into the step, where the iterator cuts the pieces into them.
     std::unique_ptr<dinput_per_replica> value = it->pool->take();
     if (!value) value = std::make_unique<dinput_per_replica>();
-    std::vector<Element> step = std::move(it->step);
-    step.resize(value->replicas.size());
-    for (size_t r = 0; r < step.size(); ++r) step[r].swap(value->replicas[r].parts);
-    if (!next_step(*it->it, step)) raise(Code::kOutOfRange, "End of sequence");
-    value->replicas.resize(step.size());
-    for (size_t r = 0; r < step.size(); ++r) value->replicas[r].parts.swap(step[r]);
-    it->step = std::move(step);
-    value->pool = it->pool;
+    if (!next_step(*it->it, value->replicas)) raise(Code::kOutOfRange, "End of sequence");
+    value->pool = it->pool.get();
     *out = value.release();
   });
 }
@@ -465,8 +458,7 @@ DINPUT_API dinput_status_t dinput_optional_get_per_replica(dinput_per_replica_t*
 DINPUT_API void dinput_per_replica_free(dinput_per_replica_t* v) {
   std::unique_ptr<dinput_per_replica> owned(v);
   if (!owned || !owned->pool) return;
-  // The pool lives at least until give() returns, also when its iterator is gone.
-  std::shared_ptr<capi::StepPool> pool = std::move(owned->pool);
+  capi::StepPool* pool = owned->pool;  // lives on after its iterator (capi/step_pool.h)
   pool->give(std::move(owned));
 }
 
@@ -485,7 +477,7 @@ DINPUT_API int dinput_per_replica_size(const dinput_per_replica_t* v) {
 }
 DINPUT_API const dinput_element_t* dinput_per_replica_get(const dinput_per_replica_t* v, int i) {
   return v && i >= 0 && static_cast<size_t>(i) < v->replicas.size()
-             ? &v->replicas[static_cast<size_t>(i)]
+             ? capi::as_handle(v->replicas[static_cast<size_t>(i)])
              : nullptr;
 }
 
@@ -502,7 +494,7 @@ DINPUT_API dinput_status_t dinput_per_replica_new(dinput_per_replica_t** out,
     for (int i = 0; i < count; ++i) {
       if (!elements[i])
         raise(Code::kInvalidArgument, "dinput_per_replica_new: elements[", i, "] is NULL");
-      pr.replicas.push_back(*elements[i]);
+      pr.replicas.push_back(elements[i]->parts);
     }
     *out = capi::new_handle<dinput_per_replica>(std::move(pr));
   });
@@ -585,7 +577,7 @@ DINPUT_API dinput_status_t dinput_strategy_reduce(dinput_element_t** out,
     // reduce takes CUDA tensors itself (NCCL, or copies to the host); only a tensor on a
     // device this process cannot use is refused here, before CUDA or the CPU touches it.
     for (size_t r = 0; r < value->replicas.size(); ++r) {
-      const Element& e = value->replicas[r].parts;
+      const Element& e = value->replicas[r];
       if (!capi::all_on_host(e))
         capi::check_devices(e, capi::current_function(),
                             str_cat("the element of replica ", r, " in argument 'value'").c_str());

@@ -33,13 +33,12 @@ void fill(dinput_tensor_info_t* infos, size_t capacity, size_t first, const Elem
 size_t capi::per_replica_tensor_infos(dinput_tensor_info_t* infos, size_t capacity,
                                       const dinput_per_replica_t& value) {
   const auto& replicas = value.replicas;
-  const size_t components = replicas.empty() ? 0 : replicas[0].parts.size();
+  const size_t components = replicas.empty() ? 0 : replicas[0].size();
   for (size_t r = 1; r < replicas.size(); ++r)
-    if (replicas[r].parts.size() != components)
+    if (replicas[r].size() != components)
       raise(Code::kInvalidArgument, capi::current_function(), ": replica ", r, " has ",
-            replicas[r].parts.size(), " components where replica 0 has ", components);
-  for (size_t r = 0; r < replicas.size(); ++r)
-    fill(infos, capacity, r * components, replicas[r].parts);
+            replicas[r].size(), " components where replica 0 has ", components);
+  for (size_t r = 0; r < replicas.size(); ++r) fill(infos, capacity, r * components, replicas[r]);
   return replicas.size() * components;
 }
 

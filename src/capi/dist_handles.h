@@ -17,9 +17,9 @@ struct dinput_dist_iterator {
   std::unique_ptr<dinput::DistributedIterator> it;
   dinput::capi::InUseFlag in_use;  // set while a get_next or save call runs on this handle
   // What get_next reuses from step to step: the per-replica values freed since the last
-  // step, and the vector the iterator fills (capi/step_pool.h).
-  std::shared_ptr<dinput::capi::StepPool> pool = std::make_shared<dinput::capi::StepPool>();
-  std::vector<dinput::Element> step{};
+  // step, whose element vectors the iterator cuts the next step's pieces into
+  // (capi/step_pool.h).
+  dinput::capi::StepPoolLease pool{};
   // The failure dinput_dist_iterator_get_next_steps met after the steps it returned, raised
   // by the next get_next call of any kind.
   std::exception_ptr pending = nullptr;

@@ -28,6 +28,13 @@ static_assert(sizeof(dinput_tensor) == sizeof(dinput::Tensor),
 struct dinput_element {
   dinput::Element parts;
 };
+// A per-replica value stores its replicas' Elements themselves, which the distributed
+// iterator cuts its pieces into, and dinput_per_replica_get hands them out as element handles
+// (capi::as_handle), as an element's tensors are handed out as tensor handles.
+static_assert(std::is_standard_layout_v<dinput_element>,
+              "dinput_element must wrap Element without layout changes");
+static_assert(sizeof(dinput_element) == sizeof(dinput::Element),
+              "dinput_element must wrap Element exactly");
 
 // Constructors rather than aggregates: the freeze mark is never given by the builder.
 struct dinput_spec {
@@ -51,10 +58,10 @@ namespace dinput::capi {
 class StepPool;
 }
 struct dinput_per_replica {
-  std::vector<dinput_element> replicas;
+  std::vector<dinput::Element> replicas;  // handed out as dinput_element (capi::as_handle)
   // Set on the values dinput_dist_iterator_get_next hands out: their storage goes back to
-  // that iterator's pool when freed (capi/step_pool.h).
-  std::shared_ptr<dinput::capi::StepPool> pool;
+  // that iterator's pool when freed (capi/step_pool.h; pools are never destroyed).
+  dinput::capi::StepPool* pool = nullptr;
 };
 
 struct dinput_optional {
@@ -78,6 +85,9 @@ inline const Element& to_element(const dinput_element& handle) { return handle.p
 inline dinput_element to_handle(Element&& element) { return dinput_element{std::move(element)}; }
 inline const dinput_tensor* as_handle(const Tensor& t) {
   return reinterpret_cast<const dinput_tensor*>(&t);
+}
+inline const dinput_element* as_handle(const Element& e) {
+  return reinterpret_cast<const dinput_element*>(&e);
 }
 
 }  // namespace dinput::capi

@@ -6,12 +6,23 @@
 // the iterator's next get_next takes it. What users hold is unchanged: a value not freed yet
 // is never reused, and tensors or elements taken out of it (dinput_element_ref,
 // dinput_per_replica_ref, ...) are copies that share only the buffers.
+//
+// Pools live as long as the process, and an iterator leases one (StepPoolLease) that goes
+// back to a list of idle pools when the iterator is freed. So a value holds a plain pointer
+// to its pool, and a value freed after its iterator still has a pool to give its storage to
+// (perhaps leased again by then: the storage suits any iterator). A counted reference from
+// each value instead cost two atomic operations per step. The idle pools are at most as many
+// as iterators ever existed at once, each keeping at most one value's storage.
 #pragma once
 
 #include <atomic>
 #include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 #include "capi/handles.h"
+#include "core/immortal.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define DINPUT_STEP_POOL_ASAN 1
@@ -29,7 +40,7 @@ namespace dinput::capi {
 class StepPool {
  public:
   StepPool() = default;
-  ~StepPool() { drop(spare_.exchange(nullptr, std::memory_order_acq_rel)); }
+  ~StepPool() { drop(spare_.exchange(nullptr, std::memory_order_acq_rel)); }  // never runs
   StepPool(const StepPool&) = delete;
   StepPool& operator=(const StepPool&) = delete;
 
@@ -43,8 +54,8 @@ class StepPool {
   // Releases the tensors of `value` now, on the calling thread (any thread), and keeps its
   // storage for take(). One value is kept; one given while another is kept is freed.
   void give(std::unique_ptr<dinput_per_replica> value) noexcept {
-    value->pool.reset();  // the pool does not keep itself alive through its spare
-    for (auto& e : value->replicas) e.parts.clear();
+    value->pool = nullptr;
+    for (auto& e : value->replicas) e.clear();
     poison(value.get(), true);
     drop(spare_.exchange(value.release(), std::memory_order_acq_rel));
   }
@@ -69,9 +80,9 @@ class StepPool {
         ASAN_UNPOISON_MEMORY_REGION(p, bytes);
     };
     if (!on) mark(v, sizeof *v);
-    if (!on) mark(v->replicas.data(), v->replicas.capacity() * sizeof(dinput_element));
-    for (auto& e : v->replicas) mark(e.parts.data(), e.parts.capacity() * sizeof(Tensor));
-    if (on) mark(v->replicas.data(), v->replicas.capacity() * sizeof(dinput_element));
+    if (!on) mark(v->replicas.data(), v->replicas.capacity() * sizeof(Element));
+    for (auto& e : v->replicas) mark(e.data(), e.capacity() * sizeof(Tensor));
+    if (on) mark(v->replicas.data(), v->replicas.capacity() * sizeof(Element));
     if (on) mark(v, sizeof *v);
 #else
     (void)v;
@@ -80,6 +91,50 @@ class StepPool {
   }
 
   std::atomic<dinput_per_replica*> spare_{nullptr};
+
+  friend class StepPoolLease;
+  struct Pools {
+    std::mutex mu;
+    std::vector<std::unique_ptr<StepPool>> all;  // never destroyed (Immortal)
+    std::vector<StepPool*> idle;
+  };
+  static Pools& pools() {
+    static Immortal<Pools> pools;
+    return *pools;
+  }
+};
+
+// An iterator's pool: an idle one, or a new one; back to the idle ones (its spare freed)
+// when the lease ends.
+class StepPoolLease {
+ public:
+  StepPoolLease() {
+    StepPool::Pools& p = StepPool::pools();
+    std::lock_guard<std::mutex> lock(p.mu);
+    if (!p.idle.empty()) {
+      pool_ = p.idle.back();
+      p.idle.pop_back();
+    } else {
+      p.all.push_back(std::make_unique<StepPool>());
+      pool_ = p.all.back().get();
+    }
+  }
+  ~StepPoolLease() {
+    if (!pool_) return;
+    StepPool::drop(pool_->spare_.exchange(nullptr, std::memory_order_acq_rel));
+    StepPool::Pools& p = StepPool::pools();
+    std::lock_guard<std::mutex> lock(p.mu);
+    p.idle.push_back(pool_);
+  }
+  StepPoolLease(StepPoolLease&& other) noexcept : pool_(std::exchange(other.pool_, nullptr)) {}
+  StepPoolLease& operator=(StepPoolLease&&) = delete;
+  StepPoolLease(const StepPoolLease&) = delete;
+
+  StepPool* get() const { return pool_; }
+  StepPool* operator->() const { return pool_; }
+
+ private:
+  StepPool* pool_ = nullptr;
 };
 
 }  // namespace dinput::capi

@@ -49,8 +49,9 @@ class Shape {
 
   // Product of the dimensions (1 for a scalar); only meaningful when fully known.
   int64_t num_elements() const {
+    const int64_t* dims = data();
     int64_t n = 1;
-    for (int i = 0; i < rank_; ++i) n *= data()[i];
+    for (int i = 0; i < rank_; ++i) n *= dims[i];
     return n;
   }
   // The product, or -1 when it does not fit in int64 (shapes that come from users).

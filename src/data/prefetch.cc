@@ -59,6 +59,10 @@ class PrefetchIterator final : public Iterator, public BufferedIterator {
 
   bool next(Element& out) override {
     Item item;
+    // The element is made in `out`'s storage where it is made here (on the caller's thread):
+    // no vector allocated and freed per element.
+    item.element.swap(out);
+    item.element.clear();
     if (placement_ == Placement::kCaller) {
       if (!produce(item, start_)) return false;
     } else {

@@ -35,9 +35,14 @@ class Iterator {
   // than `n` only when the data ends. A distributed step takes its R pieces of one source in
   // one call: the splitters override it to cut them in one loop, without a virtual call and
   // its checks per piece, which were much of a step's cost over many replicas.
+  // The elements of `out` may hold anything before; those not filled are left empty.
   virtual size_t next_many(Element* out, size_t n) {
     size_t filled = 0;
-    while (filled < n && next(out[filled])) ++filled;
+    for (; filled < n; ++filled) {
+      out[filled].clear();
+      if (!next(out[filled])) break;
+    }
+    for (size_t k = filled; k < n; ++k) out[k].clear();
     return filled;
   }
 

@@ -463,18 +463,20 @@ int64_t DistributedIterator::produce_pieces(std::vector<Element>& pieces) {
   if (first_gpu_ >= 0) on_gpu.emplace(first_gpu_);
   if (!sources_open_) open_sources();
   const size_t R = static_cast<size_t>(dataset_->strategy().num_local_replicas());
-  // Emptied, not replaced: the pieces are cut into the vectors of an earlier step (the C
-  // API's pooled per-replica values).
+  // Refilled, not replaced: the pieces are cut into the vectors of an earlier step (the C
+  // API's pooled per-replica values). A replica without data is left an empty piece.
   pieces.resize(R);
-  for (Element& piece : pieces) piece.clear();
   size_t count = 0;
   if (sources_.size() == 1) {
     // PER_WORKER: the replicas take consecutive pieces of the worker's one source.
     if (!source_done_[0]) {
       count = sources_[0]->next_many(pieces.data(), R);
       if (count < R) source_done_[0] = true;
+    } else {
+      for (Element& piece : pieces) piece.clear();
     }
   } else {
+    for (Element& piece : pieces) piece.clear();
     for (size_t r = 0; r < R; ++r) {
       if (source_done_[r]) continue;
       if (sources_[r]->next(pieces[r]))

@@ -92,6 +92,7 @@ class EvenSplitIterator final : public SplitIterator {
         for (size_t c = 0; c < piece.size(); ++c) piece[c].keep_rows(begin, end, strides[c]);
       }
     }
+    for (size_t k = filled; k < n; ++k) out[k].clear();  // the end: no piece for these
     return filled;
   }
 

@@ -10,9 +10,9 @@
 // Pools live as long as the process, and an iterator leases one (StepPoolLease) that goes
 // back to a list of idle pools when the iterator is freed. So a value holds a plain pointer
 // to its pool, and a value freed after its iterator still has a pool to give its storage to
-// (perhaps leased again by then: the storage suits any iterator). A counted reference from
-// each value instead cost two atomic operations per step. The idle pools are at most as many
-// as iterators ever existed at once, each keeping at most one value's storage.
+// (perhaps leased again by then: the storage suits any iterator, or freed at once if the pool
+// is idle). A counted reference from each value instead cost two atomic operations per step.
+// The pools are at most as many as iterators that existed at once; idle ones keep nothing.
 #pragma once
 
 #include <atomic>
@@ -52,12 +52,18 @@ class StepPool {
   }
 
   // Releases the tensors of `value` now, on the calling thread (any thread), and keeps its
-  // storage for take(). One value is kept; one given while another is kept is freed.
+  // storage for take(). One value is kept; one given while another is kept is freed, and so
+  // is one given to a pool that no iterator leases (its iterator was freed): idle pools keep
+  // nothing. The order of the exchange and the lease check here, and of the lease's end and
+  // its exchange (~StepPoolLease), means that whichever runs second finds the value and
+  // frees it.
   void give(std::unique_ptr<dinput_per_replica> value) noexcept {
     value->pool = nullptr;
     for (auto& e : value->replicas) e.clear();
     poison(value.get(), true);
-    drop(spare_.exchange(value.release(), std::memory_order_acq_rel));
+    drop(spare_.exchange(value.release(), std::memory_order_seq_cst));
+    if (!leased_.load(std::memory_order_seq_cst))
+      drop(spare_.exchange(nullptr, std::memory_order_seq_cst));
   }
 
  private:
@@ -91,6 +97,7 @@ class StepPool {
   }
 
   std::atomic<dinput_per_replica*> spare_{nullptr};
+  std::atomic<bool> leased_{false};
 
   friend class StepPoolLease;
   struct Pools {
@@ -118,10 +125,12 @@ class StepPoolLease {
       p.all.push_back(std::make_unique<StepPool>());
       pool_ = p.all.back().get();
     }
+    pool_->leased_.store(true, std::memory_order_seq_cst);
   }
   ~StepPoolLease() {
     if (!pool_) return;
-    StepPool::drop(pool_->spare_.exchange(nullptr, std::memory_order_acq_rel));
+    pool_->leased_.store(false, std::memory_order_seq_cst);
+    StepPool::drop(pool_->spare_.exchange(nullptr, std::memory_order_seq_cst));
     StepPool::Pools& p = StepPool::pools();
     std::lock_guard<std::mutex> lock(p.mu);
     p.idle.push_back(pool_);

@@ -605,7 +605,7 @@ bool DistributedIterator::next(std::vector<Element>& out) {
   if (error_) throw *error_;
   if (ended_) return false;
   cancellation_->raise_if_cancelled();
-  // `out` may bring the element vectors of an earlier step (the C API keeps them): emptied,
+  // `out` may bring the element vectors of an earlier step (the C API keeps them): refilled,
   // they take this step's pieces without new allocations.
   int64_t count = 0;
   std::optional<Error> local_error;

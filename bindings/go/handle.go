@@ -80,19 +80,26 @@ func (r *ref[T]) take() *T {
 	if r.state.CompareAndSwap(0, refClaimed|refClosed) { // open and unused: the usual case
 		return r.p
 	}
+	won := r.claim(refClosed)
+	// Also when it was closed before (nothing to return), the owner may not reclaim the
+	// handle under a call that uses it.
+	r.waitIdle()
+	if !won {
+		return nil
+	}
+	return r.p
+}
+
+// claim sets refClaimed and flags, unless a close or take claimed the guard first; it says
+// whether this call did.
+func (r *ref[T]) claim(flags int64) bool {
 	for {
 		s := r.state.Load()
 		if s&refClaimed != 0 {
-			// Closed before: nothing to return, but the owner still may not reclaim the
-			// handle under a call that uses it.
-			r.waitIdle()
-			return nil
+			return false
 		}
-		if r.state.CompareAndSwap(s, s|refClaimed|refClosed) {
-			if s&refUsers != 0 {
-				r.waitIdle()
-			}
-			return r.p
+		if r.state.CompareAndSwap(s, s|refClaimed|flags) {
+			return true
 		}
 	}
 }
@@ -113,14 +120,8 @@ func (r *ref[T]) waitIdle() {
 // close closes the guard and frees the handle with free: now when no call uses it, else when
 // the last of them returns. It never waits. Idempotent.
 func (r *ref[T]) close(free func(*T)) {
-	for {
-		s := r.state.Load()
-		if s&refClaimed != 0 {
-			return
-		}
-		if r.state.CompareAndSwap(s, s|refClaimed) {
-			break
-		}
+	if !r.claim(0) {
+		return
 	}
 	r.free = free
 	if s := r.state.Add(refClosed); s&refUsers == 0 {

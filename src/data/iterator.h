@@ -104,13 +104,16 @@ class Iterator {
   // Does nothing by default.
   virtual void prepare_reads(uint64_t bytes) noexcept { (void)bytes; }
 
-  // The per-stage statistics (data/stage_stats.h) measure the payload bytes of what a stage
-  // hands out by reading its elements. An iterator that knows them as it makes them (a record
-  // file reader) may add them to `bytes` itself instead, for the elements next() and
-  // next_batch() hand out (not those skip() passes over or read_at() reads): it keeps the
-  // pointer and returns true. Only the thread calling the iterator writes the counter (a
-  // relaxed load and store). Wrappers do not forward this: the counter is the asking stage's.
-  virtual bool count_bytes_into(std::atomic<int64_t>* bytes) {
+  // The per-stage statistics (data/stage_stats.h) count the elements a stage hands out and
+  // measure their payload bytes by reading them, in a wrapper around the stage's iterator. An
+  // iterator that knows both as it makes them (a record file reader) may add them to
+  // `elements` and `bytes` itself instead, for the elements next() and next_batch() hand out
+  // (not those skip() passes over, or a restore's select() and read_at() read): it keeps the
+  // pointers and returns true. The wrapper's untimed calls then only count the call and pass
+  // it on. Only the thread calling the iterator writes the counters (a relaxed load and
+  // store). Wrappers do not forward this: the counters are the asking stage's.
+  virtual bool count_output_into(std::atomic<int64_t>* elements, std::atomic<int64_t>* bytes) {
+    (void)elements;
     (void)bytes;
     return false;
   }

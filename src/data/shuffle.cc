@@ -42,6 +42,7 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
         input_size_(input_size),
         capacity_(static_cast<size_t>(buffer_size)),
         addressable_(input_->addressable()),
+        addresses_(input_->unwrapped()),
         // Over an addressable input the save point is chosen among the snapshots, and
         // finer ones shorten the re-read.
         snapshot_every_(addressable_ ? (buffer_size + 31) / 32 : (buffer_size + 7) / 8),
@@ -57,7 +58,7 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
       buffer_.push_back(std::move(e));
       index_.push_back(read_ - 1);
       if (addressable_) {
-        address_.push_back(input_->last_address());
+        address_.push_back(addresses_->last_address());
         track(read_ - 1, address_.back());
       }
     }
@@ -73,7 +74,7 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
       buffer_[pick] = std::move(e);
       index_[pick] = read_ - 1;
       if (addressable_) {
-        address_[pick] = input_->last_address();
+        address_[pick] = addresses_->last_address();
         track(read_ - 1, address_[pick]);
       }
     } else {
@@ -705,6 +706,9 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
   int64_t input_size_;
   size_t capacity_;
   bool addressable_;
+  // Whose last_address() is read for each element: the input behind the statistics'
+  // wrapper, which only forwards it (one call less per element).
+  Iterator* addresses_;
   int64_t snapshot_every_;
   uint64_t seed_;   // of this epoch's order
   uint64_t epoch_;  // saved for reading; the order comes from seed_

@@ -88,26 +88,29 @@ inline int64_t element_bytes(const Element& e) {
 }
 
 // kWatchSkips: the stage may skip corrupt records (StageDataset::make_iterator), and counts
-// them; the others (most stages) leave that out of their short path.
-template <bool kWatchSkips>
+// them; the others (most stages) leave that out of their short path. kInnerCounts: the inner
+// iterator counts the elements and bytes it hands out (Iterator::count_output_into).
+template <bool kWatchSkips, bool kInnerCounts>
 class StageIterator final : public Iterator {
  public:
   // `stats` is held: the iterator may be torn down after its pipeline's handle is gone.
+  // `counters` is what `stage` attached for this instance.
   StageIterator(std::unique_ptr<Iterator> inner, StageInfo& stage,
-                std::shared_ptr<PipelineStats> stats)
+                std::shared_ptr<PipelineStats> stats, std::shared_ptr<StageCounters> counters)
       : inner_(std::move(inner)),
         buffered_(dynamic_cast<const BufferedIterator*>(inner_.get())),
         stage_(stage),
         keep_(std::move(stats)),
         stats_(*keep_),
-        counters_(stage.attach()),
+        counters_(std::move(counters)),
         skipped_(&stats_.counters()->corrupt_records_skipped),
-        mask_(stats_.tracing() ? 0 : kSampleEvery - 1),
-        inner_counts_bytes_(inner_->count_bytes_into(&counters_->bytes)) {}
+        mask_(stats_.tracing() ? 0 : kSampleEvery - 1) {}
   ~StageIterator() override { stage_.detach(counters_); }
 
   // The calls that are not timed (63 in 64) take the short path: one virtual call into this
-  // wrapper, a few loads and stores, and the byte count. The timed ones are out of line.
+  // wrapper, a few loads and stores, and the element and byte counts. When the inner
+  // iterator counts those itself, the call is passed on as it is (a tail call). The timed
+  // calls are out of line.
   bool next(Element& out) override {
     StageCounters& c = *counters_;
     const int64_t n = c.calls.load(kRelaxed);
@@ -115,6 +118,7 @@ class StageIterator final : public Iterator {
     if (__builtin_expect((n & mask_) == 0, 0))
       return timed_call([&] { return inner_->next(out); },
                         [&](bool got) { return got ? int64_t{1} : int64_t{0}; }, out);
+    if constexpr (kInnerCounts && !kWatchSkips) return inner_->next(out);
     const int64_t corrupt_before = corrupt_seen();
     const bool got = inner_->next(out);
     counted(c, got ? 1 : 0, out, corrupt_before);
@@ -131,6 +135,7 @@ class StageIterator final : public Iterator {
                  [&](bool) { return rows; }, out);
       return rows;
     }
+    if constexpr (kInnerCounts && !kWatchSkips) return inner_->next_batch(n, out);
     const int64_t corrupt_before = corrupt_seen();
     rows = inner_->next_batch(n, out);
     counted(c, rows, out, corrupt_before);
@@ -156,9 +161,9 @@ class StageIterator final : public Iterator {
     inner_->read_at(at, take);
   }
   Iterator* unwrapped() override { return inner_->unwrapped(); }
-  // Not forwarded: this stage measures its own bytes (a stage around another would otherwise
-  // take the inner stage's count away from it).
-  bool count_bytes_into(std::atomic<int64_t>*) override { return false; }
+  // Not forwarded: this stage counts its own output (a stage around another would otherwise
+  // take the inner stage's counts away from it).
+  bool count_output_into(std::atomic<int64_t>*, std::atomic<int64_t>*) override { return false; }
 
  private:
   // The pipeline's count of skipped corrupt records now (0 for stages that are not sources).
@@ -173,9 +178,11 @@ class StageIterator final : public Iterator {
       const int64_t skipped = skipped_->load(kRelaxed) - corrupt_before;
       if (skipped) bump(c.corrupt_records, skipped);
     }
-    if (produced > 0) {
-      bump(c.elements, produced);
-      if (!inner_counts_bytes_) bump(c.bytes, element_bytes(out));
+    if constexpr (!kInnerCounts) {
+      if (produced > 0) {
+        bump(c.elements, produced);
+        bump(c.bytes, element_bytes(out));
+      }
     }
   }
 
@@ -226,9 +233,6 @@ class StageIterator final : public Iterator {
   // The pipeline's count of skipped corrupt records (watched with kWatchSkips).
   const std::atomic<int64_t>* skipped_;
   int64_t mask_;
-  // The inner iterator adds the bytes it hands out to counters_->bytes itself
-  // (Iterator::count_bytes_into).
-  bool inner_counts_bytes_;
 };
 
 // The transparent node: the same elements, spec, cardinality and options as its input.
@@ -252,9 +256,17 @@ class StageDataset final : public Dataset {
         stage_.inputs.empty() && (ctx.options.skip_corrupt() || !input_->inputs().empty());
     IteratorContext staged = ctx;  // autotuned knobs are listed under this stage
     staged.stage = stage_.id;
-    if (watch_skips)
-      return std::make_unique<StageIterator<true>>(input_->make_iterator(staged), stage_, stats_);
-    return std::make_unique<StageIterator<false>>(input_->make_iterator(staged), stage_, stats_);
+    std::unique_ptr<Iterator> inner = input_->make_iterator(staged);
+    std::shared_ptr<StageCounters> counters = stage_.attach();
+    const bool inner_counts = inner->count_output_into(&counters->elements, &counters->bytes);
+    auto staged_as = [&](auto watch, auto counts) -> std::unique_ptr<Iterator> {
+      return std::make_unique<StageIterator<decltype(watch)::value, decltype(counts)::value>>(
+          std::move(inner), stage_, stats_, std::move(counters));
+    };
+    using Yes = std::true_type;
+    using No = std::false_type;
+    if (watch_skips) return inner_counts ? staged_as(Yes{}, Yes{}) : staged_as(Yes{}, No{});
+    return inner_counts ? staged_as(No{}, Yes{}) : staged_as(No{}, No{});
   }
   int id() const { return stage_.id; }
   const Options& options() const override { return input_->options(); }

@@ -133,7 +133,7 @@ class FileRecordIterator final : public Iterator {
     for (; done < n && pos_ < ready_.size(); ++done) {  // records parsed already
       if (k < keep.size() && keep[k] == done) {
         e.clear();
-        e.push_back(deliver());
+        e.push_back(deliver(/*produced=*/false));
         take(k++, e);
       } else {
         skip(1);
@@ -162,9 +162,6 @@ class FileRecordIterator final : public Iterator {
       }
       stats_->records.fetch_add(static_cast<int64_t>(which.size()), std::memory_order_relaxed);
       stats_->record_bytes.fetch_add(bytes, std::memory_order_relaxed);
-      if (stage_bytes_)
-        stage_bytes_->store(stage_bytes_->load(std::memory_order_relaxed) + bytes,
-                            std::memory_order_relaxed);
       if (corrupt) stats_->corrupt_records_skipped.fetch_add(corrupt, std::memory_order_relaxed);
       if (corrupt_bytes)
         stats_->corrupt_bytes_skipped.fetch_add(corrupt_bytes, std::memory_order_relaxed);
@@ -299,23 +296,20 @@ class FileRecordIterator final : public Iterator {
     skipped_ = part.skipped_;
     skipped_bytes_ = part.skipped_bytes_;
     group_ = 1;
-    int64_t bytes = 0;
     for (size_t j = 0; j < kept.size(); ++j) {
       last_ = kept[j].at;
       last_own_ = kept[j].own;
-      bytes += static_cast<int64_t>(kept[j].size);
       take(first_keep + j, kept[j].element);
     }
-    if (stage_bytes_)  // counted by `part` in every figure but this stage's bytes
-      stage_bytes_->store(stage_bytes_->load(std::memory_order_relaxed) + bytes,
-                          std::memory_order_relaxed);
     if (second_error) std::rethrow_exception(second_error);
     return at + second_got;
   }
 
   // The record's size is at hand where it is delivered; reading it back from the element
-  // would touch its string storage, often no longer in cache by then.
-  bool count_bytes_into(std::atomic<int64_t>* bytes) override {
+  // would touch its string storage, often no longer in cache by then. Counting here also
+  // lets the stage's wrapper pass its calls straight on.
+  bool count_output_into(std::atomic<int64_t>* elements, std::atomic<int64_t>* bytes) override {
+    stage_elements_ = elements;
     stage_bytes_ = bytes;
     return true;
   }
@@ -458,16 +452,21 @@ class FileRecordIterator final : public Iterator {
   }
 
  private:
-  Tensor deliver() {
+  // produced: handed out by next() or next_batch(), and counted on the stage (a restore's
+  // select() is not).
+  Tensor deliver(bool produced = true) {
     Ready& r = ready_[pos_++];
     last_ = r.at;
     last_own_ = r.own;
     stats_->records.fetch_add(1, std::memory_order_relaxed);
     stats_->record_bytes.fetch_add(static_cast<int64_t>(r.size), std::memory_order_relaxed);
-    if (stage_bytes_)
+    if (produced && stage_bytes_) {  // count_output_into: both or neither
+      stage_elements_->store(stage_elements_->load(std::memory_order_relaxed) + 1,
+                             std::memory_order_relaxed);
       stage_bytes_->store(
           stage_bytes_->load(std::memory_order_relaxed) + static_cast<int64_t>(r.size),
           std::memory_order_relaxed);
+    }
     if (r.skipped_before)
       stats_->corrupt_records_skipped.fetch_add(r.skipped_before, std::memory_order_relaxed);
     if (r.skipped_bytes_before)
@@ -613,7 +612,9 @@ class FileRecordIterator final : public Iterator {
   OpenRecordSource open_;
   ReadRecordAt read_one_;  // null: not addressable
   std::shared_ptr<IteratorStats> stats_;
-  std::atomic<int64_t>* stage_bytes_ = nullptr;  // count_bytes_into
+  // The asking stage's counters (count_output_into), or both null.
+  std::atomic<int64_t>* stage_elements_ = nullptr;
+  std::atomic<int64_t>* stage_bytes_ = nullptr;
   std::optional<RecordFraming> framing_;
   std::shared_ptr<const std::string> path_;  // the file being parsed, for ByteOrigin
   size_t file_index_ = 0;

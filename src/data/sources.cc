@@ -51,9 +51,11 @@ class RangeDataset final : public Dataset {
       if (rows == 0) return 0;
       Tensor t = Tensor::allocate(DType::kInt64, Shape{rows});
       int64_t* p = t.mutable_data_as<int64_t>();
+      // Locals: the stores could alias the members, which the loop would then read again for
+      // every value (and on some heap layouts wait for each store to retire).
+      const auto first = static_cast<uint64_t>(next_), step = static_cast<uint64_t>(step_);
       for (int64_t i = 0; i < rows; ++i)
-        p[i] = static_cast<int64_t>(static_cast<uint64_t>(next_) +
-                                    static_cast<uint64_t>(step_) * static_cast<uint64_t>(i));
+        p[i] = static_cast<int64_t>(first + step * static_cast<uint64_t>(i));
       advance(rows);
       out.assign(1, std::move(t));
       return rows;

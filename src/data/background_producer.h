@@ -96,6 +96,20 @@ class BackgroundProducer {
     return queue_.size();
   }
 
+  // Adaptive, before the thread exists and while items are cheap: runs make() (false at the
+  // end of data) on the consumer's thread, timed and finished as next() does with the items
+  // it makes there, and returns 1 (an item made) or 0 (the end). -1: the item must come from
+  // next() (the thread exists, items turned costly, or the end or an error came already).
+  // Lets the consumer make the item in place of its own, with no T in between.
+  template <typename Make>
+  int make_here(Make&& make) {
+    if (!adaptive_ || thread_.joinable() || finished_ ||
+        cost_ns_.load(std::memory_order_relaxed) > kThreadAboveNs)
+      return -1;
+    if (cancellation_) cancellation_->raise_if_cancelled();
+    return run_here(make, nullptr) ? 1 : 0;
+  }
+
   enum class Poll { kItem, kEmpty, kEnd };
   // The next item if one is ready, without waiting; kEnd at the end (errors are rethrown).
   // Placement::kThread only: an adaptive producer may have nothing made ahead to poll.
@@ -205,11 +219,15 @@ class BackgroundProducer {
   // One item made on the consumer's thread. `lock` (unlocked) is mu_'s once the thread
   // exists: the end and errors are then published under it, for the thread to see.
   bool produce_here(T& out, std::unique_lock<std::mutex>* lock) {
+    return run_here([&] { return produce_(out); }, lock);
+  }
+  template <typename Make>
+  bool run_here(Make&& make, std::unique_lock<std::mutex>* lock) {
     const bool timed = (calls_++ % kSampleEvery) == 0;
     const auto t0 = timed ? Clock::now() : Clock::time_point();
     bool more;
     try {
-      more = produce_(out);
+      more = make();
     } catch (...) {
       finish(lock, std::current_exception());
       throw;

@@ -58,6 +58,10 @@ class PrefetchIterator final : public Iterator, public BufferedIterator {
   }
 
   bool next(Element& out) override {
+    if (placement_ == Placement::kAdaptive && producer_) {
+      const int made = next_here(out);
+      if (made >= 0) return made == 1;
+    }
     Item item;
     // The element is made in `out`'s storage where it is made here (on the caller's thread):
     // no vector allocated and freed per element.
@@ -167,6 +171,30 @@ class PrefetchIterator final : public Iterator, public BufferedIterator {
     sample_ ^= sample_ >> 17;
     sample_ ^= sample_ << 5;
     return (sample_ & 7) == 0;
+  }
+
+  // Adaptive, while the consumer's thread makes every element: the element is read straight
+  // into `out`, with what produce() and next() do for it and nothing else (no snapshot is
+  // taken before the thread starts; the knob is for kThread only). 1: an element, 0: the
+  // end, -1: it comes from the producer's next() instead.
+  int next_here(Element& out) {
+    std::exception_ptr data_error;
+    const int made = producer_->make_here([&] {
+      out.clear();
+      try {
+        if (!input_->next(out)) return false;
+      } catch (...) {
+        data_error = std::current_exception();
+        if (!is_data_error(data_error)) throw;  // the pipeline's failure ends the reading
+      }
+      ++produced_;
+      return true;
+    });
+    if (made == 1) {
+      taken_ = produced_;
+      if (data_error) std::rethrow_exception(data_error);
+    }
+    return made;
   }
 
   // Makes the next item; `start` is the index at which base_ is the input's state.

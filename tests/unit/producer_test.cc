@@ -142,6 +142,59 @@ TEST(BackgroundProducer, AdaptiveMovesCostlyItemsToTheThreadAndBack) {
   EXPECT_GT(tail_here, 500);
 }
 
+// make_here() makes cheap items in the caller's own storage, in order with next(); once the
+// items are costly the thread takes over and make_here() declines (-1), leaving them to
+// next(). At the end, and after it, it declines too, and next() says the end.
+TEST(BackgroundProducer, AdaptiveMakeHereMakesInPlaceUntilTheThreadTakesOver) {
+  Source src;
+  src.count = 400;
+  src.cost = [](int64_t i) { return std::chrono::microseconds(i >= 100 ? 300 : 0); };
+  auto fn = src.fn();
+  Producer p(fn, 2, nullptr, Placement::kAdaptive);
+  std::vector<int64_t> got;
+  int64_t here = 0, declined = 0;
+  for (;;) {
+    int64_t v = -1;
+    const int made = p.make_here([&] { return fn(v); });
+    if (made == 1) {
+      ++here;
+      got.push_back(v);
+      continue;
+    }
+    ASSERT_EQ(made, -1) << "make_here reached the end: the thread never took over";
+    ++declined;
+    if (!p.next(v)) break;
+    got.push_back(v);
+  }
+  EXPECT_EQ(got, iota(400));
+  // Every cheap item (and a few costly ones before the move), unless the machine stalled the
+  // consumer in its timed calls; most of them in any case.
+  EXPECT_GT(here, 60);
+  EXPECT_TRUE(p.threaded());
+  EXPECT_GT(declined, 100);
+  int64_t v;
+  EXPECT_EQ(p.make_here([&] { return fn(v); }), -1);
+  EXPECT_FALSE(p.next(v));
+}
+
+// Without costly items make_here() makes every item, then reports the end once (0), after
+// which the end is next()'s to say.
+TEST(BackgroundProducer, AdaptiveMakeHereReportsTheEndOnce) {
+  Source src;
+  src.count = 50;
+  auto fn = src.fn();
+  Producer p(fn, 2, nullptr, Placement::kAdaptive);
+  std::vector<int64_t> got;
+  int64_t v = -1;
+  int made;
+  while ((made = p.make_here([&] { return fn(v); })) == 1) got.push_back(v);
+  EXPECT_EQ(made, 0);
+  EXPECT_EQ(got, iota(50));
+  EXPECT_FALSE(p.threaded());
+  EXPECT_EQ(p.make_here([&] { return fn(v); }), -1);
+  EXPECT_FALSE(p.next(v));
+}
+
 TEST(BackgroundProducer, AdaptiveErrorsFollowTheEarlierItemsAndStay) {
   for (bool costly : {false, true}) {
     Source src;

@@ -71,6 +71,18 @@ class Tensor {
         buffer_(std::shared_ptr<Buffer>(), owner.buffer_.get()),
         offset_(owner.offset_),
         lender_(owner.lender_ ? owner.lender_ : &owner.buffer_) {}
+  // A lent view of rows [begin, end) of `owner`, whose row_stride() is `stride`: what the
+  // view above followed by keep_rows(begin, end, stride) makes, without keep_rows' checks. The
+  // caller has checked them: rank >= 1 and 0 <= begin <= end <= dim(0). A distributed step
+  // makes one such view per replica and component.
+  Tensor(const Tensor& owner, Lend, int64_t begin, int64_t end, size_t stride)
+      : dtype_(owner.dtype_),
+        shape_(owner.shape_),
+        buffer_(std::shared_ptr<Buffer>(), owner.buffer_.get()),
+        offset_(owner.offset_ + static_cast<size_t>(begin) * stride),
+        lender_(owner.lender_ ? owner.lender_ : &owner.buffer_) {
+    shape_[0] = end - begin;
+  }
   // Whether this tensor is a lent view.
   bool lent() const { return lender_ != nullptr; }
 

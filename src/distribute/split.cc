@@ -66,19 +66,23 @@ class EvenSplitIterator final : public SplitIterator {
       const size_t components = batch_.size();
       const Tensor* from = batch_.data();
       const size_t* strides = strides_.data();
+      // Locals: the stores into the pieces could otherwise alias these fields.
+      const int64_t per_piece = per_piece_, rows = rows_;
       for (size_t k = 0; k < copies; ++k) {
         // A copy takes a new reference to the buffer per piece and component (two atomic
         // operations with its release); a lent view of the batch's tensor, which the last
-        // piece takes over, none.
-        const auto [begin, end] = rows_of(keep[k]);
+        // piece takes over, none. piece_rows() keeps 0 <= begin <= end <= rows.
+        const auto [begin, end] = piece_rows(keep[k], per_piece, rows);
         Element& piece = out[filled + k];
         piece.clear();
         piece.reserve(components);
-        for (size_t c = 0; c < components; ++c) {
-          Tensor& t =
-              lend_ ? piece.emplace_back(from[c], Tensor::Lend{}) : piece.emplace_back(from[c]);
-          t.keep_rows(begin, end, strides[c]);
+        if (lend_) {
+          for (size_t c = 0; c < components; ++c)
+            piece.emplace_back(from[c], Tensor::Lend{}, begin, end, strides[c]);
+          continue;
         }
+        for (size_t c = 0; c < components; ++c)
+          piece.emplace_back(from[c]).keep_rows(begin, end, strides[c]);
       }
       next_keep_ += copies;
       filled += copies;
@@ -97,11 +101,13 @@ class EvenSplitIterator final : public SplitIterator {
   }
 
  private:
-  // The rows [begin, end) of piece i of the loaded batch.
-  std::pair<int64_t, int64_t> rows_of(int64_t i) const {
-    const int64_t begin = std::min(i * per_piece_, rows_);
-    return {begin, std::min(begin + per_piece_, rows_)};
+  // The rows [begin, end) of piece i (>= 0) of a batch of `rows` rows cut `per_piece` a piece.
+  static std::pair<int64_t, int64_t> piece_rows(int64_t i, int64_t per_piece, int64_t rows) {
+    const int64_t begin = std::min(i * per_piece, rows);
+    return {begin, std::min(begin + per_piece, rows)};
   }
+  // The rows of piece i of the loaded batch.
+  std::pair<int64_t, int64_t> rows_of(int64_t i) const { return piece_rows(i, per_piece_, rows_); }
 
   bool load() {
     if (snapshots_ && !no_state_) {

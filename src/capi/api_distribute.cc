@@ -47,19 +47,6 @@ std::vector<std::string> device_names(const char* fn, const char* const* devices
   return names;
 }
 
-std::vector<Element> to_elements(const dinput_per_replica& value) {
-  std::vector<Element> out;
-  out.reserve(value.replicas.size());
-  for (const auto& e : value.replicas) out.push_back(e);
-  return out;
-}
-
-dinput_per_replica to_per_replica(std::vector<Element>&& values) {
-  dinput_per_replica pr;
-  pr.replicas = std::move(values);
-  return pr;
-}
-
 // The next step for get_next and get_next_as_optional; see capi::next_element.
 bool next_step(DistributedIterator& it, std::vector<Element>& step) {
   return capi::next_element(
@@ -366,7 +353,7 @@ DINPUT_API dinput_status_t dinput_dist_iterator_get_next_as_optional(dinput_opti
     raise_pending(*it);
     std::vector<Element> step;
     dinput_optional opt;
-    if (next_step(*it->it, step)) opt.per_replica = to_per_replica(std::move(step));
+    if (next_step(*it->it, step)) opt.per_replica = dinput_per_replica{std::move(step)};
     *out = capi::new_handle<dinput_optional>(std::move(opt));
   });
 }
@@ -401,7 +388,7 @@ DINPUT_API dinput_status_t dinput_dist_iterator_get_next_steps(
         std::vector<Element> step;
         if (!next_step(*it.it, step)) break;
         std::unique_ptr<dinput_per_replica> made(
-            capi::new_handle<dinput_per_replica>(to_per_replica(std::move(step))));
+            capi::new_handle<dinput_per_replica>(std::move(step)));
         if (infos)
           capi::per_replica_tensor_infos(infos + taken * infos_per_step, infos_per_step, *made);
         steps[taken] = made.release();
@@ -516,7 +503,7 @@ DINPUT_API dinput_status_t dinput_strategy_distribute_values_from_function(
       capi::check_callback(st, "value_fn");
       return capi::take_element(produced, "value_fn");
     });
-    *out = capi::new_handle<dinput_per_replica>(to_per_replica(std::move(values)));
+    *out = capi::new_handle<dinput_per_replica>(std::move(values));
   });
 }
 
@@ -535,8 +522,6 @@ DINPUT_API dinput_status_t dinput_strategy_run(dinput_per_replica_t** out,
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(strategy);
     DINPUT_REQUIRE(fn);
-    std::vector<Element> arg_values;
-    if (args) arg_values = to_elements(*args);
     auto results = run_on_replicas(
         *strategy->strategy,
         [&](const ReplicaContext& ctx, const Element* replica_args) {
@@ -551,8 +536,8 @@ DINPUT_API dinput_status_t dinput_strategy_run(dinput_per_replica_t** out,
           capi::check_callback(st, "the replica function (replica_fn)");
           return capi::take_element(produced, "the replica function (replica_fn)");
         },
-        args ? &arg_values : nullptr);
-    *out = capi::new_handle<dinput_per_replica>(to_per_replica(std::move(results)));
+        args ? &args->replicas : nullptr);
+    *out = capi::new_handle<dinput_per_replica>(std::move(results));
   });
 }
 
@@ -582,8 +567,7 @@ DINPUT_API dinput_status_t dinput_strategy_reduce(dinput_element_t** out,
         capi::check_devices(e, capi::current_function(),
                             str_cat("the element of replica ", r, " in argument 'value'").c_str());
     }
-    Element result =
-        reduce(*strategy->strategy, static_cast<ReduceOp>(op), to_elements(*value), axis);
+    Element result = reduce(*strategy->strategy, static_cast<ReduceOp>(op), value->replicas, axis);
     *out = capi::new_handle<dinput_element>(capi::to_handle(std::move(result)));
   });
 }

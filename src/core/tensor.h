@@ -76,12 +76,9 @@ class Tensor {
   // caller has checked them: rank >= 1 and 0 <= begin <= end <= dim(0). A distributed step
   // makes one such view per replica and component.
   Tensor(const Tensor& owner, Lend, int64_t begin, int64_t end, size_t stride)
-      : dtype_(owner.dtype_),
-        shape_(owner.shape_),
-        buffer_(std::shared_ptr<Buffer>(), owner.buffer_.get()),
-        offset_(owner.offset_ + static_cast<size_t>(begin) * stride),
-        lender_(owner.lender_ ? owner.lender_ : &owner.buffer_) {
+      : Tensor(owner, Lend{}) {
     shape_[0] = end - begin;
+    offset_ += static_cast<size_t>(begin) * stride;
   }
   // Whether this tensor is a lent view.
   bool lent() const { return lender_ != nullptr; }

@@ -97,10 +97,11 @@ class BackgroundProducer {
   }
 
   // Adaptive, before the thread exists and while items are cheap: runs make() (false at the
-  // end of data) on the consumer's thread, timed and finished as next() does with the items
-  // it makes there, and returns 1 (an item made) or 0 (the end). -1: the item must come from
-  // next() (the thread exists, items turned costly, or the end or an error came already).
-  // Lets the consumer make the item in place of its own, with no T in between.
+  // end of data) on the consumer's thread, timed like every item made there, its end or error
+  // kept for later calls, and returns 1 (an item made) or 0 (the end). -1: the item must come
+  // from next()'s other paths (not adaptive, the thread exists, items turned costly, or the
+  // end or an error came already). next() makes its cheap items this way; a consumer may also
+  // call it to make the item in place of its own, with no T in between.
   template <typename Make>
   int make_here(Make&& make) {
     if (!adaptive_ || thread_.joinable() || finished_ ||
@@ -131,13 +132,14 @@ class BackgroundProducer {
   }
 
   bool next(T& out) {
+    // Cheap items are made here until the thread exists (make_here).
+    const int made = make_here([&] { return produce_(out); });
+    if (made >= 0) return made == 1;
     if (cancellation_) cancellation_->raise_if_cancelled();
     if (adaptive_) {
       // Until the thread exists, everything here belongs to the consumer's thread alone.
       if (!thread_.joinable()) {
         if (finished_) return end_of_items();
-        if (cost_ns_.load(std::memory_order_relaxed) <= kThreadAboveNs)
-          return produce_here(out, nullptr);
         if (before_thread_) before_thread_();
         start_thread();  // on_consumer_ becomes false under the lock
       }

@@ -181,20 +181,27 @@ class PrefetchIterator final : public Iterator, public BufferedIterator {
     std::exception_ptr data_error;
     const int made = producer_->make_here([&] {
       out.clear();
-      try {
-        if (!input_->next(out)) return false;
-      } catch (...) {
-        data_error = std::current_exception();
-        if (!is_data_error(data_error)) throw;  // the pipeline's failure ends the reading
-      }
-      ++produced_;
-      return true;
+      return read_input(out, data_error);
     });
     if (made == 1) {
       taken_ = produced_;
       if (data_error) std::rethrow_exception(data_error);
     }
     return made;
+  }
+
+  // Reads the input's next element into `e`: false at the end. A data error is kept in
+  // `data_error` in place of the element, and counts as one; any other failure ends the
+  // reading (rethrown).
+  bool read_input(Element& e, std::exception_ptr& data_error) {
+    try {
+      if (!input_->next(e)) return false;
+    } catch (...) {
+      data_error = std::current_exception();
+      if (!is_data_error(data_error)) throw;
+    }
+    ++produced_;
+    return true;
   }
 
   // Makes the next item; `start` is the index at which base_ is the input's state.
@@ -206,25 +213,18 @@ class PrefetchIterator final : public Iterator, public BufferedIterator {
     if (placement_ == Placement::kAdaptive) start = thread_from_;
     if (can_save_ && start >= 0 && produced_ > start && (produced_ - start) % every_ == 0)
       item.snapshot = snapshot();
-    try {
-      if (knob_ && time_this()) {
-        const auto begin = std::chrono::steady_clock::now();
-        const bool got = input_->next(item.element);
-        knob_->add_work(1,
-                        std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::chrono::steady_clock::now() - begin)
-                            .count(),
-                        -1);
-        if (!got) return false;
-      } else if (!input_->next(item.element)) {
-        return false;
-      }
-    } catch (...) {
-      item.error = std::current_exception();
-      if (!is_data_error(item.error)) throw;  // the pipeline's failure ends the reading
-    }
-    ++produced_;
-    return true;
+    // A read that failed is not timed.
+    const bool timed = knob_ && time_this();
+    const auto begin =
+        timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    const bool got = read_input(item.element, item.error);
+    if (timed && !item.error)
+      knob_->add_work(1,
+                      std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now() - begin)
+                          .count(),
+                      -1);
+    return got;
   }
 
   void start_producer() {

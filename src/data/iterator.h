@@ -16,6 +16,13 @@
 
 namespace dinput {
 
+// Adds `by` to a counter that only one thread writes and others may read (the statistics'
+// counters, Iterator::count_output_into): a relaxed load and store, which costs what a plain
+// add does, where a read-modify-write would be a locked instruction.
+inline void bump(std::atomic<int64_t>& counter, int64_t by) {
+  counter.store(counter.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
+}
+
 class StateWriter;
 class StateReader;
 

@@ -18,9 +18,6 @@ constexpr auto kRelaxed = std::memory_order_relaxed;
 // timed instead and the totals are scaled (elements and bytes are always exact).
 constexpr int64_t kSampleEvery = 64;
 
-// Single-writer increment: a plain load and store, which costs what a non-atomic one does.
-inline void bump(std::atomic<int64_t>& a, int64_t by) { a.store(a.load(kRelaxed) + by, kRelaxed); }
-
 // Small numbers for the threads that appear in traces.
 std::atomic<int32_t> g_next_thread{0};
 thread_local int32_t tls_thread = -1;

@@ -461,11 +461,8 @@ class FileRecordIterator final : public Iterator {
     stats_->records.fetch_add(1, std::memory_order_relaxed);
     stats_->record_bytes.fetch_add(static_cast<int64_t>(r.size), std::memory_order_relaxed);
     if (produced && stage_bytes_) {  // count_output_into: both or neither
-      stage_elements_->store(stage_elements_->load(std::memory_order_relaxed) + 1,
-                             std::memory_order_relaxed);
-      stage_bytes_->store(
-          stage_bytes_->load(std::memory_order_relaxed) + static_cast<int64_t>(r.size),
-          std::memory_order_relaxed);
+      bump(*stage_elements_, 1);
+      bump(*stage_bytes_, static_cast<int64_t>(r.size));
     }
     if (r.skipped_before)
       stats_->corrupt_records_skipped.fetch_add(r.skipped_before, std::memory_order_relaxed);

@@ -173,6 +173,15 @@ std::shared_ptr<Buffer> aligned_host(size_t bytes, bool zero) {
 
 }  // namespace
 
+const std::shared_ptr<const ByteOrigin>* Buffer::origin_at(const char* p, uint64_t* offset) const {
+  if (!origin_) return nullptr;
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  const auto begin = reinterpret_cast<uintptr_t>(data_);
+  if (at < begin || at > begin + size_) return nullptr;
+  *offset = origin_->offset + (at - reinterpret_cast<uintptr_t>(origin_->anchor));
+  return &origin_;
+}
+
 ScopedHostAllocator::ScopedHostAllocator(HostAllocator allocator)
     : saved_(thread_host_allocator()) {
   thread_host_allocator() = allocator;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -39,11 +40,21 @@ class Buffer {
   // Only the storage of bytes tensors holds strings; others return nullptr.
   virtual class BytesStorage* bytes() { return nullptr; }
 
+  // True for a read-only mapping of a file: its pages are the page cache's, which the
+  // kernel can drop and read again, so a view that keeps it alive costs no memory of the
+  // process's own (core/compact.h leaves such views alone).
+  virtual bool maps_file() const { return false; }
+
   // Where its bytes came from (null: unknown). A reader sets it on a buffer before any record
   // viewing the buffer is handed out, or when no one else holds the buffer (it is then reused
   // for new bytes): it is never written while another thread may read it.
   const ByteOrigin* origin() const { return origin_.get(); }
   void set_origin(std::shared_ptr<const ByteOrigin> origin) const { origin_ = std::move(origin); }
+  // Where byte `p` of this buffer was read from: the origin naming its file (whose anchor and
+  // offset may be another byte's), with `*offset` set to p's own offset there; nullptr when
+  // unknown. This one reads the buffer's origin; a buffer of bytes copied from many places
+  // (core/compact.h) knows one per string.
+  virtual const std::shared_ptr<const ByteOrigin>* origin_at(const char* p, uint64_t* offset) const;
 
  protected:
   Buffer(void* data, size_t size, MemoryKind kind, int device)

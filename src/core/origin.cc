@@ -9,34 +9,36 @@ namespace dinput {
 
 namespace {
 
-// The buffer among `storage`'s owners (and theirs: a batch's storage may keep another's) whose
-// bytes hold `p` and that knows its origin. Storage nests a few levels at most.
-const Buffer* holder_of(const BytesStorage& storage, const char* p, int depth) {
+// The origin of `p` among `storage`'s owners (and theirs: a batch's storage may keep
+// another's). Storage nests a few levels at most.
+const std::shared_ptr<const ByteOrigin>* find_origin(const BytesStorage& storage, const char* p,
+                                                     int depth, uint64_t* offset) {
   if (depth > 8) return nullptr;
-  const auto at = reinterpret_cast<uintptr_t>(p);
   for (const auto& owner : storage.owners()) {
     if (auto* nested = const_cast<Buffer&>(*owner).bytes()) {
-      if (const Buffer* b = holder_of(*nested, p, depth + 1)) return b;
+      if (auto* o = find_origin(*nested, p, depth + 1, offset)) return o;
       continue;
     }
-    const auto begin = reinterpret_cast<uintptr_t>(owner->data());
-    if (owner->origin() && at >= begin && at <= begin + owner->size()) return owner.get();
+    if (auto* o = owner->origin_at(p, offset)) return o;
   }
   return nullptr;
 }
 
 }  // namespace
 
-std::string describe_origin(const Tensor& t, int64_t i) {
-  if (t.dtype() != DType::kBytes || !t.defined() || i < 0 || i >= t.num_elements()) return "";
+const std::shared_ptr<const ByteOrigin>* origin_of_string(const Tensor& t, int64_t i,
+                                                          uint64_t* offset) {
+  if (t.dtype() != DType::kBytes || !t.defined() || i < 0 || i >= t.num_elements()) return nullptr;
   BytesStorage* storage = t.buffer()->bytes();
-  if (!storage) return "";
-  const char* p = t.string(i).data();
-  const Buffer* holder = holder_of(*storage, p, 0);
-  if (!holder) return "";
-  const ByteOrigin& o = *holder->origin();
-  const uint64_t data_at =
-      o.offset + (reinterpret_cast<uintptr_t>(p) - reinterpret_cast<uintptr_t>(o.anchor));
+  if (!storage) return nullptr;
+  return find_origin(*storage, t.string(i).data(), 0, offset);
+}
+
+std::string describe_origin(const Tensor& t, int64_t i) {
+  uint64_t data_at = 0;
+  const auto* origin = origin_of_string(t, i, &data_at);
+  if (!origin) return "";
+  const ByteOrigin& o = **origin;
   const uint64_t record_at = data_at >= o.header_bytes ? data_at - o.header_bytes : data_at;
   if (o.stream)
     return str_cat(" from ", quoted(*o.path), " at byte offset ", record_at,

@@ -18,6 +18,7 @@
 #include <thread>
 #include <utility>
 
+#include "core/compact.h"
 #include "core/seed.h"
 #include "core/thread.h"
 #include "data/input_snapshots.h"
@@ -88,6 +89,7 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
       }
     }
     if (drew_oldest && !index_.empty()) oldest_ = *std::min_element(index_.begin(), index_.end());
+    if (drawn_ >= next_compaction_) compact_long_held();
     return true;
   }
 
@@ -253,6 +255,8 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
     read_ = read;
     drawn_ = drawn;
     input_done_ = done;
+    compacted_below_ = 0;
+    next_compaction_ = drawn;
     snapshots_.list().clear();
     snapshots_.list().push_back(std::move(base));
   }
@@ -272,6 +276,27 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
     }
     ++read_;
     return true;
+  }
+
+  // Copies the records read kCompactAfter buffers or more before the newest out of the read
+  // buffers they view (core/compact.h), every half buffer of draws, each pass's into one
+  // block. A record stays in the buffer for a buffer's worth of draws on average, so a
+  // fraction e^-kCompactAfter of them (about 14%) are copied; in exchange a read buffer lives
+  // about 2.5 buffers' worth of reads after it was read, where the last of its n records to
+  // leave the shuffle buffer would have kept it for H(n) buffers (H(2048) is 8.2). Records
+  // whose read buffers hold more than 8 shuffle buffers' worth of records are left alone: the
+  // shuffle never holds enough of one for the copies to free it. See docs/records.md,
+  // "Memory behind a shuffle".
+  void compact_long_held() {
+    next_compaction_ = drawn_ + std::max<int64_t>(1, static_cast<int64_t>(capacity_) / 2);
+    const int64_t below = read_ - kCompactAfter * static_cast<int64_t>(capacity_);
+    if (below <= compacted_below_) return;
+    compacting_.clear();
+    for (size_t slot = 0; slot < index_.size(); ++slot)
+      if (index_[slot] >= compacted_below_ && index_[slot] < below)
+        compacting_.push_back(&buffer_[slot]);
+    compact_elements(compacting_, 8 * capacity_);
+    compacted_below_ = below;
   }
 
   // The earliest input position the buffer still needs: its oldest element, or the next
@@ -701,6 +726,8 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
   static constexpr uint64_t kSegmentAddresses = ~uint64_t{0} - 1;
   // The most segments kept (and saved: about 12 bytes each).
   static constexpr size_t kMaxSegments = 32;
+  // Records read this many buffers before the newest are copied (compact_long_held).
+  static constexpr int64_t kCompactAfter = 2;
 
   std::unique_ptr<Iterator> input_;
   int64_t input_size_;
@@ -720,6 +747,11 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
   bool input_done_ = false;
   int64_t read_ = 0;   // input elements read
   int64_t drawn_ = 0;  // elements handed out
+  // The elements read before compacted_below_ were looked at by compact_long_held, which
+  // runs again once next_compaction_ elements have been drawn.
+  int64_t compacted_below_ = 0;
+  int64_t next_compaction_ = 0;
+  std::vector<Element*> compacting_;  // compact_long_held's, reused
   InputSnapshots snapshots_;
   // Over an addressable input: the segments, oldest first, of the input elements
   // [segments_from_, read_).

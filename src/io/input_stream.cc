@@ -126,6 +126,7 @@ class MappedFile final : public Buffer {
  public:
   MappedFile(void* addr, size_t size) : Buffer(addr, size, MemoryKind::kHost, -1) {}
   ~MappedFile() override { ::munmap(data_, size_); }
+  bool maps_file() const override { return true; }
 };
 
 // Bytes read into memory (files that cannot be mapped).

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -14,9 +15,11 @@
 
 #include "capi/build_info.h"
 #include "core/buffer.h"
+#include "core/compact.h"
 #include "core/dtype.h"
 #include "core/element.h"
 #include "core/half.h"
+#include "core/origin.h"
 #include "core/quote.h"
 #include "core/shape.h"
 #include "core/status.h"
@@ -828,6 +831,106 @@ TEST(ElementSpec, MergeMakesDifferingDimsUnknown) {
   EXPECT_EQ(merge_specs(a, a), a);
   // Merging is symmetric in the dimensions it forgets.
   EXPECT_EQ(merge_specs(b, a), m);
+}
+
+// ---- compact_elements (core/compact.h) -------------------------------------------------
+
+// A reader's buffer of `size` bytes holding 'a', 'b', ... in turn, which says it holds bytes
+// [offset, offset + size) of `path`, after 12 bytes of framing per record.
+std::shared_ptr<Buffer> read_buffer(size_t size, const std::string& path, uint64_t offset) {
+  std::shared_ptr<Buffer> b = allocate_host(size);
+  for (size_t i = 0; i < size; ++i)
+    static_cast<char*>(b->data())[i] = static_cast<char>('a' + i % 26);
+  auto origin = std::make_shared<ByteOrigin>();
+  origin->path = std::make_shared<const std::string>(path);
+  origin->header_bytes = 12;
+  origin->anchor = static_cast<const char*>(b->data());
+  origin->offset = offset;
+  b->set_origin(std::move(origin));
+  return b;
+}
+
+// A bytes tensor of `shape` whose strings view `buffer` at the given (offset, size) pairs.
+Tensor view_of(const std::shared_ptr<Buffer>& buffer, const Shape& shape,
+               const std::vector<std::pair<size_t, size_t>>& at) {
+  Tensor t = Tensor::allocate(DType::kBytes, shape);
+  const char* base = static_cast<const char*>(buffer->data());
+  for (size_t i = 0; i < at.size(); ++i)
+    t.set_string_view(static_cast<int64_t>(i), base + at[i].first, at[i].second, buffer);
+  return t;
+}
+
+std::vector<std::string> strings_and_origins(const Tensor& t) {
+  std::vector<std::string> out;
+  for (int64_t i = 0; i < t.num_elements(); ++i) {
+    out.emplace_back(t.string(i));
+    out.push_back(describe_origin(t, i));
+  }
+  return out;
+}
+
+TEST(Compact, CopiesRecordsOutOfTheirReadBufferAndKeepsTheirOrigins) {
+  std::shared_ptr<Buffer> chunk = read_buffer(64 << 10, "data-7.tfrecord", 1000);
+  std::weak_ptr<Buffer> watch = chunk;
+  Element a{view_of(chunk, Shape(), {{112, 100}})};
+  Element b{view_of(chunk, Shape(), {{5000, 300}}), view_of(chunk, Shape(), {{9000, 200}})};
+  const auto before_a = strings_and_origins(a[0]);
+  const auto before_b0 = strings_and_origins(b[0]);
+  const auto before_b1 = strings_and_origins(b[1]);
+  ASSERT_EQ(before_a[1], " from 'data-7.tfrecord' at byte offset 1100");
+  chunk.reset();
+
+  EXPECT_EQ(compact_elements({&a, &b}, size_t{1} << 20), 600u);
+  EXPECT_TRUE(watch.expired()) << "the copies still keep the read buffer alive";
+  EXPECT_EQ(strings_and_origins(a[0]), before_a);
+  EXPECT_EQ(strings_and_origins(b[0]), before_b0);
+  EXPECT_EQ(strings_and_origins(b[1]), before_b1);
+  // One storage and one buffer of copies for the whole call.
+  EXPECT_EQ(a[0].buffer(), b[1].buffer());
+  // A copy holds only its copies: a second call has nothing to do.
+  EXPECT_EQ(compact_elements({&a, &b}, size_t{1} << 20), 0u);
+  EXPECT_EQ(strings_and_origins(b[0]), before_b0);
+}
+
+TEST(Compact, CopiesEveryStringOfAVectorEmptyOnesIncluded) {
+  std::shared_ptr<Buffer> chunk = read_buffer(64 << 10, "v.tfrecord", 0);
+  Element e{view_of(chunk, Shape{4}, {{100, 0}, {200, 7}, {300, 0}, {400, 9}})};
+  const auto before = strings_and_origins(e[0]);
+  EXPECT_EQ(compact_elements({&e}, size_t{1} << 20), 16u);
+  EXPECT_EQ(e[0].shape(), Shape{4});
+  EXPECT_EQ(strings_and_origins(e[0]), before);
+  // The empty strings name their own offsets, not their neighbours'.
+  EXPECT_EQ(before[1], " from 'v.tfrecord' at byte offset 88");
+  EXPECT_EQ(before[5], " from 'v.tfrecord' at byte offset 288");
+}
+
+TEST(Compact, LeavesViewsThatPinLittleOrTooMuchAndFileMappings) {
+  std::shared_ptr<Buffer> chunk = read_buffer(64 << 10, "x.tfrecord", 0);
+  // 8 KiB of a 64 KiB buffer: a ratio of 8, below kCompactMinRatio.
+  Element big{view_of(chunk, Shape(), {{0, 8 << 10}})};
+  // 100 bytes of it: a ratio of 655, above the caller's limit of 600.
+  Element small{view_of(chunk, Shape(), {{0, 100}})};
+  const void* before = small[0].string(0).data();
+  EXPECT_EQ(compact_elements({&big, &small}, 600), 0u);
+  EXPECT_EQ(small[0].string(0).data(), before);
+  EXPECT_EQ(big[0].buffer()->bytes()->owners().at(0), chunk);
+
+  // A mapping of a file costs no memory of the process's own.
+  class Mapping final : public Buffer {
+   public:
+    explicit Mapping(std::shared_ptr<Buffer> over)
+        : Buffer(over->data(), over->size(), MemoryKind::kHost, -1), over_(std::move(over)) {}
+    bool maps_file() const override { return true; }
+
+   private:
+    std::shared_ptr<Buffer> over_;
+  };
+  auto mapping = std::make_shared<Mapping>(chunk);
+  Element mapped{view_of(mapping, Shape(), {{0, 100}})};
+  EXPECT_EQ(compact_elements({&mapped}, size_t{1} << 20), 0u);
+  // Numbers are left alone (only strings view read buffers).
+  Element numbers{Tensor::allocate(DType::kInt64, Shape{4})};
+  EXPECT_EQ(compact_elements({&numbers}, size_t{1} << 20), 0u);
 }
 
 }  // namespace

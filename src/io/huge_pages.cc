@@ -32,55 +32,65 @@ void* map_huge_page_aligned(size_t size) noexcept {
 namespace {
 
 #if defined(__SANITIZE_ADDRESS__)
-#define DINPUT_KEEP_HUGE_ARENAS 0
+#define DINPUT_KEEP_HUGE_PAGES 0
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define DINPUT_KEEP_HUGE_ARENAS 0
+#define DINPUT_KEEP_HUGE_PAGES 0
 #endif
 #endif
-#ifndef DINPUT_KEEP_HUGE_ARENAS
-#define DINPUT_KEEP_HUGE_ARENAS 1
+#ifndef DINPUT_KEEP_HUGE_PAGES
+#define DINPUT_KEEP_HUGE_PAGES 1
 #endif
 
-constexpr size_t kKeptArenas = DINPUT_KEEP_HUGE_ARENAS ? 8 : 0;
+constexpr size_t kKept = DINPUT_KEEP_HUGE_PAGES ? kKeptHugePages : 0;
 
-struct KeptArenas {
+struct KeptPages {
   std::mutex mu;
-  void* arenas[kKeptArenas > 0 ? kKeptArenas : 1];
+  void* pages[kKept > 0 ? kKept : 1];
   size_t count = 0;
 };
 
 // Never destroyed: records may be freed after the static destructors have run at exit.
-KeptArenas& kept_arenas() {
-  static Immortal<KeptArenas> kept;
+KeptPages& kept_pages() {
+  static Immortal<KeptPages> kept;
   return kept.get();
+}
+
+// The number of huge pages kept now.
+size_t kept_count() {
+  KeptPages& kept = kept_pages();
+  std::lock_guard<std::mutex> lock(kept.mu);
+  return kept.count;
 }
 
 class HugeArena final : public Buffer {
  public:
   HugeArena(void* data, size_t size) : Buffer(data, size, MemoryKind::kHost, -1) {}
-  ~HugeArena() override {
-    {
-      KeptArenas& kept = kept_arenas();
-      std::lock_guard<std::mutex> lock(kept.mu);
-      if (kept.count < kKeptArenas) {
-        kept.arenas[kept.count++] = data_;
-        return;
-      }
-    }
-    ::munmap(data_, size_);
-  }
+  ~HugeArena() override { keep_huge_page(data_); }
 };
 
 }  // namespace
 
-std::shared_ptr<Buffer> make_huge_arena() {
-  void* data = nullptr;
+void* take_kept_huge_page() noexcept {
+  KeptPages& kept = kept_pages();
+  std::lock_guard<std::mutex> lock(kept.mu);
+  return kept.count > 0 ? kept.pages[--kept.count] : nullptr;
+}
+
+void keep_huge_page(void* p) noexcept {
   {
-    KeptArenas& kept = kept_arenas();
+    KeptPages& kept = kept_pages();
     std::lock_guard<std::mutex> lock(kept.mu);
-    if (kept.count > 0) data = kept.arenas[--kept.count];
+    if (kept.count < kKept) {
+      kept.pages[kept.count++] = p;
+      return;
+    }
   }
+  ::munmap(p, kHugePageBytes);
+}
+
+std::shared_ptr<Buffer> make_huge_arena() {
+  void* data = take_kept_huge_page();
   if (!data) data = map_huge_page_aligned(kHugeArenaBytes);
   if (!data) return nullptr;
   try {
@@ -93,24 +103,15 @@ std::shared_ptr<Buffer> make_huge_arena() {
 
 void prefault_huge_arenas(uint64_t bytes) noexcept {
   // One more than the bytes fill: each of a restore's two readers leaves one partly used.
-  uint64_t wanted = (bytes + kHugeArenaBytes - 1) / kHugeArenaBytes + 1;
-  KeptArenas& kept = kept_arenas();
-  for (;;) {
-    {
-      std::lock_guard<std::mutex> lock(kept.mu);
-      if (kept.count >= std::min<uint64_t>(wanted, kKeptArenas)) return;
-    }
+  const uint64_t wanted =
+      std::min<uint64_t>((bytes + kHugeArenaBytes - 1) / kHugeArenaBytes + 1, kKept);
+  while (kept_count() < wanted) {
     void* p = map_huge_page_aligned(kHugeArenaBytes);
     if (!p) return;
     // A write to each 4 KiB page: the first faults in the whole huge page when the kernel
     // grants one, and the others then cost nothing.
     for (size_t at = 0; at < kHugeArenaBytes; at += 4096) static_cast<volatile char*>(p)[at] = 0;
-    std::lock_guard<std::mutex> lock(kept.mu);
-    if (kept.count >= kKeptArenas) {
-      ::munmap(p, kHugeArenaBytes);
-      return;
-    }
-    kept.arenas[kept.count++] = p;
+    keep_huge_page(p);
   }
 }
 

@@ -245,6 +245,9 @@ constexpr size_t kMapChunkAbove = size_t{64} << 10;
 #endif
 
 void* huge_chunk_alloc(size_t size) {
+  // A buffer of one huge page that an earlier iterator used is faulted in already.
+  if (size == kHugePageBytes)
+    if (void* kept = take_kept_huge_page()) return kept;
   void* p = map_huge_page_aligned(size);
   if (!p) throw std::bad_alloc();
   // Fault everything in now, in one call, as MAP_POPULATE does for the other chunks (after
@@ -278,7 +281,9 @@ void* chunk_alloc(size_t size) {
 }
 
 void chunk_free(void* p, size_t size) {
-  if (size >= kMapChunkAbove) {
+  if (size == kHugePageBytes) {
+    keep_huge_page(p);  // for the next iterator's buffers, or unmapped
+  } else if (size >= kMapChunkAbove) {
     ::munmap(p, size);
   } else {
     std::free(p);

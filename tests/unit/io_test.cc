@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include "data/iterator.h"
 #include "data/nodes.h"
 #include "io/file_sources.h"
+#include "io/huge_pages.h"
 #include "io/input_stream.h"
 #include "temp_dir_test.h"
 
@@ -63,6 +65,46 @@ TEST(ChunkPool, DefaultChunksLieOnHugePageBoundariesAndAreReused) {
   pool.reset();
   std::memset(again->data(), 2, again->size());
   EXPECT_EQ(static_cast<const unsigned char*>(again->data())[kHuge - 1], 2);
+}
+
+// A pool's buffers outlive it: when it goes, its huge-page buffers are kept for the next
+// iterator's pool (up to kKeptHugePages), which then needs no fresh memory to begin.
+TEST(ChunkPool, BuffersOfAPoolThatWentServeTheNextOne) {
+  while (void* p = take_kept_huge_page()) ::munmap(p, kHugePageBytes);  // none of ours
+  void* probe = map_huge_page_aligned(kHugePageBytes);
+  ASSERT_NE(probe, nullptr);
+  keep_huge_page(probe);
+  void* back = take_kept_huge_page();
+  if (!back) GTEST_SKIP() << "this build keeps no huge pages (AddressSanitizer)";
+  EXPECT_EQ(back, probe);
+  ::munmap(back, kHugePageBytes);
+
+  auto pool = make_chunk_pool(0);
+  auto a = pool->get(kDefaultChunkBytes);
+  std::memset(a->data(), 7, a->size());
+  void* first = a->data();
+  a.reset();
+  pool.reset();
+  auto next = make_chunk_pool(0);
+  auto b = next->get(kDefaultChunkBytes);
+  // The same memory, not a fresh mapping at the same address: it still holds the old bytes.
+  EXPECT_EQ(b->data(), first);
+  EXPECT_EQ(static_cast<const unsigned char*>(b->data())[kHugePageBytes - 1], 7);
+  std::memset(b->data(), 8, b->size());
+
+  // Beyond kKeptHugePages, pages given back are unmapped.
+  std::vector<void*> many;
+  for (size_t i = 0; i < kKeptHugePages + 2; ++i) {
+    many.push_back(map_huge_page_aligned(kHugePageBytes));
+    ASSERT_NE(many.back(), nullptr);
+  }
+  for (void* p : many) keep_huge_page(p);
+  size_t kept = 0;
+  while (void* p = take_kept_huge_page()) {
+    ++kept;
+    ::munmap(p, kHugePageBytes);
+  }
+  EXPECT_EQ(kept, kKeptHugePages);
 }
 
 // Decoder contexts given back are handed out again, most recent first; beyond

@@ -86,10 +86,40 @@ namespace {
 // may batch again (nested batches) on the same thread.
 thread_local std::vector<std::vector<Element>> spare_rows;
 
+// The rows' own arrays, emptied, kept per thread for the next batch's rows. An input that
+// fills the element it is given in place (a record source; the shuffle, which hands over
+// the given element's array in exchange) then reuses them: a fresh array per row cost an
+// allocation and a free per row, 14% of the instructions of W1's plain iteration.
+thread_local std::vector<Element> spare_elements;
+constexpr size_t kMaxSpareElements = 4096;
+
+// `spares` is spare_elements, looked up once by the caller (a thread_local of a shared
+// library costs a call to find).
+Element take_spare_element(std::vector<Element>& spares) {
+  if (spares.empty()) return Element();
+  Element e = std::move(spares.back());
+  spares.pop_back();
+  return e;
+}
+
+void give_spare_element(std::vector<Element>& spares, Element& e) {
+  e.clear();
+  if (e.capacity() == 0 || spares.size() >= kMaxSpareElements) return;
+  try {
+    spares.push_back(std::move(e));
+  } catch (const std::bad_alloc&) {  // not kept: freed with `e`
+  }
+}
+
 // Reads rows after those already in `rows` until there are n, and stacks them into out.
 int64_t gather_batch(int64_t n, std::vector<Element>& rows, Iterator& input, Element& out) {
-  Element e;
-  while (static_cast<int64_t>(rows.size()) < n && input.next(e)) rows.push_back(std::move(e));
+  std::vector<Element>& spares = spare_elements;
+  Element e = take_spare_element(spares);
+  while (static_cast<int64_t>(rows.size()) < n && input.next(e)) {
+    rows.push_back(std::move(e));
+    e = take_spare_element(spares);
+  }
+  give_spare_element(spares, e);
   const auto got = static_cast<int64_t>(rows.size());
   if (got > 0) out = stack_rows(rows);
   return got;
@@ -107,7 +137,10 @@ std::vector<Element> take_spare_rows(int64_t n) {
 }
 
 void give_spare_rows(std::vector<Element>& rows) {
-  rows.clear();  // the rows' buffers go now, not with a later batch
+  // The rows' buffers go now, not with a later batch; their arrays are kept.
+  std::vector<Element>& spares = spare_elements;
+  for (Element& row : rows) give_spare_element(spares, row);
+  rows.clear();
   if (spare_rows.size() < 4 && rows.capacity() <= 4096) spare_rows.push_back(std::move(rows));
 }
 

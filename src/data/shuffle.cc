@@ -65,14 +65,16 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
     }
     if (buffer_.empty()) return false;
     size_t pick = std::uniform_int_distribution<size_t>(0, buffer_.size() - 1)(rng_);
-    out = std::move(buffer_[pick]);
+    // The caller's element array takes the drawn one's place, to be filled in place by the
+    // input (a record source reuses it: no allocation per element).
+    out.swap(buffer_[pick]);
+    Element& hole = buffer_[pick];
+    hole.clear();
     ++drawn_;
     // Only drawing the oldest element (1 in buffer_size) changes which is oldest.
     const bool drew_oldest = index_[pick] == oldest_;
     // Refill the hole with a fresh input element when there is one, else close it.
-    Element e;
-    if (!input_done_ && read(e)) {
-      buffer_[pick] = std::move(e);
+    if (!input_done_ && read(hole)) {
       index_[pick] = read_ - 1;
       if (addressable_) {
         address_[pick] = addresses_->last_address();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <vector>
 
 #include "core/tensor_ops.h"
@@ -88,8 +89,9 @@ thread_local std::vector<std::vector<Element>> spare_rows;
 
 // The rows' own arrays, emptied, kept per thread for the next batch's rows. An input that
 // fills the element it is given in place (a record source; the shuffle, which hands over
-// the given element's array in exchange) then reuses them: a fresh array per row cost an
-// allocation and a free per row, 14% of the instructions of W1's plain iteration.
+// the given element's array in exchange) then reuses them. A fresh array per row cost an
+// allocation and a free per row: operator new and delete were 11.5% of the instructions of
+// W1's plain iteration.
 thread_local std::vector<Element> spare_elements;
 constexpr size_t kMaxSpareElements = 4096;
 

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <deque>
 #include <exception>
+#include <new>
 #include <random>
 #include <string>
 #include <system_error>
@@ -297,7 +298,12 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
     for (size_t slot = 0; slot < index_.size(); ++slot)
       if (index_[slot] >= compacted_below_ && index_[slot] < below)
         compacting_.push_back(&buffer_[slot]);
-    compact_elements(compacting_, 8 * capacity_);
+    try {
+      compact_elements(compacting_, 8 * capacity_);
+    } catch (const std::bad_alloc&) {
+      // Only memory is at stake: the records not copied yet stay views, and the element
+      // drawn is still delivered.
+    }
     compacted_below_ = below;
   }
 

@@ -95,16 +95,19 @@ thread_local std::vector<std::vector<Element>> spare_rows;
 thread_local std::vector<Element> spare_elements;
 constexpr size_t kMaxSpareElements = 4096;
 
-// `spares` is spare_elements, looked up once by the caller (a thread_local of a shared
-// library costs a call to find).
-Element take_spare_element(std::vector<Element>& spares) {
+// spare_elements, looked up once per batch: a thread_local of a shared library costs a call
+// to find, which the compiler repeats wherever it sees the variable itself (even through a
+// reference taken once), so the helpers below are given its address from here.
+[[gnu::noinline]] std::vector<Element>& this_threads_spare_elements() { return spare_elements; }
+
+[[gnu::always_inline]] inline Element take_spare_element(std::vector<Element>& spares) {
   if (spares.empty()) return Element();
   Element e = std::move(spares.back());
   spares.pop_back();
   return e;
 }
 
-void give_spare_element(std::vector<Element>& spares, Element& e) {
+[[gnu::always_inline]] inline void give_spare_element(std::vector<Element>& spares, Element& e) {
   e.clear();
   if (e.capacity() == 0 || spares.size() >= kMaxSpareElements) return;
   try {
@@ -115,7 +118,7 @@ void give_spare_element(std::vector<Element>& spares, Element& e) {
 
 // Reads rows after those already in `rows` until there are n, and stacks them into out.
 int64_t gather_batch(int64_t n, std::vector<Element>& rows, Iterator& input, Element& out) {
-  std::vector<Element>& spares = spare_elements;
+  std::vector<Element>& spares = this_threads_spare_elements();
   Element e = take_spare_element(spares);
   while (static_cast<int64_t>(rows.size()) < n && input.next(e)) {
     rows.push_back(std::move(e));
@@ -140,7 +143,7 @@ std::vector<Element> take_spare_rows(int64_t n) {
 
 void give_spare_rows(std::vector<Element>& rows) {
   // The rows' buffers go now, not with a later batch; their arrays are kept.
-  std::vector<Element>& spares = spare_elements;
+  std::vector<Element>& spares = this_threads_spare_elements();
   for (Element& row : rows) give_spare_element(spares, row);
   rows.clear();
   if (spare_rows.size() < 4 && rows.capacity() <= 4096) spare_rows.push_back(std::move(rows));

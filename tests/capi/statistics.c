@@ -253,8 +253,9 @@ static void test_trace(void) {
   CHECK_STATUS(dinput_iterator_statistics(NULL, NULL), DINPUT_INVALID_ARGUMENT);
 }
 
-/* A record file source counts the bytes it hands out itself (Iterator::count_bytes_into):
- * one at a time (shuffle reads it) and in batches (batch reads it directly). */
+/* A record file source counts the elements and bytes it hands out itself
+ * (Iterator::count_output_into): one at a time (shuffle reads it) and in batches (batch reads
+ * it directly). */
 static void test_record_bytes(void) {
   char dir[] = "/tmp/dinput_capi_statistics_XXXXXX", path[256], buf[4096];
   const char* files[1];

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/buffer.h"
+#include "core/copied_origins.h"
 #include "core/origin.h"
 
 namespace dinput {
@@ -25,39 +26,22 @@ class CompactedStrings final : public Buffer {
                   uint64_t offset) {
     char* dst = bytes_.get() + at;
     if (!s.empty()) std::memcpy(dst, s.data(), s.size());
-    if (origin) {
-      // The strings of one call come from a few files: each origin is kept once.
-      if (origins_.empty() || origins_.back() != *origin) origins_.push_back(*origin);
-      pieces_.push_back(Piece{at, s.size(), offset, origins_.size() - 1});
-    }
+    origins_.add(at, s.size(), origin, offset);
     return dst;
   }
-  void reserve(size_t strings) { pieces_.reserve(strings); }
+  void reserve(size_t strings) { origins_.reserve(strings); }
 
   const std::shared_ptr<const ByteOrigin>* origin_at(const char* p,
                                                      uint64_t* offset) const override {
     const auto at = static_cast<size_t>(reinterpret_cast<uintptr_t>(p) -
                                         reinterpret_cast<uintptr_t>(bytes_.get()));
     if (p < bytes_.get() || at > size_) return nullptr;
-    auto it = std::upper_bound(pieces_.begin(), pieces_.end(), at,
-                               [](size_t a, const Piece& piece) { return a < piece.at; });
-    if (it == pieces_.begin()) return nullptr;
-    --it;
-    if (at > it->at + it->size) return nullptr;
-    *offset = it->offset + (at - it->at);
-    return &origins_[it->origin];
+    return origins_.find(at, offset);
   }
 
  private:
-  struct Piece {
-    size_t at;        // where the string's copy begins
-    size_t size;      // its bytes
-    uint64_t offset;  // where it was read from, in the file its origin names
-    size_t origin;    // in origins_
-  };
   std::unique_ptr<char[]> bytes_;
-  std::vector<Piece> pieces_;  // by `at`
-  std::vector<std::shared_ptr<const ByteOrigin>> origins_;
+  CopiedOrigins origins_;
 };
 
 // The bytes of the buffers `storage` keeps alive that count (see compact.h).

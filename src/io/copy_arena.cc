@@ -1,22 +1,68 @@
 #include "io/copy_arena.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <mutex>
+#include <utility>
 
+#include "core/copied_origins.h"
 #include "io/huge_pages.h"
 
 namespace dinput {
 
-const char* CopyArena::copy(const char* data, size_t size, bool huge) {
+// An arena's memory (a huge page or a heap block) and the origins of the copies in it.
+// Records copied into an arena are handed out while later ones are still copied in, and an
+// error message may look an origin up on another thread meanwhile: the notes take a lock
+// (a copy is the rare path: after a skip, or in a restore).
+class CopyArena::Arena final : public Buffer {
+ public:
+  explicit Arena(std::shared_ptr<Buffer> memory)
+      : Buffer(memory->data(), memory->size(), MemoryKind::kHost, -1), memory_(std::move(memory)) {}
+
+  void note(const char* copy, size_t size, const std::shared_ptr<const ByteOrigin>* origin,
+            uint64_t offset) {
+    if (!origin || !*origin) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    origins_.add(place(copy), size, origin, offset);
+  }
+
+  const std::shared_ptr<const ByteOrigin>* origin_at(const char* p,
+                                                     uint64_t* offset) const override {
+    const auto* begin = static_cast<const char*>(data_);
+    if (p < begin || p > begin + size_) return nullptr;
+    std::lock_guard<std::mutex> lock(mu_);
+    return origins_.find(place(p), offset);
+  }
+
+ private:
+  size_t place(const char* p) const {
+    return static_cast<size_t>(p - static_cast<const char*>(data_));
+  }
+
+  std::shared_ptr<Buffer> memory_;
+  mutable std::mutex mu_;
+  CopiedOrigins origins_;
+};
+
+const char* CopyArena::copy(const char* data, size_t size, bool huge,
+                            const std::shared_ptr<const ByteOrigin>* origin, uint64_t offset) {
   constexpr size_t kHeapArenaBytes = size_t{256} << 10;
   if (!arena_ || arena_->size() - used_ < size) {
-    arena_ = huge && size <= kHugeArenaBytes / 8 ? make_huge_arena() : nullptr;
-    if (!arena_) arena_ = allocate_host(std::max(kHeapArenaBytes, size));
+    std::shared_ptr<Buffer> memory =
+        huge && size <= kHugeArenaBytes / 8 ? make_huge_arena() : nullptr;
+    if (!memory) memory = allocate_host(std::max(kHeapArenaBytes, size));
+    auto arena = std::make_shared<Arena>(std::move(memory));
+    notes_ = arena.get();
+    arena_ = std::move(arena);
     used_ = 0;
   }
   char* dst = static_cast<char*>(arena_->data()) + used_;
   std::memcpy(dst, data, size);
-  used_ = std::min(used_ + ((size + 7) & ~size_t{7}), arena_->size());
+  notes_->note(dst, size, origin, offset);
+  // An empty record takes room too: no two copies begin at the same address, where their
+  // origins could not be told apart.
+  used_ = std::min(used_ + ((std::max<size_t>(size, 1) + 7) & ~size_t{7}), arena_->size());
   return dst;
 }
 

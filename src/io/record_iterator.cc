@@ -201,7 +201,7 @@ class FileRecordIterator final : public Iterator {
             storage->set_view(used, view.data, view.size, *view.owner);
           else {
             // (The copy first: it may start a new arena, which then owns the view.)
-            const char* copy = arena_.copy(view.data, view.size, /*huge=*/true);
+            const char* copy = copy_to_arena(view, /*huge=*/true);
             storage->set_view(used, copy, view.size, arena_.buffer());
           }
           t = Tensor(DType::kBytes, Shape(), storage, used++);
@@ -504,8 +504,15 @@ class FileRecordIterator final : public Iterator {
   // arenas of their own size rather than the chunks they came from, and cost one allocation
   // per arena rather than one each.
   void copy_out(Tensor& t, const RecordView& view) {
-    const char* dst = arena_.copy(view.data, view.size, /*huge=*/false);
+    const char* dst = copy_to_arena(view, /*huge=*/false);
     t.set_string_view(0, dst, view.size, arena_.buffer());
+  }
+  // The copy notes where the record was read from (the origin mark_origin gave its buffer).
+  const char* copy_to_arena(const RecordView& view, bool huge) {
+    uint64_t offset = 0;
+    const std::shared_ptr<const ByteOrigin>* origin =
+        view.owner && *view.owner ? (*view.owner)->origin_at(view.data, &offset) : nullptr;
+    return arena_.copy(view.data, view.size, huge, origin, offset);
   }
 
   // Opens the next file when none is open; false when the last file is done.

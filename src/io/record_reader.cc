@@ -483,10 +483,20 @@ void RecordsAtOffsets::open(const std::string& path) {
     }
     fd_ = fd;
     path_ = path;
+    auto origin = std::make_shared<ByteOrigin>();
+    origin->path = std::make_shared<const std::string>(path);
+    origin->header_bytes = kRecordHeaderBytes;
+    origin_ = origin;
     if (map_ && st.st_size > 0 &&
         static_cast<unsigned long long>(st.st_size) <= static_cast<unsigned long long>(SIZE_MAX))
       mapping_ = map_file(fd_, static_cast<size_t>(st.st_size),  // (or read, when it cannot)
                           /*populate=*/false);
+    if (mapping_) {
+      // The mapping's first byte is the file's: its views find their offsets from there.
+      auto whole = std::make_shared<ByteOrigin>(*origin_);
+      whole->anchor = static_cast<const char*>(mapping_->data());
+      mapping_->set_origin(std::move(whole));
+    }
   }
 }
 
@@ -500,13 +510,13 @@ bool RecordsAtOffsets::from_window(uint64_t offset, Tensor& out) {
   const char* data = header + kRecordHeaderBytes;
   if (load_le32(data + len) != crc32c::mask(crc32c::value(data, static_cast<size_t>(len))))
     return false;
-  out = keep(data, static_cast<size_t>(len));
+  out = keep(data, static_cast<size_t>(len), offset + kRecordHeaderBytes);
   return true;
 }
 
-Tensor RecordsAtOffsets::keep(const char* data, size_t size) {
+Tensor RecordsAtOffsets::keep(const char* data, size_t size, uint64_t data_at) {
   // A view of the mapping, or a copy in the current arena.
-  const char* dst = mapping_ ? data : arena_.copy(data, size, /*huge=*/true);
+  const char* dst = mapping_ ? data : arena_.copy(data, size, /*huge=*/true, &origin_, data_at);
   const std::shared_ptr<const Buffer> owner = mapping_ ? mapping_ : arena_.buffer();
   if (!storage_ || storage_used_ == kRecordsPerStorage) {
     storage_ = std::make_shared<BytesStorage>(kRecordsPerStorage);
@@ -571,8 +581,13 @@ Tensor RecordsAtOffsets::read(const std::string& path, uint64_t offset) {
   if (!parser.next(view))
     raise(Code::kDataLoss, "records: no record at byte offset ", offset, " of ", quoted(path),
           ": the file ends there (did it change since the iterator state was saved?)");
+  // A view of the bytes read, which say where they came from.
+  auto origin = std::make_shared<ByteOrigin>(*origin_);
+  origin->anchor = static_cast<const char*>(bytes->data());
+  origin->offset = offset;
+  bytes->set_origin(std::move(origin));
   Tensor out = Tensor::allocate(DType::kBytes, Shape());
-  out.set_string(0, std::string_view(view.data, view.size));
+  out.set_string_view(0, view.data, view.size, view.copied ? *view.owner : bytes);
   return out;
 }
 

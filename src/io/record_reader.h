@@ -192,9 +192,9 @@ class RecordsAtOffsets {
   // The record at `offset` when it lies whole in window_ with its framing intact and both
   // CRCs right; false otherwise (read() then reads it alone, and reports what is wrong).
   bool from_window(uint64_t offset, Tensor& out);
-  // A bytes scalar of the current storage holding [data, data + size): a view of the
-  // mapping (with map_), else a copy in the arena.
-  Tensor keep(const char* data, size_t size);
+  // A bytes scalar of the current storage holding [data, data + size), which is at byte
+  // `data_at` of the file: a view of the mapping (with map_), else a copy in the arena.
+  Tensor keep(const char* data, size_t size, uint64_t data_at);
   std::vector<char> window_;  // bytes of the open file from window_at_ (read, not mapped)
   const char* window_bytes() const {
     return mapping_ ? static_cast<const char*>(mapping_->data()) : window_.data();
@@ -208,6 +208,8 @@ class RecordsAtOffsets {
   // With map_: the open file's mapping, the window over all of it; records are its views.
   std::shared_ptr<const Buffer> mapping_;
   CopyArena arena_;  // where records read (not mapped) are copied
+  // The open file, named in the messages of later errors about its records (core/origin.h).
+  std::shared_ptr<const ByteOrigin> origin_;
   // The storage being filled: a call's records only, so that it is complete before any of
   // its tensors is handed out.
   std::shared_ptr<BytesStorage> storage_;

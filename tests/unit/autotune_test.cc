@@ -115,7 +115,9 @@ TEST(Autotune, SlowMapGainsParallelismAndThroughput) {
 TEST(Autotune, TrivialMapStaysOnTheConsumersThread) {
   // A function far cheaper than a thread hand-off: moving it to a pool would only add a
   // hand-off per element, so the knob stays at 1 (the function runs on the consumer's thread).
-  const int64_t n = 100000;
+  // The run must outlast a few of the autotuner's 10 ms periods for it to step at all: 10^5
+  // elements took 10 ms on a fast machine, so there are 10^6.
+  const int64_t n = 1000000;
   const Outcome tuned = run(sleepy_map(make_range(0, n, 1), kAutotune, {}, n + 1));
   EXPECT_EQ(tuned.values, range_values(n));
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)

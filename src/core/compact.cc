@@ -16,8 +16,8 @@ namespace {
 // The bytes of many strings copied from read buffers, and where each was read from.
 class CompactedStrings final : public Buffer {
  public:
-  explicit CompactedStrings(size_t size)
-      : Buffer(nullptr, size, MemoryKind::kHost, -1), bytes_(new char[size]) {
+  CompactedStrings(size_t size, size_t strings)
+      : Buffer(nullptr, size, MemoryKind::kHost, -1), bytes_(new char[size]), origins_(strings) {
     data_ = bytes_.get();
   }
 
@@ -29,7 +29,6 @@ class CompactedStrings final : public Buffer {
     origins_.add(at, s.size(), origin, offset);
     return dst;
   }
-  void reserve(size_t strings) { origins_.reserve(strings); }
 
   const std::shared_ptr<const ByteOrigin>* origin_at(const char* p,
                                                      uint64_t* offset) const override {
@@ -90,8 +89,7 @@ size_t compact_elements(const std::vector<Element*>& elements, size_t max_ratio)
     }
   }
   if (chosen.empty()) return 0;
-  auto copies = std::make_shared<CompactedStrings>(bytes);
-  copies->reserve(strings);
+  auto copies = std::make_shared<CompactedStrings>(bytes, strings);
   auto storage = std::make_shared<BytesStorage>(strings);
   const std::shared_ptr<const Buffer> owner = copies;
   size_t at = 0;

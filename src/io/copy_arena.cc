@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <mutex>
 #include <utility>
 
 #include "core/copied_origins.h"
@@ -12,9 +11,6 @@
 namespace dinput {
 
 // An arena's memory (a huge page or a heap block) and the origins of the copies in it.
-// Records copied into an arena are handed out while later ones are still copied in, and an
-// error message may look an origin up on another thread meanwhile: the notes take a lock
-// (a copy is the rare path: after a skip, or in a restore).
 class CopyArena::Arena final : public Buffer {
  public:
   explicit Arena(std::shared_ptr<Buffer> memory)
@@ -22,8 +18,6 @@ class CopyArena::Arena final : public Buffer {
 
   void note(const char* copy, size_t size, const std::shared_ptr<const ByteOrigin>* origin,
             uint64_t offset) {
-    if (!origin || !*origin) return;
-    std::lock_guard<std::mutex> lock(mu_);
     origins_.add(place(copy), size, origin, offset);
   }
 
@@ -31,7 +25,6 @@ class CopyArena::Arena final : public Buffer {
                                                      uint64_t* offset) const override {
     const auto* begin = static_cast<const char*>(data_);
     if (p < begin || p > begin + size_) return nullptr;
-    std::lock_guard<std::mutex> lock(mu_);
     return origins_.find(place(p), offset);
   }
 
@@ -41,7 +34,6 @@ class CopyArena::Arena final : public Buffer {
   }
 
   std::shared_ptr<Buffer> memory_;
-  mutable std::mutex mu_;
   CopiedOrigins origins_;
 };
 

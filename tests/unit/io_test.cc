@@ -8,15 +8,18 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "data/datasets.h"
 #include "data/iterator.h"
 #include "data/nodes.h"
+#include "io/copy_arena.h"
 #include "io/file_sources.h"
 #include "io/huge_pages.h"
 #include "io/input_stream.h"
@@ -130,6 +133,69 @@ TEST(ChunkPool, KeepsAFewDecodersForTheNextStreams) {
     pool->keep_decoder(&b, count_destroyed);
   }
   EXPECT_EQ(destroyed, 3);
+}
+
+// Every copy in an arena knows where it was read from, found by any byte of it, also while
+// later copies go in (and the notes move to larger arrays) on another thread, and across
+// arenas. An empty copy has a place of its own.
+TEST(CopyArena, EveryCopyNamesWhereItWasReadAcrossArenasAndThreads) {
+  auto file = std::make_shared<ByteOrigin>();
+  file->path = std::make_shared<const std::string>("small.tfrecord");
+  const std::shared_ptr<const ByteOrigin> origin = file;
+  constexpr int kCopies = 40000;
+  const std::string bytes(8, 'x');
+  CopyArena arena;
+  struct Copy {
+    const char* at;
+    std::shared_ptr<Buffer> arena;
+  };
+  std::vector<Copy> copies;
+  copies.reserve(kCopies + 1);
+  std::atomic<size_t> published{0};
+  std::atomic<bool> wrong{false};
+  // Looks up the copies published so far while the others are made.
+  std::thread reader([&] {
+    while (published.load(std::memory_order_acquire) < kCopies) {
+      const size_t n = published.load(std::memory_order_acquire);
+      if (n == 0) continue;
+      uint64_t offset = 0;
+      const Copy& c = copies[n - 1];
+      const auto* o = c.arena->origin_at(c.at + 3, &offset);
+      if (!o || *o != origin || offset != 1000 + 16 * (n - 1) + 3) wrong = true;
+    }
+  });
+  for (int i = 0; i < kCopies; ++i) {
+    const char* at = arena.copy(bytes.data(), bytes.size(), /*huge=*/false, &origin,
+                                1000 + 16 * static_cast<uint64_t>(i));
+    copies.push_back(Copy{at, arena.buffer()});
+    published.store(copies.size(), std::memory_order_release);
+  }
+  reader.join();
+  EXPECT_FALSE(wrong) << "a copy's origin was wrong while copies went in";
+  const char* empty = arena.copy(bytes.data(), 0, /*huge=*/false, &origin, 7);
+  const char* after = arena.copy(bytes.data(), 8, /*huge=*/false, &origin, 9);
+  EXPECT_NE(empty, after) << "an empty copy shares its place with the next";
+
+  size_t arenas = 1;
+  for (int i = 0; i < kCopies; ++i) {
+    SCOPED_TRACE(i);
+    if (i > 0 && copies[i].arena != copies[i - 1].arena) ++arenas;
+    for (size_t byte : {size_t{0}, size_t{7}}) {
+      uint64_t offset = 0;
+      const auto* o = copies[i].arena->origin_at(copies[i].at + byte, &offset);
+      ASSERT_NE(o, nullptr);
+      EXPECT_EQ(*o, origin);
+      EXPECT_EQ(offset, 1000 + 16 * static_cast<uint64_t>(i) + byte);
+    }
+  }
+  // A 256 KiB heap arena holds 32,768 copies of 8 bytes.
+  EXPECT_EQ(arenas, 2u);
+  uint64_t offset = 0;
+  ASSERT_NE(arena.buffer()->origin_at(empty, &offset), nullptr);
+  EXPECT_EQ(offset, 7u);
+  // Bytes copied without an origin have none.
+  const char* unknown = arena.copy(bytes.data(), 8, /*huge=*/false);
+  EXPECT_EQ(arena.buffer()->origin_at(unknown, &offset), nullptr);
 }
 
 std::vector<std::string> lines(const DatasetPtr& ds) {

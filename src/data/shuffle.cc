@@ -10,6 +10,7 @@
 // their addresses and read one by one. Over records of one size the addresses of the whole
 // buffer follow from a few segments of the input, and the restore reads it all by address.
 #include <algorithm>
+#include <atomic>
 #include <deque>
 #include <exception>
 #include <new>
@@ -35,6 +36,7 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
  public:
   int64_t buffered() const override { return static_cast<int64_t>(buffer_.size()); }
   int64_t buffer_capacity() const override { return static_cast<int64_t>(capacity_); }
+  void count_copies_into(std::atomic<int64_t>* bytes) override { copied_bytes_ = bytes; }
 
   // input_size: the input's cardinality (negative: infinite or unknown), which bounds what a
   // restored state may claim to have read (the draws are replayed one by one).
@@ -299,7 +301,8 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
       if (index_[slot] >= compacted_below_ && index_[slot] < below)
         compacting_.push_back(&buffer_[slot]);
     try {
-      compact_elements(compacting_, 8 * capacity_);
+      const size_t copied = compact_elements(compacting_, 8 * capacity_);
+      if (copied_bytes_) bump(*copied_bytes_, static_cast<int64_t>(copied));
     } catch (const std::bad_alloc&) {
       // Only memory is at stake: the records not copied yet stay views, and the element
       // drawn is still delivered.
@@ -759,7 +762,8 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
   // runs again once next_compaction_ elements have been drawn.
   int64_t compacted_below_ = 0;
   int64_t next_compaction_ = 0;
-  std::vector<Element*> compacting_;  // compact_long_held's, reused
+  std::atomic<int64_t>* copied_bytes_ = nullptr;  // its stage's counter (count_copies_into)
+  std::vector<Element*> compacting_;              // compact_long_held's, reused
   InputSnapshots snapshots_;
   // Over an addressable input: the segments, oldest first, of the input elements
   // [segments_from_, read_).

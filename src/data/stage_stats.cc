@@ -256,6 +256,8 @@ class StageDataset final : public Dataset {
     std::unique_ptr<Iterator> inner = input_->make_iterator(staged);
     std::shared_ptr<StageCounters> counters = stage_.attach();
     const bool inner_counts = inner->count_output_into(&counters->elements, &counters->bytes);
+    if (auto* buffered = dynamic_cast<BufferedIterator*>(inner.get()))
+      buffered->count_copies_into(&counters->copied_bytes);
     auto staged_as = [&](auto watch, auto counts) -> std::unique_ptr<Iterator> {
       return std::make_unique<StageIterator<decltype(watch)::value, decltype(counts)::value>>(
           std::move(inner), stage_, stats_, std::move(counters));
@@ -365,6 +367,7 @@ void StageCounters::add(const StageCounters& o) {
   plus(corrupt_records, o.corrupt_records);
   plus(fill_samples, o.fill_samples);
   plus(fill_sum, o.fill_sum);
+  plus(copied_bytes, o.copied_bytes);
   fill_max.store(std::max(fill_max.load(kRelaxed), o.fill_max.load(kRelaxed)), kRelaxed);
   if (o.fill_samples.load(kRelaxed) > 0) {
     fill_last.store(o.fill_last.load(kRelaxed), kRelaxed);
@@ -541,7 +544,8 @@ std::string PipelineStats::to_json(int worker) const {
                      {"mean_fill", static_cast<double>(c.fill_sum.load(kRelaxed)) /
                                        static_cast<double>(samples)},
                      {"max_fill", c.fill_max.load(kRelaxed)},
-                     {"last_fill", c.fill_last.load(kRelaxed)}};
+                     {"last_fill", c.fill_last.load(kRelaxed)},
+                     {"copied_bytes", c.copied_bytes.load(kRelaxed)}};
     else
       s["buffer"] = nullptr;
     s["autotune"] = knobs_json(knobs, info.id);

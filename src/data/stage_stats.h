@@ -30,6 +30,10 @@ class BufferedIterator {
   virtual int64_t buffered() const = 0;
   // The most it holds (-1: no fixed bound).
   virtual int64_t buffer_capacity() const = 0;
+  // An iterator that copies the bytes of elements it holds so that the read buffers they
+  // view can go (a shuffle: docs/records.md, "Memory behind a shuffle") adds the bytes it
+  // copies to `bytes` from now on. Only its own thread writes it (bump).
+  virtual void count_copies_into(std::atomic<int64_t>* bytes) { (void)bytes; }
 };
 
 // What one iterator instance of a stage counted. Written by the one thread that calls that
@@ -50,6 +54,7 @@ struct StageCounters {
   std::atomic<int64_t> fill_max{0};
   std::atomic<int64_t> fill_last{0};
   std::atomic<int64_t> capacity{-1};
+  std::atomic<int64_t> copied_bytes{0};  // BufferedIterator::count_copies_into
 
   void add(const StageCounters& o);
 };

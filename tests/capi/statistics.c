@@ -297,9 +297,9 @@ static void test_record_bytes(void) {
 
 /* A shuffle copies out the records it has held longest, so that the read buffers they view
  * can go (docs/records.md, "Memory behind a shuffle"): its buffer reports the bytes copied.
- * 20,000 records of 100 bytes fill 2 read buffers of 2 MiB; a buffer of 3,000 copies about
- * one record in seven, each of 100 bytes. Without the shuffle's copies, or with a
- * mapped file (whose pages are the page cache's), it reports none. */
+ * 20,000 records of 100 bytes fill 2 read buffers of 2 MiB; a buffer of 3,000 (seed 1) copies
+ * 1,651 of them. Elements of a mapped file (whose pages are the page cache's) are not copied,
+ * and nothing is reported. */
 static void test_shuffle_copies(void) {
   char dir[] = "/tmp/dinput_capi_statistics_XXXXXX", path[256], buf[4096], record[100];
   const char* files[1];

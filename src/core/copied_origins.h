@@ -11,18 +11,19 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <utility>
+#include <vector>
 
 #include "core/buffer.h"
 
 namespace dinput {
 
 // One thread adds notes while others may look them up: the copies of an arena are handed
-// out while later ones are still copied in, and an error message about one of them may be
-// written on another thread meanwhile. Adding a note is a few stores: the note is written
-// past the published count, then the count is published. Only moving the notes to a larger
-// array takes the lock, which a lookup holds throughout (lookups are for error messages).
+// out while later ones are still copied in, and an error message (or a shuffle's compaction,
+// which keeps the origins of what it copies) may look one up on another thread meanwhile.
+// Neither side locks. A note is written past the published count, then the count is
+// published; when the notes move to a larger array, the old one is kept until the end, so a
+// lookup that still reads it finds every note it counted there.
 class CopiedOrigins {
  public:
   explicit CopiedOrigins(size_t expected = 0) { grow(std::max<size_t>(expected, 16)); }
@@ -35,23 +36,21 @@ class CopiedOrigins {
            uint64_t offset) {
     if (!origin || !*origin) return;
     const size_t n = count_.load(std::memory_order_relaxed);
-    if (n == capacity_) {
-      std::lock_guard<std::mutex> lock(mu_);
-      grow(2 * capacity_);
-    }
+    if (n == capacity_) grow(2 * capacity_);
     // The copies of one buffer come from a few files: each origin is kept once, in a deque,
     // whose elements stay where they are as it grows (a lookup hands out their addresses).
     if (origins_.empty() || origins_.back() != *origin) origins_.push_back(*origin);
-    pieces_[n] = Piece{at, size, offset, &origins_.back()};
+    arrays_.back()[n] = Piece{at, size, offset, &origins_.back()};
     count_.store(n + 1, std::memory_order_release);
   }
 
   // The origin of the byte at `at`, with *offset set to that byte's offset in its file;
   // nullptr when no copy noted there holds it.
   const std::shared_ptr<const ByteOrigin>* find(size_t at, uint64_t* offset) const {
-    std::lock_guard<std::mutex> lock(mu_);
-    const Piece* begin = pieces_.get();
-    const Piece* end = begin + count_.load(std::memory_order_acquire);
+    // The count first: the array published before it holds every note it counts.
+    const size_t n = count_.load(std::memory_order_acquire);
+    const Piece* begin = pieces_.load(std::memory_order_acquire);
+    const Piece* end = begin + n;
     const Piece* it =
         std::upper_bound(begin, end, at, [](size_t a, const Piece& piece) { return a < piece.at; });
     if (it == begin) return nullptr;
@@ -70,20 +69,22 @@ class CopiedOrigins {
     uint64_t offset;  // where it was read from, in the file its origin names
     const std::shared_ptr<const ByteOrigin>* origin;  // in origins_
   };
-  // Under mu_ (or in the constructor): no lookup reads the notes while they move.
   void grow(size_t capacity) {
     auto larger = std::make_unique<Piece[]>(capacity);
     const size_t n = count_.load(std::memory_order_relaxed);
-    std::move(pieces_.get(), pieces_.get() + n, larger.get());
-    pieces_ = std::move(larger);
+    if (!arrays_.empty()) std::copy(arrays_.back().get(), arrays_.back().get() + n, larger.get());
+    pieces_.store(larger.get(), std::memory_order_release);
+    arrays_.push_back(std::move(larger));
     capacity_ = capacity;
   }
 
-  mutable std::mutex mu_;
-  std::unique_ptr<Piece[]> pieces_;
-  size_t capacity_ = 0;
+  std::atomic<const Piece*> pieces_{nullptr};  // the newest array, for lookups
   std::atomic<size_t> count_{0};
-  std::deque<std::shared_ptr<const ByteOrigin>> origins_;  // the writer's own
+  // The writer's own: every array the notes had (the last is the newest; the others may
+  // still be read by a lookup that began before a move), its capacity, the origins.
+  std::vector<std::unique_ptr<Piece[]>> arrays_;
+  size_t capacity_ = 0;
+  std::deque<std::shared_ptr<const ByteOrigin>> origins_;
 };
 
 }  // namespace dinput

@@ -13,8 +13,12 @@ namespace dinput {
 // An arena's memory (a huge page or a heap block) and the origins of the copies in it.
 class CopyArena::Arena final : public Buffer {
  public:
-  explicit Arena(std::shared_ptr<Buffer> memory)
-      : Buffer(memory->data(), memory->size(), MemoryKind::kHost, -1), memory_(std::move(memory)) {}
+  // Room for the notes of copies the size of `first`, the arena's first (they move to a
+  // larger array only when later copies are smaller).
+  Arena(std::shared_ptr<Buffer> memory, size_t first)
+      : Buffer(memory->data(), memory->size(), MemoryKind::kHost, -1),
+        memory_(std::move(memory)),
+        origins_(size_ / std::max<size_t>(first, 64) + 1) {}
 
   void note(const char* copy, size_t size, const std::shared_ptr<const ByteOrigin>* origin,
             uint64_t offset) {
@@ -44,7 +48,7 @@ const char* CopyArena::copy(const char* data, size_t size, bool huge,
     std::shared_ptr<Buffer> memory =
         huge && size <= kHugeArenaBytes / 8 ? make_huge_arena() : nullptr;
     if (!memory) memory = allocate_host(std::max(kHeapArenaBytes, size));
-    auto arena = std::make_shared<Arena>(std::move(memory));
+    auto arena = std::make_shared<Arena>(std::move(memory), size);
     notes_ = arena.get();
     arena_ = std::move(arena);
     used_ = 0;

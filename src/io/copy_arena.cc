@@ -44,7 +44,7 @@ class CopyArena::Arena final : public Buffer {
 const char* CopyArena::copy(const char* data, size_t size, bool huge,
                             const std::shared_ptr<const ByteOrigin>* origin, uint64_t offset) {
   constexpr size_t kHeapArenaBytes = size_t{256} << 10;
-  if (!arena_ || arena_->size() - used_ < size) {
+  if (!arena_ || arena_->size() - used_ < std::max<size_t>(size, 1)) {
     std::shared_ptr<Buffer> memory =
         huge && size <= kHugeArenaBytes / 8 ? make_huge_arena() : nullptr;
     if (!memory) memory = allocate_host(std::max(kHeapArenaBytes, size));

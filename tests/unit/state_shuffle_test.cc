@@ -213,6 +213,38 @@ TEST_F(ShuffleRestore, EveryRecordNamesWhereItWasReadAfterARestoreOrASkip) {
   }
 }
 
+// Records longer than the tail a restore reads after each address (4 KiB) are read alone;
+// they too name where they were read from.
+TEST_F(ShuffleRestore, LongRecordsReadAloneNameWhereTheyWereRead) {
+  const std::string f = path("long");
+  std::vector<uint64_t> offsets;
+  {
+    RecordWriter w(f, Compression::kNone, 0);
+    uint64_t at = 0;
+    for (int i = 0; i < 120; ++i) {
+      char index[8];
+      std::snprintf(index, sizeof index, "r%06d", i);
+      const std::string record = index + std::string(5000 - 7, 'p');
+      w.write(record.data(), record.size());
+      offsets.push_back(at);
+      at += 16 + record.size();
+    }
+    w.close();
+  }
+  DatasetPtr ds = make_shuffle(make_records({f}, Compression::kNone, 0), 16, 3, false);
+  auto located = [](const Element& e) {
+    return std::string(e.at(0).string(0).substr(0, 7)) + describe_origin(e.at(0), 0);
+  };
+  for (size_t saved : {size_t{0}, size_t{30}, size_t{80}}) {
+    const std::vector<std::string> all = test::resumed_as(ds, saved, located);
+    ASSERT_EQ(all.size(), 120u) << "saved after " << saved;
+    for (const std::string& s : all)
+      EXPECT_EQ(s.substr(7), " from '" + f + "' at byte offset " +
+                                 std::to_string(offsets[static_cast<size_t>(index_of(s))]))
+          << s.substr(0, 7) << ", saved after " << saved;
+  }
+}
+
 // The records delivered before a save are passed over by their headers: damaging their data
 // afterwards changes nothing that is delivered, and the restore does not read it.
 TEST_F(ShuffleRestore, DeliveredRecordsAreNotCheckedAgain) {

@@ -1299,6 +1299,27 @@ def flat_map_reader(ctx):
 script_case("batching.flat_map_reader", flat_map_reader)
 
 
+def shuffle_copies_in_stats(ctx):
+    """bench --stats: a shuffle that copies records out of its oldest read buffers says how
+    many bytes it copied (docs/records.md, "Memory behind a shuffle"); one over integers,
+    which view no read buffer, says nothing of copies."""
+    framed = [tfrecord_bytes([bytes([97 + i]) * 100]) for i in range(26)]
+    path = ctx.write_file("many.rec", b"".join(framed[i % 26] for i in range(20000)))
+    code, out, err = ctx.call("bench", "--stats", "records(%s).shuffle(3000, seed=1)" % q(path))
+    rows = [line for line in out.splitlines() if " shuffle " in line]
+    copied = re.search(r", copied (\d+) B$", rows[0]) if len(rows) == 1 else None
+    if code != 0 or err or not copied or int(copied.group(1)) % 100 or \
+            not 100000 <= int(copied.group(1)) <= 500000:
+        raise CaseFailure("bench --stats: no shuffle row with 1,000 to 5,000 records' bytes "
+                          "copied: %r" % out)
+    code, out, err = ctx.call("bench", "--stats", "range(100).shuffle(10)")
+    if code != 0 or err or "copied" in out:
+        raise CaseFailure("bench --stats over integers: %r" % out)
+
+
+script_case("stats.shuffle_copies", shuffle_copies_in_stats)
+
+
 def reader_names_file_policy(ctx):
     # File names given as a tensor: FILE sharding shards the names that interleave's reader
     # opens, so worker w reads files w and w+2.

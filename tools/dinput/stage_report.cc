@@ -84,9 +84,15 @@ std::string stage_table(const std::vector<JsonObject>& workers) {
       for (size_t i = stages.size(); i-- > 0;) {
         const JsonObject& s = stages[i];
         std::string buffer = "-";
-        if (!s["buffer"].is_null())
-          buffer = format("%.1f/%lld", s["buffer"]["mean_fill"].get<double>(),
-                          static_cast<long long>(s["buffer"]["capacity"].get<int64_t>()));
+        if (!s["buffer"].is_null()) {
+          const JsonObject& b = s["buffer"];
+          buffer = format("%.1f/%lld", b["mean_fill"].get<double>(),
+                          static_cast<long long>(b["capacity"].get<int64_t>()));
+          // A shuffle's copies out of its oldest read buffers (docs/records.md).
+          if (b.contains("copied_bytes") && b["copied_bytes"].get<int64_t>() > 0)
+            buffer +=
+                format(", copied %lld B", static_cast<long long>(b["copied_bytes"].get<int64_t>()));
+        }
         out += format("%-6d %-8zu %-5d %-22s %12lld %14lld %12.3f %12.3f %s\n", worker, p,
                       s["id"].get<int>(), s["name"].get<std::string>().c_str(),
                       static_cast<long long>(s["elements"].get<int64_t>()),

@@ -14,9 +14,8 @@ namespace {
 
 constexpr auto kRelaxed = std::memory_order_relaxed;
 
-// Timing every call costs two clock reads per element and stage; one call in kSampleEvery is
-// timed instead and the totals are scaled (elements and bytes are always exact).
-constexpr int64_t kSampleEvery = 64;
+// Timing every call costs two clock reads per element and stage; about one call in 64 is
+// timed instead (CallSampler) and the totals are scaled (elements and bytes are always exact).
 
 // Small numbers for the threads that appear in traces.
 std::atomic<int32_t> g_next_thread{0};
@@ -101,7 +100,7 @@ class StageIterator final : public Iterator {
         stats_(*keep_),
         counters_(std::move(counters)),
         skipped_(&stats_.counters()->corrupt_records_skipped),
-        mask_(stats_.tracing() ? 0 : kSampleEvery - 1) {}
+        sampler_(stats_.tracing(), 0x9e3779b97f4a7c15ull + static_cast<uint64_t>(stage.id)) {}
   ~StageIterator() override { stage_.detach(counters_); }
 
   // The calls that are not timed (63 in 64) take the short path: one virtual call into this
@@ -112,9 +111,11 @@ class StageIterator final : public Iterator {
     StageCounters& c = *counters_;
     const int64_t n = c.calls.load(kRelaxed);
     c.calls.store(n + 1, kRelaxed);
-    if (__builtin_expect((n & mask_) == 0, 0))
+    if (__builtin_expect(n == next_timed_, 0)) {
+      next_timed_ = sampler_.after(n);
       return timed_call([&] { return inner_->next(out); },
-                        [&](bool got) { return got ? int64_t{1} : int64_t{0}; }, out);
+                        [&](bool got) { return got ? int64_t{1} : int64_t{0}; }, out, n == 0);
+    }
     if constexpr (kInnerCounts && !kWatchSkips) return inner_->next(out);
     const int64_t corrupt_before = corrupt_seen();
     const bool got = inner_->next(out);
@@ -127,9 +128,10 @@ class StageIterator final : public Iterator {
     const int64_t calls = c.calls.load(kRelaxed);
     c.calls.store(calls + 1, kRelaxed);
     int64_t rows = 0;
-    if ((calls & mask_) == 0) {
+    if (calls == next_timed_) {
+      next_timed_ = sampler_.after(calls);
       timed_call([&] { return (rows = inner_->next_batch(n, out)) > 0; },
-                 [&](bool) { return rows; }, out);
+                 [&](bool) { return rows; }, out, calls == 0);
       return rows;
     }
     if constexpr (kInnerCounts && !kWatchSkips) return inner_->next_batch(n, out);
@@ -183,11 +185,12 @@ class StageIterator final : public Iterator {
     }
   }
 
-  // A timed call (one in kSampleEvery, every call with a trace; its `calls` already counted):
-  // runs `produce` (true: produced), counting `count(got)` elements and their bytes, its
-  // time, the trace event and the buffer's fill.
+  // A timed call (the first, then about one in 64, every call with a trace; its `calls`
+  // already counted): runs `produce` (true: produced), counting `count(got)` elements and
+  // their bytes, its time (apart for the `first` call), the trace event and the buffer's fill.
   template <typename Produce, typename Count>
-  __attribute__((noinline)) bool timed_call(Produce&& produce, Count&& count, Element& out) {
+  __attribute__((noinline)) bool timed_call(Produce&& produce, Count&& count, Element& out,
+                                            bool first) {
     StageCounters& c = *counters_;
     // Whether the consumer stage reads this one on its own thread (synchronously): decided on
     // the timed calls only, from the thread of the consumer's last timed call, so that the
@@ -201,10 +204,14 @@ class StageIterator final : public Iterator {
     const bool got = produce();
     const int64_t took = stats_.now_ns() - begin;
     bump(c.timed_calls, 1);
-    bump(c.timed_ns, took);
-    if (sync) {
-      bump(c.sync_timed_calls, 1);
-      bump(c.sync_timed_ns, took);
+    if (sync) bump(c.sync_timed_calls, 1);
+    if (first) {
+      bump(c.first_calls, 1);
+      bump(c.first_ns, took);
+      if (sync) bump(c.sync_first_ns, took);
+    } else {
+      bump(c.timed_ns, took);
+      if (sync) bump(c.sync_timed_ns, took);
     }
     if (TraceRing* trace = stats_.trace())
       trace->add(
@@ -229,7 +236,8 @@ class StageIterator final : public Iterator {
   std::shared_ptr<StageCounters> counters_;
   // The pipeline's count of skipped corrupt records (watched with kWatchSkips).
   const std::atomic<int64_t>* skipped_;
-  int64_t mask_;
+  CallSampler sampler_;
+  int64_t next_timed_ = 0;  // the next call to time (the first is)
 };
 
 // The transparent node: the same elements, spec, cardinality and options as its input.
@@ -347,6 +355,19 @@ Json knobs_json(const std::vector<std::shared_ptr<Knob>>& knobs, int id) {
 }
 
 // A stage's input read mostly on another thread (behind prefetch, or a read-ahead).
+// The time of a stage's calls, from its counters: the first calls' `first` exactly, the
+// others' sampled `timed` scaled to all of them (the sync_* pair: the calls made on the
+// consumer stage's thread, whose share of all calls is estimated from the timed ones). A
+// stage of a few calls may have no sample beyond its first calls: those stand for the rest.
+int64_t stage_ns(const StageCounters& c, const std::atomic<int64_t>& first,
+                 const std::atomic<int64_t>& timed) {
+  const int64_t firsts = c.first_calls.load(kRelaxed);
+  const int64_t samples = c.timed_calls.load(kRelaxed) - firsts;
+  const int64_t rest = c.calls.load(kRelaxed) - firsts;
+  const int64_t f = first.load(kRelaxed);
+  return f + (samples > 0 ? scaled(timed.load(kRelaxed), samples, rest) : scaled(f, firsts, rest));
+}
+
 bool read_in_background(const StageCounters& c) {
   return c.timed_calls.load(kRelaxed) > 2 * c.sync_timed_calls.load(kRelaxed);
 }
@@ -364,6 +385,9 @@ void StageCounters::add(const StageCounters& o) {
   plus(timed_ns, o.timed_ns);
   plus(sync_timed_calls, o.sync_timed_calls);
   plus(sync_timed_ns, o.sync_timed_ns);
+  plus(first_calls, o.first_calls);
+  plus(first_ns, o.first_ns);
+  plus(sync_first_ns, o.sync_first_ns);
   plus(corrupt_records, o.corrupt_records);
   plus(fill_samples, o.fill_samples);
   plus(fill_sum, o.fill_sum);
@@ -414,7 +438,7 @@ std::vector<TraceEvent> TraceRing::events(int64_t* dropped) const {
 }
 
 PipelineStats::PipelineStats(std::shared_ptr<IteratorStats> counters, size_t trace_capacity)
-    : counters_(std::move(counters)) {
+    : counters_(std::move(counters)), consumer_sampler_(trace_capacity > 0, 0x2545f4914f6cdd1dull) {
   if (trace_capacity > 0) trace_ = std::make_unique<TraceRing>(trace_capacity);
 }
 
@@ -435,12 +459,14 @@ size_t PipelineStats::num_stages() const {
   return stages_.size();
 }
 
-// The consumer's calls are sampled as the stages' are: one call in kSampleEvery is timed (all
-// of them with a trace), and so is the gap from its end to the start of the next call, since a
+// The consumer's calls are sampled as the stages' are: the first call (counted apart: it
+// waits for the pipeline to start) and about one in 64 after it are timed (all of them with a
+// trace), and so is the gap from a timed call's end to the start of the next call, since a
 // clock read costs as much as a whole get_next of a small element.
 void PipelineStats::consumer_begin() {
   const int64_t n = calls_.load(kRelaxed);
-  timing_call_ = trace_ != nullptr || n % kSampleEvery == 0;
+  timing_call_ = n == next_timed_call_;
+  if (timing_call_) next_timed_call_ = consumer_sampler_.after(n);
   if (!timing_call_ && last_end_ < 0) return;
   call_begin_ = now_ns();
   if (last_end_ >= 0) {
@@ -451,11 +477,16 @@ void PipelineStats::consumer_begin() {
 }
 
 void PipelineStats::consumer_end() {
-  bump(calls_, 1);
+  const int64_t n = calls_.load(kRelaxed);
+  calls_.store(n + 1, kRelaxed);
   if (!timing_call_) return;
   last_end_ = now_ns();
-  bump(wait_ns_, last_end_ - call_begin_);
-  bump(timed_calls_, 1);
+  if (n == 0) {
+    first_wait_ns_.store(last_end_ - call_begin_, kRelaxed);
+  } else {
+    bump(wait_ns_, last_end_ - call_begin_);
+    bump(timed_calls_, 1);
+  }
   if (trace_) trace_->add(TraceEvent{-1, thread_index(), call_begin_, last_end_ - call_begin_, 1});
 }
 
@@ -492,7 +523,14 @@ std::string PipelineStats::to_json(int worker) const {
   if (worker >= 0) doc["worker"] = worker;
   doc["elapsed_ns"] = now_ns();
   const int64_t calls = calls_.load(kRelaxed);
-  const int64_t wait = scaled(wait_ns_.load(kRelaxed), timed_calls_.load(kRelaxed), calls);
+  // The first call's wait exactly, the others' scaled from their samples (or from the first,
+  // when a short run has none).
+  const int64_t first_wait = first_wait_ns_.load(kRelaxed);
+  const int64_t rest = std::max<int64_t>(calls - 1, 0);
+  const int64_t wait =
+      first_wait + (timed_calls_.load(kRelaxed) > 0
+                        ? scaled(wait_ns_.load(kRelaxed), timed_calls_.load(kRelaxed), rest)
+                        : scaled(first_wait, 1, rest));
   const int64_t between = scaled(between_ns_.load(kRelaxed), timed_gaps_.load(kRelaxed),
                                  std::max<int64_t>(calls - 1, 0));
   doc["consumer"] = {
@@ -511,14 +549,13 @@ std::string PipelineStats::to_json(int worker) const {
     const StageInfo& info = *stages[i];
     const StageCounters& c = totals[i];
     const int64_t calls = c.calls.load(kRelaxed);
-    const int64_t time = scaled(c.timed_ns.load(kRelaxed), c.timed_calls.load(kRelaxed), calls);
+    const int64_t time = stage_ns(c, c.first_ns, c.timed_ns);
     int64_t input_wait = 0;
     bool waits_on_buffer = false;
     for (int in : info.inputs) {
       const StageCounters& ic = totals[static_cast<size_t>(in)];
       // The synchronous calls' share of all calls is estimated from the timed ones.
-      input_wait += scaled(ic.sync_timed_ns.load(kRelaxed), ic.timed_calls.load(kRelaxed),
-                           ic.calls.load(kRelaxed));
+      input_wait += stage_ns(ic, ic.sync_first_ns, ic.sync_timed_ns);
       waits_on_buffer = waits_on_buffer || read_in_background(ic);
     }
     // A stage whose input runs on another thread spends its own time waiting for it.

@@ -14,9 +14,6 @@ namespace {
 
 constexpr auto kRelaxed = std::memory_order_relaxed;
 
-// Timing every call costs two clock reads per element and stage; about one call in 64 is
-// timed instead (CallSampler) and the totals are scaled (elements and bytes are always exact).
-
 // Small numbers for the threads that appear in traces.
 std::atomic<int32_t> g_next_thread{0};
 thread_local int32_t tls_thread = -1;
@@ -354,7 +351,6 @@ Json knobs_json(const std::vector<std::shared_ptr<Knob>>& knobs, int id) {
   return out.empty() ? Json(nullptr) : out;
 }
 
-// A stage's input read mostly on another thread (behind prefetch, or a read-ahead).
 // The time of a stage's calls, from its counters: the first calls' `first` exactly, the
 // others' sampled `timed` scaled to all of them (the sync_* pair: the calls made on the
 // consumer stage's thread, whose share of all calls is estimated from the timed ones). A
@@ -368,6 +364,7 @@ int64_t stage_ns(const StageCounters& c, const std::atomic<int64_t>& first,
   return f + (samples > 0 ? scaled(timed.load(kRelaxed), samples, rest) : scaled(f, firsts, rest));
 }
 
+// A stage's input read mostly on another thread (behind prefetch, or a read-ahead).
 bool read_in_background(const StageCounters& c) {
   return c.timed_calls.load(kRelaxed) > 2 * c.sync_timed_calls.load(kRelaxed);
 }

@@ -36,11 +36,13 @@ class BufferedIterator {
   virtual void count_copies_into(std::atomic<int64_t>* bytes) { (void)bytes; }
 };
 
-// Which calls to time: the first, then one after a gap drawn uniformly from 1 to 127 calls
-// (64 on average), or every call while tracing. Gaps that vary keep the samples out of step
-// with costs that come every so many calls (a reader's group of 48 records, a batch of
-// 256): timing every 64th call, a reader's parse of a group fell in one timed call in three
-// instead of one in 48, and its time came out 16 times too long.
+// Which calls to time (timing one costs two clock reads, as much as a cheap stage's whole
+// call; the totals are scaled, and elements and bytes are always exact): the first, then one
+// after a gap drawn uniformly from 1 to 127 calls (64 on average), or every call while
+// tracing. Gaps that vary keep the samples out of step with costs that come every so many
+// calls (a reader's group of 48 records, a batch of 256): timing every 64th call, a reader's
+// parse of a group fell in one timed call in three instead of one in 48, and its time came
+// out 16 times too long.
 class CallSampler {
  public:
   CallSampler(bool every_call, uint64_t seed) : every_call_(every_call), state_(seed | 1) {}

@@ -14,10 +14,10 @@ namespace dinput {
 namespace {
 
 // The bytes of many strings copied from read buffers, and where each was read from.
-class CompactedStrings final : public Buffer {
+class CompactedStrings final : public BufferOfCopies {
  public:
   CompactedStrings(size_t size, size_t strings)
-      : Buffer(nullptr, size, MemoryKind::kHost, -1), bytes_(new char[size]), origins_(strings) {
+      : BufferOfCopies(nullptr, size, strings), bytes_(new char[size]) {
     data_ = bytes_.get();
   }
 
@@ -26,21 +26,12 @@ class CompactedStrings final : public Buffer {
                   uint64_t offset) {
     char* dst = bytes_.get() + at;
     if (!s.empty()) std::memcpy(dst, s.data(), s.size());
-    origins_.add(at, s.size(), origin, offset);
+    note(dst, s.size(), origin, offset);
     return dst;
-  }
-
-  const std::shared_ptr<const ByteOrigin>* origin_at(const char* p,
-                                                     uint64_t* offset) const override {
-    const auto at = static_cast<size_t>(reinterpret_cast<uintptr_t>(p) -
-                                        reinterpret_cast<uintptr_t>(bytes_.get()));
-    if (p < bytes_.get() || at > size_) return nullptr;
-    return origins_.find(at, offset);
   }
 
  private:
   std::unique_ptr<char[]> bytes_;
-  CopiedOrigins origins_;
 };
 
 // The bytes of the buffers `storage` keeps alive that count (see compact.h).

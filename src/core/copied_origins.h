@@ -87,4 +87,31 @@ class CopiedOrigins {
   std::deque<std::shared_ptr<const ByteOrigin>> origins_;
 };
 
+// A buffer of copies that knows where each came from: Buffer::origin_at reads the notes its
+// owner adds with note() as it copies. The shuffle's compaction (core/compact.cc) and the
+// readers' copy arenas (io/copy_arena.cc) hold their copies in one.
+class BufferOfCopies : public Buffer {
+ public:
+  const std::shared_ptr<const ByteOrigin>* origin_at(const char* p,
+                                                     uint64_t* offset) const override {
+    const auto* begin = static_cast<const char*>(data_);
+    if (p < begin || p > begin + size_) return nullptr;
+    return origins_.find(static_cast<size_t>(p - begin), offset);
+  }
+
+ protected:
+  // `expected`: the copies it will likely hold (their notes are reserved).
+  BufferOfCopies(void* data, size_t size, size_t expected)
+      : Buffer(data, size, MemoryKind::kHost, -1), origins_(expected) {}
+  // The copy at `copy`, of `size` bytes, came from `offset` of the file `origin` names (no
+  // origin: unknown). Copies are noted in the order of their places.
+  void note(const char* copy, size_t size, const std::shared_ptr<const ByteOrigin>* origin,
+            uint64_t offset) {
+    origins_.add(static_cast<size_t>(copy - static_cast<const char*>(data_)), size, origin, offset);
+  }
+
+ private:
+  CopiedOrigins origins_;
+};
+
 }  // namespace dinput

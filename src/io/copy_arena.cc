@@ -11,34 +11,18 @@
 namespace dinput {
 
 // An arena's memory (a huge page or a heap block) and the origins of the copies in it.
-class CopyArena::Arena final : public Buffer {
+class CopyArena::Arena final : public BufferOfCopies {
  public:
   // Room for the notes of copies the size of `first`, the arena's first (they move to a
   // larger array only when later copies are smaller).
   Arena(std::shared_ptr<Buffer> memory, size_t first)
-      : Buffer(memory->data(), memory->size(), MemoryKind::kHost, -1),
-        memory_(std::move(memory)),
-        origins_(size_ / std::max<size_t>(first, 64) + 1) {}
-
-  void note(const char* copy, size_t size, const std::shared_ptr<const ByteOrigin>* origin,
-            uint64_t offset) {
-    origins_.add(place(copy), size, origin, offset);
-  }
-
-  const std::shared_ptr<const ByteOrigin>* origin_at(const char* p,
-                                                     uint64_t* offset) const override {
-    const auto* begin = static_cast<const char*>(data_);
-    if (p < begin || p > begin + size_) return nullptr;
-    return origins_.find(place(p), offset);
-  }
+      : BufferOfCopies(memory->data(), memory->size(),
+                       memory->size() / std::max<size_t>(first, 64) + 1),
+        memory_(std::move(memory)) {}
+  using BufferOfCopies::note;
 
  private:
-  size_t place(const char* p) const {
-    return static_cast<size_t>(p - static_cast<const char*>(data_));
-  }
-
   std::shared_ptr<Buffer> memory_;
-  CopiedOrigins origins_;
 };
 
 const char* CopyArena::copy(const char* data, size_t size, bool huge,

@@ -491,12 +491,8 @@ void RecordsAtOffsets::open(const std::string& path) {
         static_cast<unsigned long long>(st.st_size) <= static_cast<unsigned long long>(SIZE_MAX))
       mapping_ = map_file(fd_, static_cast<size_t>(st.st_size),  // (or read, when it cannot)
                           /*populate=*/false);
-    if (mapping_) {
-      // The mapping's first byte is the file's: its views find their offsets from there.
-      auto whole = std::make_shared<ByteOrigin>(*origin_);
-      whole->anchor = static_cast<const char*>(mapping_->data());
-      mapping_->set_origin(std::move(whole));
-    }
+    // The mapping's first byte is the file's: its views find their offsets from there.
+    if (mapping_) mapping_->set_origin(origin_from(mapping_->data(), 0));
   }
 }
 
@@ -512,6 +508,14 @@ bool RecordsAtOffsets::from_window(uint64_t offset, Tensor& out) {
     return false;
   out = keep(data, static_cast<size_t>(len), offset + kRecordHeaderBytes);
   return true;
+}
+
+std::shared_ptr<const ByteOrigin> RecordsAtOffsets::origin_from(const void* anchor,
+                                                                uint64_t offset) const {
+  auto origin = std::make_shared<ByteOrigin>(*origin_);
+  origin->anchor = static_cast<const char*>(anchor);
+  origin->offset = offset;
+  return origin;
 }
 
 Tensor RecordsAtOffsets::keep(const char* data, size_t size, uint64_t data_at) {
@@ -582,10 +586,7 @@ Tensor RecordsAtOffsets::read(const std::string& path, uint64_t offset) {
     raise(Code::kDataLoss, "records: no record at byte offset ", offset, " of ", quoted(path),
           ": the file ends there (did it change since the iterator state was saved?)");
   // A view of the bytes read, which say where they came from.
-  auto origin = std::make_shared<ByteOrigin>(*origin_);
-  origin->anchor = static_cast<const char*>(bytes->data());
-  origin->offset = offset;
-  bytes->set_origin(std::move(origin));
+  bytes->set_origin(origin_from(bytes->data(), offset));
   Tensor out = Tensor::allocate(DType::kBytes, Shape());
   out.set_string_view(0, view.data, view.size, view.copied ? *view.owner : bytes);
   return out;

@@ -195,6 +195,8 @@ class RecordsAtOffsets {
   // A bytes scalar of the current storage holding [data, data + size), which is at byte
   // `data_at` of the file: a view of the mapping (with map_), else a copy in the arena.
   Tensor keep(const char* data, size_t size, uint64_t data_at);
+  // origin_ for a buffer whose byte `anchor` is at `offset` of the file.
+  std::shared_ptr<const ByteOrigin> origin_from(const void* anchor, uint64_t offset) const;
   std::vector<char> window_;  // bytes of the open file from window_at_ (read, not mapped)
   const char* window_bytes() const {
     return mapping_ ? static_cast<const char*>(mapping_->data()) : window_.data();

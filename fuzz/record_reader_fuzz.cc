@@ -1,7 +1,9 @@
 // Fuzz target of the record-file parser. Each input is read as a plain record file — as one
 // chunk (the memory-mapped path) and cut into small chunks (the streamed path, where
 // records span chunks) — and as a zstd and a gzip stream, each with and without
-// skip_corrupt_records. Besides "no crash, no hang, no leak" (the sanitizers), it checks:
+// skip_corrupt_records (zstd both with its content checksum verified and, as a record file
+// reads it, without, where stored blocks are views of the input). Besides "no crash, no
+// hang, no leak" (the sanitizers), it checks:
 //   - every record returned has correct CRCs (a partly read record is never good);
 //   - the only failure is DATA_LOSS naming the file and a byte offset;
 //   - with skip_corrupt_records nothing fails;
@@ -110,6 +112,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       read(decompress(c, memory_chunks(bytes, size, nullptr, chunk * 7), kMinChunkBytes, pool),
            c == Compression::kZstd ? "zstd" : "gzip", skip);
     }
+    // As a record file opens it: the zstd content checksum left to the record CRCs, so that
+    // stored (raw) blocks are handed out as views of the input rather than decoded.
+    if (compression_supported(Compression::kZstd))
+      read(decompress(Compression::kZstd, memory_chunks(bytes, size, nullptr, chunk * 7),
+                      kMinChunkBytes, pool, /*content_checksum=*/false),
+           "zstd", skip);
   }
   return 0;
 }

@@ -11,6 +11,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <new>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "io/file_error.h"
 #include "io/file_ops.h"
 #include "io/huge_pages.h"
+#include "io/zstd_frame.h"
 
 #ifdef DINPUT_HAVE_ZSTD
 // For ZSTD_d_forceIgnoreChecksum, a parameter of libzstd's advanced API (only the enum
@@ -480,6 +482,8 @@ class CompressedInput {
   }
   // Offset in the compressed file of the piece fetch() returned last.
   uint64_t piece_start() const { return piece_start_; }
+  // What keeps that piece's bytes alive.
+  const std::shared_ptr<const Buffer>& owner() const { return chunk_.owner; }
   void release() {
     in_.reset();
     chunk_ = Chunk{};
@@ -567,13 +571,40 @@ class DecodedChunks : public ChunkSource {
 
 #ifdef DINPUT_HAVE_ZSTD
 
+// Part of another buffer, which it keeps alive: a stored zstd block inside a read chunk. A
+// buffer of its own so that the record reader can note where its bytes are in the
+// decompressed stream (ByteOrigin): the chunk holds several blocks with headers between
+// them, so one note for the whole chunk could not say.
+class BufferPart final : public Buffer {
+ public:
+  BufferPart(const char* data, size_t size, std::shared_ptr<const Buffer> whole)
+      : Buffer(const_cast<char*>(data), size, whole ? whole->kind() : MemoryKind::kHost,
+               whole ? whole->device() : -1),
+        whole_(std::move(whole)) {}
+  bool maps_file() const override { return whole_ && whole_->maps_file(); }
+
+ private:
+  std::shared_ptr<const Buffer> whole_;
+};
+
 // The whole file is one zstd stream of one or more frames (as `zstd` writes, or `cat` of
 // several .zst files). Skippable frames are passed over by libzstd.
+//
+// Stored blocks: zstd writes a block it cannot shrink as a raw block, its bytes as they are.
+// A frame whose first block is raw is read here rather than by libzstd, and its raw blocks
+// are handed out as views of the compressed file's chunks, which saves libzstd's two copies
+// of every byte. At the first block that is not raw, libzstd takes over the rest of the
+// frame (zstd_resume_header), with the frame's last window of bytes as its history. The
+// frame's structure is checked as libzstd checks it (block sizes, content size, a frame
+// cut short); the content checksum is skipped, which is why only callers that do not ask
+// for it get stored blocks (docs/records.md).
 class ZstdChunks final : public DecodedChunks {
  public:
   ZstdChunks(std::unique_ptr<ChunkSource> in, size_t chunk, std::shared_ptr<ChunkPool> pool,
              bool content_checksum)
-      : DecodedChunks(std::move(in), SIZE_MAX, chunk, pool), pool_(std::move(pool)) {
+      : DecodedChunks(std::move(in), SIZE_MAX, chunk, pool),
+        pool_(std::move(pool)),
+        ignore_checksum_(!content_checksum && zstd_can_skip_content_checksum()) {
     // A context of the iterator's previous file, whose window buffer is faulted in already;
     // reset to a fresh context's parameters (its buffers stay).
     if (pool_) dctx_ = static_cast<ZSTD_DCtx*>(pool_->take_decoder());
@@ -597,8 +628,6 @@ class ZstdChunks final : public DecodedChunks {
     // more with XXH64 finds nothing new. A library that refuses the parameter checks.
     if (!content_checksum)
       ZSTD_DCtx_setParameter(dctx_, ZSTD_d_forceIgnoreChecksum, ZSTD_d_ignoreChecksum);
-#else
-    (void)content_checksum;
 #endif
   }
   ~ZstdChunks() override {
@@ -611,12 +640,60 @@ class ZstdChunks final : public DecodedChunks {
 
   bool next(Chunk& out) override {
     if (!more()) return false;
+    for (;;) {
+      if (stored_) {
+        switch (stored_step(out)) {
+          case Step::kView:
+            return true;
+          case Step::kAgain:
+            continue;
+          case Step::kFailed:
+            return deliver(out, 0, false);  // raises the error
+        }
+      }
+      bool stored_next = false;
+      const bool got = decode(out, &stored_next);
+      if (!stored_next) return got;
+    }
+  }
+
+ private:
+  enum class Step { kView, kAgain, kFailed };
+
+  [[noreturn]] static void raise_context_error(size_t rc) {
+    raise(Code::kInternal,
+          "zstd: cannot give the decoder a frame's history: ", ZSTD_getErrorName(rc));
+  }
+  StreamCorrupt corrupt(const char* why) const {
+    return StreamCorrupt(
+        str_cat("zstd: ", ZSTD_getErrorString(ZSTD_error_corruption_detected), " (", why, ")"),
+        false, frame_start_);
+  }
+
+  // libzstd decodes into the current output chunk until it is full or the stream ends.
+  // When a stored frame begins before anything was decoded into the chunk, *stored_next is
+  // set and nothing is delivered; one that begins after some is left for the next call.
+  bool decode(Chunk& out, bool* stored_next) {
+    // A frame that starts here is looked at before an output chunk is taken for it.
+    if (at_frame_start_ && !maybe_pending_ && prelude_in_.pos == prelude_in_.size) {
+      if (ib_.pos == ib_.size) {
+        const char* data;
+        size_t size;
+        if (!fetch_input(&data, &size, 0)) return deliver(out, 0, true);  // ends between frames
+        ib_ = ZSTD_inBuffer{data, size, 0};
+      }
+      if (begin_stored_frame()) {
+        *stored_next = true;
+        return false;
+      }
+    }
     ZSTD_outBuffer ob{out_.acquire(), out_.size(), 0};
     bool input_ended = false;
     while (ob.pos < ob.size) {
+      const bool prelude = prelude_in_.pos < prelude_in_.size;
       // Call again without new input while the last call filled the output: libzstd may
       // hold decoded bytes that it could not flush yet.
-      if (ib_.pos == ib_.size && !maybe_pending_) {
+      if (!prelude && ib_.pos == ib_.size && !maybe_pending_) {
         const char* data;
         size_t size;
         if (!fetch_input(&data, &size, ob.pos)) {
@@ -628,8 +705,16 @@ class ZstdChunks final : public DecodedChunks {
         }
         ib_ = ZSTD_inBuffer{data, size, 0};
       }
-      const size_t in_before = ib_.pos, out_before = ob.pos;
-      size_t r = ZSTD_decompressStream(dctx_, &ob, &ib_);
+      if (at_frame_start_ && !prelude && begin_stored_frame()) {
+        if (ob.pos == 0) {
+          *stored_next = true;
+          return false;
+        }
+        break;
+      }
+      ZSTD_inBuffer& in = prelude ? prelude_in_ : ib_;
+      const size_t in_before = in.pos, out_before = ob.pos;
+      size_t r = ZSTD_decompressStream(dctx_, &ob, &in);
       if (ZSTD_isError(r)) {
         if (ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge) {
           fail(StreamCorrupt(
@@ -646,21 +731,183 @@ class ZstdChunks final : public DecodedChunks {
       // 0: a frame ended and everything it held was flushed. A call that moved nothing
       // (draining after a frame's end) answers with the next frame's header size instead,
       // which says nothing about whether a frame is open.
-      if (ib_.pos != in_before || ob.pos != out_before) {
+      const bool moved = in.pos != in_before || ob.pos != out_before;
+      if (moved) {
         in_frame_ = r != 0;
-        if (r == 0) frame_start_ = in_.piece_start() + ib_.pos;
+        at_frame_start_ = r == 0;
+        if (r == 0) {
+          frame_start_ = in_.piece_start() + ib_.pos;
+          std::vector<char>().swap(prefix_);  // the history of a resumed frame
+        }
       }
-      maybe_pending_ = ob.pos == ob.size;
+      maybe_pending_ = ob.pos == ob.size && !(moved && r == 0);
     }
     return deliver(out, ob.pos, input_ended);
   }
 
- private:
+  // Starts the frame at ib_.pos as a stored one when its header is complete in this piece,
+  // names no dictionary, declares a window within the limit, has no checksum to verify, and
+  // its first block is raw; otherwise leaves it to libzstd, which also reports what is wrong
+  // with a bad header.
+  bool begin_stored_frame() {
+    const auto* p = static_cast<const unsigned char*>(ib_.src) + ib_.pos;
+    const size_t avail = ib_.size - ib_.pos;
+    ZstdFrameHeader h;
+    if (read_zstd_frame_header(p, avail, &h) != ZstdHeaderRead::kFrame) return false;
+    if (h.dictionary_id != 0 || h.window > (uint64_t{1} << kZstdWindowLogMax)) return false;
+    if (h.has_checksum && !ignore_checksum_) return false;
+    if (avail < h.header_bytes + kZstdBlockHeaderBytes) return false;
+    const ZstdBlockHeader first = read_zstd_block_header(p + h.header_bytes);
+    if (first.type != ZstdBlockType::kRaw || first.size > h.block_size_max()) return false;
+    frame_ = h;
+    ib_.pos += h.header_bytes;
+    stored_ = true;
+    at_frame_start_ = false;
+    decoded_ = 0;
+    block_left_ = 0;
+    last_block_ = false;
+    checksum_left_ = 0;
+    header_have_ = 0;
+    return true;
+  }
+
+  // One step through a stored frame: a view of (part of) a raw block, or a block header
+  // read, a checksum passed over, the frame handed to libzstd at a block that is not raw.
+  Step stored_step(Chunk& out) {
+    if (ib_.pos == ib_.size) {
+      const char* data;
+      size_t size;
+      // An I/O error is raised now: this call has handed out nothing.
+      if (!fetch_input(&data, &size, 0)) {
+        fail(StreamCorrupt("the file ends inside a zstd frame", true, frame_start_));
+        return Step::kFailed;
+      }
+      ib_ = ZSTD_inBuffer{data, size, 0};
+    }
+    const auto* p = static_cast<const unsigned char*>(ib_.src) + ib_.pos;
+    const size_t avail = ib_.size - ib_.pos;
+    if (block_left_ > 0) {
+      const auto n = static_cast<size_t>(std::min<uint64_t>(block_left_, avail));
+      const auto* data = reinterpret_cast<const char*>(p);
+      out = Chunk{data, n, std::make_shared<BufferPart>(data, n, in_.owner())};
+      ib_.pos += n;
+      block_left_ -= n;
+      decoded_ += n;
+      remember(out);
+      if (block_left_ == 0 && last_block_) end_blocks();
+      return Step::kView;
+    }
+    if (checksum_left_ > 0) {
+      const size_t n = std::min(checksum_left_, avail);
+      ib_.pos += n;
+      checksum_left_ -= n;
+      if (checksum_left_ == 0) end_stored_frame();
+      return Step::kAgain;
+    }
+    // A block header, which may straddle two pieces of input.
+    const size_t n = std::min(kZstdBlockHeaderBytes - header_have_, avail);
+    std::memcpy(header_ + header_have_, p, n);
+    header_have_ += n;
+    ib_.pos += n;
+    if (header_have_ < kZstdBlockHeaderBytes) return Step::kAgain;
+    header_have_ = 0;
+    const ZstdBlockHeader block = read_zstd_block_header(header_);
+    if (block.type != ZstdBlockType::kRle && block.size > frame_.block_size_max()) {
+      fail(corrupt("a block larger than the frame allows"));
+      return Step::kFailed;
+    }
+    if (block.type != ZstdBlockType::kRaw) {
+      resume_in_libzstd();
+      return Step::kAgain;
+    }
+    if (frame_.has_content_size && decoded_ + block.size > frame_.content_size) {
+      fail(corrupt("more bytes than the frame's declared content size"));
+      return Step::kFailed;
+    }
+    block_left_ = block.size;
+    last_block_ = block.last;
+    if (block.size == 0 && block.last) end_blocks();
+    return Step::kAgain;
+  }
+
+  // Keeps the views handed out as long as they may be needed as the history of blocks that
+  // libzstd decodes (the frame's window).
+  void remember(const Chunk& view) {
+    history_.push_back(view);
+    history_bytes_ += view.size;
+    while (!history_.empty() && history_bytes_ - history_.front().size >= frame_.window) {
+      history_bytes_ -= history_.front().size;
+      history_.pop_front();
+    }
+  }
+
+  void end_blocks() {
+    if (frame_.has_content_size && decoded_ != frame_.content_size) {
+      fail(corrupt("fewer bytes than the frame's declared content size"));
+      return;
+    }
+    checksum_left_ = frame_.has_checksum ? 4 : 0;
+    if (checksum_left_ == 0) end_stored_frame();
+  }
+
+  void end_stored_frame() {
+    stored_ = false;
+    at_frame_start_ = true;
+    frame_start_ = in_.piece_start() + ib_.pos;
+    history_.clear();
+    history_bytes_ = 0;
+  }
+
+  // Hands the rest of the stored frame to libzstd: a frame header standing for it, then the
+  // block header just read, then the blocks; the frame's last window of bytes is its prefix.
+  void resume_in_libzstd() {
+    const auto keep = static_cast<size_t>(std::min<uint64_t>(frame_.window, decoded_));
+    prefix_.resize(keep);
+    size_t skip = static_cast<size_t>(history_bytes_) - keep, at = 0;
+    for (const Chunk& c : history_) {
+      const size_t from = std::min(skip, c.size);
+      skip -= from;
+      std::memcpy(prefix_.data() + at, c.data + from, c.size - from);
+      at += c.size - from;
+    }
+    history_.clear();
+    history_bytes_ = 0;
+    if (keep > 0) {
+      const size_t rc = ZSTD_DCtx_refPrefix(dctx_, prefix_.data(), keep);
+      if (ZSTD_isError(rc)) raise_context_error(rc);
+    }
+    prelude_ = zstd_resume_header(frame_, decoded_);
+    prelude_.append(reinterpret_cast<const char*>(header_), kZstdBlockHeaderBytes);
+    prelude_in_ = ZSTD_inBuffer{prelude_.data(), prelude_.size(), 0};
+    stored_ = false;
+    in_frame_ = true;
+    maybe_pending_ = false;
+  }
+
   std::shared_ptr<ChunkPool> pool_;  // where the context goes when the stream does
   ZSTD_DCtx* dctx_ = nullptr;
+  const bool ignore_checksum_;  // frames with a content checksum may be stored ones
   ZSTD_inBuffer ib_{nullptr, 0, 0};
   bool in_frame_ = false;
-  uint64_t frame_start_ = 0;  // compressed offset where the current frame began
+  bool at_frame_start_ = true;  // ib_.pos is where a frame begins (or the input ends)
+  uint64_t frame_start_ = 0;    // compressed offset where the current frame began
+
+  // The stored frame being read.
+  bool stored_ = false;
+  ZstdFrameHeader frame_;
+  uint64_t decoded_ = 0;     // its bytes handed out
+  uint64_t block_left_ = 0;  // of the raw block being handed out
+  bool last_block_ = false;
+  size_t checksum_left_ = 0;
+  unsigned char header_[kZstdBlockHeaderBytes] = {};
+  size_t header_have_ = 0;
+  std::deque<Chunk> history_;  // the views handed out last, a window's worth
+  uint64_t history_bytes_ = 0;
+
+  // A stored frame that libzstd goes on with: what it reads first, and its history.
+  std::string prelude_;
+  ZSTD_inBuffer prelude_in_{nullptr, 0, 0};
+  std::vector<char> prefix_;
 };
 
 #endif  // DINPUT_HAVE_ZSTD

@@ -245,6 +245,58 @@ TEST_F(ShuffleRestore, LongRecordsReadAloneNameWhereTheyWereRead) {
   }
 }
 
+// Records of random bytes in a zstd file are stored blocks, handed out as views of the
+// compressed file's read buffers (docs/records.md, "Stored blocks"): each still names its
+// offset in the decompressed stream, with chunks that cut records and block headers
+// (buffer_size 4096) or not, and a restored iterator delivers what an uninterrupted one does.
+TEST_F(ShuffleRestore, RecordsOfStoredZstdBlocksNameWhereTheyWereRead) {
+  if (!compression_supported(Compression::kZstd)) GTEST_SKIP() << "zstd is not compiled in";
+  const std::string f = path("stored.zst");
+  std::vector<uint64_t> offsets;
+  std::vector<std::string> written;
+  uint64_t at = 0;
+  {
+    RecordWriter w(f, Compression::kZstd, 0);
+    uint64_t bits = 88172645463325252ull;
+    for (int i = 0; i < 600; ++i) {
+      char index[8];
+      std::snprintf(index, sizeof index, "r%06d", i);
+      std::string record = index;
+      record.resize(7 + 1017 + static_cast<size_t>(i % 5));
+      for (size_t k = 7; k < record.size(); ++k) {
+        bits ^= bits << 13, bits ^= bits >> 7, bits ^= bits << 17;
+        record[k] = static_cast<char>(bits >> 56);
+      }
+      w.write(record.data(), record.size());
+      written.push_back(record);
+      offsets.push_back(at);
+      at += 16 + record.size();
+    }
+    w.close();
+  }
+  // Random bytes do not shrink: zstd stored them, the file is a little longer than its content.
+  ASSERT_GT(read(f).size(), at);
+  auto located = [&](const Element& e) {
+    const std::string record(e.at(0).string(0));
+    const auto i = static_cast<size_t>(index_of(record));
+    EXPECT_EQ(record, written[i]);
+    return record.substr(0, 7) + describe_origin(e.at(0), 0);
+  };
+  for (size_t buffer_size : {size_t{0}, size_t{4096}}) {
+    DatasetPtr ds = make_shuffle(make_records({f}, Compression::kZstd, buffer_size), 64, 9, false);
+    const std::vector<std::string> uninterrupted = test::all_as(ds, located);
+    ASSERT_EQ(uninterrupted.size(), 600u);
+    for (const std::string& s : uninterrupted)
+      EXPECT_EQ(s.substr(7), " from '" + f + "' at byte offset " +
+                                 std::to_string(offsets[static_cast<size_t>(index_of(s))]) +
+                                 " of its decompressed zstd stream")
+          << s.substr(0, 7) << ", buffer_size " << buffer_size;
+    for (size_t saved : {size_t{0}, size_t{100}, size_t{400}})
+      EXPECT_EQ(test::resumed_as(ds, saved, located), uninterrupted)
+          << "saved after " << saved << ", buffer_size " << buffer_size;
+  }
+}
+
 // The records delivered before a save are passed over by their headers: damaging their data
 // afterwards changes nothing that is delivered, and the restore does not read it.
 TEST_F(ShuffleRestore, DeliveredRecordsAreNotCheckedAgain) {

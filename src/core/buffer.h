@@ -45,6 +45,11 @@ class Buffer {
   // process's own (core/compact.h leaves such views alone).
   virtual bool maps_file() const { return false; }
 
+  // The buffer whose memory holding this one keeps alive: itself, or the larger buffer it is
+  // a part of (a stored zstd block inside a read chunk, io/input_stream.cc). What copying
+  // strings out of it could free is weighed by the holder's size (core/compact.h).
+  virtual const Buffer& holder() const { return *this; }
+
   // Where its bytes came from (null: unknown). A reader sets it on a buffer before any record
   // viewing the buffer is handed out, or when no one else holds the buffer (it is then reused
   // for new bytes): it is never written while another thread may read it.

@@ -34,14 +34,19 @@ class CompactedStrings final : public BufferOfCopies {
   std::unique_ptr<char[]> bytes_;
 };
 
-// The bytes of the buffers `storage` keeps alive that count (see compact.h).
+// The bytes of the buffers `storage` keeps alive that count (see compact.h). Owners that are
+// parts of one buffer (Buffer::holder) count it once. A storage has a few owners.
 size_t pinned_bytes(const BytesStorage& storage) {
   size_t pinned = 0;
-  for (const auto& owner : storage.owners()) {
-    if (const_cast<Buffer&>(*owner).bytes() || owner->maps_file() ||
-        owner->kind() != MemoryKind::kHost)
+  const auto& owners = storage.owners();
+  for (size_t i = 0; i < owners.size(); ++i) {
+    const Buffer& held = owners[i]->holder();
+    if (const_cast<Buffer&>(*owners[i]).bytes() || held.maps_file() ||
+        held.kind() != MemoryKind::kHost)
       continue;
-    pinned += owner->size();
+    bool counted = false;
+    for (size_t j = 0; j < i && !counted; ++j) counted = &owners[j]->holder() == &held;
+    if (!counted) pinned += held.size();
   }
   return pinned;
 }

@@ -24,7 +24,9 @@ constexpr size_t kCompactMinRatio = 16;
 // buffer (so that a call costs a few allocations, not a few per string), and points the
 // components at the copies. Where each string was read from is kept (core/origin.h). File
 // mappings (Buffer::maps_file) and the storage of other bytes tensors are not counted:
-// keeping them costs no fresh memory. Returns the bytes copied.
+// keeping them costs no fresh memory. A buffer that is part of a larger one (Buffer::holder:
+// a stored zstd block inside a read chunk) counts as the larger one, once however many of
+// its parts the strings view. Returns the bytes copied.
 size_t compact_elements(const std::vector<Element*>& elements, size_t max_ratio);
 
 }  // namespace dinput

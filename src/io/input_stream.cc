@@ -582,6 +582,7 @@ class BufferPart final : public Buffer {
                whole ? whole->device() : -1),
         whole_(std::move(whole)) {}
   bool maps_file() const override { return whole_ && whole_->maps_file(); }
+  const Buffer& holder() const override { return whole_ ? whole_->holder() : *this; }
 
  private:
   std::shared_ptr<const Buffer> whole_;
@@ -745,16 +746,21 @@ class ZstdChunks final : public DecodedChunks {
     return deliver(out, ob.pos, input_ended);
   }
 
+  // A stored frame keeps its last window of views alive, for libzstd's history should a
+  // block that is not raw follow: frames of larger windows (`zstd --ultra -22`, `--long`),
+  // whose window libzstd fills only as far as the data goes, are left to libzstd.
+  static constexpr uint64_t kMaxStoredWindow = uint64_t{8} << 20;
+
   // Starts the frame at ib_.pos as a stored one when its header is complete in this piece,
-  // names no dictionary, declares a window within the limit, has no checksum to verify, and
-  // its first block is raw; otherwise leaves it to libzstd, which also reports what is wrong
-  // with a bad header.
+  // names no dictionary, declares a window of at most kMaxStoredWindow, has no checksum to
+  // verify, and its first block is raw; otherwise leaves it to libzstd, which also reports
+  // what is wrong with a bad header.
   bool begin_stored_frame() {
     const auto* p = static_cast<const unsigned char*>(ib_.src) + ib_.pos;
     const size_t avail = ib_.size - ib_.pos;
     ZstdFrameHeader h;
     if (read_zstd_frame_header(p, avail, &h) != ZstdHeaderRead::kFrame) return false;
-    if (h.dictionary_id != 0 || h.window > (uint64_t{1} << kZstdWindowLogMax)) return false;
+    if (h.dictionary_id != 0 || h.window > kMaxStoredWindow) return false;
     if (h.has_checksum && !ignore_checksum_) return false;
     if (avail < h.header_bytes + kZstdBlockHeaderBytes) return false;
     const ZstdBlockHeader first = read_zstd_block_header(p + h.header_bytes);

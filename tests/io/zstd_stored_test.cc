@@ -151,6 +151,8 @@ Decoded decode(const std::string& z, size_t piece, bool content_checksum = false
         // A part of the input of its own, which says where its bytes are.
         EXPECT_EQ(c.owner->data(), c.data);
         EXPECT_EQ(c.owner->size(), c.size);
+        // Holding it holds the whole input, which is what a shuffle's compaction weighs.
+        EXPECT_EQ(&c.owner->holder(), input.get());
       }
     }
   } catch (const StreamCorrupt& e) {
@@ -262,6 +264,21 @@ TEST(ZstdStored, AnRleBlockAfterAStoredOne) {
     ASSERT_FALSE(got.failed) << got.message;
     EXPECT_EQ(got.bytes, want);
     if (piece == 0 || piece >= 17) EXPECT_EQ(got.viewed, 3u);
+  }
+}
+
+// A frame whose window is over 8 MiB is decoded by libzstd: a stored frame keeps its last
+// window of bytes alive, in case a block that is not raw follows.
+TEST(ZstdStored, FramesOfLargeWindowsAreLeftToLibzstd) {
+  const std::string body = random_bytes(100000, 8);
+  for (unsigned window_log : {23u, 24u}) {
+    FrameSpec f;
+    f.window_log = window_log;
+    const std::string z = frame_header(f) + raw_block(body, true) + kChecksum;
+    const Decoded got = decode(z, 0);
+    ASSERT_FALSE(got.failed) << got.message;
+    EXPECT_EQ(got.bytes, body);
+    EXPECT_EQ(got.viewed, window_log <= 23 ? body.size() : 0u) << "window 2^" << window_log;
   }
 }
 

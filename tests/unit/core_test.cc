@@ -933,5 +933,36 @@ TEST(Compact, LeavesViewsThatPinLittleOrTooMuchAndFileMappings) {
   EXPECT_EQ(compact_elements({&numbers}, size_t{1} << 20), 0u);
 }
 
+// Strings that view parts of one buffer (stored zstd blocks of one read chunk) hold that
+// buffer once: the ratio is weighed against its size, not the parts' nor the parts' sum.
+TEST(Compact, PartsOfOneBufferCountItOnce) {
+  class Part final : public Buffer {
+   public:
+    Part(std::shared_ptr<Buffer> whole, size_t at, size_t size)
+        : Buffer(static_cast<char*>(whole->data()) + at, size, MemoryKind::kHost, -1),
+          whole_(std::move(whole)) {}
+    const Buffer& holder() const override { return *whole_; }
+
+   private:
+    std::shared_ptr<Buffer> whole_;
+  };
+  std::shared_ptr<Buffer> chunk = read_buffer(1 << 20, "parts.tfrecord", 0);
+  auto first = std::make_shared<Part>(chunk, 0, 64 << 10);
+  auto second = std::make_shared<Part>(chunk, 64 << 10, 64 << 10);
+  auto two_strings = [&] {
+    Tensor t = Tensor::allocate(DType::kBytes, Shape{2});
+    t.set_string_view(0, static_cast<const char*>(first->data()), 16 << 10, first);
+    t.set_string_view(1, static_cast<const char*>(second->data()), 16 << 10, second);
+    return Element{t};
+  };
+  // 32 KiB of strings in a 1 MiB buffer: a ratio of 32. The parts alone (128 KiB, a ratio of
+  // 4) would not be worth a copy, and the whole counted twice (64) would be over the limit.
+  Element under = two_strings();
+  EXPECT_EQ(compact_elements({&under}, 31), 0u);
+  Element within = two_strings();
+  EXPECT_EQ(compact_elements({&within}, 40), size_t{32} << 10);
+  EXPECT_EQ(within[0].string(1), std::string(static_cast<const char*>(second->data()), 16 << 10));
+}
+
 }  // namespace
 }  // namespace dinput

@@ -746,25 +746,14 @@ class ZstdChunks final : public DecodedChunks {
     return deliver(out, ob.pos, input_ended);
   }
 
-  // A stored frame keeps its last window of views alive, for libzstd's history should a
-  // block that is not raw follow: frames of larger windows (`zstd --ultra -22`, `--long`),
-  // whose window libzstd fills only as far as the data goes, are left to libzstd.
-  static constexpr uint64_t kMaxStoredWindow = uint64_t{8} << 20;
-
-  // Starts the frame at ib_.pos as a stored one when its header is complete in this piece,
-  // names no dictionary, declares a window of at most kMaxStoredWindow, has no checksum to
-  // verify, and its first block is raw; otherwise leaves it to libzstd, which also reports
-  // what is wrong with a bad header.
+  // Starts the frame at ib_.pos as a stored one when zstd_stored_frame_at says so for the
+  // bytes of this piece; otherwise leaves it to libzstd, which also reports what is wrong
+  // with a bad header.
   bool begin_stored_frame() {
-    const auto* p = static_cast<const unsigned char*>(ib_.src) + ib_.pos;
-    const size_t avail = ib_.size - ib_.pos;
     ZstdFrameHeader h;
-    if (read_zstd_frame_header(p, avail, &h) != ZstdHeaderRead::kFrame) return false;
-    if (h.dictionary_id != 0 || h.window > kMaxStoredWindow) return false;
-    if (h.has_checksum && !ignore_checksum_) return false;
-    if (avail < h.header_bytes + kZstdBlockHeaderBytes) return false;
-    const ZstdBlockHeader first = read_zstd_block_header(p + h.header_bytes);
-    if (first.type != ZstdBlockType::kRaw || first.size > h.block_size_max()) return false;
+    if (!zstd_stored_frame_at(static_cast<const unsigned char*>(ib_.src) + ib_.pos,
+                              ib_.size - ib_.pos, ignore_checksum_, &h))
+      return false;
     frame_ = h;
     ib_.pos += h.header_bytes;
     stored_ = true;

@@ -63,6 +63,19 @@ ZstdBlockHeader read_zstd_block_header(const unsigned char* p) {
   return h;
 }
 
+bool zstd_stored_frame_at(const unsigned char* p, size_t avail, bool checksum_skipped,
+                          ZstdFrameHeader* out) {
+  ZstdFrameHeader h;
+  if (read_zstd_frame_header(p, avail, &h) != ZstdHeaderRead::kFrame) return false;
+  if (h.dictionary_id != 0 || h.window > kZstdMaxStoredWindow) return false;
+  if (h.has_checksum && !checksum_skipped) return false;
+  if (avail < h.header_bytes + kZstdBlockHeaderBytes) return false;
+  const ZstdBlockHeader first = read_zstd_block_header(p + h.header_bytes);
+  if (first.type != ZstdBlockType::kRaw || first.size > h.block_size_max()) return false;
+  *out = h;
+  return true;
+}
+
 std::string zstd_resume_header(const ZstdFrameHeader& frame, uint64_t decoded) {
   unsigned log = 10;  // the smallest window a descriptor can state
   while (log < 63 && (uint64_t{1} << log) < frame.window) ++log;

@@ -50,6 +50,19 @@ struct ZstdBlockHeader {
 // Reads the kZstdBlockHeaderBytes at p.
 ZstdBlockHeader read_zstd_block_header(const unsigned char* p);
 
+// The largest window of a frame read as stored blocks. Such a frame keeps its last window of
+// bytes alive, for libzstd's history should a block that is not raw follow; frames of
+// larger windows (`zstd --ultra -22`, `--long`), whose window libzstd fills only as far as
+// the data goes, are left to libzstd.
+constexpr uint64_t kZstdMaxStoredWindow = uint64_t{8} << 20;
+
+// Whether the frame at p[0, avail) is read as stored blocks (ZstdChunks in input_stream.cc):
+// its header and first block header lie within the bytes given, it names no dictionary,
+// declares a window of at most kZstdMaxStoredWindow, has no content checksum unless
+// `checksum_skipped`, and its first block is raw and of a valid size. *out: its header.
+bool zstd_stored_frame_at(const unsigned char* p, size_t avail, bool checksum_skipped,
+                          ZstdFrameHeader* out);
+
 // The header of a frame that holds the blocks after `decoded` bytes of the frame `frame`:
 // no single segment, a window of at least frame.window (a power of two), the content size
 // left when frame has one, the same checksum flag, no dictionary. libzstd decodes a frame's

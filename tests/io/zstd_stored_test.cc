@@ -218,7 +218,9 @@ TEST(ZstdStored, FramesOfEveryKindFollowOneAnother) {
     const Decoded got = decode(z, piece);
     ASSERT_FALSE(got.failed) << got.message;
     EXPECT_EQ(got.bytes, all);
-    if (piece == 0) EXPECT_EQ(got.viewed, a.size() + c.size() + d.size());
+    if (piece == 0) {
+      EXPECT_EQ(got.viewed, a.size() + c.size() + d.size());
+    }
   }
 }
 
@@ -247,7 +249,9 @@ TEST(ZstdStored, BlocksAfterStoredOnesCopyFromThem) {
     const Decoded got = decode(z, piece);
     ASSERT_FALSE(got.failed) << got.message;
     EXPECT_EQ(got.bytes, src);
-    if (piece == 0 || piece >= 17) EXPECT_EQ(got.viewed, stored);
+    if (piece == 0 || piece >= 17) {
+      EXPECT_EQ(got.viewed, stored);
+    }
   }
 }
 
@@ -263,7 +267,9 @@ TEST(ZstdStored, AnRleBlockAfterAStoredOne) {
     const Decoded got = decode(z, piece);
     ASSERT_FALSE(got.failed) << got.message;
     EXPECT_EQ(got.bytes, want);
-    if (piece == 0 || piece >= 17) EXPECT_EQ(got.viewed, 3u);
+    if (piece == 0 || piece >= 17) {
+      EXPECT_EQ(got.viewed, 3u);
+    }
   }
 }
 
@@ -347,7 +353,9 @@ TEST(ZstdStored, TheFrameIsCheckedAsLibzstdChecksIt) {
       // Everything before the damage came out first. libzstd, which reads the frames whose
       // header is cut by a piece boundary, may hold back part of a block or hand out part of
       // one that is too large.
-      if (piece == 0) EXPECT_EQ(got.bytes, k.before);
+      if (piece == 0) {
+        EXPECT_EQ(got.bytes, k.before);
+      }
       EXPECT_EQ(got.bytes, body.substr(0, got.bytes.size()));
     }
   }
@@ -373,7 +381,9 @@ TEST(ZstdStored, FrameHeadersReadAsLibzstdReadsThem) {
         EXPECT_EQ(got.window, want.windowSize);
         EXPECT_EQ(got.has_checksum, want.checksumFlag != 0);
         EXPECT_EQ(got.has_content_size, want.frameContentSize != ZSTD_CONTENTSIZE_UNKNOWN);
-        if (got.has_content_size) EXPECT_EQ(got.content_size, want.frameContentSize);
+        if (got.has_content_size) {
+          EXPECT_EQ(got.content_size, want.frameContentSize);
+        }
         EXPECT_EQ(got.dictionary_id, want.dictID);
         EXPECT_EQ(got.block_size_max(), want.blockSizeMax);
         for (size_t cut = 0; cut < got.header_bytes; ++cut)

@@ -167,6 +167,20 @@ Decoded decode(const std::string& z, size_t piece, bool content_checksum = false
 
 const std::vector<size_t> kPieces = {0, 1, 2, 3, 5, 17, 4096, 65536 + 1, 1000003};
 
+// Decodes z, a single frame whose first `stored` bytes are in raw blocks, fed in every size
+// of kPieces: it gives `want`, and those bytes are views when the frame's header lies within
+// the first piece (a frame header cut by a piece boundary leaves the frame to libzstd; block
+// headers may straddle pieces).
+void expect_decoded_in_pieces(const std::string& z, const std::string& want, size_t stored) {
+  for (size_t piece : kPieces) {
+    SCOPED_TRACE("pieces of " + std::to_string(piece));
+    const Decoded got = decode(z, piece);
+    ASSERT_FALSE(got.failed) << got.message;
+    EXPECT_EQ(got.bytes, want);
+    EXPECT_EQ(got.viewed, piece == 0 || piece >= 17 ? stored : 0u);
+  }
+}
+
 size_t count(const std::vector<ZstdBlockType>& types, ZstdBlockType t) {
   return static_cast<size_t>(std::count(types.begin(), types.end(), t));
 }
@@ -178,19 +192,8 @@ TEST(ZstdStored, IncompressibleBytesAreViewsOfTheCompressedInput) {
     const auto types = block_types(z);
     ASSERT_EQ(count(types, ZstdBlockType::kRaw), types.size()) << "libzstd stored every block";
     ASSERT_EQ(libzstd_decode(z).bytes, src);
-    for (size_t piece : kPieces) {
-      SCOPED_TRACE("pieces of " + std::to_string(piece) + (checksum ? ", checksum" : ""));
-      const Decoded d = decode(z, piece);
-      ASSERT_FALSE(d.failed) << d.message;
-      EXPECT_EQ(d.bytes, src);
-      // A frame header cut by a piece boundary leaves the frame to libzstd; block headers
-      // may straddle pieces.
-      if (piece == 0 || piece >= 17) {
-        EXPECT_EQ(d.viewed, src.size());
-      } else {
-        EXPECT_EQ(d.viewed, 0u);
-      }
-    }
+    SCOPED_TRACE(checksum ? "with a checksum" : "without a checksum");
+    expect_decoded_in_pieces(z, src, src.size());
     // A caller that wants the content checksum verified gets libzstd's decoding.
     const Decoded verified = decode(z, 0, /*content_checksum=*/true);
     EXPECT_EQ(verified.bytes, src);
@@ -244,15 +247,7 @@ TEST(ZstdStored, BlocksAfterStoredOnesCopyFromThem) {
     if (t != ZstdBlockType::kRaw) break;
     stored += kZstdBlockSizeMax;
   }
-  for (size_t piece : kPieces) {
-    SCOPED_TRACE("pieces of " + std::to_string(piece));
-    const Decoded got = decode(z, piece);
-    ASSERT_FALSE(got.failed) << got.message;
-    EXPECT_EQ(got.bytes, src);
-    if (piece == 0 || piece >= 17) {
-      EXPECT_EQ(got.viewed, stored);
-    }
-  }
+  expect_decoded_in_pieces(z, src, stored);
 }
 
 TEST(ZstdStored, AnRleBlockAfterAStoredOne) {
@@ -262,15 +257,7 @@ TEST(ZstdStored, AnRleBlockAfterAStoredOne) {
                         raw_block("yz", true) + kChecksum;
   const std::string want = "abc" + std::string(1000, 'x') + "yz";
   ASSERT_EQ(libzstd_decode(z).bytes, want);
-  for (size_t piece : kPieces) {
-    SCOPED_TRACE("pieces of " + std::to_string(piece));
-    const Decoded got = decode(z, piece);
-    ASSERT_FALSE(got.failed) << got.message;
-    EXPECT_EQ(got.bytes, want);
-    if (piece == 0 || piece >= 17) {
-      EXPECT_EQ(got.viewed, 3u);
-    }
-  }
+  expect_decoded_in_pieces(z, want, 3);
 }
 
 // A frame whose window is over 8 MiB is decoded by libzstd: a stored frame keeps its last

@@ -214,32 +214,38 @@ struct BenchTotals {
   std::atomic<int64_t> bytes{0};
 };
 
+// Adds [data, data + size) into the sum eight bytes at a time. Added one byte at a time (about
+// 3 GB/s), the bytes of records took bench longer than the pipeline that read them.
+uint64_t add_bytes(const unsigned char* data, size_t size, uint64_t sum) {
+  size_t i = 0;
+  for (; i + sizeof(uint64_t) <= size; i += sizeof(uint64_t)) {
+    uint64_t word;
+    std::memcpy(&word, data + i, sizeof word);
+    sum += word;
+  }
+  for (; i < size; ++i) sum += data[i];
+  return sum;
+}
+
 // Reads every byte of the tensor, so that the benchmark measures data that really arrived
 // rather than only buffer handles.
 void touch(const dinput_tensor_t* delivered, uint64_t* checksum) {
   HostTensor host;
   host.open(delivered);
   const dinput_tensor_t* tensor = host.get();
+  uint64_t sum = *checksum;
   if (dinput_tensor_dtype(tensor) == DINPUT_BYTES) {
     const int64_t n = dinput_tensor_num_elements(tensor);
     for (int64_t i = 0; i < n; ++i) {
       const char* s = nullptr;
       size_t len = 0;
       check(dinput_tensor_string_view(&s, &len, tensor, i), "dinput_tensor_string_view");
-      for (size_t j = 0; j < len; ++j) *checksum += static_cast<unsigned char>(s[j]);
+      sum = add_bytes(reinterpret_cast<const unsigned char*>(s), len, sum);
     }
-    return;
+  } else if (const void* data = dinput_tensor_data(tensor)) {
+    sum = add_bytes(static_cast<const unsigned char*>(data), dinput_tensor_byte_size(tensor), sum);
   }
-  const unsigned char* data = static_cast<const unsigned char*>(dinput_tensor_data(tensor));
-  const size_t size = dinput_tensor_byte_size(tensor);
-  if (data == nullptr) return;
-  size_t i = 0;
-  for (; i + sizeof(uint64_t) <= size; i += sizeof(uint64_t)) {
-    uint64_t word;
-    std::memcpy(&word, data + i, sizeof word);
-    *checksum += word;
-  }
-  for (; i < size; ++i) *checksum += data[i];
+  *checksum = sum;
 }
 
 // Shows progress on stderr while the benchmark runs, only when stderr is a terminal, so

@@ -8,6 +8,7 @@
 #include "capi/firewall.h"
 #include "capi/handles.h"
 #include "capi/host_tensors.h"
+#include "capi/tensor_access.h"
 #include "device/gpu.h"
 
 using namespace dinput;
@@ -15,21 +16,11 @@ using namespace dinput;
 extern "C" {
 
 DINPUT_API dinput_device_type_t dinput_tensor_device_type(const dinput_tensor_t* t) {
-  if (!t || !t->t.defined()) return DINPUT_DEVICE_CPU;
-  switch (t->t.buffer()->kind()) {
-    case MemoryKind::kDevice:
-      return DINPUT_DEVICE_CUDA;
-    case MemoryKind::kPinnedHost:
-      return DINPUT_DEVICE_CUDA_HOST;
-    default:
-      return DINPUT_DEVICE_CPU;
-  }
+  return t ? capi::tensor_device_type(t->t) : DINPUT_DEVICE_CPU;
 }
 
 DINPUT_API int dinput_tensor_device_index(const dinput_tensor_t* t) {
-  return t && t->t.defined() && t->t.buffer()->kind() == MemoryKind::kDevice
-             ? t->t.buffer()->device()
-             : -1;
+  return t ? capi::tensor_device_index(t->t) : -1;
 }
 
 DINPUT_API dinput_status_t dinput_tensor_to_host(dinput_tensor_t** out,

@@ -6,6 +6,7 @@
 #include "capi/firewall.h"
 #include "capi/handles.h"
 #include "capi/host_tensors.h"
+#include "capi/tensor_access.h"
 #include "device/gpu.h"
 
 using namespace dinput;
@@ -144,7 +145,7 @@ DINPUT_API size_t dinput_tensor_byte_size(const dinput_tensor_t* t) {
   return t ? t->t.byte_size() : 0;
 }
 DINPUT_API const void* dinput_tensor_data(const dinput_tensor_t* t) {
-  return t && t->t.dtype() != DType::kBytes ? t->t.data() : nullptr;
+  return t ? capi::tensor_data(t->t) : nullptr;
 }
 
 DINPUT_API dinput_status_t dinput_tensor_copy_to(void* out, size_t out_bytes,

@@ -2,23 +2,25 @@
 // or a whole step per call, for bindings whose foreign calls cost more than the accessors.
 #include "capi/firewall.h"
 #include "capi/handles.h"
+#include "capi/tensor_access.h"
 #include "capi/tensor_info.h"
 
 using namespace dinput;
 
 namespace {
 
+// The accessors' values, read here rather than through the exported functions (see
+// capi/tensor_access.h).
 dinput_tensor_info_t info_of(const Tensor& tensor) {
-  const dinput_tensor_t* t = capi::as_handle(tensor);
   dinput_tensor_info_t info;
-  info.tensor = t;
-  info.data = dinput_tensor_data(t);
-  info.shape = dinput_tensor_shape(t);
-  info.byte_size = dinput_tensor_byte_size(t);
-  info.rank = dinput_tensor_rank(t);
-  info.dtype = dinput_tensor_dtype(t);
-  info.device_type = dinput_tensor_device_type(t);
-  info.device_index = dinput_tensor_device_index(t);
+  info.tensor = capi::as_handle(tensor);
+  info.data = capi::tensor_data(tensor);
+  info.shape = tensor.shape().data();
+  info.byte_size = tensor.byte_size();
+  info.rank = tensor.rank();
+  info.dtype = static_cast<dinput_dtype_t>(tensor.dtype());
+  info.device_type = capi::tensor_device_type(tensor);
+  info.device_index = capi::tensor_device_index(tensor);
   return info;
 }
 

@@ -267,8 +267,11 @@ TEST_P(FaultInjection, EioIsDataLossNamingFileAndOffset) {
       << o.message;
   expect_prefix(o.records, clean.records);
   EXPECT_LT(o.records.size(), clean.records.size());
-  if (whole_before(at) >= 0) EXPECT_EQ(static_cast<int64_t>(o.records.size()), whole_before(at));
-  if (whole_before(at) < 0) EXPECT_GT(o.records.size(), 0u);  // the first half is delivered
+  if (whole_before(at) >= 0) {
+    EXPECT_EQ(static_cast<int64_t>(o.records.size()), whole_before(at));
+  } else {
+    EXPECT_GT(o.records.size(), 0u);  // the first half is delivered
+  }
 }
 
 // A file that ends at offset N although it was longer when opened: DATA_LOSS naming the
@@ -288,8 +291,9 @@ TEST_P(FaultInjection, EndingEarlyIsDataLossNamingFileAndOffset) {
         << o.message;
     expect_prefix(o.records,
                   clean.records);  // a compressed file cut in its last frame may give all
-    if (whole_before(at) >= 0)
+    if (whole_before(at) >= 0) {
       EXPECT_EQ(static_cast<int64_t>(o.records.size()), whole_before(at)) << "at " << at;
+    }
   }
 }
 

@@ -12,6 +12,13 @@
  *      <= 2 us per distributed step; at batch 256, distributed ns per element <= 1.5x the
  *      plain iterator's, for every R. Batch 1 over 2 and 8 replicas is for information (all
  *      but one replica get an empty piece every step).
+ *  step.batch256_infos.r<R>
+ *      The batch 256 rows again, with a consumer that reads each step through one call
+ *      (dinput_element_tensor_infos for the plain iterator, dinput_per_replica_tensor_infos for
+ *      the distributed one), as the Rust and Julia bindings read one, instead of the
+ *      per-tensor accessors (three calls a step for the plain iterator; dinput_per_replica_get,
+ *      dinput_element_get, dinput_tensor_num_elements and dinput_tensor_data a piece for the
+ *      distributed one). Same rounds and goal.
  *  step.batch256_per_replica.r<R>
  *      For information: range(N).batch(256 R) over R = 2 and 8 replicas, so that every replica
  *      gets 256 rows a step, against the same range(N).batch(256 R) through the plain
@@ -93,16 +100,29 @@ static int64_t expected_sum(int64_t n) { return n * (n - 1) / 2; }
 
 /* ---- passes: one epoch each, returning nanoseconds per step ---- */
 
-static double plain_pass(const dinput_dataset_t* ds, int64_t n, int64_t steps) {
+/* How the consumer reads a step: through the per-tensor accessors, or all of its tensors
+ * through one tensor-infos call. */
+typedef enum { READ_ACCESSORS, READ_INFOS } read_mode_t;
+
+#define MAX_INFOS 8 /* a step's tensors here: one component, at most 8 replicas */
+
+static double plain_pass(const dinput_dataset_t* ds, int64_t n, int64_t steps, read_mode_t mode) {
   dinput_iterator_t* it = NULL;
   BENCH_CHECK(dinput_dataset_iterator(&it, ds));
   int64_t sum = 0, count = 0;
+  dinput_tensor_info_t infos[MAX_INFOS];
   double t0 = bench_now_ns();
   for (;;) {
     dinput_element_t* e = NULL;
     if (!bench_next(it, &e)) break;
-    const dinput_tensor_t* t = dinput_element_get(e, 0);
-    sum += bench_sum_i64((const int64_t*)dinput_tensor_data(t), dinput_tensor_dim(t, 0));
+    if (mode == READ_INFOS) {
+      size_t k = 0;
+      BENCH_CHECK(dinput_element_tensor_infos(&k, infos, MAX_INFOS, e));
+      sum += bench_sum_i64((const int64_t*)infos[0].data, infos[0].shape[0]);
+    } else {
+      const dinput_tensor_t* t = dinput_element_get(e, 0);
+      sum += bench_sum_i64((const int64_t*)dinput_tensor_data(t), dinput_tensor_dim(t, 0));
+    }
     ++count;
     dinput_element_free(e);
   }
@@ -117,8 +137,43 @@ static double plain_pass(const dinput_dataset_t* ds, int64_t n, int64_t steps) {
   return (t1 - t0) / (double)count;
 }
 
-static double dist_pass(const dinput_dist_dataset_t* dd, int replicas, int64_t n, int64_t steps) {
-  bench_dist_epoch_t r = bench_dist_epoch_i64(dd, replicas);
+/* One epoch of the distributed iterator read through one dinput_per_replica_tensor_infos call
+ * a step: what bench_dist_epoch_i64 counts, read the other way. */
+static bench_dist_epoch_t dist_epoch_infos(const dinput_dist_dataset_t* dd, int replicas) {
+  bench_dist_epoch_t r = {0, 0, 0, 0.0};
+  dinput_dist_iterator_t* it = NULL;
+  BENCH_CHECK(dinput_dist_dataset_iterator(&it, dd));
+  dinput_tensor_info_t infos[MAX_INFOS];
+  double t0 = bench_now_ns();
+  for (;;) {
+    dinput_per_replica_t* pv = NULL;
+    dinput_status_t s = dinput_dist_iterator_get_next(&pv, it);
+    if (s == DINPUT_OUT_OF_RANGE) break;
+    bench_check(s, "dinput_dist_iterator_get_next");
+    size_t k = 0;
+    BENCH_CHECK(dinput_per_replica_tensor_infos(&k, infos, MAX_INFOS, pv));
+    if (k != (size_t)replicas) {
+      fprintf(stderr, "dinput_per_replica_tensor_infos: %zu tensors, expected %d\n", k, replicas);
+      exit(2);
+    }
+    for (size_t i = 0; i < k; ++i) {
+      const int64_t rows = infos[i].shape[0];
+      if (rows > 0) r.sum += bench_sum_i64((const int64_t*)infos[i].data, rows);
+      r.values += rows;
+    }
+    ++r.steps;
+    dinput_per_replica_free(pv);
+  }
+  r.ns = bench_now_ns() - t0;
+  dinput_dist_iterator_free(it);
+  bench_sink = r.sum;
+  return r;
+}
+
+static double dist_pass(const dinput_dist_dataset_t* dd, int replicas, int64_t n, int64_t steps,
+                        read_mode_t mode) {
+  bench_dist_epoch_t r =
+      mode == READ_INFOS ? dist_epoch_infos(dd, replicas) : bench_dist_epoch_i64(dd, replicas);
   if (r.steps != steps || r.values != n || r.sum != expected_sum(n)) {
     fprintf(stderr,
             "distributed iterator (%d replicas): %lld steps, %lld values, sum %lld; expected "
@@ -132,7 +187,7 @@ static double dist_pass(const dinput_dist_dataset_t* dd, int replicas, int64_t n
 
 /* ---- one batch size: the plain iterator and R = 1, 2, 8, interleaved ---- */
 
-static void bench_batch(int64_t batch, int64_t steps, int load) {
+static void bench_batch(int64_t batch, int64_t steps, int load, read_mode_t mode) {
   static const int kReplicas[] = {1, 2, 8};
   enum { kNumR = sizeof kReplicas / sizeof kReplicas[0] };
   const int64_t n = steps * batch;
@@ -145,8 +200,9 @@ static void bench_batch(int64_t batch, int64_t steps, int load) {
   }
   double plain[ROUNDS], dist[kNumR][ROUNDS];
   for (int round = 0; round < ROUNDS; ++round) {
-    plain[round] = plain_pass(ds, n, steps);
-    for (int i = 0; i < kNumR; ++i) dist[i][round] = dist_pass(dists[i], kReplicas[i], n, steps);
+    plain[round] = plain_pass(ds, n, steps, mode);
+    for (int i = 0; i < kNumR; ++i)
+      dist[i][round] = dist_pass(dists[i], kReplicas[i], n, steps, mode);
   }
   const double plain_ns = bench_min(plain, ROUNDS);
   for (int i = 0; i < kNumR; ++i) {
@@ -162,13 +218,13 @@ static void bench_batch(int64_t batch, int64_t steps, int load) {
       pass = ratio <= 1.5;
     }
     printf(
-        "{\"bench\":\"step.batch%lld.r%d\",\"load\":%s,\"batch\":%lld,\"replicas\":%d,"
+        "{\"bench\":\"step.batch%lld%s.r%d\",\"load\":%s,\"batch\":%lld,\"replicas\":%d,"
         "\"steps\":%lld,\"rounds\":%d,\"plain_us_per_step\":%.3f,\"dist_us_per_step\":%.3f,"
         "\"plain_ns_per_element\":%.2f,\"dist_ns_per_element\":%.2f,\"ratio\":%.2f,"
         "\"goal\":\"%s\",\"pass\":%s}\n",
-        (long long)batch, kReplicas[i], bench_bool(load), (long long)batch, kReplicas[i],
-        (long long)steps, ROUNDS, plain_ns / 1e3, dist_ns / 1e3, plain_ns / (double)batch,
-        dist_ns / (double)batch, ratio, goal, bench_bool(pass));
+        (long long)batch, mode == READ_INFOS ? "_infos" : "", kReplicas[i], bench_bool(load),
+        (long long)batch, kReplicas[i], (long long)steps, ROUNDS, plain_ns / 1e3, dist_ns / 1e3,
+        plain_ns / (double)batch, dist_ns / (double)batch, ratio, goal, bench_bool(pass));
     fflush(stdout);
   }
   for (int i = 0; i < kNumR; ++i) {
@@ -188,8 +244,8 @@ static void bench_per_replica_256(int replicas, int64_t steps, int load) {
   BENCH_CHECK(dinput_strategy_distribute_dataset(&dd, strategy, ds, NULL));
   double plain[ROUNDS], dist[ROUNDS];
   for (int round = 0; round < ROUNDS; ++round) {
-    plain[round] = plain_pass(ds, n, steps);
-    dist[round] = dist_pass(dd, replicas, n, steps);
+    plain[round] = plain_pass(ds, n, steps, READ_ACCESSORS);
+    dist[round] = dist_pass(dd, replicas, n, steps, READ_ACCESSORS);
   }
   const double plain_ns = bench_min(plain, ROUNDS), dist_ns = bench_min(dist, ROUNDS);
   printf(
@@ -223,9 +279,10 @@ int main(int argc, char** argv) {
   char before[64], after[64];
   read_loadavg(before, sizeof before);
   if (load) start_load();
-  bench_batch(1, quick ? 500 : 200000, load);
+  bench_batch(1, quick ? 500 : 200000, load, READ_ACCESSORS);
   if (!batch1_only) {
-    bench_batch(256, quick ? 50 : 131072, load);
+    bench_batch(256, quick ? 50 : 131072, load, READ_ACCESSORS);
+    bench_batch(256, quick ? 50 : 131072, load, READ_INFOS);
     bench_per_replica_256(2, quick ? 25 : 65536, load);
     bench_per_replica_256(8, quick ? 8 : 16384, load);
   }

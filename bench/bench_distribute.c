@@ -251,7 +251,7 @@ static void bench_rebatch_all(int runs) {
 /* One epoch of range(n).batch(256) through the distributed iterator, reading every value;
  * returns nanoseconds per element. */
 static double dist_range_pass(const dinput_dist_dataset_t* dd, int replicas, int64_t n) {
-  bench_dist_epoch_t r = bench_dist_epoch_i64(dd, replicas);
+  bench_dist_epoch_t r = bench_dist_epoch_i64(dd, replicas, 0);
   if (r.values != n || r.sum != n * (n - 1) / 2) {
     fprintf(stderr, "distributed range: %lld values summing to %lld, expected %lld\n",
             (long long)r.values, (long long)r.sum, (long long)n);

@@ -104,21 +104,19 @@ static int64_t expected_sum(int64_t n) { return n * (n - 1) / 2; }
  * through one tensor-infos call. */
 typedef enum { READ_ACCESSORS, READ_INFOS } read_mode_t;
 
-#define MAX_INFOS 8 /* a step's tensors here: one component, at most 8 replicas */
-
 static double plain_pass(const dinput_dataset_t* ds, int64_t n, int64_t steps, read_mode_t mode) {
   dinput_iterator_t* it = NULL;
   BENCH_CHECK(dinput_dataset_iterator(&it, ds));
   int64_t sum = 0, count = 0;
-  dinput_tensor_info_t infos[MAX_INFOS];
+  dinput_tensor_info_t info; /* the plain iterator's element has one component */
   double t0 = bench_now_ns();
   for (;;) {
     dinput_element_t* e = NULL;
     if (!bench_next(it, &e)) break;
     if (mode == READ_INFOS) {
       size_t k = 0;
-      BENCH_CHECK(dinput_element_tensor_infos(&k, infos, MAX_INFOS, e));
-      sum += bench_sum_i64((const int64_t*)infos[0].data, infos[0].shape[0]);
+      BENCH_CHECK(dinput_element_tensor_infos(&k, &info, 1, e));
+      sum += bench_sum_i64((const int64_t*)info.data, info.shape[0]);
     } else {
       const dinput_tensor_t* t = dinput_element_get(e, 0);
       sum += bench_sum_i64((const int64_t*)dinput_tensor_data(t), dinput_tensor_dim(t, 0));
@@ -137,43 +135,9 @@ static double plain_pass(const dinput_dataset_t* ds, int64_t n, int64_t steps, r
   return (t1 - t0) / (double)count;
 }
 
-/* One epoch of the distributed iterator read through one dinput_per_replica_tensor_infos call
- * a step: what bench_dist_epoch_i64 counts, read the other way. */
-static bench_dist_epoch_t dist_epoch_infos(const dinput_dist_dataset_t* dd, int replicas) {
-  bench_dist_epoch_t r = {0, 0, 0, 0.0};
-  dinput_dist_iterator_t* it = NULL;
-  BENCH_CHECK(dinput_dist_dataset_iterator(&it, dd));
-  dinput_tensor_info_t infos[MAX_INFOS];
-  double t0 = bench_now_ns();
-  for (;;) {
-    dinput_per_replica_t* pv = NULL;
-    dinput_status_t s = dinput_dist_iterator_get_next(&pv, it);
-    if (s == DINPUT_OUT_OF_RANGE) break;
-    bench_check(s, "dinput_dist_iterator_get_next");
-    size_t k = 0;
-    BENCH_CHECK(dinput_per_replica_tensor_infos(&k, infos, MAX_INFOS, pv));
-    if (k != (size_t)replicas) {
-      fprintf(stderr, "dinput_per_replica_tensor_infos: %zu tensors, expected %d\n", k, replicas);
-      exit(2);
-    }
-    for (size_t i = 0; i < k; ++i) {
-      const int64_t rows = infos[i].shape[0];
-      if (rows > 0) r.sum += bench_sum_i64((const int64_t*)infos[i].data, rows);
-      r.values += rows;
-    }
-    ++r.steps;
-    dinput_per_replica_free(pv);
-  }
-  r.ns = bench_now_ns() - t0;
-  dinput_dist_iterator_free(it);
-  bench_sink = r.sum;
-  return r;
-}
-
 static double dist_pass(const dinput_dist_dataset_t* dd, int replicas, int64_t n, int64_t steps,
                         read_mode_t mode) {
-  bench_dist_epoch_t r =
-      mode == READ_INFOS ? dist_epoch_infos(dd, replicas) : bench_dist_epoch_i64(dd, replicas);
+  bench_dist_epoch_t r = bench_dist_epoch_i64(dd, replicas, mode == READ_INFOS);
   if (r.steps != steps || r.values != n || r.sum != expected_sum(n)) {
     fprintf(stderr,
             "distributed iterator (%d replicas): %lld steps, %lld values, sum %lld; expected "

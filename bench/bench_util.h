@@ -123,28 +123,50 @@ typedef struct {
 } bench_dist_epoch_t;
 
 /* Runs one epoch of a new iterator over dd, summing component 0 of all `replicas` pieces of
- * every step (the callers check the sum and counts against what the dataset holds). */
+ * every step (the callers check the sum and counts against what the dataset holds). Each
+ * piece is read through the per-tensor accessors, or with read_infos each step through one
+ * dinput_per_replica_tensor_infos call (as the Rust and Julia bindings read a step). */
 __attribute__((unused)) static bench_dist_epoch_t bench_dist_epoch_i64(
-    const dinput_dist_dataset_t* dd, int replicas) {
+    const dinput_dist_dataset_t* dd, int replicas, int read_infos) {
   bench_dist_epoch_t r = {0, 0, 0, 0.0};
   dinput_dist_iterator_t* it = NULL;
   BENCH_CHECK(dinput_dist_dataset_iterator(&it, dd));
+  dinput_tensor_info_t* infos = (dinput_tensor_info_t*)calloc((size_t)replicas, sizeof *infos);
+  if (!infos) {
+    fprintf(stderr, "out of memory\n");
+    exit(2);
+  }
   double t0 = bench_now_ns();
   for (;;) {
     dinput_per_replica_t* pv = NULL;
     dinput_status_t s = dinput_dist_iterator_get_next(&pv, it);
     if (s == DINPUT_OUT_OF_RANGE) break;
     bench_check(s, "dinput_dist_iterator_get_next");
-    for (int i = 0; i < replicas; ++i) {
-      const dinput_tensor_t* t = dinput_element_get(dinput_per_replica_get(pv, i), 0);
-      int64_t k = dinput_tensor_num_elements(t);
-      if (k > 0) r.sum += bench_sum_i64((const int64_t*)dinput_tensor_data(t), k);
-      r.values += k;
+    if (read_infos) {
+      size_t k = 0;
+      BENCH_CHECK(dinput_per_replica_tensor_infos(&k, infos, (size_t)replicas, pv));
+      if (k != (size_t)replicas) {
+        fprintf(stderr, "dinput_per_replica_tensor_infos: %zu tensors, expected %d\n", k, replicas);
+        exit(2);
+      }
+      for (int i = 0; i < replicas; ++i) {
+        const int64_t rows = infos[i].shape[0];
+        if (rows > 0) r.sum += bench_sum_i64((const int64_t*)infos[i].data, rows);
+        r.values += rows;
+      }
+    } else {
+      for (int i = 0; i < replicas; ++i) {
+        const dinput_tensor_t* t = dinput_element_get(dinput_per_replica_get(pv, i), 0);
+        int64_t k = dinput_tensor_num_elements(t);
+        if (k > 0) r.sum += bench_sum_i64((const int64_t*)dinput_tensor_data(t), k);
+        r.values += k;
+      }
     }
     ++r.steps;
     dinput_per_replica_free(pv);
   }
   r.ns = bench_now_ns() - t0;
+  free(infos);
   dinput_dist_iterator_free(it);
   bench_sink = r.sum;
   return r;

@@ -172,9 +172,14 @@ DINPUT_API dinput_status_t dinput_tensor_copy_to(void* out, size_t out_bytes,
   });
 }
 
-DINPUT_API dinput_status_t dinput_tensor_string_view(const char** out, size_t* out_len,
-                                                     const dinput_tensor_t* tensor, int64_t index) {
-  return capi::guard(__func__, [&] {
+namespace {
+
+// dinput_tensor_string_view with its arguments checked and any failure reported: out of line,
+// so that the exported function's path for valid arguments sets nothing up for it.
+[[gnu::noinline, gnu::cold]] dinput_status_t string_view_checked(const char** out, size_t* out_len,
+                                                                 const dinput_tensor_t* tensor,
+                                                                 int64_t index) {
+  return capi::guard("dinput_tensor_string_view", [&] {
     DINPUT_REQUIRE_OUT(out);
     DINPUT_REQUIRE(out_len);
     *out_len = 0;
@@ -189,6 +194,24 @@ DINPUT_API dinput_status_t dinput_tensor_string_view(const char** out, size_t* o
     *out = s.data();
     *out_len = s.size();
   });
+}
+
+}  // namespace
+
+DINPUT_API dinput_status_t dinput_tensor_string_view(const char** out, size_t* out_len,
+                                                     const dinput_tensor_t* tensor, int64_t index) {
+  // Valid arguments, as in every call of a consumer that reads records one by one, skip the
+  // guard: its bookkeeping (a thread-local slot, looked up twice) made a call cost about 150
+  // instructions, a twentieth of a W1 epoch's. The checks are those of string_view_checked,
+  // which reports whichever fails; reading the string cannot throw.
+  if (out && out_len && tensor && tensor->t.dtype() == DType::kBytes && index >= 0 &&
+      index < tensor->t.num_elements()) {
+    const std::string_view s = tensor->t.string(index);
+    *out = s.data();
+    *out_len = s.size();
+    return DINPUT_OK;
+  }
+  return string_view_checked(out, out_len, tensor, index);
 }
 
 DINPUT_API dinput_status_t dinput_tensor_to_dlpack(struct DLManagedTensor** out,

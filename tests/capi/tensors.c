@@ -143,6 +143,12 @@ static void test_bytes_tensors(void) {
   CHECK(s == NULL && len == 0);
   CHECK_STATUS(dinput_tensor_string_view(&s, &len, t, -1), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("-1");
+  /* A successful read (the path that skips the error bookkeeping) keeps the last error, as
+   * every successful call does, and reads the last string too. */
+  CHECK_OK(dinput_tensor_string_view(&s, &len, t, 2));
+  CHECK(len == 1 && s[0] == 'c');
+  CHECK(dinput_last_error_code() == DINPUT_INVALID_ARGUMENT);
+  CHECK_MSG("dinput_tensor_string_view: index -1");
   /* Bytes tensors are not read with copy_to, nor exported to DLPack. */
   CHECK_STATUS(dinput_tensor_copy_to(ints, sizeof ints, t, DINPUT_BYTES), DINPUT_INVALID_ARGUMENT);
   CHECK_MSG("dinput_tensor_string_view");

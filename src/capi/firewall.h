@@ -43,12 +43,17 @@ Code to_code(dinput_status_t status);
 // The exported function running on this thread, for messages about its arguments. Saved and
 // restored, since callbacks may call into the library from inside a call.
 const char*& current_function();
+// The slot is looked up once per call: each lookup of a thread-local of a shared library is a
+// call into the dynamic loader, and every guarded function pays this.
 class ApiScope {
  public:
-  explicit ApiScope(const char* fn) : saved_(current_function()) { current_function() = fn; }
-  ~ApiScope() { current_function() = saved_; }
+  explicit ApiScope(const char* fn) : slot_(current_function()), saved_(slot_) { slot_ = fn; }
+  ~ApiScope() { slot_ = saved_; }
+  ApiScope(const ApiScope&) = delete;
+  ApiScope& operator=(const ApiScope&) = delete;
 
  private:
+  const char*& slot_;  // this thread's: the scope lives and dies on it
   const char* saved_;
 };
 

@@ -129,6 +129,11 @@ class BytesStorage final : public Buffer {
   // Points at string j of `other`, keeping what holds it alive.
   void set_from(size_t i, const BytesStorage& other, size_t j,
                 const std::shared_ptr<Buffer>& other_buffer);
+  // Asks the CPU for what set_from(_, *this, i, _) reads: string i and the list of owners.
+  void prefetch(size_t i) const {
+    __builtin_prefetch(items_.data() + i);
+    __builtin_prefetch(owners_.data());
+  }
 
  private:
   void keep(const std::shared_ptr<const Buffer>& owner);

@@ -125,6 +125,9 @@ class Tensor {
                        const std::shared_ptr<const Buffer>& owner) {
     storage().set_view(offset_ + static_cast<size_t>(i), data, size, owner);
   }
+  // Prefetches what set_string_from(_, *this, i) will read (a batch of rows drawn from a
+  // shuffle finds each row's strings cold).
+  void prefetch_string(int64_t i) const { storage().prefetch(offset_ + static_cast<size_t>(i)); }
   // Makes string i the same bytes as string j of `other` (no copy).
   void set_string_from(int64_t i, const Tensor& other, int64_t j) {
     storage().set_from(offset_ + static_cast<size_t>(i), other.storage(),

@@ -37,8 +37,13 @@ Tensor stack(const std::vector<Tensor>& rows, size_t component) {
   if (first.dtype() == DType::kBytes) {
     int64_t per_row = first.num_elements();
     int64_t k = 0;
-    for (const auto& r : rows)
-      for (int64_t j = 0; j < per_row; ++j) out.set_string_from(k++, r, j);
+    // Rows that a shuffle drew keep their strings in storages all over the heap: asking for
+    // a later row's while this one is set hides most of those cache misses.
+    constexpr size_t kAhead = 4;
+    for (size_t r = 0; r < rows.size(); ++r) {
+      if (per_row > 0 && r + kAhead < rows.size()) rows[r + kAhead].prefetch_string(0);
+      for (int64_t j = 0; j < per_row; ++j) out.set_string_from(k++, rows[r], j);
+    }
     return out;
   }
   size_t bytes = first.byte_size();

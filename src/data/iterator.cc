@@ -73,7 +73,17 @@ Element stack_rows(std::vector<Element>& rows) {
   out.reserve(components);
   std::vector<Tensor> column(rows.size());
   for (size_t c = 0; c < components; ++c) {
-    for (size_t r = 0; r < rows.size(); ++r) column[r] = std::move(rows[r][c]);
+    // Each row's tensors are an array of their own, cold when a shuffle drew the row: ask for
+    // a later row's while this one is moved.
+    constexpr size_t kAhead = 16;
+    for (size_t r = 0; r < rows.size(); ++r) {
+      if (r + kAhead < rows.size()) {
+        const char* next = reinterpret_cast<const char*>(rows[r + kAhead].data() + c);
+        __builtin_prefetch(next);
+        __builtin_prefetch(next + sizeof(Tensor) - 1);  // a tensor spans two cache lines
+      }
+      column[r] = std::move(rows[r][c]);
+    }
     out.push_back(stack(column, c));
   }
   return out;

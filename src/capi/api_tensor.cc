@@ -27,12 +27,6 @@ Shape checked_shape(const char* fn, const int64_t* shape, int rank) {
   return s;
 }
 
-}  // namespace
-
-extern "C" {
-
-namespace {
-
 // dinput_tensor_new and dinput_tensor_new_pinned: checks the arguments, then copies `data`
 // into host memory, or into pinned memory from the GPU layer's pool when `pinned`.
 Tensor new_fixed_size_tensor(dinput_dtype_t dtype, const int64_t* shape, int rank, const void* data,
@@ -77,7 +71,31 @@ Tensor new_fixed_size_tensor(dinput_dtype_t dtype, const int64_t* shape, int ran
   return t;
 }
 
+// dinput_tensor_string_view with its arguments checked and any failure reported: out of line,
+// so that the exported function's path for valid arguments sets nothing up for it.
+[[gnu::noinline, gnu::cold]] dinput_status_t string_view_checked(const char** out, size_t* out_len,
+                                                                 const dinput_tensor_t* tensor,
+                                                                 int64_t index) {
+  return capi::guard("dinput_tensor_string_view", [&] {
+    DINPUT_REQUIRE_OUT(out);
+    DINPUT_REQUIRE(out_len);
+    *out_len = 0;
+    DINPUT_REQUIRE(tensor);
+    const Tensor& t = tensor->t;
+    DINPUT_CHECK_ARG(t.dtype() == DType::kBytes, "dinput_tensor_string_view: the tensor is ",
+                     t.describe(), ", not bytes");
+    if (index < 0 || index >= t.num_elements())
+      raise(Code::kInvalidArgument, "dinput_tensor_string_view: index ", index,
+            " is outside a tensor of ", t.num_elements(), " strings");
+    std::string_view s = t.string(index);
+    *out = s.data();
+    *out_len = s.size();
+  });
+}
+
 }  // namespace
+
+extern "C" {
 
 DINPUT_API dinput_status_t dinput_tensor_new(dinput_tensor_t** out, dinput_dtype_t dtype,
                                              const int64_t* shape, int rank, const void* data,
@@ -171,32 +189,6 @@ DINPUT_API dinput_status_t dinput_tensor_copy_to(void* out, size_t out_bytes,
     }
   });
 }
-
-namespace {
-
-// dinput_tensor_string_view with its arguments checked and any failure reported: out of line,
-// so that the exported function's path for valid arguments sets nothing up for it.
-[[gnu::noinline, gnu::cold]] dinput_status_t string_view_checked(const char** out, size_t* out_len,
-                                                                 const dinput_tensor_t* tensor,
-                                                                 int64_t index) {
-  return capi::guard("dinput_tensor_string_view", [&] {
-    DINPUT_REQUIRE_OUT(out);
-    DINPUT_REQUIRE(out_len);
-    *out_len = 0;
-    DINPUT_REQUIRE(tensor);
-    const Tensor& t = tensor->t;
-    DINPUT_CHECK_ARG(t.dtype() == DType::kBytes, "dinput_tensor_string_view: the tensor is ",
-                     t.describe(), ", not bytes");
-    if (index < 0 || index >= t.num_elements())
-      raise(Code::kInvalidArgument, "dinput_tensor_string_view: index ", index,
-            " is outside a tensor of ", t.num_elements(), " strings");
-    std::string_view s = t.string(index);
-    *out = s.data();
-    *out_len = s.size();
-  });
-}
-
-}  // namespace
 
 DINPUT_API dinput_status_t dinput_tensor_string_view(const char** out, size_t* out_len,
                                                      const dinput_tensor_t* tensor, int64_t index) {

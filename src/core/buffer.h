@@ -74,6 +74,22 @@ class Buffer {
   mutable std::shared_ptr<const ByteOrigin> origin_;
 };
 
+// Part of another buffer, which it keeps alive: a stored zstd block inside a read chunk
+// (io/input_stream.cc). A buffer of its own so that a reader can note where its bytes are
+// (set_origin) where one note for the whole buffer could not say; its holder() is the whole's.
+class BufferPart final : public Buffer {
+ public:
+  BufferPart(const char* data, size_t size, std::shared_ptr<const Buffer> whole)
+      : Buffer(const_cast<char*>(data), size, whole ? whole->kind() : MemoryKind::kHost,
+               whole ? whole->device() : -1),
+        whole_(std::move(whole)) {}
+  bool maps_file() const override { return whole_ && whole_->maps_file(); }
+  const Buffer& holder() const override { return whole_ ? whole_->holder() : *this; }
+
+ private:
+  std::shared_ptr<const Buffer> whole_;
+};
+
 // Host memory, 64-byte aligned (so slices of rows stay usable by vector code and DLPack
 // consumers), uninitialised unless `zero`.
 std::shared_ptr<Buffer> allocate_host(size_t bytes, bool zero = false);

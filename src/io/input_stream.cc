@@ -571,23 +571,6 @@ class DecodedChunks : public ChunkSource {
 
 #ifdef DINPUT_HAVE_ZSTD
 
-// Part of another buffer, which it keeps alive: a stored zstd block inside a read chunk. A
-// buffer of its own so that the record reader can note where its bytes are in the
-// decompressed stream (ByteOrigin): the chunk holds several blocks with headers between
-// them, so one note for the whole chunk could not say.
-class BufferPart final : public Buffer {
- public:
-  BufferPart(const char* data, size_t size, std::shared_ptr<const Buffer> whole)
-      : Buffer(const_cast<char*>(data), size, whole ? whole->kind() : MemoryKind::kHost,
-               whole ? whole->device() : -1),
-        whole_(std::move(whole)) {}
-  bool maps_file() const override { return whole_ && whole_->maps_file(); }
-  const Buffer& holder() const override { return whole_ ? whole_->holder() : *this; }
-
- private:
-  std::shared_ptr<const Buffer> whole_;
-};
-
 // The whole file is one zstd stream of one or more frames (as `zstd` writes, or `cat` of
 // several .zst files). Skippable frames are passed over by libzstd.
 //
@@ -677,12 +660,7 @@ class ZstdChunks final : public DecodedChunks {
   bool decode(Chunk& out, bool* stored_next) {
     // A frame that starts here is looked at before an output chunk is taken for it.
     if (at_frame_start_ && !maybe_pending_ && prelude_in_.pos == prelude_in_.size) {
-      if (ib_.pos == ib_.size) {
-        const char* data;
-        size_t size;
-        if (!fetch_input(&data, &size, 0)) return deliver(out, 0, true);  // ends between frames
-        ib_ = ZSTD_inBuffer{data, size, 0};
-      }
+      if (ib_.pos == ib_.size && !refill(0)) return deliver(out, 0, true);  // ends between frames
       if (begin_stored_frame()) {
         *stored_next = true;
         return false;
@@ -694,17 +672,11 @@ class ZstdChunks final : public DecodedChunks {
       const bool prelude = prelude_in_.pos < prelude_in_.size;
       // Call again without new input while the last call filled the output: libzstd may
       // hold decoded bytes that it could not flush yet.
-      if (!prelude && ib_.pos == ib_.size && !maybe_pending_) {
-        const char* data;
-        size_t size;
-        if (!fetch_input(&data, &size, ob.pos)) {
-          if (io_failed()) break;
-          if (in_frame_)
-            fail(StreamCorrupt("the file ends inside a zstd frame", true, frame_start_));
-          input_ended = true;
-          break;
-        }
-        ib_ = ZSTD_inBuffer{data, size, 0};
+      if (!prelude && ib_.pos == ib_.size && !maybe_pending_ && !refill(ob.pos)) {
+        if (io_failed()) break;
+        if (in_frame_) fail(StreamCorrupt("the file ends inside a zstd frame", true, frame_start_));
+        input_ended = true;
+        break;
       }
       if (at_frame_start_ && !prelude && begin_stored_frame()) {
         if (ob.pos == 0) {
@@ -746,6 +718,16 @@ class ZstdChunks final : public DecodedChunks {
     return deliver(out, ob.pos, input_ended);
   }
 
+  // The next piece of compressed input in ib_; false at its end (or at an I/O error once
+  // `produced` bytes are waiting to be handed out, see fetch_input).
+  bool refill(size_t produced) {
+    const char* data;
+    size_t size;
+    if (!fetch_input(&data, &size, produced)) return false;
+    ib_ = ZSTD_inBuffer{data, size, 0};
+    return true;
+  }
+
   // Starts the frame at ib_.pos as a stored one when zstd_stored_frame_at says so for the
   // bytes of this piece; otherwise leaves it to libzstd, which also reports what is wrong
   // with a bad header.
@@ -769,15 +751,10 @@ class ZstdChunks final : public DecodedChunks {
   // One step through a stored frame: a view of (part of) a raw block, or a block header
   // read, a checksum passed over, the frame handed to libzstd at a block that is not raw.
   Step stored_step(Chunk& out) {
-    if (ib_.pos == ib_.size) {
-      const char* data;
-      size_t size;
-      // An I/O error is raised now: this call has handed out nothing.
-      if (!fetch_input(&data, &size, 0)) {
-        fail(StreamCorrupt("the file ends inside a zstd frame", true, frame_start_));
-        return Step::kFailed;
-      }
-      ib_ = ZSTD_inBuffer{data, size, 0};
+    // An I/O error is raised now: this call has handed out nothing.
+    if (ib_.pos == ib_.size && !refill(0)) {
+      fail(StreamCorrupt("the file ends inside a zstd frame", true, frame_start_));
+      return Step::kFailed;
     }
     const auto* p = static_cast<const unsigned char*>(ib_.src) + ib_.pos;
     const size_t avail = ib_.size - ib_.pos;

@@ -936,19 +936,10 @@ TEST(Compact, LeavesViewsThatPinLittleOrTooMuchAndFileMappings) {
 // Strings that view parts of one buffer (stored zstd blocks of one read chunk) hold that
 // buffer once: the ratio is weighed against its size, not the parts' nor the parts' sum.
 TEST(Compact, PartsOfOneBufferCountItOnce) {
-  class Part final : public Buffer {
-   public:
-    Part(std::shared_ptr<Buffer> whole, size_t at, size_t size)
-        : Buffer(static_cast<char*>(whole->data()) + at, size, MemoryKind::kHost, -1),
-          whole_(std::move(whole)) {}
-    const Buffer& holder() const override { return *whole_; }
-
-   private:
-    std::shared_ptr<Buffer> whole_;
-  };
   std::shared_ptr<Buffer> chunk = read_buffer(1 << 20, "parts.tfrecord", 0);
-  auto first = std::make_shared<Part>(chunk, 0, 64 << 10);
-  auto second = std::make_shared<Part>(chunk, 64 << 10, 64 << 10);
+  const char* bytes = static_cast<const char*>(chunk->data());
+  auto first = std::make_shared<BufferPart>(bytes, 64 << 10, chunk);
+  auto second = std::make_shared<BufferPart>(bytes + (64 << 10), 64 << 10, chunk);
   auto two_strings = [&] {
     Tensor t = Tensor::allocate(DType::kBytes, Shape{2});
     t.set_string_view(0, static_cast<const char*>(first->data()), 16 << 10, first);

@@ -357,7 +357,9 @@ DINPUT_API dinput_status_t dinput_tensor_copy_to(void* out, size_t out_bytes,
 /** String `index` (row-major) of a DINPUT_BYTES tensor, as a view: *out points into the tensor
  * (BORROWED, not NUL-terminated, valid while the tensor handle lives) and *out_len is its
  * length. A function and not an accessor, so that a bad index or a tensor of another dtype is
- * an error with a message: INVALID_ARGUMENT, leaving *out NULL and *out_len 0. */
+ * an error with a message: INVALID_ARGUMENT, leaving *out NULL and *out_len 0. Strings read
+ * in increasing index order are read ahead: each call asks the CPU for the first 4 KiB of the
+ * string 8 places on (docs/records.md, "Reading a batch of records"). */
 DINPUT_API dinput_status_t dinput_tensor_string_view(const char** out, size_t* out_len,
                                                      const dinput_tensor_t* tensor, int64_t index);
 

@@ -8,6 +8,8 @@
  *   crc_seq         both masked CRC32C of every record, in file order (SSE4.2 crc32, 1 lane)
  *   sum_seq         every payload byte summed (64-bit words), in file order
  *   sum_shuffled    the same in a shuffled record order (a consumer after a shuffle)
+ *   sum_shuffled_ahead  the same, asking the CPU for record i + 8 while record i is summed (the
+ *                   read-ahead of dinput_tensor_string_view)
  *   gather_shuffled memcpy of every payload, in shuffled order, into a reused 256 KiB batch
  *   zstd_stream     ZSTD_decompressStream of the .zst files into a reused 2 MiB buffer,
  *                   content checksum not verified (as dinput decodes them)
@@ -182,6 +184,19 @@ static void p_sum_shuffled(void) {
   sink = s;
 }
 
+static void p_sum_shuffled_ahead(void) {
+  uint64_t s = 0;
+  for (size_t i = 0; i < nrec; i++) {
+    if (i + 8 < nrec) {
+      const rec_t* r = &shuffled[i + 8];
+      size_t n = r->len < 4096 ? r->len : 4096;
+      for (size_t k = 0; k < n; k += 64) __builtin_prefetch(r->p + k);
+    }
+    s += sum_bytes(shuffled[i].p, shuffled[i].len);
+  }
+  sink = s;
+}
+
 static void p_gather_shuffled(void) {
   size_t used = 0;
   for (size_t i = 0; i < nrec; i++) {
@@ -259,6 +274,7 @@ int main(int argc, char** argv) {
                 {"crc_seq", p_crc_seq},
                 {"sum_seq", p_sum_seq},
                 {"sum_shuffled", p_sum_shuffled},
+                {"sum_shuffled_ahead", p_sum_shuffled_ahead},
                 {"gather_shuffled", p_gather_shuffled},
                 {"zstd_stream", p_zstd_stream}};
   const int npass = (int)(sizeof passes / sizeof passes[0]);

@@ -35,7 +35,10 @@ def summary(name, what, check_records=True):
          "cpu_runs_s": cpu, "cpu_best_s": min(cpu),
          "MB_per_s": round(plain_bytes / best / 1e6, 1),
          "records_per_s": round(plain_records / best, 0)}
-    extra = {k: v for k, v in runs[0].items() if k not in ("seconds",)}
+    consumer = [r["consumer_cpu_s"] for r in runs if "consumer_cpu_s" in r]
+    if consumer:  # the thread that calls get_next (w1_dinput)
+        d["consumer_cpu_best_s"] = min(consumer)
+    extra = {k: v for k, v in runs[0].items() if k not in ("seconds", "consumer_cpu_s")}
     if extra:
         d["detail"] = extra
     return d

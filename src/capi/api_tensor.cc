@@ -71,6 +71,20 @@ Tensor new_fixed_size_tensor(dinput_dtype_t dtype, const int64_t* shape, int ran
   return t;
 }
 
+// Strings read in order, as a consumer reads a batch of records, are read ahead: the bytes of
+// the string kStringsAhead places on, and on the first call those of the strings before it.
+// After a shuffle each record lies somewhere else in memory, and without this a pass over
+// them waited one memory latency per record (docs/performance.md, "Reading records").
+constexpr int64_t kStringsAhead = 8;
+inline void prefetch_strings_ahead(const Tensor& t, int64_t index) {
+  const int64_t n = t.num_elements();
+  if (index == 0) {
+    for (int64_t j = 1; j <= kStringsAhead && j < n; ++j) t.prefetch_string_bytes(j);
+  } else if (index + kStringsAhead < n) {
+    t.prefetch_string_bytes(index + kStringsAhead);
+  }
+}
+
 // dinput_tensor_string_view with its arguments checked and any failure reported: out of line,
 // so that the exported function's path for valid arguments sets nothing up for it.
 [[gnu::noinline, gnu::cold]] dinput_status_t string_view_checked(const char** out, size_t* out_len,
@@ -198,9 +212,11 @@ DINPUT_API dinput_status_t dinput_tensor_string_view(const char** out, size_t* o
   // which reports whichever fails; reading the string cannot throw.
   if (out && out_len && tensor && tensor->t.dtype() == DType::kBytes && index >= 0 &&
       index < tensor->t.num_elements()) {
-    const std::string_view s = tensor->t.string(index);
+    const Tensor& t = tensor->t;
+    const std::string_view s = t.string(index);
     *out = s.data();
     *out_len = s.size();
+    prefetch_strings_ahead(t, index);
     return DINPUT_OK;
   }
   return string_view_checked(out, out_len, tensor, index);

@@ -128,6 +128,11 @@ class Tensor {
   // Prefetches what set_string_from(_, *this, i) will read (a batch of rows drawn from a
   // shuffle finds each row's strings cold).
   void prefetch_string(int64_t i) const { storage().prefetch(offset_ + static_cast<size_t>(i)); }
+  // Prefetches the bytes of string i (their first kPrefetchBytes), for a reader about to get
+  // there.
+  void prefetch_string_bytes(int64_t i) const {
+    storage().prefetch_bytes(offset_ + static_cast<size_t>(i));
+  }
   // Makes string i the same bytes as string j of `other` (no copy).
   void set_string_from(int64_t i, const Tensor& other, int64_t j) {
     storage().set_from(offset_ + static_cast<size_t>(i), other.storage(),

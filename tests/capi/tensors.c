@@ -179,6 +179,86 @@ static void test_bytes_tensors(void) {
   dinput_tensor_free(t);
 }
 
+/* String i of the read-ahead test: its length (empty, a line, around a cache line, around the
+ * 4 KiB that dinput_tensor_string_view reads ahead, longer) and its bytes. */
+enum { kAheadStrings = 41 };
+static size_t ahead_length(int i) {
+  static const size_t lengths[] = {0, 1, 63, 64, 65, 4095, 4096, 4097, 10000, 3};
+  return lengths[i % 10];
+}
+static char ahead_byte(int i, size_t k) { return (char)('a' + (i * 7 + (int)k) % 26); }
+static int ahead_string_ok(const char* s, size_t len, int i) {
+  if (len != ahead_length(i)) return 0;
+  for (size_t k = 0; k < len; k++)
+    if (s[k] != ahead_byte(i, k)) return 0;
+  return 1;
+}
+
+/* dinput_tensor_string_view reads the strings after the one asked for ahead of time. Every
+ * order of reading, and the rows of a batch split among replicas (views into a larger
+ * tensor, whose read-ahead must stop at the view's end), gives each string's own bytes. */
+static void test_strings_read_ahead(void) {
+  char* strings[kAheadStrings];
+  size_t lengths[kAheadStrings];
+  for (int i = 0; i < kAheadStrings; i++) {
+    lengths[i] = ahead_length(i);
+    strings[i] = malloc(lengths[i] + 1);
+    for (size_t k = 0; k < lengths[i]; k++) strings[i][k] = ahead_byte(i, k);
+  }
+  int64_t shape[1] = {kAheadStrings};
+  dinput_tensor_t* t = NULL;
+  CHECK_OK(dinput_tensor_new_bytes(&t, shape, 1, (const char* const*)strings, lengths));
+  const char* s;
+  size_t len;
+  int good = 0;
+  for (int i = 0; i < kAheadStrings; i++) /* in order */
+    good += dinput_tensor_string_view(&s, &len, t, i) == DINPUT_OK && ahead_string_ok(s, len, i);
+  for (int i = kAheadStrings - 1; i >= 0; i--) /* backwards */
+    good += dinput_tensor_string_view(&s, &len, t, i) == DINPUT_OK && ahead_string_ok(s, len, i);
+  for (int i = 0; i < kAheadStrings; i++) { /* jumping about */
+    int j = (i * 17) % kAheadStrings;
+    good += dinput_tensor_string_view(&s, &len, t, j) == DINPUT_OK && ahead_string_ok(s, len, j);
+  }
+  CHECK(good == 3 * kAheadStrings);
+
+  /* Batches of 13 over 3 replicas: each replica's rows are a view into the batch. */
+  const dinput_tensor_t* parts[1] = {t};
+  dinput_element_t* e;
+  dinput_dataset_t *slices, *batched;
+  CHECK_OK(dinput_element_new(&e, parts, 1));
+  CHECK_OK(dinput_dataset_from_tensor_slices(&slices, e));
+  CHECK_OK(dinput_dataset_batch(&batched, slices, 13, NULL));
+  const char* devices[] = {"CPU:0", "CPU:1", "CPU:2"};
+  dinput_strategy_t* strategy;
+  dinput_dist_dataset_t* dd;
+  dinput_dist_iterator_t* it;
+  CHECK_OK(dinput_strategy_new(&strategy, devices, 3));
+  CHECK_OK(dinput_strategy_distribute_dataset(&dd, strategy, batched, NULL));
+  CHECK_OK(dinput_dist_dataset_iterator(&it, dd));
+  int next = 0, read = 0;
+  dinput_per_replica_t* pr;
+  dinput_status_t st;
+  while ((st = dinput_dist_iterator_get_next(&pr, it)) == DINPUT_OK) {
+    for (int r = 0; r < dinput_per_replica_size(pr); r++) {
+      const dinput_tensor_t* rows = dinput_element_get(dinput_per_replica_get(pr, r), 0);
+      for (int64_t i = 0; i < dinput_tensor_num_elements(rows); i++, next++)
+        read += dinput_tensor_string_view(&s, &len, rows, i) == DINPUT_OK &&
+                ahead_string_ok(s, len, next);
+    }
+    dinput_per_replica_free(pr);
+  }
+  CHECK(st == DINPUT_OUT_OF_RANGE);
+  CHECK(next == kAheadStrings && read == kAheadStrings);
+  dinput_dist_iterator_free(it);
+  dinput_dist_dataset_free(dd);
+  dinput_strategy_free(strategy);
+  dinput_dataset_free(batched);
+  dinput_dataset_free(slices);
+  dinput_element_free(e);
+  dinput_tensor_free(t);
+  for (int i = 0; i < kAheadStrings; i++) free(strings[i]);
+}
+
 static void test_string_access_on_numbers(void) {
   int64_t v[2] = {1, 2};
   dinput_tensor_t* t = make_int64(v, 2, 1);
@@ -528,6 +608,7 @@ int main(void) {
   test_new_rejects_bad_input();
   test_new_rejects_overflowing_sizes();
   test_bytes_tensors();
+  test_strings_read_ahead();
   test_string_access_on_numbers();
   test_copy_to_checks();
   test_ref();

@@ -203,12 +203,52 @@ std::shared_ptr<Buffer> allocate_strings(size_t count) {
   return std::make_shared<BytesStorage>(count);
 }
 
+namespace {
+
+// Up to this many owners keep() scans them; past it, it looks them up in owners_index_.
+constexpr size_t kScannedOwners = 8;
+
+size_t owner_slot(const Buffer* owner, size_t mask) {
+  // Buffers are heap objects, 16-byte aligned at least: the low bits say nothing.
+  return static_cast<size_t>((reinterpret_cast<uintptr_t>(owner) >> 4) * 0x9E3779B97F4A7C15ull >>
+                             32) &
+         mask;
+}
+
+}  // namespace
+
+bool BytesStorage::index_owner(const Buffer* owner) {
+  const size_t mask = owners_index_.size() - 1;
+  for (size_t h = owner_slot(owner, mask);; h = (h + 1) & mask) {
+    if (owners_index_[h] == owner) return false;
+    if (!owners_index_[h]) {
+      owners_index_[h] = owner;
+      return true;
+    }
+  }
+}
+
+void BytesStorage::rebuild_owners_index() {
+  // At most half full, so that a probe ends after a slot or two.
+  size_t slots = 4 * kScannedOwners;
+  while (slots < 2 * owners_.size()) slots *= 2;
+  owners_index_.assign(slots, nullptr);
+  for (const auto& o : owners_) index_owner(o.get());
+}
+
 void BytesStorage::keep(const std::shared_ptr<const Buffer>& owner) {
   // Strings of one tensor usually share one owner (a file, a batch): keep each once.
   if (!owner) return;
-  for (const auto& o : owners_)
-    if (o == owner) return;
+  if (owners_index_.empty()) {
+    for (const auto& o : owners_)
+      if (o == owner) return;
+    owners_.push_back(owner);
+    if (owners_.size() > kScannedOwners) rebuild_owners_index();
+    return;
+  }
+  if (!index_owner(owner.get())) return;
   owners_.push_back(owner);
+  if (2 * owners_.size() > owners_index_.size()) rebuild_owners_index();
 }
 
 void BytesStorage::set_copy(size_t i, std::string_view s) {

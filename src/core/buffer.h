@@ -162,9 +162,17 @@ class BytesStorage final : public Buffer {
 
  private:
   void keep(const std::shared_ptr<const Buffer>& owner);
+  // Adds `owner` to owners_index_ unless it is there already; false if it was.
+  bool index_owner(const Buffer* owner);
+  void rebuild_owners_index();
 
   std::vector<ByteString> items_;
   std::vector<std::shared_ptr<const Buffer>> owners_;
+  // Past a few owners, an open-addressing set of owners_ (null: a free slot), so that keep
+  // costs one probe instead of a scan. A batch of shuffled records from zstd files keeps
+  // about 80 owners (one per stored block the shuffle buffer spans), and scanning them for
+  // each of its rows was the largest cost of building the batch.
+  std::vector<const Buffer*> owners_index_;
   std::vector<std::unique_ptr<char[]>> arena_;
   char* arena_next_ = nullptr;
   size_t arena_left_ = 0;

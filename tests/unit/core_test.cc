@@ -385,6 +385,40 @@ TEST(Buffer, StringStorageStartsWithEmptyStrings) {
   for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(b->bytes()->at(i).view().empty());
 }
 
+// A storage keeps each buffer its strings view once, however many strings view it and in
+// whatever order they come: past a few owners it finds them through an index, which must
+// neither lose one nor add one twice as it grows.
+TEST(Buffer, StringStorageKeepsEachOwnerOnce) {
+  constexpr size_t kOwners = 300;
+  std::vector<std::shared_ptr<Buffer>> chunks;
+  for (size_t i = 0; i < kOwners; ++i) chunks.push_back(allocate_host(64));
+  const size_t n = 3 * kOwners;
+  auto b = allocate_strings(n);
+  for (size_t i = 0; i < n; ++i) {
+    // Every owner three times, the later two in a scattered order.
+    const size_t k = i < kOwners ? i : (i * 7919) % kOwners;
+    const auto& chunk = chunks[k];
+    b->bytes()->set_view(i, static_cast<const char*>(chunk->data()), 1 + k % 64, chunk);
+  }
+  const auto& owners = b->bytes()->owners();
+  ASSERT_EQ(owners.size(), kOwners);
+  for (size_t i = 0; i < kOwners; ++i) {
+    EXPECT_EQ(owners[i], chunks[i]) << i;      // in the order first seen
+    EXPECT_EQ(chunks[i].use_count(), 2) << i;  // this test's list and the storage
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const size_t k = i < kOwners ? i : (i * 7919) % kOwners;
+    ASSERT_EQ(b->bytes()->at(i).data, chunks[k]->data()) << i;
+  }
+  // A batch of those strings keeps the same owners, once each.
+  auto batch = allocate_strings(n);
+  for (size_t i = 0; i < n; ++i) batch->bytes()->set_from(n - 1 - i, *b->bytes(), i, b);
+  EXPECT_EQ(batch->bytes()->owners().size(), kOwners);
+  for (size_t i = 0; i < kOwners; ++i) EXPECT_EQ(chunks[i].use_count(), 3) << i;
+  b.reset();  // the batch alone keeps them now
+  for (size_t i = 0; i < kOwners; ++i) EXPECT_EQ(chunks[i].use_count(), 2) << i;
+}
+
 // Copied strings live in the storage's arena: many small ones and one larger than an arena
 // chunk must all keep their contents as more are added.
 TEST(Buffer, StringStorageCopiesIntoItsArena) {

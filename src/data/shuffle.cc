@@ -67,7 +67,7 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
       }
     }
     if (buffer_.empty()) return false;
-    size_t pick = std::uniform_int_distribution<size_t>(0, buffer_.size() - 1)(rng_);
+    const size_t pick = draw();
     // The caller's element array takes the drawn one's place, to be filled in place by the
     // input (a record source reuses it: no allocation per element).
     out.swap(buffer_[pick]);
@@ -95,6 +95,7 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
     }
     if (drew_oldest && !index_.empty()) oldest_ = *std::min_element(index_.begin(), index_.end());
     if (drawn_ >= next_compaction_) compact_long_held();
+    draw_ahead();
     return true;
   }
 
@@ -144,6 +145,7 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
     if (read - drawn > static_cast<int64_t>(capacity_))
       s.corrupt(str_cat(read - drawn, " elements buffered but the buffer holds ", capacity_));
     rng_.seed(seed_);
+    next_pick_ = kNoPick;
     // The rest does not depend on the replay, and is read first (a state that holds no
     // buffered element ends here), so that the memory for the buffer's records can be
     // faulted in on another thread while this one replays the draws.
@@ -269,6 +271,26 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
  private:
   // Reads the next input element, first saving the input's state every snapshot_every_
   // elements so that a save can point the input back at the oldest buffered element.
+  // The slot next() hands out: the one draw_ahead drew, or a new draw.
+  size_t draw() {
+    if (next_pick_ != kNoPick) return std::exchange(next_pick_, kNoPick);
+    return std::uniform_int_distribution<size_t>(0, buffer_.size() - 1)(rng_);
+  }
+
+  // Draws the next call's slot now, and asks the CPU for it: the slot is anywhere in a
+  // buffer of thousands, and waiting for it was most of next()'s time. The draw is the one
+  // that call would make, from the same generator over the same number of slots: the call
+  // reads into the buffer before drawing only while it is not full and its input not done,
+  // and then nothing is drawn ahead. A save records the draws handed out, not the
+  // generator, and a restore replays them (replay), so the extra draw is not in any state.
+  void draw_ahead() {
+    if (buffer_.empty() || (!input_done_ && buffer_.size() < capacity_)) return;
+    next_pick_ = std::uniform_int_distribution<size_t>(0, buffer_.size() - 1)(rng_);
+    __builtin_prefetch(&buffer_[next_pick_]);
+    __builtin_prefetch(&index_[next_pick_]);
+    if (addressable_) __builtin_prefetch(&address_[next_pick_]);
+  }
+
   bool read(Element& e) {
     if (snapshots_.list().empty() || read_ % snapshot_every_ == 0) {
       snapshots_.take(*input_, read_);
@@ -751,6 +773,8 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
   uint64_t seed_;   // of this epoch's order
   uint64_t epoch_;  // saved for reading; the order comes from seed_
   std::mt19937_64 rng_;
+  static constexpr size_t kNoPick = ~size_t{0};
+  size_t next_pick_ = kNoPick;  // drawn by draw_ahead for the next call
   std::vector<Element> buffer_;
   std::vector<int64_t> index_;    // the input index of each buffer slot's element
   std::vector<Address> address_;  // and its address, over an addressable input

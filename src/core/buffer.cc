@@ -229,8 +229,9 @@ bool BytesStorage::index_owner(const Buffer* owner) {
 }
 
 void BytesStorage::rebuild_owners_index() {
-  // At most half full, so that a probe ends after a slot or two.
-  size_t slots = 4 * kScannedOwners;
+  // At most half full, so that a probe ends after a slot or two; 64 slots to begin with, so
+  // that a batch of about 80 owners rebuilds it twice, not four times.
+  size_t slots = 8 * kScannedOwners;
   while (slots < 2 * owners_.size()) slots *= 2;
   owners_index_.assign(slots, nullptr);
   for (const auto& o : owners_) index_owner(o.get());

@@ -3,7 +3,8 @@
  * dinput_tensor_string_view. Prints one JSON object: seconds, records, bytes, checksum, statistics,
  * and consumer_cpu_s: the CPU time of the thread that calls get_next and sums the bytes.
  * W1_MAP_FILES=1 memory-maps the files (dinput_options_set_map_files) instead of the default
- * pread() into the library's buffers. */
+ * pread() into the library's buffers. W1_STATS=1 prints the iterator's statistics (JSON) on
+ * stderr. */
 #include <dinput.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -107,6 +108,12 @@ int main(int argc, char** argv) {
   }
   double t1 = now();
   double consumer_cpu = clock_s(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+  if (getenv("W1_STATS")) { /* diagnosis: the statistics document, on stderr */
+    char* stats;
+    CHECK(dinput_dist_iterator_statistics(&stats, it, 0));
+    fprintf(stderr, "%s\n", stats);
+    dinput_string_free(stats);
+  }
   int64_t srec = -1, sbytes = -1;
   dinput_dist_iterator_statistic(&srec, it, "records");
   dinput_dist_iterator_statistic(&sbytes, it, "record_bytes");

@@ -74,7 +74,7 @@ Tensor new_fixed_size_tensor(dinput_dtype_t dtype, const int64_t* shape, int ran
 // Strings read in order, as a consumer reads a batch of records, are read ahead: the bytes of
 // the string kStringsAhead places on, and on the first call those of the strings before it.
 // After a shuffle each record lies somewhere else in memory, and without this a pass over
-// them waited one memory latency per record (docs/performance.md, "Reading records").
+// them waited one memory latency per record (docs/records.md, "Reading a batch of records").
 constexpr int64_t kStringsAhead = 8;
 inline void prefetch_strings_ahead(const Tensor& t, int64_t index) {
   const int64_t n = t.num_elements();

@@ -269,8 +269,6 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
   }
 
  private:
-  // Reads the next input element, first saving the input's state every snapshot_every_
-  // elements so that a save can point the input back at the oldest buffered element.
   // The slot next() hands out: the one draw_ahead drew, or a new draw.
   size_t draw() {
     if (next_pick_ != kNoPick) return std::exchange(next_pick_, kNoPick);
@@ -280,9 +278,10 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
   // Draws the next call's slot now, and asks the CPU for it: the slot is anywhere in a
   // buffer of thousands, and waiting for it was most of next()'s time. The draw is the one
   // that call would make, from the same generator over the same number of slots: the call
-  // reads into the buffer before drawing only while it is not full and its input not done,
-  // and then nothing is drawn ahead. A save records the draws handed out, not the
-  // generator, and a restore replays them (replay), so the extra draw is not in any state.
+  // reads into the buffer before drawing only while the buffer is not full and its input
+  // not done, and in that case nothing is drawn ahead. A save records the draws handed
+  // out, not the generator, and a restore replays them (replay), so the extra draw is not
+  // in any state.
   void draw_ahead() {
     if (buffer_.empty() || (!input_done_ && buffer_.size() < capacity_)) return;
     next_pick_ = std::uniform_int_distribution<size_t>(0, buffer_.size() - 1)(rng_);
@@ -291,6 +290,8 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
     if (addressable_) __builtin_prefetch(&address_[next_pick_]);
   }
 
+  // Reads the next input element, first saving the input's state every snapshot_every_
+  // elements so that a save can point the input back at the oldest buffered element.
   bool read(Element& e) {
     if (snapshots_.list().empty() || read_ % snapshot_every_ == 0) {
       snapshots_.take(*input_, read_);

@@ -76,8 +76,8 @@ Tensor new_fixed_size_tensor(dinput_dtype_t dtype, const int64_t* shape, int ran
 // After a shuffle each record lies somewhere else in memory, and without this a pass over
 // them waited one memory latency per record (docs/records.md, "Reading a batch of records").
 constexpr int64_t kStringsAhead = 8;
-inline void prefetch_strings_ahead(const Tensor& t, int64_t index) {
-  const int64_t n = t.num_elements();
+// `n` is t.num_elements(), which the caller has (a product over the shape).
+inline void prefetch_strings_ahead(const Tensor& t, int64_t index, int64_t n) {
   if (index == 0) {
     for (int64_t j = 1; j <= kStringsAhead && j < n; ++j) t.prefetch_string_bytes(j);
   } else if (index + kStringsAhead < n) {
@@ -210,14 +210,16 @@ DINPUT_API dinput_status_t dinput_tensor_string_view(const char** out, size_t* o
   // guard: its bookkeeping (a thread-local slot, looked up twice) made a call cost about 150
   // instructions, a twentieth of a W1 epoch's. The checks are those of string_view_checked,
   // which reports whichever fails; reading the string cannot throw.
-  if (out && out_len && tensor && tensor->t.dtype() == DType::kBytes && index >= 0 &&
-      index < tensor->t.num_elements()) {
+  if (out && out_len && tensor && tensor->t.dtype() == DType::kBytes && index >= 0) {
     const Tensor& t = tensor->t;
-    const std::string_view s = t.string(index);
-    *out = s.data();
-    *out_len = s.size();
-    prefetch_strings_ahead(t, index);
-    return DINPUT_OK;
+    const int64_t n = t.num_elements();
+    if (index < n) {
+      const std::string_view s = t.string(index);
+      *out = s.data();
+      *out_len = s.size();
+      prefetch_strings_ahead(t, index, n);
+      return DINPUT_OK;
+    }
   }
   return string_view_checked(out, out_len, tensor, index);
 }

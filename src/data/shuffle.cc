@@ -55,7 +55,7 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
         rng_(seed) {}
 
   bool next(Element& out) override {
-    while (!input_done_ && buffer_.size() < capacity_) {
+    while (filling()) {
       Element e;
       if (!read(e)) break;
       if (index_.empty()) oldest_ = read_ - 1;  // later elements are younger
@@ -269,6 +269,9 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
   }
 
  private:
+  // Whether next() reads into the buffer before it draws.
+  bool filling() const { return !input_done_ && buffer_.size() < capacity_; }
+
   // The slot next() hands out: the one draw_ahead drew, or a new draw.
   size_t draw() {
     if (next_pick_ != kNoPick) return std::exchange(next_pick_, kNoPick);
@@ -277,13 +280,12 @@ class ShuffleIterator final : public Iterator, public BufferedIterator {
 
   // Draws the next call's slot now, and asks the CPU for it: the slot is anywhere in a
   // buffer of thousands, and waiting for it was most of next()'s time. The draw is the one
-  // that call would make, from the same generator over the same number of slots: the call
-  // reads into the buffer before drawing only while the buffer is not full and its input
-  // not done, and in that case nothing is drawn ahead. A save records the draws handed
-  // out, not the generator, and a restore replays them (replay), so the extra draw is not
-  // in any state.
+  // that call would make, from the same generator over the same number of slots: nothing is
+  // drawn ahead while that call would read into the buffer first (filling). A save records
+  // the draws handed out, not the generator, and a restore replays them (replay), so the
+  // extra draw is not in any state.
   void draw_ahead() {
-    if (buffer_.empty() || (!input_done_ && buffer_.size() < capacity_)) return;
+    if (buffer_.empty() || filling()) return;
     next_pick_ = std::uniform_int_distribution<size_t>(0, buffer_.size() - 1)(rng_);
     __builtin_prefetch(&buffer_[next_pick_]);
     __builtin_prefetch(&index_[next_pick_]);

@@ -124,10 +124,12 @@ DatasetPtr make_bucket_by_sequence_length(DatasetPtr input, std::shared_ptr<cons
 DatasetPtr make_window(DatasetPtr input, int64_t size, int64_t shift, int64_t stride,
                        bool drop_remainder);
 DatasetPtr make_prefetch(DatasetPtr input, int64_t buffer_size);
-// A prefetch that makes elements on the consumer's thread while they are cheaper to make than
-// a thread hand-off, and ahead on its thread while they cost more. Only for inputs that run
-// no user code (a consumer busy in a callback could not be woken by a cancel).
-DatasetPtr make_adaptive_prefetch(DatasetPtr input, int64_t buffer_size);
+// distribute_dataset's read-ahead before the split: a prefetch of at least `elements`
+// elements, more while they are small (docs/semantics.md, "Read-ahead"). `adaptive`: it makes
+// elements on the consumer's thread while they are cheaper to make than a thread hand-off,
+// and ahead on its thread while they cost more; only for inputs that run no user code (a
+// consumer busy in a callback could not be woken by a cancel).
+DatasetPtr make_read_ahead(DatasetPtr input, int64_t elements, bool adaptive);
 DatasetPtr make_with_options(DatasetPtr input, const Options& options);
 
 // --- several inputs (zip_concatenate.cc, sample_choose.cc), ignore_errors ---

@@ -188,8 +188,7 @@ bool runs_only_library_code(const DatasetPtr& dataset) {
 // the adaptive prefetch makes them on the caller's thread and starts its thread only for
 // elements that cost more to make than the hand-off.
 DatasetPtr read_ahead(const DatasetPtr& dataset, int64_t R) {
-  return runs_only_library_code(dataset) ? make_adaptive_prefetch(dataset, R)
-                                         : make_prefetch(dataset, R);
+  return make_read_ahead(dataset, R, runs_only_library_code(dataset));
 }
 
 }  // namespace

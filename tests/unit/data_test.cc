@@ -22,6 +22,7 @@
 #include "data/datasets.h"
 #include "data/iterator.h"
 #include "data/nodes.h"
+#include "data/stage_stats.h"
 #include "data/thread_pool.h"
 
 namespace dinput {
@@ -1232,6 +1233,55 @@ TEST(Prefetch, ErrorsArriveAfterTheEarlierElements) {
   EXPECT_EQ(produced, 4);
   EXPECT_EQ(e.code(), Code::kDataLoss);
   EXPECT_NE(std::string(e.what()).find("element 4"), std::string::npos) << e.what();
+}
+
+// docs/semantics.md, "Read-ahead": once distribute_dataset's read-ahead runs on its thread,
+// it keeps as many small elements ahead as fit in 8 MiB (at most 64), and no more than it was
+// asked for of elements that do not fit. A prefetch(n) of the user's keeps n.
+TEST(Prefetch, ReadAheadKeepsMoreSmallElementsAhead) {
+  enum Kind { kAdaptive, kThread, kUsersPrefetch };
+  for (const Kind kind : {kAdaptive, kThread, kUsersPrefetch}) {
+    for (const int64_t element_bytes : {int64_t{8}, int64_t{5} << 20}) {
+      const bool small = element_bytes == 8;
+      // Each element costs 100 us to make (above the 20 us that starts the adaptive thread).
+      auto slow = map_fn(
+          make_range(0, 200, 1),
+          [small, element_bytes](const Element& in) {
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+            return small ? in : Element{Tensor::zeros(DType::kUInt8, Shape({element_bytes}))};
+          },
+          small ? kScalarInt64 : ElementSpec{{DType::kUInt8, Shape({element_bytes})}});
+      auto it = iterate(kind == kUsersPrefetch ? make_prefetch(slow, 2)
+                                               : make_read_ahead(slow, 2, kind == kAdaptive));
+      auto* buffer = dynamic_cast<BufferedIterator*>(it.get());
+      ASSERT_NE(buffer, nullptr);
+      const std::string what = str_cat("kind ", kind, ", ", element_bytes, " bytes");
+      Element e;
+      int64_t taken = 0;
+      // The adaptive form makes the first elements on the consumer's thread, until four timed
+      // calls (one in 16) say they are costly.
+      do {
+        ASSERT_TRUE(it->next(e));
+        ++taken;
+      } while (taken < 120 && buffer->buffer_capacity() == 2);
+      const int64_t want = small && kind != kUsersPrefetch ? 64 : 2;
+      EXPECT_EQ(buffer->buffer_capacity(), want) << what << ", " << taken << " taken";
+      // Given time, the thread fills what it may keep, and no more.
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (buffer->buffered() < want && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      EXPECT_EQ(buffer->buffered(), want) << what;
+      // The elements are those of the input, in order.
+      for (int64_t i = taken; i < 200; ++i) {
+        ASSERT_TRUE(it->next(e));
+        if (small) {
+          ASSERT_EQ(*e[0].data_as<int64_t>(), i) << what;
+        }
+      }
+      EXPECT_FALSE(it->next(e));
+    }
+  }
 }
 
 // docs/architecture.md, "Threads": destroying an iterator cancels its background threads

@@ -102,7 +102,8 @@ TEST(ErrorOrder, Prefetch) {
   DatasetPtr in = failing(range(0, 40));
   for (int64_t size : {int64_t{1}, int64_t{4}, kAutotune})
     expect_same_items(in, make_prefetch(in, size), "prefetch(" + std::to_string(size) + ")");
-  expect_same_items(in, make_adaptive_prefetch(in, 3), "the adaptive read-ahead");
+  expect_same_items(in, make_read_ahead(in, 3, true), "the adaptive read-ahead");
+  expect_same_items(in, make_read_ahead(in, 3, false), "the read-ahead on its thread");
   // Two prefetches, one behind the other.
   expect_same_items(in, make_prefetch(make_prefetch(in, 2), 3), "prefetch.prefetch");
 }

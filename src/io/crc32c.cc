@@ -181,6 +181,10 @@ __attribute__((target("sse4.2"))) uint32_t hardware_impl(uint32_t crc, const voi
   return ~l;
 }
 
+__attribute__((target("sse4.2"))) uint32_t hardware_value8(const void* data) {
+  return ~static_cast<uint32_t>(crc_u64(0xFFFFFFFFu, static_cast<const unsigned char*>(data)));
+}
+
 bool detect_hardware() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("sse4.2");
@@ -232,6 +236,13 @@ uint32_t extend_hardware(uint32_t crc, const void* data, size_t n) {
 #else
   return extend_software(crc, data, n);
 #endif
+}
+
+uint32_t value8(const void* data) {
+#ifdef DINPUT_CRC32C_X86
+  if (hardware_available()) return hardware_value8(data);
+#endif
+  return extend_software(0, data, 8);
 }
 
 bool isal_available() {

@@ -107,7 +107,7 @@ std::string not_a_record_file(const std::string& path, const char* header, size_
 // A header whose length field matches its CRC and is within the limit.
 bool plausible_header(const char* header, uint64_t max_record_bytes) {
   return load_le64(header) <= max_record_bytes &&
-         load_le32(header + 8) == crc32c::mask(crc32c::value(header, 8));
+         load_le32(header + 8) == crc32c::mask(crc32c::value8(header));
 }
 
 }  // namespace
@@ -210,7 +210,7 @@ RecordParser::Step RecordParser::step(uint64_t start, const char* pending, Recor
 
   const uint64_t len = load_le64(header);
   const uint32_t stored_len_crc = load_le32(header + 8);
-  const uint32_t len_crc = crc32c::mask(crc32c::value(header, 8));
+  const uint32_t len_crc = crc32c::mask(crc32c::value8(header));
   if (stored_len_crc != len_crc) {
     std::string message = str_cat("records: corrupt record ", where(start),
                                   ": the CRC of its length field does not match (stored ",

@@ -284,7 +284,7 @@ void RecordWriter::write(const void* data, size_t size) {
   check_usable("write to");
   char header[kRecordHeaderBytes];
   store_le64(header, size);
-  store_le32(header + 8, crc32c::mask(crc32c::value(header, 8)));
+  store_le32(header + 8, crc32c::mask(crc32c::value8(header)));
   char footer[kRecordFooterBytes];
   store_le32(footer, crc32c::mask(crc32c::value(data, size)));
   guarded([&] {

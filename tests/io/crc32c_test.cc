@@ -109,6 +109,28 @@ TEST(Crc32c, HardwareEqualsSoftwareOnManyLengthsAndAlignments) {
   EXPECT_EQ(hw, crc32c::value(data.data(), pos));
 }
 
+// The length field's shortcut (one crc32 instruction) gives value(p, 8) for any 8 bytes at
+// any alignment.
+TEST(Crc32c, Value8EqualsValueOfEightBytes) {
+  std::vector<unsigned char> buf(8 + 64);
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  for (int round = 0; round < 2000; ++round) {
+    for (auto& b : buf) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      b = static_cast<unsigned char>(x);
+    }
+    const size_t at = static_cast<size_t>(round) % 64;
+    ASSERT_EQ(dinput::crc32c::value8(buf.data() + at), dinput::crc32c::value(buf.data() + at, 8))
+        << "round " << round;
+    ASSERT_EQ(dinput::crc32c::value8(buf.data() + at),
+              dinput::crc32c::extend_software(0, buf.data() + at, 8));
+  }
+  const unsigned char zeros[8] = {};
+  EXPECT_EQ(dinput::crc32c::value8(zeros), dinput::crc32c::extend_software(0, zeros, 8));
+}
+
 TEST(Crc32c, ExtendIsConcatenation) {
   std::string a = random_bytes(1234, 1), b = random_bytes(4321, 2);
   std::string ab = a + b;

@@ -38,10 +38,14 @@ namespace dinput {
 
 namespace {
 
-// Files up to this size are mapped with MAP_POPULATE: one system call faults in every
-// page, instead of a page fault per few pages while parsing. Larger files rely on the
-// kernel's read-ahead, so that opening a huge file does not read all of it up front.
-constexpr size_t kPopulateLimit = size_t{64} << 20;
+// Mapped files are not populated up front (MAP_POPULATE): their pages fault in as the
+// reader gets to them, 16 at a time (the kernel's fault-around), and a fault holds only the
+// mapping's own lock. MAP_POPULATE held the process's mmap lock for the whole file (1-3 ms
+// for 8 MiB), and every mmap, munmap or mprotect of other threads waited behind it: the
+// batching thread of W1 on mapped ZSTD files, growing its malloc heap, was stalled 6-11 ms
+// an epoch, and the epoch took 10% longer (bench/README.md). Files above this size are also
+// marked for sequential read-ahead.
+constexpr size_t kSequentialAbove = size_t{64} << 20;
 
 class FileDescriptor {
  public:
@@ -145,14 +149,10 @@ class VectorBuffer final : public Buffer {
 };
 
 // nullptr when the file cannot be mapped (some file systems); callers then read it.
-std::shared_ptr<const Buffer> try_map(int fd, size_t size, bool populate = true) {
-  int flags = MAP_PRIVATE;
-#ifdef MAP_POPULATE
-  if (populate && size <= kPopulateLimit) flags |= MAP_POPULATE;
-#endif
-  void* p = ::mmap(nullptr, size, PROT_READ, flags, fd, 0);
+std::shared_ptr<const Buffer> try_map(int fd, size_t size) {
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   if (p == MAP_FAILED) return nullptr;
-  if (size > kPopulateLimit) ::madvise(p, size, MADV_SEQUENTIAL);
+  if (size > kSequentialAbove) ::madvise(p, size, MADV_SEQUENTIAL);
   try {
     return std::make_shared<MappedFile>(p, size);
   } catch (...) {
@@ -957,9 +957,7 @@ class GzipChunks final : public DecodedChunks {
 
 }  // namespace
 
-std::shared_ptr<const Buffer> map_file(int fd, size_t size, bool populate) {
-  return try_map(fd, size, populate);
-}
+std::shared_ptr<const Buffer> map_file(int fd, size_t size) { return try_map(fd, size); }
 
 ChunkPool::~ChunkPool() {
   for (auto& f : free_) chunk_free(f.first, f.second);

@@ -141,10 +141,9 @@ struct FileReadOptions {
 };
 
 // A read-only mapping of the first `size` bytes of the regular file open as `fd`, as
-// map_files maps a file; nullptr when the file system cannot map it. `populate`: fault the
-// whole file in at once when it is not too large (for reading all of it; a reader of a few
-// records lets the pages it touches fault in).
-std::shared_ptr<const Buffer> map_file(int fd, size_t size, bool populate);
+// map_files maps a file (its pages fault in as they are read); nullptr when the file system
+// cannot map it.
+std::shared_ptr<const Buffer> map_file(int fd, size_t size);
 
 // The file options in `options`: map_files, allow_nonregular_files, and max_record_bytes as
 // the whole-file limit.

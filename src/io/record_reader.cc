@@ -489,8 +489,7 @@ void RecordsAtOffsets::open(const std::string& path) {
     origin_ = origin;
     if (map_ && st.st_size > 0 &&
         static_cast<unsigned long long>(st.st_size) <= static_cast<unsigned long long>(SIZE_MAX))
-      mapping_ = map_file(fd_, static_cast<size_t>(st.st_size),  // (or read, when it cannot)
-                          /*populate=*/false);
+      mapping_ = map_file(fd_, static_cast<size_t>(st.st_size));  // (or read, when it cannot)
     // The mapping's first byte is the file's: its views find their offsets from there.
     if (mapping_) mapping_->set_origin(origin_from(mapping_->data(), 0));
   }

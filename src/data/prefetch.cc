@@ -32,11 +32,12 @@ constexpr size_t kAutotunePrefetchStart = 2;
 constexpr int64_t kAutotunePrefetchMax = 4096;
 
 // distribute_dataset's read-ahead keeps at least the elements it was asked for, and, once its
-// thread runs, as many as fit in kDeepBytes, up to kDeepMax. With two
-// elements ahead, a producer and a consumer of about the same speed took turns waiting for
-// each other: whenever one lost its core for a moment (a time slice, a file unmapped), the
-// other soon waited too. W1 on ZSTD files spent 19 ms of an epoch's 100 with its batching
-// thread parked on the full queue, and 32 ms with the consumer waiting on the empty one.
+// thread runs, as many as fit in kDeepBytes, up to kDeepMax (docs/semantics.md,
+// "Read-ahead"). With two elements ahead, a producer and a consumer of about the same speed
+// took turns waiting for each other: whenever one lost its core for a moment (a time slice,
+// a file unmapped), the other soon waited too. W1 on ZSTD files spent 19 ms of an epoch's 100
+// with its batching thread parked on the full queue, and 32 ms with the consumer waiting on
+// the empty one.
 constexpr int64_t kDeepBytes = int64_t{8} << 20;
 constexpr size_t kDeepMax = 64;
 

@@ -62,7 +62,7 @@ void Iterator::state_unsupported(const char* op, const char* why) {
         "; see docs/checkpoint.md for the operations that support it");
 }
 
-Element stack_rows(std::vector<Element>& rows) {
+Element stack_rows(const std::vector<Element>& rows) {
   const size_t components = rows[0].size();
   for (size_t r = 1; r < rows.size(); ++r)
     if (rows[r].size() != components)
@@ -71,21 +71,7 @@ Element stack_rows(std::vector<Element>& rows) {
             " and ", describe(rows[r]));
   Element out;
   out.reserve(components);
-  std::vector<Tensor> column(rows.size());
-  for (size_t c = 0; c < components; ++c) {
-    // Each row's tensors are an array of their own, cold when a shuffle drew the row: ask for
-    // a later row's while this one is moved.
-    constexpr size_t kAhead = 16;
-    for (size_t r = 0; r < rows.size(); ++r) {
-      if (r + kAhead < rows.size()) {
-        const char* next = reinterpret_cast<const char*>(rows[r + kAhead].data() + c);
-        __builtin_prefetch(next);
-        __builtin_prefetch(next + sizeof(Tensor) - 1);  // a tensor spans two cache lines
-      }
-      column[r] = std::move(rows[r][c]);
-    }
-    out.push_back(stack(column, c));
-  }
+  for (size_t c = 0; c < components; ++c) out.push_back(stack_component(rows, c));
   return out;
 }
 

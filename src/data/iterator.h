@@ -136,9 +136,9 @@ class Iterator {
 };
 
 // Stacks rows (elements with the same number of components and equal shapes) into one
-// element with a new leading dimension; the rows' tensors are moved from. Rows that differ
-// are INVALID_ARGUMENT. `rows` must not be empty. What next_batch and the parallel batch do.
-Element stack_rows(std::vector<Element>& rows);
+// element with a new leading dimension; the rows are left as they are. Rows that differ are
+// INVALID_ARGUMENT. `rows` must not be empty. What next_batch and the parallel batch do.
+Element stack_rows(const std::vector<Element>& rows);
 
 // Gives an iterator the behaviour users rely on at the API surface: once it has ended it
 // stays ended, and once it has failed every later call repeats the same error (a half-done

@@ -150,10 +150,7 @@ Element pad_rows(const char* op, const std::vector<Element>& rows, const Padding
     bool full = true;  // every row fills its block: no padding to write
     for (const auto& row : rows) full = full && row[c].shape() == to;
     if (full) {  // a plain batch: one copy per row
-      std::vector<Tensor> column;
-      column.reserve(rows.size());
-      for (const auto& row : rows) column.push_back(row[c]);
-      out.push_back(stack(column, c));
+      out.push_back(stack_component(rows, c));
       continue;
     }
     Tensor batch =

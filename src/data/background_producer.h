@@ -351,14 +351,10 @@ class BackgroundProducer {
   bool cancelled_ = false;
   bool consumer_waiting_ = false;  // notify only a side that sleeps: a futex wake is costly
   bool producer_waiting_ = false;
-  bool on_consumer_;        // adaptive: the consumer makes the items; the thread parks
-  bool producing_ = false;  // the thread is inside produce()
-  uint32_t calls_ = 0;      // the consumer's own produce() calls
-  // The last timed calls, in ns. Unfilled slots count as costly, so that the first timed
-  // call decides alone: a pipeline whose first element is costly (a shuffle filling its
-  // buffer) moves to the thread at once instead of after kWindow timed calls.
-  static_assert(kWindow == 4, "samples_ starts with kWindow costly slots");
-  int64_t samples_[kWindow] = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX};
+  bool on_consumer_;               // adaptive: the consumer makes the items; the thread parks
+  bool producing_ = false;         // the thread is inside produce()
+  uint32_t calls_ = 0;             // the consumer's own produce() calls
+  int64_t samples_[kWindow] = {};  // the last timed calls, in ns
   size_t next_sample_ = 0;
   std::atomic<int64_t> cost_ns_{0};  // the lowest of samples_: read by the consumer
   std::atomic<size_t> available_{0};

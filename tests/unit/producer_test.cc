@@ -142,36 +142,6 @@ TEST(BackgroundProducer, AdaptiveMovesCostlyItemsToTheThreadAndBack) {
   EXPECT_GT(tail_here, 500);
 }
 
-// A costly first item (a shuffle filling its buffer) moves production to the thread at once,
-// not after four timed calls (64 items); cheap items after it come back to the consumer.
-TEST(BackgroundProducer, AdaptiveCostlyFirstItemMovesAtOnce) {
-  for (const bool rest_costly : {true, false}) {
-    Source src;
-    src.count = 600;
-    src.cost = [rest_costly](int64_t i) {
-      return std::chrono::microseconds(i == 0 ? 2000 : (rest_costly ? 100 : 0));
-    };
-    Producer p(src.fn(), 2, nullptr, Placement::kAdaptive);
-    EXPECT_EQ(drain(p), iota(600));
-    auto threads = src.threads();
-    ASSERT_EQ(threads.size(), 600u);
-    const auto me = std::this_thread::get_id();
-    EXPECT_EQ(threads[0], me);
-    // Item 1 already comes from the thread. Before, items 1 to 48 were made here while three
-    // more timed calls (one in 16) came in.
-    EXPECT_NE(threads[1], me) << "rest costly: " << rest_costly;
-    int64_t early_on_thread = 0, tail_here = 0;
-    for (size_t i = 1; i < 49; ++i) early_on_thread += threads[i] != me;
-    for (size_t i = 300; i < 600; ++i) tail_here += threads[i] == me;
-    if (rest_costly) {
-      EXPECT_EQ(early_on_thread, 48);
-      EXPECT_EQ(tail_here, 0);
-    } else {
-      EXPECT_GT(tail_here, 200);  // back on the consumer, unless the machine stalled it
-    }
-  }
-}
-
 // make_here() makes cheap items in the caller's own storage, in order with next(); once the
 // items are costly the thread takes over and make_here() declines (-1), leaving them to
 // next(). At the end, and after it, it declines too, and next() says the end.

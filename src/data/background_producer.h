@@ -67,6 +67,11 @@ class BackgroundProducer {
   BackgroundProducer(const BackgroundProducer&) = delete;
   BackgroundProducer& operator=(const BackgroundProducer&) = delete;
 
+  // The number of items that may wait now. Any thread.
+  size_t capacity() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return capacity_;
+  }
   // Lets up to `capacity` items wait (autotuning raises it). Any thread.
   void set_capacity(size_t capacity) {
     {

@@ -1,7 +1,7 @@
 // prefetch: a background thread keeps up to `buffer_size` elements ready.
 //
 // Its saved state counts what the consumer took, not what the thread read
-// (docs/checkpoint.md): every `capacity` elements the thread saves its input's state before
+// (docs/checkpoint.md): every `buffer_size` elements the thread saves its input's state before
 // reading the next one and sends the snapshot along with that element. The consumer keeps
 // the last snapshot it passed; a save is that snapshot and the number of elements taken
 // since. A restore restores the input from the snapshot and reads past those elements.
@@ -12,7 +12,8 @@
 // the saved state counts.
 //
 // The adaptive form (distribute_dataset's read-ahead) makes cheap elements on the consumer's
-// thread instead (data/background_producer.h, Placement::kAdaptive).
+// thread instead (data/background_producer.h, Placement::kAdaptive), and keeps more elements
+// ahead than `buffer_size` while they are small (kDeepBytes below).
 #include <algorithm>
 #include <chrono>
 
@@ -31,13 +32,13 @@ namespace {
 constexpr size_t kAutotunePrefetchStart = 2;
 constexpr int64_t kAutotunePrefetchMax = 4096;
 
-// distribute_dataset's read-ahead keeps at least the elements it was asked for, and, once its
-// thread runs, as many as fit in kDeepBytes, up to kDeepMax (docs/semantics.md,
-// "Read-ahead"). With two elements ahead, a producer and a consumer of about the same speed
-// took turns waiting for each other: whenever one lost its core for a moment (a time slice,
-// a file unmapped), the other soon waited too. W1 on ZSTD files spent 19 ms of an epoch's 100
-// with its batching thread parked on the full queue, and 32 ms with the consumer waiting on
-// the empty one.
+// distribute_dataset's adaptive read-ahead keeps at least the elements it was asked for, and
+// as many more as fit in kDeepBytes, by the largest element made so far, up to kDeepMax
+// (docs/semantics.md, "Read-ahead"). With two elements ahead, a producer and a consumer of
+// about the same speed took turns waiting for each other: whenever one lost its core for a
+// moment (a time slice, a file unmapped), the other soon waited too. W1 on ZSTD files spent
+// 19 ms of an epoch's 100 with its batching thread parked on the full queue, and 32 ms with
+// the consumer waiting on the empty one.
 constexpr int64_t kDeepBytes = int64_t{8} << 20;
 constexpr size_t kDeepMax = 64;
 
@@ -46,7 +47,9 @@ class PrefetchIterator final : public Iterator, public BufferedIterator {
   int64_t buffered() const override {
     return producer_ ? static_cast<int64_t>(producer_->queued()) : 0;
   }
-  int64_t buffer_capacity() const override { return static_cast<int64_t>(capacity_); }
+  int64_t buffer_capacity() const override {
+    return static_cast<int64_t>(deep_ && producer_ ? producer_->capacity() : capacity_);
+  }
 
   // The producer's placement, by name (BackgroundProducer<Item>'s enum needs Item complete).
   enum class Placement { kThread, kAdaptive, kCaller };  // kCaller: no thread at all
@@ -65,7 +68,7 @@ class PrefetchIterator final : public Iterator, public BufferedIterator {
         placement_(placement),
         tuner_(std::move(tuner)),
         knob_(std::move(knob)),
-        deepened_(!deep) {
+        deep_(deep) {
     base_ = snapshot();  // the input's start, before the thread touches it
     if (start) start_producer();
   }
@@ -95,7 +98,6 @@ class PrefetchIterator final : public Iterator, public BufferedIterator {
     if (item.error) std::rethrow_exception(item.error);
     out = std::move(item.element);
     if (knob_ && producer_) measure(out);
-    if (!deepened_) deepen(out);
     return true;
   }
 
@@ -163,16 +165,18 @@ class PrefetchIterator final : public Iterator, public BufferedIterator {
     return snap;
   }
 
-  // distribute_dataset's read-ahead, on the first element that did not come from next_here
-  // (the thread makes them): sets the depth from that element's size, once. The snapshots
-  // keep their cadence (every_), so saved states do not depend on it.
-  void deepen(const Element& e) {
-    deepened_ = true;
+  // deep_, on the side that makes the element (produce()'s callers take turns): keeps the
+  // producer's depth at what fits in kDeepBytes by the largest element so far, never below
+  // capacity_ nor above kDeepMax. It is set before the element is queued, so a larger element
+  // lowers it before any more are made; the queue then drains to the new depth. The
+  // snapshots keep their cadence (every_), so saved states do not depend on it. Elements made
+  // in next_here (cheap ones, while no thread exists) are not measured: they are not queued.
+  void size_depth(const Element& e) {
     const int64_t bytes = std::max<int64_t>(payload_bytes(e), 1);
-    const size_t fit = static_cast<size_t>(std::min<int64_t>(kDeepBytes / bytes, kDeepMax));
-    if (fit <= capacity_) return;
-    capacity_ = fit;
-    producer_->set_capacity(fit);
+    if (bytes <= largest_) return;
+    largest_ = bytes;
+    const int64_t fit = std::min<int64_t>(kDeepBytes / bytes, kDeepMax);
+    producer_->set_capacity(std::max(capacity_, static_cast<size_t>(fit)));
   }
 
   // Autotuned: applies the knob's buffer size, on the consumer's thread.
@@ -244,6 +248,7 @@ class PrefetchIterator final : public Iterator, public BufferedIterator {
     const auto begin =
         timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     const bool got = read_input(item.element, item.error);
+    if (deep_ && got && !item.error) size_depth(item.element);
     if (timed && !item.error)
       knob_->add_work(1,
                       std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -285,8 +290,9 @@ class PrefetchIterator final : public Iterator, public BufferedIterator {
   // while every element was made on the consumer's thread. Written before the thread starts.
   int64_t thread_from_ = -1;
   bool can_save_ = true;
+  const bool deep_;
+  int64_t largest_ = 0;  // deep_: the bytes of the largest element made so far
   // Consumer side:
-  bool deepened_;  // deepen() ran, or this prefetch keeps the depth it was given
   std::shared_ptr<const Snapshot> base_;
   int64_t base_index_ = 0;
   int64_t taken_ = 0;
@@ -295,19 +301,17 @@ class PrefetchIterator final : public Iterator, public BufferedIterator {
 
 class PrefetchDataset final : public UnaryDataset {
  public:
-  // deep: distribute_dataset's read-ahead, which keeps more small elements ahead (kDeepBytes).
-  PrefetchDataset(DatasetPtr input, int64_t buffer_size, bool adaptive, bool deep)
-      : UnaryDataset(std::move(input)),
-        buffer_size_(buffer_size),
-        adaptive_(adaptive),
-        deep_(deep) {}
+  // adaptive: distribute_dataset's read-ahead of a pipeline without user functions, which
+  // also keeps more small elements ahead (kDeepBytes).
+  PrefetchDataset(DatasetPtr input, int64_t buffer_size, bool adaptive)
+      : UnaryDataset(std::move(input)), buffer_size_(buffer_size), adaptive_(adaptive) {}
   const char* name() const override { return "prefetch"; }
   // The buffer's size changes no element, but prefetch(0) is no iterator of its own.
   std::string arguments() const override { return buffer_size_ == 0 ? "off" : ""; }
   const ElementSpec& element_spec() const override { return input_->element_spec(); }
   int64_t cardinality() const override { return input_->cardinality(); }
   DatasetPtr with_inputs(std::vector<DatasetPtr> in) const override {
-    return std::make_shared<PrefetchDataset>(in.at(0), buffer_size_, adaptive_, deep_);
+    return std::make_shared<PrefetchDataset>(in.at(0), buffer_size_, adaptive_);
   }
   std::unique_ptr<Iterator> make_iterator(const IteratorContext& ctx) const override {
     auto input = input_->make_iterator(ctx);
@@ -327,13 +331,12 @@ class PrefetchDataset final : public UnaryDataset {
     return std::make_unique<PrefetchIterator>(
         std::move(input), capacity, ctx.cancellation, placement,
         /*start=*/!ctx.restoring && !ctx.synchronous, ctx.autotuner, std::move(knob),
-        /*deep=*/deep_ && placement != PrefetchIterator::Placement::kCaller);
+        /*deep=*/placement == PrefetchIterator::Placement::kAdaptive);
   }
 
  private:
   int64_t buffer_size_;
   bool adaptive_;
-  bool deep_;
 };
 
 }  // namespace
@@ -349,13 +352,14 @@ DatasetPtr make_prefetch(DatasetPtr input, int64_t buffer_size) {
   DINPUT_CHECK_ARG(input != nullptr, "prefetch: no input dataset");
   DINPUT_CHECK_ARG(buffer_size >= -1, "prefetch: buffer_size must be >= 0 or AUTOTUNE (-1), got ",
                    buffer_size);
-  return std::make_shared<PrefetchDataset>(std::move(input), buffer_size, false, false);
+  return std::make_shared<PrefetchDataset>(std::move(input), buffer_size, false);
 }
 
 DatasetPtr make_read_ahead(DatasetPtr input, int64_t elements, bool adaptive) {
-  DINPUT_CHECK_ARG(input != nullptr, "prefetch: no input dataset");
-  DINPUT_CHECK_ARG(elements >= 0, "prefetch: buffer_size must be >= 0, got ", elements);
-  return std::make_shared<PrefetchDataset>(std::move(input), elements, adaptive, /*deep=*/true);
+  DINPUT_CHECK_ARG(input != nullptr, "read-ahead: no input dataset");
+  DINPUT_CHECK_ARG(elements >= 0, "read-ahead: the number of elements must be >= 0, got ",
+                   elements);
+  return std::make_shared<PrefetchDataset>(std::move(input), elements, adaptive);
 }
 
 }  // namespace dinput

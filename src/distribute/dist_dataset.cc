@@ -182,11 +182,11 @@ bool runs_only_library_code(const DatasetPtr& dataset) {
   return only;
 }
 
-// The read-ahead of R elements before the split. Each step would otherwise cost a thread
-// hand-off, which is most of a step when the elements are cheap: while they are, and the
-// pipeline runs no user code (which a cancel could not interrupt on the caller's thread),
-// the adaptive prefetch makes them on the caller's thread and starts its thread only for
-// elements that cost more to make than the hand-off.
+// The read-ahead of R elements (or more, small ones: data/prefetch.cc) before the split. Each
+// step would otherwise cost a thread hand-off, which is most of a step when the elements are
+// cheap: while they are, and the pipeline runs no user code (which a cancel could not
+// interrupt on the caller's thread), the adaptive read-ahead makes them on the caller's
+// thread and starts its thread only for elements that cost more to make than the hand-off.
 DatasetPtr read_ahead(const DatasetPtr& dataset, int64_t R) {
   return make_read_ahead(dataset, R, runs_only_library_code(dataset));
 }
@@ -247,7 +247,8 @@ DistributedDatasetPtr distribute_dataset(std::shared_ptr<const Strategy> strateg
     plan.balanced_sizes = balanced_sizes(G, W, R, w);
     plan.balanced_padding = detect_batch_padding(shard.dataset);
   }
-  // R elements are prefetched before splitting so that every replica's next piece is ready.
+  // R elements (or more) are read ahead before splitting so that every replica's next piece
+  // is ready.
   // When the iterator's step producer runs on its own thread (a per-replica buffer for GPU
   // replicas) it already reads ahead; a second thread would only add a hand-off per batch.
   const bool buffered = uses_step_buffer(*strategy, options);

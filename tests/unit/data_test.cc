@@ -1235,52 +1235,65 @@ TEST(Prefetch, ErrorsArriveAfterTheEarlierElements) {
   EXPECT_NE(std::string(e.what()).find("element 4"), std::string::npos) << e.what();
 }
 
-// docs/semantics.md, "Read-ahead": once distribute_dataset's read-ahead runs on its thread,
-// it keeps as many small elements ahead as fit in 8 MiB (at most 64), and no more than it was
-// asked for of elements that do not fit. A prefetch(n) of the user's keeps n.
+// docs/semantics.md, "Read-ahead": once distribute_dataset's adaptive read-ahead runs on its
+// thread, it keeps as many elements ahead as fit in 8 MiB by the largest element so far, at
+// least the R it was asked for and at most 64. The read-ahead of a pipeline with user
+// functions, and a prefetch(n) of the user's, keep what they were given.
 TEST(Prefetch, ReadAheadKeepsMoreSmallElementsAhead) {
   enum Kind { kAdaptive, kThread, kUsersPrefetch };
-  for (const Kind kind : {kAdaptive, kThread, kUsersPrefetch}) {
-    for (const int64_t element_bytes : {int64_t{8}, int64_t{5} << 20}) {
-      const bool small = element_bytes == 8;
-      // Each element costs 100 us to make (above the 20 us that starts the adaptive thread).
-      auto slow = map_fn(
-          make_range(0, 200, 1),
-          [small, element_bytes](const Element& in) {
-            std::this_thread::sleep_for(std::chrono::microseconds(100));
-            return small ? in : Element{Tensor::zeros(DType::kUInt8, Shape({element_bytes}))};
-          },
-          small ? kScalarInt64 : ElementSpec{{DType::kUInt8, Shape({element_bytes})}});
-      auto it = iterate(kind == kUsersPrefetch ? make_prefetch(slow, 2)
-                                               : make_read_ahead(slow, 2, kind == kAdaptive));
-      auto* buffer = dynamic_cast<BufferedIterator*>(it.get());
-      ASSERT_NE(buffer, nullptr);
-      const std::string what = str_cat("kind ", kind, ", ", element_bytes, " bytes");
-      Element e;
-      int64_t taken = 0;
-      // The adaptive form makes the first elements on the consumer's thread, until four timed
-      // calls (one in 16) say they are costly.
-      do {
-        ASSERT_TRUE(it->next(e));
-        ++taken;
-      } while (taken < 120 && buffer->buffer_capacity() == 2);
-      const int64_t want = small && kind != kUsersPrefetch ? 64 : 2;
-      EXPECT_EQ(buffer->buffer_capacity(), want) << what << ", " << taken << " taken";
-      // Given time, the thread fills what it may keep, and no more.
-      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-      while (buffer->buffered() < want && std::chrono::steady_clock::now() < until)
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      EXPECT_EQ(buffer->buffered(), want) << what;
-      // The elements are those of the input, in order.
-      for (int64_t i = taken; i < 200; ++i) {
-        ASSERT_TRUE(it->next(e));
-        if (small) {
-          ASSERT_EQ(*e[0].data_as<int64_t>(), i) << what;
-        }
-      }
-      EXPECT_FALSE(it->next(e));
+  struct Case {
+    Kind kind;
+    int64_t bytes;       // component 1's bytes, from element `grows_at` on (0 before it)
+    int64_t grows_at;    // 0: every element has `bytes`
+    int64_t want_depth;  // once the thread has made element 160
+  };
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  const Case cases[] = {
+      {kAdaptive, 0, 0, 64},          // 8 bytes an element: the most, 64
+      {kAdaptive, kMiB, 0, 7},        // 8 MiB / (1 MiB + 8 bytes), rounded down
+      {kAdaptive, 3 * kMiB, 0, 2},    // fewer than R fit: R
+      {kAdaptive, 2 * kMiB, 150, 3},  // small, then large: the depth comes down
+      {kThread, 0, 0, 2},
+      {kUsersPrefetch, 0, 0, 2},
+  };
+  constexpr int64_t kElements = 300;  // 140 left after element 160: more than 64
+  for (const Case& c : cases) {
+    // Each element costs 100 us to make (above the 20 us that starts the adaptive thread):
+    // its index, and c.bytes uninitialised bytes.
+    auto slow = map_fn(
+        make_range(0, kElements, 1),
+        [c](const Element& in) {
+          std::this_thread::sleep_for(std::chrono::microseconds(100));
+          const int64_t i = *in[0].data_as<int64_t>();
+          const int64_t n = i >= c.grows_at ? c.bytes : 0;
+          return Element{in[0], Tensor::allocate(DType::kUInt8, Shape({n}))};
+        },
+        ElementSpec{{DType::kInt64, Shape()}, {DType::kUInt8, Shape({kUnknownDim})}});
+    auto it = iterate(c.kind == kUsersPrefetch ? make_prefetch(slow, 2)
+                                               : make_read_ahead(slow, 2, c.kind == kAdaptive));
+    auto* buffer = dynamic_cast<BufferedIterator*>(it.get());
+    ASSERT_NE(buffer, nullptr);
+    const std::string what = str_cat("kind ", c.kind, ", ", c.bytes, " bytes from ", c.grows_at);
+    // The adaptive form makes the first elements on the consumer's thread (until four timed
+    // calls, one in 16, say they are costly); by element 160 its thread has made elements
+    // past 150.
+    Element e;
+    int64_t taken = 0;
+    for (; taken < 160; ++taken) {
+      ASSERT_TRUE(it->next(e)) << what;
+      ASSERT_EQ(*e[0].data_as<int64_t>(), taken) << what;
     }
+    EXPECT_EQ(buffer->buffer_capacity(), c.want_depth) << what;
+    // Given time, the thread fills the queue to its depth.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (buffer->buffered() < c.want_depth && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_EQ(buffer->buffered(), c.want_depth) << what;
+    for (; taken < kElements; ++taken) {
+      ASSERT_TRUE(it->next(e)) << what;
+      ASSERT_EQ(*e[0].data_as<int64_t>(), taken) << what;
+    }
+    EXPECT_FALSE(it->next(e)) << what;
   }
 }
 

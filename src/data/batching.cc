@@ -64,6 +64,14 @@ class BatchIterator final : public Iterator {
   bool done_ = false;
 };
 
+// Stacks `rows` into a batch and lets them go at once, on the pool's thread: the rows' own
+// buffers are freed there, not when the task itself is.
+Element stack_and_release(std::vector<Element>& rows) {
+  Element batch = stack_rows(rows);
+  rows.clear();
+  return batch;
+}
+
 // Batch with num_parallel_calls > 1: the rows of a batch are read on the consumer's thread
 // (input iterators are single-consumer), and the copy that stacks them into the batch's
 // tensors, the costly part for large elements, runs on a pool while the next batches' rows
@@ -127,7 +135,7 @@ class ParallelBatchIterator final : public Iterator {
         calls_.submit([knob = knob_, rows = std::move(rows)]() mutable {
           const int64_t cpu = thread_cpu_ns();
           const auto begin = std::chrono::steady_clock::now();
-          Element batch = stack_rows(rows);
+          Element batch = stack_and_release(rows);
           const int64_t took = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                    std::chrono::steady_clock::now() - begin)
                                    .count();
@@ -135,7 +143,7 @@ class ParallelBatchIterator final : public Iterator {
           return batch;
         });
       } else {
-        calls_.submit([rows = std::move(rows)]() mutable { return stack_rows(rows); });
+        calls_.submit([rows = std::move(rows)]() mutable { return stack_and_release(rows); });
       }
     }
     if (calls_.empty()) return false;

@@ -40,12 +40,14 @@ namespace {
 
 // Mapped files are not populated up front (MAP_POPULATE): their pages fault in as the
 // reader gets to them, 16 at a time (the kernel's fault-around), and a fault holds only the
-// mapping's own lock. MAP_POPULATE held the process's mmap lock for the whole file (1-3 ms
-// for 8 MiB), and every mmap, munmap or mprotect of other threads waited behind it: the
-// batching thread of W1 on mapped ZSTD files, growing its malloc heap, was stalled 6-11 ms
-// an epoch, and the epoch took 10% longer (bench/README.md). Files above this size are also
-// marked for sequential read-ahead.
-constexpr size_t kSequentialAbove = size_t{64} << 20;
+// mapping's own lock (Linux 6.4 and later; before, the mmap lock for reading, briefly).
+// MAP_POPULATE held the process's mmap lock while it faulted in the whole file (1-3 ms for
+// 8 MiB), and every mmap, munmap or mprotect of other threads waited behind it: the batching
+// thread of W1 on mapped ZSTD files, growing its malloc heap, was stalled 6-11 ms an epoch,
+// and the epoch took 10% longer (bench/README.md). A mapping read front to back is marked so
+// (MADV_SEQUENTIAL): on a cold page cache its faults then read ahead in growing windows.
+// (POSIX_FADV_WILLNEED for the whole file cost about 0.2 ms a call on a warm cache, 5% of a
+// W1 epoch's CPU.)
 
 class FileDescriptor {
  public:
@@ -149,10 +151,11 @@ class VectorBuffer final : public Buffer {
 };
 
 // nullptr when the file cannot be mapped (some file systems); callers then read it.
-std::shared_ptr<const Buffer> try_map(int fd, size_t size) {
+// `front_to_back`: the caller reads the whole file in order (the page cache is told so).
+std::shared_ptr<const Buffer> try_map(int fd, size_t size, bool front_to_back) {
   void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   if (p == MAP_FAILED) return nullptr;
-  if (size > kSequentialAbove) ::madvise(p, size, MADV_SEQUENTIAL);
+  if (front_to_back) ::madvise(p, size, MADV_SEQUENTIAL);
   try {
     return std::make_shared<MappedFile>(p, size);
   } catch (...) {
@@ -957,7 +960,9 @@ class GzipChunks final : public DecodedChunks {
 
 }  // namespace
 
-std::shared_ptr<const Buffer> map_file(int fd, size_t size) { return try_map(fd, size); }
+std::shared_ptr<const Buffer> map_file(int fd, size_t size) {
+  return try_map(fd, size, /*front_to_back=*/false);
+}
 
 ChunkPool::~ChunkPool() {
   for (auto& f : free_) chunk_free(f.first, f.second);
@@ -1051,7 +1056,7 @@ std::unique_ptr<ChunkSource> regular_file_chunks(const char* what, const std::st
           " (did the file change since the save?)");
   if (size == start) return memory_chunks(nullptr, 0, nullptr, 0);
   if (opts.map && mappable(st)) {
-    if (auto mapped = try_map(fd->get(), static_cast<size_t>(st.st_size)))
+    if (auto mapped = try_map(fd->get(), static_cast<size_t>(st.st_size), /*front_to_back=*/true))
       return memory_chunks(static_cast<const char*>(mapped->data()) + start,
                            mapped->size() - static_cast<size_t>(start), mapped, 0);
   }

@@ -141,8 +141,8 @@ struct FileReadOptions {
 };
 
 // A read-only mapping of the first `size` bytes of the regular file open as `fd`, as
-// map_files maps a file (its pages fault in as they are read); nullptr when the file system
-// cannot map it.
+// map_files maps a file (its pages fault in as they are read), for reading records here and
+// there (no read-ahead hint); nullptr when the file system cannot map it.
 std::shared_ptr<const Buffer> map_file(int fd, size_t size);
 
 // The file options in `options`: map_files, allow_nonregular_files, and max_record_bytes as
